@@ -1,0 +1,47 @@
+# quack — the two commands are `make run` and `make test`; see README.md.
+.PHONY: all deps debug release test run bench fuzz format clean
+
+BUILD_DEBUG   ?= build/debug
+BUILD_RELEASE ?= build/release
+FUZZ_SECONDS  ?= 30
+JOBS          ?= $(shell nproc)
+
+all: release
+
+deps:
+	@./scripts/deps.sh
+
+# Debug build with ASan+UBSan and libFuzzer targets (clang).
+debug: deps
+	@cmake -S . -B $(BUILD_DEBUG) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+	  -DCMAKE_C_COMPILER=clang -DQK_SANITIZE=ON -DQK_FUZZ=ON \
+	  -DQK_FUZZ_SECONDS=$(FUZZ_SECONDS) >/dev/null
+	@cmake --build $(BUILD_DEBUG) -j $(JOBS)
+
+# Release build (-O2 -g) for the demo and benchmarks.
+release: deps
+	@cmake -S . -B $(BUILD_RELEASE) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g -DNDEBUG" >/dev/null
+	@cmake --build $(BUILD_RELEASE) -j $(JOBS)
+
+# The whole suite under ASan+UBSan through CTest.
+test: debug
+	cd $(BUILD_DEBUG) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)
+
+# The main demo.
+run: release
+	@./scripts/demo.sh $(BUILD_RELEASE)
+
+# Benchmarks print tables; figures go in docs/perf.md.
+bench: release
+	@./bench/run.sh $(BUILD_RELEASE)
+
+# Each fuzz target for FUZZ_SECONDS (e.g. make fuzz FUZZ_SECONDS=600).
+fuzz: debug
+	cd $(BUILD_DEBUG) && ctest --output-on-failure -R '^fuzz/' -j $(JOBS)
+
+format:
+	@clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build

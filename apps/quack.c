@@ -1,0 +1,35 @@
+/* quack — command-line entry point: dispatches to subcommands. */
+#include "commands.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct qk_cmd commands[] = {
+    {"version", qk_cmd_version, "print the version"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: quack COMMAND [OPTIONS]\n\n"
+               "quack is a QUIC transport stack; this tool drives it.\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\nRun 'quack COMMAND --help' for the options of one command.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "quack: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return 2;
+}
