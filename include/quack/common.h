@@ -69,7 +69,7 @@ enum {
 };
 
 /** CRYPTO_ERROR for a TLS alert (RFC 9001 §4.8). */
-#define QK_ERR_CRYPTO_ALERT(alert) (-(0x1100 + (int)((alert) & 0xff)))
+#define QK_ERR_CRYPTO_ALERT(alert) (-(0x1100 + (int)((alert)&0xff)))
 
 /** True when err is one of the RFC 9000 transport error codes. */
 #define QK_ERR_IS_TRANSPORT(err) ((err) <= -0x1000 && (err) >= -0x11ff)
@@ -81,7 +81,8 @@ enum {
  */
 uint64_t qk_err_transport_code(int err);
 
-/** Inverse of qk_err_transport_code() for codes 0x0..0x1ff; others give QK_ERR_PROTOCOL_VIOLATION. */
+/** Inverse of qk_err_transport_code() for codes 0x0..0x1ff; others give QK_ERR_PROTOCOL_VIOLATION.
+ */
 int qk_err_from_transport_code(uint64_t code);
 
 /** Short, static, human-readable description of an error code. Never NULL. */

@@ -9,10 +9,14 @@ long qk_test_hex(const char *hex, uint8_t *out, size_t cap)
     for (; *hex; hex++) {
         if (isspace((unsigned char)*hex)) continue;
         int v;
-        if (*hex >= '0' && *hex <= '9') v = *hex - '0';
-        else if (*hex >= 'a' && *hex <= 'f') v = *hex - 'a' + 10;
-        else if (*hex >= 'A' && *hex <= 'F') v = *hex - 'A' + 10;
-        else return -1;
+        if (*hex >= '0' && *hex <= '9')
+            v = *hex - '0';
+        else if (*hex >= 'a' && *hex <= 'f')
+            v = *hex - 'a' + 10;
+        else if (*hex >= 'A' && *hex <= 'F')
+            v = *hex - 'A' + 10;
+        else
+            return -1;
         if (hi < 0) {
             hi = v;
         } else {
