@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -19,6 +20,29 @@ typedef uint64_t qk_time;
 
 /** Caller-supplied randomness: fill buf with len random bytes. */
 typedef void (*qk_rng_fn)(void *ctx, uint8_t *buf, size_t len);
+
+/** A socket address (IPv4 or IPv6). len == 0 means "unspecified". */
+typedef struct qk_addr {
+    struct sockaddr_storage ss;
+    socklen_t len;
+} qk_addr;
+
+/** ECN codepoints, as in the low two bits of IP TOS / traffic class. */
+enum { QK_ECN_NOT_ECT = 0, QK_ECN_ECT1 = 1, QK_ECN_ECT0 = 2, QK_ECN_CE = 3 };
+
+/**
+ * One UDP datagram crossing the sans-I/O boundary (sockets, simulator, relay).
+ * When segment_bytes is non-zero, data holds a GSO/GRO batch: consecutive
+ * datagrams of segment_bytes each, the last possibly shorter.
+ */
+typedef struct qk_datagram {
+    uint8_t *data;
+    size_t len;
+    qk_addr local;          /**< our address (destination on receive) */
+    qk_addr peer;           /**< the remote address */
+    uint8_t ecn;            /**< QK_ECN_* */
+    uint16_t segment_bytes; /**< GSO segment size, 0 = a single datagram */
+} qk_datagram;
 
 /*
  * Error codes. Every fallible function returns 0 (or a non-negative count) on

@@ -27,8 +27,10 @@ size_t qk_rangeset_lower_bound(const qk_rangeset *s, uint64_t v)
     size_t lo = 0, hi = s->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (s->r[mid].end > v) hi = mid;
-        else lo = mid + 1;
+        if (s->r[mid].end > v)
+            hi = mid;
+        else
+            lo = mid + 1;
     }
     return lo;
 }

@@ -64,7 +64,11 @@ static void test_random_vs_model(void **state)
         memset(model, 0, sizeof model);
         for (int op = 0; op < 200; op++) {
             uint64_t a = qk_test_rand64(&rng) % N, b = qk_test_rand64(&rng) % N;
-            if (a > b) { uint64_t t = a; a = b; b = t; }
+            if (a > b) {
+                uint64_t t = a;
+                a = b;
+                b = t;
+            }
             int kind = (int)(qk_test_rand64(&rng) % 10);
             if (kind < 6) {
                 assert_true(qk_rangeset_add(&s, a, b) >= 0);
