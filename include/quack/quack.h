@@ -1,0 +1,211 @@
+/* quack — sans-I/O QUIC v1 transport (RFC 9000/9001/9002, RFC 9221 DATAGRAM).
+ *
+ * The application owns sockets and the clock. It feeds received datagrams to
+ * qk_endpoint_recv(), pulls datagrams to send with qk_endpoint_send(), arms a
+ * timer at qk_endpoint_next_timeout() and calls qk_endpoint_on_timeout() when
+ * it fires, and drains events with qk_endpoint_poll_event(). Nothing calls
+ * back into the application from inside the stack. */
+#ifndef QUACK_QUACK_H
+#define QUACK_QUACK_H
+
+#include <quack/common.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct qk_endpoint qk_endpoint;
+typedef struct qk_conn qk_conn;
+
+/** Congestion controllers. */
+typedef enum qk_cc_kind { QK_CONFIG_CC_NEWRENO = 0, QK_CONFIG_CC_CUBIC = 1, QK_CONFIG_CC_DCTCP = 2 } qk_cc_kind;
+
+#define QK_MAX_ALPN 8
+
+/** Everything a user tunes. Start from qk_config_default(). */
+typedef struct qk_config {
+    bool server;                     /**< accept incoming connections */
+    const char *alpn[QK_MAX_ALPN];   /**< protocols in preference order (required) */
+    size_t alpn_count;
+    /* TLS: server certificate (PEM files or in-memory PEM strings). */
+    const char *cert_file, *key_file;
+    const char *cert_pem, *key_pem;
+    /* TLS: client verification; exactly one of system CAs (default), pin, insecure. */
+    bool has_pin;
+    uint8_t pin_sha256[32];          /**< SHA-256 of the server's SubjectPublicKeyInfo */
+    bool insecure;                   /**< no verification at all (loud in the CLI) */
+    const char *keylog_file;         /**< NSS key log (SSLKEYLOGFILE is honoured too) */
+    bool no_protection;              /**< null cipher: both sides must set it (benchmarks) */
+
+    qk_cc_kind cc;
+    bool ecn;                        /**< mark ECT(0) and validate ECN (RFC 9000 §13.4) */
+    size_t max_udp_payload_bytes;    /**< largest datagram we send (1200 until PMTUD) */
+
+    /* Flow control (RFC 9000 §4). */
+    uint64_t initial_max_data_bytes;
+    uint64_t initial_max_stream_data_bytes;
+    uint64_t max_streams_bidi, max_streams_uni;
+    uint64_t max_stream_send_buffer_bytes; /**< per-stream unacked send data bound */
+
+    qk_time idle_timeout_ns;         /**< 0 = none */
+    qk_time max_ack_delay_ns;        /**< advertised max_ack_delay */
+    uint8_t ack_delay_exponent;
+    uint64_t ack_eliciting_threshold; /**< local ACK policy (RFC default 1) */
+    uint64_t max_datagram_frame_bytes; /**< 0 = DATAGRAM not supported */
+    size_t max_pending_datagrams;    /**< queued outgoing DATAGRAM frames */
+    uint8_t cid_bytes;               /**< length of our connection IDs (1..20) */
+    uint64_t active_cid_limit;
+    size_t max_connections;
+
+    const char *qlog_dir;            /**< one JSON-SEQ qlog per connection, or NULL */
+    qk_rng_fn rng;                   /**< randomness (required) */
+    void *rng_ctx;
+} qk_config;
+
+/** Fill cfg with defaults (CUBIC, 1 MiB/256 KiB windows, 30 s idle, 100 streams). */
+void qk_config_default(qk_config *cfg);
+
+typedef enum qk_event_type {
+    QK_EV_NONE = 0,
+    QK_EV_CONNECTED,       /**< handshake complete (client: confirmed keys; server: accepted) */
+    QK_EV_CLOSED,          /**< connection fully closed; conn is freed after this event */
+    QK_EV_STREAM_OPENED,   /**< peer opened stream_id */
+    QK_EV_STREAM_READABLE, /**< stream_id has data or FIN to read */
+    QK_EV_STREAM_WRITABLE, /**< stream_id accepts more data */
+    QK_EV_STREAM_RESET,    /**< peer reset stream_id (error_code) */
+    QK_EV_STREAM_STOP,     /**< peer asked us to stop sending on stream_id (error_code) */
+    QK_EV_DATAGRAM,        /**< a DATAGRAM frame (data/len valid until the next poll) */
+    QK_EV_STREAMS_AVAILABLE, /**< the peer raised a stream limit */
+} qk_event_type;
+
+typedef struct qk_event {
+    qk_event_type type;
+    qk_conn *conn;
+    uint64_t stream_id;
+    uint64_t error_code;  /**< CLOSED/RESET/STOP: wire code */
+    bool app_error;       /**< CLOSED: application (0x1d) vs transport (0x1c) */
+    bool remote;          /**< CLOSED: the peer closed (or idle timeout when false) */
+    int reason_err;       /**< CLOSED: QK_ERR_* that made us close, 0 for a clean close */
+    char reason[128];     /**< CLOSED: reason phrase */
+    const uint8_t *data;  /**< DATAGRAM payload */
+    size_t len;
+} qk_event;
+
+/** Connection statistics (qk_conn_stats). */
+typedef struct qk_conn_stats {
+    qk_time min_rtt_ns, smoothed_rtt_ns, rttvar_ns, latest_rtt_ns;
+    uint64_t cwnd_bytes, ssthresh_bytes, bytes_in_flight;
+    uint64_t pkts_sent, pkts_received, pkts_lost, pkts_spurious;
+    uint64_t bytes_sent, bytes_received;
+    uint64_t stream_bytes_sent, stream_bytes_received;
+    uint64_t ack_frames_sent, ack_frames_received;
+    uint64_t pto_count, congestion_events;
+    uint64_t streams_opened_local, streams_opened_remote;
+    uint64_t datagrams_sent, datagrams_received;
+    uint64_t ecn_ce_received;
+} qk_conn_stats;
+
+/**
+ * Create an endpoint. The config is copied (strings must outlive the endpoint).
+ * Returns NULL on allocation failure or invalid config (no rng, no ALPN).
+ */
+qk_endpoint *qk_endpoint_new(const qk_config *cfg);
+
+/** Free the endpoint and every connection. */
+void qk_endpoint_del(qk_endpoint *ep);
+
+/**
+ * Start a client connection to peer (local may be unspecified). server_name is
+ * used for SNI and verification. On success *out is the connection.
+ * Returns 0, QK_ERR_INVALID_ARG, QK_ERR_LIMIT (max_connections), QK_ERR_NOMEM,
+ * QK_ERR_TLS (certificate/config problems).
+ */
+int qk_connect(qk_endpoint *ep, const qk_addr *local, const qk_addr *peer, const char *server_name,
+               qk_time now, qk_conn **out);
+
+/**
+ * Process one received UDP datagram (may hold coalesced packets). The data
+ * buffer is decrypted in place (it is modified). Never fails on hostile input:
+ * bad packets are dropped or close their connection. Returns 0 or
+ * QK_ERR_INVALID_ARG.
+ */
+int qk_endpoint_recv(qk_endpoint *ep, qk_datagram *d, qk_time now);
+
+/**
+ * Produce up to max datagrams to send. Each out[i].data must point to a
+ * caller buffer whose capacity is out[i].len on input (>= 1500 recommended);
+ * on output len, peer, local and ecn describe the datagram. Returns the
+ * number produced (0 when nothing is due).
+ */
+size_t qk_endpoint_send(qk_endpoint *ep, qk_datagram *out, size_t max, qk_time now);
+
+/** Earliest time qk_endpoint_on_timeout() must be called (QK_TIME_INFINITE: none). */
+qk_time qk_endpoint_next_timeout(const qk_endpoint *ep);
+
+/** Run timers that are due at now (loss detection, PTO, ACK delay, idle, drain). */
+void qk_endpoint_on_timeout(qk_endpoint *ep, qk_time now);
+
+/** Pop the next event into ev. Returns true when one was returned. */
+bool qk_endpoint_poll_event(qk_endpoint *ep, qk_event *ev);
+
+/** Number of live connections. */
+size_t qk_endpoint_conn_count(const qk_endpoint *ep);
+
+/**
+ * Open a local stream. Returns 0 and the id in *stream_id, QK_ERR_STREAM_LIMIT
+ * when the peer's limit is reached (wait for QK_EV_STREAMS_AVAILABLE), or
+ * QK_ERR_CLOSED / QK_ERR_STATE (handshake not done is allowed: data waits).
+ */
+int qk_stream_open(qk_conn *c, bool bidi, uint64_t *stream_id);
+
+/**
+ * Queue data (and optionally FIN) on a stream. Returns bytes accepted (may be
+ * less than len when the send buffer is full; wait for QK_EV_STREAM_WRITABLE),
+ * QK_ERR_NOT_FOUND, QK_ERR_STATE (stream cannot send), QK_ERR_CLOSED.
+ */
+long qk_stream_write(qk_conn *c, uint64_t stream_id, const uint8_t *data, size_t len, bool fin);
+
+/**
+ * Read up to cap bytes. Returns bytes read (0 with *fin true at the end),
+ * QK_ERR_AGAIN when nothing is readable yet, QK_ERR_NOT_FOUND, QK_ERR_STATE.
+ */
+long qk_stream_read(qk_conn *c, uint64_t stream_id, uint8_t *buf, size_t cap, bool *fin);
+
+/** Abruptly end our sending side (RESET_STREAM). Returns 0, QK_ERR_NOT_FOUND, QK_ERR_STATE. */
+int qk_stream_reset(qk_conn *c, uint64_t stream_id, uint64_t app_error);
+
+/** Ask the peer to stop sending (STOP_SENDING). Returns 0, QK_ERR_NOT_FOUND, QK_ERR_STATE. */
+int qk_stream_stop(qk_conn *c, uint64_t stream_id, uint64_t app_error);
+
+/** RFC 9218 urgency 0 (highest) .. 7 and incremental flag. Returns 0 or QK_ERR_NOT_FOUND. */
+int qk_stream_set_priority(qk_conn *c, uint64_t stream_id, uint8_t urgency, bool incremental);
+
+/**
+ * Send an unreliable DATAGRAM frame (RFC 9221). Returns 0, QK_ERR_UNSUPPORTED
+ * (peer did not advertise DATAGRAM), QK_ERR_TOO_LARGE (exceeds the peer's
+ * max_datagram_frame_size or one packet), QK_ERR_LIMIT (queue full).
+ */
+int qk_datagram_send(qk_conn *c, const uint8_t *data, size_t len, uint8_t urgency);
+
+/** Close with an application error code and reason. Returns 0 or QK_ERR_CLOSED. */
+int qk_conn_close(qk_conn *c, uint64_t app_error, const char *reason);
+
+/** Copy the connection's statistics. */
+void qk_conn_stats_get(const qk_conn *c, qk_conn_stats *out);
+
+/** Negotiated ALPN (NULL before the handshake completes). */
+const char *qk_conn_alpn(const qk_conn *c);
+
+/** True once the handshake is complete. */
+bool qk_conn_established(const qk_conn *c);
+
+/** Opaque user pointer. */
+void qk_conn_set_user(qk_conn *c, void *user);
+void *qk_conn_user(const qk_conn *c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,225 @@
+/* The connection: internal state shared by conn.c (lifecycle, API, TLS glue),
+ * conn_recv.c (packets and frames in) and conn_send.c (packets out).
+ * Not a public header. */
+#ifndef QK_TRANSPORT_CONN_H
+#define QK_TRANSPORT_CONN_H
+
+#include <quack/quack.h>
+
+#include "crypto/packet.h"
+#include "crypto/tls.h"
+#include "transport/ack.h"
+#include "transport/cc/cc.h"
+#include "transport/flow.h"
+#include "transport/pacer.h"
+#include "transport/recovery.h"
+#include "transport/rtt.h"
+#include "transport/sched.h"
+#include "transport/sendbuf.h"
+#include "transport/recvbuf.h"
+#include "transport/streams.h"
+#include "wire/frame.h"
+#include "wire/packet.h"
+#include "wire/tparams.h"
+
+#define QK_CONN_MAX_LOCAL_CIDS  8
+#define QK_CONN_MAX_REMOTE_CIDS 8
+#define QK_CONN_CRYPTO_BUF_BYTES (64 * 1024) /* RFC 9000 §7.5: at least 4096 */
+#define QK_CONN_MAX_ACK_RANGES_IN 256        /* ranges of a received ACK we process */
+
+typedef enum qk_conn_state {
+    QK_CONN_HANDSHAKE = 0,
+    QK_CONN_ESTABLISHED,
+    QK_CONN_CLOSING,  /* we sent CONNECTION_CLOSE (RFC 9000 §10.2.1) */
+    QK_CONN_DRAINING, /* the peer sent CONNECTION_CLOSE (RFC 9000 §10.2.2) */
+    QK_CONN_CLOSED,   /* gone; freed after the CLOSED event */
+} qk_conn_state;
+
+typedef struct qk_cid {
+    uint8_t len;
+    uint8_t b[QK_MAX_CID_LEN];
+} qk_cid;
+
+typedef struct qk_local_cid {
+    qk_cid cid;
+    uint64_t seq;
+    uint8_t reset_token[QK_RESET_TOKEN_LEN];
+    bool active;
+    bool send_pending; /* NEW_CONNECTION_ID to (re)send */
+} qk_local_cid;
+
+typedef struct qk_remote_cid {
+    qk_cid cid;
+    uint64_t seq;
+    uint8_t reset_token[QK_RESET_TOKEN_LEN];
+    bool has_token;
+    bool active;
+    bool retire_pending; /* RETIRE_CONNECTION_ID to send */
+} qk_remote_cid;
+
+/* Connection-level "what to send" flags (DESIGN.md principle 3). */
+enum {
+    QK_PEND_MAX_DATA = 1u << 0,
+    QK_PEND_HANDSHAKE_DONE = 1u << 1,
+    QK_PEND_PATH_RESPONSE = 1u << 2,
+    QK_PEND_PING = 1u << 3,
+    QK_PEND_CLOSE = 1u << 4,
+};
+
+/* One packet number space with its keys and CRYPTO stream. */
+typedef struct qk_space {
+    uint64_t next_pn;
+    qk_ack_tracker ack;
+    qk_sendbuf crypto_send;
+    qk_recvbuf crypto_recv;
+    qk_pkt_keys rx, tx;
+    bool has_rx, has_tx;
+    bool discarded;
+    unsigned probes; /* ack-eliciting probe packets owed (PTO) */
+} qk_space;
+
+/* Outgoing DATAGRAM frames waiting for room (bounded ring). */
+typedef struct qk_dgram_out {
+    uint8_t *data;
+    size_t len;
+} qk_dgram_out;
+
+typedef struct qk_endpoint_core qk_endpoint_core;
+
+struct qk_conn {
+    qk_endpoint *ep;
+    const qk_config *cfg;
+    bool is_server;
+    qk_conn_state state;
+    uint32_t version;
+    qk_addr local, peer;
+
+    /* Connection IDs (RFC 9000 §5.1). */
+    qk_cid odcid;        /* client's first DCID: Initial keys, original_dcid tparam */
+    qk_cid peer_scid;    /* the scid the peer put in its first long header */
+    qk_local_cid lcid[QK_CONN_MAX_LOCAL_CIDS];
+    uint64_t lcid_next_seq;
+    qk_remote_cid rcid[QK_CONN_MAX_REMOTE_CIDS];
+    size_t rcid_cur;     /* index of the DCID we use */
+    bool have_server_scid; /* client: switched DCID to the server's scid */
+
+    /* TLS and packet protection. */
+    qk_tls *tls;
+    qk_space sp[QK_PN_SPACE_COUNT];
+    bool key_phase;
+
+    /* Recovery and congestion control. */
+    qk_rtt rtt;
+    qk_cc cc;
+    qk_recovery rec;
+    qk_pacer pacer;
+    qk_time pacing_wait;  /* next time the pacer allows a packet (timer) */
+    uint64_t max_udp_bytes; /* datagram size we build */
+
+    /* Flow control and streams. */
+    qk_flow_rx flow_rx;
+    qk_flow_tx flow_tx;
+    qk_streams streams;
+    qk_sched sched;
+
+    /* Transport parameters. */
+    qk_tparams local_tp, peer_tp;
+    bool have_peer_tp;
+    uint64_t peer_ack_delay_exponent;
+
+    /* Handshake and address validation. */
+    bool handshake_complete, handshake_confirmed;
+    bool address_validated;        /* server: peer address validated (RFC 9000 §8.1) */
+    bool sent_handshake;           /* client: sent a Handshake packet (discard Initial) */
+    uint64_t unvalidated_rx_bytes; /* bytes received before validation */
+    uint64_t unvalidated_tx_bytes; /* bytes sent before validation */
+    bool connected_event;
+
+    /* Timers (absolute, QK_TIME_INFINITE when off). */
+    qk_time idle_timeout_ns;
+    qk_time idle_deadline;
+    qk_time close_deadline; /* end of closing/draining */
+    qk_time last_ack_eliciting_sent;
+
+    /* Closing. */
+    uint64_t close_code, close_frame_type;
+    bool close_app, close_remote;
+    int close_err;
+    char close_reason[128];
+    bool close_send; /* a CONNECTION_CLOSE packet is owed */
+
+    /* Pending control frames. */
+    uint32_t pend;
+    uint8_t path_response[8];
+
+    /* DATAGRAM (RFC 9221). */
+    qk_dgram_out *dgq;
+    size_t dgq_head, dgq_count, dgq_cap;
+
+    qk_conn_stats stats;
+    void *user;
+    FILE *qlog;
+    qk_time qlog_start;
+    struct qk_conn *next; /* endpoint list */
+};
+
+/* ---- conn.c ---- */
+qk_conn *qk_conn_new(qk_endpoint *ep, const qk_config *cfg, bool is_server, const qk_addr *local,
+                     const qk_addr *peer, const qk_cid *dcid, const qk_cid *scid,
+                     const char *server_name, qk_time now, int *err);
+void qk_conn_del(qk_conn *c);
+/* Close with a transport error (err is a QK_ERR_*), optionally naming the frame type. */
+void qk_conn_error(qk_conn *c, int err, uint64_t frame_type, const char *reason, qk_time now);
+/* Drive TLS after CRYPTO data arrived; installs keys, queues handshake bytes. */
+int qk_conn_drive_tls(qk_conn *c, qk_time now);
+void qk_conn_discard_space(qk_conn *c, qk_pn_space space, qk_time now);
+qk_time qk_conn_next_timeout(const qk_conn *c);
+void qk_conn_on_timeout(qk_conn *c, qk_time now);
+void qk_conn_touch_idle(qk_conn *c, qk_time now);
+void qk_conn_enter_closed(qk_conn *c, qk_time now);
+void qk_conn_schedule_stream(qk_conn *c, qk_stream *s);
+qk_time qk_conn_pto_ns(const qk_conn *c);
+
+/* ---- conn_recv.c ---- */
+/* Process one datagram addressed to this connection. The buffer is modified. */
+void qk_conn_recv(qk_conn *c, qk_datagram *d, qk_time now);
+
+/* ---- conn_send.c ---- */
+/* Build one datagram into buf (cap bytes). Returns its length, 0 when nothing is due. */
+size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now);
+
+/* ---- endpoint.c ---- */
+void qk_endpoint_push_event(qk_endpoint *ep, const qk_event *ev);
+/* Register / unregister a local CID for demultiplexing. */
+int qk_endpoint_add_cid(qk_endpoint *ep, const qk_cid *cid, qk_conn *c);
+void qk_endpoint_remove_cid(qk_endpoint *ep, const qk_cid *cid);
+void qk_endpoint_random(qk_endpoint *ep, uint8_t *buf, size_t len);
+
+/* qlog (qlog.c): no-ops when c->qlog is NULL. */
+void qk_qlog_open(qk_conn *c, const char *dir, qk_time now);
+void qk_qlog_close(qk_conn *c);
+void qk_qlog_packet(qk_conn *c, bool sent, qk_pkt_type type, uint64_t pn, size_t len,
+                    const uint8_t *payload, size_t payload_len, qk_time now);
+void qk_qlog_metrics(qk_conn *c, qk_time now);
+void qk_qlog_event(qk_conn *c, const char *name, const char *data_json, qk_time now);
+
+static inline qk_pn_space qk_space_of_pkt(qk_pkt_type t)
+{
+    return t == QK_PKT_INITIAL ? QK_PN_SPACE_INITIAL
+           : t == QK_PKT_HANDSHAKE ? QK_PN_SPACE_HANDSHAKE
+                                   : QK_PN_SPACE_APP;
+}
+
+static inline qk_crypto_level qk_level_of_space(qk_pn_space s)
+{
+    return s == QK_PN_SPACE_INITIAL ? QK_LEVEL_INITIAL
+           : s == QK_PN_SPACE_HANDSHAKE ? QK_LEVEL_HANDSHAKE
+                                        : QK_LEVEL_APPLICATION;
+}
+
+static inline qk_remote_cid *qk_conn_dcid(qk_conn *c)
+{
+    return &c->rcid[c->rcid_cur];
+}
+
+#endif

@@ -1,0 +1,429 @@
+/* Packets and frames in: header protection, decryption, frame dispatch. */
+#include "transport/conn.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire/pn.h"
+
+typedef struct rx_ctx {
+    qk_pn_space space;
+    qk_pkt_type pkt_type;
+    uint64_t pn;
+    bool ack_eliciting;
+    qk_time now;
+    uint8_t ecn;
+} rx_ctx;
+
+static void push_stream_event(qk_conn *c, qk_event_type type, uint64_t id, uint64_t code)
+{
+    qk_event ev = {.type = type, .conn = c, .stream_id = id, .error_code = code};
+    qk_endpoint_push_event(c->ep, &ev);
+}
+
+static void report_new_streams(qk_conn *c)
+{
+    qk_stream *s;
+    while ((s = qk_streams_poll_new_remote(&c->streams))) {
+        qk_sched_node_init(&s->sched, s->id);
+        c->stats.streams_opened_remote++;
+        push_stream_event(c, QK_EV_STREAM_OPENED, s->id, 0);
+    }
+}
+
+static int on_ack(qk_conn *c, const rx_ctx *rx, const qk_frame_ack *a)
+{
+    qk_ack_range ranges[QK_CONN_MAX_ACK_RANGES_IN];
+    size_t n = 0;
+    qk_ack_iter it;
+    qk_ack_iter_init(&it, a);
+    uint64_t lo, hi;
+    /* Ranges past our bound are ignored: those packets stay unacknowledged
+     * for now and are acknowledged again by a later ACK. */
+    while (n < QK_CONN_MAX_ACK_RANGES_IN && qk_ack_iter_next(&it, &lo, &hi))
+        ranges[n++] = (qk_ack_range){lo, hi};
+    /* RFC 9000 §19.3: ACK Delay is scaled by 2^ack_delay_exponent µs; Initial and
+     * Handshake use the default exponent... and the value is ignored there. */
+    uint64_t exp = rx->space == QK_PN_SPACE_APP && c->have_peer_tp ? c->peer_ack_delay_exponent : 3;
+    uint64_t delay_us = a->ack_delay < (UINT64_MAX >> 24) ? a->ack_delay << exp : UINT64_MAX >> 24;
+    qk_ack_received ar = {.ranges = ranges,
+                          .n_ranges = n,
+                          .ack_delay_ns = delay_us * QK_NS_PER_US,
+                          .has_ecn = a->has_ecn,
+                          .ect0 = a->ect0,
+                          .ect1 = a->ect1,
+                          .ce = a->ce};
+    c->stats.ack_frames_received++;
+    int rc = qk_recovery_on_ack_received(&c->rec, rx->space, &ar, rx->now);
+    if (rc) return rc;
+    /* RFC 9001 §4.9.1-ish: a client whose Handshake packet was acked knows the
+     * server validated its address. */
+    if (!c->is_server && rx->space == QK_PN_SPACE_HANDSHAKE)
+        qk_recovery_set_peer_address_validated(&c->rec, rx->now);
+    return 0;
+}
+
+static int on_crypto(qk_conn *c, const rx_ctx *rx, const qk_frame_crypto *f)
+{
+    qk_space *sp = &c->sp[rx->space];
+    int rc = qk_recvbuf_insert(&sp->crypto_recv, f->offset, f->data, f->len, false);
+    if (rc) return rc == QK_ERR_LIMIT ? QK_ERR_CRYPTO_BUFFER : rc;
+    qk_crypto_level level = qk_level_of_space(rx->space);
+    const uint8_t *p;
+    size_t n;
+    bool fed = false;
+    while ((n = qk_recvbuf_peek(&sp->crypto_recv, &p)) > 0) {
+        if ((rc = qk_tls_provide(c->tls, level, p, n))) return rc;
+        qk_recvbuf_consume(&sp->crypto_recv, n);
+        fed = true;
+    }
+    return fed ? qk_conn_drive_tls(c, rx->now) : 0;
+}
+
+static int on_stream(qk_conn *c, const qk_frame_stream *f)
+{
+    qk_stream *s;
+    int rc = qk_streams_get_for_frame(&c->streams, f->stream_id, QK_FRAME_TO_RECV, &s);
+    if (rc) return rc;
+    report_new_streams(c);
+    if (!s) return 0; /* a closed stream: ignore */
+    /* RFC 9000 §4.1: connection-level credit counts the highest offset per stream. */
+    uint64_t end = f->offset + f->len, before = s->recv.max_off;
+    if (end > before) {
+        if ((rc = qk_flow_rx_add(&c->flow_rx, end - before))) return rc;
+    }
+    uint64_t readable = qk_recvbuf_readable(&s->recv);
+    bool was_done = qk_recvbuf_all_received(&s->recv);
+    if ((rc = qk_stream_on_stream(s, f->offset, f->data, f->len, f->fin))) return rc;
+    c->stats.stream_bytes_received += f->len;
+    if (qk_recvbuf_readable(&s->recv) > readable ||
+        (!was_done && qk_recvbuf_all_received(&s->recv)))
+        push_stream_event(c, QK_EV_STREAM_READABLE, s->id, 0);
+    return 0;
+}
+
+static int on_reset_stream(qk_conn *c, uint64_t id, uint64_t code, uint64_t final_size)
+{
+    qk_stream *s;
+    int rc = qk_streams_get_for_frame(&c->streams, id, QK_FRAME_TO_RECV, &s);
+    if (rc) return rc;
+    report_new_streams(c);
+    if (!s) return 0;
+    uint64_t before = s->recv.max_off;
+    if ((rc = qk_stream_on_reset_stream(s, code, final_size))) return rc;
+    if (final_size > before && (rc = qk_flow_rx_add(&c->flow_rx, final_size - before))) return rc;
+    push_stream_event(c, QK_EV_STREAM_RESET, id, code);
+    return 0;
+}
+
+static int on_stop_sending(qk_conn *c, uint64_t id, uint64_t code)
+{
+    qk_stream *s;
+    int rc = qk_streams_get_for_frame(&c->streams, id, QK_FRAME_TO_SEND, &s);
+    if (rc) return rc;
+    report_new_streams(c);
+    if (!s) return 0;
+    if ((rc = qk_stream_on_stop_sending(s, code))) return rc;
+    qk_sched_remove(&c->sched, &s->sched);
+    push_stream_event(c, QK_EV_STREAM_STOP, id, code);
+    return 0;
+}
+
+static int on_max_stream_data(qk_conn *c, uint64_t id, uint64_t max)
+{
+    qk_stream *s;
+    int rc = qk_streams_get_for_frame(&c->streams, id, QK_FRAME_TO_SEND, &s);
+    if (rc) return rc;
+    report_new_streams(c);
+    if (!s) return 0;
+    if ((rc = qk_stream_on_max_stream_data(s, max))) return rc;
+    qk_conn_schedule_stream(c, s);
+    return 0;
+}
+
+static int on_new_cid(qk_conn *c, const qk_frame_new_cid *f)
+{
+    /* RFC 9000 §19.15: a zero-length-CID peer must not send this. */
+    if (c->rcid[c->rcid_cur].cid.len == 0) return QK_ERR_PROTOCOL_VIOLATION;
+    size_t active = 0, free_slot = QK_CONN_MAX_REMOTE_CIDS;
+    for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++) {
+        qk_remote_cid *r = &c->rcid[i];
+        if (r->active && r->seq == f->seq) {
+            if (r->cid.len != f->cid_len || memcmp(r->cid.b, f->cid, f->cid_len))
+                return QK_ERR_PROTOCOL_VIOLATION; /* same seq, different CID */
+            return 0;                             /* duplicate */
+        }
+        if (r->active && r->seq < f->retire_prior_to) {
+            r->active = false;
+            r->retire_pending = true; /* RFC 9000 §5.1.2 */
+        }
+        if (r->active) active++;
+        else if (!r->retire_pending && free_slot == QK_CONN_MAX_REMOTE_CIDS) free_slot = i;
+    }
+    if (f->seq < f->retire_prior_to) {
+        /* Immediately retired. */
+        return 0;
+    }
+    if (active >= c->cfg->active_cid_limit || free_slot == QK_CONN_MAX_REMOTE_CIDS)
+        return QK_ERR_CONNECTION_ID_LIMIT; /* RFC 9000 §5.1.1 */
+    qk_remote_cid *r = &c->rcid[free_slot];
+    memset(r, 0, sizeof *r);
+    r->cid.len = (uint8_t)f->cid_len;
+    memcpy(r->cid.b, f->cid, f->cid_len);
+    r->seq = f->seq;
+    memcpy(r->reset_token, f->reset_token, QK_RESET_TOKEN_LEN);
+    r->has_token = true;
+    r->active = true;
+    if (!c->rcid[c->rcid_cur].active) c->rcid_cur = free_slot;
+    return 0;
+}
+
+static int on_retire_cid(qk_conn *c, uint64_t seq)
+{
+    if (seq >= c->lcid_next_seq) return QK_ERR_PROTOCOL_VIOLATION; /* RFC 9000 §19.16 */
+    for (size_t i = 0; i < QK_CONN_MAX_LOCAL_CIDS; i++) {
+        qk_local_cid *l = &c->lcid[i];
+        if (l->active && l->seq == seq) {
+            qk_endpoint_remove_cid(c->ep, &l->cid);
+            l->active = false;
+            l->send_pending = false;
+        }
+    }
+    return 0;
+}
+
+static int on_close(qk_conn *c, const rx_ctx *rx, const qk_frame *f)
+{
+    c->close_app = f->type == QK_FT_CONNECTION_CLOSE_APP;
+    c->close_code = f->u.close.error_code;
+    c->close_remote = true;
+    c->close_err = c->close_app ? QK_ERR_APPLICATION : qk_err_from_transport_code(c->close_code);
+    size_t n = f->u.close.reason_len < sizeof c->close_reason - 1 ? f->u.close.reason_len
+                                                                  : sizeof c->close_reason - 1;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t ch = f->u.close.reason[i];
+        c->close_reason[i] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
+    }
+    c->close_reason[n] = 0;
+    /* RFC 9000 §10.2.2: draining, no more packets. */
+    c->state = QK_CONN_DRAINING;
+    c->close_send = false;
+    c->close_deadline = rx->now + 3 * qk_conn_pto_ns(c);
+    return 0;
+}
+
+static int on_datagram(qk_conn *c, const qk_frame *f)
+{
+    /* RFC 9221 §3: not advertised, or larger than advertised: PROTOCOL_VIOLATION. */
+    if (!c->cfg->max_datagram_frame_bytes) return QK_ERR_PROTOCOL_VIOLATION;
+    if (f->u.datagram.len + 1 > c->cfg->max_datagram_frame_bytes) return QK_ERR_PROTOCOL_VIOLATION;
+    c->stats.datagrams_received++;
+    qk_event ev = {.type = QK_EV_DATAGRAM,
+                   .conn = c,
+                   .data = f->u.datagram.data,
+                   .len = f->u.datagram.len};
+    qk_endpoint_push_event(c->ep, &ev);
+    return 0;
+}
+
+static int on_handshake_done(qk_conn *c, const rx_ctx *rx)
+{
+    if (c->is_server) return QK_ERR_PROTOCOL_VIOLATION; /* RFC 9000 §19.20 */
+    if (!c->handshake_confirmed) {
+        c->handshake_confirmed = true;
+        qk_recovery_set_handshake_confirmed(&c->rec, rx->now);
+        qk_conn_discard_space(c, QK_PN_SPACE_HANDSHAKE, rx->now); /* RFC 9001 §4.9.2 */
+    }
+    return 0;
+}
+
+static int dispatch(qk_conn *c, const rx_ctx *rx, const qk_frame *f)
+{
+    uint64_t t = f->type;
+    if (qk_frame_is_stream(t)) return on_stream(c, &f->u.stream);
+    switch (t) {
+    case QK_FT_PADDING:
+    case QK_FT_PING: return 0;
+    case QK_FT_ACK:
+    case QK_FT_ACK_ECN: return on_ack(c, rx, &f->u.ack);
+    case QK_FT_CRYPTO: return on_crypto(c, rx, &f->u.crypto);
+    case QK_FT_RESET_STREAM:
+        return on_reset_stream(c, f->u.reset_stream.stream_id, f->u.reset_stream.app_error,
+                               f->u.reset_stream.final_size);
+    case QK_FT_STOP_SENDING:
+        return on_stop_sending(c, f->u.stop_sending.stream_id, f->u.stop_sending.app_error);
+    case QK_FT_NEW_TOKEN: return c->is_server ? QK_ERR_PROTOCOL_VIOLATION : 0; /* §19.7 */
+    case QK_FT_MAX_DATA:
+        if (qk_flow_tx_on_max(&c->flow_tx, f->u.max.max)) {
+            for (qk_stream *s = qk_streams_next(&c->streams, NULL); s;
+                 s = qk_streams_next(&c->streams, s))
+                qk_conn_schedule_stream(c, s);
+        }
+        return 0;
+    case QK_FT_MAX_STREAM_DATA:
+        return on_max_stream_data(c, f->u.stream_max.stream_id, f->u.stream_max.max);
+    case QK_FT_MAX_STREAMS_BIDI:
+    case QK_FT_MAX_STREAMS_UNI: {
+        bool uni = t == QK_FT_MAX_STREAMS_UNI;
+        uint64_t before = c->streams.local_limit[uni];
+        int rc = qk_streams_on_max_streams(&c->streams, uni, f->u.max.max);
+        if (!rc && c->streams.local_limit[uni] > before) {
+            qk_event ev = {.type = QK_EV_STREAMS_AVAILABLE, .conn = c};
+            qk_endpoint_push_event(c->ep, &ev);
+        }
+        return rc;
+    }
+    case QK_FT_DATA_BLOCKED: return 0;
+    case QK_FT_STREAM_DATA_BLOCKED: {
+        qk_stream *s;
+        int rc = qk_streams_get_for_frame(&c->streams, f->u.stream_max.stream_id,
+                                          QK_FRAME_TO_RECV, &s);
+        report_new_streams(c);
+        return rc ? rc : s ? qk_stream_on_stream_data_blocked(s, f->u.stream_max.max) : 0;
+    }
+    case QK_FT_STREAMS_BLOCKED_BIDI:
+    case QK_FT_STREAMS_BLOCKED_UNI:
+        return qk_streams_on_streams_blocked(&c->streams, t == QK_FT_STREAMS_BLOCKED_UNI,
+                                             f->u.max.max);
+    case QK_FT_NEW_CONNECTION_ID: return on_new_cid(c, &f->u.new_cid);
+    case QK_FT_RETIRE_CONNECTION_ID: return on_retire_cid(c, f->u.retire_cid.seq);
+    case QK_FT_PATH_CHALLENGE:
+        memcpy(c->path_response, f->u.path.data, 8);
+        c->pend |= QK_PEND_PATH_RESPONSE;
+        return 0;
+    case QK_FT_PATH_RESPONSE: return 0; /* no path validation in flight yet */
+    case QK_FT_CONNECTION_CLOSE:
+    case QK_FT_CONNECTION_CLOSE_APP: return on_close(c, rx, f);
+    case QK_FT_HANDSHAKE_DONE: return on_handshake_done(c, rx);
+    case QK_FT_DATAGRAM:
+    case QK_FT_DATAGRAM_LEN: return on_datagram(c, f);
+    case QK_FT_IMMEDIATE_ACK:
+    case QK_FT_ACK_FREQUENCY:
+        /* ack-frequency-12 §3: only if we advertised min_ack_delay. */
+        if (!(c->local_tp.present & QK_TPB_MIN_ACK_DELAY)) return QK_ERR_PROTOCOL_VIOLATION;
+        if (t == QK_FT_IMMEDIATE_ACK) qk_ack_on_immediate_ack_frame(&c->sp[rx->space].ack, rx->now);
+        return 0;
+    default: return QK_ERR_FRAME_ENCODING;
+    }
+}
+
+static int process_frames(qk_conn *c, rx_ctx *rx, const uint8_t *p, size_t len)
+{
+    if (len == 0) return QK_ERR_PROTOCOL_VIOLATION; /* RFC 9000 §12.4: no frames */
+    while (len > 0) {
+        qk_frame f;
+        int n = qk_frame_decode(p, len, &f);
+        if (n < 0) {
+            qk_conn_error(c, n, p[0], "malformed frame", rx->now);
+            return n;
+        }
+        if (!qk_frame_allowed(f.type, rx->pkt_type)) {
+            qk_conn_error(c, QK_ERR_PROTOCOL_VIOLATION, f.type, "frame not allowed in packet type",
+                          rx->now);
+            return QK_ERR_PROTOCOL_VIOLATION;
+        }
+        if (qk_frame_is_ack_eliciting(f.type)) rx->ack_eliciting = true;
+        int rc = dispatch(c, rx, &f);
+        if (rc < 0) {
+            qk_conn_error(c, rc, f.type, NULL, rx->now);
+            return rc;
+        }
+        if (c->state >= QK_CONN_DRAINING) return 0;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* Remove protection in place. Returns the payload length, or negative to drop. */
+static int unprotect(qk_conn *c, qk_space *sp, uint8_t *pkt, const qk_pkt_hdr *h, uint64_t *pn,
+                     size_t *payload_off)
+{
+    size_t pn_len;
+    int rc = qk_hp_unprotect(&sp->rx, pkt, h->packet_len, h->pn_offset, &pn_len);
+    if (rc) return rc;
+    uint64_t trunc = 0;
+    for (size_t i = 0; i < pn_len; i++) trunc = trunc << 8 | pkt[h->pn_offset + i];
+    uint64_t largest = sp->ack.has_largest ? sp->ack.largest_pn : 0;
+    *pn = sp->ack.has_largest ? qk_pn_decode(largest, trunc, pn_len) : trunc;
+    size_t hdr_len = h->pn_offset + pn_len;
+    size_t end = h->is_long ? h->pn_offset + h->length : h->packet_len;
+    if (end < hdr_len + QK_AEAD_TAG_BYTES) return QK_ERR_TRUNCATED;
+    rc = qk_pkt_open(&sp->rx, *pn, pkt, hdr_len, pkt + hdr_len, end - hdr_len);
+    if (rc < 0) return rc;
+    /* RFC 9000 §17.2: reserved bits checked after successful decryption. */
+    if (qk_pkt_check_reserved(pkt[0])) return QK_ERR_PROTOCOL_VIOLATION;
+    *payload_off = hdr_len;
+    (void)c;
+    return rc;
+}
+
+static bool client_first_server_packet(qk_conn *c, const qk_pkt_hdr *h)
+{
+    /* RFC 9000 §7.2: the client switches to the server's SCID. */
+    if (c->is_server || c->have_server_scid || !h->is_long) return true;
+    if (h->scid_len > QK_MAX_CID_LEN) return false;
+    c->rcid[0].cid.len = (uint8_t)h->scid_len;
+    memcpy(c->rcid[0].cid.b, h->scid, h->scid_len);
+    c->peer_scid = c->rcid[0].cid;
+    c->have_server_scid = true;
+    return true;
+}
+
+static void process_packet(qk_conn *c, uint8_t *pkt, const qk_pkt_hdr *h, qk_datagram *d,
+                           qk_time now)
+{
+    if (h->type == QK_PKT_RETRY || h->type == QK_PKT_VN || h->type == QK_PKT_0RTT) return;
+    qk_pn_space space = qk_space_of_pkt(h->type);
+    qk_space *sp = &c->sp[space];
+    if (sp->discarded || !sp->has_rx) return; /* keys gone or not yet: drop */
+    uint64_t pn;
+    size_t off;
+    int len = unprotect(c, sp, pkt, h, &pn, &off);
+    if (len == QK_ERR_PROTOCOL_VIOLATION) {
+        qk_conn_error(c, len, 0, "reserved bits set", now);
+        return;
+    }
+    if (len < 0) return; /* undecryptable: drop silently (RFC 9001 §9.3) */
+    if (!client_first_server_packet(c, h)) return;
+    if (qk_rangeset_contains(&sp->ack.received, pn) || pn < sp->ack.floor_pn) return; /* dup */
+    c->stats.pkts_received++;
+    /* RFC 9000 §8.1: a Handshake packet from the client validates its address. */
+    if (c->is_server && space == QK_PN_SPACE_HANDSHAKE && !c->address_validated) {
+        c->address_validated = true;
+        qk_recovery_set_peer_address_validated(&c->rec, now);
+    }
+    /* RFC 9001 §4.9.1: the server discards Initial keys on its first Handshake packet. */
+    if (c->is_server && space == QK_PN_SPACE_HANDSHAKE)
+        qk_conn_discard_space(c, QK_PN_SPACE_INITIAL, now);
+    rx_ctx rx = {.space = space, .pkt_type = h->type, .pn = pn, .now = now, .ecn = d->ecn};
+    qk_qlog_packet(c, false, h->type, pn, h->packet_len, pkt + off, (size_t)len, now);
+    if (process_frames(c, &rx, pkt + off, (size_t)len) < 0) return;
+    if (!c->sp[space].discarded)
+        qk_ack_on_packet_received(&c->sp[space].ack, pn, rx.ack_eliciting, d->ecn, now);
+    if (d->ecn == QK_ECN_CE) c->stats.ecn_ce_received++;
+    qk_conn_touch_idle(c, now);
+}
+
+void qk_conn_recv(qk_conn *c, qk_datagram *d, qk_time now)
+{
+    if (c->state >= QK_CONN_DRAINING) return;
+    c->stats.bytes_received += d->len;
+    if (!c->address_validated) c->unvalidated_rx_bytes += d->len;
+    if (c->state == QK_CONN_CLOSING) {
+        c->close_send = true; /* RFC 9000 §10.2.1: answer with CONNECTION_CLOSE again */
+        return;
+    }
+    size_t off = 0;
+    while (off < d->len && c->state < QK_CONN_DRAINING) {
+        qk_pkt_hdr h;
+        if (qk_pkt_parse(d->data + off, d->len - off, c->lcid[0].cid.len, &h)) break;
+        /* RFC 9000 §12.2: coalesced packets must share the DCID; ignore others. */
+        process_packet(c, d->data + off, &h, d, now);
+        off += h.packet_len;
+    }
+    if (qk_recovery_bytes_in_flight(&c->rec) || 1)
+        qk_recovery_set_amplification_blocked(
+            &c->rec, !c->address_validated && c->unvalidated_tx_bytes >= 3 * c->unvalidated_rx_bytes,
+            now);
+}

@@ -1,0 +1,538 @@
+/* Packets out: choose frames per space, coalesce, pad, protect.
+ *
+ * A datagram is built in two phases: every packet's header and plaintext
+ * frames are written first, then (once padding is known) each packet's
+ * Length is patched and it is sealed and header-protected in place. */
+#include "transport/conn.h"
+
+#include <string.h>
+
+#include "wire/pn.h"
+
+#define MAX_PKTS_PER_DGRAM 3
+#define MIN_INITIAL_DGRAM  1200 /* RFC 9000 §14.1 */
+
+typedef struct tx_pkt {
+    qk_pn_space space;
+    qk_pkt_type type;
+    size_t start;      /* offset of the packet in the datagram */
+    size_t length_off; /* long header: offset of the Length field (absolute) */
+    size_t pn_off;     /* absolute */
+    size_t pn_len;
+    size_t payload;    /* absolute offset of the first frame */
+    size_t end;        /* absolute end of the frames */
+    uint64_t pn;
+    bool ack_eliciting, in_flight, has_ack;
+    qk_sent_frame frames[QK_RECOVERY_MAX_FRAMES_PER_PKT];
+    size_t n_frames;
+} tx_pkt;
+
+typedef struct tx_ctx {
+    qk_conn *c;
+    uint8_t *buf;
+    size_t cap; /* bytes we may use in this datagram */
+    size_t len; /* bytes used */
+    tx_pkt pkts[MAX_PKTS_PER_DGRAM];
+    size_t n;
+    qk_time now;
+    bool cc_ok;   /* congestion window and pacer allow new data */
+    bool pad;     /* datagram must reach MIN_INITIAL_DGRAM */
+} tx_ctx;
+
+static size_t room(const tx_ctx *t, const tx_pkt *p)
+{
+    size_t used = p->end + QK_AEAD_TAG_BYTES;
+    return used < t->cap ? t->cap - used : 0;
+}
+
+static void record(tx_pkt *p, const qk_sent_frame *f)
+{
+    if (p->n_frames < QK_RECOVERY_MAX_FRAMES_PER_PKT) p->frames[p->n_frames++] = *f;
+}
+
+/* Encode a frame into the packet; false when it did not fit. */
+static bool put_frame(tx_ctx *t, tx_pkt *p, const qk_frame *f)
+{
+    int n = qk_frame_encode(f, t->buf + p->end, room(t, p));
+    if (n < 0) return false;
+    p->end += (size_t)n;
+    if (qk_frame_is_ack_eliciting(f->type)) p->ack_eliciting = true;
+    if (f->type != QK_FT_ACK && f->type != QK_FT_ACK_ECN) p->in_flight = true;
+    if (f->type == QK_FT_PADDING) p->in_flight = true; /* RFC 9002 §2: padding counts */
+    return true;
+}
+
+static size_t pn_len_for(qk_conn *c, qk_pn_space s, uint64_t pn)
+{
+    const qk_recovery_space *rs = &c->rec.sp[s];
+    if (!rs->has_largest_acked) return 4;
+    return qk_pn_encode_len(pn, rs->largest_acked);
+}
+
+static bool open_packet(tx_ctx *t, qk_pn_space space)
+{
+    qk_conn *c = t->c;
+    if (t->n == MAX_PKTS_PER_DGRAM) return false;
+    tx_pkt *p = &t->pkts[t->n];
+    memset(p, 0, offsetof(tx_pkt, frames));
+    p->n_frames = 0;
+    p->space = space;
+    p->start = t->len;
+    p->pn = c->sp[space].next_pn;
+    p->pn_len = pn_len_for(c, space, p->pn);
+    qk_remote_cid *d = qk_conn_dcid(c);
+    int n;
+    size_t lo = 0, po = 0;
+    if (space == QK_PN_SPACE_APP) {
+        p->type = QK_PKT_1RTT;
+        n = qk_pkt_encode_short(t->buf + t->len, t->cap - t->len, d->cid.b, d->cid.len, false,
+                                c->key_phase, p->pn, p->pn_len, &po);
+    } else {
+        p->type = space == QK_PN_SPACE_INITIAL ? QK_PKT_INITIAL : QK_PKT_HANDSHAKE;
+        qk_long_hdr_params hp = {.type = p->type,
+                                 .version = c->version,
+                                 .dcid = d->cid.b,
+                                 .dcid_len = d->cid.len,
+                                 .scid = c->lcid[0].cid.b,
+                                 .scid_len = c->lcid[0].cid.len,
+                                 .pn = p->pn,
+                                 .pn_len = p->pn_len};
+        n = qk_pkt_encode_long(t->buf + t->len, t->cap - t->len, &hp, &lo, &po);
+    }
+    /* Need room for the header, some payload and the tag. */
+    if (n < 0 || t->len + (size_t)n + 4 + QK_AEAD_TAG_BYTES > t->cap) return false;
+    p->length_off = t->len + lo;
+    p->pn_off = t->len + po;
+    p->payload = p->end = t->len + (size_t)n;
+    return true;
+}
+
+static void write_ack(tx_ctx *t, tx_pkt *p)
+{
+    qk_conn *c = t->c;
+    qk_ack_tracker *a = &c->sp[p->space].ack;
+    qk_ack_frame_info ai;
+    if (qk_ack_build(a, t->now, c->cfg->ack_delay_exponent, &ai)) return;
+    uint64_t ecn[3] = {ai.ect0, ai.ect1, ai.ce};
+    int n = qk_frame_encode_ack(t->buf + p->end, room(t, p), ai.ranges, ai.n_ranges,
+                                p->space == QK_PN_SPACE_APP ? ai.ack_delay : 0,
+                                ai.ecn ? ecn : NULL, NULL);
+    if (n < 0) return;
+    p->end += (size_t)n;
+    p->has_ack = true;
+    qk_ack_on_ack_sent(a, t->now);
+    c->stats.ack_frames_sent++;
+    record(p, &(qk_sent_frame){.kind = QK_SF_ACK, .extra = ai.largest});
+}
+
+static void write_crypto(tx_ctx *t, tx_pkt *p)
+{
+    qk_sendbuf *b = &t->c->sp[p->space].crypto_send;
+    while (qk_sendbuf_has_pending(b)) {
+        uint64_t off;
+        size_t len;
+        bool fin;
+        size_t r = room(t, p);
+        if (r < 8) return;
+        if (qk_sendbuf_next_range(b, r, UINT64_MAX, &off, &len, &fin)) return;
+        size_t max = qk_frame_crypto_max_data(off, r);
+        if (!max) return;
+        if (len > max) len = max;
+        qk_frame f = {.type = QK_FT_CRYPTO};
+        f.u.crypto.offset = off;
+        f.u.crypto.len = len;
+        uint8_t *dst = t->buf + p->end + qk_frame_crypto_header_len(off, len);
+        if (qk_sendbuf_copy(b, off, len, dst)) return;
+        f.u.crypto.data = dst;
+        /* Encoding copies data onto itself: memmove semantics are not needed since
+         * header bytes precede dst exactly. */
+        if (!put_frame(t, p, &f)) return;
+        qk_sendbuf_on_sent(b, off, len, false);
+        record(p, &(qk_sent_frame){.kind = QK_SF_CRYPTO, .id = p->space, .offset = off,
+                                   .length = (uint32_t)len});
+    }
+}
+
+static void write_conn_control(tx_ctx *t, tx_pkt *p)
+{
+    qk_conn *c = t->c;
+    qk_frame f;
+    if (c->pend & QK_PEND_HANDSHAKE_DONE) {
+        f = (qk_frame){.type = QK_FT_HANDSHAKE_DONE};
+        if (put_frame(t, p, &f)) {
+            c->pend &= ~QK_PEND_HANDSHAKE_DONE;
+            record(p, &(qk_sent_frame){.kind = QK_SF_HANDSHAKE_DONE});
+        }
+    }
+    if (c->pend & QK_PEND_PATH_RESPONSE) {
+        f = (qk_frame){.type = QK_FT_PATH_RESPONSE};
+        memcpy(f.u.path.data, c->path_response, 8);
+        if (put_frame(t, p, &f)) c->pend &= ~QK_PEND_PATH_RESPONSE;
+    }
+    if ((c->pend & QK_PEND_MAX_DATA) || qk_flow_rx_should_update(&c->flow_rx)) {
+        uint64_t max = qk_flow_rx_update(&c->flow_rx, t->now, c->rtt.smoothed_rtt_ns);
+        f = (qk_frame){.type = QK_FT_MAX_DATA};
+        f.u.max.max = max;
+        if (put_frame(t, p, &f)) {
+            c->pend &= ~QK_PEND_MAX_DATA;
+            record(p, &(qk_sent_frame){.kind = QK_SF_MAX_DATA, .extra = max});
+        }
+    }
+    for (int uni = 0; uni < 2; uni++) {
+        uint64_t v;
+        if (qk_streams_want_max_streams(&c->streams, uni, &v)) {
+            f = (qk_frame){.type = uni ? QK_FT_MAX_STREAMS_UNI : QK_FT_MAX_STREAMS_BIDI};
+            f.u.max.max = v;
+            if (put_frame(t, p, &f)) {
+                qk_streams_on_max_streams_sent(&c->streams, uni);
+                record(p, &(qk_sent_frame){.kind = uni ? QK_SF_MAX_STREAMS_UNI
+                                                       : QK_SF_MAX_STREAMS_BIDI,
+                                           .extra = v});
+            }
+        }
+        if (qk_streams_want_streams_blocked(&c->streams, uni, &v)) {
+            f = (qk_frame){.type = uni ? QK_FT_STREAMS_BLOCKED_UNI : QK_FT_STREAMS_BLOCKED_BIDI};
+            f.u.max.max = v;
+            if (put_frame(t, p, &f)) {
+                qk_streams_on_streams_blocked_sent(&c->streams, uni);
+                record(p, &(qk_sent_frame){.kind = uni ? QK_SF_STREAMS_BLOCKED_UNI
+                                                       : QK_SF_STREAMS_BLOCKED_BIDI,
+                                           .extra = v});
+            }
+        }
+    }
+    uint64_t limit;
+    if (qk_flow_tx_blocked_pending(&c->flow_tx, !qk_sched_empty(&c->sched), &limit)) {
+        f = (qk_frame){.type = QK_FT_DATA_BLOCKED};
+        f.u.max.max = limit;
+        if (put_frame(t, p, &f)) {
+            qk_flow_tx_on_blocked_sent(&c->flow_tx, limit);
+            record(p, &(qk_sent_frame){.kind = QK_SF_DATA_BLOCKED, .extra = limit});
+        }
+    }
+    /* NEW_CONNECTION_ID up to the peer's limit (RFC 9000 §5.1.1). */
+    for (size_t i = 0; i < QK_CONN_MAX_LOCAL_CIDS; i++) {
+        qk_local_cid *l = &c->lcid[i];
+        if (!l->active || !l->send_pending) continue;
+        f = (qk_frame){.type = QK_FT_NEW_CONNECTION_ID};
+        f.u.new_cid.seq = l->seq;
+        f.u.new_cid.cid = l->cid.b;
+        f.u.new_cid.cid_len = l->cid.len;
+        f.u.new_cid.reset_token = l->reset_token;
+        if (!put_frame(t, p, &f)) break;
+        l->send_pending = false;
+        record(p, &(qk_sent_frame){.kind = QK_SF_NEW_CONNECTION_ID, .id = l->seq});
+    }
+    for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++) {
+        qk_remote_cid *r = &c->rcid[i];
+        if (!r->retire_pending) continue;
+        f = (qk_frame){.type = QK_FT_RETIRE_CONNECTION_ID};
+        f.u.retire_cid.seq = r->seq;
+        if (!put_frame(t, p, &f)) break;
+        r->retire_pending = false;
+        record(p, &(qk_sent_frame){.kind = QK_SF_RETIRE_CONNECTION_ID, .id = r->seq});
+    }
+}
+
+static void write_stream_control(tx_ctx *t, tx_pkt *p)
+{
+    qk_conn *c = t->c;
+    qk_stream *s = qk_streams_pending_head(&c->streams);
+    while (s) {
+        qk_stream *next = s->pend_next;
+        qk_frame f;
+        if (s->pending & QK_STREAM_PEND_MAX_STREAM_DATA) {
+            f = (qk_frame){.type = QK_FT_MAX_STREAM_DATA};
+            f.u.stream_max.stream_id = s->id;
+            f.u.stream_max.max = s->recv.limit;
+            if (!put_frame(t, p, &f)) return;
+            record(p, &(qk_sent_frame){.kind = QK_SF_MAX_STREAM_DATA, .id = s->id,
+                                       .extra = s->recv.limit});
+            qk_stream_on_control_sent(s, QK_STREAM_PEND_MAX_STREAM_DATA);
+        }
+        if (s->pending & QK_STREAM_PEND_STREAM_DATA_BLOCKED) {
+            f = (qk_frame){.type = QK_FT_STREAM_DATA_BLOCKED};
+            f.u.stream_max.stream_id = s->id;
+            f.u.stream_max.max = s->send_max_data;
+            if (!put_frame(t, p, &f)) return;
+            record(p, &(qk_sent_frame){.kind = QK_SF_STREAM_DATA_BLOCKED, .id = s->id,
+                                       .extra = s->send_max_data});
+            qk_stream_on_control_sent(s, QK_STREAM_PEND_STREAM_DATA_BLOCKED);
+        }
+        if (s->pending & QK_STREAM_PEND_RESET_STREAM) {
+            f = (qk_frame){.type = QK_FT_RESET_STREAM};
+            f.u.reset_stream.stream_id = s->id;
+            f.u.reset_stream.app_error = s->reset_error;
+            f.u.reset_stream.final_size = s->reset_final_size;
+            if (!put_frame(t, p, &f)) return;
+            record(p, &(qk_sent_frame){.kind = QK_SF_RESET_STREAM, .id = s->id});
+            qk_stream_on_control_sent(s, QK_STREAM_PEND_RESET_STREAM);
+        }
+        if (s->pending & QK_STREAM_PEND_STOP_SENDING) {
+            f = (qk_frame){.type = QK_FT_STOP_SENDING};
+            f.u.stop_sending.stream_id = s->id;
+            f.u.stop_sending.app_error = s->stop_error;
+            if (!put_frame(t, p, &f)) return;
+            record(p, &(qk_sent_frame){.kind = QK_SF_STOP_SENDING, .id = s->id});
+            qk_stream_on_control_sent(s, QK_STREAM_PEND_STOP_SENDING);
+        }
+        s = next;
+    }
+}
+
+static void write_datagrams(tx_ctx *t, tx_pkt *p)
+{
+    qk_conn *c = t->c;
+    while (c->dgq_count) {
+        qk_dgram_out *d = &c->dgq[c->dgq_head];
+        qk_frame f = {.type = QK_FT_DATAGRAM_LEN};
+        f.u.datagram.data = d->data;
+        f.u.datagram.len = d->len;
+        f.u.datagram.has_length = true;
+        if (!put_frame(t, p, &f)) return;
+        record(p, &(qk_sent_frame){.kind = QK_SF_DATAGRAM, .length = (uint32_t)d->len});
+        free(d->data);
+        c->dgq_head = (c->dgq_head + 1) % c->dgq_cap;
+        c->dgq_count--;
+        c->stats.datagrams_sent++;
+    }
+}
+
+/* One STREAM frame from the scheduler's next stream. false when nothing fit. */
+static bool write_one_stream(tx_ctx *t, tx_pkt *p)
+{
+    qk_conn *c = t->c;
+    qk_sched_node *n = qk_sched_next(&c->sched);
+    if (!n) return false;
+    qk_stream *s = QK_CONTAINER_OF(n, qk_stream, sched);
+    size_t r = room(t, p);
+    if (r < 24) return false;
+    uint64_t conn_credit = qk_flow_tx_available(&c->flow_tx);
+    uint64_t off;
+    size_t len;
+    bool fin;
+    size_t max_len = r > conn_credit ? (size_t)conn_credit : r;
+    int rc = qk_stream_next_range(s, max_len, &off, &len, &fin);
+    if (rc || (len == 0 && !fin)) {
+        /* Blocked by stream credit or nothing to send now. */
+        qk_sched_remove(&c->sched, n);
+        return true;
+    }
+    size_t max = qk_frame_stream_max_data(s->id, off, r, true);
+    if (max == 0) return false;
+    if (len > max) {
+        len = max;
+        fin = false;
+    }
+    /* New bytes (beyond the highest sent offset) consume connection credit. */
+    uint64_t new_bytes = off + len > s->send.max_sent_off ? off + len - s->send.max_sent_off : 0;
+    if (new_bytes > conn_credit) {
+        len -= (size_t)(new_bytes - conn_credit);
+        fin = false;
+        new_bytes = conn_credit;
+        if (len == 0) return false;
+    }
+    qk_frame f = {.type = QK_FT_STREAM};
+    f.u.stream.stream_id = s->id;
+    f.u.stream.offset = off;
+    f.u.stream.len = len;
+    f.u.stream.fin = fin;
+    f.u.stream.has_length = true;
+    uint8_t *dst = t->buf + p->end + qk_frame_stream_header_len(s->id, off, len, true);
+    if (len && qk_sendbuf_copy(&s->send, off, len, dst)) return false;
+    f.u.stream.data = dst;
+    if (!put_frame(t, p, &f)) return false;
+    qk_stream_on_sent(s, off, len, fin);
+    if (new_bytes) qk_flow_tx_on_sent(&c->flow_tx, new_bytes);
+    c->stats.stream_bytes_sent += len;
+    record(p, &(qk_sent_frame){.kind = QK_SF_STREAM, .id = s->id, .offset = off,
+                               .length = (uint32_t)len, .fin = fin});
+    if (qk_sendbuf_has_pending(&s->send) && s->send_state != QK_SEND_RESET_SENT) {
+        qk_sched_requeue(&c->sched, n);
+    } else {
+        qk_sched_remove(&c->sched, n);
+        if (qk_sendbuf_writable(&s->send) > 0) {
+            qk_event ev = {.type = QK_EV_STREAM_WRITABLE, .conn = c, .stream_id = s->id};
+            qk_endpoint_push_event(c->ep, &ev);
+        }
+    }
+    return true;
+}
+
+static bool space_wants_send(tx_ctx *t, qk_pn_space s)
+{
+    qk_conn *c = t->c;
+    qk_space *sp = &c->sp[s];
+    if (sp->discarded || !sp->has_tx) return false;
+    if (qk_ack_has_new(&sp->ack) && qk_ack_should_ack_now(&sp->ack, t->now)) return true;
+    if (sp->probes) return true;
+    if (!t->cc_ok) return false;
+    if (qk_sendbuf_has_pending(&sp->crypto_send)) return true;
+    if (s != QK_PN_SPACE_APP || !c->handshake_complete) return false;
+    if (c->pend || c->dgq_count || qk_streams_pending_head(&c->streams)) return true;
+    if (!qk_sched_empty(&c->sched) && qk_flow_tx_available(&c->flow_tx)) return true;
+    uint64_t v;
+    for (int uni = 0; uni < 2; uni++)
+        if (qk_streams_want_max_streams(&c->streams, uni, &v) ||
+            qk_streams_want_streams_blocked(&c->streams, uni, &v))
+            return true;
+    for (size_t i = 0; i < QK_CONN_MAX_LOCAL_CIDS; i++)
+        if (c->lcid[i].send_pending) return true;
+    return qk_flow_rx_should_update(&c->flow_rx);
+}
+
+static void fill_packet(tx_ctx *t, tx_pkt *p)
+{
+    qk_conn *c = t->c;
+    qk_space *sp = &c->sp[p->space];
+    if (qk_ack_has_new(&sp->ack)) write_ack(t, p);
+    if (t->cc_ok || sp->probes) write_crypto(t, p);
+    if (p->space == QK_PN_SPACE_APP && c->handshake_complete && (t->cc_ok || sp->probes)) {
+        write_conn_control(t, p);
+        write_stream_control(t, p);
+        write_datagrams(t, p);
+        while (write_one_stream(t, p)) {
+        }
+    }
+    if (sp->probes && !p->ack_eliciting) {
+        qk_frame f = {.type = QK_FT_PING};
+        if (put_frame(t, p, &f)) record(p, &(qk_sent_frame){.kind = QK_SF_PING});
+    }
+    if (sp->probes && p->ack_eliciting) sp->probes--;
+}
+
+static void finish_packet(tx_ctx *t, tx_pkt *p, size_t pad_to)
+{
+    qk_conn *c = t->c;
+    /* Header protection samples 16 bytes starting 4 after the pn (RFC 9001 §5.4.2). */
+    size_t min_end = p->pn_off + 4;
+    if (p->end < min_end) {
+        memset(t->buf + p->end, 0, min_end - p->end);
+        p->end = min_end;
+    }
+    if (pad_to && p->end + QK_AEAD_TAG_BYTES < pad_to) {
+        size_t add = pad_to - (p->end + QK_AEAD_TAG_BYTES);
+        memset(t->buf + p->end, 0, add);
+        p->end += add;
+        p->in_flight = true;
+    }
+    size_t payload_len = p->end - p->payload;
+    if (p->type != QK_PKT_1RTT)
+        qk_pkt_patch_length(t->buf, p->length_off, p->pn_len + payload_len + QK_AEAD_TAG_BYTES);
+    qk_qlog_packet(c, true, p->type, p->pn, p->end + QK_AEAD_TAG_BYTES - p->start,
+                   t->buf + p->payload, payload_len, t->now);
+    qk_pkt_keys *k = &c->sp[p->space].tx;
+    size_t hdr_len = p->payload - p->start;
+    qk_pkt_seal(k, p->pn, t->buf + p->start, hdr_len, t->buf + p->payload, payload_len);
+    p->end += QK_AEAD_TAG_BYTES;
+    qk_hp_protect(k, t->buf + p->start, p->end - p->start, p->pn_off - p->start);
+}
+
+static void commit_packet(tx_ctx *t, tx_pkt *p)
+{
+    qk_conn *c = t->c;
+    qk_sent_packet sp = {.pn = p->pn,
+                         .time_sent = t->now,
+                         .size_bytes = (uint32_t)(p->end - p->start),
+                         .ack_eliciting = p->ack_eliciting,
+                         .in_flight = p->in_flight || p->ack_eliciting,
+                         .app_limited = qk_sched_empty(&c->sched)};
+    c->sp[p->space].next_pn++;
+    qk_recovery_on_packet_sent(&c->rec, p->space, &sp, p->frames, p->n_frames, t->now);
+    if (sp.in_flight) qk_pacer_on_sent(&c->pacer, sp.size_bytes, t->now);
+    if (p->ack_eliciting) c->last_ack_eliciting_sent = t->now;
+    c->stats.pkts_sent++;
+    /* RFC 9001 §4.9.1: the client discards Initial keys when it first sends Handshake. */
+    if (!c->is_server && p->space == QK_PN_SPACE_HANDSHAKE) c->sent_handshake = true;
+}
+
+static size_t build_close(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
+{
+    tx_ctx t = {.c = c, .buf = buf, .cap = cap, .now = now, .cc_ok = true};
+    /* RFC 9000 §10.2.3: send in the highest space we have keys for. A
+     * 0x1d close before the handshake is confirmed becomes 0x1c (§10.2.3). */
+    qk_pn_space s = QK_PN_SPACE_COUNT;
+    for (int i = QK_PN_SPACE_COUNT - 1; i >= 0; i--)
+        if (c->sp[i].has_tx && !c->sp[i].discarded) {
+            s = (qk_pn_space)i;
+            break;
+        }
+    if (s == QK_PN_SPACE_COUNT || !open_packet(&t, s)) return 0;
+    tx_pkt *p = &t.pkts[0];
+    qk_frame f = {.type = c->close_app && s == QK_PN_SPACE_APP ? QK_FT_CONNECTION_CLOSE_APP
+                                                                : QK_FT_CONNECTION_CLOSE};
+    f.u.close.error_code = c->close_app && s != QK_PN_SPACE_APP ? 0x0c : c->close_code;
+    f.u.close.frame_type = c->close_frame_type;
+    f.u.close.reason = (const uint8_t *)c->close_reason;
+    f.u.close.reason_len = strlen(c->close_reason);
+    if (!put_frame(&t, p, &f)) return 0;
+    t.n = 1;
+    finish_packet(&t, p, c->is_server || s != QK_PN_SPACE_INITIAL ? 0 : MIN_INITIAL_DGRAM);
+    c->sp[s].next_pn++;
+    c->close_send = false;
+    if (c->close_deadline == QK_TIME_INFINITE) c->close_deadline = now + 3 * qk_conn_pto_ns(c);
+    return p->end;
+}
+
+size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
+{
+    if (c->state == QK_CONN_DRAINING || c->state == QK_CONN_CLOSED) return 0;
+    if (cap > c->max_udp_bytes) cap = c->max_udp_bytes;
+    /* RFC 9000 §8.1: at most 3x the bytes received before address validation. */
+    if (!c->address_validated) {
+        uint64_t allow = 3 * c->unvalidated_rx_bytes;
+        uint64_t left = allow > c->unvalidated_tx_bytes ? allow - c->unvalidated_tx_bytes : 0;
+        if (left < cap) cap = (size_t)left;
+        if (cap < 64) return 0;
+    }
+    if (c->state == QK_CONN_CLOSING) {
+        size_t n = c->close_send ? build_close(c, buf, cap, now) : 0;
+        if (!c->address_validated) c->unvalidated_tx_bytes += n;
+        return n;
+    }
+    if (!c->is_server && c->sent_handshake && !c->sp[QK_PN_SPACE_INITIAL].discarded)
+        qk_conn_discard_space(c, QK_PN_SPACE_INITIAL, now);
+
+    tx_ctx t = {.c = c, .buf = buf, .cap = cap, .now = now};
+    uint64_t inflight = qk_recovery_bytes_in_flight(&c->rec);
+    t.cc_ok = inflight + c->max_udp_bytes <= c->cc.cwnd_bytes;
+    if (t.cc_ok) {
+        qk_pacer_set_slow_start(&c->pacer, c->cc.state == QK_CC_SLOW_START);
+        qk_time when = qk_pacer_next_send_time(&c->pacer, now, c->cc.cwnd_bytes,
+                                               c->rtt.smoothed_rtt_ns, c->max_udp_bytes);
+        if (when > now) {
+            t.cc_ok = false;
+            c->pacing_wait = when;
+        }
+    }
+    for (int s = 0; s < QK_PN_SPACE_COUNT; s++) {
+        if (!space_wants_send(&t, (qk_pn_space)s)) continue;
+        if (!open_packet(&t, (qk_pn_space)s)) break;
+        tx_pkt *p = &t.pkts[t.n];
+        fill_packet(&t, p);
+        if (p->end == p->payload) continue; /* nothing fit: drop the header */
+        if (p->type == QK_PKT_INITIAL && (!c->is_server || p->ack_eliciting)) t.pad = true;
+        t.len = p->end + QK_AEAD_TAG_BYTES;
+        t.n++;
+    }
+    if (t.n == 0) return 0;
+    for (size_t i = 0; i < t.n; i++) {
+        bool last = i + 1 == t.n;
+        size_t pad_to = 0;
+        if (last && t.pad) {
+            pad_to = t.pkts[i].start + (MIN_INITIAL_DGRAM > t.pkts[i].start
+                                            ? MIN_INITIAL_DGRAM - t.pkts[i].start
+                                            : 0);
+            if (pad_to > cap) pad_to = cap;
+        }
+        finish_packet(&t, &t.pkts[i], pad_to);
+        commit_packet(&t, &t.pkts[i]);
+    }
+    size_t len = t.pkts[t.n - 1].end;
+    c->stats.bytes_sent += len;
+    if (!c->address_validated) c->unvalidated_tx_bytes += len;
+    qk_recovery_set_amplification_blocked(
+        &c->rec, !c->address_validated && c->unvalidated_tx_bytes >= 3 * c->unvalidated_rx_bytes,
+        now);
+    return len;
+}
