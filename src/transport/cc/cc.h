@@ -2,7 +2,16 @@
  * algorithms (newreno.c, cubic.c, later dctcp.c). The controller owns cwnd and
  * ssthresh; recovery owns bytes in flight and tells the controller about every
  * send, ack, loss, ECN-CE and persistent congestion. Sans-I/O: all times are
- * caller-supplied. */
+ * caller-supplied.
+ *
+ * Call order expected from recovery for one ACK frame: on_packet_acked() for
+ * each newly acknowledged in-flight packet; then, if the ECN-CE count rose,
+ * on_ecn(ce_delta, acked_bytes_of_this_ack) followed by
+ * on_congestion_event(sent time of the largest acked, is_ecn = true); then, for
+ * packets declared lost, on_congestion_event(sent time of the largest lost,
+ * false) and on_persistent_congestion() if RFC 9002 §7.6 says so. A controller
+ * ignores congestion events for packets sent before recovery_start_time
+ * (RFC 9002 §7.3.2), so calling once per lost packet is also fine. */
 #ifndef QK_TRANSPORT_CC_H
 #define QK_TRANSPORT_CC_H
 
@@ -71,6 +80,27 @@ struct qk_cc {
             double w_est_bytes;       /* Reno-friendly estimate (RFC 9438 §4.3) */
             double cwnd_prior_bytes;
             uint64_t bytes_acked;
+            /* Extensions (cubic.c): */
+            double cwnd_epoch_bytes;  /* cwnd at the start of the epoch */
+            double frac_bytes;        /* fractional cwnd growth carried over */
+            bool hystart_css;         /* HyStart++ conservative slow start (RFC 9406) */
+            qk_time hs_round_end;     /* HyStart++: round ends when a packet sent after this is acked */
+            qk_time hs_last_round_min_rtt_ns;
+            qk_time hs_current_round_min_rtt_ns;
+            uint64_t hs_rtt_samples;
+            uint64_t hs_css_rounds;
+            qk_time hs_css_baseline_min_rtt_ns;
+            struct {                  /* state before the last reduction (RFC 9438 §4.9) */
+                bool valid;
+                uint64_t cwnd_bytes;
+                uint64_t ssthresh_bytes;
+                double w_max_bytes;
+                double k_s;
+                qk_time epoch_start;
+                double w_est_bytes;
+                double cwnd_prior_bytes;
+                double cwnd_epoch_bytes;
+            } undo;
         } cubic;
         struct {
             double alpha;             /* DCTCP alpha (fraction of marked bytes) */
@@ -78,6 +108,7 @@ struct qk_cc {
             uint64_t ce_bytes_round;
             qk_time round_end;
             uint64_t bytes_acked;
+            bool ce_in_round;         /* extension: a CE mark arrived this round */
         } dctcp;
     } u;
 };
@@ -97,6 +128,15 @@ static inline uint64_t qk_cc_min_window(const qk_cc *cc)
 {
     return 2 * cc->max_datagram_bytes;
 }
+
+/** True while cwnd is below ssthresh (slow start; the pacer uses gain 2 then). */
+static inline bool qk_cc_in_slow_start(const qk_cc *cc)
+{
+    return cc->cwnd_bytes < cc->ssthresh_bytes;
+}
+
+/** Name of an algorithm ("newreno", "cubic", "dctcp"), or "unknown". */
+const char *qk_cc_algo_name(qk_cc_algo algo);
 
 /** Parse "reno"/"newreno"/"cubic"/"dctcp"; returns the algo or QK_ERR_INVALID_ARG. */
 int qk_cc_algo_parse(const char *name);
