@@ -70,10 +70,10 @@ struct qk_cc {
     qk_cc_state state;
     uint64_t congestion_events;       /* statistics */
     union {                           /* algorithm state */
-        struct {
+        struct qk_cc_reno_state {
             uint64_t bytes_acked;     /* congestion avoidance accumulator */
         } reno;
-        struct {
+        struct qk_cc_cubic_state {
             double w_max_bytes;       /* RFC 9438 W_max */
             double k_s;               /* RFC 9438 K, seconds */
             qk_time epoch_start;      /* start of current CA epoch, 0 = none */
@@ -81,7 +81,9 @@ struct qk_cc {
             double cwnd_prior_bytes;
             uint64_t bytes_acked;
             /* Extensions (cubic.c): */
+            bool in_epoch;            /* epoch_start is valid (times may be 0) */
             double cwnd_epoch_bytes;  /* cwnd at the start of the epoch */
+            qk_time hs_last_sent;     /* HyStart++: time of the latest send */
             double frac_bytes;        /* fractional cwnd growth carried over */
             bool hystart_css;         /* HyStart++ conservative slow start (RFC 9406) */
             qk_time hs_round_end;     /* HyStart++: round ends when a packet sent after this is acked */
@@ -97,12 +99,13 @@ struct qk_cc {
                 double w_max_bytes;
                 double k_s;
                 qk_time epoch_start;
+                bool in_epoch;
                 double w_est_bytes;
                 double cwnd_prior_bytes;
                 double cwnd_epoch_bytes;
             } undo;
         } cubic;
-        struct {
+        struct qk_cc_dctcp_state {
             double alpha;             /* DCTCP alpha (fraction of marked bytes) */
             uint64_t acked_bytes_round;
             uint64_t ce_bytes_round;
@@ -134,6 +137,20 @@ static inline bool qk_cc_in_slow_start(const qk_cc *cc)
 {
     return cc->cwnd_bytes < cc->ssthresh_bytes;
 }
+
+/* The algorithms, and NewReno pieces DCTCP reuses (internal to cc/). */
+extern const qk_cc_ops qk_cc_newreno_ops;
+extern const qk_cc_ops qk_cc_cubic_ops;
+extern const qk_cc_ops qk_cc_dctcp_ops;
+void qk_cc_reset_common(qk_cc *cc);
+void qk_cc_update_state(qk_cc *cc, bool app_limited);
+/* NewReno growth/reduction with the caller's CA byte accumulator (the union
+ * places it differently per algorithm). */
+void qk_newreno_ack(qk_cc *cc, const qk_cc_ack *ack, uint64_t *ca_acc_bytes);
+void qk_newreno_loss(qk_cc *cc, qk_time sent_time, qk_time now, uint64_t *ca_acc_bytes);
+void qk_newreno_persistent(qk_cc *cc, uint64_t *ca_acc_bytes);
+/** True when a packet sent at sent_time belongs to the current recovery period. */
+bool qk_cc_in_recovery_period(const qk_cc *cc, qk_time sent_time);
 
 /** Name of an algorithm ("newreno", "cubic", "dctcp"), or "unknown". */
 const char *qk_cc_algo_name(qk_cc_algo algo);
