@@ -40,8 +40,8 @@ static void dctcp_end_round(qk_cc *cc, qk_time now)
 static void dctcp_on_packet_acked(qk_cc *cc, const qk_cc_ack *ack)
 {
     struct qk_cc_dctcp_state *d = &cc->u.dctcp;
-    d->acked_bytes_round += ack->bytes;
     if (ack->sent_time > d->round_end) dctcp_end_round(cc, ack->now);
+    d->acked_bytes_round += ack->bytes; /* the closing ack opens the new round */
     qk_newreno_ack(cc, ack, &d->bytes_acked);
 }
 
