@@ -76,8 +76,8 @@ static void autotune(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
     if (!rx->autotune || !rx->updated_once || srtt_ns == 0) return;
     if (now - rx->last_update_ns >= 2 * srtt_ns) return;
     if (rx->window_bytes >= rx->max_window_bytes) return;
-    uint64_t next = rx->window_bytes > rx->max_window_bytes / 2 ? rx->max_window_bytes
-                                                                : 2 * rx->window_bytes;
+    uint64_t next =
+        rx->window_bytes > rx->max_window_bytes / 2 ? rx->max_window_bytes : 2 * rx->window_bytes;
     uint64_t delta = next - rx->window_bytes;
     if (rx->budget && !qk_flow_budget_grant(rx->budget, delta)) return; /* memory refused */
     rx->granted_bytes += rx->budget ? delta : 0;

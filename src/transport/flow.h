@@ -29,17 +29,17 @@ void qk_flow_budget_release(qk_flow_budget *b, uint64_t delta_bytes);
 
 /** Receive side: the limit we advertise to the peer. */
 typedef struct qk_flow_rx {
-    uint64_t max_data_bytes;     /**< limit advertised (MAX_DATA / MAX_STREAM_DATA) */
-    uint64_t received_bytes;     /**< highest offset received (sum for a connection) */
-    uint64_t consumed_bytes;     /**< bytes delivered to the application */
-    uint64_t window_bytes;       /**< current window: next limit = consumed + window */
+    uint64_t max_data_bytes; /**< limit advertised (MAX_DATA / MAX_STREAM_DATA) */
+    uint64_t received_bytes; /**< highest offset received (sum for a connection) */
+    uint64_t consumed_bytes; /**< bytes delivered to the application */
+    uint64_t window_bytes;   /**< current window: next limit = consumed + window */
     uint64_t initial_window_bytes;
-    uint64_t max_window_bytes;   /**< auto-tuning cap */
-    bool autotune;               /**< double the window when credit goes fast */
-    qk_time last_update_ns;      /**< when the last limit increase was issued */
-    bool updated_once;           /**< last_update_ns is meaningful */
-    uint64_t granted_bytes;      /**< growth above the initial window held from budget */
-    qk_flow_budget *budget;      /**< NULL = no budget (cap only) */
+    uint64_t max_window_bytes; /**< auto-tuning cap */
+    bool autotune;             /**< double the window when credit goes fast */
+    qk_time last_update_ns;    /**< when the last limit increase was issued */
+    bool updated_once;         /**< last_update_ns is meaningful */
+    uint64_t granted_bytes;    /**< growth above the initial window held from budget */
+    qk_flow_budget *budget;    /**< NULL = no budget (cap only) */
 } qk_flow_rx;
 
 /**
@@ -92,10 +92,10 @@ uint64_t qk_flow_rx_update(qk_flow_rx *rx, qk_time now, qk_time srtt_ns);
 
 /** Send side: the limit the peer gave us. */
 typedef struct qk_flow_tx {
-    uint64_t max_data_bytes;       /**< peer's limit */
-    uint64_t sent_bytes;           /**< highest offset sent (sum for a connection) */
+    uint64_t max_data_bytes;        /**< peer's limit */
+    uint64_t sent_bytes;            /**< highest offset sent (sum for a connection) */
     uint64_t blocked_sent_at_bytes; /**< limit at which *_BLOCKED was last sent */
-    bool blocked_sent;             /**< blocked_sent_at_bytes is meaningful */
+    bool blocked_sent;              /**< blocked_sent_at_bytes is meaningful */
 } qk_flow_tx;
 
 /** Initialise with the peer's initial limit (transport parameter). */

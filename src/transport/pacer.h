@@ -14,14 +14,14 @@
 #define QK_PACER_GAIN_SS_PCT 200u
 
 typedef struct qk_pacer {
-    uint64_t burst_pkts;   /**< quantum in packets (bucket depth = burst_pkts * mds) */
-    int64_t tokens_bytes;  /**< bytes that may leave now; <= quantum, >= -quantum (debt) */
-    uint64_t frac;         /**< sub-byte remainder of refills (numerator over rate_den) */
+    uint64_t burst_pkts;    /**< quantum in packets (bucket depth = burst_pkts * mds) */
+    int64_t tokens_bytes;   /**< bytes that may leave now; <= quantum, >= -quantum (debt) */
+    uint64_t frac;          /**< sub-byte remainder of refills (numerator over rate_den) */
     uint64_t quantum_bytes; /**< burst_pkts * max datagram size */
-    qk_time last_ns;       /**< time of the last refill */
-    uint64_t rate_num;     /**< current rate = rate_num / rate_den bytes per ns */
+    qk_time last_ns;        /**< time of the last refill */
+    uint64_t rate_num;      /**< current rate = rate_num / rate_den bytes per ns */
     uint64_t rate_den;
-    bool slow_start;       /**< use QK_PACER_GAIN_SS_PCT instead of the CA gain */
+    bool slow_start; /**< use QK_PACER_GAIN_SS_PCT instead of the CA gain */
     bool started;
 } qk_pacer;
 

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define QK_SCHED_URGENCIES      8 /* RFC 9218 §4.1: urgency 0 (highest) .. 7 */
+#define QK_SCHED_URGENCIES       8 /* RFC 9218 §4.1: urgency 0 (highest) .. 7 */
 #define QK_SCHED_DEFAULT_URGENCY 3 /* RFC 9218 §4.1 default */
 
 #ifndef QK_CONTAINER_OF
@@ -94,10 +94,10 @@ void qk_sched_set_bypass(qk_sched *s, uint8_t urgency, bool bypass);
  * (DESIGN.md principle 5).
  */
 typedef struct qk_bypass_bucket {
-    uint64_t rate_bps;     /**< refill rate, bytes per second */
-    uint64_t burst_bytes;  /**< bucket depth */
-    uint64_t tokens;       /**< bytes available now */
-    uint64_t frac;         /**< sub-byte refill remainder (byte*ns, < 1e9) */
+    uint64_t rate_bps;    /**< refill rate, bytes per second */
+    uint64_t burst_bytes; /**< bucket depth */
+    uint64_t tokens;      /**< bytes available now */
+    uint64_t frac;        /**< sub-byte refill remainder (byte*ns, < 1e9) */
     qk_time last_ns;
 } qk_bypass_bucket;
 

@@ -79,8 +79,8 @@ static void test_cubic_curve(void **state)
     assert_int_equal(cc.ssthresh_bytes, cc.cwnd_bytes);
 
     const double k = cbrt(w_max * (1 - BETA) / C); /* 5.313 s */
-    sample smp[] = {{0.5, 0, 0}, {1, 0, 0},     {2, 0, 0}, {3, 0, 0},
-                    {4, 0, 0},   {k, 0, 0},     {6, 0, 0}, {7, 0, 0}};
+    sample smp[] = {{0.5, 0, 0}, {1, 0, 0}, {2, 0, 0}, {3, 0, 0},
+                    {4, 0, 0},   {k, 0, 0}, {6, 0, 0}, {7, 0, 0}};
     const size_t n = sizeof smp / sizeof smp[0];
     drive(&cc, t_loss, 100 * MS, 7.2, smp, n);
     assert_true(fabs(cc.u.cubic.k_s - k) < 1e-9);

@@ -26,8 +26,8 @@ static void dctcp_end_round(qk_cc *cc, qk_time now)
 {
     struct qk_cc_dctcp_state *d = &cc->u.dctcp;
     if (d->acked_bytes_round > 0) {
-        uint64_t ce = d->ce_bytes_round < d->acked_bytes_round ? d->ce_bytes_round
-                                                               : d->acked_bytes_round;
+        uint64_t ce =
+            d->ce_bytes_round < d->acked_bytes_round ? d->ce_bytes_round : d->acked_bytes_round;
         double f = (double)ce / (double)d->acked_bytes_round;
         d->alpha = (1.0 - DCTCP_G) * d->alpha + DCTCP_G * f;
     }
