@@ -186,6 +186,40 @@ static void test_cubic_min_window_persistent_app_limited(void **state)
     assert_int_equal(cc.cwnd_bytes, 2 * MDS);
 }
 
+static void test_cubic_app_limited_pause(void **state)
+{
+    (void)state;
+    /* RFC 9438 §5.8: an app-limited pause must not advance t. Drive 1 s of
+     * CA after a loss at W_max = 200, then 5 s of app-limited acks, then one
+     * normal ack: its growth must be what t ~ 1.1 s gives (a few bytes), not
+     * the 1.5 * cwnd clamp that t = 6 s > K = 5.3 s would give (600 bytes). */
+    qk_cc cc;
+    assert_int_equal(qk_cc_init(&cc, QK_CC_CUBIC, MDS, 0), 0);
+    cc.cwnd_bytes = 200 * MDS;
+    qk_time t_loss = 10 * SEC, rtt = 100 * MS;
+    cc.ops->on_congestion_event(&cc, t_loss - 1, false, t_loss);
+    qk_time epoch = drive(&cc, t_loss, rtt, 1.0, NULL, 0);
+    qk_time now = epoch + SEC + rtt;
+    qk_cc_ack a;
+    memset(&a, 0, sizeof a);
+    a.bytes = MDS;
+    a.smoothed_rtt_ns = a.latest_rtt_ns = a.min_rtt_ns = rtt;
+    a.app_limited = true;
+    for (int i = 0; i < 50; i++) {
+        a.now = now + (qk_time)i * 100 * MS;
+        a.sent_time = a.now - rtt;
+        cc.ops->on_packet_acked(&cc, &a);
+    }
+    assert_int_equal(cc.state, QK_CC_APP_LIMITED);
+    uint64_t before = cc.cwnd_bytes;
+    a.app_limited = false;
+    a.now = now + 5 * SEC;
+    a.sent_time = a.now - rtt;
+    cc.ops->on_packet_acked(&cc, &a);
+    assert_true(cc.cwnd_bytes - before < 100);
+    assert_int_equal(cc.state, QK_CC_CONGESTION_AVOIDANCE);
+}
+
 /* One slow-start round: send n packets at T (1 ns apart), ack them rtt later. */
 static void ss_round(qk_cc *cc, qk_time T, qk_time rtt, uint64_t n)
 {
@@ -252,6 +286,7 @@ int main(void)
         cmocka_unit_test(test_cubic_fast_convergence_and_clamp),
         cmocka_unit_test(test_cubic_spurious_undo),
         cmocka_unit_test(test_cubic_min_window_persistent_app_limited),
+        cmocka_unit_test(test_cubic_app_limited_pause),
         cmocka_unit_test(test_hystart),
         cmocka_unit_test(test_hystart_spurious_css_exit),
     };

@@ -172,7 +172,7 @@ static void test_bypass_bucket(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_urgency_order),   cmocka_unit_test(test_sequential_by_id),
+        cmocka_unit_test(test_urgency_order),           cmocka_unit_test(test_sequential_by_id),
         cmocka_unit_test(test_incremental_round_robin), cmocka_unit_test(test_bypass_lookup),
         cmocka_unit_test(test_bypass_bucket),
     };

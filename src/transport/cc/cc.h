@@ -63,7 +63,7 @@ typedef struct qk_cc_ops {
 struct qk_cc {
     const qk_cc_ops *ops;
     uint64_t cwnd_bytes;
-    uint64_t ssthresh_bytes;     /* UINT64_MAX until the first reduction */
+    uint64_t ssthresh_bytes;     /* UINT64_MAX until the first reduction or HyStart++ exit */
     uint64_t max_datagram_bytes; /* current max datagram size */
     qk_time recovery_start_time; /* RFC 9002 §7.3.2 congestion recovery period */
     bool in_recovery;
@@ -76,7 +76,7 @@ struct qk_cc {
         struct qk_cc_cubic_state {
             double w_max_bytes;  /* RFC 9438 W_max */
             double k_s;          /* RFC 9438 K, seconds */
-            qk_time epoch_start; /* start of current CA epoch, 0 = none */
+            qk_time epoch_start; /* start of current CA epoch (valid if in_epoch) */
             double w_est_bytes;  /* Reno-friendly estimate (RFC 9438 §4.3) */
             double cwnd_prior_bytes;
             uint64_t bytes_acked;
@@ -92,6 +92,8 @@ struct qk_cc {
             uint64_t hs_rtt_samples;
             uint64_t hs_css_rounds;
             qk_time hs_css_baseline_min_rtt_ns;
+            bool app_limited; /* RFC 9438 §5.8: an app-limited period is running */
+            qk_time app_limited_since;
             struct { /* state before the last reduction (RFC 9438 §4.9) */
                 bool valid;
                 uint64_t cwnd_bytes;
@@ -136,6 +138,12 @@ static inline uint64_t qk_cc_min_window(const qk_cc *cc)
 static inline bool qk_cc_in_slow_start(const qk_cc *cc)
 {
     return cc->cwnd_bytes < cc->ssthresh_bytes;
+}
+
+/** Report a spurious loss if the algorithm supports undo (RFC 9438 §4.9). */
+static inline void qk_cc_spurious_loss(qk_cc *cc, qk_time now)
+{
+    if (cc->ops->on_spurious_loss) cc->ops->on_spurious_loss(cc, now);
 }
 
 /* The algorithms, and NewReno pieces DCTCP reuses (internal to cc/). */

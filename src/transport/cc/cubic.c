@@ -150,9 +150,20 @@ static void cubic_on_packet_acked(qk_cc *cc, const qk_cc_ack *ack)
         }
         cc->in_recovery = false; /* RFC 9002 §7.3.2 */
     }
-    if (ack->app_limited) { /* RFC 9438 §5.8, RFC 9002 §7.8 */
+    struct qk_cc_cubic_state *c = &cc->u.cubic;
+    if (ack->app_limited) { /* RFC 9438 §5.8, RFC 9002 §7.8: no growth */
+        if (!c->app_limited) {
+            c->app_limited = true;
+            c->app_limited_since = ack->now;
+        }
         qk_cc_update_state(cc, true);
         return;
+    }
+    if (c->app_limited) {
+        /* RFC 9438 §5.8: t excludes the time the window was not used. */
+        c->app_limited = false;
+        if (c->in_epoch && ack->now > c->app_limited_since)
+            c->epoch_start += ack->now - c->app_limited_since;
     }
     if (cc->cwnd_bytes < cc->ssthresh_bytes) {
         hystart_on_ack(cc, ack);
