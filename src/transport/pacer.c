@@ -76,6 +76,12 @@ qk_time qk_pacer_next_send_time(qk_pacer *p, qk_time now, uint64_t cwnd_bytes, q
     return now + (qk_time)wait;
 }
 
+qk_time qk_pacer_next_send_time_cc(qk_pacer *p, qk_time now, const qk_cc *cc, qk_time srtt_ns)
+{
+    p->slow_start = qk_cc_in_slow_start(cc);
+    return qk_pacer_next_send_time(p, now, cc->cwnd_bytes, srtt_ns, cc->max_datagram_bytes);
+}
+
 void qk_pacer_on_sent(qk_pacer *p, uint64_t bytes, qk_time now)
 {
     refill(p, now);

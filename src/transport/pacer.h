@@ -5,6 +5,7 @@
 
 #include <quack/common.h>
 #include <stdbool.h>
+#include "transport/cc/cc.h"
 
 #define QK_PACER_DEFAULT_BURST_PKTS 10u
 /* Pacing gain N (RFC 9002 §7.7: N somewhat above 1, e.g. 1.25; more while
@@ -42,6 +43,12 @@ void qk_pacer_set_slow_start(qk_pacer *p, bool slow_start);
  */
 qk_time qk_pacer_next_send_time(qk_pacer *p, qk_time now, uint64_t cwnd_bytes, qk_time srtt_ns,
                                 uint64_t max_datagram_bytes);
+
+/**
+ * qk_pacer_next_send_time with the window, datagram size and phase (slow
+ * start or not, for the gain) taken from a congestion controller. Never fails.
+ */
+qk_time qk_pacer_next_send_time_cc(qk_pacer *p, qk_time now, const qk_cc *cc, qk_time srtt_ns);
 
 /**
  * A packet of bytes left at now: spend tokens. A packet sent early (e.g. an

@@ -134,12 +134,29 @@ static void test_rate_change(void **state)
     assert_int_equal(qk_pacer_rate_bytes_per_s(&p), 480000);
 }
 
+static void test_with_cc(void **state)
+{
+    (void)state;
+    qk_cc cc;
+    assert_int_equal(qk_cc_init(&cc, QK_CC_NEWRENO, MDS, 0), 0);
+    qk_pacer p;
+    qk_pacer_init(&p, 1);
+    assert_int_equal(qk_pacer_next_send_time_cc(&p, 0, &cc, 100 * MS), 0);
+    qk_pacer_on_sent(&p, MDS, 0);
+    /* Slow start: 2 * 12000 B / 0.1 s = 240000 B/s -> 5 ms per packet. */
+    assert_int_equal(qk_pacer_next_send_time_cc(&p, 0, &cc, 100 * MS), 5 * MS);
+    cc.ops->on_congestion_event(&cc, 0, false, 1); /* cwnd 6000, avoidance after recovery */
+    assert_false(qk_cc_in_slow_start(&cc));
+    /* 1.25 * 6000 B / 0.1 s = 75000 B/s -> 16 ms per packet. */
+    assert_int_equal(qk_pacer_next_send_time_cc(&p, 0, &cc, 100 * MS), 16 * MS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_burst_then_spacing), cmocka_unit_test(test_no_drift),
         cmocka_unit_test(test_idle_caps_burst),    cmocka_unit_test(test_debt_and_unpaced),
-        cmocka_unit_test(test_rate_change),
+        cmocka_unit_test(test_rate_change),        cmocka_unit_test(test_with_cc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
