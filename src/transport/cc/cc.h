@@ -2,7 +2,16 @@
  * algorithms (newreno.c, cubic.c, later dctcp.c). The controller owns cwnd and
  * ssthresh; recovery owns bytes in flight and tells the controller about every
  * send, ack, loss, ECN-CE and persistent congestion. Sans-I/O: all times are
- * caller-supplied. */
+ * caller-supplied.
+ *
+ * Call order expected from recovery for one ACK frame: on_packet_acked() for
+ * each newly acknowledged in-flight packet; then, if the ECN-CE count rose,
+ * on_ecn(ce_delta, acked_bytes_of_this_ack) followed by
+ * on_congestion_event(sent time of the largest acked, is_ecn = true); then, for
+ * packets declared lost, on_congestion_event(sent time of the largest lost,
+ * false) and on_persistent_congestion() if RFC 9002 §7.6 says so. A controller
+ * ignores congestion events for packets sent before recovery_start_time
+ * (RFC 9002 §7.3.2), so calling once per lost packet is also fine. */
 #ifndef QK_TRANSPORT_CC_H
 #define QK_TRANSPORT_CC_H
 
@@ -54,30 +63,57 @@ typedef struct qk_cc_ops {
 struct qk_cc {
     const qk_cc_ops *ops;
     uint64_t cwnd_bytes;
-    uint64_t ssthresh_bytes;     /* UINT64_MAX until the first reduction */
+    uint64_t ssthresh_bytes;     /* UINT64_MAX until the first reduction or HyStart++ exit */
     uint64_t max_datagram_bytes; /* current max datagram size */
     qk_time recovery_start_time; /* RFC 9002 §7.3.2 congestion recovery period */
     bool in_recovery;
     qk_cc_state state;
     uint64_t congestion_events; /* statistics */
     union {                     /* algorithm state */
-        struct {
+        struct qk_cc_reno_state {
             uint64_t bytes_acked; /* congestion avoidance accumulator */
         } reno;
-        struct {
+        struct qk_cc_cubic_state {
             double w_max_bytes;  /* RFC 9438 W_max */
             double k_s;          /* RFC 9438 K, seconds */
-            qk_time epoch_start; /* start of current CA epoch, 0 = none */
+            qk_time epoch_start; /* start of current CA epoch (valid if in_epoch) */
             double w_est_bytes;  /* Reno-friendly estimate (RFC 9438 §4.3) */
             double cwnd_prior_bytes;
             uint64_t bytes_acked;
+            /* Extensions (cubic.c): */
+            bool in_epoch;           /* epoch_start is valid (times may be 0) */
+            double cwnd_epoch_bytes; /* cwnd at the start of the epoch */
+            qk_time hs_last_sent;    /* HyStart++: time of the latest send */
+            double frac_bytes;       /* fractional cwnd growth carried over */
+            bool hystart_css;        /* HyStart++ conservative slow start (RFC 9406) */
+            qk_time hs_round_end; /* HyStart++: round ends when a packet sent after this is acked */
+            qk_time hs_last_round_min_rtt_ns;
+            qk_time hs_current_round_min_rtt_ns;
+            uint64_t hs_rtt_samples;
+            uint64_t hs_css_rounds;
+            qk_time hs_css_baseline_min_rtt_ns;
+            bool app_limited; /* RFC 9438 §5.8: an app-limited period is running */
+            qk_time app_limited_since;
+            struct { /* state before the last reduction (RFC 9438 §4.9) */
+                bool valid;
+                uint64_t cwnd_bytes;
+                uint64_t ssthresh_bytes;
+                double w_max_bytes;
+                double k_s;
+                qk_time epoch_start;
+                bool in_epoch;
+                double w_est_bytes;
+                double cwnd_prior_bytes;
+                double cwnd_epoch_bytes;
+            } undo;
         } cubic;
-        struct {
+        struct qk_cc_dctcp_state {
             double alpha; /* DCTCP alpha (fraction of marked bytes) */
             uint64_t acked_bytes_round;
             uint64_t ce_bytes_round;
             qk_time round_end;
             uint64_t bytes_acked;
+            bool ce_in_round; /* extension: a CE mark arrived this round */
         } dctcp;
     } u;
 };
@@ -97,6 +133,35 @@ static inline uint64_t qk_cc_min_window(const qk_cc *cc)
 {
     return 2 * cc->max_datagram_bytes;
 }
+
+/** True while cwnd is below ssthresh (slow start; the pacer uses gain 2 then). */
+static inline bool qk_cc_in_slow_start(const qk_cc *cc)
+{
+    return cc->cwnd_bytes < cc->ssthresh_bytes;
+}
+
+/** Report a spurious loss if the algorithm supports undo (RFC 9438 §4.9). */
+static inline void qk_cc_spurious_loss(qk_cc *cc, qk_time now)
+{
+    if (cc->ops->on_spurious_loss) cc->ops->on_spurious_loss(cc, now);
+}
+
+/* The algorithms, and NewReno pieces DCTCP reuses (internal to cc/). */
+extern const qk_cc_ops qk_cc_newreno_ops;
+extern const qk_cc_ops qk_cc_cubic_ops;
+extern const qk_cc_ops qk_cc_dctcp_ops;
+void qk_cc_reset_common(qk_cc *cc);
+void qk_cc_update_state(qk_cc *cc, bool app_limited);
+/* NewReno growth/reduction with the caller's CA byte accumulator (the union
+ * places it differently per algorithm). */
+void qk_newreno_ack(qk_cc *cc, const qk_cc_ack *ack, uint64_t *ca_acc_bytes);
+void qk_newreno_loss(qk_cc *cc, qk_time sent_time, qk_time now, uint64_t *ca_acc_bytes);
+void qk_newreno_persistent(qk_cc *cc, uint64_t *ca_acc_bytes);
+/** True when a packet sent at sent_time belongs to the current recovery period. */
+bool qk_cc_in_recovery_period(const qk_cc *cc, qk_time sent_time);
+
+/** Name of an algorithm ("newreno", "cubic", "dctcp"), or "unknown". */
+const char *qk_cc_algo_name(qk_cc_algo algo);
 
 /** Parse "reno"/"newreno"/"cubic"/"dctcp"; returns the algo or QK_ERR_INVALID_ARG. */
 int qk_cc_algo_parse(const char *name);

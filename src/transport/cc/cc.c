@@ -1,0 +1,80 @@
+/* Congestion control: algorithm selection and the pieces every algorithm
+ * shares (RFC 9002 §7). */
+#include "transport/cc/cc.h"
+#include <string.h>
+#include <strings.h>
+
+uint64_t qk_cc_initial_window(uint64_t max_datagram_bytes)
+{
+    /* RFC 9002 §7.2: min(10 * max_datagram_size, max(14720, 2 * max_datagram_size)) */
+    uint64_t floor_bytes = 2 * max_datagram_bytes > 14720 ? 2 * max_datagram_bytes : 14720;
+    uint64_t ten = 10 * max_datagram_bytes;
+    return ten < floor_bytes ? ten : floor_bytes;
+}
+
+void qk_cc_reset_common(qk_cc *cc)
+{
+    cc->cwnd_bytes = qk_cc_initial_window(cc->max_datagram_bytes);
+    cc->ssthresh_bytes = UINT64_MAX; /* RFC 9002 §7.3.1: slow start until a loss */
+    cc->recovery_start_time = 0;
+    cc->in_recovery = false;
+    cc->state = QK_CC_SLOW_START;
+    memset(&cc->u, 0, sizeof cc->u);
+}
+
+bool qk_cc_in_recovery_period(const qk_cc *cc, qk_time sent_time)
+{
+    /* RFC 9002 §7.3.2 / Appendix B.5: a packet sent before the start of the
+     * current recovery period cannot start another one. congestion_events
+     * guards the initial recovery_start_time of 0 (times may start at 0). */
+    return cc->congestion_events > 0 && sent_time <= cc->recovery_start_time;
+}
+
+void qk_cc_update_state(qk_cc *cc, bool app_limited)
+{
+    if (cc->in_recovery)
+        cc->state = QK_CC_RECOVERY;
+    else if (app_limited)
+        cc->state = QK_CC_APP_LIMITED;
+    else if (cc->cwnd_bytes < cc->ssthresh_bytes)
+        cc->state = QK_CC_SLOW_START;
+    else
+        cc->state = QK_CC_CONGESTION_AVOIDANCE;
+}
+
+int qk_cc_init(qk_cc *cc, qk_cc_algo algo, uint64_t max_datagram_bytes, qk_time now)
+{
+    const qk_cc_ops *ops;
+    switch (algo) {
+    case QK_CC_NEWRENO: ops = &qk_cc_newreno_ops; break;
+    case QK_CC_CUBIC: ops = &qk_cc_cubic_ops; break;
+    case QK_CC_DCTCP: ops = &qk_cc_dctcp_ops; break;
+    default: return QK_ERR_INVALID_ARG;
+    }
+    /* RFC 9000 §14: every QUIC path carries at least 1200-byte datagrams. */
+    if (max_datagram_bytes < 1200) return QK_ERR_INVALID_ARG;
+    memset(cc, 0, sizeof *cc);
+    cc->ops = ops;
+    cc->max_datagram_bytes = max_datagram_bytes;
+    ops->reset(cc, now);
+    return 0;
+}
+
+const char *qk_cc_algo_name(qk_cc_algo algo)
+{
+    switch (algo) {
+    case QK_CC_NEWRENO: return "newreno";
+    case QK_CC_CUBIC: return "cubic";
+    case QK_CC_DCTCP: return "dctcp";
+    }
+    return "unknown";
+}
+
+int qk_cc_algo_parse(const char *name)
+{
+    if (!name) return QK_ERR_INVALID_ARG;
+    if (!strcasecmp(name, "reno") || !strcasecmp(name, "newreno")) return QK_CC_NEWRENO;
+    if (!strcasecmp(name, "cubic")) return QK_CC_CUBIC;
+    if (!strcasecmp(name, "dctcp")) return QK_CC_DCTCP;
+    return QK_ERR_INVALID_ARG;
+}

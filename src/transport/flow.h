@@ -1,0 +1,137 @@
+/* Flow control (RFC 9000 §4): a receive-side and a send-side controller,
+ * used at both connection and stream level, plus receive-window
+ * auto-tuning bounded by a memory budget. */
+#ifndef QK_TRANSPORT_FLOW_H
+#define QK_TRANSPORT_FLOW_H
+
+#include <quack/common.h>
+#include <stdbool.h>
+
+/**
+ * A memory budget shared by many receive windows (e.g. all streams of a
+ * connection, or all connections of an endpoint). Auto-tuning asks it before
+ * growing a window; a later issue replaces the policy (pressure, fairness).
+ * capacity_bytes == UINT64_MAX means unlimited.
+ */
+typedef struct qk_flow_budget {
+    uint64_t capacity_bytes;
+    uint64_t used_bytes; /**< sum of window growth granted and not released */
+} qk_flow_budget;
+
+/** Initialise a budget of capacity_bytes. Never fails. */
+void qk_flow_budget_init(qk_flow_budget *b, uint64_t capacity_bytes);
+
+/** Grant delta_bytes of window growth: true and account it, or false (refused). */
+bool qk_flow_budget_grant(qk_flow_budget *b, uint64_t delta_bytes);
+
+/** Return delta_bytes previously granted (e.g. when a stream closes). Never fails. */
+void qk_flow_budget_release(qk_flow_budget *b, uint64_t delta_bytes);
+
+/** Receive side: the limit we advertise to the peer. */
+typedef struct qk_flow_rx {
+    uint64_t max_data_bytes; /**< limit advertised (MAX_DATA / MAX_STREAM_DATA) */
+    uint64_t received_bytes; /**< highest offset received (sum for a connection) */
+    uint64_t consumed_bytes; /**< bytes delivered to the application */
+    uint64_t window_bytes;   /**< current window: next limit = consumed + window */
+    uint64_t initial_window_bytes;
+    uint64_t max_window_bytes; /**< auto-tuning cap */
+    bool autotune;             /**< double the window when credit goes fast */
+    qk_time last_update_ns;    /**< when the last limit increase was issued */
+    bool updated_once;         /**< last_update_ns is meaningful */
+    uint64_t granted_bytes;    /**< growth above the initial window held from budget */
+    qk_flow_budget *budget;    /**< NULL = no budget (cap only) */
+} qk_flow_rx;
+
+/**
+ * Initialise: the initial limit advertised is initial_window_bytes. When
+ * autotune is set, the window may grow up to max_window_bytes (taken as
+ * initial_window_bytes if smaller). budget may be NULL.
+ */
+void qk_flow_rx_init(qk_flow_rx *rx, uint64_t initial_window_bytes, uint64_t max_window_bytes,
+                     bool autotune, qk_flow_budget *budget);
+
+/** Release budget held by rx (call when the stream/connection goes away). */
+void qk_flow_rx_free(qk_flow_rx *rx);
+
+/**
+ * Data up to offset_end arrived (stream level: offset + length of a STREAM
+ * frame). Sets *new_bytes (may be NULL) to how far the highest offset moved,
+ * which the caller adds to the connection-level controller.
+ * Returns 0, or QK_ERR_FLOW_CONTROL when offset_end exceeds the advertised
+ * limit (RFC 9000 §4.1); state is unchanged on error.
+ */
+int qk_flow_rx_on_data(qk_flow_rx *rx, uint64_t offset_end, uint64_t *new_bytes);
+
+/**
+ * Connection level: new_bytes more bytes of new offsets arrived on some
+ * stream. Returns 0, or QK_ERR_FLOW_CONTROL beyond the limit (RFC 9000 §4.1).
+ */
+int qk_flow_rx_add(qk_flow_rx *rx, uint64_t new_bytes);
+
+/**
+ * The application consumed bytes. Returns 0, or QK_ERR_INVALID_ARG if that
+ * would exceed what was received.
+ */
+int qk_flow_rx_on_consumed(qk_flow_rx *rx, uint64_t bytes);
+
+/**
+ * Whether a limit increase should be sent: the credit left to the peer
+ * (limit - consumed) fell below half the window. RFC 9000 §4.2 leaves the
+ * threshold to the receiver; half a window avoids both stalls and chatter.
+ */
+bool qk_flow_rx_should_update(const qk_flow_rx *rx);
+
+/**
+ * Build the next limit (call when writing MAX_DATA / MAX_STREAM_DATA):
+ * first auto-tunes (doubles the window, up to the cap and as the budget
+ * allows, when the previous update's credit was used within 2 * srtt_ns),
+ * then advertises consumed + window. The limit never decreases
+ * (RFC 9000 §4.1). Returns the new limit.
+ */
+uint64_t qk_flow_rx_update(qk_flow_rx *rx, qk_time now, qk_time srtt_ns);
+
+/** Send side: the limit the peer gave us. */
+typedef struct qk_flow_tx {
+    uint64_t max_data_bytes;        /**< peer's limit */
+    uint64_t sent_bytes;            /**< highest offset sent (sum for a connection) */
+    uint64_t blocked_sent_at_bytes; /**< limit at which *_BLOCKED was last sent */
+    bool blocked_sent;              /**< blocked_sent_at_bytes is meaningful */
+} qk_flow_tx;
+
+/** Initialise with the peer's initial limit (transport parameter). */
+void qk_flow_tx_init(qk_flow_tx *tx, uint64_t initial_max_bytes);
+
+/** Credit left: max_data - sent. */
+static inline uint64_t qk_flow_tx_available(const qk_flow_tx *tx)
+{
+    return tx->max_data_bytes - tx->sent_bytes;
+}
+
+/**
+ * Account bytes of new data sent. Returns 0, or QK_ERR_LIMIT when that
+ * exceeds the available credit (a caller bug; state unchanged).
+ */
+int qk_flow_tx_on_sent(qk_flow_tx *tx, uint64_t bytes);
+
+/**
+ * The peer raised its limit (MAX_DATA / MAX_STREAM_DATA). Limits only
+ * increase: a smaller value is ignored (RFC 9000 §19.9, §19.10).
+ * Returns true when the limit grew.
+ */
+bool qk_flow_tx_on_max(qk_flow_tx *tx, uint64_t new_max_bytes);
+
+/**
+ * Whether a DATA_BLOCKED / STREAM_DATA_BLOCKED frame should be sent now: we
+ * have data to send (has_pending), no credit, and have not reported this
+ * limit yet (RFC 9000 §4.1: once per limit). *limit_out gets the value to put
+ * in the frame.
+ */
+bool qk_flow_tx_blocked_pending(const qk_flow_tx *tx, bool has_pending, uint64_t *limit_out);
+
+/** The *_BLOCKED frame for limit_bytes was sent. */
+void qk_flow_tx_on_blocked_sent(qk_flow_tx *tx, uint64_t limit_bytes);
+
+/** The *_BLOCKED frame for limit_bytes was lost: resend if still blocked there. */
+void qk_flow_tx_on_blocked_lost(qk_flow_tx *tx, uint64_t limit_bytes);
+
+#endif

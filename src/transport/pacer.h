@@ -1,0 +1,63 @@
+/* Pacer: a token bucket that spreads a congestion window over a round trip
+ * (RFC 9002 §7.7). Sans-I/O: the caller passes the time, cwnd and RTT. */
+#ifndef QK_TRANSPORT_PACER_H
+#define QK_TRANSPORT_PACER_H
+
+#include <quack/common.h>
+#include <stdbool.h>
+#include "transport/cc/cc.h"
+
+#define QK_PACER_DEFAULT_BURST_PKTS 10u
+/* Pacing gain N (RFC 9002 §7.7: N somewhat above 1, e.g. 1.25; more while
+ * in slow start so the window can still double each round trip). Stored as
+ * a fraction in 1/100 to keep the arithmetic exact. */
+#define QK_PACER_GAIN_CA_PCT 125u
+#define QK_PACER_GAIN_SS_PCT 200u
+
+typedef struct qk_pacer {
+    uint64_t burst_pkts;    /**< quantum in packets (bucket depth = burst_pkts * mds) */
+    int64_t tokens_bytes;   /**< bytes that may leave now; <= quantum, >= -quantum (debt) */
+    uint64_t frac;          /**< sub-byte remainder of refills (numerator over rate_den) */
+    uint64_t quantum_bytes; /**< burst_pkts * max datagram size */
+    qk_time last_ns;        /**< time of the last refill */
+    uint64_t rate_num;      /**< current rate = rate_num / rate_den bytes per ns */
+    uint64_t rate_den;
+    bool slow_start; /**< use QK_PACER_GAIN_SS_PCT instead of the CA gain */
+    bool started;
+} qk_pacer;
+
+/**
+ * Initialise with a burst quantum of burst_pkts packets (0 = default 10).
+ * The bucket starts full (one quantum may go at once). Never fails.
+ */
+void qk_pacer_init(qk_pacer *p, uint64_t burst_pkts);
+
+/** Select the slow-start gain (2) or the congestion-avoidance gain (1.25). */
+void qk_pacer_set_slow_start(qk_pacer *p, bool slow_start);
+
+/**
+ * Earliest time a packet of max_datagram_bytes may be sent: now when the
+ * bucket holds enough tokens, else the exact time it will. Also records the
+ * pacing rate N * cwnd / srtt used for later refills. srtt_ns == 0 or
+ * cwnd_bytes == 0 disables pacing (returns now). Never fails.
+ */
+qk_time qk_pacer_next_send_time(qk_pacer *p, qk_time now, uint64_t cwnd_bytes, qk_time srtt_ns,
+                                uint64_t max_datagram_bytes);
+
+/**
+ * qk_pacer_next_send_time with the window, datagram size and phase (slow
+ * start or not, for the gain) taken from a congestion controller. Never fails.
+ */
+qk_time qk_pacer_next_send_time_cc(qk_pacer *p, qk_time now, const qk_cc *cc, qk_time srtt_ns);
+
+/**
+ * A packet of bytes left at now: spend tokens. A packet sent early (e.g. an
+ * unpaced ACK) leaves a debt of at most one quantum, so the long-run rate
+ * stays exact. Never fails.
+ */
+void qk_pacer_on_sent(qk_pacer *p, uint64_t bytes, qk_time now);
+
+/** Current pacing rate in bytes per second (0 before the first next_send_time). */
+uint64_t qk_pacer_rate_bytes_per_s(const qk_pacer *p);
+
+#endif

@@ -1,0 +1,162 @@
+/* Pacer: rate N * cwnd / srtt (RFC 9002 §7.7), burst quantum, no drift. */
+#include "qk_test.h"
+#include "transport/pacer.h"
+#include <stdlib.h>
+
+#define MDS 1200u
+#define MS  QK_NS_PER_MS
+#define SEC QK_NS_PER_S
+
+/* Backlogged sender: send mds-sized packets whenever allowed during
+ * [start, start + dur); returns bytes released. */
+static uint64_t run(qk_pacer *p, qk_time start, qk_time dur, uint64_t cwnd, qk_time srtt,
+                    uint64_t pkt)
+{
+    uint64_t bytes = 0;
+    qk_time t = start;
+    for (;;) {
+        qk_time at = qk_pacer_next_send_time(p, t, cwnd, srtt, pkt);
+        assert_true(at >= t);
+        if (at >= start + dur) break;
+        t = at;
+        qk_pacer_on_sent(p, pkt, t);
+        bytes += pkt;
+    }
+    return bytes;
+}
+
+static void test_burst_then_spacing(void **state)
+{
+    (void)state;
+    qk_pacer p;
+    qk_pacer_init(&p, 0); /* default 10 packets */
+    qk_time t = 5 * SEC;
+    for (int i = 0; i < 10; i++) {
+        assert_int_equal(qk_pacer_next_send_time(&p, t, 12000, 100 * MS, MDS), t);
+        qk_pacer_on_sent(&p, MDS, t);
+    }
+    /* rate = 1.25 * 12000 B / 0.1 s = 150000 B/s: 1200 B every 8 ms. */
+    assert_int_equal(qk_pacer_rate_bytes_per_s(&p), 150000);
+    qk_time next = qk_pacer_next_send_time(&p, t, 12000, 100 * MS, MDS);
+    assert_int_equal(next, t + 8 * MS);
+    /* Asking again before then gives the same absolute time. */
+    assert_int_equal(qk_pacer_next_send_time(&p, t + 3 * MS, 12000, 100 * MS, MDS), t + 8 * MS);
+    qk_pacer_on_sent(&p, MDS, next);
+    assert_int_equal(qk_pacer_next_send_time(&p, next, 12000, 100 * MS, MDS), next + 8 * MS);
+}
+
+static void test_no_drift(void **state)
+{
+    (void)state;
+    /* Awkward numbers so every refill leaves a remainder. */
+    const uint64_t cwnd = 123457, pkt = 1237;
+    const qk_time srtt = 33333331;
+    for (int ss = 0; ss < 2; ss++) {
+        qk_pacer p;
+        qk_pacer_init(&p, 4);
+        qk_pacer_set_slow_start(&p, ss);
+        uint64_t quantum = 4 * pkt;
+        uint64_t bytes = run(&p, 7, SEC, cwnd, srtt, pkt);
+        double gain = ss ? 2.0 : 1.25;
+        double expect = gain * (double)cwnd / ((double)srtt / SEC); /* bytes in 1 s */
+        /* released = initial quantum + rate * 1 s, within one packet. */
+        double diff = (double)bytes - (double)quantum - expect;
+        if (diff > pkt || diff < -(double)pkt)
+            fail_msg("ss=%d released %llu, rate*T %.0f, quantum %llu", ss,
+                     (unsigned long long)bytes, expect, (unsigned long long)quantum);
+        /* And over 10 s the error stays the same size (no accumulation). */
+        qk_pacer_init(&p, 4);
+        qk_pacer_set_slow_start(&p, ss);
+        bytes = run(&p, 7, 10 * SEC, cwnd, srtt, pkt);
+        diff = (double)bytes - (double)quantum - 10 * expect;
+        assert_true(diff <= pkt && diff >= -(double)pkt);
+    }
+}
+
+static void test_idle_caps_burst(void **state)
+{
+    (void)state;
+    qk_pacer p;
+    qk_pacer_init(&p, 3);
+    qk_time t = 0;
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(qk_pacer_next_send_time(&p, t, 30000, 10 * MS, MDS), t);
+        qk_pacer_on_sent(&p, MDS, t);
+    }
+    assert_true(qk_pacer_next_send_time(&p, t, 30000, 10 * MS, MDS) > t);
+    /* Idle for 10 s: only one quantum (3 packets) may burst. */
+    t = 10 * SEC;
+    int burst = 0;
+    while (qk_pacer_next_send_time(&p, t, 30000, 10 * MS, MDS) == t) {
+        qk_pacer_on_sent(&p, MDS, t);
+        burst++;
+        assert_true(burst < 100);
+    }
+    assert_int_equal(burst, 3);
+}
+
+static void test_debt_and_unpaced(void **state)
+{
+    (void)state;
+    qk_pacer p;
+    qk_pacer_init(&p, 2);
+    /* No RTT yet: no pacing at all. */
+    for (int i = 0; i < 50; i++) {
+        assert_int_equal(qk_pacer_next_send_time(&p, 100, 12000, 0, MDS), 100);
+        qk_pacer_on_sent(&p, MDS, 100);
+    }
+    assert_int_equal(qk_pacer_rate_bytes_per_s(&p), 0);
+    /* With an RTT the bucket starts full (2 packets), then a packet sent
+     * early (e.g. an ACK) is a debt repaid at the pacing rate. */
+    qk_time t = SEC;
+    assert_int_equal(qk_pacer_next_send_time(&p, t, 24000, 100 * MS, MDS), t);
+    qk_pacer_on_sent(&p, MDS, t);
+    qk_pacer_on_sent(&p, MDS, t);
+    qk_pacer_on_sent(&p, MDS, t); /* 1200 B of debt */
+    /* rate 300000 B/s = 4 ms per 1200 B: debt + one packet = 8 ms. */
+    assert_int_equal(qk_pacer_next_send_time(&p, t, 24000, 100 * MS, MDS), t + 8 * MS);
+}
+
+static void test_rate_change(void **state)
+{
+    (void)state;
+    qk_pacer p;
+    qk_pacer_init(&p, 1);
+    qk_time t = 0;
+    assert_int_equal(qk_pacer_next_send_time(&p, t, 12000, 100 * MS, MDS), t);
+    qk_pacer_on_sent(&p, MDS, t);
+    assert_int_equal(qk_pacer_next_send_time(&p, t, 12000, 100 * MS, MDS), 8 * MS);
+    /* cwnd doubles: the wait halves. */
+    assert_int_equal(qk_pacer_next_send_time(&p, t, 24000, 100 * MS, MDS), 4 * MS);
+    /* Slow start gain 2 vs 1.25. */
+    qk_pacer_set_slow_start(&p, true);
+    assert_int_equal(qk_pacer_next_send_time(&p, t, 24000, 100 * MS, MDS), 2500 * QK_NS_PER_US);
+    assert_int_equal(qk_pacer_rate_bytes_per_s(&p), 480000);
+}
+
+static void test_with_cc(void **state)
+{
+    (void)state;
+    qk_cc cc;
+    assert_int_equal(qk_cc_init(&cc, QK_CC_NEWRENO, MDS, 0), 0);
+    qk_pacer p;
+    qk_pacer_init(&p, 1);
+    assert_int_equal(qk_pacer_next_send_time_cc(&p, 0, &cc, 100 * MS), 0);
+    qk_pacer_on_sent(&p, MDS, 0);
+    /* Slow start: 2 * 12000 B / 0.1 s = 240000 B/s -> 5 ms per packet. */
+    assert_int_equal(qk_pacer_next_send_time_cc(&p, 0, &cc, 100 * MS), 5 * MS);
+    cc.ops->on_congestion_event(&cc, 0, false, 1); /* cwnd 6000, avoidance after recovery */
+    assert_false(qk_cc_in_slow_start(&cc));
+    /* 1.25 * 6000 B / 0.1 s = 75000 B/s -> 16 ms per packet. */
+    assert_int_equal(qk_pacer_next_send_time_cc(&p, 0, &cc, 100 * MS), 16 * MS);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_burst_then_spacing), cmocka_unit_test(test_no_drift),
+        cmocka_unit_test(test_idle_caps_burst),    cmocka_unit_test(test_debt_and_unpaced),
+        cmocka_unit_test(test_rate_change),        cmocka_unit_test(test_with_cc),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
