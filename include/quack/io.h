@@ -220,7 +220,9 @@ typedef struct qk_io_loop_stats {
 /**
  * Create a loop driving ops/ctx over socket u (not owned: close it after
  * qk_io_loop_del). cfg may be NULL. Returns 0 and sets *out, or
- * QK_ERR_INVALID_ARG (NULL ops callback, batch above 64), QK_ERR_NOMEM.
+ * QK_ERR_INVALID_ARG (NULL ops callback, batch above 64, buf_bytes above
+ * 65535, or below 65535 on a socket with caps.gro: open it with
+ * QK_UDP_NO_GRO to use small buffers), QK_ERR_NOMEM.
  */
 int qk_io_loop_new(qk_udp *u, const qk_io_driver_ops *ops, void *ctx, const qk_io_loop_config *cfg,
                    qk_io_loop **out);

@@ -258,6 +258,10 @@ int qk_io_loop_new(qk_udp *u, const qk_io_driver_ops *ops, void *ctx, const qk_i
     l->ctx = ctx;
     l->armed_deadline = QK_TIME_INFINITE;
     int rc = apply_config(l, cfg);
+    qk_udp_caps caps;
+    qk_udp_get_caps(u, &caps);
+    /* A GRO batch larger than the buffer would be truncated and dropped. */
+    if (rc == 0 && caps.gro && l->buf_bytes < QK_UDP_MAX_PAYLOAD_BYTES) rc = QK_ERR_INVALID_ARG;
     if (rc == 0) rc = alloc_buffers(l);
     if (rc == 0 && !l->ev) {
         l->ev = ev_loop_new(EVFLAG_AUTO);

@@ -884,6 +884,12 @@ static void test_loop_break_from_thread(void **state)
     qk_io_loop_config bad = {.send_batch = 65};
     qk_io_loop *l2 = NULL;
     assert_int_equal(qk_io_loop_new(u, &ops, NULL, &bad, &l2), QK_ERR_INVALID_ARG);
+    qk_io_loop_config small = {.buf_bytes = 2048}; /* GRO batches would not fit */
+    assert_int_equal(qk_io_loop_new(u, &ops, NULL, &small, &l2), QK_ERR_INVALID_ARG);
+    qk_udp *nogro = open_at("127.0.0.1:0", QK_UDP_NO_GRO);
+    assert_int_equal(qk_io_loop_new(nogro, &ops, NULL, &small, &l2), 0);
+    qk_io_loop_del(l2);
+    qk_udp_close(nogro);
     qk_io_driver_ops half = ops;
     half.poll_send = NULL;
     assert_int_equal(qk_io_loop_new(u, &half, NULL, NULL, &l2), QK_ERR_INVALID_ARG);
