@@ -152,9 +152,10 @@ int qk_udp_recv(qk_udp *u, qk_datagram *d, size_t n);
  * Returns the number of entries fully sent (n when all went out). When the
  * socket would block, entries [ret, n) are unsent; if entry ret was partly
  * sent, its data/len were advanced past the segments already sent, so calling
- * again with d + ret continues exactly. Returns QK_ERR_AGAIN when nothing at
- * all could be sent, QK_ERR_IO (errno preserved) when the first unsent
- * datagram fails (e.g. EMSGSIZE, ENETUNREACH): the caller typically drops it.
+ * again with d + ret continues exactly. Returns QK_ERR_AGAIN when no entry
+ * was completed (d[0] may still have advanced), QK_ERR_IO (errno preserved)
+ * when the first unsent datagram fails (e.g. EMSGSIZE, ENETUNREACH; the
+ * caller typically drops that entry).
  */
 int qk_udp_send(qk_udp *u, qk_datagram *d, size_t n);
 

@@ -54,6 +54,7 @@ struct qk_udp {
     qk_cmsg_buf cmsg[QK_UDP_BATCH_MAX];
     struct sockaddr_storage names[QK_UDP_BATCH_MAX]; /* converted send addresses */
     qk_udp_msgmap map[QK_UDP_BATCH_MAX];
+    qk_udp_sendmmsg_fn sendmmsg_fn;
 };
 
 /* ------------------------------------------------------------------------ */
@@ -301,6 +302,7 @@ int qk_udp_open(const qk_addr *bind_addr, unsigned flags, qk_udp **out)
     u->caps.family = fam;
     u->caps.dualstack = fam == AF_INET6 && (flags & QK_UDP_DUALSTACK);
     u->wildcard = is_wildcard(bind_addr);
+    u->sendmmsg_fn = sendmmsg;
     u->fd = socket(fam, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_UDP);
     if (u->fd < 0) goto fail;
     if (fam == AF_INET6 && !setopt_int(u->fd, IPPROTO_IPV6, IPV6_V6ONLY, !u->caps.dualstack))
@@ -326,6 +328,11 @@ void qk_udp_close(qk_udp *u)
     if (!u) return;
     close(u->fd);
     free(u);
+}
+
+void qk_udp_set_sendmmsg(qk_udp *u, qk_udp_sendmmsg_fn fn)
+{
+    u->sendmmsg_fn = fn ? fn : sendmmsg;
 }
 
 int qk_udp_fd(const qk_udp *u)
@@ -638,7 +645,7 @@ int qk_udp_send(qk_udp *u, qk_datagram *d, size_t n)
             errno = EAFNOSUPPORT;
             return done ? (int)done : QK_ERR_IO;
         }
-        int r = sendmmsg(u->fd, u->msgs, (unsigned)nm, 0);
+        int r = u->sendmmsg_fn(u->fd, u->msgs, (unsigned)nm, 0);
         u->stats.send_calls++;
         if (r < 0) {
             int err = errno;

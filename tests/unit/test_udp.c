@@ -2,6 +2,7 @@
  * GSO/GRO and the split fallback, pktinfo, addresses, and a loop echo. */
 #include "qk_test.h"
 #include <quack/io.h>
+#include "io/udp.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -555,6 +556,133 @@ static void test_gso_runtime_fallback(void **state)
 }
 
 /* ---------------------------------------------------------------------- */
+/* would-block paths (sendmmsg wrapped to block on demand)                */
+/* ---------------------------------------------------------------------- */
+
+static int fake_limit = -1; /* >= 0: the next call sends at most this many */
+static int fake_eagain;     /* then this many calls fail with EAGAIN */
+
+static int fake_sendmmsg(int fd, struct mmsghdr *m, unsigned n, int flags)
+{
+    if (fake_limit >= 0) {
+        unsigned k = n < (unsigned)fake_limit ? n : (unsigned)fake_limit;
+        fake_limit = -1;
+        return sendmmsg(fd, m, k, flags);
+    }
+    if (fake_eagain > 0) {
+        fake_eagain--;
+        errno = EAGAIN;
+        return -1;
+    }
+    return sendmmsg(fd, m, n, flags);
+}
+
+/* Blocking in the middle of a split batch: the entry advances, resumes exactly. */
+static void test_send_partial_resume(void **state)
+{
+    (void)state;
+    qk_udp *tx = open_at("127.0.0.1:0", QK_UDP_NO_GSO), *rx = open_at("127.0.0.1:0", 0);
+    qk_udp_set_sendmmsg(tx, fake_sendmmsg);
+    qk_addr dst;
+    qk_udp_local_addr(rx, &dst);
+    size_t len = 11 * 1000 + 300;
+    uint8_t *run = malloc(len), tail[200];
+    fill(run, len, 77);
+    fill(tail, sizeof(tail), 3);
+    qk_datagram d[2] = {{.data = run, .len = len, .peer = dst, .segment_bytes = 1000},
+                        {.data = tail, .len = sizeof(tail), .peer = dst}};
+    fake_limit = 5;
+    fake_eagain = 1;
+    assert_int_equal(qk_udp_send(tx, d, 2), QK_ERR_AGAIN);
+    assert_ptr_equal(d[0].data, run + 5000);
+    assert_int_equal(d[0].len, len - 5000);
+    assert_int_equal(qk_udp_send(tx, d, 2), 2);
+    rx_log *log = log_new();
+    recv_until(rx, log, 13);
+    assert_int_equal(log->n, 13);
+    log->n = 12;
+    expect_run(log, 1000, 12, 300, QK_ECN_NOT_ECT);
+    assert_int_equal(log->items[12].len, sizeof(tail));
+    assert_true(check(log->items[12].data, sizeof(tail), 3, 0));
+    qk_udp_stats st;
+    qk_udp_get_stats(tx, &st);
+    assert_int_equal(st.tx_datagrams, 13);
+    log_del(log);
+    free(run);
+    qk_udp_close(rx);
+    qk_udp_close(tx);
+}
+
+/* A driver that emits 10 datagrams once, then stops the loop on its timer. */
+typedef struct burst {
+    qk_io_loop *loop;
+    qk_addr dst;
+    bool sent;
+    size_t polls;
+    qk_time stop_at;
+} burst;
+
+static size_t burst_poll(void *ctx, qk_datagram *out, size_t max, qk_time now)
+{
+    burst *b = ctx;
+    b->polls++;
+    if (b->sent) return 0;
+    b->sent = true;
+    assert_true(max >= 10);
+    for (uint32_t i = 0; i < 10; i++) {
+        fill(out[i].data, 300, i);
+        out[i].len = 300;
+        out[i].peer = b->dst;
+    }
+    return 10;
+}
+
+static qk_time burst_next(void *ctx)
+{
+    return ((burst *)ctx)->stop_at;
+}
+
+static void burst_timeout(void *ctx, qk_time now)
+{
+    qk_io_loop_break(((burst *)ctx)->loop);
+}
+
+static void burst_in(void *ctx, qk_datagram *d, size_t n, qk_time now) {}
+
+/* The socket "would block": the loop parks the batch, waits for EV_WRITE,
+ * and does not poll the driver for more until the batch is out. */
+static void test_loop_would_block(void **state)
+{
+    (void)state;
+    qk_udp *tx = open_at("127.0.0.1:0", 0), *rx = open_at("127.0.0.1:0", 0);
+    qk_udp_set_sendmmsg(tx, fake_sendmmsg);
+    static const qk_io_driver_ops ops = {burst_in, burst_poll, burst_next, burst_timeout};
+    burst b = {0};
+    qk_udp_local_addr(rx, &b.dst);
+    b.stop_at = qk_io_now() + 30 * QK_NS_PER_MS;
+    assert_int_equal(qk_io_loop_new(tx, &ops, &b, NULL, &b.loop), 0);
+    fake_limit = -1;
+    fake_eagain = 2;
+    assert_int_equal(qk_io_loop_run(b.loop), 0);
+    qk_io_loop_stats st;
+    qk_io_loop_get_stats(b.loop, &st);
+    assert_int_equal(st.send_blocked, 2);
+    assert_int_equal(st.tx_entries, 10);
+    assert_int_equal(st.tx_dropped, 0);
+    /* polled once for the burst, once after it went out, once per wakeup
+     * after that (timer) -- never while the batch was parked */
+    assert_true(b.polls >= 2 && b.polls <= 3);
+    rx_log *log = log_new();
+    recv_until(rx, log, 10);
+    assert_int_equal(log->n, 10);
+    for (uint32_t i = 0; i < 10; i++) assert_true(check(log->items[i].data, 300, i, 0));
+    log_del(log);
+    qk_io_loop_del(b.loop);
+    qk_udp_close(rx);
+    qk_udp_close(tx);
+}
+
+/* ---------------------------------------------------------------------- */
 /* pktinfo                                                                */
 /* ---------------------------------------------------------------------- */
 
@@ -910,6 +1038,8 @@ int main(void)
         cmocka_unit_test(test_gso_gro),
         cmocka_unit_test(test_gso_forced_off),
         cmocka_unit_test(test_gso_runtime_fallback),
+        cmocka_unit_test(test_send_partial_resume),
+        cmocka_unit_test(test_loop_would_block),
         cmocka_unit_test(test_pktinfo_v4),
         cmocka_unit_test(test_pktinfo_dualstack),
         cmocka_unit_test(test_loop_echo),
