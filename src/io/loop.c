@@ -1,0 +1,356 @@
+/* A libev loop driving a sans-I/O driver over one qk_udp socket:
+ * readable -> recv batch -> on_datagrams; then drain poll_send -> sendmmsg
+ * (park the rest and wait for EV_WRITE when the socket would block); one
+ * timer re-armed from next_timeout. */
+#include "io/loop.h"
+#include "io/udp.h"
+
+#include <ev.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct qk_io_loop {
+    struct ev_loop *ev;
+    bool own_ev;
+    qk_udp *udp;
+    qk_io_driver_ops ops;
+    void *ctx;
+
+    ev_io rio, wio;
+    ev_timer timer;
+    ev_async wake;
+    ev_signal sigs[QK_IO_LOOP_MAX_SIGNALS];
+    size_t nsigs;
+    int stop_signal;
+
+    size_t recv_batch, send_batch, buf_bytes;
+    uint8_t *rbuf, *sbuf;
+    qk_datagram *rx;          /* recv_batch entries */
+    qk_datagram *split;       /* QK_IO_LOOP_SPLIT_MAX entries */
+    qk_datagram *tx;          /* send_batch entries */
+    size_t tx_head, tx_count; /* parked entries [tx_head, tx_count) */
+
+    qk_time armed_deadline;
+    bool running, in_flush;
+    atomic_bool stop; /* set by qk_io_loop_break from any thread */
+    qk_io_loop_stats stats;
+};
+
+qk_time qk_io_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (qk_time)ts.tv_sec * QK_NS_PER_S + (qk_time)ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Receive path                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* Hand datagrams to the driver with GRO batches split into single ones,
+ * at most QK_IO_LOOP_SPLIT_MAX per call. */
+static void deliver(qk_io_loop *l, size_t n, qk_time now)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n && !l->stop; i++) {
+        const qk_datagram *d = &l->rx[i];
+        if (d->len == 0) continue; /* truncated, dropped by qk_udp_recv */
+        size_t segs = qk_datagram_segment_count(d);
+        for (size_t s = 0; s < segs; s++) {
+            qk_datagram_segment(d, s, &l->split[k++]);
+            if (k == QK_IO_LOOP_SPLIT_MAX) {
+                l->ops.on_datagrams(l->ctx, l->split, k, now);
+                l->stats.rx_datagrams += k;
+                k = 0;
+            }
+        }
+    }
+    if (k) {
+        l->ops.on_datagrams(l->ctx, l->split, k, now);
+        l->stats.rx_datagrams += k;
+    }
+}
+
+static void read_socket(qk_io_loop *l)
+{
+    for (int round = 0; round < QK_IO_LOOP_READ_ROUNDS && !l->stop; round++) {
+        for (size_t i = 0; i < l->recv_batch; i++) {
+            l->rx[i].data = l->rbuf + i * l->buf_bytes;
+            l->rx[i].len = l->buf_bytes;
+        }
+        int r = qk_udp_recv(l->udp, l->rx, l->recv_batch);
+        if (r <= 0) break; /* QK_ERR_AGAIN, or an error the next readiness retries */
+        deliver(l, (size_t)r, qk_io_now());
+        if ((size_t)r < l->recv_batch) break;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Send path                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* Send parked entries. Returns false when the socket would block. */
+static bool send_parked(qk_io_loop *l)
+{
+    while (l->tx_head < l->tx_count) {
+        int r = qk_udp_send(l->udp, l->tx + l->tx_head, l->tx_count - l->tx_head);
+        if (r == QK_ERR_AGAIN) {
+            l->stats.send_blocked++;
+            return false;
+        }
+        if (r < 0) {
+            /* UDP is lossy: a datagram the kernel refuses (EMSGSIZE, no route,
+             * ENOBUFS) is dropped; QUIC loss recovery repairs it. */
+            l->stats.tx_dropped++;
+            l->tx_head++;
+            continue;
+        }
+        l->stats.tx_entries += (uint64_t)r;
+        l->tx_head += (size_t)r;
+    }
+    l->tx_head = l->tx_count = 0;
+    return true;
+}
+
+static void flush(qk_io_loop *l)
+{
+    if (l->in_flush) return;
+    l->in_flush = true;
+    while (!l->stop) {
+        if (l->tx_count && !send_parked(l)) {
+            ev_io_start(l->ev, &l->wio);
+            break;
+        }
+        qk_time now = qk_io_now();
+        for (size_t i = 0; i < l->send_batch; i++) {
+            qk_datagram *d = &l->tx[i];
+            d->data = l->sbuf + i * l->buf_bytes;
+            d->len = l->buf_bytes;
+            d->local.len = 0;
+            d->peer.len = 0;
+            d->ecn = QK_ECN_NOT_ECT;
+            d->segment_bytes = 0;
+        }
+        size_t n = l->ops.poll_send(l->ctx, l->tx, l->send_batch, now);
+        if (n == 0) break;
+        if (n > l->send_batch) n = l->send_batch;
+        l->tx_head = 0;
+        l->tx_count = n;
+    }
+    l->in_flush = false;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Timer                                                                    */
+/* ------------------------------------------------------------------------ */
+
+static void rearm(qk_io_loop *l)
+{
+    if (l->stop) return;
+    qk_time dl = l->ops.next_timeout(l->ctx);
+    if (dl == l->armed_deadline && (dl == QK_TIME_INFINITE || ev_is_active(&l->timer))) return;
+    ev_timer_stop(l->ev, &l->timer);
+    l->armed_deadline = dl;
+    if (dl == QK_TIME_INFINITE) return;
+    qk_time now = qk_io_now();
+    double after = dl > now ? (double)(dl - now) / (double)QK_NS_PER_S : 0.0;
+    /* libev measures from its cached ev_now(); refresh it so the timer does
+     * not fire early by the time spent in this iteration. */
+    ev_now_update(l->ev);
+    ev_timer_set(&l->timer, after, 0.0);
+    ev_timer_start(l->ev, &l->timer);
+}
+
+/* After any event: send what the driver has and re-arm its timer. */
+static void settle(qk_io_loop *l)
+{
+    flush(l);
+    rearm(l);
+}
+
+/* ------------------------------------------------------------------------ */
+/* libev callbacks                                                          */
+/* ------------------------------------------------------------------------ */
+
+static void on_readable(struct ev_loop *ev, ev_io *w, int revents)
+{
+    qk_io_loop *l = w->data;
+    l->stats.wakeups++;
+    read_socket(l);
+    settle(l);
+}
+
+static void on_writable(struct ev_loop *ev, ev_io *w, int revents)
+{
+    qk_io_loop *l = w->data;
+    l->stats.wakeups++;
+    ev_io_stop(ev, w);
+    settle(l); /* flush() re-starts wio if it still blocks */
+}
+
+static void on_timer(struct ev_loop *ev, ev_timer *w, int revents)
+{
+    qk_io_loop *l = w->data;
+    l->stats.wakeups++;
+    l->armed_deadline = QK_TIME_INFINITE;
+    qk_time now = qk_io_now();
+    qk_time dl = l->ops.next_timeout(l->ctx);
+    if (dl != QK_TIME_INFINITE && now >= dl) {
+        l->stats.timeouts++;
+        l->ops.on_timeout(l->ctx, now);
+    }
+    settle(l);
+}
+
+static void on_wake(struct ev_loop *ev, ev_async *w, int revents)
+{
+    qk_io_loop *l = w->data;
+    if (l->stop) ev_break(ev, EVBREAK_ALL);
+}
+
+static void on_signal(struct ev_loop *ev, ev_signal *w, int revents)
+{
+    qk_io_loop *l = w->data;
+    l->stop_signal = w->signum;
+    l->stop = true;
+    ev_break(ev, EVBREAK_ALL);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Lifecycle                                                                */
+/* ------------------------------------------------------------------------ */
+
+static int apply_config(qk_io_loop *l, const qk_io_loop_config *cfg)
+{
+    qk_io_loop_config c = cfg ? *cfg : (qk_io_loop_config){0};
+    l->recv_batch = c.recv_batch ? c.recv_batch : QK_IO_LOOP_RECV_BATCH;
+    l->send_batch = c.send_batch ? c.send_batch : QK_IO_LOOP_SEND_BATCH;
+    l->buf_bytes = c.buf_bytes ? c.buf_bytes : QK_IO_LOOP_BUF_BYTES;
+    if (l->recv_batch > QK_UDP_BATCH_MAX || l->send_batch > QK_UDP_BATCH_MAX ||
+        l->buf_bytes > QK_UDP_MAX_PAYLOAD_BYTES)
+        return QK_ERR_INVALID_ARG;
+    l->ev = c.ev;
+    return 0;
+}
+
+static int alloc_buffers(qk_io_loop *l)
+{
+    l->rbuf = malloc(l->recv_batch * l->buf_bytes);
+    l->sbuf = malloc(l->send_batch * l->buf_bytes);
+    l->rx = calloc(l->recv_batch, sizeof(*l->rx));
+    l->split = calloc(QK_IO_LOOP_SPLIT_MAX, sizeof(*l->split));
+    l->tx = calloc(l->send_batch, sizeof(*l->tx));
+    return (l->rbuf && l->sbuf && l->rx && l->split && l->tx) ? 0 : QK_ERR_NOMEM;
+}
+
+int qk_io_loop_new(qk_udp *u, const qk_io_driver_ops *ops, void *ctx, const qk_io_loop_config *cfg,
+                   qk_io_loop **out)
+{
+    if (!u || !ops || !out || !ops->on_datagrams || !ops->poll_send || !ops->next_timeout ||
+        !ops->on_timeout)
+        return QK_ERR_INVALID_ARG;
+    qk_io_loop *l = calloc(1, sizeof(*l));
+    if (!l) return QK_ERR_NOMEM;
+    l->udp = u;
+    l->ops = *ops;
+    l->ctx = ctx;
+    l->armed_deadline = QK_TIME_INFINITE;
+    int rc = apply_config(l, cfg);
+    qk_udp_caps caps;
+    qk_udp_get_caps(u, &caps);
+    /* A GRO batch larger than the buffer would be truncated and dropped. */
+    if (rc == 0 && caps.gro && l->buf_bytes < QK_UDP_MAX_PAYLOAD_BYTES) rc = QK_ERR_INVALID_ARG;
+    if (rc == 0) rc = alloc_buffers(l);
+    if (rc == 0 && !l->ev) {
+        l->ev = ev_loop_new(EVFLAG_AUTO);
+        l->own_ev = true;
+        if (!l->ev) rc = QK_ERR_NOMEM;
+    }
+    if (rc < 0) {
+        qk_io_loop_del(l);
+        return rc;
+    }
+    ev_io_init(&l->rio, on_readable, qk_udp_fd(u), EV_READ);
+    ev_io_init(&l->wio, on_writable, qk_udp_fd(u), EV_WRITE);
+    ev_timer_init(&l->timer, on_timer, 0.0, 0.0);
+    ev_async_init(&l->wake, on_wake);
+    l->rio.data = l->wio.data = l->timer.data = l->wake.data = l;
+    /* Watchers live from creation so several loops can share one ev_loop. */
+    ev_io_start(l->ev, &l->rio);
+    ev_async_start(l->ev, &l->wake);
+    *out = l;
+    return 0;
+}
+
+void qk_io_loop_del(qk_io_loop *l)
+{
+    if (!l) return;
+    if (l->ev) {
+        ev_io_stop(l->ev, &l->rio);
+        ev_io_stop(l->ev, &l->wio);
+        ev_timer_stop(l->ev, &l->timer);
+        ev_async_stop(l->ev, &l->wake);
+        for (size_t i = 0; i < l->nsigs; i++) ev_signal_stop(l->ev, &l->sigs[i]);
+        if (l->own_ev) ev_loop_destroy(l->ev);
+    }
+    free(l->rbuf);
+    free(l->sbuf);
+    free(l->rx);
+    free(l->split);
+    free(l->tx);
+    free(l);
+}
+
+int qk_io_loop_run(qk_io_loop *l)
+{
+    if (!l) return QK_ERR_INVALID_ARG;
+    if (l->running) return QK_ERR_STATE;
+    l->running = true;
+    if (!l->stop) {
+        settle(l);
+        if (!l->stop) ev_run(l->ev, 0);
+    }
+    l->running = false;
+    l->stop = false;
+    return 0;
+}
+
+void qk_io_loop_break(qk_io_loop *l)
+{
+    if (!l) return;
+    l->stop = true;
+    ev_async_send(l->ev, &l->wake);
+}
+
+void qk_io_loop_kick(qk_io_loop *l)
+{
+    if (l && !l->stop) settle(l);
+}
+
+int qk_io_loop_stop_on_signal(qk_io_loop *l, int signum)
+{
+    if (!l || signum <= 0) return QK_ERR_INVALID_ARG;
+    if (l->nsigs == QK_IO_LOOP_MAX_SIGNALS) return QK_ERR_LIMIT;
+    ev_signal *s = &l->sigs[l->nsigs++];
+    ev_signal_init(s, on_signal, signum);
+    s->data = l;
+    ev_signal_start(l->ev, s);
+    return 0;
+}
+
+int qk_io_loop_stop_signal(const qk_io_loop *l)
+{
+    return l->stop_signal;
+}
+
+struct ev_loop *qk_io_loop_ev(qk_io_loop *l)
+{
+    return l->ev;
+}
+
+void qk_io_loop_get_stats(const qk_io_loop *l, qk_io_loop_stats *out)
+{
+    *out = l->stats;
+}
