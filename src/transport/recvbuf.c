@@ -65,7 +65,8 @@ static int write_gaps(qk_recvbuf *b, uint64_t start, uint64_t end, const uint8_t
             continue;
         }
         uint64_t gap_end = (i < s->n && s->r[i].start < end) ? s->r[i].start : end;
-        int rc = qk_blockring_write(&b->ring, cur, data + (cur - data_off), (size_t)(gap_end - cur));
+        int rc =
+            qk_blockring_write(&b->ring, cur, data + (cur - data_off), (size_t)(gap_end - cur));
         if (rc) return rc;
         cur = gap_end;
     }

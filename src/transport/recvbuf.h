@@ -18,15 +18,15 @@
 #define QK_RECVBUF_DEFAULT_MAX_RANGES 1024u
 
 typedef struct qk_recvbuf {
-    qk_blockring ring;    /**< bytes at offsets >= read_off */
-    qk_rangeset recvd;    /**< received ranges (the prefix below read_off is trimmed) */
-    uint64_t read_off;    /**< next offset the application reads */
-    uint64_t limit;       /**< no byte at offset >= limit is accepted */
-    uint64_t window;      /**< if non-zero, limit follows read_off + window (CRYPTO) */
-    uint64_t max_off;     /**< highest offset + 1 received (or final size once reset) */
-    uint64_t final_size;  /**< valid when fin_known */
-    bool fin_known;       /**< a FIN (or RESET_STREAM) fixed the final size */
-    int limit_err;        /**< error returned beyond limit (FLOW_CONTROL or CRYPTO_BUFFER) */
+    qk_blockring ring;   /**< bytes at offsets >= read_off */
+    qk_rangeset recvd;   /**< received ranges (the prefix below read_off is trimmed) */
+    uint64_t read_off;   /**< next offset the application reads */
+    uint64_t limit;      /**< no byte at offset >= limit is accepted */
+    uint64_t window;     /**< if non-zero, limit follows read_off + window (CRYPTO) */
+    uint64_t max_off;    /**< highest offset + 1 received (or final size once reset) */
+    uint64_t final_size; /**< valid when fin_known */
+    bool fin_known;      /**< a FIN (or RESET_STREAM) fixed the final size */
+    int limit_err;       /**< error returned beyond limit (FLOW_CONTROL or CRYPTO_BUFFER) */
 } qk_recvbuf;
 
 /**

@@ -310,14 +310,14 @@ bool qk_stream_is_closed(const qk_stream *s)
 
 const char *qk_send_state_name(qk_send_state st)
 {
-    static const char *const names[] = {"None", "Ready", "Send", "Data Sent",
+    static const char *const names[] = {"None",       "Ready",      "Send",       "Data Sent",
                                         "Data Recvd", "Reset Sent", "Reset Recvd"};
     return (unsigned)st < sizeof names / sizeof *names ? names[st] : "?";
 }
 
 const char *qk_recv_state_name(qk_recv_state st)
 {
-    static const char *const names[] = {"None", "Recv", "Size Known", "Data Recvd",
+    static const char *const names[] = {"None",      "Recv",        "Size Known", "Data Recvd",
                                         "Data Read", "Reset Recvd", "Reset Read"};
     return (unsigned)st < sizeof names / sizeof *names ? names[st] : "?";
 }

@@ -52,16 +52,16 @@ typedef struct qk_streams {
     size_t nbuckets;   /**< power of two */
     size_t count;      /**< streams in the map */
 
-    uint64_t local_opened[2];     /**< streams we opened (next local index) */
-    uint64_t local_limit[2];      /**< peer's MAX_STREAMS for us */
-    bool blocked_pending[2];      /**< send STREAMS_BLOCKED(local_limit) */
-    uint64_t blocked_sent_at[2];  /**< limit last reported, to send it once */
+    uint64_t local_opened[2]; /**< streams we opened (next local index) */
+    uint64_t local_limit[2];  /**< peer's MAX_STREAMS for us */
+    bool blocked_pending[2];  /**< send STREAMS_BLOCKED(local_limit) */
+    bool blocked_reported[2]; /**< STREAMS_BLOCKED already sent for local_limit */
 
-    uint64_t remote_opened[2];    /**< peer streams that exist or existed (next index) */
-    uint64_t remote_closed[2];    /**< peer streams removed (credit to return) */
-    uint64_t remote_limit[2];     /**< MAX_STREAMS we advertised */
-    bool max_streams_pending[2];  /**< send MAX_STREAMS(remote_limit) */
-    uint64_t remote_reported[2];  /**< peer streams handed out by poll_new_remote */
+    uint64_t remote_opened[2];   /**< peer streams that exist or existed (next index) */
+    uint64_t remote_closed[2];   /**< peer streams removed (credit to return) */
+    uint64_t remote_limit[2];    /**< MAX_STREAMS we advertised */
+    bool max_streams_pending[2]; /**< send MAX_STREAMS(remote_limit) */
+    uint64_t remote_reported[2]; /**< peer streams handed out by poll_new_remote */
 
     qk_stream_list pending; /**< streams with QK_STREAM_PEND_* flags */
 } qk_streams;
@@ -78,7 +78,7 @@ void qk_streams_free(qk_streams *m);
 /**
  * Apply the peer's transport parameters: stream limits, and the send credit
  * of existing streams is raised to the new initial values. Returns 0 or
- * QK_ERR_STREAM_LIMIT for max_streams above 2^60 (RFC 9000 §18.2).
+ * QK_ERR_TRANSPORT_PARAMETER for max_streams above 2^60 (RFC 9000 §4.6).
  */
 int qk_streams_set_peer_params(qk_streams *m, const qk_streams_peer_params *p);
 
