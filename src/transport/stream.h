@@ -66,7 +66,14 @@ typedef enum qk_recv_state {
     QK_RECV_RESET_READ,  /**< the application saw the reset (terminal) */
 } qk_recv_state;
 
-/* "What to send" flags for stream-level control frames. */
+/* "What to send" flags for stream-level control frames. The frame is built at
+ * send time from current fields:
+ *   MAX_STREAM_DATA      (id, recv.limit)
+ *   STREAM_DATA_BLOCKED  (id, blocked_at)
+ *   RESET_STREAM         (id, reset_error, reset_final_size)
+ *   STOP_SENDING         (id, stop_error)
+ * After building one, call qk_stream_on_control_sent(); on loss,
+ * qk_stream_on_control_lost() re-sets the flag only if still relevant. */
 #define QK_STREAM_PEND_MAX_STREAM_DATA     0x01u
 #define QK_STREAM_PEND_STREAM_DATA_BLOCKED 0x02u
 #define QK_STREAM_PEND_RESET_STREAM        0x04u
@@ -133,10 +140,10 @@ void qk_stream_free(qk_stream *s);
 /* ---- Frames from the peer ---- */
 
 /**
- * STREAM frame (RFC 9000 §19.8). Returns 0, QK_ERR_STREAM_STATE on a stream
- * with no receive side (§19.8), QK_ERR_FLOW_CONTROL, QK_ERR_FINAL_SIZE
- * (§4.5; also checked after a reset), QK_ERR_LIMIT (do not ACK the packet),
- * QK_ERR_NOMEM.
+ * STREAM frame (RFC 9000 §19.8). Connection flow control: the credit the
+ * frame consumed is the growth of recv.max_off across the call. Returns 0, QK_ERR_STREAM_STATE on a
+ * stream with no receive side (§19.8), QK_ERR_FLOW_CONTROL, QK_ERR_FINAL_SIZE (§4.5; also checked
+ * after a reset), QK_ERR_LIMIT (do not ACK the packet), QK_ERR_NOMEM.
  */
 int qk_stream_on_stream(qk_stream *s, uint64_t off, const uint8_t *data, size_t len, bool fin);
 
@@ -144,6 +151,8 @@ int qk_stream_on_stream(qk_stream *s, uint64_t off, const uint8_t *data, size_t 
  * RESET_STREAM (RFC 9000 §19.4). Returns 0, QK_ERR_STREAM_STATE on a
  * send-only stream, QK_ERR_FINAL_SIZE, QK_ERR_FLOW_CONTROL (§4.5).
  * Read recv.max_off before and after to charge connection flow control.
+ * In Data Recvd the reset is accepted (final size checked) but the data is
+ * still delivered (RFC 9000 §3.2 allows either).
  */
 int qk_stream_on_reset_stream(qk_stream *s, uint64_t app_error, uint64_t final_size);
 
