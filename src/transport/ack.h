@@ -75,6 +75,15 @@ typedef struct qk_ack_stats {
     uint64_t packets_received;
 } qk_ack_stats;
 
+/** What is owed to the peer since the last ACK. */
+typedef struct qk_ack_pending {
+    uint64_t ae_pkts;   /**< ack-eliciting packets not yet acknowledged */
+    qk_time first_time; /**< receive time of the first of them */
+    bool any_new;       /**< any packet arrived */
+    uint32_t why;       /**< QK_ACK_WHY_* bits demanding an immediate ACK */
+    qk_time why_time;   /**< when the first of those conditions arose */
+} qk_ack_pending;
+
 typedef struct qk_ack_tracker {
     qk_pn_space space;
     qk_ack_policy policy;
@@ -90,22 +99,13 @@ typedef struct qk_ack_tracker {
     bool last_was_ce;           /**< previous packet carried CE */
     uint64_t ecn_ect0, ecn_ect1, ecn_ce;
 
-    /* Obligation since the last ACK sent. */
-    uint64_t ae_unacked;        /**< ack-eliciting packets not yet acknowledged */
-    qk_time first_unacked_time; /**< receive time of the first of them */
-    bool new_since_ack;         /**< any packet arrived since the last ACK */
-    uint32_t immediate;         /**< QK_ACK_WHY_* bits */
-    qk_time immediate_time;     /**< when the immediate condition arose */
-
-    /* Arrivals after qk_ack_build() but before qk_ack_on_ack_sent(): the built
-     * ACK does not cover them, so they survive the reset. */
+    /* Obligation since the last ACK sent (cur). Arrivals after qk_ack_build()
+     * but before qk_ack_on_ack_sent() go to post: the built ACK does not
+     * cover them, so they survive the reset (shared/seeds/003). */
+    qk_ack_pending cur;
+    qk_ack_pending post;
     bool built;
     uint64_t built_largest;
-    uint64_t post_ae;
-    qk_time post_first_time;
-    bool post_new;
-    uint32_t post_immediate;
-    qk_time post_immediate_time;
 
     qk_ack_stats stats;
 } qk_ack_tracker;
