@@ -203,8 +203,7 @@ static void merge(qk_ack_pending *a, const qk_ack_pending *b)
     a->why |= b->why;
 }
 
-int qk_ack_build(qk_ack_tracker *t, qk_time now, uint8_t ack_delay_exponent,
-                 qk_ack_frame_info *out)
+int qk_ack_build(qk_ack_tracker *t, qk_time now, uint8_t ack_delay_exponent, qk_ack_frame_info *out)
 {
     if (ack_delay_exponent > 20) return QK_ERR_INVALID_ARG; /* RFC 9000 §18.2 */
     if (qk_rangeset_empty(&t->received)) return QK_ERR_AGAIN;

@@ -67,11 +67,11 @@ typedef struct qk_ack_frame_info {
 } qk_ack_frame_info;
 
 typedef struct qk_ack_stats {
-    uint64_t acks_sent;       /**< every ACK frame reported through qk_ack_on_ack_sent */
-    uint64_t immediate_acks;  /**< sent while an immediate condition held */
-    uint64_t delayed_acks;    /**< sent because max_ack_delay expired */
-    uint64_t duplicates;      /**< duplicate packets reported */
-    uint64_t ranges_dropped;  /**< oldest ranges forgotten because the set was full */
+    uint64_t acks_sent;      /**< every ACK frame reported through qk_ack_on_ack_sent */
+    uint64_t immediate_acks; /**< sent while an immediate condition held */
+    uint64_t delayed_acks;   /**< sent because max_ack_delay expired */
+    uint64_t duplicates;     /**< duplicate packets reported */
+    uint64_t ranges_dropped; /**< oldest ranges forgotten because the set was full */
     uint64_t packets_received;
 } qk_ack_stats;
 
@@ -87,16 +87,16 @@ typedef struct qk_ack_pending {
 typedef struct qk_ack_tracker {
     qk_pn_space space;
     qk_ack_policy policy;
-    qk_rangeset received;       /**< pns received and still reported */
-    uint64_t floor_pn;          /**< pn < floor_pn is treated as already received */
+    qk_rangeset received; /**< pns received and still reported */
+    uint64_t floor_pn;    /**< pn < floor_pn is treated as already received */
     bool has_largest;
-    uint64_t largest_pn;        /**< largest pn received (any packet) */
-    qk_time largest_recv_time;  /**< when largest_pn arrived (for ACK Delay) */
+    uint64_t largest_pn;       /**< largest pn received (any packet) */
+    qk_time largest_recv_time; /**< when largest_pn arrived (for ACK Delay) */
     bool has_largest_ae;
-    uint64_t largest_ae_pn;     /**< "Largest Unacked" (ack-frequency-12 §6.2) */
+    uint64_t largest_ae_pn; /**< "Largest Unacked" (ack-frequency-12 §6.2) */
     bool has_largest_acked;
-    uint64_t largest_acked;     /**< "Largest Acked": Largest Ack. of the last ACK sent */
-    bool last_was_ce;           /**< previous packet carried CE */
+    uint64_t largest_acked; /**< "Largest Acked": Largest Ack. of the last ACK sent */
+    bool last_was_ce;       /**< previous packet carried CE */
     uint64_t ecn_ect0, ecn_ect1, ecn_ce;
 
     /* Obligation since the last ACK sent (cur). Arrivals after qk_ack_build()

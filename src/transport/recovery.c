@@ -255,7 +255,8 @@ int qk_recovery_on_packet_sent(qk_recovery *r, qk_pn_space space, const qk_sent_
     p->state = SLOT_LIVE;
     p->n_frames = (uint16_t)n;
     p->frame_pos = sp->frame_head;
-    for (size_t i = 0; i < n; i++) sp->frames[(sp->frame_head + i) & (sp->frame_cap - 1)] = frames[i];
+    for (size_t i = 0; i < n; i++)
+        sp->frames[(sp->frame_head + i) & (sp->frame_cap - 1)] = frames[i];
     sp->frame_head += n;
     sp->next_pn = pn + 1;
 
@@ -446,8 +447,7 @@ static void mark_acked(qk_recovery_space *sp, const qk_ack_received *ack, ack_pa
 }
 
 /* Pass 2: hand newly acked packets to cc and the sink, free their slots. */
-static void finish_acked(qk_recovery *r, qk_pn_space space, const qk_ack_received *ack,
-                         qk_time now)
+static void finish_acked(qk_recovery *r, qk_pn_space space, const qk_ack_received *ack, qk_time now)
 {
     qk_recovery_space *sp = &r->sp[space];
     qk_cc *cc = r->cc;

@@ -28,28 +28,28 @@
 
 /** What a frame in a sent packet was, so its content can be rebuilt. */
 typedef enum qk_sent_frame_kind {
-    QK_SF_STREAM = 0,        /**< id = stream, offset, length, fin */
-    QK_SF_CRYPTO,            /**< id = encryption level, offset, length */
-    QK_SF_ACK,               /**< extra = Largest Acknowledged (for ack-of-ack) */
-    QK_SF_RESET_STREAM,      /**< id = stream */
-    QK_SF_STOP_SENDING,      /**< id = stream */
-    QK_SF_MAX_DATA,          /**< extra = value sent */
-    QK_SF_MAX_STREAM_DATA,   /**< id = stream, extra = value */
-    QK_SF_MAX_STREAMS_BIDI,  /**< extra = value */
-    QK_SF_MAX_STREAMS_UNI,   /**< extra = value */
-    QK_SF_DATA_BLOCKED,      /**< extra = limit */
+    QK_SF_STREAM = 0,          /**< id = stream, offset, length, fin */
+    QK_SF_CRYPTO,              /**< id = encryption level, offset, length */
+    QK_SF_ACK,                 /**< extra = Largest Acknowledged (for ack-of-ack) */
+    QK_SF_RESET_STREAM,        /**< id = stream */
+    QK_SF_STOP_SENDING,        /**< id = stream */
+    QK_SF_MAX_DATA,            /**< extra = value sent */
+    QK_SF_MAX_STREAM_DATA,     /**< id = stream, extra = value */
+    QK_SF_MAX_STREAMS_BIDI,    /**< extra = value */
+    QK_SF_MAX_STREAMS_UNI,     /**< extra = value */
+    QK_SF_DATA_BLOCKED,        /**< extra = limit */
     QK_SF_STREAM_DATA_BLOCKED, /**< id = stream, extra = limit */
     QK_SF_STREAMS_BLOCKED_BIDI,
     QK_SF_STREAMS_BLOCKED_UNI,
-    QK_SF_NEW_CONNECTION_ID,   /**< id = sequence number */
+    QK_SF_NEW_CONNECTION_ID,    /**< id = sequence number */
     QK_SF_RETIRE_CONNECTION_ID, /**< id = sequence number */
     QK_SF_NEW_TOKEN,
-    QK_SF_PATH_CHALLENGE,  /**< extra = challenge data */
-    QK_SF_PATH_RESPONSE,   /**< extra = response data (not retransmitted) */
+    QK_SF_PATH_CHALLENGE, /**< extra = challenge data */
+    QK_SF_PATH_RESPONSE,  /**< extra = response data (not retransmitted) */
     QK_SF_HANDSHAKE_DONE,
     QK_SF_PING,
-    QK_SF_DATAGRAM,        /**< id = datagram id, length */
-    QK_SF_ACK_FREQUENCY,   /**< id = sequence number */
+    QK_SF_DATAGRAM,      /**< id = datagram id, length */
+    QK_SF_ACK_FREQUENCY, /**< id = sequence number */
     QK_SF_IMMEDIATE_ACK,
     QK_SF_CONNECTION_CLOSE,
     QK_SF_OTHER,
@@ -108,12 +108,12 @@ typedef struct qk_recovery_sink {
 } qk_recovery_sink;
 
 typedef struct qk_recovery_config {
-    uint64_t packet_threshold;     /**< 0 = 3 (RFC 9002 §6.1.1); ACK-frequency may raise it */
-    uint32_t time_threshold_num;   /**< 0 = 9/8 (RFC 9002 §6.1.2) */
+    uint64_t packet_threshold;   /**< 0 = 3 (RFC 9002 §6.1.1); ACK-frequency may raise it */
+    uint32_t time_threshold_num; /**< 0 = 9/8 (RFC 9002 §6.1.2) */
     uint32_t time_threshold_den;
-    qk_time max_ack_delay_ns;      /**< the PEER's max_ack_delay; 0 = 25 ms */
-    size_t max_tracked_packets;    /**< bound per space; 0 = 1<<18 */
-    size_t max_tracked_frames;     /**< bound per space; 0 = 1<<20 */
+    qk_time max_ack_delay_ns;   /**< the PEER's max_ack_delay; 0 = 25 ms */
+    size_t max_tracked_packets; /**< bound per space; 0 = 1<<18 */
+    size_t max_tracked_frames;  /**< bound per space; 0 = 1<<20 */
     bool is_server;
 } qk_recovery_config;
 
@@ -130,30 +130,30 @@ typedef struct qk_recovery_stats {
     uint64_t packets_lost;
     uint64_t bytes_sent;
     uint64_t bytes_lost;
-    uint64_t spurious_losses;     /**< packets declared lost and acked later */
-    uint64_t pto_count_total;     /**< PTO expirations */
+    uint64_t spurious_losses; /**< packets declared lost and acked later */
+    uint64_t pto_count_total; /**< PTO expirations */
     uint64_t persistent_congestion;
-    uint64_t ecn_ce_events;       /**< ACKs that raised the CE count */
+    uint64_t ecn_ce_events; /**< ACKs that raised the CE count */
 } qk_recovery_stats;
 
 /** Per packet number space state. */
 typedef struct qk_recovery_space {
-    qk_sent_packet *pkts;   /**< ring, slot = pn % pkt_cap (pkt_cap a power of 2) */
+    qk_sent_packet *pkts; /**< ring, slot = pn % pkt_cap (pkt_cap a power of 2) */
     size_t pkt_cap;
-    uint64_t base_pn;       /**< lowest pn that may still be tracked */
-    uint64_t next_pn;       /**< one past the largest pn sent */
-    qk_sent_frame *frames;  /**< companion ring, position % frame_cap */
+    uint64_t base_pn;      /**< lowest pn that may still be tracked */
+    uint64_t next_pn;      /**< one past the largest pn sent */
+    qk_sent_frame *frames; /**< companion ring, position % frame_cap */
     size_t frame_cap;
-    uint64_t frame_head;    /**< next write position */
-    uint64_t frame_tail;    /**< oldest live position */
+    uint64_t frame_head; /**< next write position */
+    uint64_t frame_tail; /**< oldest live position */
     bool has_largest_acked;
     uint64_t largest_acked;
     qk_time time_of_last_ack_eliciting;
-    qk_time loss_time;      /**< 0 = none */
+    qk_time loss_time; /**< 0 = none */
     uint64_t ack_eliciting_in_flight;
     uint64_t bytes_in_flight;
-    qk_rangeset lost;       /**< pns declared lost (spurious-loss detection) */
-    qk_rangeset skipped;    /**< pns never sent (an ACK of one is an error) */
+    qk_rangeset lost;                    /**< pns declared lost (spurious-loss detection) */
+    qk_rangeset skipped;                 /**< pns never sent (an ACK of one is an error) */
     uint64_t ecn_ect0, ecn_ect1, ecn_ce; /**< largest counts seen from the peer */
     bool discarded;
 } qk_recovery_space;
@@ -183,7 +183,7 @@ typedef struct qk_recovery {
     bool amplification_blocked;  /**< server at the anti-amplification limit */
     bool have_handshake_keys;
     qk_ecn_state ecn_state;
-    qk_time timer;               /**< loss detection timer, QK_TIME_INFINITE = off */
+    qk_time timer; /**< loss detection timer, QK_TIME_INFINITE = off */
     qk_sent_frame scratch[QK_RECOVERY_MAX_FRAMES_PER_PKT];
     qk_recovery_stats stats;
 } qk_recovery;

@@ -133,8 +133,9 @@ static void play(uint64_t k, const uint64_t *pns, const bool *expect, size_t n)
     for (size_t i = 0; i < n; i++) {
         assert_int_equal(qk_ack_on_packet_received(&t, pns[i], true, 0, i), 0);
         bool now = (qk_ack_immediate_reasons(&t) & QK_ACK_WHY_REORDER) != 0;
-        if (now != expect[i]) fail_msg("k=%llu pn %llu: expected ack=%d", (unsigned long long)k,
-                                       (unsigned long long)pns[i], expect[i]);
+        if (now != expect[i])
+            fail_msg("k=%llu pn %llu: expected ack=%d", (unsigned long long)k,
+                     (unsigned long long)pns[i], expect[i]);
         if (now) send_ack(&t, i);
     }
     qk_ack_tracker_free(&t);
