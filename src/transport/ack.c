@@ -93,6 +93,8 @@ static int record(qk_ack_tracker *t, uint64_t pn)
         int rc = qk_rangeset_add(&t->received, pn, pn + 1);
         if (rc >= 0) return 0;
         if (rc != QK_ERR_LIMIT) return rc;
+        /* Older than everything kept: refuse it rather than forget newer ranges. */
+        if (pn < t->received.r[0].start) return 1;
         /* Full: forget the lowest range; everything below its end now counts
          * as received (RFC 9000 §12.3: discard unless certain it is new). */
         t->floor_pn = t->received.r[0].end;

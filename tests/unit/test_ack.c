@@ -344,6 +344,15 @@ static void test_bounded_ranges(void **state)
     assert_int_equal(qk_ack_on_packet_received(&t, 1968, true, 0, 0), 1);
     assert_int_equal(qk_ack_on_packet_received(&t, 1969, true, 0, 0), 0);
     assert_int_equal(qk_rangeset_min(&t.received), 1969);
+    /* Full, and the pn is older than every kept range (but above the
+     * floor): refused without forgetting newer ranges. */
+    for (uint64_t pn = 2005; t.received.n < 16; pn += 2)
+        qk_ack_on_packet_received(&t, pn, true, 0, 0);
+    uint64_t dropped = t.stats.ranges_dropped;
+    t.floor_pn = 1900; /* as if the lower ranges had been pruned */
+    assert_int_equal(qk_ack_on_packet_received(&t, 1950, true, 0, 0), 1);
+    assert_int_equal(t.stats.ranges_dropped, dropped);
+    assert_int_equal(qk_rangeset_min(&t.received), 1969);
     qk_ack_tracker_free(&t);
 }
 
