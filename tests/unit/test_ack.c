@@ -1,0 +1,404 @@
+/* ACK tracker: RFC 9000 §13.2 rules and ack-frequency-12 §6 reordering. */
+#include "qk_test.h"
+#include "transport/ack.h"
+
+#include <string.h>
+
+#define MS QK_NS_PER_MS
+
+static void init_policy(qk_ack_tracker *t, qk_pn_space sp, uint64_t ae_thr, uint64_t reorder,
+                        bool ce)
+{
+    qk_ack_policy p = {.ack_eliciting_threshold = ae_thr,
+                       .max_ack_delay_ns = 25 * MS,
+                       .reordering_threshold = reorder,
+                       .ce_immediate = ce};
+    assert_int_equal(qk_ack_tracker_init(t, sp, &p, 64), 0);
+}
+
+/* Build and send an ACK now; returns its largest. */
+static uint64_t send_ack(qk_ack_tracker *t, qk_time now)
+{
+    qk_ack_frame_info f;
+    assert_int_equal(qk_ack_build(t, now, 3, &f), 0);
+    assert_int_equal(qk_ack_on_ack_sent(t, now), 0);
+    return f.largest;
+}
+
+static void test_every_second_packet(void **state)
+{
+    (void)state;
+    qk_ack_tracker t;
+    assert_int_equal(qk_ack_tracker_init(&t, QK_PN_SPACE_APP, NULL, 0), 0);
+    assert_int_equal(qk_ack_deadline(&t), QK_TIME_INFINITE);
+    assert_int_equal(qk_ack_on_packet_received(&t, 0, true, 0, 1000), 0);
+    /* One ack-eliciting packet: wait up to max_ack_delay (25 ms). */
+    assert_int_equal(qk_ack_deadline(&t), 1000 + 25 * MS);
+    assert_false(qk_ack_should_ack_now(&t, 1000 + 25 * MS - 1));
+    assert_true(qk_ack_should_ack_now(&t, 1000 + 25 * MS));
+    /* RFC 9000 §13.2.2: the second one triggers an ACK. */
+    assert_int_equal(qk_ack_on_packet_received(&t, 1, true, 0, 2000), 0);
+    assert_true(qk_ack_should_ack_now(&t, 2000));
+    assert_int_equal(qk_ack_immediate_reasons(&t), QK_ACK_WHY_THRESHOLD);
+    assert_int_equal(send_ack(&t, 2000), 1);
+    assert_int_equal(qk_ack_deadline(&t), QK_TIME_INFINITE);
+    assert_false(qk_ack_has_new(&t));
+    assert_int_equal(t.stats.immediate_acks, 1);
+    /* Non-ack-eliciting packets never start the timer. */
+    assert_int_equal(qk_ack_on_packet_received(&t, 2, false, 0, 3000), 0);
+    assert_int_equal(qk_ack_deadline(&t), QK_TIME_INFINITE);
+    assert_true(qk_ack_has_new(&t));
+    /* Timer-driven ACK is counted as delayed. */
+    assert_int_equal(qk_ack_on_packet_received(&t, 3, true, 0, 4000), 0);
+    assert_int_equal(qk_ack_deadline(&t), 4000 + 25 * MS);
+    send_ack(&t, 4000 + 25 * MS);
+    assert_int_equal(t.stats.delayed_acks, 1);
+    assert_int_equal(t.stats.acks_sent, 2);
+    qk_ack_tracker_free(&t);
+}
+
+static void test_threshold_policy(void **state)
+{
+    (void)state;
+    qk_ack_tracker t;
+    init_policy(&t, QK_PN_SPACE_APP, 3, 1, true);
+    for (uint64_t pn = 0; pn < 3; pn++) {
+        qk_ack_on_packet_received(&t, pn, true, 0, pn);
+        assert_false(qk_ack_should_ack_now(&t, pn));
+    }
+    qk_ack_on_packet_received(&t, 3, true, 0, 3); /* 4 > 3 */
+    assert_true(qk_ack_should_ack_now(&t, 3));
+    qk_ack_tracker_free(&t);
+    /* threshold 0: every ack-eliciting packet */
+    init_policy(&t, QK_PN_SPACE_APP, 0, 1, true);
+    qk_ack_on_packet_received(&t, 0, true, 0, 5);
+    assert_true(qk_ack_should_ack_now(&t, 5));
+    qk_ack_tracker_free(&t);
+}
+
+static void test_handshake_spaces_immediate(void **state)
+{
+    (void)state;
+    for (int sp = QK_PN_SPACE_INITIAL; sp <= QK_PN_SPACE_HANDSHAKE; sp++) {
+        qk_ack_tracker t;
+        init_policy(&t, (qk_pn_space)sp, 10, 0, false);
+        qk_ack_on_packet_received(&t, 0, true, 0, 100);
+        assert_true(qk_ack_should_ack_now(&t, 100));
+        assert_int_equal(qk_ack_immediate_reasons(&t), QK_ACK_WHY_HANDSHAKE);
+        qk_ack_tracker_free(&t);
+    }
+    qk_ack_tracker t;
+    assert_int_equal(qk_ack_tracker_init(&t, QK_PN_SPACE_COUNT, NULL, 0), QK_ERR_INVALID_ARG);
+}
+
+static void test_reorder_rfc9000(void **state)
+{
+    (void)state;
+    qk_ack_tracker t;
+    /* Large ae threshold so only reordering triggers. */
+    init_policy(&t, QK_PN_SPACE_APP, 100, 1, true);
+    qk_ack_on_packet_received(&t, 0, true, 0, 0);
+    qk_ack_on_packet_received(&t, 1, true, 0, 0);
+    assert_int_equal(qk_ack_immediate_reasons(&t), 0);
+    /* Gap below a newly received largest. */
+    qk_ack_on_packet_received(&t, 3, true, 0, 0);
+    assert_int_equal(qk_ack_immediate_reasons(&t), QK_ACK_WHY_REORDER);
+    assert_int_equal(send_ack(&t, 1), 3);
+    /* In order after the gap was reported: no immediate ACK. */
+    qk_ack_on_packet_received(&t, 4, true, 0, 2);
+    assert_int_equal(qk_ack_immediate_reasons(&t), 0);
+    /* pn below the largest received: immediate. */
+    qk_ack_on_packet_received(&t, 2, true, 0, 3);
+    assert_int_equal(qk_ack_immediate_reasons(&t), QK_ACK_WHY_REORDER);
+    send_ack(&t, 3);
+    /* Non-ack-eliciting out-of-order packets do not trigger. */
+    qk_ack_on_packet_received(&t, 7, false, 0, 4);
+    assert_int_equal(qk_ack_immediate_reasons(&t), 0);
+    /* A late packet before any ACK was sent also triggers (RFC 9000 §13.2.1). */
+    qk_ack_tracker_free(&t);
+    init_policy(&t, QK_PN_SPACE_APP, 100, 1, true);
+    qk_ack_on_packet_received(&t, 5, true, 0, 0);
+    qk_ack_on_packet_received(&t, 4, true, 0, 0);
+    assert_int_equal(qk_ack_immediate_reasons(&t), QK_ACK_WHY_REORDER);
+    qk_ack_tracker_free(&t);
+}
+
+/* Play a received sequence; expect[i] says whether an ACK goes out after it.
+ * "acknowledgements are only sent due to reordering" (ack-frequency-12 §6.2.1). */
+static void play(uint64_t k, const uint64_t *pns, const bool *expect, size_t n)
+{
+    qk_ack_tracker t;
+    init_policy(&t, QK_PN_SPACE_APP, 1000, k, true);
+    t.policy.max_ack_delay_ns = QK_TIME_INFINITE / 2;
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(qk_ack_on_packet_received(&t, pns[i], true, 0, i), 0);
+        bool now = (qk_ack_immediate_reasons(&t) & QK_ACK_WHY_REORDER) != 0;
+        if (now != expect[i])
+            fail_msg("k=%llu pn %llu: expected ack=%d", (unsigned long long)k,
+                     (unsigned long long)pns[i], expect[i]);
+        if (now) send_ack(&t, i);
+    }
+    qk_ack_tracker_free(&t);
+}
+
+static void test_reorder_threshold_3(void **state)
+{
+    (void)state;
+    /* ack-frequency-12 §6.2.1, Figure "reordering threshold of 3". */
+    const uint64_t pns[] = {0, 1, 3, 4, 5, 8, 9, 10};
+    const bool ack[] = {false, false, false, false, true, false, true, true};
+    play(3, pns, ack, 8);
+}
+
+static void test_reorder_threshold_5(void **state)
+{
+    (void)state;
+    /* ack-frequency-12 §6.2.1, Figure "reordering threshold of 5". */
+    const uint64_t pns[] = {0, 1, 3, 5, 6, 7, 8, 9};
+    const bool ack[] = {false, false, false, false, false, true, false, true};
+    play(5, pns, ack, 8);
+}
+
+static void test_reorder_threshold_1_table(void **state)
+{
+    (void)state;
+    /* Threshold 1 on the same input: every packet with a gap triggers. */
+    const uint64_t pns[] = {0, 1, 3, 4, 5, 8, 9, 10, 7, 6};
+    const bool ack[] = {false, false, true, false, false, true, false, false, true, true};
+    play(1, pns, ack, 10);
+}
+
+static void test_reorder_ignored(void **state)
+{
+    (void)state;
+    const uint64_t pns[] = {0, 5, 9, 2, 1, 20};
+    const bool ack[] = {false, false, false, false, false, false};
+    play(0, pns, ack, 6);
+    /* Late packet outside the window (<= Largest Acked - k) triggers. */
+    qk_ack_tracker t;
+    init_policy(&t, QK_PN_SPACE_APP, 1000, 3, true);
+    for (uint64_t pn = 0; pn < 10; pn++)
+        if (pn != 2) qk_ack_on_packet_received(&t, pn, true, 0, pn);
+    send_ack(&t, 10); /* Largest Acked 9 */
+    qk_ack_on_packet_received(&t, 2, true, 0, 11);
+    assert_int_equal(qk_ack_immediate_reasons(&t), QK_ACK_WHY_REORDER);
+    qk_ack_tracker_free(&t);
+}
+
+static void test_ce(void **state)
+{
+    (void)state;
+    qk_ack_tracker t;
+    /* RFC 9000 default: each CE-marked ack-eliciting packet is acked at once. */
+    init_policy(&t, QK_PN_SPACE_APP, 1, 1, true);
+    qk_ack_on_packet_received(&t, 0, true, QK_ECN_CE, 0);
+    assert_int_equal(qk_ack_immediate_reasons(&t), QK_ACK_WHY_CE);
+    send_ack(&t, 0);
+    qk_ack_on_packet_received(&t, 1, true, QK_ECN_CE, 1);
+    assert_int_equal(qk_ack_immediate_reasons(&t), QK_ACK_WHY_CE);
+    qk_ack_tracker_free(&t);
+
+    /* ack-frequency-12 §6.3: threshold > 1, only when CE newly appears. */
+    init_policy(&t, QK_PN_SPACE_APP, 10, 1, true);
+    qk_ack_on_packet_received(&t, 0, true, QK_ECN_ECT0, 0);
+    assert_int_equal(qk_ack_immediate_reasons(&t), 0);
+    qk_ack_on_packet_received(&t, 1, true, QK_ECN_CE, 1);
+    assert_int_equal(qk_ack_immediate_reasons(&t), QK_ACK_WHY_CE);
+    send_ack(&t, 1);
+    qk_ack_on_packet_received(&t, 2, true, QK_ECN_CE, 2);
+    assert_int_equal(qk_ack_immediate_reasons(&t), 0);
+    qk_ack_on_packet_received(&t, 3, true, QK_ECN_ECT0, 3);
+    qk_ack_on_packet_received(&t, 4, true, QK_ECN_CE, 4);
+    assert_int_equal(qk_ack_immediate_reasons(&t), QK_ACK_WHY_CE);
+    qk_ack_tracker_free(&t);
+
+    /* Policy off: CE never forces an ACK. */
+    init_policy(&t, QK_PN_SPACE_APP, 10, 1, false);
+    qk_ack_on_packet_received(&t, 0, true, QK_ECN_CE, 0);
+    assert_int_equal(qk_ack_immediate_reasons(&t), 0);
+    qk_ack_tracker_free(&t);
+}
+
+static void test_ecn_counts_and_duplicates(void **state)
+{
+    (void)state;
+    qk_ack_tracker t;
+    init_policy(&t, QK_PN_SPACE_APP, 1, 1, true);
+    qk_ack_frame_info f;
+    assert_int_equal(qk_ack_build(&t, 0, 3, &f), QK_ERR_AGAIN);
+    assert_int_equal(qk_ack_on_ack_sent(&t, 0), QK_ERR_STATE);
+    qk_ack_on_packet_received(&t, 0, true, QK_ECN_NOT_ECT, 0);
+    assert_int_equal(qk_ack_build(&t, 0, 3, &f), 0);
+    assert_false(f.ecn);
+    qk_ack_on_packet_received(&t, 1, true, QK_ECN_ECT0, 0);
+    qk_ack_on_packet_received(&t, 2, false, QK_ECN_ECT0, 0);
+    qk_ack_on_packet_received(&t, 3, true, QK_ECN_ECT1, 0);
+    qk_ack_on_packet_received(&t, 4, true, QK_ECN_CE, 0);
+    /* Duplicates are reported and not counted again. */
+    assert_int_equal(qk_ack_on_packet_received(&t, 4, true, QK_ECN_CE, 0), 1);
+    assert_int_equal(qk_ack_on_packet_received(&t, 1, true, QK_ECN_ECT0, 0), 1);
+    assert_int_equal(t.stats.duplicates, 2);
+    assert_int_equal(qk_ack_build(&t, 0, 3, &f), 0);
+    assert_true(f.ecn);
+    assert_int_equal(f.ect0, 2);
+    assert_int_equal(f.ect1, 1);
+    assert_int_equal(f.ce, 1);
+    qk_ack_tracker_free(&t);
+}
+
+static void test_build_delay_and_ranges(void **state)
+{
+    (void)state;
+    qk_ack_tracker t;
+    init_policy(&t, QK_PN_SPACE_APP, 1, 1, true);
+    const uint64_t pns[] = {1, 2, 3, 7, 9, 10};
+    for (int i = 0; i < 6; i++) qk_ack_on_packet_received(&t, pns[i], true, 0, 2 * MS);
+    qk_ack_frame_info f;
+    assert_int_equal(qk_ack_build(&t, 10 * MS, 3, &f), 0); /* 8 ms = 8000 us >> 3 */
+    assert_int_equal(f.largest, 10);
+    assert_int_equal(f.ack_delay_ns, 8 * MS);
+    assert_int_equal(f.ack_delay, 1000);
+    assert_int_equal(f.n_ranges, 3);
+    assert_int_equal(f.ranges[0].start, 1);
+    assert_int_equal(f.ranges[0].end, 4);
+    assert_int_equal(f.ranges[1].start, 7);
+    assert_int_equal(f.ranges[1].end, 8);
+    assert_int_equal(f.ranges[2].start, 9);
+    assert_int_equal(f.ranges[2].end, 11);
+    assert_int_equal(qk_ack_build(&t, 10 * MS, 0, &f), 0);
+    assert_int_equal(f.ack_delay, 8000);
+    assert_int_equal(qk_ack_build(&t, 10 * MS, 21, &f), QK_ERR_INVALID_ARG);
+    qk_ack_tracker_free(&t);
+}
+
+/* shared/seeds/003: an immediate ACK must never lose a pending delayed-ACK
+ * obligation for packets it did not cover. */
+static void test_no_lost_obligation(void **state)
+{
+    (void)state;
+    qk_ack_tracker t;
+    init_policy(&t, QK_PN_SPACE_APP, 10, 1, true);
+    qk_ack_on_packet_received(&t, 0, true, QK_ECN_ECT0, 0); /* delayed obligation */
+    assert_int_equal(qk_ack_deadline(&t), 25 * MS);
+    qk_ack_on_packet_received(&t, 1, true, QK_ECN_CE, 1 * MS); /* CE: immediate */
+    qk_ack_frame_info f;
+    assert_int_equal(qk_ack_build(&t, 2 * MS, 3, &f), 0);
+    /* Packets arrive after the ACK was built but before it was sent. */
+    qk_ack_on_packet_received(&t, 2, true, QK_ECN_CE, 3 * MS);
+    qk_ack_on_packet_received(&t, 3, false, QK_ECN_ECT0, 3 * MS);
+    assert_int_equal(qk_ack_on_ack_sent(&t, 4 * MS), 0);
+    /* The sent ACK covered 0..1 only: 2 is still owed, with its own timer. */
+    assert_true(qk_ack_has_new(&t));
+    assert_int_equal(qk_ack_deadline(&t), 3 * MS + 25 * MS);
+    assert_int_equal(t.largest_acked, 1);
+    /* An immediate condition raised after the build also survives. */
+    qk_ack_on_immediate_ack_frame(&t, 5 * MS);
+    assert_int_equal(qk_ack_build(&t, 5 * MS, 3, &f), 0);
+    qk_ack_on_immediate_ack_frame(&t, 6 * MS);
+    assert_int_equal(qk_ack_on_ack_sent(&t, 6 * MS), 0);
+    assert_int_equal(qk_ack_immediate_reasons(&t), QK_ACK_WHY_FRAME);
+    assert_true(qk_ack_should_ack_now(&t, 6 * MS));
+    /* Rebuilding before sending covers everything. */
+    assert_int_equal(qk_ack_build(&t, 7 * MS, 3, &f), 0);
+    qk_ack_on_packet_received(&t, 4, true, 0, 7 * MS);
+    assert_int_equal(qk_ack_build(&t, 8 * MS, 3, &f), 0);
+    assert_int_equal(f.largest, 4);
+    assert_int_equal(qk_ack_on_ack_sent(&t, 8 * MS), 0);
+    assert_int_equal(qk_ack_deadline(&t), QK_TIME_INFINITE);
+    assert_false(qk_ack_has_new(&t));
+    /* After an immediate ACK, a new packet starts a fresh delayed timer. */
+    qk_ack_on_packet_received(&t, 5, true, 0, 50 * MS);
+    assert_int_equal(qk_ack_deadline(&t), 75 * MS);
+    qk_ack_tracker_free(&t);
+}
+
+static void test_bounded_ranges(void **state)
+{
+    (void)state;
+    qk_ack_tracker t;
+    init_policy(&t, QK_PN_SPACE_APP, 1, 1, true);
+    t.received.max_ranges = 16;
+    /* Adversarial: every other pn, 1000 ranges' worth. */
+    for (uint64_t pn = 0; pn < 2000; pn += 2) {
+        assert_int_equal(qk_ack_on_packet_received(&t, pn, true, 0, pn), 0);
+        assert_true(t.received.n <= 16);
+    }
+    assert_int_equal(t.received.n, 16);
+    /* The highest are kept: 1968, 1970, ..., 1998. */
+    assert_int_equal(qk_rangeset_max(&t.received), 1998);
+    assert_int_equal(qk_rangeset_min(&t.received), 1968);
+    assert_int_equal(t.stats.ranges_dropped, 1000 - 16);
+    /* Below the forgotten horizon: treated as duplicate (RFC 9000 §12.3). */
+    assert_int_equal(qk_ack_on_packet_received(&t, 1, true, 0, 0), 1);
+    assert_int_equal(qk_ack_on_packet_received(&t, 1966, true, 0, 0), 1);
+    /* A gap inside the window is new and merges. */
+    assert_int_equal(qk_ack_on_packet_received(&t, 1997, true, 0, 0), 0);
+    assert_int_equal(t.received.n, 15);
+    /* A new range on top while full forgets the lowest range (1968). */
+    assert_int_equal(qk_ack_on_packet_received(&t, 2001, true, 0, 0), 0);
+    assert_int_equal(t.received.n, 16);
+    assert_int_equal(qk_ack_on_packet_received(&t, 2003, true, 0, 0), 0);
+    assert_int_equal(t.received.n, 16);
+    assert_int_equal(t.stats.ranges_dropped, 1000 - 16 + 1);
+    assert_int_equal(qk_rangeset_min(&t.received), 1970);
+    assert_int_equal(qk_ack_on_packet_received(&t, 1968, true, 0, 0), 1);
+    assert_int_equal(qk_ack_on_packet_received(&t, 1969, true, 0, 0), 0);
+    assert_int_equal(qk_rangeset_min(&t.received), 1969);
+    /* Full, and the pn is older than every kept range (but above the
+     * floor): refused without forgetting newer ranges. */
+    for (uint64_t pn = 2005; t.received.n < 16; pn += 2)
+        qk_ack_on_packet_received(&t, pn, true, 0, 0);
+    uint64_t dropped = t.stats.ranges_dropped;
+    t.floor_pn = 1900; /* as if the lower ranges had been pruned */
+    assert_int_equal(qk_ack_on_packet_received(&t, 1950, true, 0, 0), 1);
+    assert_int_equal(t.stats.ranges_dropped, dropped);
+    assert_int_equal(qk_rangeset_min(&t.received), 1969);
+    qk_ack_tracker_free(&t);
+}
+
+static void test_prune_on_ack_of_ack(void **state)
+{
+    (void)state;
+    qk_ack_tracker t;
+    init_policy(&t, QK_PN_SPACE_APP, 1, 1, true);
+    for (uint64_t pn = 0; pn < 10; pn++)
+        if (pn != 5) qk_ack_on_packet_received(&t, pn, true, 0, 0);
+    assert_int_equal(send_ack(&t, 1), 9);
+    assert_int_equal(t.received.n, 2);
+    /* RFC 9000 §13.2.4: our ACK (largest 9) was acknowledged. */
+    qk_ack_on_ack_frame_acked(&t, 9);
+    assert_int_equal(t.received.n, 1);
+    assert_int_equal(qk_rangeset_min(&t.received), 9);
+    assert_int_equal(qk_ack_on_packet_received(&t, 5, true, 0, 2), 1);
+    qk_ack_on_packet_received(&t, 10, true, 0, 2);
+    qk_ack_frame_info f;
+    assert_int_equal(qk_ack_build(&t, 3, 3, &f), 0);
+    assert_int_equal(f.n_ranges, 1);
+    assert_int_equal(f.ranges[0].start, 9);
+    assert_int_equal(f.ranges[0].end, 11);
+    /* An older ack-of-ack changes nothing. */
+    qk_ack_on_ack_frame_acked(&t, 3);
+    assert_int_equal(qk_rangeset_min(&t.received), 9);
+    qk_ack_tracker_free(&t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_second_packet),
+        cmocka_unit_test(test_threshold_policy),
+        cmocka_unit_test(test_handshake_spaces_immediate),
+        cmocka_unit_test(test_reorder_rfc9000),
+        cmocka_unit_test(test_reorder_threshold_3),
+        cmocka_unit_test(test_reorder_threshold_5),
+        cmocka_unit_test(test_reorder_threshold_1_table),
+        cmocka_unit_test(test_reorder_ignored),
+        cmocka_unit_test(test_ce),
+        cmocka_unit_test(test_ecn_counts_and_duplicates),
+        cmocka_unit_test(test_build_delay_and_ranges),
+        cmocka_unit_test(test_no_lost_obligation),
+        cmocka_unit_test(test_bounded_ranges),
+        cmocka_unit_test(test_prune_on_ack_of_ack),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
