@@ -124,7 +124,7 @@ int qk_stream_on_stream_data_blocked(qk_stream *s, uint64_t limit)
     return 0;
 }
 
-int qk_stream_stop(qk_stream *s, uint64_t app_error)
+int qk_stream_recv_stop(qk_stream *s, uint64_t app_error)
 {
     if (s->recv_state == QK_RECV_NONE) return QK_ERR_STATE;
     if (!recv_open(s)) return 0; /* RFC 9000 §3.5: nothing left to stop */
@@ -144,7 +144,7 @@ static void regrant_credit(qk_stream *s)
         qk_stream_set_pending(s, QK_STREAM_PEND_MAX_STREAM_DATA);
 }
 
-long qk_stream_read(qk_stream *s, uint8_t *dst, size_t cap)
+long qk_stream_recv_read(qk_stream *s, uint8_t *dst, size_t cap)
 {
     switch (s->recv_state) {
     case QK_RECV_NONE: return QK_ERR_STATE;
@@ -173,7 +173,7 @@ static bool send_open(const qk_stream *s)
            s->send_state == QK_SEND_DATA_SENT;
 }
 
-long qk_stream_write(qk_stream *s, const uint8_t *data, size_t len)
+long qk_stream_send_write(qk_stream *s, const uint8_t *data, size_t len)
 {
     if (s->send_state != QK_SEND_READY && s->send_state != QK_SEND_SEND) return QK_ERR_STATE;
     return qk_sendbuf_write(&s->send, data, len);
@@ -188,7 +188,7 @@ int qk_stream_finish(qk_stream *s)
     return 0;
 }
 
-int qk_stream_reset(qk_stream *s, uint64_t app_error)
+int qk_stream_send_reset(qk_stream *s, uint64_t app_error)
 {
     if (!send_open(s)) return QK_ERR_STATE;
     s->reset_error = app_error;
@@ -207,7 +207,7 @@ int qk_stream_on_stop_sending(qk_stream *s, uint64_t app_error)
     s->peer_stopped = true;
     s->peer_stop_error = app_error;
     /* RFC 9000 §3.5: answer with RESET_STREAM (the peer's code) unless done. */
-    if (send_open(s)) qk_stream_reset(s, app_error);
+    if (send_open(s)) qk_stream_send_reset(s, app_error);
     return 0;
 }
 
@@ -293,7 +293,7 @@ void qk_stream_on_control_lost(qk_stream *s, uint32_t flag)
     if (again) qk_stream_set_pending(s, flag);
 }
 
-void qk_stream_set_priority(qk_stream *s, uint8_t urgency, bool incremental)
+void qk_stream_apply_priority(qk_stream *s, uint8_t urgency, bool incremental)
 {
     s->urgency = urgency > 7 ? 7 : urgency; /* RFC 9218 §4.1 */
     s->incremental = incremental;

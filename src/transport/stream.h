@@ -7,6 +7,7 @@
 
 #include "transport/recvbuf.h"
 #include "transport/sendbuf.h"
+#include "transport/sched.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -109,9 +110,8 @@ typedef struct qk_stream {
 
     uint8_t urgency;  /**< RFC 9218 §4.1: 0 (highest) .. 7, default 3 */
     bool incremental; /**< RFC 9218 §4.2 */
-    /** Scheduler node: owned by sched.c, opaque here (the lead wires it). */
-    void *sched_link[4];
-    uint64_t sched_data[2];
+    /** Scheduler node (sched.c): queued while the stream has data to send. */
+    qk_sched_node sched;
 
     uint32_t pending;          /**< QK_STREAM_PEND_* */
     qk_stream_list *pend_list; /**< where pending streams are linked (may be NULL) */
@@ -183,7 +183,7 @@ int qk_stream_on_stream_data_blocked(qk_stream *s, uint64_t limit);
  * is full), QK_ERR_STATE without a send side or after finish/reset,
  * QK_ERR_NOMEM.
  */
-long qk_stream_write(qk_stream *s, const uint8_t *data, size_t len);
+long qk_stream_send_write(qk_stream *s, const uint8_t *data, size_t len);
 
 /** End the send side (FIN). QK_ERR_STATE without a send side or after reset. */
 int qk_stream_finish(qk_stream *s);
@@ -193,13 +193,13 @@ int qk_stream_finish(qk_stream *s);
  * Sent -> Reset Sent, schedules RESET_STREAM. Returns 0, or QK_ERR_STATE
  * without a send side or when already terminal or reset.
  */
-int qk_stream_reset(qk_stream *s, uint64_t app_error);
+int qk_stream_send_reset(qk_stream *s, uint64_t app_error);
 
 /**
  * Ask the peer to stop sending (RFC 9000 §3.5): schedules STOP_SENDING while
  * the receive side is still in Recv or Size Known. Returns 0 or QK_ERR_STATE.
  */
-int qk_stream_stop(qk_stream *s, uint64_t app_error);
+int qk_stream_recv_stop(qk_stream *s, uint64_t app_error);
 
 /**
  * Read received bytes. Returns the count (0 if nothing yet), QK_ERR_CLOSED
@@ -207,13 +207,13 @@ int qk_stream_stop(qk_stream *s, uint64_t app_error);
  * receive side. Moves Data Recvd -> Data Read when the FIN is consumed and
  * re-grants flow-control credit (may set MAX_STREAM_DATA pending).
  */
-long qk_stream_read(qk_stream *s, uint8_t *dst, size_t cap);
+long qk_stream_recv_read(qk_stream *s, uint8_t *dst, size_t cap);
 
 /** True when the application has read the FIN (or the reset). */
 bool qk_stream_read_done(const qk_stream *s);
 
 /** Set RFC 9218 priority (urgency clamped to 0..7). */
-void qk_stream_set_priority(qk_stream *s, uint8_t urgency, bool incremental);
+void qk_stream_apply_priority(qk_stream *s, uint8_t urgency, bool incremental);
 
 /* ---- The packet builder ---- */
 

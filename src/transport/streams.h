@@ -13,7 +13,9 @@
 #include <stdint.h>
 
 /** Largest MAX_STREAMS / STREAMS_BLOCKED value: 2^60 (RFC 9000 §4.6, §19.11). */
+#ifndef QK_MAX_STREAMS_LIMIT
 #define QK_MAX_STREAMS_LIMIT (1ull << 60)
+#endif
 
 /** Index into per-type arrays. */
 enum { QK_STREAMS_BIDI = 0, QK_STREAMS_UNI = 1 };

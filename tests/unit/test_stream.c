@@ -52,13 +52,13 @@ static void test_recv_states(void **state)
     assert_int_equal(s.recv_state, QK_RECV_RECV);
     assert_int_equal(qk_stream_on_stream(&s, 5, d + 5, 5, true), 0);
     assert_int_equal(s.recv_state, QK_RECV_SIZE_KNOWN);
-    assert_int_equal(qk_stream_read(&s, out, sizeof out), 0);
+    assert_int_equal(qk_stream_recv_read(&s, out, sizeof out), 0);
     assert_int_equal(qk_stream_on_stream(&s, 0, d, 5, false), 0);
     assert_int_equal(s.recv_state, QK_RECV_DATA_RECVD);
-    assert_int_equal(qk_stream_read(&s, out, 4), 4);
+    assert_int_equal(qk_stream_recv_read(&s, out, 4), 4);
     assert_int_equal(s.recv_state, QK_RECV_DATA_RECVD);
     assert_false(qk_stream_read_done(&s));
-    assert_int_equal(qk_stream_read(&s, out + 4, 12), 6);
+    assert_int_equal(qk_stream_recv_read(&s, out + 4, 12), 6);
     assert_memory_equal(out, d, 10);
     assert_int_equal(s.recv_state, QK_RECV_DATA_READ);
     assert_true(qk_stream_read_done(&s));
@@ -90,7 +90,7 @@ static void test_recv_reset(void **state)
     assert_int_equal(qk_stream_on_stream(&s, 55, d, 5, true), 0);
     assert_int_equal(qk_stream_on_stream(&s, 55, d, 6, false), QK_ERR_FINAL_SIZE);
     assert_int_equal(qk_stream_on_stream(&s, 0, d, 10, true), QK_ERR_FINAL_SIZE);
-    assert_int_equal(qk_stream_read(&s, out, sizeof out), QK_ERR_CLOSED);
+    assert_int_equal(qk_stream_recv_read(&s, out, sizeof out), QK_ERR_CLOSED);
     assert_int_equal(s.recv_state, QK_RECV_RESET_READ);
     assert_true(qk_stream_read_done(&s));
     /* FIN then reset with another size (§4.5). */
@@ -114,7 +114,7 @@ static void test_send_states(void **state)
     bool fin;
     assert_int_equal(s.send_state, QK_SEND_READY);
     assert_int_equal(qk_stream_next_range(&s, 1000, &off, &len, &fin), 0);
-    assert_int_equal(qk_stream_write(&s, d, 300), 300);
+    assert_int_equal(qk_stream_send_write(&s, d, 300), 300);
     assert_int_equal(s.send_state, QK_SEND_READY);
     /* Limited by the peer's MAX_STREAM_DATA (100). */
     assert_int_equal(qk_stream_next_range(&s, 1000, &off, &len, &fin), 1);
@@ -134,7 +134,7 @@ static void test_send_states(void **state)
     assert_int_equal(qk_stream_on_max_stream_data(&s, 1000), 0);
     assert_false(s.pending & QK_STREAM_PEND_STREAM_DATA_BLOCKED);
     assert_int_equal(qk_stream_finish(&s), 0);
-    assert_int_equal(qk_stream_write(&s, d, 1), QK_ERR_STATE);
+    assert_int_equal(qk_stream_send_write(&s, d, 1), QK_ERR_STATE);
     assert_int_equal(qk_stream_next_range(&s, 1000, &off, &len, &fin), 1);
     assert_int_equal(off, 100);
     assert_int_equal(len, 200);
@@ -149,7 +149,7 @@ static void test_send_states(void **state)
     assert_int_equal(s.send_state, QK_SEND_DATA_SENT);
     qk_stream_on_acked(&s, 100, 200, true);
     assert_int_equal(s.send_state, QK_SEND_DATA_RECVD);
-    assert_int_equal(qk_stream_reset(&s, 1), QK_ERR_STATE); /* terminal */
+    assert_int_equal(qk_stream_send_reset(&s, 1), QK_ERR_STATE); /* terminal */
     assert_int_equal(qk_stream_on_stop_sending(&s, 5), 0);  /* nothing to reset */
     assert_int_equal(s.send_state, QK_SEND_DATA_RECVD);
     assert_false(qk_stream_is_closed(&s)); /* receive side still open */
@@ -165,16 +165,16 @@ static void test_send_reset(void **state)
     uint64_t off;
     size_t len;
     bool fin;
-    qk_stream_write(&s, d, 80);
+    qk_stream_send_write(&s, d, 80);
     qk_stream_next_range(&s, 50, &off, &len, &fin);
     qk_stream_on_sent(&s, off, len, fin);
-    assert_int_equal(qk_stream_reset(&s, 42), 0);
+    assert_int_equal(qk_stream_send_reset(&s, 42), 0);
     assert_int_equal(s.send_state, QK_SEND_RESET_SENT);
     assert_int_equal(s.reset_final_size, 50); /* bytes sent, RFC 9000 §4.5 */
     assert_true(s.pending & QK_STREAM_PEND_RESET_STREAM);
     assert_int_equal(qk_stream_next_range(&s, 1000, &off, &len, &fin), 0);
-    assert_int_equal(qk_stream_write(&s, d, 1), QK_ERR_STATE);
-    assert_int_equal(qk_stream_reset(&s, 1), QK_ERR_STATE);
+    assert_int_equal(qk_stream_send_write(&s, d, 1), QK_ERR_STATE);
+    assert_int_equal(qk_stream_send_reset(&s, 1), QK_ERR_STATE);
     qk_stream_on_control_sent(&s, QK_STREAM_PEND_RESET_STREAM);
     qk_stream_on_control_lost(&s, QK_STREAM_PEND_RESET_STREAM);
     assert_true(s.pending & QK_STREAM_PEND_RESET_STREAM); /* rebuilt */
@@ -192,7 +192,7 @@ static void test_stop_sending(void **state)
     qk_stream s;
     mk(&s, 0, true, true);
     uint8_t d[10] = {0};
-    qk_stream_write(&s, d, 10);
+    qk_stream_send_write(&s, d, 10);
     /* RFC 9000 §3.5: STOP_SENDING in Ready/Send -> RESET_STREAM with its code. */
     assert_int_equal(qk_stream_on_stop_sending(&s, 77), 0);
     assert_true(s.peer_stopped);
@@ -200,7 +200,7 @@ static void test_stop_sending(void **state)
     assert_int_equal(s.reset_error, 77);
     assert_int_equal(s.reset_final_size, 0);
     /* Our STOP_SENDING on the receive side. */
-    assert_int_equal(qk_stream_stop(&s, 3), 0);
+    assert_int_equal(qk_stream_recv_stop(&s, 3), 0);
     assert_true(s.pending & QK_STREAM_PEND_STOP_SENDING);
     assert_int_equal(s.stop_error, 3);
     assert_int_equal(qk_stream_on_reset_stream(&s, 3, 0), 0);
@@ -222,17 +222,17 @@ static void test_illegal_frames(void **state)
     assert_int_equal(qk_stream_on_reset_stream(&so, 0, 0), QK_ERR_STREAM_STATE);
     assert_int_equal(qk_stream_on_stream_data_blocked(&so, 0), QK_ERR_STREAM_STATE);
     assert_int_equal(qk_stream_on_stop_sending(&so, 0), 0);
-    assert_int_equal(qk_stream_read(&so, d, 4), QK_ERR_STATE);
-    assert_int_equal(qk_stream_stop(&so, 0), QK_ERR_STATE);
+    assert_int_equal(qk_stream_recv_read(&so, d, 4), QK_ERR_STATE);
+    assert_int_equal(qk_stream_recv_stop(&so, 0), QK_ERR_STATE);
     /* Receive-only (peer's uni stream): no MAX_STREAM_DATA/STOP_SENDING. */
     qk_stream ro;
     mk(&ro, 3, false, true);
     assert_int_equal(ro.send_state, QK_SEND_NONE);
     assert_int_equal(qk_stream_on_max_stream_data(&ro, 10), QK_ERR_STREAM_STATE);
     assert_int_equal(qk_stream_on_stop_sending(&ro, 0), QK_ERR_STREAM_STATE);
-    assert_int_equal(qk_stream_write(&ro, d, 4), QK_ERR_STATE);
+    assert_int_equal(qk_stream_send_write(&ro, d, 4), QK_ERR_STATE);
     assert_int_equal(qk_stream_finish(&ro), QK_ERR_STATE);
-    assert_int_equal(qk_stream_reset(&ro, 0), QK_ERR_STATE);
+    assert_int_equal(qk_stream_send_reset(&ro, 0), QK_ERR_STATE);
     assert_int_equal(qk_stream_on_stream(&ro, 0, d, 4, true), 0);
     /* Flow control (§4.1). */
     assert_int_equal(qk_stream_on_stream(&ro, 996, d, 4, false), QK_ERR_FINAL_SIZE);
@@ -254,15 +254,15 @@ static void test_credit_and_pending_list(void **state)
     mk(&b, 7, false, true);
     uint8_t d[1000] = {0}, out[1000];
     assert_int_equal(qk_stream_on_stream(&a, 0, d, 1000, false), 0);
-    assert_int_equal(qk_stream_read(&a, out, 400), 400);
+    assert_int_equal(qk_stream_recv_read(&a, out, 400), 400);
     assert_int_equal(a.pending, 0); /* 600 credit left >= half the window */
-    assert_int_equal(qk_stream_read(&a, out, 200), 200);
+    assert_int_equal(qk_stream_recv_read(&a, out, 200), 200);
     /* 400 < 500 left: limit moves to read offset + window (RFC 9000 §4.2). */
     assert_true(a.pending & QK_STREAM_PEND_MAX_STREAM_DATA);
     assert_int_equal(a.recv.limit, 1600);
     assert_ptr_equal(plist.head, &a);
     assert_int_equal(plist.count, 1);
-    assert_int_equal(qk_stream_stop(&b, 1), 0);
+    assert_int_equal(qk_stream_recv_stop(&b, 1), 0);
     assert_int_equal(plist.count, 2);
     qk_stream_on_control_sent(&a, QK_STREAM_PEND_MAX_STREAM_DATA);
     assert_int_equal(plist.count, 1);
@@ -292,10 +292,10 @@ static void test_closed_and_priority(void **state)
     assert_false(qk_stream_is_closed(&s));
     assert_int_equal(qk_stream_on_stream(&s, 0, d, 1, true), 0);
     assert_false(qk_stream_is_closed(&s));
-    assert_int_equal(qk_stream_read(&s, d, 1), 1);
+    assert_int_equal(qk_stream_recv_read(&s, d, 1), 1);
     assert_true(qk_stream_is_closed(&s));
     assert_int_equal(s.urgency, 3);
-    qk_stream_set_priority(&s, 9, true);
+    qk_stream_apply_priority(&s, 9, true);
     assert_int_equal(s.urgency, 7);
     assert_true(s.incremental);
     assert_string_equal(qk_recv_state_name(s.recv_state), "Data Read");
@@ -330,7 +330,7 @@ static void run_pair(uint64_t seed, size_t total)
     while (!(snd.send_state == QK_SEND_DATA_RECVD && qk_stream_read_done(&rcv))) {
         assert_true(++steps < 1000000);
         if (written < total) {
-            long n = qk_stream_write(&snd, src + written, total - written);
+            long n = qk_stream_send_write(&snd, src + written, total - written);
             assert_true(n >= 0);
             written += (size_t)n;
             if (written == total) assert_int_equal(qk_stream_finish(&snd), 0);
@@ -361,7 +361,7 @@ static void run_pair(uint64_t seed, size_t total)
             net[i] = net[--nnet];
         } else {
             size_t cap = (size_t)(qk_test_rand64(&st) % 3000);
-            long n = qk_stream_read(&rcv, dst + got, cap);
+            long n = qk_stream_recv_read(&rcv, dst + got, cap);
             assert_true(n >= 0);
             got += (size_t)n;
         }

@@ -135,7 +135,7 @@ static void finish_peer_uni(qk_streams *m, qk_stream *s)
 {
     uint8_t b[1] = {0};
     assert_int_equal(qk_stream_on_stream(s, 0, b, 1, true), 0);
-    assert_int_equal(qk_stream_read(s, b, 1), 1);
+    assert_int_equal(qk_stream_recv_read(s, b, 1), 1);
     assert_true(qk_stream_is_closed(s));
     assert_int_equal(qk_streams_gc(m, s), 1);
 }
@@ -184,7 +184,7 @@ static void test_max_streams_credit(void **state)
     /* The pending list holds nothing yet; a STOP_SENDING request links a stream. */
     assert_null(qk_streams_pending_head(&m));
     s = qk_streams_get(&m, qk_stream_id_make(7, false, true));
-    assert_int_equal(qk_stream_stop(s, 1), 0);
+    assert_int_equal(qk_stream_recv_stop(s, 1), 0);
     assert_ptr_equal(qk_streams_pending_head(&m), s);
     qk_streams_free(&m); /* frees pending streams too (ASan checks) */
 }
@@ -213,7 +213,7 @@ static void test_thousand_streams(void **state)
         }
         assert_int_equal(rc, 0);
         size_t len = 1 + (c->id % 200); /* within the peer's stream credit (222) */
-        assert_int_equal(qk_stream_write(c, data, len), (long)len);
+        assert_int_equal(qk_stream_send_write(c, data, len), (long)len);
         assert_int_equal(qk_stream_finish(c), 0);
         uint64_t off;
         size_t n;
@@ -227,7 +227,7 @@ static void test_thousand_streams(void **state)
         assert_non_null(s);
         assert_ptr_equal(qk_streams_poll_new_remote(&srv), s);
         assert_int_equal(qk_stream_on_stream(s, off, out, n, fin), 0);
-        assert_int_equal(qk_stream_read(s, out, sizeof out), (long)len);
+        assert_int_equal(qk_stream_recv_read(s, out, sizeof out), (long)len);
         assert_memory_equal(out, data, len);
         qk_stream_on_acked(c, off, n, fin);
         if (!uni) { /* the server answers with an empty FIN */
@@ -236,7 +236,7 @@ static void test_thousand_streams(void **state)
             qk_stream_on_sent(s, off, n, fin);
             qk_stream_on_acked(s, off, n, fin);
             assert_int_equal(qk_stream_on_stream(c, off, NULL, 0, fin), 0);
-            assert_int_equal(qk_stream_read(c, out, sizeof out), 0);
+            assert_int_equal(qk_stream_recv_read(c, out, sizeof out), 0);
         }
         assert_int_equal(qk_streams_gc(&srv, s), 1);
         assert_int_equal(qk_streams_gc(&cli, c), 1);
