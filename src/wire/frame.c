@@ -204,10 +204,10 @@ static void put_blob(enc *e, const void *p, size_t n)
     put_b(e, p, n);
 }
 
-static int enc_stream(enc *e, const qk_frame_stream *s)
+static int enc_stream(enc *e, uint64_t type, const qk_frame_stream *s)
 {
     if (s->offset > QK_VARINT_MAX || s->len > QK_VARINT_MAX - s->offset) return QK_ERR_INVALID_ARG;
-    uint64_t t = QK_FT_STREAM | (s->offset ? QK_STREAM_BIT_OFF : 0) |
+    uint64_t t = QK_FT_STREAM | (s->offset || (type & QK_STREAM_BIT_OFF) ? QK_STREAM_BIT_OFF : 0) |
                  (s->has_length ? QK_STREAM_BIT_LEN : 0) | (s->fin ? QK_STREAM_BIT_FIN : 0);
     put_v(e, t);
     put_v(e, s->stream_id);
@@ -237,7 +237,7 @@ static int enc_ack_raw(enc *e, const qk_frame_ack *a)
 static int enc_body(enc *e, const qk_frame *f)
 {
     uint64_t t = f->type;
-    if (qk_frame_is_stream(t)) return enc_stream(e, &f->u.stream);
+    if (qk_frame_is_stream(t)) return enc_stream(e, t, &f->u.stream);
     if (t == QK_FT_ACK || t == QK_FT_ACK_ECN) return enc_ack_raw(e, &f->u.ack);
     if (t == QK_FT_DATAGRAM || t == QK_FT_DATAGRAM_LEN)
         t = f->u.datagram.has_length ? QK_FT_DATAGRAM_LEN : QK_FT_DATAGRAM;
@@ -515,4 +515,87 @@ bool qk_frame_is_probing(uint64_t t)
     /* RFC 9000 §9.1 */
     return t == QK_FT_PATH_CHALLENGE || t == QK_FT_PATH_RESPONSE || t == QK_FT_NEW_CONNECTION_ID ||
            t == QK_FT_PADDING;
+}
+
+/* ---- comparison ---- */
+
+static bool same_bytes(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
+{
+    return an == bn && (an == 0 || memcmp(a, b, an) == 0);
+}
+
+static bool ack_equal(const qk_frame_ack *a, const qk_frame_ack *b)
+{
+    if (a->largest != b->largest || a->ack_delay != b->ack_delay ||
+        a->first_range != b->first_range || a->range_count != b->range_count ||
+        a->has_ecn != b->has_ecn || !same_bytes(a->ranges, a->ranges_len, b->ranges, b->ranges_len))
+        return false;
+    return !a->has_ecn || (a->ect0 == b->ect0 && a->ect1 == b->ect1 && a->ce == b->ce);
+}
+
+bool qk_frame_equal(const qk_frame *a, const qk_frame *b)
+{
+    if (a->type != b->type) return false;
+    uint64_t t = a->type;
+    const qk_frame_stream *sa = &a->u.stream, *sb = &b->u.stream;
+    if (qk_frame_is_stream(t))
+        return sa->stream_id == sb->stream_id && sa->offset == sb->offset && sa->fin == sb->fin &&
+               sa->has_length == sb->has_length && same_bytes(sa->data, sa->len, sb->data, sb->len);
+    switch (t) {
+    case QK_FT_PADDING: return a->u.padding.len == b->u.padding.len;
+    case QK_FT_ACK:
+    case QK_FT_ACK_ECN: return ack_equal(&a->u.ack, &b->u.ack);
+    case QK_FT_RESET_STREAM:
+        return a->u.reset_stream.stream_id == b->u.reset_stream.stream_id &&
+               a->u.reset_stream.app_error == b->u.reset_stream.app_error &&
+               a->u.reset_stream.final_size == b->u.reset_stream.final_size;
+    case QK_FT_STOP_SENDING:
+        return a->u.stop_sending.stream_id == b->u.stop_sending.stream_id &&
+               a->u.stop_sending.app_error == b->u.stop_sending.app_error;
+    case QK_FT_CRYPTO:
+        return a->u.crypto.offset == b->u.crypto.offset &&
+               same_bytes(a->u.crypto.data, a->u.crypto.len, b->u.crypto.data, b->u.crypto.len);
+    case QK_FT_NEW_TOKEN:
+        return same_bytes(a->u.new_token.token, a->u.new_token.len, b->u.new_token.token,
+                          b->u.new_token.len);
+    case QK_FT_MAX_DATA:
+    case QK_FT_DATA_BLOCKED:
+    case QK_FT_MAX_STREAMS_BIDI:
+    case QK_FT_MAX_STREAMS_UNI:
+    case QK_FT_STREAMS_BLOCKED_BIDI:
+    case QK_FT_STREAMS_BLOCKED_UNI: return a->u.max.max == b->u.max.max;
+    case QK_FT_MAX_STREAM_DATA:
+    case QK_FT_STREAM_DATA_BLOCKED:
+        return a->u.stream_max.stream_id == b->u.stream_max.stream_id &&
+               a->u.stream_max.max == b->u.stream_max.max;
+    case QK_FT_NEW_CONNECTION_ID:
+        return a->u.new_cid.seq == b->u.new_cid.seq &&
+               a->u.new_cid.retire_prior_to == b->u.new_cid.retire_prior_to &&
+               same_bytes(a->u.new_cid.cid, a->u.new_cid.cid_len, b->u.new_cid.cid,
+                          b->u.new_cid.cid_len) &&
+               memcmp(a->u.new_cid.reset_token, b->u.new_cid.reset_token, QK_RESET_TOKEN_LEN) == 0;
+    case QK_FT_RETIRE_CONNECTION_ID: return a->u.retire_cid.seq == b->u.retire_cid.seq;
+    case QK_FT_PATH_CHALLENGE:
+    case QK_FT_PATH_RESPONSE: return memcmp(a->u.path.data, b->u.path.data, 8) == 0;
+    case QK_FT_CONNECTION_CLOSE:
+    case QK_FT_CONNECTION_CLOSE_APP:
+        return a->u.close.error_code == b->u.close.error_code &&
+               (t == QK_FT_CONNECTION_CLOSE_APP ||
+                a->u.close.frame_type == b->u.close.frame_type) &&
+               same_bytes(a->u.close.reason, a->u.close.reason_len, b->u.close.reason,
+                          b->u.close.reason_len);
+    case QK_FT_DATAGRAM:
+    case QK_FT_DATAGRAM_LEN:
+        return a->u.datagram.has_length == b->u.datagram.has_length &&
+               same_bytes(a->u.datagram.data, a->u.datagram.len, b->u.datagram.data,
+                          b->u.datagram.len);
+    case QK_FT_ACK_FREQUENCY:
+        return a->u.ack_frequency.seq == b->u.ack_frequency.seq &&
+               a->u.ack_frequency.ack_eliciting_threshold ==
+                   b->u.ack_frequency.ack_eliciting_threshold &&
+               a->u.ack_frequency.request_max_ack_delay_us ==
+                   b->u.ack_frequency.request_max_ack_delay_us &&
+               a->u.ack_frequency.reordering_threshold == b->u.ack_frequency.reordering_threshold;
+    default: return true; /* PING, HANDSHAKE_DONE, IMMEDIATE_ACK: no fields */
+    }
 }

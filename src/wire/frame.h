@@ -156,10 +156,17 @@ int qk_frame_decode(const uint8_t *buf, size_t len, qk_frame *f);
 
 /**
  * Encode f into out. Returns bytes written, QK_ERR_BUFFER_TOO_SMALL, or
- * QK_ERR_INVALID_ARG (field out of range, unknown type). STREAM: the OFF bit
- * is set iff offset != 0, LEN iff has_length, type is recomputed from those.
+ * QK_ERR_INVALID_ARG (field out of range, unknown type). STREAM: the type is
+ * recomputed: OFF when offset != 0 or f->type has OFF, LEN iff has_length,
+ * FIN iff fin. DATAGRAM: 0x31 iff has_length. PADDING writes padding.len zeros.
  */
 int qk_frame_encode(const qk_frame *f, uint8_t *out, size_t cap);
+
+/**
+ * True when two frames carry the same type and field values (byte payloads
+ * compared by content, ACK ranges by their raw bytes). For tests and fuzzers.
+ */
+bool qk_frame_equal(const qk_frame *a, const qk_frame *b);
 
 /* ---- ACK ---- */
 
