@@ -27,8 +27,12 @@ typedef struct qk_wr {
     uint8_t *end;
 } qk_wr;
 
+/* Stand-in for NULL buffers of length 0 (NULL + 0 is undefined behaviour). */
+static uint8_t qk_cursor_empty_[1];
+
 static inline qk_rd qk_rd_make(const uint8_t *buf, size_t len)
 {
+    if (!buf) buf = qk_cursor_empty_, len = 0;
     qk_rd r = {buf, buf + len};
     return r;
 }
@@ -126,6 +130,7 @@ static inline bool qk_rd_skip(qk_rd *r, size_t n)
 
 static inline qk_wr qk_wr_make(uint8_t *buf, size_t cap)
 {
+    if (!buf) buf = qk_cursor_empty_, cap = 0;
     qk_wr w = {buf, buf + cap};
     return w;
 }
