@@ -21,10 +21,10 @@ typedef struct qk_aead_ops {
     qk_aead_backend backend;
     int (*aead_init)(qk_aead *a, const uint8_t *key);
     void (*aead_free)(qk_aead *a);
-    int (*seal)(qk_aead *a, const uint8_t *nonce, const uint8_t *aad, size_t aad_len,
-                uint8_t *buf, size_t len, uint8_t *tag);
-    int (*open)(qk_aead *a, const uint8_t *nonce, const uint8_t *aad, size_t aad_len,
-                uint8_t *buf, size_t len, const uint8_t *tag);
+    int (*seal)(qk_aead *a, const uint8_t *nonce, const uint8_t *aad, size_t aad_len, uint8_t *buf,
+                size_t len, uint8_t *tag);
+    int (*open)(qk_aead *a, const uint8_t *nonce, const uint8_t *aad, size_t aad_len, uint8_t *buf,
+                size_t len, const uint8_t *tag);
     int (*hp_init)(qk_hp *h, const uint8_t *key);
     void (*hp_free)(qk_hp *h);
     int (*hp_mask)(qk_hp *h, const uint8_t *sample, uint8_t *mask);
@@ -76,30 +76,36 @@ static void nettle_aead_free(qk_aead *a)
 }
 
 /* Runs the AEAD; decrypt selects direction. Writes the computed tag. */
-static void nettle_aead_run(qk_aead *a, const uint8_t *nonce, const uint8_t *aad,
-                            size_t aad_len, uint8_t *buf, size_t len, uint8_t *tag, int decrypt)
+static void nettle_aead_run(qk_aead *a, const uint8_t *nonce, const uint8_t *aad, size_t aad_len,
+                            uint8_t *buf, size_t len, uint8_t *tag, int decrypt)
 {
     nettle_aead_ctx *c = a->ctx;
     switch (a->suite) {
     case QK_SUITE_AES_128_GCM:
         gcm_aes128_set_iv(&c->g128, QK_AEAD_IV_BYTES, nonce);
         gcm_aes128_update(&c->g128, aad_len, aad);
-        if (decrypt) gcm_aes128_decrypt(&c->g128, len, buf, buf);
-        else gcm_aes128_encrypt(&c->g128, len, buf, buf);
+        if (decrypt)
+            gcm_aes128_decrypt(&c->g128, len, buf, buf);
+        else
+            gcm_aes128_encrypt(&c->g128, len, buf, buf);
         gcm_aes128_digest(&c->g128, QK_AEAD_TAG_BYTES, tag);
         break;
     case QK_SUITE_AES_256_GCM:
         gcm_aes256_set_iv(&c->g256, QK_AEAD_IV_BYTES, nonce);
         gcm_aes256_update(&c->g256, aad_len, aad);
-        if (decrypt) gcm_aes256_decrypt(&c->g256, len, buf, buf);
-        else gcm_aes256_encrypt(&c->g256, len, buf, buf);
+        if (decrypt)
+            gcm_aes256_decrypt(&c->g256, len, buf, buf);
+        else
+            gcm_aes256_encrypt(&c->g256, len, buf, buf);
         gcm_aes256_digest(&c->g256, QK_AEAD_TAG_BYTES, tag);
         break;
     default:
         chacha_poly1305_set_nonce(&c->cp, nonce);
         chacha_poly1305_update(&c->cp, aad_len, aad);
-        if (decrypt) chacha_poly1305_decrypt(&c->cp, len, buf, buf);
-        else chacha_poly1305_encrypt(&c->cp, len, buf, buf);
+        if (decrypt)
+            chacha_poly1305_decrypt(&c->cp, len, buf, buf);
+        else
+            chacha_poly1305_encrypt(&c->cp, len, buf, buf);
         chacha_poly1305_digest(&c->cp, QK_AEAD_TAG_BYTES, tag);
         break;
     }
@@ -271,8 +277,14 @@ static int evp_hp_mask(qk_hp *h, const uint8_t *sample, uint8_t *mask)
 }
 
 static const qk_aead_ops evp_ops = {
-    QK_AEAD_BACKEND_OPENSSL, evp_aead_init, evp_aead_free, evp_seal, evp_open,
-    evp_hp_init,             evp_hp_free,   evp_hp_mask,
+    QK_AEAD_BACKEND_OPENSSL,
+    evp_aead_init,
+    evp_aead_free,
+    evp_seal,
+    evp_open,
+    evp_hp_init,
+    evp_hp_free,
+    evp_hp_mask,
 };
 
 /* ---------------- NULL suite ---------------- */
@@ -282,9 +294,7 @@ static int null_aead_init(qk_aead *a, const uint8_t *key)
     return 0;
 }
 
-static void null_aead_free(qk_aead *a)
-{
-}
+static void null_aead_free(qk_aead *a) {}
 
 static int null_seal(qk_aead *a, const uint8_t *nonce, const uint8_t *aad, size_t aad_len,
                      uint8_t *buf, size_t len, uint8_t *tag)
@@ -305,9 +315,7 @@ static int null_hp_init(qk_hp *h, const uint8_t *key)
     return 0;
 }
 
-static void null_hp_free(qk_hp *h)
-{
-}
+static void null_hp_free(qk_hp *h) {}
 
 static int null_hp_mask(qk_hp *h, const uint8_t *sample, uint8_t *mask)
 {
@@ -406,8 +414,7 @@ void qk_hp_free(qk_hp *h)
     memset(h, 0, sizeof *h);
 }
 
-int qk_hp_mask(qk_hp *h, const uint8_t sample[QK_HP_SAMPLE_BYTES],
-               uint8_t mask[QK_HP_MASK_BYTES])
+int qk_hp_mask(qk_hp *h, const uint8_t sample[QK_HP_SAMPLE_BYTES], uint8_t mask[QK_HP_MASK_BYTES])
 {
     if (!h->ops) return QK_ERR_STATE;
     return h->ops->hp_mask(h, sample, mask);

@@ -74,9 +74,8 @@ const char *qk_suite_name(qk_crypto_suite s)
 }
 
 /* One HMAC over up to three concatenated pieces (HKDF-Expand's T(n-1)|info|n). */
-static void hmac3(qk_hash_alg h, const uint8_t *key, size_t key_len, const uint8_t *a,
-                  size_t a_len, const uint8_t *b, size_t b_len, const uint8_t *c, size_t c_len,
-                  uint8_t *out)
+static void hmac3(qk_hash_alg h, const uint8_t *key, size_t key_len, const uint8_t *a, size_t a_len,
+                  const uint8_t *b, size_t b_len, const uint8_t *c, size_t c_len, uint8_t *out)
 {
     if (h == QK_HASH_SHA384) {
         struct hmac_sha384_ctx ctx;
@@ -130,9 +129,8 @@ int qk_hkdf_expand(qk_hash_alg h, const uint8_t *prk, size_t prk_len, const uint
     return 0;
 }
 
-int qk_hkdf_expand_label(qk_hash_alg h, const uint8_t *secret, size_t secret_len,
-                         const char *label, const uint8_t *ctx, size_t ctx_len, uint8_t *out,
-                         size_t out_len)
+int qk_hkdf_expand_label(qk_hash_alg h, const uint8_t *secret, size_t secret_len, const char *label,
+                         const uint8_t *ctx, size_t ctx_len, uint8_t *out, size_t out_len)
 {
     /* RFC 8446 §7.1: struct { uint16 length; opaque label<7..255>; opaque context<0..255>; } */
     static const char prefix[] = "tls13 ";
@@ -159,18 +157,21 @@ int qk_crypto_initial_secrets(uint32_t version, const uint8_t *dcid, size_t dcid
 {
     uint8_t initial[32];
     const uint8_t *salt;
-    if (version == QK_QUIC_V1) salt = initial_salt_v1;
-    else if (version == QK_QUIC_V2) salt = initial_salt_v2;
-    else return QK_ERR_VERSION;
+    if (version == QK_QUIC_V1)
+        salt = initial_salt_v1;
+    else if (version == QK_QUIC_V2)
+        salt = initial_salt_v2;
+    else
+        return QK_ERR_VERSION;
     if ((!dcid && dcid_len) || dcid_len > 255 || !client_secret || !server_secret)
         return QK_ERR_INVALID_ARG;
     /* RFC 9001 §5.2: initial_secret = HKDF-Extract(initial_salt, client_dst_connection_id) */
     qk_hkdf_extract(QK_HASH_SHA256, salt, sizeof initial_salt_v1, dcid, dcid_len, initial);
-    int rc = qk_hkdf_expand_label(QK_HASH_SHA256, initial, 32, "client in", NULL, 0,
-                                  client_secret, 32);
+    int rc =
+        qk_hkdf_expand_label(QK_HASH_SHA256, initial, 32, "client in", NULL, 0, client_secret, 32);
     if (rc == 0)
-        rc = qk_hkdf_expand_label(QK_HASH_SHA256, initial, 32, "server in", NULL, 0,
-                                  server_secret, 32);
+        rc = qk_hkdf_expand_label(QK_HASH_SHA256, initial, 32, "server in", NULL, 0, server_secret,
+                                  32);
     qk_crypto_wipe(initial, sizeof initial);
     return rc;
 }
@@ -188,8 +189,8 @@ int qk_crypto_derive_material(uint32_t version, qk_crypto_suite suite, const uin
     /* RFC 9001 §5.1: key, iv and hp from the traffic secret. */
     int rc = qk_hkdf_expand_label(h, secret, secret_len, lb->key, NULL, 0, out->key, kl);
     if (rc == 0)
-        rc = qk_hkdf_expand_label(h, secret, secret_len, lb->iv, NULL, 0, out->iv,
-                                  QK_AEAD_IV_BYTES);
+        rc =
+            qk_hkdf_expand_label(h, secret, secret_len, lb->iv, NULL, 0, out->iv, QK_AEAD_IV_BYTES);
     if (rc == 0) rc = qk_hkdf_expand_label(h, secret, secret_len, lb->hp, NULL, 0, out->hp, kl);
     return rc;
 }

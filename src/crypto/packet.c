@@ -43,8 +43,7 @@ int qk_pkt_keys_init(qk_pkt_keys *k, qk_crypto_suite suite, const uint8_t *secre
     return qk_pkt_keys_init_ex(k, QK_QUIC_V1, suite, QK_AEAD_BACKEND_AUTO, secret, secret_len);
 }
 
-int qk_pkt_keys_next(qk_pkt_keys *next, const qk_pkt_keys *cur, uint8_t *secret,
-                     size_t secret_len)
+int qk_pkt_keys_next(qk_pkt_keys *next, const qk_pkt_keys *cur, uint8_t *secret, size_t secret_len)
 {
     qk_key_material m;
     if (!next || !cur || next == cur) return QK_ERR_INVALID_ARG;
@@ -56,8 +55,8 @@ int qk_pkt_keys_next(qk_pkt_keys *next, const qk_pkt_keys *cur, uint8_t *secret,
     int rc = qk_crypto_next_secret(cur->version, cur->suite, secret, secret_len, secret);
     if (rc == 0) rc = qk_crypto_derive_material(cur->version, cur->suite, secret, secret_len, &m);
     if (rc == 0)
-        rc = keys_setup(next, cur->version, cur->suite, cur->backend, m.key, cur->hp_key,
-                        m.key_len, m.iv);
+        rc = keys_setup(next, cur->version, cur->suite, cur->backend, m.key, cur->hp_key, m.key_len,
+                        m.iv);
     qk_crypto_wipe(&m, sizeof m);
     return rc;
 }
@@ -90,8 +89,8 @@ int qk_pkt_seal(qk_pkt_keys *k, uint64_t pn, const uint8_t *hdr, size_t hdr_len,
     return rc < 0 ? rc : (int)(len + QK_AEAD_TAG_BYTES);
 }
 
-int qk_pkt_open(qk_pkt_keys *k, uint64_t pn, const uint8_t *hdr, size_t hdr_len,
-                uint8_t *payload, size_t len)
+int qk_pkt_open(qk_pkt_keys *k, uint64_t pn, const uint8_t *hdr, size_t hdr_len, uint8_t *payload,
+                size_t len)
 {
     uint8_t nonce[QK_AEAD_IV_BYTES];
     if (!k || !k->ready) return QK_ERR_STATE;
@@ -122,8 +121,7 @@ int qk_hp_protect(qk_pkt_keys *k, uint8_t *pkt, size_t pkt_len, size_t pn_offset
     return 0;
 }
 
-int qk_hp_unprotect(qk_pkt_keys *k, uint8_t *pkt, size_t pkt_len, size_t pn_offset,
-                    size_t *pn_len)
+int qk_hp_unprotect(qk_pkt_keys *k, uint8_t *pkt, size_t pkt_len, size_t pn_offset, size_t *pn_len)
 {
     uint8_t mask[QK_HP_MASK_BYTES];
     if (!k || !k->ready) return QK_ERR_STATE;

@@ -29,9 +29,12 @@ int qk_retry_tag_compute(uint32_t version, const uint8_t *pseudo, size_t pseudo_
 {
     const uint8_t *key, *nonce;
     qk_aead a;
-    if (version == QK_QUIC_V1) key = retry_key_v1, nonce = retry_nonce_v1;
-    else if (version == QK_QUIC_V2) key = retry_key_v2, nonce = retry_nonce_v2;
-    else return QK_ERR_VERSION;
+    if (version == QK_QUIC_V1)
+        key = retry_key_v1, nonce = retry_nonce_v1;
+    else if (version == QK_QUIC_V2)
+        key = retry_key_v2, nonce = retry_nonce_v2;
+    else
+        return QK_ERR_VERSION;
     /* RFC 9001 §5.8: AEAD_AES_128_GCM, empty plaintext, AAD = Retry pseudo-packet. */
     int rc = qk_aead_init(&a, QK_SUITE_AES_128_GCM, QK_AEAD_BACKEND_AUTO, key, sizeof retry_key_v1);
     if (rc < 0) return rc;
