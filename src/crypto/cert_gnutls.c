@@ -35,17 +35,18 @@ static int build_cert(gnutls_x509_crt_t crt, gnutls_x509_privkey_t key, const ch
             0 ||
         gnutls_x509_crt_set_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, name,
                                       (unsigned)strlen(name)) < 0 ||
-        gnutls_x509_crt_set_subject_alt_name(crt, GNUTLS_SAN_DNSNAME, name,
-                                             (unsigned)strlen(name), GNUTLS_FSAN_SET) < 0 ||
-        gnutls_x509_crt_set_key(crt, key) < 0 || gnutls_x509_crt_set_basic_constraints(crt, 0, -1) < 0 ||
+        gnutls_x509_crt_set_subject_alt_name(crt, GNUTLS_SAN_DNSNAME, name, (unsigned)strlen(name),
+                                             GNUTLS_FSAN_SET) < 0 ||
+        gnutls_x509_crt_set_key(crt, key) < 0 ||
+        gnutls_x509_crt_set_basic_constraints(crt, 0, -1) < 0 ||
         gnutls_x509_crt_set_key_usage(crt, GNUTLS_KEY_DIGITAL_SIGNATURE) < 0 ||
         gnutls_x509_crt_set_key_purpose_oid(crt, GNUTLS_KP_TLS_WWW_SERVER, 0) < 0)
         return -1;
     return gnutls_x509_crt_sign2(crt, crt, key, GNUTLS_DIG_SHA256, 0) < 0 ? -1 : 0;
 }
 
-int qk_cert_generate(const char *name, int64_t not_before_s, unsigned valid_days,
-                     char **cert_pem, char **key_pem)
+int qk_cert_generate(const char *name, int64_t not_before_s, unsigned valid_days, char **cert_pem,
+                     char **key_pem)
 {
     gnutls_x509_privkey_t key = NULL;
     gnutls_x509_crt_t crt = NULL;
@@ -99,8 +100,10 @@ static int write_atomic(const char *path, const char *data, mode_t mode)
     int ok = fchmod(fd, mode) == 0;
     while (ok && done < len) {
         ssize_t n = write(fd, data + done, len - done);
-        if (n <= 0) ok = 0;
-        else done += (size_t)n;
+        if (n <= 0)
+            ok = 0;
+        else
+            done += (size_t)n;
     }
     if (ok) ok = fsync(fd) == 0;
     if (close(fd) != 0) ok = 0;

@@ -77,9 +77,8 @@ static int on_secret(gnutls_session_t s, gnutls_record_encryption_level_t level,
                      const void *secret_read, const void *secret_write, size_t size)
 {
     qk_tls *t = gnutls_session_get_ptr(s);
-    qk_crypto_suite suite = suite_from_gnutls(level == GNUTLS_ENCRYPTION_LEVEL_EARLY
-                                                  ? gnutls_early_cipher_get(s)
-                                                  : gnutls_cipher_get(s));
+    qk_crypto_suite suite = suite_from_gnutls(
+        level == GNUTLS_ENCRYPTION_LEVEL_EARLY ? gnutls_early_cipher_get(s) : gnutls_cipher_get(s));
     if (suite == QK_SUITE_UNKNOWN || size > QK_SECRET_MAX_BYTES || (int)level >= QK_LEVEL_COUNT)
         return -1;
     const void *sec[2] = {secret_read, secret_write};
@@ -207,8 +206,8 @@ static int setup_credentials(qk_tls *t, const qk_tls_config *cfg)
         if (cfg->cert_pem && cfg->key_pem) {
             gnutls_datum_t c = {(unsigned char *)cfg->cert_pem, (unsigned)strlen(cfg->cert_pem)};
             gnutls_datum_t k = {(unsigned char *)cfg->key_pem, (unsigned)strlen(cfg->key_pem)};
-            rv = gnutls_certificate_set_x509_key_mem2(t->cred, &c, &k, GNUTLS_X509_FMT_PEM, NULL,
-                                                      0);
+            rv =
+                gnutls_certificate_set_x509_key_mem2(t->cred, &c, &k, GNUTLS_X509_FMT_PEM, NULL, 0);
         } else if (cfg->cert_file && cfg->key_file) {
             rv = gnutls_certificate_set_x509_key_file2(t->cred, cfg->cert_file, cfg->key_file,
                                                        GNUTLS_X509_FMT_PEM, NULL, 0);
@@ -235,9 +234,8 @@ static int setup_credentials(qk_tls *t, const qk_tls_config *cfg)
         } else if (cfg->verify != QK_TLS_VERIFY_INSECURE) {
             return QK_ERR_CONFIG;
         }
-        if (cfg->server_name &&
-            gnutls_server_name_set(t->s, GNUTLS_NAME_DNS, cfg->server_name,
-                                   strlen(cfg->server_name)) < 0)
+        if (cfg->server_name && gnutls_server_name_set(t->s, GNUTLS_NAME_DNS, cfg->server_name,
+                                                       strlen(cfg->server_name)) < 0)
             return QK_ERR_CONFIG;
     }
     rv = gnutls_credentials_set(t->s, GNUTLS_CRD_CERTIFICATE, t->cred);
@@ -289,8 +287,8 @@ static int setup_session(qk_tls *t, const qk_tls_config *cfg)
     if (rv < 0) return QK_ERR_NOMEM;
     gnutls_session_set_ptr(t->s, t);
     const char *errpos = NULL;
-    rv = gnutls_priority_set_direct(t->s, cfg->priority ? cfg->priority : default_priority,
-                                    &errpos);
+    rv =
+        gnutls_priority_set_direct(t->s, cfg->priority ? cfg->priority : default_priority, &errpos);
     if (rv < 0) {
         set_err(t, "priority string", rv);
         return QK_ERR_CONFIG;
@@ -300,10 +298,9 @@ static int setup_session(qk_tls *t, const qk_tls_config *cfg)
     gnutls_alert_set_read_function(t->s, on_alert);
     gnutls_transport_set_pull_function(t->s, pull_never);
     gnutls_transport_set_push_function(t->s, push_never);
-    rv = gnutls_session_ext_register(t->s, "quic_transport_parameters", QK_TLS_TP_EXT,
-                                     GNUTLS_EXT_TLS, tp_recv, tp_send, NULL, NULL, NULL,
-                                     GNUTLS_EXT_FLAG_TLS | GNUTLS_EXT_FLAG_CLIENT_HELLO |
-                                         GNUTLS_EXT_FLAG_EE);
+    rv = gnutls_session_ext_register(
+        t->s, "quic_transport_parameters", QK_TLS_TP_EXT, GNUTLS_EXT_TLS, tp_recv, tp_send, NULL,
+        NULL, NULL, GNUTLS_EXT_FLAG_TLS | GNUTLS_EXT_FLAG_CLIENT_HELLO | GNUTLS_EXT_FLAG_EE);
     if (rv < 0) return QK_ERR_TLS;
     int err = setup_credentials(t, cfg);
     if (err == 0) err = setup_alpn(t, cfg);
