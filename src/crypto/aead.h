@@ -1,9 +1,11 @@
 /*
  * AEAD and header-protection primitives behind a backend table.
  *
- * Two backends are compiled in: nettle (the library GnuTLS itself uses) and
+ * Three backends are compiled in: nettle directly, GnuTLS's AEAD API
+ * (gnutls_aead_cipher_encryptv2, which has its own AES-NI/VAES code) and
  * OpenSSL 3 libcrypto EVP. QK_AEAD_BACKEND_AUTO picks, per suite, the one that
- * measured fastest in bench/aead.c (see docs/perf.md, "AEAD backends").
+ * measured fastest in bench/aead.c (see docs/perf.md, "AEAD backends");
+ * header protection has its own table (nettle for every suite).
  * All contexts are keyed once at init; seal/open/mask never allocate.
  */
 #ifndef QK_CRYPTO_AEAD_H
@@ -18,6 +20,7 @@ typedef enum qk_aead_backend {
     QK_AEAD_BACKEND_AUTO = 0,
     QK_AEAD_BACKEND_NETTLE = 1,
     QK_AEAD_BACKEND_OPENSSL = 2,
+    QK_AEAD_BACKEND_GNUTLS = 3, /* gnutls_aead_cipher_*v2; HP via nettle */
     QK_AEAD_BACKEND_COUNT
 } qk_aead_backend;
 
@@ -37,9 +40,11 @@ typedef struct qk_hp {
     void *ctx;
 } qk_hp;
 
-/** Backend QK_AEAD_BACKEND_AUTO resolves to for a suite. */
+/** Backend QK_AEAD_BACKEND_AUTO resolves to for a suite's AEAD. */
 qk_aead_backend qk_aead_default_backend(qk_crypto_suite suite);
-/** Name of a backend ("nettle", "openssl"). Never NULL. */
+/** Backend QK_AEAD_BACKEND_AUTO resolves to for a suite's header protection. */
+qk_aead_backend qk_hp_default_backend(qk_crypto_suite suite);
+/** Name of a backend ("nettle", "openssl", "gnutls"). Never NULL. */
 const char *qk_aead_backend_name(qk_aead_backend b);
 
 /**
