@@ -1,0 +1,166 @@
+/*
+ * TLS 1.3 handshake driver for QUIC (RFC 9001 §4) on GnuTLS's QUIC hooks.
+ *
+ * No callbacks reach user code: received CRYPTO bytes go in with
+ * qk_tls_provide(), qk_tls_handshake() advances the state machine, outgoing
+ * handshake bytes wait in per-level buffers (qk_tls_out / qk_tls_consume),
+ * and newly installed traffic secrets wait in a queue (qk_tls_poll_secret).
+ */
+#ifndef QK_CRYPTO_TLS_H
+#define QK_CRYPTO_TLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <quack/common.h>
+
+#include "crypto/keys.h"
+
+typedef enum qk_tls_verify {
+    QK_TLS_VERIFY_SYSTEM = 0, /* system CA store + hostname (server_name) */
+    QK_TLS_VERIFY_PIN = 1,    /* SHA-256 of the leaf's SubjectPublicKeyInfo */
+    QK_TLS_VERIFY_INSECURE = 2
+} qk_tls_verify;
+
+#define QK_TLS_PIN_BYTES         32
+#define QK_TLS_ALPN_MAX          8
+#define QK_TLS_OUT_MAX_BYTES     (64 * 1024) /* per level, bounded */
+#define QK_TLS_PEER_TP_MAX_BYTES 4096
+
+/* TLS alerts used by the stack (RFC 8446 §6). */
+enum {
+    QK_TLS_ALERT_HANDSHAKE_FAILURE = 40,
+    QK_TLS_ALERT_BAD_CERTIFICATE = 42,
+    QK_TLS_ALERT_CERTIFICATE_UNKNOWN = 46,
+    QK_TLS_ALERT_INTERNAL_ERROR = 80,
+    QK_TLS_ALERT_MISSING_EXTENSION = 109,
+    QK_TLS_ALERT_NO_APPLICATION_PROTOCOL = 120,
+};
+
+/** Handshake configuration. Strings are copied by qk_tls_new. */
+typedef struct qk_tls_config {
+    const char *alpn[QK_TLS_ALPN_MAX]; /* preference order, NULL-terminated or alpn_count */
+    size_t alpn_count;
+    /* server: a certificate chain and key, as files or in-memory PEM */
+    const char *cert_file, *key_file;
+    const char *cert_pem, *key_pem;
+    /* client */
+    const char *server_name; /* SNI and hostname check; NULL = no SNI */
+    qk_tls_verify verify;
+    uint8_t pin_sha256[QK_TLS_PIN_BYTES]; /* for QK_TLS_VERIFY_PIN */
+    /* NSS key log: keylog FILE* wins over keylog_path; else $SSLKEYLOGFILE */
+    FILE *keylog;
+    const char *keylog_path;
+    /* optional GnuTLS priority string; default = TLS 1.3 only, no compat mode,
+     * AES-128-GCM, AES-256-GCM, ChaCha20-Poly1305 */
+    const char *priority;
+} qk_tls_config;
+
+typedef struct qk_tls qk_tls;
+
+/**
+ * Create a handshake context. local_tparams (encoded transport parameters,
+ * copied) go in the quic_transport_parameters extension (0x39).
+ * Returns NULL on allocation failure or invalid configuration; *err (if not
+ * NULL) receives QK_ERR_NOMEM, QK_ERR_CONFIG (bad cert/key/priority/ALPN) or
+ * QK_ERR_TLS.
+ */
+qk_tls *qk_tls_new(const qk_tls_config *cfg, int is_server, const uint8_t *local_tparams,
+                   size_t tparams_len, int *err);
+
+/** Free a handshake context (NULL ok). */
+void qk_tls_del(qk_tls *tls);
+
+/**
+ * Advance the handshake. Returns 0 when the handshake is complete (also on
+ * later calls), QK_ERR_AGAIN when more peer data is needed (drain qk_tls_out
+ * and qk_tls_poll_secret first), or QK_ERR_CRYPTO_ALERT(alert) on failure
+ * (the alert to send in CONNECTION_CLOSE, RFC 9001 §4.8), or QK_ERR_NOMEM.
+ */
+int qk_tls_handshake(qk_tls *tls);
+
+/**
+ * Feed CRYPTO-frame bytes received at a level, in order. After the handshake
+ * completes, post-handshake messages (e.g. NewSessionTicket) are processed
+ * here directly. Returns 0, QK_ERR_INVALID_ARG, or QK_ERR_CRYPTO_ALERT(alert).
+ */
+int qk_tls_provide(qk_tls *tls, qk_crypto_level level, const uint8_t *data, size_t len);
+
+/**
+ * Outgoing handshake bytes pending at a level. *ptr stays valid until the
+ * next call into tls. Returns 0 (and *len may be 0) or QK_ERR_INVALID_ARG.
+ */
+int qk_tls_out(qk_tls *tls, qk_crypto_level level, const uint8_t **ptr, size_t *len);
+
+/** Mark n pending bytes at a level as sent (taken by the connection). */
+void qk_tls_consume(qk_tls *tls, qk_crypto_level level, size_t n);
+
+/**
+ * Pop the oldest newly installed secret. secret must have
+ * QK_SECRET_MAX_BYTES of room. Returns 0 (one popped) or QK_ERR_AGAIN
+ * (queue empty).
+ */
+int qk_tls_poll_secret(qk_tls *tls, qk_crypto_level *level, int *is_write, qk_crypto_suite *suite,
+                       uint8_t *secret, size_t *len);
+
+/** Peer's transport parameters (NULL, 0 until received). */
+const uint8_t *qk_tls_peer_tparams(const qk_tls *tls, size_t *len);
+
+/** Negotiated ALPN protocol (NUL-terminated) or NULL. */
+const char *qk_tls_alpn(const qk_tls *tls);
+
+/** 1 once the handshake has completed. */
+int qk_tls_complete(const qk_tls *tls);
+
+/** Last alert sent or received (0 if none). */
+int qk_tls_alert(const qk_tls *tls);
+
+/** Negotiated packet-protection suite (QK_SUITE_UNKNOWN before ServerHello). */
+qk_crypto_suite qk_tls_cipher_suite(const qk_tls *tls);
+
+/** Human-readable description of the last GnuTLS failure (never NULL). */
+const char *qk_tls_last_error(const qk_tls *tls);
+
+/* ---- certificates (CLI helpers) ---- */
+
+/**
+ * Generate a self-signed ECDSA P-256 certificate for `name` (CN and DNS SAN)
+ * valid from not_before_s for valid_days (seconds since the epoch; the caller
+ * reads the clock). *cert_pem and *key_pem are malloc'd NUL-terminated PEM
+ * strings the caller frees. Returns 0, QK_ERR_INVALID_ARG, QK_ERR_NOMEM or
+ * QK_ERR_TLS.
+ */
+int qk_cert_generate(const char *name, int64_t not_before_s, unsigned valid_days, char **cert_pem,
+                     char **key_pem);
+
+/**
+ * As qk_cert_generate, writing the PEMs to files (key with mode 0600). Files
+ * are written to a temporary name and renamed, so no half-written file is
+ * left. Returns 0, QK_ERR_IO, QK_ERR_NOMEM or QK_ERR_TLS.
+ */
+int qk_cert_generate_files(const char *name, int64_t not_before_s, unsigned valid_days,
+                           const char *cert_path, const char *key_path);
+
+/**
+ * SHA-256 of the SubjectPublicKeyInfo of the first certificate in a PEM
+ * buffer. Returns 0, QK_ERR_CONFIG (not a certificate) or QK_ERR_TLS.
+ */
+int qk_cert_pin_pem(const char *cert_pem, size_t len, uint8_t pin[QK_TLS_PIN_BYTES]);
+
+/** As qk_cert_pin_pem for a PEM file. Returns 0, QK_ERR_IO, QK_ERR_CONFIG. */
+int qk_cert_pin_file(const char *path, uint8_t pin[QK_TLS_PIN_BYTES]);
+
+/** Lower-case hex of a pin into out (65 bytes incl. NUL). */
+void qk_pin_to_hex(const uint8_t pin[QK_TLS_PIN_BYTES], char out[65]);
+
+/** Standard base64 (with padding) of a pin into out (45 bytes incl. NUL). */
+void qk_pin_to_base64(const uint8_t pin[QK_TLS_PIN_BYTES], char out[45]);
+
+/**
+ * Parse a pin given as 64 hex digits or 44-char base64 (optionally prefixed
+ * "sha256/" or "sha256:"). Returns 0 or QK_ERR_INVALID_ARG.
+ */
+int qk_pin_parse(const char *s, uint8_t pin[QK_TLS_PIN_BYTES]);
+
+#endif

@@ -1,0 +1,478 @@
+/*
+ * TLS 1.3 for QUIC (RFC 9001 §4) on GnuTLS's QUIC hooks: handshake messages
+ * leave through the read function into per-level buffers, enter through
+ * gnutls_handshake_write(), secrets arrive through the secret function, and
+ * alerts through the alert function. Nothing calls back into user code.
+ */
+#include "crypto/tls.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
+
+#include "crypto/token.h"
+
+#define QK_TLS_TP_EXT       0x39 /* RFC 9001 §8.2 quic_transport_parameters */
+#define QK_TLS_SECRET_QUEUE 16
+
+/* RFC 9001 §4.2: TLS 1.3 only; §8.4: no middlebox compatibility mode. AES-CCM
+ * is left out because the packet protection layer does not implement it. */
+static const char default_priority[] = "NORMAL:-VERS-ALL:+VERS-TLS1.3:-CIPHER-ALL:+AES-128-GCM:"
+                                       "+AES-256-GCM:+CHACHA20-POLY1305:%DISABLE_TLS13_COMPAT_MODE";
+
+typedef struct tls_outbuf {
+    uint8_t *buf;
+    size_t off, len, cap;
+} tls_outbuf;
+
+typedef struct tls_secret_ev {
+    uint8_t level, is_write, suite, len;
+    uint8_t secret[QK_SECRET_MAX_BYTES];
+} tls_secret_ev;
+
+struct qk_tls {
+    gnutls_session_t s;
+    gnutls_certificate_credentials_t cred;
+    int is_server;
+    uint8_t *local_tp;
+    size_t local_tp_len;
+    uint8_t peer_tp[QK_TLS_PEER_TP_MAX_BYTES];
+    size_t peer_tp_len;
+    int have_peer_tp;
+    tls_outbuf out[QK_LEVEL_COUNT];
+    tls_secret_ev q[QK_TLS_SECRET_QUEUE];
+    size_t q_head, q_count;
+    char alpn[256];
+    int complete;
+    int alert; /* last alert sent */
+    int fatal; /* sticky error once the handshake failed */
+    qk_tls_verify verify;
+    uint8_t pin[QK_TLS_PIN_BYTES];
+    FILE *keylog;
+    int keylog_owned;
+    char err[160];
+};
+
+static qk_crypto_suite suite_from_gnutls(gnutls_cipher_algorithm_t c)
+{
+    switch (c) {
+    case GNUTLS_CIPHER_AES_128_GCM: return QK_SUITE_AES_128_GCM;
+    case GNUTLS_CIPHER_AES_256_GCM: return QK_SUITE_AES_256_GCM;
+    case GNUTLS_CIPHER_CHACHA20_POLY1305: return QK_SUITE_CHACHA20_POLY1305;
+    default: return QK_SUITE_UNKNOWN;
+    }
+}
+
+static void set_err(qk_tls *t, const char *what, int rv)
+{
+    snprintf(t->err, sizeof t->err, "%s: %s", what, gnutls_strerror(rv));
+}
+
+/* ---- GnuTLS hooks ---- */
+
+static int on_secret(gnutls_session_t s, gnutls_record_encryption_level_t level,
+                     const void *secret_read, const void *secret_write, size_t size)
+{
+    qk_tls *t = gnutls_session_get_ptr(s);
+    qk_crypto_suite suite = suite_from_gnutls(
+        level == GNUTLS_ENCRYPTION_LEVEL_EARLY ? gnutls_early_cipher_get(s) : gnutls_cipher_get(s));
+    if (suite == QK_SUITE_UNKNOWN || size > QK_SECRET_MAX_BYTES || (int)level >= QK_LEVEL_COUNT)
+        return -1;
+    const void *sec[2] = {secret_read, secret_write};
+    for (int w = 0; w < 2; w++) {
+        if (!sec[w]) continue;
+        if (t->q_count == QK_TLS_SECRET_QUEUE) return -1; /* the connection stopped polling */
+        tls_secret_ev *e = &t->q[(t->q_head + t->q_count) % QK_TLS_SECRET_QUEUE];
+        e->level = (uint8_t)level;
+        e->is_write = (uint8_t)w;
+        e->suite = (uint8_t)suite;
+        e->len = (uint8_t)size;
+        memcpy(e->secret, sec[w], size);
+        t->q_count++;
+    }
+    return 0;
+}
+
+static int on_handshake_out(gnutls_session_t s, gnutls_record_encryption_level_t level,
+                            gnutls_handshake_description_t htype, const void *data, size_t len)
+{
+    qk_tls *t = gnutls_session_get_ptr(s);
+    if (htype == GNUTLS_HANDSHAKE_CHANGE_CIPHER_SPEC) return 0; /* RFC 9001 §8.4 */
+    if ((int)level >= QK_LEVEL_COUNT) return -1;
+    tls_outbuf *o = &t->out[level];
+    if (o->off > 0) { /* compact what was already consumed */
+        memmove(o->buf, o->buf + o->off, o->len - o->off);
+        o->len -= o->off;
+        o->off = 0;
+    }
+    if (o->len + len > QK_TLS_OUT_MAX_BYTES) return -1;
+    if (o->len + len > o->cap) {
+        size_t cap = o->cap ? o->cap : 4096;
+        while (cap < o->len + len) cap *= 2;
+        if (cap > QK_TLS_OUT_MAX_BYTES) cap = QK_TLS_OUT_MAX_BYTES;
+        uint8_t *nb = realloc(o->buf, cap);
+        if (!nb) return -1;
+        o->buf = nb;
+        o->cap = cap;
+    }
+    memcpy(o->buf + o->len, data, len);
+    o->len += len;
+    return 0;
+}
+
+static int on_alert(gnutls_session_t s, gnutls_record_encryption_level_t level,
+                    gnutls_alert_level_t alert_level, gnutls_alert_description_t desc)
+{
+    qk_tls *t = gnutls_session_get_ptr(s);
+    t->alert = (int)desc;
+    return 0;
+}
+
+static int tp_recv(gnutls_session_t s, const unsigned char *data, size_t len)
+{
+    qk_tls *t = gnutls_session_get_ptr(s);
+    if (len > sizeof t->peer_tp) return GNUTLS_E_RECEIVED_ILLEGAL_EXTENSION;
+    memcpy(t->peer_tp, data, len);
+    t->peer_tp_len = len;
+    t->have_peer_tp = 1;
+    return 0;
+}
+
+static int tp_send(gnutls_session_t s, gnutls_buffer_t extdata)
+{
+    qk_tls *t = gnutls_session_get_ptr(s);
+    int rv = gnutls_buffer_append_data(extdata, t->local_tp, t->local_tp_len);
+    return rv < 0 ? rv : (int)t->local_tp_len;
+}
+
+static int verify_pin(gnutls_session_t s)
+{
+    qk_tls *t = gnutls_session_get_ptr(s);
+    unsigned n = 0;
+    const gnutls_datum_t *certs = gnutls_certificate_get_peers(s, &n);
+    gnutls_x509_crt_t crt;
+    uint8_t id[64];
+    size_t id_len = sizeof id;
+    int ok = 0;
+    if (!certs || n == 0 || gnutls_x509_crt_init(&crt) < 0) return -1;
+    if (gnutls_x509_crt_import(crt, &certs[0], GNUTLS_X509_FMT_DER) == 0 &&
+        gnutls_x509_crt_get_key_id(crt, GNUTLS_KEYID_USE_SHA256, id, &id_len) == 0 &&
+        id_len == QK_TLS_PIN_BYTES)
+        ok = qk_crypto_memeq(id, t->pin, QK_TLS_PIN_BYTES);
+    gnutls_x509_crt_deinit(crt);
+    if (!ok) snprintf(t->err, sizeof t->err, "server key does not match the pinned SHA-256");
+    return ok ? 0 : -1;
+}
+
+static int on_keylog(gnutls_session_t s, const char *label, const gnutls_datum_t *secret)
+{
+    qk_tls *t = gnutls_session_get_ptr(s);
+    gnutls_datum_t cr, sr;
+    if (!t->keylog) return 0;
+    gnutls_session_get_random(s, &cr, &sr);
+    /* NSS key log format: <label> <client_random hex> <secret hex> */
+    fprintf(t->keylog, "%s ", label);
+    for (unsigned i = 0; i < cr.size; i++) fprintf(t->keylog, "%02x", cr.data[i]);
+    fputc(' ', t->keylog);
+    for (unsigned i = 0; i < secret->size; i++) fprintf(t->keylog, "%02x", secret->data[i]);
+    fputc('\n', t->keylog);
+    fflush(t->keylog);
+    return 0;
+}
+
+static ssize_t pull_never(gnutls_transport_ptr_t p, void *buf, size_t len)
+{
+    /* All input arrives through gnutls_handshake_write(). */
+    errno = EAGAIN;
+    return -1;
+}
+
+static ssize_t push_never(gnutls_transport_ptr_t p, const void *buf, size_t len)
+{
+    errno = EIO;
+    return -1;
+}
+
+/* ---- setup ---- */
+
+static int setup_credentials(qk_tls *t, const qk_tls_config *cfg)
+{
+    int rv = gnutls_certificate_allocate_credentials(&t->cred);
+    if (rv < 0) return QK_ERR_NOMEM;
+    if (t->is_server) {
+        if (cfg->cert_pem && cfg->key_pem) {
+            gnutls_datum_t c = {(unsigned char *)cfg->cert_pem, (unsigned)strlen(cfg->cert_pem)};
+            gnutls_datum_t k = {(unsigned char *)cfg->key_pem, (unsigned)strlen(cfg->key_pem)};
+            rv =
+                gnutls_certificate_set_x509_key_mem2(t->cred, &c, &k, GNUTLS_X509_FMT_PEM, NULL, 0);
+        } else if (cfg->cert_file && cfg->key_file) {
+            rv = gnutls_certificate_set_x509_key_file2(t->cred, cfg->cert_file, cfg->key_file,
+                                                       GNUTLS_X509_FMT_PEM, NULL, 0);
+        } else {
+            snprintf(t->err, sizeof t->err, "server needs a certificate and key");
+            return QK_ERR_CONFIG;
+        }
+        if (rv < 0) {
+            set_err(t, "loading certificate/key", rv);
+            return QK_ERR_CONFIG;
+        }
+    } else {
+        t->verify = cfg->verify;
+        if (cfg->verify == QK_TLS_VERIFY_SYSTEM) {
+            rv = gnutls_certificate_set_x509_system_trust(t->cred);
+            if (rv < 0) {
+                set_err(t, "loading system CAs", rv);
+                return QK_ERR_CONFIG;
+            }
+            gnutls_session_set_verify_cert(t->s, cfg->server_name, 0);
+        } else if (cfg->verify == QK_TLS_VERIFY_PIN) {
+            memcpy(t->pin, cfg->pin_sha256, QK_TLS_PIN_BYTES);
+            gnutls_session_set_verify_function(t->s, verify_pin);
+        } else if (cfg->verify != QK_TLS_VERIFY_INSECURE) {
+            return QK_ERR_CONFIG;
+        }
+        if (cfg->server_name && gnutls_server_name_set(t->s, GNUTLS_NAME_DNS, cfg->server_name,
+                                                       strlen(cfg->server_name)) < 0)
+            return QK_ERR_CONFIG;
+    }
+    rv = gnutls_credentials_set(t->s, GNUTLS_CRD_CERTIFICATE, t->cred);
+    return rv < 0 ? QK_ERR_TLS : 0;
+}
+
+static int setup_alpn(qk_tls *t, const qk_tls_config *cfg)
+{
+    gnutls_datum_t d[QK_TLS_ALPN_MAX];
+    size_t n = 0;
+    for (; n < QK_TLS_ALPN_MAX && (cfg->alpn_count ? n < cfg->alpn_count : cfg->alpn[n] != NULL);
+         n++) {
+        size_t l = cfg->alpn[n] ? strlen(cfg->alpn[n]) : 0;
+        if (l == 0 || l > 255) return QK_ERR_CONFIG;
+        d[n].data = (unsigned char *)cfg->alpn[n];
+        d[n].size = (unsigned)l;
+    }
+    /* RFC 9001 §8.1: ALPN is mandatory for QUIC. */
+    if (n == 0) {
+        snprintf(t->err, sizeof t->err, "at least one ALPN protocol is required");
+        return QK_ERR_CONFIG;
+    }
+    int rv = gnutls_alpn_set_protocols(t->s, d, (unsigned)n, GNUTLS_ALPN_MANDATORY);
+    return rv < 0 ? QK_ERR_CONFIG : 0;
+}
+
+static int setup_keylog(qk_tls *t, const qk_tls_config *cfg)
+{
+    const char *path = cfg->keylog_path;
+    if (cfg->keylog) {
+        t->keylog = cfg->keylog;
+    } else {
+        if (!path || !*path) path = getenv("SSLKEYLOGFILE");
+        if (path && *path) {
+            t->keylog = fopen(path, "a");
+            if (!t->keylog) return QK_ERR_IO;
+            t->keylog_owned = 1;
+        }
+    }
+    if (t->keylog) gnutls_session_set_keylog_function(t->s, on_keylog);
+    return 0;
+}
+
+static int setup_session(qk_tls *t, const qk_tls_config *cfg)
+{
+    unsigned flags = (t->is_server ? GNUTLS_SERVER : GNUTLS_CLIENT) | GNUTLS_NO_END_OF_EARLY_DATA |
+                     GNUTLS_NO_TICKETS;
+    int rv = gnutls_init(&t->s, flags);
+    if (rv < 0) return QK_ERR_NOMEM;
+    gnutls_session_set_ptr(t->s, t);
+    const char *errpos = NULL;
+    rv =
+        gnutls_priority_set_direct(t->s, cfg->priority ? cfg->priority : default_priority, &errpos);
+    if (rv < 0) {
+        set_err(t, "priority string", rv);
+        return QK_ERR_CONFIG;
+    }
+    gnutls_handshake_set_secret_function(t->s, on_secret);
+    gnutls_handshake_set_read_function(t->s, on_handshake_out);
+    gnutls_alert_set_read_function(t->s, on_alert);
+    gnutls_transport_set_pull_function(t->s, pull_never);
+    gnutls_transport_set_push_function(t->s, push_never);
+    rv = gnutls_session_ext_register(
+        t->s, "quic_transport_parameters", QK_TLS_TP_EXT, GNUTLS_EXT_TLS, tp_recv, tp_send, NULL,
+        NULL, NULL, GNUTLS_EXT_FLAG_TLS | GNUTLS_EXT_FLAG_CLIENT_HELLO | GNUTLS_EXT_FLAG_EE);
+    if (rv < 0) return QK_ERR_TLS;
+    int err = setup_credentials(t, cfg);
+    if (err == 0) err = setup_alpn(t, cfg);
+    if (err == 0) err = setup_keylog(t, cfg);
+    return err;
+}
+
+qk_tls *qk_tls_new(const qk_tls_config *cfg, int is_server, const uint8_t *local_tparams,
+                   size_t tparams_len, int *err)
+{
+    int e = QK_ERR_INVALID_ARG;
+    qk_tls *t = NULL;
+    if (!cfg || (!local_tparams && tparams_len) || tparams_len > 0xffff) goto fail;
+    e = QK_ERR_NOMEM;
+    t = calloc(1, sizeof *t);
+    if (!t) goto fail;
+    t->is_server = is_server;
+    if (tparams_len) {
+        t->local_tp = malloc(tparams_len);
+        if (!t->local_tp) goto fail;
+        memcpy(t->local_tp, local_tparams, tparams_len);
+        t->local_tp_len = tparams_len;
+    }
+    e = setup_session(t, cfg);
+    if (e != 0) goto fail;
+    if (err) *err = 0;
+    return t;
+fail:
+    qk_tls_del(t);
+    if (err) *err = e;
+    return NULL;
+}
+
+void qk_tls_del(qk_tls *t)
+{
+    if (!t) return;
+    if (t->s) gnutls_deinit(t->s);
+    if (t->cred) gnutls_certificate_free_credentials(t->cred);
+    if (t->keylog_owned) fclose(t->keylog);
+    for (int i = 0; i < QK_LEVEL_COUNT; i++) free(t->out[i].buf);
+    free(t->local_tp);
+    qk_crypto_wipe(t->q, sizeof t->q);
+    free(t);
+}
+
+/* ---- driving ---- */
+
+static int fail_with(qk_tls *t, int rv)
+{
+    if (rv != 0 && t->err[0] == '\0') set_err(t, "handshake", rv);
+    if (t->alert == 0) {
+        gnutls_alert_send_appropriate(t->s, rv); /* reported through on_alert */
+        if (t->alert == 0) {
+            int lvl;
+            int a = gnutls_error_to_alert(rv, &lvl);
+            t->alert = a > 0 ? a : QK_TLS_ALERT_INTERNAL_ERROR;
+        }
+    }
+    t->fatal = QK_ERR_CRYPTO_ALERT(t->alert);
+    return t->fatal;
+}
+
+static int fail_alert(qk_tls *t, int alert, const char *why)
+{
+    snprintf(t->err, sizeof t->err, "%s", why);
+    t->alert = alert;
+    t->fatal = QK_ERR_CRYPTO_ALERT(alert);
+    return t->fatal;
+}
+
+/* Post-handshake checks RFC 9001 requires of both sides. */
+static int finish(qk_tls *t)
+{
+    gnutls_datum_t p;
+    /* RFC 9001 §8.2: missing quic_transport_parameters -> missing_extension. */
+    if (!t->have_peer_tp)
+        return fail_alert(t, QK_TLS_ALERT_MISSING_EXTENSION, "peer sent no transport parameters");
+    /* RFC 9001 §8.1: no ALPN agreed -> no_application_protocol. */
+    if (gnutls_alpn_get_selected_protocol(t->s, &p) < 0 || p.size == 0 || p.size >= sizeof t->alpn)
+        return fail_alert(t, QK_TLS_ALERT_NO_APPLICATION_PROTOCOL, "no ALPN protocol agreed");
+    memcpy(t->alpn, p.data, p.size);
+    t->alpn[p.size] = '\0';
+    t->complete = 1;
+    return 0;
+}
+
+int qk_tls_handshake(qk_tls *t)
+{
+    if (!t) return QK_ERR_INVALID_ARG;
+    if (t->fatal) return t->fatal;
+    if (t->complete) return 0;
+    int rv = gnutls_handshake(t->s);
+    if (rv == 0) return finish(t);
+    if (!gnutls_error_is_fatal(rv)) return QK_ERR_AGAIN;
+    return fail_with(t, rv);
+}
+
+int qk_tls_provide(qk_tls *t, qk_crypto_level level, const uint8_t *data, size_t len)
+{
+    if (!t || (unsigned)level >= QK_LEVEL_COUNT || (!data && len)) return QK_ERR_INVALID_ARG;
+    if (t->fatal) return t->fatal;
+    if (len == 0) return 0;
+    int rv = gnutls_handshake_write(t->s, (gnutls_record_encryption_level_t)level, data, len);
+    if (rv < 0 && gnutls_error_is_fatal(rv)) return fail_with(t, rv);
+    return 0;
+}
+
+int qk_tls_out(qk_tls *t, qk_crypto_level level, const uint8_t **ptr, size_t *len)
+{
+    if (!t || (unsigned)level >= QK_LEVEL_COUNT || !ptr || !len) return QK_ERR_INVALID_ARG;
+    tls_outbuf *o = &t->out[level];
+    *ptr = o->buf ? o->buf + o->off : NULL;
+    *len = o->len - o->off;
+    return 0;
+}
+
+void qk_tls_consume(qk_tls *t, qk_crypto_level level, size_t n)
+{
+    if (!t || (unsigned)level >= QK_LEVEL_COUNT) return;
+    tls_outbuf *o = &t->out[level];
+    if (n > o->len - o->off) n = o->len - o->off;
+    o->off += n;
+    if (o->off == o->len) o->off = o->len = 0;
+}
+
+int qk_tls_poll_secret(qk_tls *t, qk_crypto_level *level, int *is_write, qk_crypto_suite *suite,
+                       uint8_t *secret, size_t *len)
+{
+    if (!t || t->q_count == 0) return QK_ERR_AGAIN;
+    tls_secret_ev *e = &t->q[t->q_head];
+    if (level) *level = (qk_crypto_level)e->level;
+    if (is_write) *is_write = e->is_write;
+    if (suite) *suite = (qk_crypto_suite)e->suite;
+    if (secret) memcpy(secret, e->secret, e->len);
+    if (len) *len = e->len;
+    qk_crypto_wipe(e, sizeof *e);
+    t->q_head = (t->q_head + 1) % QK_TLS_SECRET_QUEUE;
+    t->q_count--;
+    return 0;
+}
+
+const uint8_t *qk_tls_peer_tparams(const qk_tls *t, size_t *len)
+{
+    if (!t || !t->have_peer_tp) {
+        if (len) *len = 0;
+        return NULL;
+    }
+    if (len) *len = t->peer_tp_len;
+    return t->peer_tp;
+}
+
+const char *qk_tls_alpn(const qk_tls *t)
+{
+    return t && t->alpn[0] ? t->alpn : NULL;
+}
+
+int qk_tls_complete(const qk_tls *t)
+{
+    return t ? t->complete : 0;
+}
+
+int qk_tls_alert(const qk_tls *t)
+{
+    return t ? t->alert : 0;
+}
+
+qk_crypto_suite qk_tls_cipher_suite(const qk_tls *t)
+{
+    return t ? suite_from_gnutls(gnutls_cipher_get(t->s)) : QK_SUITE_UNKNOWN;
+}
+
+const char *qk_tls_last_error(const qk_tls *t)
+{
+    return t && t->err[0] ? t->err : "no error";
+}
