@@ -278,6 +278,37 @@ static void test_keylog(void **state)
     qk_tls_del(s.tls);
 }
 
+/* Without cfg.keylog/keylog_path, $SSLKEYLOGFILE is honoured (appended to). */
+static void test_keylog_env(void **state)
+{
+    char path[] = "/tmp/qk_keylog_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(setenv("SSLKEYLOGFILE", path, 1), 0);
+    side c = {0}, s = {0};
+    c.tls = make(0, "hq-interop", NULL, QK_TLS_VERIFY_INSECURE, NULL, "client-tp", NULL);
+    s.tls = make(1, "hq-interop", NULL, 0, NULL, "server-tp", NULL);
+    unsetenv("SSLKEYLOGFILE");
+    run(&c, &s);
+    assert_int_equal(c.rc, 0);
+    qk_tls_del(c.tls);
+    qk_tls_del(s.tls);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[512];
+    int n = 0, hs = 0;
+    while (fgets(line, sizeof line, f)) {
+        n++;
+        if (!strncmp(line, "CLIENT_HANDSHAKE_TRAFFIC_SECRET ", 32)) hs++;
+    }
+    fclose(f);
+    unlink(path);
+    /* Both endpoints log: 4 secrets each (2 handshake, 2 traffic) at least. */
+    assert_true(n >= 8);
+    assert_int_equal(hs, 2);
+}
+
 static void test_config_errors(void **state)
 {
     qk_tls_config cfg;
@@ -356,8 +387,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_handshake_pin), cmocka_unit_test(test_handshake_suites),
         cmocka_unit_test(test_wrong_pin),     cmocka_unit_test(test_alpn_mismatch),
-        cmocka_unit_test(test_keylog),        cmocka_unit_test(test_config_errors),
-        cmocka_unit_test(test_pin_printers),  cmocka_unit_test(test_cert_files),
+        cmocka_unit_test(test_keylog),        cmocka_unit_test(test_keylog_env),
+        cmocka_unit_test(test_config_errors), cmocka_unit_test(test_pin_printers),
+        cmocka_unit_test(test_cert_files),
     };
     return cmocka_run_group_tests(tests, setup_cert, teardown_cert);
 }
