@@ -20,28 +20,32 @@ typedef struct qk_endpoint qk_endpoint;
 typedef struct qk_conn qk_conn;
 
 /** Congestion controllers. */
-typedef enum qk_cc_kind { QK_CONFIG_CC_NEWRENO = 0, QK_CONFIG_CC_CUBIC = 1, QK_CONFIG_CC_DCTCP = 2 } qk_cc_kind;
+typedef enum qk_cc_kind {
+    QK_CONFIG_CC_NEWRENO = 0,
+    QK_CONFIG_CC_CUBIC = 1,
+    QK_CONFIG_CC_DCTCP = 2
+} qk_cc_kind;
 
 #define QK_MAX_ALPN 8
 
 /** Everything a user tunes. Start from qk_config_default(). */
 typedef struct qk_config {
-    bool server;                     /**< accept incoming connections */
-    const char *alpn[QK_MAX_ALPN];   /**< protocols in preference order (required) */
+    bool server;                   /**< accept incoming connections */
+    const char *alpn[QK_MAX_ALPN]; /**< protocols in preference order (required) */
     size_t alpn_count;
     /* TLS: server certificate (PEM files or in-memory PEM strings). */
     const char *cert_file, *key_file;
     const char *cert_pem, *key_pem;
     /* TLS: client verification; exactly one of system CAs (default), pin, insecure. */
     bool has_pin;
-    uint8_t pin_sha256[32];          /**< SHA-256 of the server's SubjectPublicKeyInfo */
-    bool insecure;                   /**< no verification at all (loud in the CLI) */
-    const char *keylog_file;         /**< NSS key log (SSLKEYLOGFILE is honoured too) */
-    bool no_protection;              /**< null cipher: both sides must set it (benchmarks) */
+    uint8_t pin_sha256[32];  /**< SHA-256 of the server's SubjectPublicKeyInfo */
+    bool insecure;           /**< no verification at all (loud in the CLI) */
+    const char *keylog_file; /**< NSS key log (SSLKEYLOGFILE is honoured too) */
+    bool no_protection;      /**< null cipher: both sides must set it (benchmarks) */
 
     qk_cc_kind cc;
-    bool ecn;                        /**< mark ECT(0) and validate ECN (RFC 9000 §13.4) */
-    size_t max_udp_payload_bytes;    /**< largest datagram we send (1200 until PMTUD) */
+    bool ecn;                     /**< mark ECT(0) and validate ECN (RFC 9000 §13.4) */
+    size_t max_udp_payload_bytes; /**< largest datagram we send (1200 until PMTUD) */
 
     /* Flow control (RFC 9000 §4). */
     uint64_t initial_max_data_bytes;
@@ -49,18 +53,18 @@ typedef struct qk_config {
     uint64_t max_streams_bidi, max_streams_uni;
     uint64_t max_stream_send_buffer_bytes; /**< per-stream unacked send data bound */
 
-    qk_time idle_timeout_ns;         /**< 0 = none */
-    qk_time max_ack_delay_ns;        /**< advertised max_ack_delay */
+    qk_time idle_timeout_ns;  /**< 0 = none */
+    qk_time max_ack_delay_ns; /**< advertised max_ack_delay */
     uint8_t ack_delay_exponent;
-    uint64_t ack_eliciting_threshold; /**< local ACK policy (RFC default 1) */
+    uint64_t ack_eliciting_threshold;  /**< local ACK policy (RFC default 1) */
     uint64_t max_datagram_frame_bytes; /**< 0 = DATAGRAM not supported */
-    size_t max_pending_datagrams;    /**< queued outgoing DATAGRAM frames */
-    uint8_t cid_bytes;               /**< length of our connection IDs (1..20) */
+    size_t max_pending_datagrams;      /**< queued outgoing DATAGRAM frames */
+    uint8_t cid_bytes;                 /**< length of our connection IDs (1..20) */
     uint64_t active_cid_limit;
     size_t max_connections;
 
-    const char *qlog_dir;            /**< one JSON-SEQ qlog per connection, or NULL */
-    qk_rng_fn rng;                   /**< randomness (required) */
+    const char *qlog_dir; /**< one JSON-SEQ qlog per connection, or NULL */
+    qk_rng_fn rng;        /**< randomness (required) */
     void *rng_ctx;
 } qk_config;
 
@@ -69,14 +73,14 @@ void qk_config_default(qk_config *cfg);
 
 typedef enum qk_event_type {
     QK_EV_NONE = 0,
-    QK_EV_CONNECTED,       /**< handshake complete (client: confirmed keys; server: accepted) */
-    QK_EV_CLOSED,          /**< connection fully closed; conn is freed after this event */
-    QK_EV_STREAM_OPENED,   /**< peer opened stream_id */
-    QK_EV_STREAM_READABLE, /**< stream_id has data or FIN to read */
-    QK_EV_STREAM_WRITABLE, /**< stream_id accepts more data */
-    QK_EV_STREAM_RESET,    /**< peer reset stream_id (error_code) */
-    QK_EV_STREAM_STOP,     /**< peer asked us to stop sending on stream_id (error_code) */
-    QK_EV_DATAGRAM,        /**< a DATAGRAM frame (data/len valid until the next poll) */
+    QK_EV_CONNECTED,         /**< handshake complete (client: confirmed keys; server: accepted) */
+    QK_EV_CLOSED,            /**< connection fully closed; conn is freed after this event */
+    QK_EV_STREAM_OPENED,     /**< peer opened stream_id */
+    QK_EV_STREAM_READABLE,   /**< stream_id has data or FIN to read */
+    QK_EV_STREAM_WRITABLE,   /**< stream_id accepts more data */
+    QK_EV_STREAM_RESET,      /**< peer reset stream_id (error_code) */
+    QK_EV_STREAM_STOP,       /**< peer asked us to stop sending on stream_id (error_code) */
+    QK_EV_DATAGRAM,          /**< a DATAGRAM frame (data/len valid until the next poll) */
     QK_EV_STREAMS_AVAILABLE, /**< the peer raised a stream limit */
 } qk_event_type;
 
@@ -84,12 +88,12 @@ typedef struct qk_event {
     qk_event_type type;
     qk_conn *conn;
     uint64_t stream_id;
-    uint64_t error_code;  /**< CLOSED/RESET/STOP: wire code */
-    bool app_error;       /**< CLOSED: application (0x1d) vs transport (0x1c) */
-    bool remote;          /**< CLOSED: the peer closed (or idle timeout when false) */
-    int reason_err;       /**< CLOSED: QK_ERR_* that made us close, 0 for a clean close */
-    char reason[128];     /**< CLOSED: reason phrase */
-    const uint8_t *data;  /**< DATAGRAM payload */
+    uint64_t error_code; /**< CLOSED/RESET/STOP: wire code */
+    bool app_error;      /**< CLOSED: application (0x1d) vs transport (0x1c) */
+    bool remote;         /**< CLOSED: the peer closed (or idle timeout when false) */
+    int reason_err;      /**< CLOSED: QK_ERR_* that made us close, 0 for a clean close */
+    char reason[128];    /**< CLOSED: reason phrase */
+    const uint8_t *data; /**< DATAGRAM payload */
     size_t len;
 } qk_event;
 

@@ -87,11 +87,13 @@ static int init_tls(qk_conn *c, const char *server_name)
     tc.key_pem = cfg->key_pem;
     tc.server_name = server_name;
     tc.keylog_path = cfg->keylog_file;
-    if (cfg->insecure) tc.verify = QK_TLS_VERIFY_INSECURE;
+    if (cfg->insecure)
+        tc.verify = QK_TLS_VERIFY_INSECURE;
     else if (cfg->has_pin) {
         tc.verify = QK_TLS_VERIFY_PIN;
         memcpy(tc.pin_sha256, cfg->pin_sha256, QK_TLS_PIN_BYTES);
-    } else tc.verify = QK_TLS_VERIFY_SYSTEM;
+    } else
+        tc.verify = QK_TLS_VERIFY_SYSTEM;
 
     uint8_t tp[512];
     int n = qk_tparams_encode(&c->local_tp, c->is_server, tp, sizeof tp);
@@ -280,14 +282,13 @@ static void on_handshake_complete(qk_conn *c, qk_time now)
         qk_event ev = {.type = QK_EV_CONNECTED, .conn = c};
         qk_endpoint_push_event(c->ep, &ev);
     }
-    qk_qlog_event(c, "transport:connection_state_updated", "{\"new\":\"handshake_complete\"}",
-                  now);
+    qk_qlog_event(c, "transport:connection_state_updated", "{\"new\":\"handshake_complete\"}", now);
 }
 
 static int install_secret(qk_conn *c, qk_crypto_level level, int is_write, qk_crypto_suite suite,
                           const uint8_t *secret, size_t len)
 {
-    qk_pn_space s = level == QK_LEVEL_HANDSHAKE ? QK_PN_SPACE_HANDSHAKE
+    qk_pn_space s = level == QK_LEVEL_HANDSHAKE     ? QK_PN_SPACE_HANDSHAKE
                     : level == QK_LEVEL_APPLICATION ? QK_PN_SPACE_APP
                                                     : QK_PN_SPACE_COUNT;
     if (s == QK_PN_SPACE_COUNT) return 0; /* 0-RTT keys are not used yet */
@@ -296,8 +297,10 @@ static int install_secret(qk_conn *c, qk_crypto_level level, int is_write, qk_cr
     qk_pkt_keys_free(k);
     int rc = qk_pkt_keys_init_ex(k, c->version, suite, QK_AEAD_BACKEND_AUTO, secret, len);
     if (rc) return rc;
-    if (is_write) c->sp[s].has_tx = true;
-    else c->sp[s].has_rx = true;
+    if (is_write)
+        c->sp[s].has_tx = true;
+    else
+        c->sp[s].has_rx = true;
     if (s == QK_PN_SPACE_HANDSHAKE && !c->is_server)
         qk_recovery_set_have_handshake_keys(&c->rec, true, 0);
     return 0;
@@ -430,8 +433,12 @@ static void sink_on_lost(void *ctx, qk_pn_space space, const qk_sent_packet *pkt
             if ((s = qk_streams_get(&c->streams, f->id)))
                 qk_stream_on_control_lost(s, QK_STREAM_PEND_STOP_SENDING);
             break;
-        case QK_SF_MAX_STREAMS_BIDI: qk_streams_on_max_streams_lost(&c->streams, false, f->extra); break;
-        case QK_SF_MAX_STREAMS_UNI: qk_streams_on_max_streams_lost(&c->streams, true, f->extra); break;
+        case QK_SF_MAX_STREAMS_BIDI:
+            qk_streams_on_max_streams_lost(&c->streams, false, f->extra);
+            break;
+        case QK_SF_MAX_STREAMS_UNI:
+            qk_streams_on_max_streams_lost(&c->streams, true, f->extra);
+            break;
         case QK_SF_STREAMS_BLOCKED_BIDI:
             qk_streams_on_streams_blocked_lost(&c->streams, false, f->extra);
             break;

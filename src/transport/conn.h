@@ -22,10 +22,10 @@
 #include "wire/packet.h"
 #include "wire/tparams.h"
 
-#define QK_CONN_MAX_LOCAL_CIDS  8
-#define QK_CONN_MAX_REMOTE_CIDS 8
-#define QK_CONN_CRYPTO_BUF_BYTES (64 * 1024) /* RFC 9000 §7.5: at least 4096 */
-#define QK_CONN_MAX_ACK_RANGES_IN 256        /* ranges of a received ACK we process */
+#define QK_CONN_MAX_LOCAL_CIDS    8
+#define QK_CONN_MAX_REMOTE_CIDS   8
+#define QK_CONN_CRYPTO_BUF_BYTES  (64 * 1024) /* RFC 9000 §7.5: at least 4096 */
+#define QK_CONN_MAX_ACK_RANGES_IN 256         /* ranges of a received ACK we process */
 
 typedef enum qk_conn_state {
     QK_CONN_HANDSHAKE = 0,
@@ -95,12 +95,12 @@ struct qk_conn {
     qk_addr local, peer;
 
     /* Connection IDs (RFC 9000 §5.1). */
-    qk_cid odcid;        /* client's first DCID: Initial keys, original_dcid tparam */
-    qk_cid peer_scid;    /* the scid the peer put in its first long header */
+    qk_cid odcid;     /* client's first DCID: Initial keys, original_dcid tparam */
+    qk_cid peer_scid; /* the scid the peer put in its first long header */
     qk_local_cid lcid[QK_CONN_MAX_LOCAL_CIDS];
     uint64_t lcid_next_seq;
     qk_remote_cid rcid[QK_CONN_MAX_REMOTE_CIDS];
-    size_t rcid_cur;     /* index of the DCID we use */
+    size_t rcid_cur;       /* index of the DCID we use */
     bool have_server_scid; /* client: switched DCID to the server's scid */
 
     /* TLS and packet protection. */
@@ -113,7 +113,7 @@ struct qk_conn {
     qk_cc cc;
     qk_recovery rec;
     qk_pacer pacer;
-    qk_time pacing_wait;  /* next time the pacer allows a packet (timer) */
+    qk_time pacing_wait;    /* next time the pacer allows a packet (timer) */
     uint64_t max_udp_bytes; /* datagram size we build */
 
     /* Flow control and streams. */
@@ -205,14 +205,14 @@ void qk_qlog_event(qk_conn *c, const char *name, const char *data_json, qk_time 
 
 static inline qk_pn_space qk_space_of_pkt(qk_pkt_type t)
 {
-    return t == QK_PKT_INITIAL ? QK_PN_SPACE_INITIAL
+    return t == QK_PKT_INITIAL     ? QK_PN_SPACE_INITIAL
            : t == QK_PKT_HANDSHAKE ? QK_PN_SPACE_HANDSHAKE
                                    : QK_PN_SPACE_APP;
 }
 
 static inline qk_crypto_level qk_level_of_space(qk_pn_space s)
 {
-    return s == QK_PN_SPACE_INITIAL ? QK_LEVEL_INITIAL
+    return s == QK_PN_SPACE_INITIAL     ? QK_LEVEL_INITIAL
            : s == QK_PN_SPACE_HANDSHAKE ? QK_LEVEL_HANDSHAKE
                                         : QK_LEVEL_APPLICATION;
 }

@@ -157,8 +157,10 @@ static int on_new_cid(qk_conn *c, const qk_frame_new_cid *f)
             r->active = false;
             r->retire_pending = true; /* RFC 9000 §5.1.2 */
         }
-        if (r->active) active++;
-        else if (!r->retire_pending && free_slot == QK_CONN_MAX_REMOTE_CIDS) free_slot = i;
+        if (r->active)
+            active++;
+        else if (!r->retire_pending && free_slot == QK_CONN_MAX_REMOTE_CIDS)
+            free_slot = i;
     }
     if (f->seq < f->retire_prior_to) {
         /* Immediately retired. */
@@ -218,10 +220,8 @@ static int on_datagram(qk_conn *c, const qk_frame *f)
     if (!c->cfg->max_datagram_frame_bytes) return QK_ERR_PROTOCOL_VIOLATION;
     if (f->u.datagram.len + 1 > c->cfg->max_datagram_frame_bytes) return QK_ERR_PROTOCOL_VIOLATION;
     c->stats.datagrams_received++;
-    qk_event ev = {.type = QK_EV_DATAGRAM,
-                   .conn = c,
-                   .data = f->u.datagram.data,
-                   .len = f->u.datagram.len};
+    qk_event ev = {
+        .type = QK_EV_DATAGRAM, .conn = c, .data = f->u.datagram.data, .len = f->u.datagram.len};
     qk_endpoint_push_event(c->ep, &ev);
     return 0;
 }
@@ -276,8 +276,8 @@ static int dispatch(qk_conn *c, const rx_ctx *rx, const qk_frame *f)
     case QK_FT_DATA_BLOCKED: return 0;
     case QK_FT_STREAM_DATA_BLOCKED: {
         qk_stream *s;
-        int rc = qk_streams_get_for_frame(&c->streams, f->u.stream_max.stream_id,
-                                          QK_FRAME_TO_RECV, &s);
+        int rc =
+            qk_streams_get_for_frame(&c->streams, f->u.stream_max.stream_id, QK_FRAME_TO_RECV, &s);
         report_new_streams(c);
         return rc ? rc : s ? qk_stream_on_stream_data_blocked(s, f->u.stream_max.max) : 0;
     }
@@ -424,6 +424,6 @@ void qk_conn_recv(qk_conn *c, qk_datagram *d, qk_time now)
     }
     if (qk_recovery_bytes_in_flight(&c->rec) || 1)
         qk_recovery_set_amplification_blocked(
-            &c->rec, !c->address_validated && c->unvalidated_tx_bytes >= 3 * c->unvalidated_rx_bytes,
-            now);
+            &c->rec,
+            !c->address_validated && c->unvalidated_tx_bytes >= 3 * c->unvalidated_rx_bytes, now);
 }

@@ -5,6 +5,7 @@
  * Length is patched and it is sealed and header-protected in place. */
 #include "transport/conn.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "wire/pn.h"
@@ -19,8 +20,8 @@ typedef struct tx_pkt {
     size_t length_off; /* long header: offset of the Length field (absolute) */
     size_t pn_off;     /* absolute */
     size_t pn_len;
-    size_t payload;    /* absolute offset of the first frame */
-    size_t end;        /* absolute end of the frames */
+    size_t payload; /* absolute offset of the first frame */
+    size_t end;     /* absolute end of the frames */
     uint64_t pn;
     bool ack_eliciting, in_flight, has_ack;
     qk_sent_frame frames[QK_RECOVERY_MAX_FRAMES_PER_PKT];
@@ -35,8 +36,8 @@ typedef struct tx_ctx {
     tx_pkt pkts[MAX_PKTS_PER_DGRAM];
     size_t n;
     qk_time now;
-    bool cc_ok;   /* congestion window and pacer allow new data */
-    bool pad;     /* datagram must reach MIN_INITIAL_DGRAM */
+    bool cc_ok; /* congestion window and pacer allow new data */
+    bool pad;   /* datagram must reach MIN_INITIAL_DGRAM */
 } tx_ctx;
 
 static size_t room(const tx_ctx *t, const tx_pkt *p)
@@ -115,8 +116,8 @@ static void write_ack(tx_ctx *t, tx_pkt *p)
     if (qk_ack_build(a, t->now, c->cfg->ack_delay_exponent, &ai)) return;
     uint64_t ecn[3] = {ai.ect0, ai.ect1, ai.ce};
     int n = qk_frame_encode_ack(t->buf + p->end, room(t, p), ai.ranges, ai.n_ranges,
-                                p->space == QK_PN_SPACE_APP ? ai.ack_delay : 0,
-                                ai.ecn ? ecn : NULL, NULL);
+                                p->space == QK_PN_SPACE_APP ? ai.ack_delay : 0, ai.ecn ? ecn : NULL,
+                                NULL);
     if (n < 0) return;
     p->end += (size_t)n;
     p->has_ack = true;
@@ -134,7 +135,7 @@ static void write_crypto(tx_ctx *t, tx_pkt *p)
         bool fin;
         size_t r = room(t, p);
         if (r < 8) return;
-        if (qk_sendbuf_next_range(b, r, UINT64_MAX, &off, &len, &fin)) return;
+        if (qk_sendbuf_next_range(b, r, UINT64_MAX, &off, &len, &fin) != 1) return;
         size_t max = qk_frame_crypto_max_data(off, r);
         if (!max) return;
         if (len > max) len = max;
@@ -148,8 +149,9 @@ static void write_crypto(tx_ctx *t, tx_pkt *p)
          * header bytes precede dst exactly. */
         if (!put_frame(t, p, &f)) return;
         qk_sendbuf_on_sent(b, off, len, false);
-        record(p, &(qk_sent_frame){.kind = QK_SF_CRYPTO, .id = p->space, .offset = off,
-                                   .length = (uint32_t)len});
+        record(p,
+               &(qk_sent_frame){
+                   .kind = QK_SF_CRYPTO, .id = p->space, .offset = off, .length = (uint32_t)len});
     }
 }
 
@@ -185,8 +187,8 @@ static void write_conn_control(tx_ctx *t, tx_pkt *p)
             f.u.max.max = v;
             if (put_frame(t, p, &f)) {
                 qk_streams_on_max_streams_sent(&c->streams, uni);
-                record(p, &(qk_sent_frame){.kind = uni ? QK_SF_MAX_STREAMS_UNI
-                                                       : QK_SF_MAX_STREAMS_BIDI,
+                record(p, &(qk_sent_frame){.kind =
+                                               uni ? QK_SF_MAX_STREAMS_UNI : QK_SF_MAX_STREAMS_BIDI,
                                            .extra = v});
             }
         }
@@ -246,8 +248,8 @@ static void write_stream_control(tx_ctx *t, tx_pkt *p)
             f.u.stream_max.stream_id = s->id;
             f.u.stream_max.max = s->recv.limit;
             if (!put_frame(t, p, &f)) return;
-            record(p, &(qk_sent_frame){.kind = QK_SF_MAX_STREAM_DATA, .id = s->id,
-                                       .extra = s->recv.limit});
+            record(p, &(qk_sent_frame){
+                          .kind = QK_SF_MAX_STREAM_DATA, .id = s->id, .extra = s->recv.limit});
             qk_stream_on_control_sent(s, QK_STREAM_PEND_MAX_STREAM_DATA);
         }
         if (s->pending & QK_STREAM_PEND_STREAM_DATA_BLOCKED) {
@@ -255,7 +257,8 @@ static void write_stream_control(tx_ctx *t, tx_pkt *p)
             f.u.stream_max.stream_id = s->id;
             f.u.stream_max.max = s->send_max_data;
             if (!put_frame(t, p, &f)) return;
-            record(p, &(qk_sent_frame){.kind = QK_SF_STREAM_DATA_BLOCKED, .id = s->id,
+            record(p, &(qk_sent_frame){.kind = QK_SF_STREAM_DATA_BLOCKED,
+                                       .id = s->id,
                                        .extra = s->send_max_data});
             qk_stream_on_control_sent(s, QK_STREAM_PEND_STREAM_DATA_BLOCKED);
         }
@@ -313,7 +316,7 @@ static bool write_one_stream(tx_ctx *t, tx_pkt *p)
     bool fin;
     size_t max_len = r > conn_credit ? (size_t)conn_credit : r;
     int rc = qk_stream_next_range(s, max_len, &off, &len, &fin);
-    if (rc || (len == 0 && !fin)) {
+    if (rc != 1 || (len == 0 && !fin)) {
         /* Blocked by stream credit or nothing to send now. */
         qk_sched_remove(&c->sched, n);
         return true;
@@ -345,8 +348,10 @@ static bool write_one_stream(tx_ctx *t, tx_pkt *p)
     qk_stream_on_sent(s, off, len, fin);
     if (new_bytes) qk_flow_tx_on_sent(&c->flow_tx, new_bytes);
     c->stats.stream_bytes_sent += len;
-    record(p, &(qk_sent_frame){.kind = QK_SF_STREAM, .id = s->id, .offset = off,
-                               .length = (uint32_t)len, .fin = fin});
+    record(
+        p,
+        &(qk_sent_frame){
+            .kind = QK_SF_STREAM, .id = s->id, .offset = off, .length = (uint32_t)len, .fin = fin});
     if (qk_sendbuf_has_pending(&s->send) && s->send_state != QK_SEND_RESET_SENT) {
         qk_sched_requeue(&c->sched, n);
     } else {
@@ -460,7 +465,7 @@ static size_t build_close(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
     if (s == QK_PN_SPACE_COUNT || !open_packet(&t, s)) return 0;
     tx_pkt *p = &t.pkts[0];
     qk_frame f = {.type = c->close_app && s == QK_PN_SPACE_APP ? QK_FT_CONNECTION_CLOSE_APP
-                                                                : QK_FT_CONNECTION_CLOSE};
+                                                               : QK_FT_CONNECTION_CLOSE};
     f.u.close.error_code = c->close_app && s != QK_PN_SPACE_APP ? 0x0c : c->close_code;
     f.u.close.frame_type = c->close_frame_type;
     f.u.close.reason = (const uint8_t *)c->close_reason;
@@ -520,9 +525,9 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
         bool last = i + 1 == t.n;
         size_t pad_to = 0;
         if (last && t.pad) {
-            pad_to = t.pkts[i].start + (MIN_INITIAL_DGRAM > t.pkts[i].start
-                                            ? MIN_INITIAL_DGRAM - t.pkts[i].start
-                                            : 0);
+            pad_to =
+                t.pkts[i].start +
+                (MIN_INITIAL_DGRAM > t.pkts[i].start ? MIN_INITIAL_DGRAM - t.pkts[i].start : 0);
             if (pad_to > cap) pad_to = cap;
         }
         finish_packet(&t, &t.pkts[i], pad_to);

@@ -236,8 +236,8 @@ static void accept_initial(qk_endpoint *ep, qk_datagram *d, qk_time now)
     qk_cid dcid = {.len = (uint8_t)h.dcid_len}, scid = {.len = (uint8_t)h.scid_len};
     memcpy(dcid.b, h.dcid, h.dcid_len);
     memcpy(scid.b, h.scid, h.scid_len);
-    qk_conn *c = qk_conn_new(ep, &ep->cfg, true, &d->local, &d->peer, &dcid, &scid, NULL, now,
-                             NULL);
+    qk_conn *c =
+        qk_conn_new(ep, &ep->cfg, true, &d->local, &d->peer, &dcid, &scid, NULL, now, NULL);
     if (!c) return;
     link_conn(ep, c);
     qk_conn_recv(c, d, now);

@@ -92,7 +92,8 @@ static void print_frame(FILE *f, const qk_frame *fr)
         return;
     case QK_FT_CONNECTION_CLOSE:
     case QK_FT_CONNECTION_CLOSE_APP:
-        fprintf(f, "{\"frame_type\":\"connection_close\",\"error_space\":\"%s\",\"error_code\":%llu}",
+        fprintf(f,
+                "{\"frame_type\":\"connection_close\",\"error_space\":\"%s\",\"error_code\":%llu}",
                 t == QK_FT_CONNECTION_CLOSE ? "transport" : "application",
                 (unsigned long long)fr->u.close.error_code);
         return;
@@ -105,7 +106,8 @@ static void print_frame(FILE *f, const qk_frame *fr)
     case QK_FT_DATAGRAM_LEN:
         fprintf(f, "{\"frame_type\":\"datagram\",\"length\":%zu}", fr->u.datagram.len);
         return;
-    default: fprintf(f, "{\"frame_type\":\"unknown\",\"raw_frame_type\":%llu}", (unsigned long long)t);
+    default:
+        fprintf(f, "{\"frame_type\":\"unknown\",\"raw_frame_type\":%llu}", (unsigned long long)t);
     }
 }
 

@@ -150,7 +150,7 @@ static void test_send_states(void **state)
     qk_stream_on_acked(&s, 100, 200, true);
     assert_int_equal(s.send_state, QK_SEND_DATA_RECVD);
     assert_int_equal(qk_stream_send_reset(&s, 1), QK_ERR_STATE); /* terminal */
-    assert_int_equal(qk_stream_on_stop_sending(&s, 5), 0);  /* nothing to reset */
+    assert_int_equal(qk_stream_on_stop_sending(&s, 5), 0);       /* nothing to reset */
     assert_int_equal(s.send_state, QK_SEND_DATA_RECVD);
     assert_false(qk_stream_is_closed(&s)); /* receive side still open */
     qk_stream_free(&s);
