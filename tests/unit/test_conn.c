@@ -2,6 +2,7 @@
 #include "qk_pair.h"
 #include "qk_test.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,10 +26,137 @@ static void test_handshake(void **state)
     qk_pair_free(&p);
 }
 
+/* A one-stream transfer: the sender writes a deterministic pattern, the
+ * receiver reads and checks every byte; done when the FIN has been read. */
+typedef struct xfer {
+    bool upload; /* client -> server, else server -> client (request then response) */
+    size_t total, written, read;
+    uint64_t sid;
+    bool opened, fin_read, mismatch;
+} xfer;
+
+static uint8_t pattern(size_t i)
+{
+    return (uint8_t)((i * 2654435761u) >> 13);
+}
+
+static void xfer_write(qk_conn *c, xfer *x)
+{
+    uint8_t buf[16384];
+    while (x->written < x->total) {
+        size_t n = x->total - x->written < sizeof buf ? x->total - x->written : sizeof buf;
+        for (size_t i = 0; i < n; i++) buf[i] = pattern(x->written + i);
+        long w = qk_stream_write(c, x->sid, buf, n, x->written + n == x->total);
+        if (w <= 0) break;
+        x->written += (size_t)w;
+    }
+}
+
+static void xfer_read(qk_conn *c, xfer *x)
+{
+    uint8_t buf[16384];
+    for (;;) {
+        bool fin = false;
+        long n = qk_stream_read(c, x->sid, buf, sizeof buf, &fin);
+        if (n < 0) break;
+        for (long i = 0; i < n; i++)
+            if (buf[i] != pattern(x->read + (size_t)i)) x->mismatch = true;
+        x->read += (size_t)n;
+        if (fin) {
+            x->fin_read = true;
+            break;
+        }
+        if (n == 0) break;
+    }
+}
+
+static bool xfer_done(qk_pair *p, void *ctx)
+{
+    xfer *x = ctx;
+    if (!p->cconn || !qk_conn_established(p->cconn)) return false;
+    if (!x->opened) {
+        assert_int_equal(qk_stream_open(p->cconn, true, &x->sid), 0);
+        x->opened = true;
+        if (!x->upload) {
+            /* the request: 8 bytes, then FIN */
+            assert_int_equal(qk_stream_write(p->cconn, x->sid, (const uint8_t *)"download", 8, true),
+                             8);
+        }
+    }
+    if (x->upload) {
+        xfer_write(p->cconn, x);
+        if (p->sconn) xfer_read(p->sconn, x);
+    } else if (p->sconn) {
+        uint8_t req[8];
+        bool fin;
+        qk_stream_read(p->sconn, x->sid, req, sizeof req, &fin);
+        xfer_write(p->sconn, x);
+        xfer_read(p->cconn, x);
+    }
+    qk_pair_flush(p);
+    return x->fin_read;
+}
+
+static void run_xfer(qk_pair *p, bool upload, size_t total, qk_time limit_ns)
+{
+    xfer x = {.upload = upload, .total = total};
+    assert_int_equal(qk_pair_start(p), 0);
+    bool ok = qk_pair_run_until(p, xfer_done, &x, p->now + limit_ns);
+    if (!ok)
+        fprintf(stderr, "transfer stalled: written %zu read %zu of %zu at %.3f s\n", x.written,
+                x.read, x.total, (p->now - 1e9) / 1e9);
+    assert_true(ok);
+    assert_false(x.mismatch);
+    assert_int_equal(x.read, total);
+}
+
+static void test_upload_clean(void **state)
+{
+    (void)state;
+    qk_pair p;
+    assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
+    run_xfer(&p, true, 1 << 20, 10 * QK_NS_PER_S);
+    qk_pair_free(&p);
+}
+
+static void test_download_clean(void **state)
+{
+    (void)state;
+    qk_pair p;
+    assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
+    run_xfer(&p, false, 1 << 20, 10 * QK_NS_PER_S);
+    qk_pair_free(&p);
+}
+
+static bool drop_filter(void *ctx, bool to_server, uint64_t idx, uint8_t *data, size_t *len)
+{
+    uint64_t *rng = ctx;
+    (void)to_server;
+    (void)idx;
+    (void)data;
+    (void)len;
+    return qk_test_rand64(rng) % 100 >= 5; /* 5% loss both ways */
+}
+
+static void test_download_loss(void **state)
+{
+    (void)state;
+    qk_pair p;
+    uint64_t rng = 7;
+    assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
+    p.filter = drop_filter;
+    p.filter_ctx = &rng;
+    run_xfer(&p, false, 1 << 20, 60 * QK_NS_PER_S);
+    qk_pair_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_handshake),
+        cmocka_unit_test(test_upload_clean),
+        cmocka_unit_test(test_download_clean),
+        cmocka_unit_test(test_download_loss),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
