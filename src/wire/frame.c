@@ -211,7 +211,7 @@ static int enc_stream(enc *e, uint64_t type, const qk_frame_stream *s)
                  (s->has_length ? QK_STREAM_BIT_LEN : 0) | (s->fin ? QK_STREAM_BIT_FIN : 0);
     put_v(e, t);
     put_v(e, s->stream_id);
-    if (s->offset) put_v(e, s->offset);
+    if (t & QK_STREAM_BIT_OFF) put_v(e, s->offset);
     if (s->has_length) put_v(e, s->len);
     put_b(e, s->data, s->len);
     return 0;

@@ -133,6 +133,12 @@ static void test_wire_bytes(void **state)
     assert_int_equal(f.u.close.reason_len, 2);
     assert_memory_equal(f.u.close.reason, "ab", 2);
 
+    /* an explicit zero offset (OFF bit) survives re-encoding (found by fuzz_frame) */
+    wn = qk_test_hex("0f 0f 00 00", want, sizeof(want));
+    assert_int_equal(qk_frame_decode(want, (size_t)wn, &f), wn);
+    assert_int_equal(qk_frame_encode(&f, buf, sizeof(buf)), wn);
+    assert_memory_equal(buf, want, (size_t)wn);
+
     /* padding run stops at the first non-zero byte */
     wn = qk_test_hex("000000 01", want, sizeof(want));
     assert_int_equal(qk_frame_decode(want, (size_t)wn, &f), 3);
