@@ -344,8 +344,7 @@ static int unprotect(qk_conn *c, qk_space *sp, uint8_t *pkt, const qk_pkt_hdr *h
     if (rc) return rc;
     uint64_t trunc = 0;
     for (size_t i = 0; i < pn_len; i++) trunc = trunc << 8 | pkt[h->pn_offset + i];
-    uint64_t largest = sp->ack.has_largest ? sp->ack.largest_pn : 0;
-    *pn = sp->ack.has_largest ? qk_pn_decode(largest, trunc, pn_len) : trunc;
+    *pn = qk_pn_decode(sp->ack.has_largest ? sp->ack.largest_pn : QK_PN_NONE, trunc, pn_len);
     size_t hdr_len = h->pn_offset + pn_len;
     size_t end = h->is_long ? h->pn_offset + h->length : h->packet_len;
     if (end < hdr_len + QK_AEAD_TAG_BYTES) return QK_ERR_TRUNCATED;

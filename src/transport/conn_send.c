@@ -66,8 +66,7 @@ static bool put_frame(tx_ctx *t, tx_pkt *p, const qk_frame *f)
 static size_t pn_len_for(qk_conn *c, qk_pn_space s, uint64_t pn)
 {
     const qk_recovery_space *rs = &c->rec.sp[s];
-    if (!rs->has_largest_acked) return 4;
-    return qk_pn_encode_len(pn, rs->largest_acked);
+    return qk_pn_encode_len(pn, rs->has_largest_acked ? rs->largest_acked : QK_PN_NONE);
 }
 
 static bool open_packet(tx_ctx *t, qk_pn_space space)

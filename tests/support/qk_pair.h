@@ -27,7 +27,7 @@ typedef struct qk_pair {
     qk_conn *sconn; /* server's accepted connection (after the first event) */
     qk_addr caddr, saddr;
     qk_time now;
-    qk_time delay_ns; /* one-way */
+    qk_time delay_ns;  /* one-way */
     uint64_t rate_bps; /* 0 = infinite; bits per second, serialisation per direction */
     qk_time busy_until[2];
     qk_pair_pkt *q; /* in flight */
@@ -43,7 +43,8 @@ typedef struct qk_pair {
     size_t ncev, nsev;
 } qk_pair;
 
-/** Create a pair: configs start from qk_config_default(); adjust p->ccfg/scfg then qk_pair_start. */
+/** Create a pair: configs start from qk_config_default(); adjust p->ccfg/scfg then qk_pair_start.
+ */
 int qk_pair_init(qk_pair *p, qk_time delay_ns);
 /** Create endpoints and start the client connection. */
 int qk_pair_start(qk_pair *p);

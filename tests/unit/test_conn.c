@@ -9,8 +9,7 @@
 static bool both_connected(qk_pair *p, void *ctx)
 {
     (void)ctx;
-    return p->cconn && qk_conn_established(p->cconn) && p->sconn &&
-           qk_conn_established(p->sconn);
+    return p->cconn && qk_conn_established(p->cconn) && p->sconn && qk_conn_established(p->sconn);
 }
 
 static void test_handshake(void **state)
@@ -79,8 +78,8 @@ static bool xfer_done(qk_pair *p, void *ctx)
         x->opened = true;
         if (!x->upload) {
             /* the request: 8 bytes, then FIN */
-            assert_int_equal(qk_stream_write(p->cconn, x->sid, (const uint8_t *)"download", 8, true),
-                             8);
+            assert_int_equal(
+                qk_stream_write(p->cconn, x->sid, (const uint8_t *)"download", 8, true), 8);
         }
     }
     if (x->upload) {
