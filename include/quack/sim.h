@@ -44,7 +44,7 @@ typedef enum qk_sim_loss {
     QK_SIM_LOSS_GE,        /**< Gilbert–Elliott two-state Markov chain */
 } qk_sim_loss;
 
-#define QK_SIM_MAX_SCHEDULE 32 /**< entries in a rate schedule */
+#define QK_SIM_MAX_SCHEDULE  32  /**< entries in a rate schedule */
 #define QK_SIM_MAX_LOSS_LIST 256 /**< ranges in an explicit loss list */
 
 /** One step of a rate schedule: from at_ns on, the link runs at rate_bps. */
@@ -73,17 +73,17 @@ typedef struct qk_sim_link_cfg {
     double red_wq;          /**< RED EWMA weight (default 0.002) */
     bool red_ecn;           /**< RED marks ECT packets instead of dropping */
 
-    qk_sim_loss loss;          /**< loss model */
-    double loss_p;             /**< BERNOULLI: loss probability */
-    double ge_p_gb;            /**< GE: P(good -> bad) per packet */
-    double ge_p_bg;            /**< GE: P(bad -> good) per packet */
-    double ge_loss_good;       /**< GE: loss probability in the good state */
-    double ge_loss_bad;        /**< GE: loss probability in the bad state */
+    qk_sim_loss loss;                            /**< loss model */
+    double loss_p;                               /**< BERNOULLI: loss probability */
+    double ge_p_gb;                              /**< GE: P(good -> bad) per packet */
+    double ge_p_bg;                              /**< GE: P(bad -> good) per packet */
+    double ge_loss_good;                         /**< GE: loss probability in the good state */
+    double ge_loss_bad;                          /**< GE: loss probability in the bad state */
     uint64_t loss_list[QK_SIM_MAX_LOSS_LIST][2]; /**< [first,last] arrival indices lost */
     size_t n_loss_list;
 
-    double dup_p;     /**< probability a packet is duplicated */
-    double corrupt_p; /**< probability one random byte is flipped (xor 0xff) */
+    double dup_p;       /**< probability a packet is duplicated */
+    double corrupt_p;   /**< probability one random byte is flipped (xor 0xff) */
     uint32_t mtu_bytes; /**< datagrams larger than this are dropped; 0 = no limit */
 
     qk_time suspend_start_ns;  /**< first suspension begins here */
@@ -152,7 +152,8 @@ typedef struct qk_sim_node_ops {
 /** Create a simulator with a seed. Returns NULL on allocation failure. */
 qk_sim *qk_sim_new(uint64_t seed);
 
-/** Destroy the simulator and everything it owns (built-in nodes included; a custom node's ctx stays the caller's). */
+/** Destroy the simulator and everything it owns (built-in nodes included; a custom node's ctx stays
+ * the caller's). */
 void qk_sim_del(qk_sim *sim);
 
 /** Current virtual time. */
@@ -237,15 +238,16 @@ typedef struct qk_sim_cbr_cfg {
     uint64_t rate_bps;
     uint32_t size_bytes; /**< >= 24 (sequence, send time, check word) */
     qk_time start_ns;
-    qk_time stop_ns; /**< QK_TIME_INFINITE = forever; no packet at t >= stop */
+    qk_time stop_ns;   /**< QK_TIME_INFINITE = forever; no packet at t >= stop */
     uint64_t max_pkts; /**< stop after this many packets (0 = no limit) */
-    uint8_t ecn;     /**< codepoint set on every packet */
+    uint8_t ecn;       /**< codepoint set on every packet */
     qk_addr dst;
 } qk_sim_cbr_cfg;
 
 typedef struct qk_sim_cbr qk_sim_cbr;
 
-/** Create a CBR source at host:port (owned by the sim; *out may be NULL). Returns the node id, QK_ERR_INVALID_ARG or QK_ERR_NOMEM. */
+/** Create a CBR source at host:port (owned by the sim; *out may be NULL). Returns the node id,
+ * QK_ERR_INVALID_ARG or QK_ERR_NOMEM. */
 int qk_sim_cbr_add(qk_sim *sim, int host, uint16_t port, const qk_sim_cbr_cfg *cfg,
                    qk_sim_cbr **out);
 /** Packets / bytes sent so far. */
@@ -287,8 +289,8 @@ typedef struct qk_sim_kv {
 
 /** What a flow factory receives. */
 typedef struct qk_sim_flow_args {
-    const char *name;     /**< NAME of [flow.NAME] */
-    const qk_sim_kv *kv;  /**< all keys of the section (incl. type/from/to) */
+    const char *name;    /**< NAME of [flow.NAME] */
+    const qk_sim_kv *kv; /**< all keys of the section (incl. type/from/to) */
     size_t n_kv;
     int from_host, to_host; /**< endpoints (host ids) */
     int flow_id;            /**< index of this flow; nodes added now carry it */
@@ -300,10 +302,10 @@ typedef struct qk_sim_flow_args {
 typedef struct qk_sim_flow_summary {
     uint64_t sent_bytes, recv_bytes; /**< application bytes */
     uint64_t sent_pkts, recv_pkts;
-    double goodput_bps;     /**< recv_bytes*8 / active time */
-    qk_time completion_ns;  /**< time the flow completed, QK_TIME_INFINITE = n/a */
+    double goodput_bps;             /**< recv_bytes*8 / active time */
+    qk_time completion_ns;          /**< time the flow completed, QK_TIME_INFINITE = n/a */
     qk_time owd_p50_ns, owd_p99_ns; /**< one-way delay, QK_TIME_INFINITE = n/a */
-    char extra[160];        /**< free-form "key=value ..." columns */
+    char extra[160];                /**< free-form "key=value ..." columns */
 } qk_sim_flow_summary;
 
 /** Callbacks a flow instance provides. */
@@ -332,11 +334,11 @@ typedef struct qk_sim_scenario qk_sim_scenario;
 
 /** Options overriding the file. */
 typedef struct qk_sim_run_opts {
-    const char *out_dir;  /**< CSV directory, NULL = none */
+    const char *out_dir; /**< CSV directory, NULL = none */
     bool has_seed;
     uint64_t seed;
-    qk_time duration_ns;  /**< 0 = from the file */
-    FILE *progress;       /**< progress lines (long runs), NULL = quiet */
+    qk_time duration_ns; /**< 0 = from the file */
+    FILE *progress;      /**< progress lines (long runs), NULL = quiet */
 } qk_sim_run_opts;
 
 /**
@@ -383,8 +385,7 @@ int qk_sim_parse_prob(const char *s, double *out);
  * QK_ERR_NOT_FOUND (unknown key) or QK_ERR_CONFIG (bad value; *fix gets a
  * static hint).
  */
-int qk_sim_link_cfg_set(qk_sim_link_cfg *cfg, const char *key, const char *value,
-                        const char **fix);
+int qk_sim_link_cfg_set(qk_sim_link_cfg *cfg, const char *key, const char *value, const char **fix);
 
 #ifdef __cplusplus
 }

@@ -63,17 +63,17 @@ typedef struct qk_link {
     qk_rng rng;
     qk_sim_link_stats st;
 
-    qk_pkt_list queue;   /**< waiting to be serialized */
-    qk_pkt *in_service;  /**< being serialized (its bytes count as backlog) */
-    qk_time tx_free_ns;  /**< serializer free from this time */
-    qk_pkt_list flight;  /**< propagating, FIFO by deliver_ns */
-    qk_pkt **late;       /**< reordered packets: min-heap by (deliver_ns, seq) */
+    qk_pkt_list queue;  /**< waiting to be serialized */
+    qk_pkt *in_service; /**< being serialized (its bytes count as backlog) */
+    qk_time tx_free_ns; /**< serializer free from this time */
+    qk_pkt_list flight; /**< propagating, FIFO by deliver_ns */
+    qk_pkt **late;      /**< reordered packets: min-heap by (deliver_ns, seq) */
     size_t n_late, cap_late;
     qk_time last_deliver_ns; /**< FIFO clamp for jitter */
     uint64_t seq;
 
-    bool ge_bad;      /**< Gilbert–Elliott state */
-    double red_avg;   /**< RED average queue (bytes) */
+    bool ge_bad;    /**< Gilbert–Elliott state */
+    double red_avg; /**< RED average queue (bytes) */
     int64_t red_count;
     qk_time red_idle_since;
 } qk_link;

@@ -36,9 +36,9 @@ struct qk_sim_cbr {
 /* Send time of packet k: start + k * size * 8 / rate, exact (no drift). */
 static qk_time cbr_time(const qk_sim_cbr *c, uint64_t k)
 {
-    return c->cfg.start_ns + (qk_time)(((unsigned __int128)k * c->cfg.size_bytes * 8 *
-                                        QK_NS_PER_S) /
-                                       c->cfg.rate_bps);
+    return c->cfg.start_ns +
+           (qk_time)(((unsigned __int128)k * c->cfg.size_bytes * 8 * QK_NS_PER_S) /
+                     c->cfg.rate_bps);
 }
 
 static qk_time cbr_next(void *ctx)
@@ -57,17 +57,15 @@ static void cbr_timeout(void *ctx, qk_sim *sim, qk_time now)
         put64(c->buf, c->sent);
         put64(c->buf + 8, t);
         put64(c->buf + 16, check_word(c->sent, t));
-        qk_datagram d = {.data = c->buf, .len = c->cfg.size_bytes, .peer = c->cfg.dst,
-                         .ecn = c->cfg.ecn};
+        qk_datagram d = {
+            .data = c->buf, .len = c->cfg.size_bytes, .peer = c->cfg.dst, .ecn = c->cfg.ecn};
         qk_sim_send(sim, c->node, &d);
         c->sent++;
         c->sent_bytes += c->cfg.size_bytes;
     }
 }
 
-static void cbr_recv(void *ctx, qk_sim *sim, const qk_datagram *d, qk_time now)
-{
-}
+static void cbr_recv(void *ctx, qk_sim *sim, const qk_datagram *d, qk_time now) {}
 
 static const qk_sim_node_ops cbr_ops = {cbr_recv, cbr_next, cbr_timeout};
 
@@ -133,7 +131,7 @@ static void sink_recv(void *ctx, qk_sim *sim, const qk_datagram *d, qk_time now)
     } else {
         if (seq + 1 > s->max_seq) {
             for (uint64_t q = s->max_seq; q < seq + 1 && q < s->max_seq + SEEN_BITS; q++)
-                s->seen[(q % SEEN_BITS) / 8] &= (uint8_t)~(1u << (q % 8));
+                s->seen[(q % SEEN_BITS) / 8] &= (uint8_t) ~(1u << (q % 8));
             s->max_seq = seq + 1;
         } else {
             s->st.reordered_pkts++;
@@ -193,7 +191,6 @@ qk_time qk_sim_sink_owd_pct(const qk_sim_sink *s, double pct)
 {
     return qk_hist_pct(&s->owd, pct);
 }
-
 
 /* ---- echo ---- */
 

@@ -33,8 +33,8 @@ static int parse_units(const char *s, const unit *u, double *out)
 
 int qk_sim_parse_time(const char *s, qk_time *out)
 {
-    static const unit u[] = {{"", 1e9},  {"s", 1e9},   {"ms", 1e6}, {"us", 1e3},
-                             {"ns", 1},  {"min", 6e10}, {NULL, 0}};
+    static const unit u[] = {{"", 1e9}, {"s", 1e9},    {"ms", 1e6}, {"us", 1e3},
+                             {"ns", 1}, {"min", 6e10}, {NULL, 0}};
     double v;
     if (parse_units(s, u, &v) || v > 1.8e19) return QK_ERR_CONFIG;
     *out = (qk_time)llround(v);
@@ -55,8 +55,8 @@ int qk_sim_parse_rate(const char *s, uint64_t *out)
 
 int qk_sim_parse_bytes(const char *s, uint64_t *out)
 {
-    static const unit u[] = {{"", 1},      {"b", 1},    {"kb", 1e3},        {"mb", 1e6},
-                             {"gb", 1e9},  {"kib", 1024}, {"mib", 1048576}, {NULL, 0}};
+    static const unit u[] = {{"", 1},     {"b", 1},      {"kb", 1e3},      {"mb", 1e6},
+                             {"gb", 1e9}, {"kib", 1024}, {"mib", 1048576}, {NULL, 0}};
     double v;
     if (parse_units(s, u, &v) || v > 1.8e19) return QK_ERR_CONFIG;
     *out = (uint64_t)llround(v);
@@ -189,7 +189,8 @@ int qk_sim_link_cfg_set(qk_sim_link_cfg *c, const char *k, const char *v, const 
     uint64_t n;
 #define IS(name) (!strcmp(k, name))
     if (IS("rate"))
-        r = qk_sim_parse_rate(v, &c->rate_bps), f = "a rate in bit/s, e.g. 100mbit, 5gbit, 0 = infinite";
+        r = qk_sim_parse_rate(v, &c->rate_bps),
+        f = "a rate in bit/s, e.g. 100mbit, 5gbit, 0 = infinite";
     else if (IS("delay"))
         r = qk_sim_parse_time(v, &c->delay_ns), f = "a time, e.g. 30ms";
     else if (IS("jitter"))

@@ -474,8 +474,8 @@ void qk_sim_node_update(qk_sim *s, int id)
 {
     if (id < 0 || (size_t)id >= s->n_nodes) return;
     node *n = &s->nodes[id];
-    qk_time t = n->ops.next_timeout && n->ops.on_timeout ? n->ops.next_timeout(n->ctx)
-                                                         : QK_TIME_INFINITE;
+    qk_time t =
+        n->ops.next_timeout && n->ops.on_timeout ? n->ops.next_timeout(n->ctx) : QK_TIME_INFINITE;
     ent_set(s, n->ent, t);
 }
 
@@ -527,8 +527,7 @@ static void at_host(qk_sim *s, int h, qk_pkt *p)
 
 int qk_sim_send(qk_sim *s, int id, const qk_datagram *d)
 {
-    if (id < 0 || (size_t)id >= s->n_nodes || !d || (!d->data && d->len) ||
-        s->nodes[id].host < 0)
+    if (id < 0 || (size_t)id >= s->n_nodes || !d || (!d->data && d->len) || s->nodes[id].host < 0)
         return QK_ERR_INVALID_ARG;
     uint32_t ip;
     uint16_t port;

@@ -83,7 +83,7 @@ static void test_serialization_delay(void **state)
     assert_int_equal(t.arr.n, 800);
     for (size_t i = 0; i < t.arr.n; i++) {
         assert_int_equal(t.arr.seq[i], i);
-        assert_int_equal(t.arr.sent[i], i * 1250 * QK_NS_PER_US); /* 1.25 ms apart */
+        assert_int_equal(t.arr.sent[i], i * 1250 * QK_NS_PER_US);        /* 1.25 ms apart */
         assert_int_equal(t.arr.at[i], t.arr.sent[i] + 1 * MS + 30 * MS); /* 1250B@10M = 1ms */
     }
     const qk_sim_link_stats *st = qk_sim_link_stats_get(t.sim, t.link);
@@ -138,8 +138,11 @@ static void test_bernoulli(void **state)
 static void test_gilbert_elliott(void **state)
 {
     /* Bad state loses everything, good state nothing: bursts = sojourns in bad. */
-    qk_sim_link_cfg cfg = {.loss = QK_SIM_LOSS_GE, .ge_p_gb = 0.01, .ge_p_bg = 0.25,
-                           .ge_loss_good = 0, .ge_loss_bad = 1};
+    qk_sim_link_cfg cfg = {.loss = QK_SIM_LOSS_GE,
+                           .ge_p_gb = 0.01,
+                           .ge_p_bg = 0.25,
+                           .ge_loss_good = 0,
+                           .ge_loss_bad = 1};
     qk_sim_cbr_cfg cc = {.rate_bps = 1000000000, .size_bytes = 100, .max_pkts = 200000};
     p2p t;
     p2p_setup(&t, &cfg, &cc, 3);
@@ -181,11 +184,14 @@ static void test_loss_list(void **state)
 /* Step marking: CE exactly on ECT packets that arrive when the backlog exceeds K. */
 static void test_step_marking(void **state)
 {
-    qk_sim_link_cfg cfg = {.rate_bps = 10000000, .delay_ns = 1 * MS, .aqm = QK_SIM_AQM_STEP,
-                           .step_k_pkts = 5, .limit_pkts = 1000};
+    qk_sim_link_cfg cfg = {.rate_bps = 10000000,
+                           .delay_ns = 1 * MS,
+                           .aqm = QK_SIM_AQM_STEP,
+                           .step_k_pkts = 5,
+                           .limit_pkts = 1000};
     /* 12.5 Mbit/s of 1250 B: one packet every 0.8 ms, the link serves one per 1 ms. */
-    qk_sim_cbr_cfg cc = {.rate_bps = 12500000, .size_bytes = 1250, .max_pkts = 200,
-                         .ecn = QK_ECN_ECT0};
+    qk_sim_cbr_cfg cc = {
+        .rate_bps = 12500000, .size_bytes = 1250, .max_pkts = 200, .ecn = QK_ECN_ECT0};
     p2p t;
     p2p_setup(&t, &cfg, &cc, 1);
     qk_sim_run(t.sim, QK_TIME_INFINITE);
@@ -208,8 +214,8 @@ static void test_step_marking(void **state)
 /* Non-ECT packets are never marked by step; they are dropped only at the limit. */
 static void test_step_not_ect(void **state)
 {
-    qk_sim_link_cfg cfg = {.rate_bps = 10000000, .aqm = QK_SIM_AQM_STEP, .step_k_pkts = 5,
-                           .limit_pkts = 50};
+    qk_sim_link_cfg cfg = {
+        .rate_bps = 10000000, .aqm = QK_SIM_AQM_STEP, .step_k_pkts = 5, .limit_pkts = 50};
     qk_sim_cbr_cfg cc = {.rate_bps = 20000000, .size_bytes = 1250, .max_pkts = 200};
     p2p t;
     p2p_setup(&t, &cfg, &cc, 1);
@@ -224,8 +230,10 @@ static void test_step_not_ect(void **state)
 /* Suspension [100ms, 250ms): packets sent meanwhile are held and leave back to back at 250ms. */
 static void test_suspension(void **state)
 {
-    qk_sim_link_cfg cfg = {.rate_bps = 100000000, .delay_ns = 10 * MS,
-                           .suspend_start_ns = 100 * MS, .suspend_ns = 150 * MS,
+    qk_sim_link_cfg cfg = {.rate_bps = 100000000,
+                           .delay_ns = 10 * MS,
+                           .suspend_start_ns = 100 * MS,
+                           .suspend_ns = 150 * MS,
                            .suspend_count = 1};
     /* one 1250-byte packet per ms; 0.1 ms to serialize */
     qk_sim_cbr_cfg cc = {.rate_bps = 10000000, .size_bytes = 1250, .stop_ns = 400 * MS};
@@ -271,7 +279,8 @@ static void test_reorder_only_when_enabled(void **state)
     assert_int_equal(count_inversions(&t.arr), 0);
     /* jitter does happen: some one-way delays differ */
     int varied = 0;
-    for (size_t i = 0; i < t.arr.n; i++) varied |= t.arr.at[i] - t.arr.sent[i] > 10200 * QK_NS_PER_US;
+    for (size_t i = 0; i < t.arr.n; i++)
+        varied |= t.arr.at[i] - t.arr.sent[i] > 10200 * QK_NS_PER_US;
     assert_true(varied);
     p2p_free(&t);
 
@@ -287,8 +296,8 @@ static void test_reorder_only_when_enabled(void **state)
 
 static void test_mtu_blackhole_dup_corrupt(void **state)
 {
-    qk_sim_link_cfg cfg = {.mtu_bytes = 1200, .blackhole_start_ns = 10 * MS,
-                           .blackhole_end_ns = 20 * MS};
+    qk_sim_link_cfg cfg = {
+        .mtu_bytes = 1200, .blackhole_start_ns = 10 * MS, .blackhole_end_ns = 20 * MS};
     qk_sim_cbr_cfg cc = {.rate_bps = 8000000, .size_bytes = 1000, .max_pkts = 100};
     p2p t;
     p2p_setup(&t, &cfg, &cc, 1); /* one packet per ms: 10 in [10, 20) ms are dropped */
