@@ -183,8 +183,9 @@ static int parse_sim(qk_sim_scenario *sc, char *topology, size_t cap, uint64_t *
             bad = end == e->value || *end || *v < 1 || *v > 250;
             fix = "a count from 1 to 250";
         } else {
-            return fail(sc, e, "unknown key; use duration, seed, topology, senders, receivers "
-                               "or interval");
+            return fail(sc, e,
+                        "unknown key; use duration, seed, topology, senders, receivers "
+                        "or interval");
         }
         if (bad) return fail(sc, e, "bad value '%s'; expected %s", e->value, fix);
     }
@@ -249,7 +250,8 @@ static int build_dumbbell(qk_sim_scenario *sc, uint64_t senders, uint64_t receiv
 {
     qk_sim *s = sc->sim;
     char name[48];
-    int left = qk_sim_host_add(s, "left", 0x0a000001), right = qk_sim_host_add(s, "right", 0x0a000002);
+    int left = qk_sim_host_add(s, "left", 0x0a000001),
+        right = qk_sim_host_add(s, "right", 0x0a000002);
     if (left < 0 || right < 0) return fail(sc, NULL, "out of memory");
     int f = add_link(sc, "forward", left, right, "link.forward");
     TRY(f);
@@ -306,11 +308,14 @@ static int build_flows(qk_sim_scenario *sc)
         int from = fe ? qk_sim_host_find(sc->sim, fe->value) : -1;
         int dst = to ? qk_sim_host_find(sc->sim, to->value) : -1;
         if (!fn)
-            r = fail(sc, te, "unknown flow type '%s'; registered types: cbr (others when "
-                             "registered)", type);
+            r = fail(sc, te,
+                     "unknown flow type '%s'; registered types: cbr (others when "
+                     "registered)",
+                     type);
         else if (!fe || !to)
-            r = fail(sc, e0, "flow needs 'from' and 'to' host names (p2p: a, b; dumbbell: "
-                             "s1..sN, r1..rM)");
+            r = fail(sc, e0,
+                     "flow needs 'from' and 'to' host names (p2p: a, b; dumbbell: "
+                     "s1..sN, r1..rM)");
         else if (from < 0)
             r = fail(sc, fe, "no host '%s'; p2p has a and b, dumbbell s1..sN and r1..rM",
                      fe->value);
@@ -320,7 +325,8 @@ static int build_flows(qk_sim_scenario *sc)
         flow *fl = NULL;
         if (!r) {
             flow *nf = realloc(sc->flows, (sc->n_flows + 1) * sizeof *nf);
-            if (!nf) r = fail(sc, NULL, "out of memory");
+            if (!nf)
+                r = fail(sc, NULL, "out of memory");
             else {
                 sc->flows = nf;
                 fl = &sc->flows[sc->n_flows];
@@ -366,8 +372,9 @@ static int check_sections(qk_sim_scenario *sc, const char *topology)
             !strncmp(s, "flow.", 5))
             continue;
         if (dumb && (!strcmp(s, "link.access") || !strcmp(s, "link.edge"))) continue;
-        return fail(sc, &sc->e[i], "unknown section [%s]; use [sim], [link.forward], "
-                                   "[link.return], %s[flow.NAME]",
+        return fail(sc, &sc->e[i],
+                    "unknown section [%s]; use [sim], [link.forward], "
+                    "[link.return], %s[flow.NAME]",
                     s, dumb ? "[link.access], [link.edge], " : "");
     }
     return 0;
@@ -397,8 +404,10 @@ qk_sim_scenario *qk_sim_scenario_load(const char *path, const qk_sim_run_opts *o
     fclose(f);
     if (pr) {
         if (pr > 0)
-            snprintf(err, err_cap, "%s:%d: syntax error; lines are [section], key = value or "
-                                   "; comment", path, pr);
+            snprintf(err, err_cap,
+                     "%s:%d: syntax error; lines are [section], key = value or "
+                     "; comment",
+                     path, pr);
         else
             snprintf(err, err_cap, "%s: cannot read (out of memory)", path);
         qk_sim_scenario_del(sc);
@@ -419,8 +428,10 @@ qk_sim_scenario *qk_sim_scenario_load(const char *path, const qk_sim_run_opts *o
     if (!r)
         r = !strcmp(topology, "dumbbell") ? build_dumbbell(sc, senders, receivers) : build_p2p(sc);
     if (!r) r = build_flows(sc);
-    if (!r && !sc->n_flows) r = fail(sc, NULL, "no [flow.NAME] section; add e.g. [flow.f1] "
-                                               "type = cbr, from = a, to = b, rate = 10mbit");
+    if (!r && !sc->n_flows)
+        r = fail(sc, NULL,
+                 "no [flow.NAME] section; add e.g. [flow.f1] "
+                 "type = cbr, from = a, to = b, rate = 10mbit");
     if (r) {
         qk_sim_scenario_del(sc);
         return NULL;
@@ -680,8 +691,8 @@ void qk_sim_scenario_print(qk_sim_scenario *sc, FILE *f)
                 (unsigned long long)s.recv_bytes, gp, (unsigned long long)(a ? a->drops : 0),
                 (unsigned long long)(a ? a->marks : 0), q50, q99, o50, o99, done, s.extra);
     }
-    fprintf(f, "\n%-20s %10s %12s %8s %8s %8s %8s %8s %12s %10s\n", "link", "deliv_pkt",
-            "deliv_B", "q_drop", "aqm", "loss", "other", "marks", "max_queue_B", "qd_avg_ms");
+    fprintf(f, "\n%-20s %10s %12s %8s %8s %8s %8s %8s %12s %10s\n", "link", "deliv_pkt", "deliv_B",
+            "q_drop", "aqm", "loss", "other", "marks", "max_queue_B", "qd_avg_ms");
     for (size_t i = 0; i < qk_sim_link_count(sc->sim); i++) {
         const qk_sim_link_stats *st = qk_sim_link_stats_get(sc->sim, (int)i);
         uint64_t other = st->dropped_pkts[QK_SIM_DROP_MTU] +
