@@ -11,11 +11,12 @@ static size_t bucket(qk_time v)
     return (size_t)QK_HIST_SUB + (size_t)(e - 1) * 64 + (size_t)((v >> e) - 64);
 }
 
-static qk_time lower(size_t i)
+/* Middle of bucket i (exact below QK_HIST_SUB). */
+static qk_time middle(size_t i)
 {
     if (i < QK_HIST_SUB) return i;
     size_t e = (i - QK_HIST_SUB) / 64 + 1, m = (i - QK_HIST_SUB) % 64 + 64;
-    return (qk_time)m << e;
+    return ((qk_time)m << e) + ((qk_time)1 << (e - 1));
 }
 
 int qk_hist_add(qk_hist *h, qk_time v)
@@ -40,9 +41,9 @@ qk_time qk_hist_pct(const qk_hist *h, double pct)
     uint64_t acc = 0;
     for (size_t i = 0; i < QK_HIST_BUCKETS; i++) {
         acc += h->b[i];
-        if (acc >= rank) return lower(i);
+        if (acc >= rank) return middle(i);
     }
-    return lower(QK_HIST_BUCKETS - 1);
+    return middle(QK_HIST_BUCKETS - 1);
 }
 
 void qk_hist_free(qk_hist *h)

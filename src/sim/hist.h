@@ -14,7 +14,7 @@ typedef struct qk_hist {
 
 /** Add one value. Returns 0 or QK_ERR_NOMEM (value not recorded). */
 int qk_hist_add(qk_hist *h, qk_time v);
-/** Value at percentile pct (0..100): lower edge of its bucket; QK_TIME_INFINITE if empty. */
+/** Value at percentile pct (0..100): middle of its bucket; QK_TIME_INFINITE if empty. */
 qk_time qk_hist_pct(const qk_hist *h, double pct);
 void qk_hist_free(qk_hist *h);
 

@@ -31,7 +31,8 @@ int qk_relay_parse_addr(const char *s, qk_addr *out)
         host[c - s] = 0;
         port = c + 1;
     }
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM,
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_DGRAM,
                              .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV};
     struct addrinfo *ai = NULL;
     if (!*port || getaddrinfo(host, port, &hints, &ai) || !ai) return QK_ERR_CONFIG;
@@ -65,8 +66,8 @@ static int open_sock(const qk_addr *bind_to, int family, char *err, size_t cap)
         setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof one);
     if (bind_to && bind(fd, (const struct sockaddr *)&bind_to->ss, bind_to->len)) {
         char h[NI_MAXHOST] = "?", p[NI_MAXSERV] = "?";
-        getnameinfo((const struct sockaddr *)&bind_to->ss, bind_to->len, h, sizeof h, p,
-                    sizeof p, NI_NUMERICHOST | NI_NUMERICSERV);
+        getnameinfo((const struct sockaddr *)&bind_to->ss, bind_to->len, h, sizeof h, p, sizeof p,
+                    NI_NUMERICHOST | NI_NUMERICSERV);
         snprintf(err, cap, "cannot bind %s:%s: %s; pick a free port for --listen", h, p,
                  strerror(errno));
         close(fd);
@@ -93,8 +94,11 @@ static void pump_in(dir *d, qk_pkt_pool *pool, qk_addr *remember, qk_time t0, ui
             char b[CMSG_SPACE(sizeof(int)) * 2];
             struct cmsghdr align;
         } cbuf;
-        struct msghdr mh = {.msg_name = &from.ss, .msg_namelen = sizeof from.ss, .msg_iov = &iov,
-                            .msg_iovlen = 1, .msg_control = cbuf.b,
+        struct msghdr mh = {.msg_name = &from.ss,
+                            .msg_namelen = sizeof from.ss,
+                            .msg_iov = &iov,
+                            .msg_iovlen = 1,
+                            .msg_control = cbuf.b,
                             .msg_controllen = sizeof cbuf.b};
         ssize_t n = recvmsg(d->in_fd, &mh, MSG_DONTWAIT);
         if (n < 0) return;
@@ -131,8 +135,12 @@ static int send_one(int fd, const qk_addr *dst, const qk_pkt *p)
         struct cmsghdr align;
     } cbuf;
     memset(&cbuf, 0, sizeof cbuf);
-    struct msghdr mh = {.msg_name = (void *)&dst->ss, .msg_namelen = dst->len, .msg_iov = &iov,
-                        .msg_iovlen = 1, .msg_control = cbuf.b, .msg_controllen = sizeof cbuf.b};
+    struct msghdr mh = {.msg_name = (void *)&dst->ss,
+                        .msg_namelen = dst->len,
+                        .msg_iov = &iov,
+                        .msg_iovlen = 1,
+                        .msg_control = cbuf.b,
+                        .msg_controllen = sizeof cbuf.b};
     struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
     int v6 = dst->ss.ss_family == AF_INET6;
     c->cmsg_level = v6 ? IPPROTO_IPV6 : IPPROTO_IP;

@@ -12,12 +12,12 @@
 #include <signal.h>
 
 typedef struct qk_relay_cfg {
-    qk_addr listen;         /**< where clients send */
-    qk_addr to;             /**< the server */
-    qk_sim_link_cfg fwd;    /**< client -> server */
-    qk_sim_link_cfg ret;    /**< server -> client */
-    qk_time duration_ns;    /**< stop after this long; 0 = until *stop */
-    FILE *stats;            /**< one line per second, NULL = none */
+    qk_addr listen;      /**< where clients send */
+    qk_addr to;          /**< the server */
+    qk_sim_link_cfg fwd; /**< client -> server */
+    qk_sim_link_cfg ret; /**< server -> client */
+    qk_time duration_ns; /**< stop after this long; 0 = until *stop */
+    FILE *stats;         /**< one line per second, NULL = none */
     uint64_t seed;
 } qk_relay_cfg;
 
