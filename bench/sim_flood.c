@@ -28,9 +28,13 @@ int main(int argc, char **argv)
     qk_sim *sim = qk_sim_new(1);
     int left = qk_sim_host_add(sim, "left", 0x0a000001);
     int rcv = qk_sim_host_add(sim, "r1", 0x0a000201);
-    qk_sim_link_cfg bott = {.rate_bps = 10000000000ull, .delay_ns = 100 * QK_NS_PER_US,
-                            .limit_pkts = 1000, .aqm = QK_SIM_AQM_STEP, .step_k_pkts = 65,
-                            .loss = QK_SIM_LOSS_BERNOULLI, .loss_p = 0.01};
+    qk_sim_link_cfg bott = {.rate_bps = 10000000000ull,
+                            .delay_ns = 100 * QK_NS_PER_US,
+                            .limit_pkts = 1000,
+                            .aqm = QK_SIM_AQM_STEP,
+                            .step_k_pkts = 65,
+                            .loss = QK_SIM_LOSS_BERNOULLI,
+                            .loss_p = 0.01};
     qk_sim_link_cfg access = {.rate_bps = 10000000000ull, .delay_ns = 10 * QK_NS_PER_US};
     int fwd = qk_sim_link_add(sim, "forward", left, rcv, &bott);
     qk_sim_route_add(sim, left, -1, fwd);
@@ -44,7 +48,8 @@ int main(int argc, char **argv)
         qk_sim_sink_add(sim, rcv, (uint16_t)(1000 + i), &sink[i]);
         /* together 1.2 x the bottleneck, slightly different sizes to break phase lock */
         qk_sim_cbr_cfg c = {.rate_bps = 12000000000ull / (uint64_t)n,
-                            .size_bytes = 1200 + 10 * (uint32_t)i, .ecn = QK_ECN_ECT0,
+                            .size_bytes = 1200 + 10 * (uint32_t)i,
+                            .ecn = QK_ECN_ECT0,
                             .dst = qk_sim_host_addr(sim, rcv, (uint16_t)(1000 + i))};
         if (qk_sim_cbr_add(sim, h, (uint16_t)(2000 + i), &c, NULL) < 0) return 1;
     }

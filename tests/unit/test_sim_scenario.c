@@ -8,8 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static qk_sim_scenario *load(const char *path, qk_time dur, const char *out, char *err,
-                             size_t cap)
+static qk_sim_scenario *load(const char *path, qk_time dur, const char *out, char *err, size_t cap)
 {
     qk_sim_run_opts o = {.out_dir = out, .duration_ns = dur};
     return qk_sim_scenario_load(path, &o, err, cap);
@@ -37,8 +36,8 @@ static const qk_sim_link_stats *lstats(qk_sim_scenario *sc, const char *name)
 static void test_p2p_60ms_5g(void **state)
 {
     char err[512];
-    qk_sim_scenario *sc = load("bench/scenarios/p2p-60ms-5g.ini", 1200 * QK_NS_PER_MS, NULL,
-                               err, sizeof err);
+    qk_sim_scenario *sc =
+        load("bench/scenarios/p2p-60ms-5g.ini", 1200 * QK_NS_PER_MS, NULL, err, sizeof err);
     assert_non_null(sc);
     assert_int_equal(qk_sim_scenario_run(sc, err, sizeof err), 0);
     const qk_sim_link_stats *f = lstats(sc, "forward");
@@ -204,8 +203,8 @@ static void test_errors(void **state)
                  ":5: [link.forward] rate: bad value '10 parsecs'", "e.g. 100mbit");
     expect_error("[link.forward]\ndelay = 1ms\nspeed = 3\n", ":3: [link.forward] speed",
                  "docs/sim.md");
-    expect_error("[link.forward]\ndelay = 1ms\n[link.sideways]\nrate = 1\n", ":4:",
-                 "unknown section [link.sideways]");
+    expect_error("[link.forward]\ndelay = 1ms\n[link.sideways]\nrate = 1\n",
+                 ":4:", "unknown section [link.sideways]");
     expect_error("[link.forward]\ndelay = 1ms\n[flow.x]\ntype = tcp\nfrom = a\nto = b\n",
                  ":4: [flow.x] type", "unknown flow type 'tcp'");
     expect_error("[link.forward]\ndelay = 1ms\n[flow.x]\nfrom = a\nto = zz\n", ":5: [flow.x] to",
