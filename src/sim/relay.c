@@ -151,6 +151,31 @@ static int send_one(int fd, const qk_addr *dst, const qk_pkt *p)
     return sendmsg(fd, &mh, MSG_DONTWAIT) < 0 ? -1 : 0;
 }
 
+/* Send every packet the link has delivered by now; returns the number of send failures. */
+static uint64_t flush(dir *d, qk_pkt_pool *pool, qk_time now)
+{
+    uint64_t errs = 0;
+    qk_pkt *p;
+    while ((p = qk_link_poll(&d->link, now, NULL))) {
+        if (!d->dst->len || send_one(d->out_fd, d->dst, p)) errs++;
+        qk_pkt_put(pool, p);
+    }
+    return errs;
+}
+
+/* ppoll until readable or the (relay-relative) time wake. */
+static int wait_until(struct pollfd *pf, qk_time wake, qk_time now)
+{
+    struct timespec ts, *tsp = NULL;
+    if (wake != QK_TIME_INFINITE) {
+        qk_time d = wake > now ? wake - now : 0;
+        ts.tv_sec = (time_t)(d / QK_NS_PER_S);
+        ts.tv_nsec = (long)(d % QK_NS_PER_S);
+        tsp = &ts;
+    }
+    return ppoll(pf, 2, tsp, NULL);
+}
+
 static void print_stats(FILE *f, double t, dir *d, const char *name)
 {
     qk_sim_link_stats *s = &d->link.st, *l = &d->last;
@@ -200,14 +225,7 @@ int qk_relay_run(const qk_relay_cfg *cfg, volatile sig_atomic_t *stop, qk_relay_
     while (buf && !*stop) {
         qk_time now = mono_ns() - t0;
         if (cfg->duration_ns && now >= cfg->duration_ns) break;
-        dir *ds[2] = {&fwd, &ret};
-        for (int i = 0; i < 2; i++) {
-            qk_pkt *p;
-            while ((p = qk_link_poll(&ds[i]->link, now, NULL))) {
-                if (!ds[i]->dst->len || send_one(ds[i]->out_fd, ds[i]->dst, p)) send_err++;
-                qk_pkt_put(&pool, p);
-            }
-        }
+        send_err += flush(&fwd, &pool, now) + flush(&ret, &pool, now);
         if (cfg->stats && now >= next_stats) {
             fprintf(cfg->stats, "netem t=%.0fs", (double)next_stats / 1e9);
             print_stats(cfg->stats, 1.0, &fwd, "fwd");
@@ -216,20 +234,12 @@ int qk_relay_run(const qk_relay_cfg *cfg, volatile sig_atomic_t *stop, qk_relay_
             fflush(cfg->stats);
             next_stats += QK_NS_PER_S;
         }
-        qk_time wake = qk_link_next(&fwd.link);
-        qk_time w2 = qk_link_next(&ret.link);
+        qk_time wake = qk_link_next(&fwd.link), w2 = qk_link_next(&ret.link);
         if (w2 < wake) wake = w2;
         if (cfg->stats && next_stats < wake) wake = next_stats;
         if (cfg->duration_ns && cfg->duration_ns < wake) wake = cfg->duration_ns;
         struct pollfd pf[2] = {{lfd, POLLIN, 0}, {ufd, POLLIN, 0}};
-        struct timespec ts, *tsp = NULL;
-        if (wake != QK_TIME_INFINITE) {
-            qk_time d = wake > now ? wake - now : 0;
-            ts.tv_sec = (time_t)(d / QK_NS_PER_S);
-            ts.tv_nsec = (long)(d % QK_NS_PER_S);
-            tsp = &ts;
-        }
-        int n = ppoll(pf, 2, tsp, NULL);
+        int n = wait_until(pf, wake, now);
         if (n < 0 && errno != EINTR) break;
         if (n > 0 && (pf[0].revents & POLLIN)) pump_in(&fwd, &pool, &client, t0, buf);
         if (n > 0 && (pf[1].revents & POLLIN)) pump_in(&ret, &pool, NULL, t0, buf);

@@ -39,7 +39,20 @@ head -3 /tmp/netem_stats.$$ || true
 rm -f /tmp/netem_stats.$$
 python3 -c "import sys; sys.exit(0 if abs($rate - 100) <= 5 else 1)" || fail "rate $rate Mbit/s"
 
-# 3. Bad arguments are named and exit non-zero.
+# 3. ECN: ECT(0) passes through; a step AQM at 2 packets marks the rest of a burst CE.
+$py tos_sink $((base + 4)) 1.2 > /tmp/netem_tos.$$ & tospid=$!
+pids+=($tospid)
+"$quack" netem --listen 127.0.0.1:$((base + 5)) --to 127.0.0.1:$((base + 4)) --rate 800kbit \
+    --aqm step --step-k 2pkt --duration 3s & pids+=($!)
+sleep 0.3
+$py tos_send $((base + 5)) 2 20
+wait $tospid || true
+read -r notect ect1 ect0 ce < /tmp/netem_tos.$$
+rm -f /tmp/netem_tos.$$
+echo "ECN through a step-marking netem: not-ect $notect ect1 $ect1 ect0 $ect0 ce $ce (want 3 ECT(0), 17 CE)"
+[ "$notect" = 0 ] && [ "$ect0" = 3 ] && [ "$ce" = 17 ] || fail "ECN codepoints not preserved/marked"
+
+# 4. Bad arguments are named and exit non-zero.
 if "$quack" netem --listen 127.0.0.1:1 --to 127.0.0.1:2 --delay 25parsecs 2>/tmp/netem_err.$$; then
     fail "bad --delay accepted"
 fi

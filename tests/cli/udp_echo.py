@@ -5,6 +5,8 @@
   udp_echo.py ping PORT COUNT                 median RTT in ms (one ping at a time)
   udp_echo.py sink PORT SECONDS               receive for SECONDS, print Mbit/s
   udp_echo.py flood PORT MBIT SECONDS SIZE    paced UDP flood to 127.0.0.1:PORT
+  udp_echo.py tos_sink PORT SECONDS           print "notect ect1 ect0 ce" counts received
+  udp_echo.py tos_send PORT TOS COUNT         send COUNT datagrams with IP_TOS = TOS at once
 """
 import socket
 import statistics
@@ -83,7 +85,33 @@ def flood(port, mbit, seconds, size):
         time.sleep(0.0005)
 
 
+def tos_sink(port, seconds):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.IPPROTO_IP, socket.IP_RECVTOS, 1)
+    s.bind(("127.0.0.1", port))
+    s.settimeout(0.2)
+    counts = [0, 0, 0, 0]
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            _, anc, _, _ = s.recvmsg(65535, 64)
+        except socket.timeout:
+            continue
+        for level, typ, data in anc:
+            if level == socket.IPPROTO_IP and typ == socket.IP_TOS:
+                counts[data[0] & 3] += 1
+    print(" ".join(str(c) for c in counts))
+
+
+def tos_send(port, tos, count):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, tos)
+    for _ in range(count):
+        s.sendto(b"y" * 1000, ("127.0.0.1", port))
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     args = [float(a) if "." in a else int(a) for a in sys.argv[2:]]
-    {"echo": echo, "ping": ping, "sink": sink, "flood": flood}[cmd](*args)
+    {"echo": echo, "ping": ping, "sink": sink, "flood": flood, "tos_sink": tos_sink,
+     "tos_send": tos_send}[cmd](*args)

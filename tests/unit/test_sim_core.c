@@ -34,9 +34,7 @@ static void tk_fire(void *ctx, qk_sim *sim, qk_time now)
     t->i++;
 }
 
-static void tk_recv(void *ctx, qk_sim *sim, const qk_datagram *d, qk_time now)
-{
-}
+static void tk_recv(void *ctx, qk_sim *sim, const qk_datagram *d, qk_time now) {}
 
 static const qk_sim_node_ops tk_ops = {tk_recv, tk_next, tk_fire};
 
@@ -141,8 +139,11 @@ static void test_step_time(void **state)
     qk_sim_sink *s;
     qk_sim_sink_add(sim, b, 9, &s);
     /* 10 packets at once (rate huge): packet k sees backlog k packets = k ms */
-    qk_sim_cbr_cfg cc = {.rate_bps = 1000000000000ull, .size_bytes = 1250, .max_pkts = 10,
-                         .ecn = QK_ECN_ECT0, .dst = qk_sim_host_addr(sim, b, 9)};
+    qk_sim_cbr_cfg cc = {.rate_bps = 1000000000000ull,
+                         .size_bytes = 1250,
+                         .max_pkts = 10,
+                         .ecn = QK_ECN_ECT0,
+                         .dst = qk_sim_host_addr(sim, b, 9)};
     qk_sim_cbr_add(sim, a, 1, &cc, NULL);
     qk_sim_run(sim, QK_TIME_INFINITE);
     /* k = 0..9 arrive within 100 ns (0.01 ms): backlog k ms, marked for k >= 3: 7 packets */
@@ -156,15 +157,23 @@ static void red_run(int ecn, uint64_t *drops, uint64_t *marks, uint64_t *maxq)
 {
     qk_sim *sim = qk_sim_new(3);
     int a = qk_sim_host_add(sim, "a", 0x0a000001), b = qk_sim_host_add(sim, "b", 0x0a000002);
-    qk_sim_link_cfg c = {.rate_bps = 10000000, .aqm = QK_SIM_AQM_RED, .red_min_bytes = 20000,
-                         .red_max_bytes = 60000, .red_max_p = 0.1, .red_wq = 0.02,
-                         .red_ecn = ecn, .limit_bytes = 200000};
+    qk_sim_link_cfg c = {.rate_bps = 10000000,
+                         .aqm = QK_SIM_AQM_RED,
+                         .red_min_bytes = 20000,
+                         .red_max_bytes = 60000,
+                         .red_max_p = 0.1,
+                         .red_wq = 0.02,
+                         .red_ecn = ecn,
+                         .limit_bytes = 200000};
     int l = qk_sim_link_add(sim, "f", a, b, &c);
     qk_sim_route_add(sim, a, -1, l);
     qk_sim_sink *s;
     qk_sim_sink_add(sim, b, 9, &s);
-    qk_sim_cbr_cfg cc = {.rate_bps = 15000000, .size_bytes = 1000, .stop_ns = 2 * QK_NS_PER_S,
-                         .ecn = QK_ECN_ECT0, .dst = qk_sim_host_addr(sim, b, 9)};
+    qk_sim_cbr_cfg cc = {.rate_bps = 15000000,
+                         .size_bytes = 1000,
+                         .stop_ns = 2 * QK_NS_PER_S,
+                         .ecn = QK_ECN_ECT0,
+                         .dst = qk_sim_host_addr(sim, b, 9)};
     qk_sim_cbr_add(sim, a, 1, &cc, NULL);
     qk_sim_run(sim, QK_TIME_INFINITE);
     const qk_sim_link_stats *st = qk_sim_link_stats_get(sim, l);
@@ -205,8 +214,8 @@ static void test_dumbbell_routes(void **state)
     qk_sim_sink *k1, *k2;
     qk_sim_sink_add(sim, r1, 9, &k1);
     qk_sim_sink_add(sim, r2, 9, &k2);
-    qk_sim_cbr_cfg c1 = {.rate_bps = 100000, .size_bytes = 125, .max_pkts = 10,
-                         .dst = qk_sim_host_addr(sim, r1, 9)};
+    qk_sim_cbr_cfg c1 = {
+        .rate_bps = 100000, .size_bytes = 125, .max_pkts = 10, .dst = qk_sim_host_addr(sim, r1, 9)};
     qk_sim_cbr_cfg c2 = c1;
     c2.max_pkts = 4;
     c2.dst = qk_sim_host_addr(sim, r2, 9);
@@ -225,8 +234,8 @@ static void test_dumbbell_routes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_event_order), cmocka_unit_test(test_echo_rtt),
-        cmocka_unit_test(test_step_time),   cmocka_unit_test(test_red),
+        cmocka_unit_test(test_event_order),     cmocka_unit_test(test_echo_rtt),
+        cmocka_unit_test(test_step_time),       cmocka_unit_test(test_red),
         cmocka_unit_test(test_dumbbell_routes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
