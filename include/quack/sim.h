@@ -206,7 +206,8 @@ qk_addr qk_sim_node_addr(const qk_sim *sim, int node);
 /**
  * Send a datagram from node: the bytes are copied; d->peer is the destination
  * (IPv4, a host address), d->ecn travels with it; d->local is ignored (the
- * node's address is the source). Returns 0, QK_ERR_INVALID_ARG,
+ * node's address is the source). A GSO batch (segment_bytes != 0) leaves as
+ * separate datagrams. Returns 0, QK_ERR_INVALID_ARG,
  * QK_ERR_TOO_LARGE (> 65535 bytes) or QK_ERR_NOMEM (pool bound; counted as a
  * drop). A datagram without a route is dropped and counted (NOROUTE).
  */

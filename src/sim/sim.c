@@ -525,6 +525,26 @@ static void at_host(qk_sim *s, int h, qk_pkt *p)
     qk_pkt_put(&s->pool, p);
 }
 
+static int send_one(qk_sim *s, node *n, const uint8_t *data, size_t len, uint8_t ecn, uint32_t ip,
+                    uint16_t port)
+{
+    qk_pkt *p = qk_pkt_get(&s->pool, len);
+    if (!p) {
+        qk_sim_flow_acct *a = acct(s, n->flow);
+        if (a) a->drops++;
+        return QK_ERR_NOMEM;
+    }
+    if (len) memcpy(p->data, data, len);
+    p->ecn = ecn & 3;
+    p->flow = n->flow;
+    p->src_ip = s->hosts[n->host].ip;
+    p->src_port = n->port;
+    p->dst_ip = ip;
+    p->dst_port = port;
+    at_host(s, n->host, p);
+    return 0;
+}
+
 int qk_sim_send(qk_sim *s, int id, const qk_datagram *d)
 {
     if (id < 0 || (size_t)id >= s->n_nodes || !d || (!d->data && d->len) || s->nodes[id].host < 0)
@@ -532,22 +552,15 @@ int qk_sim_send(qk_sim *s, int id, const qk_datagram *d)
     uint32_t ip;
     uint16_t port;
     if (qk_sim_addr_ipv4(&d->peer, &ip, &port)) return QK_ERR_INVALID_ARG;
-    if (d->len > 65535) return QK_ERR_TOO_LARGE;
-    node *n = &s->nodes[id];
-    qk_pkt *p = qk_pkt_get(&s->pool, d->len);
-    if (!p) {
-        qk_sim_flow_acct *a = acct(s, n->flow);
-        if (a) a->drops++;
-        return QK_ERR_NOMEM;
+    size_t seg = d->segment_bytes ? d->segment_bytes : d->len;
+    if (seg > 65535) return QK_ERR_TOO_LARGE;
+    if (!d->len) return send_one(s, &s->nodes[id], NULL, 0, d->ecn, ip, port);
+    /* a GSO batch leaves as separate datagrams of segment_bytes (the last may be shorter) */
+    for (size_t off = 0; off < d->len; off += seg) {
+        size_t len = d->len - off < seg ? d->len - off : seg;
+        int r = send_one(s, &s->nodes[id], d->data + off, len, d->ecn, ip, port);
+        if (r) return r;
     }
-    if (d->len) memcpy(p->data, d->data, d->len);
-    p->ecn = d->ecn & 3;
-    p->flow = n->flow;
-    p->src_ip = s->hosts[n->host].ip;
-    p->src_port = n->port;
-    p->dst_ip = ip;
-    p->dst_port = port;
-    at_host(s, n->host, p);
     return 0;
 }
 
