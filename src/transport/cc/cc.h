@@ -24,9 +24,9 @@ typedef enum qk_cc_state {
 
 /** One acknowledged in-flight packet. */
 typedef struct qk_cc_ack {
-    qk_time now;       /**< time the ACK was processed */
-    qk_time sent_time; /**< when the packet was sent */
-    uint64_t bytes;    /**< its size */
+    qk_time now;            /**< time the ACK was processed */
+    qk_time sent_time;      /**< when the packet was sent */
+    uint64_t bytes;         /**< its size */
     qk_time smoothed_rtt_ns;
     qk_time min_rtt_ns;
     qk_time latest_rtt_ns;
@@ -54,26 +54,26 @@ typedef struct qk_cc_ops {
 struct qk_cc {
     const qk_cc_ops *ops;
     uint64_t cwnd_bytes;
-    uint64_t ssthresh_bytes;     /* UINT64_MAX until the first reduction */
-    uint64_t max_datagram_bytes; /* current max datagram size */
-    qk_time recovery_start_time; /* RFC 9002 §7.3.2 congestion recovery period */
+    uint64_t ssthresh_bytes;          /* UINT64_MAX until the first reduction */
+    uint64_t max_datagram_bytes;      /* current max datagram size */
+    qk_time recovery_start_time;      /* RFC 9002 §7.3.2 congestion recovery period */
     bool in_recovery;
     qk_cc_state state;
-    uint64_t congestion_events; /* statistics */
-    union {                     /* algorithm state */
+    uint64_t congestion_events;       /* statistics */
+    union {                           /* algorithm state */
         struct {
-            uint64_t bytes_acked; /* congestion avoidance accumulator */
+            uint64_t bytes_acked;     /* congestion avoidance accumulator */
         } reno;
         struct {
-            double w_max_bytes;  /* RFC 9438 W_max */
-            double k_s;          /* RFC 9438 K, seconds */
-            qk_time epoch_start; /* start of current CA epoch, 0 = none */
-            double w_est_bytes;  /* Reno-friendly estimate (RFC 9438 §4.3) */
+            double w_max_bytes;       /* RFC 9438 W_max */
+            double k_s;               /* RFC 9438 K, seconds */
+            qk_time epoch_start;      /* start of current CA epoch, 0 = none */
+            double w_est_bytes;       /* Reno-friendly estimate (RFC 9438 §4.3) */
             double cwnd_prior_bytes;
             uint64_t bytes_acked;
         } cubic;
         struct {
-            double alpha; /* DCTCP alpha (fraction of marked bytes) */
+            double alpha;             /* DCTCP alpha (fraction of marked bytes) */
             uint64_t acked_bytes_round;
             uint64_t ce_bytes_round;
             qk_time round_end;
