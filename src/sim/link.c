@@ -1,0 +1,438 @@
+/* Link model: queue, AQM, loss, serializer and propagation of one direction. */
+#include "sim/link.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- packet pool ---- */
+
+void qk_pkt_pool_init(qk_pkt_pool *p, size_t max_pkts)
+{
+    p->free = NULL;
+    p->live = 0;
+    p->max_pkts = max_pkts ? max_pkts : 1u << 18;
+}
+
+void qk_pkt_pool_free(qk_pkt_pool *p)
+{
+    while (p->free) {
+        qk_pkt *n = p->free->next;
+        if (p->free->data != p->free->inline_buf) free(p->free->data);
+        free(p->free);
+        p->free = n;
+    }
+}
+
+qk_pkt *qk_pkt_get(qk_pkt_pool *p, size_t len)
+{
+    if (p->live >= p->max_pkts || len > 65535) return NULL;
+    qk_pkt *pkt = p->free;
+    if (pkt) {
+        p->free = pkt->next;
+    } else {
+        pkt = malloc(sizeof *pkt);
+        if (!pkt) return NULL;
+        pkt->data = pkt->inline_buf;
+        pkt->cap = sizeof pkt->inline_buf;
+    }
+    if (len > pkt->cap) { /* rare: jumbo / GSO batch; the buffer stays with the packet */
+        uint8_t *d = malloc(65535);
+        if (!d) {
+            pkt->next = p->free;
+            p->free = pkt;
+            return NULL;
+        }
+        if (pkt->data != pkt->inline_buf) free(pkt->data);
+        pkt->data = d;
+        pkt->cap = 65535;
+    }
+    pkt->next = NULL;
+    pkt->len = (uint32_t)len;
+    p->live++;
+    return pkt;
+}
+
+void qk_pkt_put(qk_pkt_pool *p, qk_pkt *pkt)
+{
+    pkt->next = p->free;
+    p->free = pkt;
+    p->live--;
+}
+
+/* ---- configuration ---- */
+
+int qk_sim_link_cfg_check(const qk_sim_link_cfg *c, const char **why)
+{
+    const char *w = NULL;
+    double probs[] = {c->reorder_p,    c->red_max_p,   c->loss_p, c->ge_p_gb,  c->ge_p_bg,
+                      c->ge_loss_good, c->ge_loss_bad, c->dup_p,  c->corrupt_p};
+    for (size_t i = 0; i < sizeof probs / sizeof probs[0]; i++)
+        if (!(probs[i] >= 0 && probs[i] <= 1)) w = "probabilities must be within [0, 1]";
+    if (c->aqm == QK_SIM_AQM_DUALPI2)
+        w = "aqm dualpi2 is reserved but not implemented yet; use droptail, step or red";
+    if (c->aqm == QK_SIM_AQM_STEP && !c->step_k_pkts && !c->step_k_ns)
+        w = "aqm step needs step_k (packets, e.g. 20pkt, or time, e.g. 1ms)";
+    if (c->aqm == QK_SIM_AQM_RED &&
+        (c->red_max_bytes <= c->red_min_bytes || c->red_max_p <= 0 || c->red_wq < 0))
+        w = "aqm red needs red_min < red_max and red_max_p > 0";
+    if (c->loss == QK_SIM_LOSS_GE && (c->ge_p_gb <= 0 || c->ge_p_bg <= 0))
+        w = "Gilbert-Elliott needs ge_p_gb > 0 and ge_p_bg > 0";
+    if (c->suspend_ns && c->suspend_count != 1 && c->suspend_period_ns <= c->suspend_ns)
+        w = "suspend_period must be longer than suspend (the suspension length)";
+    if (c->n_rate_schedule > QK_SIM_MAX_SCHEDULE || c->n_loss_list > QK_SIM_MAX_LOSS_LIST)
+        w = "too many rate_schedule or loss_list entries";
+    for (size_t i = 1; i < c->n_rate_schedule && i < QK_SIM_MAX_SCHEDULE; i++)
+        if (c->rate_schedule[i].at_ns < c->rate_schedule[i - 1].at_ns)
+            w = "rate_schedule times must be increasing";
+    if (c->blackhole_end_ns < c->blackhole_start_ns) w = "blackhole end before its start";
+    if (why) *why = w;
+    return w ? QK_ERR_CONFIG : 0;
+}
+
+int qk_link_init(qk_link *l, const qk_sim_link_cfg *cfg, qk_pkt_pool *pool, uint64_t seed)
+{
+    if (qk_sim_link_cfg_check(cfg, NULL)) return QK_ERR_CONFIG;
+    memset(l, 0, sizeof *l);
+    l->cfg = *cfg;
+    if (l->cfg.aqm == QK_SIM_AQM_RED && l->cfg.red_wq == 0) l->cfg.red_wq = 0.002;
+    l->pool = pool;
+    qk_rng_seed(&l->rng, seed, 0x11);
+    return 0;
+}
+
+static void list_push(qk_pkt_list *q, qk_pkt *p)
+{
+    p->next = NULL;
+    if (q->tail)
+        q->tail->next = p;
+    else
+        q->head = p;
+    q->tail = p;
+}
+
+static qk_pkt *list_pop(qk_pkt_list *q)
+{
+    qk_pkt *p = q->head;
+    if (p) {
+        q->head = p->next;
+        if (!q->head) q->tail = NULL;
+    }
+    return p;
+}
+
+static void list_drain(qk_pkt_pool *pool, qk_pkt_list *q)
+{
+    qk_pkt *p;
+    while ((p = list_pop(q))) qk_pkt_put(pool, p);
+}
+
+void qk_link_free(qk_link *l)
+{
+    list_drain(l->pool, &l->queue);
+    list_drain(l->pool, &l->flight);
+    if (l->in_service) qk_pkt_put(l->pool, l->in_service);
+    for (size_t i = 0; i < l->n_late; i++) qk_pkt_put(l->pool, l->late[i]);
+    free(l->late);
+    l->late = NULL;
+    l->in_service = NULL;
+    l->n_late = 0;
+}
+
+qk_time qk_link_tx_ns(uint64_t len, uint64_t rate_bps)
+{
+    if (!rate_bps) return 0;
+    return (qk_time)(((unsigned __int128)len * 8 * QK_NS_PER_S) / rate_bps);
+}
+
+/* ---- schedules ---- */
+
+static uint64_t rate_at(const qk_sim_link_cfg *c, qk_time t)
+{
+    uint64_t r = c->rate_bps;
+    for (size_t i = 0; i < c->n_rate_schedule && c->rate_schedule[i].at_ns <= t; i++)
+        r = c->rate_schedule[i].rate_bps;
+    return r;
+}
+
+/* First time >= t at which the link is not suspended. */
+static qk_time unsuspend(const qk_sim_link_cfg *c, qk_time t)
+{
+    if (!c->suspend_ns || t < c->suspend_start_ns) return t;
+    qk_time off = t - c->suspend_start_ns;
+    uint64_t k = c->suspend_period_ns ? off / c->suspend_period_ns : 0;
+    if (c->suspend_count && k >= c->suspend_count) return t;
+    qk_time begin = c->suspend_start_ns + k * c->suspend_period_ns;
+    if (t < begin + c->suspend_ns) return begin + c->suspend_ns;
+    return t;
+}
+
+/* ---- late (reordered) heap ---- */
+
+static int late_less(const qk_pkt *a, const qk_pkt *b)
+{
+    return a->deliver_ns < b->deliver_ns || (a->deliver_ns == b->deliver_ns && a->seq < b->seq);
+}
+
+static int late_push(qk_link *l, qk_pkt *p)
+{
+    if (l->n_late == l->cap_late) {
+        size_t cap = l->cap_late ? l->cap_late * 2 : 64;
+        qk_pkt **n = realloc(l->late, cap * sizeof *n);
+        if (!n) return QK_ERR_NOMEM;
+        l->late = n;
+        l->cap_late = cap;
+    }
+    size_t i = l->n_late++;
+    while (i && late_less(p, l->late[(i - 1) / 2])) {
+        l->late[i] = l->late[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    l->late[i] = p;
+    return 0;
+}
+
+static qk_pkt *late_pop(qk_link *l)
+{
+    qk_pkt *top = l->late[0], *last = l->late[--l->n_late];
+    size_t i = 0, n = l->n_late;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && late_less(l->late[c + 1], l->late[c])) c++;
+        if (!late_less(l->late[c], last)) break;
+        l->late[i] = l->late[c];
+        i = c;
+    }
+    if (n) l->late[i] = last;
+    return top;
+}
+
+/* ---- serializer and propagation ---- */
+
+static void drop(qk_link *l, qk_pkt *p, qk_sim_drop why)
+{
+    l->st.dropped_pkts[why]++;
+    if (l->hooks.drop) l->hooks.drop(l->hooks.ctx, p, why);
+    qk_pkt_put(l->pool, p);
+}
+
+static void start_service(qk_link *l, qk_pkt *p, qk_time t)
+{
+    qk_time start = unsuspend(&l->cfg, t > l->tx_free_ns ? t : l->tx_free_ns);
+    p->tx_end_ns = start + qk_link_tx_ns(p->len, rate_at(&l->cfg, start));
+    l->tx_free_ns = p->tx_end_ns;
+    l->in_service = p;
+    qk_time sojourn = start - p->arrive_ns;
+    l->st.qdelay_samples++;
+    l->st.qdelay_sum_ns += sojourn;
+    if (sojourn > l->st.qdelay_max_ns) l->st.qdelay_max_ns = sojourn;
+    if (l->hooks.dequeue) l->hooks.dequeue(l->hooks.ctx, p, sojourn);
+}
+
+static void complete_service(qk_link *l)
+{
+    qk_pkt *p = l->in_service;
+    l->in_service = NULL;
+    l->st.queue_bytes -= p->len;
+    l->st.queue_pkts--;
+    qk_time d = p->tx_end_ns + l->cfg.delay_ns;
+    if (l->cfg.jitter_ns) d += qk_rng_below(&l->rng, l->cfg.jitter_ns + 1);
+    int late = l->cfg.reorder_p > 0 && qk_rng_chance(&l->rng, l->cfg.reorder_p);
+    if (late) p->deliver_ns = d + l->cfg.reorder_delay_ns;
+    if (late && late_push(l, p) == 0) {
+        l->st.reordered_pkts++;
+    } else {
+        if (d < l->last_deliver_ns) d = l->last_deliver_ns; /* jitter keeps FIFO order */
+        p->deliver_ns = d;
+        l->last_deliver_ns = d;
+        list_push(&l->flight, p);
+    }
+    qk_pkt *n = list_pop(&l->queue);
+    if (n)
+        start_service(l, n, p->tx_end_ns);
+    else
+        l->red_idle_since = p->tx_end_ns ? p->tx_end_ns : 1;
+}
+
+static uint64_t advance(qk_link *l, qk_time now)
+{
+    uint64_t ev = 0;
+    while (l->in_service && l->in_service->tx_end_ns <= now) {
+        complete_service(l);
+        ev++;
+    }
+    return ev;
+}
+
+qk_time qk_link_next(const qk_link *l)
+{
+    qk_time t = QK_TIME_INFINITE;
+    if (l->in_service) t = l->in_service->tx_end_ns;
+    if (l->flight.head && l->flight.head->deliver_ns < t) t = l->flight.head->deliver_ns;
+    if (l->n_late && l->late[0]->deliver_ns < t) t = l->late[0]->deliver_ns;
+    return t;
+}
+
+qk_pkt *qk_link_poll(qk_link *l, qk_time now, uint64_t *events)
+{
+    uint64_t ev = advance(l, now);
+    qk_pkt *f = l->flight.head, *p = NULL;
+    qk_pkt *r = l->n_late ? l->late[0] : NULL;
+    if (f && f->deliver_ns <= now && (!r || !late_less(r, f)))
+        p = list_pop(&l->flight);
+    else if (r && r->deliver_ns <= now)
+        p = late_pop(l);
+    if (p) {
+        l->st.delivered_pkts++;
+        l->st.delivered_bytes += p->len;
+        ev++;
+    }
+    if (events) *events += ev;
+    return p;
+}
+
+/* ---- admission: loss models and AQM ---- */
+
+static int listed(const qk_sim_link_cfg *c, uint64_t idx)
+{
+    for (size_t i = 0; i < c->n_loss_list; i++)
+        if (idx >= c->loss_list[i][0] && idx <= c->loss_list[i][1]) return 1;
+    return 0;
+}
+
+static int lost(qk_link *l, uint64_t idx)
+{
+    const qk_sim_link_cfg *c = &l->cfg;
+    int lose = listed(c, idx);
+    switch (c->loss) {
+    case QK_SIM_LOSS_BERNOULLI: lose |= qk_rng_chance(&l->rng, c->loss_p); break;
+    case QK_SIM_LOSS_GE:
+        /* Gilbert–Elliott: loss drawn in the current state, then one transition. */
+        lose |= qk_rng_chance(&l->rng, l->ge_bad ? c->ge_loss_bad : c->ge_loss_good);
+        if (qk_rng_chance(&l->rng, l->ge_bad ? c->ge_p_bg : c->ge_p_gb)) l->ge_bad = !l->ge_bad;
+        break;
+    default: break;
+    }
+    return lose;
+}
+
+static qk_time drain_ns(const qk_link *l, uint64_t bytes, qk_time now)
+{
+    return qk_link_tx_ns(bytes, rate_at(&l->cfg, now));
+}
+
+static int mark_ce(qk_link *l, qk_pkt *p)
+{
+    if (p->ecn == QK_ECN_NOT_ECT) return 0;
+    if (p->ecn != QK_ECN_CE) { /* RFC 3168 §5: set CE on ECT packets */
+        p->ecn = QK_ECN_CE;
+        l->st.marked_pkts++;
+        if (l->hooks.mark) l->hooks.mark(l->hooks.ctx, p);
+    }
+    return 1;
+}
+
+/* RED (Floyd & Jacobson 1993), average updated at each arrival. Returns 1 to drop. */
+static int red(qk_link *l, qk_pkt *p, qk_time now)
+{
+    const qk_sim_link_cfg *c = &l->cfg;
+    if (l->st.queue_pkts == 0 && l->red_idle_since) {
+        qk_time s = qk_link_tx_ns(1000, rate_at(c, now));
+        double m = s ? (double)(now - l->red_idle_since) / (double)s : 0;
+        l->red_avg *= pow(1 - c->red_wq, m);
+    }
+    l->red_avg = (1 - c->red_wq) * l->red_avg + c->red_wq * (double)l->st.queue_bytes;
+    double avg = l->red_avg, mn = (double)c->red_min_bytes, mx = (double)c->red_max_bytes;
+    int hit = 0;
+    if (avg < mn) {
+        l->red_count = -1;
+    } else if (avg >= mx) {
+        hit = 1;
+    } else {
+        l->red_count++;
+        double pb = c->red_max_p * (avg - mn) / (mx - mn);
+        double d = 1 - (double)l->red_count * pb;
+        hit = d <= 0 || qk_rng_chance(&l->rng, pb / d);
+    }
+    if (!hit) return 0;
+    l->red_count = 0;
+    if (c->red_ecn && mark_ce(l, p)) return 0;
+    return 1;
+}
+
+static int admit(qk_link *l, qk_pkt *p, qk_time now)
+{
+    const qk_sim_link_cfg *c = &l->cfg;
+    qk_sim_link_stats *st = &l->st;
+    if ((c->limit_pkts && st->queue_pkts >= c->limit_pkts) ||
+        (c->limit_bytes && st->queue_bytes + p->len > c->limit_bytes) ||
+        (c->limit_ns && drain_ns(l, st->queue_bytes, now) > c->limit_ns)) {
+        drop(l, p, QK_SIM_DROP_QUEUE);
+        return 0;
+    }
+    if (c->aqm == QK_SIM_AQM_STEP) {
+        /* DCTCP step marking (RFC 8257 §3.1): CE when the instantaneous queue exceeds K. */
+        if ((c->step_k_pkts && st->queue_pkts > c->step_k_pkts) ||
+            (c->step_k_ns && drain_ns(l, st->queue_bytes, now) > c->step_k_ns))
+            mark_ce(l, p);
+    } else if (c->aqm == QK_SIM_AQM_RED) {
+        if (red(l, p, now)) {
+            drop(l, p, QK_SIM_DROP_AQM);
+            return 0;
+        }
+    }
+    p->arrive_ns = now;
+    p->seq = l->seq++;
+    st->enqueued_pkts++;
+    st->queue_bytes += p->len;
+    st->queue_pkts++;
+    if (st->queue_bytes > st->max_queue_bytes) st->max_queue_bytes = st->queue_bytes;
+    if (l->in_service)
+        list_push(&l->queue, p);
+    else
+        start_service(l, p, now);
+    l->red_idle_since = 0;
+    return 1;
+}
+
+int qk_link_enqueue(qk_link *l, qk_pkt *p, qk_time now)
+{
+    const qk_sim_link_cfg *c = &l->cfg;
+    advance(l, now);
+    uint64_t idx = l->st.arrived_pkts++;
+    if (c->blackhole_end_ns > c->blackhole_start_ns && now >= c->blackhole_start_ns &&
+        now < c->blackhole_end_ns) {
+        drop(l, p, QK_SIM_DROP_BLACKHOLE);
+        return 0;
+    }
+    if (c->mtu_bytes && p->len > c->mtu_bytes) {
+        drop(l, p, QK_SIM_DROP_MTU);
+        return 0;
+    }
+    if (lost(l, idx)) {
+        drop(l, p, QK_SIM_DROP_LOSS);
+        return 0;
+    }
+    if (c->corrupt_p > 0 && p->len && qk_rng_chance(&l->rng, c->corrupt_p)) {
+        p->data[qk_rng_below(&l->rng, p->len)] ^= 0xff;
+        l->st.corrupted_pkts++;
+    }
+    qk_pkt *dup = NULL;
+    if (c->dup_p > 0 && qk_rng_chance(&l->rng, c->dup_p)) {
+        dup = qk_pkt_get(l->pool, p->len);
+        if (dup) {
+            uint8_t *keep = dup->data;
+            uint32_t cap = dup->cap;
+            memcpy(dup, p, offsetof(qk_pkt, inline_buf));
+            dup->data = keep;
+            dup->cap = cap;
+            memcpy(dup->data, p->data, p->len);
+            l->st.duplicated_pkts++;
+        }
+    }
+    int ok = admit(l, p, now);
+    if (dup) ok |= admit(l, dup, now);
+    return ok;
+}

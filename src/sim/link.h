@@ -1,0 +1,106 @@
+/*
+ * Link model: one directional link as a sans-I/O state machine driven by the
+ * caller's clock. Used by the simulator (virtual time) and by the real-time
+ * relay behind `quack netem` (wall clock).
+ *
+ * Pipeline of a packet arriving at time t:
+ *   blackhole -> MTU -> loss model -> corruption -> duplication ->
+ *   queue admission (limits + AQM: drop / CE mark) -> serializer (rate,
+ *   rate schedule, suspensions) -> propagation (delay, jitter, reordering).
+ */
+#ifndef QK_SIM_LINK_H
+#define QK_SIM_LINK_H
+
+#include <quack/sim.h>
+#include "sim/rng.h"
+
+#define QK_PKT_INLINE_BYTES 2048
+
+/** A packet inside the simulator or relay (pooled; never malloc'd per packet). */
+typedef struct qk_pkt {
+    struct qk_pkt *next;
+    uint8_t *data;
+    uint32_t len, cap;
+    uint8_t ecn;
+    uint32_t flow;           /**< flow tag (simulator) */
+    uint32_t src_ip, dst_ip; /**< IPv4, host order (simulator) */
+    uint16_t src_port, dst_port;
+    qk_time arrive_ns;  /**< arrival at the current link */
+    qk_time tx_end_ns;  /**< end of serialization */
+    qk_time deliver_ns; /**< delivery at the far end */
+    uint64_t seq;       /**< per-link order of enqueue (tie breaker) */
+    uint8_t inline_buf[QK_PKT_INLINE_BYTES];
+} qk_pkt;
+
+/** Free list of packets, bounded by max_pkts. */
+typedef struct qk_pkt_pool {
+    qk_pkt *free;
+    size_t live, max_pkts;
+} qk_pkt_pool;
+
+void qk_pkt_pool_init(qk_pkt_pool *p, size_t max_pkts);
+void qk_pkt_pool_free(qk_pkt_pool *p);
+/** A packet able to hold len bytes, or NULL (pool bound or no memory). */
+qk_pkt *qk_pkt_get(qk_pkt_pool *p, size_t len);
+void qk_pkt_put(qk_pkt_pool *p, qk_pkt *pkt);
+
+/** Hooks the owner receives (may be NULL). */
+typedef struct qk_link_hooks {
+    void *ctx;
+    void (*drop)(void *ctx, const qk_pkt *p, qk_sim_drop why);
+    void (*mark)(void *ctx, const qk_pkt *p);
+    void (*dequeue)(void *ctx, const qk_pkt *p, qk_time sojourn_ns);
+} qk_link_hooks;
+
+typedef struct qk_pkt_list {
+    qk_pkt *head, *tail;
+} qk_pkt_list;
+
+typedef struct qk_link {
+    qk_sim_link_cfg cfg;
+    qk_pkt_pool *pool;
+    qk_link_hooks hooks;
+    qk_rng rng;
+    qk_sim_link_stats st;
+
+    qk_pkt_list queue;  /**< waiting to be serialized */
+    qk_pkt *in_service; /**< being serialized (its bytes count as backlog) */
+    qk_time tx_free_ns; /**< serializer free from this time */
+    qk_pkt_list flight; /**< propagating, FIFO by deliver_ns */
+    qk_pkt **late;      /**< reordered packets: min-heap by (deliver_ns, seq) */
+    size_t n_late, cap_late;
+    qk_time last_deliver_ns; /**< FIFO clamp for jitter */
+    uint64_t seq;
+
+    bool ge_bad;    /**< Gilbert–Elliott state */
+    double red_avg; /**< RED average queue (bytes) */
+    int64_t red_count;
+    qk_time red_idle_since;
+} qk_link;
+
+/** Initialise. Returns 0, QK_ERR_CONFIG (see qk_sim_link_cfg_check). */
+int qk_link_init(qk_link *l, const qk_sim_link_cfg *cfg, qk_pkt_pool *pool, uint64_t seed);
+/** Release every packet held back to the pool. */
+void qk_link_free(qk_link *l);
+
+/**
+ * Offer a packet at time now (not earlier than any previous call). Takes
+ * ownership: the packet is queued, or dropped and returned to the pool.
+ * Returns 1 if (at least one copy) was queued, 0 if dropped.
+ */
+int qk_link_enqueue(qk_link *l, qk_pkt *p, qk_time now);
+
+/** Time of the link's next internal event (QK_TIME_INFINITE = idle). */
+qk_time qk_link_next(const qk_link *l);
+
+/**
+ * Advance to now and return one packet delivered at the far end at or before
+ * now (ownership to the caller; p->deliver_ns is its arrival time), or NULL.
+ * Counts one event per completed serialization and per delivery in *events.
+ */
+qk_pkt *qk_link_poll(qk_link *l, qk_time now, uint64_t *events);
+
+/** Serialization time of len bytes at rate (0 = infinite). */
+qk_time qk_link_tx_ns(uint64_t len, uint64_t rate_bps);
+
+#endif
