@@ -52,6 +52,10 @@ typedef struct qk_config {
     uint64_t initial_max_stream_data_bytes;
     uint64_t max_streams_bidi, max_streams_uni;
     uint64_t max_stream_send_buffer_bytes; /**< per-stream unacked send data bound */
+    bool autotune;                         /**< grow receive windows when credit goes fast */
+    uint64_t max_stream_window_bytes;      /**< auto-tuning cap per stream */
+    uint64_t max_conn_window_bytes;        /**< auto-tuning cap per connection */
+    uint64_t recv_budget_bytes;            /**< endpoint-wide cap on window growth, 0 = none */
 
     qk_time idle_timeout_ns;  /**< 0 = none */
     qk_time max_ack_delay_ns; /**< advertised max_ack_delay */
@@ -109,6 +113,9 @@ typedef struct qk_conn_stats {
     uint64_t streams_opened_local, streams_opened_remote;
     uint64_t datagrams_sent, datagrams_received;
     uint64_t ecn_ce_received;
+    uint64_t conn_rx_window_bytes;       /**< current connection receive window */
+    uint64_t max_stream_rx_window_bytes; /**< largest stream receive window */
+    uint64_t peak_rx_buffered_bytes;     /**< most bytes received but not yet read */
 } qk_conn_stats;
 
 /**

@@ -129,6 +129,9 @@ static int init_streams(qk_conn *c)
         .max_stream_data_bidi_remote = cfg->initial_max_stream_data_bytes,
         .max_stream_data_uni = cfg->initial_max_stream_data_bytes,
         .send_buffer_bytes = cfg->max_stream_send_buffer_bytes,
+        .autotune = cfg->autotune,
+        .max_stream_window_bytes = cfg->max_stream_window_bytes,
+        .budget = qk_endpoint_budget(c->ep),
     };
     qk_sched_init(&c->sched);
     return qk_streams_init(&c->streams, &sc);
@@ -175,8 +178,8 @@ qk_conn *qk_conn_new(qk_endpoint *ep, const qk_config *cfg, bool is_server, cons
     qk_recovery_sink sink = {.ctx = c, .on_acked = sink_on_acked, .on_lost = sink_on_lost};
     if ((rc = qk_recovery_init(&c->rec, &rcfg, &c->rtt, &c->cc, &sink))) goto fail;
     qk_pacer_init(&c->pacer, QK_PACER_DEFAULT_BURST_PKTS);
-    qk_flow_rx_init(&c->flow_rx, cfg->initial_max_data_bytes, cfg->initial_max_data_bytes, false,
-                    NULL);
+    qk_flow_rx_init(&c->flow_rx, cfg->initial_max_data_bytes, cfg->max_conn_window_bytes,
+                    cfg->autotune, qk_endpoint_budget(ep));
     qk_flow_tx_init(&c->flow_tx, 0);
     if ((rc = init_streams(c))) goto fail;
 
@@ -688,6 +691,7 @@ void qk_conn_stats_get(const qk_conn *c, qk_conn_stats *o)
     o->pkts_lost = c->rec.stats.packets_lost;
     o->pkts_spurious = c->rec.stats.spurious_losses;
     o->congestion_events = c->cc.congestion_events;
+    o->conn_rx_window_bytes = c->flow_rx.window_bytes;
     o->ack_frames_sent = 0;
     for (int s = 0; s < QK_PN_SPACE_COUNT; s++) o->ack_frames_sent += c->sp[s].ack.stats.acks_sent;
 }

@@ -194,6 +194,7 @@ void qk_endpoint_push_event(qk_endpoint *ep, const qk_event *ev);
 int qk_endpoint_add_cid(qk_endpoint *ep, const qk_cid *cid, qk_conn *c);
 void qk_endpoint_remove_cid(qk_endpoint *ep, const qk_cid *cid);
 void qk_endpoint_random(qk_endpoint *ep, uint8_t *buf, size_t len);
+qk_flow_budget *qk_endpoint_budget(qk_endpoint *ep);
 
 /* qlog (qlog.c): no-ops when c->qlog is NULL. */
 void qk_qlog_open(qk_conn *c, const char *dir, qk_time now);

@@ -95,6 +95,8 @@ static int on_stream(qk_conn *c, const qk_frame_stream *f)
     uint64_t readable = qk_recvbuf_readable(&s->recv);
     bool was_done = qk_recvbuf_all_received(&s->recv);
     if ((rc = qk_stream_on_stream(s, f->offset, f->data, f->len, f->fin))) return rc;
+    uint64_t buffered = c->flow_rx.received_bytes - c->flow_rx.consumed_bytes;
+    if (buffered > c->stats.peak_rx_buffered_bytes) c->stats.peak_rx_buffered_bytes = buffered;
     c->stats.stream_bytes_received += f->len;
     if (qk_recvbuf_readable(&s->recv) > readable ||
         (!was_done && qk_recvbuf_all_received(&s->recv)))

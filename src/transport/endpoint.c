@@ -22,7 +22,8 @@ struct qk_endpoint {
     /* Event ring (grows). */
     qk_event *ev;
     size_t ev_head, ev_count, ev_cap;
-    qk_conn *rr; /* round-robin cursor for sending */
+    qk_conn *rr;           /* round-robin cursor for sending */
+    qk_flow_budget budget; /* receive-window growth across connections */
 };
 
 void qk_config_default(qk_config *c)
@@ -35,6 +36,9 @@ void qk_config_default(qk_config *c)
     c->max_streams_bidi = 100;
     c->max_streams_uni = 100;
     c->max_stream_send_buffer_bytes = 1u << 20;
+    c->autotune = true;
+    c->max_stream_window_bytes = 64u << 20;
+    c->max_conn_window_bytes = 96u << 20;
     c->idle_timeout_ns = 30 * QK_NS_PER_S;
     c->max_ack_delay_ns = 25 * QK_NS_PER_MS;
     c->ack_delay_exponent = 3;
@@ -43,6 +47,11 @@ void qk_config_default(qk_config *c)
     c->cid_bytes = 8;
     c->active_cid_limit = 4;
     c->max_connections = 1024;
+}
+
+qk_flow_budget *qk_endpoint_budget(qk_endpoint *ep)
+{
+    return &ep->budget;
 }
 
 void qk_endpoint_random(qk_endpoint *ep, uint8_t *buf, size_t len)
@@ -59,6 +68,7 @@ qk_endpoint *qk_endpoint_new(const qk_config *cfg)
     qk_endpoint *ep = calloc(1, sizeof *ep);
     if (!ep) return NULL;
     ep->cfg = *cfg;
+    qk_flow_budget_init(&ep->budget, cfg->recv_budget_bytes ? cfg->recv_budget_bytes : UINT64_MAX);
     return ep;
 }
 

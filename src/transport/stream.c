@@ -16,6 +16,8 @@ void qk_stream_init(qk_stream *s, uint64_t id, const qk_stream_params *p)
     qk_sendbuf_init(&s->send, p->has_send ? p->send_buffer_bytes : 0);
     s->send_max_data = p->send_max_data;
     s->recv_window_bytes = p->recv_max_data;
+    qk_flow_rx_init(&s->fc, p->has_recv ? p->recv_max_data : 0, p->recv_max_window_bytes,
+                    p->autotune && p->has_recv, p->budget);
     s->urgency = QK_STREAM_DEFAULT_URGENCY;
     s->pend_list = p->pend_list;
 }
@@ -56,6 +58,7 @@ void qk_stream_free(qk_stream *s)
     qk_stream_clear_pending(s, ~0u);
     qk_recvbuf_free(&s->recv);
     qk_sendbuf_free(&s->send);
+    qk_flow_rx_free(&s->fc); /* returns budget */
 }
 
 /* ---- Receive side (RFC 9000 §3.2) ---- */

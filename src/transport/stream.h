@@ -8,6 +8,7 @@
 #include "transport/recvbuf.h"
 #include "transport/sendbuf.h"
 #include "transport/sched.h"
+#include "transport/flow.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -100,13 +101,14 @@ typedef struct qk_stream {
 
     uint64_t send_max_data;     /**< peer's MAX_STREAM_DATA: our send credit */
     uint64_t recv_window_bytes; /**< credit re-granted as the app reads */
-    uint64_t blocked_at;        /**< limit reported in STREAM_DATA_BLOCKED */
-    uint64_t reset_error;       /**< app error code for our RESET_STREAM */
-    uint64_t reset_final_size;  /**< final size in our RESET_STREAM */
-    uint64_t stop_error;        /**< app error code for our STOP_SENDING */
-    uint64_t peer_reset_error;  /**< from the peer's RESET_STREAM */
-    uint64_t peer_stop_error;   /**< from the peer's STOP_SENDING */
-    bool peer_stopped;          /**< the peer sent STOP_SENDING */
+    qk_flow_rx fc;        /**< window auto-tuner (flow.c); window_bytes mirrors recv_window_bytes */
+    uint64_t blocked_at;  /**< limit reported in STREAM_DATA_BLOCKED */
+    uint64_t reset_error; /**< app error code for our RESET_STREAM */
+    uint64_t reset_final_size; /**< final size in our RESET_STREAM */
+    uint64_t stop_error;       /**< app error code for our STOP_SENDING */
+    uint64_t peer_reset_error; /**< from the peer's RESET_STREAM */
+    uint64_t peer_stop_error;  /**< from the peer's STOP_SENDING */
+    bool peer_stopped;         /**< the peer sent STOP_SENDING */
 
     uint8_t urgency;  /**< RFC 9218 §4.1: 0 (highest) .. 7, default 3 */
     bool incremental; /**< RFC 9218 §4.2 */
@@ -124,11 +126,14 @@ typedef struct qk_stream {
 /** Initial settings for one stream (chosen by the map from transport parameters). */
 typedef struct qk_stream_params {
     bool has_send, has_recv;
-    uint64_t recv_max_data;    /**< our initial MAX_STREAM_DATA for it */
-    uint64_t send_max_data;    /**< the peer's initial MAX_STREAM_DATA for it */
-    size_t send_buffer_bytes;  /**< bound on unacknowledged bytes buffered */
-    size_t recv_max_ranges;    /**< reassembly gap bound (0 = default) */
-    qk_stream_list *pend_list; /**< list for pending control frames, or NULL */
+    uint64_t recv_max_data;         /**< our initial MAX_STREAM_DATA for it */
+    uint64_t send_max_data;         /**< the peer's initial MAX_STREAM_DATA for it */
+    size_t send_buffer_bytes;       /**< bound on unacknowledged bytes buffered */
+    size_t recv_max_ranges;         /**< reassembly gap bound (0 = default) */
+    qk_stream_list *pend_list;      /**< list for pending control frames, or NULL */
+    bool autotune;                  /**< grow the receive window (flow.c rule) */
+    uint64_t recv_max_window_bytes; /**< auto-tuning cap */
+    qk_flow_budget *budget;         /**< endpoint receive-memory budget, or NULL */
 } qk_stream_params;
 
 /** Initialise a stream. Never fails (memory is allocated lazily). */

@@ -96,6 +96,9 @@ static void stream_params(qk_streams *m, uint64_t id, qk_stream_params *p)
         p->recv_max_data = m->cfg.max_stream_data_uni;
     }
     p->send_buffer_bytes = m->cfg.send_buffer_bytes;
+    p->autotune = m->cfg.autotune;
+    p->recv_max_window_bytes = m->cfg.max_stream_window_bytes;
+    p->budget = m->cfg.budget;
     p->recv_max_ranges = m->cfg.recv_max_ranges;
     p->pend_list = &m->pending;
 }

@@ -30,6 +30,9 @@ typedef struct qk_streams_config {
     uint64_t max_stream_data_uni;         /**< our recv window, uni streams the peer opens */
     size_t send_buffer_bytes;             /**< per-stream send buffer bound */
     size_t recv_max_ranges;               /**< per-stream reassembly gap bound (0 = default) */
+    bool autotune;                        /**< auto-tune stream receive windows */
+    uint64_t max_stream_window_bytes;     /**< auto-tuning cap per stream */
+    qk_flow_budget *budget;               /**< endpoint receive-memory budget (or NULL) */
 } qk_streams_config;
 
 /** The peer's transport parameters that concern streams. */

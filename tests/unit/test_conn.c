@@ -149,13 +149,47 @@ static void test_download_loss(void **state)
     qk_pair_free(&p);
 }
 
+/* Flow-control auto-tuning (issue 10): from a 64 KiB stream window on a
+ * 20 ms, 200 Mbit/s path, a fixed window caps the download near
+ * 64 KiB / 20 ms = 26 Mbit/s; the auto-tuned window must grow (within its cap)
+ * and finish at least twice as fast. */
+static qk_time timed_download(bool autotune, uint64_t *max_window)
+{
+    qk_pair p;
+    assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
+    p.rate_bps = 200000000;
+    p.ccfg.autotune = autotune;
+    p.ccfg.initial_max_stream_data_bytes = 64 << 10;
+    p.ccfg.max_stream_window_bytes = 4 << 20;
+    qk_time t0 = p.now;
+    run_xfer(&p, false, 8 << 20, 60 * QK_NS_PER_S);
+    qk_time took = p.now - t0;
+    qk_conn_stats st;
+    qk_conn_stats_get(p.cconn, &st);
+    *max_window = st.max_stream_rx_window_bytes;
+    qk_pair_free(&p);
+    return took;
+}
+
+static void test_autotune_download(void **state)
+{
+    (void)state;
+    uint64_t w_fixed, w_auto;
+    qk_time fixed = timed_download(false, &w_fixed);
+    qk_time tuned = timed_download(true, &w_auto);
+    fprintf(stderr, "8 MiB: fixed 64 KiB window %.3f s, auto-tuned %.3f s (window %llu KiB)\n",
+            fixed / 1e9, tuned / 1e9, (unsigned long long)(w_auto >> 10));
+    assert_true(tuned * 2 < fixed);
+    assert_true(w_auto > (64 << 10));
+    assert_true(w_auto <= (4 << 20));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_handshake),
-        cmocka_unit_test(test_upload_clean),
-        cmocka_unit_test(test_download_clean),
-        cmocka_unit_test(test_download_loss),
+        cmocka_unit_test(test_handshake),         cmocka_unit_test(test_upload_clean),
+        cmocka_unit_test(test_download_clean),    cmocka_unit_test(test_download_loss),
+        cmocka_unit_test(test_autotune_download),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
