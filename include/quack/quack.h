@@ -60,7 +60,8 @@ typedef struct qk_config {
     qk_time idle_timeout_ns;  /**< 0 = none */
     qk_time max_ack_delay_ns; /**< advertised max_ack_delay */
     uint8_t ack_delay_exponent;
-    uint64_t ack_eliciting_threshold;  /**< local ACK policy (RFC default 1) */
+    uint64_t ack_eliciting_threshold; /**< local ACK policy (RFC default 1) */
+    qk_time min_ack_delay_ns;        /**< advertise min_ack_delay (ack-frequency), 0 = don't */
     uint64_t max_datagram_frame_bytes; /**< 0 = DATAGRAM not supported */
     size_t max_pending_datagrams;      /**< queued outgoing DATAGRAM frames */
     uint8_t cid_bytes;                 /**< length of our connection IDs (1..20) */

@@ -61,6 +61,11 @@ static void fill_local_tparams(qk_conn *c)
     tp->active_connection_id_limit = cfg->active_cid_limit;
     tp->initial_scid.len = c->lcid[0].cid.len;
     memcpy(tp->initial_scid.id, c->lcid[0].cid.b, c->lcid[0].cid.len);
+    if (cfg->min_ack_delay_ns) {
+        /* ack-frequency-12 §3: we accept ACK_FREQUENCY / IMMEDIATE_ACK. */
+        tp->present |= QK_TPB_MIN_ACK_DELAY;
+        tp->min_ack_delay_us = cfg->min_ack_delay_ns / QK_NS_PER_US;
+    }
     if (cfg->max_datagram_frame_bytes) {
         tp->present |= QK_TPB_MAX_DATAGRAM_FRAME_SIZE;
         tp->max_datagram_frame_size = cfg->max_datagram_frame_bytes;

@@ -148,6 +148,10 @@ struct qk_conn {
     char close_reason[128];
     bool close_send; /* a CONNECTION_CLOSE packet is owed */
 
+    /* ACK-frequency extension, receiver side. */
+    bool ackfreq_seen;
+    uint64_t ackfreq_seq; /* largest ACK_FREQUENCY sequence number processed */
+
     /* Pending control frames. */
     uint32_t pend;
     uint8_t path_response[8];

@@ -239,6 +239,25 @@ static int on_handshake_done(qk_conn *c, const rx_ctx *rx)
     return 0;
 }
 
+/* ack-frequency-12 §4: the peer tells us how often to acknowledge. */
+static int on_ack_frequency(qk_conn *c, const qk_frame_ack_frequency *f)
+{
+    /* §4: frames with a sequence number not above the largest seen are ignored. */
+    if (c->ackfreq_seen && f->seq <= c->ackfreq_seq) return 0;
+    uint64_t delay_us = f->request_max_ack_delay_us;
+    /* §4: below our min_ack_delay, or at least 2^14 ms: PROTOCOL_VIOLATION. */
+    if (delay_us < c->local_tp.min_ack_delay_us || delay_us >= (1ull << 14) * 1000)
+        return QK_ERR_PROTOCOL_VIOLATION;
+    c->ackfreq_seen = true;
+    c->ackfreq_seq = f->seq;
+    qk_ack_policy pol = c->sp[QK_PN_SPACE_APP].ack.policy;
+    pol.ack_eliciting_threshold = f->ack_eliciting_threshold;
+    pol.max_ack_delay_ns = delay_us * QK_NS_PER_US;
+    pol.reordering_threshold = f->reordering_threshold;
+    qk_ack_tracker_set_policy(&c->sp[QK_PN_SPACE_APP].ack, &pol);
+    return 0;
+}
+
 static int dispatch(qk_conn *c, const rx_ctx *rx, const qk_frame *f)
 {
     uint64_t t = f->type;
@@ -303,8 +322,11 @@ static int dispatch(qk_conn *c, const rx_ctx *rx, const qk_frame *f)
     case QK_FT_ACK_FREQUENCY:
         /* ack-frequency-12 §3: only if we advertised min_ack_delay. */
         if (!(c->local_tp.present & QK_TPB_MIN_ACK_DELAY)) return QK_ERR_PROTOCOL_VIOLATION;
-        if (t == QK_FT_IMMEDIATE_ACK) qk_ack_on_immediate_ack_frame(&c->sp[rx->space].ack, rx->now);
-        return 0;
+        if (t == QK_FT_IMMEDIATE_ACK) {
+            qk_ack_on_immediate_ack_frame(&c->sp[rx->space].ack, rx->now);
+            return 0;
+        }
+        return on_ack_frequency(c, &f->u.ack_frequency);
     default: return QK_ERR_FRAME_ENCODING;
     }
 }
