@@ -60,8 +60,12 @@ typedef struct qk_config {
     qk_time idle_timeout_ns;  /**< 0 = none */
     qk_time max_ack_delay_ns; /**< advertised max_ack_delay */
     uint8_t ack_delay_exponent;
-    uint64_t ack_eliciting_threshold; /**< local ACK policy (RFC default 1) */
-    qk_time min_ack_delay_ns;        /**< advertise min_ack_delay (ack-frequency), 0 = don't */
+    uint64_t ack_eliciting_threshold;  /**< local ACK policy (RFC default 1) */
+    qk_time min_ack_delay_ns;          /**< advertise min_ack_delay (ack-frequency), 0 = don't */
+    int ack_frequency;                 /**< what to ask the peer: 0 off, 1 fixed, 2 auto */
+    uint64_t ack_frequency_threshold;  /**< fixed: ack-eliciting threshold */
+    qk_time ack_frequency_delay_ns;    /**< fixed: requested max ack delay */
+    uint64_t ack_frequency_reorder;    /**< fixed: reordering threshold (0 = loss threshold) */
     uint64_t max_datagram_frame_bytes; /**< 0 = DATAGRAM not supported */
     size_t max_pending_datagrams;      /**< queued outgoing DATAGRAM frames */
     uint8_t cid_bytes;                 /**< length of our connection IDs (1..20) */
@@ -110,6 +114,7 @@ typedef struct qk_conn_stats {
     uint64_t bytes_sent, bytes_received;
     uint64_t stream_bytes_sent, stream_bytes_received;
     uint64_t ack_frames_sent, ack_frames_received;
+    uint64_t ack_frequency_frames_sent;
     uint64_t pto_count, congestion_events;
     uint64_t streams_opened_local, streams_opened_remote;
     uint64_t datagrams_sent, datagrams_received;

@@ -187,6 +187,11 @@ qk_conn *qk_conn_new(qk_endpoint *ep, const qk_config *cfg, bool is_server, cons
                     cfg->autotune, qk_endpoint_budget(ep));
     qk_flow_tx_init(&c->flow_tx, 0);
     if ((rc = init_streams(c))) goto fail;
+    qk_ackfreq_config afc = {.mode = (qk_ackfreq_mode)cfg->ack_frequency,
+                             .threshold = cfg->ack_frequency_threshold,
+                             .max_delay_ns = cfg->ack_frequency_delay_ns,
+                             .reordering_threshold = cfg->ack_frequency_reorder};
+    qk_ackfreq_init(&c->af, &afc);
 
     fill_local_tparams(c);
     if ((rc = init_tls(c, server_name))) goto fail;
@@ -262,6 +267,9 @@ static int apply_peer_tparams(qk_conn *c, qk_time now)
     };
     if ((rc = qk_streams_set_peer_params(&c->streams, &spp))) return rc;
     qk_recovery_set_max_ack_delay(&c->rec, tp->max_ack_delay_ms * QK_NS_PER_MS, now);
+    /* ack-frequency-12 §3: only a peer that advertised min_ack_delay is asked. */
+    qk_ackfreq_set_peer(&c->af, (tp->present & QK_TPB_MIN_ACK_DELAY) != 0,
+                        tp->min_ack_delay_us * QK_NS_PER_US);
     /* RFC 9000 §10.1: the effective idle timeout is the minimum of both. */
     qk_time peer_idle = tp->max_idle_timeout_ms * QK_NS_PER_MS;
     if (peer_idle && (!c->idle_timeout_ns || peer_idle < c->idle_timeout_ns))
@@ -382,6 +390,12 @@ static void sink_on_acked(void *ctx, qk_pn_space space, const qk_sent_packet *pk
             qk_sendbuf_on_acked(&c->sp[space].crypto_send, f->offset, f->length, false);
             break;
         case QK_SF_ACK: qk_ack_on_ack_frame_acked(&c->sp[space].ack, f->extra); break;
+        case QK_SF_ACK_FREQUENCY:
+            qk_ackfreq_on_acked(&c->af, f->id);
+            qk_recovery_set_max_ack_delay(
+                &c->rec, qk_ackfreq_pto_delay(&c->af, c->peer_tp.max_ack_delay_ms * QK_NS_PER_MS),
+                pkt->time_sent);
+            break;
         case QK_SF_RESET_STREAM:
             if ((s = qk_streams_get(&c->streams, f->id))) {
                 qk_stream_on_reset_acked(s);
@@ -425,6 +439,7 @@ static void sink_on_lost(void *ctx, qk_pn_space space, const qk_sent_packet *pkt
             break;
         case QK_SF_MAX_DATA: c->pend |= QK_PEND_MAX_DATA; break;
         case QK_SF_HANDSHAKE_DONE: c->pend |= QK_PEND_HANDSHAKE_DONE; break;
+        case QK_SF_ACK_FREQUENCY: qk_ackfreq_on_lost(&c->af, f->id); break;
         case QK_SF_MAX_STREAM_DATA:
             if ((s = qk_streams_get(&c->streams, f->id)))
                 qk_stream_on_control_lost(s, QK_STREAM_PEND_MAX_STREAM_DATA);

@@ -9,6 +9,7 @@
 #include "crypto/packet.h"
 #include "crypto/tls.h"
 #include "transport/ack.h"
+#include "transport/ackfreq.h"
 #include "transport/cc/cc.h"
 #include "transport/flow.h"
 #include "transport/pacer.h"
@@ -149,6 +150,7 @@ struct qk_conn {
     bool close_send; /* a CONNECTION_CLOSE packet is owed */
 
     /* ACK-frequency extension, receiver side. */
+    qk_ackfreq af; /* sender side: what we ask the peer */
     bool ackfreq_seen;
     uint64_t ackfreq_seq; /* largest ACK_FREQUENCY sequence number processed */
 

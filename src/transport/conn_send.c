@@ -154,6 +154,28 @@ static void write_crypto(tx_ctx *t, tx_pkt *p)
     }
 }
 
+/* ack-frequency-12 §4: ask the peer to acknowledge less often. */
+static void write_ack_frequency(tx_ctx *t, tx_pkt *p)
+{
+    qk_conn *c = t->c;
+    qk_ackfreq_update(&c->af, c->cc.cwnd_bytes, c->max_udp_bytes, c->rtt.smoothed_rtt_ns,
+                      c->cc.state == QK_CC_SLOW_START, QK_RECOVERY_PACKET_THRESHOLD, t->now);
+    qk_ackfreq_req r;
+    if (!qk_ackfreq_poll(&c->af, &r)) return;
+    qk_frame f = {.type = QK_FT_ACK_FREQUENCY};
+    f.u.ack_frequency.seq = r.seq;
+    f.u.ack_frequency.ack_eliciting_threshold = r.threshold;
+    f.u.ack_frequency.request_max_ack_delay_us = r.max_delay_ns / QK_NS_PER_US;
+    f.u.ack_frequency.reordering_threshold = r.reordering_threshold;
+    if (!put_frame(t, p, &f)) return;
+    qk_ackfreq_on_sent(&c->af, &r, t->now);
+    c->stats.ack_frequency_frames_sent++;
+    /* §7: PTO uses the largest delay that may be in effect. */
+    qk_recovery_set_max_ack_delay(
+        &c->rec, qk_ackfreq_pto_delay(&c->af, c->peer_tp.max_ack_delay_ms * QK_NS_PER_MS), t->now);
+    record(p, &(qk_sent_frame){.kind = QK_SF_ACK_FREQUENCY, .id = r.seq});
+}
+
 static void write_conn_control(tx_ctx *t, tx_pkt *p)
 {
     qk_conn *c = t->c;
@@ -202,6 +224,7 @@ static void write_conn_control(tx_ctx *t, tx_pkt *p)
             }
         }
     }
+    write_ack_frequency(t, p);
     uint64_t limit;
     if (qk_flow_tx_blocked_pending(&c->flow_tx, !qk_sched_empty(&c->sched), &limit)) {
         f = (qk_frame){.type = QK_FT_DATA_BLOCKED};

@@ -184,12 +184,48 @@ static void test_autotune_download(void **state)
     assert_true(w_auto <= (4 << 20));
 }
 
+/* ACK frequency (draft-12): the server asks the downloading client for one
+ * ACK per 10 ack-eliciting packets; the client's ACK count drops to about a
+ * tenth. A client that did not advertise min_ack_delay is never asked. */
+static void ackfreq_download(bool client_supports, qk_conn_stats *cs, qk_conn_stats *ss)
+{
+    qk_pair p;
+    assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
+    p.rate_bps = 100000000;
+    p.ccfg.min_ack_delay_ns = client_supports ? 1 * QK_NS_PER_MS : 0;
+    p.scfg.ack_frequency = 1;
+    p.scfg.ack_frequency_threshold = 10;
+    p.scfg.ack_frequency_delay_ns = 20 * QK_NS_PER_MS;
+    run_xfer(&p, false, 4 << 20, 60 * QK_NS_PER_S);
+    qk_conn_stats_get(p.cconn, cs);
+    qk_conn_stats_get(p.sconn, ss);
+    qk_pair_free(&p);
+}
+
+static void test_ack_frequency_threshold(void **state)
+{
+    (void)state;
+    qk_conn_stats cs, ss;
+    ackfreq_download(true, &cs, &ss);
+    double ratio = (double)cs.ack_frames_sent / (double)ss.pkts_sent;
+    fprintf(stderr, "threshold 10: %llu ACKs for %llu server packets (%.3f per packet)\n",
+            (unsigned long long)cs.ack_frames_sent, (unsigned long long)ss.pkts_sent, ratio);
+    assert_true(ss.ack_frequency_frames_sent >= 1);
+    assert_true(ratio < 0.15);
+    ackfreq_download(false, &cs, &ss);
+    ratio = (double)cs.ack_frames_sent / (double)ss.pkts_sent;
+    fprintf(stderr, "no min_ack_delay: %llu ACKs for %llu server packets (%.3f per packet)\n",
+            (unsigned long long)cs.ack_frames_sent, (unsigned long long)ss.pkts_sent, ratio);
+    assert_int_equal(ss.ack_frequency_frames_sent, 0);
+    assert_true(ratio > 0.4); /* RFC 9000: every second packet */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_handshake),         cmocka_unit_test(test_upload_clean),
         cmocka_unit_test(test_download_clean),    cmocka_unit_test(test_download_loss),
-        cmocka_unit_test(test_autotune_download),
+        cmocka_unit_test(test_autotune_download), cmocka_unit_test(test_ack_frequency_threshold),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

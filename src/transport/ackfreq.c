@@ -1,0 +1,104 @@
+#include "transport/ackfreq.h"
+
+#include <string.h>
+
+void qk_ackfreq_init(qk_ackfreq *a, const qk_ackfreq_config *cfg)
+{
+    memset(a, 0, sizeof *a);
+    a->cfg = *cfg;
+    if (!a->cfg.max_threshold) a->cfg.max_threshold = 64;
+}
+
+void qk_ackfreq_set_peer(qk_ackfreq *a, bool supports, qk_time min_ack_delay_ns)
+{
+    a->peer_supports = supports;
+    a->peer_min_delay_ns = min_ack_delay_ns;
+}
+
+static bool changed(uint64_t old, uint64_t now)
+{
+    /* A relevant change is at least 20% either way. */
+    uint64_t d = old > now ? old - now : now - old;
+    return d * 5 >= old || (old == 0) != (now == 0);
+}
+
+void qk_ackfreq_update(qk_ackfreq *a, uint64_t cwnd_bytes, uint64_t mds_bytes, qk_time srtt_ns,
+                       bool slow_start, uint64_t packet_threshold, qk_time now)
+{
+    if (!a->peer_supports || a->cfg.mode == QK_ACKFREQ_OFF || !mds_bytes) return;
+    qk_ackfreq_req w;
+    if (a->cfg.mode == QK_ACKFREQ_FIXED) {
+        w.threshold = a->cfg.threshold;
+        w.max_delay_ns = a->cfg.max_delay_ns;
+        w.reordering_threshold =
+            a->cfg.reordering_threshold ? a->cfg.reordering_threshold : packet_threshold;
+    } else {
+        /* §8.1: threshold at most the packets per cwnd; delay at most the RTT.
+         * Slow start keeps the RFC 9000 cadence so cwnd growth is not starved;
+         * afterwards ask for ~8 ACKs per cwnd. */
+        uint64_t cwnd_pkts = cwnd_bytes / mds_bytes;
+        uint64_t th = slow_start ? 1 : cwnd_pkts / 8;
+        if (th < 1) th = 1;
+        if (th > a->cfg.max_threshold) th = a->cfg.max_threshold;
+        qk_time delay = srtt_ns / 4;
+        if (delay > 25 * QK_NS_PER_MS) delay = 25 * QK_NS_PER_MS;
+        w.threshold = th;
+        w.max_delay_ns = delay;
+        /* §9: reordering threshold = the sender's packet threshold. */
+        w.reordering_threshold = packet_threshold;
+    }
+    /* §4: never below the peer's min_ack_delay. */
+    if (w.max_delay_ns < a->peer_min_delay_ns) w.max_delay_ns = a->peer_min_delay_ns;
+    w.seq = 0;
+    a->want = w;
+    a->have_want = true;
+    if (!a->have_sent) {
+        a->pending = true;
+        return;
+    }
+    bool rel = w.threshold != a->sent.threshold && changed(a->sent.threshold, w.threshold);
+    rel = rel || changed(a->sent.max_delay_ns, w.max_delay_ns);
+    rel = rel || w.reordering_threshold != a->sent.reordering_threshold;
+    /* At most once per RTT. */
+    if (rel && now - a->last_sent_ns >= srtt_ns) a->pending = true;
+}
+
+bool qk_ackfreq_poll(qk_ackfreq *a, qk_ackfreq_req *out)
+{
+    if (!a->pending || !a->have_want || !a->peer_supports) return false;
+    *out = a->want;
+    out->seq = a->next_seq;
+    return true;
+}
+
+void qk_ackfreq_on_sent(qk_ackfreq *a, const qk_ackfreq_req *req, qk_time now)
+{
+    a->next_seq = req->seq + 1;
+    a->sent = *req;
+    a->have_sent = true;
+    a->pending = false;
+    a->last_sent_ns = now;
+    a->frames_sent++;
+    if (req->max_delay_ns > a->max_inflight_delay_ns) a->max_inflight_delay_ns = req->max_delay_ns;
+}
+
+void qk_ackfreq_on_lost(qk_ackfreq *a, uint64_t seq)
+{
+    /* Re-sent with a new sequence number, unless a newer request superseded it. */
+    if (a->have_sent && seq == a->sent.seq) a->pending = true;
+}
+
+void qk_ackfreq_on_acked(qk_ackfreq *a, uint64_t seq)
+{
+    if (!a->have_sent || seq != a->sent.seq) return;
+    /* The newest request is in effect: older, larger delays no longer apply. */
+    a->acked_delay_ns = a->sent.max_delay_ns;
+    a->max_inflight_delay_ns = a->sent.max_delay_ns;
+}
+
+qk_time qk_ackfreq_pto_delay(const qk_ackfreq *a, qk_time tp_max_ack_delay_ns)
+{
+    if (!a->have_sent) return tp_max_ack_delay_ns;
+    qk_time d = a->max_inflight_delay_ns;
+    return d > tp_max_ack_delay_ns ? d : tp_max_ack_delay_ns;
+}

@@ -1,0 +1,84 @@
+/* ACK-frequency extension, sender side (draft-ietf-quic-ack-frequency-12):
+ * decides what to ask the peer — ack-eliciting threshold, max ack delay and
+ * reordering threshold — and when to (re)send ACK_FREQUENCY. Pure policy:
+ * the connection feeds it congestion state and writes the frame it returns. */
+#ifndef QK_TRANSPORT_ACKFREQ_H
+#define QK_TRANSPORT_ACKFREQ_H
+
+#include <quack/common.h>
+#include <stdbool.h>
+
+typedef enum qk_ackfreq_mode {
+    QK_ACKFREQ_OFF = 0,   /**< never ask */
+    QK_ACKFREQ_FIXED = 1, /**< ask once for the configured values */
+    QK_ACKFREQ_AUTO = 2,  /**< derive from cwnd and RTT (§8.1) */
+} qk_ackfreq_mode;
+
+typedef struct qk_ackfreq_config {
+    qk_ackfreq_mode mode;
+    uint64_t threshold;            /**< FIXED: ack-eliciting threshold */
+    qk_time max_delay_ns;          /**< FIXED: requested max ack delay */
+    uint64_t reordering_threshold; /**< FIXED: 0 = use the loss packet threshold */
+    uint64_t max_threshold;        /**< AUTO: upper bound on the threshold (0 = 64) */
+} qk_ackfreq_config;
+
+/** What one ACK_FREQUENCY frame asks. */
+typedef struct qk_ackfreq_req {
+    uint64_t seq;
+    uint64_t threshold;
+    qk_time max_delay_ns;
+    uint64_t reordering_threshold;
+} qk_ackfreq_req;
+
+typedef struct qk_ackfreq {
+    qk_ackfreq_config cfg;
+    bool peer_supports;          /**< the peer advertised min_ack_delay */
+    qk_time peer_min_delay_ns;
+    uint64_t next_seq;
+    bool have_want;
+    qk_ackfreq_req want;         /**< what we would ask now */
+    bool have_sent;
+    qk_ackfreq_req sent;         /**< the newest request put on the wire */
+    bool pending;                /**< a frame should be sent */
+    qk_time last_sent_ns;
+    qk_time max_inflight_delay_ns; /**< largest delay requested and not yet acked (§7) */
+    qk_time acked_delay_ns;        /**< delay of the newest acknowledged request */
+    uint64_t frames_sent;
+} qk_ackfreq;
+
+/** Initialise. Never fails. */
+void qk_ackfreq_init(qk_ackfreq *a, const qk_ackfreq_config *cfg);
+
+/**
+ * The peer's transport parameters: supports = min_ack_delay present.
+ * ack-frequency-12 §3: nothing is ever sent to a peer that did not advertise it.
+ */
+void qk_ackfreq_set_peer(qk_ackfreq *a, bool supports, qk_time min_ack_delay_ns);
+
+/**
+ * Recompute the desired request from congestion state. Marks a frame pending
+ * when the request changed by at least 20% and no frame was sent in the last
+ * smoothed RTT (or on the first call).
+ */
+void qk_ackfreq_update(qk_ackfreq *a, uint64_t cwnd_bytes, uint64_t mds_bytes, qk_time srtt_ns,
+                       bool slow_start, uint64_t packet_threshold, qk_time now);
+
+/** True and *out filled (with a new sequence number) when a frame should be sent now. */
+bool qk_ackfreq_poll(qk_ackfreq *a, qk_ackfreq_req *out);
+
+/** The frame was put in a packet. */
+void qk_ackfreq_on_sent(qk_ackfreq *a, const qk_ackfreq_req *req, qk_time now);
+
+/** The packet carrying request seq was lost: re-send unless superseded. */
+void qk_ackfreq_on_lost(qk_ackfreq *a, uint64_t seq);
+
+/** The packet carrying request seq was acknowledged. */
+void qk_ackfreq_on_acked(qk_ackfreq *a, uint64_t seq);
+
+/**
+ * The peer max ack delay to use for PTO (§7): the largest of the transport
+ * parameter value and every requested delay that may be in effect.
+ */
+qk_time qk_ackfreq_pto_delay(const qk_ackfreq *a, qk_time tp_max_ack_delay_ns);
+
+#endif
