@@ -13,5 +13,6 @@ struct qk_cmd {
 
 /* Each cmd_*.c file defines one of these. */
 int qk_cmd_version(int argc, char **argv);
+int qk_cmd_perf(int argc, char **argv);
 
 #endif

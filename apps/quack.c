@@ -6,6 +6,7 @@
 
 static const struct qk_cmd commands[] = {
     {"version", qk_cmd_version, "print the version"},
+    {"perf", qk_cmd_perf, "QUIC perf protocol server and client (throughput, latency)"},
 };
 
 static void usage(FILE *f)
