@@ -34,6 +34,7 @@ typedef struct cli {
     uint64_t verified_bytes;
     qk_time t_begin, t_connected, t_stop, last_tick;
     bool connected, stopping, failed, closed;
+    ev_timer stop_timer; /* --duration, armed at CONNECTED */
     qk_conn_stats final_stats;
     bool have_stats;
     uint8_t buf[QK_PERF_CHUNK_BYTES];
@@ -242,6 +243,10 @@ static bool cli_app(void *app, qk_endpoint *ep, qk_time now)
         case QK_EV_CONNECTED:
             c->connected = true;
             c->t_connected = now;
+            if (c->o->duration_s > 0) {
+                ev_timer_set(&c->stop_timer, c->o->duration_s, 0.0);
+                ev_timer_start(qk_io_loop_ev(c->loop), &c->stop_timer);
+            }
             if (!c->o->quiet)
                 fprintf(stderr, "connected in %.3f ms (ALPN %s)\n",
                         (double)(now - c->t_begin) / 1e6,
@@ -292,11 +297,13 @@ static void on_tick(struct ev_loop *evl, ev_timer *w, int revents)
     c->rx_mark = c->rx_bytes;
     c->tx_mark = c->tx_bytes;
     if (c->stopping && now - c->t_stop > 2 * QK_NS_PER_S) qk_io_loop_break(c->loop);
-    if (c->o->duration_s > 0 && c->connected && !c->stopping &&
-        (double)(now - c->t_connected) / 1e9 >= c->o->duration_s) {
-        finish(c);
-        qk_io_loop_kick(c->loop);
-    }
+}
+
+static void on_stop_timer(struct ev_loop *evl, ev_timer *w, int revents)
+{
+    cli *c = w->data;
+    finish(c);
+    qk_io_loop_kick(c->loop);
 }
 
 static int cli_loop(cli *c, qk_udp *u, size_t dgram_bytes)
@@ -312,14 +319,15 @@ static int cli_loop(cli *c, qk_udp *u, size_t dgram_bytes)
     qk_io_loop_stop_on_signal(c->loop, SIGINT);
     qk_io_loop_stop_on_signal(c->loop, SIGTERM);
     ev_timer tick;
-    /* Ticks every 1 s for progress; a short-duration run is checked more often. */
-    double period = c->o->duration_s > 0 && c->o->duration_s < 1 ? c->o->duration_s : 1.0;
-    ev_timer_init(&tick, on_tick, period, period);
+    ev_timer_init(&tick, on_tick, 1.0, 1.0);
+    ev_init(&c->stop_timer, on_stop_timer);
+    c->stop_timer.data = c;
     tick.data = c;
     ev_timer_start(qk_io_loop_ev(c->loop), &tick);
     c->last_tick = c->t_begin;
     rc = qk_io_loop_run(c->loop);
     ev_timer_stop(qk_io_loop_ev(c->loop), &tick);
+    ev_timer_stop(qk_io_loop_ev(c->loop), &c->stop_timer);
     if (qk_io_loop_stop_signal(c->loop)) fail(c, "interrupted");
     qk_io_loop_del(c->loop);
     qk_io_ep_driver_free(&drv);

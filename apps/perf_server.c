@@ -21,7 +21,13 @@ typedef struct sreq {
     uint64_t send_total; /* requested download size */
     uint64_t sent;
     bool recv_fin, send_fin;
+    bool blocked; /* listed in srv.blocked */
 } sreq;
+
+typedef struct skey {
+    qk_conn *c;
+    uint64_t sid;
+} skey;
 
 typedef struct sconn {
     qk_conn *c;
@@ -33,6 +39,8 @@ typedef struct srv {
     qk_endpoint *ep;
     qk_io_loop *loop;
     sreq *slots;
+    skey *blocked; /* requests whose send buffer was full (SRV_SLOTS entries) */
+    size_t nblocked;
     sconn conns[SRV_CONNS];
     uint64_t rx_bytes, tx_bytes, rx_mark, tx_mark; /* stream payload */
     uint64_t requests, errors;
@@ -113,18 +121,45 @@ static bool req_pump(srv *s, sreq *r)
         size_t n = left < QK_PERF_CHUNK_BYTES ? (size_t)left : QK_PERF_CHUNK_BYTES;
         long w = qk_stream_write(r->c, r->sid, perf_pattern(r->sent), n, n == left);
         if (w < 0) {
+            r->send_fin = true; /* the stream is gone (reset/stopped/closed) */
+            if (w == QK_ERR_CLOSED) break;
             fprintf(stderr, "quack perf server: write on stream %llu failed (error %ld)\n",
                     (unsigned long long)r->sid, w);
             s->errors++;
             r->send_fin = true; /* the stream is gone (reset/stopped/closed) */
             break;
         }
-        if (w == 0 && n) break;
         r->sent += (uint64_t)w;
         s->tx_bytes += (uint64_t)w;
         wrote = true;
         if ((size_t)w == n && n == left) r->send_fin = true;
-        if ((size_t)w < n) break;
+        if ((size_t)w < n) {
+            /* Workaround: the transport raises QK_EV_STREAM_WRITABLE only when
+             * a stream's queue drains with room left, not when ACKs free a
+             * full send buffer, so full streams are retried after each step. */
+            if (!r->blocked && s->nblocked < SRV_SLOTS) {
+                r->blocked = true;
+                s->blocked[s->nblocked++] = (skey){r->c, r->sid};
+            }
+            break;
+        }
+    }
+    return wrote;
+}
+
+/* Retry every request whose send buffer was full. */
+static bool pump_blocked(srv *s)
+{
+    bool wrote = false;
+    size_t n = s->nblocked;
+    s->nblocked = 0;
+    for (size_t i = 0; i < n; i++) {
+        skey k = s->blocked[i];
+        sreq *r = slot_get(s, k.c, k.sid, false);
+        if (!r) continue;
+        r->blocked = false;
+        wrote = req_pump(s, r) || wrote; /* may list it again */
+        req_maybe_done(s, r);
     }
     return wrote;
 }
@@ -179,7 +214,8 @@ static bool req_read(srv *s, sreq *r)
 static void conn_closed(srv *s, const qk_event *ev)
 {
     sconn *t = conn_track(s, ev->conn, false);
-    if (ev->reason_err && ev->reason_err != QK_ERR_CLOSED)
+    bool clean = !ev->reason_err || (ev->app_error && ev->error_code == 0);
+    if (!clean)
         fprintf(stderr, "quack perf server: connection closed: error %d (%s)\n", ev->reason_err,
                 ev->reason);
     if (t) {
@@ -238,6 +274,7 @@ static bool srv_app(void *app, qk_endpoint *ep, qk_time now)
         }
     }
     (void)now;
+    if (s->nblocked) wrote = pump_blocked(s) || wrote;
     return wrote;
 }
 
@@ -327,8 +364,11 @@ int perf_server(const perf_opts *o)
     char *cert_pem = NULL, *key_pem = NULL;
     srv *s = calloc(1, sizeof *s);
     int rc = s ? 0 : QK_ERR_NOMEM;
-    if (s) s->slots = calloc(SRV_SLOTS, sizeof *s->slots);
-    if (s && !s->slots) rc = QK_ERR_NOMEM;
+    if (s) {
+        s->slots = calloc(SRV_SLOTS, sizeof *s->slots);
+        s->blocked = calloc(SRV_SLOTS, sizeof *s->blocked);
+        if (!s->slots || !s->blocked) rc = QK_ERR_NOMEM;
+    }
     if (!rc) rc = load_cert(o, &cfg, &cert_pem, &key_pem);
     qk_udp *u = NULL;
     if (!rc) {
@@ -352,6 +392,7 @@ int perf_server(const perf_opts *o)
     if (s) {
         qk_endpoint_del(s->ep);
         free(s->slots);
+        free(s->blocked);
     }
     free(s);
     qk_udp_close(u);
