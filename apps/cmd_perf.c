@@ -64,10 +64,9 @@ static int bad(const char *fmt, const char *arg)
 static int parse_opt(perf_opts *o, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
-    static const char *const with_arg[] = {"--listen",        "--connect",     "--cert",
-                                           "--key",           "--pin",         "--duration",
-                                           "--download-size", "--upload-size", "--streams",
-                                           "--cc",            "--qlog"};
+    static const char *const with_arg[] = {
+        "--listen",        "--connect",     "--cert",    "--key", "--pin", "--duration",
+        "--download-size", "--upload-size", "--streams", "--cc",  "--qlog"};
     const char *v = NULL;
     for (size_t k = 0; k < sizeof with_arg / sizeof with_arg[0]; k++)
         if (!strcmp(a, with_arg[k])) {
@@ -78,7 +77,8 @@ static int parse_opt(perf_opts *o, int argc, char **argv, int *i)
         if ((o->server != !strcmp(a, "--listen")))
             return bad("%s does not apply to this side (server: --listen, client: --connect)", a);
         o->addr_str = v;
-        if (qk_addr_parse(v, &o->addr)) return bad("cannot parse address '%s' (want HOST:PORT or [V6]:PORT)", v);
+        if (qk_addr_parse(v, &o->addr))
+            return bad("cannot parse address '%s' (want HOST:PORT or [V6]:PORT)", v);
     } else if (!strcmp(a, "--cert")) {
         o->cert_file = v;
     } else if (!strcmp(a, "--key")) {
@@ -100,9 +100,12 @@ static int parse_opt(perf_opts *o, int argc, char **argv, int *i)
             return bad("--streams wants 1..1000, not '%s'", v);
         o->streams = (unsigned)n;
     } else if (!strcmp(a, "--cc")) {
-        if (!strcmp(v, "reno") || !strcmp(v, "newreno")) o->cc = QK_CONFIG_CC_NEWRENO;
-        else if (!strcmp(v, "cubic")) o->cc = QK_CONFIG_CC_CUBIC;
-        else return bad("--cc wants reno or cubic, not '%s'", v);
+        if (!strcmp(v, "reno") || !strcmp(v, "newreno"))
+            o->cc = QK_CONFIG_CC_NEWRENO;
+        else if (!strcmp(v, "cubic"))
+            o->cc = QK_CONFIG_CC_CUBIC;
+        else
+            return bad("--cc wants reno or cubic, not '%s'", v);
     } else if (!strcmp(a, "--qlog")) {
         o->qlog_dir = v;
     } else if (!strcmp(a, "--insecure")) {
@@ -145,7 +148,8 @@ int qk_cmd_perf(int argc, char **argv)
         return argc < 2 ? 2 : 0;
     }
     perf_opts o = {.cc = QK_CONFIG_CC_CUBIC, .download_bytes = 1u << 20, .upload_bytes = 1u << 20};
-    if (!strcmp(argv[1], "server")) o.server = true;
+    if (!strcmp(argv[1], "server"))
+        o.server = true;
     else if (strcmp(argv[1], "client"))
         return bad("unknown mode '%s' (want server or client)", argv[1]);
     for (int i = 2; i < argc; i++) {

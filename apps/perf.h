@@ -12,12 +12,12 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#define QK_PERF_ALPN        "perf"
-#define QK_PERF_ALPN_NOPROT "perf-noprot" /* --no-protection: a mismatch fails the handshake */
-#define QK_PERF_PERIOD      65521u        /* pattern period: prime, so chunk slips show */
-#define QK_PERF_CHUNK_BYTES 65536u        /* bytes readable from perf_pattern() */
-#define QK_PERF_DATAGRAM_BYTES 1452u      /* 1500-byte MTU minus IPv6 + UDP headers */
-#define QK_PERF_MAX_STREAMS 1000u
+#define QK_PERF_ALPN           "perf"
+#define QK_PERF_ALPN_NOPROT    "perf-noprot" /* --no-protection: a mismatch fails the handshake */
+#define QK_PERF_PERIOD         65521u        /* pattern period: prime, so chunk slips show */
+#define QK_PERF_CHUNK_BYTES    65536u        /* bytes readable from perf_pattern() */
+#define QK_PERF_DATAGRAM_BYTES 1452u         /* 1500-byte MTU minus IPv6 + UDP headers */
+#define QK_PERF_MAX_STREAMS    1000u
 
 typedef struct perf_opts {
     bool server;

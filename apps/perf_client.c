@@ -218,10 +218,11 @@ static void on_closed(cli *c, const qk_event *ev)
     if (!c->stopping) {
         char msg[300];
         if (!c->connected)
-            snprintf(msg, sizeof msg,
-                     "handshake failed: %s (error %d, code 0x%llx)%s", ev->reason[0] ? ev->reason : "connection closed",
-                     ev->reason_err, (unsigned long long)ev->error_code,
-                     " - check the address, --pin/--insecure, and that --no-protection is set on both sides or neither");
+            snprintf(msg, sizeof msg, "handshake failed: %s (error %d, code 0x%llx)%s",
+                     ev->reason[0] ? ev->reason : "connection closed", ev->reason_err,
+                     (unsigned long long)ev->error_code,
+                     " - check the address, --pin/--insecure, and that --no-protection is set on "
+                     "both sides or neither");
         else
             snprintf(msg, sizeof msg, "connection closed by %s: %s (error %d)",
                      ev->remote ? "the peer" : "us (idle timeout?)", ev->reason, ev->reason_err);
@@ -265,11 +266,8 @@ static bool cli_app(void *app, qk_endpoint *ep, qk_time now)
                 finish(c);
             }
             break;
-        case QK_EV_CLOSED:
-            on_closed(c, &ev);
-            return false;
-        default:
-            break;
+        case QK_EV_CLOSED: on_closed(c, &ev); return false;
+        default: break;
         }
     }
     if (!c->conn) return false;
@@ -393,7 +391,8 @@ int perf_client(const perf_opts *o)
     if (!rc) rc = cli_loop(c, u, cfg.max_udp_payload_bytes);
     if (!rc) {
         report(c);
-        if (c->failed) rc = QK_ERR_CLOSED;
+        if (c->failed)
+            rc = QK_ERR_CLOSED;
         else if (c->completed == 0 && c->rx_bytes == 0 && o->download_bytes > 0) {
             fprintf(stderr, "quack perf client: no data was transferred\n");
             rc = QK_ERR_CLOSED;

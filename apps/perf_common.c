@@ -69,9 +69,21 @@ int perf_parse_size(const char *s, uint64_t *out)
     if (errno || end == s) return QK_ERR_INVALID_ARG;
     unsigned shift = 0;
     switch (*end) {
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
+    case 'k':
+    case 'K':
+        shift = 10;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        shift = 20;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        shift = 30;
+        end++;
+        break;
     default: break;
     }
     if (*end == 'i' || *end == 'B') end++;
@@ -99,8 +111,8 @@ static double mib_per_s(uint64_t bytes, qk_time ns)
 }
 
 typedef struct col {
-    qk_time *ns;   /* durations */
-    double *tput;  /* throughputs */
+    qk_time *ns;  /* durations */
+    double *tput; /* throughputs */
 } col;
 
 static int cmp_u64(const void *a, const void *b)
@@ -196,12 +208,10 @@ void perf_print_stats(FILE *f, const qk_conn_stats *st)
             (unsigned long long)st->pkts_lost, (unsigned long long)st->pkts_spurious,
             (unsigned long long)st->bytes_sent, (unsigned long long)st->bytes_received,
             (unsigned long long)st->stream_bytes_sent,
-            (unsigned long long)st->stream_bytes_received,
-            (unsigned long long)st->ack_frames_sent, (unsigned long long)st->ack_frames_received,
-            (unsigned long long)st->pto_count, (unsigned long long)st->congestion_events,
-            (unsigned long long)st->streams_opened_local,
-            (unsigned long long)st->streams_opened_remote,
-            (unsigned long long)st->ecn_ce_received);
+            (unsigned long long)st->stream_bytes_received, (unsigned long long)st->ack_frames_sent,
+            (unsigned long long)st->ack_frames_received, (unsigned long long)st->pto_count,
+            (unsigned long long)st->congestion_events, (unsigned long long)st->streams_opened_local,
+            (unsigned long long)st->streams_opened_remote, (unsigned long long)st->ecn_ce_received);
 }
 
 void perf_print_progress(FILE *f, const char *who, double elapsed_s, double interval_s,

@@ -178,7 +178,8 @@ static bool req_read(srv *s, sreq *r)
             for (int i = 0; i < 8; i++) r->send_total = (r->send_total << 8) | r->hdr[i];
         size_t up = (size_t)n - off;
         if (up && !perf_pattern_check(s->buf + off, up, r->up_got)) {
-            fprintf(stderr, "quack perf server: upload data mismatch on stream %llu near offset %llu\n",
+            fprintf(stderr,
+                    "quack perf server: upload data mismatch on stream %llu near offset %llu\n",
                     (unsigned long long)r->sid, (unsigned long long)r->up_got);
             s->errors++;
             qk_conn_close(r->c, 1, "upload data mismatch");
@@ -239,9 +240,7 @@ static bool srv_app(void *app, qk_endpoint *ep, qk_time now)
     while (qk_endpoint_poll_event(ep, &ev)) {
         sreq *r;
         switch (ev.type) {
-        case QK_EV_CONNECTED:
-            conn_track(s, ev.conn, true);
-            break;
+        case QK_EV_CONNECTED: conn_track(s, ev.conn, true); break;
         case QK_EV_STREAM_OPENED:
         case QK_EV_STREAM_READABLE:
             /* Only OPENED creates: late READABLE events of a finished request are stale. */
@@ -266,11 +265,8 @@ static bool srv_app(void *app, qk_endpoint *ep, qk_time now)
             r = slot_get(s, ev.conn, ev.stream_id, false);
             if (r) slot_del(s, r);
             break;
-        case QK_EV_CLOSED:
-            conn_closed(s, &ev);
-            break;
-        default:
-            break;
+        case QK_EV_CLOSED: conn_closed(s, &ev); break;
+        default: break;
         }
     }
     (void)now;

@@ -18,10 +18,10 @@ typedef bool (*qk_io_ep_app_fn)(void *app, qk_endpoint *ep, qk_time now);
 
 /** Counters of the glue. */
 typedef struct qk_io_ep_stats {
-    uint64_t rx_datagrams;  /**< datagrams handed to qk_endpoint_recv */
-    uint64_t tx_datagrams;  /**< datagrams produced by qk_endpoint_send */
-    uint64_t tx_batches;    /**< loop entries filled (a GSO batch counts once) */
-    uint64_t tx_carried;    /**< datagrams that did not fit a batch and opened the next */
+    uint64_t rx_datagrams; /**< datagrams handed to qk_endpoint_recv */
+    uint64_t tx_datagrams; /**< datagrams produced by qk_endpoint_send */
+    uint64_t tx_batches;   /**< loop entries filled (a GSO batch counts once) */
+    uint64_t tx_carried;   /**< datagrams that did not fit a batch and opened the next */
 } qk_io_ep_stats;
 
 /** The glue state. Embed it; pass &qk_io_ep_driver_ops and the struct to qk_io_loop_new. */
@@ -30,7 +30,7 @@ typedef struct qk_io_ep_driver {
     size_t datagram_max_bytes; /**< capacity offered to qk_endpoint_send per datagram */
     qk_io_ep_app_fn app_fn;    /**< may be NULL */
     void *app;
-    uint8_t *carry;            /**< one datagram that ended a batch (datagram_max_bytes) */
+    uint8_t *carry; /**< one datagram that ended a batch (datagram_max_bytes) */
     qk_datagram carry_d;
     bool has_carry;
     qk_io_ep_stats stats;
