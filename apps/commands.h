@@ -15,5 +15,6 @@ struct qk_cmd {
 int qk_cmd_version(int argc, char **argv);
 int qk_cmd_sim(int argc, char **argv);
 int qk_cmd_netem(int argc, char **argv);
+int qk_cmd_perf(int argc, char **argv);
 
 #endif

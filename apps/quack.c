@@ -8,6 +8,7 @@ static const struct qk_cmd commands[] = {
     {"version", qk_cmd_version, "print the version"},
     {"sim", qk_cmd_sim, "run a network simulator scenario (INI file)"},
     {"netem", qk_cmd_netem, "real-time UDP relay applying the link model"},
+    {"perf", qk_cmd_perf, "QUIC perf protocol server and client (throughput, latency)"},
 };
 
 static void usage(FILE *f)

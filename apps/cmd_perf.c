@@ -1,0 +1,168 @@
+/* `quack perf server|client`: option parsing (see perf.h for the protocol). */
+#include "commands.h"
+#include "perf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void perf_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: quack perf server --listen ADDR:PORT [options]\n"
+            "       quack perf client --connect ADDR:PORT [options]\n"
+            "\n"
+            "QUIC perf protocol (ALPN \"perf\", as quinn's and quic-go's perf tools): per\n"
+            "request the client opens a bidirectional stream, sends the download size\n"
+            "(8 bytes, big-endian), the upload bytes and FIN; the server drains the upload\n"
+            "and sends the requested bytes back. Both sides check every byte received\n"
+            "against a deterministic pattern.\n"
+            "\n"
+            "server options:\n"
+            "  --listen ADDR:PORT     address to listen on, e.g. 127.0.0.1:4433, [::]:4433\n"
+            "                         (port 0 picks a free one; printed as 'listening on')\n"
+            "  --cert FILE --key FILE certificate and key (PEM); without them a self-signed\n"
+            "                         P-256 certificate is generated in memory\n"
+            "                         The server prints 'pin: HEX' (SHA-256 of its public key)\n"
+            "                         for the client's --pin. It runs until SIGINT/SIGTERM.\n"
+            "client options:\n"
+            "  --connect ADDR:PORT    server address\n"
+            "  --pin HEX              accept only the server key with this SHA-256 SPKI pin\n"
+            "  --insecure             do not verify the server at all\n"
+            "  --duration S           issue requests back to back for S seconds\n"
+            "                         (without it: one round of --streams requests)\n"
+            "  --download-size N      bytes the server sends per request (default 1M;\n"
+            "                         suffixes K, M, G = KiB, MiB, GiB)\n"
+            "  --upload-size N        bytes the client sends per request (default 1M)\n"
+            "  --streams N            concurrent requests (default 1, max %u)\n"
+            "common options:\n"
+            "  --cc reno|cubic        congestion controller (default cubic)\n"
+            "  --no-protection        null packet protection (benchmarks only); both sides\n"
+            "                         must set it: it uses ALPN \"perf-noprot\", so a\n"
+            "                         mismatched pair fails the handshake\n"
+            "  --qlog DIR             write a qlog per connection into DIR\n"
+            "  --stats                print connection statistics at the end\n"
+            "  --quiet                no per-second progress lines\n"
+            "  -h, --help             this text\n"
+            "\n"
+            "Progress (stderr, once per second): elapsed, download/upload Mbit/s, smoothed\n"
+            "RTT, congestion window, lost packets. At the end the client prints the table of\n"
+            "upload/download durations, first-byte latency (FBL) and throughputs per request\n"
+            "(AVG, P0, P10, P50, P90, P100) and the requests per second. Exit status 0 when\n"
+            "every request completed (or the duration ended) with every byte verified.\n",
+            QK_PERF_MAX_STREAMS);
+}
+
+static int bad(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "quack perf: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nRun 'quack perf --help' for the options.\n");
+    return 2;
+}
+
+/* Parse one option at argv[*i]. Returns 0, or an exit code for a bad option. */
+static int parse_opt(perf_opts *o, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    static const char *const with_arg[] = {
+        "--listen",        "--connect",     "--cert",    "--key", "--pin", "--duration",
+        "--download-size", "--upload-size", "--streams", "--cc",  "--qlog"};
+    const char *v = NULL;
+    for (size_t k = 0; k < sizeof with_arg / sizeof with_arg[0]; k++)
+        if (!strcmp(a, with_arg[k])) {
+            if (*i + 1 >= argc) return bad("%s needs a value", a);
+            v = argv[++*i];
+        }
+    if (!strcmp(a, "--listen") || !strcmp(a, "--connect")) {
+        if ((o->server != !strcmp(a, "--listen")))
+            return bad("%s does not apply to this side (server: --listen, client: --connect)", a);
+        o->addr_str = v;
+        if (qk_addr_parse(v, &o->addr))
+            return bad("cannot parse address '%s' (want HOST:PORT or [V6]:PORT)", v);
+    } else if (!strcmp(a, "--cert")) {
+        o->cert_file = v;
+    } else if (!strcmp(a, "--key")) {
+        o->key_file = v;
+    } else if (!strcmp(a, "--pin")) {
+        o->pin = v;
+    } else if (!strcmp(a, "--duration")) {
+        char *end;
+        o->duration_s = strtod(v, &end);
+        if (*end || !(o->duration_s > 0) || o->duration_s > 86400)
+            return bad("--duration wants seconds in (0, 86400], not '%s'", v);
+    } else if (!strcmp(a, "--download-size") || !strcmp(a, "--upload-size")) {
+        uint64_t *dst = a[2] == 'd' ? &o->download_bytes : &o->upload_bytes;
+        if (perf_parse_size(v, dst)) return bad("bad size '%s' (e.g. 1048576, 64K, 1M, 1G)", v);
+    } else if (!strcmp(a, "--streams")) {
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (*end || n < 1 || n > (long)QK_PERF_MAX_STREAMS)
+            return bad("--streams wants 1..1000, not '%s'", v);
+        o->streams = (unsigned)n;
+    } else if (!strcmp(a, "--cc")) {
+        if (!strcmp(v, "reno") || !strcmp(v, "newreno"))
+            o->cc = QK_CONFIG_CC_NEWRENO;
+        else if (!strcmp(v, "cubic"))
+            o->cc = QK_CONFIG_CC_CUBIC;
+        else
+            return bad("--cc wants reno or cubic, not '%s'", v);
+    } else if (!strcmp(a, "--qlog")) {
+        o->qlog_dir = v;
+    } else if (!strcmp(a, "--insecure")) {
+        o->insecure = true;
+    } else if (!strcmp(a, "--no-protection")) {
+        o->no_protection = true;
+    } else if (!strcmp(a, "--stats")) {
+        o->stats = true;
+    } else if (!strcmp(a, "--quiet")) {
+        o->quiet = true;
+    } else if (!v) {
+        return bad("unknown option '%s'", a);
+    }
+    return 0;
+}
+
+static int check_opts(perf_opts *o)
+{
+    if (!o->addr_str)
+        return bad("%s", o->server ? "the server needs --listen ADDR:PORT"
+                                   : "the client needs --connect ADDR:PORT");
+    if (o->server) {
+        if (!o->cert_file != !o->key_file) return bad("%s", "--cert and --key go together");
+        if (o->pin || o->insecure || o->duration_s > 0 || o->streams)
+            return bad("%s", "--pin, --insecure, --duration and --streams are client options");
+    } else {
+        if (o->cert_file || o->key_file) return bad("%s", "--cert/--key are server options");
+        if (!o->pin && !o->insecure)
+            return bad("%s", "the client needs --pin HEX (printed by the server) or --insecure");
+        if (o->pin && o->insecure) return bad("%s", "--pin and --insecure exclude each other");
+        if (!o->streams) o->streams = 1;
+    }
+    return 0;
+}
+
+int qk_cmd_perf(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        perf_usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    perf_opts o = {.cc = QK_CONFIG_CC_CUBIC, .download_bytes = 1u << 20, .upload_bytes = 1u << 20};
+    if (!strcmp(argv[1], "server"))
+        o.server = true;
+    else if (strcmp(argv[1], "client"))
+        return bad("unknown mode '%s' (want server or client)", argv[1]);
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            perf_usage(stdout);
+            return 0;
+        }
+        int rc = parse_opt(&o, argc, argv, &i);
+        if (rc) return rc;
+    }
+    int rc = check_opts(&o);
+    if (rc) return rc;
+    if (o.insecure) fprintf(stderr, "quack perf client: --insecure: the server is NOT verified\n");
+    rc = o.server ? perf_server(&o) : perf_client(&o);
+    return rc ? 1 : 0;
+}

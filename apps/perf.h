@@ -1,0 +1,74 @@
+/* `quack perf`: the QUIC perf protocol (ALPN "perf", as in quinn's and
+ * quic-go's perf tools). The client opens a bidirectional stream per request,
+ * writes the download size as an 8-byte big-endian integer, then the upload
+ * bytes, then FIN; the server drains the upload and sends that many bytes
+ * back, then FIN. Both directions carry a deterministic pattern (see
+ * perf_pattern) so each side checks every byte it receives. */
+#ifndef QK_APPS_PERF_H
+#define QK_APPS_PERF_H
+
+#include <quack/io.h>
+#include <quack/quack.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#define QK_PERF_ALPN           "perf"
+#define QK_PERF_ALPN_NOPROT    "perf-noprot" /* --no-protection: a mismatch fails the handshake */
+#define QK_PERF_PERIOD         65521u        /* pattern period: prime, so chunk slips show */
+#define QK_PERF_CHUNK_BYTES    65536u        /* bytes readable from perf_pattern() */
+#define QK_PERF_DATAGRAM_BYTES 1452u         /* 1500-byte MTU minus IPv6 + UDP headers */
+#define QK_PERF_MAX_STREAMS    1000u
+
+typedef struct perf_opts {
+    bool server;
+    const char *addr_str;
+    qk_addr addr;
+    const char *cert_file, *key_file;
+    const char *pin;
+    bool insecure;
+    double duration_s; /* 0: one round of --streams requests */
+    uint64_t download_bytes, upload_bytes;
+    unsigned streams;
+    qk_cc_kind cc;
+    bool no_protection;
+    const char *qlog_dir;
+    bool stats;
+    bool quiet; /* no progress lines */
+} perf_opts;
+
+/** Pointer to QK_PERF_CHUNK_BYTES pattern bytes starting at stream offset off. */
+const uint8_t *perf_pattern(uint64_t off);
+
+/** True when buf[0..len) (len <= QK_PERF_CHUNK_BYTES) equals the pattern at off. */
+bool perf_pattern_check(const uint8_t *buf, size_t len, uint64_t off);
+
+/** getrandom()-backed qk_rng_fn. */
+void perf_rng(void *ctx, uint8_t *buf, size_t len);
+
+/** Settings shared by client and server (ALPN, CC, windows, qlog, datagram size). */
+void perf_config(qk_config *cfg, const perf_opts *o);
+
+/** Parse "1048576", "64K", "1M", "1G" (binary units). Returns 0 or QK_ERR_INVALID_ARG. */
+int perf_parse_size(const char *s, uint64_t *out);
+
+/** Per-request measurements, nanoseconds. */
+typedef struct perf_sample {
+    qk_time upload_ns, download_ns, fbl_ns;
+    uint64_t upload_bytes, download_bytes;
+} perf_sample;
+
+/** Print the seed-style table (rows AVG P0 P10 P50 P90 P100) of n samples; sorts a copy. */
+void perf_print_table(FILE *f, const perf_sample *s, size_t n);
+
+/** Print connection statistics. */
+void perf_print_stats(FILE *f, const qk_conn_stats *st);
+
+/** Print one progress line: elapsed, rx/tx Mbit/s over the last interval, RTT, cwnd, lost. */
+void perf_print_progress(FILE *f, const char *who, double elapsed_s, double interval_s,
+                         uint64_t rx_bytes, uint64_t tx_bytes, const qk_conn_stats *st);
+
+/** Open a UDP socket and an endpoint-driven loop. Returns 0 or a QK_ERR_*. */
+int perf_server(const perf_opts *o);
+int perf_client(const perf_opts *o);
+
+#endif

@@ -1,0 +1,227 @@
+/* `quack perf`: pattern, options helpers, tables (see perf.h). */
+#include "perf.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+static uint8_t pattern_buf[QK_PERF_PERIOD + QK_PERF_CHUNK_BYTES];
+static bool pattern_ready;
+
+static void pattern_init(void)
+{
+    /* Byte i of every stream is a hash of (i mod QK_PERF_PERIOD). */
+    for (uint32_t i = 0; i < sizeof pattern_buf; i++)
+        pattern_buf[i] = (uint8_t)(((i % QK_PERF_PERIOD) * 2654435761u) >> 24);
+    pattern_ready = true;
+}
+
+const uint8_t *perf_pattern(uint64_t off)
+{
+    if (!pattern_ready) pattern_init();
+    return pattern_buf + off % QK_PERF_PERIOD;
+}
+
+bool perf_pattern_check(const uint8_t *buf, size_t len, uint64_t off)
+{
+    return len <= QK_PERF_CHUNK_BYTES && memcmp(buf, perf_pattern(off), len) == 0;
+}
+
+void perf_rng(void *ctx, uint8_t *buf, size_t len)
+{
+    (void)ctx;
+    while (len) {
+        ssize_t r = getrandom(buf, len, 0);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            abort(); /* no randomness: nothing safe to do */
+        }
+        buf += r;
+        len -= (size_t)r;
+    }
+}
+
+void perf_config(qk_config *cfg, const perf_opts *o)
+{
+    qk_config_default(cfg);
+    cfg->server = o->server;
+    cfg->alpn[0] = o->no_protection ? QK_PERF_ALPN_NOPROT : QK_PERF_ALPN;
+    cfg->alpn_count = 1;
+    cfg->no_protection = o->no_protection;
+    cfg->cc = o->cc;
+    cfg->qlog_dir = o->qlog_dir;
+    cfg->rng = perf_rng;
+    cfg->max_udp_payload_bytes = QK_PERF_DATAGRAM_BYTES;
+    cfg->initial_max_data_bytes = 32u << 20;
+    cfg->initial_max_stream_data_bytes = 16u << 20;
+    cfg->max_stream_send_buffer_bytes = 4u << 20;
+    cfg->max_streams_bidi = QK_PERF_MAX_STREAMS;
+    cfg->idle_timeout_ns = 10 * QK_NS_PER_S;
+}
+
+int perf_parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    if (!s || !*s || *s == '-') return QK_ERR_INVALID_ARG;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s) return QK_ERR_INVALID_ARG;
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k':
+    case 'K':
+        shift = 10;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        shift = 20;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        shift = 30;
+        end++;
+        break;
+    default: break;
+    }
+    if (*end == 'i' || *end == 'B') end++;
+    if (*end == 'B') end++;
+    if (*end) return QK_ERR_INVALID_ARG;
+    if (shift && v > (UINT64_MAX >> shift)) return QK_ERR_INVALID_ARG;
+    *out = (uint64_t)v << shift;
+    return 0;
+}
+
+static void fmt_duration(char *b, size_t cap, qk_time ns)
+{
+    if (ns < QK_NS_PER_MS)
+        snprintf(b, cap, "%.2fµs", (double)ns / 1e3);
+    else if (ns < QK_NS_PER_S)
+        snprintf(b, cap, "%.2fms", (double)ns / 1e6);
+    else
+        snprintf(b, cap, "%.2fs", (double)ns / 1e9);
+}
+
+static double mib_per_s(uint64_t bytes, qk_time ns)
+{
+    if (ns == 0) ns = 1;
+    return (double)bytes / (1024.0 * 1024.0) / ((double)ns / 1e9);
+}
+
+typedef struct col {
+    qk_time *ns;  /* durations */
+    double *tput; /* throughputs */
+} col;
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile on a sorted array. */
+static size_t rank(size_t n, unsigned p)
+{
+    return (size_t)(((double)p / 100.0) * (double)(n - 1) + 0.5);
+}
+
+void perf_print_table(FILE *f, const perf_sample *s, size_t n)
+{
+    if (n == 0) {
+        fprintf(f, "no request completed: no table\n");
+        return;
+    }
+    qk_time *d[3];
+    double *t[2];
+    for (int i = 0; i < 3; i++) d[i] = malloc(n * sizeof(qk_time));
+    for (int i = 0; i < 2; i++) t[i] = malloc(n * sizeof(double));
+    if (!d[0] || !d[1] || !d[2] || !t[0] || !t[1]) {
+        fprintf(f, "out of memory for the table\n");
+        goto out;
+    }
+    qk_time sum_d[3] = {0};
+    double sum_t[2] = {0};
+    for (size_t i = 0; i < n; i++) {
+        d[0][i] = s[i].upload_ns;
+        d[1][i] = s[i].download_ns;
+        d[2][i] = s[i].fbl_ns;
+        t[0][i] = mib_per_s(s[i].upload_bytes, s[i].upload_ns);
+        t[1][i] = mib_per_s(s[i].download_bytes, s[i].download_ns);
+        for (int k = 0; k < 3; k++) sum_d[k] += d[k][i];
+        for (int k = 0; k < 2; k++) sum_t[k] += t[k][i];
+    }
+    for (int k = 0; k < 3; k++) qsort(d[k], n, sizeof(qk_time), cmp_u64);
+    for (int k = 0; k < 2; k++) qsort(t[k], n, sizeof(double), cmp_dbl);
+    fprintf(f, "      │ Upload Duration │ Download Duration │ FBL        │ Upload Throughput │ "
+               "Download Throughput\n");
+    fprintf(f, "──────┼─────────────────┼───────────────────┼────────────┼───────────────────┼"
+               "────────────────────\n");
+    static const unsigned pct[] = {0, 10, 50, 90, 100};
+    for (int row = -1; row < 5; row++) {
+        char label[8], a[24], b[24], c[24];
+        qk_time v[3];
+        double w[2];
+        if (row < 0) {
+            snprintf(label, sizeof label, "AVG");
+            for (int k = 0; k < 3; k++) v[k] = sum_d[k] / n;
+            for (int k = 0; k < 2; k++) w[k] = sum_t[k] / (double)n;
+        } else {
+            snprintf(label, sizeof label, "P%u", pct[row]);
+            size_t r = rank(n, pct[row]);
+            for (int k = 0; k < 3; k++) v[k] = d[k][r];
+            for (int k = 0; k < 2; k++) w[k] = t[k][r];
+        }
+        fmt_duration(a, sizeof a, v[0]);
+        fmt_duration(b, sizeof b, v[1]);
+        fmt_duration(c, sizeof c, v[2]);
+        /* "µ" is two bytes but one column: pad by display width. */
+        fprintf(f, "%-5s │ %*s │ %*s │ %*s │ %12.2f MiB/s │ %14.2f MiB/s\n", label,
+                15 + (strstr(a, "µ") ? 1 : 0), a, 17 + (strstr(b, "µ") ? 1 : 0), b,
+                10 + (strstr(c, "µ") ? 1 : 0), c, w[0], w[1]);
+    }
+out:
+    for (int i = 0; i < 3; i++) free(d[i]);
+    for (int i = 0; i < 2; i++) free(t[i]);
+}
+
+void perf_print_stats(FILE *f, const qk_conn_stats *st)
+{
+    fprintf(f,
+            "stats: rtt min %.3f ms smoothed %.3f ms var %.3f ms latest %.3f ms\n"
+            "stats: cwnd %llu B ssthresh %llu B in_flight %llu B\n"
+            "stats: pkts sent %llu received %llu lost %llu spurious %llu\n"
+            "stats: bytes sent %llu received %llu; stream bytes sent %llu received %llu\n"
+            "stats: ack frames sent %llu received %llu; pto %llu; congestion events %llu\n"
+            "stats: streams opened local %llu remote %llu; ecn ce received %llu\n",
+            st->min_rtt_ns / 1e6, st->smoothed_rtt_ns / 1e6, st->rttvar_ns / 1e6,
+            st->latest_rtt_ns / 1e6, (unsigned long long)st->cwnd_bytes,
+            (unsigned long long)st->ssthresh_bytes, (unsigned long long)st->bytes_in_flight,
+            (unsigned long long)st->pkts_sent, (unsigned long long)st->pkts_received,
+            (unsigned long long)st->pkts_lost, (unsigned long long)st->pkts_spurious,
+            (unsigned long long)st->bytes_sent, (unsigned long long)st->bytes_received,
+            (unsigned long long)st->stream_bytes_sent,
+            (unsigned long long)st->stream_bytes_received, (unsigned long long)st->ack_frames_sent,
+            (unsigned long long)st->ack_frames_received, (unsigned long long)st->pto_count,
+            (unsigned long long)st->congestion_events, (unsigned long long)st->streams_opened_local,
+            (unsigned long long)st->streams_opened_remote, (unsigned long long)st->ecn_ce_received);
+}
+
+void perf_print_progress(FILE *f, const char *who, double elapsed_s, double interval_s,
+                         uint64_t rx_bytes, uint64_t tx_bytes, const qk_conn_stats *st)
+{
+    if (interval_s <= 0) interval_s = 1;
+    fprintf(f,
+            "[%s] %6.2fs  down %8.1f Mbit/s  up %8.1f Mbit/s  rtt %7.3f ms  cwnd %8llu B  "
+            "lost %llu pkts\n",
+            who, elapsed_s, (double)rx_bytes * 8 / 1e6 / interval_s,
+            (double)tx_bytes * 8 / 1e6 / interval_s, st->smoothed_rtt_ns / 1e6,
+            (unsigned long long)st->cwnd_bytes, (unsigned long long)st->pkts_lost);
+}

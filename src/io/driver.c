@@ -1,0 +1,138 @@
+/* Endpoint <-> loop glue (see io/driver.h).
+ *
+ * Send path: each loop buffer (64 KiB) is filled with consecutive datagrams
+ * from qk_endpoint_send() to the same peer, as a UDP GSO batch: every segment
+ * has the size of the first, only the last may be shorter. A datagram that
+ * cannot join (other peer, larger than the first, ECN differs) is kept in a
+ * carry buffer and opens the next entry, so nothing is produced twice or
+ * lost. No allocation per packet. */
+#include "io/driver.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int qk_io_ep_driver_init(qk_io_ep_driver *d, qk_endpoint *ep, size_t datagram_max_bytes,
+                         qk_io_ep_app_fn app_fn, void *app)
+{
+    if (!d || !ep || datagram_max_bytes < 1200 || datagram_max_bytes > 65527)
+        return QK_ERR_INVALID_ARG;
+    memset(d, 0, sizeof *d);
+    d->ep = ep;
+    d->datagram_max_bytes = datagram_max_bytes;
+    d->app_fn = app_fn;
+    d->app = app;
+    d->carry = malloc(datagram_max_bytes);
+    return d->carry ? 0 : QK_ERR_NOMEM;
+}
+
+void qk_io_ep_driver_free(qk_io_ep_driver *d)
+{
+    if (!d) return;
+    free(d->carry);
+    d->carry = NULL;
+}
+
+static bool run_app(qk_io_ep_driver *d, qk_time now)
+{
+    return d->app_fn ? d->app_fn(d->app, d->ep, now) : false;
+}
+
+static void on_datagrams(void *ctx, qk_datagram *dg, size_t n, qk_time now)
+{
+    qk_io_ep_driver *d = ctx;
+    for (size_t i = 0; i < n; i++) qk_endpoint_recv(d->ep, &dg[i], now);
+    d->stats.rx_datagrams += n;
+    run_app(d, now);
+}
+
+/* Produce one datagram into buf (capacity cap). Returns its length, 0 when
+ * the endpoint has nothing to send. */
+static size_t produce(qk_io_ep_driver *d, uint8_t *buf, size_t cap, qk_datagram *meta, qk_time now)
+{
+    memset(meta, 0, sizeof *meta);
+    meta->data = buf;
+    meta->len = cap;
+    if (qk_endpoint_send(d->ep, meta, 1, now) != 1) return 0;
+    d->stats.tx_datagrams++;
+    return meta->len;
+}
+
+/* Fill one loop entry with a batch. Returns false when nothing was produced. */
+static bool fill_entry(qk_io_ep_driver *d, qk_datagram *out, qk_time now)
+{
+    size_t cap = out->len, used = 0, seg = 0;
+    uint8_t *base = out->data;
+    qk_datagram m;
+    if (d->has_carry) {
+        memcpy(base, d->carry, d->carry_d.len);
+        m = d->carry_d;
+        d->has_carry = false;
+    } else if (!produce(d, base, cap < d->datagram_max_bytes ? cap : d->datagram_max_bytes, &m,
+                        now)) {
+        return false;
+    }
+    out->peer = m.peer;
+    out->local = m.local;
+    out->ecn = m.ecn;
+    seg = m.len;
+    used = m.len;
+    size_t segs = 1;
+    while (cap - used >= d->datagram_max_bytes && segs < 64) {
+        size_t len = produce(d, base + used, d->datagram_max_bytes, &m, now);
+        if (!len) break;
+        if (len > seg || m.ecn != out->ecn || !qk_addr_equal(&m.peer, &out->peer)) {
+            memcpy(d->carry, base + used, len);
+            d->carry_d = m;
+            d->carry_d.data = d->carry;
+            d->has_carry = true;
+            d->stats.tx_carried++;
+            break;
+        }
+        used += len;
+        segs++;
+        if (len < seg) break; /* the last segment may be shorter */
+    }
+    out->len = used;
+    out->segment_bytes = segs > 1 ? (uint16_t)seg : 0;
+    d->stats.tx_batches++;
+    return true;
+}
+
+static size_t poll_send(void *ctx, qk_datagram *out, size_t max, qk_time now)
+{
+    qk_io_ep_driver *d = ctx;
+    size_t n = 0;
+    bool retried = false;
+    run_app(d, now);
+    while (n < max) {
+        if (fill_entry(d, &out[n], now)) {
+            n++;
+            continue;
+        }
+        /* Sending may have raised events (e.g. a stream became writable). */
+        if (retried || !run_app(d, now)) break;
+        retried = true;
+    }
+    return n;
+}
+
+static qk_time next_timeout(void *ctx)
+{
+    qk_io_ep_driver *d = ctx;
+    /* A carried datagram goes out with the next poll_send (after EV_WRITE). */
+    return qk_endpoint_next_timeout(d->ep);
+}
+
+static void on_timeout(void *ctx, qk_time now)
+{
+    qk_io_ep_driver *d = ctx;
+    qk_endpoint_on_timeout(d->ep, now);
+    run_app(d, now);
+}
+
+const qk_io_driver_ops qk_io_ep_driver_ops = {
+    .on_datagrams = on_datagrams,
+    .poll_send = poll_send,
+    .next_timeout = next_timeout,
+    .on_timeout = on_timeout,
+};

@@ -1,0 +1,53 @@
+/* An endpoint <-> libev loop glue: a qk_io_driver_ops implementation that
+ * feeds received datagrams to a qk_endpoint, pulls its datagrams into UDP GSO
+ * batches, and lets the application drain events after every step.
+ * Reusable by any CLI command that runs one endpoint on one socket. */
+#ifndef QK_IO_DRIVER_H
+#define QK_IO_DRIVER_H
+
+#include <quack/io.h>
+#include <quack/quack.h>
+
+/**
+ * Called after the endpoint received datagrams, ran its timers, or before a
+ * send batch is built: the application drains qk_endpoint_poll_event() and
+ * queues stream data. Return true when it queued something new (the driver
+ * then tries to send again). No error codes.
+ */
+typedef bool (*qk_io_ep_app_fn)(void *app, qk_endpoint *ep, qk_time now);
+
+/** Counters of the glue. */
+typedef struct qk_io_ep_stats {
+    uint64_t rx_datagrams; /**< datagrams handed to qk_endpoint_recv */
+    uint64_t tx_datagrams; /**< datagrams produced by qk_endpoint_send */
+    uint64_t tx_batches;   /**< loop entries filled (a GSO batch counts once) */
+    uint64_t tx_carried;   /**< datagrams that did not fit a batch and opened the next */
+} qk_io_ep_stats;
+
+/** The glue state. Embed it; pass &qk_io_ep_driver_ops and the struct to qk_io_loop_new. */
+typedef struct qk_io_ep_driver {
+    qk_endpoint *ep;
+    size_t datagram_max_bytes; /**< capacity offered to qk_endpoint_send per datagram */
+    qk_io_ep_app_fn app_fn;    /**< may be NULL */
+    void *app;
+    uint8_t *carry; /**< one datagram that ended a batch (datagram_max_bytes) */
+    qk_datagram carry_d;
+    bool has_carry;
+    qk_io_ep_stats stats;
+} qk_io_ep_driver;
+
+/** The ops table to give qk_io_loop_new together with a qk_io_ep_driver. */
+extern const qk_io_driver_ops qk_io_ep_driver_ops;
+
+/**
+ * Initialise d for endpoint ep. datagram_max_bytes is the largest datagram
+ * the endpoint may produce (its max_udp_payload_bytes; 1200..65527).
+ * Returns 0, QK_ERR_INVALID_ARG or QK_ERR_NOMEM.
+ */
+int qk_io_ep_driver_init(qk_io_ep_driver *d, qk_endpoint *ep, size_t datagram_max_bytes,
+                         qk_io_ep_app_fn app_fn, void *app);
+
+/** Free what qk_io_ep_driver_init allocated (not the endpoint). */
+void qk_io_ep_driver_free(qk_io_ep_driver *d);
+
+#endif
