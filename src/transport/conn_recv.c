@@ -309,7 +309,11 @@ static int dispatch(qk_conn *c, const rx_ctx *rx, const qk_frame *f)
 
 static int process_frames(qk_conn *c, rx_ctx *rx, const uint8_t *p, size_t len)
 {
-    if (len == 0) return QK_ERR_PROTOCOL_VIOLATION; /* RFC 9000 §12.4: no frames */
+    if (len == 0) {
+        /* RFC 9000 §12.4: a packet containing no frames is a PROTOCOL_VIOLATION. */
+        qk_conn_error(c, QK_ERR_PROTOCOL_VIOLATION, 0, "packet without frames", rx->now);
+        return QK_ERR_PROTOCOL_VIOLATION;
+    }
     while (len > 0) {
         qk_frame f;
         int n = qk_frame_decode(p, len, &f);
