@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "wire/pn.h"
+#include "wire/varint.h"
 
 typedef struct rx_ctx {
     qk_pn_space space;
@@ -318,7 +319,10 @@ static int process_frames(qk_conn *c, rx_ctx *rx, const uint8_t *p, size_t len)
         qk_frame f;
         int n = qk_frame_decode(p, len, &f);
         if (n < 0) {
-            qk_conn_error(c, n, p[0], "malformed frame", rx->now);
+            /* RFC 9000 §19.19: name the frame type, a varint that may span bytes. */
+            uint64_t ft = p[0];
+            if (qk_varint_decode(p, len, &ft) < 0) ft = p[0];
+            qk_conn_error(c, n, ft, "malformed frame", rx->now);
             return n;
         }
         if (!qk_frame_allowed(f.type, rx->pkt_type)) {
