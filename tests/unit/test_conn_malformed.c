@@ -30,19 +30,19 @@ enum {
 
 typedef struct mcase {
     const char *name;
-    const char *hex;  /* frames, hex */
-    uint64_t code;    /* expected wire code */
-    uint64_t ftype;   /* expected frame type in CONNECTION_CLOSE, NO_FT to skip */
-    uint8_t set_bits; /* OR'ed into the unprotected first byte */
-    bool to_client;   /* inject server -> client instead */
+    const char *hex;                    /* frames, hex */
+    uint64_t code;                      /* expected wire code */
+    uint64_t ftype;                     /* expected frame type in CONNECTION_CLOSE, NO_FT to skip */
+    uint8_t set_bits;                   /* OR'ed into the unprotected first byte */
+    bool to_client;                     /* inject server -> client instead */
     uint64_t max_data, max_stream_data; /* receiver config overrides (0 = default) */
 } mcase;
 
 static bool established(qk_pair *p, void *ctx)
 {
     (void)ctx;
-    return p->cconn && p->sconn && qk_conn_established(p->cconn) &&
-           qk_conn_established(p->sconn) && p->cconn->handshake_confirmed && p->nq == 0;
+    return p->cconn && p->sconn && qk_conn_established(p->cconn) && qk_conn_established(p->sconn) &&
+           p->cconn->handshake_confirmed && p->nq == 0;
 }
 
 static void start_established(qk_pair *p, const mcase *mc)
@@ -87,10 +87,10 @@ static void expect_close(qk_pair *p, bool victim_is_server, uint64_t code, uint6
         if (!qk_pair_step(p)) break;
         steps++;
     }
-    const qk_event *vs = find_closed(victim_is_server ? p->sev : p->cev,
-                                     victim_is_server ? p->nsev : p->ncev);
-    const qk_event *os = find_closed(victim_is_server ? p->cev : p->sev,
-                                     victim_is_server ? p->ncev : p->nsev);
+    const qk_event *vs =
+        find_closed(victim_is_server ? p->sev : p->cev, victim_is_server ? p->nsev : p->ncev);
+    const qk_event *os =
+        find_closed(victim_is_server ? p->cev : p->sev, victim_is_server ? p->ncev : p->nsev);
     assert_non_null(vs);
     assert_int_equal(vs->error_code, code);
     assert_false(vs->remote);
@@ -117,10 +117,11 @@ static void run_case(void **state)
 }
 
 #define C(nm, hx, cd, ft, ...)                                                                     \
-    {.name = nm, .hex = hx, .code = cd, .ftype = ft, __VA_ARGS__}
+    {                                                                                              \
+        .name = nm, .hex = hx, .code = cd, .ftype = ft, __VA_ARGS__                                \
+    }
 
-#define NCID(seq, rpt)                                                                             \
-    "18 " seq " " rpt " 08 0102030405060708 00112233445566778899aabbccddeeff "
+#define NCID(seq, rpt) "18 " seq " " rpt " 08 0102030405060708 00112233445566778899aabbccddeeff "
 
 static const mcase cases[] = {
     /* ---- broken fields: FRAME_ENCODING_ERROR (RFC 9000 §12.4, §19) ---- */
@@ -136,8 +137,8 @@ static const mcase cases[] = {
     /* §19.15: length 0 or > 20 */
     C("new_cid_len_0", "18 01 00 00 00112233445566778899aabbccddeeff", FRAME_ENCODING_ERROR, 0x18),
     C("new_cid_len_21",
-     "18 01 00 15 000102030405060708090a0b0c0d0e0f1011121314 00112233445566778899aabbccddeeff",
-     FRAME_ENCODING_ERROR, 0x18),
+      "18 01 00 15 000102030405060708090a0b0c0d0e0f1011121314 00112233445566778899aabbccddeeff",
+      FRAME_ENCODING_ERROR, 0x18),
     /* §19.15: retire_prior_to > seq */
     C("new_cid_retire_gt_seq", NCID("01", "02"), FRAME_ENCODING_ERROR, 0x18),
     /* §19.11, §19.14: stream counts above 2^60 */
@@ -158,17 +159,17 @@ static const mcase cases[] = {
     C("new_token_empty", "07 00", FRAME_ENCODING_ERROR, 0x07, .to_client = true),
 
     /* ---- frames the peer may not send: PROTOCOL_VIOLATION ---- */
-    C("handshake_done_from_client", "1e", PROTOCOL_VIOLATION, 0x1e),        /* §19.20 */
-    C("new_token_from_client", "07 01 aa", PROTOCOL_VIOLATION, 0x07),       /* §19.7 */
+    C("handshake_done_from_client", "1e", PROTOCOL_VIOLATION, 0x1e),  /* §19.20 */
+    C("new_token_from_client", "07 01 aa", PROTOCOL_VIOLATION, 0x07), /* §19.7 */
     C("ack_frequency_not_negotiated", "40 af 00 01 40 64 00", PROTOCOL_VIOLATION, 0xaf),
-    C("immediate_ack_not_negotiated", "1f", PROTOCOL_VIOLATION, 0x1f),      /* ack-freq §5 */
-    C("datagram_not_negotiated", "31 01 41", PROTOCOL_VIOLATION, 0x31),     /* RFC 9221 §3 */
-    C("ack_unsent_pn", "02 67 10 00 00 00", PROTOCOL_VIOLATION, 0x02),      /* §13.1 */
-    C("empty_packet", "", PROTOCOL_VIOLATION, NO_FT),                       /* §12.4 */
+    C("immediate_ack_not_negotiated", "1f", PROTOCOL_VIOLATION, 0x1f),  /* ack-freq §5 */
+    C("datagram_not_negotiated", "31 01 41", PROTOCOL_VIOLATION, 0x31), /* RFC 9221 §3 */
+    C("ack_unsent_pn", "02 67 10 00 00 00", PROTOCOL_VIOLATION, 0x02),  /* §13.1 */
+    C("empty_packet", "", PROTOCOL_VIOLATION, NO_FT),                   /* §12.4 */
     C("padding_only_ok_then_bad", "00 00 00 1e", PROTOCOL_VIOLATION, 0x1e),
     C("reserved_bits_set", "01", PROTOCOL_VIOLATION, NO_FT, .set_bits = 0x18), /* §17.3.1 */
     C("reserved_bit_low", "01", PROTOCOL_VIOLATION, NO_FT, .set_bits = 0x08),
-    C("retire_unissued_cid", "19 40 63", PROTOCOL_VIOLATION, 0x19),         /* §19.16 */
+    C("retire_unissued_cid", "19 40 63", PROTOCOL_VIOLATION, 0x19), /* §19.16 */
 
     /* ---- stream state (RFC 9000 §3, §19.8, §19.4, §19.5, §19.10) ---- */
     C("stream_on_local_uni", "0a 03 01 41", STREAM_STATE_ERROR, 0x0a),
@@ -183,11 +184,11 @@ static const mcase cases[] = {
 
     /* ---- flow control (RFC 9000 §4.1) ---- */
     C("beyond_max_stream_data", "0e 00 43 e8 01 41", FLOW_CONTROL_ERROR, 0x0e,
-     .max_stream_data = 1000),
+      .max_stream_data = 1000),
     C("beyond_max_data", "0e 00 45 db 01 41 0a 04 01 41", FLOW_CONTROL_ERROR, 0x0a,
-     .max_data = 1500),
+      .max_data = 1500),
     C("reset_beyond_max_stream_data", "04 00 00 43 e9", FLOW_CONTROL_ERROR, 0x04,
-     .max_stream_data = 1000),
+      .max_stream_data = 1000),
 
     /* ---- final size (RFC 9000 §4.5) ---- */
     C("final_size_change", "0b 00 05 4141414141 0b 00 03 414141", FINAL_SIZE_ERROR, 0x0b),
@@ -197,10 +198,10 @@ static const mcase cases[] = {
 
     /* ---- connection IDs (RFC 9000 §5.1.1) ---- */
     C("new_cid_beyond_limit", NCID("01", "00") NCID("02", "00") NCID("03", "00") NCID("04", "00"),
-     CONNECTION_ID_LIMIT_ERROR, 0x18),
+      CONNECTION_ID_LIMIT_ERROR, 0x18),
     C("new_cid_same_seq_other_cid",
-     NCID("01", "00") "18 01 00 08 1111111111111111 00112233445566778899aabbccddeeff",
-     PROTOCOL_VIOLATION, 0x18),
+      NCID("01", "00") "18 01 00 08 1111111111111111 00112233445566778899aabbccddeeff",
+      PROTOCOL_VIOLATION, 0x18),
 };
 
 /* RFC 9000 §12.4 Table 3: STREAM is not allowed in Handshake packets. Drop
@@ -367,9 +368,8 @@ int main(void)
     enum { NC = sizeof cases / sizeof cases[0] };
     struct CMUnitTest tests[NC + 7];
     for (size_t i = 0; i < NC; i++) {
-        tests[i] = (struct CMUnitTest){.name = cases[i].name,
-                                       .test_func = run_case,
-                                       .initial_state = (void *)&cases[i]};
+        tests[i] = (struct CMUnitTest){
+            .name = cases[i].name, .test_func = run_case, .initial_state = (void *)&cases[i]};
     }
     tests[NC + 0] = (struct CMUnitTest)cmocka_unit_test(test_stream_in_handshake);
     tests[NC + 1] = (struct CMUnitTest)cmocka_unit_test(test_handshake_done_in_handshake);
