@@ -169,6 +169,8 @@ static const mcase cases[] = {
     C("padding_only_ok_then_bad", "00 00 00 1e", PROTOCOL_VIOLATION, 0x1e),
     C("reserved_bits_set", "01", PROTOCOL_VIOLATION, NO_FT, .set_bits = 0x18), /* §17.3.1 */
     C("reserved_bit_low", "01", PROTOCOL_VIOLATION, NO_FT, .set_bits = 0x08),
+    /* §19.16: retiring the CID the packet is addressed to (seq 0, the only one) */
+    C("retire_cid_in_use", "19 00", PROTOCOL_VIOLATION, 0x19),
     C("retire_unissued_cid", "19 40 63", PROTOCOL_VIOLATION, 0x19), /* §19.16 */
 
     /* ---- stream state (RFC 9000 §3, §19.8, §19.4, §19.5, §19.10) ---- */
