@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "wire/pn.h"
+#include "wire/varint.h"
 
 typedef struct rx_ctx {
     qk_pn_space space;
@@ -13,6 +14,8 @@ typedef struct rx_ctx {
     bool ack_eliciting;
     qk_time now;
     uint8_t ecn;
+    const uint8_t *dcid; /* the packet's Destination Connection ID */
+    size_t dcid_len;
 } rx_ctx;
 
 static void push_stream_event(qk_conn *c, qk_event_type type, uint64_t id, uint64_t code)
@@ -182,12 +185,15 @@ static int on_new_cid(qk_conn *c, const qk_frame_new_cid *f)
     return 0;
 }
 
-static int on_retire_cid(qk_conn *c, uint64_t seq)
+static int on_retire_cid(qk_conn *c, const rx_ctx *rx, uint64_t seq)
 {
     if (seq >= c->lcid_next_seq) return QK_ERR_PROTOCOL_VIOLATION; /* RFC 9000 §19.16 */
     for (size_t i = 0; i < QK_CONN_MAX_LOCAL_CIDS; i++) {
         qk_local_cid *l = &c->lcid[i];
         if (l->active && l->seq == seq) {
+            /* RFC 9000 §19.16: the CID this very packet was sent to must not be retired. */
+            if (l->cid.len == rx->dcid_len && !memcmp(l->cid.b, rx->dcid, rx->dcid_len))
+                return QK_ERR_PROTOCOL_VIOLATION;
             qk_endpoint_remove_cid(c->ep, &l->cid);
             l->active = false;
             l->send_pending = false;
@@ -307,7 +313,7 @@ static int dispatch(qk_conn *c, const rx_ctx *rx, const qk_frame *f)
         return qk_streams_on_streams_blocked(&c->streams, t == QK_FT_STREAMS_BLOCKED_UNI,
                                              f->u.max.max);
     case QK_FT_NEW_CONNECTION_ID: return on_new_cid(c, &f->u.new_cid);
-    case QK_FT_RETIRE_CONNECTION_ID: return on_retire_cid(c, f->u.retire_cid.seq);
+    case QK_FT_RETIRE_CONNECTION_ID: return on_retire_cid(c, rx, f->u.retire_cid.seq);
     case QK_FT_PATH_CHALLENGE:
         memcpy(c->path_response, f->u.path.data, 8);
         c->pend |= QK_PEND_PATH_RESPONSE;
@@ -333,12 +339,19 @@ static int dispatch(qk_conn *c, const rx_ctx *rx, const qk_frame *f)
 
 static int process_frames(qk_conn *c, rx_ctx *rx, const uint8_t *p, size_t len)
 {
-    if (len == 0) return QK_ERR_PROTOCOL_VIOLATION; /* RFC 9000 §12.4: no frames */
+    if (len == 0) {
+        /* RFC 9000 §12.4: a packet containing no frames is a PROTOCOL_VIOLATION. */
+        qk_conn_error(c, QK_ERR_PROTOCOL_VIOLATION, 0, "packet without frames", rx->now);
+        return QK_ERR_PROTOCOL_VIOLATION;
+    }
     while (len > 0) {
         qk_frame f;
         int n = qk_frame_decode(p, len, &f);
         if (n < 0) {
-            qk_conn_error(c, n, p[0], "malformed frame", rx->now);
+            /* RFC 9000 §19.19: name the frame type, a varint that may span bytes. */
+            uint64_t ft = p[0];
+            if (qk_varint_decode(p, len, &ft) < 0) ft = p[0];
+            qk_conn_error(c, n, ft, "malformed frame", rx->now);
             return n;
         }
         if (!qk_frame_allowed(f.type, rx->pkt_type)) {
@@ -419,7 +432,13 @@ static void process_packet(qk_conn *c, uint8_t *pkt, const qk_pkt_hdr *h, qk_dat
     /* RFC 9001 §4.9.1: the server discards Initial keys on its first Handshake packet. */
     if (c->is_server && space == QK_PN_SPACE_HANDSHAKE)
         qk_conn_discard_space(c, QK_PN_SPACE_INITIAL, now);
-    rx_ctx rx = {.space = space, .pkt_type = h->type, .pn = pn, .now = now, .ecn = d->ecn};
+    rx_ctx rx = {.space = space,
+                 .pkt_type = h->type,
+                 .pn = pn,
+                 .now = now,
+                 .ecn = d->ecn,
+                 .dcid = h->dcid,
+                 .dcid_len = h->dcid_len};
     qk_qlog_packet(c, false, h->type, pn, h->packet_len, pkt + off, (size_t)len, now);
     if (process_frames(c, &rx, pkt + off, (size_t)len) < 0) return;
     if (!c->sp[space].discarded)
