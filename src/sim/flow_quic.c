@@ -277,8 +277,7 @@ static void handle_event(qk_simq *q, simq_side *s, const qk_event *ev, qk_time n
         }
         if (ev->conn == s->conn) s->conn = NULL;
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -292,7 +291,8 @@ static void app_step(qk_simq *q, simq_side *s, qk_time now)
         if (!q->cfg.upload) client_requests(q, s);
     }
     if (is_sender(q, s)) {
-        while (q->first_unfinished < q->n && q->st[q->first_unfinished].fin_w) q->first_unfinished++;
+        while (q->first_unfinished < q->n && q->st[q->first_unfinished].fin_w)
+            q->first_unfinished++;
         for (uint32_t i = q->first_unfinished; i < q->n && s->conn; i++) {
             simq_stream *k = &q->st[i];
             bool ready = q->cfg.upload ? k->opened : k->req_read;
@@ -534,8 +534,8 @@ static void quic_summary(void *obj, qk_sim *sim, qk_sim_flow_summary *o)
     o->completion_ns = r->done ? r->completion_ns : QK_TIME_INFINITE;
     double loss = snd->pkts_sent ? 100.0 * (double)snd->pkts_lost / (double)snd->pkts_sent : 0;
     snprintf(o->extra, sizeof o->extra,
-             "loss=%.2f%% retx=%llu acks_sent=%llu acks_recv=%llu srtt_ms=%.1f cwnd=%llu%s",
-             loss, (unsigned long long)snd->pkts_lost, (unsigned long long)rcv->ack_frames_sent,
+             "loss=%.2f%% retx=%llu acks_sent=%llu acks_recv=%llu srtt_ms=%.1f cwnd=%llu%s", loss,
+             (unsigned long long)snd->pkts_lost, (unsigned long long)rcv->ack_frames_sent,
              (unsigned long long)snd->ack_frames_received, (double)snd->smoothed_rtt_ns / 1e6,
              (unsigned long long)snd->cwnd_bytes, r->mismatch ? " MISMATCH" : "");
 }

@@ -35,23 +35,23 @@ typedef struct qk_simq_cfg {
 
 /** Results so far. */
 typedef struct qk_simq_result {
-    bool connected;              /**< the client saw QK_EV_CONNECTED */
-    qk_time connected_ns;        /**< when (absolute) */
-    qk_time first_1rtt_ns;       /**< first short-header datagram the client sent (absolute) */
-    bool done;                   /**< every stream's FIN was read */
-    qk_time completion_ns;       /**< when (absolute), QK_TIME_INFINITE until done */
-    bool mismatch;               /**< a byte read differed from what was written */
-    uint64_t written_bytes;      /**< application bytes the sender wrote */
-    uint64_t read_bytes;         /**< application bytes the receiver read */
-    uint64_t hash_written;       /**< sum over streams of FNV-1a of each stream's bytes */
-    uint64_t hash_read;          /**< the same over what was read */
-    uint32_t streams_done;       /**< streams whose FIN was read */
-    uint64_t stream_limit_hits;  /**< qk_stream_open returned QK_ERR_STREAM_LIMIT */
-    uint64_t streams_available;  /**< QK_EV_STREAMS_AVAILABLE events at the client */
-    uint64_t max_open_streams;   /**< most client streams open at once (opened, not finished) */
-    bool client_closed, server_closed;     /**< QK_EV_CLOSED seen */
-    qk_event client_close, server_close;   /**< the CLOSED events */
-    qk_conn_stats client_stats, server_stats; /**< last known (kept after close) */
+    bool connected;             /**< the client saw QK_EV_CONNECTED */
+    qk_time connected_ns;       /**< when (absolute) */
+    qk_time first_1rtt_ns;      /**< first short-header datagram the client sent (absolute) */
+    bool done;                  /**< every stream's FIN was read */
+    qk_time completion_ns;      /**< when (absolute), QK_TIME_INFINITE until done */
+    bool mismatch;              /**< a byte read differed from what was written */
+    uint64_t written_bytes;     /**< application bytes the sender wrote */
+    uint64_t read_bytes;        /**< application bytes the receiver read */
+    uint64_t hash_written;      /**< sum over streams of FNV-1a of each stream's bytes */
+    uint64_t hash_read;         /**< the same over what was read */
+    uint32_t streams_done;      /**< streams whose FIN was read */
+    uint64_t stream_limit_hits; /**< qk_stream_open returned QK_ERR_STREAM_LIMIT */
+    uint64_t streams_available; /**< QK_EV_STREAMS_AVAILABLE events at the client */
+    uint64_t max_open_streams;  /**< most client streams open at once (opened, not finished) */
+    bool client_closed, server_closed;         /**< QK_EV_CLOSED seen */
+    qk_event client_close, server_close;       /**< the CLOSED events */
+    qk_conn_stats client_stats, server_stats;  /**< last known (kept after close) */
     uint64_t client_tx_bytes, server_tx_bytes; /**< UDP payload bytes handed to the sim */
     uint64_t client_rx_bytes, server_rx_bytes; /**< UDP payload bytes received */
     size_t client_max_dgram_bytes, server_max_dgram_bytes; /**< largest datagram sent */
