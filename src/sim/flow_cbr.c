@@ -1,4 +1,5 @@
 /* The "cbr" flow type: a CBR source on `from` and a sink on `to`. */
+#include "sim/flow_quic.h"
 #include "sim/sim_int.h"
 
 #include <stdlib.h>
@@ -104,4 +105,5 @@ void qk_sim_register_builtin(void)
     if (done) return;
     done = 1;
     qk_sim_flow_type_register("cbr", cbr_factory);
+    qk_sim_quic_register();
 }

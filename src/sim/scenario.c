@@ -309,7 +309,7 @@ static int build_flows(qk_sim_scenario *sc)
         int dst = to ? qk_sim_host_find(sc->sim, to->value) : -1;
         if (!fn)
             r = fail(sc, te,
-                     "unknown flow type '%s'; registered types: cbr (others when "
+                     "unknown flow type '%s'; registered types: cbr, quic (others when "
                      "registered)",
                      type);
         else if (!fe || !to)
