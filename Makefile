@@ -24,8 +24,9 @@ release: deps
 	  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g -DNDEBUG" >/dev/null
 	@cmake --build $(BUILD_RELEASE) -j $(JOBS)
 
-# The whole suite under ASan+UBSan through CTest.
-test: debug
+# The whole suite under ASan+UBSan through CTest (the gcc Release build must
+# also compile warning-free: it is what `make run` and the benchmarks use).
+test: debug release
 	cd $(BUILD_DEBUG) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)
 
 # The main demo.
