@@ -59,16 +59,15 @@ static void test_thousand_streams(void **s)
                 "%s: done=%d at %.3f s, %u streams, limit hits %llu, MAX_STREAMS raises %llu, "
                 "max open %llu\n",
                 up ? "upload" : "download", done, r->completion_ns / 1e9, r->streams_done,
-                (unsigned long long)r->stream_limit_hits,
-                (unsigned long long)r->streams_available,
+                (unsigned long long)r->stream_limit_hits, (unsigned long long)r->streams_available,
                 (unsigned long long)r->max_open_streams);
         assert_true(done);
         assert_int_equal(r->streams_done, 1000);
         assert_false(r->mismatch);
         assert_int_equal(r->read_bytes, 1000 * 10240);
         assert_int_equal(r->hash_read, r->hash_written);
-        assert_true(r->stream_limit_hits > 0);  /* the limit was hit ... */
-        assert_true(r->streams_available > 0);  /* ... and raised by MAX_STREAMS */
+        assert_true(r->stream_limit_hits > 0);   /* the limit was hit ... */
+        assert_true(r->streams_available > 0);   /* ... and raised by MAX_STREAMS */
         assert_true(r->max_open_streams <= 100); /* never more than the server allows */
         quic_env_free(&e);
     }
@@ -83,8 +82,8 @@ static void idle_tune(void *ctx, qk_config *cfg, bool server)
 
 typedef struct close_times {
     qk_time client_ns, server_ns;
-    int dgrams[2];      /* DATAGRAMs received: [0] by the client, [1] by the server */
-    uint64_t dhash[2];  /* sum of their contents' hashes */
+    int dgrams[2];     /* DATAGRAMs received: [0] by the client, [1] by the server */
+    uint64_t dhash[2]; /* sum of their contents' hashes */
 } close_times;
 
 static uint64_t hash_bytes(const uint8_t *p, size_t n)
@@ -112,8 +111,8 @@ static void test_idle_timeout(void **s)
     quic_env e;
     assert_int_equal(quic_env_init(&e, 3, &l, &l), 0);
     close_times t = {0};
-    qk_simq_cfg c = {.no_transfer = true, .keep_open = true, .tune = idle_tune,
-                     .on_event = on_ev, .ctx = &t};
+    qk_simq_cfg c = {
+        .no_transfer = true, .keep_open = true, .tune = idle_tune, .on_event = on_ev, .ctx = &t};
     qk_simq *q = quic_env_flow(&e, 4433, &c);
     qk_sim_run(e.sim, 10 * QK_NS_PER_S);
     const qk_simq_result *r = qk_simq_result_get(q);
@@ -218,7 +217,10 @@ static void test_amplification(void **s)
     const qk_sim_link_stats *fs = qk_sim_link_stats_get(e.sim, e.fwd);
     const qk_sim_link_stats *rs = qk_sim_link_stats_get(e.sim, e.ret);
     fprintf(stderr, "server received %llu bytes, sent %llu bytes in %llu datagrams\n",
-            (unsigned long long)fs->delivered_bytes, (unsigned long long)rs->arrived_pkts ? (unsigned long long)qk_simq_result_get(q)->server_tx_bytes : 0ull,
+            (unsigned long long)fs->delivered_bytes,
+            (unsigned long long)rs->arrived_pkts
+                ? (unsigned long long)qk_simq_result_get(q)->server_tx_bytes
+                : 0ull,
             (unsigned long long)rs->arrived_pkts);
     assert_int_equal(fs->delivered_pkts, 1);
     assert_true(fs->delivered_bytes >= 1200);
@@ -250,8 +252,10 @@ static bool j_string(jp *j)
             j->p++;
             return true;
         }
-        if (*j->p == '\\') j->p++;
-        else if ((unsigned char)*j->p < 0x20) return false;
+        if (*j->p == '\\')
+            j->p++;
+        else if ((unsigned char)*j->p < 0x20)
+            return false;
     }
     return false;
 }
@@ -378,7 +382,7 @@ static void test_qlog(void **s)
     qk_simq *q = quic_env_flow(&e, 4433, &c);
     assert_true(quic_env_run_done(&e, q, 30 * QK_NS_PER_S));
     qk_sim_run(e.sim, qk_sim_now(e.sim) + 2 * QK_NS_PER_S); /* closing and draining */
-    quic_env_free(&e);                                   /* files are closed */
+    quic_env_free(&e);                                      /* files are closed */
     DIR *d = opendir(dir);
     assert_non_null(d);
     struct dirent *de;
@@ -393,15 +397,19 @@ static void test_qlog(void **s)
         fprintf(stderr, "%s: %d records\n", de->d_name, n);
         assert_true(n > 20);
         assert_string_equal(names[0], "header");
-        /* client: sends an Initial first; server: receives one first */
-        int first = find(names, n, 1, server ? "transport:packet_received" : "transport:packet_sent");
-        assert_int_equal(first, 1);
+        /* our own parameters, then: client sends an Initial first; server receives one */
+        assert_string_equal(names[1], "transport:parameters_set");
+        int first =
+            find(names, n, 1, server ? "transport:packet_received" : "transport:packet_sent");
+        assert_int_equal(first, 2);
+        /* the peer's parameters arrive during the handshake, before it completes */
+        int peer = find(names, n, 2, "transport:parameters_set");
+        assert_true(peer > first);
         int hs = find(names, n, 1, "transport:connection_state_updated");
-        assert_true(hs > first);
+        assert_true(hs > peer);
         assert_true(find(names, n, 1, "recovery:metrics_updated") > 0);
         assert_true(find(names, n, hs, "transport:packet_received") > hs);
         assert_true(find(names, n, hs, "transport:packet_sent") > hs);
-        assert_true(find(names, n, 1, "transport:parameters_set") > 0);
         if (server) assert_true(find(names, n, 1, "recovery:packet_lost") > 0);
         assert_string_equal(names[n - 1], "transport:connection_closed");
         unlink(path);
