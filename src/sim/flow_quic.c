@@ -133,6 +133,10 @@ static void read_data(qk_simq *q, simq_side *s, simq_stream *k, qk_time now)
             k->fin_r = true;
             q->r.hash_read += k->hash_r;
             if (k->total != UINT64_MAX && k->read != k->total) q->r.mismatch = true;
+            /* RFC 9000 §3: the stream only ends (and its credit returns with
+             * MAX_STREAMS) once both halves are done: the upload's server ends
+             * its empty response. */
+            if (s->server && s->conn) qk_stream_write(s->conn, k->sid, NULL, 0, true);
             mark_done(q, s, now);
         }
         if (n == 0) break;
@@ -160,6 +164,18 @@ static void read_request(qk_simq *q, simq_side *s, simq_stream *k)
             if (k->req_len != SIMQ_REQ_BYTES || want != k->total) q->r.mismatch = true;
         }
         if (n == 0) break;
+    }
+}
+
+/* Client of an upload: the server's half carries nothing but its FIN. */
+static void drain_response(qk_simq *q, simq_side *s, simq_stream *k)
+{
+    for (;;) {
+        bool fin = false;
+        uint8_t buf[64];
+        long n = qk_stream_read(s->conn, k->sid, buf, sizeof buf, &fin);
+        if (n > 0) q->r.mismatch = true;
+        if (n <= 0 || fin) return;
     }
 }
 
@@ -260,8 +276,10 @@ static void handle_event(qk_simq *q, simq_side *s, const qk_event *ev, qk_time n
         if (!s->server && !s->conn) break;
         if (s->server && !s->conn) s->conn = ev->conn;
         if (q->cfg.no_transfer || !(k = stream_of(q, ev->stream_id))) break;
-        if (is_sender(q, s))
+        if (is_sender(q, s) && s->server)
             read_request(q, s, k);
+        else if (is_sender(q, s))
+            drain_response(q, s, k);
         else
             read_data(q, s, k, now);
         break;

@@ -199,7 +199,10 @@ qk_conn *qk_conn_new(qk_endpoint *ep, const qk_config *cfg, bool is_server, cons
     if (is_server && (rc = qk_endpoint_add_cid(ep, &c->odcid, c))) goto fail;
     c->idle_timeout_ns = cfg->idle_timeout_ns;
     qk_conn_touch_idle(c, now);
-    if (cfg->qlog_dir) qk_qlog_open(c, cfg->qlog_dir, now);
+    if (cfg->qlog_dir) {
+        qk_qlog_open(c, cfg->qlog_dir, now);
+        qk_qlog_params(c, true, &c->local_tp, now);
+    }
     if (!is_server && (rc = qk_conn_drive_tls(c, now)) < 0) goto fail;
     return c;
 fail:
@@ -256,6 +259,7 @@ static int apply_peer_tparams(qk_conn *c, qk_time now)
         }
     }
     c->have_peer_tp = true;
+    qk_qlog_params(c, false, tp, now);
     c->peer_ack_delay_exponent = tp->ack_delay_exponent;
     qk_flow_tx_on_max(&c->flow_tx, tp->initial_max_data);
     qk_streams_peer_params spp = {
@@ -422,7 +426,7 @@ static void sink_on_lost(void *ctx, qk_pn_space space, const qk_sent_packet *pkt
                          const qk_sent_frame *frames, size_t n)
 {
     qk_conn *c = ctx;
-    (void)pkt;
+    qk_qlog_lost(c, space, pkt->pn);
     for (size_t i = 0; i < n; i++) {
         const qk_sent_frame *f = &frames[i];
         qk_stream *s;

@@ -166,6 +166,7 @@ struct qk_conn {
     void *user;
     FILE *qlog;
     qk_time qlog_start;
+    qk_time qlog_last;    /* time of the last qlog record (for events without a clock) */
     struct qk_conn *next; /* endpoint list */
 };
 
@@ -209,6 +210,10 @@ void qk_qlog_packet(qk_conn *c, bool sent, qk_pkt_type type, uint64_t pn, size_t
                     const uint8_t *payload, size_t payload_len, qk_time now);
 void qk_qlog_metrics(qk_conn *c, qk_time now);
 void qk_qlog_event(qk_conn *c, const char *name, const char *data_json, qk_time now);
+/* transport:parameters_set for the local or the peer's transport parameters. */
+void qk_qlog_params(qk_conn *c, bool local, const qk_tparams *tp, qk_time now);
+/* recovery:packet_lost, stamped with the time of the last record. */
+void qk_qlog_lost(qk_conn *c, qk_pn_space space, uint64_t pn);
 
 static inline qk_pn_space qk_space_of_pkt(qk_pkt_type t)
 {

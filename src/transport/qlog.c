@@ -20,6 +20,7 @@ static const char *pkt_type_name(qk_pkt_type t)
 
 static double ms(qk_conn *c, qk_time now)
 {
+    c->qlog_last = now;
     return (double)(now - c->qlog_start) / 1e6;
 }
 
@@ -154,4 +155,40 @@ void qk_qlog_event(qk_conn *c, const char *name, const char *data_json, qk_time 
     if (!c->qlog) return;
     fprintf(c->qlog, "\x1e{\"time\":%.3f,\"name\":\"%s\",\"data\":%s}\n", ms(c, now), name,
             data_json);
+}
+
+void qk_qlog_params(qk_conn *c, bool local, const qk_tparams *tp, qk_time now)
+{
+    if (!c->qlog) return;
+    /* draft-ietf-quic-qlog-quic-events: transport:parameters_set */
+    fprintf(c->qlog,
+            "\x1e{\"time\":%.3f,\"name\":\"transport:parameters_set\",\"data\":{"
+            "\"owner\":\"%s\",\"max_idle_timeout\":%llu,\"max_udp_payload_size\":%llu,"
+            "\"initial_max_data\":%llu,\"initial_max_stream_data_bidi_local\":%llu,"
+            "\"initial_max_stream_data_bidi_remote\":%llu,"
+            "\"initial_max_stream_data_uni\":%llu,\"initial_max_streams_bidi\":%llu,"
+            "\"initial_max_streams_uni\":%llu,\"ack_delay_exponent\":%llu,"
+            "\"max_ack_delay\":%llu,\"active_connection_id_limit\":%llu,"
+            "\"max_datagram_frame_size\":%llu}}\n",
+            ms(c, now), local ? "local" : "remote", (unsigned long long)tp->max_idle_timeout_ms,
+            (unsigned long long)tp->max_udp_payload_size, (unsigned long long)tp->initial_max_data,
+            (unsigned long long)tp->initial_max_stream_data_bidi_local,
+            (unsigned long long)tp->initial_max_stream_data_bidi_remote,
+            (unsigned long long)tp->initial_max_stream_data_uni,
+            (unsigned long long)tp->initial_max_streams_bidi,
+            (unsigned long long)tp->initial_max_streams_uni,
+            (unsigned long long)tp->ack_delay_exponent, (unsigned long long)tp->max_ack_delay_ms,
+            (unsigned long long)tp->active_connection_id_limit,
+            (unsigned long long)tp->max_datagram_frame_size);
+}
+
+void qk_qlog_lost(qk_conn *c, qk_pn_space space, uint64_t pn)
+{
+    if (!c->qlog) return;
+    static const char *const names[] = {"initial", "handshake", "1RTT"};
+    fprintf(c->qlog,
+            "\x1e{\"time\":%.3f,\"name\":\"recovery:packet_lost\",\"data\":{\"header\":{"
+            "\"packet_type\":\"%s\",\"packet_number\":%llu}}}\n",
+            ms(c, c->qlog_last), (unsigned)space < 3 ? names[space] : "unknown",
+            (unsigned long long)pn);
 }

@@ -24,8 +24,7 @@ static qk_sim_link_cfg impaired(impair k)
 {
     qk_sim_link_cfg c = quic_env_link();
     switch (k) {
-    case CLEAN:
-        break;
+    case CLEAN: break;
     case LOSS1:
     case LOSS5:
     case LOSS20:
@@ -43,19 +42,13 @@ static qk_sim_link_cfg impaired(impair k)
         c.reorder_p = 0.05;
         c.reorder_delay_ns = 5 * QK_NS_PER_MS;
         break;
-    case DUP:
-        c.dup_p = 0.02;
-        break;
-    case CORRUPT:
-        c.corrupt_p = 0.01;
-        break;
+    case DUP: c.dup_p = 0.02; break;
+    case CORRUPT: c.corrupt_p = 0.01; break;
     case BLACKHOLE: /* 3 s of silence in both directions, mid-transfer */
         c.blackhole_start_ns = 400 * QK_NS_PER_MS;
         c.blackhole_end_ns = c.blackhole_start_ns + 3 * QK_NS_PER_S;
         break;
-    case MTU1280:
-        c.mtu_bytes = 1280;
-        break;
+    case MTU1280: c.mtu_bytes = 1280; break;
     }
     return c;
 }
@@ -65,8 +58,8 @@ static void run(impair k, bool upload)
     qk_sim_link_cfg l = impaired(k);
     quic_env e;
     assert_int_equal(quic_env_init(&e, 100 + (uint64_t)k * 2 + upload, &l, &l), 0);
-    qk_simq_cfg c = {.upload = upload, .size_bytes = SIZE, .cc = QK_CONFIG_CC_CUBIC,
-                     .window_bytes = 4u << 20};
+    qk_simq_cfg c = {
+        .upload = upload, .size_bytes = SIZE, .cc = QK_CONFIG_CC_CUBIC, .window_bytes = 4u << 20};
     qk_simq *q = quic_env_flow(&e, 4433, &c);
     assert_non_null(q);
     bool done = quic_env_run_done(&e, q, 300 * QK_NS_PER_S);
@@ -99,8 +92,8 @@ static void run(impair k, bool upload)
     }
     if (k == BLACKHOLE) {
         /* the blackhole really hit the transfer and the same connection survived it */
-        assert_true(fs->dropped_pkts[QK_SIM_DROP_BLACKHOLE] + rs->dropped_pkts[QK_SIM_DROP_BLACKHOLE] >
-                    0);
+        assert_true(
+            fs->dropped_pkts[QK_SIM_DROP_BLACKHOLE] + rs->dropped_pkts[QK_SIM_DROP_BLACKHOLE] > 0);
         assert_true(r->completion_ns > 3400 * QK_NS_PER_MS);
         assert_true(snd->pto_count > 0);
     }
@@ -136,9 +129,8 @@ CASE(mtu1280, MTU1280)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {BOTH(clean),   BOTH(loss1), BOTH(loss5),
-                                       BOTH(loss20),  BOTH(ge),    BOTH(reorder),
-                                       BOTH(dup),     BOTH(corrupt), BOTH(blackhole),
-                                       BOTH(mtu1280)};
+    const struct CMUnitTest tests[] = {BOTH(clean),     BOTH(loss1),   BOTH(loss5), BOTH(loss20),
+                                       BOTH(ge),        BOTH(reorder), BOTH(dup),   BOTH(corrupt),
+                                       BOTH(blackhole), BOTH(mtu1280)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
