@@ -35,7 +35,7 @@ run: release
 
 # Benchmarks print tables; figures go in docs/perf.md.
 bench: release
-	@./bench/run.sh $(BUILD_RELEASE)
+	@./bench/loopback.sh --size 256M --runs 3
 
 # Each fuzz target for FUZZ_SECONDS (e.g. make fuzz FUZZ_SECONDS=600).
 fuzz: debug

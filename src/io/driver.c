@@ -49,9 +49,10 @@ static void on_datagrams(void *ctx, qk_datagram *dg, size_t n, qk_time now)
  * the endpoint has nothing to send. */
 static size_t produce(qk_io_ep_driver *d, uint8_t *buf, size_t cap, qk_datagram *meta, qk_time now)
 {
-    memset(meta, 0, sizeof *meta);
+    /* qk_endpoint_send sets the addresses, ecn and segment_bytes. */
     meta->data = buf;
     meta->len = cap;
+    meta->segment_bytes = 0;
     if (qk_endpoint_send(d->ep, meta, 1, now) != 1) return 0;
     d->stats.tx_datagrams++;
     return meta->len;
