@@ -162,6 +162,24 @@ static const mcase cases[] = {
     /* §19.7: an empty NEW_TOKEN (server -> client) */
     C("new_token_empty", "07 00", FRAME_ENCODING_ERROR, 0x07, .to_client = true),
 
+    /* ---- a hostile server: the client closes with the same codes ---- */
+    C("client_max_streams_2_60", "12 d0 00 00 00 00 00 00 01", FRAME_ENCODING_ERROR, 0x12,
+      .to_client = true),
+    C("client_stream_on_unopened_local", "0a 00 01 41", STREAM_STATE_ERROR, 0x0a,
+      .to_client = true),
+    C("client_stream_beyond_max_streams", "0a 41 91 01 41", STREAM_LIMIT_ERROR, 0x0a,
+      .to_client = true),
+    C("client_beyond_max_stream_data", "0e 01 43 e8 01 41", FLOW_CONTROL_ERROR, 0x0e,
+      .to_client = true, .max_stream_data = 1000),
+    C("client_final_size_change", "0b 01 05 4141414141 0b 01 03 414141", FINAL_SIZE_ERROR, 0x0b,
+      .to_client = true),
+    C("client_ack_unsent_pn", "02 67 10 00 00 00", PROTOCOL_VIOLATION, 0x02, .to_client = true),
+    C("client_new_cid_beyond_limit",
+      NCID("01", "00") NCID("02", "00") NCID("03", "00") NCID("04", "00"),
+      CONNECTION_ID_LIMIT_ERROR, 0x18, .to_client = true),
+    C("client_empty_packet", "", PROTOCOL_VIOLATION, NO_FT, .to_client = true),
+    C("client_reserved_bits", "01", PROTOCOL_VIOLATION, NO_FT, .set_bits = 0x10, .to_client = true),
+
     /* ---- frames the peer may not send: PROTOCOL_VIOLATION ---- */
     C("handshake_done_from_client", "1e", PROTOCOL_VIOLATION, 0x1e),  /* §19.20 */
     C("new_token_from_client", "07 01 aa", PROTOCOL_VIOLATION, 0x07), /* §19.7 */
