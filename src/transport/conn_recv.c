@@ -414,7 +414,7 @@ static void process_packet(qk_conn *c, uint8_t *pkt, const qk_pkt_hdr *h, qk_dat
     qk_space *sp = &c->sp[space];
     if (sp->discarded || !sp->has_rx) return; /* keys gone or not yet: drop */
     uint64_t pn = 0;
-    size_t off = 0;
+    size_t off = 0; /* both set by unprotect() when it succeeds; gcc -O2 cannot tell */
     int len = unprotect(c, sp, pkt, h, &pn, &off);
     if (len == QK_ERR_PROTOCOL_VIOLATION) {
         qk_conn_error(c, len, 0, "reserved bits set", now);

@@ -36,6 +36,7 @@ typedef struct mcase {
     uint8_t set_bits;                   /* OR'ed into the unprotected first byte */
     bool to_client;                     /* inject server -> client instead */
     uint64_t max_data, max_stream_data; /* receiver config overrides (0 = default) */
+    uint64_t max_datagram;              /* receiver max_datagram_frame_size (0 = off) */
 } mcase;
 
 static bool established(qk_pair *p, void *ctx)
@@ -51,6 +52,7 @@ static void start_established(qk_pair *p, const mcase *mc)
     qk_config *rc = mc && mc->to_client ? &p->ccfg : &p->scfg;
     if (mc && mc->max_data) rc->initial_max_data_bytes = mc->max_data;
     if (mc && mc->max_stream_data) rc->initial_max_stream_data_bytes = mc->max_stream_data;
+    if (mc && mc->max_datagram) rc->max_datagram_frame_bytes = mc->max_datagram;
     assert_int_equal(qk_pair_start(p), 0);
     assert_true(qk_pair_run_until(p, established, NULL, p->now + 2 * QK_NS_PER_S));
 }
@@ -148,6 +150,8 @@ static const mcase cases[] = {
     /* §19.19: reason phrase longer than the packet */
     C("close_reason_past_packet", "1c 00 00 20 41", FRAME_ENCODING_ERROR, 0x1c),
     C("close_app_reason_past_packet", "1d 00 20 41", FRAME_ENCODING_ERROR, 0x1d),
+    /* a range count far beyond what the packet can hold must fail fast (§19.3) */
+    C("ack_huge_range_count", "02 05 00 bf ff ff ff 00", FRAME_ENCODING_ERROR, 0x02),
     C("crypto_truncated", "06 00 05 01", FRAME_ENCODING_ERROR, 0x06),
     C("reset_stream_truncated", "04 00 00", FRAME_ENCODING_ERROR, 0x04),
     C("path_challenge_truncated", "1a 01 02 03", FRAME_ENCODING_ERROR, 0x1a),
@@ -158,14 +162,34 @@ static const mcase cases[] = {
     /* §19.7: an empty NEW_TOKEN (server -> client) */
     C("new_token_empty", "07 00", FRAME_ENCODING_ERROR, 0x07, .to_client = true),
 
+    /* ---- a hostile server: the client closes with the same codes ---- */
+    C("client_max_streams_2_60", "12 d0 00 00 00 00 00 00 01", FRAME_ENCODING_ERROR, 0x12,
+      .to_client = true),
+    C("client_stream_on_unopened_local", "0a 00 01 41", STREAM_STATE_ERROR, 0x0a,
+      .to_client = true),
+    C("client_stream_beyond_max_streams", "0a 41 91 01 41", STREAM_LIMIT_ERROR, 0x0a,
+      .to_client = true),
+    C("client_beyond_max_stream_data", "0e 01 43 e8 01 41", FLOW_CONTROL_ERROR, 0x0e,
+      .to_client = true, .max_stream_data = 1000),
+    C("client_final_size_change", "0b 01 05 4141414141 0b 01 03 414141", FINAL_SIZE_ERROR, 0x0b,
+      .to_client = true),
+    C("client_ack_unsent_pn", "02 67 10 00 00 00", PROTOCOL_VIOLATION, 0x02, .to_client = true),
+    C("client_new_cid_beyond_limit",
+      NCID("01", "00") NCID("02", "00") NCID("03", "00") NCID("04", "00"),
+      CONNECTION_ID_LIMIT_ERROR, 0x18, .to_client = true),
+    C("client_empty_packet", "", PROTOCOL_VIOLATION, NO_FT, .to_client = true),
+    C("client_reserved_bits", "01", PROTOCOL_VIOLATION, NO_FT, .set_bits = 0x10, .to_client = true),
+
     /* ---- frames the peer may not send: PROTOCOL_VIOLATION ---- */
     C("handshake_done_from_client", "1e", PROTOCOL_VIOLATION, 0x1e),  /* §19.20 */
     C("new_token_from_client", "07 01 aa", PROTOCOL_VIOLATION, 0x07), /* §19.7 */
     C("ack_frequency_not_negotiated", "40 af 00 01 40 64 00", PROTOCOL_VIOLATION, 0xaf),
     C("immediate_ack_not_negotiated", "1f", PROTOCOL_VIOLATION, 0x1f),  /* ack-freq §5 */
     C("datagram_not_negotiated", "31 01 41", PROTOCOL_VIOLATION, 0x31), /* RFC 9221 §3 */
-    C("ack_unsent_pn", "02 67 10 00 00 00", PROTOCOL_VIOLATION, 0x02),  /* §13.1 */
-    C("empty_packet", "", PROTOCOL_VIOLATION, NO_FT),                   /* §12.4 */
+    /* RFC 9221 §3: larger than the max_datagram_frame_size we advertised (8) */
+    C("datagram_too_large", "31 08 4142434445464748", PROTOCOL_VIOLATION, 0x31, .max_datagram = 8),
+    C("ack_unsent_pn", "02 67 10 00 00 00", PROTOCOL_VIOLATION, 0x02), /* §13.1 */
+    C("empty_packet", "", PROTOCOL_VIOLATION, NO_FT),                  /* §12.4 */
     C("padding_only_ok_then_bad", "00 00 00 1e", PROTOCOL_VIOLATION, 0x1e),
     C("reserved_bits_set", "01", PROTOCOL_VIOLATION, NO_FT, .set_bits = 0x18), /* §17.3.1 */
     C("reserved_bit_low", "01", PROTOCOL_VIOLATION, NO_FT, .set_bits = 0x08),
@@ -179,6 +203,8 @@ static const mcase cases[] = {
     C("reset_on_local_uni", "04 03 00 00", STREAM_STATE_ERROR, 0x04),
     C("stop_sending_on_remote_uni", "05 02 00", STREAM_STATE_ERROR, 0x05),
     C("max_stream_data_on_remote_uni", "11 02 40 64", STREAM_STATE_ERROR, 0x11),
+    C("max_stream_data_on_unopened_local", "11 01 40 64", STREAM_STATE_ERROR, 0x11),
+    C("stop_sending_on_unopened_local", "05 01 00", STREAM_STATE_ERROR, 0x05),
     C("stream_data_blocked_on_local_uni", "15 03 00", STREAM_STATE_ERROR, 0x15),
     /* §4.6: stream 400 is the 101st client bidi stream; the limit is 100 */
     C("stream_beyond_max_streams", "0a 41 90 01 41", STREAM_LIMIT_ERROR, 0x0a),
@@ -191,6 +217,9 @@ static const mcase cases[] = {
       .max_data = 1500),
     C("reset_beyond_max_stream_data", "04 00 00 43 e9", FLOW_CONTROL_ERROR, 0x04,
       .max_stream_data = 1000),
+
+    /* RFC 9000 §7.5: CRYPTO data beyond what we buffer */
+    C("crypto_beyond_buffer", "06 80 04 00 00 01 41", 0xd, 0x06),
 
     /* ---- final size (RFC 9000 §4.5) ---- */
     C("final_size_change", "0b 00 05 4141414141 0b 00 03 414141", FINAL_SIZE_ERROR, 0x0b),
@@ -372,10 +401,85 @@ static void test_garbage_while_closing(void **state)
     qk_pair_free(&p);
 }
 
+/* Post-handshake CRYPTO data that is not a valid TLS message: the TLS stack
+ * rejects it and we close with a CRYPTO_ERROR (RFC 9001 §4.8: 0x0100 + alert)
+ * or PROTOCOL_VIOLATION, never crash. */
+static void test_crypto_garbage_1rtt(void **state)
+{
+    (void)state;
+    qk_pair p;
+    start_established(&p, NULL);
+    uint8_t f[] = {0x06, 0x00, 0x08, 0x01, 0x00, 0x00, 0x04, 0x03, 0x03, 0x00, 0x00};
+    assert_int_equal(qk_pair_inject(&p, true, QK_PKT_1RTT, f, sizeof f, 0), 0);
+    if (getenv("QK_DEBUG_CRYPTO"))
+        fprintf(stderr, "state %d code 0x%llx reason '%s'\n", (int)p.sconn->state,
+                (unsigned long long)p.sconn->close_code, p.sconn->close_reason);
+    uint64_t code = p.sconn->close_code;
+    assert_true((code >= 0x100 && code <= 0x1ff) || code == PROTOCOL_VIOLATION);
+    expect_close(&p, true, code, 0x06);
+    qk_pair_free(&p);
+}
+
+/* A well-formed CONNECTION_CLOSE from the peer: draining, remote close, its code. */
+static void test_peer_close_is_reported(void **state)
+{
+    (void)state;
+    qk_pair p;
+    start_established(&p, NULL);
+    uint8_t f[] = {0x1c, 0x0a, 0x00, 0x03, 'b', 'a', 'd'};
+    assert_int_equal(qk_pair_inject(&p, true, QK_PKT_1RTT, f, sizeof f, 0), 0);
+    assert_int_equal(p.sconn->state, QK_CONN_DRAINING);
+    size_t steps = 0;
+    while (!find_closed(p.sev, p.nsev) && steps++ < 1000)
+        if (!qk_pair_step(&p)) break;
+    const qk_event *ev = find_closed(p.sev, p.nsev);
+    assert_non_null(ev);
+    assert_true(ev->remote);
+    assert_int_equal(ev->error_code, PROTOCOL_VIOLATION);
+    assert_string_equal(ev->reason, "bad");
+    qk_pair_free(&p);
+}
+
+/* A peer fragmenting a stream into many one-byte islands (every other
+ * offset) must not make us track unbounded gaps (recvbuf max_ranges). */
+static void test_stream_gap_bomb(void **state)
+{
+    (void)state;
+    qk_pair p;
+    start_established(&p, NULL);
+    qk_conn *s = p.sconn;
+    unsigned i;
+    for (i = 0; i < 3000 && s->state == QK_CONN_ESTABLISHED; i += 40) {
+        uint8_t f[1100];
+        size_t n = 0;
+        for (unsigned j = i; j < i + 40; j++) {
+            uint32_t off = 2 * j + 1;
+            f[n++] = 0x0e; /* STREAM, OFF, LEN */
+            f[n++] = 0x00;
+            f[n++] = (uint8_t)(0x80 | off >> 24); /* 4-byte varint */
+            f[n++] = (uint8_t)(off >> 16);
+            f[n++] = (uint8_t)(off >> 8);
+            f[n++] = (uint8_t)off;
+            f[n++] = 0x01;
+            f[n++] = 0x41;
+        }
+        assert_int_equal(qk_pair_inject(&p, true, QK_PKT_1RTT, f, n, 0), 0);
+    }
+    if (getenv("QK_DEBUG_GAPS"))
+        fprintf(stderr, "gaps: %u islands, state %d code 0x%llx '%s'\n", i, (int)s->state,
+                (unsigned long long)s->close_code, s->close_reason);
+    /* RFC 9000 §21.9 leaves the response to the implementation: we close once
+     * the gap bound (QK_RECVBUF_DEFAULT_MAX_RANGES) is hit, with INTERNAL_ERROR. */
+    assert_int_equal(s->state, QK_CONN_CLOSING);
+    assert_int_equal(s->close_code, 0x1);
+    assert_true(i >= QK_RECVBUF_DEFAULT_MAX_RANGES && i <= QK_RECVBUF_DEFAULT_MAX_RANGES + 40);
+    qk_pair_free(&p);
+}
+
 int main(void)
 {
     enum { NC = sizeof cases / sizeof cases[0] };
-    struct CMUnitTest tests[NC + 7];
+    struct CMUnitTest tests[NC + 10];
     for (size_t i = 0; i < NC; i++) {
         tests[i] = (struct CMUnitTest){
             .name = cases[i].name, .test_func = run_case, .initial_state = (void *)&cases[i]};
@@ -387,5 +491,8 @@ int main(void)
     tests[NC + 4] = (struct CMUnitTest)cmocka_unit_test(test_new_token_in_initial);
     tests[NC + 5] = (struct CMUnitTest)cmocka_unit_test(test_new_cid_flood);
     tests[NC + 6] = (struct CMUnitTest)cmocka_unit_test(test_garbage_while_closing);
-    return _cmocka_run_group_tests("conn_malformed", tests, NC + 7, NULL, NULL);
+    tests[NC + 7] = (struct CMUnitTest)cmocka_unit_test(test_crypto_garbage_1rtt);
+    tests[NC + 8] = (struct CMUnitTest)cmocka_unit_test(test_peer_close_is_reported);
+    tests[NC + 9] = (struct CMUnitTest)cmocka_unit_test(test_stream_gap_bomb);
+    return _cmocka_run_group_tests("conn_malformed", tests, NC + 10, NULL, NULL);
 }
