@@ -44,8 +44,13 @@ typedef struct qk_config {
     bool no_protection;      /**< null cipher: both sides must set it (benchmarks) */
 
     qk_cc_kind cc;
-    bool ecn;                     /**< mark ECT(0) and validate ECN (RFC 9000 §13.4) */
-    size_t max_udp_payload_bytes; /**< largest datagram we send (1200 until PMTUD) */
+    bool ecn;                       /**< mark ECT(0) and validate ECN (RFC 9000 §13.4) */
+    size_t max_udp_payload_bytes;   /**< largest datagram we send; with pmtud the upper bound
+                                         of the search, which starts at 1200 */
+    bool pmtud;                     /**< DPLPMTUD (RFC 8899, RFC 9000 §14.3), default on */
+    uint64_t key_update_after_pkts; /**< initiate a 1-RTT key update after this many packets
+                                         (0 = only at the AEAD limits, RFC 9001 §6.6) */
+    bool disable_active_migration;  /**< advertise disable_active_migration (RFC 9000 §18.2) */
 
     /* Flow control (RFC 9000 §4). */
     uint64_t initial_max_data_bytes;
@@ -122,6 +127,12 @@ typedef struct qk_conn_stats {
     uint64_t conn_rx_window_bytes;       /**< current connection receive window */
     uint64_t max_stream_rx_window_bytes; /**< largest stream receive window */
     uint64_t peak_rx_buffered_bytes;     /**< most bytes received but not yet read */
+    uint64_t key_updates;                /**< 1-RTT key updates, both initiators (RFC 9001 §6) */
+    uint64_t key_updates_initiated;      /**< of which we initiated */
+    uint64_t path_challenges_sent, path_validations; /**< RFC 9000 §8.2 */
+    uint64_t migrations; /**< peer address changes / our migrations (§9) */
+    uint64_t pmtu_bytes; /**< current datagram size (DPLPMTUD) */
+    uint64_t pmtu_probes_sent, pmtu_probes_lost, pmtu_black_holes;
 } qk_conn_stats;
 
 /**
@@ -205,6 +216,13 @@ int qk_stream_set_priority(qk_conn *c, uint64_t stream_id, uint8_t urgency, bool
  * max_datagram_frame_size or one packet), QK_ERR_LIMIT (queue full).
  */
 int qk_datagram_send(qk_conn *c, const uint8_t *data, size_t len, uint8_t urgency);
+
+/**
+ * Initiate a 1-RTT key update now (RFC 9001 §6.1). Returns 0, QK_ERR_STATE
+ * (handshake not confirmed, connection closing, or our previous update not
+ * yet acknowledged by the peer) or QK_ERR_INVALID_ARG.
+ */
+int qk_conn_key_update(qk_conn *c, qk_time now);
 
 /** Close with an application error code and reason. Returns 0 or QK_ERR_CLOSED. */
 int qk_conn_close(qk_conn *c, uint64_t app_error, const char *reason);

@@ -13,6 +13,10 @@ typedef struct qk_simq qk_simq;
 /** Observer of every event either endpoint produces (tests). May be NULL. */
 typedef void (*qk_simq_event_fn)(void *ctx, qk_simq *q, bool server, const qk_event *ev,
                                  qk_time now);
+/** Observer of every datagram either endpoint hands to the simulator (tests). May be NULL;
+ * when set, datagrams are pulled one at a time so the hook can act between them. */
+typedef void (*qk_simq_send_fn)(void *ctx, qk_simq *q, bool server, const qk_datagram *d,
+                                qk_time now);
 /** Adjust an endpoint's configuration before it is created (tests). May be NULL. */
 typedef void (*qk_simq_tune_fn)(void *ctx, qk_config *cfg, bool server);
 
@@ -30,7 +34,8 @@ typedef struct qk_simq_cfg {
     const char *qlog_dir;  /**< qlog directory for both endpoints, or NULL */
     qk_simq_event_fn on_event;
     qk_simq_tune_fn tune;
-    void *ctx; /**< for on_event and tune */
+    qk_simq_send_fn on_send;
+    void *ctx; /**< for on_event, tune and on_send */
 } qk_simq_cfg;
 
 /** Results so far. */

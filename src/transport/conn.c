@@ -158,6 +158,7 @@ qk_conn *qk_conn_new(qk_endpoint *ep, const qk_config *cfg, bool is_server, cons
     c->max_udp_bytes = cfg->max_udp_payload_bytes;
     c->idle_deadline = c->close_deadline = QK_TIME_INFINITE;
     c->pacing_wait = 0;
+    qk_ku_init(&c->ku);
 
     random_cid(c, &c->lcid[0].cid, cfg->cid_bytes);
     c->lcid[0].active = true;
@@ -225,6 +226,7 @@ void qk_conn_del(qk_conn *c)
         qk_pkt_keys_free(&c->sp[s].rx);
         qk_pkt_keys_free(&c->sp[s].tx);
     }
+    qk_ku_free(&c->ku);
     qk_recovery_free(&c->rec);
     qk_streams_free(&c->streams);
     qk_flow_rx_free(&c->flow_rx);
@@ -321,6 +323,9 @@ static int install_secret(qk_conn *c, qk_crypto_level level, int is_write, qk_cr
         c->sp[s].has_tx = true;
     else
         c->sp[s].has_rx = true;
+    /* RFC 9001 §6: 1-RTT secrets are kept for key updates. */
+    if (s == QK_PN_SPACE_APP && (rc = qk_ku_set_secret(&c->ku, is_write, k, secret, len)))
+        return rc;
     if (s == QK_PN_SPACE_HANDSHAKE && !c->is_server)
         qk_recovery_set_have_handshake_keys(&c->rec, true, 0);
     return 0;
@@ -685,6 +690,46 @@ int qk_datagram_send(qk_conn *c, const uint8_t *data, size_t len, uint8_t urgenc
     memcpy(copy, data, len);
     c->dgq[(c->dgq_head + c->dgq_count++) % c->dgq_cap] = (qk_dgram_out){copy, len};
     return 0;
+}
+
+/* ---- key update (RFC 9001 §6) ---- */
+
+int qk_conn_key_update_now(qk_conn *c, bool force, qk_time now)
+{
+    qk_space *sp = &c->sp[QK_PN_SPACE_APP];
+    /* RFC 9001 §6.1: not before the handshake is confirmed, and not again
+     * before a packet of the current phase was acknowledged. */
+    if (c->state != QK_CONN_ESTABLISHED || !c->handshake_confirmed || !sp->has_tx || !sp->has_rx)
+        return QK_ERR_STATE;
+    if (!force && !qk_ku_can_initiate(&c->ku)) return QK_ERR_STATE;
+    int rc = qk_ku_switch(&c->ku, &sp->rx, &sp->tx, &c->key_phase, sp->next_pn, now);
+    if (rc) return rc;
+    c->ku.initiated++;
+    c->ku.tx_since_own = 0;
+    c->stats.key_updates++;
+    c->stats.key_updates_initiated++;
+    qk_qlog_event(c, "security:key_updated", "{\"trigger\":\"local_update\"}", now);
+    return 0;
+}
+
+void qk_conn_key_update_check(qk_conn *c, qk_time now)
+{
+    qk_space *sp = &c->sp[QK_PN_SPACE_APP];
+    if (c->state != QK_CONN_ESTABLISHED || !c->handshake_confirmed || !sp->has_tx) return;
+    qk_crypto_suite suite = sp->tx.suite;
+    /* RFC 9001 §6.6: never exceed the confidentiality limit; close instead. */
+    if (c->ku.tx_pkts >= qk_ku_confidentiality_limit(suite)) {
+        qk_conn_error(c, QK_ERR_AEAD_LIMIT, 0, "AEAD confidentiality limit reached", now);
+        return;
+    }
+    if (qk_ku_want_update(&c->ku, suite, c->cfg->key_update_after_pkts, qk_conn_pto_ns(c), now))
+        qk_conn_key_update_now(c, false, now);
+}
+
+int qk_conn_key_update(qk_conn *c, qk_time now)
+{
+    if (!c) return QK_ERR_INVALID_ARG;
+    return qk_conn_key_update_now(c, false, now);
 }
 
 /* ---- misc API ---- */

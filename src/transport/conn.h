@@ -12,6 +12,7 @@
 #include "transport/ackfreq.h"
 #include "transport/cc/cc.h"
 #include "transport/flow.h"
+#include "transport/keyupdate.h"
 #include "transport/pacer.h"
 #include "transport/recovery.h"
 #include "transport/rtt.h"
@@ -107,7 +108,8 @@ struct qk_conn {
     /* TLS and packet protection. */
     qk_tls *tls;
     qk_space sp[QK_PN_SPACE_COUNT];
-    bool key_phase;
+    bool key_phase;  /* current 1-RTT key phase, both directions (RFC 9001 §6) */
+    qk_keyupdate ku; /* next/previous 1-RTT keys, update rules (keyupdate.c) */
 
     /* Recovery and congestion control. */
     qk_rtt rtt;
@@ -186,6 +188,11 @@ void qk_conn_touch_idle(qk_conn *c, qk_time now);
 void qk_conn_enter_closed(qk_conn *c, qk_time now);
 void qk_conn_schedule_stream(qk_conn *c, qk_stream *s);
 qk_time qk_conn_pto_ns(const qk_conn *c);
+/* Key update (RFC 9001 §6): initiate one now; force skips the "previous update
+ * acknowledged" rule (tests of a misbehaving peer). Returns 0 or QK_ERR_STATE. */
+int qk_conn_key_update_now(qk_conn *c, bool force, qk_time now);
+/* Before sending: update keys when due (config, AEAD limits, RFC 9001 §6.6). */
+void qk_conn_key_update_check(qk_conn *c, qk_time now);
 
 /* ---- conn_recv.c ---- */
 /* Process one datagram addressed to this connection. The buffer is modified. */

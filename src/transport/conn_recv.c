@@ -58,7 +58,8 @@ static int on_ack(qk_conn *c, const rx_ctx *rx, const qk_frame_ack *a)
                           .ce = a->ce};
     c->stats.ack_frames_received++;
     int rc = qk_recovery_on_ack_received(&c->rec, rx->space, &ar, rx->now);
-    if (rc) return rc;
+    if (rc < 0) return rc;
+    if (rx->space == QK_PN_SPACE_APP && n) qk_ku_on_acked(&c->ku, ranges[0].largest, rx->now);
     /* RFC 9001 §4.9.1-ish: a client whose Handshake packet was acked knows the
      * server validated its address. */
     if (!c->is_server && rx->space == QK_PN_SPACE_HANDSHAKE)
@@ -372,9 +373,10 @@ static int process_frames(qk_conn *c, rx_ctx *rx, const uint8_t *p, size_t len)
     return 0;
 }
 
-/* Remove protection in place. Returns the payload length, or negative to drop. */
+/* Remove protection in place. Returns the payload length, or negative to drop.
+ * *which tells which 1-RTT keys opened it (RFC 9001 §6.5). */
 static int unprotect(qk_conn *c, qk_space *sp, uint8_t *pkt, const qk_pkt_hdr *h, uint64_t *pn,
-                     size_t *payload_off)
+                     size_t *payload_off, qk_ku_keys *which, qk_time now)
 {
     size_t pn_len;
     int rc = qk_hp_unprotect(&sp->rx, pkt, h->packet_len, h->pn_offset, &pn_len);
@@ -385,12 +387,24 @@ static int unprotect(qk_conn *c, qk_space *sp, uint8_t *pkt, const qk_pkt_hdr *h
     size_t hdr_len = h->pn_offset + pn_len;
     size_t end = h->is_long ? h->pn_offset + h->length : h->packet_len;
     if (end < hdr_len + QK_AEAD_TAG_BYTES) return QK_ERR_TRUNCATED;
-    rc = qk_pkt_open(&sp->rx, *pn, pkt, hdr_len, pkt + hdr_len, end - hdr_len);
-    if (rc < 0) return rc;
+    qk_pkt_keys *k = &sp->rx;
+    *which = QK_KU_CURRENT;
+    if (!h->is_long) {
+        /* RFC 9001 §6.3: the Key Phase bit picks current, previous or next keys. */
+        k = qk_ku_rx_select(&c->ku, &sp->rx, c->key_phase, qk_pkt_key_phase(pkt[0]), *pn, which,
+                            now);
+        if (!k) return QK_ERR_DECRYPT;
+    }
+    rc = qk_pkt_open(k, *pn, pkt, hdr_len, pkt + hdr_len, end - hdr_len);
+    if (rc < 0) {
+        /* RFC 9001 §6.6: count forgeries against the integrity limit. */
+        if (!h->is_long && ++c->ku.rx_failures >= qk_ku_integrity_limit(sp->rx.suite))
+            qk_conn_error(c, QK_ERR_AEAD_LIMIT, 0, "AEAD integrity limit reached", now);
+        return rc;
+    }
     /* RFC 9000 §17.2: reserved bits checked after successful decryption. */
     if (qk_pkt_check_reserved(pkt[0])) return QK_ERR_PROTOCOL_VIOLATION;
     *payload_off = hdr_len;
-    (void)c;
     return rc;
 }
 
@@ -415,7 +429,8 @@ static void process_packet(qk_conn *c, uint8_t *pkt, const qk_pkt_hdr *h, qk_dat
     if (sp->discarded || !sp->has_rx) return; /* keys gone or not yet: drop */
     uint64_t pn = 0;
     size_t off = 0; /* both set by unprotect() when it succeeds; gcc -O2 cannot tell */
-    int len = unprotect(c, sp, pkt, h, &pn, &off);
+    qk_ku_keys which = QK_KU_CURRENT;
+    int len = unprotect(c, sp, pkt, h, &pn, &off, &which, now);
     if (len == QK_ERR_PROTOCOL_VIOLATION) {
         qk_conn_error(c, len, 0, "reserved bits set", now);
         return;
@@ -423,6 +438,20 @@ static void process_packet(qk_conn *c, uint8_t *pkt, const qk_pkt_hdr *h, qk_dat
     if (len < 0) return; /* undecryptable: drop silently (RFC 9001 §9.3) */
     if (!client_first_server_packet(c, h)) return;
     if (qk_rangeset_contains(&sp->ack.received, pn) || pn < sp->ack.floor_pn) return; /* dup */
+    if (!h->is_long) {
+        /* RFC 9001 §6.2: answer a peer's key update before acknowledging it. */
+        int rc = qk_ku_on_opened(&c->ku, which, pn, &sp->rx, &sp->tx, &c->key_phase, sp->next_pn,
+                                 qk_conn_pto_ns(c), now);
+        if (rc) {
+            qk_conn_error(c, rc, 0, rc == QK_ERR_KEY_UPDATE ? "consecutive key updates" : NULL,
+                          now);
+            return;
+        }
+        if (which == QK_KU_NEXT) {
+            c->stats.key_updates++;
+            qk_qlog_event(c, "security:key_updated", "{\"trigger\":\"remote_update\"}", now);
+        }
+    }
     c->stats.pkts_received++;
     /* RFC 9000 §8.1: a Handshake packet from the client validates its address. */
     if (c->is_server && space == QK_PN_SPACE_HANDSHAKE && !c->address_validated) {

@@ -121,6 +121,7 @@ static void write_ack(tx_ctx *t, tx_pkt *p)
     p->end += (size_t)n;
     p->has_ack = true;
     qk_ack_on_ack_sent(a, t->now);
+    if (p->space == QK_PN_SPACE_APP) qk_ku_on_ack_sent(&c->ku, ai.largest);
     c->stats.ack_frames_sent++;
     record(p, &(qk_sent_frame){.kind = QK_SF_ACK, .extra = ai.largest});
 }
@@ -490,6 +491,10 @@ static void commit_packet(tx_ctx *t, tx_pkt *p)
                          .in_flight = p->in_flight || p->ack_eliciting,
                          .app_limited = qk_sched_empty(&c->sched)};
     c->sp[p->space].next_pn++;
+    if (p->space == QK_PN_SPACE_APP) {
+        c->ku.tx_pkts++; /* RFC 9001 §6.6 */
+        c->ku.tx_since_own++;
+    }
     qk_recovery_on_packet_sent(&c->rec, p->space, &sp, p->frames, p->n_frames, t->now);
     if (sp.in_flight) qk_pacer_on_sent(&c->pacer, sp.size_bytes, t->now);
     if (p->ack_eliciting) c->last_ack_eliciting_sent = t->now;
@@ -544,6 +549,7 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
     }
     if (!c->is_server && c->sent_handshake && !c->sp[QK_PN_SPACE_INITIAL].discarded)
         qk_conn_discard_space(c, QK_PN_SPACE_INITIAL, now);
+    qk_conn_key_update_check(c, now);
 
     tx_ctx t = {.c = c, .buf = buf, .cap = cap, .now = now};
     uint64_t inflight = qk_recovery_bytes_in_flight(&c->rec);
