@@ -522,6 +522,11 @@ qk_conn *qk_simq_server_conn(qk_simq *q)
     return q->srv.conn;
 }
 
+int qk_simq_node(const qk_simq *q, bool server)
+{
+    return server ? q->srv.node : q->cli.node;
+}
+
 void qk_simq_kick(qk_simq *q)
 {
     qk_time now = qk_sim_now(q->sim);

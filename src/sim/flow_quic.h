@@ -83,6 +83,9 @@ const qk_simq_result *qk_simq_result_get(qk_simq *q);
 qk_conn *qk_simq_client_conn(qk_simq *q);
 qk_conn *qk_simq_server_conn(qk_simq *q);
 
+/** The simulator node id of the client or the server (for qk_sim_node_rebind / _alias). */
+int qk_simq_node(const qk_simq *q, bool server);
+
 /** After poking a connection from outside (write, close, datagram): flush both endpoints'
  * datagrams into the simulator and re-read their timeouts. */
 void qk_simq_kick(qk_simq *q);

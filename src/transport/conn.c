@@ -155,7 +155,10 @@ qk_conn *qk_conn_new(qk_endpoint *ep, const qk_config *cfg, bool is_server, cons
     c->version = QK_VERSION_1;
     if (local) c->local = *local;
     c->peer = *peer;
-    c->max_udp_bytes = cfg->max_udp_payload_bytes;
+    /* RFC 9000 §14.3: with DPLPMTUD start at the 1200-byte base and search up. */
+    qk_pmtud_init(&c->pmtud, cfg->pmtud, (uint32_t)cfg->max_udp_payload_bytes);
+    c->max_udp_bytes = c->pmtud.enabled ? QK_PMTUD_BASE_BYTES : cfg->max_udp_payload_bytes;
+    c->stats.pmtu_bytes = c->max_udp_bytes;
     c->idle_deadline = c->close_deadline = QK_TIME_INFINITE;
     c->pacing_wait = 0;
     qk_ku_init(&c->ku);
@@ -281,6 +284,9 @@ static int apply_peer_tparams(qk_conn *c, qk_time now)
     if (peer_idle && (!c->idle_timeout_ns || peer_idle < c->idle_timeout_ns))
         c->idle_timeout_ns = peer_idle;
     if (tp->max_udp_payload_size < c->max_udp_bytes) c->max_udp_bytes = tp->max_udp_payload_size;
+    qk_pmtud_set_max(
+        &c->pmtud,
+        (uint32_t)(tp->max_udp_payload_size < UINT32_MAX ? tp->max_udp_payload_size : UINT32_MAX));
     /* Streams the application opened before the handshake may now send. */
     for (qk_stream *s = qk_streams_next(&c->streams, NULL); s; s = qk_streams_next(&c->streams, s))
         qk_conn_schedule_stream(c, s);
@@ -381,7 +387,16 @@ static void sink_on_acked(void *ctx, qk_pn_space space, const qk_sent_packet *pk
                           const qk_sent_frame *frames, size_t n)
 {
     qk_conn *c = ctx;
-    (void)pkt;
+    if (space == QK_PN_SPACE_APP) {
+        if (pkt->is_pmtu_probe) {
+            uint64_t before = c->max_udp_bytes;
+            uint64_t now_bytes =
+                qk_pmtud_on_probe_acked(&c->pmtud, pkt->size_bytes, pkt->time_sent);
+            if (now_bytes > before) qk_conn_set_mtu(c, now_bytes);
+        } else {
+            qk_pmtud_on_packet(&c->pmtud, pkt->size_bytes, pkt->time_sent, true, pkt->time_sent);
+        }
+    }
     for (size_t i = 0; i < n; i++) {
         const qk_sent_frame *f = &frames[i];
         qk_stream *s;
@@ -432,6 +447,15 @@ static void sink_on_lost(void *ctx, qk_pn_space space, const qk_sent_packet *pkt
 {
     qk_conn *c = ctx;
     qk_qlog_lost(c, space, pkt->pn);
+    if (space == QK_PN_SPACE_APP) {
+        /* RFC 9000 §14.4: a lost probe says nothing about congestion. */
+        if (pkt->is_pmtu_probe) {
+            qk_pmtud_on_probe_lost(&c->pmtud, pkt->size_bytes, pkt->time_sent);
+        } else if (qk_pmtud_on_packet(&c->pmtud, pkt->size_bytes, pkt->time_sent, false,
+                                      pkt->time_sent)) {
+            qk_conn_set_mtu(c, c->pmtud.cur_bytes);
+        }
+    }
     for (size_t i = 0; i < n; i++) {
         const qk_sent_frame *f = &frames[i];
         qk_stream *s;
@@ -579,6 +603,9 @@ void qk_conn_on_timeout(qk_conn *c, qk_time now)
             to.kind == QK_RECOVERY_TIMEOUT_PROBE) {
             c->sp[to.space].probes += to.probe_pkts;
             c->stats.pto_count++;
+            /* RFC 8899 §4.3: full-size packets that keep vanishing: a black hole. */
+            if (qk_pmtud_on_pto(&c->pmtud, c->rec.pto_count, now))
+                qk_conn_set_mtu(c, c->pmtud.cur_bytes);
         }
     }
 }
@@ -692,6 +719,16 @@ int qk_datagram_send(qk_conn *c, const uint8_t *data, size_t len, uint8_t urgenc
     return 0;
 }
 
+/* ---- DPLPMTUD ---- */
+
+void qk_conn_set_mtu(qk_conn *c, uint64_t bytes)
+{
+    if (bytes < QK_PMTUD_BASE_BYTES) bytes = QK_PMTUD_BASE_BYTES;
+    c->max_udp_bytes = bytes;
+    c->cc.max_datagram_bytes = bytes; /* RFC 9002 §7.2: windows count max_datagram_size */
+    c->stats.pmtu_bytes = bytes;
+}
+
 /* ---- key update (RFC 9001 §6) ---- */
 
 int qk_conn_key_update_now(qk_conn *c, bool force, qk_time now)
@@ -761,6 +798,9 @@ void qk_conn_stats_get(const qk_conn *c, qk_conn_stats *o)
     o->pkts_spurious = c->rec.stats.spurious_losses;
     o->congestion_events = c->cc.congestion_events;
     o->conn_rx_window_bytes = c->flow_rx.window_bytes;
+    o->pmtu_probes_sent = c->pmtud.probes_sent;
+    o->pmtu_probes_lost = c->pmtud.probes_lost;
+    o->pmtu_black_holes = c->pmtud.black_holes;
     o->ack_frames_sent = 0;
     for (int s = 0; s < QK_PN_SPACE_COUNT; s++) o->ack_frames_sent += c->sp[s].ack.stats.acks_sent;
 }

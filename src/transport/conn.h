@@ -14,6 +14,7 @@
 #include "transport/flow.h"
 #include "transport/keyupdate.h"
 #include "transport/pacer.h"
+#include "transport/pmtud.h"
 #include "transport/recovery.h"
 #include "transport/rtt.h"
 #include "transport/sched.h"
@@ -118,6 +119,8 @@ struct qk_conn {
     qk_pacer pacer;
     qk_time pacing_wait;    /* next time the pacer allows a packet (timer) */
     uint64_t max_udp_bytes; /* datagram size we build */
+    qk_pmtud pmtud;         /* DPLPMTUD (pmtud.c) */
+    bool pmtud_started;
 
     /* Flow control and streams. */
     qk_flow_rx flow_rx;
@@ -191,6 +194,8 @@ qk_time qk_conn_pto_ns(const qk_conn *c);
 /* Key update (RFC 9001 §6): initiate one now; force skips the "previous update
  * acknowledged" rule (tests of a misbehaving peer). Returns 0 or QK_ERR_STATE. */
 int qk_conn_key_update_now(qk_conn *c, bool force, qk_time now);
+/* DPLPMTUD decided a new datagram size. */
+void qk_conn_set_mtu(qk_conn *c, uint64_t bytes);
 /* Before sending: update keys when due (config, AEAD limits, RFC 9001 §6.6). */
 void qk_conn_key_update_check(qk_conn *c, qk_time now);
 

@@ -24,6 +24,7 @@ typedef struct tx_pkt {
     size_t end;     /* absolute end of the frames */
     uint64_t pn;
     bool ack_eliciting, in_flight, has_ack;
+    bool is_probe; /* DPLPMTUD probe (RFC 9000 §14.4) */
     qk_sent_frame frames[QK_RECOVERY_MAX_FRAMES_PER_PKT];
     size_t n_frames;
 } tx_pkt;
@@ -489,6 +490,7 @@ static void commit_packet(tx_ctx *t, tx_pkt *p)
                          .size_bytes = (uint32_t)(p->end - p->start),
                          .ack_eliciting = p->ack_eliciting,
                          .in_flight = p->in_flight || p->ack_eliciting,
+                         .is_pmtu_probe = p->is_probe,
                          .app_limited = qk_sched_empty(&c->sched)};
     c->sp[p->space].next_pn++;
     if (p->space == QK_PN_SPACE_APP) {
@@ -531,8 +533,46 @@ static size_t build_close(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
     return p->end;
 }
 
+/* RFC 9000 §14.4: a DPLPMTUD probe is one 1-RTT packet of PING and PADDING
+ * (plus an ACK if one is owed) filling a datagram of exactly `size` bytes. */
+static size_t build_pmtu_probe(tx_ctx *t, size_t size)
+{
+    qk_conn *c = t->c;
+    t->cap = size;
+    if (!open_packet(t, QK_PN_SPACE_APP)) return 0;
+    tx_pkt *p = &t->pkts[0];
+    p->is_probe = true;
+    if (qk_ack_has_new(&c->sp[QK_PN_SPACE_APP].ack)) write_ack(t, p);
+    qk_frame f = {.type = QK_FT_PING};
+    if (!put_frame(t, p, &f)) return 0;
+    record(p, &(qk_sent_frame){.kind = QK_SF_PING});
+    t->n = 1;
+    finish_packet(t, p, size);
+    commit_packet(t, p);
+    qk_pmtud_on_probe_sent(&c->pmtud, (uint32_t)p->end);
+    return p->end;
+}
+
+/* A probe when DPLPMTUD wants one and the path allows it; 0 otherwise. */
+static size_t maybe_pmtu_probe(tx_ctx *t, size_t buf_cap)
+{
+    qk_conn *c = t->c;
+    if (!c->pmtud.enabled || !c->handshake_confirmed || !c->address_validated || !t->cc_ok ||
+        c->state != QK_CONN_ESTABLISHED || !c->sp[QK_PN_SPACE_APP].has_tx)
+        return 0;
+    if (!c->pmtud_started) {
+        c->pmtud_started = true;
+        qk_pmtud_start(&c->pmtud, t->now);
+    }
+    uint32_t size = qk_pmtud_probe_size(&c->pmtud, t->now);
+    uint64_t inflight = qk_recovery_bytes_in_flight(&c->rec);
+    if (!size || size > buf_cap || inflight + size > c->cc.cwnd_bytes) return 0;
+    return build_pmtu_probe(t, size);
+}
+
 size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
 {
+    size_t buf_cap = cap;
     if (c->state == QK_CONN_DRAINING || c->state == QK_CONN_CLOSED) return 0;
     if (cap > c->max_udp_bytes) cap = c->max_udp_bytes;
     /* RFC 9000 §8.1: at most 3x the bytes received before address validation. */
@@ -563,6 +603,12 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
             c->pacing_wait = when;
         }
     }
+    size_t probe = maybe_pmtu_probe(&t, buf_cap);
+    if (probe) {
+        c->stats.bytes_sent += probe;
+        return probe;
+    }
+    t.cap = cap;
     for (int s = 0; s < QK_PN_SPACE_COUNT; s++) {
         if (!space_wants_send(&t, (qk_pn_space)s)) continue;
         if (!open_packet(&t, (qk_pn_space)s)) break;

@@ -30,7 +30,7 @@ void qk_config_default(qk_config *c)
 {
     memset(c, 0, sizeof *c);
     c->cc = QK_CONFIG_CC_CUBIC;
-    c->max_udp_payload_bytes = 1200;
+    c->max_udp_payload_bytes = 1452; /* IPv6 in 1500-byte Ethernet; DPLPMTUD starts at 1200 */
     c->pmtud = true;
     c->initial_max_data_bytes = 16u << 20;
     c->initial_max_stream_data_bytes = 1u << 20;

@@ -20,8 +20,8 @@ void qk_ku_free(qk_keyupdate *ku)
     ku->has_next = ku->has_prev = false;
 }
 
-int qk_ku_set_secret(qk_keyupdate *ku, bool is_write, const qk_pkt_keys *cur,
-                     const uint8_t *secret, size_t len)
+int qk_ku_set_secret(qk_keyupdate *ku, bool is_write, const qk_pkt_keys *cur, const uint8_t *secret,
+                     size_t len)
 {
     if (len > QK_SECRET_MAX_BYTES) return QK_ERR_INVALID_ARG;
     if (is_write) {

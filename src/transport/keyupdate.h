@@ -49,8 +49,8 @@ void qk_ku_free(qk_keyupdate *ku);
  * Returns 0 or the error of qk_pkt_keys_next (QK_ERR_TLS, QK_ERR_NOMEM,
  * QK_ERR_STATE, QK_ERR_INVALID_ARG).
  */
-int qk_ku_set_secret(qk_keyupdate *ku, bool is_write, const qk_pkt_keys *cur,
-                     const uint8_t *secret, size_t len);
+int qk_ku_set_secret(qk_keyupdate *ku, bool is_write, const qk_pkt_keys *cur, const uint8_t *secret,
+                     size_t len);
 
 /**
  * Choose the receive keys for a short-header packet with key phase bit

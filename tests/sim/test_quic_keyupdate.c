@@ -115,7 +115,8 @@ static qk_simq *start_long(quic_env *e, ku_ctx *k)
     qk_sim_link_cfg l = quic_env_link();
     assert_int_equal(quic_env_init(e, 710, &l, &l), 0);
     /* flow-control limited (128 KiB per RTT, half the link): no queue, no loss */
-    qk_simq_cfg c = {.size_bytes = 50u << 20, .window_bytes = 128u << 10, .tune = ku_tune, .ctx = k};
+    qk_simq_cfg c = {
+        .size_bytes = 50u << 20, .window_bytes = 128u << 10, .tune = ku_tune, .ctx = k};
     qk_simq *q = quic_env_flow(e, 4433, &c);
     assert_non_null(q);
     qk_sim_run(e->sim, 300 * MS);
@@ -244,8 +245,8 @@ static void test_limits(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_limits),           cmocka_unit_test(test_api_rules),
-        cmocka_unit_test(test_too_fast),         cmocka_unit_test(test_updates_download),
+        cmocka_unit_test(test_limits),         cmocka_unit_test(test_api_rules),
+        cmocka_unit_test(test_too_fast),       cmocka_unit_test(test_updates_download),
         cmocka_unit_test(test_updates_upload),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
