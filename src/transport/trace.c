@@ -24,7 +24,8 @@ static void fill(qk_trace_frame *o, const qk_frame *f, uint64_t ack_exp)
         const qk_frame_ack *a = &f->u.ack;
         o->ack_largest = a->largest;
         /* RFC 9000 §19.3: microseconds scaled by 2^ack_delay_exponent. */
-        uint64_t us = a->ack_delay < (UINT64_MAX >> 24) ? a->ack_delay << ack_exp : UINT64_MAX >> 24;
+        uint64_t us =
+            a->ack_delay < (UINT64_MAX >> 24) ? a->ack_delay << ack_exp : UINT64_MAX >> 24;
         o->ack_delay_ns = us * QK_NS_PER_US;
         o->ack_ranges = 1 + a->range_count;
         o->ack_first_range = a->first_range;
