@@ -112,8 +112,10 @@ typedef struct qk_config {
     qk_time max_ack_delay_ns; /**< advertised max_ack_delay */
     uint8_t ack_delay_exponent;
     uint64_t ack_eliciting_threshold;  /**< local ACK policy (RFC default 1) */
-    qk_time min_ack_delay_ns;          /**< advertise min_ack_delay (ack-frequency), 0 = don't */
-    int ack_frequency;                 /**< what to ask the peer: 0 off, 1 fixed, 2 auto */
+    qk_time min_ack_delay_ns;          /**< advertise min_ack_delay (ack-frequency), 0 = don't;
+                                        *   default 1 ms */
+    int ack_frequency;                 /**< what to ask the peer: 0 off, 1 fixed, 2 auto
+                                        *   (default; only a peer advertising min_ack_delay) */
     uint64_t ack_frequency_threshold;  /**< fixed: ack-eliciting threshold */
     qk_time ack_frequency_delay_ns;    /**< fixed: requested max ack delay */
     uint64_t ack_frequency_reorder;    /**< fixed: reordering threshold (0 = loss threshold) */

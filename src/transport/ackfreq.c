@@ -34,10 +34,12 @@ void qk_ackfreq_update(qk_ackfreq *a, uint64_t cwnd_bytes, uint64_t mds_bytes, q
             a->cfg.reordering_threshold ? a->cfg.reordering_threshold : packet_threshold;
     } else {
         /* §8.1: threshold at most the packets per cwnd; delay at most the RTT.
-         * Slow start keeps the RFC 9000 cadence so cwnd growth is not starved;
-         * afterwards ask for ~8 ACKs per cwnd. */
+         * Slow start is conservative: ~8 ACKs per cwnd (so the RFC 9000
+         * cadence while the window is small), then ~4 per cwnd, like
+         * Chromium's ACK decimation (a quarter of an RTT). Pacing keeps the
+         * sparser ACK clock from turning into bursts (§8.2). */
         uint64_t cwnd_pkts = cwnd_bytes / mds_bytes;
-        uint64_t th = slow_start ? 1 : cwnd_pkts / 8;
+        uint64_t th = slow_start ? cwnd_pkts / 8 : cwnd_pkts / 4;
         if (th < 1) th = 1;
         if (th > a->cfg.max_threshold) th = a->cfg.max_threshold;
         qk_time delay = srtt_ns / 4;
