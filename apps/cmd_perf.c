@@ -71,7 +71,7 @@ static int parse_opt(perf_opts *o, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
     static const char *const with_arg[] = {
-        "--listen",        "--connect",     "--cert",    "--key", "--pin", "--duration",
+        "--listen",        "--connect",     "--cert",    "--key", "--pin",  "--duration",
         "--download-size", "--upload-size", "--streams", "--cc",  "--qlog", "--ack-frequency"};
     const char *v = NULL;
     for (size_t k = 0; k < sizeof with_arg / sizeof with_arg[0]; k++)

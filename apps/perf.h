@@ -35,11 +35,11 @@ typedef struct perf_opts {
     bool stats;
     bool quiet; /* no progress lines */
     /* --ack-frequency: what to ask the peer (ack-frequency-12). */
-    bool ackfreq_set;             /* false: the library defaults */
-    int ackfreq_mode;             /* 0 off, 1 fixed, 2 auto */
-    uint64_t ackfreq_threshold;   /* fixed */
-    uint64_t ackfreq_delay_us;    /* fixed, 0 = 25 ms */
-    uint64_t ackfreq_reorder;     /* fixed, 0 = the loss packet threshold */
+    bool ackfreq_set;           /* false: the library defaults */
+    int ackfreq_mode;           /* 0 off, 1 fixed, 2 auto */
+    uint64_t ackfreq_threshold; /* fixed */
+    uint64_t ackfreq_delay_us;  /* fixed, 0 = 25 ms */
+    uint64_t ackfreq_reorder;   /* fixed, 0 = the loss packet threshold */
 } perf_opts;
 
 /** Parse off|auto|THRESHOLD[,DELAY_US[,REORDER]] into o. Returns 0 or QK_ERR_INVALID_ARG. */

@@ -257,7 +257,8 @@ void perf_print_stats(FILE *f, const qk_conn_stats *st)
             (unsigned long long)st->ack_frequency_frames_sent,
             (unsigned long long)st->ack_frequency_frames_received,
             (unsigned long long)st->immediate_acks_sent,
-            (unsigned long long)st->immediate_acks_received, (unsigned long long)st->streams_opened_local,
+            (unsigned long long)st->immediate_acks_received,
+            (unsigned long long)st->streams_opened_local,
             (unsigned long long)st->streams_opened_remote, (unsigned long long)st->ecn_ce_received);
 }
 
