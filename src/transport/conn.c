@@ -718,7 +718,11 @@ void qk_conn_stats_get(const qk_conn *c, qk_conn_stats *o)
     o->congestion_events = c->cc.congestion_events;
     o->conn_rx_window_bytes = c->flow_rx.window_bytes;
     o->ack_frames_sent = 0;
-    for (int s = 0; s < QK_PN_SPACE_COUNT; s++) o->ack_frames_sent += c->sp[s].ack.stats.acks_sent;
+    o->ack_frames_sent_immediate = 0;
+    for (int s = 0; s < QK_PN_SPACE_COUNT; s++) {
+        o->ack_frames_sent += c->sp[s].ack.stats.acks_sent;
+        o->ack_frames_sent_immediate += c->sp[s].ack.stats.immediate_acks;
+    }
 }
 
 const char *qk_conn_alpn(const qk_conn *c)
