@@ -43,7 +43,7 @@ sim_exp() { # sim_exp NAME MODES...
                    printf "| mode | goodput Mbit/s | ACKs per data packet | immediate ACKs | spurious retx | retx |\n|---|---|---|---|---|---|\n";
                    for (j = 1; j <= k; j++) { m = ord[j];
                      printf "| %s | %.2f | %.4f | %.0f | %.1f | %.1f |\n", m, g[m]/n[m], a[m]/n[m], i[m]/n[m], s[m]/n[m], r[m]/n[m] } }' \
-        "$csv" | tee "$out/ackfreq-$name.md"
+        "$csv" | tee "$tmp/$name.md"
     awk -F, 'NR > 1 { n[$1]++; g[$1] += $3; a[$1] += $4; if (!($1 in o)) o[$1] = ++k }
              END { for (m in o) ord[o[m]] = m;
                    for (j = 1; j <= k; j++) { m = ord[j]; printf "%s %f %f\n", m, g[m]/n[m], a[m]/n[m] } }' \
@@ -62,7 +62,7 @@ sim_exp reorder off 10,25000,1 auto
 [[ $loopback == 1 ]] || exit 0
 echo "## 1: loopback quack perf (no protection)"
 port=$((20000 + RANDOM % 20000))
-lb=$out/ackfreq-loopback.md
+lb=$tmp/loopback.md
 : >"$lb"
 perf_run() { # perf_run LABEL SERVER_AF CLIENT_AF
     "$quack" perf server --listen 127.0.0.1:$port --no-protection --ack-frequency "$2" --stats \
