@@ -277,6 +277,20 @@ int qk_recovery_on_packet_sent(qk_recovery *r, qk_pn_space space, const qk_sent_
     return 0;
 }
 
+uint64_t qk_recovery_recent_max_in_flight(qk_recovery *r, uint64_t inflight_now, qk_time now)
+{
+    qk_time period = r->rtt->smoothed_rtt_ns ? r->rtt->smoothed_rtt_ns : QK_NS_PER_MS;
+    if (now >= r->flight_period_start + period) {
+        /* A new period: keep the previous one so the window spans >= 1 RTT. */
+        bool adjacent = now < r->flight_period_start + 2 * period;
+        r->flight_max_prev = adjacent ? r->flight_max_cur : 0;
+        r->flight_max_cur = 0;
+        r->flight_period_start = now;
+    }
+    if (inflight_now > r->flight_max_cur) r->flight_max_cur = inflight_now;
+    return r->flight_max_cur > r->flight_max_prev ? r->flight_max_cur : r->flight_max_prev;
+}
+
 const qk_sent_packet *qk_recovery_find(const qk_recovery *r, qk_pn_space space, uint64_t pn)
 {
     if ((unsigned)space >= QK_PN_SPACE_COUNT) return NULL;

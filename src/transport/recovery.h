@@ -184,6 +184,10 @@ typedef struct qk_recovery {
     bool have_handshake_keys;
     qk_ecn_state ecn_state;
     qk_time timer; /**< loss detection timer, QK_TIME_INFINITE = off */
+    /* Largest bytes in flight over the current and the previous period of
+     * one smoothed RTT (RFC 9002 §7.8 "is the window the limit?"). */
+    uint64_t flight_max_cur, flight_max_prev;
+    qk_time flight_period_start;
     qk_sent_frame scratch[QK_RECOVERY_MAX_FRAMES_PER_PKT];
     qk_recovery_stats stats;
 } qk_recovery;
@@ -259,6 +263,13 @@ static inline uint64_t qk_recovery_bytes_in_flight(const qk_recovery *r)
 {
     return r->bytes_in_flight;
 }
+
+/**
+ * The largest bytes in flight reached (after a send) during the last one to
+ * two smoothed RTTs, including inflight_now. Used to decide whether the
+ * sender is cwnd-limited (RFC 9002 §7.8). Never fails.
+ */
+uint64_t qk_recovery_recent_max_in_flight(qk_recovery *r, uint64_t inflight_now, qk_time now);
 
 /** Look up a tracked, unacknowledged packet; NULL when unknown/acked/lost. O(1). */
 const qk_sent_packet *qk_recovery_find(const qk_recovery *r, qk_pn_space space, uint64_t pn);
