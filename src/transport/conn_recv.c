@@ -101,9 +101,13 @@ static int on_stream(qk_conn *c, const qk_frame_stream *f)
     uint64_t buffered = c->flow_rx.received_bytes - c->flow_rx.consumed_bytes;
     if (buffered > c->stats.peak_rx_buffered_bytes) c->stats.peak_rx_buffered_bytes = buffered;
     c->stats.stream_bytes_received += f->len;
-    if (qk_recvbuf_readable(&s->recv) > readable ||
-        (!was_done && qk_recvbuf_all_received(&s->recv)))
+    /* One READABLE per stream until the application reads (not one per frame). */
+    if ((qk_recvbuf_readable(&s->recv) > readable ||
+         (!was_done && qk_recvbuf_all_received(&s->recv))) &&
+        !s->readable_event_pending) {
+        s->readable_event_pending = true;
         push_stream_event(c, QK_EV_STREAM_READABLE, s->id, 0);
+    }
     return 0;
 }
 

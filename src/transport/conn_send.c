@@ -416,6 +416,7 @@ static bool write_one_stream(tx_ctx *t, tx_pkt *p)
     } else {
         qk_sched_remove(&c->sched, n);
         if (qk_sendbuf_writable(&s->send) > 0) {
+            s->write_blocked = false;
             qk_event ev = {.type = QK_EV_STREAM_WRITABLE, .conn = c, .stream_id = s->id};
             qk_endpoint_push_event(c->ep, &ev);
         }
