@@ -733,6 +733,10 @@ void qk_conn_stats_get(const qk_conn *c, qk_conn_stats *o)
     o->pkts_spurious = c->rec.stats.spurious_losses;
     o->congestion_events = c->cc.congestion_events;
     o->conn_rx_window_bytes = c->flow_rx.window_bytes;
+    o->ecn_ce_events = c->rec.stats.ecn_ce_events;
+    o->ecn_ce_reported = 0;
+    for (int s = 0; s < QK_PN_SPACE_COUNT; s++) o->ecn_ce_reported += c->rec.sp[s].ecn_ce;
+    o->ecn_state = c->cfg->ecn ? (uint8_t)(c->rec.ecn_state + 1) : 0;
     o->ack_frames_sent = 0;
     for (int s = 0; s < QK_PN_SPACE_COUNT; s++) o->ack_frames_sent += c->sp[s].ack.stats.acks_sent;
 }

@@ -448,6 +448,8 @@ static void process_packet(qk_conn *c, uint8_t *pkt, const qk_pkt_hdr *h, qk_dat
     if (!c->sp[space].discarded)
         qk_ack_on_packet_received(&c->sp[space].ack, pn, rx.ack_eliciting, d->ecn, now);
     if (d->ecn == QK_ECN_CE) c->stats.ecn_ce_received++;
+    if (d->ecn == QK_ECN_ECT0) c->stats.ecn_ect0_received++;
+    if (d->ecn == QK_ECN_ECT1) c->stats.ecn_ect1_received++;
     qk_conn_touch_idle(c, now);
 }
 

@@ -36,9 +36,20 @@ typedef struct tx_ctx {
     tx_pkt pkts[MAX_PKTS_PER_DGRAM];
     size_t n;
     qk_time now;
-    bool cc_ok; /* congestion window and pacer allow new data */
-    bool pad;   /* datagram must reach MIN_INITIAL_DGRAM */
+    bool cc_ok;  /* congestion window and pacer allow new data */
+    bool pad;    /* datagram must reach MIN_INITIAL_DGRAM */
+    uint8_t ecn; /* codepoint the datagram will carry */
 } tx_ctx;
+
+static uint8_t choose_ecn(const qk_conn *c)
+{
+    if (!c->cfg->ecn || c->rec.ecn_state == QK_ECN_STATE_FAILED) return QK_ECN_NOT_ECT;
+    /* RFC 9000 §13.4.2: while testing, mark only the first packets, so a path
+     * that drops ECT packets costs little; after validation mark them all. */
+    if (c->rec.ecn_state == QK_ECN_STATE_TESTING && c->stats.pkts_sent_ect0 >= QK_ECN_TESTING_PKTS)
+        return QK_ECN_NOT_ECT;
+    return QK_ECN_ECT0;
+}
 
 static void tx_ctx_init(tx_ctx *t, qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
 {
@@ -50,6 +61,8 @@ static void tx_ctx_init(tx_ctx *t, qk_conn *c, uint8_t *buf, size_t cap, qk_time
     t->now = now;
     t->cc_ok = false;
     t->pad = false;
+    t->ecn = choose_ecn(c);
+    c->tx_ecn = t->ecn;
 }
 
 static size_t room(const tx_ctx *t, const tx_pkt *p)
@@ -518,6 +531,10 @@ static void commit_packet(tx_ctx *t, tx_pkt *p)
                          .ack_eliciting = p->ack_eliciting,
                          .in_flight = p->in_flight || p->ack_eliciting};
     c->sp[p->space].next_pn++;
+    /* Every packet of the datagram carries its codepoint (set by the endpoint
+     * from qk_conn_tx_ecn, evaluated before any of them is committed). */
+    sp.ecn = t->ecn;
+    if (sp.ecn == QK_ECN_ECT0) c->stats.pkts_sent_ect0++;
     if (sp.in_flight) qk_pacer_on_sent(&c->pacer, sp.size_bytes, t->now);
     uint64_t after = qk_recovery_bytes_in_flight(&c->rec) + (sp.in_flight ? sp.size_bytes : 0);
     sp.app_limited = !cwnd_limited(c, after, t->now);

@@ -329,6 +329,11 @@ static void declare_lost(qk_recovery *r, qk_pn_space space, qk_sent_packet *p, l
     r->stats.bytes_lost += p->size_bytes;
     set_add(&sp->lost, p->pn, p->pn + 1);
     lp->found = true;
+    /* RFC 9000 §13.4.2: every ECT packet sent while testing was lost: the
+     * path (or the peer) may be dropping them; stop marking. */
+    if (p->ecn && r->ecn_state == QK_ECN_STATE_TESTING &&
+        ++r->ecn_testing_lost >= QK_ECN_TESTING_PKTS)
+        r->ecn_state = QK_ECN_STATE_FAILED;
     /* RFC 9000 §14.4: a lost PMTU probe is not a congestion signal. */
     if (p->in_flight && !p->is_pmtu_probe && p->time_sent >= lp->last_loss_sent)
         lp->last_loss_sent = p->time_sent ? p->time_sent : 1;

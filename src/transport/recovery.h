@@ -23,6 +23,9 @@
 #define QK_RECOVERY_PACKET_THRESHOLD 3
 /** RFC 9002 §7.6.1 kPersistentCongestionThreshold. */
 #define QK_RECOVERY_PC_THRESHOLD 3
+/** RFC 9000 §13.4.2: ECT-marked packets sent before validation completes;
+ * if all of them are lost, the path is taken to drop ECT packets. */
+#define QK_ECN_TESTING_PKTS 10
 /** Most frames one packet may record. */
 #define QK_RECOVERY_MAX_FRAMES_PER_PKT 128
 
@@ -183,7 +186,8 @@ typedef struct qk_recovery {
     bool amplification_blocked;  /**< server at the anti-amplification limit */
     bool have_handshake_keys;
     qk_ecn_state ecn_state;
-    qk_time timer; /**< loss detection timer, QK_TIME_INFINITE = off */
+    uint64_t ecn_testing_lost; /**< ECT packets lost while testing (RFC 9000 §13.4.2) */
+    qk_time timer;             /**< loss detection timer, QK_TIME_INFINITE = off */
     /* Largest bytes in flight over the current and the previous period of
      * one smoothed RTT (RFC 9002 §7.8 "is the window the limit?"). */
     uint64_t flight_max_cur, flight_max_prev;

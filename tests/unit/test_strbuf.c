@@ -18,7 +18,8 @@ static void test_blocks_recycled(void **state)
     for (size_t i = 0; i < sizeof data; i++) data[i] = (uint8_t)(i * 7);
     const uint8_t *first[8];
     assert_int_equal(qk_blockring_write(&r, 0, data, sizeof data), 0);
-    for (size_t b = 0; b < 8; b++) assert_int_equal(qk_blockring_peek(&r, b * BLK, BLK, &first[b]), BLK);
+    for (size_t b = 0; b < 8; b++)
+        assert_int_equal(qk_blockring_peek(&r, b * BLK, BLK, &first[b]), BLK);
     /* Everything acknowledged: the 8 blocks go to the free list, still counted. */
     qk_blockring_advance(&r, sizeof data);
     assert_int_equal(r.nalloc, 0);
