@@ -18,7 +18,8 @@ static void run(bool ecn, qk_simq_result *out, uint64_t *marked)
     l.step_k_pkts = 20;
     quic_env e;
     assert_int_equal(quic_env_init(&e, 5, &l, &l), 0);
-    qk_simq_cfg c = {.size_bytes = 10u << 20, .cc = QK_CONFIG_CC_CUBIC, .tune = ecn_on, .ctx = &ecn};
+    qk_simq_cfg c = {
+        .size_bytes = 10u << 20, .cc = QK_CONFIG_CC_CUBIC, .tune = ecn_on, .ctx = &ecn};
     qk_simq *q = quic_env_flow(&e, 4433, &c);
     assert_non_null(q);
     assert_true(quic_env_run_done(&e, q, 20 * QK_NS_PER_S));
@@ -37,11 +38,11 @@ static void test_ce_instead_of_loss(void **state)
     fprintf(stderr,
             "ecn: %.3f s, server sent ect0 %llu, client got ect0 %llu ce %llu, server saw ce "
             "%llu (%llu responses), lost %llu, link marked %llu, state %u/%u\n",
-            (double)(r.completion_ns - r.connected_ns) / 1e9,
-            (unsigned long long)s->pkts_sent_ect0, (unsigned long long)cl->ecn_ect0_received,
-            (unsigned long long)cl->ecn_ce_received, (unsigned long long)s->ecn_ce_reported,
-            (unsigned long long)s->ecn_ce_events, (unsigned long long)s->pkts_lost,
-            (unsigned long long)marked, s->ecn_state, cl->ecn_state);
+            (double)(r.completion_ns - r.connected_ns) / 1e9, (unsigned long long)s->pkts_sent_ect0,
+            (unsigned long long)cl->ecn_ect0_received, (unsigned long long)cl->ecn_ce_received,
+            (unsigned long long)s->ecn_ce_reported, (unsigned long long)s->ecn_ce_events,
+            (unsigned long long)s->pkts_lost, (unsigned long long)marked, s->ecn_state,
+            cl->ecn_state);
     assert_false(r.mismatch);
     assert_int_equal(r.hash_read, r.hash_written);
     assert_int_equal(s->ecn_state, 2); /* capable: the peer's counts validated */
