@@ -24,8 +24,8 @@ extern "C" {
 #define QK_H3_ALPN "h3"
 
 /* RFC 9114 §8.1 error codes. */
-#define QK_H3_NO_ERROR       0x100
-#define QK_H3_INTERNAL_ERROR 0x102
+#define QK_H3_NO_ERROR          0x100
+#define QK_H3_INTERNAL_ERROR    0x102
 #define QK_H3_REQUEST_CANCELLED 0x10c
 
 typedef struct qk_h3 qk_h3;
@@ -42,8 +42,8 @@ typedef void (*qk_h3_release_fn)(void *ctx);
 typedef struct qk_h3_callbacks {
     /** A complete header section: a request (server) or a final response
      * (client). fin: the stream ends with it (no body). */
-    void (*on_headers)(void *user, qk_h3 *h, uint64_t stream_id, const qk_h3_header *hdrs,
-                       size_t n, bool fin);
+    void (*on_headers)(void *user, qk_h3 *h, uint64_t stream_id, const qk_h3_header *hdrs, size_t n,
+                       bool fin);
     /** Body bytes (valid during the call only). */
     void (*on_data)(void *user, qk_h3 *h, uint64_t stream_id, const uint8_t *data, size_t len);
     /** The peer finished the message on stream_id (all body delivered). */
@@ -104,8 +104,8 @@ int qk_h3_request(qk_h3 *h, const qk_h3_header *hdrs, size_t n, const uint8_t *b
  * (no such request), QK_ERR_STATE (already answered, or client side),
  * QK_ERR_NOMEM.
  */
-int qk_h3_respond(qk_h3 *h, uint64_t stream_id, unsigned status, const qk_h3_header *hdrs,
-                  size_t n, const uint8_t *body, uint64_t body_len, qk_h3_release_fn release,
+int qk_h3_respond(qk_h3 *h, uint64_t stream_id, unsigned status, const qk_h3_header *hdrs, size_t n,
+                  const uint8_t *body, uint64_t body_len, qk_h3_release_fn release,
                   void *release_ctx);
 
 /**

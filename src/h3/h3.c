@@ -149,7 +149,8 @@ static int cb_recv_data(nghttp3_conn *ng, int64_t sid, const uint8_t *data, size
     (void)ng;
     (void)su;
     qk_h3 *h = cu;
-    if (h->cb.on_data && find(h, (uint64_t)sid)) h->cb.on_data(h->user, h, (uint64_t)sid, data, len);
+    if (h->cb.on_data && find(h, (uint64_t)sid))
+        h->cb.on_data(h->user, h, (uint64_t)sid, data, len);
     return 0;
 }
 
@@ -237,8 +238,8 @@ static int cb_end_headers(nghttp3_conn *ng, int64_t sid, int fin, void *cu, void
         hdrs[i].value_len = s->off[i][3];
     }
     /* RFC 9114 §4.1: interim (1xx) responses precede the final one. */
-    if (!h->server && s->nfields && hdrs[0].name_len == 7 &&
-        !memcmp(hdrs[0].name, ":status", 7) && hdrs[0].value_len && hdrs[0].value[0] == '1')
+    if (!h->server && s->nfields && hdrs[0].name_len == 7 && !memcmp(hdrs[0].name, ":status", 7) &&
+        hdrs[0].value_len && hdrs[0].value[0] == '1')
         return 0;
     s->got_headers = true;
     if (h->cb.on_headers) h->cb.on_headers(h->user, h, s->sid, hdrs, s->nfields, fin != 0);
@@ -538,8 +539,8 @@ int qk_h3_flush(qk_h3 *h)
 
 static nghttp3_nv nv_of(const qk_h3_header *x)
 {
-    return (nghttp3_nv){(uint8_t *)(uintptr_t)x->name, (uint8_t *)(uintptr_t)x->value,
-                        x->name_len, x->value_len, NGHTTP3_NV_FLAG_NONE};
+    return (nghttp3_nv){(uint8_t *)(uintptr_t)x->name, (uint8_t *)(uintptr_t)x->value, x->name_len,
+                        x->value_len, NGHTTP3_NV_FLAG_NONE};
 }
 
 static void set_body(h3_stream *s, const uint8_t *body, uint64_t len, qk_h3_release_fn rel,
@@ -580,8 +581,8 @@ int qk_h3_request(qk_h3 *h, const qk_h3_header *hdrs, size_t n, const uint8_t *b
     return 0;
 }
 
-int qk_h3_respond(qk_h3 *h, uint64_t stream_id, unsigned status, const qk_h3_header *hdrs,
-                  size_t n, const uint8_t *body, uint64_t body_len, qk_h3_release_fn release,
+int qk_h3_respond(qk_h3 *h, uint64_t stream_id, unsigned status, const qk_h3_header *hdrs, size_t n,
+                  const uint8_t *body, uint64_t body_len, qk_h3_release_fn release,
                   void *release_ctx)
 {
     if (!h->server || n + 1 > H3_MAX_FIELDS || status < 100 || status > 999) return QK_ERR_STATE;
@@ -596,8 +597,7 @@ int qk_h3_respond(qk_h3 *h, uint64_t stream_id, unsigned status, const qk_h3_hea
     for (size_t i = 0; i < n; i++) nva[i + 1] = nv_of(&hdrs[i]);
     nghttp3_data_reader dr = {read_body};
     if (body) set_body(s, body, body_len, release, release_ctx);
-    int rv = nghttp3_conn_submit_response(h->ng, (int64_t)stream_id, nva, n + 1,
-                                          body ? &dr : NULL);
+    int rv = nghttp3_conn_submit_response(h->ng, (int64_t)stream_id, nva, n + 1, body ? &dr : NULL);
     if (rv) {
         s->release = NULL;
         s->body = NULL;

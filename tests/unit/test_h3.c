@@ -175,8 +175,7 @@ static void s_end(void *u, qk_h3 *h, uint64_t sid)
     }
     if (strncmp(r->path, "/size/", 6)) {
         qk_h3_header ct = qk_h3_hdr("content-type", "text/plain");
-        assert_int_equal(qk_h3_respond(h, sid, 404, &ct, 1, (const uint8_t *)"", 0, NULL, NULL),
-                         0);
+        assert_int_equal(qk_h3_respond(h, sid, 404, &ct, 1, (const uint8_t *)"", 0, NULL, NULL), 0);
     } else {
         size_t n = (size_t)strtoull(r->path + 6, NULL, 10);
         assert_true(n <= w->body_cap);
@@ -197,10 +196,10 @@ static void send_requests(world *w)
     while (w->nsent < w->nreq) {
         req *r = &w->reqs[w->nsent];
         qk_h3_header hd[4] = {qk_h3_hdr(":method", w->upload_len ? "POST" : "GET"),
-                              qk_h3_hdr(":scheme", "https"),
-                              qk_h3_hdr(":authority", "quack.test"), qk_h3_hdr(":path", r->path)};
-        int rc = qk_h3_request(w->ch, hd, 4, w->upload_len ? w->upload : NULL, w->upload_len,
-                               NULL, NULL, &r->sid);
+                              qk_h3_hdr(":scheme", "https"), qk_h3_hdr(":authority", "quack.test"),
+                              qk_h3_hdr(":path", r->path)};
+        int rc = qk_h3_request(w->ch, hd, 4, w->upload_len ? w->upload : NULL, w->upload_len, NULL,
+                               NULL, &r->sid);
         if (rc == QK_ERR_STREAM_LIMIT) return;
         assert_int_equal(rc, 0);
         r->sent = true;
