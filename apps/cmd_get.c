@@ -350,6 +350,7 @@ static void get_usage(FILE *f)
                "  --keylog FILE  append TLS secrets (NSS key log format, for Wireshark)\n"
                "  --cc ALG       congestion controller: reno, cubic (default)\n"
                "  --quiet        no per-URL lines and no progress\n"
+               "  --no-gso       one datagram per send (packet captures show each packet)\n"
                "\n"
                "Progress goes to stderr once per second after 1 MiB arrived. Exit status:\n"
                "0 when every URL answered 2xx with a complete body, 1 when any failed,\n"
@@ -366,7 +367,7 @@ static int get_bad(const char *fmt, const char *a)
 
 typedef struct get_opts {
     const char *out, *pin, *qlog, *keylog, *cc;
-    bool discard, insecure, quiet;
+    bool discard, insecure, quiet, no_gso;
 } get_opts;
 
 static int get_parse(getter *g, get_opts *o, int argc, char **argv)
@@ -392,6 +393,8 @@ static int get_parse(getter *g, get_opts *o, int argc, char **argv)
             o->insecure = true;
         } else if (!strcmp(a, "--quiet")) {
             o->quiet = true;
+        } else if (!strcmp(a, "--no-gso")) {
+            o->no_gso = true;
         } else if (a[0] == '-') {
             return get_bad("unknown option %s", a);
         } else {
@@ -461,13 +464,13 @@ static int get_config(getter *g, const get_opts *o, qk_config *cfg, qk_addr *pee
     return 0;
 }
 
-static int get_run(getter *g, const qk_config *cfg, const qk_addr *peer)
+static int get_run(getter *g, const qk_config *cfg, const qk_addr *peer, unsigned udp_flags)
 {
     qk_addr bind = {0};
     bind.ss.ss_family = peer->ss.ss_family;
     bind.len = peer->len;
     qk_udp *udp = NULL;
-    int rc = qk_udp_open(&bind, 0, &udp);
+    int rc = qk_udp_open(&bind, udp_flags, &udp);
     if (rc) {
         fprintf(stderr, "quack get: cannot open a UDP socket: %s\n", strerror(errno));
         return 1;
@@ -526,7 +529,7 @@ int qk_cmd_get(int argc, char **argv)
     qk_config cfg;
     qk_addr peer;
     rc = get_config(&g, &o, &cfg, &peer);
-    if (!rc) rc = get_run(&g, &cfg, &peer);
+    if (!rc) rc = get_run(&g, &cfg, &peer, o.no_gso ? QK_UDP_NO_GSO : 0);
     if (!rc && !o.quiet)
         fprintf(stderr, "%zu URLs, %llu bytes\n", g.n, (unsigned long long)g.total);
     free(g.u);

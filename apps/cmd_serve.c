@@ -331,24 +331,26 @@ static bool serve_app(void *app, qk_endpoint *ep, qk_time now)
 
 static void serve_usage(FILE *f)
 {
-    fprintf(f, "usage: quack serve --root DIR --listen ADDR:PORT [--cert FILE --key FILE]\n"
-               "                   [--qlog DIR] [--keylog FILE] [--cc reno|cubic] [--quiet]\n"
-               "\n"
-               "Serves the files under DIR over HTTP/3 (ALPN h3) until SIGINT/SIGTERM.\n"
-               "GET and HEAD; a directory serves its index.html; missing files give 404;\n"
-               "paths that leave DIR (\"..\", symlinks pointing outside) give 403.\n"
-               "\n"
-               "  --root DIR             document root (required)\n"
-               "  --listen ADDR:PORT     e.g. 127.0.0.1:4433 or [::1]:4433 (port 0: any free\n"
-               "                         port, printed as 'listening on')\n"
-               "  --cert FILE --key FILE certificate and key (PEM); without them a\n"
-               "                         self-signed P-256 certificate for 'localhost' is\n"
-               "                         generated in memory. Either way the server prints\n"
-               "                         'pin: HEX' for quack get --pin.\n"
-               "  --qlog DIR             one qlog per connection into DIR\n"
-               "  --keylog FILE          append TLS secrets (NSS key log format)\n"
-               "  --cc ALG               congestion controller: reno, cubic (default)\n"
-               "  --quiet                no line per request\n");
+    fprintf(f,
+            "usage: quack serve --root DIR --listen ADDR:PORT [--cert FILE --key FILE]\n"
+            "                   [--qlog DIR] [--keylog FILE] [--cc reno|cubic] [--quiet]\n"
+            "\n"
+            "Serves the files under DIR over HTTP/3 (ALPN h3) until SIGINT/SIGTERM.\n"
+            "GET and HEAD; a directory serves its index.html; missing files give 404;\n"
+            "paths that leave DIR (\"..\", symlinks pointing outside) give 403.\n"
+            "\n"
+            "  --root DIR             document root (required)\n"
+            "  --listen ADDR:PORT     e.g. 127.0.0.1:4433 or [::1]:4433 (port 0: any free\n"
+            "                         port, printed as 'listening on')\n"
+            "  --cert FILE --key FILE certificate and key (PEM); without them a\n"
+            "                         self-signed P-256 certificate for 'localhost' is\n"
+            "                         generated in memory. Either way the server prints\n"
+            "                         'pin: HEX' for quack get --pin.\n"
+            "  --qlog DIR             one qlog per connection into DIR\n"
+            "  --keylog FILE          append TLS secrets (NSS key log format)\n"
+            "  --cc ALG               congestion controller: reno, cubic (default)\n"
+            "  --quiet                no line per request\n"
+            "  --no-gso               one datagram per send (packet captures show each packet)\n");
 }
 
 static int serve_bad(const char *fmt, const char *a)
@@ -361,7 +363,7 @@ static int serve_bad(const char *fmt, const char *a)
 
 typedef struct serve_opts {
     const char *root, *listen, *cert, *key, *qlog, *keylog, *cc;
-    bool quiet;
+    bool quiet, no_gso;
 } serve_opts;
 
 static int serve_parse(serve_opts *o, int argc, char **argv)
@@ -385,6 +387,8 @@ static int serve_parse(serve_opts *o, int argc, char **argv)
             *dst = argv[++i];
         } else if (!strcmp(a, "--quiet")) {
             o->quiet = true;
+        } else if (!strcmp(a, "--no-gso")) {
+            o->no_gso = true;
         } else {
             return serve_bad("unknown argument %s", a);
         }
@@ -459,10 +463,11 @@ static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr 
     return 0;
 }
 
-static int serve_run(server *s, const qk_config *cfg, const qk_addr *addr, const char *addr_str)
+static int serve_run(server *s, const qk_config *cfg, const qk_addr *addr, const char *addr_str,
+                     unsigned flags)
 {
     qk_udp *u = NULL;
-    int rc = qk_udp_open(addr, addr->ss.ss_family == AF_INET6 ? QK_UDP_DUALSTACK : 0, &u);
+    int rc = qk_udp_open(addr, flags | (addr->ss.ss_family == AF_INET6 ? QK_UDP_DUALSTACK : 0), &u);
     if (rc) {
         fprintf(stderr, "quack serve: cannot listen on %s: %s\n", addr_str, strerror(errno));
         return 1;
@@ -518,7 +523,7 @@ int qk_cmd_serve(int argc, char **argv)
     char *cert_pem = NULL, *key_pem = NULL;
     rc = serve_config(&o, s, &cfg, &addr);
     if (!rc) rc = serve_cert(&o, &cfg, &cert_pem, &key_pem) ? 1 : 0;
-    if (!rc) rc = serve_run(s, &cfg, &addr, o.listen);
+    if (!rc) rc = serve_run(s, &cfg, &addr, o.listen, o.no_gso ? QK_UDP_NO_GSO : 0);
     free(s->h3s);
     free(s);
     free(cert_pem);
