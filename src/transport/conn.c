@@ -588,6 +588,16 @@ void qk_conn_on_timeout(qk_conn *c, qk_time now)
             to.kind == QK_RECOVERY_TIMEOUT_PROBE) {
             c->sp[to.space].probes += to.probe_pkts;
             c->stats.pto_count++;
+            /* RFC 9002 §6.2.4: a probe carries data when it can. In the
+             * handshake spaces that is the unacknowledged CRYPTO data: a PING
+             * alone never recovers a lost ClientHello (the server has no
+             * state to answer it with). */
+            if (to.space != QK_PN_SPACE_APP) {
+                qk_sendbuf *cb = &c->sp[to.space].crypto_send;
+                if (cb->sent_off > cb->acked_off)
+                    qk_sendbuf_on_lost(cb, cb->acked_off, (size_t)(cb->sent_off - cb->acked_off),
+                                       false);
+            }
         }
     }
 }
