@@ -39,6 +39,8 @@ static void perf_usage(FILE *f)
             "  --no-protection        null packet protection (benchmarks only); both sides\n"
             "                         must set it: it uses ALPN \"perf-noprot\", so a\n"
             "                         mismatched pair fails the handshake\n"
+            "  --no-ecn               send Not-ECT (default: ECT(0), validated per RFC 9000\n"
+            "                         §13.4.2; --stats shows the ECN counts)\n"
             "  --qlog DIR             write a qlog per connection into DIR\n"
             "  --ack-frequency off|auto|THRESHOLD[,DELAY_US[,REORDER]]\n"
             "                         what to ask the peer with ACK_FREQUENCY (default auto;\n"
@@ -123,6 +125,8 @@ static int parse_opt(perf_opts *o, int argc, char **argv, int *i)
         o->insecure = true;
     } else if (!strcmp(a, "--no-protection")) {
         o->no_protection = true;
+    } else if (!strcmp(a, "--no-ecn")) {
+        o->no_ecn = true;
     } else if (!strcmp(a, "--stats")) {
         o->stats = true;
     } else if (!strcmp(a, "--quiet")) {

@@ -31,6 +31,7 @@ typedef struct perf_opts {
     unsigned streams;
     qk_cc_kind cc;
     bool no_protection;
+    bool no_ecn; /* ECN (ECT(0) marking, RFC 9000 §13.4) is on unless --no-ecn */
     const char *qlog_dir;
     bool stats;
     bool quiet; /* no progress lines */

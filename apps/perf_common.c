@@ -50,6 +50,7 @@ void perf_config(qk_config *cfg, const perf_opts *o)
     cfg->alpn_count = 1;
     cfg->no_protection = o->no_protection;
     cfg->cc = o->cc;
+    cfg->ecn = !o->no_ecn;
     cfg->qlog_dir = o->qlog_dir;
     cfg->rng = perf_rng;
     cfg->max_udp_payload_bytes = QK_PERF_DATAGRAM_BYTES;
@@ -260,6 +261,13 @@ void perf_print_stats(FILE *f, const qk_conn_stats *st)
             (unsigned long long)st->immediate_acks_received,
             (unsigned long long)st->streams_opened_local,
             (unsigned long long)st->streams_opened_remote, (unsigned long long)st->ecn_ce_received);
+    static const char *const ecn_states[] = {"off", "testing", "capable", "failed"};
+    printf("stats: ecn %s; sent ect0 %llu; received ect0 %llu ect1 %llu ce %llu; "
+           "peer reported ce %llu in %llu acks\n",
+           ecn_states[st->ecn_state < 4 ? st->ecn_state : 0],
+           (unsigned long long)st->pkts_sent_ect0, (unsigned long long)st->ecn_ect0_received,
+           (unsigned long long)st->ecn_ect1_received, (unsigned long long)st->ecn_ce_received,
+           (unsigned long long)st->ecn_ce_reported, (unsigned long long)st->ecn_ce_events);
 }
 
 void perf_print_progress(FILE *f, const char *who, double elapsed_s, double interval_s,

@@ -103,9 +103,13 @@ static int on_stream(qk_conn *c, const qk_frame_stream *f)
     uint64_t buffered = c->flow_rx.received_bytes - c->flow_rx.consumed_bytes;
     if (buffered > c->stats.peak_rx_buffered_bytes) c->stats.peak_rx_buffered_bytes = buffered;
     c->stats.stream_bytes_received += f->len;
-    if (qk_recvbuf_readable(&s->recv) > readable ||
-        (!was_done && qk_recvbuf_all_received(&s->recv)))
+    /* One READABLE per stream until the application reads (not one per frame). */
+    if ((qk_recvbuf_readable(&s->recv) > readable ||
+         (!was_done && qk_recvbuf_all_received(&s->recv))) &&
+        !s->readable_event_pending) {
+        s->readable_event_pending = true;
         push_stream_event(c, QK_EV_STREAM_READABLE, s->id, 0);
+    }
     return 0;
 }
 
@@ -452,6 +456,8 @@ static void process_packet(qk_conn *c, uint8_t *pkt, const qk_pkt_hdr *h, qk_dat
     if (!c->sp[space].discarded)
         qk_ack_on_packet_received(&c->sp[space].ack, pn, rx.ack_eliciting, d->ecn, now);
     if (d->ecn == QK_ECN_CE) c->stats.ecn_ce_received++;
+    if (d->ecn == QK_ECN_ECT0) c->stats.ecn_ect0_received++;
+    if (d->ecn == QK_ECN_ECT1) c->stats.ecn_ect1_received++;
     qk_conn_touch_idle(c, now);
 }
 

@@ -37,9 +37,34 @@ typedef struct tx_ctx {
     tx_pkt pkts[MAX_PKTS_PER_DGRAM];
     size_t n;
     qk_time now;
-    bool cc_ok; /* congestion window and pacer allow new data */
-    bool pad;   /* datagram must reach MIN_INITIAL_DGRAM */
+    bool cc_ok;  /* congestion window and pacer allow new data */
+    bool pad;    /* datagram must reach MIN_INITIAL_DGRAM */
+    uint8_t ecn; /* codepoint the datagram will carry */
 } tx_ctx;
+
+static uint8_t choose_ecn(const qk_conn *c)
+{
+    if (!c->cfg->ecn || c->rec.ecn_state == QK_ECN_STATE_FAILED) return QK_ECN_NOT_ECT;
+    /* RFC 9000 §13.4.2: while testing, mark only the first packets, so a path
+     * that drops ECT packets costs little; after validation mark them all. */
+    if (c->rec.ecn_state == QK_ECN_STATE_TESTING && c->stats.pkts_sent_ect0 >= QK_ECN_TESTING_PKTS)
+        return QK_ECN_NOT_ECT;
+    return QK_ECN_ECT0;
+}
+
+static void tx_ctx_init(tx_ctx *t, qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
+{
+    t->c = c;
+    t->buf = buf;
+    t->cap = cap;
+    t->len = 0;
+    t->n = 0;
+    t->now = now;
+    t->cc_ok = false;
+    t->pad = false;
+    t->ecn = choose_ecn(c);
+    c->tx_ecn = t->ecn;
+}
 
 static size_t room(const tx_ctx *t, const tx_pkt *p)
 {
@@ -405,6 +430,7 @@ static bool write_one_stream(tx_ctx *t, tx_pkt *p)
     } else {
         qk_sched_remove(&c->sched, n);
         if (qk_sendbuf_writable(&s->send) > 0) {
+            s->write_blocked = false;
             qk_event ev = {.type = QK_EV_STREAM_WRITABLE, .conn = c, .stream_id = s->id};
             qk_endpoint_push_event(c->ep, &ev);
         }
@@ -517,6 +543,22 @@ static void finish_packet(tx_ctx *t, tx_pkt *p, size_t pad_to)
     qk_hp_protect(k, t->buf + p->start, p->end - p->start, p->pn_off - p->start);
 }
 
+/* RFC 9002 §7.8: the window may only grow when it was the limit. The
+ * sender counts as cwnd-limited when the most bytes in flight over the last
+ * round trip (this packet included) came within three datagrams of cwnd, or,
+ * in slow start where the window may double per round trip, reached half of
+ * it. Taking the maximum over a round trip keeps a paced sender (gain >= 1.25,
+ * pacer.h) cwnd-limited: pacing delays packets within a round, it does not
+ * leave the window unused over one. Application-, flow-control- and
+ * CPU-limited senders are not cwnd-limited. */
+static bool cwnd_limited(qk_conn *c, uint64_t inflight_after, qk_time now)
+{
+    uint64_t cwnd = c->cc.cwnd_bytes, mds = c->max_udp_bytes;
+    uint64_t flight = qk_recovery_recent_max_in_flight(&c->rec, inflight_after, now);
+    if (flight + 3 * mds >= cwnd) return true;
+    return qk_cc_in_slow_start(&c->cc) && 2 * flight >= cwnd;
+}
+
 static void commit_packet(tx_ctx *t, tx_pkt *p)
 {
     qk_conn *c = t->c;
@@ -524,11 +566,16 @@ static void commit_packet(tx_ctx *t, tx_pkt *p)
                          .time_sent = t->now,
                          .size_bytes = (uint32_t)(p->end - p->start),
                          .ack_eliciting = p->ack_eliciting,
-                         .in_flight = p->in_flight || p->ack_eliciting,
-                         .app_limited = qk_sched_empty(&c->sched)};
+                         .in_flight = p->in_flight || p->ack_eliciting};
     c->sp[p->space].next_pn++;
-    qk_recovery_on_packet_sent(&c->rec, p->space, &sp, p->frames, p->n_frames, t->now);
+    /* Every packet of the datagram carries its codepoint (set by the endpoint
+     * from qk_conn_tx_ecn, evaluated before any of them is committed). */
+    sp.ecn = t->ecn;
+    if (sp.ecn == QK_ECN_ECT0) c->stats.pkts_sent_ect0++;
     if (sp.in_flight) qk_pacer_on_sent(&c->pacer, sp.size_bytes, t->now);
+    uint64_t after = qk_recovery_bytes_in_flight(&c->rec) + (sp.in_flight ? sp.size_bytes : 0);
+    sp.app_limited = !cwnd_limited(c, after, t->now);
+    qk_recovery_on_packet_sent(&c->rec, p->space, &sp, p->frames, p->n_frames, t->now);
     if (p->ack_eliciting) c->last_ack_eliciting_sent = t->now;
     c->stats.pkts_sent++;
     /* RFC 9001 §4.9.1: the client discards Initial keys when it first sends Handshake. */
@@ -537,7 +584,9 @@ static void commit_packet(tx_ctx *t, tx_pkt *p)
 
 static size_t build_close(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
 {
-    tx_ctx t = {.c = c, .buf = buf, .cap = cap, .now = now, .cc_ok = true};
+    tx_ctx t;
+    tx_ctx_init(&t, c, buf, cap, now);
+    t.cc_ok = true;
     /* RFC 9000 §10.2.3: send in the highest space we have keys for. A
      * 0x1d close before the handshake is confirmed becomes 0x1c (§10.2.3). */
     qk_pn_space s = QK_PN_SPACE_COUNT;
@@ -582,7 +631,10 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
     if (!c->is_server && c->sent_handshake && !c->sp[QK_PN_SPACE_INITIAL].discarded)
         qk_conn_discard_space(c, QK_PN_SPACE_INITIAL, now);
 
-    tx_ctx t = {.c = c, .buf = buf, .cap = cap, .now = now};
+    /* Not an aggregate initialiser: that would zero ~12 KiB of frame
+     * records per datagram; open_packet clears what each packet uses. */
+    tx_ctx t;
+    tx_ctx_init(&t, c, buf, cap, now);
     uint64_t inflight = qk_recovery_bytes_in_flight(&c->rec);
     t.cc_ok = inflight + c->max_udp_bytes <= c->cc.cwnd_bytes;
     if (t.cc_ok) {

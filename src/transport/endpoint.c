@@ -288,7 +288,7 @@ size_t qk_endpoint_send(qk_endpoint *ep, qk_datagram *out, size_t max, qk_time n
             out[n].len = len;
             out[n].peer = c->peer;
             out[n].local = c->local;
-            out[n].ecn = QK_ECN_NOT_ECT;
+            out[n].ecn = qk_conn_tx_ecn(c);
             out[n].segment_bytes = 0;
             n++;
             idle_rounds = 0;
