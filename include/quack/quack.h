@@ -291,6 +291,18 @@ int qk_datagram_send(qk_conn *c, const uint8_t *data, size_t len, uint8_t urgenc
  */
 int qk_conn_key_update(qk_conn *c, qk_time now);
 
+/**
+ * Client: migrate the connection to a new local address (RFC 9000 §9.2):
+ * probe the path from new_local with PATH_CHALLENGE on a connection ID not
+ * used before, and switch to it (congestion state and RTT reset, §9.4,
+ * unless only the port changed) when the PATH_RESPONSE arrives; a probe that
+ * fails leaves the connection where it was. Returns 0, QK_ERR_INVALID_ARG,
+ * QK_ERR_STATE (server, handshake not confirmed, the server sent
+ * disable_active_migration, or a migration is in progress) or QK_ERR_LIMIT
+ * (no spare connection ID from the peer yet).
+ */
+int qk_conn_migrate(qk_conn *c, const qk_addr *new_local, qk_time now);
+
 /** Close with an application error code and reason. Returns 0 or QK_ERR_CLOSED. */
 int qk_conn_close(qk_conn *c, uint64_t app_error, const char *reason);
 

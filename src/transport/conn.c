@@ -78,6 +78,10 @@ static void fill_local_tparams(qk_conn *c)
         tp->present |= QK_TPB_MIN_ACK_DELAY;
         tp->min_ack_delay_us = cfg->min_ack_delay_ns / QK_NS_PER_US;
     }
+    if (cfg->disable_active_migration) {
+        tp->present |= QK_TPB_DISABLE_ACTIVE_MIGRATION; /* RFC 9000 §18.2 */
+        tp->disable_active_migration = true;
+    }
     if (cfg->max_datagram_frame_bytes) {
         tp->present |= QK_TPB_MAX_DATAGRAM_FRAME_SIZE;
         tp->max_datagram_frame_size = cfg->max_datagram_frame_bytes;
@@ -167,6 +171,9 @@ qk_conn *qk_conn_new(qk_endpoint *ep, const qk_config *cfg, bool is_server, cons
     c->version = QK_VERSION_1;
     if (local) c->local = *local;
     c->peer = *peer;
+    qk_path_init(&c->path, &c->local, &c->peer, true); /* §8.1 covers the first path */
+    c->dg_local = c->local;
+    c->dg_peer = c->peer;
     /* RFC 9000 §14.3: with DPLPMTUD start at the 1200-byte base and search up. */
     qk_pmtud_init(&c->pmtud, cfg->pmtud, (uint32_t)cfg->max_udp_payload_bytes);
     c->max_udp_bytes = c->pmtud.enabled ? QK_PMTUD_BASE_BYTES : cfg->max_udp_payload_bytes;
@@ -406,7 +413,7 @@ static void sink_on_acked(void *ctx, qk_pn_space space, const qk_sent_packet *pk
                 qk_pmtud_on_probe_acked(&c->pmtud, pkt->size_bytes, pkt->time_sent);
             if (now_bytes > before) qk_conn_set_mtu(c, now_bytes);
         } else {
-            qk_pmtud_on_packet(&c->pmtud, pkt->size_bytes, pkt->time_sent, true, pkt->time_sent);
+            qk_pmtud_on_packet(&c->pmtud, pkt->size_bytes, pkt->time_sent, true);
         }
     }
     for (size_t i = 0; i < n; i++) {
@@ -464,9 +471,8 @@ static void sink_on_lost(void *ctx, qk_pn_space space, const qk_sent_packet *pkt
         /* RFC 9000 §14.4: a lost probe says nothing about congestion. */
         if (pkt->is_pmtu_probe) {
             qk_pmtud_on_probe_lost(&c->pmtud, pkt->size_bytes, pkt->time_sent);
-        } else if (qk_pmtud_on_packet(&c->pmtud, pkt->size_bytes, pkt->time_sent, false,
-                                      pkt->time_sent)) {
-            qk_conn_set_mtu(c, c->pmtud.cur_bytes);
+        } else {
+            qk_pmtud_on_packet(&c->pmtud, pkt->size_bytes, pkt->time_sent, false);
         }
     }
     for (size_t i = 0; i < n; i++) {
@@ -593,6 +599,8 @@ qk_time qk_conn_next_timeout(const qk_conn *c)
         if (a < t) t = a;
     }
     if (c->pacing_wait && c->pacing_wait < t) t = c->pacing_wait;
+    qk_time pt = qk_conn_path_next_timeout(c);
+    if (pt < t) t = pt;
     return t;
 }
 
@@ -611,6 +619,7 @@ void qk_conn_on_timeout(qk_conn *c, qk_time now)
         return;
     }
     if (c->pacing_wait && now >= c->pacing_wait) c->pacing_wait = 0;
+    qk_conn_path_on_timeout(c, now);
     if (qk_recovery_next_timeout(&c->rec) <= now) {
         qk_recovery_timeout to;
         if (qk_recovery_on_timeout(&c->rec, now, &to) == 0 &&

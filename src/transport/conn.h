@@ -14,6 +14,7 @@
 #include "transport/flow.h"
 #include "transport/keyupdate.h"
 #include "transport/pacer.h"
+#include "transport/path.h"
 #include "transport/pmtud.h"
 #include "transport/recovery.h"
 #include "transport/rtt.h"
@@ -95,7 +96,18 @@ struct qk_conn {
     bool is_server;
     qk_conn_state state;
     uint32_t version;
-    qk_addr local, peer;
+    qk_addr local, peer; /* the current path's addresses (= path.local, path.peer) */
+    qk_path path;        /* current path: validation, amplification budget (path.c) */
+    qk_path alt;         /* a path being probed, or the previous one after a change */
+    bool alt_active;
+    qk_addr dg_local, dg_peer; /* addresses of the datagram qk_conn_send just built */
+    /* What the datagram being received says about paths (conn_path.c). */
+    struct {
+        int which;          /* QK_RXPATH_* */
+        bool migrate;       /* a non-probing 1-RTT packet with the largest pn */
+        bool has_challenge; /* a PATH_CHALLENGE from a new address */
+        uint8_t challenge[8];
+    } rxp;
 
     /* Connection IDs (RFC 9000 §5.1). */
     qk_cid odcid;     /* client's first DCID: Initial keys, original_dcid tparam */
@@ -199,6 +211,19 @@ int qk_conn_key_update_now(qk_conn *c, bool force, qk_time now);
 void qk_conn_set_mtu(qk_conn *c, uint64_t bytes);
 /* Before sending: update keys when due (config, AEAD limits, RFC 9001 §6.6). */
 void qk_conn_key_update_check(qk_conn *c, qk_time now);
+
+/* ---- conn_path.c (RFC 9000 §8.2, §9) ---- */
+enum { QK_RXPATH_CUR = 0, QK_RXPATH_ALT = 1, QK_RXPATH_NEW = 2 };
+/* Which path a received datagram belongs to; resets c->rxp. */
+void qk_conn_path_rx_begin(qk_conn *c, const qk_datagram *d);
+/* After the datagram's packets were processed: budgets, migration, probes. */
+void qk_conn_path_rx_end(qk_conn *c, const qk_datagram *d, qk_time now);
+void qk_conn_path_on_challenge(qk_conn *c, const uint8_t data[8]);
+void qk_conn_path_on_response(qk_conn *c, const uint8_t data[8], qk_time now);
+qk_time qk_conn_path_next_timeout(const qk_conn *c);
+void qk_conn_path_on_timeout(qk_conn *c, qk_time now);
+/* A new path: congestion controller, RTT and PMTU start over (RFC 9000 §9.4). */
+void qk_conn_path_reset_state(qk_conn *c, qk_time now);
 
 /* ---- conn_recv.c ---- */
 /* Process one datagram addressed to this connection. The buffer is modified. */

@@ -13,6 +13,7 @@ typedef struct rx_ctx {
     qk_pkt_type pkt_type;
     uint64_t pn;
     bool ack_eliciting;
+    bool non_probing; /* RFC 9000 §9.1: a frame other than PATH_*, NEW_CONNECTION_ID, PADDING */
     qk_time now;
     uint8_t ecn;
     const uint8_t *dcid; /* the packet's Destination Connection ID */
@@ -62,6 +63,9 @@ static int on_ack(qk_conn *c, const rx_ctx *rx, const qk_frame_ack *a)
     int rc = qk_recovery_on_ack_received(&c->rec, rx->space, &ar, rx->now);
     if (rc < 0) return rc;
     if (rx->space == QK_PN_SPACE_APP && n) qk_ku_on_acked(&c->ku, ranges[0].largest, rx->now);
+    /* RFC 8899 §4.3: decide on a black hole once acks and losses are all in. */
+    if (rx->space == QK_PN_SPACE_APP && qk_pmtud_check(&c->pmtud, rx->now))
+        qk_conn_set_mtu(c, c->pmtud.cur_bytes);
     /* RFC 9001 §4.9.1-ish: a client whose Handshake packet was acked knows the
      * server validated its address. */
     if (!c->is_server && rx->space == QK_PN_SPACE_HANDSHAKE)
@@ -322,11 +326,8 @@ static int dispatch(qk_conn *c, const rx_ctx *rx, const qk_frame *f)
                                              f->u.max.max);
     case QK_FT_NEW_CONNECTION_ID: return on_new_cid(c, &f->u.new_cid);
     case QK_FT_RETIRE_CONNECTION_ID: return on_retire_cid(c, rx, f->u.retire_cid.seq);
-    case QK_FT_PATH_CHALLENGE:
-        memcpy(c->path_response, f->u.path.data, 8);
-        c->pend |= QK_PEND_PATH_RESPONSE;
-        return 0;
-    case QK_FT_PATH_RESPONSE: return 0; /* no path validation in flight yet */
+    case QK_FT_PATH_CHALLENGE: qk_conn_path_on_challenge(c, f->u.path.data); return 0;
+    case QK_FT_PATH_RESPONSE: qk_conn_path_on_response(c, f->u.path.data, rx->now); return 0;
     case QK_FT_CONNECTION_CLOSE:
     case QK_FT_CONNECTION_CLOSE_APP: return on_close(c, rx, f);
     case QK_FT_HANDSHAKE_DONE: return on_handshake_done(c, rx);
@@ -369,6 +370,9 @@ static int process_frames(qk_conn *c, rx_ctx *rx, const uint8_t *p, size_t len)
             return QK_ERR_PROTOCOL_VIOLATION;
         }
         if (qk_frame_is_ack_eliciting(f.type)) rx->ack_eliciting = true;
+        if (f.type != QK_FT_PADDING && f.type != QK_FT_PATH_CHALLENGE &&
+            f.type != QK_FT_PATH_RESPONSE && f.type != QK_FT_NEW_CONNECTION_ID)
+            rx->non_probing = true;
         int rc = dispatch(c, rx, &f);
         if (rc < 0) {
             qk_conn_error(c, rc, f.type, NULL, rx->now);
@@ -478,7 +482,10 @@ static void process_packet(qk_conn *c, uint8_t *pkt, const qk_pkt_hdr *h, qk_dat
                  .dcid_len = h->dcid_len};
     qk_qlog_packet(c, false, h->type, pn, h->packet_len, pkt + off, (size_t)len, now);
     qk_trace_emit(c, false, h->type, pn, h->packet_len, pkt + off, (size_t)len, now);
+    bool largest = !sp->ack.has_largest || pn > sp->ack.largest_pn;
     if (process_frames(c, &rx, pkt + off, (size_t)len) < 0) return;
+    /* RFC 9000 §9.3: only the packet with the largest pn moves the peer's address. */
+    if (space == QK_PN_SPACE_APP && rx.non_probing && largest) c->rxp.migrate = true;
     /* ack-frequency-12 §6: the long-idle rule, once the peer tuned our ACKs. */
     if (space == QK_PN_SPACE_APP && c->ackfreq_seen)
         qk_ack_tracker_set_idle(&c->sp[space].ack, c->rtt.smoothed_rtt_ns);
@@ -499,6 +506,7 @@ void qk_conn_recv(qk_conn *c, qk_datagram *d, qk_time now)
         c->close_send = true; /* RFC 9000 §10.2.1: answer with CONNECTION_CLOSE again */
         return;
     }
+    qk_conn_path_rx_begin(c, d);
     size_t off = 0;
     /* RFC 9000 §10.2.1: once closing, later packets of the datagram are not processed. */
     while (off < d->len && c->state < QK_CONN_CLOSING) {
@@ -508,6 +516,7 @@ void qk_conn_recv(qk_conn *c, qk_datagram *d, qk_time now)
         process_packet(c, d->data + off, &h, d, now);
         off += h.packet_len;
     }
+    qk_conn_path_rx_end(c, d, now);
     if (qk_recovery_bytes_in_flight(&c->rec) || 1)
         qk_recovery_set_amplification_blocked(
             &c->rec,

@@ -215,10 +215,20 @@ static void write_conn_control(tx_ctx *t, tx_pkt *p)
             record(p, &(qk_sent_frame){.kind = QK_SF_HANDSHAKE_DONE});
         }
     }
-    if (c->pend & QK_PEND_PATH_RESPONSE) {
+    /* RFC 9000 §8.2: the current path's owed PATH_RESPONSE and its challenge. */
+    if (c->path.response_due) {
         f = (qk_frame){.type = QK_FT_PATH_RESPONSE};
-        memcpy(f.u.path.data, c->path_response, 8);
-        if (put_frame(t, p, &f)) c->pend &= ~QK_PEND_PATH_RESPONSE;
+        memcpy(f.u.path.data, c->path.response, 8);
+        if (put_frame(t, p, &f)) c->path.response_due = false;
+    }
+    if (c->path.challenge_due) {
+        f = (qk_frame){.type = QK_FT_PATH_CHALLENGE};
+        memcpy(f.u.path.data, c->path.challenge, 8);
+        if (put_frame(t, p, &f)) {
+            qk_path_on_challenge_sent(&c->path, qk_conn_pto_ns(c), t->now);
+            c->stats.path_challenges_sent++;
+            record(p, &(qk_sent_frame){.kind = QK_SF_PATH_CHALLENGE});
+        }
     }
     if ((c->pend & QK_PEND_MAX_DATA) || qk_flow_rx_should_update(&c->flow_rx)) {
         uint64_t max = qk_flow_rx_update(&c->flow_rx, t->now, c->rtt.smoothed_rtt_ns);
@@ -451,6 +461,7 @@ static bool space_wants_send(tx_ctx *t, qk_pn_space s)
     if (qk_sendbuf_has_pending(&sp->crypto_send)) return true;
     if (s != QK_PN_SPACE_APP || !c->handshake_complete) return false;
     if (c->pend || c->dgq_count || qk_streams_pending_head(&c->streams)) return true;
+    if (c->path.response_due || c->path.challenge_due) return true;
     if (!qk_sched_empty(&c->sched) && qk_flow_tx_available(&c->flow_tx)) return true;
     uint64_t v;
     for (int uni = 0; uni < 2; uni++)
@@ -643,8 +654,9 @@ static size_t build_pmtu_probe(tx_ctx *t, size_t size)
 static size_t maybe_pmtu_probe(tx_ctx *t, size_t buf_cap)
 {
     qk_conn *c = t->c;
-    if (!c->pmtud.enabled || !c->handshake_confirmed || !c->address_validated || !t->cc_ok ||
-        c->state != QK_CONN_ESTABLISHED || !c->sp[QK_PN_SPACE_APP].has_tx)
+    if (!c->pmtud.enabled || !c->handshake_confirmed || !c->address_validated ||
+        !c->path.validated || !t->cc_ok || c->state != QK_CONN_ESTABLISHED ||
+        !c->sp[QK_PN_SPACE_APP].has_tx)
         return 0;
     if (!c->pmtud_started) {
         c->pmtud_started = true;
@@ -656,9 +668,63 @@ static size_t maybe_pmtu_probe(tx_ctx *t, size_t buf_cap)
     return build_pmtu_probe(t, size);
 }
 
+/* RFC 9000 §8.2.1, §9.1: a datagram on the other path `a` carrying its
+ * PATH_CHALLENGE and/or PATH_RESPONSE, expanded to 1200 bytes unless the
+ * amplification budget of an unvalidated address forbids it. */
+static size_t build_path_probe(qk_conn *c, qk_path *a, uint8_t *buf, size_t cap, qk_time now)
+{
+    uint64_t allow = c->is_server ? qk_path_allowance(a) : UINT64_MAX;
+    if (allow < cap) cap = (size_t)allow;
+    if (cap < 64) return 0;
+    tx_ctx t;
+    tx_ctx_init(&t, c, buf, cap, now);
+    t.cc_ok = true;
+    size_t cur = c->rcid_cur;
+    c->rcid_cur = a->dcid_idx; /* RFC 9000 §9.5: the path's own connection ID */
+    bool ok = open_packet(&t, QK_PN_SPACE_APP);
+    c->rcid_cur = cur;
+    if (!ok) return 0;
+    tx_pkt *p = &t.pkts[0];
+    qk_frame f;
+    bool challenge = false;
+    if (a->challenge_due) {
+        f = (qk_frame){.type = QK_FT_PATH_CHALLENGE};
+        memcpy(f.u.path.data, a->challenge, 8);
+        if ((challenge = put_frame(&t, p, &f)))
+            record(p, &(qk_sent_frame){.kind = QK_SF_PATH_CHALLENGE});
+    }
+    if (a->response_due) {
+        f = (qk_frame){.type = QK_FT_PATH_RESPONSE};
+        memcpy(f.u.path.data, a->response, 8);
+        if (put_frame(&t, p, &f)) a->response_due = false;
+    }
+    if (p->end == p->payload) return 0;
+    t.n = 1;
+    finish_packet(&t, p, cap < QK_PATH_MIN_DGRAM_BYTES ? cap : QK_PATH_MIN_DGRAM_BYTES);
+    commit_packet(&t, p);
+    if (challenge) {
+        qk_path_on_challenge_sent(a, qk_conn_pto_ns(c), now);
+        c->stats.path_challenges_sent++;
+    }
+    a->tx_bytes += p->end;
+    c->dg_local = a->local;
+    c->dg_peer = a->peer;
+    return p->end;
+}
+
 size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
 {
     size_t buf_cap = cap;
+    c->dg_local = c->local;
+    c->dg_peer = c->peer;
+    if (c->state == QK_CONN_ESTABLISHED && c->alt_active &&
+        (c->alt.challenge_due || c->alt.response_due) && c->sp[QK_PN_SPACE_APP].has_tx) {
+        size_t n = build_path_probe(c, &c->alt, buf, cap, now);
+        if (n) {
+            c->stats.bytes_sent += n;
+            return n;
+        }
+    }
     if (c->state == QK_CONN_DRAINING || c->state == QK_CONN_CLOSED) return 0;
     if (cap > c->max_udp_bytes) cap = c->max_udp_bytes;
     /* RFC 9000 §8.1: at most 3x the bytes received before address validation. */
@@ -666,6 +732,13 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
         uint64_t allow = 3 * c->unvalidated_rx_bytes;
         uint64_t left = allow > c->unvalidated_tx_bytes ? allow - c->unvalidated_tx_bytes : 0;
         if (left < cap) cap = (size_t)left;
+        if (cap < 64) return 0;
+    }
+    /* RFC 9000 §9.3: toward an unvalidated new peer address, at most 3x
+     * what it sent us until the address is validated. */
+    uint64_t path_allow = c->is_server ? qk_path_allowance(&c->path) : UINT64_MAX;
+    if (path_allow < cap) {
+        cap = (size_t)path_allow;
         if (cap < 64) return 0;
     }
     if (c->state == QK_CONN_CLOSING) {
@@ -676,6 +749,8 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
     if (!c->is_server && c->sent_handshake && !c->sp[QK_PN_SPACE_INITIAL].discarded)
         qk_conn_discard_space(c, QK_PN_SPACE_INITIAL, now);
     qk_conn_key_update_check(c, now);
+    /* RFC 8899 §4.3: acks and losses so far say the larger size is a black hole. */
+    if (qk_pmtud_check(&c->pmtud, now)) qk_conn_set_mtu(c, c->pmtud.cur_bytes);
 
     /* Not an aggregate initialiser: that would zero ~12 KiB of frame
      * records per datagram; open_packet clears what each packet uses. */
@@ -723,6 +798,7 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
     }
     size_t len = t.pkts[t.n - 1].end;
     c->stats.bytes_sent += len;
+    if (!c->path.validated) c->path.tx_bytes += len;
     if (!c->address_validated) c->unvalidated_tx_bytes += len;
     qk_recovery_set_amplification_blocked(
         &c->rec, !c->address_validated && c->unvalidated_tx_bytes >= 3 * c->unvalidated_rx_bytes,

@@ -287,8 +287,8 @@ size_t qk_endpoint_send(qk_endpoint *ep, qk_datagram *out, size_t max, qk_time n
         size_t len = qk_conn_send(c, out[n].data, out[n].len, now);
         if (len) {
             out[n].len = len;
-            out[n].peer = c->peer;
-            out[n].local = c->local;
+            out[n].peer = c->dg_peer; /* the path this datagram is for (RFC 9000 §9) */
+            out[n].local = c->dg_local;
             out[n].ecn = qk_conn_tx_ecn(c);
             out[n].segment_bytes = 0;
             n++;

@@ -104,20 +104,25 @@ static bool fall_back(qk_pmtud *p, qk_time now)
     return true;
 }
 
-bool qk_pmtud_on_packet(qk_pmtud *p, uint32_t size, qk_time time_sent, bool acked, qk_time now)
+void qk_pmtud_on_packet(qk_pmtud *p, uint32_t size, qk_time time_sent, bool acked)
 {
-    if (!p->enabled || size <= QK_PMTUD_BASE_BYTES) return false;
+    if (!p->enabled || size <= QK_PMTUD_BASE_BYTES) return;
     if (acked) {
-        if (time_sent >= p->bh_mark) {
-            p->bh_mark = time_sent;
-            p->bh_lost = 0;
-        }
-        return false;
+        if (time_sent >= p->bh_mark) p->bh_mark = time_sent;
+        /* a full-size packet sent no earlier than the losses got through */
+        if (time_sent >= p->bh_last_lost) p->bh_lost = 0;
+        return;
     }
     /* Only losses of packets sent after the newest full-size packet that got
      * through count: congestion drops are followed by acknowledged ones. */
-    if (time_sent <= p->bh_mark || p->cur_bytes <= QK_PMTUD_BASE_BYTES) return false;
-    if (++p->bh_lost < QK_PMTUD_BH_LOST_PKTS) return false;
+    if (time_sent <= p->bh_mark || p->cur_bytes <= QK_PMTUD_BASE_BYTES) return;
+    p->bh_lost++;
+    if (time_sent > p->bh_last_lost) p->bh_last_lost = time_sent;
+}
+
+bool qk_pmtud_check(qk_pmtud *p, qk_time now)
+{
+    if (p->bh_lost < QK_PMTUD_BH_LOST_PKTS || p->cur_bytes <= QK_PMTUD_BASE_BYTES) return false;
     return fall_back(p, now);
 }
 

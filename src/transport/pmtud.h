@@ -10,13 +10,13 @@
 #include <quack/common.h>
 #include <stdbool.h>
 
-#define QK_PMTUD_BASE_BYTES     1200 /* RFC 9000 §14: the minimum every path carries */
-#define QK_PMTUD_MAX_PROBES     3    /* RFC 8899 §5.1.2 MAX_PROBES */
-#define QK_PMTUD_STEP_BYTES     16   /* search ends when the bracket is this narrow */
-#define QK_PMTUD_BH_LOST_PKTS   3    /* full-size losses after the last full-size ack */
-#define QK_PMTUD_BH_PTOS        3    /* consecutive PTOs with full-size packets */
-#define QK_PMTUD_RAISE_NS       (600 * QK_NS_PER_S) /* RFC 8899 §5.1.1 PMTU_RAISE_TIMER */
-#define QK_PMTUD_BH_RETRY_NS    (5 * QK_NS_PER_S)   /* search again after a black hole */
+#define QK_PMTUD_BASE_BYTES   1200 /* RFC 9000 §14: the minimum every path carries */
+#define QK_PMTUD_MAX_PROBES   3    /* RFC 8899 §5.1.2 MAX_PROBES */
+#define QK_PMTUD_STEP_BYTES   16   /* search ends when the bracket is this narrow */
+#define QK_PMTUD_BH_LOST_PKTS 3    /* full-size losses after the last full-size ack */
+#define QK_PMTUD_BH_PTOS      3    /* consecutive PTOs with full-size packets */
+#define QK_PMTUD_RAISE_NS     (600 * QK_NS_PER_S) /* RFC 8899 §5.1.1 PMTU_RAISE_TIMER */
+#define QK_PMTUD_BH_RETRY_NS  (5 * QK_NS_PER_S)   /* search again after a black hole */
 
 typedef struct qk_pmtud {
     bool enabled;
@@ -29,6 +29,7 @@ typedef struct qk_pmtud {
     qk_time raise_at;     /* when a finished search starts again */
     qk_time bh_mark;      /* send time of the newest acknowledged full-size packet */
     uint32_t bh_lost;     /* full-size packets lost that were sent after bh_mark */
+    qk_time bh_last_lost; /* send time of the newest of them */
     uint64_t probes_sent, probes_lost, black_holes;
 } qk_pmtud;
 
@@ -53,12 +54,16 @@ uint32_t qk_pmtud_on_probe_acked(qk_pmtud *p, uint32_t size, qk_time now);
 /** A probe was declared lost (never a congestion signal, RFC 9000 §14.4). */
 void qk_pmtud_on_probe_lost(qk_pmtud *p, uint32_t size, qk_time now);
 
+/** A non-probe packet of size bytes sent at time_sent was acknowledged (acked) or lost. */
+void qk_pmtud_on_packet(qk_pmtud *p, uint32_t size, qk_time time_sent, bool acked);
+
 /**
- * A non-probe packet of size bytes sent at time_sent was acknowledged (acked)
- * or declared lost. Returns true when this was a black hole and the size fell
- * back to the base (RFC 8899 §4.3): the caller shrinks its datagrams.
+ * After an ACK or loss timer was fully processed (acks and losses may be
+ * reported in either order): true when full-size packets vanished while
+ * none got through, a black hole; the size fell back to the base
+ * (RFC 8899 §4.3) and the caller shrinks its datagrams.
  */
-bool qk_pmtud_on_packet(qk_pmtud *p, uint32_t size, qk_time time_sent, bool acked, qk_time now);
+bool qk_pmtud_check(qk_pmtud *p, qk_time now);
 
 /** The PTO fired for the pto_count-th time in a row. Returns true on a fallback. */
 bool qk_pmtud_on_pto(qk_pmtud *p, uint32_t pto_count, qk_time now);

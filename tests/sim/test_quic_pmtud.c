@@ -133,11 +133,18 @@ static void test_search_steps(void **st)
     assert_false(p.searching);
     assert_int_equal(p.raise_at, QK_PMTUD_RAISE_NS);
     /* black hole: three full-size losses after the last full-size ack */
-    assert_false(qk_pmtud_on_packet(&p, 1294, 10, true, 20));
-    assert_false(qk_pmtud_on_packet(&p, 1294, 5, false, 20)); /* older than the ack */
-    assert_false(qk_pmtud_on_packet(&p, 1294, 11, false, 20));
-    assert_false(qk_pmtud_on_packet(&p, 1294, 12, false, 20));
-    assert_true(qk_pmtud_on_packet(&p, 1294, 13, false, 20));
+    qk_pmtud_on_packet(&p, 1294, 10, true);
+    qk_pmtud_on_packet(&p, 1294, 5, false); /* older than the ack */
+    qk_pmtud_on_packet(&p, 1294, 11, false);
+    qk_pmtud_on_packet(&p, 1294, 12, false);
+    qk_pmtud_on_packet(&p, 1294, 13, false);
+    qk_pmtud_on_packet(&p, 1294, 13, true); /* the same ACK also got a later one through */
+    assert_false(qk_pmtud_check(&p, 20));
+    qk_pmtud_on_packet(&p, 1294, 14, false);
+    qk_pmtud_on_packet(&p, 1294, 15, false);
+    assert_false(qk_pmtud_check(&p, 20));
+    qk_pmtud_on_packet(&p, 1294, 16, false);
+    assert_true(qk_pmtud_check(&p, 20));
     assert_int_equal(p.cur_bytes, QK_PMTUD_BASE_BYTES);
     assert_int_equal(qk_pmtud_probe_size(&p, 20 + QK_PMTUD_BH_RETRY_NS - 1), 0);
     assert_int_equal(qk_pmtud_probe_size(&p, 20 + QK_PMTUD_BH_RETRY_NS), 1452);
