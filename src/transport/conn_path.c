@@ -14,8 +14,9 @@ void qk_conn_path_rx_begin(qk_conn *c, const qk_datagram *d)
     if (!c->is_server) {
         /* The client's peer does not move; its own probe path is told by the
          * local address the datagram arrived at. */
-        c->rxp.which = c->alt_active && qk_path_addr_equal(&d->local, &c->alt.local) ? QK_RXPATH_ALT
-                                                                                : QK_RXPATH_CUR;
+        c->rxp.which = c->alt_active && qk_path_addr_equal(&d->local, &c->alt.local)
+                           ? QK_RXPATH_ALT
+                           : QK_RXPATH_CUR;
         return;
     }
     if (qk_path_addr_equal(&d->peer, &c->path.peer))

@@ -14,15 +14,15 @@
 typedef struct qk_path {
     qk_addr local, peer;
     bool validated;
-    bool validating;     /* a PATH_CHALLENGE is outstanding */
-    bool challenge_due;  /* send (or resend) the PATH_CHALLENGE */
+    bool validating;    /* a PATH_CHALLENGE is outstanding */
+    bool challenge_due; /* send (or resend) the PATH_CHALLENGE */
     uint8_t challenge[8];
-    qk_time retry_at;    /* resend the challenge at this time */
-    qk_time deadline;    /* abandon validation at this time */
-    bool response_due;   /* a PATH_RESPONSE to send on this path */
+    qk_time retry_at;  /* resend the challenge at this time */
+    qk_time deadline;  /* abandon validation at this time */
+    bool response_due; /* a PATH_RESPONSE to send on this path */
     uint8_t response[8];
     uint64_t rx_bytes, tx_bytes; /* while unvalidated: the 3x budget (RFC 9000 §9.3) */
-    size_t dcid_idx;     /* remote CID slot used on this path */
+    size_t dcid_idx;             /* remote CID slot used on this path */
 } qk_path;
 
 /** Same address family, address and port. */

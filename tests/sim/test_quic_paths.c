@@ -173,7 +173,8 @@ static void test_active_migration(void **st)
         rc = qk_conn_migrate(cli, &na, qk_sim_now(e.sim));
     }
     assert_int_equal(rc, 0);
-    assert_int_equal(qk_conn_migrate(cli, &na, qk_sim_now(e.sim)), QK_ERR_STATE); /* one at a time */
+    assert_int_equal(qk_conn_migrate(cli, &na, qk_sim_now(e.sim)),
+                     QK_ERR_STATE); /* one at a time */
     qk_cid old_dcid = qk_conn_dcid(cli)->cid;
     w.armed = true;
     qk_simq_kick(q);
@@ -222,8 +223,7 @@ static void test_disable_active_migration(void **st)
     qk_addr na = qk_sim_host_addr(e.sim, e.a, 9999);
     assert_int_equal(qk_conn_migrate(cli, &na, qk_sim_now(e.sim)), QK_ERR_STATE);
     /* a server never migrates actively */
-    assert_int_equal(qk_conn_migrate(qk_simq_server_conn(q), &na, qk_sim_now(e.sim)),
-                     QK_ERR_STATE);
+    assert_int_equal(qk_conn_migrate(qk_simq_server_conn(q), &na, qk_sim_now(e.sim)), QK_ERR_STATE);
     quic_env_free(&e);
 }
 
