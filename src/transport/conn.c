@@ -588,6 +588,16 @@ void qk_conn_on_timeout(qk_conn *c, qk_time now)
             to.kind == QK_RECOVERY_TIMEOUT_PROBE) {
             c->sp[to.space].probes += to.probe_pkts;
             c->stats.pto_count++;
+            /* RFC 9002 §6.2.4: a probe carries data when it can. In the
+             * handshake spaces that is the unacknowledged CRYPTO data: a PING
+             * alone never recovers a lost ClientHello (the server has no
+             * state to answer it with). */
+            if (to.space != QK_PN_SPACE_APP) {
+                qk_sendbuf *cb = &c->sp[to.space].crypto_send;
+                if (cb->sent_off > cb->acked_off)
+                    qk_sendbuf_on_lost(cb, cb->acked_off, (size_t)(cb->sent_off - cb->acked_off),
+                                       false);
+            }
         }
     }
 }
@@ -738,7 +748,11 @@ void qk_conn_stats_get(const qk_conn *c, qk_conn_stats *o)
     for (int s = 0; s < QK_PN_SPACE_COUNT; s++) o->ecn_ce_reported += c->rec.sp[s].ecn_ce;
     o->ecn_state = c->cfg->ecn ? (uint8_t)(c->rec.ecn_state + 1) : 0;
     o->ack_frames_sent = 0;
-    for (int s = 0; s < QK_PN_SPACE_COUNT; s++) o->ack_frames_sent += c->sp[s].ack.stats.acks_sent;
+    o->ack_frames_sent_immediate = 0;
+    for (int s = 0; s < QK_PN_SPACE_COUNT; s++) {
+        o->ack_frames_sent += c->sp[s].ack.stats.acks_sent;
+        o->ack_frames_sent_immediate += c->sp[s].ack.stats.immediate_acks;
+    }
 }
 
 const char *qk_conn_alpn(const qk_conn *c)

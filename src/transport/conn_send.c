@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "transport/trace.h"
 #include "wire/pn.h"
 
 #define MAX_PKTS_PER_DGRAM 3
@@ -459,10 +460,40 @@ static bool space_wants_send(tx_ctx *t, qk_pn_space s)
     return qk_flow_rx_should_update(&c->flow_rx);
 }
 
+/* ack-frequency-12 §5, §8: IMMEDIATE_ACK in this 1-RTT packet? One byte was
+ * kept free for it while the packet was filled. */
+static void write_immediate_ack(tx_ctx *t, tx_pkt *p, bool probe)
+{
+    qk_conn *c = t->c;
+    if (!t->cc_ok && !probe) return; /* would put an ACK-only packet in flight */
+    bool data = false;
+    for (size_t i = 0; i < p->n_frames; i++)
+        if (p->frames[i].kind == QK_SF_STREAM || p->frames[i].kind == QK_SF_DATAGRAM) data = true;
+    qk_ackfreq_pkt pk = {.probe = probe,
+                         .data = data,
+                         .more_data = !qk_sched_empty(&c->sched) || c->dgq_count,
+                         .ae_in_flight = c->rec.sp[QK_PN_SPACE_APP].ack_eliciting_in_flight > 0,
+                         .srtt_ns = c->rtt.smoothed_rtt_ns,
+                         .now = t->now};
+    uint32_t why = qk_ackfreq_want_immediate(&c->af, &pk);
+    if (!why) return;
+    qk_frame f = {.type = QK_FT_IMMEDIATE_ACK};
+    if (!put_frame(t, p, &f)) return;
+    record(p, &(qk_sent_frame){.kind = QK_SF_IMMEDIATE_ACK}); /* §5: never retransmitted */
+    qk_ackfreq_on_immediate_sent(&c->af, why, t->now);
+    c->stats.immediate_acks_sent++;
+}
+
 static void fill_packet(tx_ctx *t, tx_pkt *p)
 {
     qk_conn *c = t->c;
     qk_space *sp = &c->sp[p->space];
+    bool probe = sp->probes > 0;
+    /* ack-frequency-12 §3: only 1-RTT packets to a peer that advertised
+     * min_ack_delay ever carry IMMEDIATE_ACK (never 0-RTT). */
+    bool imm = p->space == QK_PN_SPACE_APP && c->handshake_complete &&
+               qk_ackfreq_immediate_allowed(&c->af);
+    if (imm) t->cap--; /* keep a byte for IMMEDIATE_ACK */
     if (qk_ack_has_new(&sp->ack)) write_ack(t, p);
     if (t->cc_ok || sp->probes) write_crypto(t, p);
     if (p->space == QK_PN_SPACE_APP && c->handshake_complete && (t->cc_ok || sp->probes)) {
@@ -471,6 +502,10 @@ static void fill_packet(tx_ctx *t, tx_pkt *p)
         write_datagrams(t, p);
         while (write_one_stream(t, p)) {
         }
+    }
+    if (imm) {
+        t->cap++;
+        write_immediate_ack(t, p, probe);
     }
     if (sp->probes && !p->ack_eliciting) {
         qk_frame f = {.type = QK_FT_PING};
@@ -499,6 +534,8 @@ static void finish_packet(tx_ctx *t, tx_pkt *p, size_t pad_to)
         qk_pkt_patch_length(t->buf, p->length_off, p->pn_len + payload_len + QK_AEAD_TAG_BYTES);
     qk_qlog_packet(c, true, p->type, p->pn, p->end + QK_AEAD_TAG_BYTES - p->start,
                    t->buf + p->payload, payload_len, t->now);
+    qk_trace_emit(c, true, p->type, p->pn, p->end + QK_AEAD_TAG_BYTES - p->start,
+                  t->buf + p->payload, payload_len, t->now);
     qk_pkt_keys *k = &c->sp[p->space].tx;
     size_t hdr_len = p->payload - p->start;
     qk_pkt_seal(k, p->pn, t->buf + p->start, hdr_len, t->buf + p->payload, payload_len);
