@@ -74,8 +74,7 @@ void qk_conn_on_retry(qk_conn *c, const uint8_t *pkt, const qk_pkt_hdr *h, qk_ti
     qk_space *sp = &c->sp[QK_PN_SPACE_INITIAL];
     sp->probes = 0;
     qk_sendbuf_on_lost(&sp->crypto_send, 0, (size_t)sp->crypto_send.sent_off, false);
-    qk_qlog_event(c, "transport:packet_received", "{\"header\":{\"packet_type\":\"retry\"}}",
-                  now);
+    qk_qlog_event(c, "transport:packet_received", "{\"header\":{\"packet_type\":\"retry\"}}", now);
 }
 
 int qk_conn_on_new_token(qk_conn *c, const uint8_t *tok, size_t len, qk_time now)

@@ -189,8 +189,8 @@ int qk_stateless_send_retry(qk_stateless *s, const qk_datagram *d, const qk_pkt_
                             size_t scid_len, qk_time now)
 {
     uint8_t token[QK_ADDR_TOKEN_MAX_BYTES];
-    int tlen = qk_stateless_mint(s, QK_ADDR_TOKEN_RETRY, &d->peer, h->dcid, h->dcid_len, now,
-                                 token, sizeof token);
+    int tlen = qk_stateless_mint(s, QK_ADDR_TOKEN_RETRY, &d->peer, h->dcid, h->dcid_len, now, token,
+                                 sizeof token);
     if (tlen < 0) return tlen;
     qk_sl_pkt *p = slot_for(s, d);
     if (!p) return QK_ERR_LIMIT;
@@ -198,8 +198,8 @@ int qk_stateless_send_retry(qk_stateless *s, const qk_datagram *d, const qk_pkt_
     s->rng(s->rng_ctx, scid, scid_len);
     s->rng(s->rng_ctx, &rb, 1);
     /* RFC 9000 §17.2.5: DCID = the client's SCID; a new SCID of our choosing. */
-    int n = qk_pkt_encode_retry(p->data, sizeof p->data - QK_RETRY_TAG_LEN, h->version, rb,
-                                h->scid, h->scid_len, scid, scid_len, token, (size_t)tlen);
+    int n = qk_pkt_encode_retry(p->data, sizeof p->data - QK_RETRY_TAG_LEN, h->version, rb, h->scid,
+                                h->scid_len, scid, scid_len, token, (size_t)tlen);
     if (n < 0) return n;
     uint8_t pseudo[QK_SL_PKT_MAX + 32];
     int pl = qk_pkt_retry_pseudo(pseudo, sizeof pseudo, h->dcid, h->dcid_len, p->data, (size_t)n);
@@ -245,8 +245,9 @@ int qk_stateless_send_close(qk_stateless *s, const qk_datagram *d, const qk_pkt_
     f.u.close.error_code = code;
     f.u.close.reason = (const uint8_t *)reason;
     f.u.close.reason_len = strlen(reason);
-    int fl = hl < 0 ? hl
-                    : qk_frame_encode(&f, p->data + hl, sizeof p->data - (size_t)hl - QK_AEAD_TAG_BYTES);
+    int fl =
+        hl < 0 ? hl
+               : qk_frame_encode(&f, p->data + hl, sizeof p->data - (size_t)hl - QK_AEAD_TAG_BYTES);
     if (fl >= 0 && fl < 4) { /* header-protection sample needs 4 bytes after the pn (§5.4.2) */
         memset(p->data + hl + fl, 0, (size_t)(4 - fl));
         fl = 4;
@@ -255,8 +256,11 @@ int qk_stateless_send_close(qk_stateless *s, const qk_datagram *d, const qk_pkt_
         qk_pkt_patch_length(p->data, lo, hp.pn_len + (size_t)fl + QK_AEAD_TAG_BYTES);
         rc = qk_pkt_seal(&k, 0, p->data, (size_t)hl, p->data + hl, (size_t)fl);
         size_t total = (size_t)hl + (size_t)fl + QK_AEAD_TAG_BYTES;
-        if (!rc) rc = qk_hp_protect(&k, p->data, total, po);
-        if (!rc) commit(s, p, total);
+        if (rc >= 0) rc = qk_hp_protect(&k, p->data, total, po);
+        if (rc >= 0) {
+            commit(s, p, total);
+            rc = 0;
+        }
     } else {
         rc = hl < 0 ? hl : fl;
     }
@@ -298,8 +302,8 @@ bool qk_stateless_send_reset(qk_stateless *s, const qk_datagram *d, const uint8_
     return true;
 }
 
-void qk_stateless_store_token(qk_stateless *s, const qk_addr *peer, const uint8_t *tok,
-                              size_t len, qk_time now)
+void qk_stateless_store_token(qk_stateless *s, const qk_addr *peer, const uint8_t *tok, size_t len,
+                              qk_time now)
 {
     if (!len || len > QK_SL_TOKEN_MAX) return; /* too long to keep: ignore */
     qk_sl_token *e = NULL;

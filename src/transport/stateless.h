@@ -122,8 +122,8 @@ qk_token_verdict qk_stateless_check_token(qk_stateless *s, const uint8_t *tok, s
                                           uint8_t odcid[QK_MAX_CID_LEN], size_t *odcid_len);
 
 /** Client: remember a NEW_TOKEN token from peer (replaces the oldest entry when full). */
-void qk_stateless_store_token(qk_stateless *s, const qk_addr *peer, const uint8_t *tok,
-                              size_t len, qk_time now);
+void qk_stateless_store_token(qk_stateless *s, const qk_addr *peer, const uint8_t *tok, size_t len,
+                              qk_time now);
 
 /**
  * Client: take (and forget: RFC 9000 §8.1.3, one use) the token stored for
