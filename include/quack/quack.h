@@ -118,6 +118,7 @@ typedef struct qk_event {
     qk_conn *conn;
     uint64_t stream_id;
     uint64_t error_code; /**< CLOSED/RESET/STOP: wire code */
+    uint64_t frame_type; /**< CLOSED by a transport error: the offending frame type */
     bool app_error;      /**< CLOSED: application (0x1d) vs transport (0x1c) */
     bool remote;         /**< CLOSED: the peer closed (or idle timeout when false) */
     int reason_err;      /**< CLOSED: QK_ERR_* that made us close, 0 for a clean close */

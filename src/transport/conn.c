@@ -548,6 +548,7 @@ void qk_conn_enter_closed(qk_conn *c, qk_time now)
     qk_event ev = {.type = QK_EV_CLOSED,
                    .conn = c,
                    .error_code = c->close_code,
+                   .frame_type = c->close_frame_type,
                    .app_error = c->close_app,
                    .remote = c->close_remote,
                    .reason_err = c->close_err};

@@ -414,7 +414,8 @@ void qk_conn_recv(qk_conn *c, qk_datagram *d, qk_time now)
         return;
     }
     size_t off = 0;
-    while (off < d->len && c->state < QK_CONN_DRAINING) {
+    /* RFC 9000 §10.2.1: once closing, later packets of the datagram are not processed. */
+    while (off < d->len && c->state < QK_CONN_CLOSING) {
         qk_pkt_hdr h;
         if (qk_pkt_parse(d->data + off, d->len - off, c->lcid[0].cid.len, &h)) break;
         /* RFC 9000 §12.2: coalesced packets must share the DCID; ignore others. */
