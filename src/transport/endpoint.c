@@ -20,7 +20,7 @@ struct qk_endpoint {
     qk_conn *dead; /* closed connections freed at the next poll */
     /* CID hash table (open addressing, linear probing). */
     cid_entry *cids;
-    size_t cid_cap, cid_used;
+    size_t cid_cap, cid_used, cid_tombs;
     /* Event ring (grows). */
     qk_event *ev;
     size_t ev_head, ev_count, ev_cap;
@@ -176,15 +176,20 @@ static cid_entry *cid_find(const qk_endpoint *ep, const uint8_t *b, size_t len)
     return NULL;
 }
 
+/* Rebuild the table: twice as large when it is getting full, the same size
+ * when only tombstones (churn, e.g. a spoofed-Initial flood) filled it. */
 static int cid_grow(qk_endpoint *ep)
 {
-    size_t cap = ep->cid_cap ? ep->cid_cap * 2 : 64;
+    size_t cap = !ep->cid_cap                           ? 64
+                 : (ep->cid_used + 1) * 4 > ep->cid_cap ? ep->cid_cap * 2
+                                                        : ep->cid_cap;
     cid_entry *n = calloc(cap, sizeof *n), *old = ep->cids;
     if (!n) return QK_ERR_NOMEM;
     size_t oc = ep->cid_cap;
     ep->cids = n;
     ep->cid_cap = cap;
     ep->cid_used = 0;
+    ep->cid_tombs = 0;
     for (size_t i = 0; i < oc; i++)
         if (old[i].used) qk_endpoint_add_cid(ep, &old[i].cid, old[i].conn);
     free(old);
@@ -194,7 +199,7 @@ static int cid_grow(qk_endpoint *ep)
 int qk_endpoint_add_cid(qk_endpoint *ep, const qk_cid *cid, qk_conn *c)
 {
     if (cid->len == 0) return 0;
-    if ((ep->cid_used + 1) * 2 > ep->cid_cap) {
+    if ((ep->cid_used + ep->cid_tombs + 1) * 2 > ep->cid_cap) {
         int rc = cid_grow(ep);
         if (rc) return rc;
     }
@@ -203,6 +208,7 @@ int qk_endpoint_add_cid(qk_endpoint *ep, const qk_cid *cid, qk_conn *c)
     for (size_t i = cid_hash(cid->b, cid->len) & mask;; i = (i + 1) & mask) {
         cid_entry *e = &ep->cids[i];
         if (!e->used) {
+            if (e->tomb) ep->cid_tombs--;
             *e = (cid_entry){.cid = *cid, .conn = c, .used = true};
             ep->cid_used++;
             return 0;
@@ -217,6 +223,7 @@ void qk_endpoint_remove_cid(qk_endpoint *ep, const qk_cid *cid)
     e->used = false;
     e->tomb = true;
     ep->cid_used--;
+    ep->cid_tombs++;
 }
 
 /* ---- events ---- */

@@ -23,9 +23,9 @@
 /* ---- helpers ---- */
 
 typedef struct watch {
-    unsigned retries;      /* Retry packets seen toward the client */
-    unsigned vns;          /* VN packets toward the client */
-    uint8_t token[512];    /* last Retry token */
+    unsigned retries;   /* Retry packets seen toward the client */
+    unsigned vns;       /* VN packets toward the client */
+    uint8_t token[512]; /* last Retry token */
     size_t token_len;
     uint8_t retry_dcid[QK_MAX_CID_LEN]; /* the Retry's SCID (the client's next DCID) */
     size_t retry_dcid_len;
@@ -193,9 +193,9 @@ static void test_token_forged_or_moved(void **state)
     uint8_t forged[512];
     memcpy(forged, w.token, w.token_len);
     forged[w.token_len / 2] ^= 0x01;
-    int n = qk_inject_client_initial_token(dg, sizeof dg, QK_VERSION_1, w.retry_dcid,
-                                           w.retry_dcid_len, scid, 8, forged, w.token_len, &ping,
-                                           1, 1200);
+    int n =
+        qk_inject_client_initial_token(dg, sizeof dg, QK_VERSION_1, w.retry_dcid, w.retry_dcid_len,
+                                       scid, 8, forged, w.token_len, &ping, 1, 1200);
     assert_true(n >= 1200);
     deliver_to_server(&p, dg, (size_t)n, NULL);
     size_t k = server_out(&p, out, lens, 16);
@@ -377,8 +377,8 @@ static void test_vn_listing_our_version_ignored(void **state)
     /* A VN echoing the client's CIDs but listing v1: RFC 9000 §6.2 discard. */
     static uint8_t vn[256];
     uint32_t list[2] = {0x5a5a5a5a, QK_VERSION_1};
-    int n = qk_pkt_encode_vn(vn, sizeof vn, 0x40, c->lcid[0].cid.b, c->lcid[0].cid.len,
-                             c->odcid.b, c->odcid.len, list, 2);
+    int n = qk_pkt_encode_vn(vn, sizeof vn, 0x40, c->lcid[0].cid.b, c->lcid[0].cid.len, c->odcid.b,
+                             c->odcid.len, list, 2);
     assert_true(n > 0);
     qk_datagram d = {.data = vn, .len = (size_t)n, .peer = p.saddr, .local = p.caddr};
     qk_endpoint_recv(p.client, &d, p.now);
