@@ -437,11 +437,16 @@ int qk_endpoint_recv(qk_endpoint *ep, qk_datagram *d, qk_time now)
     if (e) {
         qk_conn *c = e->conn;
         uint64_t before = c->stats.pkts_received;
-        /* The tail is compared before decryption modifies the buffer in place. */
-        bool reset = !is_long && qk_cid_is_stateless_reset(c, d->data, d->len);
+        /* Decryption works in place: keep the tail a reset token would be in. */
+        uint8_t tail[QK_SL_RESET_MIN];
+        size_t tl = d->len < sizeof tail ? d->len : sizeof tail;
+        memcpy(tail, d->data + d->len - tl, tl);
         qk_conn_recv(c, d, now);
-        /* RFC 9000 §10.3.1: a reset is a packet that did not decrypt. */
-        if (reset && c->stats.pkts_received == before) qk_conn_on_stateless_reset(c, now);
+        /* RFC 9000 §10.3.1: a reset is a short-header datagram that did not decrypt. */
+        if (!is_long && tl == sizeof tail && c->stats.pkts_received == before) {
+            tail[0] = QK_HDR_FIXED_BIT; /* short header (checked above); the rest is the tail */
+            if (qk_cid_is_stateless_reset(c, tail, tl)) qk_conn_on_stateless_reset(c, now);
+        }
     } else if (is_long) {
         if (ep->cfg.server) accept_initial(ep, d, now);
     } else if (!detect_reset(ep, d, now)) {

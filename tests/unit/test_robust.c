@@ -601,6 +601,36 @@ static void test_reset_needs_same_key(void **state)
     qk_pair_free(&p);
 }
 
+/* A reset may carry one of our CIDs in front (RFC 9000 §10.3): it is still
+ * recognised when it does not decrypt. */
+static void test_reset_to_known_cid(void **state)
+{
+    (void)state;
+    qk_pair p;
+    assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
+    assert_int_equal(qk_pair_start(&p), 0);
+    assert_true(qk_pair_run_until(&p, both_up, NULL, p.now + 5 * QK_NS_PER_S));
+    while (p.nq) qk_pair_step(&p);
+    qk_conn *c = p.cconn;
+    uint8_t dg[60];
+    memset(dg, 0x33, sizeof dg);
+    dg[0] = 0x47;
+    memcpy(dg + 1, c->lcid[0].cid.b, c->lcid[0].cid.len);
+    /* Not a reset: a wrong token does nothing. */
+    qk_datagram d = {.data = dg, .len = sizeof dg, .peer = p.saddr, .local = p.caddr};
+    qk_endpoint_recv(p.client, &d, p.now);
+    assert_int_equal(c->state, QK_CONN_ESTABLISHED);
+    memset(dg + 9, 0x33, sizeof dg - 9);
+    memcpy(dg + sizeof dg - 16, qk_conn_dcid(c)->reset_token, 16);
+    dg[0] = 0x47;
+    memcpy(dg + 1, c->lcid[0].cid.b, c->lcid[0].cid.len);
+    qk_endpoint_recv(p.client, &d, p.now);
+    assert_int_equal(c->state, QK_CONN_DRAINING);
+    assert_true(qk_pair_run_until(&p, client_gone, NULL, p.now + 5 * QK_NS_PER_S));
+    assert_string_equal(client_closed(&p)->reason, "stateless reset");
+    qk_pair_free(&p);
+}
+
 static void test_reset_size_and_rate(void **state)
 {
     (void)state;
@@ -728,6 +758,7 @@ int main(void)
         cmocka_unit_test(test_retire_prior_to),
         cmocka_unit_test(test_reset_after_server_restart),
         cmocka_unit_test(test_reset_needs_same_key),
+        cmocka_unit_test(test_reset_to_known_cid),
         cmocka_unit_test(test_reset_size_and_rate),
         cmocka_unit_test(test_spoofed_initial_flood),
         cmocka_unit_test(test_flood_answered_with_retry),
