@@ -28,6 +28,14 @@ typedef enum qk_cc_kind {
 
 #define QK_MAX_ALPN 8
 
+/* QUIC versions for qk_config.version (same values as src/wire/packet.h). */
+#ifndef QK_VERSION_1
+#define QK_VERSION_1 0x00000001u /* RFC 9000 */
+#endif
+#ifndef QK_VERSION_2
+#define QK_VERSION_2 0x6b3343cfu /* RFC 9369 */
+#endif
+
 /** Packet types reported by the trace hook. */
 typedef enum qk_trace_pkt_type {
     QK_TRACE_PKT_INITIAL = 0,
