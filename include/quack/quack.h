@@ -199,8 +199,11 @@ typedef struct qk_conn_stats {
     uint64_t stream_bytes_sent, stream_bytes_received;
     uint64_t ack_frames_sent, ack_frames_received;
     uint64_t ack_frequency_frames_sent, ack_frequency_frames_received;
-    uint64_t immediate_acks_sent;     /**< IMMEDIATE_ACK frames sent */
-    uint64_t immediate_acks_received; /**< IMMEDIATE_ACK frames received */
+    uint64_t immediate_acks_sent;       /**< IMMEDIATE_ACK frames sent */
+    uint64_t immediate_acks_received;   /**< IMMEDIATE_ACK frames received */
+    uint64_t ack_frames_sent_immediate; /**< ACK frames sent at once (threshold, reordering,
+                                         *   CE, IMMEDIATE_ACK, handshake) rather than on
+                                         *   the max_ack_delay timer */
     uint64_t pto_count, congestion_events;
     uint64_t streams_opened_local, streams_opened_remote;
     uint64_t datagrams_sent, datagrams_received;

@@ -560,9 +560,10 @@ static void quic_summary(void *obj, qk_sim *sim, qk_sim_flow_summary *o)
     double loss = snd->pkts_sent ? 100.0 * (double)snd->pkts_lost / (double)snd->pkts_sent : 0;
     snprintf(o->extra, sizeof o->extra,
              "loss=%.2f%% retx=%llu spurious=%llu acks_sent=%llu acks_recv=%llu "
-             "acks_per_pkt=%.4f af_sent=%llu imm_sent=%llu srtt_ms=%.1f cwnd=%llu%s",
+             "acks_imm=%llu acks_per_pkt=%.4f af_sent=%llu imm_sent=%llu srtt_ms=%.1f cwnd=%llu%s",
              loss, (unsigned long long)snd->pkts_lost, (unsigned long long)snd->pkts_spurious,
              (unsigned long long)rcv->ack_frames_sent, (unsigned long long)snd->ack_frames_received,
+             (unsigned long long)rcv->ack_frames_sent_immediate,
              rcv->pkts_received ? (double)rcv->ack_frames_sent / (double)rcv->pkts_received : 0.0,
              (unsigned long long)snd->ack_frequency_frames_sent,
              (unsigned long long)snd->immediate_acks_sent, (double)snd->smoothed_rtt_ns / 1e6,

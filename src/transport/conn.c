@@ -787,7 +787,11 @@ void qk_conn_stats_get(const qk_conn *c, qk_conn_stats *o)
     for (int s = 0; s < QK_PN_SPACE_COUNT; s++) o->ecn_ce_reported += c->rec.sp[s].ecn_ce;
     o->ecn_state = c->cfg->ecn ? (uint8_t)(c->rec.ecn_state + 1) : 0;
     o->ack_frames_sent = 0;
-    for (int s = 0; s < QK_PN_SPACE_COUNT; s++) o->ack_frames_sent += c->sp[s].ack.stats.acks_sent;
+    o->ack_frames_sent_immediate = 0;
+    for (int s = 0; s < QK_PN_SPACE_COUNT; s++) {
+        o->ack_frames_sent += c->sp[s].ack.stats.acks_sent;
+        o->ack_frames_sent_immediate += c->sp[s].ack.stats.immediate_acks;
+    }
 }
 
 const char *qk_conn_alpn(const qk_conn *c)

@@ -12,18 +12,18 @@
  * of a download. */
 typedef struct rec {
     /* knobs */
-    int mode;                 /* server's ack_frequency */
-    uint64_t threshold;       /* fixed */
-    qk_time delay_ns;         /* fixed */
+    int mode;           /* server's ack_frequency */
+    uint64_t threshold; /* fixed */
+    qk_time delay_ns;   /* fixed */
     qk_time client_min_ack_delay_ns;
-    qk_time steady_after_ns;  /* count steady state from af_time + this */
+    qk_time steady_after_ns; /* count steady state from af_time + this */
     /* client (receiver) */
     bool af_received;
     qk_time af_time;
     uint64_t rx_ae_steady, tx_acks_steady;
-    bool pending;             /* ack-eliciting packets received since the last ACK */
+    bool pending; /* ack-eliciting packets received since the last ACK */
     qk_time first_pending;
-    qk_time max_hold_ns;      /* longest such wait, after ACK_FREQUENCY */
+    qk_time max_hold_ns; /* longest such wait, after ACK_FREQUENCY */
     qk_time max_delay_field_ns;
     uint64_t acks_after_af;
     bool imm_waiting;
@@ -33,7 +33,7 @@ typedef struct rec {
     /* server (sender) */
     uint64_t af_sent, imm_sent;
     qk_time win_start, win_end; /* blackhole window */
-    uint64_t win_imm, win_ping;  /* IMMEDIATE_ACK / PING frames sent in it */
+    uint64_t win_imm, win_ping; /* IMMEDIATE_ACK / PING frames sent in it */
     uint64_t af_threshold_seen;
     /* frames that must never appear */
     uint64_t forbidden;
@@ -217,7 +217,8 @@ static void test_pto_probe_immediate_ack(void **state)
     ret.blackhole_start_ns = 250 * MS;
     ret.blackhole_end_ns = 550 * MS;
     qk_simq_result res = download(&r, 4u << 20, &ret, 903);
-    fprintf(stderr, "blackhole: pto %llu, IMMEDIATE_ACK sent %llu received %llu answered %llu, "
+    fprintf(stderr,
+            "blackhole: pto %llu, IMMEDIATE_ACK sent %llu received %llu answered %llu, "
             "slowest answer %.3f ms\n",
             (unsigned long long)res.server_stats.pto_count, (unsigned long long)r.imm_sent,
             (unsigned long long)r.imm_rx, (unsigned long long)r.imm_answered,
@@ -270,7 +271,8 @@ static void test_default_auto(void **state)
     assert_true(r.af_sent >= 1);
     assert_int_equal(r.forbidden, 0);
     double ratio = (double)r.tx_acks_steady / (double)r.rx_ae_steady;
-    fprintf(stderr, "auto: %llu ACKs for %llu packets at steady state (1 per %.1f), %llu "
+    fprintf(stderr,
+            "auto: %llu ACKs for %llu packets at steady state (1 per %.1f), %llu "
             "ACK_FREQUENCY frames\n",
             (unsigned long long)r.tx_acks_steady, (unsigned long long)r.rx_ae_steady, 1 / ratio,
             (unsigned long long)r.af_sent);
