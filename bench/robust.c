@@ -55,7 +55,8 @@ static outcome run(const qk_sim_link_cfg *l, uint64_t size, knobs *k, uint64_t s
     while (qk_sim_now(sim) < 600 * QK_NS_PER_S && !qk_simq_result_get(q)->done) {
         qk_sim_run(sim, qk_sim_now(sim) + 100 * MS);
         const qk_simq_result *res = qk_simq_result_get(q);
-        if (res->server_stats.pmtu_bytes > o.size_bytes) o.size_bytes = res->server_stats.pmtu_bytes;
+        if (res->server_stats.pmtu_bytes > o.size_bytes)
+            o.size_bytes = res->server_stats.pmtu_bytes;
         if (res->server_stats.key_updates > o.updates) o.updates = res->server_stats.key_updates;
     }
     const qk_simq_result *res = qk_simq_result_get(q);

@@ -133,8 +133,13 @@ static void client_switch(qk_conn *c, qk_time now)
     bool port_only = qk_path_same_host(&c->alt.local, &c->path.local);
     if (c->alt.dcid_idx != old) {
         c->rcid_cur = c->alt.dcid_idx;
-        c->rcid[old].active = false;
-        c->rcid[old].retire_pending = true;
+        bool queued = false;
+        for (size_t i = 0; i < c->n_retiring; i++) queued |= c->retiring[i].seq == c->rcid[old].seq;
+        if (!queued && c->n_retiring < QK_CONN_MAX_RETIRING) {
+            /* RFC 9000 §5.1.2: RETIRE_CONNECTION_ID for the CID of the old path. */
+            c->retiring[c->n_retiring++] = (qk_retiring_cid){.seq = c->rcid[old].seq};
+            c->rcid[old].active = false;
+        }
     }
     use_path(c, &c->alt);
     c->path.dcid_idx = c->rcid_cur;
@@ -198,7 +203,7 @@ int qk_conn_migrate(qk_conn *c, const qk_addr *new_local, qk_time now)
     /* RFC 9000 §9.5: a new path needs a connection ID not used on another. */
     size_t spare = QK_CONN_MAX_REMOTE_CIDS;
     for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++)
-        if (i != c->rcid_cur && c->rcid[i].active && !c->rcid[i].retire_pending) {
+        if (i != c->rcid_cur && c->rcid[i].active) {
             spare = i;
             break;
         }

@@ -28,7 +28,7 @@ static void reorder(bool upload)
             (unsigned long long)s->pkts_lost, (unsigned long long)s->pkts_spurious);
     assert_false(r->mismatch);
     assert_int_equal(r->hash_read, r->hash_written);
-    assert_true(s->pkts_spurious > 0);          /* reordering was seen... */
+    assert_true(s->pkts_spurious > 0);               /* reordering was seen... */
     assert_true((double)s->pkts_sent < 1.25 * need); /* ...and learnt from */
     quic_env_free(&e);
 }

@@ -138,7 +138,7 @@ static void test_ecn_never_undone(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_undo_newreno),          cmocka_unit_test(test_undo_cubic),
+        cmocka_unit_test(test_undo_newreno),           cmocka_unit_test(test_undo_cubic),
         cmocka_unit_test(test_no_undo_when_some_real), cmocka_unit_test(test_learnt_threshold),
         cmocka_unit_test(test_ecn_never_undone),
     };
