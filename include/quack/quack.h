@@ -56,6 +56,8 @@ typedef struct qk_config {
     uint64_t max_stream_window_bytes;      /**< auto-tuning cap per stream */
     uint64_t max_conn_window_bytes;        /**< auto-tuning cap per connection */
     uint64_t recv_budget_bytes;            /**< endpoint-wide cap on window growth, 0 = none */
+    int autotune_rule; /**< 0: double when credit lasted < 2 srtt (quiche/yamux), 1: quic-go epoch
+                        */
 
     qk_time idle_timeout_ns;  /**< 0 = none */
     qk_time max_ack_delay_ns; /**< advertised max_ack_delay */
@@ -119,9 +121,11 @@ typedef struct qk_conn_stats {
     uint64_t streams_opened_local, streams_opened_remote;
     uint64_t datagrams_sent, datagrams_received;
     uint64_t ecn_ce_received;
-    uint64_t conn_rx_window_bytes;       /**< current connection receive window */
-    uint64_t max_stream_rx_window_bytes; /**< largest stream receive window */
-    uint64_t peak_rx_buffered_bytes;     /**< most bytes received but not yet read */
+    uint64_t conn_rx_window_bytes;        /**< current connection receive window */
+    uint64_t max_stream_rx_window_bytes;  /**< largest current stream receive window */
+    uint64_t peak_rx_buffered_bytes;      /**< most bytes received but not yet read */
+    uint64_t peak_stream_rx_window_bytes; /**< largest stream receive window so far */
+    uint64_t rx_buffered_bytes;           /**< bytes received but not yet read, now */
 } qk_conn_stats;
 
 /**

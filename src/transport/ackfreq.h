@@ -32,14 +32,14 @@ typedef struct qk_ackfreq_req {
 
 typedef struct qk_ackfreq {
     qk_ackfreq_config cfg;
-    bool peer_supports;          /**< the peer advertised min_ack_delay */
+    bool peer_supports; /**< the peer advertised min_ack_delay */
     qk_time peer_min_delay_ns;
     uint64_t next_seq;
     bool have_want;
-    qk_ackfreq_req want;         /**< what we would ask now */
+    qk_ackfreq_req want; /**< what we would ask now */
     bool have_sent;
-    qk_ackfreq_req sent;         /**< the newest request put on the wire */
-    bool pending;                /**< a frame should be sent */
+    qk_ackfreq_req sent; /**< the newest request put on the wire */
+    bool pending;        /**< a frame should be sent */
     qk_time last_sent_ns;
     qk_time max_inflight_delay_ns; /**< largest delay requested and not yet acked (§7) */
     qk_time acked_delay_ns;        /**< delay of the newest acknowledged request */

@@ -137,6 +137,7 @@ static int init_streams(qk_conn *c)
         .autotune = cfg->autotune,
         .max_stream_window_bytes = cfg->max_stream_window_bytes,
         .budget = qk_endpoint_budget(c->ep),
+        .autotune_rule = cfg->autotune_rule,
     };
     qk_sched_init(&c->sched);
     return qk_streams_init(&c->streams, &sc);
@@ -185,6 +186,8 @@ qk_conn *qk_conn_new(qk_endpoint *ep, const qk_config *cfg, bool is_server, cons
     qk_pacer_init(&c->pacer, QK_PACER_DEFAULT_BURST_PKTS);
     qk_flow_rx_init(&c->flow_rx, cfg->initial_max_data_bytes, cfg->max_conn_window_bytes,
                     cfg->autotune, qk_endpoint_budget(ep));
+    c->flow_rx.rule =
+        cfg->autotune_rule == QK_FLOW_RULE_EPOCH ? QK_FLOW_RULE_EPOCH : QK_FLOW_RULE_RTT2;
     qk_flow_tx_init(&c->flow_tx, 0);
     if ((rc = init_streams(c))) goto fail;
     qk_ackfreq_config afc = {.mode = (qk_ackfreq_mode)cfg->ack_frequency,
@@ -716,6 +719,7 @@ void qk_conn_stats_get(const qk_conn *c, qk_conn_stats *o)
     o->pkts_spurious = c->rec.stats.spurious_losses;
     o->congestion_events = c->cc.congestion_events;
     o->conn_rx_window_bytes = c->flow_rx.window_bytes;
+    o->rx_buffered_bytes = c->flow_rx.received_bytes - c->flow_rx.consumed_bytes;
     o->ack_frames_sent = 0;
     for (int s = 0; s < QK_PN_SPACE_COUNT; s++) o->ack_frames_sent += c->sp[s].ack.stats.acks_sent;
 }

@@ -258,30 +258,6 @@ static void write_conn_control(tx_ctx *t, tx_pkt *p)
     }
 }
 
-/* Window auto-tuning (flow.c rule, from quiche/yamux): a stream whose credit
- * was re-granted less than 2 smoothed RTTs after the previous grant doubles
- * its window, up to the cap and the endpoint budget. The connection window
- * stays at least 1.5x the largest stream window. */
-static void tune_stream_window(qk_conn *c, qk_stream *s, qk_time now)
-{
-    qk_flow_rx *fc = &s->fc;
-    if (!fc->autotune) return;
-    fc->consumed_bytes = s->recv.read_off;
-    if (fc->received_bytes < s->recv.max_off) fc->received_bytes = s->recv.max_off;
-    if (fc->max_data_bytes < s->recv.limit) fc->max_data_bytes = s->recv.limit;
-    uint64_t limit = qk_flow_rx_update(fc, now, c->rtt.smoothed_rtt_ns);
-    s->recv_window_bytes = fc->window_bytes;
-    if (limit > s->recv.limit) qk_recvbuf_set_limit(&s->recv, limit);
-    if (fc->window_bytes > c->stats.max_stream_rx_window_bytes)
-        c->stats.max_stream_rx_window_bytes = fc->window_bytes;
-    uint64_t want = fc->window_bytes + fc->window_bytes / 2;
-    if (c->flow_rx.window_bytes < want) {
-        uint64_t cap = c->flow_rx.max_window_bytes;
-        c->flow_rx.window_bytes = want < cap ? want : cap;
-        c->pend |= QK_PEND_MAX_DATA;
-    }
-}
-
 static void write_stream_control(tx_ctx *t, tx_pkt *p)
 {
     qk_conn *c = t->c;
@@ -290,7 +266,7 @@ static void write_stream_control(tx_ctx *t, tx_pkt *p)
         qk_stream *next = s->pend_next;
         qk_frame f;
         if (s->pending & QK_STREAM_PEND_MAX_STREAM_DATA) {
-            tune_stream_window(c, s, t->now);
+            qk_conn_tune_stream_window(c, s, t->now);
             f = (qk_frame){.type = QK_FT_MAX_STREAM_DATA};
             f.u.stream_max.stream_id = s->id;
             f.u.stream_max.max = s->recv.limit;
@@ -544,6 +520,7 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
     }
     if (!c->is_server && c->sent_handshake && !c->sp[QK_PN_SPACE_INITIAL].discarded)
         qk_conn_discard_space(c, QK_PN_SPACE_INITIAL, now);
+    qk_conn_flow_tick(c, now);
 
     tx_ctx t = {.c = c, .buf = buf, .cap = cap, .now = now};
     uint64_t inflight = qk_recovery_bytes_in_flight(&c->rec);
