@@ -79,7 +79,8 @@ typedef struct qk_config {
     void *rng_ctx;
 } qk_config;
 
-/** Fill cfg with defaults (CUBIC, 1 MiB/256 KiB windows, 30 s idle, 100 streams). */
+/** Fill cfg with defaults (CUBIC; 256 KiB connection / 64 KiB stream receive windows
+ * auto-tuned up to 96 MiB / 64 MiB; 30 s idle; 100 streams). */
 void qk_config_default(qk_config *cfg);
 
 typedef enum qk_event_type {

@@ -10,6 +10,7 @@
 
 #include "crypto/tls.h"
 #include "sim/sim_int.h"
+#include "transport/conn.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,7 @@ struct qk_simq {
     simq_stream *st;
     uint32_t n, next_open, first_unfinished;
     uint64_t open_now;
+    qk_time read_wake_ns; /* throttled reader: next time it may read */
     qk_simq_result r;
     /* pattern cache of the sender */
     uint32_t cache_idx;
@@ -116,13 +118,31 @@ static void mark_done(qk_simq *q, simq_side *s, qk_time now)
     if (!q->cfg.keep_open && s->conn) qk_conn_close(s->conn, 0, "transfer complete");
 }
 
+/* Bytes a rate-limited reader may still read at `now` (read_rate_bps). */
+static size_t read_allowance(qk_simq *q, qk_time now)
+{
+    if (!q->cfg.read_rate_bps) return sizeof q->scratch;
+    qk_time t0 = q->r.connected ? q->r.connected_ns : q->cfg.start_ns;
+    double may = (double)(now > t0 ? now - t0 : 0) * (double)q->cfg.read_rate_bps / 8e9;
+    double left = may - (double)q->r.read_bytes;
+    if (left < 1) {
+        /* wake up when one full chunk (or what remains of the budget) is allowed */
+        double wait = (1 - left + 1199) * 8e9 / (double)q->cfg.read_rate_bps;
+        q->read_wake_ns = now + (qk_time)wait;
+        return 0;
+    }
+    return left < (double)sizeof q->scratch ? (size_t)left : sizeof q->scratch;
+}
+
 /* Receiver: read and check everything readable on stream k. */
 static void read_data(qk_simq *q, simq_side *s, simq_stream *k, qk_time now)
 {
     uint32_t idx = (uint32_t)(k - q->st);
     while (!k->fin_r && s->conn) {
         bool fin = false;
-        long n = qk_stream_read(s->conn, k->sid, q->scratch, sizeof q->scratch, &fin);
+        size_t cap = read_allowance(q, now);
+        if (!cap) return; /* the application is slow: data stays buffered */
+        long n = qk_stream_read(s->conn, k->sid, q->scratch, cap, &fin);
         if (n < 0) break;
         for (long i = 0; i < n; i++)
             if (q->scratch[i] != pattern(idx, k->read + (uint64_t)i)) q->r.mismatch = true;
@@ -308,6 +328,11 @@ static void app_step(qk_simq *q, simq_side *s, qk_time now)
         client_open(q, s);
         if (!q->cfg.upload) client_requests(q, s);
     }
+    if (!is_sender(q, s) && q->read_wake_ns != QK_TIME_INFINITE && now >= q->read_wake_ns) {
+        q->read_wake_ns = QK_TIME_INFINITE; /* the throttled reader's turn */
+        for (uint32_t i = 0; i < q->next_open && s->conn; i++)
+            if (!q->st[i].fin_r) read_data(q, s, &q->st[i], now);
+    }
     if (is_sender(q, s)) {
         while (q->first_unfinished < q->n && q->st[q->first_unfinished].fin_w)
             q->first_unfinished++;
@@ -378,6 +403,7 @@ static qk_time node_next_timeout(void *ctx)
     qk_time dl = deadline(q);
     if (s->conn && is_sender(q, s) && !q->cfg.no_transfer && q->first_unfinished < q->n && dl < t)
         t = dl;
+    if (s->conn && !is_sender(q, s) && q->read_wake_ns < t) t = q->read_wake_ns;
     return t;
 }
 
@@ -406,6 +432,23 @@ static const qk_sim_node_ops simq_node_ops = {node_recv, node_next_timeout, node
 
 /* ------------------------------------------------------------------------ */
 /* Construction. */
+
+/* Flow-control keys (both endpoints; the receiver's settings are what count). */
+static void apply_flow_cfg(const qk_simq_cfg *f, qk_config *c)
+{
+    if (f->autotune) c->autotune = f->autotune > 0;
+    c->autotune_rule = f->autotune_rule;
+    if (f->max_window_bytes) c->max_stream_window_bytes = f->max_window_bytes;
+    if (f->conn_window_bytes) c->initial_max_data_bytes = f->conn_window_bytes;
+    if (f->max_conn_window_bytes) c->max_conn_window_bytes = f->max_conn_window_bytes;
+    if (f->budget_bytes) c->recv_budget_bytes = f->budget_bytes;
+    if (f->udp_payload_bytes) c->max_udp_payload_bytes = f->udp_payload_bytes;
+    c->no_protection = f->no_protection;
+    /* The sender must not be the limit: its buffer covers the largest window. */
+    uint64_t sb = f->send_buffer_bytes;
+    if (!sb && !f->window_bytes && c->autotune) sb = c->max_stream_window_bytes;
+    if (sb) c->max_stream_send_buffer_bytes = sb;
+}
 
 static void setup_cfg(qk_simq *q, simq_side *s, bool server, uint64_t seed)
 {
@@ -438,6 +481,7 @@ static void setup_cfg(qk_simq *q, simq_side *s, bool server, uint64_t seed)
         if (s->cfg.initial_max_data_bytes < q->cfg.window_bytes)
             s->cfg.initial_max_data_bytes = q->cfg.window_bytes;
     }
+    apply_flow_cfg(&q->cfg, &s->cfg);
     if (q->cfg.tune) q->cfg.tune(q->cfg.ctx, &s->cfg, server);
 }
 
@@ -481,6 +525,7 @@ qk_simq *qk_simq_new(qk_sim *sim, int client_host, int server_host, uint16_t por
         q->cfg.size_bytes = 1u << 20;
     q->r.first_1rtt_ns = QK_TIME_INFINITE;
     q->r.completion_ns = QK_TIME_INFINITE;
+    q->read_wake_ns = QK_TIME_INFINITE;
     q->cache_idx = UINT32_MAX;
     if ((e = init_streams(q))) goto fail;
     if ((e = qk_cert_generate("quack.sim", 0, 36500, &q->cert_pem, &q->key_pem))) goto fail;
@@ -508,6 +553,13 @@ const qk_simq_result *qk_simq_result_get(qk_simq *q)
     if (q->cli.conn) qk_conn_stats_get(q->cli.conn, &q->r.client_stats);
     if (q->srv.conn) qk_conn_stats_get(q->srv.conn, &q->r.server_stats);
     return &q->r;
+}
+
+uint64_t qk_simq_budget_used(qk_simq *q, uint64_t *peak_bytes)
+{
+    simq_side *rcv = q->cfg.upload ? &q->srv : &q->cli;
+    if (peak_bytes) *peak_bytes = rcv->ep ? qk_endpoint_budget(rcv->ep)->peak_used_bytes : 0;
+    return rcv->ep ? qk_endpoint_budget(rcv->ep)->used_bytes : 0;
 }
 
 qk_conn *qk_simq_client_conn(qk_simq *q)
@@ -552,10 +604,13 @@ static void quic_summary(void *obj, qk_sim *sim, qk_sim_flow_summary *o)
     o->completion_ns = r->done ? r->completion_ns : QK_TIME_INFINITE;
     double loss = snd->pkts_sent ? 100.0 * (double)snd->pkts_lost / (double)snd->pkts_sent : 0;
     snprintf(o->extra, sizeof o->extra,
-             "loss=%.2f%% retx=%llu acks_sent=%llu acks_recv=%llu srtt_ms=%.1f cwnd=%llu%s", loss,
-             (unsigned long long)snd->pkts_lost, (unsigned long long)rcv->ack_frames_sent,
+             "loss=%.2f%% retx=%llu acks_sent=%llu acks_recv=%llu srtt_ms=%.1f cwnd=%llu "
+             "cwin=%llu swin=%llu peakbuf=%llu%s",
+             loss, (unsigned long long)snd->pkts_lost, (unsigned long long)rcv->ack_frames_sent,
              (unsigned long long)snd->ack_frames_received, (double)snd->smoothed_rtt_ns / 1e6,
-             (unsigned long long)snd->cwnd_bytes, r->mismatch ? " MISMATCH" : "");
+             (unsigned long long)snd->cwnd_bytes, (unsigned long long)rcv->conn_rx_window_bytes,
+             (unsigned long long)rcv->peak_stream_rx_window_bytes,
+             (unsigned long long)rcv->peak_rx_buffered_bytes, r->mismatch ? " MISMATCH" : "");
 }
 
 static uint64_t quic_recv_bytes(void *obj)
@@ -613,12 +668,50 @@ static int parse_key(const qk_sim_flow_args *a, const char *k, const char *v, qk
     } else if (!strcmp(k, "window")) {
         if (qk_sim_parse_bytes(v, &c->window_bytes) || c->window_bytes < 16384)
             return bad(a, k, v, "a flow-control window of at least 16KiB, e.g. 16MiB");
+    } else if (!strcmp(k, "autotune")) {
+        if (!strcasecmp(v, "on"))
+            c->autotune = 1;
+        else if (!strcasecmp(v, "off"))
+            c->autotune = -1;
+        else
+            return bad(a, k, v, "on or off");
+    } else if (!strcmp(k, "rule")) {
+        if (!strcasecmp(v, "rtt2"))
+            c->autotune_rule = 0;
+        else if (!strcasecmp(v, "epoch"))
+            c->autotune_rule = 1;
+        else
+            return bad(a, k, v, "rtt2 (quiche/yamux) or epoch (quic-go)");
+    } else if (!strcmp(k, "max_window") || !strcmp(k, "conn_window") ||
+               !strcmp(k, "max_conn_window") || !strcmp(k, "budget") || !strcmp(k, "send_buffer")) {
+        uint64_t *dst = !strcmp(k, "max_window")        ? &c->max_window_bytes
+                        : !strcmp(k, "conn_window")     ? &c->conn_window_bytes
+                        : !strcmp(k, "max_conn_window") ? &c->max_conn_window_bytes
+                        : !strcmp(k, "budget")          ? &c->budget_bytes
+                                                        : &c->send_buffer_bytes;
+        if (qk_sim_parse_bytes(v, dst) || *dst < 16384)
+            return bad(a, k, v, "a byte count of at least 16KiB, e.g. 64MiB");
+    } else if (!strcmp(k, "read_rate")) {
+        if (qk_sim_parse_rate(v, &c->read_rate_bps) || !c->read_rate_bps)
+            return bad(a, k, v, "a positive rate, e.g. 10mbit");
+    } else if (!strcmp(k, "udp_payload")) {
+        if (qk_sim_parse_bytes(v, &n) || n < 1200 || n > 1472)
+            return bad(a, k, v, "a datagram size from 1200 to 1472");
+        c->udp_payload_bytes = (size_t)n;
+    } else if (!strcmp(k, "protection")) {
+        if (!strcasecmp(v, "on"))
+            c->no_protection = false;
+        else if (!strcasecmp(v, "off") || !strcasecmp(v, "null"))
+            c->no_protection = true; /* the NULL suite: benchmarks only */
+        else
+            return bad(a, k, v, "on, or off (null cipher, benchmarks only)");
     } else if (!strcmp(k, "qlog")) {
         c->qlog_dir = v; /* the kv strings live as long as the scenario */
     } else {
         snprintf(a->err, a->err_cap,
                  "%s: unknown key for type quic; use direction, size, duration, cc, start, "
-                 "streams, window, qlog",
+                 "streams, window, autotune, rule, max_window, conn_window, max_conn_window, "
+                 "budget, send_buffer, read_rate, udp_payload, protection, qlog",
                  k);
         return QK_ERR_CONFIG;
     }

@@ -33,6 +33,9 @@ void qk_conn_tune_stream_window(qk_conn *c, qk_stream *s, qk_time now)
     uint64_t limit = qk_flow_rx_update(fc, now, c->rtt.smoothed_rtt_ns);
     s->recv_window_bytes = fc->window_bytes;
     if (limit > s->recv.limit) qk_recvbuf_set_limit(&s->recv, limit);
+    /* A larger window sees more gaps after a loss burst (one per lost packet):
+     * the reassembly bound grows with it, about one gap per KiB of window. */
+    qk_recvbuf_raise_max_ranges(&s->recv, (size_t)(fc->window_bytes >> 10));
     if (fc->window_bytes > c->stats.max_stream_rx_window_bytes)
         c->stats.max_stream_rx_window_bytes = fc->window_bytes;
     if (fc->window_bytes > c->stats.peak_stream_rx_window_bytes)

@@ -337,8 +337,9 @@ static bool write_one_stream(tx_ctx *t, tx_pkt *p)
     uint64_t off;
     size_t len;
     bool fin;
-    size_t max_len = r > conn_credit ? (size_t)conn_credit : r;
-    int rc = qk_stream_next_range(s, max_len, &off, &len, &fin);
+    /* Retransmissions need no connection credit (RFC 9000 §4.1 counts the
+     * highest offset): ask for a full packet and trim new bytes below. */
+    int rc = qk_stream_next_range(s, r, &off, &len, &fin);
     if (rc != 1 || (len == 0 && !fin)) {
         /* Blocked by stream credit or nothing to send now. */
         qk_sched_remove(&c->sched, n);
@@ -356,7 +357,10 @@ static bool write_one_stream(tx_ctx *t, tx_pkt *p)
         len -= (size_t)(new_bytes - conn_credit);
         fin = false;
         new_bytes = conn_credit;
-        if (len == 0) return false;
+        if (len == 0) { /* blocked by connection credit: MAX_DATA requeues it */
+            qk_sched_remove(&c->sched, n);
+            return true;
+        }
     }
     qk_frame f = {.type = QK_FT_STREAM};
     f.u.stream.stream_id = s->id;
@@ -387,6 +391,15 @@ static bool write_one_stream(tx_ctx *t, tx_pkt *p)
     return true;
 }
 
+/* Some stream has lost data to resend (needs no connection credit). Only
+ * asked when the connection credit is exhausted. */
+static bool lost_stream_data(const qk_conn *c)
+{
+    for (qk_stream *s = qk_streams_next(&c->streams, NULL); s; s = qk_streams_next(&c->streams, s))
+        if (s->send.lost.n && s->send_state != QK_SEND_RESET_SENT) return true;
+    return false;
+}
+
 static bool space_wants_send(tx_ctx *t, qk_pn_space s)
 {
     qk_conn *c = t->c;
@@ -398,7 +411,8 @@ static bool space_wants_send(tx_ctx *t, qk_pn_space s)
     if (qk_sendbuf_has_pending(&sp->crypto_send)) return true;
     if (s != QK_PN_SPACE_APP || !c->handshake_complete) return false;
     if (c->pend || c->dgq_count || qk_streams_pending_head(&c->streams)) return true;
-    if (!qk_sched_empty(&c->sched) && qk_flow_tx_available(&c->flow_tx)) return true;
+    if (!qk_sched_empty(&c->sched) && (qk_flow_tx_available(&c->flow_tx) || lost_stream_data(c)))
+        return true;
     uint64_t v;
     for (int uni = 0; uni < 2; uni++)
         if (qk_streams_want_max_streams(&c->streams, uni, &v) ||

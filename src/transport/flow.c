@@ -5,12 +5,14 @@ void qk_flow_budget_init(qk_flow_budget *b, uint64_t capacity_bytes)
 {
     b->capacity_bytes = capacity_bytes;
     b->used_bytes = 0;
+    b->peak_used_bytes = 0;
 }
 
 bool qk_flow_budget_grant(qk_flow_budget *b, uint64_t delta_bytes)
 {
     if (delta_bytes > b->capacity_bytes - b->used_bytes) return false;
     b->used_bytes += delta_bytes;
+    if (b->used_bytes > b->peak_used_bytes) b->peak_used_bytes = b->used_bytes;
     return true;
 }
 

@@ -15,7 +15,8 @@
  */
 typedef struct qk_flow_budget {
     uint64_t capacity_bytes;
-    uint64_t used_bytes; /**< sum of window growth granted and not released */
+    uint64_t used_bytes;      /**< sum of window growth granted and not released */
+    uint64_t peak_used_bytes; /**< most ever in use (experiments check the cap) */
 } qk_flow_budget;
 
 /** Initialise a budget of capacity_bytes. Never fails. */
