@@ -4,7 +4,8 @@
  * time series of goodput, receive windows and receive-buffer occupancy.
  *
  * usage: bench_flowtune [--rate 5gbit] [--rtt 60ms] [--queue-bdp 1] [--duration 20s]
- *          [--streams N --size BYTES] [--autotune on|off] [--rule rtt2|epoch]
+ *          [--streams N --size BYTES] [--autotune on|off]
+ *          [--rule rtt2|epoch|rtt2-double|epoch-double]
  *          [--window BYTES] [--max-window BYTES] [--conn-window BYTES]
  *          [--max-conn-window BYTES] [--budget BYTES] [--read-rate RATE]
  *          [--udp-payload N] [--null] [--interval 100ms] [--csv FILE] [--seed N]
@@ -74,7 +75,11 @@ static int parse(int argc, char **argv, opts *o)
         else if (!strcmp(a, "--autotune"))
             o->q.autotune = !strcmp(v, "on") ? 1 : !strcmp(v, "off") ? -1 : (bad = 1);
         else if (!strcmp(a, "--rule"))
-            o->q.autotune_rule = !strcmp(v, "epoch") ? 1 : !strcmp(v, "rtt2") ? 0 : (bad = 1);
+            o->q.autotune_rule = !strcmp(v, "rtt2")           ? 0
+                                 : !strcmp(v, "epoch")        ? 1
+                                 : !strcmp(v, "rtt2-double")  ? 2
+                                 : !strcmp(v, "epoch-double") ? 3
+                                                              : (bad = 1);
         else if (!strcmp(a, "--window"))
             bad = qk_sim_parse_bytes(v, &o->q.window_bytes);
         else if (!strcmp(a, "--max-window"))
@@ -104,7 +109,7 @@ int main(int argc, char **argv)
               .interval_ns = 100 * QK_NS_PER_MS,
               .queue_bdp = 1.0,
               .seed = 1,
-              .q = {.cc = QK_CONFIG_CC_CUBIC}};
+              .q = {.cc = QK_CONFIG_CC_CUBIC, .autotune = 1}};
     int rc = parse(argc, argv, &o);
     if (rc) return rc;
     if (o.q.streams > 1 && !o.q.size_bytes) return usage("--streams > 1 needs --size");
@@ -163,9 +168,9 @@ int main(int argc, char **argv)
     qk_time t0 = r->connected_ns;
     qk_time tend = r->done ? r->completion_ns : (t_last ? t_last : qk_sim_now(sim));
     double avg = tend > t0 ? (double)r->read_bytes * 8e9 / (double)(tend - t0) : 0;
-    double last = t_last > t_first ? (double)(bytes_at_last - bytes_half) * 8e9 /
-                                         (double)(t_last - t_first)
-                                   : avg;
+    double last = t_last > t_first
+                      ? (double)(bytes_at_last - bytes_half) * 8e9 / (double)(t_last - t_first)
+                      : avg;
     int close_err = r->client_closed ? r->client_close.reason_err : 0;
     if (r->server_closed && r->server_close.reason_err) close_err = r->server_close.reason_err;
     printf("rate_bps=%llu rtt_ms=%.1f bdp_bytes=%.0f avg_bps=%.0f util=%.3f last_half_bps=%.0f "

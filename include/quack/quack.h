@@ -56,8 +56,8 @@ typedef struct qk_config {
     uint64_t max_stream_window_bytes;      /**< auto-tuning cap per stream */
     uint64_t max_conn_window_bytes;        /**< auto-tuning cap per connection */
     uint64_t recv_budget_bytes;            /**< endpoint-wide cap on window growth, 0 = none */
-    int autotune_rule; /**< 0: double when credit lasted < 2 srtt (quiche/yamux), 1: quic-go epoch
-                        */
+    int autotune_rule; /**< trigger 0: credit lasted < 2 srtt (quiche/yamux), 1: quic-go epoch;
+                          +2: plain doubling (else grow to 2.5x rate x srtt, at most 2x) */
 
     qk_time idle_timeout_ns;  /**< 0 = none */
     qk_time max_ack_delay_ns; /**< advertised max_ack_delay */

@@ -53,7 +53,9 @@ struct qk_simq {
     simq_stream *st;
     uint32_t n, next_open, first_unfinished;
     uint64_t open_now;
-    qk_time read_wake_ns; /* throttled reader: next time it may read */
+    qk_time read_wake_ns;   /* throttled reader: next time it may read */
+    qk_time read_refill_ns; /* token bucket of the throttled reader */
+    double read_tokens;
     qk_simq_result r;
     /* pattern cache of the sender */
     uint32_t cache_idx;
@@ -118,20 +120,22 @@ static void mark_done(qk_simq *q, simq_side *s, qk_time now)
     if (!q->cfg.keep_open && s->conn) qk_conn_close(s->conn, 0, "transfer complete");
 }
 
-/* Bytes a rate-limited reader may still read at `now` (read_rate_bps). */
+/* Bytes a rate-limited reader may read at `now`: a token bucket at
+ * read_rate_bps holding at most one 16 KiB read (an application that was
+ * idle cannot drain faster later). Consumes nothing: see read_take. */
 static size_t read_allowance(qk_simq *q, qk_time now)
 {
     if (!q->cfg.read_rate_bps) return sizeof q->scratch;
-    qk_time t0 = q->r.connected ? q->r.connected_ns : q->cfg.start_ns;
-    double may = (double)(now > t0 ? now - t0 : 0) * (double)q->cfg.read_rate_bps / 8e9;
-    double left = may - (double)q->r.read_bytes;
-    if (left < 1) {
-        /* wake up when one full chunk (or what remains of the budget) is allowed */
-        double wait = (1 - left + 1199) * 8e9 / (double)q->cfg.read_rate_bps;
-        q->read_wake_ns = now + (qk_time)wait;
+    double add = (double)(now - q->read_refill_ns) * (double)q->cfg.read_rate_bps / 8e9;
+    q->read_tokens += add;
+    if (q->read_tokens > SIMQ_CHUNK_BYTES) q->read_tokens = SIMQ_CHUNK_BYTES;
+    q->read_refill_ns = now;
+    if (q->read_tokens < 1200) { /* wake when one datagram's worth is allowed */
+        double wait = (1200 - q->read_tokens) * 8e9 / (double)q->cfg.read_rate_bps;
+        q->read_wake_ns = now + (qk_time)wait + 1;
         return 0;
     }
-    return left < (double)sizeof q->scratch ? (size_t)left : sizeof q->scratch;
+    return (size_t)q->read_tokens;
 }
 
 /* Receiver: read and check everything readable on stream k. */
@@ -144,6 +148,7 @@ static void read_data(qk_simq *q, simq_side *s, simq_stream *k, qk_time now)
         if (!cap) return; /* the application is slow: data stays buffered */
         long n = qk_stream_read(s->conn, k->sid, q->scratch, cap, &fin);
         if (n < 0) break;
+        if (q->cfg.read_rate_bps) q->read_tokens -= (double)n;
         for (long i = 0; i < n; i++)
             if (q->scratch[i] != pattern(idx, k->read + (uint64_t)i)) q->r.mismatch = true;
         k->hash_r = fnv(k->hash_r, q->scratch, (size_t)n);
@@ -444,9 +449,12 @@ static void apply_flow_cfg(const qk_simq_cfg *f, qk_config *c)
     if (f->budget_bytes) c->recv_budget_bytes = f->budget_bytes;
     if (f->udp_payload_bytes) c->max_udp_payload_bytes = f->udp_payload_bytes;
     c->no_protection = f->no_protection;
-    /* The sender must not be the limit: its buffer covers the largest window. */
+    /* With the window keys in use the sender must not be the limit: its
+     * buffer covers the largest window (unacked data lingers an RTT longer
+     * than the credit it used). */
     uint64_t sb = f->send_buffer_bytes;
-    if (!sb && !f->window_bytes && c->autotune) sb = c->max_stream_window_bytes;
+    if (!sb && f->autotune > 0) sb = c->max_stream_window_bytes;
+    if (!sb && f->autotune < 0 && f->window_bytes) sb = 4 * f->window_bytes;
     if (sb) c->max_stream_send_buffer_bytes = sb;
 }
 
@@ -676,12 +684,15 @@ static int parse_key(const qk_sim_flow_args *a, const char *k, const char *v, qk
         else
             return bad(a, k, v, "on or off");
     } else if (!strcmp(k, "rule")) {
-        if (!strcasecmp(v, "rtt2"))
-            c->autotune_rule = 0;
-        else if (!strcasecmp(v, "epoch"))
-            c->autotune_rule = 1;
-        else
-            return bad(a, k, v, "rtt2 (quiche/yamux) or epoch (quic-go)");
+        static const char *const rules[] = {"rtt2", "epoch", "rtt2-double", "epoch-double"};
+        int found = -1;
+        for (int i = 0; i < 4; i++)
+            if (!strcasecmp(v, rules[i])) found = i;
+        if (found < 0)
+            return bad(a, k, v,
+                       "rtt2 (quiche/yamux), epoch (quic-go), or rtt2-double / epoch-double "
+                       "(plain doubling, no rate sizing)");
+        c->autotune_rule = found;
     } else if (!strcmp(k, "max_window") || !strcmp(k, "conn_window") ||
                !strcmp(k, "max_conn_window") || !strcmp(k, "budget") || !strcmp(k, "send_buffer")) {
         uint64_t *dst = !strcmp(k, "max_window")        ? &c->max_window_bytes

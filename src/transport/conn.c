@@ -186,8 +186,8 @@ qk_conn *qk_conn_new(qk_endpoint *ep, const qk_config *cfg, bool is_server, cons
     qk_pacer_init(&c->pacer, QK_PACER_DEFAULT_BURST_PKTS);
     qk_flow_rx_init(&c->flow_rx, cfg->initial_max_data_bytes, cfg->max_conn_window_bytes,
                     cfg->autotune, qk_endpoint_budget(ep));
-    c->flow_rx.rule =
-        cfg->autotune_rule == QK_FLOW_RULE_EPOCH ? QK_FLOW_RULE_EPOCH : QK_FLOW_RULE_RTT2;
+    c->flow_rx.rule = (cfg->autotune_rule & 1) ? QK_FLOW_RULE_EPOCH : QK_FLOW_RULE_RTT2;
+    c->flow_rx.plain_doubling = (cfg->autotune_rule & 2) != 0;
     qk_flow_tx_init(&c->flow_tx, 0);
     if ((rc = init_streams(c))) goto fail;
     qk_ackfreq_config afc = {.mode = (qk_ackfreq_mode)cfg->ack_frequency,

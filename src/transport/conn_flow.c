@@ -28,7 +28,13 @@ static void keep_conn_above(qk_conn *c, uint64_t stream_window_bytes)
 void qk_conn_tune_stream_window(qk_conn *c, qk_stream *s, qk_time now)
 {
     qk_flow_rx *fc = &s->fc;
-    if (!fc->autotune) return;
+    if (!fc->autotune) {
+        /* Fixed window: still grant read_off + window as of now, not as of
+         * the read that made the update due (RFC 9000 §4.2). */
+        uint64_t limit = s->recv.read_off + s->recv_window_bytes;
+        if (s->recv_window_bytes && limit > s->recv.limit) qk_recvbuf_set_limit(&s->recv, limit);
+        return;
+    }
     sync_stream(s);
     uint64_t limit = qk_flow_rx_update(fc, now, c->rtt.smoothed_rtt_ns);
     s->recv_window_bytes = fc->window_bytes;

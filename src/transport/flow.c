@@ -114,33 +114,41 @@ static bool grow_to(qk_flow_rx *rx, uint64_t target_bytes)
     return true;
 }
 
-/* Did the credit go fast, by the configured rule? Updates the EPOCH state. */
-static bool credit_went_fast(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
+/* Did the credit go fast, by the configured rule? Updates the EPOCH state.
+ * *rate_rtt_bytes gets the consumption measured over the judged interval,
+ * scaled to one srtt (bytes per srtt). */
+static bool credit_went_fast(qk_flow_rx *rx, qk_time now, qk_time srtt_ns, double *rate_rtt_bytes)
 {
-    uint64_t w = rx->window_bytes;
+    uint64_t w = rx->window_bytes, used;
+    qk_time dt;
+    bool fast;
     if (rx->rule == QK_FLOW_RULE_EPOCH) {
         /* quic-go: only judge once more than half the window was consumed in
          * this epoch; fast if that fraction f took less than 4 * f * srtt. */
-        uint64_t used = rx->consumed_bytes - rx->epoch_start_consumed_bytes;
+        used = rx->consumed_bytes - rx->epoch_start_consumed_bytes;
         if (2 * used <= w) return false;
-        double limit_ns = 4.0 * (double)used / (double)w * (double)srtt_ns;
-        bool fast = (double)(now - rx->epoch_start_ns) < limit_ns;
+        dt = now - rx->epoch_start_ns;
+        fast = (double)dt < 4.0 * (double)used / (double)w * (double)srtt_ns;
         rx->epoch_start_ns = now;
         rx->epoch_start_consumed_bytes = rx->consumed_bytes;
-        return fast;
+    } else {
+        /* quiche / rust-yamux: the previous update's credit (at least half a
+         * window consumed since) was used within 2 srtt. Requiring the bytes
+         * keeps an early or repeated update (a frame that did not fit, a lost
+         * MAX_STREAM_DATA) from counting as fast. */
+        used = rx->consumed_bytes - rx->last_update_consumed_bytes;
+        dt = now - rx->last_update_ns;
+        fast = 2 * used >= w && dt < 2 * srtt_ns;
     }
-    /* quiche / rust-yamux: the previous update's credit (at least half a
-     * window consumed since) was used within 2 srtt. Requiring the bytes
-     * keeps an early or repeated update (a frame that did not fit, a lost
-     * MAX_STREAM_DATA) from counting as fast. */
-    uint64_t used = rx->consumed_bytes - rx->last_update_consumed_bytes;
-    return 2 * used >= w && now - rx->last_update_ns < 2 * srtt_ns;
+    *rate_rtt_bytes = dt ? (double)used * (double)srtt_ns / (double)dt : (double)UINT64_MAX;
+    return fast;
 }
 
 static void autotune(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
 {
     if (!rx->autotune || !rx->updated_once || srtt_ns == 0) return;
-    bool fast = credit_went_fast(rx, now, srtt_ns);
+    double rate_rtt = 0;
+    bool fast = credit_went_fast(rx, now, srtt_ns, &rate_rtt);
     /* A reader that leaves more than a quarter window unread is the limit,
      * not the window: no growth (the backpressure the yamux seed describes). */
     bool kept_up = 4 * (rx->received_bytes - rx->consumed_bytes) <= rx->window_bytes;
@@ -149,7 +157,14 @@ static void autotune(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
     rx->period_start_consumed_bytes = rx->consumed_bytes;
     rx->period_reader_kept_up = false;
     uint64_t w = rx->window_bytes;
-    grow_to(rx, w > UINT64_MAX / 2 ? UINT64_MAX : 2 * w);
+    uint64_t target = w > UINT64_MAX / 2 ? UINT64_MAX : 2 * w;
+    /* Sizing (quack): at most QK_FLOW_SIZE_RTTS x the measured consumption
+     * per srtt. Window-limited, that rate is w / (1..2 srtt), so the window
+     * still grows 1.25-2x; limited by the link or a slow reader it stops near
+     * 2.5 x rate x srtt instead of the 4-8x that plain doubling reaches. */
+    double sized = QK_FLOW_SIZE_RTTS * rate_rtt;
+    if (!rx->plain_doubling && sized < (double)target) target = (uint64_t)sized;
+    grow_to(rx, target);
 }
 
 uint64_t qk_flow_rx_update(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)

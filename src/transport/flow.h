@@ -40,6 +40,9 @@ typedef enum qk_flow_rule {
     QK_FLOW_RULE_EPOCH = 1,
 } qk_flow_rule;
 
+/** Growth target: this many srtt of the measured consumption rate (at most 2x). */
+#define QK_FLOW_SIZE_RTTS 2.5
+
 /** RTTs without a window-limited update after which an unused window halves. */
 #define QK_FLOW_DECAY_RTTS 8
 
@@ -52,7 +55,8 @@ typedef struct qk_flow_rx {
     uint64_t initial_window_bytes;
     uint64_t max_window_bytes;           /**< auto-tuning cap */
     bool autotune;                       /**< double the window when credit goes fast */
-    qk_flow_rule rule;                   /**< which growth rule (default RTT2) */
+    qk_flow_rule rule;                   /**< which growth trigger (default RTT2) */
+    bool plain_doubling;                 /**< double on every trigger, no rate sizing */
     qk_time last_update_ns;              /**< when the last limit increase was issued */
     uint64_t last_update_consumed_bytes; /**< consumed_bytes at that update */
     bool updated_once;                   /**< last_update_ns is meaningful */
@@ -109,11 +113,12 @@ bool qk_flow_rx_should_update(const qk_flow_rx *rx);
 
 /**
  * Build the next limit (call when writing MAX_DATA / MAX_STREAM_DATA):
- * first auto-tunes, then advertises consumed + window. Growth: the window
- * doubles (up to the cap and as the budget allows) when the rule (rx->rule)
- * says the previous credit went fast AND the reader kept up (at most a
- * quarter window unread: a slow reader, not the window, is the limit
- * otherwise). The limit never decreases (RFC 9000 §4.1). Also runs
+ * first auto-tunes, then advertises consumed + window. Growth: when the rule
+ * (rx->rule) says the previous credit went fast AND the reader kept up (at
+ * most a quarter window unread: a slow reader, not the window, is the limit
+ * otherwise), the window grows to min(2 x window, QK_FLOW_SIZE_RTTS x the
+ * consumption measured per srtt) — plain doubling with rx->plain_doubling —
+ * up to the cap and as the budget allows. The limit never decreases (RFC 9000 §4.1). Also runs
  * qk_flow_rx_tick. Returns the new limit.
  */
 uint64_t qk_flow_rx_update(qk_flow_rx *rx, qk_time now, qk_time srtt_ns);

@@ -74,6 +74,7 @@ static void test_autotune_doubling_and_cap(void **state)
     const qk_time srtt = 40 * MS;
     qk_flow_rx rx;
     qk_flow_rx_init(&rx, 1000, 5000, true, NULL);
+    rx.plain_doubling = true; /* the trigger alone; sizing: test_sizing */
     /* First update: no previous update to compare with, no growth. */
     assert_int_equal(drain_and_update(&rx, 100 * MS, srtt), 2000);
     assert_int_equal(rx.window_bytes, 1000);
@@ -138,6 +139,7 @@ static void test_rtt2_rule_exact(void **state)
     const qk_time srtt = 10 * MS;
     qk_flow_rx rx;
     qk_flow_rx_init(&rx, 1000, 1u << 20, true, NULL);
+    rx.plain_doubling = true;
     drain_and_update(&rx, 0, srtt);
     /* Repeated update at the same instant with nothing consumed: no growth. */
     assert_int_equal(qk_flow_rx_update(&rx, 1, srtt), 2000);
@@ -174,6 +176,7 @@ static void test_epoch_rule_exact(void **state)
     qk_flow_rx rx;
     qk_flow_rx_init(&rx, 1000, 1u << 20, true, NULL);
     rx.rule = QK_FLOW_RULE_EPOCH;
+    rx.plain_doubling = true;
     assert_int_equal(qk_flow_rx_update(&rx, 0, srtt), 1000); /* epoch starts at t = 0 */
     /* 500 of 1000 (f = 1/2): not judged, the epoch stays open. */
     assert_int_equal(qk_flow_rx_on_data(&rx, 1000, NULL), 0);
@@ -287,6 +290,38 @@ static void test_caps_and_budget_invariants(void **state)
     assert_true(grows > 0);
     for (int i = 0; i < N; i++) qk_flow_rx_free(&rx[i]);
     assert_int_equal(b.used_bytes, 0);
+}
+
+/* Sizing: on a trigger the window grows to min(2w, 2.5 x consumption per
+ * srtt). Window-limited (credit used in about one srtt) that is doubling; a
+ * window already 4x the rate is left alone even though the trigger fires. */
+static void test_sizing(void **state)
+{
+    (void)state;
+    const qk_time srtt = 10 * MS;
+    qk_flow_rx rx;
+    qk_flow_rx_init(&rx, 1000, 1u << 20, true, NULL);
+    qk_flow_rx_update(&rx, 0, srtt);
+    /* 1000 read in 10 ms = 1000 per srtt: target min(2000, 2500) = 2000. */
+    assert_int_equal(qk_flow_rx_on_data(&rx, 1000, NULL), 0);
+    assert_int_equal(qk_flow_rx_on_consumed(&rx, 1000), 0);
+    assert_int_equal(qk_flow_rx_update(&rx, 10 * MS, srtt), 1000 + 2000);
+    /* 1000 read in 10 ms again: min(4000, 2500) = 2500. */
+    assert_int_equal(qk_flow_rx_on_data(&rx, 2000, NULL), 0);
+    assert_int_equal(qk_flow_rx_on_consumed(&rx, 1000), 0);
+    assert_int_equal(qk_flow_rx_update(&rx, 20 * MS, srtt), 2000 + 2500);
+    assert_int_equal(rx.window_bytes, 2500);
+    /* 1250 (half) in 19 ms: fast by the trigger, but 2.5 x 1250 x 10 / 19 =
+     * 1644 < 2500: no growth. */
+    assert_int_equal(qk_flow_rx_on_data(&rx, 3250, NULL), 0);
+    assert_int_equal(qk_flow_rx_on_consumed(&rx, 1250), 0);
+    assert_int_equal(qk_flow_rx_update(&rx, 39 * MS, srtt), 3250 + 2500);
+    assert_int_equal(rx.window_bytes, 2500);
+    /* 2500 in 5 ms (5000 per srtt): doubling caps the 12500 target: 5000. */
+    assert_int_equal(qk_flow_rx_on_data(&rx, 5750, NULL), 0);
+    assert_int_equal(qk_flow_rx_on_consumed(&rx, 2500), 0);
+    assert_int_equal(qk_flow_rx_update(&rx, 44 * MS, srtt), 5750 + 5000);
+    assert_int_equal(rx.grows, 3);
 }
 
 /* An idle stream: its window halves every QK_FLOW_DECAY_RTTS srtt back to the
@@ -416,6 +451,7 @@ int main(void)
         cmocka_unit_test(test_rtt2_rule_exact),
         cmocka_unit_test(test_epoch_rule_exact),
         cmocka_unit_test(test_slow_reader_caps_window),
+        cmocka_unit_test(test_sizing),
         cmocka_unit_test(test_caps_and_budget_invariants),
         cmocka_unit_test(test_idle_returns_budget),
         cmocka_unit_test(test_raise_through_budget),
