@@ -34,6 +34,11 @@ typedef struct perf_opts {
     const char *qlog_dir;
     bool stats;
     bool quiet; /* no progress lines */
+    /* Flow control (0 = perf's defaults). */
+    int autotune;              /* 1 on, -1 off, 0 default (on) */
+    uint64_t window_bytes;     /* initial stream receive window */
+    uint64_t max_window_bytes; /* auto-tuning cap per stream */
+    uint64_t budget_bytes;     /* endpoint receive-memory budget */
 } perf_opts;
 
 /** Pointer to QK_PERF_CHUNK_BYTES pattern bytes starting at stream offset off. */

@@ -56,6 +56,18 @@ void perf_config(qk_config *cfg, const perf_opts *o)
     cfg->initial_max_data_bytes = 32u << 20;
     cfg->initial_max_stream_data_bytes = 16u << 20;
     cfg->max_stream_send_buffer_bytes = 4u << 20;
+    if (o->autotune) cfg->autotune = o->autotune > 0;
+    if (o->window_bytes) {
+        cfg->initial_max_stream_data_bytes = o->window_bytes;
+        cfg->initial_max_data_bytes = 4 * o->window_bytes; /* the 64 KiB / 256 KiB ratio */
+    }
+    if (o->max_window_bytes) {
+        cfg->max_stream_window_bytes = o->max_window_bytes;
+        cfg->max_conn_window_bytes = o->max_window_bytes + o->max_window_bytes / 2;
+        if (cfg->max_stream_send_buffer_bytes < o->max_window_bytes)
+            cfg->max_stream_send_buffer_bytes = o->max_window_bytes;
+    }
+    if (o->budget_bytes) cfg->recv_budget_bytes = o->budget_bytes;
     cfg->max_streams_bidi = QK_PERF_MAX_STREAMS;
     cfg->idle_timeout_ns = 10 * QK_NS_PER_S;
 }
@@ -194,24 +206,30 @@ out:
 
 void perf_print_stats(FILE *f, const qk_conn_stats *st)
 {
-    fprintf(f,
-            "stats: rtt min %.3f ms smoothed %.3f ms var %.3f ms latest %.3f ms\n"
-            "stats: cwnd %llu B ssthresh %llu B in_flight %llu B\n"
-            "stats: pkts sent %llu received %llu lost %llu spurious %llu\n"
-            "stats: bytes sent %llu received %llu; stream bytes sent %llu received %llu\n"
-            "stats: ack frames sent %llu received %llu; pto %llu; congestion events %llu\n"
-            "stats: streams opened local %llu remote %llu; ecn ce received %llu\n",
-            st->min_rtt_ns / 1e6, st->smoothed_rtt_ns / 1e6, st->rttvar_ns / 1e6,
-            st->latest_rtt_ns / 1e6, (unsigned long long)st->cwnd_bytes,
-            (unsigned long long)st->ssthresh_bytes, (unsigned long long)st->bytes_in_flight,
-            (unsigned long long)st->pkts_sent, (unsigned long long)st->pkts_received,
-            (unsigned long long)st->pkts_lost, (unsigned long long)st->pkts_spurious,
-            (unsigned long long)st->bytes_sent, (unsigned long long)st->bytes_received,
-            (unsigned long long)st->stream_bytes_sent,
-            (unsigned long long)st->stream_bytes_received, (unsigned long long)st->ack_frames_sent,
-            (unsigned long long)st->ack_frames_received, (unsigned long long)st->pto_count,
-            (unsigned long long)st->congestion_events, (unsigned long long)st->streams_opened_local,
-            (unsigned long long)st->streams_opened_remote, (unsigned long long)st->ecn_ce_received);
+    fprintf(
+        f,
+        "stats: rtt min %.3f ms smoothed %.3f ms var %.3f ms latest %.3f ms\n"
+        "stats: cwnd %llu B ssthresh %llu B in_flight %llu B\n"
+        "stats: pkts sent %llu received %llu lost %llu spurious %llu\n"
+        "stats: bytes sent %llu received %llu; stream bytes sent %llu received %llu\n"
+        "stats: ack frames sent %llu received %llu; pto %llu; congestion events %llu\n"
+        "stats: streams opened local %llu remote %llu; ecn ce received %llu\n"
+        "stats: rx window conn %llu B, stream %llu B (peak %llu B); rx buffered %llu B "
+        "(peak %llu B)\n",
+        st->min_rtt_ns / 1e6, st->smoothed_rtt_ns / 1e6, st->rttvar_ns / 1e6,
+        st->latest_rtt_ns / 1e6, (unsigned long long)st->cwnd_bytes,
+        (unsigned long long)st->ssthresh_bytes, (unsigned long long)st->bytes_in_flight,
+        (unsigned long long)st->pkts_sent, (unsigned long long)st->pkts_received,
+        (unsigned long long)st->pkts_lost, (unsigned long long)st->pkts_spurious,
+        (unsigned long long)st->bytes_sent, (unsigned long long)st->bytes_received,
+        (unsigned long long)st->stream_bytes_sent, (unsigned long long)st->stream_bytes_received,
+        (unsigned long long)st->ack_frames_sent, (unsigned long long)st->ack_frames_received,
+        (unsigned long long)st->pto_count, (unsigned long long)st->congestion_events,
+        (unsigned long long)st->streams_opened_local, (unsigned long long)st->streams_opened_remote,
+        (unsigned long long)st->ecn_ce_received, (unsigned long long)st->conn_rx_window_bytes,
+        (unsigned long long)st->max_stream_rx_window_bytes,
+        (unsigned long long)st->peak_stream_rx_window_bytes,
+        (unsigned long long)st->rx_buffered_bytes, (unsigned long long)st->peak_rx_buffered_bytes);
 }
 
 void perf_print_progress(FILE *f, const char *who, double elapsed_s, double interval_s,

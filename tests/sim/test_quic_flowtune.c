@@ -128,8 +128,9 @@ static void test_slow_reader(void **s)
     const qk_simq_result *r = qk_simq_result_get(q);
     const qk_conn_stats *rs = &r->client_stats;
     double drain_rtt = 10e6 / 8 * 0.060; /* 75 kB */
-    fprintf(stderr, "slow reader: %.2f Mbit/s read, peak buffered %llu (%.2f x rate x RTT), "
-                    "stream window peak %llu\n",
+    fprintf(stderr,
+            "slow reader: %.2f Mbit/s read, peak buffered %llu (%.2f x rate x RTT), "
+            "stream window peak %llu\n",
             (double)b * 8 / 2.0 / 1e6, (unsigned long long)rs->peak_rx_buffered_bytes,
             (double)rs->peak_rx_buffered_bytes / drain_rtt,
             (unsigned long long)rs->peak_stream_rx_window_bytes);
