@@ -39,7 +39,15 @@ static void perf_usage(FILE *f)
             "  --no-protection        null packet protection (benchmarks only); both sides\n"
             "                         must set it: it uses ALPN \"perf-noprot\", so a\n"
             "                         mismatched pair fails the handshake\n"
+            "  --no-ecn               send Not-ECT (default: ECT(0), validated per RFC 9000\n"
+            "                         §13.4.2; --stats shows the ECN counts)\n"
             "  --qlog DIR             write a qlog per connection into DIR\n"
+            "  --ack-frequency off|auto|THRESHOLD[,DELAY_US[,REORDER]]\n"
+            "                         what to ask the peer with ACK_FREQUENCY (default auto;\n"
+            "                         only a peer advertising min_ack_delay is asked):\n"
+            "                         off = RFC 9000 ACKs, auto = from cwnd and RTT, or a\n"
+            "                         fixed ack-eliciting threshold, max delay (us, default\n"
+            "                         25000) and reordering threshold (default 3)\n"
             "  --autotune on|off      grow receive windows when credit goes fast (default on)\n"
             "  --window BYTES         initial stream receive window (connection: 4x);\n"
             "                         default 16M stream / 32M connection\n"
@@ -72,9 +80,9 @@ static int parse_opt(perf_opts *o, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
     static const char *const with_arg[] = {
-        "--listen",   "--connect",       "--cert",        "--key",        "--pin",
-        "--duration", "--download-size", "--upload-size", "--streams",    "--cc",
-        "--qlog",     "--autotune",      "--window",      "--max-window", "--budget"};
+        "--listen",        "--connect",     "--cert",       "--key",   "--pin",  "--duration",
+        "--download-size", "--upload-size", "--streams",    "--cc",    "--qlog", "--ack-frequency",
+        "--autotune",      "--window",      "--max-window", "--budget"};
     const char *v = NULL;
     for (size_t k = 0; k < sizeof with_arg / sizeof with_arg[0]; k++)
         if (!strcmp(a, with_arg[k])) {
@@ -114,6 +122,11 @@ static int parse_opt(perf_opts *o, int argc, char **argv, int *i)
             o->cc = QK_CONFIG_CC_CUBIC;
         else
             return bad("--cc wants reno or cubic, not '%s'", v);
+    } else if (!strcmp(a, "--ack-frequency")) {
+        if (perf_parse_ackfreq(v, o))
+            return bad("--ack-frequency wants off, auto or THRESHOLD[,DELAY_US[,REORDER]] "
+                       "(e.g. 10,25000,3), not '%s'",
+                       v);
     } else if (!strcmp(a, "--qlog")) {
         o->qlog_dir = v;
     } else if (!strcmp(a, "--autotune")) {
@@ -133,6 +146,8 @@ static int parse_opt(perf_opts *o, int argc, char **argv, int *i)
         o->insecure = true;
     } else if (!strcmp(a, "--no-protection")) {
         o->no_protection = true;
+    } else if (!strcmp(a, "--no-ecn")) {
+        o->no_ecn = true;
     } else if (!strcmp(a, "--stats")) {
         o->stats = true;
     } else if (!strcmp(a, "--quiet")) {

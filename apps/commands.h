@@ -16,5 +16,7 @@ int qk_cmd_version(int argc, char **argv);
 int qk_cmd_sim(int argc, char **argv);
 int qk_cmd_netem(int argc, char **argv);
 int qk_cmd_perf(int argc, char **argv);
+int qk_cmd_get(int argc, char **argv);
+int qk_cmd_serve(int argc, char **argv);
 
 #endif

@@ -31,6 +31,7 @@ typedef struct perf_opts {
     unsigned streams;
     qk_cc_kind cc;
     bool no_protection;
+    bool no_ecn; /* ECN (ECT(0) marking, RFC 9000 §13.4) is on unless --no-ecn */
     const char *qlog_dir;
     bool stats;
     bool quiet; /* no progress lines */
@@ -39,7 +40,16 @@ typedef struct perf_opts {
     uint64_t window_bytes;     /* initial stream receive window */
     uint64_t max_window_bytes; /* auto-tuning cap per stream */
     uint64_t budget_bytes;     /* endpoint receive-memory budget */
+    /* --ack-frequency: what to ask the peer (ack-frequency-12). */
+    bool ackfreq_set;           /* false: the library defaults */
+    int ackfreq_mode;           /* 0 off, 1 fixed, 2 auto */
+    uint64_t ackfreq_threshold; /* fixed */
+    uint64_t ackfreq_delay_us;  /* fixed, 0 = 25 ms */
+    uint64_t ackfreq_reorder;   /* fixed, 0 = the loss packet threshold */
 } perf_opts;
+
+/** Parse off|auto|THRESHOLD[,DELAY_US[,REORDER]] into o. Returns 0 or QK_ERR_INVALID_ARG. */
+int perf_parse_ackfreq(const char *s, perf_opts *o);
 
 /** Pointer to QK_PERF_CHUNK_BYTES pattern bytes starting at stream offset off. */
 const uint8_t *perf_pattern(uint64_t off);

@@ -50,6 +50,7 @@ void perf_config(qk_config *cfg, const perf_opts *o)
     cfg->alpn_count = 1;
     cfg->no_protection = o->no_protection;
     cfg->cc = o->cc;
+    cfg->ecn = !o->no_ecn;
     cfg->qlog_dir = o->qlog_dir;
     cfg->rng = perf_rng;
     cfg->max_udp_payload_bytes = QK_PERF_DATAGRAM_BYTES;
@@ -70,6 +71,48 @@ void perf_config(qk_config *cfg, const perf_opts *o)
     if (o->budget_bytes) cfg->recv_budget_bytes = o->budget_bytes;
     cfg->max_streams_bidi = QK_PERF_MAX_STREAMS;
     cfg->idle_timeout_ns = 10 * QK_NS_PER_S;
+    if (o->ackfreq_set) {
+        cfg->ack_frequency = o->ackfreq_mode;
+        cfg->ack_frequency_threshold = o->ackfreq_threshold;
+        cfg->ack_frequency_delay_ns =
+            (o->ackfreq_delay_us ? o->ackfreq_delay_us : 25000) * QK_NS_PER_US;
+        cfg->ack_frequency_reorder = o->ackfreq_reorder;
+    }
+}
+
+int perf_parse_ackfreq(const char *s, perf_opts *o)
+{
+    if (!s || !*s) return QK_ERR_INVALID_ARG;
+    o->ackfreq_set = true;
+    o->ackfreq_threshold = o->ackfreq_delay_us = o->ackfreq_reorder = 0;
+    if (!strcmp(s, "off")) {
+        o->ackfreq_mode = 0;
+        return 0;
+    }
+    if (!strcmp(s, "auto")) {
+        o->ackfreq_mode = 2;
+        return 0;
+    }
+    o->ackfreq_mode = 1;
+    uint64_t v[3] = {0, 0, 0};
+    const char *p = s;
+    for (int i = 0; i < 3; i++) {
+        char *end;
+        if (*p < '0' || *p > '9') return QK_ERR_INVALID_ARG;
+        errno = 0;
+        unsigned long long x = strtoull(p, &end, 10);
+        if (errno || end == p) return QK_ERR_INVALID_ARG;
+        v[i] = x;
+        if (*end == 0) break;
+        if (*end != ',' || i == 2) return QK_ERR_INVALID_ARG;
+        p = end + 1;
+    }
+    /* ack-frequency-12 §4: the delay must stay below 2^14 ms. */
+    if (v[1] >= (1ull << 14) * 1000) return QK_ERR_INVALID_ARG;
+    o->ackfreq_threshold = v[0];
+    o->ackfreq_delay_us = v[1];
+    o->ackfreq_reorder = v[2];
+    return 0;
 }
 
 int perf_parse_size(const char *s, uint64_t *out)
@@ -206,30 +249,45 @@ out:
 
 void perf_print_stats(FILE *f, const qk_conn_stats *st)
 {
-    fprintf(
-        f,
-        "stats: rtt min %.3f ms smoothed %.3f ms var %.3f ms latest %.3f ms\n"
-        "stats: cwnd %llu B ssthresh %llu B in_flight %llu B\n"
-        "stats: pkts sent %llu received %llu lost %llu spurious %llu\n"
-        "stats: bytes sent %llu received %llu; stream bytes sent %llu received %llu\n"
-        "stats: ack frames sent %llu received %llu; pto %llu; congestion events %llu\n"
-        "stats: streams opened local %llu remote %llu; ecn ce received %llu\n"
-        "stats: rx window conn %llu B, stream %llu B (peak %llu B); rx buffered %llu B "
-        "(peak %llu B)\n",
-        st->min_rtt_ns / 1e6, st->smoothed_rtt_ns / 1e6, st->rttvar_ns / 1e6,
-        st->latest_rtt_ns / 1e6, (unsigned long long)st->cwnd_bytes,
-        (unsigned long long)st->ssthresh_bytes, (unsigned long long)st->bytes_in_flight,
-        (unsigned long long)st->pkts_sent, (unsigned long long)st->pkts_received,
-        (unsigned long long)st->pkts_lost, (unsigned long long)st->pkts_spurious,
-        (unsigned long long)st->bytes_sent, (unsigned long long)st->bytes_received,
-        (unsigned long long)st->stream_bytes_sent, (unsigned long long)st->stream_bytes_received,
-        (unsigned long long)st->ack_frames_sent, (unsigned long long)st->ack_frames_received,
-        (unsigned long long)st->pto_count, (unsigned long long)st->congestion_events,
-        (unsigned long long)st->streams_opened_local, (unsigned long long)st->streams_opened_remote,
-        (unsigned long long)st->ecn_ce_received, (unsigned long long)st->conn_rx_window_bytes,
-        (unsigned long long)st->max_stream_rx_window_bytes,
-        (unsigned long long)st->peak_stream_rx_window_bytes,
-        (unsigned long long)st->rx_buffered_bytes, (unsigned long long)st->peak_rx_buffered_bytes);
+    fprintf(f,
+            "stats: rtt min %.3f ms smoothed %.3f ms var %.3f ms latest %.3f ms\n"
+            "stats: cwnd %llu B ssthresh %llu B in_flight %llu B\n"
+            "stats: pkts sent %llu received %llu lost %llu spurious %llu\n"
+            "stats: bytes sent %llu received %llu; stream bytes sent %llu received %llu\n"
+            "stats: ack frames sent %llu received %llu; pto %llu; congestion events %llu\n"
+            "stats: ack_frequency sent %llu received %llu; immediate_ack sent %llu received %llu\n"
+            "stats: streams opened local %llu remote %llu; ecn ce received %llu\n",
+            st->min_rtt_ns / 1e6, st->smoothed_rtt_ns / 1e6, st->rttvar_ns / 1e6,
+            st->latest_rtt_ns / 1e6, (unsigned long long)st->cwnd_bytes,
+            (unsigned long long)st->ssthresh_bytes, (unsigned long long)st->bytes_in_flight,
+            (unsigned long long)st->pkts_sent, (unsigned long long)st->pkts_received,
+            (unsigned long long)st->pkts_lost, (unsigned long long)st->pkts_spurious,
+            (unsigned long long)st->bytes_sent, (unsigned long long)st->bytes_received,
+            (unsigned long long)st->stream_bytes_sent,
+            (unsigned long long)st->stream_bytes_received, (unsigned long long)st->ack_frames_sent,
+            (unsigned long long)st->ack_frames_received, (unsigned long long)st->pto_count,
+            (unsigned long long)st->congestion_events,
+            (unsigned long long)st->ack_frequency_frames_sent,
+            (unsigned long long)st->ack_frequency_frames_received,
+            (unsigned long long)st->immediate_acks_sent,
+            (unsigned long long)st->immediate_acks_received,
+            (unsigned long long)st->streams_opened_local,
+            (unsigned long long)st->streams_opened_remote, (unsigned long long)st->ecn_ce_received);
+    static const char *const ecn_states[] = {"off", "testing", "capable", "failed"};
+    printf("stats: ecn %s; sent ect0 %llu; received ect0 %llu ect1 %llu ce %llu; "
+           "peer reported ce %llu in %llu acks\n",
+           ecn_states[st->ecn_state < 4 ? st->ecn_state : 0],
+           (unsigned long long)st->pkts_sent_ect0, (unsigned long long)st->ecn_ect0_received,
+           (unsigned long long)st->ecn_ect1_received, (unsigned long long)st->ecn_ce_received,
+           (unsigned long long)st->ecn_ce_reported, (unsigned long long)st->ecn_ce_events);
+    fprintf(f,
+            "stats: rx window conn %llu B, stream %llu B (peak %llu B); rx buffered %llu B "
+            "(peak %llu B)\n",
+            (unsigned long long)st->conn_rx_window_bytes,
+            (unsigned long long)st->max_stream_rx_window_bytes,
+            (unsigned long long)st->peak_stream_rx_window_bytes,
+            (unsigned long long)st->rx_buffered_bytes,
+            (unsigned long long)st->peak_rx_buffered_bytes);
 }
 
 void perf_print_progress(FILE *f, const char *who, double elapsed_s, double interval_s,

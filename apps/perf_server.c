@@ -21,13 +21,7 @@ typedef struct sreq {
     uint64_t send_total; /* requested download size */
     uint64_t sent;
     bool recv_fin, send_fin;
-    bool blocked; /* listed in srv.blocked */
 } sreq;
-
-typedef struct skey {
-    qk_conn *c;
-    uint64_t sid;
-} skey;
 
 typedef struct sconn {
     qk_conn *c;
@@ -39,8 +33,6 @@ typedef struct srv {
     qk_endpoint *ep;
     qk_io_loop *loop;
     sreq *slots;
-    skey *blocked; /* requests whose send buffer was full (SRV_SLOTS entries) */
-    size_t nblocked;
     sconn conns[SRV_CONNS];
     uint64_t rx_bytes, tx_bytes, rx_mark, tx_mark; /* stream payload */
     uint64_t requests, errors;
@@ -133,33 +125,7 @@ static bool req_pump(srv *s, sreq *r)
         s->tx_bytes += (uint64_t)w;
         wrote = true;
         if ((size_t)w == n && n == left) r->send_fin = true;
-        if ((size_t)w < n) {
-            /* Workaround: the transport raises QK_EV_STREAM_WRITABLE only when
-             * a stream's queue drains with room left, not when ACKs free a
-             * full send buffer, so full streams are retried after each step. */
-            if (!r->blocked && s->nblocked < SRV_SLOTS) {
-                r->blocked = true;
-                s->blocked[s->nblocked++] = (skey){r->c, r->sid};
-            }
-            break;
-        }
-    }
-    return wrote;
-}
-
-/* Retry every request whose send buffer was full. */
-static bool pump_blocked(srv *s)
-{
-    bool wrote = false;
-    size_t n = s->nblocked;
-    s->nblocked = 0;
-    for (size_t i = 0; i < n; i++) {
-        skey k = s->blocked[i];
-        sreq *r = slot_get(s, k.c, k.sid, false);
-        if (!r) continue;
-        r->blocked = false;
-        wrote = req_pump(s, r) || wrote; /* may list it again */
-        req_maybe_done(s, r);
+        if ((size_t)w < n) break; /* full: QK_EV_STREAM_WRITABLE follows when ACKs free room */
     }
     return wrote;
 }
@@ -270,7 +236,6 @@ static bool srv_app(void *app, qk_endpoint *ep, qk_time now)
         }
     }
     (void)now;
-    if (s->nblocked) wrote = pump_blocked(s) || wrote;
     return wrote;
 }
 
@@ -362,8 +327,7 @@ int perf_server(const perf_opts *o)
     int rc = s ? 0 : QK_ERR_NOMEM;
     if (s) {
         s->slots = calloc(SRV_SLOTS, sizeof *s->slots);
-        s->blocked = calloc(SRV_SLOTS, sizeof *s->blocked);
-        if (!s->slots || !s->blocked) rc = QK_ERR_NOMEM;
+        if (!s->slots) rc = QK_ERR_NOMEM;
     }
     if (!rc) rc = load_cert(o, &cfg, &cert_pem, &key_pem);
     qk_udp *u = NULL;
@@ -388,7 +352,6 @@ int perf_server(const perf_opts *o)
     if (s) {
         qk_endpoint_del(s->ep);
         free(s->slots);
-        free(s->blocked);
     }
     free(s);
     qk_udp_close(u);

@@ -13,7 +13,7 @@ PKGS=(
   # tests
   libcmocka-dev python3 jq
   # tools, peers, plots
-  gnuplot-nox ngtcp2-client ngtcp2-server tshark time
+  gnuplot-nox ngtcp2-client ngtcp2-server tshark time openssl procps ca-certificates
 )
 
 missing=()

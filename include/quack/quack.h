@@ -28,6 +28,57 @@ typedef enum qk_cc_kind {
 
 #define QK_MAX_ALPN 8
 
+/** Packet types reported by the trace hook. */
+typedef enum qk_trace_pkt_type {
+    QK_TRACE_PKT_INITIAL = 0,
+    QK_TRACE_PKT_HANDSHAKE = 1,
+    QK_TRACE_PKT_1RTT = 2,
+} qk_trace_pkt_type;
+
+/** One decoded plaintext frame of a traced packet. Fields not used by the
+ *  frame's type are 0. */
+typedef struct qk_trace_frame {
+    uint64_t type;            /**< wire frame type (0x02 ACK, 0x1f IMMEDIATE_ACK, 0xaf ...) */
+    uint64_t stream_id;       /**< STREAM, RESET_STREAM, STOP_SENDING, MAX_STREAM_DATA */
+    uint64_t offset;          /**< STREAM, CRYPTO */
+    uint64_t len;             /**< STREAM, CRYPTO, DATAGRAM data bytes; PADDING bytes */
+    bool fin;                 /**< STREAM */
+    uint64_t ack_largest;     /**< ACK: Largest Acknowledged */
+    qk_time ack_delay_ns;     /**< ACK: the ACK Delay field decoded with the sender's exponent */
+    uint64_t ack_ranges;      /**< ACK: number of ranges (1 + range count) */
+    uint64_t ack_first_range; /**< ACK: First ACK Range */
+    uint64_t af_seq;          /**< ACK_FREQUENCY: sequence number */
+    uint64_t af_threshold;    /**< ACK_FREQUENCY: ack-eliciting threshold */
+    qk_time af_max_delay_ns;  /**< ACK_FREQUENCY: requested max ack delay */
+    uint64_t af_reorder;      /**< ACK_FREQUENCY: reordering threshold */
+    uint64_t value;           /**< MAX_DATA/MAX_STREAMS/..._BLOCKED value, close error code */
+} qk_trace_frame;
+
+#define QK_TRACE_MAX_FRAMES 64
+
+/** One packet sent or received, as handed to qk_config.trace. */
+typedef struct qk_trace_packet {
+    qk_conn *conn;
+    bool server; /**< the tracing endpoint is the server side */
+    bool sent;   /**< sent by us (else received) */
+    qk_trace_pkt_type pkt_type;
+    uint64_t pn;
+    qk_time time_ns;  /**< the caller's clock at send/receive */
+    size_t len_bytes; /**< packet size on the wire */
+    bool ack_eliciting;
+    const qk_trace_frame *frames; /**< valid only during the call */
+    size_t n_frames;              /**< at most QK_TRACE_MAX_FRAMES (PADDING runs are one frame) */
+    size_t n_frames_total;        /**< frames in the packet (> n_frames when truncated) */
+} qk_trace_packet;
+
+/**
+ * One-way trace sink (DESIGN.md principle 4): called synchronously for every
+ * packet a connection sends (before protection) and receives (after
+ * decryption, before its frames are processed). It must not call back into
+ * the endpoint.
+ */
+typedef void (*qk_trace_fn)(void *ctx, const qk_trace_packet *pkt);
+
 /** Everything a user tunes. Start from qk_config_default(). */
 typedef struct qk_config {
     bool server;                   /**< accept incoming connections */
@@ -63,8 +114,10 @@ typedef struct qk_config {
     qk_time max_ack_delay_ns; /**< advertised max_ack_delay */
     uint8_t ack_delay_exponent;
     uint64_t ack_eliciting_threshold;  /**< local ACK policy (RFC default 1) */
-    qk_time min_ack_delay_ns;          /**< advertise min_ack_delay (ack-frequency), 0 = don't */
-    int ack_frequency;                 /**< what to ask the peer: 0 off, 1 fixed, 2 auto */
+    qk_time min_ack_delay_ns;          /**< advertise min_ack_delay (ack-frequency), 0 = don't;
+                                        *   default 1 ms */
+    int ack_frequency;                 /**< what to ask the peer: 0 off, 1 fixed, 2 auto
+                                        *   (default; only a peer advertising min_ack_delay) */
     uint64_t ack_frequency_threshold;  /**< fixed: ack-eliciting threshold */
     qk_time ack_frequency_delay_ns;    /**< fixed: requested max ack delay */
     uint64_t ack_frequency_reorder;    /**< fixed: reordering threshold (0 = loss threshold) */
@@ -75,6 +128,8 @@ typedef struct qk_config {
     size_t max_connections;
 
     const char *qlog_dir; /**< one JSON-SEQ qlog per connection, or NULL */
+    qk_trace_fn trace;    /**< decoded frames of every packet sent/received, or NULL */
+    void *trace_ctx;      /**< passed to trace */
     qk_rng_fn rng;        /**< randomness (required) */
     void *rng_ctx;
 } qk_config;
@@ -101,6 +156,7 @@ typedef struct qk_event {
     qk_conn *conn;
     uint64_t stream_id;
     uint64_t error_code; /**< CLOSED/RESET/STOP: wire code */
+    uint64_t frame_type; /**< CLOSED by a transport error: the offending frame type */
     bool app_error;      /**< CLOSED: application (0x1d) vs transport (0x1c) */
     bool remote;         /**< CLOSED: the peer closed (or idle timeout when false) */
     int reason_err;      /**< CLOSED: QK_ERR_* that made us close, 0 for a clean close */
@@ -117,11 +173,19 @@ typedef struct qk_conn_stats {
     uint64_t bytes_sent, bytes_received;
     uint64_t stream_bytes_sent, stream_bytes_received;
     uint64_t ack_frames_sent, ack_frames_received;
-    uint64_t ack_frequency_frames_sent;
+    uint64_t ack_frequency_frames_sent, ack_frequency_frames_received;
+    uint64_t immediate_acks_sent;     /**< IMMEDIATE_ACK frames sent */
+    uint64_t immediate_acks_received; /**< IMMEDIATE_ACK frames received */
     uint64_t pto_count, congestion_events;
     uint64_t streams_opened_local, streams_opened_remote;
     uint64_t datagrams_sent, datagrams_received;
     uint64_t ecn_ce_received;
+    /* ECN (RFC 9000 §13.4), when qk_config.ecn: */
+    uint64_t ecn_ect0_received, ecn_ect1_received; /**< packets received with ECT(0)/ECT(1) */
+    uint64_t pkts_sent_ect0;                       /**< packets we sent marked ECT(0) */
+    uint64_t ecn_ce_reported; /**< CE count the peer reported in ACK_ECN frames */
+    uint64_t ecn_ce_events;   /**< ACKs whose CE count rose (CC reacts at most once per RTT) */
+    uint8_t ecn_state; /**< 0 off, 1 testing, 2 capable (validated), 3 failed (RFC 9000 §13.4.2) */
     uint64_t conn_rx_window_bytes;        /**< current connection receive window */
     uint64_t max_stream_rx_window_bytes;  /**< largest current stream receive window */
     uint64_t peak_rx_buffered_bytes;      /**< most bytes received but not yet read */

@@ -6,6 +6,7 @@
  */
 #include "crypto/tls.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,6 +199,12 @@ static ssize_t push_never(gnutls_transport_ptr_t p, const void *buf, size_t len)
 
 /* ---- setup ---- */
 
+static int is_ip_literal(const char *name)
+{
+    unsigned char addr[16];
+    return inet_pton(AF_INET, name, addr) == 1 || inet_pton(AF_INET6, name, addr) == 1;
+}
+
 static int setup_credentials(qk_tls *t, const qk_tls_config *cfg)
 {
     int rv = gnutls_certificate_allocate_credentials(&t->cred);
@@ -234,8 +241,11 @@ static int setup_credentials(qk_tls *t, const qk_tls_config *cfg)
         } else if (cfg->verify != QK_TLS_VERIFY_INSECURE) {
             return QK_ERR_CONFIG;
         }
-        if (cfg->server_name && gnutls_server_name_set(t->s, GNUTLS_NAME_DNS, cfg->server_name,
-                                                       strlen(cfg->server_name)) < 0)
+        /* RFC 6066 §3: literal IPv4/IPv6 addresses are not permitted in SNI
+         * (GnuTLS servers answer illegal_parameter). */
+        if (cfg->server_name && !is_ip_literal(cfg->server_name) &&
+            gnutls_server_name_set(t->s, GNUTLS_NAME_DNS, cfg->server_name,
+                                   strlen(cfg->server_name)) < 0)
             return QK_ERR_CONFIG;
     }
     rv = gnutls_credentials_set(t->s, GNUTLS_CRD_CERTIFICATE, t->cred);

@@ -490,6 +490,13 @@ static void setup_cfg(qk_simq *q, simq_side *s, bool server, uint64_t seed)
             s->cfg.initial_max_data_bytes = q->cfg.window_bytes;
     }
     apply_flow_cfg(&q->cfg, &s->cfg);
+    if (q->cfg.ackfreq_set) {
+        s->cfg.ack_frequency = q->cfg.ack_frequency;
+        s->cfg.ack_frequency_threshold = q->cfg.ackfreq_threshold;
+        s->cfg.ack_frequency_delay_ns = q->cfg.ackfreq_delay_ns;
+        s->cfg.ack_frequency_reorder = q->cfg.ackfreq_reorder;
+    }
+    if (q->cfg.min_ack_delay_set) s->cfg.min_ack_delay_ns = q->cfg.min_ack_delay_ns;
     if (q->cfg.tune) q->cfg.tune(q->cfg.ctx, &s->cfg, server);
 }
 
@@ -612,11 +619,15 @@ static void quic_summary(void *obj, qk_sim *sim, qk_sim_flow_summary *o)
     o->completion_ns = r->done ? r->completion_ns : QK_TIME_INFINITE;
     double loss = snd->pkts_sent ? 100.0 * (double)snd->pkts_lost / (double)snd->pkts_sent : 0;
     snprintf(o->extra, sizeof o->extra,
-             "loss=%.2f%% retx=%llu acks_sent=%llu acks_recv=%llu srtt_ms=%.1f cwnd=%llu "
-             "cwin=%llu swin=%llu peakbuf=%llu%s",
-             loss, (unsigned long long)snd->pkts_lost, (unsigned long long)rcv->ack_frames_sent,
-             (unsigned long long)snd->ack_frames_received, (double)snd->smoothed_rtt_ns / 1e6,
-             (unsigned long long)snd->cwnd_bytes, (unsigned long long)rcv->conn_rx_window_bytes,
+             "loss=%.2f%% retx=%llu spurious=%llu acks_sent=%llu acks_recv=%llu "
+             "acks_per_pkt=%.4f af_sent=%llu imm_sent=%llu srtt_ms=%.1f cwnd=%llu swin=%llu "
+             "peakbuf=%llu%s",
+             loss, (unsigned long long)snd->pkts_lost, (unsigned long long)snd->pkts_spurious,
+             (unsigned long long)rcv->ack_frames_sent, (unsigned long long)snd->ack_frames_received,
+             rcv->pkts_received ? (double)rcv->ack_frames_sent / (double)rcv->pkts_received : 0.0,
+             (unsigned long long)snd->ack_frequency_frames_sent,
+             (unsigned long long)snd->immediate_acks_sent, (double)snd->smoothed_rtt_ns / 1e6,
+             (unsigned long long)snd->cwnd_bytes,
              (unsigned long long)rcv->peak_stream_rx_window_bytes,
              (unsigned long long)rcv->peak_rx_buffered_bytes, r->mismatch ? " MISMATCH" : "");
 }
@@ -716,13 +727,38 @@ static int parse_key(const qk_sim_flow_args *a, const char *k, const char *v, qk
             c->no_protection = true; /* the NULL suite: benchmarks only */
         else
             return bad(a, k, v, "on, or off (null cipher, benchmarks only)");
+    } else if (!strcmp(k, "ack_frequency")) {
+        c->ackfreq_set = true;
+        c->ackfreq_threshold = c->ackfreq_reorder = 0;
+        c->ackfreq_delay_ns = 25 * QK_NS_PER_MS;
+        if (!strcasecmp(v, "off")) {
+            c->ack_frequency = 0;
+        } else if (!strcasecmp(v, "auto")) {
+            c->ack_frequency = 2;
+        } else {
+            unsigned long long th = 0, d_us = 25000, ro = 0;
+            int n = sscanf(v, "%llu,%llu,%llu", &th, &d_us, &ro);
+            if (n < 1 || d_us >= (1ull << 14) * 1000)
+                return bad(a, k, v, "off, auto or THRESHOLD[,DELAY_US[,REORDER]], e.g. 10,25000,3");
+            c->ack_frequency = 1;
+            c->ackfreq_threshold = th;
+            c->ackfreq_delay_ns = d_us * QK_NS_PER_US;
+            c->ackfreq_reorder = ro;
+        }
+    } else if (!strcmp(k, "min_ack_delay")) {
+        c->min_ack_delay_set = true;
+        if (!strcasecmp(v, "off") || !strcmp(v, "0"))
+            c->min_ack_delay_ns = 0;
+        else if (qk_sim_parse_time(v, &c->min_ack_delay_ns) || !c->min_ack_delay_ns)
+            return bad(a, k, v, "a time such as 1ms, or off (do not advertise min_ack_delay)");
     } else if (!strcmp(k, "qlog")) {
         c->qlog_dir = v; /* the kv strings live as long as the scenario */
     } else {
         snprintf(a->err, a->err_cap,
                  "%s: unknown key for type quic; use direction, size, duration, cc, start, "
                  "streams, window, autotune, rule, max_window, conn_window, max_conn_window, "
-                 "budget, send_buffer, read_rate, udp_payload, protection, qlog",
+                 "budget, send_buffer, read_rate, udp_payload, protection, ack_frequency, "
+                 "min_ack_delay, qlog",
                  k);
         return QK_ERR_CONFIG;
     }

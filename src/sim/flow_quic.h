@@ -39,6 +39,14 @@ typedef struct qk_simq_cfg {
     size_t udp_payload_bytes;       /**< max_udp_payload_bytes (0 = 1200) */
     bool no_protection;             /**< null packet protection on both sides (benchmarks) */
     const char *qlog_dir;           /**< qlog directory for both endpoints, or NULL */
+    /* ACK frequency for both endpoints (ack-frequency-12); unset = library defaults. */
+    bool ackfreq_set;
+    int ack_frequency;          /**< 0 off, 1 fixed, 2 auto */
+    uint64_t ackfreq_threshold; /**< fixed */
+    qk_time ackfreq_delay_ns;   /**< fixed */
+    uint64_t ackfreq_reorder;   /**< fixed (0 = loss packet threshold) */
+    bool min_ack_delay_set;
+    qk_time min_ack_delay_ns; /**< advertised min_ack_delay, 0 = none */
     qk_simq_event_fn on_event;
     qk_simq_tune_fn tune;
     void *ctx; /**< for on_event and tune */

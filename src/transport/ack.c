@@ -36,6 +36,11 @@ void qk_ack_tracker_set_policy(qk_ack_tracker *t, const qk_ack_policy *p)
     t->policy = *p;
 }
 
+void qk_ack_tracker_set_idle(qk_ack_tracker *t, qk_time idle_ack_ns)
+{
+    t->idle_ack_ns = idle_ack_ns;
+}
+
 /* The pending record new arrivals belong to. */
 static qk_ack_pending *arrivals(qk_ack_tracker *t)
 {
@@ -145,6 +150,12 @@ int qk_ack_on_packet_received(qk_ack_tracker *t, uint64_t pn, bool ack_eliciting
         t->has_largest_ae = true;
         t->largest_ae_pn = pn;
     }
+    /* ack-frequency-12 §6: after a long idle period (no ACK sent for more
+     * than a smoothed RTT) the first ack-eliciting packet is acknowledged
+     * soon, so the sender's RTT and loss state is refreshed. */
+    if (t->idle_ack_ns && t->has_sent_ack && p->ae_pkts == 1 && now > t->last_ack_sent_ns &&
+        now - t->last_ack_sent_ns > t->idle_ack_ns)
+        demand(p, QK_ACK_WHY_IDLE, now);
     /* RFC 9000 §13.2.1: Initial and Handshake packets are acknowledged at once. */
     if (t->space != QK_PN_SPACE_APP) demand(p, QK_ACK_WHY_HANDSHAKE, now);
     /* RFC 9000 §13.2.2 / ack-frequency-12 §6: more than the threshold. */
@@ -245,6 +256,8 @@ int qk_ack_on_ack_sent(qk_ack_tracker *t, qk_time now)
     if (!t->has_largest_acked || t->built_largest > t->largest_acked)
         t->largest_acked = t->built_largest;
     t->has_largest_acked = true;
+    t->has_sent_ack = true;
+    t->last_ack_sent_ns = now;
     /* ack-frequency-12 §6: every ACK resets counters and timer, but only for
      * what it covered; later arrivals keep their own obligation. */
     t->cur = t->post;

@@ -52,6 +52,7 @@ enum {
     QK_ACK_WHY_CE = 1 << 2,        /**< CE newly observed */
     QK_ACK_WHY_HANDSHAKE = 1 << 3, /**< Initial/Handshake space: always at once */
     QK_ACK_WHY_FRAME = 1 << 4,     /**< IMMEDIATE_ACK frame received */
+    QK_ACK_WHY_IDLE = 1 << 5,      /**< first packet after no ACK for > idle_ack_ns */
 };
 
 /** What an ACK (0x02) or ACK_ECN (0x03) frame should say; filled by qk_ack_build(). */
@@ -107,6 +108,13 @@ typedef struct qk_ack_tracker {
     bool built;
     uint64_t built_largest;
 
+    /* Long-idle rule (ack-frequency-12 §6): after no ACK was sent for more
+     * than idle_ack_ns (the smoothed RTT; 0 = rule off) the next
+     * ack-eliciting packet is acknowledged at once. */
+    qk_time idle_ack_ns;
+    bool has_sent_ack;
+    qk_time last_ack_sent_ns;
+
     qk_ack_stats stats;
 } qk_ack_tracker;
 
@@ -125,6 +133,13 @@ void qk_ack_tracker_free(qk_ack_tracker *t);
 
 /** Replace the policy (e.g. from an ACK_FREQUENCY frame). Never fails. */
 void qk_ack_tracker_set_policy(qk_ack_tracker *t, const qk_ack_policy *p);
+
+/**
+ * Enable the long-idle rule with the given period (the smoothed RTT), or
+ * disable it with 0. The connection enables it once the peer sent
+ * ACK_FREQUENCY (RFC 9000 behaviour is unchanged otherwise). Never fails.
+ */
+void qk_ack_tracker_set_idle(qk_ack_tracker *t, qk_time idle_ack_ns);
 
 /**
  * Record a packet that decrypted successfully. ecn is the IP codepoint

@@ -34,10 +34,12 @@ void qk_ackfreq_update(qk_ackfreq *a, uint64_t cwnd_bytes, uint64_t mds_bytes, q
             a->cfg.reordering_threshold ? a->cfg.reordering_threshold : packet_threshold;
     } else {
         /* §8.1: threshold at most the packets per cwnd; delay at most the RTT.
-         * Slow start keeps the RFC 9000 cadence so cwnd growth is not starved;
-         * afterwards ask for ~8 ACKs per cwnd. */
+         * Slow start is conservative: ~8 ACKs per cwnd (so the RFC 9000
+         * cadence while the window is small), then ~4 per cwnd, like
+         * Chromium's ACK decimation (a quarter of an RTT). Pacing keeps the
+         * sparser ACK clock from turning into bursts (§8.2). */
         uint64_t cwnd_pkts = cwnd_bytes / mds_bytes;
-        uint64_t th = slow_start ? 1 : cwnd_pkts / 8;
+        uint64_t th = slow_start ? cwnd_pkts / 8 : cwnd_pkts / 4;
         if (th < 1) th = 1;
         if (th > a->cfg.max_threshold) th = a->cfg.max_threshold;
         qk_time delay = srtt_ns / 4;
@@ -78,6 +80,8 @@ void qk_ackfreq_on_sent(qk_ackfreq *a, const qk_ackfreq_req *req, qk_time now)
     a->have_sent = true;
     a->pending = false;
     a->last_sent_ns = now;
+    /* The "no ACK for an RTT" clock starts with the first request. */
+    if (a->frames_sent == 0 && a->last_ack_rx_ns < now) a->last_ack_rx_ns = now;
     a->frames_sent++;
     if (req->max_delay_ns > a->max_inflight_delay_ns) a->max_inflight_delay_ns = req->max_delay_ns;
 }
@@ -101,4 +105,61 @@ qk_time qk_ackfreq_pto_delay(const qk_ackfreq *a, qk_time tp_max_ack_delay_ns)
     if (!a->have_sent) return tp_max_ack_delay_ns;
     qk_time d = a->max_inflight_delay_ns;
     return d > tp_max_ack_delay_ns ? d : tp_max_ack_delay_ns;
+}
+
+bool qk_ackfreq_immediate_allowed(const qk_ackfreq *a)
+{
+    /* ack-frequency-12 §3: only to a peer that advertised min_ack_delay. */
+    return a->peer_supports;
+}
+
+void qk_ackfreq_request_immediate(qk_ackfreq *a)
+{
+    if (a->peer_supports) a->imm_requested = true;
+}
+
+static bool rate_ok(const qk_ackfreq *a, qk_time srtt_ns, qk_time now)
+{
+    return !a->has_imm || now - a->last_imm_ns >= srtt_ns;
+}
+
+uint32_t qk_ackfreq_want_immediate(const qk_ackfreq *a, const qk_ackfreq_pkt *pk)
+{
+    if (!a->peer_supports) return 0;
+    uint32_t why = 0;
+    /* ack-frequency-12 §5: a probe wants an answer now, not after the peer's
+     * (possibly raised) delay; IMMEDIATE_ACK replaces the PING. */
+    if (pk->probe) why |= QK_IMM_PROBE;
+    /* §8.3 PMTU probes, §8.4 first non-probing packet after migration. */
+    if (a->imm_requested) why |= QK_IMM_REQUESTED;
+    /* The rest only matters once we asked the peer to acknowledge less. */
+    if (!a->have_sent) return why;
+    /* §8.1: going application-limited with a large ack delay would hold the
+     * last ACK back; ask for it with the last data packet, and for the
+     * first one after, which gives a fresh RTT sample. */
+    if (pk->data && a->idle) why |= QK_IMM_IDLE_EXIT;
+    if (pk->data && !pk->more_data && !a->idle && rate_ok(a, pk->srtt_ns, pk->now))
+        why |= QK_IMM_IDLE_ENTER;
+    /* §8.1/§8.2: at least one ACK per RTT while ack-eliciting packets are
+     * outstanding. */
+    if (pk->ae_in_flight && pk->now - a->last_ack_rx_ns > pk->srtt_ns &&
+        rate_ok(a, pk->srtt_ns, pk->now))
+        why |= QK_IMM_NO_ACK;
+    return why;
+}
+
+void qk_ackfreq_on_immediate_sent(qk_ackfreq *a, uint32_t why, qk_time now)
+{
+    if (why & QK_IMM_REQUESTED) a->imm_requested = false;
+    if (why & QK_IMM_IDLE_EXIT) a->idle = false;
+    if (why & QK_IMM_IDLE_ENTER) a->idle = true;
+    if (why & (QK_IMM_IDLE_ENTER | QK_IMM_NO_ACK)) {
+        a->has_imm = true;
+        a->last_imm_ns = now;
+    }
+}
+
+void qk_ackfreq_on_ack_received(qk_ackfreq *a, qk_time now)
+{
+    a->last_ack_rx_ns = now;
 }

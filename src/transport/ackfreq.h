@@ -44,7 +44,33 @@ typedef struct qk_ackfreq {
     qk_time max_inflight_delay_ns; /**< largest delay requested and not yet acked (§7) */
     qk_time acked_delay_ns;        /**< delay of the newest acknowledged request */
     uint64_t frames_sent;
+
+    /* IMMEDIATE_ACK (ack-frequency-12 §5, §8). */
+    bool imm_requested; /**< another module asked for one (PMTU probe, migration) */
+    bool idle;          /**< the last data packet carried IMMEDIATE_ACK going idle */
+    bool has_imm;
+    qk_time last_imm_ns;    /**< last IMMEDIATE_ACK sent for a rate-limited reason */
+    qk_time last_ack_rx_ns; /**< last ACK frame received in the application space */
 } qk_ackfreq;
+
+/** Why an IMMEDIATE_ACK goes into a packet (bit set). */
+enum {
+    QK_IMM_PROBE = 1 << 0,      /**< PTO probe (instead of a PING), ack-frequency-12 §5 */
+    QK_IMM_IDLE_ENTER = 1 << 1, /**< last data packet before application-limited, §8.1 */
+    QK_IMM_IDLE_EXIT = 1 << 2,  /**< first data packet after that */
+    QK_IMM_NO_ACK = 1 << 3,     /**< no ACK for more than an RTT with packets outstanding, §8 */
+    QK_IMM_REQUESTED = 1 << 4,  /**< qk_ackfreq_request_immediate (PMTU probe, migration) */
+};
+
+/** What the sender knows when deciding on IMMEDIATE_ACK for one 1-RTT packet. */
+typedef struct qk_ackfreq_pkt {
+    bool probe;        /**< the packet is a PTO probe */
+    bool data;         /**< it carries STREAM or DATAGRAM data */
+    bool more_data;    /**< data remains to be sent after it (not application-limited) */
+    bool ae_in_flight; /**< ack-eliciting packets are outstanding */
+    qk_time srtt_ns;
+    qk_time now;
+} qk_ackfreq_pkt;
 
 /** Initialise. Never fails. */
 void qk_ackfreq_init(qk_ackfreq *a, const qk_ackfreq_config *cfg);
@@ -74,6 +100,31 @@ void qk_ackfreq_on_lost(qk_ackfreq *a, uint64_t seq);
 
 /** The packet carrying request seq was acknowledged. */
 void qk_ackfreq_on_acked(qk_ackfreq *a, uint64_t seq);
+
+/**
+ * Whether IMMEDIATE_ACK may be sent at all: the peer advertised min_ack_delay
+ * (ack-frequency-12 §3). 0-RTT never carries it (quack sends no 0-RTT).
+ */
+bool qk_ackfreq_immediate_allowed(const qk_ackfreq *a);
+
+/** Ask for IMMEDIATE_ACK in the next 1-RTT packet (PMTU probe, first packet
+ *  after migration; ack-frequency-12 §8). Ignored when not allowed. */
+void qk_ackfreq_request_immediate(qk_ackfreq *a);
+
+/**
+ * Decide whether this packet carries IMMEDIATE_ACK. Returns a QK_IMM_* bit set
+ * (0 = no). PROBE and REQUESTED whenever allowed; the others only once an
+ * ACK_FREQUENCY frame changed the peer's behaviour, and NO_ACK / IDLE_ENTER
+ * at most once per smoothed RTT. Call qk_ackfreq_on_immediate_sent() when the
+ * frame was written.
+ */
+uint32_t qk_ackfreq_want_immediate(const qk_ackfreq *a, const qk_ackfreq_pkt *pk);
+
+/** The IMMEDIATE_ACK chosen for why was written into a packet. */
+void qk_ackfreq_on_immediate_sent(qk_ackfreq *a, uint32_t why, qk_time now);
+
+/** An ACK frame arrived in the application space. */
+void qk_ackfreq_on_ack_received(qk_ackfreq *a, qk_time now);
 
 /**
  * The peer max ack delay to use for PTO (§7): the largest of the transport

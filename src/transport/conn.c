@@ -6,6 +6,18 @@
 
 #include "crypto/keys.h"
 
+/* A short write left the application waiting: tell it once there is room
+ * again (at least a quarter of the buffer, so it is not woken per packet). */
+static void notify_writable(qk_conn *c, qk_stream *s)
+{
+    if (!s->write_blocked || s->send_state == QK_SEND_RESET_SENT) return;
+    size_t room = qk_sendbuf_writable(&s->send);
+    if (room == 0 || room < s->send.max_buffered_bytes / 4) return;
+    s->write_blocked = false;
+    qk_event ev = {.type = QK_EV_STREAM_WRITABLE, .conn = c, .stream_id = s->id};
+    qk_endpoint_push_event(c->ep, &ev);
+}
+
 static void sink_on_acked(void *ctx, qk_pn_space space, const qk_sent_packet *pkt,
                           const qk_sent_frame *frames, size_t n);
 static void sink_on_lost(void *ctx, qk_pn_space space, const qk_sent_packet *pkt,
@@ -387,6 +399,7 @@ static void sink_on_acked(void *ctx, qk_pn_space space, const qk_sent_packet *pk
         case QK_SF_STREAM:
             if ((s = qk_streams_get(&c->streams, f->id))) {
                 qk_stream_on_acked(s, f->offset, f->length, f->fin);
+                notify_writable(c, s);
                 if (qk_stream_is_closed(s)) {
                     qk_sched_remove(&c->sched, &s->sched);
                     qk_streams_gc(&c->streams, s);
@@ -512,6 +525,7 @@ void qk_conn_enter_closed(qk_conn *c, qk_time now)
     qk_event ev = {.type = QK_EV_CLOSED,
                    .conn = c,
                    .error_code = c->close_code,
+                   .frame_type = c->close_frame_type,
                    .app_error = c->close_app,
                    .remote = c->close_remote,
                    .reason_err = c->close_err};
@@ -577,6 +591,16 @@ void qk_conn_on_timeout(qk_conn *c, qk_time now)
             to.kind == QK_RECOVERY_TIMEOUT_PROBE) {
             c->sp[to.space].probes += to.probe_pkts;
             c->stats.pto_count++;
+            /* RFC 9002 §6.2.4: a probe carries data when it can. In the
+             * handshake spaces that is the unacknowledged CRYPTO data: a PING
+             * alone never recovers a lost ClientHello (the server has no
+             * state to answer it with). */
+            if (to.space != QK_PN_SPACE_APP) {
+                qk_sendbuf *cb = &c->sp[to.space].crypto_send;
+                if (cb->sent_off > cb->acked_off)
+                    qk_sendbuf_on_lost(cb, cb->acked_off, (size_t)(cb->sent_off - cb->acked_off),
+                                       false);
+            }
         }
     }
 }
@@ -609,6 +633,8 @@ long qk_stream_write(qk_conn *c, uint64_t stream_id, const uint8_t *data, size_t
     if (!s) return QK_ERR_NOT_FOUND;
     long n = len ? qk_stream_send_write(s, data, len) : 0;
     if (n < 0) return n;
+    /* Short write: QK_EV_STREAM_WRITABLE is owed once acknowledgements free room. */
+    if ((size_t)n < len) s->write_blocked = true;
     if (fin && (size_t)n == len) {
         int rc = qk_stream_finish(s);
         if (rc) return rc;
@@ -622,6 +648,7 @@ long qk_stream_read(qk_conn *c, uint64_t stream_id, uint8_t *buf, size_t cap, bo
     qk_stream *s = qk_streams_get(&c->streams, stream_id);
     if (fin) *fin = false;
     if (!s) return QK_ERR_NOT_FOUND;
+    s->readable_event_pending = false; /* the next arrival raises READABLE again */
     long n = qk_stream_recv_read(s, buf, cap);
     if (n < 0) return n;
     if (n > 0) {
@@ -720,6 +747,10 @@ void qk_conn_stats_get(const qk_conn *c, qk_conn_stats *o)
     o->congestion_events = c->cc.congestion_events;
     o->conn_rx_window_bytes = c->flow_rx.window_bytes;
     o->rx_buffered_bytes = c->flow_rx.received_bytes - c->flow_rx.consumed_bytes;
+    o->ecn_ce_events = c->rec.stats.ecn_ce_events;
+    o->ecn_ce_reported = 0;
+    for (int s = 0; s < QK_PN_SPACE_COUNT; s++) o->ecn_ce_reported += c->rec.sp[s].ecn_ce;
+    o->ecn_state = c->cfg->ecn ? (uint8_t)(c->rec.ecn_state + 1) : 0;
     o->ack_frames_sent = 0;
     for (int s = 0; s < QK_PN_SPACE_COUNT; s++) o->ack_frames_sent += c->sp[s].ack.stats.acks_sent;
 }

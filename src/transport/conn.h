@@ -114,6 +114,7 @@ struct qk_conn {
     qk_cc cc;
     qk_recovery rec;
     qk_pacer pacer;
+    uint8_t tx_ecn;         /* codepoint of the last datagram qk_conn_send built */
     qk_time pacing_wait;    /* next time the pacer allows a packet (timer) */
     uint64_t max_udp_bytes; /* datagram size we build */
 
@@ -202,6 +203,17 @@ void qk_conn_recv(qk_conn *c, qk_datagram *d, qk_time now);
 /* ---- conn_send.c ---- */
 /* Build one datagram into buf (cap bytes). Returns its length, 0 when nothing is due. */
 size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now);
+
+/**
+ * ECN codepoint of the datagram qk_conn_send just built (RFC 9000 §13.4.2):
+ * ECT(0) when qk_config.ecn is on and validation has not failed (at most
+ * QK_ECN_TESTING_PKTS marked packets before the peer's counts validate),
+ * else QK_ECN_NOT_ECT. Never fails.
+ */
+static inline uint8_t qk_conn_tx_ecn(const qk_conn *c)
+{
+    return c->tx_ecn;
+}
 
 /* ---- endpoint.c ---- */
 void qk_endpoint_push_event(qk_endpoint *ep, const qk_event *ev);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "transport/trace.h"
 #include "wire/pn.h"
 #include "wire/varint.h"
 
@@ -57,6 +58,7 @@ static int on_ack(qk_conn *c, const rx_ctx *rx, const qk_frame_ack *a)
                           .ect1 = a->ect1,
                           .ce = a->ce};
     c->stats.ack_frames_received++;
+    if (rx->space == QK_PN_SPACE_APP) qk_ackfreq_on_ack_received(&c->af, rx->now);
     int rc = qk_recovery_on_ack_received(&c->rec, rx->space, &ar, rx->now);
     if (rc) return rc;
     /* RFC 9001 §4.9.1-ish: a client whose Handshake packet was acked knows the
@@ -101,9 +103,13 @@ static int on_stream(qk_conn *c, const qk_frame_stream *f)
     uint64_t buffered = c->flow_rx.received_bytes - c->flow_rx.consumed_bytes;
     if (buffered > c->stats.peak_rx_buffered_bytes) c->stats.peak_rx_buffered_bytes = buffered;
     c->stats.stream_bytes_received += f->len;
-    if (qk_recvbuf_readable(&s->recv) > readable ||
-        (!was_done && qk_recvbuf_all_received(&s->recv)))
+    /* One READABLE per stream until the application reads (not one per frame). */
+    if ((qk_recvbuf_readable(&s->recv) > readable ||
+         (!was_done && qk_recvbuf_all_received(&s->recv))) &&
+        !s->readable_event_pending) {
+        s->readable_event_pending = true;
         push_stream_event(c, QK_EV_STREAM_READABLE, s->id, 0);
+    }
     return 0;
 }
 
@@ -256,6 +262,7 @@ static int on_ack_frequency(qk_conn *c, const qk_frame_ack_frequency *f)
         return QK_ERR_PROTOCOL_VIOLATION;
     c->ackfreq_seen = true;
     c->ackfreq_seq = f->seq;
+    c->stats.ack_frequency_frames_received++;
     qk_ack_policy pol = c->sp[QK_PN_SPACE_APP].ack.policy;
     pol.ack_eliciting_threshold = f->ack_eliciting_threshold;
     pol.max_ack_delay_ns = delay_us * QK_NS_PER_US;
@@ -329,6 +336,7 @@ static int dispatch(qk_conn *c, const rx_ctx *rx, const qk_frame *f)
         /* ack-frequency-12 §3: only if we advertised min_ack_delay. */
         if (!(c->local_tp.present & QK_TPB_MIN_ACK_DELAY)) return QK_ERR_PROTOCOL_VIOLATION;
         if (t == QK_FT_IMMEDIATE_ACK) {
+            c->stats.immediate_acks_received++;
             qk_ack_on_immediate_ack_frame(&c->sp[rx->space].ack, rx->now);
             return 0;
         }
@@ -440,10 +448,16 @@ static void process_packet(qk_conn *c, uint8_t *pkt, const qk_pkt_hdr *h, qk_dat
                  .dcid = h->dcid,
                  .dcid_len = h->dcid_len};
     qk_qlog_packet(c, false, h->type, pn, h->packet_len, pkt + off, (size_t)len, now);
+    qk_trace_emit(c, false, h->type, pn, h->packet_len, pkt + off, (size_t)len, now);
     if (process_frames(c, &rx, pkt + off, (size_t)len) < 0) return;
+    /* ack-frequency-12 §6: the long-idle rule, once the peer tuned our ACKs. */
+    if (space == QK_PN_SPACE_APP && c->ackfreq_seen)
+        qk_ack_tracker_set_idle(&c->sp[space].ack, c->rtt.smoothed_rtt_ns);
     if (!c->sp[space].discarded)
         qk_ack_on_packet_received(&c->sp[space].ack, pn, rx.ack_eliciting, d->ecn, now);
     if (d->ecn == QK_ECN_CE) c->stats.ecn_ce_received++;
+    if (d->ecn == QK_ECN_ECT0) c->stats.ecn_ect0_received++;
+    if (d->ecn == QK_ECN_ECT1) c->stats.ecn_ect1_received++;
     qk_conn_touch_idle(c, now);
 }
 
@@ -457,7 +471,8 @@ void qk_conn_recv(qk_conn *c, qk_datagram *d, qk_time now)
         return;
     }
     size_t off = 0;
-    while (off < d->len && c->state < QK_CONN_DRAINING) {
+    /* RFC 9000 §10.2.1: once closing, later packets of the datagram are not processed. */
+    while (off < d->len && c->state < QK_CONN_CLOSING) {
         qk_pkt_hdr h;
         if (qk_pkt_parse(d->data + off, d->len - off, c->lcid[0].cid.len, &h)) break;
         /* RFC 9000 §12.2: coalesced packets must share the DCID; ignore others. */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "transport/trace.h"
 #include "wire/pn.h"
 
 #define MAX_PKTS_PER_DGRAM 3
@@ -36,9 +37,34 @@ typedef struct tx_ctx {
     tx_pkt pkts[MAX_PKTS_PER_DGRAM];
     size_t n;
     qk_time now;
-    bool cc_ok; /* congestion window and pacer allow new data */
-    bool pad;   /* datagram must reach MIN_INITIAL_DGRAM */
+    bool cc_ok;  /* congestion window and pacer allow new data */
+    bool pad;    /* datagram must reach MIN_INITIAL_DGRAM */
+    uint8_t ecn; /* codepoint the datagram will carry */
 } tx_ctx;
+
+static uint8_t choose_ecn(const qk_conn *c)
+{
+    if (!c->cfg->ecn || c->rec.ecn_state == QK_ECN_STATE_FAILED) return QK_ECN_NOT_ECT;
+    /* RFC 9000 §13.4.2: while testing, mark only the first packets, so a path
+     * that drops ECT packets costs little; after validation mark them all. */
+    if (c->rec.ecn_state == QK_ECN_STATE_TESTING && c->stats.pkts_sent_ect0 >= QK_ECN_TESTING_PKTS)
+        return QK_ECN_NOT_ECT;
+    return QK_ECN_ECT0;
+}
+
+static void tx_ctx_init(tx_ctx *t, qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
+{
+    t->c = c;
+    t->buf = buf;
+    t->cap = cap;
+    t->len = 0;
+    t->n = 0;
+    t->now = now;
+    t->cc_ok = false;
+    t->pad = false;
+    t->ecn = choose_ecn(c);
+    c->tx_ecn = t->ecn;
+}
 
 static size_t room(const tx_ctx *t, const tx_pkt *p)
 {
@@ -384,6 +410,7 @@ static bool write_one_stream(tx_ctx *t, tx_pkt *p)
     } else {
         qk_sched_remove(&c->sched, n);
         if (qk_sendbuf_writable(&s->send) > 0) {
+            s->write_blocked = false;
             qk_event ev = {.type = QK_EV_STREAM_WRITABLE, .conn = c, .stream_id = s->id};
             qk_endpoint_push_event(c->ep, &ev);
         }
@@ -423,10 +450,40 @@ static bool space_wants_send(tx_ctx *t, qk_pn_space s)
     return qk_flow_rx_should_update(&c->flow_rx);
 }
 
+/* ack-frequency-12 §5, §8: IMMEDIATE_ACK in this 1-RTT packet? One byte was
+ * kept free for it while the packet was filled. */
+static void write_immediate_ack(tx_ctx *t, tx_pkt *p, bool probe)
+{
+    qk_conn *c = t->c;
+    if (!t->cc_ok && !probe) return; /* would put an ACK-only packet in flight */
+    bool data = false;
+    for (size_t i = 0; i < p->n_frames; i++)
+        if (p->frames[i].kind == QK_SF_STREAM || p->frames[i].kind == QK_SF_DATAGRAM) data = true;
+    qk_ackfreq_pkt pk = {.probe = probe,
+                         .data = data,
+                         .more_data = !qk_sched_empty(&c->sched) || c->dgq_count,
+                         .ae_in_flight = c->rec.sp[QK_PN_SPACE_APP].ack_eliciting_in_flight > 0,
+                         .srtt_ns = c->rtt.smoothed_rtt_ns,
+                         .now = t->now};
+    uint32_t why = qk_ackfreq_want_immediate(&c->af, &pk);
+    if (!why) return;
+    qk_frame f = {.type = QK_FT_IMMEDIATE_ACK};
+    if (!put_frame(t, p, &f)) return;
+    record(p, &(qk_sent_frame){.kind = QK_SF_IMMEDIATE_ACK}); /* §5: never retransmitted */
+    qk_ackfreq_on_immediate_sent(&c->af, why, t->now);
+    c->stats.immediate_acks_sent++;
+}
+
 static void fill_packet(tx_ctx *t, tx_pkt *p)
 {
     qk_conn *c = t->c;
     qk_space *sp = &c->sp[p->space];
+    bool probe = sp->probes > 0;
+    /* ack-frequency-12 §3: only 1-RTT packets to a peer that advertised
+     * min_ack_delay ever carry IMMEDIATE_ACK (never 0-RTT). */
+    bool imm = p->space == QK_PN_SPACE_APP && c->handshake_complete &&
+               qk_ackfreq_immediate_allowed(&c->af);
+    if (imm) t->cap--; /* keep a byte for IMMEDIATE_ACK */
     if (qk_ack_has_new(&sp->ack)) write_ack(t, p);
     if (t->cc_ok || sp->probes) write_crypto(t, p);
     if (p->space == QK_PN_SPACE_APP && c->handshake_complete && (t->cc_ok || sp->probes)) {
@@ -435,6 +492,10 @@ static void fill_packet(tx_ctx *t, tx_pkt *p)
         write_datagrams(t, p);
         while (write_one_stream(t, p)) {
         }
+    }
+    if (imm) {
+        t->cap++;
+        write_immediate_ack(t, p, probe);
     }
     if (sp->probes && !p->ack_eliciting) {
         qk_frame f = {.type = QK_FT_PING};
@@ -463,11 +524,29 @@ static void finish_packet(tx_ctx *t, tx_pkt *p, size_t pad_to)
         qk_pkt_patch_length(t->buf, p->length_off, p->pn_len + payload_len + QK_AEAD_TAG_BYTES);
     qk_qlog_packet(c, true, p->type, p->pn, p->end + QK_AEAD_TAG_BYTES - p->start,
                    t->buf + p->payload, payload_len, t->now);
+    qk_trace_emit(c, true, p->type, p->pn, p->end + QK_AEAD_TAG_BYTES - p->start,
+                  t->buf + p->payload, payload_len, t->now);
     qk_pkt_keys *k = &c->sp[p->space].tx;
     size_t hdr_len = p->payload - p->start;
     qk_pkt_seal(k, p->pn, t->buf + p->start, hdr_len, t->buf + p->payload, payload_len);
     p->end += QK_AEAD_TAG_BYTES;
     qk_hp_protect(k, t->buf + p->start, p->end - p->start, p->pn_off - p->start);
+}
+
+/* RFC 9002 §7.8: the window may only grow when it was the limit. The
+ * sender counts as cwnd-limited when the most bytes in flight over the last
+ * round trip (this packet included) came within three datagrams of cwnd, or,
+ * in slow start where the window may double per round trip, reached half of
+ * it. Taking the maximum over a round trip keeps a paced sender (gain >= 1.25,
+ * pacer.h) cwnd-limited: pacing delays packets within a round, it does not
+ * leave the window unused over one. Application-, flow-control- and
+ * CPU-limited senders are not cwnd-limited. */
+static bool cwnd_limited(qk_conn *c, uint64_t inflight_after, qk_time now)
+{
+    uint64_t cwnd = c->cc.cwnd_bytes, mds = c->max_udp_bytes;
+    uint64_t flight = qk_recovery_recent_max_in_flight(&c->rec, inflight_after, now);
+    if (flight + 3 * mds >= cwnd) return true;
+    return qk_cc_in_slow_start(&c->cc) && 2 * flight >= cwnd;
 }
 
 static void commit_packet(tx_ctx *t, tx_pkt *p)
@@ -477,11 +556,16 @@ static void commit_packet(tx_ctx *t, tx_pkt *p)
                          .time_sent = t->now,
                          .size_bytes = (uint32_t)(p->end - p->start),
                          .ack_eliciting = p->ack_eliciting,
-                         .in_flight = p->in_flight || p->ack_eliciting,
-                         .app_limited = qk_sched_empty(&c->sched)};
+                         .in_flight = p->in_flight || p->ack_eliciting};
     c->sp[p->space].next_pn++;
-    qk_recovery_on_packet_sent(&c->rec, p->space, &sp, p->frames, p->n_frames, t->now);
+    /* Every packet of the datagram carries its codepoint (set by the endpoint
+     * from qk_conn_tx_ecn, evaluated before any of them is committed). */
+    sp.ecn = t->ecn;
+    if (sp.ecn == QK_ECN_ECT0) c->stats.pkts_sent_ect0++;
     if (sp.in_flight) qk_pacer_on_sent(&c->pacer, sp.size_bytes, t->now);
+    uint64_t after = qk_recovery_bytes_in_flight(&c->rec) + (sp.in_flight ? sp.size_bytes : 0);
+    sp.app_limited = !cwnd_limited(c, after, t->now);
+    qk_recovery_on_packet_sent(&c->rec, p->space, &sp, p->frames, p->n_frames, t->now);
     if (p->ack_eliciting) c->last_ack_eliciting_sent = t->now;
     c->stats.pkts_sent++;
     /* RFC 9001 §4.9.1: the client discards Initial keys when it first sends Handshake. */
@@ -490,7 +574,9 @@ static void commit_packet(tx_ctx *t, tx_pkt *p)
 
 static size_t build_close(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
 {
-    tx_ctx t = {.c = c, .buf = buf, .cap = cap, .now = now, .cc_ok = true};
+    tx_ctx t;
+    tx_ctx_init(&t, c, buf, cap, now);
+    t.cc_ok = true;
     /* RFC 9000 §10.2.3: send in the highest space we have keys for. A
      * 0x1d close before the handshake is confirmed becomes 0x1c (§10.2.3). */
     qk_pn_space s = QK_PN_SPACE_COUNT;
@@ -536,7 +622,10 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
         qk_conn_discard_space(c, QK_PN_SPACE_INITIAL, now);
     qk_conn_flow_tick(c, now);
 
-    tx_ctx t = {.c = c, .buf = buf, .cap = cap, .now = now};
+    /* Not an aggregate initialiser: that would zero ~12 KiB of frame
+     * records per datagram; open_packet clears what each packet uses. */
+    tx_ctx t;
+    tx_ctx_init(&t, c, buf, cap, now);
     uint64_t inflight = qk_recovery_bytes_in_flight(&c->rec);
     t.cc_ok = inflight + c->max_udp_bytes <= c->cc.cwnd_bytes;
     if (t.cc_ok) {

@@ -46,6 +46,11 @@ void qk_config_default(qk_config *c)
     c->max_ack_delay_ns = 25 * QK_NS_PER_MS;
     c->ack_delay_exponent = 3;
     c->ack_eliciting_threshold = 1;
+    /* ack-frequency-12: advertise min_ack_delay (1 ms: our timers honour it)
+     * and tune a supporting peer's ACK rate automatically (ackfreq.c). A peer
+     * without the extension (ngtcp2, most stacks) sees RFC 9000 behaviour. */
+    c->min_ack_delay_ns = 1 * QK_NS_PER_MS;
+    c->ack_frequency = 2;
     c->max_pending_datagrams = 64;
     c->cid_bytes = 8;
     c->active_cid_limit = 4;
@@ -286,7 +291,7 @@ size_t qk_endpoint_send(qk_endpoint *ep, qk_datagram *out, size_t max, qk_time n
             out[n].len = len;
             out[n].peer = c->peer;
             out[n].local = c->local;
-            out[n].ecn = QK_ECN_NOT_ECT;
+            out[n].ecn = qk_conn_tx_ecn(c);
             out[n].segment_bytes = 0;
             n++;
             idle_rounds = 0;

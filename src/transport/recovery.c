@@ -22,6 +22,7 @@ int qk_recovery_init(qk_recovery *r, const qk_recovery_config *cfg, qk_rtt *rtt,
         r->cfg.time_threshold_den = 8;
     }
     if (r->cfg.time_threshold_num < r->cfg.time_threshold_den) return QK_ERR_INVALID_ARG;
+    r->time_threshold_num = r->cfg.time_threshold_num;
     if (!r->cfg.max_ack_delay_ns) r->cfg.max_ack_delay_ns = QK_ACK_DEFAULT_MAX_DELAY_NS;
     if (!r->cfg.max_tracked_packets) r->cfg.max_tracked_packets = (size_t)1 << 18;
     if (!r->cfg.max_tracked_frames) r->cfg.max_tracked_frames = (size_t)1 << 20;
@@ -277,6 +278,20 @@ int qk_recovery_on_packet_sent(qk_recovery *r, qk_pn_space space, const qk_sent_
     return 0;
 }
 
+uint64_t qk_recovery_recent_max_in_flight(qk_recovery *r, uint64_t inflight_now, qk_time now)
+{
+    qk_time period = r->rtt->smoothed_rtt_ns ? r->rtt->smoothed_rtt_ns : QK_NS_PER_MS;
+    if (now >= r->flight_period_start + period) {
+        /* A new period: keep the previous one so the window spans >= 1 RTT. */
+        bool adjacent = now < r->flight_period_start + 2 * period;
+        r->flight_max_prev = adjacent ? r->flight_max_cur : 0;
+        r->flight_max_cur = 0;
+        r->flight_period_start = now;
+    }
+    if (inflight_now > r->flight_max_cur) r->flight_max_cur = inflight_now;
+    return r->flight_max_cur > r->flight_max_prev ? r->flight_max_cur : r->flight_max_prev;
+}
+
 const qk_sent_packet *qk_recovery_find(const qk_recovery *r, qk_pn_space space, uint64_t pn)
 {
     if ((unsigned)space >= QK_PN_SPACE_COUNT) return NULL;
@@ -300,6 +315,9 @@ static void remove_from_flight(qk_recovery *r, qk_recovery_space *sp, const qk_s
 typedef struct loss_pass {
     qk_time last_loss_sent; /* newest in-flight, non-probe lost packet, 0 = none */
     bool found;
+    qk_pn_space space;
+    uint64_t n_lost;     /* packets declared lost in this pass */
+    uint64_t first_lost; /* smallest of them */
     /* persistent congestion run, RFC 9002 §7.6.2 */
     bool in_run;
     uint64_t run_ae;
@@ -315,9 +333,16 @@ static void declare_lost(qk_recovery *r, qk_pn_space space, qk_sent_packet *p, l
     r->stats.bytes_lost += p->size_bytes;
     set_add(&sp->lost, p->pn, p->pn + 1);
     lp->found = true;
+    /* RFC 9000 §13.4.2: every ECT packet sent while testing was lost: the
+     * path (or the peer) may be dropping them; stop marking. */
+    if (p->ecn && r->ecn_state == QK_ECN_STATE_TESTING &&
+        ++r->ecn_testing_lost >= QK_ECN_TESTING_PKTS)
+        r->ecn_state = QK_ECN_STATE_FAILED;
     /* RFC 9000 §14.4: a lost PMTU probe is not a congestion signal. */
     if (p->in_flight && !p->is_pmtu_probe && p->time_sent >= lp->last_loss_sent)
         lp->last_loss_sent = p->time_sent ? p->time_sent : 1;
+    if (!lp->n_lost++) lp->first_lost = p->pn; /* every loss must prove spurious to undo */
+    lp->space = space;
     p->state = SLOT_EMPTY;
     if (r->sink.on_lost) {
         copy_frames(r, sp, p);
@@ -347,8 +372,9 @@ static void detect_lost(qk_recovery *r, qk_pn_space space, qk_time now, loss_pas
     qk_recovery_space *sp = &r->sp[space];
     sp->loss_time = 0;
     if (!sp->has_largest_acked || !sp->pkt_cap) return;
-    qk_time delay =
-        qk_rtt_loss_delay_ns(r->rtt, r->cfg.time_threshold_num, r->cfg.time_threshold_den);
+    qk_time delay = qk_rtt_loss_delay_ns(r->rtt, r->time_threshold_num, r->cfg.time_threshold_den);
+    uint64_t threshold = r->cfg.packet_threshold > r->reorder_threshold ? r->cfg.packet_threshold
+                                                                        : r->reorder_threshold;
     uint64_t end = sp->largest_acked < sp->next_pn ? sp->largest_acked : sp->next_pn;
     for (uint64_t pn = sp->base_pn; pn < end; pn++) {
         qk_sent_packet *p = slot(sp, pn);
@@ -364,7 +390,7 @@ static void detect_lost(qk_recovery *r, qk_pn_space space, qk_time now, loss_pas
             continue;
         }
         /* RFC 9002 §6.1.1 packet threshold, §6.1.2 time threshold. */
-        if (sp->largest_acked >= pn + r->cfg.packet_threshold || now >= p->time_sent + delay) {
+        if (sp->largest_acked >= pn + threshold || now >= p->time_sent + delay) {
             pc_note(r, lp, p);
             declare_lost(r, space, p, lp);
         } else {
@@ -378,9 +404,20 @@ static void detect_lost(qk_recovery *r, qk_pn_space space, qk_time now, loss_pas
 static void on_losses(qk_recovery *r, const loss_pass *lp, qk_time now)
 {
     qk_cc *cc = r->cc;
-    if (lp->last_loss_sent && cc && cc->ops && cc->ops->on_congestion_event)
+    if (lp->last_loss_sent && cc && cc->ops && cc->ops->on_congestion_event) {
+        uint64_t events = cc->congestion_events;
         cc->ops->on_congestion_event(cc, lp->last_loss_sent, false, now);
+        if (cc->congestion_events != events) { /* a new response: a new undo episode */
+            r->undo_armed = true;
+            r->undo_lost_pkts = lp->n_lost;
+            r->undo_first_pn = lp->first_lost;
+            r->undo_space = lp->space;
+        } else if (r->undo_armed && lp->space == r->undo_space) {
+            r->undo_lost_pkts += lp->n_lost; /* more losses of the same episode */
+        }
+    }
     if (lp->persistent) {
+        r->undo_armed = false; /* RFC 9002 §7.6.2: never undone */
         r->stats.persistent_congestion++;
         if (cc && cc->ops && cc->ops->on_persistent_congestion)
             cc->ops->on_persistent_congestion(cc, now);
@@ -406,6 +443,9 @@ static int validate_ack(const qk_recovery_space *sp, const qk_ack_received *ack)
 }
 
 typedef struct ack_pass {
+    uint64_t episode_first; /* in: undo episode's first pn in this space (UINT64_MAX = none) */
+    uint64_t spurious_episode;
+    uint64_t reorder_distance; /* largest (Largest Acknowledged - pn) of a spurious loss */
     uint64_t newly;
     uint64_t newly_ect0, newly_ect1;
     uint64_t acked_bytes;
@@ -426,6 +466,13 @@ static void mark_acked(qk_recovery_space *sp, const qk_ack_received *ack, ack_pa
                 uint64_t a = sp->lost.r[j].start > lo ? sp->lost.r[j].start : lo;
                 uint64_t b = sp->lost.r[j].end - 1 < hi ? sp->lost.r[j].end - 1 : hi;
                 ap->spurious += b - a + 1;
+                if (b >= ap->episode_first) {
+                    uint64_t from = a > ap->episode_first ? a : ap->episode_first;
+                    ap->spurious_episode += b - from + 1;
+                }
+                /* The receiver saw ranges[0].largest before this late pn. */
+                uint64_t d = ack->ranges[0].largest - a;
+                if (d > ap->reorder_distance) ap->reorder_distance = d;
             }
             if (qk_rangeset_remove(&sp->lost, lo, hi + 1) < 0)
                 qk_rangeset_remove_below(&sp->lost, hi + 1);
@@ -510,6 +557,29 @@ static void process_ecn(qk_recovery *r, qk_recovery_space *sp, const qk_ack_rece
     if (cc && cc->ops && cc->ops->on_ecn) cc->ops->on_ecn(cc, dce, ap->acked_bytes, now);
 }
 
+/* Late acknowledgements of packets declared lost. RFC 9002 §6.1 lets the
+ * thresholds adapt: the packet threshold becomes the observed reordering
+ * distance (capped), the time threshold grows by 1/8 (up to 2x RTT). When
+ * every loss behind the current congestion response proved spurious, the
+ * response is undone (RFC 9438 §4.9; cc may not support it). */
+static void on_spurious(qk_recovery *r, const ack_pass *ap, qk_time now)
+{
+    r->stats.spurious_losses += ap->spurious;
+    uint64_t want = ap->reorder_distance + 1;
+    if (want > QK_RECOVERY_MAX_PACKET_THRESHOLD) want = QK_RECOVERY_MAX_PACKET_THRESHOLD;
+    if (want > r->reorder_threshold) r->reorder_threshold = want;
+    uint32_t den = r->cfg.time_threshold_den;
+    if (r->time_threshold_num + den / 8 <= 2 * den) r->time_threshold_num += den / 8 ? den / 8 : 1;
+    if (!ap->spurious_episode || !r->undo_armed) return;
+    r->undo_lost_pkts -=
+        ap->spurious_episode < r->undo_lost_pkts ? ap->spurious_episode : r->undo_lost_pkts;
+    if (r->undo_lost_pkts) return;
+    r->undo_armed = false;
+    r->stats.undos++;
+    if (r->cc && r->cc->ops && r->cc->ops->on_spurious_loss)
+        r->cc->ops->on_spurious_loss(r->cc, now);
+}
+
 int qk_recovery_on_ack_received(qk_recovery *r, qk_pn_space space, const qk_ack_received *ack,
                                 qk_time now)
 {
@@ -525,12 +595,9 @@ int qk_recovery_on_ack_received(qk_recovery *r, qk_pn_space space, const qk_ack_
     sp->has_largest_acked = true;
 
     ack_pass ap = {0};
+    ap.episode_first = r->undo_armed && r->undo_space == space ? r->undo_first_pn : UINT64_MAX;
     mark_acked(sp, ack, &ap);
-    if (ap.spurious) {
-        r->stats.spurious_losses += ap.spurious;
-        if (r->cc && r->cc->ops && r->cc->ops->on_spurious_loss)
-            r->cc->ops->on_spurious_loss(r->cc, now);
-    }
+    if (ap.spurious) on_spurious(r, &ap, now);
     if (!ap.newly) return 0;
 
     /* RFC 9002 §5.1: sample when the largest is newly acked and something

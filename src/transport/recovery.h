@@ -21,8 +21,13 @@
 
 /** RFC 9002 §6.1.1 kPacketThreshold. */
 #define QK_RECOVERY_PACKET_THRESHOLD 3
+/** Cap on the packet reordering threshold learnt from spurious losses. */
+#define QK_RECOVERY_MAX_PACKET_THRESHOLD 64
 /** RFC 9002 §7.6.1 kPersistentCongestionThreshold. */
 #define QK_RECOVERY_PC_THRESHOLD 3
+/** RFC 9000 §13.4.2: ECT-marked packets sent before validation completes;
+ * if all of them are lost, the path is taken to drop ECT packets. */
+#define QK_ECN_TESTING_PKTS 10
 /** Most frames one packet may record. */
 #define QK_RECOVERY_MAX_FRAMES_PER_PKT 128
 
@@ -134,6 +139,7 @@ typedef struct qk_recovery_stats {
     uint64_t pto_count_total; /**< PTO expirations */
     uint64_t persistent_congestion;
     uint64_t ecn_ce_events; /**< ACKs that raised the CE count */
+    uint64_t undos;         /**< congestion responses undone: all their losses were spurious */
 } qk_recovery_stats;
 
 /** Per packet number space state. */
@@ -183,7 +189,22 @@ typedef struct qk_recovery {
     bool amplification_blocked;  /**< server at the anti-amplification limit */
     bool have_handshake_keys;
     qk_ecn_state ecn_state;
-    qk_time timer; /**< loss detection timer, QK_TIME_INFINITE = off */
+    uint64_t ecn_testing_lost; /**< ECT packets lost while testing (RFC 9000 §13.4.2) */
+    qk_time timer;             /**< loss detection timer, QK_TIME_INFINITE = off */
+    /* Largest bytes in flight over the current and the previous period of
+     * one smoothed RTT (RFC 9002 §7.8 "is the window the limit?"). */
+    uint64_t flight_max_cur, flight_max_prev;
+    qk_time flight_period_start;
+    /* Spurious-loss undo (RFC 9002 §6.1 allows adapting thresholds; RFC 9438
+     * §4.9): the losses behind the current congestion response, still not
+     * known to be spurious. When all of them are acked late, the response is
+     * undone. */
+    bool undo_armed;
+    uint64_t undo_lost_pkts;
+    uint64_t undo_first_pn; /**< smallest pn lost in this episode (its space) */
+    qk_pn_space undo_space;
+    uint64_t reorder_threshold;  /**< learnt packet threshold (0 = none yet) */
+    uint32_t time_threshold_num; /**< effective time threshold (raised on spurious losses) */
     qk_sent_frame scratch[QK_RECOVERY_MAX_FRAMES_PER_PKT];
     qk_recovery_stats stats;
 } qk_recovery;
@@ -259,6 +280,13 @@ static inline uint64_t qk_recovery_bytes_in_flight(const qk_recovery *r)
 {
     return r->bytes_in_flight;
 }
+
+/**
+ * The largest bytes in flight reached (after a send) during the last one to
+ * two smoothed RTTs, including inflight_now. Used to decide whether the
+ * sender is cwnd-limited (RFC 9002 §7.8). Never fails.
+ */
+uint64_t qk_recovery_recent_max_in_flight(qk_recovery *r, uint64_t inflight_now, qk_time now);
 
 /** Look up a tracked, unacknowledged packet; NULL when unknown/acked/lost. O(1). */
 const qk_sent_packet *qk_recovery_find(const qk_recovery *r, qk_pn_space space, uint64_t pn);

@@ -16,7 +16,12 @@ void qk_blockring_free(qk_blockring *r)
 {
     for (size_t i = 0; i < r->cap; i++) free(r->slot[i]);
     free(r->slot);
-    free(r->spare);
+    while (r->spare) {
+        uint8_t *next;
+        memcpy(&next, r->spare, sizeof next);
+        free(r->spare);
+        r->spare = next;
+    }
     uint64_t base = r->base_block;
     memset(r, 0, sizeof *r);
     r->base_block = base;
@@ -48,9 +53,10 @@ static uint8_t *block_get(qk_blockring *r, uint64_t block)
 {
     uint8_t **p = slot_at(r, block);
     if (*p) return *p;
-    if (r->spare) {
+    if (r->spare) { /* pop the free list */
         *p = r->spare;
-        r->spare = NULL;
+        memcpy(&r->spare, *p, sizeof r->spare);
+        r->nspare--;
     } else {
         *p = malloc(BLK);
         if (!*p) return NULL;
@@ -125,10 +131,13 @@ void qk_blockring_advance(qk_blockring *r, uint64_t off)
         uint8_t **p = &r->slot[r->head];
         if (*p) {
             r->nalloc--;
-            if (!r->spare)
+            if (r->nspare < QK_STRBUF_SPARE_BLOCKS) { /* push on the free list */
+                memcpy(*p, &r->spare, sizeof r->spare);
                 r->spare = *p;
-            else
+                r->nspare++;
+            } else {
                 free(*p);
+            }
             *p = NULL;
         }
         r->head = (r->head + 1) & (r->cap - 1);
@@ -138,5 +147,5 @@ void qk_blockring_advance(qk_blockring *r, uint64_t off)
 
 size_t qk_blockring_mem_bytes(const qk_blockring *r)
 {
-    return (r->nalloc + (r->spare ? 1 : 0)) * BLK;
+    return (r->nalloc + r->nspare) * BLK;
 }

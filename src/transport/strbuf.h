@@ -4,8 +4,9 @@
  * A block ring holds fixed-size blocks (QK_STRBUF_BLOCK_BYTES) for the offset
  * window [base_block * BLOCK, ...). Blocks are allocated when first written and
  * freed when the window's base moves past them, so memory follows the bytes
- * actually held, never the whole history. One spare block is cached to avoid
- * malloc/free churn on a steady stream. */
+ * actually held, never the whole history. Up to QK_STRBUF_SPARE_BLOCKS freed
+ * blocks are kept on a free list so a steady stream (acks free a run of
+ * blocks, writes refill it) does no malloc/free at all. */
 #ifndef QK_TRANSPORT_STRBUF_H
 #define QK_TRANSPORT_STRBUF_H
 
@@ -14,6 +15,8 @@
 #include <stdint.h>
 
 #define QK_STRBUF_BLOCK_BYTES 4096u
+/** Freed blocks a ring keeps for reuse (64 KiB). */
+#define QK_STRBUF_SPARE_BLOCKS 16u
 
 /** Largest stream offset: 2^62 - 1 (RFC 9000 §19.8). */
 #define QK_STREAM_MAX_OFFSET ((1ull << 62) - 1)
@@ -23,7 +26,8 @@ typedef struct qk_blockring {
     size_t cap;          /**< slots in the ring, a power of two (0 = none yet) */
     size_t head;         /**< slot holding block number base_block */
     uint64_t base_block; /**< block number (offset / BLOCK) of the head slot */
-    uint8_t *spare;      /**< one cached free block */
+    uint8_t *spare;      /**< free list of cached blocks (next pointer in each block) */
+    size_t nspare;       /**< blocks on the free list (<= QK_STRBUF_SPARE_BLOCKS) */
     size_t nalloc;       /**< blocks currently allocated in the ring */
 } qk_blockring;
 

@@ -112,6 +112,11 @@ typedef struct qk_stream {
 
     uint8_t urgency;  /**< RFC 9218 §4.1: 0 (highest) .. 7, default 3 */
     bool incremental; /**< RFC 9218 §4.2 */
+    /* Event coalescing (conn.c, conn_recv.c): a READABLE event is queued and
+     * the application has not called qk_stream_read since; a write was
+     * short (send buffer full), so WRITABLE is owed when room frees up. */
+    bool readable_event_pending;
+    bool write_blocked;
     /** Scheduler node (sched.c): queued while the stream has data to send. */
     qk_sched_node sched;
 

@@ -126,8 +126,22 @@ if start_server 127.0.0.1:0; then
     stop_server
 fi
 
-# ECN: the endpoint sends every datagram Not-ECT today (endpoint.c), so there
-# is no codepoint to observe end to end; the socket layer's ECN path is tested
-# in tests/unit/test_udp.c.
+# --- ECN end to end: ECT(0) set by each sender is seen by the receiver ------
+if start_server 127.0.0.1:0; then
+    "$q" perf client --connect "$addr" --pin "$pin" --quiet --stats --download-size 2M \
+        --upload-size 64K >"$tmp/c.out" 2>"$tmp/c.err"
+    rc=$?
+    ect0=$(sed -n 's/^stats: ecn .*received ect0 \([0-9]*\).*/\1/p' "$tmp/c.out")
+    sent=$(sed -n 's/^stats: ecn .*sent ect0 \([0-9]*\);.*/\1/p' "$tmp/c.out")
+    check "ECN: validated (capable), client received ${ect0:-?} ECT(0) packets, sent ${sent:-?}" \
+        "[ $rc -eq 0 ] && grep -q '^stats: ecn capable' $tmp/c.out && [ \"\${ect0:-0}\" -gt 1000 ] && [ \"\${sent:-0}\" -gt 10 ]"
+    "$q" perf client --connect "$addr" --pin "$pin" --quiet --stats --no-ecn --download-size 256K \
+        --upload-size 0 >"$tmp/c.out" 2>"$tmp/c.err"
+    check "--no-ecn: nothing marked" \
+        "[ $? -eq 0 ] && grep -q '^stats: ecn off; sent ect0 0;' $tmp/c.out"
+    stop_server
+else
+    no "ECN server did not start"
+fi
 echo "$fails failure(s)"
 [ "$fails" -eq 0 ]

@@ -7,10 +7,14 @@
  * same deterministic handshake whenever either side is no longer
  * established.
  *
- * The support files are compiled in directly: fuzz targets link only libquack. */
-#include "../support/qk_inject.c"
-#include "../support/qk_pair.c"
-#include "../support/qk_test.c"
+ * The support files come from qk_testsupport. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "qk_inject.h"
+#include "transport/conn.h"
+#include "qk_pair.h"
+#include "qk_test.h"
 
 #define MAX_INPUT_BYTES 1100 /* one 1-RTT packet in a 1200-byte datagram */
 #define STEPS_PER_INPUT 6
@@ -43,6 +47,7 @@ static void pair_ensure(void)
         if (qk_pair_init(&pair, 10 * QK_NS_PER_MS)) abort();
         /* Advertise DATAGRAM so that path is reachable too. */
         pair.scfg.max_datagram_frame_bytes = 1200;
+        pair.scfg.min_ack_delay_ns = 1000000; /* reach ACK_FREQUENCY / IMMEDIATE_ACK */
         pair.ccfg.max_datagram_frame_bytes = 1200;
         if (qk_pair_start(&pair)) abort();
         pair_ready = true;

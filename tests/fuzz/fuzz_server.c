@@ -10,11 +10,14 @@
  * each datagram the endpoint sends what it wants to and its timers run, in
  * bounded loops. The endpoint never crashes, leaks or hangs. Seeds: a real
  * client Initial captured from a qk_pair handshake, raw and as frames.
- *
- * The support files are compiled in directly: fuzz targets link only libquack. */
-#include "../support/qk_inject.c"
-#include "../support/qk_pair.c"
-#include "../support/qk_test.c"
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "crypto/tls.h"
+#include "qk_inject.h"
+#include "qk_pair.h"
+#include "qk_test.h"
 
 #define MAX_RECORDS 8
 
@@ -66,8 +69,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct {
         qk_addr caddr, saddr;
     } addrs;
-    set_addr(&addrs.caddr, 1, 40000);
-    set_addr(&addrs.saddr, 2, 443);
+    qk_pair_set_addr(&addrs.caddr, 1, 40000);
+    qk_pair_set_addr(&addrs.saddr, 2, 443);
     static const uint8_t dcid[8] = {0x83, 0x94, 0xc8, 0xf0, 0x3e, 0x51, 0x57, 0x08};
     static const uint8_t scid[8] = {0xc1, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07};
     static uint8_t dg[2048];

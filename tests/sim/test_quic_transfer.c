@@ -84,7 +84,9 @@ static void run(impair k, bool upload)
     assert_int_equal(r->read_bytes, SIZE);
     assert_int_equal(r->hash_read, r->hash_written);
     /* the receiver closed after the transfer; no other close happened first */
-    assert_true(r->client_stats.pkts_sent > SIZE / 1200 / 20);
+    /* (ACK frequency auto, the default, thins the ACK stream to ~1 per 64: the
+     * client still sends well over one packet per 200 data packets) */
+    assert_true(r->client_stats.pkts_sent > SIZE / 1200 / 200);
     if (k == MTU1280) {
         assert_true(r->client_max_dgram_bytes <= 1280);
         assert_true(r->server_max_dgram_bytes <= 1280);

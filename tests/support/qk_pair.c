@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void set_addr(qk_addr *a, uint8_t last, uint16_t port)
+void qk_pair_set_addr(qk_addr *a, uint8_t last, uint16_t port)
 {
     memset(a, 0, sizeof *a);
     struct sockaddr_in *s = (struct sockaddr_in *)&a->ss;
@@ -24,8 +24,8 @@ int qk_pair_init(qk_pair *p, qk_time delay_ns)
     p->now = 1 * QK_NS_PER_S;
     p->rng_c = 1;
     p->rng_s = 2;
-    set_addr(&p->caddr, 1, 40000);
-    set_addr(&p->saddr, 2, 443);
+    qk_pair_set_addr(&p->caddr, 1, 40000);
+    qk_pair_set_addr(&p->saddr, 2, 443);
     int rc = qk_cert_generate("quack.test", 0, 36500, &p->cert_pem, &p->key_pem);
     if (rc) return rc;
     qk_config_default(&p->ccfg);

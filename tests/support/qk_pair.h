@@ -43,6 +43,9 @@ typedef struct qk_pair {
     size_t ncev, nsev;
 } qk_pair;
 
+/** An IPv4 test address 10.0.0.last:port. */
+void qk_pair_set_addr(qk_addr *a, uint8_t last, uint16_t port);
+
 /** Create a pair: configs start from qk_config_default(); adjust p->ccfg/scfg then qk_pair_start.
  */
 int qk_pair_init(qk_pair *p, qk_time delay_ns);

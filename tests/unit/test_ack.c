@@ -382,6 +382,97 @@ static void test_prune_on_ack_of_ack(void **state)
     qk_ack_tracker_free(&t);
 }
 
+/* ack-frequency-12 §6: long-idle rule. With the rule on (period = srtt
+ * 40 ms) and a threshold of 10, a packet arriving more than 40 ms after the
+ * last ACK is acknowledged at once; one arriving sooner waits. */
+static void test_long_idle_rule(void **state)
+{
+    (void)state;
+    qk_ack_tracker t;
+    init_policy(&t, QK_PN_SPACE_APP, 10, 3, true);
+    qk_ack_on_packet_received(&t, 0, true, 0, 0);
+    assert_int_equal(qk_ack_deadline(&t), 25 * MS); /* no ACK sent yet: rule idle */
+    send_ack(&t, 25 * MS);
+    /* Rule off (default): a packet after a long silence waits for the timer. */
+    qk_ack_on_packet_received(&t, 1, true, 0, 500 * MS);
+    assert_int_equal(qk_ack_deadline(&t), 525 * MS);
+    send_ack(&t, 525 * MS);
+    qk_ack_tracker_set_idle(&t, 40 * MS);
+    /* 30 ms after the last ACK: not idle, the threshold/delay apply. */
+    qk_ack_on_packet_received(&t, 2, true, 0, 555 * MS);
+    assert_int_equal(qk_ack_immediate_reasons(&t), 0);
+    assert_int_equal(qk_ack_deadline(&t), 580 * MS);
+    send_ack(&t, 580 * MS);
+    /* 41 ms after the last ACK: acknowledged at once. */
+    qk_ack_on_packet_received(&t, 3, true, 0, 621 * MS);
+    assert_int_equal(qk_ack_immediate_reasons(&t), QK_ACK_WHY_IDLE);
+    assert_int_equal(qk_ack_deadline(&t), 621 * MS);
+    send_ack(&t, 621 * MS);
+    /* Non-ack-eliciting packets never trigger it. */
+    qk_ack_on_packet_received(&t, 4, false, 0, 700 * MS);
+    assert_int_equal(qk_ack_deadline(&t), QK_TIME_INFINITE);
+    /* Only the first packet after the silence counts: the next ones in the
+     * same burst follow the threshold again. */
+    qk_ack_on_packet_received(&t, 5, true, 0, 800 * MS);
+    assert_int_equal(qk_ack_immediate_reasons(&t), QK_ACK_WHY_IDLE);
+    send_ack(&t, 800 * MS);
+    qk_ack_on_packet_received(&t, 6, true, 0, 801 * MS);
+    assert_int_equal(qk_ack_immediate_reasons(&t), 0);
+    qk_ack_tracker_free(&t);
+}
+
+/* ack-frequency-12 §6: every received packet is acknowledged at least once,
+ * including non-ack-eliciting ones and those arriving between building an
+ * ACK and sending it. */
+static void test_every_packet_acked_once(void **state)
+{
+    (void)state;
+    qk_ack_tracker t;
+    init_policy(&t, QK_PN_SPACE_APP, 10, 0, true);
+    qk_ack_frame_info f;
+    for (uint64_t pn = 0; pn < 5; pn++) qk_ack_on_packet_received(&t, pn, pn != 2, 0, pn);
+    assert_int_equal(qk_ack_build(&t, 10, 3, &f), 0);
+    assert_int_equal(f.largest, 4);
+    assert_int_equal(f.n_ranges, 1);
+    assert_int_equal(f.ranges[0].start, 0);
+    assert_int_equal(f.ranges[0].end, 5); /* pn 2 (non-ack-eliciting) included */
+    /* Arrives after the build: not covered, stays owed. */
+    qk_ack_on_packet_received(&t, 5, false, 0, 11);
+    qk_ack_on_packet_received(&t, 6, true, 0, 12);
+    assert_int_equal(qk_ack_on_ack_sent(&t, 13), 0);
+    assert_true(qk_ack_has_new(&t));
+    assert_int_equal(qk_ack_deadline(&t), 12 + 25 * MS);
+    assert_int_equal(qk_ack_build(&t, 12 + 25 * MS, 3, &f), 0);
+    assert_int_equal(f.largest, 6);
+    assert_int_equal(f.ranges[f.n_ranges - 1].end, 7);
+    qk_ack_tracker_free(&t);
+}
+
+/* ack-frequency-12 §6.3 with shared/seeds/003: a CE transition forces an ACK
+ * while a delayed ACK for earlier packets is pending; the forced ACK covers
+ * them, and a packet arriving while it is being built keeps its own deadline. */
+static void test_ce_with_delayed_pending(void **state)
+{
+    (void)state;
+    qk_ack_tracker t;
+    init_policy(&t, QK_PN_SPACE_APP, 10, 0, true);
+    qk_ack_on_packet_received(&t, 0, true, QK_ECN_ECT0, 0);
+    qk_ack_on_packet_received(&t, 1, true, QK_ECN_ECT0, 1 * MS);
+    assert_int_equal(qk_ack_deadline(&t), 25 * MS); /* delayed ACK pending */
+    qk_ack_on_packet_received(&t, 2, true, QK_ECN_CE, 5 * MS);
+    assert_int_equal(qk_ack_immediate_reasons(&t), QK_ACK_WHY_CE);
+    assert_int_equal(qk_ack_deadline(&t), 5 * MS);
+    qk_ack_frame_info f;
+    assert_int_equal(qk_ack_build(&t, 5 * MS, 3, &f), 0);
+    assert_int_equal(f.ce, 1);
+    qk_ack_on_packet_received(&t, 3, true, QK_ECN_ECT0, 6 * MS);
+    assert_int_equal(qk_ack_on_ack_sent(&t, 6 * MS), 0);
+    /* pn 3's own delayed ACK is due 25 ms after it, not forgotten. */
+    assert_int_equal(qk_ack_deadline(&t), 31 * MS);
+    assert_int_equal(qk_ack_immediate_reasons(&t), 0);
+    qk_ack_tracker_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -399,6 +490,9 @@ int main(void)
         cmocka_unit_test(test_no_lost_obligation),
         cmocka_unit_test(test_bounded_ranges),
         cmocka_unit_test(test_prune_on_ack_of_ack),
+        cmocka_unit_test(test_long_idle_rule),
+        cmocka_unit_test(test_every_packet_acked_once),
+        cmocka_unit_test(test_ce_with_delayed_pending),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

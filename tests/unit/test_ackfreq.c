@@ -91,6 +91,88 @@ static void test_pto_delay(void **state)
     assert_int_equal(qk_ackfreq_pto_delay(&a, 25 * MS), 50 * MS);
 }
 
+/* ack-frequency-12 §5, §8: when IMMEDIATE_ACK goes into a 1-RTT packet. */
+static void test_immediate_ack_rules(void **state)
+{
+    (void)state;
+    qk_ackfreq a;
+    qk_ackfreq_config cfg = {.mode = QK_ACKFREQ_FIXED, .threshold = 10, .max_delay_ns = 20 * MS};
+    qk_ackfreq_init(&a, &cfg);
+    qk_ackfreq_pkt pk = {.probe = true, .srtt_ns = 40 * MS, .now = 0};
+    /* §3: never to a peer without min_ack_delay, not even in a probe. */
+    assert_false(qk_ackfreq_immediate_allowed(&a));
+    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), 0);
+    qk_ackfreq_request_immediate(&a);
+    assert_false(a.imm_requested);
+    qk_ackfreq_set_peer(&a, true, 1 * MS);
+    /* Probes and explicit requests: whenever allowed. */
+    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), QK_IMM_PROBE);
+    qk_ackfreq_request_immediate(&a);
+    pk.probe = false;
+    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), QK_IMM_REQUESTED);
+    qk_ackfreq_on_immediate_sent(&a, QK_IMM_REQUESTED, 0);
+    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), 0);
+    /* Before any ACK_FREQUENCY was sent the peer acks per RFC 9000: no
+     * idle/no-ACK IMMEDIATE_ACKs. */
+    pk.data = true;
+    pk.ae_in_flight = true;
+    pk.now = 500 * MS;
+    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), 0);
+    qk_ackfreq_update(&a, 100 * 1200, 1200, 40 * MS, false, 3, 1000 * MS);
+    qk_ackfreq_req r;
+    assert_true(qk_ackfreq_poll(&a, &r));
+    qk_ackfreq_on_sent(&a, &r, 1000 * MS);
+    /* Bulk, ACKs flowing: nothing. */
+    pk = (qk_ackfreq_pkt){.data = true,
+                          .more_data = true,
+                          .ae_in_flight = true,
+                          .srtt_ns = 40 * MS,
+                          .now = 1010 * MS};
+    qk_ackfreq_on_ack_received(&a, 1005 * MS);
+    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), 0);
+    /* Last data packet before going application-limited. */
+    pk.more_data = false;
+    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), QK_IMM_IDLE_ENTER);
+    qk_ackfreq_on_immediate_sent(&a, QK_IMM_IDLE_ENTER, 1010 * MS);
+    /* The first data packet after it. */
+    pk.now = 1020 * MS;
+    pk.more_data = true;
+    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), QK_IMM_IDLE_EXIT);
+    qk_ackfreq_on_immediate_sent(&a, QK_IMM_IDLE_EXIT, 1020 * MS);
+    /* Going idle again within the same RTT: rate-limited. */
+    pk.more_data = false;
+    pk.now = 1030 * MS;
+    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), 0);
+    /* No ACK for more than an RTT (1005 -> 1051 ms) with packets out, and
+     * more than an RTT since the last rate-limited IMMEDIATE_ACK (1010). */
+    pk.more_data = true;
+    pk.now = 1051 * MS;
+    qk_ackfreq_on_ack_received(&a, 1005 * MS);
+    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), QK_IMM_NO_ACK);
+}
+
+static void test_immediate_no_ack_needs_inflight(void **state)
+{
+    (void)state;
+    qk_ackfreq a;
+    qk_ackfreq_config cfg = {.mode = QK_ACKFREQ_AUTO};
+    qk_ackfreq_init(&a, &cfg);
+    qk_ackfreq_set_peer(&a, true, 1 * MS);
+    qk_ackfreq_update(&a, 100 * 1200, 1200, 40 * MS, false, 3, 0);
+    qk_ackfreq_req r;
+    assert_true(qk_ackfreq_poll(&a, &r));
+    qk_ackfreq_on_sent(&a, &r, 0);
+    qk_ackfreq_pkt pk = {.more_data = true, .srtt_ns = 40 * MS, .now = 100 * MS};
+    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), 0); /* nothing outstanding */
+    pk.ae_in_flight = true;
+    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), QK_IMM_NO_ACK);
+    qk_ackfreq_on_immediate_sent(&a, QK_IMM_NO_ACK, 100 * MS);
+    pk.now = 120 * MS; /* at most once per RTT */
+    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), 0);
+    pk.now = 141 * MS;
+    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), QK_IMM_NO_ACK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -98,6 +180,8 @@ int main(void)
         cmocka_unit_test(test_fixed),
         cmocka_unit_test(test_auto_derivation),
         cmocka_unit_test(test_pto_delay),
+        cmocka_unit_test(test_immediate_ack_rules),
+        cmocka_unit_test(test_immediate_no_ack_needs_inflight),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

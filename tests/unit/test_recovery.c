@@ -39,6 +39,7 @@ static void cc_event(qk_cc *cc, qk_time sent, bool is_ecn, qk_time now)
     else
         r->congestion++;
     r->last_congestion_sent = sent;
+    cc->congestion_events++; /* a response: recovery.c starts an undo episode on it */
 }
 static void cc_ecn(qk_cc *cc, uint64_t ce, uint64_t bytes, qk_time now)
 {

@@ -68,10 +68,13 @@ struct qk_cc {
     qk_time recovery_start_time; /* RFC 9002 §7.3.2 congestion recovery period */
     bool in_recovery;
     qk_cc_state state;
-    uint64_t congestion_events; /* statistics */
+    uint64_t congestion_events; /* responses so far; recovery.c reads it to tell a new
+                                   response (undo episode) from an ignored event */
     union {                     /* algorithm state */
         struct qk_cc_reno_state {
             uint64_t bytes_acked; /* congestion avoidance accumulator */
+            bool undo_valid;      /* state before the last reduction (spurious-loss undo) */
+            uint64_t undo_cwnd_bytes, undo_ssthresh_bytes;
         } reno;
         struct qk_cc_cubic_state {
             double w_max_bytes;  /* RFC 9438 W_max */

@@ -182,10 +182,10 @@ static void cubic_on_packet_acked(qk_cc *cc, const qk_cc_ack *ack)
 static void cubic_on_congestion_event(qk_cc *cc, qk_time sent_time, bool is_ecn, qk_time now)
 {
     struct qk_cc_cubic_state *c = &cc->u.cubic;
-    (void)is_ecn; /* RFC 9438 §4.6: same response to loss and ECN-CE */
+    /* RFC 9438 §4.6: same response to loss and ECN-CE; a CE response is never undone. */
     if (qk_cc_in_recovery_period(cc, sent_time)) return;
     /* Save what §4.9 needs to undo a spurious reduction. */
-    c->undo.valid = true;
+    c->undo.valid = !is_ecn;
     c->undo.cwnd_bytes = cc->cwnd_bytes;
     c->undo.ssthresh_bytes = cc->ssthresh_bytes;
     c->undo.w_max_bytes = c->w_max_bytes;

@@ -78,13 +78,34 @@ static void newreno_on_packet_acked(qk_cc *cc, const qk_cc_ack *ack)
 
 static void newreno_on_congestion_event(qk_cc *cc, qk_time sent_time, bool is_ecn, qk_time now)
 {
-    (void)is_ecn; /* RFC 9002 §7.3.2: loss and ECN-CE react the same way */
+    /* RFC 9002 §7.3.2: loss and ECN-CE react the same way; only a loss
+     * response can later prove spurious (a CE mark is never undone). */
+    if (!qk_cc_in_recovery_period(cc, sent_time)) {
+        cc->u.reno.undo_valid = !is_ecn;
+        cc->u.reno.undo_cwnd_bytes = cc->cwnd_bytes;
+        cc->u.reno.undo_ssthresh_bytes = cc->ssthresh_bytes;
+    }
     qk_newreno_loss(cc, sent_time, now, &cc->u.reno.bytes_acked);
+}
+
+/* Every loss behind the last reduction was acknowledged late (recovery.c):
+ * restore the window and threshold from before it (as RFC 9438 §4.9 does
+ * for CUBIC). */
+static void newreno_on_spurious_loss(qk_cc *cc, qk_time now)
+{
+    (void)now;
+    if (!cc->u.reno.undo_valid) return;
+    cc->u.reno.undo_valid = false;
+    if (cc->u.reno.undo_cwnd_bytes > cc->cwnd_bytes) cc->cwnd_bytes = cc->u.reno.undo_cwnd_bytes;
+    cc->ssthresh_bytes = cc->u.reno.undo_ssthresh_bytes;
+    cc->in_recovery = false;
+    qk_cc_update_state(cc, false);
 }
 
 static void newreno_on_persistent_congestion(qk_cc *cc, qk_time now)
 {
     (void)now;
+    cc->u.reno.undo_valid = false;
     qk_newreno_persistent(cc, &cc->u.reno.bytes_acked);
 }
 
@@ -105,5 +126,5 @@ const qk_cc_ops qk_cc_newreno_ops = {
     .on_congestion_event = newreno_on_congestion_event,
     .on_ecn = newreno_on_ecn,
     .on_persistent_congestion = newreno_on_persistent_congestion,
-    .on_spurious_loss = NULL,
+    .on_spurious_loss = newreno_on_spurious_loss,
 };

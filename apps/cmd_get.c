@@ -1,0 +1,537 @@
+/* `quack get URL…`: an HTTP/3 client (src/h3) that downloads over one
+ * connection, all requests concurrently (as many as the server's stream
+ * limit allows at a time). */
+#include "commands.h"
+#include "perf.h"
+
+#include "crypto/tls.h"
+#include "io/driver.h"
+#include <quack/h3.h>
+
+#include <errno.h>
+#include <ev.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define GET_MAX_URLS       10000u
+#define GET_PROGRESS_BYTES (1u << 20) /* progress lines once this much arrived */
+
+typedef struct gurl {
+    const char *url;
+    char path[2048];
+    char file[512]; /* output name under --output */
+    char tmp[600];  /* name while downloading */
+    int fd;
+    bool started, done, failed;
+    uint64_t sid;
+    unsigned status;
+    uint64_t got, length; /* length: content-length, 0 when unknown */
+} gurl;
+
+typedef struct getter {
+    gurl *u;
+    size_t n, next, ndone, nfailed;
+    const char *outdir;
+    bool discard, quiet;
+    char authority[300], host[256];
+    qk_endpoint *ep;
+    qk_conn *conn;
+    qk_h3 *h3;
+    qk_io_loop *loop;
+    bool connected, closing, closed, failed;
+    qk_time t_start, t_last;
+    uint64_t total, last_total;
+    int exit_code;
+} getter;
+
+static void gfail(getter *g, const char *fmt, const char *a)
+{
+    fprintf(stderr, "quack get: ");
+    fprintf(stderr, fmt, a);
+    fputc('\n', stderr);
+    g->failed = true;
+}
+
+/* Split https://host[:port]/path. Returns 0 or -1. */
+static int parse_url(const char *url, char *host, size_t hcap, char *authority, size_t acap,
+                     char *path, size_t pcap)
+{
+    if (strncmp(url, "https://", 8)) return -1;
+    const char *a = url + 8, *slash = strchr(a, '/');
+    size_t alen = slash ? (size_t)(slash - a) : strlen(a);
+    if (alen == 0 || alen >= acap) return -1;
+    memcpy(authority, a, alen);
+    authority[alen] = 0;
+    const char *p = slash ? slash : "/";
+    if (strlen(p) >= pcap) return -1;
+    strcpy(path, p);
+    /* host: [v6] or name, without the port */
+    const char *end;
+    if (authority[0] == '[') {
+        end = strchr(authority, ']');
+        if (!end) return -1;
+        size_t hl = (size_t)(end - authority - 1);
+        if (hl >= hcap) return -1;
+        memcpy(host, authority + 1, hl);
+        host[hl] = 0;
+    } else {
+        end = strchr(authority, ':');
+        size_t hl = end ? (size_t)(end - authority) : alen;
+        if (hl >= hcap || hl == 0) return -1;
+        memcpy(host, authority, hl);
+        host[hl] = 0;
+    }
+    return 0;
+}
+
+/* The file name of a path: its last segment without the query, or index.html. */
+static void file_name(const char *path, char *out, size_t cap)
+{
+    const char *q = strchr(path, '?');
+    size_t len = q ? (size_t)(q - path) : strlen(path);
+    const char *seg = path;
+    for (size_t i = 0; i < len; i++)
+        if (path[i] == '/') seg = path + i + 1;
+    size_t sl = (size_t)(path + len - seg);
+    if (sl == 0 || (sl == 1 && seg[0] == '.') || (sl == 2 && !strncmp(seg, "..", 2))) {
+        snprintf(out, cap, "index.html");
+        return;
+    }
+    if (sl >= cap) sl = cap - 1;
+    memcpy(out, seg, sl);
+    out[sl] = 0;
+}
+
+static void url_finish(getter *g, gurl *u, bool ok, const char *why)
+{
+    if (u->done) return;
+    u->done = true;
+    g->ndone++;
+    if (u->fd >= 0) {
+        if (close(u->fd) && ok) {
+            ok = false;
+            why = "write error";
+        }
+        u->fd = -1;
+        char final[1100];
+        snprintf(final, sizeof final, "%s/%s", g->outdir, u->file);
+        if (ok && rename(u->tmp, final)) {
+            ok = false;
+            why = "cannot rename the downloaded file";
+        }
+        if (!ok) unlink(u->tmp); /* never leave half-written files */
+    }
+    if (!ok) {
+        u->failed = true;
+        g->nfailed++;
+        fprintf(stderr, "quack get: %s: %s\n", u->url, why);
+    } else if (!g->quiet) {
+        fprintf(stderr, "%s: %u, %llu bytes\n", u->url, u->status, (unsigned long long)u->got);
+    }
+}
+
+static gurl *url_of(getter *g, uint64_t sid)
+{
+    for (size_t i = 0; i < g->next; i++)
+        if (g->u[i].started && !g->u[i].done && g->u[i].sid == sid) return &g->u[i];
+    return NULL;
+}
+
+static void on_headers(void *user, qk_h3 *h, uint64_t sid, const qk_h3_header *hd, size_t n,
+                       bool fin)
+{
+    (void)h;
+    (void)fin;
+    getter *g = user;
+    gurl *u = url_of(g, sid);
+    if (!u) return;
+    for (size_t i = 0; i < n; i++) {
+        char v[32];
+        size_t vl = hd[i].value_len < sizeof v - 1 ? hd[i].value_len : sizeof v - 1;
+        memcpy(v, hd[i].value, vl);
+        v[vl] = 0;
+        if (hd[i].name_len == 7 && !memcmp(hd[i].name, ":status", 7)) u->status = (unsigned)atoi(v);
+        if (hd[i].name_len == 14 && !memcmp(hd[i].name, "content-length", 14))
+            u->length = strtoull(v, NULL, 10);
+    }
+}
+
+static void on_data(void *user, qk_h3 *h, uint64_t sid, const uint8_t *d, size_t len)
+{
+    (void)h;
+    getter *g = user;
+    gurl *u = url_of(g, sid);
+    if (!u) return;
+    u->got += len;
+    g->total += len;
+    while (u->fd >= 0 && len) {
+        ssize_t w = write(u->fd, d, len);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            url_finish(g, u, false, strerror(errno));
+            qk_stream_stop(qk_h3_conn(h), sid, QK_H3_REQUEST_CANCELLED);
+            return;
+        }
+        d += w;
+        len -= (size_t)w;
+    }
+}
+
+static void on_end(void *user, qk_h3 *h, uint64_t sid)
+{
+    (void)h;
+    getter *g = user;
+    gurl *u = url_of(g, sid);
+    if (!u) return;
+    char why[96];
+    snprintf(why, sizeof why, "HTTP status %u", u->status);
+    if (u->status < 200 || u->status > 299)
+        url_finish(g, u, false, why);
+    else if (u->length && u->got != u->length)
+        url_finish(g, u, false, "body length differs from content-length");
+    else
+        url_finish(g, u, true, NULL);
+}
+
+static void on_reset(void *user, qk_h3 *h, uint64_t sid, uint64_t code)
+{
+    (void)h;
+    (void)code;
+    getter *g = user;
+    gurl *u = url_of(g, sid);
+    if (u) url_finish(g, u, false, "the server reset the request");
+}
+
+static void on_goaway(void *user, qk_h3 *h, uint64_t id)
+{
+    (void)h;
+    getter *g = user;
+    /* RFC 9114 §5.2: requests at or above id will not be processed. */
+    for (size_t i = 0; i < g->next; i++)
+        if (g->u[i].started && !g->u[i].done && g->u[i].sid >= id)
+            url_finish(g, &g->u[i], false, "refused by GOAWAY");
+    if (g->next < g->n) gfail(g, "server sent GOAWAY; %s", "remaining URLs not requested");
+    while (g->next < g->n) {
+        g->u[g->next].started = true;
+        url_finish(g, &g->u[g->next++], false, "not requested (GOAWAY)");
+    }
+}
+
+static const qk_h3_callbacks get_cb = {on_headers, on_data, on_end, on_reset, on_goaway};
+
+static bool start_requests(getter *g)
+{
+    bool any = false;
+    while (g->next < g->n) {
+        gurl *u = &g->u[g->next];
+        qk_h3_header hd[5] = {qk_h3_hdr(":method", "GET"), qk_h3_hdr(":scheme", "https"),
+                              qk_h3_hdr(":authority", g->authority), qk_h3_hdr(":path", u->path),
+                              qk_h3_hdr("user-agent", "quack")};
+        int rc = qk_h3_request(g->h3, hd, 5, NULL, 0, NULL, NULL, &u->sid);
+        if (rc == QK_ERR_STREAM_LIMIT) return any; /* more once the server raises the limit */
+        u->started = true;
+        g->next++;
+        if (rc) {
+            url_finish(g, u, false, "cannot send the request");
+            continue;
+        }
+        any = true;
+        if (!g->discard) {
+            snprintf(u->tmp, sizeof u->tmp, "%s/.%s.part", g->outdir, u->file);
+            u->fd = open(u->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+            if (u->fd < 0) {
+                url_finish(g, u, false, "cannot create the output file (check --output)");
+                qk_stream_stop(qk_h3_conn(g->h3), u->sid, QK_H3_REQUEST_CANCELLED);
+            }
+        }
+    }
+    return any;
+}
+
+static void close_conn(getter *g)
+{
+    if (g->closing || !g->conn) return;
+    g->closing = true;
+    qk_conn_close(g->conn, QK_H3_NO_ERROR, g->failed ? "failed" : "done");
+}
+
+static bool get_app(void *app, qk_endpoint *ep, qk_time now)
+{
+    getter *g = app;
+    bool wrote = false;
+    qk_event ev;
+    (void)now;
+    while (qk_endpoint_poll_event(ep, &ev)) {
+        if (ev.type == QK_EV_CONNECTED && !g->h3) {
+            int err = 0;
+            g->connected = true;
+            g->h3 = qk_h3_new(ev.conn, false, &get_cb, g, &err);
+            if (!g->h3) {
+                gfail(g, "cannot start HTTP/3 (%s)",
+                      err == QK_ERR_STREAM_LIMIT ? "the server allows too few streams"
+                                                 : "out of memory");
+                close_conn(g);
+            } else if (!g->quiet) {
+                fprintf(stderr, "connected in %.3f ms (ALPN %s)\n",
+                        (double)(now - g->t_start) / 1e6,
+                        qk_conn_alpn(ev.conn) ? qk_conn_alpn(ev.conn) : "?");
+            }
+        } else if (ev.type == QK_EV_CLOSED) {
+            bool clean = ev.app_error && ev.error_code == QK_H3_NO_ERROR;
+            if (!g->closing || (!clean && ev.remote)) {
+                char why[300];
+                snprintf(why, sizeof why, "%s (code 0x%llx%s, error %d)",
+                         ev.reason[0] ? ev.reason : "no reason", (unsigned long long)ev.error_code,
+                         ev.app_error ? " app" : "", ev.reason_err);
+                if (!g->closing || !clean)
+                    gfail(g, g->connected ? "connection closed: %s" : "handshake failed: %s", why);
+            }
+            qk_h3_del(g->h3);
+            g->h3 = NULL;
+            g->conn = NULL;
+            g->closed = true;
+            qk_io_loop_break(g->loop);
+            return false;
+        } else if (g->h3) {
+            qk_h3_on_event(g->h3, &ev);
+        }
+    }
+    if (g->h3 && !g->closing) {
+        wrote = start_requests(g) || wrote;
+        int r = qk_h3_flush(g->h3);
+        if (r > 0) wrote = true;
+        if (g->ndone == g->n || g->failed) close_conn(g);
+    }
+    return wrote || g->closing;
+}
+
+static void on_tick(struct ev_loop *evl, ev_timer *w, int revents)
+{
+    (void)evl;
+    (void)revents;
+    getter *g = w->data;
+    qk_time now = qk_io_now();
+    if (!g->quiet && g->total >= GET_PROGRESS_BYTES && g->ndone < g->n) {
+        uint64_t expect = 0;
+        for (size_t i = 0; i < g->next; i++) expect += g->u[i].length;
+        double dt = (double)(now - g->t_last) / 1e9;
+        fprintf(stderr, "[get] %6.1fs  %zu/%zu done  %.1f MiB", (double)(now - g->t_start) / 1e9,
+                g->ndone, g->n, (double)g->total / 1048576.0);
+        if (expect) fprintf(stderr, " of %.1f MiB", (double)expect / 1048576.0);
+        fprintf(stderr, "  %.1f Mbit/s\n",
+                dt > 0 ? (double)(g->total - g->last_total) * 8 / 1e6 / dt : 0.0);
+    }
+    g->t_last = now;
+    g->last_total = g->total;
+}
+
+static void get_usage(FILE *f)
+{
+    fprintf(f, "usage: quack get URL... [--output DIR | --discard] [--pin HEX | --insecure]\n"
+               "                 [--qlog DIR] [--keylog FILE] [--cc reno|cubic] [--quiet]\n"
+               "\n"
+               "Downloads https:// URLs over HTTP/3 (ALPN h3), all on one QUIC connection\n"
+               "and concurrently (as many at a time as the server's stream limit allows).\n"
+               "Every URL must name the same server. Files are written to DIR under the\n"
+               "last path segment (index.html for a directory); a failed download leaves\n"
+               "no file behind.\n"
+               "\n"
+               "  --output DIR   where to write the files (default: the current directory)\n"
+               "  --discard      read the bodies and throw them away\n"
+               "  --pin HEX      accept only the server key with this SHA-256 SPKI pin\n"
+               "                 (quack serve prints it)\n"
+               "  --insecure     do not verify the server certificate at all\n"
+               "                 (default: the system CAs)\n"
+               "  --qlog DIR     write a qlog of the connection into DIR\n"
+               "  --keylog FILE  append TLS secrets (NSS key log format, for Wireshark)\n"
+               "  --cc ALG       congestion controller: reno, cubic (default)\n"
+               "  --quiet        no per-URL lines and no progress\n"
+               "  --no-gso       one datagram per send (packet captures show each packet)\n"
+               "\n"
+               "Progress goes to stderr once per second after 1 MiB arrived. Exit status:\n"
+               "0 when every URL answered 2xx with a complete body, 1 when any failed,\n"
+               "2 for bad usage.\n");
+}
+
+static int get_bad(const char *fmt, const char *a)
+{
+    fprintf(stderr, "quack get: ");
+    fprintf(stderr, fmt, a);
+    fprintf(stderr, "\nRun 'quack get --help' for the options.\n");
+    return 2;
+}
+
+typedef struct get_opts {
+    const char *out, *pin, *qlog, *keylog, *cc;
+    bool discard, insecure, quiet, no_gso;
+} get_opts;
+
+static int get_parse(getter *g, get_opts *o, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char **dst = NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            get_usage(stdout);
+            return -1;
+        }
+        if (!strcmp(a, "--output")) dst = &o->out;
+        if (!strcmp(a, "--pin")) dst = &o->pin;
+        if (!strcmp(a, "--qlog")) dst = &o->qlog;
+        if (!strcmp(a, "--keylog")) dst = &o->keylog;
+        if (!strcmp(a, "--cc")) dst = &o->cc;
+        if (dst) {
+            if (i + 1 >= argc) return get_bad("%s needs a value", a);
+            *dst = argv[++i];
+        } else if (!strcmp(a, "--discard")) {
+            o->discard = true;
+        } else if (!strcmp(a, "--insecure")) {
+            o->insecure = true;
+        } else if (!strcmp(a, "--quiet")) {
+            o->quiet = true;
+        } else if (!strcmp(a, "--no-gso")) {
+            o->no_gso = true;
+        } else if (a[0] == '-') {
+            return get_bad("unknown option %s", a);
+        } else {
+            if (g->n == GET_MAX_URLS) return get_bad("too many URLs (at most %s)", "10000");
+            gurl *u = &g->u[g->n++];
+            char host[256], auth[300];
+            u->url = a;
+            u->fd = -1;
+            if (parse_url(a, host, sizeof host, auth, sizeof auth, u->path, sizeof u->path))
+                return get_bad("'%s' is not an https://host[:port]/path URL", a);
+            if (g->n == 1) {
+                strcpy(g->host, host);
+                strcpy(g->authority, auth);
+            } else if (strcmp(auth, g->authority)) {
+                return get_bad("'%s': all URLs must name the same server (one connection)", a);
+            }
+            file_name(u->path, u->file, sizeof u->file);
+        }
+    }
+    if (g->n == 0) return get_bad("%s", "no URL given");
+    if (o->discard && o->out) return get_bad("%s", "--output and --discard exclude each other");
+    if (o->pin && o->insecure) return get_bad("%s", "--pin and --insecure exclude each other");
+    return 0;
+}
+
+static int get_config(getter *g, const get_opts *o, qk_config *cfg, qk_addr *peer)
+{
+    qk_config_default(cfg);
+    cfg->alpn[0] = QK_H3_ALPN;
+    cfg->alpn_count = 1;
+    cfg->rng = perf_rng;
+    cfg->qlog_dir = o->qlog;
+    cfg->keylog_file = o->keylog;
+    cfg->insecure = o->insecure;
+    cfg->max_udp_payload_bytes = QK_PERF_DATAGRAM_BYTES;
+    cfg->initial_max_data_bytes = 16u << 20;
+    cfg->initial_max_stream_data_bytes = 8u << 20;
+    cfg->idle_timeout_ns = 30 * QK_NS_PER_S;
+    if (o->cc && !strcmp(o->cc, "reno"))
+        cfg->cc = QK_CONFIG_CC_NEWRENO;
+    else if (o->cc && strcmp(o->cc, "cubic"))
+        return get_bad("--cc %s: use reno or cubic", o->cc);
+    if (o->pin) {
+        if (qk_pin_parse(o->pin, cfg->pin_sha256))
+            return get_bad("--pin %s: want 64 hex digits (SHA-256 of the SPKI)", o->pin);
+        cfg->has_pin = true;
+    }
+    char hp[300];
+    snprintf(hp, sizeof hp, "%s", g->authority);
+    if (!strchr(g->authority[0] == '[' ? strchr(g->authority, ']') : g->authority, ':'))
+        snprintf(hp, sizeof hp, "%s:443", g->authority);
+    if (qk_addr_parse(hp, peer)) {
+        fprintf(stderr, "quack get: cannot resolve %s\n", hp);
+        return 1;
+    }
+    g->outdir = o->out ? o->out : ".";
+    g->discard = o->discard;
+    g->quiet = o->quiet;
+    if (!g->discard) {
+        struct stat st;
+        if (stat(g->outdir, &st) || !S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "quack get: --output %s is not a directory (create it first)\n",
+                    g->outdir);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int get_run(getter *g, const qk_config *cfg, const qk_addr *peer, unsigned udp_flags)
+{
+    qk_addr bind = {0};
+    bind.ss.ss_family = peer->ss.ss_family;
+    bind.len = peer->len;
+    qk_udp *udp = NULL;
+    int rc = qk_udp_open(&bind, udp_flags, &udp);
+    if (rc) {
+        fprintf(stderr, "quack get: cannot open a UDP socket: %s\n", strerror(errno));
+        return 1;
+    }
+    g->ep = qk_endpoint_new(cfg);
+    qk_io_ep_driver drv;
+    bool drv_ok = false;
+    rc = g->ep ? 0 : QK_ERR_CONFIG;
+    if (!rc) {
+        g->t_start = g->t_last = qk_io_now();
+        qk_addr none = {0};
+        rc = qk_connect(g->ep, &none, peer, g->host, g->t_start, &g->conn);
+        if (rc) fprintf(stderr, "quack get: cannot start the connection (error %d)\n", rc);
+    }
+    if (!rc) rc = qk_io_ep_driver_init(&drv, g->ep, cfg->max_udp_payload_bytes, get_app, g);
+    if (!rc) {
+        drv_ok = true;
+        rc = qk_io_loop_new(udp, &qk_io_ep_driver_ops, &drv, NULL, &g->loop);
+    }
+    if (!rc) {
+        qk_io_loop_stop_on_signal(g->loop, SIGINT);
+        qk_io_loop_stop_on_signal(g->loop, SIGTERM);
+        ev_timer tick;
+        ev_timer_init(&tick, on_tick, 1.0, 1.0);
+        tick.data = g;
+        ev_timer_start(qk_io_loop_ev(g->loop), &tick);
+        rc = qk_io_loop_run(g->loop);
+        ev_timer_stop(qk_io_loop_ev(g->loop), &tick);
+        if (qk_io_loop_stop_signal(g->loop)) gfail(g, "%s", "interrupted");
+        qk_io_loop_del(g->loop);
+    }
+    for (size_t i = 0; i < g->n; i++) {
+        g->u[i].started = true;
+        url_finish(g, &g->u[i], false,
+                   g->closed ? "connection closed before the response" : "not completed");
+    }
+    qk_h3_del(g->h3);
+    g->h3 = NULL;
+    if (drv_ok) qk_io_ep_driver_free(&drv);
+    qk_endpoint_del(g->ep);
+    qk_udp_close(udp);
+    return rc || g->failed || g->nfailed ? 1 : 0;
+}
+
+int qk_cmd_get(int argc, char **argv)
+{
+    getter g = {0};
+    get_opts o = {0};
+    g.u = calloc(argc > 1 ? (size_t)argc : 1, sizeof *g.u);
+    if (!g.u) return 1;
+    int rc = get_parse(&g, &o, argc, argv);
+    if (rc) {
+        free(g.u);
+        return rc < 0 ? 0 : rc;
+    }
+    qk_config cfg;
+    qk_addr peer;
+    rc = get_config(&g, &o, &cfg, &peer);
+    if (!rc) rc = get_run(&g, &cfg, &peer, o.no_gso ? QK_UDP_NO_GSO : 0);
+    if (!rc && !o.quiet)
+        fprintf(stderr, "%zu URLs, %llu bytes\n", g.n, (unsigned long long)g.total);
+    free(g.u);
+    return rc;
+}

@@ -1,0 +1,532 @@
+/* `quack serve --root DIR`: a static-file HTTP/3 server (src/h3). Files are
+ * mapped read-only and served from the mapping (no copy until quack's send
+ * buffer); paths are resolved with realpath() and must stay under the root. */
+#include "commands.h"
+#include "perf.h"
+
+#include "crypto/tls.h"
+#include "io/driver.h"
+#include <quack/h3.h>
+
+#include <errno.h>
+#include <ev.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SERVE_MAX_PATH_BYTES 2048u
+
+typedef struct sreq {
+    struct sreq *next;
+    qk_h3 *h3;
+    uint64_t sid;
+    char method[8];
+    char path[SERVE_MAX_PATH_BYTES];
+    bool bad; /* path too long or missing pseudo-headers */
+} sreq;
+
+typedef struct server {
+    const char *root_arg;
+    char root[PATH_MAX];
+    size_t root_len;
+    bool quiet;
+    qk_endpoint *ep;
+    sreq *reqs;  /* requests whose headers arrived, not yet answered */
+    qk_h3 **h3s; /* live HTTP/3 layers, one per connection */
+    size_t nh3, cap_h3;
+    uint64_t served, errors;
+} server;
+
+typedef struct mapping {
+    void *p;
+    size_t len;
+} mapping;
+
+static void unmap(void *ctx)
+{
+    mapping *m = ctx;
+    if (m->len) munmap(m->p, m->len);
+    free(m);
+}
+
+static sreq *req_find(server *s, qk_h3 *h, uint64_t sid, bool unlink_it)
+{
+    for (sreq **pp = &s->reqs; *pp; pp = &(*pp)->next)
+        if ((*pp)->h3 == h && (*pp)->sid == sid) {
+            sreq *r = *pp;
+            if (unlink_it) *pp = r->next;
+            return r;
+        }
+    return NULL;
+}
+
+static void req_drop_conn(server *s, qk_h3 *h)
+{
+    for (sreq **pp = &s->reqs; *pp;) {
+        if ((*pp)->h3 == h) {
+            sreq *r = *pp;
+            *pp = r->next;
+            free(r);
+        } else {
+            pp = &(*pp)->next;
+        }
+    }
+}
+
+static void s_headers(void *user, qk_h3 *h, uint64_t sid, const qk_h3_header *hd, size_t n,
+                      bool fin)
+{
+    (void)fin;
+    server *s = user;
+    sreq *r = req_find(s, h, sid, false);
+    if (!r) {
+        r = calloc(1, sizeof *r);
+        if (!r) return; /* answered 500 at the end of the request */
+        r->h3 = h;
+        r->sid = sid;
+        r->next = s->reqs;
+        s->reqs = r;
+    }
+    bool have_path = false;
+    for (size_t i = 0; i < n; i++) {
+        if (hd[i].name_len == 7 && !memcmp(hd[i].name, ":method", 7)) {
+            size_t l =
+                hd[i].value_len < sizeof r->method - 1 ? hd[i].value_len : sizeof r->method - 1;
+            memcpy(r->method, hd[i].value, l);
+            r->method[l] = 0;
+        } else if (hd[i].name_len == 5 && !memcmp(hd[i].name, ":path", 5)) {
+            if (hd[i].value_len >= sizeof r->path) {
+                r->bad = true;
+                continue;
+            }
+            memcpy(r->path, hd[i].value, hd[i].value_len);
+            r->path[hd[i].value_len] = 0;
+            have_path = true;
+        }
+    }
+    if (!have_path) r->bad = true;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* Percent-decode the path (query dropped). Returns false for a NUL byte, a
+ * bad escape, a path not starting with '/', or a ".." segment. */
+static bool decode_path(const char *in, char *out, size_t cap)
+{
+    size_t o = 0;
+    if (in[0] != '/') return false;
+    for (size_t i = 0; in[i] && in[i] != '?' && in[i] != '#'; i++) {
+        char c = in[i];
+        if (c == '%') {
+            int hi = hexval(in[i + 1]), lo = hi < 0 ? -1 : hexval(in[i + 2]);
+            if (lo < 0) return false;
+            c = (char)(hi * 16 + lo);
+            i += 2;
+            if (c == 0) return false;
+        }
+        if (o + 1 >= cap) return false;
+        out[o++] = c;
+    }
+    out[o] = 0;
+    /* Refuse any ".." segment outright (realpath below also confines symlinks). */
+    for (const char *p = out; (p = strstr(p, "..")); p += 2)
+        if ((p == out || p[-1] == '/') && (p[2] == 0 || p[2] == '/')) return false;
+    return true;
+}
+
+static const char *mime_type(const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    if (!dot || strchr(dot, '/')) return "application/octet-stream";
+    if (!strcmp(dot, ".html") || !strcmp(dot, ".htm")) return "text/html";
+    if (!strcmp(dot, ".txt")) return "text/plain";
+    if (!strcmp(dot, ".css")) return "text/css";
+    if (!strcmp(dot, ".js")) return "text/javascript";
+    if (!strcmp(dot, ".json")) return "application/json";
+    if (!strcmp(dot, ".png")) return "image/png";
+    return "application/octet-stream";
+}
+
+static void respond_error(server *s, qk_h3 *h, uint64_t sid, unsigned status, const char *body)
+{
+    qk_h3_header ct = qk_h3_hdr("content-type", "text/plain");
+    char len[24];
+    snprintf(len, sizeof len, "%zu", strlen(body));
+    qk_h3_header hd[3] = {ct, qk_h3_hdr("content-length", len), qk_h3_hdr("server", "quack")};
+    qk_h3_respond(h, sid, status, hd, 3, (const uint8_t *)body, strlen(body), NULL, NULL);
+    s->errors++;
+}
+
+/* Resolve the request to a regular file under the root and open it.
+ * Returns the fd, or -status (403, 404) when refused. */
+static int open_under_root(server *s, const char *decoded, char *full, size_t cap)
+{
+    char want[PATH_MAX + SERVE_MAX_PATH_BYTES];
+    snprintf(want, sizeof want, "%s%s", s->root, decoded);
+    char real[PATH_MAX];
+    if (!realpath(want, real)) return errno == EACCES ? -403 : -404;
+    /* The resolved path must be the root or below it (symlinks included). */
+    if (strncmp(real, s->root, s->root_len) || (real[s->root_len] != '/' && real[s->root_len] != 0))
+        return -403;
+    struct stat st;
+    if (stat(real, &st)) return -404;
+    if (S_ISDIR(st.st_mode)) {
+        strncat(real, "/index.html", sizeof real - strlen(real) - 1);
+        if (stat(real, &st) || !S_ISREG(st.st_mode)) return -404;
+    }
+    if (!S_ISREG(st.st_mode)) return -404;
+    snprintf(full, cap, "%s", real);
+    int fd = open(real, O_RDONLY | O_CLOEXEC);
+    return fd >= 0 ? fd : (errno == EACCES ? -403 : -404);
+}
+
+static void serve_file(server *s, qk_h3 *h, sreq *r)
+{
+    bool head = !strcmp(r->method, "HEAD");
+    if (strcmp(r->method, "GET") && !head) {
+        respond_error(s, h, r->sid, 405, "405 Method Not Allowed\n");
+        return;
+    }
+    char decoded[SERVE_MAX_PATH_BYTES], full[PATH_MAX];
+    if (r->bad || !decode_path(r->path, decoded, sizeof decoded)) {
+        respond_error(s, h, r->sid, 403, "403 Forbidden\n");
+        return;
+    }
+    int fd = open_under_root(s, decoded, full, sizeof full);
+    if (fd < 0) {
+        respond_error(s, h, r->sid, (unsigned)-fd,
+                      fd == -403 ? "403 Forbidden\n" : "404 Not Found\n");
+        return;
+    }
+    struct stat st;
+    mapping *m = calloc(1, sizeof *m);
+    if (!m || fstat(fd, &st)) {
+        close(fd);
+        free(m);
+        respond_error(s, h, r->sid, 500, "500 Internal Server Error\n");
+        return;
+    }
+    m->len = (size_t)st.st_size;
+    m->p = m->len ? mmap(NULL, m->len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+    close(fd);
+    if (m->p == MAP_FAILED) {
+        free(m);
+        respond_error(s, h, r->sid, 500, "500 Internal Server Error\n");
+        return;
+    }
+    char len[24];
+    snprintf(len, sizeof len, "%zu", m->len);
+    qk_h3_header hd[3] = {qk_h3_hdr("content-type", mime_type(full)),
+                          qk_h3_hdr("content-length", len), qk_h3_hdr("server", "quack")};
+    int rc = head ? qk_h3_respond(h, r->sid, 200, hd, 3, NULL, 0, NULL, NULL)
+                  : qk_h3_respond(h, r->sid, 200, hd, 3, (const uint8_t *)(m->p ? m->p : ""),
+                                  m->len, unmap, m);
+    if (rc || head) unmap(m);
+    if (!rc) s->served++;
+}
+
+static void s_end(void *user, qk_h3 *h, uint64_t sid)
+{
+    server *s = user;
+    sreq *r = req_find(s, h, sid, true);
+    if (!r) {
+        respond_error(s, h, sid, 500, "500 Internal Server Error\n");
+        return;
+    }
+    serve_file(s, h, r);
+    if (!s->quiet)
+        fprintf(stderr, "%s %s stream %llu\n", r->method, r->path, (unsigned long long)sid);
+    free(r);
+}
+
+static void s_reset(void *user, qk_h3 *h, uint64_t sid, uint64_t code)
+{
+    (void)code;
+    server *s = user;
+    free(req_find(s, h, sid, true));
+}
+
+static const qk_h3_callbacks serve_cb = {s_headers, NULL, s_end, s_reset, NULL};
+
+static int h3_track(server *s, qk_h3 *h)
+{
+    if (s->nh3 == s->cap_h3) {
+        size_t cap = s->cap_h3 ? s->cap_h3 * 2 : 16;
+        qk_h3 **n = realloc(s->h3s, cap * sizeof *n);
+        if (!n) return QK_ERR_NOMEM;
+        s->h3s = n;
+        s->cap_h3 = cap;
+    }
+    s->h3s[s->nh3++] = h;
+    return 0;
+}
+
+static void h3_untrack(server *s, qk_h3 *h)
+{
+    for (size_t i = 0; i < s->nh3; i++)
+        if (s->h3s[i] == h) {
+            s->h3s[i] = s->h3s[--s->nh3];
+            return;
+        }
+}
+
+static void on_event(server *s, const qk_event *ev)
+{
+    qk_h3 *h = ev->conn ? qk_conn_user(ev->conn) : NULL;
+    if (ev->type == QK_EV_CLOSED) {
+        if (h) {
+            req_drop_conn(s, h);
+            h3_untrack(s, h);
+            qk_h3_del(h);
+        }
+        if (!s->quiet && !(ev->app_error && ev->error_code == QK_H3_NO_ERROR) && ev->reason_err)
+            fprintf(stderr, "connection closed: %s (code 0x%llx, error %d)\n", ev->reason,
+                    (unsigned long long)ev->error_code, ev->reason_err);
+        return;
+    }
+    if (!h && ev->conn) {
+        int err = 0;
+        h = qk_h3_new(ev->conn, true, &serve_cb, s, &err);
+        if (h && h3_track(s, h)) {
+            qk_h3_del(h);
+            h = NULL;
+            err = QK_ERR_NOMEM;
+        }
+        if (!h) {
+            fprintf(stderr, "quack serve: cannot start HTTP/3 on a connection (error %d)\n", err);
+            qk_conn_close(ev->conn, QK_H3_INTERNAL_ERROR, "no HTTP/3");
+            return;
+        }
+        qk_conn_set_user(ev->conn, h);
+    }
+    if (h) qk_h3_on_event(h, ev);
+}
+
+/* Called by the driver after input, timers, and before each send batch:
+ * drain events, then move every connection's HTTP/3 output into its streams
+ * (streams left full are retried on the next call). */
+static bool serve_app(void *app, qk_endpoint *ep, qk_time now)
+{
+    server *s = app;
+    (void)now;
+    qk_event ev;
+    while (qk_endpoint_poll_event(ep, &ev)) on_event(s, &ev);
+    bool wrote = false;
+    for (size_t i = 0; i < s->nh3; i++)
+        if (qk_h3_flush(s->h3s[i]) > 0) wrote = true;
+    return wrote;
+}
+
+static void serve_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: quack serve --root DIR --listen ADDR:PORT [--cert FILE --key FILE]\n"
+            "                   [--qlog DIR] [--keylog FILE] [--cc reno|cubic] [--quiet]\n"
+            "\n"
+            "Serves the files under DIR over HTTP/3 (ALPN h3) until SIGINT/SIGTERM.\n"
+            "GET and HEAD; a directory serves its index.html; missing files give 404;\n"
+            "paths that leave DIR (\"..\", symlinks pointing outside) give 403.\n"
+            "\n"
+            "  --root DIR             document root (required)\n"
+            "  --listen ADDR:PORT     e.g. 127.0.0.1:4433 or [::1]:4433 (port 0: any free\n"
+            "                         port, printed as 'listening on')\n"
+            "  --cert FILE --key FILE certificate and key (PEM); without them a\n"
+            "                         self-signed P-256 certificate for 'localhost' is\n"
+            "                         generated in memory. Either way the server prints\n"
+            "                         'pin: HEX' for quack get --pin.\n"
+            "  --qlog DIR             one qlog per connection into DIR\n"
+            "  --keylog FILE          append TLS secrets (NSS key log format)\n"
+            "  --cc ALG               congestion controller: reno, cubic (default)\n"
+            "  --quiet                no line per request\n"
+            "  --no-gso               one datagram per send (packet captures show each packet)\n");
+}
+
+static int serve_bad(const char *fmt, const char *a)
+{
+    fprintf(stderr, "quack serve: ");
+    fprintf(stderr, fmt, a);
+    fprintf(stderr, "\nRun 'quack serve --help' for the options.\n");
+    return 2;
+}
+
+typedef struct serve_opts {
+    const char *root, *listen, *cert, *key, *qlog, *keylog, *cc;
+    bool quiet, no_gso;
+} serve_opts;
+
+static int serve_parse(serve_opts *o, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char **dst = NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            serve_usage(stdout);
+            return -1;
+        }
+        if (!strcmp(a, "--root")) dst = &o->root;
+        if (!strcmp(a, "--listen")) dst = &o->listen;
+        if (!strcmp(a, "--cert")) dst = &o->cert;
+        if (!strcmp(a, "--key")) dst = &o->key;
+        if (!strcmp(a, "--qlog")) dst = &o->qlog;
+        if (!strcmp(a, "--keylog")) dst = &o->keylog;
+        if (!strcmp(a, "--cc")) dst = &o->cc;
+        if (dst) {
+            if (i + 1 >= argc) return serve_bad("%s needs a value", a);
+            *dst = argv[++i];
+        } else if (!strcmp(a, "--quiet")) {
+            o->quiet = true;
+        } else if (!strcmp(a, "--no-gso")) {
+            o->no_gso = true;
+        } else {
+            return serve_bad("unknown argument %s", a);
+        }
+    }
+    if (!o->root) return serve_bad("%s", "--root DIR is required");
+    if (!o->listen) return serve_bad("%s", "--listen ADDR:PORT is required");
+    if (!o->cert != !o->key) return serve_bad("%s", "--cert and --key go together");
+    return 0;
+}
+
+/* Certificate: the given files, or a fresh self-signed one; prints the pin. */
+static int serve_cert(const serve_opts *o, qk_config *cfg, char **cert_pem, char **key_pem)
+{
+    uint8_t pin[QK_TLS_PIN_BYTES];
+    char hex[65];
+    int rc;
+    if (o->cert) {
+        cfg->cert_file = o->cert;
+        cfg->key_file = o->key;
+        rc = qk_cert_pin_file(o->cert, pin);
+    } else {
+        rc = qk_cert_generate("localhost", (int64_t)time(NULL) - 3600, 30, cert_pem, key_pem);
+        if (!rc) {
+            cfg->cert_pem = *cert_pem;
+            cfg->key_pem = *key_pem;
+            rc = qk_cert_pin_pem(*cert_pem, strlen(*cert_pem), pin);
+        }
+    }
+    if (rc) {
+        fprintf(stderr, "quack serve: cannot %s the certificate (error %d)\n",
+                o->cert ? "read" : "generate", rc);
+        return rc;
+    }
+    qk_pin_to_hex(pin, hex);
+    printf("pin: %s\n", hex);
+    return 0;
+}
+
+static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr *addr)
+{
+    if (!realpath(o->root, s->root)) {
+        fprintf(stderr, "quack serve: --root %s: %s\n", o->root, strerror(errno));
+        return 1;
+    }
+    struct stat st;
+    if (stat(s->root, &st) || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "quack serve: --root %s is not a directory\n", o->root);
+        return 1;
+    }
+    s->root_len = strlen(s->root);
+    if (s->root_len == 1) s->root_len = 0; /* "/": every path is below it */
+    s->quiet = o->quiet;
+    if (qk_addr_parse(o->listen, addr))
+        return serve_bad("--listen %s: want ADDR:PORT, e.g. 127.0.0.1:4433", o->listen);
+    qk_config_default(cfg);
+    cfg->server = true;
+    cfg->alpn[0] = QK_H3_ALPN;
+    cfg->alpn_count = 1;
+    cfg->rng = perf_rng;
+    cfg->qlog_dir = o->qlog;
+    cfg->keylog_file = o->keylog;
+    cfg->max_udp_payload_bytes = QK_PERF_DATAGRAM_BYTES;
+    cfg->initial_max_data_bytes = 16u << 20;
+    cfg->initial_max_stream_data_bytes = 1u << 20;
+    cfg->max_stream_send_buffer_bytes = 4u << 20;
+    cfg->max_streams_bidi = 256;
+    cfg->idle_timeout_ns = 30 * QK_NS_PER_S;
+    if (o->cc && !strcmp(o->cc, "reno"))
+        cfg->cc = QK_CONFIG_CC_NEWRENO;
+    else if (o->cc && strcmp(o->cc, "cubic"))
+        return serve_bad("--cc %s: use reno or cubic", o->cc);
+    return 0;
+}
+
+static int serve_run(server *s, const qk_config *cfg, const qk_addr *addr, const char *addr_str,
+                     unsigned flags)
+{
+    qk_udp *u = NULL;
+    int rc = qk_udp_open(addr, flags | (addr->ss.ss_family == AF_INET6 ? QK_UDP_DUALSTACK : 0), &u);
+    if (rc) {
+        fprintf(stderr, "quack serve: cannot listen on %s: %s\n", addr_str, strerror(errno));
+        return 1;
+    }
+    s->ep = qk_endpoint_new(cfg);
+    if (!s->ep) {
+        qk_udp_close(u);
+        fprintf(stderr, "quack serve: invalid configuration\n");
+        return 1;
+    }
+    qk_addr la;
+    char lbuf[QK_ADDR_STRLEN];
+    qk_udp_local_addr(u, &la);
+    if (qk_addr_format(&la, lbuf, sizeof lbuf) < 0) snprintf(lbuf, sizeof lbuf, "?");
+    printf("listening on %s (ALPN h3), root %s\n", lbuf, s->root_len ? s->root : "/");
+    fflush(stdout);
+    qk_io_ep_driver drv;
+    qk_io_loop *loop = NULL;
+    rc = qk_io_ep_driver_init(&drv, s->ep, cfg->max_udp_payload_bytes, serve_app, s);
+    if (!rc) {
+        rc = qk_io_loop_new(u, &qk_io_ep_driver_ops, &drv, NULL, &loop);
+        if (!rc) {
+            qk_io_loop_stop_on_signal(loop, SIGINT);
+            qk_io_loop_stop_on_signal(loop, SIGTERM);
+            rc = qk_io_loop_run(loop);
+            qk_io_loop_del(loop);
+        }
+        qk_io_ep_driver_free(&drv);
+    }
+    fprintf(stderr, "quack serve: stopped; %llu files served, %llu error responses\n",
+            (unsigned long long)s->served, (unsigned long long)s->errors);
+    for (size_t i = 0; i < s->nh3; i++) qk_h3_del(s->h3s[i]);
+    s->nh3 = 0;
+    while (s->reqs) {
+        sreq *r = s->reqs;
+        s->reqs = r->next;
+        free(r);
+    }
+    qk_endpoint_del(s->ep);
+    qk_udp_close(u);
+    return rc ? 1 : 0;
+}
+
+int qk_cmd_serve(int argc, char **argv)
+{
+    serve_opts o = {0};
+    int rc = serve_parse(&o, argc, argv);
+    if (rc) return rc < 0 ? 0 : rc;
+    server *s = calloc(1, sizeof *s);
+    if (!s) return 1;
+    qk_config cfg;
+    qk_addr addr;
+    char *cert_pem = NULL, *key_pem = NULL;
+    rc = serve_config(&o, s, &cfg, &addr);
+    if (!rc) rc = serve_cert(&o, &cfg, &cert_pem, &key_pem) ? 1 : 0;
+    if (!rc) rc = serve_run(s, &cfg, &addr, o.listen, o.no_gso ? QK_UDP_NO_GSO : 0);
+    free(s->h3s);
+    free(s);
+    free(cert_pem);
+    free(key_pem);
+    return rc;
+}

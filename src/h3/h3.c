@@ -1,0 +1,618 @@
+/* HTTP/3 over quack streams with libnghttp3 (see include/quack/h3.h).
+ *
+ * nghttp3 owns framing and QPACK; this file moves bytes between it and the
+ * connection's streams. quack copies whatever qk_stream_write() accepts and
+ * retransmits it itself, so every byte nghttp3 hands us is reported written
+ * and acknowledged at once (nghttp3 frees its frame buffers immediately and
+ * tells us through acked_stream_data when a body's memory is no longer
+ * referenced). */
+#include <quack/h3.h>
+
+#include <nghttp3/nghttp3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* RFC 9114 §8.1 */
+#define H3_GENERAL_PROTOCOL_ERROR 0x101
+#define H3_EXCESSIVE_LOAD         0x107
+#define H3_REQUEST_REJECTED       0x10b
+
+#define H3_MAX_FIELD_SECTION_BYTES 16384u /* what we advertise and accept */
+#define H3_MAX_FIELDS              64u
+#define H3_BODY_CHUNK_BYTES        (256u * 1024u) /* bytes per DATA frame we emit */
+#define H3_READ_BYTES              65536u
+#define H3_VECS                    16
+
+typedef struct h3_stream {
+    struct h3_stream *next;
+    uint64_t sid;
+    /* Outgoing body (request or response). */
+    const uint8_t *body;
+    uint64_t body_len, body_given, body_acked;
+    qk_h3_release_fn release;
+    void *release_ctx;
+    /* Incoming header section: name and value bytes, offsets per field. */
+    char hbuf[H3_MAX_FIELD_SECTION_BYTES];
+    size_t hlen;
+    uint32_t off[H3_MAX_FIELDS][4]; /* name off, name len, value off, value len */
+    size_t nfields;
+    bool overflow;
+    bool responded;   /* server: response submitted */
+    bool got_headers; /* a final header section was delivered */
+    bool send_done, recv_done;
+} h3_stream;
+
+struct qk_h3 {
+    qk_conn *c;
+    bool server, dead, goaway_sent;
+    nghttp3_conn *ng;
+    qk_h3_callbacks cb;
+    void *user;
+    h3_stream *streams; /* request streams in progress */
+    size_t nstreams;
+    uint64_t max_seen_bidi; /* server: highest client bidi stream + 4 seen (0: none) */
+    int64_t *blocked;       /* streams whose send buffer was full */
+    size_t nblocked, cap_blocked;
+    uint8_t buf[H3_READ_BYTES];
+};
+
+static h3_stream *find(qk_h3 *h, uint64_t sid)
+{
+    for (h3_stream *s = h->streams; s; s = s->next)
+        if (s->sid == sid) return s;
+    return NULL;
+}
+
+static h3_stream *stream_add(qk_h3 *h, uint64_t sid)
+{
+    h3_stream *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->sid = sid;
+    s->next = h->streams;
+    h->streams = s;
+    h->nstreams++;
+    return s;
+}
+
+static void body_release(h3_stream *s)
+{
+    if (s->release) s->release(s->release_ctx);
+    s->release = NULL;
+    s->body = NULL;
+}
+
+static void stream_free(qk_h3 *h, h3_stream *s)
+{
+    for (h3_stream **pp = &h->streams; *pp; pp = &(*pp)->next)
+        if (*pp == s) {
+            *pp = s->next;
+            h->nstreams--;
+            break;
+        }
+    body_release(s);
+    free(s);
+}
+
+/* A fatal HTTP/3 error: close the connection with the code nghttp3 infers. */
+static int fatal(qk_h3 *h, int liberr)
+{
+    if (getenv("QK_H3_DEBUG"))
+        fprintf(stderr, "h3 %s: fatal %d (%s)\n", h->server ? "server" : "client", liberr,
+                nghttp3_strerror(liberr));
+    if (!h->dead) {
+        uint64_t code = nghttp3_err_infer_quic_app_error_code(liberr);
+        qk_conn_close(h->c, code, nghttp3_strerror(liberr));
+    }
+    h->dead = true;
+    return QK_ERR_APPLICATION;
+}
+
+/* Both directions of a request stream are finished: forget it. */
+static void maybe_close(qk_h3 *h, h3_stream *s)
+{
+    if (!s->send_done || !s->recv_done) return;
+    uint64_t sid = s->sid;
+    stream_free(h, s);
+    nghttp3_conn_close_stream(h->ng, (int64_t)sid, QK_H3_NO_ERROR);
+}
+
+/* ---- nghttp3 callbacks ---------------------------------------------------- */
+
+static int cb_acked(nghttp3_conn *ng, int64_t sid, uint64_t n, void *cu, void *su)
+{
+    (void)ng;
+    (void)su;
+    qk_h3 *h = cu;
+    h3_stream *s = find(h, (uint64_t)sid);
+    if (!s) return 0;
+    s->body_acked += n;
+    /* nghttp3 references no body byte any more: the caller may free it. */
+    if (s->body_acked >= s->body_len) body_release(s);
+    return 0;
+}
+
+static int cb_stream_close(nghttp3_conn *ng, int64_t sid, uint64_t code, void *cu, void *su)
+{
+    (void)ng;
+    (void)code;
+    (void)su;
+    qk_h3 *h = cu;
+    h3_stream *s = find(h, (uint64_t)sid);
+    if (s) stream_free(h, s);
+    return 0;
+}
+
+static int cb_recv_data(nghttp3_conn *ng, int64_t sid, const uint8_t *data, size_t len, void *cu,
+                        void *su)
+{
+    (void)ng;
+    (void)su;
+    qk_h3 *h = cu;
+    if (h->cb.on_data && find(h, (uint64_t)sid))
+        h->cb.on_data(h->user, h, (uint64_t)sid, data, len);
+    return 0;
+}
+
+static int cb_deferred_consume(nghttp3_conn *ng, int64_t sid, size_t n, void *cu, void *su)
+{
+    /* quack credits flow control when the stream is read, not here. */
+    (void)ng;
+    (void)sid;
+    (void)n;
+    (void)cu;
+    (void)su;
+    return 0;
+}
+
+static int cb_begin_headers(nghttp3_conn *ng, int64_t sid, void *cu, void *su)
+{
+    (void)ng;
+    (void)su;
+    qk_h3 *h = cu;
+    h3_stream *s = find(h, (uint64_t)sid);
+    if (!s) s = stream_add(h, (uint64_t)sid);
+    if (!s) return NGHTTP3_ERR_CALLBACK_FAILURE;
+    s->hlen = 0;
+    s->nfields = 0;
+    s->overflow = false;
+    return 0;
+}
+
+static int cb_recv_header(nghttp3_conn *ng, int64_t sid, int32_t token, nghttp3_rcbuf *name,
+                          nghttp3_rcbuf *value, uint8_t flags, void *cu, void *su)
+{
+    (void)ng;
+    (void)token;
+    (void)flags;
+    (void)su;
+    qk_h3 *h = cu;
+    h3_stream *s = find(h, (uint64_t)sid);
+    if (!s) return 0;
+    nghttp3_vec n = nghttp3_rcbuf_get_buf(name), v = nghttp3_rcbuf_get_buf(value);
+    /* RFC 9114 §4.2.2: we advertised SETTINGS_MAX_FIELD_SECTION_SIZE; a larger
+     * section is refused (the stream is reset at the end of the section). */
+    if (s->nfields == H3_MAX_FIELDS || n.len + v.len > sizeof s->hbuf - s->hlen) {
+        s->overflow = true;
+        return 0;
+    }
+    uint32_t *o = s->off[s->nfields++];
+    o[0] = (uint32_t)s->hlen;
+    o[1] = (uint32_t)n.len;
+    memcpy(s->hbuf + s->hlen, n.base, n.len);
+    s->hlen += n.len;
+    o[2] = (uint32_t)s->hlen;
+    o[3] = (uint32_t)v.len;
+    memcpy(s->hbuf + s->hlen, v.base, v.len);
+    s->hlen += v.len;
+    return 0;
+}
+
+static void stream_abort(qk_h3 *h, h3_stream *s, uint64_t code)
+{
+    uint64_t sid = s->sid;
+    qk_stream_stop(h->c, sid, code);
+    qk_stream_reset(h->c, sid, code);
+    nghttp3_conn_shutdown_stream_read(h->ng, (int64_t)sid);
+    stream_free(h, s);
+    nghttp3_conn_close_stream(h->ng, (int64_t)sid, code);
+}
+
+static int cb_end_headers(nghttp3_conn *ng, int64_t sid, int fin, void *cu, void *su)
+{
+    (void)ng;
+    (void)su;
+    qk_h3 *h = cu;
+    h3_stream *s = find(h, (uint64_t)sid);
+    if (!s) return 0;
+    if (s->overflow) {
+        if (h->cb.on_reset) h->cb.on_reset(h->user, h, s->sid, H3_EXCESSIVE_LOAD);
+        stream_abort(h, s, H3_EXCESSIVE_LOAD);
+        return 0;
+    }
+    qk_h3_header hdrs[H3_MAX_FIELDS];
+    for (size_t i = 0; i < s->nfields; i++) {
+        hdrs[i].name = s->hbuf + s->off[i][0];
+        hdrs[i].name_len = s->off[i][1];
+        hdrs[i].value = s->hbuf + s->off[i][2];
+        hdrs[i].value_len = s->off[i][3];
+    }
+    /* RFC 9114 §4.1: interim (1xx) responses precede the final one. */
+    if (!h->server && s->nfields && hdrs[0].name_len == 7 && !memcmp(hdrs[0].name, ":status", 7) &&
+        hdrs[0].value_len && hdrs[0].value[0] == '1')
+        return 0;
+    s->got_headers = true;
+    if (h->cb.on_headers) h->cb.on_headers(h->user, h, s->sid, hdrs, s->nfields, fin != 0);
+    return 0;
+}
+
+static int cb_end_stream(nghttp3_conn *ng, int64_t sid, void *cu, void *su)
+{
+    (void)ng;
+    (void)su;
+    qk_h3 *h = cu;
+    h3_stream *s = find(h, (uint64_t)sid);
+    if (s && h->cb.on_end) h->cb.on_end(h->user, h, (uint64_t)sid);
+    return 0;
+}
+
+static int cb_stop_sending(nghttp3_conn *ng, int64_t sid, uint64_t code, void *cu, void *su)
+{
+    (void)ng;
+    (void)su;
+    qk_h3 *h = cu;
+    qk_stream_stop(h->c, (uint64_t)sid, code);
+    return 0;
+}
+
+static int cb_reset_stream(nghttp3_conn *ng, int64_t sid, uint64_t code, void *cu, void *su)
+{
+    (void)ng;
+    (void)su;
+    qk_h3 *h = cu;
+    qk_stream_reset(h->c, (uint64_t)sid, code);
+    return 0;
+}
+
+static int cb_shutdown(nghttp3_conn *ng, int64_t id, void *cu)
+{
+    (void)ng;
+    qk_h3 *h = cu;
+    if (h->cb.on_goaway) h->cb.on_goaway(h->user, h, (uint64_t)id);
+    return 0;
+}
+
+static const nghttp3_callbacks h3_callbacks = {
+    .acked_stream_data = cb_acked,
+    .stream_close = cb_stream_close,
+    .recv_data = cb_recv_data,
+    .deferred_consume = cb_deferred_consume,
+    .begin_headers = cb_begin_headers,
+    .recv_header = cb_recv_header,
+    .end_headers = cb_end_headers,
+    .end_stream = cb_end_stream,
+    .stop_sending = cb_stop_sending,
+    .reset_stream = cb_reset_stream,
+    .shutdown = cb_shutdown,
+};
+
+/* ---- lifecycle ------------------------------------------------------------ */
+
+qk_h3 *qk_h3_new(qk_conn *c, bool server, const qk_h3_callbacks *cb, void *user, int *err)
+{
+    int e = 0;
+    qk_h3 *h = calloc(1, sizeof *h);
+    if (!h || !c) {
+        free(h);
+        if (err) *err = QK_ERR_NOMEM;
+        return NULL;
+    }
+    h->c = c;
+    h->server = server;
+    if (cb) h->cb = *cb;
+    h->user = user;
+    nghttp3_settings st;
+    nghttp3_settings_default(&st);
+    st.max_field_section_size = H3_MAX_FIELD_SECTION_BYTES;
+    st.qpack_max_dtable_capacity = 0; /* the peer may not block our streams */
+    st.qpack_blocked_streams = 0;
+    st.qpack_encoder_max_dtable_capacity = 4096;
+    int rv = server ? nghttp3_conn_server_new(&h->ng, &h3_callbacks, &st, NULL, h)
+                    : nghttp3_conn_client_new(&h->ng, &h3_callbacks, &st, NULL, h);
+    if (rv) {
+        e = QK_ERR_NOMEM;
+        goto fail;
+    }
+    if (server) nghttp3_conn_set_max_client_streams_bidi(h->ng, 1u << 20);
+    /* RFC 9114 §6.2.1 control stream, RFC 9204 §4.2 encoder/decoder streams. */
+    uint64_t ctrl, qenc, qdec;
+    if ((e = qk_stream_open(c, false, &ctrl)) || (e = qk_stream_open(c, false, &qenc)) ||
+        (e = qk_stream_open(c, false, &qdec))) {
+        /* RFC 9114 §6.2: a peer must allow at least 3 unidirectional streams. */
+        if (e != QK_ERR_CLOSED) qk_conn_close(c, H3_GENERAL_PROTOCOL_ERROR, "uni stream limit");
+        goto fail;
+    }
+    if (nghttp3_conn_bind_control_stream(h->ng, (int64_t)ctrl) ||
+        nghttp3_conn_bind_qpack_streams(h->ng, (int64_t)qenc, (int64_t)qdec)) {
+        e = QK_ERR_NOMEM;
+        goto fail;
+    }
+    if (err) *err = 0;
+    return h;
+fail:
+    if (err) *err = e;
+    qk_h3_del(h);
+    return NULL;
+}
+
+void qk_h3_del(qk_h3 *h)
+{
+    if (!h) return;
+    while (h->streams) stream_free(h, h->streams);
+    if (h->ng) nghttp3_conn_del(h->ng);
+    free(h->blocked);
+    free(h);
+}
+
+qk_conn *qk_h3_conn(const qk_h3 *h)
+{
+    return h->c;
+}
+
+size_t qk_h3_active(const qk_h3 *h)
+{
+    return h->nstreams;
+}
+
+qk_h3_header qk_h3_hdr(const char *name, const char *value)
+{
+    return (qk_h3_header){name, value, strlen(name), strlen(value)};
+}
+
+/* ---- input ---------------------------------------------------------------- */
+
+/* Bidirectional streams nghttp3 knows: ours in progress, or a new client
+ * stream (server). Data on a request stream we already closed is dropped. */
+static bool stream_wanted(qk_h3 *h, uint64_t sid)
+{
+    if (sid & 2) return true; /* unidirectional: control/QPACK/push, nghttp3 decides */
+    h3_stream *s = find(h, sid);
+    if (s) return !s->recv_done; /* the FIN was passed on once */
+    if (!h->server) return false;
+    if (sid + 4 > h->max_seen_bidi) {
+        h->max_seen_bidi = sid + 4;
+        return stream_add(h, sid) != NULL;
+    }
+    return false;
+}
+
+static int read_stream(qk_h3 *h, uint64_t sid)
+{
+    if (!stream_wanted(h, sid)) return 0;
+    for (;;) {
+        bool fin = false;
+        long n = qk_stream_read(h->c, sid, h->buf, sizeof h->buf, &fin);
+        if (n < 0) return 0; /* QK_ERR_AGAIN, or the stream is gone */
+        nghttp3_ssize rv = nghttp3_conn_read_stream(h->ng, (int64_t)sid, h->buf, (size_t)n, fin);
+        if (rv < 0) return fatal(h, (int)rv);
+        if (fin) {
+            h3_stream *s = find(h, sid);
+            if (s) {
+                s->recv_done = true;
+                maybe_close(h, s);
+            }
+            return 0;
+        }
+        if (n == 0) return 0;
+    }
+}
+
+int qk_h3_on_event(qk_h3 *h, const qk_event *ev)
+{
+    if (h->dead) return QK_ERR_APPLICATION;
+    h3_stream *s;
+    switch (ev->type) {
+    case QK_EV_STREAM_OPENED:
+    case QK_EV_STREAM_READABLE: return read_stream(h, ev->stream_id);
+    case QK_EV_STREAM_RESET:
+    case QK_EV_STREAM_STOP:
+        if (!(ev->stream_id & 2)) {
+            s = find(h, ev->stream_id);
+            if (!s) return 0;
+            if (h->cb.on_reset) h->cb.on_reset(h->user, h, ev->stream_id, ev->error_code);
+            s = find(h, ev->stream_id); /* the callback may have acted */
+            if (s) stream_abort(h, s, QK_H3_REQUEST_CANCELLED);
+            return 0;
+        }
+        /* RFC 9114 §6.2.1: closing a critical stream is a connection error. */
+        if (ev->type == QK_EV_STREAM_RESET) {
+            int rv = nghttp3_conn_close_stream(h->ng, (int64_t)ev->stream_id, ev->error_code);
+            if (rv && rv != NGHTTP3_ERR_STREAM_NOT_FOUND) return fatal(h, rv);
+        } else {
+            return fatal(h, NGHTTP3_ERR_H3_CLOSED_CRITICAL_STREAM);
+        }
+        return 0;
+    default: return 0;
+    }
+}
+
+/* ---- output --------------------------------------------------------------- */
+
+static nghttp3_ssize read_body(nghttp3_conn *ng, int64_t sid, nghttp3_vec *vec, size_t veccnt,
+                               uint32_t *pflags, void *cu, void *su)
+{
+    (void)ng;
+    (void)su;
+    qk_h3 *h = cu;
+    h3_stream *s = find(h, (uint64_t)sid);
+    if (!s || veccnt == 0) {
+        *pflags |= NGHTTP3_DATA_FLAG_EOF;
+        return 0;
+    }
+    uint64_t left = s->body_len - s->body_given;
+    size_t n = left < H3_BODY_CHUNK_BYTES ? (size_t)left : H3_BODY_CHUNK_BYTES;
+    if (n == left) *pflags |= NGHTTP3_DATA_FLAG_EOF;
+    if (n == 0) return 0;
+    vec[0].base = (uint8_t *)(uintptr_t)(s->body + s->body_given);
+    vec[0].len = n;
+    s->body_given += n;
+    return 1;
+}
+
+static void block(qk_h3 *h, int64_t sid)
+{
+    nghttp3_conn_block_stream(h->ng, sid);
+    if (h->nblocked == h->cap_blocked) {
+        size_t cap = h->cap_blocked ? h->cap_blocked * 2 : 16;
+        int64_t *b = realloc(h->blocked, cap * sizeof *b);
+        if (!b) return; /* it stays blocked until the stream is written again */
+        h->blocked = b;
+        h->cap_blocked = cap;
+    }
+    h->blocked[h->nblocked++] = sid;
+}
+
+/* Write one writev result. Returns 1 when bytes or FIN went out, 0 when not,
+ * -1 when the stream refused (it is shut for writing). */
+static int write_vecs(qk_h3 *h, int64_t sid, const nghttp3_vec *v, size_t n, int fin,
+                      size_t *accepted, bool *blocked)
+{
+    *accepted = 0;
+    *blocked = false;
+    for (size_t i = 0; i < n || (n == 0 && i == 0); i++) {
+        bool last = n == 0 || i == n - 1;
+        const uint8_t *p = n ? v[i].base : NULL;
+        size_t len = n ? v[i].len : 0;
+        long w = qk_stream_write(h->c, (uint64_t)sid, p, len, fin && last);
+        if (w < 0) return -1;
+        *accepted += (size_t)w;
+        if ((size_t)w < len) {
+            *blocked = true;
+            break;
+        }
+    }
+    return *accepted || (fin && !*blocked);
+}
+
+int qk_h3_flush(qk_h3 *h)
+{
+    if (h->dead) return QK_ERR_APPLICATION;
+    size_t nb = h->nblocked;
+    h->nblocked = 0;
+    for (size_t i = 0; i < nb; i++) nghttp3_conn_unblock_stream(h->ng, h->blocked[i]);
+    int wrote = 0;
+    for (int iter = 0; iter < 100000; iter++) {
+        int64_t sid = -1;
+        int fin = 0;
+        nghttp3_vec vec[H3_VECS];
+        nghttp3_ssize n = nghttp3_conn_writev_stream(h->ng, &sid, &fin, vec, H3_VECS);
+        if (n < 0) return fatal(h, (int)n);
+        if (sid < 0) break;
+        size_t acc;
+        bool blocked;
+        int r = write_vecs(h, sid, vec, (size_t)n, fin, &acc, &blocked);
+        if (r < 0) {
+            /* Reset or stopped underneath: nghttp3 must stop offering it. */
+            nghttp3_conn_shutdown_stream_write(h->ng, sid);
+            continue;
+        }
+        if (r) wrote = 1;
+        int rv = nghttp3_conn_add_write_offset(h->ng, sid, acc);
+        if (!rv) rv = nghttp3_conn_add_ack_offset(h->ng, sid, acc);
+        if (rv) return fatal(h, rv);
+        if (blocked || (n == 0 && !fin) || (!acc && !fin)) {
+            block(h, sid);
+            continue;
+        }
+        if (fin) {
+            h3_stream *s = find(h, (uint64_t)sid);
+            if (s) {
+                s->send_done = true;
+                maybe_close(h, s);
+            }
+        }
+    }
+    return wrote;
+}
+
+/* ---- requests and responses --------------------------------------------- */
+
+static nghttp3_nv nv_of(const qk_h3_header *x)
+{
+    return (nghttp3_nv){(uint8_t *)(uintptr_t)x->name, (uint8_t *)(uintptr_t)x->value, x->name_len,
+                        x->value_len, NGHTTP3_NV_FLAG_NONE};
+}
+
+static void set_body(h3_stream *s, const uint8_t *body, uint64_t len, qk_h3_release_fn rel,
+                     void *ctx)
+{
+    s->body = body;
+    s->body_len = len;
+    s->release = rel;
+    s->release_ctx = ctx;
+}
+
+int qk_h3_request(qk_h3 *h, const qk_h3_header *hdrs, size_t n, const uint8_t *body,
+                  uint64_t body_len, qk_h3_release_fn release, void *release_ctx,
+                  uint64_t *stream_id)
+{
+    if (h->server || h->goaway_sent || n > H3_MAX_FIELDS) return QK_ERR_STATE;
+    if (h->dead) return QK_ERR_CLOSED;
+    uint64_t sid;
+    int rc = qk_stream_open(h->c, true, &sid);
+    if (rc) return rc;
+    h3_stream *s = stream_add(h, sid);
+    if (!s) {
+        qk_stream_reset(h->c, sid, QK_H3_INTERNAL_ERROR);
+        return QK_ERR_NOMEM;
+    }
+    nghttp3_nv nva[H3_MAX_FIELDS];
+    for (size_t i = 0; i < n; i++) nva[i] = nv_of(&hdrs[i]);
+    nghttp3_data_reader dr = {read_body};
+    if (body) set_body(s, body, body_len, release, release_ctx);
+    int rv = nghttp3_conn_submit_request(h->ng, (int64_t)sid, nva, n, body ? &dr : NULL, NULL);
+    if (rv) {
+        s->release = NULL; /* the caller keeps ownership on failure */
+        stream_free(h, s);
+        qk_stream_reset(h->c, sid, QK_H3_INTERNAL_ERROR);
+        return rv == NGHTTP3_ERR_NOMEM ? QK_ERR_NOMEM : QK_ERR_STATE;
+    }
+    *stream_id = sid;
+    return 0;
+}
+
+int qk_h3_respond(qk_h3 *h, uint64_t stream_id, unsigned status, const qk_h3_header *hdrs, size_t n,
+                  const uint8_t *body, uint64_t body_len, qk_h3_release_fn release,
+                  void *release_ctx)
+{
+    if (!h->server || n + 1 > H3_MAX_FIELDS || status < 100 || status > 999) return QK_ERR_STATE;
+    h3_stream *s = find(h, stream_id);
+    if (!s) return QK_ERR_NOT_FOUND;
+    if (s->responded) return QK_ERR_STATE;
+    char st[4] = {(char)('0' + status / 100), (char)('0' + status / 10 % 10),
+                  (char)('0' + status % 10), 0};
+    qk_h3_header stat = qk_h3_hdr(":status", st);
+    nghttp3_nv nva[H3_MAX_FIELDS];
+    nva[0] = nv_of(&stat);
+    for (size_t i = 0; i < n; i++) nva[i + 1] = nv_of(&hdrs[i]);
+    nghttp3_data_reader dr = {read_body};
+    if (body) set_body(s, body, body_len, release, release_ctx);
+    int rv = nghttp3_conn_submit_response(h->ng, (int64_t)stream_id, nva, n + 1, body ? &dr : NULL);
+    if (rv) {
+        s->release = NULL;
+        s->body = NULL;
+        return rv == NGHTTP3_ERR_NOMEM ? QK_ERR_NOMEM : QK_ERR_STATE;
+    }
+    s->responded = true;
+    return 0;
+}
+
+int qk_h3_shutdown(qk_h3 *h)
+{
+    if (h->dead || h->goaway_sent) return QK_ERR_STATE;
+    /* RFC 9114 §5.2: GOAWAY; nghttp3 sends the notice, then the final id. */
+    if (nghttp3_conn_submit_shutdown_notice(h->ng) || nghttp3_conn_shutdown(h->ng))
+        return QK_ERR_STATE;
+    h->goaway_sent = true;
+    return 0;
+}

@@ -1,0 +1,388 @@
+/* HTTP/3 (src/h3) between a quack client and a quack server in a qk_pair:
+ * requests and responses with bodies, 404s, request bodies, more concurrent
+ * requests than the stream limit, GOAWAY, and a reset request. */
+#include "qk_pair.h"
+#include "qk_test.h"
+
+#include <quack/h3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_REQ 400
+
+typedef struct req {
+    uint64_t sid;
+    bool sent, got_headers, done, reset;
+    unsigned status;
+    size_t want, got;
+    bool mismatch;
+    char path[64];
+} req;
+
+typedef struct srv_req {
+    uint64_t sid;
+    bool used;
+    char path[64];
+    size_t upload;
+} srv_req;
+
+typedef struct world {
+    qk_pair p;
+    qk_h3 *ch, *sh;
+    req reqs[MAX_REQ];
+    size_t nreq, nsent, ndone;
+    srv_req sreqs[MAX_REQ];
+    uint8_t *body; /* server bodies: pattern bytes */
+    size_t body_cap;
+    size_t upload_len; /* client request body length (0: GET) */
+    uint8_t *upload;
+    bool client_goaway, server_goaway_at_end;
+    uint64_t goaway_id;
+    unsigned releases;
+    bool reset_first; /* server resets the first request instead of answering */
+} world;
+
+static uint8_t pat(size_t i)
+{
+    return (uint8_t)((i * 2654435761u) >> 11);
+}
+
+static req *creq_of(world *w, uint64_t sid)
+{
+    for (size_t i = 0; i < w->nsent; i++)
+        if (w->reqs[i].sent && w->reqs[i].sid == sid) return &w->reqs[i];
+    return NULL;
+}
+
+static void c_headers(void *u, qk_h3 *h, uint64_t sid, const qk_h3_header *hd, size_t n, bool fin)
+{
+    (void)h;
+    (void)fin;
+    world *w = u;
+    req *r = creq_of(w, sid);
+    assert_non_null(r);
+    assert_true(n >= 1);
+    assert_int_equal(hd[0].name_len, 7);
+    assert_memory_equal(hd[0].name, ":status", 7);
+    r->status = (unsigned)atoi(hd[0].value);
+    r->got_headers = true;
+}
+
+static void c_data(void *u, qk_h3 *h, uint64_t sid, const uint8_t *d, size_t len)
+{
+    (void)h;
+    world *w = u;
+    req *r = creq_of(w, sid);
+    assert_non_null(r);
+    for (size_t i = 0; i < len; i++)
+        if (d[i] != pat(r->got + i)) r->mismatch = true;
+    r->got += len;
+}
+
+static void c_end(void *u, qk_h3 *h, uint64_t sid)
+{
+    (void)h;
+    world *w = u;
+    req *r = creq_of(w, sid);
+    assert_non_null(r);
+    assert_false(r->done);
+    r->done = true;
+    w->ndone++;
+}
+
+static void c_reset(void *u, qk_h3 *h, uint64_t sid, uint64_t code)
+{
+    (void)h;
+    (void)code;
+    world *w = u;
+    req *r = creq_of(w, sid);
+    if (r && !r->done) {
+        r->reset = true;
+        r->done = true;
+        w->ndone++;
+    }
+}
+
+static void c_goaway(void *u, qk_h3 *h, uint64_t id)
+{
+    (void)h;
+    world *w = u;
+    w->client_goaway = true;
+    w->goaway_id = id;
+}
+
+static srv_req *sreq_of(world *w, uint64_t sid, bool add)
+{
+    for (size_t i = 0; i < MAX_REQ; i++)
+        if (w->sreqs[i].used && w->sreqs[i].sid == sid) return &w->sreqs[i];
+    if (!add) return NULL;
+    for (size_t i = 0; i < MAX_REQ; i++)
+        if (!w->sreqs[i].used) {
+            memset(&w->sreqs[i], 0, sizeof w->sreqs[i]);
+            w->sreqs[i].used = true;
+            w->sreqs[i].sid = sid;
+            return &w->sreqs[i];
+        }
+    return NULL;
+}
+
+static void s_headers(void *u, qk_h3 *h, uint64_t sid, const qk_h3_header *hd, size_t n, bool fin)
+{
+    (void)h;
+    (void)fin;
+    world *w = u;
+    srv_req *r = sreq_of(w, sid, true);
+    assert_non_null(r);
+    bool method = false;
+    for (size_t i = 0; i < n; i++) {
+        if (hd[i].name_len == 5 && !memcmp(hd[i].name, ":path", 5)) {
+            assert_true(hd[i].value_len < sizeof r->path);
+            memcpy(r->path, hd[i].value, hd[i].value_len);
+            r->path[hd[i].value_len] = 0;
+        }
+        if (hd[i].name_len == 7 && !memcmp(hd[i].name, ":method", 7)) method = true;
+    }
+    assert_true(method);
+}
+
+static void s_data(void *u, qk_h3 *h, uint64_t sid, const uint8_t *d, size_t len)
+{
+    (void)h;
+    world *w = u;
+    srv_req *r = sreq_of(w, sid, false);
+    assert_non_null(r);
+    for (size_t i = 0; i < len; i++) assert_int_equal(d[i], pat(r->upload + i));
+    r->upload += len;
+}
+
+static void released(void *ctx)
+{
+    world *w = ctx;
+    w->releases++;
+}
+
+static void s_end(void *u, qk_h3 *h, uint64_t sid)
+{
+    world *w = u;
+    srv_req *r = sreq_of(w, sid, false);
+    assert_non_null(r);
+    char len[32];
+    if (w->reset_first && r->path[1] == 'r') {
+        qk_stream_reset(qk_h3_conn(h), sid, QK_H3_REQUEST_CANCELLED);
+        r->used = false;
+        return;
+    }
+    if (strncmp(r->path, "/size/", 6)) {
+        qk_h3_header ct = qk_h3_hdr("content-type", "text/plain");
+        assert_int_equal(qk_h3_respond(h, sid, 404, &ct, 1, (const uint8_t *)"", 0, NULL, NULL), 0);
+    } else {
+        size_t n = (size_t)strtoull(r->path + 6, NULL, 10);
+        assert_true(n <= w->body_cap);
+        assert_int_equal(r->upload, w->upload_len); /* the whole request body arrived */
+        snprintf(len, sizeof len, "%zu", n);
+        qk_h3_header cl = qk_h3_hdr("content-length", len);
+        assert_int_equal(qk_h3_respond(h, sid, 200, &cl, 1, w->body, n, released, w), 0);
+    }
+    assert_int_equal(qk_h3_respond(h, sid, 200, NULL, 0, NULL, 0, NULL, NULL), QK_ERR_STATE);
+    r->used = false;
+}
+
+static const qk_h3_callbacks ccb = {c_headers, c_data, c_end, c_reset, c_goaway};
+static const qk_h3_callbacks scb = {s_headers, s_data, s_end, NULL, NULL};
+
+static void send_requests(world *w)
+{
+    while (w->nsent < w->nreq) {
+        req *r = &w->reqs[w->nsent];
+        qk_h3_header hd[4] = {qk_h3_hdr(":method", w->upload_len ? "POST" : "GET"),
+                              qk_h3_hdr(":scheme", "https"), qk_h3_hdr(":authority", "quack.test"),
+                              qk_h3_hdr(":path", r->path)};
+        int rc = qk_h3_request(w->ch, hd, 4, w->upload_len ? w->upload : NULL, w->upload_len, NULL,
+                               NULL, &r->sid);
+        if (rc == QK_ERR_STREAM_LIMIT) return;
+        assert_int_equal(rc, 0);
+        r->sent = true;
+        w->nsent++;
+    }
+}
+
+/* Route the pair's collected events to the two HTTP/3 layers. */
+static bool step(qk_pair *p, void *ctx)
+{
+    world *w = ctx;
+    for (size_t i = 0; i < p->ncev; i++) {
+        qk_event *ev = &p->cev[i];
+        if (ev->type == QK_EV_CONNECTED && !w->ch) {
+            int err;
+            w->ch = qk_h3_new(ev->conn, false, &ccb, w, &err);
+            assert_non_null(w->ch);
+        } else if (ev->type == QK_EV_CLOSED) {
+            qk_h3_del(w->ch);
+            w->ch = NULL;
+        } else if (w->ch) {
+            assert_int_equal(qk_h3_on_event(w->ch, ev), 0);
+        }
+    }
+    for (size_t i = 0; i < p->nsev; i++) {
+        qk_event *ev = &p->sev[i];
+        if (ev->type == QK_EV_CLOSED) {
+            qk_h3_del(w->sh);
+            w->sh = NULL;
+            continue;
+        }
+        if (!w->sh) {
+            int err;
+            w->sh = qk_h3_new(ev->conn, true, &scb, w, &err);
+            assert_non_null(w->sh);
+        }
+        assert_int_equal(qk_h3_on_event(w->sh, ev), 0);
+    }
+    p->ncev = p->nsev = 0;
+    if (w->ch) send_requests(w);
+    if (w->ch) assert_true(qk_h3_flush(w->ch) >= 0);
+    if (w->sh) assert_true(qk_h3_flush(w->sh) >= 0);
+    qk_pair_flush(p);
+    return w->nreq && w->ndone == w->nreq;
+}
+
+static void world_init(world *w, size_t nreq, size_t body_cap)
+{
+    memset(w, 0, sizeof *w);
+    assert_int_equal(qk_pair_init(&w->p, 5 * QK_NS_PER_MS), 0);
+    w->p.ccfg.alpn[0] = w->p.scfg.alpn[0] = QK_H3_ALPN;
+    w->nreq = nreq;
+    w->body_cap = body_cap;
+    w->body = malloc(body_cap ? body_cap : 1);
+    for (size_t i = 0; i < body_cap; i++) w->body[i] = pat(i);
+}
+
+static void world_run(world *w, qk_time limit_ns)
+{
+    assert_int_equal(qk_pair_start(&w->p), 0);
+    bool ok = qk_pair_run_until(&w->p, step, w, w->p.now + limit_ns);
+    if (!ok) fprintf(stderr, "h3: %zu of %zu requests done\n", w->ndone, w->nreq);
+    assert_true(ok);
+}
+
+static void world_free(world *w)
+{
+    qk_h3_del(w->ch);
+    qk_h3_del(w->sh);
+    qk_pair_free(&w->p);
+    free(w->body);
+    free(w->upload);
+}
+
+static void test_get_sizes_and_404(void **state)
+{
+    (void)state;
+    world w;
+    static const size_t sizes[] = {0, 1, 1000, 65536, 300000, 2u << 20};
+    world_init(&w, 7, 2u << 20);
+    for (size_t i = 0; i < 6; i++) {
+        snprintf(w.reqs[i].path, sizeof w.reqs[i].path, "/size/%zu", sizes[i]);
+        w.reqs[i].want = sizes[i];
+    }
+    snprintf(w.reqs[6].path, sizeof w.reqs[6].path, "/missing");
+    world_run(&w, 60 * QK_NS_PER_S);
+    for (size_t i = 0; i < 6; i++) {
+        assert_true(w.reqs[i].got_headers);
+        assert_int_equal(w.reqs[i].status, 200);
+        assert_int_equal(w.reqs[i].got, sizes[i]);
+        assert_false(w.reqs[i].mismatch);
+    }
+    assert_int_equal(w.reqs[6].status, 404);
+    assert_int_equal(w.reqs[6].got, 0);
+    /* every non-empty body was released once nghttp3 no longer needed it */
+    assert_true(w.releases >= 5);
+    assert_int_equal(qk_h3_active(w.ch), 0);
+    world_free(&w);
+}
+
+static void test_many_concurrent_beyond_stream_limit(void **state)
+{
+    (void)state;
+    world w;
+    world_init(&w, 250, 4096);
+    w.p.scfg.max_streams_bidi = 40; /* the client must wait for MAX_STREAMS */
+    for (size_t i = 0; i < 250; i++) {
+        snprintf(w.reqs[i].path, sizeof w.reqs[i].path, "/size/%zu", (i * 37) % 4096);
+        w.reqs[i].want = (i * 37) % 4096;
+    }
+    world_run(&w, 60 * QK_NS_PER_S);
+    for (size_t i = 0; i < 250; i++) {
+        assert_int_equal(w.reqs[i].status, 200);
+        assert_int_equal(w.reqs[i].got, w.reqs[i].want);
+        assert_false(w.reqs[i].mismatch);
+    }
+    world_free(&w);
+}
+
+static void test_post_body(void **state)
+{
+    (void)state;
+    world w;
+    world_init(&w, 3, 1000);
+    w.upload_len = 500000;
+    w.upload = malloc(w.upload_len);
+    for (size_t i = 0; i < w.upload_len; i++) w.upload[i] = pat(i);
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(w.reqs[i].path, sizeof w.reqs[i].path, "/size/%zu", i * 100);
+        w.reqs[i].want = i * 100;
+    }
+    world_run(&w, 60 * QK_NS_PER_S); /* s_end asserts the upload arrived whole */
+    for (size_t i = 0; i < 3; i++) assert_int_equal(w.reqs[i].got, i * 100);
+    world_free(&w);
+}
+
+static bool got_goaway(qk_pair *p, void *ctx)
+{
+    world *w = ctx;
+    step(p, ctx);
+    return w->client_goaway;
+}
+
+static void test_goaway(void **state)
+{
+    (void)state;
+    world w;
+    world_init(&w, 3, 100);
+    for (size_t i = 0; i < 3; i++) snprintf(w.reqs[i].path, sizeof w.reqs[i].path, "/size/10");
+    world_run(&w, 10 * QK_NS_PER_S);
+    assert_int_equal(qk_h3_shutdown(w.sh), 0);
+    assert_int_equal(qk_h3_shutdown(w.sh), QK_ERR_STATE);
+    w.nreq = 0;
+    assert_true(qk_pair_run_until(&w.p, got_goaway, &w, w.p.now + 5 * QK_NS_PER_S));
+    /* RFC 9114 §5.2: the id is a client bidi stream id, above those served (0, 4, 8). */
+    assert_int_equal(w.goaway_id % 4, 0);
+    assert_true(w.goaway_id >= 12);
+    world_free(&w);
+}
+
+static void test_server_reset(void **state)
+{
+    (void)state;
+    world w;
+    world_init(&w, 2, 100);
+    w.reset_first = true;
+    snprintf(w.reqs[0].path, sizeof w.reqs[0].path, "/r");
+    snprintf(w.reqs[1].path, sizeof w.reqs[1].path, "/size/50");
+    world_run(&w, 10 * QK_NS_PER_S);
+    assert_true(w.reqs[0].reset);
+    assert_false(w.reqs[1].reset);
+    assert_int_equal(w.reqs[1].got, 50);
+    world_free(&w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_get_sizes_and_404),
+        cmocka_unit_test(test_many_concurrent_beyond_stream_limit),
+        cmocka_unit_test(test_post_body),
+        cmocka_unit_test(test_goaway),
+        cmocka_unit_test(test_server_reset),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,146 @@
+/* Spurious losses (recovery.c with the real NewReno and CUBIC controllers):
+ * a congestion response is undone only when every loss behind it is acked
+ * late; the packet reordering threshold grows to the observed distance; an
+ * ECN-CE response is never undone. */
+#include "qk_test.h"
+#include "transport/recovery.h"
+
+#include <string.h>
+
+#define MS QK_NS_PER_MS
+
+typedef struct fx {
+    qk_recovery rec;
+    qk_rtt rtt;
+    qk_cc cc;
+} fx;
+
+static void setup(fx *f, qk_cc_algo algo)
+{
+    memset(f, 0, sizeof *f);
+    assert_int_equal(qk_cc_init(&f->cc, algo, 1200, 0), 0);
+    qk_rtt_init(&f->rtt, 0);
+    qk_recovery_config cfg = {.is_server = true};
+    assert_int_equal(qk_recovery_init(&f->rec, &cfg, &f->rtt, &f->cc, NULL), 0);
+    qk_recovery_set_handshake_confirmed(&f->rec, 0);
+}
+
+static void send_n(fx *f, uint64_t from, uint64_t to, qk_time t)
+{
+    for (uint64_t pn = from; pn <= to; pn++) {
+        qk_sent_packet p = {.pn = pn, .size_bytes = 1200, .ack_eliciting = true, .in_flight = true};
+        qk_sent_frame fr = {.kind = QK_SF_PING};
+        assert_int_equal(qk_recovery_on_packet_sent(&f->rec, QK_PN_SPACE_APP, &p, &fr, 1, t), 0);
+    }
+}
+
+static int ack(fx *f, uint64_t lo, uint64_t hi, qk_time now, bool ecn, uint64_t ce)
+{
+    qk_ack_range r = {lo, hi};
+    qk_ack_received a = {.ranges = &r, .n_ranges = 1, .has_ecn = ecn, .ce = ce};
+    return qk_recovery_on_ack_received(&f->rec, QK_PN_SPACE_APP, &a, now);
+}
+
+/* Packets 0..2 are reordered behind 3..9: the packet threshold (3) declares
+ * them lost and the window is cut; their late ACK restores it. */
+static void undo_all_spurious(qk_cc_algo algo)
+{
+    fx f;
+    setup(&f, algo);
+    send_n(&f, 0, 9, 0);
+    ack(&f, 3, 9, 50 * MS, false, 0);
+    /* RFC 9002 §A.7: losses are processed before the acks, so the window
+     * cut was the initial one (the 7 acked packets were sent before the
+     * recovery period began and do not grow it). */
+    uint64_t before = qk_cc_initial_window(1200);
+    assert_int_equal(f.rec.stats.packets_lost, 3);
+    assert_true(f.cc.cwnd_bytes < before);
+    assert_int_equal(f.cc.congestion_events, 1);
+    ack(&f, 0, 9, 51 * MS, false, 0); /* 0..2 arrive late: all three were spurious */
+    assert_int_equal(f.rec.stats.spurious_losses, 3);
+    assert_int_equal(f.rec.stats.undos, 1);
+    assert_int_equal(f.cc.cwnd_bytes, before);
+    assert_int_equal(f.cc.ssthresh_bytes, UINT64_MAX);
+    assert_false(f.cc.in_recovery);
+    /* RFC 9002 §6.1 adaptive threshold: distance 9 - 0 seen, threshold 10. */
+    assert_int_equal(f.rec.reorder_threshold, 10);
+    qk_recovery_free(&f.rec);
+}
+
+static void test_undo_newreno(void **state)
+{
+    (void)state;
+    undo_all_spurious(QK_CC_NEWRENO);
+}
+
+static void test_undo_cubic(void **state)
+{
+    (void)state;
+    undo_all_spurious(QK_CC_CUBIC);
+}
+
+/* One of three losses was real: no undo. */
+static void test_no_undo_when_some_real(void **state)
+{
+    (void)state;
+    fx f;
+    setup(&f, QK_CC_NEWRENO);
+    send_n(&f, 0, 9, 0);
+    ack(&f, 3, 9, 50 * MS, false, 0);
+    uint64_t cut = f.cc.cwnd_bytes;
+    qk_ack_range r[2] = {{3, 9}, {0, 1}}; /* 2 never arrives */
+    qk_ack_received a = {.ranges = r, .n_ranges = 2};
+    assert_true(qk_recovery_on_ack_received(&f.rec, QK_PN_SPACE_APP, &a, 51 * MS) >= 0);
+    assert_int_equal(f.rec.stats.spurious_losses, 2);
+    assert_int_equal(f.rec.stats.undos, 0);
+    assert_int_equal(f.cc.cwnd_bytes, cut);
+    qk_recovery_free(&f.rec);
+}
+
+/* After learning threshold 10, a 5-packet reordering gap is not a loss. */
+static void test_learnt_threshold(void **state)
+{
+    (void)state;
+    fx f;
+    setup(&f, QK_CC_CUBIC);
+    send_n(&f, 0, 9, 0);
+    ack(&f, 3, 9, 50 * MS, false, 0);
+    ack(&f, 0, 9, 51 * MS, false, 0);
+    uint64_t lost = f.rec.stats.packets_lost;
+    send_n(&f, 10, 19, 52 * MS);
+    ack(&f, 15, 19, 60 * MS, false, 0); /* 10..14 still missing, 5 behind */
+    assert_int_equal(f.rec.stats.packets_lost, lost);
+    /* Beyond the learnt distance it is a loss again. */
+    send_n(&f, 20, 40, 61 * MS);
+    ack(&f, 20, 40, 70 * MS, false, 0);
+    assert_int_equal(f.rec.stats.packets_lost, lost + 5);
+    qk_recovery_free(&f.rec);
+}
+
+/* A CE response is not a loss and is never undone, even by a later spurious loss. */
+static void test_ecn_never_undone(void **state)
+{
+    (void)state;
+    fx f;
+    setup(&f, QK_CC_CUBIC);
+    f.rec.ecn_state = QK_ECN_STATE_CAPABLE;
+    send_n(&f, 0, 9, 0);
+    ack(&f, 0, 4, 50 * MS, true, 1);
+    uint64_t cut = f.cc.cwnd_bytes;
+    assert_int_equal(f.cc.congestion_events, 1);
+    ack(&f, 0, 9, 60 * MS, true, 1);
+    assert_int_equal(f.rec.stats.undos, 0);
+    assert_true(f.cc.cwnd_bytes >= cut);
+    assert_true(f.cc.ssthresh_bytes < UINT64_MAX);
+    qk_recovery_free(&f.rec);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_undo_newreno),           cmocka_unit_test(test_undo_cubic),
+        cmocka_unit_test(test_no_undo_when_some_real), cmocka_unit_test(test_learnt_threshold),
+        cmocka_unit_test(test_ecn_never_undone),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
