@@ -141,13 +141,17 @@ static bool credit_went_fast(qk_flow_rx *rx, qk_time now, qk_time srtt_ns, doubl
         fast = 2 * used >= w && dt < 2 * srtt_ns;
     }
     *rate_rtt_bytes = dt ? (double)used * (double)srtt_ns / (double)dt : (double)UINT64_MAX;
+    /* Reference for "climbing": the recent peak, decaying 10% a measurement,
+     * so one starved interval (a slow reader's) does not look like growth. */
+    double decayed = 0.9 * rx->last_rate_rtt_bytes;
+    rx->last_rate_rtt_bytes = *rate_rtt_bytes > decayed ? *rate_rtt_bytes : decayed;
     return fast;
 }
 
 static void autotune(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
 {
     if (!rx->autotune || !rx->updated_once || srtt_ns == 0) return;
-    double rate_rtt = 0;
+    double rate_rtt = 0, prev_rate = rx->last_rate_rtt_bytes;
     bool fast = credit_went_fast(rx, now, srtt_ns, &rate_rtt);
     /* A reader that leaves more than a quarter window unread is the limit,
      * not the window: no growth (the backpressure the yamux seed describes). */
@@ -158,12 +162,15 @@ static void autotune(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
     rx->period_reader_kept_up = false;
     uint64_t w = rx->window_bytes;
     uint64_t target = w > UINT64_MAX / 2 ? UINT64_MAX : 2 * w;
-    /* Sizing (quack): at most QK_FLOW_SIZE_RTTS x the measured consumption
-     * per srtt. Window-limited, that rate is w / (1..2 srtt), so the window
-     * still grows 1.25-2x; limited by the link or a slow reader it stops near
-     * 2.5 x rate x srtt instead of the 4-8x that plain doubling reaches. */
+    /* Sizing (quack): while the consumption rate is still climbing (> 1.15x
+     * the recent peak: slow start, where the measured rate lags the
+     * congestion window, which only grows while it is the limit, RFC 9002
+     * §7.8) double. At a steady rate grow to at most QK_FLOW_SIZE_RTTS x the
+     * consumption per srtt: limited by the link or a slow reader the window
+     * stops near 2.5 x rate x srtt instead of the 4-8x of plain doubling. */
     double sized = QK_FLOW_SIZE_RTTS * rate_rtt;
-    if (!rx->plain_doubling && sized < (double)target) target = (uint64_t)sized;
+    bool climbing = rate_rtt > 1.15 * prev_rate;
+    if (!rx->plain_doubling && !climbing && sized < (double)target) target = (uint64_t)sized;
     grow_to(rx, target);
 }
 

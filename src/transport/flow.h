@@ -57,6 +57,7 @@ typedef struct qk_flow_rx {
     bool autotune;                       /**< double the window when credit goes fast */
     qk_flow_rule rule;                   /**< which growth trigger (default RTT2) */
     bool plain_doubling;                 /**< double on every trigger, no rate sizing */
+    double last_rate_rtt_bytes;          /**< recent peak consumption per srtt (decaying) */
     qk_time last_update_ns;              /**< when the last limit increase was issued */
     uint64_t last_update_consumed_bytes; /**< consumed_bytes at that update */
     bool updated_once;                   /**< last_update_ns is meaningful */
@@ -116,9 +117,10 @@ bool qk_flow_rx_should_update(const qk_flow_rx *rx);
  * first auto-tunes, then advertises consumed + window. Growth: when the rule
  * (rx->rule) says the previous credit went fast AND the reader kept up (at
  * most a quarter window unread: a slow reader, not the window, is the limit
- * otherwise), the window grows to min(2 x window, QK_FLOW_SIZE_RTTS x the
- * consumption measured per srtt) — plain doubling with rx->plain_doubling —
- * up to the cap and as the budget allows. The limit never decreases (RFC 9000 §4.1). Also runs
+ * otherwise), the window doubles while the consumption rate is climbing,
+ * else grows to min(2 x window, QK_FLOW_SIZE_RTTS x the consumption
+ * measured per srtt) — always doubles with rx->plain_doubling — up to the
+ * cap and as the budget allows. The limit never decreases (RFC 9000 §4.1). Also runs
  * qk_flow_rx_tick. Returns the new limit.
  */
 uint64_t qk_flow_rx_update(qk_flow_rx *rx, qk_time now, qk_time srtt_ns);
