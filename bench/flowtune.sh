@@ -44,7 +44,7 @@ for e in $which; do
             "$out/e2-rtt2.csv $out/e2-epoch.csv $out/e2-rtt2-double.csv" "rtt2 epoch rtt2-double"
         ;;
     3) # 100 streams under a 64 MiB endpoint budget, 1 Gbit/s, 60 ms.
-        run e3-100streams --rate 1gbit --rtt 60ms --streams 100 --size 2GiB --window 64KiB \
+        run e3-100streams --rate 1gbit --rtt 60ms --streams 100 --size 1000MB --window 64KiB \
             --conn-window 256KiB --budget 64MiB
         plot "$out/e3.png" "100 streams, 64 MiB budget, 1 Gbit/s, 60 ms" "$out/e3-100streams.csv" "100-streams"
         ;;
