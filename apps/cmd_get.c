@@ -442,7 +442,7 @@ static int get_config(getter *g, const get_opts *o, qk_config *cfg, qk_addr *pee
             return get_bad("--pin %s: want 64 hex digits (SHA-256 of the SPKI)", o->pin);
         cfg->has_pin = true;
     }
-    char hp[300];
+    char hp[sizeof g->authority + 8]; /* authority plus ":443" */
     snprintf(hp, sizeof hp, "%s", g->authority);
     if (!strchr(g->authority[0] == '[' ? strchr(g->authority, ']') : g->authority, ':'))
         snprintf(hp, sizeof hp, "%s:443", g->authority);

@@ -28,6 +28,14 @@ typedef enum qk_cc_kind {
 
 #define QK_MAX_ALPN 8
 
+/* QUIC versions for qk_config.version (same values as src/wire/packet.h). */
+#ifndef QK_VERSION_1
+#define QK_VERSION_1 0x00000001u /* RFC 9000 */
+#endif
+#ifndef QK_VERSION_2
+#define QK_VERSION_2 0x6b3343cfu /* RFC 9369 */
+#endif
+
 /** Packet types reported by the trace hook. */
 typedef enum qk_trace_pkt_type {
     QK_TRACE_PKT_INITIAL = 0,
@@ -123,9 +131,21 @@ typedef struct qk_config {
     uint64_t ack_frequency_reorder;    /**< fixed: reordering threshold (0 = loss threshold) */
     uint64_t max_datagram_frame_bytes; /**< 0 = DATAGRAM not supported */
     size_t max_pending_datagrams;      /**< queued outgoing DATAGRAM frames */
-    uint8_t cid_bytes;                 /**< length of our connection IDs (1..20) */
-    uint64_t active_cid_limit;
+    uint8_t cid_bytes; /**< length of our connection IDs (1..20; 0 is refused: no address demux) */
+    uint64_t active_cid_limit; /**< CIDs we accept from the peer (2..8) */
     size_t max_connections;
+
+    /* Robustness (RFC 9000 §6, §8.1, §10.3). */
+    uint32_t version; /**< client: version to offer (0 = v1; v1 or v2); server: 0 = accept v1 and
+                           v2, else only this one (others get Version Negotiation) */
+    bool retry;       /**< server: validate every new client address with a Retry */
+    size_t max_handshakes;           /**< server: above this many handshakes in progress,
+                                          answer new clients with Retry (0 = no limit) */
+    qk_time retry_token_lifetime_ns; /**< server: Retry token validity (default 10 s) */
+    qk_time new_token_lifetime_ns; /**< server: NEW_TOKEN validity (default 24 h, 0 = none sent) */
+    uint8_t static_key[32];        /**< stateless-reset and token key; all zero = random per
+                                        endpoint (a restarted server needs the same key) */
+    uint32_t max_resets_per_s;     /**< stateless resets sent per second (default 100) */
 
     const char *qlog_dir; /**< one JSON-SEQ qlog per connection, or NULL */
     qk_trace_fn trace;    /**< decoded frames of every packet sent/received, or NULL */
@@ -137,6 +157,14 @@ typedef struct qk_config {
 /** Fill cfg with defaults (CUBIC; 256 KiB connection / 64 KiB stream receive windows
  * auto-tuned up to 96 MiB / 64 MiB; 30 s idle; 100 streams). */
 void qk_config_default(qk_config *cfg);
+
+/**
+ * Check a configuration as qk_endpoint_new() does and explain the first
+ * problem in why (may be NULL). Returns 0, QK_ERR_CONFIG (e.g. cid_bytes 0:
+ * zero-length connection IDs need address-based demultiplexing, which quack
+ * does not do) or QK_ERR_VERSION (config.version is not v1 or v2).
+ */
+int qk_config_check(const qk_config *cfg, char *why, size_t why_len);
 
 typedef enum qk_event_type {
     QK_EV_NONE = 0,
@@ -174,8 +202,11 @@ typedef struct qk_conn_stats {
     uint64_t stream_bytes_sent, stream_bytes_received;
     uint64_t ack_frames_sent, ack_frames_received;
     uint64_t ack_frequency_frames_sent, ack_frequency_frames_received;
-    uint64_t immediate_acks_sent;     /**< IMMEDIATE_ACK frames sent */
-    uint64_t immediate_acks_received; /**< IMMEDIATE_ACK frames received */
+    uint64_t immediate_acks_sent;       /**< IMMEDIATE_ACK frames sent */
+    uint64_t immediate_acks_received;   /**< IMMEDIATE_ACK frames received */
+    uint64_t ack_frames_sent_immediate; /**< ACK frames sent at once (threshold, reordering,
+                                         *   CE, IMMEDIATE_ACK, handshake) rather than on
+                                         *   the max_ack_delay timer */
     uint64_t pto_count, congestion_events;
     uint64_t streams_opened_local, streams_opened_remote;
     uint64_t datagrams_sent, datagrams_received;
@@ -238,6 +269,22 @@ bool qk_endpoint_poll_event(qk_endpoint *ep, qk_event *ev);
 
 /** Number of live connections. */
 size_t qk_endpoint_conn_count(const qk_endpoint *ep);
+
+/** Stateless packets and token decisions of an endpoint (qk_endpoint_stats_get). */
+typedef struct qk_endpoint_stats {
+    uint64_t vn_sent;           /**< Version Negotiation packets sent */
+    uint64_t retry_sent;        /**< Retry packets sent */
+    uint64_t resets_sent;       /**< stateless resets sent */
+    uint64_t resets_limited;    /**< resets not sent (rate limit, queue full, too small) */
+    uint64_t tokens_accepted;   /**< Initial tokens that validated the address */
+    uint64_t tokens_refused;    /**< Retry tokens expired / for another address (INVALID_TOKEN) */
+    uint64_t tokens_ignored;    /**< undecryptable or stale NEW_TOKEN tokens (treated as none) */
+    uint64_t initials_dropped;  /**< Initials dropped (limits, undecryptable first packet) */
+    uint64_t stateless_dropped; /**< stateless packets dropped because the queue was full */
+} qk_endpoint_stats;
+
+/** Copy the endpoint's statistics. */
+void qk_endpoint_stats_get(const qk_endpoint *ep, qk_endpoint_stats *out);
 
 /**
  * Open a local stream. Returns 0 and the id in *stream_id, QK_ERR_STREAM_LIMIT

@@ -620,16 +620,16 @@ static void quic_summary(void *obj, qk_sim *sim, qk_sim_flow_summary *o)
     double loss = snd->pkts_sent ? 100.0 * (double)snd->pkts_lost / (double)snd->pkts_sent : 0;
     snprintf(o->extra, sizeof o->extra,
              "loss=%.2f%% retx=%llu spurious=%llu acks_sent=%llu acks_recv=%llu "
-             "acks_per_pkt=%.4f af_sent=%llu imm_sent=%llu srtt_ms=%.1f cwnd=%llu swin=%llu "
+             "acks_imm=%llu acks_per_pkt=%.4f af_sent=%llu imm_sent=%llu srtt_ms=%.1f cwnd=%llu "
              "peakbuf=%llu%s",
              loss, (unsigned long long)snd->pkts_lost, (unsigned long long)snd->pkts_spurious,
              (unsigned long long)rcv->ack_frames_sent, (unsigned long long)snd->ack_frames_received,
+             (unsigned long long)rcv->ack_frames_sent_immediate,
              rcv->pkts_received ? (double)rcv->ack_frames_sent / (double)rcv->pkts_received : 0.0,
              (unsigned long long)snd->ack_frequency_frames_sent,
              (unsigned long long)snd->immediate_acks_sent, (double)snd->smoothed_rtt_ns / 1e6,
-             (unsigned long long)snd->cwnd_bytes,
-             (unsigned long long)rcv->peak_stream_rx_window_bytes,
-             (unsigned long long)rcv->peak_rx_buffered_bytes, r->mismatch ? " MISMATCH" : "");
+             (unsigned long long)snd->cwnd_bytes, (unsigned long long)rcv->peak_rx_buffered_bytes,
+             r->mismatch ? " MISMATCH" : "");
 }
 
 static uint64_t quic_recv_bytes(void *obj)

@@ -29,10 +29,10 @@ static void random_cid(qk_conn *c, qk_cid *cid, size_t len)
     qk_endpoint_random(c->ep, cid->b, len);
 }
 
-static int install_initial_keys(qk_conn *c)
+int qk_conn_install_initial_keys(qk_conn *c, const qk_cid *dcid)
 {
     uint8_t cs[QK_INITIAL_SECRET_BYTES], ss[QK_INITIAL_SECRET_BYTES];
-    int rc = qk_crypto_initial_secrets(c->version, c->odcid.b, c->odcid.len, cs, ss);
+    int rc = qk_crypto_initial_secrets(c->version, dcid->b, dcid->len, cs, ss);
     if (rc) return rc;
     qk_space *s = &c->sp[QK_PN_SPACE_INITIAL];
     qk_pkt_keys_free(&s->tx);
@@ -88,6 +88,12 @@ static void fill_local_tparams(qk_conn *c)
         tp->original_dcid.len = c->odcid.len;
         memcpy(tp->original_dcid.id, c->odcid.b, c->odcid.len);
         memcpy(tp->stateless_reset_token, c->lcid[0].reset_token, QK_RESET_TOKEN_LEN);
+        if (c->retried) {
+            /* RFC 9000 §7.3: after a Retry, name the Retry's SCID. */
+            tp->present |= QK_TPB_RETRY_SCID;
+            tp->retry_scid.len = c->retry_scid.len;
+            memcpy(tp->retry_scid.id, c->retry_scid.b, c->retry_scid.len);
+        }
     }
 }
 
@@ -159,36 +165,61 @@ qk_conn *qk_conn_new(qk_endpoint *ep, const qk_config *cfg, bool is_server, cons
                      const qk_addr *peer, const qk_cid *dcid, const qk_cid *scid,
                      const char *server_name, qk_time now, int *err)
 {
+    return qk_conn_new_ex(ep, cfg, is_server, local, peer, dcid, scid, server_name, NULL, now, err);
+}
+
+/* Connection IDs and address validation state of a new connection. */
+static void init_cids(qk_conn *c, const qk_cid *dcid, const qk_cid *scid, const qk_conn_opts *o)
+{
+    random_cid(c, &c->lcid[0].cid, c->cfg->cid_bytes);
+    c->lcid[0].active = true;
+    qk_endpoint_reset_token(c->ep, &c->lcid[0].cid, c->lcid[0].reset_token);
+    c->lcid_next_seq = 1;
+    if (c->is_server) {
+        c->initial_dcid = *dcid; /* the DCID of the client's Initial: keys, demux */
+        /* RFC 9000 §7.3: after a Retry, the original DCID comes from the token. */
+        c->odcid = o && o->orig_dcid ? *o->orig_dcid : *dcid;
+        if (o && o->retry_scid) {
+            c->retry_scid = *o->retry_scid;
+            c->retried = true;
+        }
+        c->rcid[0].cid = *scid; /* the client's SCID becomes our DCID */
+        c->peer_scid = *scid;
+        c->address_validated = o && o->validated; /* RFC 9000 §8.1 */
+    } else {
+        random_cid(c, &c->odcid, 8); /* RFC 9000 §7.2: at least 8 random bytes */
+        c->initial_dcid = c->odcid;
+        c->rcid[0].cid = c->odcid;
+        c->address_validated = true;
+        if (o && o->token_len && o->token_len <= sizeof c->token) {
+            memcpy(c->token, o->token, o->token_len); /* RFC 9000 §8.1.3 */
+            c->token_len = o->token_len;
+        }
+    }
+    c->rcid[0].active = true;
+}
+
+qk_conn *qk_conn_new_ex(qk_endpoint *ep, const qk_config *cfg, bool is_server, const qk_addr *local,
+                        const qk_addr *peer, const qk_cid *dcid, const qk_cid *scid,
+                        const char *server_name, const qk_conn_opts *opts, qk_time now, int *err)
+{
     qk_conn *c = calloc(1, sizeof *c);
     int rc = QK_ERR_NOMEM;
     if (!c) goto fail_nomem;
     c->ep = ep;
     c->cfg = cfg;
     c->is_server = is_server;
-    c->version = QK_VERSION_1;
+    c->version = opts && opts->version ? opts->version : cfg->version ? cfg->version : QK_VERSION_1;
     if (local) c->local = *local;
     c->peer = *peer;
     c->max_udp_bytes = cfg->max_udp_payload_bytes;
     c->idle_deadline = c->close_deadline = QK_TIME_INFINITE;
     c->pacing_wait = 0;
 
-    random_cid(c, &c->lcid[0].cid, cfg->cid_bytes);
-    c->lcid[0].active = true;
-    qk_endpoint_random(ep, c->lcid[0].reset_token, QK_RESET_TOKEN_LEN);
-    c->lcid_next_seq = 1;
-    if (is_server) {
-        c->odcid = *dcid;       /* the client's first DCID */
-        c->rcid[0].cid = *scid; /* the client's SCID becomes our DCID */
-        c->peer_scid = *scid;
-    } else {
-        random_cid(c, &c->odcid, 8); /* RFC 9000 §7.2: at least 8 random bytes */
-        c->rcid[0].cid = c->odcid;
-    }
-    c->rcid[0].active = true;
-    c->address_validated = !is_server; /* RFC 9000 §8.1 */
+    init_cids(c, dcid, scid, opts);
 
     for (int s = 0; s < QK_PN_SPACE_COUNT; s++) init_space(c, (qk_pn_space)s);
-    if ((rc = install_initial_keys(c))) goto fail;
+    if ((rc = qk_conn_install_initial_keys(c, &c->initial_dcid))) goto fail;
 
     qk_rtt_init(&c->rtt, QK_RTT_INITIAL_NS);
     if ((rc = qk_cc_init(&c->cc, (qk_cc_algo)cfg->cc, c->max_udp_bytes, now))) goto fail;
@@ -211,7 +242,7 @@ qk_conn *qk_conn_new(qk_endpoint *ep, const qk_config *cfg, bool is_server, cons
     fill_local_tparams(c);
     if ((rc = init_tls(c, server_name))) goto fail;
     if ((rc = qk_endpoint_add_cid(ep, &c->lcid[0].cid, c))) goto fail;
-    if (is_server && (rc = qk_endpoint_add_cid(ep, &c->odcid, c))) goto fail;
+    if (is_server && (rc = qk_endpoint_add_cid(ep, &c->initial_dcid, c))) goto fail;
     c->idle_timeout_ns = cfg->idle_timeout_ns;
     qk_conn_touch_idle(c, now);
     if (cfg->qlog_dir) {
@@ -232,7 +263,7 @@ void qk_conn_del(qk_conn *c)
     if (!c) return;
     for (size_t i = 0; i < QK_CONN_MAX_LOCAL_CIDS; i++)
         if (c->lcid[i].active) qk_endpoint_remove_cid(c->ep, &c->lcid[i].cid);
-    if (c->is_server) qk_endpoint_remove_cid(c->ep, &c->odcid);
+    if (c->is_server && !c->handshake_complete) qk_endpoint_remove_cid(c->ep, &c->initial_dcid);
     for (int s = 0; s < QK_PN_SPACE_COUNT; s++) {
         qk_ack_tracker_free(&c->sp[s].ack);
         qk_sendbuf_free(&c->sp[s].crypto_send);
@@ -267,6 +298,12 @@ static int apply_peer_tparams(qk_conn *c, qk_time now)
     if (!c->is_server) {
         if (!(tp->present & QK_TPB_ORIGINAL_DCID) || tp->original_dcid.len != c->odcid.len ||
             memcmp(tp->original_dcid.id, c->odcid.b, c->odcid.len))
+            return QK_ERR_TRANSPORT_PARAMETER;
+        /* RFC 9000 §7.3: retry_source_connection_id iff we processed a Retry. */
+        bool has_rscid = (tp->present & QK_TPB_RETRY_SCID) != 0;
+        if (has_rscid != c->retried ||
+            (c->retried && (tp->retry_scid.len != c->retry_scid.len ||
+                            memcmp(tp->retry_scid.id, c->retry_scid.b, c->retry_scid.len))))
             return QK_ERR_TRANSPORT_PARAMETER;
         if (tp->present & QK_TPB_STATELESS_RESET_TOKEN) {
             memcpy(c->rcid[0].reset_token, tp->stateless_reset_token, QK_RESET_TOKEN_LEN);
@@ -310,8 +347,11 @@ static void on_handshake_complete(qk_conn *c, qk_time now)
         c->pend |= QK_PEND_HANDSHAKE_DONE;
         qk_recovery_set_handshake_confirmed(&c->rec, now);
         qk_conn_discard_space(c, QK_PN_SPACE_HANDSHAKE, now);
-        qk_endpoint_remove_cid(c->ep, &c->odcid);
+        qk_endpoint_remove_cid(c->ep, &c->initial_dcid);
+        /* RFC 9000 §8.1.3: a token for the client's next connection. */
+        if (c->cfg->new_token_lifetime_ns) c->pend |= QK_PEND_NEW_TOKEN;
     }
+    qk_cid_issue(c); /* RFC 9000 §5.1.1: spare CIDs up to the peer's limit */
     if (!c->connected_event) {
         c->connected_event = true;
         qk_event ev = {.type = QK_EV_CONNECTED, .conn = c};
@@ -416,6 +456,7 @@ static void sink_on_acked(void *ctx, qk_pn_space space, const qk_sent_packet *pk
                 &c->rec, qk_ackfreq_pto_delay(&c->af, c->peer_tp.max_ack_delay_ms * QK_NS_PER_MS),
                 pkt->time_sent);
             break;
+        case QK_SF_RETIRE_CONNECTION_ID: qk_cid_on_retire_acked(c, f->id); break;
         case QK_SF_RESET_STREAM:
             if ((s = qk_streams_get(&c->streams, f->id))) {
                 qk_stream_on_reset_acked(s);
@@ -493,10 +534,8 @@ static void sink_on_lost(void *ctx, qk_pn_space space, const qk_sent_packet *pkt
             for (size_t j = 0; j < QK_CONN_MAX_LOCAL_CIDS; j++)
                 if (c->lcid[j].active && c->lcid[j].seq == f->id) c->lcid[j].send_pending = true;
             break;
-        case QK_SF_RETIRE_CONNECTION_ID:
-            for (size_t j = 0; j < QK_CONN_MAX_REMOTE_CIDS; j++)
-                if (c->rcid[j].seq == f->id && !c->rcid[j].active) c->rcid[j].retire_pending = true;
-            break;
+        case QK_SF_RETIRE_CONNECTION_ID: qk_cid_on_retire_lost(c, f->id); break;
+        case QK_SF_NEW_TOKEN: c->pend |= QK_PEND_NEW_TOKEN; break;
         default: break; /* PING, ACK, DATAGRAM, PATH_RESPONSE: not retransmitted */
         }
     }
@@ -752,7 +791,11 @@ void qk_conn_stats_get(const qk_conn *c, qk_conn_stats *o)
     for (int s = 0; s < QK_PN_SPACE_COUNT; s++) o->ecn_ce_reported += c->rec.sp[s].ecn_ce;
     o->ecn_state = c->cfg->ecn ? (uint8_t)(c->rec.ecn_state + 1) : 0;
     o->ack_frames_sent = 0;
-    for (int s = 0; s < QK_PN_SPACE_COUNT; s++) o->ack_frames_sent += c->sp[s].ack.stats.acks_sent;
+    o->ack_frames_sent_immediate = 0;
+    for (int s = 0; s < QK_PN_SPACE_COUNT; s++) {
+        o->ack_frames_sent += c->sp[s].ack.stats.acks_sent;
+        o->ack_frames_sent_immediate += c->sp[s].ack.stats.immediate_acks;
+    }
 }
 
 const char *qk_conn_alpn(const qk_conn *c)

@@ -25,6 +25,8 @@
 
 #define QK_CONN_MAX_LOCAL_CIDS    8
 #define QK_CONN_MAX_REMOTE_CIDS   8
+#define QK_CONN_MAX_RETIRING      16  /* RFC 9000 §5.1.2: >= 2x active_connection_id_limit */
+#define QK_CONN_TOKEN_MAX         256 /* client: Retry / NEW_TOKEN token we echo */
 #define QK_CONN_CRYPTO_BUF_BYTES  (64 * 1024) /* RFC 9000 §7.5: at least 4096 */
 #define QK_CONN_MAX_ACK_RANGES_IN 256         /* ranges of a received ACK we process */
 
@@ -55,8 +57,23 @@ typedef struct qk_remote_cid {
     uint8_t reset_token[QK_RESET_TOKEN_LEN];
     bool has_token;
     bool active;
-    bool retire_pending; /* RETIRE_CONNECTION_ID to send */
 } qk_remote_cid;
+
+/* A peer CID we retired: RETIRE_CONNECTION_ID owed (pending) or unacked (sent). */
+typedef struct qk_retiring_cid {
+    uint64_t seq;
+    bool sent;
+} qk_retiring_cid;
+
+/* Extra inputs of a new connection (qk_conn_new_ex). */
+typedef struct qk_conn_opts {
+    uint32_t version;         /* 0 = cfg->version or v1 */
+    const qk_cid *orig_dcid;  /* server: original DCID from a Retry token */
+    const qk_cid *retry_scid; /* server: the SCID of our Retry (= this Initial's DCID) */
+    bool validated;           /* server: a token validated the client's address */
+    const uint8_t *token;     /* client: token for our Initials (NEW_TOKEN) */
+    size_t token_len;
+} qk_conn_opts;
 
 /* Connection-level "what to send" flags (DESIGN.md principle 3). */
 enum {
@@ -65,6 +82,7 @@ enum {
     QK_PEND_PATH_RESPONSE = 1u << 2,
     QK_PEND_PING = 1u << 3,
     QK_PEND_CLOSE = 1u << 4,
+    QK_PEND_NEW_TOKEN = 1u << 5,
 };
 
 /* One packet number space with its keys and CRYPTO stream. */
@@ -103,6 +121,14 @@ struct qk_conn {
     qk_remote_cid rcid[QK_CONN_MAX_REMOTE_CIDS];
     size_t rcid_cur;       /* index of the DCID we use */
     bool have_server_scid; /* client: switched DCID to the server's scid */
+    qk_retiring_cid retiring[QK_CONN_MAX_RETIRING];
+    size_t n_retiring;
+    qk_cid initial_dcid; /* DCID of the client's (current) Initials: Initial keys, server demux */
+    qk_cid retry_scid;   /* SCID of the Retry (client: to check; server: tparam) */
+    bool retried;        /* a Retry was processed (client) / validated our Retry (server) */
+    bool got_packet;     /* client: a packet from the server was processed (VN/Retry ignored) */
+    uint8_t token[QK_CONN_TOKEN_MAX]; /* client: echoed in Initial packets */
+    size_t token_len;
 
     /* TLS and packet protection. */
     qk_tls *tls;
@@ -183,7 +209,12 @@ void qk_conn_flow_tick(qk_conn *c, qk_time now);
 qk_conn *qk_conn_new(qk_endpoint *ep, const qk_config *cfg, bool is_server, const qk_addr *local,
                      const qk_addr *peer, const qk_cid *dcid, const qk_cid *scid,
                      const char *server_name, qk_time now, int *err);
+qk_conn *qk_conn_new_ex(qk_endpoint *ep, const qk_config *cfg, bool is_server, const qk_addr *local,
+                        const qk_addr *peer, const qk_cid *dcid, const qk_cid *scid,
+                        const char *server_name, const qk_conn_opts *opts, qk_time now, int *err);
 void qk_conn_del(qk_conn *c);
+/* (Re)derive the Initial keys from the client's DCID (RFC 9001 §5.2). */
+int qk_conn_install_initial_keys(qk_conn *c, const qk_cid *dcid);
 /* Close with a transport error (err is a QK_ERR_*), optionally naming the frame type. */
 void qk_conn_error(qk_conn *c, int err, uint64_t frame_type, const char *reason, qk_time now);
 /* Drive TLS after CRYPTO data arrived; installs keys, queues handshake bytes. */
@@ -204,6 +235,24 @@ void qk_conn_recv(qk_conn *c, qk_datagram *d, qk_time now);
 /* Build one datagram into buf (cap bytes). Returns its length, 0 when nothing is due. */
 size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now);
 
+/* ---- cid.c: connection IDs (RFC 9000 §5.1) ---- */
+/* Issue NEW_CONNECTION_IDs up to the peer's active_connection_id_limit. */
+int qk_cid_issue(qk_conn *c);
+/* NEW_CONNECTION_ID from the peer. Returns 0 or a QK_ERR_* transport error. */
+int qk_cid_on_new(qk_conn *c, const qk_frame_new_cid *f);
+/* RETIRE_CONNECTION_ID for one of ours; dcid is the packet's DCID. */
+int qk_cid_on_retire(qk_conn *c, const uint8_t *dcid, size_t dcid_len, uint64_t seq);
+void qk_cid_on_retire_acked(qk_conn *c, uint64_t seq);
+void qk_cid_on_retire_lost(qk_conn *c, uint64_t seq);
+/* True when the datagram ends with the reset token of a peer CID (RFC 9000 §10.3.1). */
+bool qk_cid_is_stateless_reset(const qk_conn *c, const uint8_t *dgram, size_t len);
+
+/* ---- retry.c: client side of VN, Retry, NEW_TOKEN, stateless reset ---- */
+void qk_conn_on_vn(qk_conn *c, const qk_pkt_hdr *h, qk_time now);
+void qk_conn_on_retry(qk_conn *c, const uint8_t *pkt, const qk_pkt_hdr *h, qk_time now);
+int qk_conn_on_new_token(qk_conn *c, const uint8_t *tok, size_t len, qk_time now);
+void qk_conn_on_stateless_reset(qk_conn *c, qk_time now);
+
 /**
  * ECN codepoint of the datagram qk_conn_send just built (RFC 9000 §13.4.2):
  * ECT(0) when qk_config.ecn is on and validation has not failed (at most
@@ -222,6 +271,14 @@ int qk_endpoint_add_cid(qk_endpoint *ep, const qk_cid *cid, qk_conn *c);
 void qk_endpoint_remove_cid(qk_endpoint *ep, const qk_cid *cid);
 void qk_endpoint_random(qk_endpoint *ep, uint8_t *buf, size_t len);
 qk_flow_budget *qk_endpoint_budget(qk_endpoint *ep);
+/* RFC 9000 §10.3.2: reset token of one of our CIDs, HMAC(static key, CID). */
+void qk_endpoint_reset_token(qk_endpoint *ep, const qk_cid *cid, uint8_t token[QK_RESET_TOKEN_LEN]);
+/* Server: seal a NEW_TOKEN token for peer. Returns its length or a QK_ERR_*. */
+int qk_endpoint_mint_new_token(qk_endpoint *ep, const qk_addr *peer, qk_time now, uint8_t *out,
+                               size_t cap);
+/* Client: remember a NEW_TOKEN token for the server at peer. */
+void qk_endpoint_store_token(qk_endpoint *ep, const qk_addr *peer, const uint8_t *tok, size_t len,
+                             qk_time now);
 
 /* qlog (qlog.c): no-ops when c->qlog is NULL. */
 void qk_qlog_open(qk_conn *c, const char *dir, qk_time now);

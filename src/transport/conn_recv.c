@@ -152,62 +152,6 @@ static int on_max_stream_data(qk_conn *c, uint64_t id, uint64_t max)
     return 0;
 }
 
-static int on_new_cid(qk_conn *c, const qk_frame_new_cid *f)
-{
-    /* RFC 9000 §19.15: a zero-length-CID peer must not send this. */
-    if (c->rcid[c->rcid_cur].cid.len == 0) return QK_ERR_PROTOCOL_VIOLATION;
-    size_t active = 0, free_slot = QK_CONN_MAX_REMOTE_CIDS;
-    for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++) {
-        qk_remote_cid *r = &c->rcid[i];
-        if (r->active && r->seq == f->seq) {
-            if (r->cid.len != f->cid_len || memcmp(r->cid.b, f->cid, f->cid_len))
-                return QK_ERR_PROTOCOL_VIOLATION; /* same seq, different CID */
-            return 0;                             /* duplicate */
-        }
-        if (r->active && r->seq < f->retire_prior_to) {
-            r->active = false;
-            r->retire_pending = true; /* RFC 9000 §5.1.2 */
-        }
-        if (r->active)
-            active++;
-        else if (!r->retire_pending && free_slot == QK_CONN_MAX_REMOTE_CIDS)
-            free_slot = i;
-    }
-    if (f->seq < f->retire_prior_to) {
-        /* Immediately retired. */
-        return 0;
-    }
-    if (active >= c->cfg->active_cid_limit || free_slot == QK_CONN_MAX_REMOTE_CIDS)
-        return QK_ERR_CONNECTION_ID_LIMIT; /* RFC 9000 §5.1.1 */
-    qk_remote_cid *r = &c->rcid[free_slot];
-    memset(r, 0, sizeof *r);
-    r->cid.len = (uint8_t)f->cid_len;
-    memcpy(r->cid.b, f->cid, f->cid_len);
-    r->seq = f->seq;
-    memcpy(r->reset_token, f->reset_token, QK_RESET_TOKEN_LEN);
-    r->has_token = true;
-    r->active = true;
-    if (!c->rcid[c->rcid_cur].active) c->rcid_cur = free_slot;
-    return 0;
-}
-
-static int on_retire_cid(qk_conn *c, const rx_ctx *rx, uint64_t seq)
-{
-    if (seq >= c->lcid_next_seq) return QK_ERR_PROTOCOL_VIOLATION; /* RFC 9000 §19.16 */
-    for (size_t i = 0; i < QK_CONN_MAX_LOCAL_CIDS; i++) {
-        qk_local_cid *l = &c->lcid[i];
-        if (l->active && l->seq == seq) {
-            /* RFC 9000 §19.16: the CID this very packet was sent to must not be retired. */
-            if (l->cid.len == rx->dcid_len && !memcmp(l->cid.b, rx->dcid, rx->dcid_len))
-                return QK_ERR_PROTOCOL_VIOLATION;
-            qk_endpoint_remove_cid(c->ep, &l->cid);
-            l->active = false;
-            l->send_pending = false;
-        }
-    }
-    return 0;
-}
-
 static int on_close(qk_conn *c, const rx_ctx *rx, const qk_frame *f)
 {
     c->close_app = f->type == QK_FT_CONNECTION_CLOSE_APP;
@@ -286,7 +230,9 @@ static int dispatch(qk_conn *c, const rx_ctx *rx, const qk_frame *f)
                                f->u.reset_stream.final_size);
     case QK_FT_STOP_SENDING:
         return on_stop_sending(c, f->u.stop_sending.stream_id, f->u.stop_sending.app_error);
-    case QK_FT_NEW_TOKEN: return c->is_server ? QK_ERR_PROTOCOL_VIOLATION : 0; /* §19.7 */
+    case QK_FT_NEW_TOKEN: /* RFC 9000 §19.7: only servers send NEW_TOKEN */
+        if (c->is_server) return QK_ERR_PROTOCOL_VIOLATION;
+        return qk_conn_on_new_token(c, f->u.new_token.token, f->u.new_token.len, rx->now);
     case QK_FT_MAX_DATA:
         if (qk_flow_tx_on_max(&c->flow_tx, f->u.max.max)) {
             for (qk_stream *s = qk_streams_next(&c->streams, NULL); s;
@@ -319,8 +265,9 @@ static int dispatch(qk_conn *c, const rx_ctx *rx, const qk_frame *f)
     case QK_FT_STREAMS_BLOCKED_UNI:
         return qk_streams_on_streams_blocked(&c->streams, t == QK_FT_STREAMS_BLOCKED_UNI,
                                              f->u.max.max);
-    case QK_FT_NEW_CONNECTION_ID: return on_new_cid(c, &f->u.new_cid);
-    case QK_FT_RETIRE_CONNECTION_ID: return on_retire_cid(c, rx, f->u.retire_cid.seq);
+    case QK_FT_NEW_CONNECTION_ID: return qk_cid_on_new(c, &f->u.new_cid);
+    case QK_FT_RETIRE_CONNECTION_ID:
+        return qk_cid_on_retire(c, rx->dcid, rx->dcid_len, f->u.retire_cid.seq);
     case QK_FT_PATH_CHALLENGE:
         memcpy(c->path_response, f->u.path.data, 8);
         c->pend |= QK_PEND_PATH_RESPONSE;
@@ -417,7 +364,16 @@ static bool client_first_server_packet(qk_conn *c, const qk_pkt_hdr *h)
 static void process_packet(qk_conn *c, uint8_t *pkt, const qk_pkt_hdr *h, qk_datagram *d,
                            qk_time now)
 {
-    if (h->type == QK_PKT_RETRY || h->type == QK_PKT_VN || h->type == QK_PKT_0RTT) return;
+    /* RFC 9000 §6.2, §17.2.5.2: the client reacts to VN and Retry. */
+    if (h->type == QK_PKT_VN) {
+        qk_conn_on_vn(c, h, now);
+        return;
+    }
+    if (h->type == QK_PKT_RETRY) {
+        qk_conn_on_retry(c, pkt, h, now);
+        return;
+    }
+    if (h->type == QK_PKT_0RTT) return;
     qk_pn_space space = qk_space_of_pkt(h->type);
     qk_space *sp = &c->sp[space];
     if (sp->discarded || !sp->has_rx) return; /* keys gone or not yet: drop */
@@ -432,6 +388,7 @@ static void process_packet(qk_conn *c, uint8_t *pkt, const qk_pkt_hdr *h, qk_dat
     if (!client_first_server_packet(c, h)) return;
     if (qk_rangeset_contains(&sp->ack.received, pn) || pn < sp->ack.floor_pn) return; /* dup */
     c->stats.pkts_received++;
+    c->got_packet = true;
     /* RFC 9000 §8.1: a Handshake packet from the client validates its address. */
     if (c->is_server && space == QK_PN_SPACE_HANDSHAKE && !c->address_validated) {
         c->address_validated = true;

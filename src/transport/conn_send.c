@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "crypto/token.h"
 #include "transport/trace.h"
 #include "wire/pn.h"
 
@@ -121,6 +122,9 @@ static bool open_packet(tx_ctx *t, qk_pn_space space)
                                  .dcid_len = d->cid.len,
                                  .scid = c->lcid[0].cid.b,
                                  .scid_len = c->lcid[0].cid.len,
+                                 /* RFC 9000 §17.2.2: the client echoes its token */
+                                 .token = p->type == QK_PKT_INITIAL ? c->token : NULL,
+                                 .token_len = p->type == QK_PKT_INITIAL ? c->token_len : 0,
                                  .pn = p->pn,
                                  .pn_len = p->pn_len};
         n = qk_pkt_encode_long(t->buf + t->len, t->cap - t->len, &hp, &lo, &po);
@@ -202,6 +206,25 @@ static void write_ack_frequency(tx_ctx *t, tx_pkt *p)
     record(p, &(qk_sent_frame){.kind = QK_SF_ACK_FREQUENCY, .id = r.seq});
 }
 
+/* RFC 9000 §8.1.3: the server gives the client a token for its next connection. */
+static void write_new_token(tx_ctx *t, tx_pkt *p)
+{
+    qk_conn *c = t->c;
+    if (!(c->pend & QK_PEND_NEW_TOKEN) || !c->is_server) return;
+    uint8_t tok[QK_ADDR_TOKEN_MAX_BYTES];
+    int n = qk_endpoint_mint_new_token(c->ep, &c->peer, t->now, tok, sizeof tok);
+    if (n <= 0) {
+        c->pend &= ~QK_PEND_NEW_TOKEN;
+        return;
+    }
+    qk_frame f = {.type = QK_FT_NEW_TOKEN};
+    f.u.new_token.token = tok;
+    f.u.new_token.len = (size_t)n;
+    if (!put_frame(t, p, &f)) return;
+    c->pend &= ~QK_PEND_NEW_TOKEN;
+    record(p, &(qk_sent_frame){.kind = QK_SF_NEW_TOKEN});
+}
+
 static void write_conn_control(tx_ctx *t, tx_pkt *p)
 {
     qk_conn *c = t->c;
@@ -273,15 +296,16 @@ static void write_conn_control(tx_ctx *t, tx_pkt *p)
         l->send_pending = false;
         record(p, &(qk_sent_frame){.kind = QK_SF_NEW_CONNECTION_ID, .id = l->seq});
     }
-    for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++) {
-        qk_remote_cid *r = &c->rcid[i];
-        if (!r->retire_pending) continue;
+    for (size_t i = 0; i < c->n_retiring; i++) {
+        qk_retiring_cid *r = &c->retiring[i];
+        if (r->sent) continue;
         f = (qk_frame){.type = QK_FT_RETIRE_CONNECTION_ID};
         f.u.retire_cid.seq = r->seq;
         if (!put_frame(t, p, &f)) break;
-        r->retire_pending = false;
+        r->sent = true; /* forgotten once acknowledged (RFC 9000 §5.1.2) */
         record(p, &(qk_sent_frame){.kind = QK_SF_RETIRE_CONNECTION_ID, .id = r->seq});
     }
+    write_new_token(t, p);
 }
 
 static void write_stream_control(tx_ctx *t, tx_pkt *p)
@@ -447,6 +471,8 @@ static bool space_wants_send(tx_ctx *t, qk_pn_space s)
             return true;
     for (size_t i = 0; i < QK_CONN_MAX_LOCAL_CIDS; i++)
         if (c->lcid[i].send_pending) return true;
+    for (size_t i = 0; i < c->n_retiring; i++)
+        if (!c->retiring[i].sent) return true;
     return qk_flow_rx_should_update(&c->flow_rx);
 }
 

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "transport/stateless.h"
+
 typedef struct cid_entry {
     qk_cid cid;
     qk_conn *conn;
@@ -18,12 +20,13 @@ struct qk_endpoint {
     qk_conn *dead; /* closed connections freed at the next poll */
     /* CID hash table (open addressing, linear probing). */
     cid_entry *cids;
-    size_t cid_cap, cid_used;
+    size_t cid_cap, cid_used, cid_tombs;
     /* Event ring (grows). */
     qk_event *ev;
     size_t ev_head, ev_count, ev_cap;
     qk_conn *rr;           /* round-robin cursor for sending */
     qk_flow_budget budget; /* receive-window growth across connections */
+    qk_stateless sl;       /* VN, Retry, stateless reset, tokens (stateless.c) */
 };
 
 void qk_config_default(qk_config *c)
@@ -55,6 +58,59 @@ void qk_config_default(qk_config *c)
     c->cid_bytes = 8;
     c->active_cid_limit = 4;
     c->max_connections = 1024;
+    c->retry_token_lifetime_ns = 10 * QK_NS_PER_S;
+    c->new_token_lifetime_ns = 24ull * 3600 * QK_NS_PER_S;
+    c->max_resets_per_s = 100;
+}
+
+int qk_config_check(const qk_config *cfg, char *why, size_t why_len)
+{
+    const char *msg = NULL;
+    int rc = QK_ERR_CONFIG;
+    if (!cfg)
+        msg = "no configuration";
+    else if (!cfg->rng)
+        msg = "rng is required (a function filling buffers with random bytes)";
+    else if (!cfg->alpn_count)
+        msg = "at least one ALPN protocol is required (alpn[0], alpn_count)";
+    else if (cfg->cid_bytes == 0)
+        msg = "cid_bytes must be 1..20: zero-length connection IDs need address-based "
+              "demultiplexing, which quack does not do";
+    else if (cfg->cid_bytes > QK_MAX_CID_LEN)
+        msg = "cid_bytes must be 1..20 (RFC 9000 §17.2)";
+    else if (cfg->max_udp_payload_bytes < 1200)
+        msg = "max_udp_payload_bytes must be at least 1200 (RFC 9000 §14)";
+    else if (cfg->active_cid_limit < 2 || cfg->active_cid_limit > QK_CONN_MAX_REMOTE_CIDS)
+        msg = "active_cid_limit must be 2..8 (RFC 9000 §18.2 minimum 2; quack keeps 8)";
+    else if (cfg->version && !qk_version_supported(cfg->version)) {
+        msg = "version must be 0, 0x00000001 (QUIC v1) or 0x6b3343cf (QUIC v2)";
+        rc = QK_ERR_VERSION;
+    } else
+        rc = 0;
+    if (why && why_len) snprintf(why, why_len, "%s", msg ? msg : "ok");
+    return rc;
+}
+
+void qk_endpoint_stats_get(const qk_endpoint *ep, qk_endpoint_stats *out)
+{
+    *out = ep->sl.stats;
+}
+
+void qk_endpoint_reset_token(qk_endpoint *ep, const qk_cid *cid, uint8_t token[QK_RESET_TOKEN_LEN])
+{
+    qk_stateless_reset_token(&ep->sl, cid->b, cid->len, token);
+}
+
+int qk_endpoint_mint_new_token(qk_endpoint *ep, const qk_addr *peer, qk_time now, uint8_t *out,
+                               size_t cap)
+{
+    return qk_stateless_mint(&ep->sl, QK_ADDR_TOKEN_NEW_TOKEN, peer, NULL, 0, now, out, cap);
+}
+
+void qk_endpoint_store_token(qk_endpoint *ep, const qk_addr *peer, const uint8_t *tok, size_t len,
+                             qk_time now)
+{
+    qk_stateless_store_token(&ep->sl, peer, tok, len, now);
 }
 
 qk_flow_budget *qk_endpoint_budget(qk_endpoint *ep)
@@ -69,14 +125,22 @@ void qk_endpoint_random(qk_endpoint *ep, uint8_t *buf, size_t len)
 
 qk_endpoint *qk_endpoint_new(const qk_config *cfg)
 {
-    if (!cfg || !cfg->rng || !cfg->alpn_count || cfg->cid_bytes < 1 ||
-        cfg->cid_bytes > QK_MAX_CID_LEN || cfg->max_udp_payload_bytes < 1200 ||
-        cfg->active_cid_limit < 2)
-        return NULL;
+    if (qk_config_check(cfg, NULL, 0)) return NULL;
     qk_endpoint *ep = calloc(1, sizeof *ep);
     if (!ep) return NULL;
     ep->cfg = *cfg;
     qk_flow_budget_init(&ep->budget, cfg->recv_budget_bytes ? cfg->recv_budget_bytes : UINT64_MAX);
+    /* RFC 9000 §10.3.2: a static key makes resets survive a restart; without
+     * one configured, a random key per endpoint. */
+    uint8_t key[QK_SL_STATIC_KEY_LEN], zero[QK_SL_STATIC_KEY_LEN] = {0};
+    memcpy(key, cfg->static_key, sizeof key);
+    if (!memcmp(key, zero, sizeof key)) cfg->rng(cfg->rng_ctx, key, sizeof key);
+    int rc = qk_stateless_init(&ep->sl, key, cfg->max_resets_per_s, cfg->rng, cfg->rng_ctx);
+    memset(key, 0, sizeof key);
+    if (rc) {
+        free(ep);
+        return NULL;
+    }
     return ep;
 }
 
@@ -93,6 +157,7 @@ void qk_endpoint_del(qk_endpoint *ep)
         ep->dead = c->next;
         qk_conn_del(c);
     }
+    qk_stateless_free(&ep->sl);
     free(ep->cids);
     free(ep->ev);
     free(ep);
@@ -119,15 +184,20 @@ static cid_entry *cid_find(const qk_endpoint *ep, const uint8_t *b, size_t len)
     return NULL;
 }
 
+/* Rebuild the table: twice as large when it is getting full, the same size
+ * when only tombstones (churn, e.g. a spoofed-Initial flood) filled it. */
 static int cid_grow(qk_endpoint *ep)
 {
-    size_t cap = ep->cid_cap ? ep->cid_cap * 2 : 64;
+    size_t cap = !ep->cid_cap                           ? 64
+                 : (ep->cid_used + 1) * 4 > ep->cid_cap ? ep->cid_cap * 2
+                                                        : ep->cid_cap;
     cid_entry *n = calloc(cap, sizeof *n), *old = ep->cids;
     if (!n) return QK_ERR_NOMEM;
     size_t oc = ep->cid_cap;
     ep->cids = n;
     ep->cid_cap = cap;
     ep->cid_used = 0;
+    ep->cid_tombs = 0;
     for (size_t i = 0; i < oc; i++)
         if (old[i].used) qk_endpoint_add_cid(ep, &old[i].cid, old[i].conn);
     free(old);
@@ -137,7 +207,7 @@ static int cid_grow(qk_endpoint *ep)
 int qk_endpoint_add_cid(qk_endpoint *ep, const qk_cid *cid, qk_conn *c)
 {
     if (cid->len == 0) return 0;
-    if ((ep->cid_used + 1) * 2 > ep->cid_cap) {
+    if ((ep->cid_used + ep->cid_tombs + 1) * 2 > ep->cid_cap) {
         int rc = cid_grow(ep);
         if (rc) return rc;
     }
@@ -146,6 +216,7 @@ int qk_endpoint_add_cid(qk_endpoint *ep, const qk_cid *cid, qk_conn *c)
     for (size_t i = cid_hash(cid->b, cid->len) & mask;; i = (i + 1) & mask) {
         cid_entry *e = &ep->cids[i];
         if (!e->used) {
+            if (e->tomb) ep->cid_tombs--;
             *e = (cid_entry){.cid = *cid, .conn = c, .used = true};
             ep->cid_used++;
             return 0;
@@ -160,6 +231,7 @@ void qk_endpoint_remove_cid(qk_endpoint *ep, const qk_cid *cid)
     e->used = false;
     e->tomb = true;
     ep->cid_used--;
+    ep->cid_tombs++;
 }
 
 /* ---- events ---- */
@@ -236,29 +308,130 @@ int qk_connect(qk_endpoint *ep, const qk_addr *local, const qk_addr *peer, const
     if (!ep || !peer || !out) return QK_ERR_INVALID_ARG;
     if (ep->n_conns >= ep->cfg.max_connections) return QK_ERR_LIMIT;
     int err = 0;
-    qk_conn *c = qk_conn_new(ep, &ep->cfg, false, local, peer, NULL, NULL, server_name, now, &err);
+    /* RFC 9000 §8.1.3: a NEW_TOKEN token from this server, used once. */
+    uint8_t tok[QK_SL_TOKEN_MAX];
+    qk_conn_opts o = {0};
+    o.token = tok;
+    o.token_len = qk_stateless_take_token(&ep->sl, peer, tok, sizeof tok);
+    qk_conn *c =
+        qk_conn_new_ex(ep, &ep->cfg, false, local, peer, NULL, NULL, server_name, &o, now, &err);
     if (!c) return err ? err : QK_ERR_NOMEM;
     link_conn(ep, c);
     *out = c;
     return 0;
 }
 
+/* Server: does it accept this version (RFC 9000 §6)? */
+static bool server_accepts(const qk_endpoint *ep, uint32_t version)
+{
+    if (ep->cfg.version) return version == ep->cfg.version;
+    return qk_version_supported(version);
+}
+
+static void send_vn(qk_endpoint *ep, const qk_datagram *d, const qk_pkt_hdr *h)
+{
+    uint32_t v[2];
+    size_t n = 0;
+    if (ep->cfg.version)
+        v[n++] = ep->cfg.version;
+    else {
+        v[n++] = QK_VERSION_1;
+        v[n++] = QK_VERSION_2;
+    }
+    qk_stateless_send_vn(&ep->sl, d, h, v, n);
+}
+
+static size_t handshakes_in_progress(const qk_endpoint *ep)
+{
+    size_t n = 0;
+    for (const qk_conn *c = ep->conns; c; c = c->next)
+        n += c->is_server && !c->handshake_complete && c->state == QK_CONN_HANDSHAKE;
+    return n;
+}
+
+static void unlink_conn(qk_endpoint *ep, qk_conn *c)
+{
+    for (qk_conn **pp = &ep->conns; *pp; pp = &(*pp)->next)
+        if (*pp == c) {
+            *pp = c->next;
+            ep->n_conns--;
+            if (ep->rr == c) ep->rr = NULL;
+            return;
+        }
+}
+
 static void accept_initial(qk_endpoint *ep, qk_datagram *d, qk_time now)
 {
     qk_pkt_hdr h;
-    if (qk_pkt_parse(d->data, d->len, ep->cfg.cid_bytes, &h)) return;
+    int rc = qk_pkt_parse(d->data, d->len, ep->cfg.cid_bytes, &h);
+    /* RFC 9000 §6.1, §14.1: VN only for datagrams an Initial could fill, and
+     * never in answer to a VN (§6.1: version 0 is not "unknown"). */
+    if ((rc == QK_ERR_VERSION ||
+         (rc == 0 && h.type != QK_PKT_VN && !server_accepts(ep, h.version))) &&
+        d->len >= 1200) {
+        send_vn(ep, d, &h);
+        return;
+    }
+    if (rc) return;
     /* RFC 9000 §14.1: a server drops Initial datagrams below 1200 bytes. */
     if (h.type != QK_PKT_INITIAL || d->len < 1200) return;
     if (h.dcid_len < 8) return; /* RFC 9000 §7.2 */
-    if (ep->n_conns >= ep->cfg.max_connections) return;
-    qk_cid dcid = {.len = (uint8_t)h.dcid_len}, scid = {.len = (uint8_t)h.scid_len};
+    qk_cid dcid = {.len = (uint8_t)h.dcid_len}, scid = {.len = (uint8_t)h.scid_len}, odcid = {0};
     memcpy(dcid.b, h.dcid, h.dcid_len);
     memcpy(scid.b, h.scid, h.scid_len);
+    qk_conn_opts o = {.version = h.version};
+    /* RFC 9000 §8.1.3, §8.1.4: a token may validate the address. */
+    size_t olen = 0;
+    switch (qk_stateless_check_token(&ep->sl, h.token, h.token_len, &d->peer, now,
+                                     ep->cfg.retry_token_lifetime_ns, ep->cfg.new_token_lifetime_ns,
+                                     odcid.b, &olen)) {
+    case QK_TOKEN_RETRY_OK:
+        odcid.len = (uint8_t)olen;
+        o.orig_dcid = &odcid;
+        o.retry_scid = &dcid;
+        o.validated = true;
+        break;
+    case QK_TOKEN_NEW_OK: o.validated = true; break;
+    case QK_TOKEN_RETRY_BAD:
+        /* RFC 9000 §8.1.3: close with INVALID_TOKEN, keeping no state. */
+        qk_stateless_send_close(&ep->sl, d, &h, 0x0b, "invalid token");
+        return;
+    case QK_TOKEN_NONE: break;
+    }
+    /* RFC 9000 §8.1.2: Retry when configured, or when too many handshakes
+     * are in progress (spoofed-Initial floods then cost no state). */
+    if (!o.validated && (ep->cfg.retry || (ep->cfg.max_handshakes &&
+                                           handshakes_in_progress(ep) >= ep->cfg.max_handshakes))) {
+        qk_stateless_send_retry(&ep->sl, d, &h, ep->cfg.cid_bytes, now);
+        return;
+    }
+    if (ep->n_conns >= ep->cfg.max_connections) {
+        ep->sl.stats.initials_dropped++;
+        return;
+    }
     qk_conn *c =
-        qk_conn_new(ep, &ep->cfg, true, &d->local, &d->peer, &dcid, &scid, NULL, now, NULL);
+        qk_conn_new_ex(ep, &ep->cfg, true, &d->local, &d->peer, &dcid, &scid, NULL, &o, now, NULL);
     if (!c) return;
     link_conn(ep, c);
     qk_conn_recv(c, d, now);
+    if (!c->stats.pkts_received) {
+        /* Nothing decrypted: garbage that merely looked like an Initial. Keep no state. */
+        ep->sl.stats.initials_dropped++;
+        unlink_conn(ep, c);
+        qk_conn_del(c);
+    }
+}
+
+/* RFC 9000 §10.3.1: a short-header datagram for no known CID may be a
+ * stateless reset for one of our connections. */
+static bool detect_reset(qk_endpoint *ep, const qk_datagram *d, qk_time now)
+{
+    for (qk_conn *c = ep->conns; c; c = c->next)
+        if (c->state < QK_CONN_DRAINING && qk_cid_is_stateless_reset(c, d->data, d->len)) {
+            qk_conn_on_stateless_reset(c, now);
+            return true;
+        }
+    return false;
 }
 
 int qk_endpoint_recv(qk_endpoint *ep, qk_datagram *d, qk_time now)
@@ -268,12 +441,26 @@ int qk_endpoint_recv(qk_endpoint *ep, qk_datagram *d, qk_time now)
     size_t dlen;
     if (qk_packet_peek_dcid(d->data, d->len, ep->cfg.cid_bytes, &dcid, &dlen)) return 0;
     cid_entry *e = cid_find(ep, dcid, dlen);
+    bool is_long = (d->data[0] & QK_HDR_FORM_LONG) != 0;
     if (e) {
-        qk_conn_recv(e->conn, d, now);
-    } else if (ep->cfg.server && (d->data[0] & QK_HDR_FORM_LONG)) {
-        accept_initial(ep, d, now);
+        qk_conn *c = e->conn;
+        uint64_t before = c->stats.pkts_received;
+        /* Decryption works in place: keep the tail a reset token would be in. */
+        uint8_t tail[QK_SL_RESET_MIN];
+        size_t tl = d->len < sizeof tail ? d->len : sizeof tail;
+        memcpy(tail, d->data + d->len - tl, tl);
+        qk_conn_recv(c, d, now);
+        /* RFC 9000 §10.3.1: a reset is a short-header datagram that did not decrypt. */
+        if (!is_long && tl == sizeof tail && c->stats.pkts_received == before) {
+            tail[0] = QK_HDR_FIXED_BIT; /* short header (checked above); the rest is the tail */
+            if (qk_cid_is_stateless_reset(c, tail, tl)) qk_conn_on_stateless_reset(c, now);
+        }
+    } else if (is_long) {
+        if (ep->cfg.server) accept_initial(ep, d, now);
+    } else if (!detect_reset(ep, d, now)) {
+        /* RFC 9000 §10.3: tell the sender this connection is gone. */
+        qk_stateless_send_reset(&ep->sl, d, dcid, dlen, now);
     }
-    /* Otherwise: unknown short-header packet (stateless reset comes with issue 6). */
     collect_closed(ep);
     return 0;
 }
@@ -281,7 +468,9 @@ int qk_endpoint_recv(qk_endpoint *ep, qk_datagram *d, qk_time now)
 size_t qk_endpoint_send(qk_endpoint *ep, qk_datagram *out, size_t max, qk_time now)
 {
     size_t n = 0;
-    if (!ep->conns) return 0;
+    /* Stateless packets first (VN, Retry, resets, INVALID_TOKEN closes). */
+    while (n < max && ep->sl.count && qk_stateless_pop(&ep->sl, &out[n])) n++;
+    if (!ep->conns || n == max) return n;
     qk_conn *start = ep->rr ? ep->rr : ep->conns;
     qk_conn *c = start;
     size_t idle_rounds = 0;

@@ -7,6 +7,36 @@
 
 #define BLK QK_STRBUF_BLOCK_BYTES
 
+/* Freed blocks of this thread: a stack of pointers (the blocks themselves
+ * are not touched, they are usually cold). Per thread so endpoints on
+ * different threads never share it; bounded so an idle thread holds at most
+ * QK_STRBUF_POOL_BLOCKS * BLK bytes. */
+static _Thread_local uint8_t *pool[QK_STRBUF_POOL_BLOCKS];
+static _Thread_local size_t pool_n;
+
+static uint8_t *block_alloc(void)
+{
+    return pool_n ? pool[--pool_n] : malloc(BLK);
+}
+
+static void block_release(uint8_t *b)
+{
+    if (pool_n < QK_STRBUF_POOL_BLOCKS)
+        pool[pool_n++] = b;
+    else
+        free(b);
+}
+
+size_t qk_strbuf_pool_blocks(void)
+{
+    return pool_n;
+}
+
+void qk_strbuf_pool_trim(void)
+{
+    while (pool_n) free(pool[--pool_n]);
+}
+
 void qk_blockring_init(qk_blockring *r)
 {
     memset(r, 0, sizeof *r);
@@ -14,14 +44,10 @@ void qk_blockring_init(qk_blockring *r)
 
 void qk_blockring_free(qk_blockring *r)
 {
-    for (size_t i = 0; i < r->cap; i++) free(r->slot[i]);
+    for (size_t i = 0; i < r->cap; i++)
+        if (r->slot[i]) block_release(r->slot[i]);
     free(r->slot);
-    while (r->spare) {
-        uint8_t *next;
-        memcpy(&next, r->spare, sizeof next);
-        free(r->spare);
-        r->spare = next;
-    }
+    if (r->spare) block_release(r->spare);
     uint64_t base = r->base_block;
     memset(r, 0, sizeof *r);
     r->base_block = base;
@@ -53,12 +79,11 @@ static uint8_t *block_get(qk_blockring *r, uint64_t block)
 {
     uint8_t **p = slot_at(r, block);
     if (*p) return *p;
-    if (r->spare) { /* pop the free list */
+    if (r->spare) {
         *p = r->spare;
-        memcpy(&r->spare, *p, sizeof r->spare);
-        r->nspare--;
+        r->spare = NULL;
     } else {
-        *p = malloc(BLK);
+        *p = block_alloc();
         if (!*p) return NULL;
     }
     r->nalloc++;
@@ -131,13 +156,10 @@ void qk_blockring_advance(qk_blockring *r, uint64_t off)
         uint8_t **p = &r->slot[r->head];
         if (*p) {
             r->nalloc--;
-            if (r->nspare < QK_STRBUF_SPARE_BLOCKS) { /* push on the free list */
-                memcpy(*p, &r->spare, sizeof r->spare);
+            if (!r->spare)
                 r->spare = *p;
-                r->nspare++;
-            } else {
-                free(*p);
-            }
+            else
+                block_release(*p);
             *p = NULL;
         }
         r->head = (r->head + 1) & (r->cap - 1);
@@ -147,5 +169,5 @@ void qk_blockring_advance(qk_blockring *r, uint64_t off)
 
 size_t qk_blockring_mem_bytes(const qk_blockring *r)
 {
-    return (r->nalloc + r->nspare) * BLK;
+    return (r->nalloc + (r->spare ? 1 : 0)) * BLK;
 }

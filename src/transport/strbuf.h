@@ -4,9 +4,10 @@
  * A block ring holds fixed-size blocks (QK_STRBUF_BLOCK_BYTES) for the offset
  * window [base_block * BLOCK, ...). Blocks are allocated when first written and
  * freed when the window's base moves past them, so memory follows the bytes
- * actually held, never the whole history. Up to QK_STRBUF_SPARE_BLOCKS freed
- * blocks are kept on a free list so a steady stream (acks free a run of
- * blocks, writes refill it) does no malloc/free at all. */
+ * actually held, never the whole history. Freed blocks go to a per-thread
+ * pool (at most QK_STRBUF_POOL_BLOCKS, shared by every ring of the thread),
+ * so a steady stream (ACKs free a run of blocks, writes refill it) does no
+ * malloc/free at all; one spare per ring keeps the common case local. */
 #ifndef QK_TRANSPORT_STRBUF_H
 #define QK_TRANSPORT_STRBUF_H
 
@@ -15,8 +16,8 @@
 #include <stdint.h>
 
 #define QK_STRBUF_BLOCK_BYTES 4096u
-/** Freed blocks a ring keeps for reuse (64 KiB). */
-#define QK_STRBUF_SPARE_BLOCKS 16u
+/** Freed blocks a thread keeps for reuse by any ring (8 MiB). */
+#define QK_STRBUF_POOL_BLOCKS 2048u
 
 /** Largest stream offset: 2^62 - 1 (RFC 9000 §19.8). */
 #define QK_STREAM_MAX_OFFSET ((1ull << 62) - 1)
@@ -26,8 +27,7 @@ typedef struct qk_blockring {
     size_t cap;          /**< slots in the ring, a power of two (0 = none yet) */
     size_t head;         /**< slot holding block number base_block */
     uint64_t base_block; /**< block number (offset / BLOCK) of the head slot */
-    uint8_t *spare;      /**< free list of cached blocks (next pointer in each block) */
-    size_t nspare;       /**< blocks on the free list (<= QK_STRBUF_SPARE_BLOCKS) */
+    uint8_t *spare;      /**< one cached free block */
     size_t nalloc;       /**< blocks currently allocated in the ring */
 } qk_blockring;
 
@@ -62,5 +62,11 @@ void qk_blockring_advance(qk_blockring *r, uint64_t off);
 
 /** Bytes of block memory held (allocated blocks, spare included). */
 size_t qk_blockring_mem_bytes(const qk_blockring *r);
+
+/** Blocks in this thread's pool of freed blocks (<= QK_STRBUF_POOL_BLOCKS). */
+size_t qk_strbuf_pool_blocks(void);
+
+/** Give this thread's pooled blocks back to malloc. Never fails. */
+void qk_strbuf_pool_trim(void);
 
 #endif

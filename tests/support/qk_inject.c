@@ -121,3 +121,45 @@ int qk_pair_restart(qk_pair *p)
     memset(p->busy_until, 0, sizeof p->busy_until);
     return qk_pair_start(p);
 }
+
+int qk_inject_client_initial_token(uint8_t *out, size_t cap, uint32_t version, const uint8_t *dcid,
+                                   size_t dcid_len, const uint8_t *scid, size_t scid_len,
+                                   const uint8_t *token, size_t token_len, const uint8_t *frames,
+                                   size_t len, size_t pad_to)
+{
+    uint8_t cs[QK_INITIAL_SECRET_BYTES], ss[QK_INITIAL_SECRET_BYTES];
+    int rc = qk_crypto_initial_secrets(version, dcid, dcid_len, cs, ss);
+    if (rc) return rc;
+    qk_pkt_keys k;
+    memset(&k, 0, sizeof k);
+    rc =
+        qk_pkt_keys_init_ex(&k, version, QK_SUITE_AES_128_GCM, QK_AEAD_BACKEND_AUTO, cs, sizeof cs);
+    if (rc) return rc;
+    qk_long_hdr_params hp = {.type = QK_PKT_INITIAL,
+                             .version = version,
+                             .dcid = dcid,
+                             .dcid_len = dcid_len,
+                             .scid = scid,
+                             .scid_len = scid_len,
+                             .token = token,
+                             .token_len = token_len,
+                             .pn = 0,
+                             .pn_len = INJECT_PN_LEN};
+    size_t lo = 0, po = 0;
+    int n = qk_pkt_encode_long(out, cap, &hp, &lo, &po);
+    if (n < 0) goto done;
+    size_t hdr = (size_t)n, plen = len;
+    if (pad_to && hdr + plen + QK_AEAD_TAG_BYTES < pad_to) plen = pad_to - hdr - QK_AEAD_TAG_BYTES;
+    n = QK_ERR_BUFFER_TOO_SMALL;
+    if (hdr + plen + QK_AEAD_TAG_BYTES > cap) goto done;
+    if (len) memcpy(out + hdr, frames, len);
+    memset(out + hdr + len, 0, plen - len);
+    qk_pkt_patch_length(out, lo, INJECT_PN_LEN + plen + QK_AEAD_TAG_BYTES);
+    n = qk_pkt_seal(&k, 0, out, hdr, out + hdr, plen);
+    if (n < 0) goto done;
+    n = qk_hp_protect(&k, out, hdr + plen + QK_AEAD_TAG_BYTES, po);
+    if (n == 0) n = (int)(hdr + plen + QK_AEAD_TAG_BYTES);
+done:
+    qk_pkt_keys_free(&k);
+    return n;
+}

@@ -46,6 +46,15 @@ int qk_inject_client_initial(uint8_t *out, size_t cap, const uint8_t *dcid, size
                              const uint8_t *frames, size_t len, size_t pad_to);
 
 /**
+ * Like qk_inject_client_initial, with a token in the header and any version
+ * (v1/v2 keys), packet number 0. Returns the datagram length or an error.
+ */
+int qk_inject_client_initial_token(uint8_t *out, size_t cap, uint32_t version, const uint8_t *dcid,
+                                   size_t dcid_len, const uint8_t *scid, size_t scid_len,
+                                   const uint8_t *token, size_t token_len, const uint8_t *frames,
+                                   size_t len, size_t pad_to);
+
+/**
  * Tear down both endpoints and start again with the same configs and
  * certificate (virtual time, queues, events and RNG states reset): a fresh,
  * deterministic connection attempt. Returns as qk_pair_start.

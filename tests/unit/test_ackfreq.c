@@ -52,13 +52,17 @@ static void test_auto_derivation(void **state)
     qk_ackfreq_init(&a, &cfg);
     qk_ackfreq_set_peer(&a, true, 2 * MS);
     qk_ackfreq_req r;
-    /* Slow start: the RFC 9000 cadence. */
-    qk_ackfreq_update(&a, 40 * 1200, 1200, 40 * MS, true, 3, 0);
+    /* Slow start, initial window (10 packets): the RFC 9000 cadence. */
+    qk_ackfreq_update(&a, 10 * 1200, 1200, 40 * MS, true, 3, 0);
     assert_true(qk_ackfreq_poll(&a, &r));
     assert_int_equal(r.threshold, 1);
+    /* Slow start, 40 packets: ~8 ACKs per cwnd (40 / 8 = 5). */
+    qk_ackfreq_update(&a, 40 * 1200, 1200, 40 * MS, true, 3, 0);
+    assert_true(qk_ackfreq_poll(&a, &r));
+    assert_int_equal(r.threshold, 5);
     assert_int_equal(r.max_delay_ns, 10 * MS); /* srtt / 4 <= srtt (§8.1) */
     qk_ackfreq_on_sent(&a, &r, 0);
-    /* Congestion avoidance with 800 packets per cwnd: 800/8 = 100, capped at 64. */
+    /* Congestion avoidance with 800 packets per cwnd: 800/4 = 200, capped at 64. */
     qk_ackfreq_update(&a, 800 * 1200, 1200, 40 * MS, false, 3, 10 * MS);
     assert_false(qk_ackfreq_poll(&a, &r)); /* less than one RTT since the last frame */
     qk_ackfreq_update(&a, 800 * 1200, 1200, 40 * MS, false, 3, 50 * MS);

@@ -1,5 +1,5 @@
 /* Block ring (src/transport/strbuf.c): freed blocks are reused from a bounded
- * free list instead of going back to malloc. */
+ * per-thread pool instead of going back to malloc. */
 #include "qk_test.h"
 
 #include "transport/strbuf.h"
@@ -12,6 +12,7 @@
 static void test_blocks_recycled(void **state)
 {
     (void)state;
+    qk_strbuf_pool_trim();
     qk_blockring r;
     qk_blockring_init(&r);
     static uint8_t data[8 * BLK];
@@ -20,14 +21,14 @@ static void test_blocks_recycled(void **state)
     assert_int_equal(qk_blockring_write(&r, 0, data, sizeof data), 0);
     for (size_t b = 0; b < 8; b++)
         assert_int_equal(qk_blockring_peek(&r, b * BLK, BLK, &first[b]), BLK);
-    /* Everything acknowledged: the 8 blocks go to the free list, still counted. */
+    /* Everything acknowledged: one block stays as the ring's spare, 7 go to the pool. */
     qk_blockring_advance(&r, sizeof data);
     assert_int_equal(r.nalloc, 0);
-    assert_int_equal(r.nspare, 8);
-    assert_int_equal(qk_blockring_mem_bytes(&r), 8 * BLK);
-    /* The next 8 blocks are the same memory (no malloc), and hold the new bytes. */
+    assert_int_equal(qk_blockring_mem_bytes(&r), BLK);
+    assert_int_equal(qk_strbuf_pool_blocks(), 7);
+    /* The next 8 blocks are the same memory (no malloc), holding the new bytes. */
     assert_int_equal(qk_blockring_write(&r, sizeof data, data, sizeof data), 0);
-    assert_int_equal(r.nspare, 0);
+    assert_int_equal(qk_strbuf_pool_blocks(), 0);
     for (size_t b = 0; b < 8; b++) {
         const uint8_t *p;
         assert_int_equal(qk_blockring_peek(&r, sizeof data + b * BLK, BLK, &p), BLK);
@@ -38,25 +39,35 @@ static void test_blocks_recycled(void **state)
     uint8_t out[sizeof data];
     qk_blockring_read(&r, sizeof data, out, sizeof out);
     assert_memory_equal(out, data, sizeof data);
+    /* Another ring (another stream) reuses what this one freed. */
     qk_blockring_free(&r);
+    assert_int_equal(qk_strbuf_pool_blocks(), 8);
+    qk_blockring r2;
+    qk_blockring_init(&r2);
+    assert_int_equal(qk_blockring_write(&r2, 0, data, 3 * BLK), 0);
+    assert_int_equal(qk_strbuf_pool_blocks(), 5);
+    qk_blockring_free(&r2);
+    qk_strbuf_pool_trim();
+    assert_int_equal(qk_strbuf_pool_blocks(), 0);
 }
 
-static void test_free_list_bounded(void **state)
+static void test_pool_bounded(void **state)
 {
     (void)state;
+    qk_strbuf_pool_trim();
     qk_blockring r;
     qk_blockring_init(&r);
-    size_t n = 4 * QK_STRBUF_SPARE_BLOCKS * BLK;
+    size_t n = (QK_STRBUF_POOL_BLOCKS + 100) * BLK;
     uint8_t *data = calloc(1, n);
     assert_non_null(data);
     assert_int_equal(qk_blockring_write(&r, 0, data, n), 0);
     assert_int_equal(qk_blockring_mem_bytes(&r), n);
     qk_blockring_advance(&r, n);
-    /* Only QK_STRBUF_SPARE_BLOCKS stay cached; the rest went back to malloc. */
-    assert_int_equal(r.nspare, QK_STRBUF_SPARE_BLOCKS);
-    assert_int_equal(qk_blockring_mem_bytes(&r), QK_STRBUF_SPARE_BLOCKS * BLK);
-    qk_blockring_free(&r); /* frees the free list too (ASan checks for leaks) */
-    assert_int_equal(qk_blockring_mem_bytes(&r), 0);
+    /* At most QK_STRBUF_POOL_BLOCKS stay pooled; the rest went back to malloc. */
+    assert_int_equal(qk_strbuf_pool_blocks(), QK_STRBUF_POOL_BLOCKS);
+    qk_blockring_free(&r);
+    assert_int_equal(qk_strbuf_pool_blocks(), QK_STRBUF_POOL_BLOCKS);
+    qk_strbuf_pool_trim(); /* ASan's leak check sees the pool freed */
     free(data);
 }
 
@@ -64,7 +75,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_blocks_recycled),
-        cmocka_unit_test(test_free_list_bounded),
+        cmocka_unit_test(test_pool_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
