@@ -48,6 +48,13 @@ static void perf_usage(FILE *f)
             "                         off = RFC 9000 ACKs, auto = from cwnd and RTT, or a\n"
             "                         fixed ack-eliciting threshold, max delay (us, default\n"
             "                         25000) and reordering threshold (default 3)\n"
+            "  --autotune on|off      grow receive windows when credit goes fast (default on)\n"
+            "  --window BYTES         initial stream receive window (connection: 4x);\n"
+            "                         default 16M stream / 32M connection\n"
+            "  --max-window BYTES     auto-tuning cap per stream (connection: 1.5x;\n"
+            "                         default 64M / 96M)\n"
+            "  --budget BYTES         cap on receive-window growth for this endpoint\n"
+            "                         (all connections; default none)\n"
             "  --stats                print connection statistics at the end\n"
             "  --quiet                no per-second progress lines\n"
             "  -h, --help             this text\n"
@@ -73,8 +80,9 @@ static int parse_opt(perf_opts *o, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
     static const char *const with_arg[] = {
-        "--listen",        "--connect",     "--cert",    "--key", "--pin",  "--duration",
-        "--download-size", "--upload-size", "--streams", "--cc",  "--qlog", "--ack-frequency"};
+        "--listen",        "--connect",     "--cert",       "--key",   "--pin",  "--duration",
+        "--download-size", "--upload-size", "--streams",    "--cc",    "--qlog", "--ack-frequency",
+        "--autotune",      "--window",      "--max-window", "--budget"};
     const char *v = NULL;
     for (size_t k = 0; k < sizeof with_arg / sizeof with_arg[0]; k++)
         if (!strcmp(a, with_arg[k])) {
@@ -121,6 +129,19 @@ static int parse_opt(perf_opts *o, int argc, char **argv, int *i)
                        v);
     } else if (!strcmp(a, "--qlog")) {
         o->qlog_dir = v;
+    } else if (!strcmp(a, "--autotune")) {
+        if (!strcmp(v, "on"))
+            o->autotune = 1;
+        else if (!strcmp(v, "off"))
+            o->autotune = -1;
+        else
+            return bad("--autotune wants on or off, not '%s'", v);
+    } else if (!strcmp(a, "--window") || !strcmp(a, "--max-window") || !strcmp(a, "--budget")) {
+        uint64_t *dst = !strcmp(a, "--window")       ? &o->window_bytes
+                        : !strcmp(a, "--max-window") ? &o->max_window_bytes
+                                                     : &o->budget_bytes;
+        if (perf_parse_size(v, dst) || *dst < 16384 || *dst > (1ull << 40))
+            return bad("bad size '%s' for a window or budget (16K to 1T, e.g. 64K, 16M)", v);
     } else if (!strcmp(a, "--insecure")) {
         o->insecure = true;
     } else if (!strcmp(a, "--no-protection")) {

@@ -35,6 +35,11 @@ typedef struct perf_opts {
     const char *qlog_dir;
     bool stats;
     bool quiet; /* no progress lines */
+    /* Flow control (0 = perf's defaults). */
+    int autotune;              /* 1 on, -1 off, 0 default (on) */
+    uint64_t window_bytes;     /* initial stream receive window */
+    uint64_t max_window_bytes; /* auto-tuning cap per stream */
+    uint64_t budget_bytes;     /* endpoint receive-memory budget */
     /* --ack-frequency: what to ask the peer (ack-frequency-12). */
     bool ackfreq_set;           /* false: the library defaults */
     int ackfreq_mode;           /* 0 off, 1 fixed, 2 auto */

@@ -57,6 +57,18 @@ void perf_config(qk_config *cfg, const perf_opts *o)
     cfg->initial_max_data_bytes = 32u << 20;
     cfg->initial_max_stream_data_bytes = 16u << 20;
     cfg->max_stream_send_buffer_bytes = 4u << 20;
+    if (o->autotune) cfg->autotune = o->autotune > 0;
+    if (o->window_bytes) {
+        cfg->initial_max_stream_data_bytes = o->window_bytes;
+        cfg->initial_max_data_bytes = 4 * o->window_bytes; /* the 64 KiB / 256 KiB ratio */
+    }
+    if (o->max_window_bytes) {
+        cfg->max_stream_window_bytes = o->max_window_bytes;
+        cfg->max_conn_window_bytes = o->max_window_bytes + o->max_window_bytes / 2;
+        if (cfg->max_stream_send_buffer_bytes < o->max_window_bytes)
+            cfg->max_stream_send_buffer_bytes = o->max_window_bytes;
+    }
+    if (o->budget_bytes) cfg->recv_budget_bytes = o->budget_bytes;
     cfg->max_streams_bidi = QK_PERF_MAX_STREAMS;
     cfg->idle_timeout_ns = 10 * QK_NS_PER_S;
     if (o->ackfreq_set) {
@@ -268,6 +280,14 @@ void perf_print_stats(FILE *f, const qk_conn_stats *st)
            (unsigned long long)st->pkts_sent_ect0, (unsigned long long)st->ecn_ect0_received,
            (unsigned long long)st->ecn_ect1_received, (unsigned long long)st->ecn_ce_received,
            (unsigned long long)st->ecn_ce_reported, (unsigned long long)st->ecn_ce_events);
+    fprintf(f,
+            "stats: rx window conn %llu B, stream %llu B (peak %llu B); rx buffered %llu B "
+            "(peak %llu B)\n",
+            (unsigned long long)st->conn_rx_window_bytes,
+            (unsigned long long)st->max_stream_rx_window_bytes,
+            (unsigned long long)st->peak_stream_rx_window_bytes,
+            (unsigned long long)st->rx_buffered_bytes,
+            (unsigned long long)st->peak_rx_buffered_bytes);
 }
 
 void perf_print_progress(FILE *f, const char *who, double elapsed_s, double interval_s,

@@ -120,6 +120,8 @@ typedef struct qk_config {
     uint64_t max_stream_window_bytes;      /**< auto-tuning cap per stream */
     uint64_t max_conn_window_bytes;        /**< auto-tuning cap per connection */
     uint64_t recv_budget_bytes;            /**< endpoint-wide cap on window growth, 0 = none */
+    int autotune_rule; /**< trigger 0: credit lasted < 2 srtt (quiche/yamux), 1: quic-go epoch;
+                          +2: plain doubling (else grow to 2.5x rate x srtt, at most 2x) */
 
     qk_time idle_timeout_ns;  /**< 0 = none */
     qk_time max_ack_delay_ns; /**< advertised max_ack_delay */
@@ -157,7 +159,8 @@ typedef struct qk_config {
     void *rng_ctx;
 } qk_config;
 
-/** Fill cfg with defaults (CUBIC, 1 MiB/256 KiB windows, 30 s idle, 100 streams). */
+/** Fill cfg with defaults (CUBIC; 256 KiB connection / 64 KiB stream receive windows
+ * auto-tuned up to 96 MiB / 64 MiB; 30 s idle; 100 streams). */
 void qk_config_default(qk_config *cfg);
 
 /**
@@ -173,8 +176,10 @@ typedef enum qk_event_type {
     QK_EV_CONNECTED,         /**< handshake complete (client: confirmed keys; server: accepted) */
     QK_EV_CLOSED,            /**< connection fully closed; conn is freed after this event */
     QK_EV_STREAM_OPENED,     /**< peer opened stream_id */
-    QK_EV_STREAM_READABLE,   /**< stream_id has data or FIN to read */
-    QK_EV_STREAM_WRITABLE,   /**< stream_id accepts more data */
+    QK_EV_STREAM_READABLE,   /**< stream_id has data or FIN to read; raised once until the
+                                  application calls qk_stream_read (read until QK_ERR_AGAIN) */
+    QK_EV_STREAM_WRITABLE,   /**< stream_id accepts more data: after a short write, once ACKs
+                                  free a quarter of the send buffer (or its queue drained) */
     QK_EV_STREAM_RESET,      /**< peer reset stream_id (error_code) */
     QK_EV_STREAM_STOP,       /**< peer asked us to stop sending on stream_id (error_code) */
     QK_EV_DATAGRAM,          /**< a DATAGRAM frame (data/len valid until the next poll) */
@@ -219,11 +224,13 @@ typedef struct qk_conn_stats {
     uint64_t ecn_ce_reported; /**< CE count the peer reported in ACK_ECN frames */
     uint64_t ecn_ce_events;   /**< ACKs whose CE count rose (CC reacts at most once per RTT) */
     uint8_t ecn_state; /**< 0 off, 1 testing, 2 capable (validated), 3 failed (RFC 9000 §13.4.2) */
-    uint64_t conn_rx_window_bytes;       /**< current connection receive window */
-    uint64_t max_stream_rx_window_bytes; /**< largest stream receive window */
-    uint64_t peak_rx_buffered_bytes;     /**< most bytes received but not yet read */
-    uint64_t key_updates;                /**< 1-RTT key updates, both initiators (RFC 9001 §6) */
-    uint64_t key_updates_initiated;      /**< of which we initiated */
+    uint64_t conn_rx_window_bytes;        /**< current connection receive window */
+    uint64_t max_stream_rx_window_bytes;  /**< largest current stream receive window */
+    uint64_t peak_rx_buffered_bytes;      /**< most bytes received but not yet read */
+    uint64_t peak_stream_rx_window_bytes; /**< largest stream receive window so far */
+    uint64_t rx_buffered_bytes;           /**< bytes received but not yet read, now */
+    uint64_t key_updates;                 /**< 1-RTT key updates, both initiators (RFC 9001 §6) */
+    uint64_t key_updates_initiated;       /**< of which we initiated */
     uint64_t path_challenges_sent, path_validations; /**< RFC 9000 §8.2 */
     uint64_t migrations; /**< peer address changes / our migrations (§9) */
     uint64_t pmtu_bytes; /**< current datagram size (DPLPMTUD) */

@@ -10,6 +10,7 @@
 
 #include "crypto/tls.h"
 #include "sim/sim_int.h"
+#include "transport/conn.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,9 @@ struct qk_simq {
     simq_stream *st;
     uint32_t n, next_open, first_unfinished;
     uint64_t open_now;
+    qk_time read_wake_ns;   /* throttled reader: next time it may read */
+    qk_time read_refill_ns; /* token bucket of the throttled reader */
+    double read_tokens;
     qk_simq_result r;
     /* pattern cache of the sender */
     uint32_t cache_idx;
@@ -116,14 +120,35 @@ static void mark_done(qk_simq *q, simq_side *s, qk_time now)
     if (!q->cfg.keep_open && s->conn) qk_conn_close(s->conn, 0, "transfer complete");
 }
 
+/* Bytes a rate-limited reader may read at `now`: a token bucket at
+ * read_rate_bps holding at most one 16 KiB read (an application that was
+ * idle cannot drain faster later). Consumes nothing: see read_take. */
+static size_t read_allowance(qk_simq *q, qk_time now)
+{
+    if (!q->cfg.read_rate_bps) return sizeof q->scratch;
+    double add = (double)(now - q->read_refill_ns) * (double)q->cfg.read_rate_bps / 8e9;
+    q->read_tokens += add;
+    if (q->read_tokens > SIMQ_CHUNK_BYTES) q->read_tokens = SIMQ_CHUNK_BYTES;
+    q->read_refill_ns = now;
+    if (q->read_tokens < 1200) { /* wake when one datagram's worth is allowed */
+        double wait = (1200 - q->read_tokens) * 8e9 / (double)q->cfg.read_rate_bps;
+        q->read_wake_ns = now + (qk_time)wait + 1;
+        return 0;
+    }
+    return (size_t)q->read_tokens;
+}
+
 /* Receiver: read and check everything readable on stream k. */
 static void read_data(qk_simq *q, simq_side *s, simq_stream *k, qk_time now)
 {
     uint32_t idx = (uint32_t)(k - q->st);
     while (!k->fin_r && s->conn) {
         bool fin = false;
-        long n = qk_stream_read(s->conn, k->sid, q->scratch, sizeof q->scratch, &fin);
+        size_t cap = read_allowance(q, now);
+        if (!cap) return; /* the application is slow: data stays buffered */
+        long n = qk_stream_read(s->conn, k->sid, q->scratch, cap, &fin);
         if (n < 0) break;
+        if (q->cfg.read_rate_bps) q->read_tokens -= (double)n;
         for (long i = 0; i < n; i++)
             if (q->scratch[i] != pattern(idx, k->read + (uint64_t)i)) q->r.mismatch = true;
         k->hash_r = fnv(k->hash_r, q->scratch, (size_t)n);
@@ -308,6 +333,11 @@ static void app_step(qk_simq *q, simq_side *s, qk_time now)
         client_open(q, s);
         if (!q->cfg.upload) client_requests(q, s);
     }
+    if (!is_sender(q, s) && q->read_wake_ns != QK_TIME_INFINITE && now >= q->read_wake_ns) {
+        q->read_wake_ns = QK_TIME_INFINITE; /* the throttled reader's turn */
+        for (uint32_t i = 0; i < q->next_open && s->conn; i++)
+            if (!q->st[i].fin_r) read_data(q, s, &q->st[i], now);
+    }
     if (is_sender(q, s)) {
         while (q->first_unfinished < q->n && q->st[q->first_unfinished].fin_w)
             q->first_unfinished++;
@@ -380,6 +410,7 @@ static qk_time node_next_timeout(void *ctx)
     qk_time dl = deadline(q);
     if (s->conn && is_sender(q, s) && !q->cfg.no_transfer && q->first_unfinished < q->n && dl < t)
         t = dl;
+    if (s->conn && !is_sender(q, s) && q->read_wake_ns < t) t = q->read_wake_ns;
     return t;
 }
 
@@ -408,6 +439,26 @@ static const qk_sim_node_ops simq_node_ops = {node_recv, node_next_timeout, node
 
 /* ------------------------------------------------------------------------ */
 /* Construction. */
+
+/* Flow-control keys (both endpoints; the receiver's settings are what count). */
+static void apply_flow_cfg(const qk_simq_cfg *f, qk_config *c)
+{
+    if (f->autotune) c->autotune = f->autotune > 0;
+    c->autotune_rule = f->autotune_rule;
+    if (f->max_window_bytes) c->max_stream_window_bytes = f->max_window_bytes;
+    if (f->conn_window_bytes) c->initial_max_data_bytes = f->conn_window_bytes;
+    if (f->max_conn_window_bytes) c->max_conn_window_bytes = f->max_conn_window_bytes;
+    if (f->budget_bytes) c->recv_budget_bytes = f->budget_bytes;
+    if (f->udp_payload_bytes) c->max_udp_payload_bytes = f->udp_payload_bytes;
+    c->no_protection = f->no_protection;
+    /* With the window keys in use the sender must not be the limit: its
+     * buffer covers the largest window (unacked data lingers an RTT longer
+     * than the credit it used). */
+    uint64_t sb = f->send_buffer_bytes;
+    if (!sb && f->autotune > 0) sb = c->max_stream_window_bytes;
+    if (!sb && f->autotune < 0 && f->window_bytes) sb = 4 * f->window_bytes;
+    if (sb) c->max_stream_send_buffer_bytes = sb;
+}
 
 static void setup_cfg(qk_simq *q, simq_side *s, bool server, uint64_t seed)
 {
@@ -440,6 +491,7 @@ static void setup_cfg(qk_simq *q, simq_side *s, bool server, uint64_t seed)
         if (s->cfg.initial_max_data_bytes < q->cfg.window_bytes)
             s->cfg.initial_max_data_bytes = q->cfg.window_bytes;
     }
+    apply_flow_cfg(&q->cfg, &s->cfg);
     if (q->cfg.ackfreq_set) {
         s->cfg.ack_frequency = q->cfg.ack_frequency;
         s->cfg.ack_frequency_threshold = q->cfg.ackfreq_threshold;
@@ -490,6 +542,7 @@ qk_simq *qk_simq_new(qk_sim *sim, int client_host, int server_host, uint16_t por
         q->cfg.size_bytes = 1u << 20;
     q->r.first_1rtt_ns = QK_TIME_INFINITE;
     q->r.completion_ns = QK_TIME_INFINITE;
+    q->read_wake_ns = QK_TIME_INFINITE;
     q->cache_idx = UINT32_MAX;
     if ((e = init_streams(q))) goto fail;
     if ((e = qk_cert_generate("quack.sim", 0, 36500, &q->cert_pem, &q->key_pem))) goto fail;
@@ -517,6 +570,13 @@ const qk_simq_result *qk_simq_result_get(qk_simq *q)
     if (q->cli.conn) qk_conn_stats_get(q->cli.conn, &q->r.client_stats);
     if (q->srv.conn) qk_conn_stats_get(q->srv.conn, &q->r.server_stats);
     return &q->r;
+}
+
+uint64_t qk_simq_budget_used(qk_simq *q, uint64_t *peak_bytes)
+{
+    simq_side *rcv = q->cfg.upload ? &q->srv : &q->cli;
+    if (peak_bytes) *peak_bytes = rcv->ep ? qk_endpoint_budget(rcv->ep)->peak_used_bytes : 0;
+    return rcv->ep ? qk_endpoint_budget(rcv->ep)->used_bytes : 0;
 }
 
 qk_conn *qk_simq_client_conn(qk_simq *q)
@@ -567,14 +627,16 @@ static void quic_summary(void *obj, qk_sim *sim, qk_sim_flow_summary *o)
     double loss = snd->pkts_sent ? 100.0 * (double)snd->pkts_lost / (double)snd->pkts_sent : 0;
     snprintf(o->extra, sizeof o->extra,
              "loss=%.2f%% retx=%llu spurious=%llu acks_sent=%llu acks_recv=%llu "
-             "acks_imm=%llu acks_per_pkt=%.4f af_sent=%llu imm_sent=%llu srtt_ms=%.1f cwnd=%llu%s",
+             "acks_imm=%llu acks_per_pkt=%.4f af_sent=%llu imm_sent=%llu srtt_ms=%.1f cwnd=%llu "
+             "peakbuf=%llu%s",
              loss, (unsigned long long)snd->pkts_lost, (unsigned long long)snd->pkts_spurious,
              (unsigned long long)rcv->ack_frames_sent, (unsigned long long)snd->ack_frames_received,
              (unsigned long long)rcv->ack_frames_sent_immediate,
              rcv->pkts_received ? (double)rcv->ack_frames_sent / (double)rcv->pkts_received : 0.0,
              (unsigned long long)snd->ack_frequency_frames_sent,
              (unsigned long long)snd->immediate_acks_sent, (double)snd->smoothed_rtt_ns / 1e6,
-             (unsigned long long)snd->cwnd_bytes, r->mismatch ? " MISMATCH" : "");
+             (unsigned long long)snd->cwnd_bytes, (unsigned long long)rcv->peak_rx_buffered_bytes,
+             r->mismatch ? " MISMATCH" : "");
 }
 
 static uint64_t quic_recv_bytes(void *obj)
@@ -632,6 +694,46 @@ static int parse_key(const qk_sim_flow_args *a, const char *k, const char *v, qk
     } else if (!strcmp(k, "window")) {
         if (qk_sim_parse_bytes(v, &c->window_bytes) || c->window_bytes < 16384)
             return bad(a, k, v, "a flow-control window of at least 16KiB, e.g. 16MiB");
+    } else if (!strcmp(k, "autotune")) {
+        if (!strcasecmp(v, "on"))
+            c->autotune = 1;
+        else if (!strcasecmp(v, "off"))
+            c->autotune = -1;
+        else
+            return bad(a, k, v, "on or off");
+    } else if (!strcmp(k, "rule")) {
+        static const char *const rules[] = {"rtt2", "epoch", "rtt2-double", "epoch-double"};
+        int found = -1;
+        for (int i = 0; i < 4; i++)
+            if (!strcasecmp(v, rules[i])) found = i;
+        if (found < 0)
+            return bad(a, k, v,
+                       "rtt2 (quiche/yamux), epoch (quic-go), or rtt2-double / epoch-double "
+                       "(plain doubling, no rate sizing)");
+        c->autotune_rule = found;
+    } else if (!strcmp(k, "max_window") || !strcmp(k, "conn_window") ||
+               !strcmp(k, "max_conn_window") || !strcmp(k, "budget") || !strcmp(k, "send_buffer")) {
+        uint64_t *dst = !strcmp(k, "max_window")        ? &c->max_window_bytes
+                        : !strcmp(k, "conn_window")     ? &c->conn_window_bytes
+                        : !strcmp(k, "max_conn_window") ? &c->max_conn_window_bytes
+                        : !strcmp(k, "budget")          ? &c->budget_bytes
+                                                        : &c->send_buffer_bytes;
+        if (qk_sim_parse_bytes(v, dst) || *dst < 16384)
+            return bad(a, k, v, "a byte count of at least 16KiB, e.g. 64MiB");
+    } else if (!strcmp(k, "read_rate")) {
+        if (qk_sim_parse_rate(v, &c->read_rate_bps) || !c->read_rate_bps)
+            return bad(a, k, v, "a positive rate, e.g. 10mbit");
+    } else if (!strcmp(k, "udp_payload")) {
+        if (qk_sim_parse_bytes(v, &n) || n < 1200 || n > 1472)
+            return bad(a, k, v, "a datagram size from 1200 to 1472");
+        c->udp_payload_bytes = (size_t)n;
+    } else if (!strcmp(k, "protection")) {
+        if (!strcasecmp(v, "on"))
+            c->no_protection = false;
+        else if (!strcasecmp(v, "off") || !strcasecmp(v, "null"))
+            c->no_protection = true; /* the NULL suite: benchmarks only */
+        else
+            return bad(a, k, v, "on, or off (null cipher, benchmarks only)");
     } else if (!strcmp(k, "ack_frequency")) {
         c->ackfreq_set = true;
         c->ackfreq_threshold = c->ackfreq_reorder = 0;
@@ -661,7 +763,9 @@ static int parse_key(const qk_sim_flow_args *a, const char *k, const char *v, qk
     } else {
         snprintf(a->err, a->err_cap,
                  "%s: unknown key for type quic; use direction, size, duration, cc, start, "
-                 "streams, window, ack_frequency, min_ack_delay, qlog",
+                 "streams, window, autotune, rule, max_window, conn_window, max_conn_window, "
+                 "budget, send_buffer, read_rate, udp_payload, protection, ack_frequency, "
+                 "min_ack_delay, qlog",
                  k);
         return QK_ERR_CONFIG;
     }

@@ -31,7 +31,18 @@ typedef struct qk_simq_cfg {
     bool keep_open;        /**< do not close the connection once the transfer completed */
     bool no_transfer;      /**< handshake only (tests drive the connection themselves) */
     uint64_t window_bytes; /**< stream flow-control window and send buffer (0 = defaults) */
-    const char *qlog_dir;  /**< qlog directory for both endpoints, or NULL */
+    /* Flow-control tuning (0 = the qk_config default unless noted). */
+    int autotune;                   /**< -1 off, 1 on, 0 default */
+    int autotune_rule;              /**< qk_config.autotune_rule: 0 rtt2, 1 epoch */
+    uint64_t max_window_bytes;      /**< stream window cap */
+    uint64_t conn_window_bytes;     /**< initial connection window */
+    uint64_t max_conn_window_bytes; /**< connection window cap */
+    uint64_t budget_bytes;          /**< endpoint receive budget (recv_budget_bytes) */
+    uint64_t send_buffer_bytes;     /**< sender's per-stream buffer (0: window / cap) */
+    uint64_t read_rate_bps;         /**< receiver drains at most this rate (0 = at once) */
+    size_t udp_payload_bytes;       /**< max_udp_payload_bytes (0 = 1200) */
+    bool no_protection;             /**< null packet protection on both sides (benchmarks) */
+    const char *qlog_dir;           /**< qlog directory for both endpoints, or NULL */
     /* ACK frequency for both endpoints (ack-frequency-12); unset = library defaults. */
     bool ackfreq_set;
     int ack_frequency;          /**< 0 off, 1 fixed, 2 auto */
@@ -86,6 +97,9 @@ void qk_simq_del(qk_simq *q);
 
 /** Current results (stats refreshed from live connections). */
 const qk_simq_result *qk_simq_result_get(qk_simq *q);
+
+/** The receiving endpoint's memory budget in use now (bytes of window growth held). */
+uint64_t qk_simq_budget_used(qk_simq *q, uint64_t *peak_bytes);
 
 /** The client's / server's connection (NULL before it exists or after it closed). */
 qk_conn *qk_simq_client_conn(qk_simq *q);

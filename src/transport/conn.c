@@ -159,6 +159,7 @@ static int init_streams(qk_conn *c)
         .autotune = cfg->autotune,
         .max_stream_window_bytes = cfg->max_stream_window_bytes,
         .budget = qk_endpoint_budget(c->ep),
+        .autotune_rule = cfg->autotune_rule,
     };
     qk_sched_init(&c->sched);
     return qk_streams_init(&c->streams, &sc);
@@ -239,6 +240,8 @@ qk_conn *qk_conn_new_ex(qk_endpoint *ep, const qk_config *cfg, bool is_server, c
     qk_pacer_init(&c->pacer, QK_PACER_DEFAULT_BURST_PKTS);
     qk_flow_rx_init(&c->flow_rx, cfg->initial_max_data_bytes, cfg->max_conn_window_bytes,
                     cfg->autotune, qk_endpoint_budget(ep));
+    c->flow_rx.rule = (cfg->autotune_rule & 1) ? QK_FLOW_RULE_EPOCH : QK_FLOW_RULE_RTT2;
+    c->flow_rx.plain_doubling = (cfg->autotune_rule & 2) != 0;
     qk_flow_tx_init(&c->flow_tx, 0);
     if ((rc = init_streams(c))) goto fail;
     qk_ackfreq_config afc = {.mode = (qk_ackfreq_mode)cfg->ack_frequency,
@@ -876,6 +879,7 @@ void qk_conn_stats_get(const qk_conn *c, qk_conn_stats *o)
     o->pmtu_probes_sent = c->pmtud.probes_sent;
     o->pmtu_probes_lost = c->pmtud.probes_lost;
     o->pmtu_black_holes = c->pmtud.black_holes;
+    o->rx_buffered_bytes = c->flow_rx.received_bytes - c->flow_rx.consumed_bytes;
     o->ecn_ce_events = c->rec.stats.ecn_ce_events;
     o->ecn_ce_reported = 0;
     for (int s = 0; s < QK_PN_SPACE_COUNT; s++) o->ecn_ce_reported += c->rec.sp[s].ecn_ce;

@@ -164,6 +164,7 @@ struct qk_conn {
     /* Flow control and streams. */
     qk_flow_rx flow_rx;
     qk_flow_tx flow_tx;
+    qk_time flow_tick_ns; /* next window shrink check (conn_flow.c) */
     qk_streams streams;
     qk_sched sched;
 
@@ -213,6 +214,13 @@ struct qk_conn {
     qk_time qlog_last;    /* time of the last qlog record (for events without a clock) */
     struct qk_conn *next; /* endpoint list */
 };
+
+/* ---- conn_flow.c ---- */
+/* Auto-tune a stream's window as its MAX_STREAM_DATA is built; keeps the
+ * connection window >= 1.5x the stream window (budget permitting). */
+void qk_conn_tune_stream_window(qk_conn *c, qk_stream *s, qk_time now);
+/* At most once per srtt: shrink unused stream/connection windows, return budget. */
+void qk_conn_flow_tick(qk_conn *c, qk_time now);
 
 /* ---- conn.c ---- */
 qk_conn *qk_conn_new(qk_endpoint *ep, const qk_config *cfg, bool is_server, const qk_addr *local,

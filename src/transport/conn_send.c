@@ -320,30 +320,6 @@ static void write_conn_control(tx_ctx *t, tx_pkt *p)
     write_new_token(t, p);
 }
 
-/* Window auto-tuning (flow.c rule, from quiche/yamux): a stream whose credit
- * was re-granted less than 2 smoothed RTTs after the previous grant doubles
- * its window, up to the cap and the endpoint budget. The connection window
- * stays at least 1.5x the largest stream window. */
-static void tune_stream_window(qk_conn *c, qk_stream *s, qk_time now)
-{
-    qk_flow_rx *fc = &s->fc;
-    if (!fc->autotune) return;
-    fc->consumed_bytes = s->recv.read_off;
-    if (fc->received_bytes < s->recv.max_off) fc->received_bytes = s->recv.max_off;
-    if (fc->max_data_bytes < s->recv.limit) fc->max_data_bytes = s->recv.limit;
-    uint64_t limit = qk_flow_rx_update(fc, now, c->rtt.smoothed_rtt_ns);
-    s->recv_window_bytes = fc->window_bytes;
-    if (limit > s->recv.limit) qk_recvbuf_set_limit(&s->recv, limit);
-    if (fc->window_bytes > c->stats.max_stream_rx_window_bytes)
-        c->stats.max_stream_rx_window_bytes = fc->window_bytes;
-    uint64_t want = fc->window_bytes + fc->window_bytes / 2;
-    if (c->flow_rx.window_bytes < want) {
-        uint64_t cap = c->flow_rx.max_window_bytes;
-        c->flow_rx.window_bytes = want < cap ? want : cap;
-        c->pend |= QK_PEND_MAX_DATA;
-    }
-}
-
 static void write_stream_control(tx_ctx *t, tx_pkt *p)
 {
     qk_conn *c = t->c;
@@ -352,7 +328,7 @@ static void write_stream_control(tx_ctx *t, tx_pkt *p)
         qk_stream *next = s->pend_next;
         qk_frame f;
         if (s->pending & QK_STREAM_PEND_MAX_STREAM_DATA) {
-            tune_stream_window(c, s, t->now);
+            qk_conn_tune_stream_window(c, s, t->now);
             f = (qk_frame){.type = QK_FT_MAX_STREAM_DATA};
             f.u.stream_max.stream_id = s->id;
             f.u.stream_max.max = s->recv.limit;
@@ -423,8 +399,9 @@ static bool write_one_stream(tx_ctx *t, tx_pkt *p)
     uint64_t off;
     size_t len;
     bool fin;
-    size_t max_len = r > conn_credit ? (size_t)conn_credit : r;
-    int rc = qk_stream_next_range(s, max_len, &off, &len, &fin);
+    /* Retransmissions need no connection credit (RFC 9000 §4.1 counts the
+     * highest offset): ask for a full packet and trim new bytes below. */
+    int rc = qk_stream_next_range(s, r, &off, &len, &fin);
     if (rc != 1 || (len == 0 && !fin)) {
         /* Blocked by stream credit or nothing to send now. */
         qk_sched_remove(&c->sched, n);
@@ -442,7 +419,10 @@ static bool write_one_stream(tx_ctx *t, tx_pkt *p)
         len -= (size_t)(new_bytes - conn_credit);
         fin = false;
         new_bytes = conn_credit;
-        if (len == 0) return false;
+        if (len == 0) { /* blocked by connection credit: MAX_DATA requeues it */
+            qk_sched_remove(&c->sched, n);
+            return true;
+        }
     }
     qk_frame f = {.type = QK_FT_STREAM};
     f.u.stream.stream_id = s->id;
@@ -474,6 +454,15 @@ static bool write_one_stream(tx_ctx *t, tx_pkt *p)
     return true;
 }
 
+/* Some stream has lost data to resend (needs no connection credit). Only
+ * asked when the connection credit is exhausted. */
+static bool lost_stream_data(const qk_conn *c)
+{
+    for (qk_stream *s = qk_streams_next(&c->streams, NULL); s; s = qk_streams_next(&c->streams, s))
+        if (s->send.lost.n && s->send_state != QK_SEND_RESET_SENT) return true;
+    return false;
+}
+
 static bool space_wants_send(tx_ctx *t, qk_pn_space s)
 {
     qk_conn *c = t->c;
@@ -486,7 +475,8 @@ static bool space_wants_send(tx_ctx *t, qk_pn_space s)
     if (s != QK_PN_SPACE_APP || !c->handshake_complete) return false;
     if (c->pend || c->dgq_count || qk_streams_pending_head(&c->streams)) return true;
     if (c->path.response_due || c->path.challenge_due) return true;
-    if (!qk_sched_empty(&c->sched) && qk_flow_tx_available(&c->flow_tx)) return true;
+    if (!qk_sched_empty(&c->sched) && (qk_flow_tx_available(&c->flow_tx) || lost_stream_data(c)))
+        return true;
     uint64_t v;
     for (int uni = 0; uni < 2; uni++)
         if (qk_streams_want_max_streams(&c->streams, uni, &v) ||
@@ -777,6 +767,7 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
     qk_conn_key_update_check(c, now);
     /* RFC 8899 §4.3: acks and losses so far say the larger size is a black hole. */
     if (qk_pmtud_check(&c->pmtud, now)) qk_conn_set_mtu(c, c->pmtud.cur_bytes);
+    qk_conn_flow_tick(c, now);
 
     /* Not an aggregate initialiser: that would zero ~12 KiB of frame
      * records per datagram; open_packet clears what each packet uses. */

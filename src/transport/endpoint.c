@@ -35,8 +35,11 @@ void qk_config_default(qk_config *c)
     c->cc = QK_CONFIG_CC_CUBIC;
     c->max_udp_payload_bytes = 1452; /* IPv6 in 1500-byte Ethernet; DPLPMTUD starts at 1200 */
     c->pmtud = true;
-    c->initial_max_data_bytes = 16u << 20;
-    c->initial_max_stream_data_bytes = 1u << 20;
+    /* Small start, auto-tuned up (docs/experiments/flow-control.md): 64 KiB
+     * per stream, 256 KiB per connection, as quic-go starts (512 KiB/768 KiB)
+     * scaled to the issue's seed; auto-tuning reaches the BDP within a few RTTs. */
+    c->initial_max_data_bytes = 256u << 10;
+    c->initial_max_stream_data_bytes = 64u << 10;
     c->max_streams_bidi = 100;
     c->max_streams_uni = 100;
     c->max_stream_send_buffer_bytes = 1u << 20;

@@ -5,12 +5,14 @@ void qk_flow_budget_init(qk_flow_budget *b, uint64_t capacity_bytes)
 {
     b->capacity_bytes = capacity_bytes;
     b->used_bytes = 0;
+    b->peak_used_bytes = 0;
 }
 
 bool qk_flow_budget_grant(qk_flow_budget *b, uint64_t delta_bytes)
 {
     if (delta_bytes > b->capacity_bytes - b->used_bytes) return false;
     b->used_bytes += delta_bytes;
+    if (b->used_bytes > b->peak_used_bytes) b->peak_used_bytes = b->used_bytes;
     return true;
 }
 
@@ -69,29 +71,156 @@ bool qk_flow_rx_should_update(const qk_flow_rx *rx)
     return 2 * (rx->max_data_bytes - rx->consumed_bytes) < rx->window_bytes;
 }
 
-/* Double the window if the last credit went in under 2 RTTs: the window,
- * not the application, limits the transfer (ngtcp2/quinn-style auto-tune). */
+/* Budget needed beyond the initial window to cover window_bytes and the
+ * credit already advertised (which cannot be taken back, RFC 9000 §4.1). */
+static uint64_t budget_need(const qk_flow_rx *rx, uint64_t window_bytes)
+{
+    uint64_t outstanding = rx->max_data_bytes - rx->consumed_bytes;
+    uint64_t promised = window_bytes > outstanding ? window_bytes : outstanding;
+    return promised > rx->initial_window_bytes ? promised - rx->initial_window_bytes : 0;
+}
+
+/* Return budget held beyond what is still promised. */
+static void settle_budget(qk_flow_rx *rx)
+{
+    if (!rx->budget) return;
+    uint64_t need = budget_need(rx, rx->window_bytes);
+    if (rx->granted_bytes <= need) return;
+    qk_flow_budget_release(rx->budget, rx->granted_bytes - need);
+    rx->granted_bytes = need;
+}
+
+/* Grow the window to at most target_bytes, as far as the budget allows
+ * (it may grant part). Returns true when the window grew. */
+static bool grow_to(qk_flow_rx *rx, uint64_t target_bytes)
+{
+    if (target_bytes > rx->max_window_bytes) target_bytes = rx->max_window_bytes;
+    if (target_bytes <= rx->window_bytes) return false;
+    if (rx->budget) {
+        uint64_t need = budget_need(rx, target_bytes);
+        uint64_t extra = need > rx->granted_bytes ? need - rx->granted_bytes : 0;
+        uint64_t avail = rx->budget->capacity_bytes - rx->budget->used_bytes;
+        if (extra > avail) { /* memory refused in part: grow by what is left */
+            uint64_t cut = extra - avail;
+            if (target_bytes - rx->window_bytes <= cut) return false;
+            target_bytes -= cut;
+            extra = avail;
+        }
+        if (extra && !qk_flow_budget_grant(rx->budget, extra)) return false;
+        rx->granted_bytes += extra;
+    }
+    rx->window_bytes = target_bytes;
+    rx->grows++;
+    return true;
+}
+
+/* Did the credit go fast, by the configured rule? Updates the EPOCH state.
+ * *rate_rtt_bytes gets the consumption measured over the judged interval,
+ * scaled to one srtt (bytes per srtt). */
+static bool credit_went_fast(qk_flow_rx *rx, qk_time now, qk_time srtt_ns, double *rate_rtt_bytes)
+{
+    uint64_t w = rx->window_bytes, used;
+    qk_time dt;
+    bool fast;
+    if (rx->rule == QK_FLOW_RULE_EPOCH) {
+        /* quic-go: only judge once more than half the window was consumed in
+         * this epoch; fast if that fraction f took less than 4 * f * srtt. */
+        used = rx->consumed_bytes - rx->epoch_start_consumed_bytes;
+        if (2 * used <= w) return false;
+        dt = now - rx->epoch_start_ns;
+        fast = (double)dt < 4.0 * (double)used / (double)w * (double)srtt_ns;
+        rx->epoch_start_ns = now;
+        rx->epoch_start_consumed_bytes = rx->consumed_bytes;
+    } else {
+        /* quiche / rust-yamux: the previous update's credit (at least half a
+         * window consumed since) was used within 2 srtt. Requiring the bytes
+         * keeps an early or repeated update (a frame that did not fit, a lost
+         * MAX_STREAM_DATA) from counting as fast. */
+        used = rx->consumed_bytes - rx->last_update_consumed_bytes;
+        dt = now - rx->last_update_ns;
+        fast = 2 * used >= w && dt < 2 * srtt_ns;
+    }
+    *rate_rtt_bytes = dt ? (double)used * (double)srtt_ns / (double)dt : (double)UINT64_MAX;
+    /* Reference for "climbing": the recent peak, decaying 10% a measurement,
+     * so one starved interval (a slow reader's) does not look like growth. */
+    double decayed = 0.9 * rx->last_rate_rtt_bytes;
+    rx->last_rate_rtt_bytes = *rate_rtt_bytes > decayed ? *rate_rtt_bytes : decayed;
+    return fast;
+}
+
 static void autotune(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
 {
     if (!rx->autotune || !rx->updated_once || srtt_ns == 0) return;
-    if (now - rx->last_update_ns >= 2 * srtt_ns) return;
-    if (rx->window_bytes >= rx->max_window_bytes) return;
-    uint64_t next =
-        rx->window_bytes > rx->max_window_bytes / 2 ? rx->max_window_bytes : 2 * rx->window_bytes;
-    uint64_t delta = next - rx->window_bytes;
-    if (rx->budget && !qk_flow_budget_grant(rx->budget, delta)) return; /* memory refused */
-    rx->granted_bytes += rx->budget ? delta : 0;
-    rx->window_bytes = next;
+    double rate_rtt = 0, prev_rate = rx->last_rate_rtt_bytes;
+    bool fast = credit_went_fast(rx, now, srtt_ns, &rate_rtt);
+    /* A reader that leaves more than a quarter window unread is the limit,
+     * not the window: no growth (the backpressure the yamux seed describes). */
+    bool kept_up = 4 * (rx->received_bytes - rx->consumed_bytes) <= rx->window_bytes;
+    if (!fast || !kept_up) return;
+    rx->period_start_ns = now; /* window-limited: the shrink clock restarts */
+    rx->period_start_consumed_bytes = rx->consumed_bytes;
+    rx->period_reader_kept_up = false;
+    uint64_t w = rx->window_bytes;
+    uint64_t target = w > UINT64_MAX / 2 ? UINT64_MAX : 2 * w;
+    /* Sizing (quack): while the consumption rate is still climbing (> 1.15x
+     * the recent peak: slow start, where the measured rate lags the
+     * congestion window, which only grows while it is the limit, RFC 9002
+     * §7.8) double. At a steady rate grow to at most QK_FLOW_SIZE_RTTS x the
+     * consumption per srtt: limited by the link or a slow reader the window
+     * stops near 2.5 x rate x srtt instead of the 4-8x of plain doubling. */
+    double sized = QK_FLOW_SIZE_RTTS * rate_rtt;
+    bool climbing = rate_rtt > 1.15 * prev_rate;
+    if (!rx->plain_doubling && !climbing && sized < (double)target) target = (uint64_t)sized;
+    grow_to(rx, target);
 }
 
 uint64_t qk_flow_rx_update(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
 {
+    if (!rx->updated_once) {
+        rx->epoch_start_ns = rx->period_start_ns = now;
+        rx->epoch_start_consumed_bytes = rx->period_start_consumed_bytes = rx->consumed_bytes;
+    }
     autotune(rx, now, srtt_ns);
     uint64_t limit = rx->consumed_bytes + rx->window_bytes;
     if (limit > rx->max_data_bytes) rx->max_data_bytes = limit; /* RFC 9000 §4.1: never shrink */
     rx->last_update_ns = now;
+    rx->last_update_consumed_bytes = rx->consumed_bytes;
     rx->updated_once = true;
+    qk_flow_rx_tick(rx, now, srtt_ns);
     return rx->max_data_bytes;
+}
+
+bool qk_flow_rx_tick(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
+{
+    if (!rx->updated_once || srtt_ns == 0) {
+        settle_budget(rx);
+        return false;
+    }
+    if (4 * (rx->received_bytes - rx->consumed_bytes) <= rx->window_bytes)
+        rx->period_reader_kept_up = true;
+    bool shrank = false;
+    if (now - rx->period_start_ns >= (qk_time)QK_FLOW_DECAY_RTTS * srtt_ns) {
+        uint64_t used = rx->consumed_bytes - rx->period_start_consumed_bytes;
+        bool unused = 2 * used < rx->window_bytes || !rx->period_reader_kept_up;
+        uint64_t floor = rx->initial_window_bytes > rx->min_window_bytes ? rx->initial_window_bytes
+                                                                         : rx->min_window_bytes;
+        if (unused && rx->window_bytes > floor) {
+            uint64_t half = rx->window_bytes / 2;
+            rx->window_bytes = half > floor ? half : floor;
+            rx->decays++;
+            shrank = true;
+        }
+        rx->period_start_ns = now;
+        rx->period_start_consumed_bytes = rx->consumed_bytes;
+        rx->period_reader_kept_up = false;
+    }
+    settle_budget(rx);
+    return shrank;
+}
+
+bool qk_flow_rx_raise(qk_flow_rx *rx, uint64_t want_bytes)
+{
+    return grow_to(rx, want_bytes);
 }
 
 void qk_flow_tx_init(qk_flow_tx *tx, uint64_t initial_max_bytes)

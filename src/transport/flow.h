@@ -15,7 +15,8 @@
  */
 typedef struct qk_flow_budget {
     uint64_t capacity_bytes;
-    uint64_t used_bytes; /**< sum of window growth granted and not released */
+    uint64_t used_bytes;      /**< sum of window growth granted and not released */
+    uint64_t peak_used_bytes; /**< most ever in use (experiments check the cap) */
 } qk_flow_budget;
 
 /** Initialise a budget of capacity_bytes. Never fails. */
@@ -27,6 +28,24 @@ bool qk_flow_budget_grant(qk_flow_budget *b, uint64_t delta_bytes);
 /** Return delta_bytes previously granted (e.g. when a stream closes). Never fails. */
 void qk_flow_budget_release(qk_flow_budget *b, uint64_t delta_bytes);
 
+/**
+ * Auto-tuning rule (when to double a receive window).
+ * RTT2 (quiche, rust-yamux): the credit of the previous update was used up
+ * within 2 smoothed RTTs. EPOCH (quic-go): the fraction f > 1/2 of the window
+ * consumed since the epoch started took less than 4 * f * srtt; normalised
+ * by bytes, so an early or delayed update does not bias it.
+ */
+typedef enum qk_flow_rule {
+    QK_FLOW_RULE_RTT2 = 0,
+    QK_FLOW_RULE_EPOCH = 1,
+} qk_flow_rule;
+
+/** Growth target: this many srtt of the measured consumption rate (at most 2x). */
+#define QK_FLOW_SIZE_RTTS 2.5
+
+/** RTTs without a window-limited update after which an unused window halves. */
+#define QK_FLOW_DECAY_RTTS 8
+
 /** Receive side: the limit we advertise to the peer. */
 typedef struct qk_flow_rx {
     uint64_t max_data_bytes; /**< limit advertised (MAX_DATA / MAX_STREAM_DATA) */
@@ -34,11 +53,23 @@ typedef struct qk_flow_rx {
     uint64_t consumed_bytes; /**< bytes delivered to the application */
     uint64_t window_bytes;   /**< current window: next limit = consumed + window */
     uint64_t initial_window_bytes;
-    uint64_t max_window_bytes; /**< auto-tuning cap */
-    bool autotune;             /**< double the window when credit goes fast */
-    qk_time last_update_ns;    /**< when the last limit increase was issued */
-    bool updated_once;         /**< last_update_ns is meaningful */
+    uint64_t max_window_bytes;           /**< auto-tuning cap */
+    bool autotune;                       /**< double the window when credit goes fast */
+    qk_flow_rule rule;                   /**< which growth trigger (default RTT2) */
+    bool plain_doubling;                 /**< double on every trigger, no rate sizing */
+    double last_rate_rtt_bytes;          /**< recent peak consumption per srtt (decaying) */
+    qk_time last_update_ns;              /**< when the last limit increase was issued */
+    uint64_t last_update_consumed_bytes; /**< consumed_bytes at that update */
+    bool updated_once;                   /**< last_update_ns is meaningful */
+    qk_time epoch_start_ns;              /**< EPOCH rule: epoch start time */
+    uint64_t epoch_start_consumed_bytes; /**< EPOCH rule: consumed at epoch start */
+    /* Shrinking: a period without a window-limited update. */
+    qk_time period_start_ns;              /**< last window-limited update or decay */
+    uint64_t period_start_consumed_bytes; /**< consumed_bytes then */
+    bool period_reader_kept_up;           /**< some check saw little unread data */
+    uint64_t min_window_bytes; /**< shrink floor besides the initial window (caller sets) */
     uint64_t granted_bytes;    /**< growth above the initial window held from budget */
+    uint64_t grows, decays;    /**< counters (stats, tests) */
     qk_flow_budget *budget;    /**< NULL = no budget (cap only) */
 } qk_flow_rx;
 
@@ -83,12 +114,36 @@ bool qk_flow_rx_should_update(const qk_flow_rx *rx);
 
 /**
  * Build the next limit (call when writing MAX_DATA / MAX_STREAM_DATA):
- * first auto-tunes (doubles the window, up to the cap and as the budget
- * allows, when the previous update's credit was used within 2 * srtt_ns),
- * then advertises consumed + window. The limit never decreases
- * (RFC 9000 §4.1). Returns the new limit.
+ * first auto-tunes, then advertises consumed + window. Growth: when the rule
+ * (rx->rule) says the previous credit went fast AND the reader kept up (at
+ * most a quarter window unread: a slow reader, not the window, is the limit
+ * otherwise), the window doubles while the consumption rate is climbing,
+ * else grows to min(2 x window, QK_FLOW_SIZE_RTTS x the consumption
+ * measured per srtt) — always doubles with rx->plain_doubling — up to the
+ * cap and as the budget allows. The limit never decreases (RFC 9000 §4.1). Also runs
+ * qk_flow_rx_tick. Returns the new limit.
  */
 uint64_t qk_flow_rx_update(qk_flow_rx *rx, qk_time now, qk_time srtt_ns);
+
+/**
+ * Shrink check, cheap, call at least once per srtt and at every update:
+ * when no update was window-limited for QK_FLOW_DECAY_RTTS srtt and in that
+ * period the application either consumed less than half a window (idle or
+ * trickling peer) or left data unread at every check (slow reader), the
+ * window halves, not below max(initial window, rx->min_window_bytes). Budget is
+ * returned down to what is still promised: max(window, limit - consumed)
+ * above the initial window (credit already advertised cannot be revoked,
+ * RFC 9000 §4.1). Returns true when the window shrank.
+ */
+bool qk_flow_rx_tick(qk_flow_rx *rx, qk_time now, qk_time srtt_ns);
+
+/**
+ * Raise the window to at least want_bytes (capped at max_window_bytes),
+ * charging the growth to the budget; the budget may grant less (what it has
+ * left). Used to keep the connection window >= 1.5x the largest stream
+ * window. Returns true when the window grew (a MAX_DATA is then due).
+ */
+bool qk_flow_rx_raise(qk_flow_rx *rx, uint64_t want_bytes);
 
 /** Send side: the limit the peer gave us. */
 typedef struct qk_flow_tx {

@@ -13,6 +13,11 @@ void qk_recvbuf_init(qk_recvbuf *b, uint64_t limit, size_t max_ranges)
     b->limit_err = QK_ERR_FLOW_CONTROL;
 }
 
+void qk_recvbuf_raise_max_ranges(qk_recvbuf *b, size_t max_ranges)
+{
+    if (max_ranges > b->recvd.max_ranges) b->recvd.max_ranges = max_ranges;
+}
+
 void qk_recvbuf_init_crypto(qk_recvbuf *b, uint64_t window_bytes)
 {
     qk_recvbuf_init(b, window_bytes, 0);

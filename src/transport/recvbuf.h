@@ -37,6 +37,13 @@ typedef struct qk_recvbuf {
 void qk_recvbuf_init(qk_recvbuf *b, uint64_t limit, size_t max_ranges);
 
 /**
+ * Raise the gap bound to max_ranges (never lowers it): a window auto-tuned
+ * to W bytes admits about W / 1 KiB gaps, as one loss burst in slow start
+ * leaves one gap per lost packet. Still bounded by the window. Never fails.
+ */
+void qk_recvbuf_raise_max_ranges(qk_recvbuf *b, size_t max_ranges);
+
+/**
  * Initialise a CRYPTO receive buffer: no FIN, and at most window_bytes beyond
  * the read offset are accepted (the limit moves with reads), else
  * QK_ERR_CRYPTO_BUFFER (RFC 9000 §7.5). Never fails.

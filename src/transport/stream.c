@@ -18,6 +18,11 @@ void qk_stream_init(qk_stream *s, uint64_t id, const qk_stream_params *p)
     s->recv_window_bytes = p->recv_max_data;
     qk_flow_rx_init(&s->fc, p->has_recv ? p->recv_max_data : 0, p->recv_max_window_bytes,
                     p->autotune && p->has_recv, p->budget);
+    /* A loss burst leaves one gap per lost packet: admit about one gap per
+     * KiB of window (conn_flow.c raises it as the window grows). */
+    qk_recvbuf_raise_max_ranges(&s->recv, (size_t)((p->has_recv ? p->recv_max_data : 0) >> 10));
+    s->fc.rule = (p->autotune_rule & 1) ? QK_FLOW_RULE_EPOCH : QK_FLOW_RULE_RTT2;
+    s->fc.plain_doubling = (p->autotune_rule & 2) != 0;
     s->urgency = QK_STREAM_DEFAULT_URGENCY;
     s->pend_list = p->pend_list;
 }

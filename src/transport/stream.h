@@ -139,6 +139,7 @@ typedef struct qk_stream_params {
     bool autotune;                  /**< grow the receive window (flow.c rule) */
     uint64_t recv_max_window_bytes; /**< auto-tuning cap */
     qk_flow_budget *budget;         /**< endpoint receive-memory budget, or NULL */
+    int autotune_rule;              /**< qk_flow_rule */
 } qk_stream_params;
 
 /** Initialise a stream. Never fails (memory is allocated lazily). */

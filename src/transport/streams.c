@@ -99,6 +99,7 @@ static void stream_params(qk_streams *m, uint64_t id, qk_stream_params *p)
     p->autotune = m->cfg.autotune;
     p->recv_max_window_bytes = m->cfg.max_stream_window_bytes;
     p->budget = m->cfg.budget;
+    p->autotune_rule = m->cfg.autotune_rule;
     p->recv_max_ranges = m->cfg.recv_max_ranges;
     p->pend_list = &m->pending;
 }

@@ -33,6 +33,7 @@ typedef struct qk_streams_config {
     bool autotune;                        /**< auto-tune stream receive windows */
     uint64_t max_stream_window_bytes;     /**< auto-tuning cap per stream */
     qk_flow_budget *budget;               /**< endpoint receive-memory budget (or NULL) */
+    int autotune_rule;                    /**< qk_flow_rule for stream windows */
 } qk_streams_config;
 
 /** The peer's transport parameters that concern streams. */

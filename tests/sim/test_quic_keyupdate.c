@@ -175,6 +175,7 @@ typedef struct fast_ctx {
 static void fast_tune(void *ctx, qk_config *cfg, bool server)
 {
     ku_tune(&((fast_ctx *)ctx)->k, cfg, server);
+    cfg->autotune = false; /* stay flow-control limited: no queue, no loss, no gap */
 }
 
 static void fast_send(void *ctx, qk_simq *q, bool server, const qk_datagram *d, qk_time now)

@@ -74,6 +74,7 @@ static void test_autotune_doubling_and_cap(void **state)
     const qk_time srtt = 40 * MS;
     qk_flow_rx rx;
     qk_flow_rx_init(&rx, 1000, 5000, true, NULL);
+    rx.plain_doubling = true; /* the trigger alone; sizing: test_sizing */
     /* First update: no previous update to compare with, no growth. */
     assert_int_equal(drain_and_update(&rx, 100 * MS, srtt), 2000);
     assert_int_equal(rx.window_bytes, 1000);
@@ -125,6 +126,284 @@ static void test_autotune_budget(void **state)
     assert_true(qk_flow_budget_grant(&b, 3000));
 }
 
+static uint64_t below(uint64_t *rng, uint64_t n)
+{
+    return qk_test_rand64(rng) % n;
+}
+
+/* RTT2 rule boundaries, and a repeated update (frame that did not fit,
+ * retransmitted MAX_STREAM_DATA) never counts as fast credit. */
+static void test_rtt2_rule_exact(void **state)
+{
+    (void)state;
+    const qk_time srtt = 10 * MS;
+    qk_flow_rx rx;
+    qk_flow_rx_init(&rx, 1000, 1u << 20, true, NULL);
+    rx.plain_doubling = true;
+    drain_and_update(&rx, 0, srtt);
+    /* Repeated update at the same instant with nothing consumed: no growth. */
+    assert_int_equal(qk_flow_rx_update(&rx, 1, srtt), 2000);
+    assert_int_equal(rx.window_bytes, 1000);
+    /* Exactly half a window consumed (and read) within 2 srtt: doubles. */
+    assert_int_equal(qk_flow_rx_on_data(&rx, 1500, NULL), 0);
+    assert_int_equal(qk_flow_rx_on_consumed(&rx, 500), 0);
+    assert_int_equal(qk_flow_rx_update(&rx, 5 * MS, srtt), 1500 + 2000);
+    assert_int_equal(rx.window_bytes, 2000);
+    /* 999 of 2000 (less than half) within 2 srtt: not the previous credit. */
+    assert_int_equal(qk_flow_rx_on_data(&rx, 2499, NULL), 0);
+    assert_int_equal(qk_flow_rx_on_consumed(&rx, 999), 0);
+    assert_int_equal(qk_flow_rx_update(&rx, 6 * MS, srtt), 2499 + 2000);
+    assert_int_equal(rx.window_bytes, 2000);
+    /* 1000 more, 19.999 ms after that update (< 20 ms): doubles. */
+    assert_int_equal(qk_flow_rx_on_data(&rx, 3499, NULL), 0);
+    assert_int_equal(qk_flow_rx_on_consumed(&rx, 1000), 0);
+    assert_int_equal(qk_flow_rx_update(&rx, 6 * MS + 19999999, srtt), 3499 + 4000);
+    /* Fast in time, but a quarter window (1001 > 4000 / 4) left unread: the
+     * reader is the limit, no growth. */
+    assert_int_equal(qk_flow_rx_on_data(&rx, 3499 + 4000, NULL), 0);
+    assert_int_equal(qk_flow_rx_on_consumed(&rx, 2999), 0);
+    assert_int_equal(qk_flow_rx_update(&rx, 27 * MS, srtt), 6498 + 4000);
+    assert_int_equal(rx.window_bytes, 4000);
+    assert_int_equal(rx.grows, 2);
+}
+
+/* quic-go's epoch rule: fast when the fraction f (> 1/2) of the window used
+ * in the epoch took less than 4 * f * srtt; f <= 1/2 keeps the epoch open. */
+static void test_epoch_rule_exact(void **state)
+{
+    (void)state;
+    const qk_time srtt = 10 * MS;
+    qk_flow_rx rx;
+    qk_flow_rx_init(&rx, 1000, 1u << 20, true, NULL);
+    rx.rule = QK_FLOW_RULE_EPOCH;
+    rx.plain_doubling = true;
+    assert_int_equal(qk_flow_rx_update(&rx, 0, srtt), 1000); /* epoch starts at t = 0 */
+    /* 500 of 1000 (f = 1/2): not judged, the epoch stays open. */
+    assert_int_equal(qk_flow_rx_on_data(&rx, 1000, NULL), 0);
+    assert_int_equal(qk_flow_rx_on_consumed(&rx, 500), 0);
+    assert_int_equal(qk_flow_rx_update(&rx, 1 * MS, srtt), 1500);
+    assert_int_equal(rx.window_bytes, 1000);
+    assert_int_equal(rx.epoch_start_ns, 0);
+    /* 750 (f = 3/4) after exactly 4 * 3/4 * srtt = 30 ms: not faster. */
+    assert_int_equal(qk_flow_rx_on_consumed(&rx, 250), 0);
+    assert_int_equal(qk_flow_rx_update(&rx, 30 * MS, srtt), 750 + 1000);
+    assert_int_equal(rx.window_bytes, 1000);
+    assert_int_equal(rx.epoch_start_ns, 30 * MS); /* judged: new epoch */
+    /* 750 again, 29 ms later (< 30 ms): doubles. */
+    assert_int_equal(qk_flow_rx_on_data(&rx, 1750, NULL), 0);
+    assert_int_equal(qk_flow_rx_on_consumed(&rx, 750), 0);
+    assert_int_equal(qk_flow_rx_update(&rx, 59 * MS, srtt), 1500 + 2000);
+    assert_int_equal(rx.window_bytes, 2000);
+    /* A full window (f = 1) in 39 ms < 40 ms: doubles; 40 ms would not. */
+    assert_int_equal(qk_flow_rx_on_data(&rx, 3500, NULL), 0);
+    assert_int_equal(qk_flow_rx_on_consumed(&rx, 2000), 0);
+    assert_int_equal(qk_flow_rx_update(&rx, 98 * MS, srtt), 3500 + 4000);
+    assert_int_equal(rx.window_bytes, 4000);
+    assert_int_equal(qk_flow_rx_on_data(&rx, 7500, NULL), 0);
+    assert_int_equal(qk_flow_rx_on_consumed(&rx, 4000), 0);
+    assert_int_equal(qk_flow_rx_update(&rx, 138 * MS, srtt), 7500 + 4000);
+    assert_int_equal(rx.window_bytes, 4000);
+}
+
+/* A slow reader leaves data unread: updates come "fast" in time but the
+ * window must not grow (the application, not the window, is the limit). */
+static void test_slow_reader_caps_window(void **state)
+{
+    (void)state;
+    const qk_time srtt = 60 * MS;
+    qk_flow_rx rx;
+    qk_flow_rx_init(&rx, 64000, 16u << 20, true, NULL);
+    qk_time t = 0;
+    qk_flow_rx_update(&rx, t, srtt);
+    uint64_t peak_unread = 0;
+    for (int i = 0; i < 2000; i++) {
+        /* The network fills the credit at once (a fast link). */
+        assert_int_equal(qk_flow_rx_on_data(&rx, rx.max_data_bytes, NULL), 0);
+        uint64_t unread = rx.received_bytes - rx.consumed_bytes;
+        if (unread > peak_unread) peak_unread = unread;
+        /* The application reads 8 KB every 6.5 ms (about 10 Mbit/s). */
+        t += 6500 * QK_NS_PER_US;
+        assert_int_equal(qk_flow_rx_on_consumed(&rx, 8000), 0);
+        if (qk_flow_rx_should_update(&rx)) qk_flow_rx_update(&rx, t, srtt);
+        qk_flow_rx_tick(&rx, t, srtt);
+    }
+    assert_int_equal(rx.window_bytes, 64000);
+    assert_int_equal(rx.grows, 0);
+    assert_true(peak_unread <= 64000); /* the buffer is bounded by the initial window */
+    /* The same reader after the window had grown: it shrinks back to the
+     * initial window (one halving per QK_FLOW_DECAY_RTTS srtt). */
+    qk_flow_rx g;
+    qk_flow_rx_init(&g, 64000, 16u << 20, true, NULL);
+    for (int i = 0; i < 4; i++) drain_and_update(&g, (qk_time)i * MS, srtt); /* 512000 */
+    assert_int_equal(g.window_bytes, 512000);
+    t = 10 * MS;
+    for (int i = 0; i < 400; i++) {
+        assert_int_equal(qk_flow_rx_on_data(&g, g.max_data_bytes, NULL), 0);
+        t += 6500 * QK_NS_PER_US;
+        assert_int_equal(qk_flow_rx_on_consumed(&g, 8000), 0);
+        if (qk_flow_rx_should_update(&g)) qk_flow_rx_update(&g, t, srtt);
+        qk_flow_rx_tick(&g, t, srtt);
+    }
+    assert_int_equal(g.window_bytes, 64000);
+    assert_int_equal(g.decays, 3);
+}
+
+/* Random read/arrival patterns: the window never passes its cap, the budget
+ * is never exceeded, and what windows hold adds up to what the budget counts. */
+static void test_caps_and_budget_invariants(void **state)
+{
+    (void)state;
+    uint64_t rng = 7;
+    qk_flow_budget b;
+    qk_flow_budget_init(&b, 3u << 20);
+    enum { N = 6 };
+    qk_flow_rx rx[N];
+    for (int i = 0; i < N; i++) {
+        qk_flow_rx_init(&rx[i], 65536, 2u << 20, true, &b);
+        rx[i].rule = i % 2 ? QK_FLOW_RULE_EPOCH : QK_FLOW_RULE_RTT2;
+    }
+    qk_time t = 0, srtt = 20 * MS;
+    for (int step = 0; step < 20000; step++) {
+        qk_flow_rx *r = &rx[below(&rng, N)];
+        t += below(&rng, 2 * MS);
+        uint64_t credit = r->max_data_bytes - r->received_bytes;
+        if (credit) qk_flow_rx_on_data(r, r->received_bytes + 1 + below(&rng, credit), NULL);
+        uint64_t unread = r->received_bytes - r->consumed_bytes;
+        if (unread && below(&rng, 4)) qk_flow_rx_on_consumed(r, 1 + below(&rng, unread));
+        if (qk_flow_rx_should_update(r)) qk_flow_rx_update(r, t, srtt);
+        if (below(&rng, 8) == 0) qk_flow_rx_raise(r, r->window_bytes * 3);
+        qk_flow_rx_tick(r, t, srtt);
+        uint64_t held = 0;
+        for (int i = 0; i < N; i++) {
+            assert_true(rx[i].window_bytes <= rx[i].max_window_bytes);
+            assert_true(rx[i].window_bytes >= rx[i].initial_window_bytes);
+            /* What each window promises beyond its initial window is held. */
+            uint64_t out = rx[i].max_data_bytes - rx[i].consumed_bytes;
+            assert_true(out <= rx[i].initial_window_bytes + rx[i].granted_bytes);
+            held += rx[i].granted_bytes;
+        }
+        assert_int_equal(held, b.used_bytes);
+        assert_true(b.used_bytes <= b.capacity_bytes);
+    }
+    uint64_t grows = 0;
+    for (int i = 0; i < N; i++) grows += rx[i].grows;
+    assert_true(grows > 0);
+    for (int i = 0; i < N; i++) qk_flow_rx_free(&rx[i]);
+    assert_int_equal(b.used_bytes, 0);
+}
+
+/* Sizing: on a trigger the window grows to min(2w, 2.5 x consumption per
+ * srtt). Window-limited (credit used in about one srtt) that is doubling; a
+ * window already 4x the rate is left alone even though the trigger fires. */
+static void test_sizing(void **state)
+{
+    (void)state;
+    const qk_time srtt = 10 * MS;
+    qk_flow_rx rx;
+    qk_flow_rx_init(&rx, 1000, 1u << 20, true, NULL);
+    qk_flow_rx_update(&rx, 0, srtt);
+    /* 1000 read in 10 ms = 1000 per srtt: target min(2000, 2500) = 2000. */
+    assert_int_equal(qk_flow_rx_on_data(&rx, 1000, NULL), 0);
+    assert_int_equal(qk_flow_rx_on_consumed(&rx, 1000), 0);
+    assert_int_equal(qk_flow_rx_update(&rx, 10 * MS, srtt), 1000 + 2000);
+    /* 1000 read in 10 ms again: min(4000, 2500) = 2500. */
+    assert_int_equal(qk_flow_rx_on_data(&rx, 2000, NULL), 0);
+    assert_int_equal(qk_flow_rx_on_consumed(&rx, 1000), 0);
+    assert_int_equal(qk_flow_rx_update(&rx, 20 * MS, srtt), 2000 + 2500);
+    assert_int_equal(rx.window_bytes, 2500);
+    /* 1250 (half) in 19 ms: fast by the trigger, but 2.5 x 1250 x 10 / 19 =
+     * 1644 < 2500: no growth. */
+    assert_int_equal(qk_flow_rx_on_data(&rx, 3250, NULL), 0);
+    assert_int_equal(qk_flow_rx_on_consumed(&rx, 1250), 0);
+    assert_int_equal(qk_flow_rx_update(&rx, 39 * MS, srtt), 3250 + 2500);
+    assert_int_equal(rx.window_bytes, 2500);
+    /* 2500 in 5 ms (5000 per srtt): doubling caps the 12500 target: 5000. */
+    assert_int_equal(qk_flow_rx_on_data(&rx, 5750, NULL), 0);
+    assert_int_equal(qk_flow_rx_on_consumed(&rx, 2500), 0);
+    assert_int_equal(qk_flow_rx_update(&rx, 44 * MS, srtt), 5750 + 5000);
+    assert_int_equal(rx.grows, 3);
+}
+
+/* An idle stream: its window halves every QK_FLOW_DECAY_RTTS srtt back to the
+ * initial window; budget comes back down to the credit still advertised (it
+ * cannot be revoked), the rest as the peer uses that credit. */
+static void test_idle_returns_budget(void **state)
+{
+    (void)state;
+    const qk_time srtt = 10 * MS;
+    qk_flow_budget b;
+    qk_flow_budget_init(&b, 1u << 20);
+    qk_flow_rx rx;
+    qk_flow_rx_init(&rx, 1000, 100000, true, &b);
+    for (int i = 0; i < 4; i++) drain_and_update(&rx, (qk_time)i * MS, srtt);
+    assert_int_equal(rx.window_bytes, 8000);
+    assert_int_equal(b.used_bytes, 7000);
+    uint64_t c0 = rx.consumed_bytes; /* limit = c0 + 8000 */
+    /* Idle: nothing arrives. 79 ms after the last growth: no change. */
+    assert_false(qk_flow_rx_tick(&rx, 3 * MS + 79 * MS, srtt));
+    assert_int_equal(rx.window_bytes, 8000);
+    /* 80 ms: halves. The 8000 advertised are still promised: nothing back. */
+    assert_true(qk_flow_rx_tick(&rx, 83 * MS, srtt));
+    assert_int_equal(rx.window_bytes, 4000);
+    assert_int_equal(b.used_bytes, 7000);
+    assert_true(qk_flow_rx_tick(&rx, 163 * MS, srtt));
+    assert_true(qk_flow_rx_tick(&rx, 243 * MS, srtt));
+    assert_int_equal(rx.window_bytes, 1000);
+    assert_false(qk_flow_rx_tick(&rx, 400 * MS, srtt)); /* floor: initial window */
+    /* The peer uses 5000 of the credit: 3000 stay promised, 5000 come back. */
+    assert_int_equal(qk_flow_rx_on_data(&rx, c0 + 5000, NULL), 0);
+    assert_int_equal(qk_flow_rx_on_consumed(&rx, 5000), 0);
+    qk_flow_rx_tick(&rx, 401 * MS, srtt);
+    assert_int_equal(b.used_bytes, 2000);
+    /* The rest, then the next update grants only the initial window. */
+    assert_int_equal(qk_flow_rx_on_data(&rx, c0 + 8000, NULL), 0);
+    assert_int_equal(qk_flow_rx_on_consumed(&rx, 3000), 0);
+    assert_int_equal(qk_flow_rx_update(&rx, 900 * MS, srtt), c0 + 8000 + 1000);
+    assert_int_equal(b.used_bytes, 0);
+    assert_int_equal(rx.granted_bytes, 0);
+    /* A busy stream at the same size does not shrink: it reads > half a
+     * window per period with the reader keeping up. */
+    qk_flow_rx busy;
+    qk_flow_rx_init(&busy, 1000, 4000, true, NULL);
+    for (int i = 0; i < 3; i++) drain_and_update(&busy, (qk_time)i * MS, srtt);
+    assert_int_equal(busy.window_bytes, 4000);
+    for (qk_time t = 3 * MS; t < 2000 * MS; t += 25 * MS) {
+        /* 2500 bytes per 25 ms: updates every 50 ms (not fast: 5 srtt). */
+        assert_int_equal(qk_flow_rx_on_data(&busy, busy.received_bytes + 2500, NULL), 0);
+        assert_int_equal(qk_flow_rx_on_consumed(&busy, 2500), 0);
+        if (qk_flow_rx_should_update(&busy)) qk_flow_rx_update(&busy, t, srtt);
+        qk_flow_rx_tick(&busy, t, srtt);
+    }
+    assert_int_equal(busy.window_bytes, 4000);
+    assert_int_equal(busy.decays, 0);
+}
+
+/* raise: the connection window follows 1.5x a stream window through the
+ * budget, which may grant part of it. */
+static void test_raise_through_budget(void **state)
+{
+    (void)state;
+    qk_flow_budget b;
+    qk_flow_budget_init(&b, 5000);
+    qk_flow_rx conn;
+    qk_flow_rx_init(&conn, 4000, 1u << 20, true, &b);
+    assert_false(qk_flow_rx_raise(&conn, 3000)); /* already above */
+    assert_true(qk_flow_rx_raise(&conn, 6000));
+    assert_int_equal(conn.window_bytes, 6000);
+    assert_int_equal(b.used_bytes, 2000);
+    assert_true(qk_flow_rx_raise(&conn, 12000)); /* only 3000 left: partial */
+    assert_int_equal(conn.window_bytes, 9000);
+    assert_int_equal(b.used_bytes, 5000);
+    assert_false(qk_flow_rx_raise(&conn, 20000)); /* nothing left */
+    assert_int_equal(conn.window_bytes, 9000);
+    qk_flow_rx capped;
+    qk_flow_rx_init(&capped, 4000, 5000, true, NULL);
+    assert_true(qk_flow_rx_raise(&capped, 1u << 30));
+    assert_int_equal(capped.window_bytes, 5000); /* the cap */
+    qk_flow_rx_free(&conn);
+    assert_int_equal(b.used_bytes, 0);
+}
+
 static void test_tx(void **state)
 {
     (void)state;
@@ -169,6 +448,13 @@ int main(void)
         cmocka_unit_test(test_rx_update_threshold),
         cmocka_unit_test(test_autotune_doubling_and_cap),
         cmocka_unit_test(test_autotune_budget),
+        cmocka_unit_test(test_rtt2_rule_exact),
+        cmocka_unit_test(test_epoch_rule_exact),
+        cmocka_unit_test(test_slow_reader_caps_window),
+        cmocka_unit_test(test_sizing),
+        cmocka_unit_test(test_caps_and_budget_invariants),
+        cmocka_unit_test(test_idle_returns_budget),
+        cmocka_unit_test(test_raise_through_budget),
         cmocka_unit_test(test_tx),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

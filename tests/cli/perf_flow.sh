@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# `quack perf` flow-control options (issue 10): --autotune, --window,
+# --max-window, --budget, and the window/buffer lines of --stats.
+# Usage: bash tests/cli/perf_flow.sh BUILD_DIR
+set -uo pipefail
+build=${1:?usage: perf_flow.sh BUILD_DIR}
+q="$build/quack"
+tmp=$(mktemp -d)
+spid=
+fails=0
+cleanup() {
+    if [ -n "$spid" ] && kill -0 "$spid" 2>/dev/null; then
+        kill -TERM "$spid"
+        wait "$spid" 2>/dev/null
+    fi
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+ok() { echo "ok   - $*"; }
+no() { echo "FAIL - $*"; fails=$((fails + 1)); }
+check() { if eval "$2"; then ok "$1"; else no "$1"; fi; }
+
+start_server() {
+    "$q" perf server --listen 127.0.0.1:0 --quiet "$@" >"$tmp/s.out" 2>"$tmp/s.err" &
+    spid=$!
+    for _ in $(seq 200); do
+        grep -q '^listening on' "$tmp/s.out" 2>/dev/null && break
+        sleep 0.05
+    done
+    addr=$(sed -n 's/^listening on \([^ ]*\).*/\1/p' "$tmp/s.out")
+    pin=$(sed -n 's/^pin: //p' "$tmp/s.out")
+    [ -n "$addr" ] && [ ${#pin} -eq 64 ]
+}
+stop_server() {
+    kill -TERM "$spid" 2>/dev/null
+    wait "$spid"
+    spid=
+}
+# "stats: rx window conn C B, stream S B (peak P B); rx buffered B B (peak Q B)"
+peak_stream() { sed -n 's/^stats: rx window conn [0-9]* B, stream [0-9]* B (peak \([0-9]*\) B).*/\1/p' "$1"; }
+conn_win() { sed -n 's/^stats: rx window conn \([0-9]*\) B.*/\1/p' "$1"; }
+
+"$q" perf --help >"$tmp/help" 2>&1
+check "--help lists the window options" \
+    "grep -q -- '--autotune on|off' $tmp/help && grep -q -- '--max-window' $tmp/help && grep -q -- '--budget' $tmp/help"
+"$q" perf client --connect 127.0.0.1:1 --insecure --autotune maybe >/dev/null 2>"$tmp/err"
+check "--autotune maybe exits 2 and says on or off" "[ $? -eq 2 ] && grep -q 'on or off' $tmp/err"
+"$q" perf client --connect 127.0.0.1:1 --insecure --window 1 >/dev/null 2>"$tmp/err"
+check "--window 1 is refused (below 16K)" "[ $? -eq 2 ] && grep -q '16K' $tmp/err"
+
+if start_server; then
+    # Auto-tuned from 64 KiB: the client's (receiver's) stream window grows.
+    "$q" perf client --connect "$addr" --pin "$pin" --quiet --stats --window 64K \
+        --max-window 8M --budget 64M --download-size 32M --upload-size 1K \
+        >"$tmp/c.out" 2>"$tmp/c.err"
+    check "auto-tuned run exits 0" "[ $? -eq 0 ]"
+    cat "$tmp/c.out" "$tmp/c.err" >"$tmp/all"
+    p=$(peak_stream "$tmp/all")
+    check "stats print the windows and buffered bytes" "grep -q '^stats: rx window conn' $tmp/all"
+    check "stream window grew from 64 KiB (peak $p)" "[ -n '$p' ] && [ '$p' -gt 65536 ] && [ '$p' -le 8388608 ]"
+    # Fixed 64 KiB: no tuning at all.
+    "$q" perf client --connect "$addr" --pin "$pin" --quiet --stats --window 64K \
+        --autotune off --download-size 4M --upload-size 1K >"$tmp/c2.out" 2>"$tmp/c2.err"
+    check "fixed-window run exits 0" "[ $? -eq 0 ]"
+    cat "$tmp/c2.out" "$tmp/c2.err" >"$tmp/all2"
+    p2=$(peak_stream "$tmp/all2")
+    c2=$(conn_win "$tmp/all2")
+    check "--autotune off never tunes (peak $p2, conn window $c2 = 4 x 64 KiB)" \
+        "[ '$p2' = 0 ] && [ '$c2' = 262144 ]"
+    stop_server
+else
+    no "server did not start"
+fi
+echo "$fails failure(s)"
+[ "$fails" -eq 0 ]

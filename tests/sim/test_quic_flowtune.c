@@ -1,0 +1,154 @@
+/* Flow-control window auto-tuning end to end (issue 10; the full experiments
+ * are bench/flowtune.c and docs/experiments/flow-control.md). Shortened
+ * experiment 1: one download over 1 Gbit/s x 60 ms with a 1-BDP queue for
+ * 5 s, auto-tuned from 64 KiB; the fixed 256 KiB window of the yamux seed for
+ * contrast; and a slow reader that must cap the receive buffer. The null
+ * packet protection and 1452-byte datagrams keep the packet count down (the
+ * windows, not the cipher, are under test). */
+#include "qk_test.h"
+#include "quic_env.h"
+
+#define MS   QK_NS_PER_MS
+#define RATE 1000000000ull
+#define RTT  (60 * MS)
+#define BDP  (RATE / 8 * 60 / 1000) /* 7.5 MB */
+
+/* The download's receiving side is the client (host a); the server sends
+ * over b -> a, the bottleneck with the 1-BDP queue. */
+static void path(quic_env *e, uint64_t seed)
+{
+    qk_sim_link_cfg data, acks;
+    memset(&data, 0, sizeof data);
+    memset(&acks, 0, sizeof acks);
+    data.rate_bps = acks.rate_bps = RATE;
+    data.delay_ns = acks.delay_ns = RTT / 2;
+    data.limit_bytes = BDP;
+    assert_int_equal(quic_env_init(e, seed, &acks, &data), 0);
+}
+
+/* Application bytes read in [t0, t1) of simulated time. */
+static uint64_t run_between(quic_env *e, qk_simq *q, qk_time t0, qk_time t1)
+{
+    qk_sim_run(e->sim, t0);
+    uint64_t b0 = qk_simq_result_get(q)->read_bytes;
+    qk_sim_run(e->sim, t1);
+    return qk_simq_result_get(q)->read_bytes - b0;
+}
+
+static void test_autotune_fills_1g_60ms(void **s)
+{
+    (void)s;
+    quic_env e;
+    path(&e, 21);
+    qk_simq_cfg c = {.duration_ns = 5 * QK_NS_PER_S,
+                     .cc = QK_CONFIG_CC_CUBIC,
+                     .autotune = 1,
+                     .window_bytes = 64u << 10,
+                     .conn_window_bytes = 256u << 10,
+                     .max_window_bytes = 64u << 20,
+                     .max_conn_window_bytes = 96u << 20,
+                     .udp_payload_bytes = 1452,
+                     .no_protection = true};
+    qk_simq *q = quic_env_flow(&e, 4433, &c);
+    assert_non_null(q);
+    /* Slow start and the window ramp take about a second at 60 ms; the
+     * window must not be the limit afterwards. */
+    uint64_t late = run_between(&e, q, 1 * QK_NS_PER_S, 5 * QK_NS_PER_S);
+    double util = (double)late * 8 / 4.0 / (double)RATE;
+    quic_env_run_done(&e, q, 8 * QK_NS_PER_S);
+    const qk_simq_result *r = qk_simq_result_get(q);
+    const qk_conn_stats *rs = &r->client_stats;
+    fprintf(stderr,
+            "autotune: utilisation %.3f (1..5 s), peak buffered %.2f BDP, stream window %llu, "
+            "conn window %llu, lost %llu\n",
+            util, (double)rs->peak_rx_buffered_bytes / BDP,
+            (unsigned long long)rs->peak_stream_rx_window_bytes,
+            (unsigned long long)rs->conn_rx_window_bytes,
+            (unsigned long long)r->server_stats.pkts_lost);
+    assert_true(util >= 0.80);
+    assert_true(r->done); /* the FIN was read: no flow-control error, no stall */
+    assert_false(r->mismatch);
+    assert_int_equal(r->hash_read, r->hash_written);
+    /* Grew from 64 KiB to at least the BDP, never beyond the caps, and the
+     * connection window stayed >= 1.5x the stream window. */
+    assert_true(rs->peak_stream_rx_window_bytes >= BDP);
+    assert_true(rs->peak_stream_rx_window_bytes <= 64u << 20);
+    assert_true(rs->conn_rx_window_bytes <= 96u << 20);
+    assert_true(rs->conn_rx_window_bytes >= rs->peak_stream_rx_window_bytes);
+    /* The receive buffer never held more than the connection window. */
+    assert_true(rs->peak_rx_buffered_bytes <= rs->conn_rx_window_bytes);
+    quic_env_free(&e);
+}
+
+/* The seed's fixed 256 KiB window: about 256 KiB per RTT = 35 Mbit/s. */
+static void test_fixed_window_is_the_limit(void **s)
+{
+    (void)s;
+    quic_env e;
+    path(&e, 22);
+    qk_simq_cfg c = {.duration_ns = 3 * QK_NS_PER_S,
+                     .cc = QK_CONFIG_CC_CUBIC,
+                     .autotune = -1,
+                     .window_bytes = 256u << 10,
+                     .conn_window_bytes = 16u << 20,
+                     .udp_payload_bytes = 1452,
+                     .no_protection = true};
+    qk_simq *q = quic_env_flow(&e, 4433, &c);
+    assert_non_null(q);
+    uint64_t b = run_between(&e, q, 1 * QK_NS_PER_S, 3 * QK_NS_PER_S);
+    double bps = (double)b * 8 / 2.0;
+    double ideal = 256.0 * 1024 * 8 / 0.060; /* 34.95 Mbit/s */
+    fprintf(stderr, "fixed 256 KiB: %.2f Mbit/s (window/RTT = %.2f)\n", bps / 1e6, ideal / 1e6);
+    assert_true(bps >= 0.9 * ideal * 0.95); /* header bytes and the half-window update lag */
+    assert_true(bps <= 1.1 * ideal);
+    const qk_simq_result *r = qk_simq_result_get(q);
+    assert_int_equal(r->client_stats.peak_stream_rx_window_bytes, 0); /* never tuned */
+    quic_env_free(&e);
+}
+
+/* A reader draining 10 Mbit/s from a 1 Gbit/s path: the window stops
+ * growing, the buffer stays within 2x drain rate x RTT (150 kB here), and
+ * the sender is held back by flow control without any error. */
+static void test_slow_reader(void **s)
+{
+    (void)s;
+    quic_env e;
+    path(&e, 23);
+    qk_simq_cfg c = {.duration_ns = 3 * QK_NS_PER_S,
+                     .cc = QK_CONFIG_CC_CUBIC,
+                     .autotune = 1,
+                     .window_bytes = 64u << 10,
+                     .conn_window_bytes = 256u << 10,
+                     .read_rate_bps = 10000000,
+                     .udp_payload_bytes = 1452,
+                     .no_protection = true};
+    qk_simq *q = quic_env_flow(&e, 4433, &c);
+    assert_non_null(q);
+    uint64_t b = run_between(&e, q, 1 * QK_NS_PER_S, 3 * QK_NS_PER_S);
+    const qk_simq_result *r = qk_simq_result_get(q);
+    const qk_conn_stats *rs = &r->client_stats;
+    double drain_rtt = 10e6 / 8 * 0.060; /* 75 kB */
+    fprintf(stderr,
+            "slow reader: %.2f Mbit/s read, peak buffered %llu (%.2f x rate x RTT), "
+            "stream window peak %llu\n",
+            (double)b * 8 / 2.0 / 1e6, (unsigned long long)rs->peak_rx_buffered_bytes,
+            (double)rs->peak_rx_buffered_bytes / drain_rtt,
+            (unsigned long long)rs->peak_stream_rx_window_bytes);
+    assert_true((double)b * 8 / 2.0 <= 10.5e6); /* the reader is the limit */
+    assert_true((double)b * 8 / 2.0 >= 9.0e6);
+    assert_true((double)rs->peak_rx_buffered_bytes <= 2 * drain_rtt);
+    assert_false(r->client_closed);
+    assert_false(r->server_closed);
+    assert_false(r->mismatch);
+    quic_env_free(&e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_autotune_fills_1g_60ms),
+        cmocka_unit_test(test_fixed_window_is_the_limit),
+        cmocka_unit_test(test_slow_reader),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
