@@ -196,6 +196,10 @@ static void ackfreq_download(bool client_supports, qk_conn_stats *cs, qk_conn_st
     p.scfg.ack_frequency = 1;
     p.scfg.ack_frequency_threshold = 10;
     p.scfg.ack_frequency_delay_ns = 20 * QK_NS_PER_MS;
+    /* fixed 1200-byte datagrams: the ratios below count packets, and PMTU
+     * probes (ack-eliciting, not data) would shift them */
+    p.ccfg.pmtud = p.scfg.pmtud = false;
+    p.ccfg.max_udp_payload_bytes = p.scfg.max_udp_payload_bytes = 1200;
     run_xfer(&p, false, 4 << 20, 60 * QK_NS_PER_S);
     qk_conn_stats_get(p.cconn, cs);
     qk_conn_stats_get(p.sconn, ss);
