@@ -59,9 +59,17 @@ cell retry n\>q "$(skip_unless_opt serve --retry 'quack serve has no --retry yet
     run_nq retry "$R" "--retry" "" 127.0.0.1 small.bin mid.bin
 
 # Version negotiation: the client offers an unknown version first.
-cell versionneg q\>n "$(skip_unless_opt get --quic-version \
-    'quack get has no --quic-version yet (needs qk_config.version)')" \
-    run_qn versionneg "$R" "" "--quic-version 0x1a2a3a4a" 127.0.0.1 small.bin
+# q>n: quack get offers 0x1a2a3a4a, gtlsserver answers with Version Negotiation,
+# quack starts again in v1 (its qlog must show that restart).
+vn_qn() {
+    mkdir -p "$WORK/vn.qlog"
+    run_qn versionneg "$R" "" "--offer-version 0x1a2a3a4a --qlog $WORK/vn.qlog" 127.0.0.1 \
+        small.bin mid.bin || return 1
+    grep -q '"chosen_version":"00000001","offered":"1a2a3a4a"' "$WORK"/vn.qlog/* ||
+        { echo "no version negotiation in quack's qlog"; return 1; }
+}
+cell versionneg q\>n "$(skip_unless_opt get --offer-version \
+    'quack get has no --offer-version yet (needs qk_config.offer_version)')" vn_qn
 cell versionneg n\>q "$(skip_unless_file src/transport/stateless.c \
     'server Version Negotiation not in main yet (src/transport/stateless.c)')" \
     run_nq versionneg "$R" "" "-v 0x1a2a3a4a --preferred-versions v1" 127.0.0.1 small.bin
