@@ -45,6 +45,22 @@ typedef struct qk_cc_ack {
 
 typedef struct qk_cc qk_cc;
 
+/* Delivered-bytes history (cc.c): cumulative bytes acknowledged, with a
+ * snapshot every ~1/16 round trip, enough to answer "how many bytes did the
+ * path deliver during the last round trip" within 1/16 of it. */
+#define QK_CC_DLV_SLOTS 32
+#define QK_CC_DLV_STEPS 16 /* snapshots per round trip */
+typedef struct qk_cc_delivered {
+    uint64_t total_bytes; /* in-flight bytes acknowledged so far */
+    qk_time rtt_ns;       /* smoothed RTT of the latest ack (0: none yet) */
+    struct {
+        qk_time t;            /* time of the snapshot */
+        uint64_t total_bytes; /* total_bytes just before the acks at t */
+    } snap[QK_CC_DLV_SLOTS];
+    uint32_t head; /* index of the newest snapshot */
+    uint32_t n;    /* snapshots held */
+} qk_cc_delivered;
+
 typedef struct qk_cc_ops {
     const char *name;
     /** Reset state: cwnd = initial window (RFC 9002 §7.2). */
@@ -70,6 +86,7 @@ struct qk_cc {
     qk_cc_state state;
     uint64_t congestion_events; /* responses so far; recovery.c reads it to tell a new
                                    response (undo episode) from an ignored event */
+    qk_cc_delivered delivered;  /* bytes acknowledged per round trip (slow-start exit) */
     union {                     /* algorithm state */
         struct qk_cc_reno_state {
             uint64_t bytes_acked; /* congestion avoidance accumulator */
@@ -162,6 +179,28 @@ void qk_newreno_loss(qk_cc *cc, qk_time sent_time, qk_time now, uint64_t *ca_acc
 void qk_newreno_persistent(qk_cc *cc, uint64_t *ca_acc_bytes);
 /** True when a packet sent at sent_time belongs to the current recovery period. */
 bool qk_cc_in_recovery_period(const qk_cc *cc, qk_time sent_time);
+
+/** Record an acknowledged in-flight packet in the delivered-bytes history
+ * (every algorithm calls it first thing in on_packet_acked). */
+void qk_cc_delivered_on_ack(qk_cc *cc, const qk_cc_ack *ack);
+
+/**
+ * Bytes acknowledged during the last round trip (the smoothed RTT of the
+ * latest ack) before `now`, to within 1/16 of a round trip. Returns
+ * UINT64_MAX while the history does not yet span a whole round trip.
+ */
+uint64_t qk_cc_delivered_last_rtt(const qk_cc *cc, qk_time now);
+
+/**
+ * The window a congestion event scales by beta. In congestion avoidance that
+ * is cwnd (RFC 9002 §7.3.2, RFC 9438 §4.6). On the event that ends slow start
+ * (cwnd < ssthresh: slow start, HyStart++ CSS, or slow start after
+ * persistent congestion) cwnd can be up to twice what the path carries (it
+ * doubled during the round that overflowed the queue), so the base is what
+ * was delivered in the last round trip: min(cwnd, max(delivered, min
+ * window)); cwnd while the history is shorter than a round trip.
+ */
+uint64_t qk_cc_reduction_base(const qk_cc *cc, qk_time now);
 
 /** Name of an algorithm ("newreno", "cubic", "dctcp"), or "unknown". */
 const char *qk_cc_algo_name(qk_cc_algo algo);

@@ -143,6 +143,7 @@ static void cubic_congestion_avoidance(qk_cc *cc, const qk_cc_ack *ack)
 
 static void cubic_on_packet_acked(qk_cc *cc, const qk_cc_ack *ack)
 {
+    qk_cc_delivered_on_ack(cc, ack);
     if (cc->in_recovery) {
         if (qk_cc_in_recovery_period(cc, ack->sent_time)) {
             qk_cc_update_state(cc, false);
@@ -206,7 +207,12 @@ static void cubic_on_congestion_event(qk_cc *cc, qk_time sent_time, bool is_ecn,
     cc->recovery_start_time = now;
     cc->in_recovery = true;
     cc->congestion_events++;
-    double cwnd = (double)cc->cwnd_bytes;
+    /* RFC 9438 §4.6 scales the window at the event; on the event that ends
+     * slow start that is what the path delivered in the last round trip,
+     * not the window that doubled while the queue overflowed
+     * (qk_cc_reduction_base), so W_max, cwnd_prior and ssthresh all start
+     * from the path's capacity and one reduction suffices. */
+    double cwnd = (double)qk_cc_reduction_base(cc, now);
     c->cwnd_prior_bytes = cwnd;
     /* RFC 9438 §4.7 fast convergence: release bandwidth when W_max shrinks. */
     if (cwnd < c->w_max_bytes)

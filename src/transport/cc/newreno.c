@@ -19,6 +19,7 @@ static void newreno_on_packet_sent(qk_cc *cc, uint64_t bytes, qk_time now)
 
 void qk_newreno_ack(qk_cc *cc, const qk_cc_ack *ack, uint64_t *ca_acc_bytes)
 {
+    qk_cc_delivered_on_ack(cc, ack);
     /* RFC 9002 B.5: no growth for packets sent during the recovery period. */
     if (cc->in_recovery) {
         if (qk_cc_in_recovery_period(cc, ack->sent_time)) {
@@ -53,7 +54,11 @@ void qk_newreno_loss(qk_cc *cc, qk_time sent_time, qk_time now, uint64_t *ca_acc
     cc->recovery_start_time = now;
     cc->in_recovery = true;
     cc->congestion_events++;
-    cc->ssthresh_bytes = cc->cwnd_bytes * QK_LOSS_REDUCTION_NUM / QK_LOSS_REDUCTION_DEN;
+    /* RFC 9002 §7.3.2 / B.6: ssthresh = cwnd * kLossReductionFactor, where
+     * the event that ends slow start scales what the path delivered in the
+     * last round trip instead of the doubled window (qk_cc_reduction_base). */
+    uint64_t base = qk_cc_reduction_base(cc, now);
+    cc->ssthresh_bytes = base * QK_LOSS_REDUCTION_NUM / QK_LOSS_REDUCTION_DEN;
     /* RFC 9002 B.6: cwnd = max(ssthresh, kMinimumWindow) */
     cc->cwnd_bytes =
         cc->ssthresh_bytes > qk_cc_min_window(cc) ? cc->ssthresh_bytes : qk_cc_min_window(cc);
