@@ -57,6 +57,11 @@ uint64_t qk_cc_delivered_last_rtt(const qk_cc *cc, qk_time now)
     return d->total_bytes - d->snap[pick].total_bytes;
 }
 
+bool qk_cc_early_loss(const qk_cc *cc, qk_time now)
+{
+    return cc->cwnd_bytes < cc->ssthresh_bytes && qk_cc_delivered_last_rtt(cc, now) == UINT64_MAX;
+}
+
 uint64_t qk_cc_reduction_base(const qk_cc *cc, qk_time now)
 {
     if (cc->cwnd_bytes >= cc->ssthresh_bytes) return cc->cwnd_bytes;

@@ -202,6 +202,18 @@ uint64_t qk_cc_delivered_last_rtt(const qk_cc *cc, qk_time now);
  */
 uint64_t qk_cc_reduction_base(const qk_cc *cc, qk_time now);
 
+/**
+ * True for a congestion event in slow start before the delivered history
+ * spans one round trip (the handshake and the first flight). Such an event
+ * reduces cwnd but leaves ssthresh alone, so the connection keeps probing in
+ * slow start: one dropped handshake packet on a busy queue must not pin a new
+ * flow to a 6 kB window for the rest of its life. This is the QUIC analogue of
+ * TCP's rule that a lost SYN only shrinks the initial window (RFC 6298 §5.7)
+ * while ssthresh starts "arbitrarily high" when data transfer begins
+ * (RFC 5681 §3.1).
+ */
+bool qk_cc_early_loss(const qk_cc *cc, qk_time now);
+
 /** Name of an algorithm ("newreno", "cubic", "dctcp"), or "unknown". */
 const char *qk_cc_algo_name(qk_cc_algo algo);
 

@@ -207,6 +207,15 @@ static void cubic_on_congestion_event(qk_cc *cc, qk_time sent_time, bool is_ecn,
     cc->recovery_start_time = now;
     cc->in_recovery = true;
     cc->congestion_events++;
+    c->frac_bytes = 0;
+    c->hystart_css = false;
+    if (qk_cc_early_loss(cc, now)) {
+        /* Handshake-time loss (cc.h): cwnd * beta, stay in slow start. */
+        uint64_t w = (uint64_t)((double)cc->cwnd_bytes * CUBIC_BETA);
+        cc->cwnd_bytes = w > qk_cc_min_window(cc) ? w : qk_cc_min_window(cc);
+        qk_cc_update_state(cc, false);
+        return;
+    }
     /* RFC 9438 §4.6 scales the window at the event; on the event that ends
      * slow start that is what the path delivered in the last round trip,
      * not the window that doubled while the queue overflowed
@@ -225,8 +234,6 @@ static void cubic_on_congestion_event(qk_cc *cc, qk_time sent_time, bool is_ecn,
     cc->ssthresh_bytes = ss;
     cc->cwnd_bytes = ss;
     c->in_epoch = false; /* the next CA ack starts a new epoch */
-    c->frac_bytes = 0;
-    c->hystart_css = false;
     qk_cc_update_state(cc, false);
 }
 

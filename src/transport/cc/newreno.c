@@ -54,6 +54,14 @@ void qk_newreno_loss(qk_cc *cc, qk_time sent_time, qk_time now, uint64_t *ca_acc
     cc->recovery_start_time = now;
     cc->in_recovery = true;
     cc->congestion_events++;
+    *ca_acc_bytes = 0;
+    if (qk_cc_early_loss(cc, now)) {
+        /* Handshake-time loss: halve the window, stay in slow start. */
+        uint64_t w = cc->cwnd_bytes * QK_LOSS_REDUCTION_NUM / QK_LOSS_REDUCTION_DEN;
+        cc->cwnd_bytes = w > qk_cc_min_window(cc) ? w : qk_cc_min_window(cc);
+        qk_cc_update_state(cc, false);
+        return;
+    }
     /* RFC 9002 §7.3.2 / B.6: ssthresh = cwnd * kLossReductionFactor, where
      * the event that ends slow start scales what the path delivered in the
      * last round trip instead of the doubled window (qk_cc_reduction_base). */
@@ -62,7 +70,6 @@ void qk_newreno_loss(qk_cc *cc, qk_time sent_time, qk_time now, uint64_t *ca_acc
     /* RFC 9002 B.6: cwnd = max(ssthresh, kMinimumWindow) */
     cc->cwnd_bytes =
         cc->ssthresh_bytes > qk_cc_min_window(cc) ? cc->ssthresh_bytes : qk_cc_min_window(cc);
-    *ca_acc_bytes = 0;
     qk_cc_update_state(cc, false);
 }
 
