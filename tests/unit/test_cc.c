@@ -113,7 +113,10 @@ static void test_reno_congestion_avoidance(void **state)
     (void)state;
     qk_cc cc;
     assert_int_equal(qk_cc_init(&cc, QK_CC_NEWRENO, MDS, 0), 0);
-    cc.ops->on_congestion_event(&cc, 0, false, 10 * MS); /* 12000 -> 6000 */
+    /* A first (empty) ack, so the loss below is not of the first flight,
+     * which would keep slow start (qk_cc_early_loss, cc.h). */
+    ack(&cc, 5 * MS, 1, 0);
+    cc.ops->on_congestion_event(&cc, 6 * MS, false, 10 * MS); /* 12000 -> 6000 */
     assert_int_equal(cc.cwnd_bytes, 6000);
     ack(&cc, 20 * MS, 11 * MS, 0); /* leave recovery (a zero-size ack) */
     /* RFC 9002 §7.3.3: cwnd += mds once a full cwnd of bytes is acked. */

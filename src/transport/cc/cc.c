@@ -28,44 +28,50 @@ void qk_cc_delivered_on_ack(qk_cc *cc, const qk_cc_ack *ack)
     qk_cc_delivered *d = &cc->delivered;
     if (ack->smoothed_rtt_ns) d->rtt_ns = ack->smoothed_rtt_ns;
     qk_time step = d->rtt_ns / QK_CC_DLV_STEPS;
-    if (d->n == 0 || ack->now >= d->snap[d->head].t + step + (step == 0)) {
+    if (step == 0) step = 1;
+    if (d->n == 0) d->first_ack_t = ack->now;
+    if (d->n == 0 || ack->now >= d->snap[d->head].t + step) {
         d->head = d->n == 0 ? 0 : (d->head + 1) % QK_CC_DLV_SLOTS;
         if (d->n < QK_CC_DLV_SLOTS) d->n++;
         d->snap[d->head].t = ack->now;
         d->snap[d->head].total_bytes = d->total_bytes;
     }
+    d->last_ack_t = ack->now;
     d->total_bytes += ack->bytes;
 }
 
-uint64_t qk_cc_delivered_last_rtt(const qk_cc *cc, qk_time now)
+uint64_t qk_cc_delivered_last_rtt(const qk_cc *cc)
 {
     const qk_cc_delivered *d = &cc->delivered;
-    if (d->n == 0 || d->rtt_ns == 0) return UINT64_MAX;
-    qk_time from = now > d->rtt_ns ? now - d->rtt_ns : 0;
+    if (d->n == 0 || d->rtt_ns == 0 || d->last_ack_t < d->rtt_ns) return UINT64_MAX;
+    qk_time from = d->last_ack_t - d->rtt_ns;
     uint32_t oldest = (d->head + QK_CC_DLV_SLOTS + 1 - d->n) % QK_CC_DLV_SLOTS;
     /* Not a whole round trip of history yet (or the ring is too short). */
     if (d->snap[oldest].t > from) return UINT64_MAX;
-    /* Walk back from the newest to the oldest snapshot taken at or after
-     * `from`: the acks since then were delivered within the round trip (if
-     * none is, the acks since the newest one: at most 1/16 RTT of them). */
+    /* The oldest snapshot taken at or after `from` (the newest one is, as
+     * snapshots are 1/16 RTT apart): the acks since were within the RTT. */
     uint32_t i = d->head, pick = d->head;
-    for (uint32_t k = 0; k < d->n; k++) {
-        if (d->snap[i].t < from) break;
+    for (uint32_t k = 0; k < d->n && d->snap[i].t >= from; k++) {
         pick = i;
         i = (i + QK_CC_DLV_SLOTS - 1) % QK_CC_DLV_SLOTS;
     }
     return d->total_bytes - d->snap[pick].total_bytes;
 }
 
-bool qk_cc_early_loss(const qk_cc *cc, qk_time now)
+bool qk_cc_early_loss(const qk_cc *cc, qk_time sent_time, bool is_ecn)
 {
-    return cc->cwnd_bytes < cc->ssthresh_bytes && qk_cc_delivered_last_rtt(cc, now) == UINT64_MAX;
+    if (is_ecn || cc->cwnd_bytes >= cc->ssthresh_bytes) return false;
+    /* RFC 9002 A.7 processes an ACK's losses before its acked packets, so
+     * the loss found by the very first ACK comes before any ack here; the
+     * window is then still the initial one (only acks grow it). */
+    if (cc->delivered.n == 0) return cc->cwnd_bytes <= qk_cc_initial_window(cc->max_datagram_bytes);
+    return sent_time < cc->delivered.first_ack_t;
 }
 
-uint64_t qk_cc_reduction_base(const qk_cc *cc, qk_time now)
+uint64_t qk_cc_reduction_base(const qk_cc *cc)
 {
     if (cc->cwnd_bytes >= cc->ssthresh_bytes) return cc->cwnd_bytes;
-    uint64_t dlv = qk_cc_delivered_last_rtt(cc, now);
+    uint64_t dlv = qk_cc_delivered_last_rtt(cc);
     if (dlv == UINT64_MAX) return cc->cwnd_bytes;
     if (dlv < qk_cc_min_window(cc)) dlv = qk_cc_min_window(cc);
     return dlv < cc->cwnd_bytes ? dlv : cc->cwnd_bytes;

@@ -47,12 +47,15 @@ typedef struct qk_cc qk_cc;
 
 /* Delivered-bytes history (cc.c): cumulative bytes acknowledged, with a
  * snapshot every ~1/16 round trip, enough to answer "how many bytes did the
- * path deliver during the last round trip" within 1/16 of it. */
+ * path deliver during the round trip that ended with the latest ACK" within
+ * 1/16 of it. */
 #define QK_CC_DLV_SLOTS 32
 #define QK_CC_DLV_STEPS 16 /* snapshots per round trip */
 typedef struct qk_cc_delivered {
     uint64_t total_bytes; /* in-flight bytes acknowledged so far */
     qk_time rtt_ns;       /* smoothed RTT of the latest ack (0: none yet) */
+    qk_time first_ack_t;  /* when the first ack arrived (valid if n > 0) */
+    qk_time last_ack_t;   /* when the latest ack arrived (valid if n > 0) */
     struct {
         qk_time t;            /* time of the snapshot */
         uint64_t total_bytes; /* total_bytes just before the acks at t */
@@ -175,7 +178,8 @@ void qk_cc_update_state(qk_cc *cc, bool app_limited);
 /* NewReno growth/reduction with the caller's CA byte accumulator (the union
  * places it differently per algorithm). */
 void qk_newreno_ack(qk_cc *cc, const qk_cc_ack *ack, uint64_t *ca_acc_bytes);
-void qk_newreno_loss(qk_cc *cc, qk_time sent_time, qk_time now, uint64_t *ca_acc_bytes);
+void qk_newreno_loss(qk_cc *cc, qk_time sent_time, bool is_ecn, qk_time now,
+                     uint64_t *ca_acc_bytes);
 void qk_newreno_persistent(qk_cc *cc, uint64_t *ca_acc_bytes);
 /** True when a packet sent at sent_time belongs to the current recovery period. */
 bool qk_cc_in_recovery_period(const qk_cc *cc, qk_time sent_time);
@@ -185,11 +189,13 @@ bool qk_cc_in_recovery_period(const qk_cc *cc, qk_time sent_time);
 void qk_cc_delivered_on_ack(qk_cc *cc, const qk_cc_ack *ack);
 
 /**
- * Bytes acknowledged during the last round trip (the smoothed RTT of the
- * latest ack) before `now`, to within 1/16 of a round trip. Returns
- * UINT64_MAX while the history does not yet span a whole round trip.
+ * Bytes acknowledged during the round trip (the smoothed RTT of the latest
+ * ack) that ended with the latest ack, to within 1/16 of a round trip.
+ * Anchored at the latest ack rather than at "now" so that a loss declared by
+ * the time threshold after the ACKs stopped still sees what the path carried.
+ * Returns UINT64_MAX while the history does not span a whole round trip.
  */
-uint64_t qk_cc_delivered_last_rtt(const qk_cc *cc, qk_time now);
+uint64_t qk_cc_delivered_last_rtt(const qk_cc *cc);
 
 /**
  * The window a congestion event scales by beta. In congestion avoidance that
@@ -200,19 +206,21 @@ uint64_t qk_cc_delivered_last_rtt(const qk_cc *cc, qk_time now);
  * was delivered in the last round trip: min(cwnd, max(delivered, min
  * window)); cwnd while the history is shorter than a round trip.
  */
-uint64_t qk_cc_reduction_base(const qk_cc *cc, qk_time now);
+uint64_t qk_cc_reduction_base(const qk_cc *cc);
 
 /**
- * True for a congestion event in slow start before the delivered history
- * spans one round trip (the handshake and the first flight). Such an event
- * reduces cwnd but leaves ssthresh alone, so the connection keeps probing in
- * slow start: one dropped handshake packet on a busy queue must not pin a new
- * flow to a 6 kB window for the rest of its life. This is the QUIC analogue of
- * TCP's rule that a lost SYN only shrinks the initial window (RFC 6298 §5.7)
- * while ssthresh starts "arbitrarily high" when data transfer begins
- * (RFC 5681 §3.1).
+ * True for a loss (not ECN-CE) in slow start of a packet sent before the
+ * first ACK arrived (or found by the first ACK, while cwnd is still the
+ * initial window): the handshake's first flight. Such an event reduces
+ * cwnd but leaves ssthresh alone, so the connection keeps probing in slow
+ * start: a dropped handshake packet on a busy queue must not pin a new flow
+ * to a 6 kB window (NewReno: +1 packet per RTT) for the rest of its life.
+ * This is the QUIC analogue of TCP's rule that a lost SYN only shrinks the
+ * initial window (RFC 6298 §5.7) while ssthresh starts "arbitrarily high"
+ * when data transfer begins (RFC 5681 §3.1). A CE mark always ends slow
+ * start: it reports a queue, not a lost first flight.
  */
-bool qk_cc_early_loss(const qk_cc *cc, qk_time now);
+bool qk_cc_early_loss(const qk_cc *cc, qk_time sent_time, bool is_ecn);
 
 /** Name of an algorithm ("newreno", "cubic", "dctcp"), or "unknown". */
 const char *qk_cc_algo_name(qk_cc_algo algo);

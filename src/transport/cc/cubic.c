@@ -209,7 +209,7 @@ static void cubic_on_congestion_event(qk_cc *cc, qk_time sent_time, bool is_ecn,
     cc->congestion_events++;
     c->frac_bytes = 0;
     c->hystart_css = false;
-    if (qk_cc_early_loss(cc, now)) {
+    if (qk_cc_early_loss(cc, sent_time, is_ecn)) {
         /* Handshake-time loss (cc.h): cwnd * beta, stay in slow start. */
         uint64_t w = (uint64_t)((double)cc->cwnd_bytes * CUBIC_BETA);
         cc->cwnd_bytes = w > qk_cc_min_window(cc) ? w : qk_cc_min_window(cc);
@@ -221,7 +221,7 @@ static void cubic_on_congestion_event(qk_cc *cc, qk_time sent_time, bool is_ecn,
      * not the window that doubled while the queue overflowed
      * (qk_cc_reduction_base), so W_max, cwnd_prior and ssthresh all start
      * from the path's capacity and one reduction suffices. */
-    double cwnd = (double)qk_cc_reduction_base(cc, now);
+    double cwnd = (double)qk_cc_reduction_base(cc);
     c->cwnd_prior_bytes = cwnd;
     /* RFC 9438 §4.7 fast convergence: release bandwidth when W_max shrinks. */
     if (cwnd < c->w_max_bytes)

@@ -61,7 +61,7 @@ static void dctcp_on_ecn(qk_cc *cc, uint64_t ce_delta_pkts, uint64_t acked_bytes
 static void dctcp_on_congestion_event(qk_cc *cc, qk_time sent_time, bool is_ecn, qk_time now)
 {
     if (!is_ecn) { /* loss: the classic halving (RFC 8257 §3.5) */
-        qk_newreno_loss(cc, sent_time, now, &cc->u.dctcp.bytes_acked);
+        qk_newreno_loss(cc, sent_time, false, now, &cc->u.dctcp.bytes_acked);
         return;
     }
     /* RFC 8257 §3.5: cwnd = cwnd * (1 - alpha / 2), once per window of data

@@ -48,14 +48,14 @@ void qk_newreno_ack(qk_cc *cc, const qk_cc_ack *ack, uint64_t *ca_acc_bytes)
     qk_cc_update_state(cc, false);
 }
 
-void qk_newreno_loss(qk_cc *cc, qk_time sent_time, qk_time now, uint64_t *ca_acc_bytes)
+void qk_newreno_loss(qk_cc *cc, qk_time sent_time, bool is_ecn, qk_time now, uint64_t *ca_acc_bytes)
 {
     if (qk_cc_in_recovery_period(cc, sent_time)) return;
     cc->recovery_start_time = now;
     cc->in_recovery = true;
     cc->congestion_events++;
     *ca_acc_bytes = 0;
-    if (qk_cc_early_loss(cc, now)) {
+    if (qk_cc_early_loss(cc, sent_time, is_ecn)) {
         /* Handshake-time loss: halve the window, stay in slow start. */
         uint64_t w = cc->cwnd_bytes * QK_LOSS_REDUCTION_NUM / QK_LOSS_REDUCTION_DEN;
         cc->cwnd_bytes = w > qk_cc_min_window(cc) ? w : qk_cc_min_window(cc);
@@ -65,7 +65,7 @@ void qk_newreno_loss(qk_cc *cc, qk_time sent_time, qk_time now, uint64_t *ca_acc
     /* RFC 9002 §7.3.2 / B.6: ssthresh = cwnd * kLossReductionFactor, where
      * the event that ends slow start scales what the path delivered in the
      * last round trip instead of the doubled window (qk_cc_reduction_base). */
-    uint64_t base = qk_cc_reduction_base(cc, now);
+    uint64_t base = qk_cc_reduction_base(cc);
     cc->ssthresh_bytes = base * QK_LOSS_REDUCTION_NUM / QK_LOSS_REDUCTION_DEN;
     /* RFC 9002 B.6: cwnd = max(ssthresh, kMinimumWindow) */
     cc->cwnd_bytes =
@@ -97,7 +97,7 @@ static void newreno_on_congestion_event(qk_cc *cc, qk_time sent_time, bool is_ec
         cc->u.reno.undo_cwnd_bytes = cc->cwnd_bytes;
         cc->u.reno.undo_ssthresh_bytes = cc->ssthresh_bytes;
     }
-    qk_newreno_loss(cc, sent_time, now, &cc->u.reno.bytes_acked);
+    qk_newreno_loss(cc, sent_time, is_ecn, now, &cc->u.reno.bytes_acked);
 }
 
 /* Every loss behind the last reduction was acknowledged late (recovery.c):
