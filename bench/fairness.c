@@ -4,10 +4,10 @@
  * second starts `offset` seconds after the first. Prints one markdown row
  * per (controller, jitter, offset, seed): both flows' goodput over
  * [t0, t1], their difference relative to the faster one, and the link
- * utilisation.
+ * utilisation; with --t2 also the difference over [t0, t2] (same run).
  *
  * Usage: bench_fairness [--cc cubic|newreno|both] [--t0 S] [--t1 S]
- *                       [--seeds N] [--offsets a,b,c] [--jitter-ms a,b]
+ *                       [--t2 S] [--seeds N] [--offsets a,b,c] [--jitter-ms a,b]
  *                       [--trace OFFSET]   (per-100 ms cwnd/loss of both flows)
  */
 #include <stdio.h>
@@ -23,8 +23,8 @@
 #define BDP_B    625000u
 
 typedef struct opts {
-    int cc_mask; /* 1 cubic, 2 newreno */
-    double t0_s, t1_s;
+    int cc_mask;             /* 1 cubic, 2 newreno */
+    double t0_s, t1_s, t2_s; /* t2 <= t1: no second window */
     int seeds;
     double offsets[16];
     int n_offsets;
@@ -34,7 +34,7 @@ typedef struct opts {
 } opts;
 
 typedef struct row {
-    double ga, gb, diff, util;
+    double ga, gb, diff, util, diff2;
     bool mismatch;
 } row;
 
@@ -65,7 +65,8 @@ static row run(qk_cc_kind cc, double offset_s, double jitter_ms, uint64_t seed, 
     qk_sim_route_add(sim, a, -1, f);
     qk_sim_route_add(sim, b, -1, ret);
     qk_time t1 = (qk_time)(o->t1_s * 1e9), t0 = (qk_time)(o->t0_s * 1e9);
-    qk_simq_cfg c = {.duration_ns = t1, .cc = cc, .window_bytes = 32u << 20};
+    qk_time t2 = (qk_time)(o->t2_s * 1e9);
+    qk_simq_cfg c = {.duration_ns = t2 > t1 ? t2 : t1, .cc = cc, .window_bytes = 32u << 20};
     int err = 0;
     qk_simq *q1 = qk_simq_new(sim, a, b, 4433, &c, &err);
     c.start_ns = (qk_time)(offset_s * 1e9);
@@ -98,6 +99,13 @@ static row run(qk_cc_kind cc, double offset_s, double jitter_ms, uint64_t seed, 
              (double)RATE_BPS;
     double hi = r.ga > r.gb ? r.ga : r.gb, lo = r.ga > r.gb ? r.gb : r.ga;
     r.diff = hi > 0 ? (hi - lo) / hi : 1;
+    if (t2 > t1) {
+        qk_sim_run(sim, t2);
+        double a2 = (double)(qk_simq_result_get(q1)->read_bytes - a0);
+        double b2 = (double)(qk_simq_result_get(q2)->read_bytes - b0);
+        double h2 = a2 > b2 ? a2 : b2, l2 = a2 > b2 ? b2 : a2;
+        r.diff2 = h2 > 0 ? (h2 - l2) / h2 : 1;
+    }
     r.mismatch = qk_simq_result_get(q1)->mismatch || qk_simq_result_get(q2)->mismatch;
     qk_sim_del(sim);
     qk_simq_del(q1);
@@ -118,6 +126,8 @@ int main(int argc, char **argv)
             o.t0_s = atof(v);
         else if (!strcmp(k, "--t1"))
             o.t1_s = atof(v);
+        else if (!strcmp(k, "--t2"))
+            o.t2_s = atof(v);
         else if (!strcmp(k, "--seeds"))
             o.seeds = atoi(v);
         else if (!strcmp(k, "--offsets"))
@@ -139,9 +149,11 @@ int main(int argc, char **argv)
                r.gb / 1e6, r.diff * 100, r.util * 100);
         return 0;
     }
-    printf("window %.0f-%.0f s\n\n", o.t0_s, o.t1_s);
-    printf("| cc | jitter ms | offset s | seed | A Mbit/s | B Mbit/s | difference | util |\n");
-    printf("|---|---|---|---|---|---|---|---|\n");
+    printf("| cc | jitter ms | offset s | seed | A Mbit/s | B Mbit/s | difference %.0f-%.0f s | "
+           "util |",
+           o.t0_s, o.t1_s);
+    if (o.t2_s > o.t1_s) printf(" difference %.0f-%.0f s |", o.t0_s, o.t2_s);
+    printf("\n|---|---|---|---|---|---|---|---|%s\n", o.t2_s > o.t1_s ? "---|" : "");
     for (int ci = 0; ci < 2; ci++) {
         if (!(o.cc_mask & (1 << ci))) continue;
         qk_cc_kind cc = ci == 0 ? QK_CONFIG_CC_CUBIC : QK_CONFIG_CC_NEWRENO;
@@ -149,10 +161,12 @@ int main(int argc, char **argv)
             for (int k = 0; k < o.n_offsets; k++)
                 for (int s = 1; s <= o.seeds; s++) {
                     row r = run(cc, o.offsets[k], o.jitters_ms[j], (uint64_t)s, &o, false);
-                    printf("| %s | %g | %g | %d | %.1f | %.1f | %.0f%%%s | %.1f%% |\n",
+                    printf("| %s | %g | %g | %d | %.1f | %.1f | %.0f%%%s | %.1f%% |",
                            ci == 0 ? "cubic" : "newreno", o.jitters_ms[j], o.offsets[k], s,
                            r.ga / 1e6, r.gb / 1e6, r.diff * 100, r.mismatch ? " MISMATCH" : "",
                            r.util * 100);
+                    if (o.t2_s > o.t1_s) printf(" %.0f%% |", r.diff2 * 100);
+                    printf("\n");
                     fflush(stdout);
                 }
     }

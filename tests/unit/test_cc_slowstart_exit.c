@@ -46,7 +46,8 @@ static const double DLV_TOL_B = 66.0 * MDS;
 
 static void expect_near(double got, double want, double tol)
 {
-    if (got < want - tol || got > want + tol) fail_msg("got %.0f, want %.0f +- %.0f", got, want, tol);
+    if (got < want - tol || got > want + tol)
+        fail_msg("got %.0f, want %.0f +- %.0f", got, want, tol);
 }
 
 static void test_delivered_last_rtt(void **state)
@@ -151,7 +152,7 @@ static void test_first_flight_loss_keeps_slow_start(void **state)
         assert_true(cc.ssthresh_bytes < UINT64_MAX);
 
         assert_int_equal(qk_cc_init(&cc, a, MDS, 0), 0);
-        ack_at(&cc, 50 * MS, 0, MDS, 50 * MS); /* first ack at 50 ms */
+        ack_at(&cc, 50 * MS, 0, MDS, 50 * MS);                     /* first ack at 50 ms */
         cc.ops->on_congestion_event(&cc, 10 * MS, false, 55 * MS); /* sent before it */
         assert_true(cc.ssthresh_bytes == UINT64_MAX);
 

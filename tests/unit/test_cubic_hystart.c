@@ -50,11 +50,46 @@ static void test_hystart_growth_when_cwnd_limited(void **state)
     assert_true(cc.cwnd_bytes > w0 + 10 * 1200);
 }
 
+/* RFC 9406 §4.2 counts RTT samples per arriving ACK: an ACK frame that
+ * acknowledges two packets (recovery reports them with the same time) is one
+ * sample, so the RTT rise is acted on at the 8th ACK frame, not the 8th packet. */
+static void acked_in_pairs(qk_cc *cc, qk_time send_at, qk_time rtt, int pkts, int *frames_to_css)
+{
+    for (int i = 0; i < pkts; i++) cc->ops->on_packet_sent(cc, 1200, send_at + (qk_time)i * MS);
+    *frames_to_css = 0;
+    for (int f = 0; f < pkts / 2; f++) {
+        qk_time sent = send_at + (qk_time)(2 * f + 1) * MS; /* largest of the pair */
+        for (int k = 0; k < 2; k++) {
+            qk_cc_ack a = {.now = sent + rtt,
+                           .sent_time = sent - (qk_time)(1 - k) * MS,
+                           .bytes = 1200,
+                           .smoothed_rtt_ns = rtt,
+                           .min_rtt_ns = 50 * MS,
+                           .latest_rtt_ns = rtt};
+            cc->ops->on_packet_acked(cc, &a);
+        }
+        if (cc->u.cubic.hystart_css && !*frames_to_css) *frames_to_css = f + 1;
+    }
+}
+
+static void test_hystart_samples_per_ack_frame(void **state)
+{
+    (void)state;
+    qk_cc cc;
+    int frames;
+    assert_int_equal(qk_cc_init(&cc, QK_CC_CUBIC, 1200, 0), 0);
+    acked_in_pairs(&cc, 1 * MS, 50 * MS, 20, &frames);
+    assert_int_equal(frames, 0);
+    acked_in_pairs(&cc, 100 * MS, 70 * MS, 20, &frames);
+    assert_int_equal(frames, 8); /* N_RTT_SAMPLE ACK frames (16 packets) */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hystart_sees_app_limited_acks),
         cmocka_unit_test(test_hystart_growth_when_cwnd_limited),
+        cmocka_unit_test(test_hystart_samples_per_ack_frame),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -112,7 +112,9 @@ struct qk_cc {
             qk_time hs_round_end; /* HyStart++: round ends when a packet sent after this is acked */
             qk_time hs_last_round_min_rtt_ns;
             qk_time hs_current_round_min_rtt_ns;
-            uint64_t hs_rtt_samples;
+            uint64_t hs_rtt_samples; /* RTT samples (ACK frames, not packets) this round */
+            qk_time hs_sample_t;     /* ack time of the latest counted sample */
+            bool hs_sample_valid;    /* hs_sample_t is set (this round) */
             uint64_t hs_css_rounds;
             qk_time hs_css_baseline_min_rtt_ns;
             bool app_limited; /* RFC 9438 §5.8: an app-limited period is running */

@@ -66,6 +66,7 @@ static void hystart_on_ack(qk_cc *cc, const qk_cc_ack *ack)
         c->hs_last_round_min_rtt_ns = c->hs_current_round_min_rtt_ns;
         c->hs_current_round_min_rtt_ns = QK_TIME_INFINITE;
         c->hs_rtt_samples = 0;
+        c->hs_sample_valid = false;
         if (c->hystart_css && ++c->hs_css_rounds >= HS_CSS_ROUNDS) {
             /* RFC 9406 §4.2: CSS lasted CSS_ROUNDS rounds; enter CA. */
             c->hystart_css = false;
@@ -75,7 +76,12 @@ static void hystart_on_ack(qk_cc *cc, const qk_cc_ack *ack)
     }
     if (ack->latest_rtt_ns && ack->latest_rtt_ns < c->hs_current_round_min_rtt_ns)
         c->hs_current_round_min_rtt_ns = ack->latest_rtt_ns;
-    c->hs_rtt_samples++;
+    /* RFC 9406 §4.2 counts one RTT sample per arriving ACK; recovery calls
+     * us once per acked packet with the same time for one ACK frame, whose
+     * packets share the frame's single RTT sample (RFC 9002 §5.1). */
+    if (!c->hs_sample_valid || ack->now != c->hs_sample_t) c->hs_rtt_samples++;
+    c->hs_sample_t = ack->now;
+    c->hs_sample_valid = true;
     if (c->hs_rtt_samples < HS_N_RTT_SAMPLE) return;
     if (!c->hystart_css) {
         if (c->hs_last_round_min_rtt_ns == QK_TIME_INFINITE ||
