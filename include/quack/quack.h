@@ -143,7 +143,11 @@ typedef struct qk_config {
     /* Robustness (RFC 9000 §6, §8.1, §10.3). */
     uint32_t version; /**< client: version to offer (0 = v1; v1 or v2); server: 0 = accept v1 and
                            v2, else only this one (others get Version Negotiation) */
-    bool retry;       /**< server: validate every new client address with a Retry */
+    uint32_t offer_version;          /**< client: version to offer first (0 = off), e.g. an unknown
+                                          0x?a?a?a?a one; on a Version Negotiation packet listing
+                                          qk_config.version (default v1) the attempt restarts in that
+                                          version (RFC 9000 §6.2) */
+    bool retry;                      /**< server: validate every new client address with a Retry */
     size_t max_handshakes;           /**< server: above this many handshakes in progress,
                                           answer new clients with Retry (0 = no limit) */
     qk_time retry_token_lifetime_ns; /**< server: Retry token validity (default 10 s) */

@@ -214,6 +214,13 @@ qk_conn *qk_conn_new_ex(qk_endpoint *ep, const qk_config *cfg, bool is_server, c
     c->cfg = cfg;
     c->is_server = is_server;
     c->version = opts && opts->version ? opts->version : cfg->version ? cfg->version : QK_VERSION_1;
+    if (!is_server && cfg->offer_version && cfg->offer_version != c->version) {
+        /* RFC 9000 §6.2: offer another version first. An unknown one is only a
+         * header (the server cannot read the packet); Initial keys stay those
+         * of the configured version. */
+        c->offer_version = cfg->offer_version;
+        if (qk_version_supported(cfg->offer_version)) c->version = cfg->offer_version;
+    }
     if (local) c->local = *local;
     c->peer = *peer;
     qk_path_init(&c->path, &c->local, &c->peer, true); /* §8.1 covers the first path */

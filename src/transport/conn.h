@@ -141,6 +141,8 @@ struct qk_conn {
     qk_cid retry_scid;   /* SCID of the Retry (client: to check; server: tparam) */
     bool retried;        /* a Retry was processed (client) / validated our Retry (server) */
     bool got_packet;     /* client: a packet from the server was processed (VN/Retry ignored) */
+    uint32_t offer_version; /* client: version in our long headers until a VN (0 = c->version) */
+    bool vn_restarted;      /* client: a VN restarted the attempt (later VNs are ignored) */
     uint8_t token[QK_CONN_TOKEN_MAX]; /* client: echoed in Initial packets */
     size_t token_len;
 

@@ -129,6 +129,15 @@ static bool open_packet(tx_ctx *t, qk_pn_space space)
                                  .pn = p->pn,
                                  .pn_len = p->pn_len};
         n = qk_pkt_encode_long(t->buf + t->len, t->cap - t->len, &hp, &lo, &po);
+        /* RFC 9000 §6.2: offering another version first (qk_config.offer_version);
+         * an unknown one is only this field, the rest is laid out as ours. */
+        if (n > 0 && c->offer_version) {
+            uint8_t *v = t->buf + t->len + 1;
+            v[0] = (uint8_t)(c->offer_version >> 24);
+            v[1] = (uint8_t)(c->offer_version >> 16);
+            v[2] = (uint8_t)(c->offer_version >> 8);
+            v[3] = (uint8_t)c->offer_version;
+        }
     }
     /* Need room for the header, some payload and the tag. */
     if (n < 0 || t->len + (size_t)n + 4 + QK_AEAD_TAG_BYTES > t->cap) return false;

@@ -3,7 +3,7 @@
 # require Wireshark's QUIC dissector (tshark -V) to decrypt and decode every
 # packet with no "Malformed" or "Expert Info (Error" entry. The capture must
 # contain the handshake, 1-RTT STREAM data, ACKs, HANDSHAKE_DONE and
-# CONNECTION_CLOSE (and a key update once quack supports one).
+# CONNECTION_CLOSE and, in both directions, a key update (key phase 1).
 # GSO is off on both sides (a capture on lo shows a GSO batch as one giant
 # UDP datagram the dissector cannot split). Needs root (capture on lo). Usage: bash tshark.sh BUILD_DIR
 source "$(dirname "$0")/lib/common.bash" "$1"
@@ -76,8 +76,19 @@ check_decode() {
     fi
 }
 
+# Key phase 1 must be in the capture and decrypted: Wireshark derives the
+# updated keys from the key log's traffic secrets (RFC 9001 §6.1 "quic ku").
+need_key_phase() { # name
+    grep -q "Key Phase Bit: True" "$WORK/$1.decode.txt" || {
+        echo "no key update (key phase 1) seen"
+        return 1
+    }
+}
+
 dissect_qn() {
-    local port
+    local port gopts=""
+    # quack get initiates key updates (every 20 packets it sends) once it can.
+    "$Q" get --help 2>/dev/null | grep -q -- --key-update && gopts="--key-update=20"
     port=$(free_port)
     : >"$WORK/qn.keys"
     capture qn "$port"
@@ -85,13 +96,15 @@ dissect_qn() {
     local sp=$BG_PID
     wait_udp "$port" || { echo "gtlsserver did not start"; return 1; }
     mkdir -p "$WORK/qn.out"
-    timeout 30 "$Q" get --quiet --no-gso --insecure --keylog "$WORK/qn.keys" --output "$WORK/qn.out" \
+    # shellcheck disable=SC2086
+    timeout 30 "$Q" get --quiet --no-gso --insecure $gopts --keylog "$WORK/qn.keys" --output "$WORK/qn.out" \
         "https://127.0.0.1:$port/small.bin" "https://127.0.0.1:$port/mid.bin" \
         2>"$WORK/qn.get.err" || { echo "quack get failed: $(head -1 "$WORK/qn.get.err")"; return 1; }
     stop_capture
     stop_peer "$sp"
     same_files "$R" "$WORK/qn.out" small.bin mid.bin || return 1
-    check_decode qn "$WORK/qn.keys"
+    check_decode qn "$WORK/qn.keys" || return 1
+    [ -z "$gopts" ] || need_key_phase qn
 }
 
 dissect_nq() {
