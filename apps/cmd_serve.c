@@ -331,26 +331,26 @@ static bool serve_app(void *app, qk_endpoint *ep, qk_time now)
 
 static void serve_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: quack serve --root DIR --listen ADDR:PORT [--cert FILE --key FILE]\n"
-            "                   [--qlog DIR] [--keylog FILE] [--cc reno|cubic] [--quiet]\n"
-            "\n"
-            "Serves the files under DIR over HTTP/3 (ALPN h3) until SIGINT/SIGTERM.\n"
-            "GET and HEAD; a directory serves its index.html; missing files give 404;\n"
-            "paths that leave DIR (\"..\", symlinks pointing outside) give 403.\n"
-            "\n"
-            "  --root DIR             document root (required)\n"
-            "  --listen ADDR:PORT     e.g. 127.0.0.1:4433 or [::1]:4433 (port 0: any free\n"
-            "                         port, printed as 'listening on')\n"
-            "  --cert FILE --key FILE certificate and key (PEM); without them a\n"
-            "                         self-signed P-256 certificate for 'localhost' is\n"
-            "                         generated in memory. Either way the server prints\n"
-            "                         'pin: HEX' for quack get --pin.\n"
-            "  --qlog DIR             one qlog per connection into DIR\n"
-            "  --keylog FILE          append TLS secrets (NSS key log format)\n"
-            "  --cc ALG               congestion controller: reno, cubic (default)\n"
-            "  --quiet                no line per request\n"
-            "  --no-gso               one datagram per send (packet captures show each packet)\n");
+    fprintf(f, "usage: quack serve --root DIR --listen ADDR:PORT [--cert FILE --key FILE]\n"
+               "                   [--qlog DIR] [--keylog FILE] [--cc reno|cubic] [--quiet]\n"
+               "\n"
+               "Serves the files under DIR over HTTP/3 (ALPN h3) until SIGINT/SIGTERM.\n"
+               "GET and HEAD; a directory serves its index.html; missing files give 404;\n"
+               "paths that leave DIR (\"..\", symlinks pointing outside) give 403.\n"
+               "\n"
+               "  --root DIR             document root (required)\n"
+               "  --listen ADDR:PORT     e.g. 127.0.0.1:4433 or [::1]:4433 (port 0: any free\n"
+               "                         port, printed as 'listening on')\n"
+               "  --cert FILE --key FILE certificate and key (PEM); without them a\n"
+               "                         self-signed P-256 certificate for 'localhost' is\n"
+               "                         generated in memory. Either way the server prints\n"
+               "                         'pin: HEX' for quack get --pin.\n"
+               "  --qlog DIR             one qlog per connection into DIR\n"
+               "  --keylog FILE          append TLS secrets (NSS key log format)\n"
+               "  --cc ALG               congestion controller: reno, cubic (default)\n"
+               "  --quiet                no line per request\n"
+               "  --no-gso               one datagram per send (packet captures show each packet)\n"
+               "  --retry                validate every client address with a Retry first\n");
 }
 
 static int serve_bad(const char *fmt, const char *a)
@@ -363,7 +363,7 @@ static int serve_bad(const char *fmt, const char *a)
 
 typedef struct serve_opts {
     const char *root, *listen, *cert, *key, *qlog, *keylog, *cc;
-    bool quiet, no_gso;
+    bool quiet, no_gso, retry;
 } serve_opts;
 
 static int serve_parse(serve_opts *o, int argc, char **argv)
@@ -389,6 +389,8 @@ static int serve_parse(serve_opts *o, int argc, char **argv)
             o->quiet = true;
         } else if (!strcmp(a, "--no-gso")) {
             o->no_gso = true;
+        } else if (!strcmp(a, "--retry")) {
+            o->retry = true;
         } else {
             return serve_bad("unknown argument %s", a);
         }
@@ -456,6 +458,7 @@ static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr 
     cfg->max_stream_send_buffer_bytes = 4u << 20;
     cfg->max_streams_bidi = 256;
     cfg->idle_timeout_ns = 30 * QK_NS_PER_S;
+    cfg->retry = o->retry; /* RFC 9000 §8.1.2 */
     if (o->cc && !strcmp(o->cc, "reno"))
         cfg->cc = QK_CONFIG_CC_NEWRENO;
     else if (o->cc && strcmp(o->cc, "cubic"))

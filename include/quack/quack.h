@@ -171,8 +171,10 @@ typedef enum qk_event_type {
     QK_EV_CONNECTED,         /**< handshake complete (client: confirmed keys; server: accepted) */
     QK_EV_CLOSED,            /**< connection fully closed; conn is freed after this event */
     QK_EV_STREAM_OPENED,     /**< peer opened stream_id */
-    QK_EV_STREAM_READABLE,   /**< stream_id has data or FIN to read */
-    QK_EV_STREAM_WRITABLE,   /**< stream_id accepts more data */
+    QK_EV_STREAM_READABLE,   /**< stream_id has data or FIN to read; raised once until the
+                                  application calls qk_stream_read (read until QK_ERR_AGAIN) */
+    QK_EV_STREAM_WRITABLE,   /**< stream_id accepts more data: after a short write, once ACKs
+                                  free a quarter of the send buffer (or its queue drained) */
     QK_EV_STREAM_RESET,      /**< peer reset stream_id (error_code) */
     QK_EV_STREAM_STOP,       /**< peer asked us to stop sending on stream_id (error_code) */
     QK_EV_DATAGRAM,          /**< a DATAGRAM frame (data/len valid until the next poll) */

@@ -151,6 +151,13 @@ static void cubic_on_packet_acked(qk_cc *cc, const qk_cc_ack *ack)
         cc->in_recovery = false; /* RFC 9002 §7.3.2 */
     }
     struct qk_cc_cubic_state *c = &cc->u.cubic;
+    /* RFC 9406 §4.2: HyStart++ rounds and RTT samples follow every ACK in
+     * slow start, app-limited or not (only the growth below is gated). */
+    bool hs_done = false;
+    if (cc->cwnd_bytes < cc->ssthresh_bytes) {
+        hystart_on_ack(cc, ack);
+        hs_done = true;
+    }
     if (ack->app_limited) { /* RFC 9438 §5.8, RFC 9002 §7.8: no growth */
         if (!c->app_limited) {
             c->app_limited = true;
@@ -166,7 +173,7 @@ static void cubic_on_packet_acked(qk_cc *cc, const qk_cc_ack *ack)
             c->epoch_start += ack->now - c->app_limited_since;
     }
     if (cc->cwnd_bytes < cc->ssthresh_bytes) {
-        hystart_on_ack(cc, ack);
+        if (!hs_done) hystart_on_ack(cc, ack);
         if (cc->cwnd_bytes < cc->ssthresh_bytes) {
             /* RFC 9438 §4.10 / RFC 9406 §4.2: slow start, slowed by CSS. */
             uint64_t inc = ack->bytes;
