@@ -351,6 +351,10 @@ static void get_usage(FILE *f)
                "  --cc ALG       congestion controller: reno, cubic (default)\n"
                "  --quiet        no per-URL lines and no progress\n"
                "  --no-gso       one datagram per send (packet captures show each packet)\n"
+               "  --quic-version V   QUIC version to use: v1 (default), v2 or a number\n"
+               "  --offer-version V  offer version V first (e.g. 0x1a2a3a4a, unknown to\n"
+               "                 the server); on its Version Negotiation, start again\n"
+               "                 with --quic-version (RFC 9000 §6.2)\n"
                "\n"
                "Progress goes to stderr once per second after 1 MiB arrived. Exit status:\n"
                "0 when every URL answered 2xx with a complete body, 1 when any failed,\n"
@@ -366,7 +370,7 @@ static int get_bad(const char *fmt, const char *a)
 }
 
 typedef struct get_opts {
-    const char *out, *pin, *qlog, *keylog, *cc;
+    const char *out, *pin, *qlog, *keylog, *cc, *version, *offer;
     bool discard, insecure, quiet, no_gso;
 } get_opts;
 
@@ -384,6 +388,8 @@ static int get_parse(getter *g, get_opts *o, int argc, char **argv)
         if (!strcmp(a, "--qlog")) dst = &o->qlog;
         if (!strcmp(a, "--keylog")) dst = &o->keylog;
         if (!strcmp(a, "--cc")) dst = &o->cc;
+        if (!strcmp(a, "--quic-version")) dst = &o->version;
+        if (!strcmp(a, "--offer-version")) dst = &o->offer;
         if (dst) {
             if (i + 1 >= argc) return get_bad("%s needs a value", a);
             *dst = argv[++i];
@@ -437,6 +443,11 @@ static int get_config(getter *g, const get_opts *o, qk_config *cfg, qk_addr *pee
         cfg->cc = QK_CONFIG_CC_NEWRENO;
     else if (o->cc && strcmp(o->cc, "cubic"))
         return get_bad("--cc %s: use reno or cubic", o->cc);
+    /* Checked by qk_endpoint_new (qk_config_check explains a bad one). */
+    if (o->version && perf_parse_version(o->version, &cfg->version))
+        return get_bad("--quic-version %s: want v1, v2 or a number", o->version);
+    if (o->offer && (perf_parse_version(o->offer, &cfg->offer_version) || !cfg->offer_version))
+        return get_bad("--offer-version %s: want v1, v2 or a nonzero number", o->offer);
     if (o->pin) {
         if (qk_pin_parse(o->pin, cfg->pin_sha256))
             return get_bad("--pin %s: want 64 hex digits (SHA-256 of the SPKI)", o->pin);
@@ -475,16 +486,17 @@ static int get_run(getter *g, const qk_config *cfg, const qk_addr *peer, unsigne
         fprintf(stderr, "quack get: cannot open a UDP socket: %s\n", strerror(errno));
         return 1;
     }
-    g->ep = qk_endpoint_new(cfg);
+    g->ep = perf_endpoint_new(cfg, "quack get");
+    if (!g->ep) { /* qk_config_check's explanation is printed */
+        qk_udp_close(udp);
+        return 1;
+    }
     qk_io_ep_driver drv;
     bool drv_ok = false;
-    rc = g->ep ? 0 : QK_ERR_CONFIG;
-    if (!rc) {
-        g->t_start = g->t_last = qk_io_now();
-        qk_addr none = {0};
-        rc = qk_connect(g->ep, &none, peer, g->host, g->t_start, &g->conn);
-        if (rc) fprintf(stderr, "quack get: cannot start the connection (error %d)\n", rc);
-    }
+    g->t_start = g->t_last = qk_io_now();
+    qk_addr none = {0};
+    rc = qk_connect(g->ep, &none, peer, g->host, g->t_start, &g->conn);
+    if (rc) fprintf(stderr, "quack get: cannot start the connection (error %d)\n", rc);
     if (!rc) rc = qk_io_ep_driver_init(&drv, g->ep, cfg->max_udp_payload_bytes, get_app, g);
     if (!rc) {
         drv_ok = true;

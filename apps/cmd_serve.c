@@ -350,7 +350,9 @@ static void serve_usage(FILE *f)
                "  --cc ALG               congestion controller: reno, cubic (default)\n"
                "  --quiet                no line per request\n"
                "  --no-gso               one datagram per send (packet captures show each packet)\n"
-               "  --retry                validate every client address with a Retry first\n");
+               "  --retry                validate every client address with a Retry first\n"
+               "  --quic-version V       accept only QUIC version V (v1, v2 or a number);\n"
+               "                         default v1 and v2. Others get Version Negotiation.\n");
 }
 
 static int serve_bad(const char *fmt, const char *a)
@@ -362,7 +364,7 @@ static int serve_bad(const char *fmt, const char *a)
 }
 
 typedef struct serve_opts {
-    const char *root, *listen, *cert, *key, *qlog, *keylog, *cc;
+    const char *root, *listen, *cert, *key, *qlog, *keylog, *cc, *version;
     bool quiet, no_gso, retry;
 } serve_opts;
 
@@ -382,6 +384,7 @@ static int serve_parse(serve_opts *o, int argc, char **argv)
         if (!strcmp(a, "--qlog")) dst = &o->qlog;
         if (!strcmp(a, "--keylog")) dst = &o->keylog;
         if (!strcmp(a, "--cc")) dst = &o->cc;
+        if (!strcmp(a, "--quic-version")) dst = &o->version;
         if (dst) {
             if (i + 1 >= argc) return serve_bad("%s needs a value", a);
             *dst = argv[++i];
@@ -459,6 +462,11 @@ static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr 
     cfg->max_streams_bidi = 256;
     cfg->idle_timeout_ns = 30 * QK_NS_PER_S;
     cfg->retry = o->retry; /* RFC 9000 §8.1.2 */
+    if (o->version) {
+        /* qk_endpoint_new explains an unsupported one. */
+        if (perf_parse_version(o->version, &cfg->version))
+            return serve_bad("--quic-version %s: want v1, v2 or a number", o->version);
+    }
     if (o->cc && !strcmp(o->cc, "reno"))
         cfg->cc = QK_CONFIG_CC_NEWRENO;
     else if (o->cc && strcmp(o->cc, "cubic"))
@@ -475,10 +483,9 @@ static int serve_run(server *s, const qk_config *cfg, const qk_addr *addr, const
         fprintf(stderr, "quack serve: cannot listen on %s: %s\n", addr_str, strerror(errno));
         return 1;
     }
-    s->ep = qk_endpoint_new(cfg);
+    s->ep = perf_endpoint_new(cfg, "quack serve");
     if (!s->ep) {
         qk_udp_close(u);
-        fprintf(stderr, "quack serve: invalid configuration\n");
         return 1;
     }
     qk_addr la;

@@ -57,6 +57,17 @@ const uint8_t *perf_pattern(uint64_t off);
 /** True when buf[0..len) (len <= QK_PERF_CHUNK_BYTES) equals the pattern at off. */
 bool perf_pattern_check(const uint8_t *buf, size_t len, uint64_t off);
 
+/**
+ * qk_endpoint_new(cfg), or NULL after printing "WHO: invalid configuration:
+ * WHY" to stderr with qk_config_check()'s explanation (or "out of memory"
+ * when the configuration is fine). The caller then exits non-zero.
+ */
+qk_endpoint *perf_endpoint_new(const qk_config *cfg, const char *who);
+
+/** Parse a QUIC version: "v1", "v2" or a number ("0x1a2a3a4a"). Returns 0 or
+ *  QK_ERR_INVALID_ARG. */
+int perf_parse_version(const char *s, uint32_t *v);
+
 /** getrandom()-backed qk_rng_fn. */
 void perf_rng(void *ctx, uint8_t *buf, size_t len);
 

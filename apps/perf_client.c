@@ -372,8 +372,9 @@ static int cli_setup(cli *c, const perf_opts *o, qk_config *cfg, qk_udp **u)
     }
     c->o = o;
     c->reqs = calloc(o->streams, sizeof *c->reqs);
-    c->ep = qk_endpoint_new(cfg);
-    if (!c->reqs || !c->ep) return QK_ERR_NOMEM;
+    c->ep = perf_endpoint_new(cfg, "quack perf client");
+    if (!c->ep) return QK_ERR_CONFIG;
+    if (!c->reqs) return QK_ERR_NOMEM;
     c->t_begin = qk_io_now();
     qk_addr none = {0};
     rc = qk_connect(c->ep, &none, &o->addr, "localhost", c->t_begin, &c->conn);

@@ -301,3 +301,29 @@ void perf_print_progress(FILE *f, const char *who, double elapsed_s, double inte
             (double)tx_bytes * 8 / 1e6 / interval_s, st->smoothed_rtt_ns / 1e6,
             (unsigned long long)st->cwnd_bytes, (unsigned long long)st->pkts_lost);
 }
+
+qk_endpoint *perf_endpoint_new(const qk_config *cfg, const char *who)
+{
+    qk_endpoint *ep = qk_endpoint_new(cfg);
+    if (ep) return ep;
+    char why[256];
+    if (qk_config_check(cfg, why, sizeof why))
+        fprintf(stderr, "%s: invalid configuration: %s\n", who, why);
+    else
+        fprintf(stderr, "%s: cannot create the endpoint: out of memory\n", who);
+    return NULL;
+}
+
+int perf_parse_version(const char *s, uint32_t *v)
+{
+    if (!strcmp(s, "v1") || !strcmp(s, "v2")) {
+        *v = s[1] == '1' ? QK_VERSION_1 : QK_VERSION_2;
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(s, &end, 0);
+    if (errno || end == s || *end || x > 0xffffffffull || s[0] == '-') return QK_ERR_INVALID_ARG;
+    *v = (uint32_t)x;
+    return 0;
+}

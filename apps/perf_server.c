@@ -337,7 +337,7 @@ int perf_server(const perf_opts *o)
     }
     if (!rc) {
         s->o = o;
-        s->ep = qk_endpoint_new(&cfg);
+        s->ep = perf_endpoint_new(&cfg, "quack perf server");
         if (!s->ep) rc = QK_ERR_CONFIG;
     }
     if (!rc) {

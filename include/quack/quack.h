@@ -103,8 +103,13 @@ typedef struct qk_config {
     bool no_protection;      /**< null cipher: both sides must set it (benchmarks) */
 
     qk_cc_kind cc;
-    bool ecn;                     /**< mark ECT(0) and validate ECN (RFC 9000 §13.4) */
-    size_t max_udp_payload_bytes; /**< largest datagram we send (1200 until PMTUD) */
+    bool ecn;                       /**< mark ECT(0) and validate ECN (RFC 9000 §13.4) */
+    size_t max_udp_payload_bytes;   /**< largest datagram we send; with pmtud the upper bound
+                                         of the search, which starts at 1200 */
+    bool pmtud;                     /**< DPLPMTUD (RFC 8899, RFC 9000 §14.3), default on */
+    uint64_t key_update_after_pkts; /**< initiate a 1-RTT key update after this many packets
+                                         (0 = only at the AEAD limits, RFC 9001 §6.6) */
+    bool disable_active_migration;  /**< advertise disable_active_migration (RFC 9000 §18.2) */
 
     /* Flow control (RFC 9000 §4). */
     uint64_t initial_max_data_bytes;
@@ -138,7 +143,11 @@ typedef struct qk_config {
     /* Robustness (RFC 9000 §6, §8.1, §10.3). */
     uint32_t version; /**< client: version to offer (0 = v1; v1 or v2); server: 0 = accept v1 and
                            v2, else only this one (others get Version Negotiation) */
-    bool retry;       /**< server: validate every new client address with a Retry */
+    uint32_t offer_version;          /**< client: version to offer first (0 = off), e.g. an unknown
+                                          0x?a?a?a?a one; on a Version Negotiation packet listing
+                                          qk_config.version (default v1) the attempt restarts in that
+                                          version (RFC 9000 §6.2) */
+    bool retry;                      /**< server: validate every new client address with a Retry */
     size_t max_handshakes;           /**< server: above this many handshakes in progress,
                                           answer new clients with Retry (0 = no limit) */
     qk_time retry_token_lifetime_ns; /**< server: Retry token validity (default 10 s) */
@@ -224,6 +233,12 @@ typedef struct qk_conn_stats {
     uint64_t peak_rx_buffered_bytes;      /**< most bytes received but not yet read */
     uint64_t peak_stream_rx_window_bytes; /**< largest stream receive window so far */
     uint64_t rx_buffered_bytes;           /**< bytes received but not yet read, now */
+    uint64_t key_updates;                 /**< 1-RTT key updates, both initiators (RFC 9001 §6) */
+    uint64_t key_updates_initiated;       /**< of which we initiated */
+    uint64_t path_challenges_sent, path_validations; /**< RFC 9000 §8.2 */
+    uint64_t migrations; /**< peer address changes / our migrations (§9) */
+    uint64_t pmtu_bytes; /**< current datagram size (DPLPMTUD) */
+    uint64_t pmtu_probes_sent, pmtu_probes_lost, pmtu_black_holes;
 } qk_conn_stats;
 
 /**
@@ -323,6 +338,25 @@ int qk_stream_set_priority(qk_conn *c, uint64_t stream_id, uint8_t urgency, bool
  * max_datagram_frame_size or one packet), QK_ERR_LIMIT (queue full).
  */
 int qk_datagram_send(qk_conn *c, const uint8_t *data, size_t len, uint8_t urgency);
+
+/**
+ * Initiate a 1-RTT key update now (RFC 9001 §6.1). Returns 0, QK_ERR_STATE
+ * (handshake not confirmed, connection closing, or our previous update not
+ * yet acknowledged by the peer) or QK_ERR_INVALID_ARG.
+ */
+int qk_conn_key_update(qk_conn *c, qk_time now);
+
+/**
+ * Client: migrate the connection to a new local address (RFC 9000 §9.2):
+ * probe the path from new_local with PATH_CHALLENGE on a connection ID not
+ * used before, and switch to it (congestion state and RTT reset, §9.4,
+ * unless only the port changed) when the PATH_RESPONSE arrives; a probe that
+ * fails leaves the connection where it was. Returns 0, QK_ERR_INVALID_ARG,
+ * QK_ERR_STATE (server, handshake not confirmed, the server sent
+ * disable_active_migration, or a migration is in progress) or QK_ERR_LIMIT
+ * (no spare connection ID from the peer yet).
+ */
+int qk_conn_migrate(qk_conn *c, const qk_addr *new_local, qk_time now);
 
 /** Close with an application error code and reason. Returns 0 or QK_ERR_CLOSED. */
 int qk_conn_close(qk_conn *c, uint64_t app_error, const char *reason);

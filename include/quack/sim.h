@@ -205,14 +205,29 @@ qk_addr qk_sim_node_addr(const qk_sim *sim, int node);
 
 /**
  * Send a datagram from node: the bytes are copied; d->peer is the destination
- * (IPv4, a host address), d->ecn travels with it; d->local is ignored (the
- * node's address is the source). A GSO batch (segment_bytes != 0) leaves as
+ * (IPv4, a host address), d->ecn travels with it; the source is d->local when
+ * it is one of the node's addresses (see qk_sim_node_alias), else the node's
+ * address. A GSO batch (segment_bytes != 0) leaves as
  * separate datagrams. Returns 0, QK_ERR_INVALID_ARG,
  * QK_ERR_TOO_LARGE (> 65535 bytes) or QK_ERR_NOMEM (pool bound; counted as a
  * drop). A datagram without a route is dropped and counted (NOROUTE).
  */
 int qk_sim_send(qk_sim *sim, int node, const qk_datagram *d);
 
+/**
+ * Move a node to host:port (a NAT rebinding when only the port changes, a new
+ * address otherwise): it sends from and receives at the new address only.
+ * Returns 0, QK_ERR_INVALID_ARG (bad ids, port in use) or QK_ERR_NOMEM.
+ */
+int qk_sim_node_rebind(qk_sim *sim, int node, int host, uint16_t port);
+/**
+ * Give a node a second address host:port: it receives there too, and a
+ * datagram whose d->local names that address leaves from it (client
+ * migration). Returns 0, QK_ERR_INVALID_ARG or QK_ERR_NOMEM.
+ */
+int qk_sim_node_alias(qk_sim *sim, int node, int host, uint16_t port);
+/** Change a link's MTU from now on (0 = none). Returns 0 or QK_ERR_INVALID_ARG. */
+int qk_sim_link_set_mtu(qk_sim *sim, int link, uint32_t mtu_bytes);
 /** Re-read a node's next_timeout (call after poking a node from outside). */
 void qk_sim_node_update(qk_sim *sim, int node);
 

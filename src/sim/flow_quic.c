@@ -362,7 +362,8 @@ static void drain(qk_simq *q, simq_side *s, qk_time now)
             out[i].data = q->tx[i];
             out[i].len = sizeof q->tx[i];
         }
-        size_t n = qk_endpoint_send(s->ep, out, SIMQ_BATCH, now);
+        size_t batch = q->cfg.on_send ? 1 : SIMQ_BATCH;
+        size_t n = qk_endpoint_send(s->ep, out, batch, now);
         for (size_t i = 0; i < n; i++) {
             size_t seg = out[i].segment_bytes ? out[i].segment_bytes : out[i].len;
             size_t *mx = s->server ? &q->r.server_max_dgram_bytes : &q->r.client_max_dgram_bytes;
@@ -371,8 +372,9 @@ static void drain(qk_simq *q, simq_side *s, qk_time now)
                 q->r.first_1rtt_ns = now; /* RFC 9000 §17.3: short header */
             *(s->server ? &q->r.server_tx_bytes : &q->r.client_tx_bytes) += out[i].len;
             qk_sim_send(q->sim, s->node, &out[i]);
+            if (q->cfg.on_send) q->cfg.on_send(q->cfg.ctx, q, s->server, &out[i], now);
         }
-        if (n < SIMQ_BATCH) break;
+        if (n < batch) break;
     }
 }
 
@@ -585,6 +587,11 @@ qk_conn *qk_simq_client_conn(qk_simq *q)
 qk_conn *qk_simq_server_conn(qk_simq *q)
 {
     return q->srv.conn;
+}
+
+int qk_simq_node(const qk_simq *q, bool server)
+{
+    return server ? q->srv.node : q->cli.node;
 }
 
 void qk_simq_kick(qk_simq *q)

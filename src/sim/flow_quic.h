@@ -13,6 +13,10 @@ typedef struct qk_simq qk_simq;
 /** Observer of every event either endpoint produces (tests). May be NULL. */
 typedef void (*qk_simq_event_fn)(void *ctx, qk_simq *q, bool server, const qk_event *ev,
                                  qk_time now);
+/** Observer of every datagram either endpoint hands to the simulator (tests). May be NULL;
+ * when set, datagrams are pulled one at a time so the hook can act between them. */
+typedef void (*qk_simq_send_fn)(void *ctx, qk_simq *q, bool server, const qk_datagram *d,
+                                qk_time now);
 /** Adjust an endpoint's configuration before it is created (tests). May be NULL. */
 typedef void (*qk_simq_tune_fn)(void *ctx, qk_config *cfg, bool server);
 
@@ -49,7 +53,8 @@ typedef struct qk_simq_cfg {
     qk_time min_ack_delay_ns; /**< advertised min_ack_delay, 0 = none */
     qk_simq_event_fn on_event;
     qk_simq_tune_fn tune;
-    void *ctx; /**< for on_event and tune */
+    qk_simq_send_fn on_send;
+    void *ctx; /**< for on_event, tune and on_send */
 } qk_simq_cfg;
 
 /** Results so far. */
@@ -99,6 +104,9 @@ uint64_t qk_simq_budget_used(qk_simq *q, uint64_t *peak_bytes);
 /** The client's / server's connection (NULL before it exists or after it closed). */
 qk_conn *qk_simq_client_conn(qk_simq *q);
 qk_conn *qk_simq_server_conn(qk_simq *q);
+
+/** The simulator node id of the client or the server (for qk_sim_node_rebind / _alias). */
+int qk_simq_node(const qk_simq *q, bool server);
 
 /** After poking a connection from outside (write, close, datagram): flush both endpoints'
  * datagrams into the simulator and re-read their timeouts. */

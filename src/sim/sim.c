@@ -525,8 +525,8 @@ static void at_host(qk_sim *s, int h, qk_pkt *p)
     qk_pkt_put(&s->pool, p);
 }
 
-static int send_one(qk_sim *s, node *n, const uint8_t *data, size_t len, uint8_t ecn, uint32_t ip,
-                    uint16_t port)
+static int send_one(qk_sim *s, node *n, int src_host, uint16_t src_port, const uint8_t *data,
+                    size_t len, uint8_t ecn, uint32_t ip, uint16_t port)
 {
     qk_pkt *p = qk_pkt_get(&s->pool, len);
     if (!p) {
@@ -537,12 +537,24 @@ static int send_one(qk_sim *s, node *n, const uint8_t *data, size_t len, uint8_t
     if (len) memcpy(p->data, data, len);
     p->ecn = ecn & 3;
     p->flow = n->flow;
-    p->src_ip = s->hosts[n->host].ip;
-    p->src_port = n->port;
+    p->src_ip = s->hosts[src_host].ip;
+    p->src_port = src_port;
     p->dst_ip = ip;
     p->dst_port = port;
-    at_host(s, n->host, p);
+    at_host(s, src_host, p);
     return 0;
+}
+
+/* The host whose port `port` belongs to node id at address ip, or -1. */
+static int own_addr(const qk_sim *s, int id, uint32_t ip, uint16_t port)
+{
+    for (size_t h = 0; h < s->n_hosts; h++) {
+        const host *ho = &s->hosts[h];
+        if (ho->ip != ip) continue;
+        for (size_t i = 0; i < ho->n_ports; i++)
+            if (ho->ports[i].port == port && ho->ports[i].node == id) return (int)h;
+    }
+    return -1;
 }
 
 int qk_sim_send(qk_sim *s, int id, const qk_datagram *d)
@@ -554,13 +566,77 @@ int qk_sim_send(qk_sim *s, int id, const qk_datagram *d)
     if (qk_sim_addr_ipv4(&d->peer, &ip, &port)) return QK_ERR_INVALID_ARG;
     size_t seg = d->segment_bytes ? d->segment_bytes : d->len;
     if (seg > 65535) return QK_ERR_TOO_LARGE;
-    if (!d->len) return send_one(s, &s->nodes[id], NULL, 0, d->ecn, ip, port);
+    node *n = &s->nodes[id];
+    /* the source is d->local when it is one of the node's addresses (an alias) */
+    int src_host = n->host;
+    uint16_t src_port = n->port;
+    uint32_t lip;
+    uint16_t lport;
+    if (!qk_sim_addr_ipv4(&d->local, &lip, &lport) && lip) {
+        int h = own_addr(s, id, lip, lport);
+        if (h >= 0) {
+            src_host = h;
+            src_port = lport;
+        }
+    }
+    if (!d->len) return send_one(s, n, src_host, src_port, NULL, 0, d->ecn, ip, port);
     /* a GSO batch leaves as separate datagrams of segment_bytes (the last may be shorter) */
     for (size_t off = 0; off < d->len; off += seg) {
         size_t len = d->len - off < seg ? d->len - off : seg;
-        int r = send_one(s, &s->nodes[id], d->data + off, len, d->ecn, ip, port);
+        int r = send_one(s, n, src_host, src_port, d->data + off, len, d->ecn, ip, port);
         if (r) return r;
     }
+    return 0;
+}
+
+static int port_add(qk_sim *s, int h, uint16_t port, int id)
+{
+    host *ho = &s->hosts[h];
+    for (size_t i = 0; i < ho->n_ports; i++)
+        if (ho->ports[i].port == port) return QK_ERR_INVALID_ARG;
+    port_ent *pe = PUSH(ho->ports, ho->n_ports);
+    if (!pe) return QK_ERR_NOMEM;
+    pe->port = port;
+    pe->node = id;
+    return 0;
+}
+
+static void port_remove(qk_sim *s, int h, uint16_t port, int id)
+{
+    host *ho = &s->hosts[h];
+    for (size_t i = 0; i < ho->n_ports; i++)
+        if (ho->ports[i].port == port && ho->ports[i].node == id) {
+            ho->ports[i] = ho->ports[--ho->n_ports];
+            return;
+        }
+}
+
+int qk_sim_node_rebind(qk_sim *s, int id, int h, uint16_t port)
+{
+    if (id < 0 || (size_t)id >= s->n_nodes || s->nodes[id].host < 0 || h < 0 ||
+        (size_t)h >= s->n_hosts)
+        return QK_ERR_INVALID_ARG;
+    node *n = &s->nodes[id];
+    int rc = port_add(s, h, port, id);
+    if (rc) return rc;
+    port_remove(s, n->host, n->port, id);
+    n->host = h;
+    n->port = port;
+    return 0;
+}
+
+int qk_sim_node_alias(qk_sim *s, int id, int h, uint16_t port)
+{
+    if (id < 0 || (size_t)id >= s->n_nodes || s->nodes[id].host < 0 || h < 0 ||
+        (size_t)h >= s->n_hosts)
+        return QK_ERR_INVALID_ARG;
+    return port_add(s, h, port, id);
+}
+
+int qk_sim_link_set_mtu(qk_sim *s, int l, uint32_t mtu_bytes)
+{
+    if (l < 0 || (size_t)l >= s->n_links) return QK_ERR_INVALID_ARG;
+    s->links[l]->l.cfg.mtu_bytes = mtu_bytes;
     return 0;
 }
 

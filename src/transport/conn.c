@@ -78,6 +78,10 @@ static void fill_local_tparams(qk_conn *c)
         tp->present |= QK_TPB_MIN_ACK_DELAY;
         tp->min_ack_delay_us = cfg->min_ack_delay_ns / QK_NS_PER_US;
     }
+    if (cfg->disable_active_migration) {
+        tp->present |= QK_TPB_DISABLE_ACTIVE_MIGRATION; /* RFC 9000 §18.2 */
+        tp->disable_active_migration = true;
+    }
     if (cfg->max_datagram_frame_bytes) {
         tp->present |= QK_TPB_MAX_DATAGRAM_FRAME_SIZE;
         tp->max_datagram_frame_size = cfg->max_datagram_frame_bytes;
@@ -210,11 +214,25 @@ qk_conn *qk_conn_new_ex(qk_endpoint *ep, const qk_config *cfg, bool is_server, c
     c->cfg = cfg;
     c->is_server = is_server;
     c->version = opts && opts->version ? opts->version : cfg->version ? cfg->version : QK_VERSION_1;
+    if (!is_server && cfg->offer_version && cfg->offer_version != c->version) {
+        /* RFC 9000 §6.2: offer another version first. An unknown one is only a
+         * header (the server cannot read the packet); Initial keys stay those
+         * of the configured version. */
+        c->offer_version = cfg->offer_version;
+        if (qk_version_supported(cfg->offer_version)) c->version = cfg->offer_version;
+    }
     if (local) c->local = *local;
     c->peer = *peer;
-    c->max_udp_bytes = cfg->max_udp_payload_bytes;
+    qk_path_init(&c->path, &c->local, &c->peer, true); /* §8.1 covers the first path */
+    c->dg_local = c->local;
+    c->dg_peer = c->peer;
+    /* RFC 9000 §14.3: with DPLPMTUD start at the 1200-byte base and search up. */
+    qk_pmtud_init(&c->pmtud, cfg->pmtud, (uint32_t)cfg->max_udp_payload_bytes);
+    c->max_udp_bytes = c->pmtud.enabled ? QK_PMTUD_BASE_BYTES : cfg->max_udp_payload_bytes;
+    c->stats.pmtu_bytes = c->max_udp_bytes;
     c->idle_deadline = c->close_deadline = QK_TIME_INFINITE;
     c->pacing_wait = 0;
+    qk_ku_init(&c->ku);
 
     init_cids(c, dcid, scid, opts);
 
@@ -271,6 +289,7 @@ void qk_conn_del(qk_conn *c)
         qk_pkt_keys_free(&c->sp[s].rx);
         qk_pkt_keys_free(&c->sp[s].tx);
     }
+    qk_ku_free(&c->ku);
     qk_recovery_free(&c->rec);
     qk_streams_free(&c->streams);
     qk_flow_rx_free(&c->flow_rx);
@@ -331,6 +350,9 @@ static int apply_peer_tparams(qk_conn *c, qk_time now)
     if (peer_idle && (!c->idle_timeout_ns || peer_idle < c->idle_timeout_ns))
         c->idle_timeout_ns = peer_idle;
     if (tp->max_udp_payload_size < c->max_udp_bytes) c->max_udp_bytes = tp->max_udp_payload_size;
+    qk_pmtud_set_max(
+        &c->pmtud,
+        (uint32_t)(tp->max_udp_payload_size < UINT32_MAX ? tp->max_udp_payload_size : UINT32_MAX));
     /* Streams the application opened before the handshake may now send. */
     for (qk_stream *s = qk_streams_next(&c->streams, NULL); s; s = qk_streams_next(&c->streams, s))
         qk_conn_schedule_stream(c, s);
@@ -376,6 +398,9 @@ static int install_secret(qk_conn *c, qk_crypto_level level, int is_write, qk_cr
         c->sp[s].has_tx = true;
     else
         c->sp[s].has_rx = true;
+    /* RFC 9001 §6: 1-RTT secrets are kept for key updates. */
+    if (s == QK_PN_SPACE_APP && (rc = qk_ku_set_secret(&c->ku, is_write, k, secret, len)))
+        return rc;
     if (s == QK_PN_SPACE_HANDSHAKE && !c->is_server)
         qk_recovery_set_have_handshake_keys(&c->rec, true, 0);
     return 0;
@@ -431,7 +456,16 @@ static void sink_on_acked(void *ctx, qk_pn_space space, const qk_sent_packet *pk
                           const qk_sent_frame *frames, size_t n)
 {
     qk_conn *c = ctx;
-    (void)pkt;
+    if (space == QK_PN_SPACE_APP) {
+        if (pkt->is_pmtu_probe) {
+            uint64_t before = c->max_udp_bytes;
+            uint64_t now_bytes =
+                qk_pmtud_on_probe_acked(&c->pmtud, pkt->size_bytes, pkt->time_sent);
+            if (now_bytes > before) qk_conn_set_mtu(c, now_bytes);
+        } else {
+            qk_pmtud_on_packet(&c->pmtud, pkt->size_bytes, pkt->time_sent, true);
+        }
+    }
     for (size_t i = 0; i < n; i++) {
         const qk_sent_frame *f = &frames[i];
         qk_stream *s;
@@ -484,6 +518,14 @@ static void sink_on_lost(void *ctx, qk_pn_space space, const qk_sent_packet *pkt
 {
     qk_conn *c = ctx;
     qk_qlog_lost(c, space, pkt->pn);
+    if (space == QK_PN_SPACE_APP) {
+        /* RFC 9000 §14.4: a lost probe says nothing about congestion. */
+        if (pkt->is_pmtu_probe) {
+            qk_pmtud_on_probe_lost(&c->pmtud, pkt->size_bytes, pkt->time_sent);
+        } else {
+            qk_pmtud_on_packet(&c->pmtud, pkt->size_bytes, pkt->time_sent, false);
+        }
+    }
     for (size_t i = 0; i < n; i++) {
         const qk_sent_frame *f = &frames[i];
         qk_stream *s;
@@ -606,6 +648,8 @@ qk_time qk_conn_next_timeout(const qk_conn *c)
         if (a < t) t = a;
     }
     if (c->pacing_wait && c->pacing_wait < t) t = c->pacing_wait;
+    qk_time pt = qk_conn_path_next_timeout(c);
+    if (pt < t) t = pt;
     return t;
 }
 
@@ -624,12 +668,16 @@ void qk_conn_on_timeout(qk_conn *c, qk_time now)
         return;
     }
     if (c->pacing_wait && now >= c->pacing_wait) c->pacing_wait = 0;
+    qk_conn_path_on_timeout(c, now);
     if (qk_recovery_next_timeout(&c->rec) <= now) {
         qk_recovery_timeout to;
         if (qk_recovery_on_timeout(&c->rec, now, &to) == 0 &&
             to.kind == QK_RECOVERY_TIMEOUT_PROBE) {
             c->sp[to.space].probes += to.probe_pkts;
             c->stats.pto_count++;
+            /* RFC 8899 §4.3: full-size packets that keep vanishing: a black hole. */
+            if (qk_pmtud_on_pto(&c->pmtud, c->rec.pto_count, now))
+                qk_conn_set_mtu(c, c->pmtud.cur_bytes);
             /* RFC 9002 §6.2.4: a probe carries data when it can. In the
              * handshake spaces that is the unacknowledged CRYPTO data: a PING
              * alone never recovers a lost ClientHello (the server has no
@@ -756,6 +804,56 @@ int qk_datagram_send(qk_conn *c, const uint8_t *data, size_t len, uint8_t urgenc
     return 0;
 }
 
+/* ---- DPLPMTUD ---- */
+
+void qk_conn_set_mtu(qk_conn *c, uint64_t bytes)
+{
+    if (bytes < QK_PMTUD_BASE_BYTES) bytes = QK_PMTUD_BASE_BYTES;
+    c->max_udp_bytes = bytes;
+    c->cc.max_datagram_bytes = bytes; /* RFC 9002 §7.2: windows count max_datagram_size */
+    c->stats.pmtu_bytes = bytes;
+}
+
+/* ---- key update (RFC 9001 §6) ---- */
+
+int qk_conn_key_update_now(qk_conn *c, bool force, qk_time now)
+{
+    qk_space *sp = &c->sp[QK_PN_SPACE_APP];
+    /* RFC 9001 §6.1: not before the handshake is confirmed, and not again
+     * before a packet of the current phase was acknowledged. */
+    if (c->state != QK_CONN_ESTABLISHED || !c->handshake_confirmed || !sp->has_tx || !sp->has_rx)
+        return QK_ERR_STATE;
+    if (!force && !qk_ku_can_initiate(&c->ku)) return QK_ERR_STATE;
+    int rc = qk_ku_switch(&c->ku, &sp->rx, &sp->tx, &c->key_phase, sp->next_pn, now);
+    if (rc) return rc;
+    c->ku.initiated++;
+    c->ku.tx_since_own = 0;
+    c->stats.key_updates++;
+    c->stats.key_updates_initiated++;
+    qk_qlog_event(c, "security:key_updated", "{\"trigger\":\"local_update\"}", now);
+    return 0;
+}
+
+void qk_conn_key_update_check(qk_conn *c, qk_time now)
+{
+    qk_space *sp = &c->sp[QK_PN_SPACE_APP];
+    if (c->state != QK_CONN_ESTABLISHED || !c->handshake_confirmed || !sp->has_tx) return;
+    qk_crypto_suite suite = sp->tx.suite;
+    /* RFC 9001 §6.6: never exceed the confidentiality limit; close instead. */
+    if (c->ku.tx_pkts >= qk_ku_confidentiality_limit(suite)) {
+        qk_conn_error(c, QK_ERR_AEAD_LIMIT, 0, "AEAD confidentiality limit reached", now);
+        return;
+    }
+    if (qk_ku_want_update(&c->ku, suite, c->cfg->key_update_after_pkts, qk_conn_pto_ns(c), now))
+        qk_conn_key_update_now(c, false, now);
+}
+
+int qk_conn_key_update(qk_conn *c, qk_time now)
+{
+    if (!c) return QK_ERR_INVALID_ARG;
+    return qk_conn_key_update_now(c, false, now);
+}
+
 /* ---- misc API ---- */
 
 int qk_conn_close(qk_conn *c, uint64_t app_error, const char *reason)
@@ -785,6 +883,9 @@ void qk_conn_stats_get(const qk_conn *c, qk_conn_stats *o)
     o->pkts_spurious = c->rec.stats.spurious_losses;
     o->congestion_events = c->cc.congestion_events;
     o->conn_rx_window_bytes = c->flow_rx.window_bytes;
+    o->pmtu_probes_sent = c->pmtud.probes_sent;
+    o->pmtu_probes_lost = c->pmtud.probes_lost;
+    o->pmtu_black_holes = c->pmtud.black_holes;
     o->rx_buffered_bytes = c->flow_rx.received_bytes - c->flow_rx.consumed_bytes;
     o->ecn_ce_events = c->rec.stats.ecn_ce_events;
     o->ecn_ce_reported = 0;

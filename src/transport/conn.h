@@ -12,7 +12,10 @@
 #include "transport/ackfreq.h"
 #include "transport/cc/cc.h"
 #include "transport/flow.h"
+#include "transport/keyupdate.h"
 #include "transport/pacer.h"
+#include "transport/path.h"
+#include "transport/pmtud.h"
 #include "transport/recovery.h"
 #include "transport/rtt.h"
 #include "transport/sched.h"
@@ -111,7 +114,18 @@ struct qk_conn {
     bool is_server;
     qk_conn_state state;
     uint32_t version;
-    qk_addr local, peer;
+    qk_addr local, peer; /* the current path's addresses (= path.local, path.peer) */
+    qk_path path;        /* current path: validation, amplification budget (path.c) */
+    qk_path alt;         /* a path being probed, or the previous one after a change */
+    bool alt_active;
+    qk_addr dg_local, dg_peer; /* addresses of the datagram qk_conn_send just built */
+    /* What the datagram being received says about paths (conn_path.c). */
+    struct {
+        int which;          /* QK_RXPATH_* */
+        bool migrate;       /* a non-probing 1-RTT packet with the largest pn */
+        bool has_challenge; /* a PATH_CHALLENGE from a new address */
+        uint8_t challenge[8];
+    } rxp;
 
     /* Connection IDs (RFC 9000 §5.1). */
     qk_cid odcid;     /* client's first DCID: Initial keys, original_dcid tparam */
@@ -127,13 +141,16 @@ struct qk_conn {
     qk_cid retry_scid;   /* SCID of the Retry (client: to check; server: tparam) */
     bool retried;        /* a Retry was processed (client) / validated our Retry (server) */
     bool got_packet;     /* client: a packet from the server was processed (VN/Retry ignored) */
+    uint32_t offer_version; /* client: version in our long headers until a VN (0 = c->version) */
+    bool vn_restarted;      /* client: a VN restarted the attempt (later VNs are ignored) */
     uint8_t token[QK_CONN_TOKEN_MAX]; /* client: echoed in Initial packets */
     size_t token_len;
 
     /* TLS and packet protection. */
     qk_tls *tls;
     qk_space sp[QK_PN_SPACE_COUNT];
-    bool key_phase;
+    bool key_phase;  /* current 1-RTT key phase, both directions (RFC 9001 §6) */
+    qk_keyupdate ku; /* next/previous 1-RTT keys, update rules (keyupdate.c) */
 
     /* Recovery and congestion control. */
     qk_rtt rtt;
@@ -143,6 +160,8 @@ struct qk_conn {
     uint8_t tx_ecn;         /* codepoint of the last datagram qk_conn_send built */
     qk_time pacing_wait;    /* next time the pacer allows a packet (timer) */
     uint64_t max_udp_bytes; /* datagram size we build */
+    qk_pmtud pmtud;         /* DPLPMTUD (pmtud.c) */
+    bool pmtud_started;
 
     /* Flow control and streams. */
     qk_flow_rx flow_rx;
@@ -226,6 +245,26 @@ void qk_conn_touch_idle(qk_conn *c, qk_time now);
 void qk_conn_enter_closed(qk_conn *c, qk_time now);
 void qk_conn_schedule_stream(qk_conn *c, qk_stream *s);
 qk_time qk_conn_pto_ns(const qk_conn *c);
+/* Key update (RFC 9001 §6): initiate one now; force skips the "previous update
+ * acknowledged" rule (tests of a misbehaving peer). Returns 0 or QK_ERR_STATE. */
+int qk_conn_key_update_now(qk_conn *c, bool force, qk_time now);
+/* DPLPMTUD decided a new datagram size. */
+void qk_conn_set_mtu(qk_conn *c, uint64_t bytes);
+/* Before sending: update keys when due (config, AEAD limits, RFC 9001 §6.6). */
+void qk_conn_key_update_check(qk_conn *c, qk_time now);
+
+/* ---- conn_path.c (RFC 9000 §8.2, §9) ---- */
+enum { QK_RXPATH_CUR = 0, QK_RXPATH_ALT = 1, QK_RXPATH_NEW = 2 };
+/* Which path a received datagram belongs to; resets c->rxp. */
+void qk_conn_path_rx_begin(qk_conn *c, const qk_datagram *d);
+/* After the datagram's packets were processed: budgets, migration, probes. */
+void qk_conn_path_rx_end(qk_conn *c, const qk_datagram *d, qk_time now);
+void qk_conn_path_on_challenge(qk_conn *c, const uint8_t data[8]);
+void qk_conn_path_on_response(qk_conn *c, const uint8_t data[8], qk_time now);
+qk_time qk_conn_path_next_timeout(const qk_conn *c);
+void qk_conn_path_on_timeout(qk_conn *c, qk_time now);
+/* A new path: congestion controller, RTT and PMTU start over (RFC 9000 §9.4). */
+void qk_conn_path_reset_state(qk_conn *c, qk_time now);
 
 /* ---- conn_recv.c ---- */
 /* Process one datagram addressed to this connection. The buffer is modified. */

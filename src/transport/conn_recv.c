@@ -13,6 +13,7 @@ typedef struct rx_ctx {
     qk_pkt_type pkt_type;
     uint64_t pn;
     bool ack_eliciting;
+    bool non_probing; /* RFC 9000 §9.1: a frame other than PATH_*, NEW_CONNECTION_ID, PADDING */
     qk_time now;
     uint8_t ecn;
     const uint8_t *dcid; /* the packet's Destination Connection ID */
@@ -60,7 +61,11 @@ static int on_ack(qk_conn *c, const rx_ctx *rx, const qk_frame_ack *a)
     c->stats.ack_frames_received++;
     if (rx->space == QK_PN_SPACE_APP) qk_ackfreq_on_ack_received(&c->af, rx->now);
     int rc = qk_recovery_on_ack_received(&c->rec, rx->space, &ar, rx->now);
-    if (rc) return rc;
+    if (rc < 0) return rc;
+    if (rx->space == QK_PN_SPACE_APP && n) qk_ku_on_acked(&c->ku, ranges[0].largest, rx->now);
+    /* RFC 8899 §4.3: decide on a black hole once acks and losses are all in. */
+    if (rx->space == QK_PN_SPACE_APP && qk_pmtud_check(&c->pmtud, rx->now))
+        qk_conn_set_mtu(c, c->pmtud.cur_bytes);
     /* RFC 9001 §4.9.1-ish: a client whose Handshake packet was acked knows the
      * server validated its address. */
     if (!c->is_server && rx->space == QK_PN_SPACE_HANDSHAKE)
@@ -268,11 +273,8 @@ static int dispatch(qk_conn *c, const rx_ctx *rx, const qk_frame *f)
     case QK_FT_NEW_CONNECTION_ID: return qk_cid_on_new(c, &f->u.new_cid);
     case QK_FT_RETIRE_CONNECTION_ID:
         return qk_cid_on_retire(c, rx->dcid, rx->dcid_len, f->u.retire_cid.seq);
-    case QK_FT_PATH_CHALLENGE:
-        memcpy(c->path_response, f->u.path.data, 8);
-        c->pend |= QK_PEND_PATH_RESPONSE;
-        return 0;
-    case QK_FT_PATH_RESPONSE: return 0; /* no path validation in flight yet */
+    case QK_FT_PATH_CHALLENGE: qk_conn_path_on_challenge(c, f->u.path.data); return 0;
+    case QK_FT_PATH_RESPONSE: qk_conn_path_on_response(c, f->u.path.data, rx->now); return 0;
     case QK_FT_CONNECTION_CLOSE:
     case QK_FT_CONNECTION_CLOSE_APP: return on_close(c, rx, f);
     case QK_FT_HANDSHAKE_DONE: return on_handshake_done(c, rx);
@@ -315,6 +317,9 @@ static int process_frames(qk_conn *c, rx_ctx *rx, const uint8_t *p, size_t len)
             return QK_ERR_PROTOCOL_VIOLATION;
         }
         if (qk_frame_is_ack_eliciting(f.type)) rx->ack_eliciting = true;
+        if (f.type != QK_FT_PADDING && f.type != QK_FT_PATH_CHALLENGE &&
+            f.type != QK_FT_PATH_RESPONSE && f.type != QK_FT_NEW_CONNECTION_ID)
+            rx->non_probing = true;
         int rc = dispatch(c, rx, &f);
         if (rc < 0) {
             qk_conn_error(c, rc, f.type, NULL, rx->now);
@@ -327,9 +332,10 @@ static int process_frames(qk_conn *c, rx_ctx *rx, const uint8_t *p, size_t len)
     return 0;
 }
 
-/* Remove protection in place. Returns the payload length, or negative to drop. */
+/* Remove protection in place. Returns the payload length, or negative to drop.
+ * *which tells which 1-RTT keys opened it (RFC 9001 §6.5). */
 static int unprotect(qk_conn *c, qk_space *sp, uint8_t *pkt, const qk_pkt_hdr *h, uint64_t *pn,
-                     size_t *payload_off)
+                     size_t *payload_off, qk_ku_keys *which, qk_time now)
 {
     size_t pn_len;
     int rc = qk_hp_unprotect(&sp->rx, pkt, h->packet_len, h->pn_offset, &pn_len);
@@ -340,12 +346,24 @@ static int unprotect(qk_conn *c, qk_space *sp, uint8_t *pkt, const qk_pkt_hdr *h
     size_t hdr_len = h->pn_offset + pn_len;
     size_t end = h->is_long ? h->pn_offset + h->length : h->packet_len;
     if (end < hdr_len + QK_AEAD_TAG_BYTES) return QK_ERR_TRUNCATED;
-    rc = qk_pkt_open(&sp->rx, *pn, pkt, hdr_len, pkt + hdr_len, end - hdr_len);
-    if (rc < 0) return rc;
+    qk_pkt_keys *k = &sp->rx;
+    *which = QK_KU_CURRENT;
+    if (!h->is_long) {
+        /* RFC 9001 §6.3: the Key Phase bit picks current, previous or next keys. */
+        k = qk_ku_rx_select(&c->ku, &sp->rx, c->key_phase, qk_pkt_key_phase(pkt[0]), *pn, which,
+                            now);
+        if (!k) return QK_ERR_DECRYPT;
+    }
+    rc = qk_pkt_open(k, *pn, pkt, hdr_len, pkt + hdr_len, end - hdr_len);
+    if (rc < 0) {
+        /* RFC 9001 §6.6: count forgeries against the integrity limit. */
+        if (!h->is_long && ++c->ku.rx_failures >= qk_ku_integrity_limit(sp->rx.suite))
+            qk_conn_error(c, QK_ERR_AEAD_LIMIT, 0, "AEAD integrity limit reached", now);
+        return rc;
+    }
     /* RFC 9000 §17.2: reserved bits checked after successful decryption. */
     if (qk_pkt_check_reserved(pkt[0])) return QK_ERR_PROTOCOL_VIOLATION;
     *payload_off = hdr_len;
-    (void)c;
     return rc;
 }
 
@@ -379,7 +397,8 @@ static void process_packet(qk_conn *c, uint8_t *pkt, const qk_pkt_hdr *h, qk_dat
     if (sp->discarded || !sp->has_rx) return; /* keys gone or not yet: drop */
     uint64_t pn = 0;
     size_t off = 0; /* both set by unprotect() when it succeeds; gcc -O2 cannot tell */
-    int len = unprotect(c, sp, pkt, h, &pn, &off);
+    qk_ku_keys which = QK_KU_CURRENT;
+    int len = unprotect(c, sp, pkt, h, &pn, &off, &which, now);
     if (len == QK_ERR_PROTOCOL_VIOLATION) {
         qk_conn_error(c, len, 0, "reserved bits set", now);
         return;
@@ -387,6 +406,20 @@ static void process_packet(qk_conn *c, uint8_t *pkt, const qk_pkt_hdr *h, qk_dat
     if (len < 0) return; /* undecryptable: drop silently (RFC 9001 §9.3) */
     if (!client_first_server_packet(c, h)) return;
     if (qk_rangeset_contains(&sp->ack.received, pn) || pn < sp->ack.floor_pn) return; /* dup */
+    if (!h->is_long) {
+        /* RFC 9001 §6.2: answer a peer's key update before acknowledging it. */
+        int rc = qk_ku_on_opened(&c->ku, which, pn, &sp->rx, &sp->tx, &c->key_phase, sp->next_pn,
+                                 qk_conn_pto_ns(c), now);
+        if (rc) {
+            qk_conn_error(c, rc, 0, rc == QK_ERR_KEY_UPDATE ? "consecutive key updates" : NULL,
+                          now);
+            return;
+        }
+        if (which == QK_KU_NEXT) {
+            c->stats.key_updates++;
+            qk_qlog_event(c, "security:key_updated", "{\"trigger\":\"remote_update\"}", now);
+        }
+    }
     c->stats.pkts_received++;
     c->got_packet = true;
     /* RFC 9000 §8.1: a Handshake packet from the client validates its address. */
@@ -406,7 +439,10 @@ static void process_packet(qk_conn *c, uint8_t *pkt, const qk_pkt_hdr *h, qk_dat
                  .dcid_len = h->dcid_len};
     qk_qlog_packet(c, false, h->type, pn, h->packet_len, pkt + off, (size_t)len, now);
     qk_trace_emit(c, false, h->type, pn, h->packet_len, pkt + off, (size_t)len, now);
+    bool largest = !sp->ack.has_largest || pn > sp->ack.largest_pn;
     if (process_frames(c, &rx, pkt + off, (size_t)len) < 0) return;
+    /* RFC 9000 §9.3: only the packet with the largest pn moves the peer's address. */
+    if (space == QK_PN_SPACE_APP && rx.non_probing && largest) c->rxp.migrate = true;
     /* ack-frequency-12 §6: the long-idle rule, once the peer tuned our ACKs. */
     if (space == QK_PN_SPACE_APP && c->ackfreq_seen)
         qk_ack_tracker_set_idle(&c->sp[space].ack, c->rtt.smoothed_rtt_ns);
@@ -427,6 +463,7 @@ void qk_conn_recv(qk_conn *c, qk_datagram *d, qk_time now)
         c->close_send = true; /* RFC 9000 §10.2.1: answer with CONNECTION_CLOSE again */
         return;
     }
+    qk_conn_path_rx_begin(c, d);
     size_t off = 0;
     /* RFC 9000 §10.2.1: once closing, later packets of the datagram are not processed. */
     while (off < d->len && c->state < QK_CONN_CLOSING) {
@@ -436,6 +473,7 @@ void qk_conn_recv(qk_conn *c, qk_datagram *d, qk_time now)
         process_packet(c, d->data + off, &h, d, now);
         off += h.packet_len;
     }
+    qk_conn_path_rx_end(c, d, now);
     if (qk_recovery_bytes_in_flight(&c->rec) || 1)
         qk_recovery_set_amplification_blocked(
             &c->rec,

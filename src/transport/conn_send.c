@@ -26,6 +26,7 @@ typedef struct tx_pkt {
     size_t end;     /* absolute end of the frames */
     uint64_t pn;
     bool ack_eliciting, in_flight, has_ack;
+    bool is_probe; /* DPLPMTUD probe (RFC 9000 §14.4) */
     qk_sent_frame frames[QK_RECOVERY_MAX_FRAMES_PER_PKT];
     size_t n_frames;
 } tx_pkt;
@@ -128,6 +129,15 @@ static bool open_packet(tx_ctx *t, qk_pn_space space)
                                  .pn = p->pn,
                                  .pn_len = p->pn_len};
         n = qk_pkt_encode_long(t->buf + t->len, t->cap - t->len, &hp, &lo, &po);
+        /* RFC 9000 §6.2: offering another version first (qk_config.offer_version);
+         * an unknown one is only this field, the rest is laid out as ours. */
+        if (n > 0 && c->offer_version) {
+            uint8_t *v = t->buf + t->len + 1;
+            v[0] = (uint8_t)(c->offer_version >> 24);
+            v[1] = (uint8_t)(c->offer_version >> 16);
+            v[2] = (uint8_t)(c->offer_version >> 8);
+            v[3] = (uint8_t)c->offer_version;
+        }
     }
     /* Need room for the header, some payload and the tag. */
     if (n < 0 || t->len + (size_t)n + 4 + QK_AEAD_TAG_BYTES > t->cap) return false;
@@ -151,6 +161,7 @@ static void write_ack(tx_ctx *t, tx_pkt *p)
     p->end += (size_t)n;
     p->has_ack = true;
     qk_ack_on_ack_sent(a, t->now);
+    if (p->space == QK_PN_SPACE_APP) qk_ku_on_ack_sent(&c->ku, ai.largest);
     c->stats.ack_frames_sent++;
     record(p, &(qk_sent_frame){.kind = QK_SF_ACK, .extra = ai.largest});
 }
@@ -236,10 +247,20 @@ static void write_conn_control(tx_ctx *t, tx_pkt *p)
             record(p, &(qk_sent_frame){.kind = QK_SF_HANDSHAKE_DONE});
         }
     }
-    if (c->pend & QK_PEND_PATH_RESPONSE) {
+    /* RFC 9000 §8.2: the current path's owed PATH_RESPONSE and its challenge. */
+    if (c->path.response_due) {
         f = (qk_frame){.type = QK_FT_PATH_RESPONSE};
-        memcpy(f.u.path.data, c->path_response, 8);
-        if (put_frame(t, p, &f)) c->pend &= ~QK_PEND_PATH_RESPONSE;
+        memcpy(f.u.path.data, c->path.response, 8);
+        if (put_frame(t, p, &f)) c->path.response_due = false;
+    }
+    if (c->path.challenge_due) {
+        f = (qk_frame){.type = QK_FT_PATH_CHALLENGE};
+        memcpy(f.u.path.data, c->path.challenge, 8);
+        if (put_frame(t, p, &f)) {
+            qk_path_on_challenge_sent(&c->path, qk_conn_pto_ns(c), t->now);
+            c->stats.path_challenges_sent++;
+            record(p, &(qk_sent_frame){.kind = QK_SF_PATH_CHALLENGE});
+        }
     }
     if ((c->pend & QK_PEND_MAX_DATA) || qk_flow_rx_should_update(&c->flow_rx)) {
         uint64_t max = qk_flow_rx_update(&c->flow_rx, t->now, c->rtt.smoothed_rtt_ns);
@@ -462,6 +483,7 @@ static bool space_wants_send(tx_ctx *t, qk_pn_space s)
     if (qk_sendbuf_has_pending(&sp->crypto_send)) return true;
     if (s != QK_PN_SPACE_APP || !c->handshake_complete) return false;
     if (c->pend || c->dgq_count || qk_streams_pending_head(&c->streams)) return true;
+    if (c->path.response_due || c->path.challenge_due) return true;
     if (!qk_sched_empty(&c->sched) && (qk_flow_tx_available(&c->flow_tx) || lost_stream_data(c)))
         return true;
     uint64_t v;
@@ -582,8 +604,13 @@ static void commit_packet(tx_ctx *t, tx_pkt *p)
                          .time_sent = t->now,
                          .size_bytes = (uint32_t)(p->end - p->start),
                          .ack_eliciting = p->ack_eliciting,
-                         .in_flight = p->in_flight || p->ack_eliciting};
+                         .in_flight = p->in_flight || p->ack_eliciting,
+                         .is_pmtu_probe = p->is_probe};
     c->sp[p->space].next_pn++;
+    if (p->space == QK_PN_SPACE_APP) {
+        c->ku.tx_pkts++; /* RFC 9001 §6.6 */
+        c->ku.tx_since_own++;
+    }
     /* Every packet of the datagram carries its codepoint (set by the endpoint
      * from qk_conn_tx_ecn, evaluated before any of them is committed). */
     sp.ecn = t->ecn;
@@ -628,8 +655,101 @@ static size_t build_close(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
     return p->end;
 }
 
+/* RFC 9000 §14.4: a DPLPMTUD probe is one 1-RTT packet of PING and PADDING
+ * (plus an ACK if one is owed) filling a datagram of exactly `size` bytes. */
+static size_t build_pmtu_probe(tx_ctx *t, size_t size)
+{
+    qk_conn *c = t->c;
+    t->cap = size;
+    if (!open_packet(t, QK_PN_SPACE_APP)) return 0;
+    tx_pkt *p = &t->pkts[0];
+    p->is_probe = true;
+    if (qk_ack_has_new(&c->sp[QK_PN_SPACE_APP].ack)) write_ack(t, p);
+    qk_frame f = {.type = QK_FT_PING};
+    if (!put_frame(t, p, &f)) return 0;
+    record(p, &(qk_sent_frame){.kind = QK_SF_PING});
+    t->n = 1;
+    finish_packet(t, p, size);
+    commit_packet(t, p);
+    qk_pmtud_on_probe_sent(&c->pmtud, (uint32_t)p->end);
+    return p->end;
+}
+
+/* A probe when DPLPMTUD wants one and the path allows it; 0 otherwise. */
+static size_t maybe_pmtu_probe(tx_ctx *t, size_t buf_cap)
+{
+    qk_conn *c = t->c;
+    if (!c->pmtud.enabled || !c->handshake_confirmed || !c->address_validated ||
+        !c->path.validated || !t->cc_ok || c->state != QK_CONN_ESTABLISHED ||
+        !c->sp[QK_PN_SPACE_APP].has_tx)
+        return 0;
+    if (!c->pmtud_started) {
+        c->pmtud_started = true;
+        qk_pmtud_start(&c->pmtud, t->now);
+    }
+    uint32_t size = qk_pmtud_probe_size(&c->pmtud, t->now);
+    uint64_t inflight = qk_recovery_bytes_in_flight(&c->rec);
+    if (!size || size > buf_cap || inflight + size > c->cc.cwnd_bytes) return 0;
+    return build_pmtu_probe(t, size);
+}
+
+/* RFC 9000 §8.2.1, §9.1: a datagram on the other path `a` carrying its
+ * PATH_CHALLENGE and/or PATH_RESPONSE, expanded to 1200 bytes unless the
+ * amplification budget of an unvalidated address forbids it. */
+static size_t build_path_probe(qk_conn *c, qk_path *a, uint8_t *buf, size_t cap, qk_time now)
+{
+    uint64_t allow = c->is_server ? qk_path_allowance(a) : UINT64_MAX;
+    if (allow < cap) cap = (size_t)allow;
+    if (cap < 64) return 0;
+    tx_ctx t;
+    tx_ctx_init(&t, c, buf, cap, now);
+    t.cc_ok = true;
+    size_t cur = c->rcid_cur;
+    c->rcid_cur = a->dcid_idx; /* RFC 9000 §9.5: the path's own connection ID */
+    bool ok = open_packet(&t, QK_PN_SPACE_APP);
+    c->rcid_cur = cur;
+    if (!ok) return 0;
+    tx_pkt *p = &t.pkts[0];
+    qk_frame f;
+    bool challenge = false;
+    if (a->challenge_due) {
+        f = (qk_frame){.type = QK_FT_PATH_CHALLENGE};
+        memcpy(f.u.path.data, a->challenge, 8);
+        if ((challenge = put_frame(&t, p, &f)))
+            record(p, &(qk_sent_frame){.kind = QK_SF_PATH_CHALLENGE});
+    }
+    if (a->response_due) {
+        f = (qk_frame){.type = QK_FT_PATH_RESPONSE};
+        memcpy(f.u.path.data, a->response, 8);
+        if (put_frame(&t, p, &f)) a->response_due = false;
+    }
+    if (p->end == p->payload) return 0;
+    t.n = 1;
+    finish_packet(&t, p, cap < QK_PATH_MIN_DGRAM_BYTES ? cap : QK_PATH_MIN_DGRAM_BYTES);
+    commit_packet(&t, p);
+    if (challenge) {
+        qk_path_on_challenge_sent(a, qk_conn_pto_ns(c), now);
+        c->stats.path_challenges_sent++;
+    }
+    a->tx_bytes += p->end;
+    c->dg_local = a->local;
+    c->dg_peer = a->peer;
+    return p->end;
+}
+
 size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
 {
+    size_t buf_cap = cap;
+    c->dg_local = c->local;
+    c->dg_peer = c->peer;
+    if (c->state == QK_CONN_ESTABLISHED && c->alt_active &&
+        (c->alt.challenge_due || c->alt.response_due) && c->sp[QK_PN_SPACE_APP].has_tx) {
+        size_t n = build_path_probe(c, &c->alt, buf, cap, now);
+        if (n) {
+            c->stats.bytes_sent += n;
+            return n;
+        }
+    }
     if (c->state == QK_CONN_DRAINING || c->state == QK_CONN_CLOSED) return 0;
     if (cap > c->max_udp_bytes) cap = c->max_udp_bytes;
     /* RFC 9000 §8.1: at most 3x the bytes received before address validation. */
@@ -639,6 +759,13 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
         if (left < cap) cap = (size_t)left;
         if (cap < 64) return 0;
     }
+    /* RFC 9000 §9.3: toward an unvalidated new peer address, at most 3x
+     * what it sent us until the address is validated. */
+    uint64_t path_allow = c->is_server ? qk_path_allowance(&c->path) : UINT64_MAX;
+    if (path_allow < cap) {
+        cap = (size_t)path_allow;
+        if (cap < 64) return 0;
+    }
     if (c->state == QK_CONN_CLOSING) {
         size_t n = c->close_send ? build_close(c, buf, cap, now) : 0;
         if (!c->address_validated) c->unvalidated_tx_bytes += n;
@@ -646,6 +773,9 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
     }
     if (!c->is_server && c->sent_handshake && !c->sp[QK_PN_SPACE_INITIAL].discarded)
         qk_conn_discard_space(c, QK_PN_SPACE_INITIAL, now);
+    qk_conn_key_update_check(c, now);
+    /* RFC 8899 §4.3: acks and losses so far say the larger size is a black hole. */
+    if (qk_pmtud_check(&c->pmtud, now)) qk_conn_set_mtu(c, c->pmtud.cur_bytes);
     qk_conn_flow_tick(c, now);
 
     /* Not an aggregate initialiser: that would zero ~12 KiB of frame
@@ -663,6 +793,12 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
             c->pacing_wait = when;
         }
     }
+    size_t probe = maybe_pmtu_probe(&t, buf_cap);
+    if (probe) {
+        c->stats.bytes_sent += probe;
+        return probe;
+    }
+    t.cap = cap;
     for (int s = 0; s < QK_PN_SPACE_COUNT; s++) {
         if (!space_wants_send(&t, (qk_pn_space)s)) continue;
         if (!open_packet(&t, (qk_pn_space)s)) break;
@@ -688,6 +824,7 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
     }
     size_t len = t.pkts[t.n - 1].end;
     c->stats.bytes_sent += len;
+    if (!c->path.validated) c->path.tx_bytes += len;
     if (!c->address_validated) c->unvalidated_tx_bytes += len;
     qk_recovery_set_amplification_blocked(
         &c->rec, !c->address_validated && c->unvalidated_tx_bytes >= 3 * c->unvalidated_rx_bytes,

@@ -33,7 +33,8 @@ void qk_config_default(qk_config *c)
 {
     memset(c, 0, sizeof *c);
     c->cc = QK_CONFIG_CC_CUBIC;
-    c->max_udp_payload_bytes = 1200;
+    c->max_udp_payload_bytes = 1452; /* IPv6 in 1500-byte Ethernet; DPLPMTUD starts at 1200 */
+    c->pmtud = true;
     /* Small start, auto-tuned up (docs/experiments/flow-control.md): 64 KiB
      * per stream, 256 KiB per connection, as quic-go starts (512 KiB/768 KiB)
      * scaled to the issue's seed; auto-tuning reaches the BDP within a few RTTs. */
@@ -478,8 +479,8 @@ size_t qk_endpoint_send(qk_endpoint *ep, qk_datagram *out, size_t max, qk_time n
         size_t len = qk_conn_send(c, out[n].data, out[n].len, now);
         if (len) {
             out[n].len = len;
-            out[n].peer = c->peer;
-            out[n].local = c->local;
+            out[n].peer = c->dg_peer; /* the path this datagram is for (RFC 9000 §9) */
+            out[n].local = c->dg_local;
             out[n].ecn = qk_conn_tx_ecn(c);
             out[n].segment_bytes = 0;
             n++;

@@ -355,7 +355,8 @@ static void pc_note(qk_recovery *r, loss_pass *lp, const qk_sent_packet *p)
 {
     qk_time pc = QK_RECOVERY_PC_THRESHOLD * qk_rtt_pto_ns(r->rtt, r->cfg.max_ack_delay_ns);
     /* RFC 9002 §7.6.2: both packets sent after an RTT sample existed. */
-    if (!p->ack_eliciting || !qk_rtt_has_sample(r->rtt)) return;
+    /* RFC 9000 §14.4: a lost PMTU probe is no congestion signal, persistent or not. */
+    if (!p->ack_eliciting || p->is_pmtu_probe || !qk_rtt_has_sample(r->rtt)) return;
     if (p->time_sent <= r->rtt->first_sample_time) return;
     if (!lp->in_run) {
         lp->in_run = true;

@@ -12,7 +12,7 @@ fi
 
 R="$WORK/root"
 make_root "$R" small.bin:1024 mid.bin:1048576 big.bin:"${QK_INTEROP_BIG:-52428800}" \
-    empty.bin:0 odd.bin:99999
+    empty.bin:0 odd.bin:99999 four.bin:4194304
 MANY=()
 for i in $(seq 1 150); do MANY+=("m$i.bin:$((i * 37 % 3000 + 1))"); done
 make_root "$R/many" "${MANY[@]}"
@@ -43,13 +43,30 @@ have_ipv6 || V6="no IPv6 loopback on this machine"
 cell ipv6 q\>n "$V6" run_qn ipv6 "$R" "" "" "[::1]" small.bin mid.bin
 cell ipv6 n\>q "$V6" run_nq ipv6 "$R" "" "" "[::1]" small.bin mid.bin
 
-# Key update: gtlsclient initiates one 10 ms after the handshake (mid-transfer).
+# Key update (RFC 9001 §6). q>n: quack get initiates one every 200 packets it
+# sends (ACKs, mostly: several per transfer). n>q: gtlsclient initiates one
+# 10 ms after confirmation; quack must answer it. quack's qlog must show the
+# updates (local_update / remote_update) or the cell did not test anything.
+ku_check() { # qlog-dir trigger
+    grep -q "\"security:key_updated\",\"data\":{\"trigger\":\"$2\"" "$1"/* 2>/dev/null ||
+        { echo "no $2 key update in quack's qlog"; return 1; }
+}
+ku_qn() {
+    mkdir -p "$WORK/ku.qn.qlog"
+    run_qn keyupdate "$R" "" "--key-update=200 --qlog $WORK/ku.qn.qlog" 127.0.0.1 \
+        mid.bin four.bin || return 1
+    ku_check "$WORK/ku.qn.qlog" local_update
+}
+ku_nq() {
+    mkdir -p "$WORK/ku.nq.qlog"
+    run_nq keyupdate "$R" "--qlog $WORK/ku.nq.qlog" "--key-update=10ms" 127.0.0.1 \
+        mid.bin four.bin || return 1
+    ku_check "$WORK/ku.nq.qlog" remote_update
+}
 cell keyupdate q\>n "$(skip_unless_opt get --key-update \
-    'quack get has no --key-update (quack-initiated key update not in main yet)')" \
-    run_qn keyupdate "$R" "" "--key-update" 127.0.0.1 mid.bin big.bin
+    'quack get has no --key-update (quack-initiated key update not in main yet)')" ku_qn
 cell keyupdate n\>q "$(skip_unless_file src/transport/keyupdate.c \
-    'key update not in main yet (src/transport/keyupdate.c)')" \
-    run_nq keyupdate "$R" "" "--key-update=10ms" 127.0.0.1 mid.bin big.bin
+    'key update not in main yet (src/transport/keyupdate.c)')" ku_nq
 
 # Retry: gtlsserver -V validates every address with Retry; quack serve --retry.
 cell retry q\>n "$(skip_unless_file src/transport/retry.c \
@@ -59,9 +76,17 @@ cell retry n\>q "$(skip_unless_opt serve --retry 'quack serve has no --retry yet
     run_nq retry "$R" "--retry" "" 127.0.0.1 small.bin mid.bin
 
 # Version negotiation: the client offers an unknown version first.
-cell versionneg q\>n "$(skip_unless_opt get --quic-version \
-    'quack get has no --quic-version yet (needs qk_config.version)')" \
-    run_qn versionneg "$R" "" "--quic-version 0x1a2a3a4a" 127.0.0.1 small.bin
+# q>n: quack get offers 0x1a2a3a4a, gtlsserver answers with Version Negotiation,
+# quack starts again in v1 (its qlog must show that restart).
+vn_qn() {
+    mkdir -p "$WORK/vn.qlog"
+    run_qn versionneg "$R" "" "--offer-version 0x1a2a3a4a --qlog $WORK/vn.qlog" 127.0.0.1 \
+        small.bin mid.bin || return 1
+    grep -q '"chosen_version":"00000001","offered":"1a2a3a4a"' "$WORK"/vn.qlog/* ||
+        { echo "no version negotiation in quack's qlog"; return 1; }
+}
+cell versionneg q\>n "$(skip_unless_opt get --offer-version \
+    'quack get has no --offer-version yet (needs qk_config.offer_version)')" vn_qn
 cell versionneg n\>q "$(skip_unless_file src/transport/stateless.c \
     'server Version Negotiation not in main yet (src/transport/stateless.c)')" \
     run_nq versionneg "$R" "" "-v 0x1a2a3a4a --preferred-versions v1" 127.0.0.1 small.bin

@@ -3,7 +3,7 @@
 # require Wireshark's QUIC dissector (tshark -V) to decrypt and decode every
 # packet with no "Malformed" or "Expert Info (Error" entry. The capture must
 # contain the handshake, 1-RTT STREAM data, ACKs, HANDSHAKE_DONE and
-# CONNECTION_CLOSE (and a key update once quack supports one).
+# CONNECTION_CLOSE and, in both directions, a key update (key phase 1).
 # GSO is off on both sides (a capture on lo shows a GSO batch as one giant
 # UDP datagram the dissector cannot split). Needs root (capture on lo). Usage: bash tshark.sh BUILD_DIR
 source "$(dirname "$0")/lib/common.bash" "$1"
@@ -18,7 +18,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 R="$WORK/root"
-make_root "$R" small.bin:1500 mid.bin:300000
+make_root "$R" small.bin:1500 mid.bin:300000 big.bin:4000000
 make_cert
 
 # capture NAME PORT: start tshark on lo for udp port PORT; pid in CAP_PID.
@@ -76,8 +76,19 @@ check_decode() {
     fi
 }
 
+# Key phase 1 must be in the capture and decrypted: Wireshark derives the
+# updated keys from the key log's traffic secrets (RFC 9001 §6.1 "quic ku").
+need_key_phase() { # name
+    grep -q "Key Phase Bit: True" "$WORK/$1.decode.txt" || {
+        echo "no key update (key phase 1) seen"
+        return 1
+    }
+}
+
 dissect_qn() {
-    local port
+    local port gopts=""
+    # quack get initiates key updates (every 20 packets it sends) once it can.
+    "$Q" get --help 2>/dev/null | grep -q -- --key-update && gopts="--key-update=20"
     port=$(free_port)
     : >"$WORK/qn.keys"
     capture qn "$port"
@@ -85,18 +96,22 @@ dissect_qn() {
     local sp=$BG_PID
     wait_udp "$port" || { echo "gtlsserver did not start"; return 1; }
     mkdir -p "$WORK/qn.out"
-    timeout 30 "$Q" get --quiet --no-gso --insecure --keylog "$WORK/qn.keys" --output "$WORK/qn.out" \
+    # shellcheck disable=SC2086
+    timeout 30 "$Q" get --quiet --no-gso --insecure $gopts --keylog "$WORK/qn.keys" --output "$WORK/qn.out" \
         "https://127.0.0.1:$port/small.bin" "https://127.0.0.1:$port/mid.bin" \
         2>"$WORK/qn.get.err" || { echo "quack get failed: $(head -1 "$WORK/qn.get.err")"; return 1; }
     stop_capture
     stop_peer "$sp"
     same_files "$R" "$WORK/qn.out" small.bin mid.bin || return 1
-    check_decode qn "$WORK/qn.keys"
+    check_decode qn "$WORK/qn.keys" || return 1
+    [ -z "$gopts" ] || need_key_phase qn
 }
 
 dissect_nq() {
-    local port copts=""
-    [ -f "$SRC/src/transport/keyupdate.c" ] && copts="--key-update=10ms"
+    local port copts="" files="small.bin mid.bin"
+    # ngtcp2 updates keys only 3 PTO after confirmation (RFC 9001 §6.5):
+    # a longer download keeps the connection alive long enough to see it.
+    [ -f "$SRC/src/transport/keyupdate.c" ] && copts="--key-update=10ms" && files="$files big.bin"
     port=$(free_port)
     : >"$WORK/nq.keys"
     capture nq "$port"
@@ -105,12 +120,18 @@ dissect_nq() {
     wait_udp "$port" || { echo "quack serve did not start"; return 1; }
     mkdir -p "$WORK/nq.out"
     # shellcheck disable=SC2086
+    local urls="" f
+    for f in $files; do urls="$urls https://127.0.0.1:$port/$f"; done
+    # shellcheck disable=SC2086
     timeout 30 gtlsclient -q $copts --download "$WORK/nq.out" --exit-on-all-streams-close \
-        127.0.0.1 "$port" "https://127.0.0.1:$port/small.bin" "https://127.0.0.1:$port/mid.bin" \
-        >/dev/null 2>"$WORK/nq.client.err" || { echo "gtlsclient failed"; return 1; }
+        127.0.0.1 "$port" $urls >/dev/null 2>"$WORK/nq.client.err" || {
+        echo "gtlsclient failed"
+        return 1
+    }
     stop_capture
     stop_quack "$sp" nq.serve || return 1
-    same_files "$R" "$WORK/nq.out" small.bin mid.bin || return 1
+    # shellcheck disable=SC2086
+    same_files "$R" "$WORK/nq.out" $files || return 1
     check_decode nq "$WORK/nq.keys"
     if [ -n "$copts" ]; then
         grep -q "Key Phase Bit: True" "$WORK/nq.decode.txt" || {

@@ -200,6 +200,10 @@ static void ackfreq_download(bool client_supports, qk_conn_stats *cs, qk_conn_st
      * windows start where the old defaults did (16 MiB / 1 MiB). */
     p.ccfg.initial_max_data_bytes = 16u << 20;
     p.ccfg.initial_max_stream_data_bytes = 1u << 20;
+    /* fixed 1200-byte datagrams: the ratios below count packets, and PMTU
+     * probes (ack-eliciting, not data) would shift them */
+    p.ccfg.pmtud = p.scfg.pmtud = false;
+    p.ccfg.max_udp_payload_bytes = p.scfg.max_udp_payload_bytes = 1200;
     run_xfer(&p, false, 4 << 20, 60 * QK_NS_PER_S);
     qk_conn_stats_get(p.cconn, cs);
     qk_conn_stats_get(p.sconn, ss);

@@ -51,7 +51,7 @@ HDR
 | ipv6 | over `[::1]` |
 | keyupdate | gtlsclient `--key-update=10ms` / `quack get --key-update` |
 | retry | `gtlsserver -V` / `quack serve --retry` |
-| versionneg | gtlsclient `-v 0x1a2a3a4a --preferred-versions v1` / `quack get --quic-version 0x1a2a3a4a` |
+| versionneg | gtlsclient `-v 0x1a2a3a4a --preferred-versions v1` / `quack get --offer-version 0x1a2a3a4a` (then v1) |
 | handshakeloss | 5 connections through `quack netem --loss 30%` |
 | transferloss | 2 MiB through `quack netem --loss 5% --delay 5ms` |
 | corruption | 2 MiB through `quack netem --corrupt 2% --delay 2ms` |

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The CLI commands explain a configuration qk_endpoint_new refuses (with
+# qk_config_check's text) and exit non-zero; bad option values exit 2.
+# Usage: bash tests/cli/config_errors.sh BUILD_DIR
+set -uo pipefail
+build=${1:?usage: config_errors.sh BUILD_DIR}
+q="$build/quack"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+expect() { # name want_rc want_stderr_substring cmd...
+    local name=$1 want=$2 text=$3 rc=0
+    shift 3
+    timeout 10 "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+    if [ "$rc" -eq "$want" ] && grep -qF -- "$text" "$tmp/err"; then
+        echo "ok   - $name"
+    else
+        echo "FAIL - $name: exit $rc (want $want), stderr: $(head -3 "$tmp/err")"
+        fails=$((fails + 1))
+    fi
+}
+V="invalid configuration: version must be 0, 0x00000001 (QUIC v1) or 0x6b3343cf (QUIC v2)"
+expect "get: unsupported --quic-version" 1 "quack get: $V" \
+    "$q" get --insecure --quic-version 0x1a2a3a4a https://127.0.0.1:9/x
+# Only the explanation: no per-URL noise after a refused configuration.
+if grep -q 'not completed' "$tmp/err"; then
+    echo "FAIL - get: per-URL lines after a configuration error"
+    fails=$((fails + 1))
+fi
+expect "serve: unsupported --quic-version" 1 "quack serve: $V" \
+    "$q" serve --root "$tmp" --listen 127.0.0.1:0 --quic-version 7
+expect "get: --quic-version junk" 2 "--quic-version v3: want v1, v2 or a number" \
+    "$q" get --insecure --quic-version v3 https://127.0.0.1:9/x
+expect "get: --offer-version 0" 2 "--offer-version 0: want v1, v2 or a nonzero number" \
+    "$q" get --insecure --offer-version 0 https://127.0.0.1:9/x
+[ "$fails" -eq 0 ]
