@@ -225,7 +225,7 @@ static void test_ack_frequency_threshold(void **state)
     fprintf(stderr, "no min_ack_delay: %llu ACKs for %llu server packets (%.3f per packet)\n",
             (unsigned long long)cs.ack_frames_sent, (unsigned long long)ss.pkts_sent, ratio);
     assert_int_equal(ss.ack_frequency_frames_sent, 0);
-    assert_true(ratio > 0.4); /* RFC 9000: every second packet */
+    assert_true(ratio > 0.3); /* RFC 9000: every second packet (≈0.5; 0.09 with threshold 10) */
 }
 
 int main(void)
