@@ -69,6 +69,12 @@ qk_endpoint *perf_endpoint_new(const qk_config *cfg, const char *who);
  *  QK_ERR_INVALID_ARG. */
 int perf_parse_version(const char *s, uint32_t *v);
 
+/** Parse "--key-update" (every QK_CLI_KEY_UPDATE_PKTS packets) or
+ *  "--key-update=N" (every N >= 1 packets sent) into *pkts. Returns 1 when arg
+ *  is not that option, 0 when parsed, QK_ERR_INVALID_ARG for a bad N. */
+#define QK_CLI_KEY_UPDATE_PKTS 100u
+int perf_parse_key_update(const char *arg, uint64_t *pkts);
+
 /** getrandom()-backed qk_rng_fn. */
 void perf_rng(void *ctx, uint8_t *buf, size_t len);
 

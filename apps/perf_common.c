@@ -327,3 +327,19 @@ int perf_parse_version(const char *s, uint32_t *v)
     *v = (uint32_t)x;
     return 0;
 }
+
+int perf_parse_key_update(const char *arg, uint64_t *pkts)
+{
+    if (!strcmp(arg, "--key-update")) {
+        *pkts = QK_CLI_KEY_UPDATE_PKTS;
+        return 0;
+    }
+    if (strncmp(arg, "--key-update=", 13)) return 1;
+    const char *v = arg + 13;
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (errno || end == v || *end || n == 0 || v[0] == '-') return QK_ERR_INVALID_ARG;
+    *pkts = n;
+    return 0;
+}

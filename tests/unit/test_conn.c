@@ -196,6 +196,10 @@ static void ackfreq_download(bool client_supports, qk_conn_stats *cs, qk_conn_st
     p.scfg.ack_frequency = 1;
     p.scfg.ack_frequency_threshold = 10;
     p.scfg.ack_frequency_delay_ns = 20 * QK_NS_PER_MS;
+    /* The ACK cadence is under test, not window growth: the client's receive
+     * windows start where the old defaults did (16 MiB / 1 MiB). */
+    p.ccfg.initial_max_data_bytes = 16u << 20;
+    p.ccfg.initial_max_stream_data_bytes = 1u << 20;
     /* fixed 1200-byte datagrams: the ratios below count packets, and PMTU
      * probes (ack-eliciting, not data) would shift them */
     p.ccfg.pmtud = p.scfg.pmtud = false;
