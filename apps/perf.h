@@ -40,6 +40,7 @@ typedef struct perf_opts {
     uint64_t window_bytes;     /* initial stream receive window */
     uint64_t max_window_bytes; /* auto-tuning cap per stream */
     uint64_t budget_bytes;     /* endpoint receive-memory budget */
+    uint64_t max_udp_bytes;    /* --max-udp-payload (0 = QK_PERF_DATAGRAM_BYTES) */
     /* --ack-frequency: what to ask the peer (ack-frequency-12). */
     bool ackfreq_set;           /* false: the library defaults */
     int ackfreq_mode;           /* 0 off, 1 fixed, 2 auto */

@@ -53,7 +53,7 @@ void perf_config(qk_config *cfg, const perf_opts *o)
     cfg->ecn = !o->no_ecn;
     cfg->qlog_dir = o->qlog_dir;
     cfg->rng = perf_rng;
-    cfg->max_udp_payload_bytes = QK_PERF_DATAGRAM_BYTES;
+    cfg->max_udp_payload_bytes = o->max_udp_bytes ? o->max_udp_bytes : QK_PERF_DATAGRAM_BYTES;
     cfg->initial_max_data_bytes = 32u << 20;
     cfg->initial_max_stream_data_bytes = 16u << 20;
     cfg->max_stream_send_buffer_bytes = 4u << 20;
