@@ -351,6 +351,8 @@ static void get_usage(FILE *f)
                "  --cc ALG       congestion controller: reno, cubic (default)\n"
                "  --quiet        no per-URL lines and no progress\n"
                "  --no-gso       one datagram per send (packet captures show each packet)\n"
+               "  --key-update[=N]  initiate a 1-RTT key update every N packets sent\n"
+               "                 (default 100; RFC 9001 §6), e.g. for interop tests\n"
                "  --quic-version V   QUIC version to use: v1 (default), v2 or a number\n"
                "  --offer-version V  offer version V first (e.g. 0x1a2a3a4a, unknown to\n"
                "                 the server); on its Version Negotiation, start again\n"
@@ -372,6 +374,7 @@ static int get_bad(const char *fmt, const char *a)
 typedef struct get_opts {
     const char *out, *pin, *qlog, *keylog, *cc, *version, *offer;
     bool discard, insecure, quiet, no_gso;
+    uint64_t key_update_pkts; /* 0: only at the AEAD limits */
 } get_opts;
 
 static int get_parse(getter *g, get_opts *o, int argc, char **argv)
@@ -401,6 +404,9 @@ static int get_parse(getter *g, get_opts *o, int argc, char **argv)
             o->quiet = true;
         } else if (!strcmp(a, "--no-gso")) {
             o->no_gso = true;
+        } else if (!strncmp(a, "--key-update", 12)) {
+            if (perf_parse_key_update(a, &o->key_update_pkts))
+                return get_bad("%s: want --key-update or --key-update=N (N >= 1 packets)", a);
         } else if (a[0] == '-') {
             return get_bad("unknown option %s", a);
         } else {
@@ -443,6 +449,7 @@ static int get_config(getter *g, const get_opts *o, qk_config *cfg, qk_addr *pee
         cfg->cc = QK_CONFIG_CC_NEWRENO;
     else if (o->cc && strcmp(o->cc, "cubic"))
         return get_bad("--cc %s: use reno or cubic", o->cc);
+    cfg->key_update_after_pkts = o->key_update_pkts; /* RFC 9001 §6.1 */
     /* Checked by qk_endpoint_new (qk_config_check explains a bad one). */
     if (o->version && perf_parse_version(o->version, &cfg->version))
         return get_bad("--quic-version %s: want v1, v2 or a number", o->version);

@@ -55,6 +55,9 @@ static void perf_usage(FILE *f)
             "                         default 64M / 96M)\n"
             "  --budget BYTES         cap on receive-window growth for this endpoint\n"
             "                         (all connections; default none)\n"
+            "  --max-udp-payload N    largest UDP payload sent (1200..65527, default 1452);\n"
+            "                         DPLPMTUD probes up to it, and the peer's\n"
+            "                         max_udp_payload_size caps it (RFC 9000 §14, §18.2)\n"
             "  --stats                print connection statistics at the end\n"
             "  --quiet                no per-second progress lines\n"
             "  -h, --help             this text\n"
@@ -80,9 +83,10 @@ static int parse_opt(perf_opts *o, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
     static const char *const with_arg[] = {
-        "--listen",        "--connect",     "--cert",       "--key",   "--pin",  "--duration",
-        "--download-size", "--upload-size", "--streams",    "--cc",    "--qlog", "--ack-frequency",
-        "--autotune",      "--window",      "--max-window", "--budget"};
+        "--listen",   "--connect",        "--cert",        "--key",     "--pin",
+        "--duration", "--download-size",  "--upload-size", "--streams", "--cc",
+        "--qlog",     "--ack-frequency",  "--autotune",    "--window",  "--max-window",
+        "--budget",   "--max-udp-payload"};
     const char *v = NULL;
     for (size_t k = 0; k < sizeof with_arg / sizeof with_arg[0]; k++)
         if (!strcmp(a, with_arg[k])) {
@@ -142,6 +146,10 @@ static int parse_opt(perf_opts *o, int argc, char **argv, int *i)
                                                      : &o->budget_bytes;
         if (perf_parse_size(v, dst) || *dst < 16384 || *dst > (1ull << 40))
             return bad("bad size '%s' for a window or budget (16K to 1T, e.g. 64K, 16M)", v);
+    } else if (!strcmp(a, "--max-udp-payload")) {
+        if (perf_parse_size(v, &o->max_udp_bytes) || o->max_udp_bytes < 1200 ||
+            o->max_udp_bytes > 65527)
+            return bad("--max-udp-payload wants 1200..65527 bytes, not '%s'", v);
     } else if (!strcmp(a, "--insecure")) {
         o->insecure = true;
     } else if (!strcmp(a, "--no-protection")) {

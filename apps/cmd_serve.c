@@ -351,6 +351,8 @@ static void serve_usage(FILE *f)
                "  --quiet                no line per request\n"
                "  --no-gso               one datagram per send (packet captures show each packet)\n"
                "  --retry                validate every client address with a Retry first\n"
+               "  --key-update[=N]       initiate a 1-RTT key update every N packets sent\n"
+               "                         (default 100; RFC 9001 §6)\n"
                "  --quic-version V       accept only QUIC version V (v1, v2 or a number);\n"
                "                         default v1 and v2. Others get Version Negotiation.\n");
 }
@@ -366,6 +368,7 @@ static int serve_bad(const char *fmt, const char *a)
 typedef struct serve_opts {
     const char *root, *listen, *cert, *key, *qlog, *keylog, *cc, *version;
     bool quiet, no_gso, retry;
+    uint64_t key_update_pkts; /* 0: only at the AEAD limits */
 } serve_opts;
 
 static int serve_parse(serve_opts *o, int argc, char **argv)
@@ -394,6 +397,9 @@ static int serve_parse(serve_opts *o, int argc, char **argv)
             o->no_gso = true;
         } else if (!strcmp(a, "--retry")) {
             o->retry = true;
+        } else if (!strncmp(a, "--key-update", 12)) {
+            if (perf_parse_key_update(a, &o->key_update_pkts))
+                return serve_bad("%s: want --key-update or --key-update=N (N >= 1 packets)", a);
         } else {
             return serve_bad("unknown argument %s", a);
         }
@@ -461,7 +467,8 @@ static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr 
     cfg->max_stream_send_buffer_bytes = 4u << 20;
     cfg->max_streams_bidi = 256;
     cfg->idle_timeout_ns = 30 * QK_NS_PER_S;
-    cfg->retry = o->retry; /* RFC 9000 §8.1.2 */
+    cfg->retry = o->retry;                           /* RFC 9000 §8.1.2 */
+    cfg->key_update_after_pkts = o->key_update_pkts; /* RFC 9001 §6.1 */
     if (o->version) {
         /* qk_endpoint_new explains an unsupported one. */
         if (perf_parse_version(o->version, &cfg->version))

@@ -40,6 +40,7 @@ typedef struct perf_opts {
     uint64_t window_bytes;     /* initial stream receive window */
     uint64_t max_window_bytes; /* auto-tuning cap per stream */
     uint64_t budget_bytes;     /* endpoint receive-memory budget */
+    uint64_t max_udp_bytes;    /* --max-udp-payload (0 = QK_PERF_DATAGRAM_BYTES) */
     /* --ack-frequency: what to ask the peer (ack-frequency-12). */
     bool ackfreq_set;           /* false: the library defaults */
     int ackfreq_mode;           /* 0 off, 1 fixed, 2 auto */
@@ -67,6 +68,12 @@ qk_endpoint *perf_endpoint_new(const qk_config *cfg, const char *who);
 /** Parse a QUIC version: "v1", "v2" or a number ("0x1a2a3a4a"). Returns 0 or
  *  QK_ERR_INVALID_ARG. */
 int perf_parse_version(const char *s, uint32_t *v);
+
+/** Parse "--key-update" (every QK_CLI_KEY_UPDATE_PKTS packets) or
+ *  "--key-update=N" (every N >= 1 packets sent) into *pkts. Returns 1 when arg
+ *  is not that option, 0 when parsed, QK_ERR_INVALID_ARG for a bad N. */
+#define QK_CLI_KEY_UPDATE_PKTS 100u
+int perf_parse_key_update(const char *arg, uint64_t *pkts);
 
 /** getrandom()-backed qk_rng_fn. */
 void perf_rng(void *ctx, uint8_t *buf, size_t len);

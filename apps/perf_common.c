@@ -53,7 +53,7 @@ void perf_config(qk_config *cfg, const perf_opts *o)
     cfg->ecn = !o->no_ecn;
     cfg->qlog_dir = o->qlog_dir;
     cfg->rng = perf_rng;
-    cfg->max_udp_payload_bytes = QK_PERF_DATAGRAM_BYTES;
+    cfg->max_udp_payload_bytes = o->max_udp_bytes ? o->max_udp_bytes : QK_PERF_DATAGRAM_BYTES;
     cfg->initial_max_data_bytes = 32u << 20;
     cfg->initial_max_stream_data_bytes = 16u << 20;
     cfg->max_stream_send_buffer_bytes = 4u << 20;
@@ -325,5 +325,21 @@ int perf_parse_version(const char *s, uint32_t *v)
     unsigned long long x = strtoull(s, &end, 0);
     if (errno || end == s || *end || x > 0xffffffffull || s[0] == '-') return QK_ERR_INVALID_ARG;
     *v = (uint32_t)x;
+    return 0;
+}
+
+int perf_parse_key_update(const char *arg, uint64_t *pkts)
+{
+    if (!strcmp(arg, "--key-update")) {
+        *pkts = QK_CLI_KEY_UPDATE_PKTS;
+        return 0;
+    }
+    if (strncmp(arg, "--key-update=", 13)) return 1;
+    const char *v = arg + 13;
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (errno || end == v || *end || n == 0 || v[0] == '-') return QK_ERR_INVALID_ARG;
+    *pkts = n;
     return 0;
 }

@@ -9,17 +9,24 @@
 #   --size N         bytes per download (default 1G; K/M/G suffixes)
 #   --runs N         runs per implementation (default 5)
 #   --no-protection  also run quack with null packet protection (crypto share)
+#   --max-udp-payload N  largest UDP payload quack may send (quack perf
+#                    --max-udp-payload on both sides; DPLPMTUD finds it from
+#                    1200); default 1452. ngtcp2 keeps its default: with
+#                    --max-udp-payload-size=16384 on gtlsserver/gtlsclient,
+#                    0.12 needed 90 s for 256 MiB (docs/perf.md)
 set -euo pipefail
 build=build/release
 size=1G
 runs=5
 noprot=0
+mtu=
 while [ $# -gt 0 ]; do
     case $1 in
     --size) size=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --no-protection) noprot=1; shift ;;
-    -h | --help) sed -n '2,13p' "$0"; exit 0 ;;
+    --max-udp-payload) mtu=$2; shift 2 ;;
+    -h | --help) sed -n '2,17p' "$0"; exit 0 ;;
     -*) echo "loopback.sh: unknown option $1" >&2; exit 2 ;;
     *) build=$1; shift ;;
     esac
@@ -62,6 +69,7 @@ run_one() { # IMPL
     quack | quack-noprot)
         local np=()
         [ "$impl" = quack-noprot ] && np=(--no-protection)
+        [ -n "$mtu" ] && np+=(--max-udp-payload "$mtu")
         "$q" perf server --listen 127.0.0.1:0 --quiet "${np[@]}" >"$tmp/s.out" 2>"$tmp/s.err" &
         spid=$!
         wait_port "$spid" "$tmp/s.out" '^listening on' || { cat "$tmp/s.err" >&2; return 1; }
@@ -102,7 +110,7 @@ run_one() { # IMPL
 
 impls=(quack ngtcp2)
 [ "$noprot" = 1 ] && impls=(quack ngtcp2 quack-noprot)
-echo "loopback download of $bytes bytes, $runs runs each, alternating (${impls[*]})"
+echo "loopback download of $bytes bytes, $runs runs each, alternating (${impls[*]})${mtu:+, quack max UDP payload $mtu}"
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 for i in $(seq "$runs"); do
     for impl in "${impls[@]}"; do

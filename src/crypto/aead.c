@@ -27,6 +27,9 @@ typedef struct qk_aead_ops {
                 size_t len, uint8_t *tag);
     int (*open)(qk_aead *a, const uint8_t *nonce, const uint8_t *aad, size_t aad_len, uint8_t *buf,
                 size_t len, const uint8_t *tag);
+    /* Out of place from segments into dst, tag at dst + len. */
+    int (*seal_gather)(qk_aead *a, const uint8_t *nonce, const uint8_t *aad, size_t aad_len,
+                       const qk_aead_seg *seg, size_t nseg, size_t len, uint8_t *dst);
     int (*hp_init)(qk_hp *h, const uint8_t *key);
     void (*hp_free)(qk_hp *h);
     int (*hp_mask)(qk_hp *h, const uint8_t *sample, uint8_t *mask);
@@ -135,6 +138,81 @@ static int nettle_open(qk_aead *a, const uint8_t *nonce, const uint8_t *aad, siz
     return memeql_sec(want, tag, QK_AEAD_TAG_BYTES) ? 0 : QK_ERR_DECRYPT;
 }
 
+typedef void nettle_crypt_fn(void *ctx, size_t len, uint8_t *dst, const uint8_t *src);
+
+static void n_g128_enc(void *c, size_t n, uint8_t *d, const uint8_t *s)
+{
+    gcm_aes128_encrypt(c, n, d, s);
+}
+static void n_g256_enc(void *c, size_t n, uint8_t *d, const uint8_t *s)
+{
+    gcm_aes256_encrypt(c, n, d, s);
+}
+static void n_cp_enc(void *c, size_t n, uint8_t *d, const uint8_t *s)
+{
+    chacha_poly1305_encrypt(c, n, d, s);
+}
+
+/* Feed segments to a nettle encrypt function that needs every call but the
+ * last to be a multiple of blk (16 for GCM, 64 for ChaCha20-Poly1305): whole
+ * blocks go straight from the segment, a block straddling segments is
+ * gathered in tmp first. dst is written only behind what was read, so
+ * in-place segments are safe. */
+static void nettle_gather(nettle_crypt_fn *fn, void *ctx, size_t blk, const qk_aead_seg *seg,
+                          size_t nseg, uint8_t *dst)
+{
+    uint8_t tmp[64];
+    size_t pos = 0, tl = 0;
+    for (size_t i = 0; i < nseg; i++) {
+        const uint8_t *p = seg[i].p;
+        size_t n = seg[i].len;
+        if (tl) {
+            size_t take = blk - tl < n ? blk - tl : n;
+            memcpy(tmp + tl, p, take);
+            tl += take;
+            p += take;
+            n -= take;
+            if (tl < blk) continue;
+            fn(ctx, blk, dst + pos, tmp);
+            pos += blk;
+            tl = 0;
+        }
+        size_t whole = n - n % blk;
+        if (whole) fn(ctx, whole, dst + pos, p);
+        pos += whole;
+        if (n - whole) memcpy(tmp, p + whole, n - whole);
+        tl = n - whole;
+    }
+    if (tl) fn(ctx, tl, dst + pos, tmp);
+}
+
+static int nettle_seal_gather(qk_aead *a, const uint8_t *nonce, const uint8_t *aad, size_t aad_len,
+                              const qk_aead_seg *seg, size_t nseg, size_t len, uint8_t *dst)
+{
+    nettle_aead_ctx *c = a->ctx;
+    switch (a->suite) {
+    case QK_SUITE_AES_128_GCM:
+        gcm_aes128_set_iv(&c->g128, QK_AEAD_IV_BYTES, nonce);
+        gcm_aes128_update(&c->g128, aad_len, aad);
+        nettle_gather(n_g128_enc, &c->g128, GCM_BLOCK_SIZE, seg, nseg, dst);
+        gcm_aes128_digest(&c->g128, QK_AEAD_TAG_BYTES, dst + len);
+        break;
+    case QK_SUITE_AES_256_GCM:
+        gcm_aes256_set_iv(&c->g256, QK_AEAD_IV_BYTES, nonce);
+        gcm_aes256_update(&c->g256, aad_len, aad);
+        nettle_gather(n_g256_enc, &c->g256, GCM_BLOCK_SIZE, seg, nseg, dst);
+        gcm_aes256_digest(&c->g256, QK_AEAD_TAG_BYTES, dst + len);
+        break;
+    default:
+        chacha_poly1305_set_nonce(&c->cp, nonce);
+        chacha_poly1305_update(&c->cp, aad_len, aad);
+        nettle_gather(n_cp_enc, &c->cp, CHACHA_POLY1305_BLOCK_SIZE, seg, nseg, dst);
+        chacha_poly1305_digest(&c->cp, QK_AEAD_TAG_BYTES, dst + len);
+        break;
+    }
+    return 0;
+}
+
 static int nettle_hp_init(qk_hp *h, const uint8_t *key)
 {
     nettle_hp_ctx *c = malloc(sizeof *c);
@@ -180,8 +258,8 @@ static int nettle_hp_mask(qk_hp *h, const uint8_t *sample, uint8_t *mask)
 }
 
 static const qk_aead_ops nettle_ops = {
-    QK_AEAD_BACKEND_NETTLE, nettle_aead_init, nettle_aead_free, nettle_seal, nettle_open,
-    nettle_hp_init,         nettle_hp_free,   nettle_hp_mask,
+    QK_AEAD_BACKEND_NETTLE, nettle_aead_init, nettle_aead_free, nettle_seal,    nettle_open,
+    nettle_seal_gather,     nettle_hp_init,   nettle_hp_free,   nettle_hp_mask,
 };
 
 /* ---------------- OpenSSL EVP ---------------- */
@@ -225,6 +303,31 @@ static int evp_seal(qk_aead *a, const uint8_t *nonce, const uint8_t *aad, size_t
     if (len && EVP_CipherUpdate(c, buf, &n, buf, (int)len) != 1) return QK_ERR_TLS;
     if (EVP_CipherFinal_ex(c, fin, &n) != 1) return QK_ERR_TLS;
     if (EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_GET_TAG, QK_AEAD_TAG_BYTES, tag) != 1)
+        return QK_ERR_TLS;
+    return 0;
+}
+
+/* EVP_CipherUpdate takes any split for GCM and ChaCha20-Poly1305 and writes
+ * exactly the bytes it read, so segments go in one by one. */
+static int evp_seal_gather(qk_aead *a, const uint8_t *nonce, const uint8_t *aad, size_t aad_len,
+                           const qk_aead_seg *seg, size_t nseg, size_t len, uint8_t *dst)
+{
+    EVP_CIPHER_CTX *c = a->ctx;
+    uint8_t fin[16];
+    int n;
+    size_t pos = 0;
+    if (len > INT32_MAX || aad_len > INT32_MAX) return QK_ERR_INVALID_ARG;
+    if (EVP_CipherInit_ex(c, NULL, NULL, NULL, nonce, 1) != 1) return QK_ERR_TLS;
+    if (aad_len && EVP_CipherUpdate(c, NULL, &n, aad, (int)aad_len) != 1) return QK_ERR_TLS;
+    for (size_t i = 0; i < nseg; i++) {
+        if (!seg[i].len) continue;
+        if (EVP_CipherUpdate(c, dst + pos, &n, seg[i].p, (int)seg[i].len) != 1 ||
+            (size_t)n != seg[i].len)
+            return QK_ERR_TLS;
+        pos += seg[i].len;
+    }
+    if (EVP_CipherFinal_ex(c, fin, &n) != 1) return QK_ERR_TLS;
+    if (EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_GET_TAG, QK_AEAD_TAG_BYTES, dst + len) != 1)
         return QK_ERR_TLS;
     return 0;
 }
@@ -286,14 +389,8 @@ static int evp_hp_mask(qk_hp *h, const uint8_t *sample, uint8_t *mask)
 }
 
 static const qk_aead_ops evp_ops = {
-    QK_AEAD_BACKEND_OPENSSL,
-    evp_aead_init,
-    evp_aead_free,
-    evp_seal,
-    evp_open,
-    evp_hp_init,
-    evp_hp_free,
-    evp_hp_mask,
+    QK_AEAD_BACKEND_OPENSSL, evp_aead_init, evp_aead_free, evp_seal,    evp_open,
+    evp_seal_gather,         evp_hp_init,   evp_hp_free,   evp_hp_mask,
 };
 
 /* ---------------- GnuTLS AEAD API ---------------- */
@@ -336,9 +433,24 @@ static int gtls_open(qk_aead *a, const uint8_t *nonce, const uint8_t *aad, size_
     return rv < 0 ? QK_ERR_DECRYPT : 0;
 }
 
+/* gnutls_aead_cipher_encryptv: iovec plaintext in, contiguous ciphertext +
+ * tag out. */
+static int gtls_seal_gather(qk_aead *a, const uint8_t *nonce, const uint8_t *aad, size_t aad_len,
+                            const qk_aead_seg *seg, size_t nseg, size_t len, uint8_t *dst)
+{
+    giovec_t ad = {(void *)aad, aad_len}, d[QK_AEAD_MAX_SEGS];
+    int nd = 0;
+    for (size_t i = 0; i < nseg; i++)
+        if (seg[i].len) d[nd++] = (giovec_t){(void *)seg[i].p, seg[i].len};
+    size_t out = len + QK_AEAD_TAG_BYTES;
+    int rv = gnutls_aead_cipher_encryptv(a->ctx, nonce, QK_AEAD_IV_BYTES, &ad, aad_len ? 1 : 0,
+                                         QK_AEAD_TAG_BYTES, d, nd, dst, &out);
+    return rv < 0 || out != len + QK_AEAD_TAG_BYTES ? QK_ERR_TLS : 0;
+}
+
 static const qk_aead_ops gtls_ops = {
-    QK_AEAD_BACKEND_GNUTLS, gtls_aead_init, gtls_aead_free, gtls_seal, gtls_open,
-    nettle_hp_init,         nettle_hp_free, nettle_hp_mask,
+    QK_AEAD_BACKEND_GNUTLS, gtls_aead_init, gtls_aead_free, gtls_seal,      gtls_open,
+    gtls_seal_gather,       nettle_hp_init, nettle_hp_free, nettle_hp_mask,
 };
 
 /* ---------------- NULL suite ---------------- */
@@ -364,6 +476,18 @@ static int null_open(qk_aead *a, const uint8_t *nonce, const uint8_t *aad, size_
     return memcmp(tag, zeros, QK_AEAD_TAG_BYTES) == 0 ? 0 : QK_ERR_DECRYPT;
 }
 
+static int null_seal_gather(qk_aead *a, const uint8_t *nonce, const uint8_t *aad, size_t aad_len,
+                            const qk_aead_seg *seg, size_t nseg, size_t len, uint8_t *dst)
+{
+    size_t pos = 0;
+    for (size_t i = 0; i < nseg; i++) {
+        if (seg[i].p != dst + pos && seg[i].len) memcpy(dst + pos, seg[i].p, seg[i].len);
+        pos += seg[i].len;
+    }
+    memset(dst + len, 0, QK_AEAD_TAG_BYTES);
+    return 0;
+}
+
 static int null_hp_init(qk_hp *h, const uint8_t *key)
 {
     return 0;
@@ -378,8 +502,8 @@ static int null_hp_mask(qk_hp *h, const uint8_t *sample, uint8_t *mask)
 }
 
 static const qk_aead_ops null_ops = {
-    QK_AEAD_BACKEND_AUTO, null_aead_init, null_aead_free, null_seal, null_open,
-    null_hp_init,         null_hp_free,   null_hp_mask,
+    QK_AEAD_BACKEND_AUTO, null_aead_init, null_aead_free, null_seal,    null_open,
+    null_seal_gather,     null_hp_init,   null_hp_free,   null_hp_mask,
 };
 
 /* ---------------- dispatch ---------------- */
@@ -449,6 +573,18 @@ int qk_aead_seal(qk_aead *a, const uint8_t nonce[QK_AEAD_IV_BYTES], const uint8_
 {
     if (!a->ops) return QK_ERR_STATE;
     return a->ops->seal(a, nonce, aad, aad_len, buf, len, tag);
+}
+
+int qk_aead_seal_gather(qk_aead *a, const uint8_t nonce[QK_AEAD_IV_BYTES], const uint8_t *aad,
+                        size_t aad_len, const qk_aead_seg *seg, size_t nseg, size_t len,
+                        uint8_t *dst)
+{
+    if (!a->ops) return QK_ERR_STATE;
+    if (nseg > QK_AEAD_MAX_SEGS) return QK_ERR_INVALID_ARG;
+    size_t sum = 0;
+    for (size_t i = 0; i < nseg; i++) sum += seg[i].len;
+    if (sum != len) return QK_ERR_INVALID_ARG;
+    return a->ops->seal_gather(a, nonce, aad, aad_len, seg, nseg, len, dst);
 }
 
 int qk_aead_open(qk_aead *a, const uint8_t nonce[QK_AEAD_IV_BYTES], const uint8_t *aad,

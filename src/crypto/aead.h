@@ -26,6 +26,15 @@ typedef enum qk_aead_backend {
 
 struct qk_aead_ops;
 
+/** One piece of a gathered plaintext (qk_aead_seal_gather). */
+typedef struct qk_aead_seg {
+    const uint8_t *p;
+    size_t len;
+} qk_aead_seg;
+
+/** Most segments qk_aead_seal_gather accepts. */
+#define QK_AEAD_MAX_SEGS 32u
+
 /** A keyed AEAD context (one direction or both; seal and open may be mixed). */
 typedef struct qk_aead {
     const struct qk_aead_ops *ops;
@@ -62,6 +71,19 @@ void qk_aead_free(qk_aead *a);
  */
 int qk_aead_seal(qk_aead *a, const uint8_t nonce[QK_AEAD_IV_BYTES], const uint8_t *aad,
                  size_t aad_len, uint8_t *buf, size_t len, uint8_t tag[QK_AEAD_TAG_BYTES]);
+
+/**
+ * Out-of-place seal: encrypt the concatenation of seg[0..nseg) (total bytes
+ * len) into dst[0..len) and write the 16-byte tag to dst + len. A segment
+ * either does not overlap dst[0..len + 16) or lies exactly at its own
+ * position in dst (in place: seg.p == dst + bytes before it), so a
+ * plaintext can be partly in the packet buffer and partly elsewhere (a
+ * stream's send buffer) without first copying it together. nseg <=
+ * QK_AEAD_MAX_SEGS. Returns 0, QK_ERR_INVALID_ARG or QK_ERR_TLS.
+ */
+int qk_aead_seal_gather(qk_aead *a, const uint8_t nonce[QK_AEAD_IV_BYTES], const uint8_t *aad,
+                        size_t aad_len, const qk_aead_seg *seg, size_t nseg, size_t len,
+                        uint8_t *dst);
 
 /**
  * Decrypt buf[0..len) in place and check the tag. Returns 0 or QK_ERR_DECRYPT

@@ -89,6 +89,17 @@ int qk_pkt_seal(qk_pkt_keys *k, uint64_t pn, const uint8_t *hdr, size_t hdr_len,
     return rc < 0 ? rc : (int)(len + QK_AEAD_TAG_BYTES);
 }
 
+int qk_pkt_seal_gather(qk_pkt_keys *k, uint64_t pn, const uint8_t *hdr, size_t hdr_len,
+                       const qk_aead_seg *seg, size_t nseg, size_t len, uint8_t *payload)
+{
+    uint8_t nonce[QK_AEAD_IV_BYTES];
+    if (!k || !k->ready) return QK_ERR_STATE;
+    if (len > (size_t)INT32_MAX - QK_AEAD_TAG_BYTES) return QK_ERR_INVALID_ARG;
+    qk_pkt_nonce(k, pn, nonce);
+    int rc = qk_aead_seal_gather(&k->aead, nonce, hdr, hdr_len, seg, nseg, len, payload);
+    return rc < 0 ? rc : (int)(len + QK_AEAD_TAG_BYTES);
+}
+
 int qk_pkt_open(qk_pkt_keys *k, uint64_t pn, const uint8_t *hdr, size_t hdr_len, uint8_t *payload,
                 size_t len)
 {

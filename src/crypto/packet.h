@@ -64,6 +64,15 @@ int qk_pkt_seal(qk_pkt_keys *k, uint64_t pn, const uint8_t *hdr, size_t hdr_len,
                 size_t len);
 
 /**
+ * As qk_pkt_seal, but the plaintext is gathered from seg[0..nseg) (total
+ * len bytes; see qk_aead_seal_gather for how segments may overlap payload)
+ * and the ciphertext + tag are written to payload[0..len + 16). Returns
+ * len + 16, or QK_ERR_STATE / QK_ERR_INVALID_ARG / QK_ERR_TLS.
+ */
+int qk_pkt_seal_gather(qk_pkt_keys *k, uint64_t pn, const uint8_t *hdr, size_t hdr_len,
+                       const qk_aead_seg *seg, size_t nseg, size_t len, uint8_t *payload);
+
+/**
  * Decrypt payload[0..len) (ciphertext + 16-byte tag) in place.
  * Returns the plaintext length (len - 16), QK_ERR_DECRYPT (authentication
  * failed or len < 16) or QK_ERR_STATE.

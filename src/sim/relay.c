@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <netinet/ip.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,7 +172,8 @@ static uint64_t flush(dir *d, qk_pkt_pool *pool, qk_time now)
  */
 #define QK_RELAY_SPIN_NS (200 * QK_NS_PER_US)
 
-static int wait_until(struct pollfd *pf, qk_time wake, qk_time now, qk_time *spin_until)
+static int wait_until(struct pollfd *pf, qk_time wake, qk_time now, qk_time *spin_until,
+                      const sigset_t *waitmask)
 {
     struct timespec ts = {0, 0}, *tsp = NULL;
     if (wake != QK_TIME_INFINITE) {
@@ -186,7 +188,9 @@ static int wait_until(struct pollfd *pf, qk_time wake, qk_time now, qk_time *spi
         ts.tv_nsec = (long)(d % QK_NS_PER_S);
         tsp = &ts;
     }
-    return ppoll(pf, 2, tsp, NULL);
+    /* SIGINT/SIGTERM are blocked except inside ppoll (waitmask), so a stop
+     * signal can never land between the caller's stop check and the wait. */
+    return ppoll(pf, 2, tsp, waitmask);
 }
 
 static void print_stats(FILE *f, double t, dir *d, const char *name)
@@ -236,6 +240,15 @@ int qk_relay_run(const qk_relay_cfg *cfg, volatile sig_atomic_t *stop, qk_relay_
     uint64_t send_err = 0;
     qk_time spin_until = 0;
     qk_time t0 = mono_ns(), next_stats = QK_NS_PER_S;
+    /* Block SIGINT/SIGTERM outside ppoll (waitmask lets them in there). */
+    sigset_t block, oldmask, waitmask;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigprocmask(SIG_BLOCK, &block, &oldmask);
+    waitmask = oldmask;
+    sigdelset(&waitmask, SIGINT);
+    sigdelset(&waitmask, SIGTERM);
     while (buf && !*stop) {
         qk_time now = mono_ns() - t0;
         if (cfg->duration_ns && now >= cfg->duration_ns) break;
@@ -253,7 +266,7 @@ int qk_relay_run(const qk_relay_cfg *cfg, volatile sig_atomic_t *stop, qk_relay_
         if (cfg->stats && next_stats < wake) wake = next_stats;
         if (cfg->duration_ns && cfg->duration_ns < wake) wake = cfg->duration_ns;
         struct pollfd pf[2] = {{lfd, POLLIN, 0}, {ufd, POLLIN, 0}};
-        int n = wait_until(pf, wake, now, &spin_until);
+        int n = wait_until(pf, wake, now, &spin_until, &waitmask);
         if (n < 0 && errno != EINTR) break;
         if (n > 0 && (pf[0].revents & POLLIN)) pump_in(&fwd, &pool, &client, t0, buf);
         if (n > 0 && (pf[1].revents & POLLIN)) pump_in(&ret, &pool, NULL, t0, buf);
@@ -263,6 +276,7 @@ int qk_relay_run(const qk_relay_cfg *cfg, volatile sig_atomic_t *stop, qk_relay_
         res->ret = ret.link.st;
         res->send_errors = send_err;
     }
+    sigprocmask(SIG_SETMASK, &oldmask, NULL);
     free(buf);
     close(lfd);
     close(ufd);

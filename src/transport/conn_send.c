@@ -8,12 +8,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/cursor.h"
 #include "crypto/token.h"
 #include "transport/trace.h"
 #include "wire/pn.h"
 
 #define MAX_PKTS_PER_DGRAM 3
 #define MIN_INITIAL_DGRAM  1200 /* RFC 9000 §14.1 */
+/* Stream-data pieces a packet may leave in the send buffers (each piece is
+ * one contiguous run of a buffer block): with the in-place gaps between
+ * them they must fit QK_AEAD_MAX_SEGS segments. */
+#define MAX_EXT ((QK_AEAD_MAX_SEGS - 1) / 2)
+
+/* Plaintext the packet does not hold: len bytes at absolute datagram offset
+ * `at` are read by the AEAD straight from src (a send buffer), so the
+ * stream bytes are copied once (into the ciphertext) instead of twice. */
+typedef struct tx_ext {
+    size_t at;
+    size_t len;
+    const uint8_t *src;
+} tx_ext;
 
 typedef struct tx_pkt {
     qk_pn_space space;
@@ -27,8 +41,10 @@ typedef struct tx_pkt {
     uint64_t pn;
     bool ack_eliciting, in_flight, has_ack;
     bool is_probe; /* DPLPMTUD probe (RFC 9000 §14.4) */
+    size_t n_ext;
     qk_sent_frame frames[QK_RECOVERY_MAX_FRAMES_PER_PKT];
     size_t n_frames;
+    tx_ext ext[MAX_EXT];
 } tx_pkt;
 
 typedef struct tx_ctx {
@@ -41,6 +57,7 @@ typedef struct tx_ctx {
     qk_time now;
     bool cc_ok;  /* congestion window and pacer allow new data */
     bool pad;    /* datagram must reach MIN_INITIAL_DGRAM */
+    bool defer;  /* stream bytes may stay in the send buffer until sealing */
     uint8_t ecn; /* codepoint the datagram will carry */
 } tx_ctx;
 
@@ -64,6 +81,8 @@ static void tx_ctx_init(tx_ctx *t, qk_conn *c, uint8_t *buf, size_t cap, qk_time
     t->now = now;
     t->cc_ok = false;
     t->pad = false;
+    /* qlog and the trace hook read each packet's plaintext before sealing. */
+    t->defer = !c->qlog && !c->cfg->trace;
     t->ecn = choose_ecn(c);
     c->tx_ecn = t->ecn;
 }
@@ -395,6 +414,39 @@ static void write_datagrams(tx_ctx *t, tx_pkt *p)
     }
 }
 
+/* Leave s's bytes [off, off + len) in its send buffer, to be read by the
+ * AEAD at datagram offset `at` (finish_packet). false (nothing recorded)
+ * when a piece is not stored or the packet has no room for more pieces. */
+static bool defer_stream(tx_pkt *p, const qk_sendbuf *sb, uint64_t off, size_t len, size_t at)
+{
+    size_t n = p->n_ext;
+    while (len) {
+        const uint8_t *src;
+        size_t k = qk_sendbuf_peek(sb, off, len, &src);
+        if (!k || n == MAX_EXT) return false;
+        p->ext[n++] = (tx_ext){.at = at, .len = k, .src = src};
+        at += k;
+        off += k;
+        len -= k;
+    }
+    p->n_ext = n;
+    return true;
+}
+
+/* STREAM frame header with a Length field (RFC 9000 §19.8); n is
+ * qk_frame_stream_header_len(). */
+static void put_stream_header(uint8_t *dst, size_t n, uint64_t id, uint64_t off, size_t len,
+                              bool fin)
+{
+    qk_wr w = qk_wr_make(dst, n);
+    uint8_t type = QK_FT_STREAM | QK_STREAM_BIT_LEN | (off ? QK_STREAM_BIT_OFF : 0) |
+                   (fin ? QK_STREAM_BIT_FIN : 0);
+    qk_wr_varint(&w, type);
+    qk_wr_varint(&w, id);
+    if (off) qk_wr_varint(&w, off);
+    qk_wr_varint(&w, len);
+}
+
 /* One STREAM frame from the scheduler's next stream. false when nothing fit. */
 static bool write_one_stream(tx_ctx *t, tx_pkt *p)
 {
@@ -433,16 +485,15 @@ static bool write_one_stream(tx_ctx *t, tx_pkt *p)
             return true;
         }
     }
-    qk_frame f = {.type = QK_FT_STREAM};
-    f.u.stream.stream_id = s->id;
-    f.u.stream.offset = off;
-    f.u.stream.len = len;
-    f.u.stream.fin = fin;
-    f.u.stream.has_length = true;
-    uint8_t *dst = t->buf + p->end + qk_frame_stream_header_len(s->id, off, len, true);
-    if (len && qk_sendbuf_copy(&s->send, off, len, dst)) return false;
-    f.u.stream.data = dst;
-    if (!put_frame(t, p, &f)) return false;
+    size_t hl = qk_frame_stream_header_len(s->id, off, len, true);
+    if (p->end + hl + len + QK_AEAD_TAG_BYTES > t->cap) return false;
+    size_t at = p->end + hl;
+    if (len && !(t->defer && defer_stream(p, &s->send, off, len, at)) &&
+        qk_sendbuf_copy(&s->send, off, len, t->buf + at))
+        return false;
+    put_stream_header(t->buf + p->end, hl, s->id, off, len, fin);
+    p->end = at + len;
+    p->ack_eliciting = p->in_flight = true; /* RFC 9002 §2 */
     qk_stream_on_sent(s, off, len, fin);
     if (new_bytes) qk_flow_tx_on_sent(&c->flow_tx, new_bytes);
     c->stats.stream_bytes_sent += len;
@@ -576,7 +627,23 @@ static void finish_packet(tx_ctx *t, tx_pkt *p, size_t pad_to)
                   t->buf + p->payload, payload_len, t->now);
     qk_pkt_keys *k = &c->sp[p->space].tx;
     size_t hdr_len = p->payload - p->start;
-    qk_pkt_seal(k, p->pn, t->buf + p->start, hdr_len, t->buf + p->payload, payload_len);
+    if (p->n_ext) {
+        /* Gather: in-place runs of the packet interleaved with the stream
+         * bytes still in their send buffers; ciphertext lands in place. */
+        qk_aead_seg seg[QK_AEAD_MAX_SEGS];
+        size_t n = 0, at = p->payload;
+        for (size_t i = 0; i < p->n_ext; i++) {
+            const tx_ext *e = &p->ext[i];
+            if (e->at > at) seg[n++] = (qk_aead_seg){t->buf + at, e->at - at};
+            seg[n++] = (qk_aead_seg){e->src, e->len};
+            at = e->at + e->len;
+        }
+        if (p->end > at) seg[n++] = (qk_aead_seg){t->buf + at, p->end - at};
+        qk_pkt_seal_gather(k, p->pn, t->buf + p->start, hdr_len, seg, n, payload_len,
+                           t->buf + p->payload);
+    } else {
+        qk_pkt_seal(k, p->pn, t->buf + p->start, hdr_len, t->buf + p->payload, payload_len);
+    }
     p->end += QK_AEAD_TAG_BYTES;
     qk_hp_protect(k, t->buf + p->start, p->end - p->start, p->pn_off - p->start);
 }

@@ -93,6 +93,14 @@ int qk_sendbuf_copy(const qk_sendbuf *b, uint64_t off, size_t len, uint8_t *dst)
     return 0;
 }
 
+size_t qk_sendbuf_peek(const qk_sendbuf *b, uint64_t off, size_t max, const uint8_t **p)
+{
+    *p = NULL;
+    if (off < b->acked_off || off >= b->write_off) return 0;
+    if (max > b->write_off - off) max = (size_t)(b->write_off - off);
+    return qk_blockring_peek(&b->ring, off, max, p);
+}
+
 /* Fragment overflow: forget lost ranges from `from` and resend everything
  * from there as if new. Resending acknowledged bytes is harmless. */
 static void go_back(qk_sendbuf *b, uint64_t from)

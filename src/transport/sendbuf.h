@@ -66,6 +66,14 @@ int qk_sendbuf_next_range(const qk_sendbuf *b, size_t max_len, uint64_t max_offs
  */
 int qk_sendbuf_copy(const qk_sendbuf *b, uint64_t off, size_t len, uint8_t *dst);
 
+/**
+ * Zero-copy view of buffered bytes: *p points at the byte at off and the
+ * return value is how many bytes follow it contiguously (at most max), valid
+ * until the buffer is next written, acknowledged or freed. Returns 0 (and
+ * *p = NULL) when off is outside [acked_off, write_off) or not stored.
+ */
+size_t qk_sendbuf_peek(const qk_sendbuf *b, uint64_t off, size_t max, const uint8_t **p);
+
 /** The range was put in a packet. Never fails (fragment overflow degrades to resending). */
 void qk_sendbuf_on_sent(qk_sendbuf *b, uint64_t off, size_t len, bool fin);
 

@@ -33,4 +33,8 @@ expect "get: --quic-version junk" 2 "--quic-version v3: want v1, v2 or a number"
     "$q" get --insecure --quic-version v3 https://127.0.0.1:9/x
 expect "get: --offer-version 0" 2 "--offer-version 0: want v1, v2 or a nonzero number" \
     "$q" get --insecure --offer-version 0 https://127.0.0.1:9/x
+expect "get: --key-update=0" 2 "--key-update=0: want --key-update or --key-update=N" \
+    "$q" get --insecure --key-update=0 https://127.0.0.1:9/x
+expect "serve: --key-update=x" 2 "--key-update=x: want --key-update or --key-update=N" \
+    "$q" serve --root "$tmp" --listen 127.0.0.1:0 --key-update=x
 [ "$fails" -eq 0 ]

@@ -43,8 +43,8 @@ have_ipv6 || V6="no IPv6 loopback on this machine"
 cell ipv6 q\>n "$V6" run_qn ipv6 "$R" "" "" "[::1]" small.bin mid.bin
 cell ipv6 n\>q "$V6" run_nq ipv6 "$R" "" "" "[::1]" small.bin mid.bin
 
-# Key update (RFC 9001 §6). q>n: quack get initiates one every 200 packets it
-# sends (ACKs, mostly: several per transfer). n>q: gtlsclient initiates one
+# Key update (RFC 9001 §6). q>n: quack get initiates one every 16 packets it
+# sends (ACKs, mostly, one per many received: several per transfer). n>q: gtlsclient initiates one
 # 10 ms after confirmation; quack must answer it. quack's qlog must show the
 # updates (local_update / remote_update) or the cell did not test anything.
 ku_check() { # qlog-dir trigger
@@ -53,7 +53,7 @@ ku_check() { # qlog-dir trigger
 }
 ku_qn() {
     mkdir -p "$WORK/ku.qn.qlog"
-    run_qn keyupdate "$R" "" "--key-update=200 --qlog $WORK/ku.qn.qlog" 127.0.0.1 \
+    run_qn keyupdate "$R" "" "--key-update=16 --qlog $WORK/ku.qn.qlog" 127.0.0.1 \
         mid.bin four.bin || return 1
     ku_check "$WORK/ku.qn.qlog" local_update
 }

@@ -196,6 +196,10 @@ static void ackfreq_download(bool client_supports, qk_conn_stats *cs, qk_conn_st
     p.scfg.ack_frequency = 1;
     p.scfg.ack_frequency_threshold = 10;
     p.scfg.ack_frequency_delay_ns = 20 * QK_NS_PER_MS;
+    /* The ACK cadence is under test, not window growth: the client's receive
+     * windows start where the old defaults did (16 MiB / 1 MiB). */
+    p.ccfg.initial_max_data_bytes = 16u << 20;
+    p.ccfg.initial_max_stream_data_bytes = 1u << 20;
     /* fixed 1200-byte datagrams: the ratios below count packets, and PMTU
      * probes (ack-eliciting, not data) would shift them */
     p.ccfg.pmtud = p.scfg.pmtud = false;
@@ -221,7 +225,7 @@ static void test_ack_frequency_threshold(void **state)
     fprintf(stderr, "no min_ack_delay: %llu ACKs for %llu server packets (%.3f per packet)\n",
             (unsigned long long)cs.ack_frames_sent, (unsigned long long)ss.pkts_sent, ratio);
     assert_int_equal(ss.ack_frequency_frames_sent, 0);
-    assert_true(ratio > 0.4); /* RFC 9000: every second packet */
+    assert_true(ratio > 0.3); /* RFC 9000: every second packet (≈0.5; 0.09 with threshold 10) */
 }
 
 int main(void)

@@ -49,13 +49,13 @@ HDR
 | multiplexing | 150 small files at once; gtlsserver allows 100 concurrent streams, so quack get waits for MAX_STREAMS |
 | chacha20 | the ngtcp2 side offers only TLS_CHACHA20_POLY1305_SHA256 (`--ciphers`) |
 | ipv6 | over `[::1]` |
-| keyupdate | gtlsclient `--key-update=10ms` / `quack get --key-update` |
+| keyupdate | 1 MiB + 4 MiB; `quack get --key-update=16` (an update every 16 packets it sends, spaced as RFC 9001 §6.5 allows) / gtlsclient `--key-update=10ms`; quack's qlog must show a local (q>n) or remote (n>q) `security:key_updated` |
 | retry | `gtlsserver -V` / `quack serve --retry` |
-| versionneg | gtlsclient `-v 0x1a2a3a4a --preferred-versions v1` / `quack get --offer-version 0x1a2a3a4a` (then v1) |
+| versionneg | `quack get --offer-version 0x1a2a3a4a`: gtlsserver answers with Version Negotiation, quack starts again in v1 (its qlog must show it) / gtlsclient `-v 0x1a2a3a4a --preferred-versions v1` |
 | handshakeloss | 5 connections through `quack netem --loss 30%` |
 | transferloss | 2 MiB through `quack netem --loss 5% --delay 5ms` |
 | corruption | 2 MiB through `quack netem --corrupt 2% --delay 2ms` |
-| dissector | capture on lo with the key log; `tshark -V` must decrypt every packet with no Malformed / Expert Info (Error) / decryption failure, and show CRYPTO, ACK, STREAM, HANDSHAKE_DONE, CONNECTION_CLOSE (and key phase 1 once key update is in) |
+| dissector | capture on lo with the key log; `tshark -V` must decrypt every packet with no Malformed / Expert Info (Error) / decryption failure, and show CRYPTO, ACK, STREAM, HANDSHAKE_DONE, CONNECTION_CLOSE and decrypted key phase 1 packets (quack get `--key-update=4` / gtlsclient `--key-update=10ms`; Wireshark derives the updated keys from the key log's traffic secrets) |
 
 ## One case by hand
 
@@ -73,13 +73,18 @@ build/release/quack get --insecure --output out https://127.0.0.1:4433/file.bin
 build/release/quack serve --root www --listen 127.0.0.1:4434 --cert cert.pem --key key.pem &
 gtlsclient --download out --exit-on-all-streams-close 127.0.0.1 4434 https://127.0.0.1:4434/file.bin
 
+# version negotiation first, and key updates
+build/release/quack get --insecure --output out --offer-version 0x1a2a3a4a --key-update \
+    https://127.0.0.1:4433/file.bin
+
 # through 5% loss: put the relay in between and point the client at it
 build/release/quack netem --listen 127.0.0.1:5000 --to 127.0.0.1:4433 --loss 5% &
 build/release/quack get --insecure --output out https://127.0.0.1:5000/file.bin
 ```
 
 A single script: `bash tests/interop/ngtcp2.sh build/debug` (prints one line per
-cell; `QK_INTEROP_KEEP=1` keeps the work directory with every log).
+cell; `QK_INTEROP_KEEP=1` keeps the work directory with every log;
+`QK_INTEROP_ONLY='keyupdate|versionneg'` runs only those cases).
 TAIL
 } >"$OUT"
 rm -f "$RES"
