@@ -4,10 +4,11 @@
  * second starts `offset` seconds after the first. Prints one markdown row
  * per (controller, jitter, offset, seed): both flows' goodput over
  * [t0, t1], their difference relative to the faster one, and the link
- * utilisation; with --t2 also the difference over [t0, t2] (same run).
+ * utilisation; with --t2 also the difference over [t1, t2] (same run).
  *
  * Usage: bench_fairness [--cc cubic|newreno|both] [--t0 S] [--t1 S]
  *                       [--t2 S] [--seeds N] [--offsets a,b,c] [--jitter-ms a,b]
+ *                       [--ack-frequency 0|1|2]  (qk_config.ack_frequency; default: library's)
  *                       [--trace OFFSET]   (per-100 ms cwnd/loss of both flows)
  */
 #include <stdio.h>
@@ -31,6 +32,7 @@ typedef struct opts {
     double jitters_ms[4];
     int n_jitters;
     double trace_offset; /* < 0: off */
+    int ack_frequency;   /* -1: library default, else qk_config.ack_frequency */
 } opts;
 
 typedef struct row {
@@ -67,6 +69,10 @@ static row run(qk_cc_kind cc, double offset_s, double jitter_ms, uint64_t seed, 
     qk_time t1 = (qk_time)(o->t1_s * 1e9), t0 = (qk_time)(o->t0_s * 1e9);
     qk_time t2 = (qk_time)(o->t2_s * 1e9);
     qk_simq_cfg c = {.duration_ns = t2 > t1 ? t2 : t1, .cc = cc, .window_bytes = 32u << 20};
+    if (o->ack_frequency >= 0) {
+        c.ackfreq_set = true;
+        c.ack_frequency = o->ack_frequency;
+    }
     int err = 0;
     qk_simq *q1 = qk_simq_new(sim, a, b, 4433, &c, &err);
     c.start_ns = (qk_time)(offset_s * 1e9);
@@ -101,8 +107,8 @@ static row run(qk_cc_kind cc, double offset_s, double jitter_ms, uint64_t seed, 
     r.diff = hi > 0 ? (hi - lo) / hi : 1;
     if (t2 > t1) {
         qk_sim_run(sim, t2);
-        double a2 = (double)(qk_simq_result_get(q1)->read_bytes - a0);
-        double b2 = (double)(qk_simq_result_get(q2)->read_bytes - b0);
+        double a2 = (double)(qk_simq_result_get(q1)->read_bytes - a0) - r.ga * secs / 8;
+        double b2 = (double)(qk_simq_result_get(q2)->read_bytes - b0) - r.gb * secs / 8;
         double h2 = a2 > b2 ? a2 : b2, l2 = a2 > b2 ? b2 : a2;
         r.diff2 = h2 > 0 ? (h2 - l2) / h2 : 1;
     }
@@ -115,7 +121,8 @@ static row run(qk_cc_kind cc, double offset_s, double jitter_ms, uint64_t seed, 
 
 int main(int argc, char **argv)
 {
-    opts o = {.cc_mask = 3, .t0_s = 10, .t1_s = 40, .seeds = 3, .trace_offset = -1};
+    opts o = {.cc_mask = 3, .t0_s = 10, .t1_s = 40, .seeds = 3, .trace_offset = -1,
+              .ack_frequency = -1};
     o.n_offsets = parse_list("0,0.1,0.5,1,2", o.offsets, 16);
     o.n_jitters = parse_list("0,1", o.jitters_ms, 4);
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -134,6 +141,8 @@ int main(int argc, char **argv)
             o.n_offsets = parse_list(v, o.offsets, 16);
         else if (!strcmp(k, "--jitter-ms"))
             o.n_jitters = parse_list(v, o.jitters_ms, 4);
+        else if (!strcmp(k, "--ack-frequency"))
+            o.ack_frequency = atoi(v);
         else if (!strcmp(k, "--trace"))
             o.trace_offset = atof(v);
         else {
@@ -152,7 +161,7 @@ int main(int argc, char **argv)
     printf("| cc | jitter ms | offset s | seed | A Mbit/s | B Mbit/s | difference %.0f-%.0f s | "
            "util |",
            o.t0_s, o.t1_s);
-    if (o.t2_s > o.t1_s) printf(" difference %.0f-%.0f s |", o.t0_s, o.t2_s);
+    if (o.t2_s > o.t1_s) printf(" difference %.0f-%.0f s |", o.t1_s, o.t2_s);
     printf("\n|---|---|---|---|---|---|---|---|%s\n", o.t2_s > o.t1_s ? "---|" : "");
     for (int ci = 0; ci < 2; ci++) {
         if (!(o.cc_mask & (1 << ci))) continue;
