@@ -1,6 +1,7 @@
 #include "qk_pair.h"
 
 #include "qk_test.h"
+#include "transport/conn.h"
 #include <crypto/tls.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -172,4 +173,24 @@ bool qk_pair_run_until(qk_pair *p, bool (*cond)(qk_pair *, void *), void *ctx, q
         if (p->now > deadline || !qk_pair_step(p)) return cond(p, ctx);
     }
     return true;
+}
+
+bool qk_pair_confirmed(qk_pair *p, void *ctx)
+{
+    (void)ctx;
+    return p->cconn && p->sconn && qk_conn_established(p->cconn) && qk_conn_established(p->sconn) &&
+           p->cconn->handshake_confirmed;
+}
+
+const qk_event *qk_pair_client_closed(qk_pair *p)
+{
+    for (size_t i = 0; i < p->ncev; i++)
+        if (p->cev[i].type == QK_EV_CLOSED) return &p->cev[i];
+    return NULL;
+}
+
+bool qk_pair_client_gone(qk_pair *p, void *ctx)
+{
+    (void)ctx;
+    return qk_pair_client_closed(p) != NULL;
 }

@@ -56,6 +56,12 @@ void qk_pair_free(qk_pair *p);
 bool qk_pair_step(qk_pair *p);
 /** Step until cond(p, ctx) or the virtual deadline. Returns true if cond became true. */
 bool qk_pair_run_until(qk_pair *p, bool (*cond)(qk_pair *, void *), void *ctx, qk_time deadline);
+/** Run-until condition: both sides established and the client's handshake confirmed. */
+bool qk_pair_confirmed(qk_pair *p, void *ctx);
+/** The client's CLOSED event, or NULL. */
+const qk_event *qk_pair_client_closed(qk_pair *p);
+/** Run-until condition: the client reported CLOSED. */
+bool qk_pair_client_gone(qk_pair *p, void *ctx);
 /** Drive both endpoints' sends at the current time (after app writes). */
 void qk_pair_flush(qk_pair *p);
 

@@ -43,3 +43,8 @@ void qk_test_rng(void *ctx, uint8_t *buf, size_t len)
     uint64_t *state = ctx;
     for (size_t i = 0; i < len; i++) buf[i] = (uint8_t)(qk_test_rand64(state) >> 56);
 }
+
+uint8_t qk_test_pattern(size_t i)
+{
+    return (uint8_t)((i * 2654435761u) >> 13);
+}

@@ -17,4 +17,7 @@ void qk_test_rng(void *ctx, uint8_t *buf, size_t len);
 /** Next 64-bit value from a test RNG state. */
 uint64_t qk_test_rand64(uint64_t *state);
 
+/** Deterministic test payload: byte i of a stream. */
+uint8_t qk_test_pattern(size_t i);
+
 #endif

@@ -34,17 +34,12 @@ typedef struct xfer {
     bool opened, fin_read, mismatch;
 } xfer;
 
-static uint8_t pattern(size_t i)
-{
-    return (uint8_t)((i * 2654435761u) >> 13);
-}
-
 static void xfer_write(qk_conn *c, xfer *x)
 {
     uint8_t buf[16384];
     while (x->written < x->total) {
         size_t n = x->total - x->written < sizeof buf ? x->total - x->written : sizeof buf;
-        for (size_t i = 0; i < n; i++) buf[i] = pattern(x->written + i);
+        for (size_t i = 0; i < n; i++) buf[i] = qk_test_pattern(x->written + i);
         long w = qk_stream_write(c, x->sid, buf, n, x->written + n == x->total);
         if (w <= 0) break;
         x->written += (size_t)w;
@@ -59,7 +54,7 @@ static void xfer_read(qk_conn *c, xfer *x)
         long n = qk_stream_read(c, x->sid, buf, sizeof buf, &fin);
         if (n < 0) break;
         for (long i = 0; i < n; i++)
-            if (buf[i] != pattern(x->read + (size_t)i)) x->mismatch = true;
+            if (buf[i] != qk_test_pattern(x->read + (size_t)i)) x->mismatch = true;
         x->read += (size_t)n;
         if (fin) {
             x->fin_read = true;

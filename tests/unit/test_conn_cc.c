@@ -25,17 +25,12 @@ typedef struct dl {
     unsigned steps; /* dl_step calls */
 } dl;
 
-static uint8_t pattern(size_t i)
-{
-    return (uint8_t)((i * 2654435761u) >> 13);
-}
-
 static void dl_write(qk_conn *c, dl *x)
 {
     uint8_t buf[16384];
     while (x->written < x->total) {
         size_t n = x->total - x->written < sizeof buf ? x->total - x->written : sizeof buf;
-        for (size_t i = 0; i < n; i++) buf[i] = pattern(x->written + i);
+        for (size_t i = 0; i < n; i++) buf[i] = qk_test_pattern(x->written + i);
         long w = qk_stream_write(c, x->sid, buf, n, x->written + n == x->total);
         if (w <= 0) break;
         x->written += (size_t)w;
@@ -50,7 +45,7 @@ static void dl_read(qk_conn *c, dl *x)
         long n = qk_stream_read(c, x->sid, buf, sizeof buf, &fin);
         if (n < 0) break;
         for (long i = 0; i < n; i++)
-            if (buf[i] != pattern(x->read + (size_t)i)) x->mismatch = true;
+            if (buf[i] != qk_test_pattern(x->read + (size_t)i)) x->mismatch = true;
         x->read += (size_t)n;
         if (fin) {
             x->fin_read = true;
@@ -157,7 +152,7 @@ static bool trickle_step(qk_pair *p, void *ctx)
     if (t != x->slot && x->written < x->total) {
         x->slot = t;
         uint8_t buf[1000];
-        for (size_t i = 0; i < sizeof buf; i++) buf[i] = pattern(x->written + i);
+        for (size_t i = 0; i < sizeof buf; i++) buf[i] = qk_test_pattern(x->written + i);
         long w = qk_stream_write(p->cconn, x->sid, buf, sizeof buf, false);
         if (w > 0) x->written += (size_t)w;
     }

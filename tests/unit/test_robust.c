@@ -51,26 +51,6 @@ static bool watch_filter(void *ctx, bool to_server, uint64_t idx, uint8_t *d, si
     return true;
 }
 
-static bool both_up(qk_pair *p, void *ctx)
-{
-    (void)ctx;
-    return p->cconn && p->sconn && qk_conn_established(p->cconn) && qk_conn_established(p->sconn) &&
-           p->cconn->handshake_confirmed;
-}
-
-static const qk_event *client_closed(qk_pair *p)
-{
-    for (size_t i = 0; i < p->ncev; i++)
-        if (p->cev[i].type == QK_EV_CLOSED) return &p->cev[i];
-    return NULL;
-}
-
-static bool client_gone(qk_pair *p, void *ctx)
-{
-    (void)ctx;
-    return client_closed(p) != NULL;
-}
-
 static void set_key(qk_config *c, uint8_t seed)
 {
     for (int i = 0; i < 32; i++) c->static_key[i] = (uint8_t)(seed + i * 13);
@@ -121,7 +101,7 @@ static void test_retry_forced(void **state)
     p.filter = watch_filter;
     p.filter_ctx = &w;
     assert_int_equal(qk_pair_start(&p), 0);
-    assert_true(qk_pair_run_until(&p, both_up, NULL, p.now + 5 * QK_NS_PER_S));
+    assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 5 * QK_NS_PER_S));
     assert_int_equal(w.retries, 1);
     qk_conn *c = p.cconn, *s = p.sconn;
     /* RFC 9000 §7.3: the server names the client's first DCID and the Retry SCID. */
@@ -156,8 +136,8 @@ static void test_retry_token_expired(void **state)
     p.scfg.retry = true;
     p.scfg.retry_token_lifetime_ns = 1 * QK_NS_PER_MS; /* shorter than the 20 ms round trip */
     assert_int_equal(qk_pair_start(&p), 0);
-    assert_true(qk_pair_run_until(&p, client_gone, NULL, p.now + 5 * QK_NS_PER_S));
-    const qk_event *ev = client_closed(&p);
+    assert_true(qk_pair_run_until(&p, qk_pair_client_gone, NULL, p.now + 5 * QK_NS_PER_S));
+    const qk_event *ev = qk_pair_client_closed(&p);
     /* RFC 9000 §8.1.3: INVALID_TOKEN (0x0b), sent by the server without state. */
     assert_int_equal(ev->error_code, 0x0b);
     assert_true(ev->remote);
@@ -179,7 +159,7 @@ static void test_token_forged_or_moved(void **state)
     p.filter = watch_filter;
     p.filter_ctx = &w;
     assert_int_equal(qk_pair_start(&p), 0);
-    assert_true(qk_pair_run_until(&p, both_up, NULL, p.now + 5 * QK_NS_PER_S));
+    assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 5 * QK_NS_PER_S));
     assert_true(w.token_len > 0);
     size_t conns = qk_endpoint_conn_count(p.server);
     qk_endpoint_stats st0;
@@ -241,12 +221,12 @@ static void test_new_token_skips_retry(void **state)
     p.filter = watch_filter;
     p.filter_ctx = &w;
     assert_int_equal(qk_pair_start(&p), 0);
-    assert_true(qk_pair_run_until(&p, both_up, NULL, p.now + 5 * QK_NS_PER_S));
+    assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 5 * QK_NS_PER_S));
     assert_true(qk_pair_run_until(&p, got_new_token, NULL, p.now + 5 * QK_NS_PER_S));
     assert_int_equal(w.retries, 1);
     qk_conn_close(p.cconn, 0, "bye");
     qk_pair_flush(&p);
-    assert_true(qk_pair_run_until(&p, client_gone, NULL, p.now + 5 * QK_NS_PER_S));
+    assert_true(qk_pair_run_until(&p, qk_pair_client_gone, NULL, p.now + 5 * QK_NS_PER_S));
     while (qk_pair_step(&p) && qk_endpoint_conn_count(p.server)) {
     }
     assert_int_equal(qk_endpoint_conn_count(p.server), 0);
@@ -259,7 +239,7 @@ static void test_new_token_skips_retry(void **state)
     size_t len2 = p.cconn->token_len;
     memcpy(tok2, p.cconn->token, len2);
     qk_pair_flush(&p);
-    assert_true(qk_pair_run_until(&p, both_up, NULL, p.now + 5 * QK_NS_PER_S));
+    assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 5 * QK_NS_PER_S));
     assert_int_equal(w.retries, 1); /* no second Retry */
     assert_false(p.sconn->retried);
     assert_true(p.sconn->address_validated);
@@ -355,8 +335,8 @@ static void test_client_fails_on_vn(void **state)
     p.filter = watch_filter;
     p.filter_ctx = &w;
     assert_int_equal(qk_pair_start(&p), 0);
-    assert_true(qk_pair_run_until(&p, client_gone, NULL, p.now + 2 * QK_NS_PER_S));
-    const qk_event *ev = client_closed(&p);
+    assert_true(qk_pair_run_until(&p, qk_pair_client_gone, NULL, p.now + 2 * QK_NS_PER_S));
+    const qk_event *ev = qk_pair_client_closed(&p);
     assert_int_equal(w.vns, 1);
     assert_int_equal(ev->reason_err, QK_ERR_VERSION);
     assert_non_null(strstr(ev->reason, "version negotiation: server supports 0x00000001"));
@@ -390,7 +370,7 @@ static void test_vn_listing_our_version_ignored(void **state)
     d.len = (size_t)n;
     qk_endpoint_recv(p.client, &d, p.now);
     qk_pair_step(&p);
-    const qk_event *ev = client_closed(&p);
+    const qk_event *ev = qk_pair_client_closed(&p);
     assert_non_null(ev);
     assert_int_equal(ev->reason_err, QK_ERR_VERSION);
     qk_pair_free(&p);
@@ -403,7 +383,7 @@ static void test_quic_v2_handshake(void **state)
     assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
     p.ccfg.version = QK_VERSION_2;
     assert_int_equal(qk_pair_start(&p), 0);
-    assert_true(qk_pair_run_until(&p, both_up, NULL, p.now + 5 * QK_NS_PER_S));
+    assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 5 * QK_NS_PER_S));
     assert_int_equal(p.sconn->version, QK_VERSION_2);
     qk_pair_free(&p);
 }
@@ -462,7 +442,7 @@ static void test_cids_issued_and_replaced(void **state)
     p.ccfg.active_cid_limit = 5;
     p.scfg.cid_bytes = 12;
     assert_int_equal(qk_pair_start(&p), 0);
-    assert_true(qk_pair_run_until(&p, both_up, NULL, p.now + 5 * QK_NS_PER_S));
+    assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 5 * QK_NS_PER_S));
     uint64_t want = 4;
     assert_true(qk_pair_run_until(&p, client_has_seq, &want, p.now + 2 * QK_NS_PER_S));
     /* RFC 9000 §5.1.1: the client holds as many server CIDs as its limit (5). */
@@ -506,7 +486,7 @@ static void test_retire_prior_to(void **state)
     qk_pair p;
     assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
     assert_int_equal(qk_pair_start(&p), 0);
-    assert_true(qk_pair_run_until(&p, both_up, NULL, p.now + 5 * QK_NS_PER_S));
+    assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 5 * QK_NS_PER_S));
     uint64_t want = 3;
     assert_true(qk_pair_run_until(&p, client_has_seq, &want, p.now + 2 * QK_NS_PER_S));
     qk_conn *c = p.cconn, *s = p.sconn;
@@ -548,7 +528,7 @@ static void test_reset_after_server_restart(void **state)
     assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
     set_key(&p.scfg, 42);
     assert_int_equal(qk_pair_start(&p), 0);
-    assert_true(qk_pair_run_until(&p, both_up, NULL, p.now + 5 * QK_NS_PER_S));
+    assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 5 * QK_NS_PER_S));
     while (p.nq) qk_pair_step(&p);
     /* The server restarts: a new endpoint with the same static key. */
     qk_endpoint_del(p.server);
@@ -560,8 +540,8 @@ static void test_reset_after_server_restart(void **state)
     assert_int_equal(qk_stream_open(p.cconn, true, &sid), 0);
     assert_int_equal(qk_stream_write(p.cconn, sid, (const uint8_t *)"ping", 4, false), 4);
     qk_pair_flush(&p);
-    assert_true(qk_pair_run_until(&p, client_gone, NULL, p.now + 5 * QK_NS_PER_S));
-    const qk_event *ev = client_closed(&p);
+    assert_true(qk_pair_run_until(&p, qk_pair_client_gone, NULL, p.now + 5 * QK_NS_PER_S));
+    const qk_event *ev = qk_pair_client_closed(&p);
     assert_string_equal(ev->reason, "stateless reset");
     assert_true(ev->remote);
     /* One round trip plus the 3-PTO draining period, not an idle timeout. */
@@ -580,7 +560,7 @@ static void test_reset_needs_same_key(void **state)
     assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
     set_key(&p.scfg, 42);
     assert_int_equal(qk_pair_start(&p), 0);
-    assert_true(qk_pair_run_until(&p, both_up, NULL, p.now + 5 * QK_NS_PER_S));
+    assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 5 * QK_NS_PER_S));
     while (p.nq) qk_pair_step(&p);
     qk_endpoint_del(p.server);
     set_key(&p.scfg, 43); /* another key: resets carry tokens the client does not know */
@@ -596,7 +576,7 @@ static void test_reset_needs_same_key(void **state)
     qk_endpoint_stats st;
     qk_endpoint_stats_get(p.server, &st);
     assert_true(st.resets_sent >= 1);
-    assert_null(client_closed(&p));
+    assert_null(qk_pair_client_closed(&p));
     assert_int_equal(p.cconn->state, QK_CONN_ESTABLISHED);
     qk_pair_free(&p);
 }
@@ -609,7 +589,7 @@ static void test_reset_to_known_cid(void **state)
     qk_pair p;
     assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
     assert_int_equal(qk_pair_start(&p), 0);
-    assert_true(qk_pair_run_until(&p, both_up, NULL, p.now + 5 * QK_NS_PER_S));
+    assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 5 * QK_NS_PER_S));
     while (p.nq) qk_pair_step(&p);
     qk_conn *c = p.cconn;
     uint8_t dg[60];
@@ -626,8 +606,8 @@ static void test_reset_to_known_cid(void **state)
     memcpy(dg + 1, c->lcid[0].cid.b, c->lcid[0].cid.len);
     qk_endpoint_recv(p.client, &d, p.now);
     assert_int_equal(c->state, QK_CONN_DRAINING);
-    assert_true(qk_pair_run_until(&p, client_gone, NULL, p.now + 5 * QK_NS_PER_S));
-    assert_string_equal(client_closed(&p)->reason, "stateless reset");
+    assert_true(qk_pair_run_until(&p, qk_pair_client_gone, NULL, p.now + 5 * QK_NS_PER_S));
+    assert_string_equal(qk_pair_client_closed(&p)->reason, "stateless reset");
     qk_pair_free(&p);
 }
 

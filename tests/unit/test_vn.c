@@ -48,26 +48,6 @@ static bool watch_filter(void *ctx, bool to_server, uint64_t idx, uint8_t *d, si
     return true;
 }
 
-static bool both_up(qk_pair *p, void *ctx)
-{
-    (void)ctx;
-    return p->cconn && p->sconn && qk_conn_established(p->cconn) && qk_conn_established(p->sconn) &&
-           p->cconn->handshake_confirmed;
-}
-
-static const qk_event *client_closed(qk_pair *p)
-{
-    for (size_t i = 0; i < p->ncev; i++)
-        if (p->cev[i].type == QK_EV_CLOSED) return &p->cev[i];
-    return NULL;
-}
-
-static bool client_gone(qk_pair *p, void *ctx)
-{
-    (void)ctx;
-    return client_closed(p) != NULL;
-}
-
 static bool restarted(qk_pair *p, void *ctx)
 {
     (void)ctx;
@@ -113,7 +93,7 @@ static void test_offer_unknown_then_v1(void **state)
     p.filter_ctx = &w;
     assert_int_equal(qk_pair_start(&p), 0);
     qk_time t0 = p.now;
-    assert_true(qk_pair_run_until(&p, both_up, NULL, p.now + 5 * QK_NS_PER_S));
+    assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 5 * QK_NS_PER_S));
     assert_int_equal(w.vns, 1);
     assert_true(w.n_long >= 2);
     assert_int_equal(w.version[0], UNKNOWN_VERSION);
@@ -154,7 +134,7 @@ static void test_offer_unknown_then_v2(void **state)
     p.filter = watch_filter;
     p.filter_ctx = &w;
     assert_int_equal(qk_pair_start(&p), 0);
-    assert_true(qk_pair_run_until(&p, both_up, NULL, p.now + 5 * QK_NS_PER_S));
+    assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 5 * QK_NS_PER_S));
     assert_int_equal(w.vns, 1);
     assert_int_equal(w.version[0], UNKNOWN_VERSION);
     assert_int_equal(w.version[1], QK_VERSION_2);
@@ -176,7 +156,7 @@ static void test_offer_v2_falls_back_to_v1(void **state)
     p.filter_ctx = &w;
     assert_int_equal(qk_pair_start(&p), 0);
     assert_int_equal(p.cconn->version, QK_VERSION_2);
-    assert_true(qk_pair_run_until(&p, both_up, NULL, p.now + 5 * QK_NS_PER_S));
+    assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 5 * QK_NS_PER_S));
     assert_int_equal(w.vns, 1);
     assert_int_equal(w.version[0], QK_VERSION_2);
     assert_int_equal(w.version[1], QK_VERSION_1);
@@ -202,10 +182,10 @@ static void test_vn_after_packet_ignored(void **state)
     inject_vn(&p, v1_only, 1);
     assert_false(p.cconn->vn_restarted);
     assert_int_equal(p.cconn->version, QK_VERSION_2);
-    assert_true(qk_pair_run_until(&p, both_up, NULL, p.now + 5 * QK_NS_PER_S));
+    assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 5 * QK_NS_PER_S));
     assert_int_equal(p.sconn->version, QK_VERSION_2);
     assert_int_equal(w.vns, 0);
-    assert_null(client_closed(&p));
+    assert_null(qk_pair_client_closed(&p));
     qk_pair_free(&p);
 }
 
@@ -223,8 +203,8 @@ static void test_second_vn_ignored(void **state)
     inject_vn(&p, bogus, 2);
     assert_int_equal(p.cconn->state, QK_CONN_HANDSHAKE);
     assert_int_equal(p.cconn->version, QK_VERSION_1);
-    assert_true(qk_pair_run_until(&p, both_up, NULL, p.now + 5 * QK_NS_PER_S));
-    assert_null(client_closed(&p));
+    assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 5 * QK_NS_PER_S));
+    assert_null(qk_pair_client_closed(&p));
     qk_pair_free(&p);
 }
 
@@ -247,7 +227,7 @@ static void test_vn_without_our_version_fails(void **state)
     uint32_t v2_only[2] = {0x7a7a7a7a, QK_VERSION_2};
     inject_vn(&p, v2_only, 2);
     qk_pair_step(&p);
-    const qk_event *ev = client_closed(&p);
+    const qk_event *ev = qk_pair_client_closed(&p);
     assert_non_null(ev);
     assert_int_equal(ev->reason_err, QK_ERR_VERSION);
     assert_non_null(strstr(ev->reason, "0x6b3343cf"));
@@ -267,8 +247,8 @@ static void test_no_common_version(void **state)
     p.ccfg.offer_version = UNKNOWN_VERSION;
     assert_int_equal(qk_pair_start(&p), 0);
     qk_time t0 = p.now;
-    assert_true(qk_pair_run_until(&p, client_gone, NULL, p.now + 2 * QK_NS_PER_S));
-    const qk_event *ev = client_closed(&p);
+    assert_true(qk_pair_run_until(&p, qk_pair_client_gone, NULL, p.now + 2 * QK_NS_PER_S));
+    const qk_event *ev = qk_pair_client_closed(&p);
     assert_int_equal(ev->reason_err, QK_ERR_VERSION);
     assert_non_null(strstr(ev->reason, "server supports"));
     assert_non_null(strstr(ev->reason, "0x00000001"));
