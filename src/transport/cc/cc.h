@@ -4,14 +4,16 @@
  * send, ack, loss, ECN-CE and persistent congestion. Sans-I/O: all times are
  * caller-supplied.
  *
- * Call order expected from recovery for one ACK frame: on_packet_acked() for
- * each newly acknowledged in-flight packet; then, if the ECN-CE count rose,
- * on_ecn(ce_delta, acked_bytes_of_this_ack) followed by
- * on_congestion_event(sent time of the largest acked, is_ecn = true); then, for
+ * Call order from recovery.c for one ACK frame (RFC 9002 A.7): if the
+ * ECN-CE count rose, on_congestion_event(sent time of the largest acked,
+ * is_ecn = true) and on_ecn(ce_delta, acked_bytes_of_this_ack); then, for
  * packets declared lost, on_congestion_event(sent time of the largest lost,
- * false) and on_persistent_congestion() if RFC 9002 §7.6 says so. A controller
- * ignores congestion events for packets sent before recovery_start_time
- * (RFC 9002 §7.3.2), so calling once per lost packet is also fine. */
+ * false) and on_persistent_congestion() if RFC 9002 §7.6 says so; then
+ * on_packet_acked() for each newly acknowledged in-flight packet. So the loss
+ * found by a connection's very first ACK reaches the controller before any
+ * ack (qk_cc_early_loss relies on this). A controller ignores congestion
+ * events for packets sent before recovery_start_time (RFC 9002 §7.3.2), so
+ * calling once per lost packet is also fine. */
 #ifndef QK_TRANSPORT_CC_H
 #define QK_TRANSPORT_CC_H
 
