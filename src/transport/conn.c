@@ -452,6 +452,14 @@ void qk_conn_discard_space(qk_conn *c, qk_pn_space space, qk_time now)
 
 /* ---- recovery sink: rebuild what was lost, release what was acked ---- */
 
+/* RFC 9000 §3.3: a stream whose both halves are terminal is forgotten. */
+static void forget_if_closed(qk_conn *c, qk_stream *s)
+{
+    if (!qk_stream_is_closed(s)) return;
+    qk_sched_remove(&c->sched, &s->sched);
+    qk_streams_gc(&c->streams, s);
+}
+
 static void sink_on_acked(void *ctx, qk_pn_space space, const qk_sent_packet *pkt,
                           const qk_sent_frame *frames, size_t n)
 {
@@ -474,10 +482,7 @@ static void sink_on_acked(void *ctx, qk_pn_space space, const qk_sent_packet *pk
             if ((s = qk_streams_get(&c->streams, f->id))) {
                 qk_stream_on_acked(s, f->offset, f->length, f->fin);
                 notify_writable(c, s);
-                if (qk_stream_is_closed(s)) {
-                    qk_sched_remove(&c->sched, &s->sched);
-                    qk_streams_gc(&c->streams, s);
-                }
+                forget_if_closed(c, s);
             }
             break;
         case QK_SF_CRYPTO:
@@ -494,10 +499,7 @@ static void sink_on_acked(void *ctx, qk_pn_space space, const qk_sent_packet *pk
         case QK_SF_RESET_STREAM:
             if ((s = qk_streams_get(&c->streams, f->id))) {
                 qk_stream_on_reset_acked(s);
-                if (qk_stream_is_closed(s)) {
-                    qk_sched_remove(&c->sched, &s->sched);
-                    qk_streams_gc(&c->streams, s);
-                }
+                forget_if_closed(c, s);
             }
             break;
         default: break;
@@ -745,10 +747,7 @@ long qk_stream_read(qk_conn *c, uint64_t stream_id, uint8_t *buf, size_t cap, bo
     }
     bool done = qk_stream_read_done(s);
     if (fin) *fin = done;
-    if (done && qk_stream_is_closed(s)) {
-        qk_sched_remove(&c->sched, &s->sched);
-        qk_streams_gc(&c->streams, s);
-    }
+    if (done) forget_if_closed(c, s);
     if (n == 0 && !done) return QK_ERR_AGAIN;
     return n;
 }
