@@ -8,6 +8,9 @@
 #include <quack/common.h>
 #include <stdbool.h>
 
+/** AUTO: default upper bound on the ack-eliciting threshold (ackfreq.c). */
+#define QK_ACKFREQ_DEFAULT_MAX_THRESHOLD 16u
+
 typedef enum qk_ackfreq_mode {
     QK_ACKFREQ_OFF = 0,   /**< never ask */
     QK_ACKFREQ_FIXED = 1, /**< ask once for the configured values */
@@ -19,7 +22,7 @@ typedef struct qk_ackfreq_config {
     uint64_t threshold;            /**< FIXED: ack-eliciting threshold */
     qk_time max_delay_ns;          /**< FIXED: requested max ack delay */
     uint64_t reordering_threshold; /**< FIXED: 0 = use the loss packet threshold */
-    uint64_t max_threshold;        /**< AUTO: upper bound on the threshold (0 = 64) */
+    uint64_t max_threshold;        /**< AUTO: upper bound on the threshold (0 = 16) */
 } qk_ackfreq_config;
 
 /** What one ACK_FREQUENCY frame asks. */
@@ -131,5 +134,12 @@ void qk_ackfreq_on_ack_received(qk_ackfreq *a, qk_time now);
  * parameter value and every requested delay that may be in effect.
  */
 qk_time qk_ackfreq_pto_delay(const qk_ackfreq *a, qk_time tp_max_ack_delay_ns);
+
+/**
+ * Extra bytes in flight the sender may allow beyond cwnd because the peer
+ * holds packets back under the threshold we asked (0 before any request or
+ * with threshold <= 1). Never fails.
+ */
+uint64_t qk_ackfreq_cwnd_allowance(const qk_ackfreq *a, uint64_t mds_bytes);
 
 #endif

@@ -62,12 +62,12 @@ static void test_auto_derivation(void **state)
     assert_int_equal(r.threshold, 5);
     assert_int_equal(r.max_delay_ns, 10 * MS); /* srtt / 4 <= srtt (§8.1) */
     qk_ackfreq_on_sent(&a, &r, 0);
-    /* Congestion avoidance with 800 packets per cwnd: 800/4 = 200, capped at 64. */
+    /* Congestion avoidance with 800 packets per cwnd: 800/4 = 200, capped at 16. */
     qk_ackfreq_update(&a, 800 * 1200, 1200, 40 * MS, false, 3, 10 * MS);
     assert_false(qk_ackfreq_poll(&a, &r)); /* less than one RTT since the last frame */
     qk_ackfreq_update(&a, 800 * 1200, 1200, 40 * MS, false, 3, 50 * MS);
     assert_true(qk_ackfreq_poll(&a, &r));
-    assert_int_equal(r.threshold, 64);
+    assert_int_equal(r.threshold, 16);
     assert_true(r.threshold <= 800); /* §8.1: at most the packets per cwnd */
     qk_ackfreq_on_sent(&a, &r, 50 * MS);
     /* A 10% change is not relevant (< 20%). */
@@ -77,6 +77,53 @@ static void test_auto_derivation(void **state)
     qk_ackfreq_update(&a, 800 * 1200, 1200, 1 * MS, false, 3, 400 * MS);
     assert_true(qk_ackfreq_poll(&a, &r));
     assert_int_equal(r.max_delay_ns, 2 * MS);
+}
+
+/* Congestion avoidance below the cap: cwnd / 4 (44 packets -> 11). */
+static void test_auto_below_cap(void **state)
+{
+    (void)state;
+    qk_ackfreq a;
+    qk_ackfreq_config cfg = {.mode = QK_ACKFREQ_AUTO};
+    qk_ackfreq_init(&a, &cfg);
+    qk_ackfreq_set_peer(&a, true, 1 * MS);
+    qk_ackfreq_req r;
+    qk_ackfreq_update(&a, 44 * 1452, 1452, 40 * MS, false, 3, 0);
+    assert_true(qk_ackfreq_poll(&a, &r));
+    assert_int_equal(r.threshold, 11);
+    /* A configured cap replaces the default. */
+    cfg.max_threshold = 5;
+    qk_ackfreq_init(&a, &cfg);
+    qk_ackfreq_set_peer(&a, true, 1 * MS);
+    qk_ackfreq_update(&a, 44 * 1452, 1452, 40 * MS, false, 3, 0);
+    assert_true(qk_ackfreq_poll(&a, &r));
+    assert_int_equal(r.threshold, 5);
+}
+
+/* The window allowance for packets the peer holds under our threshold:
+ * (T - 1) / 2 datagrams, T = the threshold on the wire; none before a
+ * request was sent or with T <= 1 (RFC 9000 cadence). */
+static void test_cwnd_allowance(void **state)
+{
+    (void)state;
+    qk_ackfreq a;
+    qk_ackfreq_config cfg = {.mode = QK_ACKFREQ_FIXED, .threshold = 11, .max_delay_ns = 5 * MS};
+    qk_ackfreq_init(&a, &cfg);
+    qk_ackfreq_set_peer(&a, true, 1 * MS);
+    assert_int_equal(qk_ackfreq_cwnd_allowance(&a, 1452), 0);
+    qk_ackfreq_update(&a, 100 * 1452, 1452, 40 * MS, false, 3, 0);
+    qk_ackfreq_req r;
+    assert_true(qk_ackfreq_poll(&a, &r));
+    assert_int_equal(qk_ackfreq_cwnd_allowance(&a, 1452), 0); /* not sent yet */
+    qk_ackfreq_on_sent(&a, &r, 0);
+    assert_int_equal(qk_ackfreq_cwnd_allowance(&a, 1452), 5 * 1452); /* (11 - 1) / 2 */
+    cfg.threshold = 1;
+    qk_ackfreq_init(&a, &cfg);
+    qk_ackfreq_set_peer(&a, true, 1 * MS);
+    qk_ackfreq_update(&a, 100 * 1452, 1452, 40 * MS, false, 3, 0);
+    assert_true(qk_ackfreq_poll(&a, &r));
+    qk_ackfreq_on_sent(&a, &r, 0);
+    assert_int_equal(qk_ackfreq_cwnd_allowance(&a, 1452), 0);
 }
 
 static void test_pto_delay(void **state)
@@ -183,6 +230,8 @@ int main(void)
         cmocka_unit_test(test_never_without_peer_support),
         cmocka_unit_test(test_fixed),
         cmocka_unit_test(test_auto_derivation),
+        cmocka_unit_test(test_auto_below_cap),
+        cmocka_unit_test(test_cwnd_allowance),
         cmocka_unit_test(test_pto_delay),
         cmocka_unit_test(test_immediate_ack_rules),
         cmocka_unit_test(test_immediate_no_ack_needs_inflight),
