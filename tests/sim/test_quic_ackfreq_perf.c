@@ -1,0 +1,115 @@
+/* ACK-frequency auto policy vs RFC 9000 acknowledgements, same seed, same
+ * path (shortened variants of experiments 2 and 4 in
+ * docs/experiments/ack-frequency.md): auto must cost no goodput.
+ *
+ * - Loss-limited CUBIC (0.1% random loss, 40 ms RTT): the window is ~45
+ *   packets, so the ~10 packets the receiver holds back under auto's
+ *   threshold used to cost 6.5% goodput (the sender counts them in flight);
+ *   the sender now allows (T - 1) / 2 extra datagrams (ackfreq.c).
+ * - 5% reordering, NewReno, 100 Mbit/s: a threshold of 64 made each ACK
+ *   release more than the pacer's burst, -7% goodput; auto caps it at 16. */
+#include "qk_test.h"
+#include "quic_env.h"
+
+#define MS QK_NS_PER_MS
+
+typedef struct run_out {
+    uint64_t read_bytes;
+    uint64_t acks_sent, acks_immediate, pkts_received;
+} run_out;
+
+static run_out run(const qk_sim_link_cfg *fwd, const qk_sim_link_cfg *ret, qk_cc_kind cc,
+                   qk_time duration_ns, int ack_frequency, uint64_t seed)
+{
+    quic_env e;
+    assert_int_equal(quic_env_init(&e, seed, fwd, ret), 0);
+    qk_simq_cfg c = {.duration_ns = duration_ns,
+                     .cc = cc,
+                     .window_bytes = 32u << 20,
+                     .udp_payload_bytes = 1452,
+                     .no_protection = true,
+                     .ackfreq_set = true,
+                     .ack_frequency = ack_frequency,
+                     .min_ack_delay_set = true,
+                     .min_ack_delay_ns = 1 * MS};
+    qk_simq *q = quic_env_flow(&e, 4433, &c);
+    assert_non_null(q);
+    quic_env_run_done(&e, q, duration_ns + 500 * MS);
+    const qk_simq_result *res = qk_simq_result_get(q);
+    assert_false(res->mismatch);
+    run_out o = {.read_bytes = res->read_bytes,
+                 .acks_sent = res->client_stats.ack_frames_sent,
+                 .acks_immediate = res->client_stats.ack_frames_sent_immediate,
+                 .pkts_received = res->client_stats.pkts_received};
+    quic_env_free(&e);
+    return o;
+}
+
+static qk_sim_link_cfg link_cfg(uint64_t rate_bps, uint64_t limit_bytes)
+{
+    qk_sim_link_cfg l;
+    memset(&l, 0, sizeof l);
+    l.rate_bps = rate_bps;
+    l.delay_ns = 20 * MS;
+    l.limit_bytes = limit_bytes;
+    return l;
+}
+
+/* Experiment 2, shortened: 3 seeds x 20 s instead of 20 x 120 s. Measured
+ * at the time of writing: auto/off 0.935 before the allowance, ~1.02 after. */
+static void test_lossy_parity(void **state)
+{
+    (void)state;
+    qk_sim_link_cfg fwd = link_cfg(1000000000, 5000000);
+    qk_sim_link_cfg ret = fwd; /* the download's data direction */
+    ret.loss = QK_SIM_LOSS_BERNOULLI;
+    ret.loss_p = 0.001;
+    double sum = 0;
+    uint64_t acks = 0, pkts = 0;
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        run_out off = run(&fwd, &ret, QK_CONFIG_CC_CUBIC, 20 * QK_NS_PER_S, 0, seed);
+        run_out au = run(&fwd, &ret, QK_CONFIG_CC_CUBIC, 20 * QK_NS_PER_S, 2, seed);
+        double r = (double)au.read_bytes / (double)off.read_bytes;
+        fprintf(stderr, "lossy seed %llu: off %.2f Mbit/s, auto %.2f Mbit/s (%.3f), ACKs/pkt %.3f\n",
+                (unsigned long long)seed, off.read_bytes * 8 / 20e6, au.read_bytes * 8 / 20e6, r,
+                (double)au.acks_sent / (double)au.pkts_received);
+        sum += r;
+        acks += au.acks_sent;
+        pkts += au.pkts_received;
+    }
+    double mean = sum / 3;
+    fprintf(stderr, "lossy: auto/off mean %.3f, auto ACKs per packet %.3f\n", mean,
+            (double)acks / (double)pkts);
+    assert_true(mean >= 0.97); /* was 0.935 without the allowance */
+    assert_true(mean <= 1.06); /* and not more aggressive than T = 1 by much */
+    assert_true((double)acks / (double)pkts <= 0.11);
+}
+
+/* Experiment 4, shortened (6 s): no goodput loss, far fewer immediate ACKs. */
+static void test_reorder_parity(void **state)
+{
+    (void)state;
+    qk_sim_link_cfg fwd = link_cfg(100000000, 500000);
+    qk_sim_link_cfg ret = fwd;
+    ret.reorder_p = 0.05;
+    ret.reorder_delay_ns = 200 * QK_NS_PER_US;
+    run_out off = run(&fwd, &ret, QK_CONFIG_CC_NEWRENO, 6 * QK_NS_PER_S, 0, 41);
+    run_out au = run(&fwd, &ret, QK_CONFIG_CC_NEWRENO, 6 * QK_NS_PER_S, 2, 41);
+    double r = (double)au.read_bytes / (double)off.read_bytes;
+    fprintf(stderr,
+            "reorder: off %.2f Mbit/s (%llu immediate ACKs), auto %.2f Mbit/s (%llu), ratio "
+            "%.3f\n",
+            off.read_bytes * 8 / 6e6, (unsigned long long)off.acks_immediate,
+            au.read_bytes * 8 / 6e6, (unsigned long long)au.acks_immediate, r);
+    assert_true(r >= 0.97); /* was 0.93 with the threshold capped at 64 */
+    assert_true(au.acks_immediate * 5 < off.acks_immediate); /* measured: 8x fewer */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_lossy_parity),
+        cmocka_unit_test(test_reorder_parity),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
