@@ -2,8 +2,14 @@
 # ACK-frequency experiments (docs/experiments/ack-frequency.md).
 # usage: bench/ackfreq.sh [BUILD_DIR] [OUT_DIR] [--no-loopback]
 #   2-4: simulator scenarios bench/scenarios/ackfreq-{lossy,asym,reorder}.ini
-#        run with ack_frequency = off (RFC 9000), 10 (fixed) and auto over
-#        SEEDS seeds (default 5); CSV + gnuplot PNGs in OUT_DIR.
+#        run with ack_frequency = off (RFC 9000), a fixed threshold and auto,
+#        every mode on the same seeds (paired: same loss pattern); tables give
+#        the mean +- standard error of goodput and of the per-seed goodput
+#        ratio to `off`. CSV + gnuplot PNGs in OUT_DIR.
+#        SEEDS (default 10), LOSSY_S (120), REORDER_S (30), ASYM_S (10) set
+#        seeds and simulated seconds. Exp. 3 also sweeps the 1 Mbit/s ACK
+#        direction's queue (time- and packet-limited); that scenario has no
+#        random element, so one seed.
 #   1:   loopback `quack perf` (no protection), threshold 1 vs 10 asked by the
 #        client or by the server; table, ACK frames per data packet, CPU s.
 set -euo pipefail
@@ -11,7 +17,7 @@ build=${1:-build/release}
 out=${2:-docs/experiments}
 loopback=1
 [[ ${3:-} == --no-loopback ]] && loopback=0
-seeds=${SEEDS:-5}
+seeds=${SEEDS:-10}
 here=$(cd "$(dirname "$0")" && pwd)
 quack=$build/quack
 [[ -x $quack ]] || { echo "ackfreq.sh: $quack missing; run 'make release' first" >&2; exit 1; }
@@ -23,41 +29,85 @@ field() { # field NAME LINE -> value of NAME=... in the flow row
     sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2" | tr -d '%'
 }
 
-sim_exp() { # sim_exp NAME MODES...
-    local name=$1; shift
+# sim_row INI MODE SEED DURATION [LINK_FORWARD_LIMIT] -> the flow's result row
+sim_row() {
+    local q=${5:-}
+    awk -v q="$q" '/^\[/ { s = ($0 == "[link.forward]") }
+                   { if (s && q != "" && $1 ~ /^limit/) print q; else print }' "$1" |
+        sed -e "s/^ack_frequency = .*/ack_frequency = $2/" \
+            -e "s/^duration = .*/duration = $4/" >"$tmp/s.ini"
+    "$quack" sim "$tmp/s.ini" --seed "$3" --quiet | grep '^bulk '
+}
+
+sim_exp() { # sim_exp NAME DURATION SEEDS MODES...
+    local name=$1 dur=$2 nseeds=$3; shift 3
     local csv=$out/ackfreq-$name.csv
     echo "mode,seed,goodput_mbps,acks_per_pkt,acks_imm,spurious,retx,af_sent,imm_sent,srtt_ms" >"$csv"
-    for mode in "$@"; do
-        for seed in $(seq 1 "$seeds"); do
-            sed "s/^ack_frequency = .*/ack_frequency = $mode/" \
-                "$here/scenarios/ackfreq-$name.ini" >"$tmp/s.ini"
-            row=$("$quack" sim "$tmp/s.ini" --seed "$seed" --quiet | grep '^bulk ')
+    for seed in $(seq 1 "$nseeds"); do
+        for mode in "$@"; do
+            row=$(sim_row "$here/scenarios/ackfreq-$name.ini" "$mode" "$seed" "$dur")
             gp=$(awk '{print $5}' <<<"$row" | sed 's/M$//')
-            echo "$mode,$seed,$gp,$(field acks_per_pkt "$row"),$(field acks_imm "$row"),$(field spurious "$row"),$(field retx "$row"),$(field af_sent "$row"),$(field imm_sent "$row"),$(field srtt_ms "$row")" >>"$csv"
+            # The mode label must not contain the CSV separator ("10,25000,1").
+            echo "${mode//,//},$seed,$gp,$(field acks_per_pkt "$row"),$(field acks_imm "$row"),$(field spurious "$row"),$(field retx "$row"),$(field af_sent "$row"),$(field imm_sent "$row"),$(field srtt_ms "$row")" >>"$csv"
         done
     done
-    # Mean per mode.
-    awk -F, 'NR > 1 { n[$1]++; g[$1] += $3; a[$1] += $4; i[$1] += $5; s[$1] += $6; r[$1] += $7;
-                      if (!($1 in o)) o[$1] = ++k }
+    # Per mode: mean +- stderr of goodput and of the per-seed ratio to the
+    # first mode (off), plus means of the counters.
+    awk -F, 'NR > 1 { m = $1; if (!(m in o)) o[m] = ++k; if (o[m] == 1) base[$2] = $3;
+                      n[m]++; g[m] += $3; gg[m] += $3 * $3; a[m] += $4; i[m] += $5; s[m] += $6; r[m] += $7;
+                      gp[m, $2] = $3 }
+             function se(sum, sq, cnt,   mu) { if (cnt < 2) return 0; mu = sum / cnt;
+                      return sqrt((sq - cnt * mu * mu) / (cnt - 1) / cnt) }
              END { for (m in o) ord[o[m]] = m;
-                   printf "| mode | goodput Mbit/s | ACKs per data packet | immediate ACKs | spurious retx | retx |\n|---|---|---|---|---|---|\n";
-                   for (j = 1; j <= k; j++) { m = ord[j];
-                     printf "| %s | %.2f | %.4f | %.0f | %.1f | %.1f |\n", m, g[m]/n[m], a[m]/n[m], i[m]/n[m], s[m]/n[m], r[m]/n[m] } }' \
+                   printf "| mode | goodput Mbit/s | goodput / off (paired) | ACKs per data packet | immediate ACKs | spurious retx | retx |\n|---|---|---|---|---|---|---|\n";
+                   for (j = 1; j <= k; j++) { m = ord[j]; rs = 0; rr = 0; c = 0;
+                     for (key in gp) { split(key, kk, SUBSEP); if (kk[1] != m || base[kk[2]] == 0) continue;
+                                       x = gp[key] / base[kk[2]]; rs += x; rr += x * x; c++ }
+                     printf "| %s | %.2f ± %.2f | %.4f ± %.4f | %.4f | %.0f | %.1f | %.1f |\n", m, g[m]/n[m], se(g[m], gg[m], n[m]),
+                            rs / c, se(rs, rr, c), a[m]/n[m], i[m]/n[m], s[m]/n[m], r[m]/n[m] } }' \
         "$csv" | tee "$tmp/$name.md"
     awk -F, 'NR > 1 { n[$1]++; g[$1] += $3; a[$1] += $4; if (!($1 in o)) o[$1] = ++k }
              END { for (m in o) ord[o[m]] = m;
                    for (j = 1; j <= k; j++) { m = ord[j]; printf "%s %f %f\n", m, g[m]/n[m], a[m]/n[m] } }' \
         "$csv" >"$tmp/$name.dat"
-    gnuplot -e "dat='$tmp/$name.dat'; png='$out/ackfreq-$name.png'; title='$name (mean of $seeds seeds)'" \
+    gnuplot -e "dat='$tmp/$name.dat'; png='$out/ackfreq-$name.png'; title='$name (mean of $nseeds seeds x $dur)'" \
         "$here/plot/ackfreq.gp"
 }
 
+# Exp. 3: the ACK direction's queue. Linux txqueuelen is 1000 packets; DSL and
+# cable modems buffer hundreds of ms to seconds; short queues for contrast.
+asym_sweep() {
+    local csv=$out/ackfreq-asym-sweep.csv dur=${ASYM_S:-10}s
+    echo "queue,off_mbps,off_srtt_ms,fixed10_mbps,auto_mbps,auto_srtt_ms,auto_over_off" >"$csv"
+    echo "| ACK-direction queue | off Mbit/s (srtt ms) | 10 Mbit/s | auto Mbit/s (srtt ms) | auto / off |"
+    echo "|---|---|---|---|---|"
+    local i=0
+    for q in "limit_time = 25ms" "limit_time = 50ms" "limit_time = 100ms" "limit_time = 250ms" \
+        "limit_time = 1s" "limit_pkts = 50" "limit_pkts = 100" "limit_pkts = 300" "limit_pkts = 1000"; do
+        local r_off r_10 r_auto g_off g_10 g_auto
+        r_off=$(sim_row "$here/scenarios/ackfreq-asym.ini" off 1 "$dur" "$q")
+        r_10=$(sim_row "$here/scenarios/ackfreq-asym.ini" 10 1 "$dur" "$q")
+        r_auto=$(sim_row "$here/scenarios/ackfreq-asym.ini" auto 1 "$dur" "$q")
+        g_off=$(awk '{sub("M$", "", $5); print $5}' <<<"$r_off")
+        g_10=$(awk '{sub("M$", "", $5); print $5}' <<<"$r_10")
+        g_auto=$(awk '{sub("M$", "", $5); print $5}' <<<"$r_auto")
+        local label=${q#limit_time = }
+        label=${label/limit_pkts = /}
+        [[ $q == limit_pkts* ]] && label="$label pkts"
+        echo "$label,$g_off,$(field srtt_ms "$r_off"),$g_10,$g_auto,$(field srtt_ms "$r_auto"),$(awk -v a="$g_auto" -v b="$g_off" 'BEGIN{printf "%.2f", a / b}')" >>"$csv"
+        echo "| $label | $g_off ($(field srtt_ms "$r_off")) | $g_10 | $g_auto ($(field srtt_ms "$r_auto")) | $(awk -v a="$g_auto" -v b="$g_off" 'BEGIN{printf "%.2f", a / b}') |"
+        i=$((i + 1))
+    done
+    gnuplot -e "csv='$csv'; png='$out/ackfreq-asym-sweep.png'" "$here/plot/ackfreq-asym-sweep.gp"
+}
+
 echo "## 2: 1 Gbit/s, 40 ms RTT, 0.1% loss"
-sim_exp lossy off 10 auto
+sim_exp lossy "${LOSSY_S:-120}s" "$seeds" off 10 auto
 echo "## 3: 100 Mbit/s down, 1 Mbit/s up, 30 ms RTT"
-sim_exp asym off 10 auto
+sim_exp asym "${ASYM_S:-10}s" 1 off 10 auto
+asym_sweep
 echo "## 4: 5% reordering"
-sim_exp reorder off 10,25000,1 auto
+sim_exp reorder "${REORDER_S:-30}s" "$seeds" off 10,25000,1 auto
 
 [[ $loopback == 1 ]] || exit 0
 echo "## 1: loopback quack perf (no protection)"

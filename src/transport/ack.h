@@ -24,6 +24,8 @@ typedef enum qk_pn_space {
 
 /** RFC 9000 §18.2 default max_ack_delay (25 ms). */
 #define QK_ACK_DEFAULT_MAX_DELAY_NS (25 * QK_NS_PER_MS)
+/** Most ranges one ACK frame reports (the newest; RFC 9000 §13.2.3). */
+#define QK_ACK_MAX_FRAME_RANGES 32
 /** Default bound on the number of received ranges remembered per space. */
 #define QK_ACK_DEFAULT_MAX_RANGES 256
 
@@ -61,7 +63,8 @@ typedef struct qk_ack_frame_info {
     uint64_t ack_delay;     /**< ACK Delay field: microseconds >> exponent */
     qk_time ack_delay_ns;   /**< the same delay, unencoded */
     const qk_range *ranges; /**< received pns, ASCENDING half-open [start,end);
-                             *   view into the tracker, valid until the next call */
+                             *   view into the tracker, valid until the next call;
+                             *   the newest QK_ACK_MAX_FRAME_RANGES at most */
     size_t n_ranges;        /**< >= 1; an encoder emits from the top and may truncate */
     bool ecn;               /**< send ACK_ECN (0x03) with the counts below */
     uint64_t ect0, ect1, ce;

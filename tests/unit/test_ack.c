@@ -207,6 +207,29 @@ static void test_threshold_10_reorder_1(void **state)
     qk_ack_tracker_free(&t);
 }
 
+/* An ACK frame reports the newest QK_ACK_MAX_FRAME_RANGES (32) ranges; the
+ * tracker still remembers all of them (duplicates stay detected). */
+static void test_frame_ranges_capped(void **state)
+{
+    (void)state;
+    qk_ack_tracker t;
+    init_policy(&t, QK_PN_SPACE_APP, 1, 1, true);
+    /* 40 ranges: even pns 0, 2, ..., 78. */
+    for (uint64_t pn = 0; pn < 80; pn += 2)
+        assert_int_equal(qk_ack_on_packet_received(&t, pn, true, 0, 0), 0);
+    assert_int_equal(t.received.n, 40);
+    qk_ack_frame_info f;
+    assert_int_equal(qk_ack_build(&t, 0, 3, &f), 0);
+    assert_int_equal(f.n_ranges, 32);
+    assert_int_equal(f.largest, 78);
+    assert_int_equal(f.ranges[31].start, 78); /* the newest ... */
+    assert_int_equal(f.ranges[0].start, 16);  /* ... down to the 32nd newest */
+    assert_int_equal(f.ranges[0].end, 17);
+    assert_int_equal(qk_ack_on_ack_sent(&t, 0), 0);
+    assert_int_equal(qk_ack_on_packet_received(&t, 0, true, 0, 1), 1); /* still a duplicate */
+    qk_ack_tracker_free(&t);
+}
+
 static void test_reorder_ignored(void **state)
 {
     (void)state;
@@ -523,6 +546,7 @@ int main(void)
         cmocka_unit_test(test_reorder_threshold_5),
         cmocka_unit_test(test_reorder_threshold_1_table),
         cmocka_unit_test(test_threshold_10_reorder_1),
+        cmocka_unit_test(test_frame_ranges_capped),
         cmocka_unit_test(test_reorder_ignored),
         cmocka_unit_test(test_ce),
         cmocka_unit_test(test_ecn_counts_and_duplicates),
