@@ -70,7 +70,8 @@ static void test_lossy_parity(void **state)
         run_out off = run(&fwd, &ret, QK_CONFIG_CC_CUBIC, 20 * QK_NS_PER_S, 0, seed);
         run_out au = run(&fwd, &ret, QK_CONFIG_CC_CUBIC, 20 * QK_NS_PER_S, 2, seed);
         double r = (double)au.read_bytes / (double)off.read_bytes;
-        fprintf(stderr, "lossy seed %llu: off %.2f Mbit/s, auto %.2f Mbit/s (%.3f), ACKs/pkt %.3f\n",
+        fprintf(stderr,
+                "lossy seed %llu: off %.2f Mbit/s, auto %.2f Mbit/s (%.3f), ACKs/pkt %.3f\n",
                 (unsigned long long)seed, off.read_bytes * 8 / 20e6, au.read_bytes * 8 / 20e6, r,
                 (double)au.acks_sent / (double)au.pkts_received);
         sum += r;
