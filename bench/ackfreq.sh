@@ -98,7 +98,7 @@ asym_sweep() {
         echo "| $label | $g_off ($(field srtt_ms "$r_off")) | $g_10 | $g_auto ($(field srtt_ms "$r_auto")) | $(awk -v a="$g_auto" -v b="$g_off" 'BEGIN{printf "%.2f", a / b}') |"
         i=$((i + 1))
     done
-    gnuplot -e "csv='$csv'; png='$out/ackfreq-asym-sweep.png'" "$here/plot/ackfreq-asym-sweep.gp"
+    gnuplot -e "csv='$csv'; png='$out/ackfreq-asym-sweep.png'; title='exp. 3: goodput vs ACK-direction queue ($dur)'" "$here/plot/ackfreq-asym-sweep.gp"
 }
 
 echo "## 2: 1 Gbit/s, 40 ms RTT, 0.1% loss"
