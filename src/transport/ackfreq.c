@@ -169,7 +169,7 @@ void qk_ackfreq_on_ack_received(qk_ackfreq *a, qk_time now)
     a->last_ack_rx_ns = now;
 }
 
-uint64_t qk_ackfreq_cwnd_allowance(const qk_ackfreq *a, uint64_t mds_bytes)
+uint64_t qk_ackfreq_cwnd_allowance(const qk_ackfreq *a, uint64_t cwnd_bytes, uint64_t mds_bytes)
 {
     if (!a->have_sent || a->sent.threshold <= 1) return 0;
     /* An RFC 9000 receiver holds at most one ack-eliciting packet back; one
@@ -179,6 +179,10 @@ uint64_t qk_ackfreq_cwnd_allowance(const qk_ackfreq *a, uint64_t mds_bytes)
      * network than the RFC 9000 sender the congestion controller was tuned
      * for (measured: -6% goodput at 0.1% loss with T ~ 10, cwnd ~ 45
      * packets). Allow that many more bytes in flight, so the network holds
-     * what the congestion controller meant it to hold. */
-    return (a->sent.threshold - 1) * mds_bytes / 2;
+     * what the congestion controller meant it to hold. Never more than
+     * cwnd / 8 (what auto's T = cwnd / 4 gives): after the window collapses
+     * the threshold on the wire lags by up to an RTT and must not inflate a
+     * small window. */
+    uint64_t allow = (a->sent.threshold - 1) * mds_bytes / 2;
+    return allow < cwnd_bytes / 8 ? allow : cwnd_bytes / 8;
 }

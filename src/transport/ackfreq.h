@@ -137,9 +137,9 @@ qk_time qk_ackfreq_pto_delay(const qk_ackfreq *a, qk_time tp_max_ack_delay_ns);
 
 /**
  * Extra bytes in flight the sender may allow beyond cwnd because the peer
- * holds packets back under the threshold we asked (0 before any request or
- * with threshold <= 1). Never fails.
+ * holds packets back under the threshold T we asked: (T - 1) / 2 datagrams,
+ * at most cwnd / 8; 0 before any request or with T <= 1. Never fails.
  */
-uint64_t qk_ackfreq_cwnd_allowance(const qk_ackfreq *a, uint64_t mds_bytes);
+uint64_t qk_ackfreq_cwnd_allowance(const qk_ackfreq *a, uint64_t cwnd_bytes, uint64_t mds_bytes);
 
 #endif

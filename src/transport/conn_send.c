@@ -851,7 +851,7 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
     tx_ctx_init(&t, c, buf, cap, now);
     uint64_t inflight = qk_recovery_bytes_in_flight(&c->rec);
     /* Packets the peer holds under our ACK_FREQUENCY threshold (ackfreq.c). */
-    uint64_t allow = qk_ackfreq_cwnd_allowance(&c->af, c->max_udp_bytes);
+    uint64_t allow = qk_ackfreq_cwnd_allowance(&c->af, c->cc.cwnd_bytes, c->max_udp_bytes);
     t.cc_ok = inflight + c->max_udp_bytes <= c->cc.cwnd_bytes + allow;
     if (t.cc_ok) {
         qk_pacer_set_slow_start(&c->pacer, c->cc.state == QK_CC_SLOW_START);

@@ -101,8 +101,8 @@ static void test_auto_below_cap(void **state)
 }
 
 /* The window allowance for packets the peer holds under our threshold:
- * (T - 1) / 2 datagrams, T = the threshold on the wire; none before a
- * request was sent or with T <= 1 (RFC 9000 cadence). */
+ * (T - 1) / 2 datagrams, T = the threshold on the wire, at most cwnd / 8;
+ * none before a request was sent or with T <= 1 (RFC 9000 cadence). */
 static void test_cwnd_allowance(void **state)
 {
     (void)state;
@@ -110,20 +110,23 @@ static void test_cwnd_allowance(void **state)
     qk_ackfreq_config cfg = {.mode = QK_ACKFREQ_FIXED, .threshold = 11, .max_delay_ns = 5 * MS};
     qk_ackfreq_init(&a, &cfg);
     qk_ackfreq_set_peer(&a, true, 1 * MS);
-    assert_int_equal(qk_ackfreq_cwnd_allowance(&a, 1452), 0);
+    assert_int_equal(qk_ackfreq_cwnd_allowance(&a, 100 * 1452, 1452), 0);
     qk_ackfreq_update(&a, 100 * 1452, 1452, 40 * MS, false, 3, 0);
     qk_ackfreq_req r;
     assert_true(qk_ackfreq_poll(&a, &r));
-    assert_int_equal(qk_ackfreq_cwnd_allowance(&a, 1452), 0); /* not sent yet */
+    assert_int_equal(qk_ackfreq_cwnd_allowance(&a, 100 * 1452, 1452), 0); /* not sent yet */
     qk_ackfreq_on_sent(&a, &r, 0);
-    assert_int_equal(qk_ackfreq_cwnd_allowance(&a, 1452), 5 * 1452); /* (11 - 1) / 2 */
+    /* (11 - 1) / 2 = 5 datagrams. */
+    assert_int_equal(qk_ackfreq_cwnd_allowance(&a, 100 * 1452, 1452), 5 * 1452);
+    /* A collapsed window (2 datagrams) gets at most cwnd / 8, not 5 more. */
+    assert_int_equal(qk_ackfreq_cwnd_allowance(&a, 2 * 1452, 1452), 2 * 1452 / 8);
     cfg.threshold = 1;
     qk_ackfreq_init(&a, &cfg);
     qk_ackfreq_set_peer(&a, true, 1 * MS);
     qk_ackfreq_update(&a, 100 * 1452, 1452, 40 * MS, false, 3, 0);
     assert_true(qk_ackfreq_poll(&a, &r));
     qk_ackfreq_on_sent(&a, &r, 0);
-    assert_int_equal(qk_ackfreq_cwnd_allowance(&a, 1452), 0);
+    assert_int_equal(qk_ackfreq_cwnd_allowance(&a, 100 * 1452, 1452), 0);
 }
 
 static void test_pto_delay(void **state)
