@@ -10,6 +10,9 @@
  *                       [--t2 S] [--seeds N] [--offsets a,b,c] [--jitter-ms a,b]
  *                       [--ack-frequency 0|1|2]  (qk_config.ack_frequency; default: library's)
  *                       [--trace OFFSET]   (per-100 ms cwnd/loss of both flows)
+ *                       [--events OFFSET]  (per congestion event: who lost how many
+ *                                           packets, cwnd before/after, CUBIC W_max/K,
+ *                                           fast convergence, undos; loss rate per flow)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +21,9 @@
 #include <quack/sim.h>
 
 #include "sim/flow_quic.h"
+#include "transport/conn.h"
+
+#include <math.h>
 
 #define MS       QK_NS_PER_MS
 #define RATE_BPS 100000000ull
@@ -32,6 +38,7 @@ typedef struct opts {
     double jitters_ms[4];
     int n_jitters;
     double trace_offset; /* < 0: off */
+    double events_offset; /* < 0: off */
     int ack_frequency;   /* -1: library default, else qk_config.ack_frequency */
 } opts;
 
@@ -119,10 +126,168 @@ static row run(qk_cc_kind cc, double offset_s, double jitter_ms, uint64_t seed, 
     return r;
 }
 
+/* ---- --events: congestion events of both flows ------------------------- */
+
+typedef struct flow_probe {
+    qk_simq *q;
+    uint64_t lost, sent, resp, undos, spurious;
+    uint64_t cwnd;
+    double w_max, k_s;
+    /* per-window accumulators */
+    uint64_t ca_samples, reno_samples;
+} flow_probe;
+
+static void probe(flow_probe *f, qk_time now)
+{
+    qk_conn *c = qk_simq_server_conn(f->q);
+    if (!c) return;
+    f->lost = c->rec.stats.packets_lost;
+    f->sent = c->rec.stats.packets_sent;
+    f->undos = c->rec.stats.undos;
+    f->spurious = c->rec.stats.spurious_losses;
+    f->resp = c->cc.congestion_events;
+    f->cwnd = c->cc.cwnd_bytes;
+    if (c->cc.ops != &qk_cc_cubic_ops) return;
+    const struct qk_cc_cubic_state *cs = &c->cc.u.cubic;
+    f->w_max = cs->w_max_bytes;
+    f->k_s = cs->k_s;
+    if (c->cc.cwnd_bytes >= c->cc.ssthresh_bytes && cs->in_epoch && now >= cs->epoch_start) {
+        /* RFC 9438 §4.3: Reno-friendly region when W_cubic(t) < W_est. */
+        double t = (double)(now - cs->epoch_start) / 1e9 - cs->k_s;
+        double w_cubic = 0.4 * (double)c->cc.max_datagram_bytes * t * t * t + cs->w_max_bytes;
+        f->ca_samples++;
+        if (w_cubic < cs->w_est_bytes) f->reno_samples++;
+    }
+}
+
+typedef struct ev_acc {
+    bool open;
+    qk_time start, last_loss;
+    flow_probe before[2];
+    uint64_t max_queue;
+} ev_acc;
+
+static void ev_close(ev_acc *ev, const flow_probe *now, uint64_t *n_ev, uint64_t *n_both,
+                     uint64_t *n_only, uint64_t *n_resp_only)
+{
+    uint64_t la = now[0].lost - ev->before[0].lost, lb = now[1].lost - ev->before[1].lost;
+    uint64_t ra = now[0].resp - ev->before[0].resp, rb = now[1].resp - ev->before[1].resp;
+    bool fca = now[0].w_max < ev->before[0].w_max && ra, fcb = now[1].w_max < ev->before[1].w_max && rb;
+    printf("| %.3f | %.0f | %llu | %llu | %llu | %llu | %.0f→%.0f | %.0f→%.0f | %.0f / %.0f | "
+           "%.1f / %.1f | %s%s | %llu |\n",
+           (double)ev->start / 1e9, (double)(ev->last_loss - ev->start) / 1e6,
+           (unsigned long long)la, (unsigned long long)lb, (unsigned long long)ra,
+           (unsigned long long)rb, (double)ev->before[0].cwnd / 1e3, (double)now[0].cwnd / 1e3,
+           (double)ev->before[1].cwnd / 1e3, (double)now[1].cwnd / 1e3, now[0].w_max / 1e3,
+           now[1].w_max / 1e3, now[0].k_s, now[1].k_s, fca ? "A" : "", fcb ? "B" : "",
+           (unsigned long long)(now[0].undos - ev->before[0].undos + now[1].undos -
+                                ev->before[1].undos));
+    (*n_ev)++;
+    if (la && lb) (*n_both)++;
+    if (la && !lb) n_only[0]++;
+    if (lb && !la) n_only[1]++;
+    if (ra && !rb) n_resp_only[0]++;
+    if (rb && !ra) n_resp_only[1]++;
+}
+
+static int run_events(qk_cc_kind cc, double offset_s, double jitter_ms, uint64_t seed,
+                      const opts *o)
+{
+    qk_sim_link_cfg l;
+    memset(&l, 0, sizeof l);
+    l.rate_bps = RATE_BPS;
+    l.delay_ns = 25 * MS;
+    l.limit_bytes = BDP_B;
+    l.jitter_ns = (qk_time)(jitter_ms * 1e6);
+    qk_sim *sim = qk_sim_new(seed);
+    int a = qk_sim_host_add(sim, "a", 0x0a000001), b = qk_sim_host_add(sim, "b", 0x0a000002);
+    int f = qk_sim_link_add(sim, "fwd", a, b, &l), ret = qk_sim_link_add(sim, "ret", b, a, &l);
+    qk_sim_route_add(sim, a, -1, f);
+    qk_sim_route_add(sim, b, -1, ret);
+    (void)ret;
+    qk_time t0 = (qk_time)(o->t0_s * 1e9), t1 = (qk_time)(o->t1_s * 1e9);
+    qk_simq_cfg c = {.duration_ns = t1, .cc = cc, .window_bytes = 32u << 20};
+    if (o->ack_frequency >= 0) {
+        c.ackfreq_set = true;
+        c.ack_frequency = o->ack_frequency;
+    }
+    int err = 0;
+    flow_probe fp[2];
+    memset(fp, 0, sizeof fp);
+    fp[0].q = qk_simq_new(sim, a, b, 4433, &c, &err);
+    c.start_ns = (qk_time)(offset_s * 1e9);
+    fp[1].q = qk_simq_new(sim, a, b, 4434, &c, &err);
+    if (!fp[0].q || !fp[1].q) {
+        fprintf(stderr, "qk_simq_new: %s\n", qk_strerror(err));
+        return 1;
+    }
+    printf("| t s | loss ms | lost A | lost B | resp A | resp B | cwnd A kB | cwnd B kB | "
+           "W_max A / B kB | K A / B s | fast conv. | undos |\n");
+    printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    ev_acc ev = {0};
+    flow_probe w0[2];
+    bool have_w0 = false;
+    uint64_t n_ev = 0, n_both = 0, n_only[2] = {0, 0}, n_resp_only[2] = {0, 0};
+    uint64_t rd0[2] = {0, 0};
+    for (qk_time t = MS; t <= t1; t += MS) {
+        flow_probe prev[2] = {fp[0], fp[1]};
+        qk_sim_run(sim, t);
+        probe(&fp[0], t);
+        probe(&fp[1], t);
+        if (!have_w0 && t >= t0) {
+            memcpy(w0, fp, sizeof w0);
+            rd0[0] = qk_simq_result_get(fp[0].q)->read_bytes;
+            rd0[1] = qk_simq_result_get(fp[1].q)->read_bytes;
+            have_w0 = true;
+        }
+        bool loss = fp[0].lost != prev[0].lost || fp[1].lost != prev[1].lost;
+        if (loss && !ev.open) {
+            ev.open = true;
+            ev.start = t;
+            memcpy(ev.before, prev, sizeof ev.before);
+        }
+        if (loss) ev.last_loss = t;
+        /* An event ends after 100 ms (2 RTT) without a loss. */
+        if (ev.open && !loss && t - ev.last_loss >= 100 * MS) {
+            ev.open = false;
+            if (ev.start >= t0)
+                ev_close(&ev, fp, &n_ev, &n_both, n_only, n_resp_only);
+        }
+    }
+    double secs = (double)(t1 - t0) / 1e9;
+    printf("\n%s, offset %g s, jitter %g ms, seed %llu, window %g-%g s:\n",
+           cc == QK_CONFIG_CC_CUBIC ? "cubic" : "newreno", offset_s, jitter_ms,
+           (unsigned long long)seed, o->t0_s, o->t1_s);
+    printf("events %llu: both flows lost %llu, only A %llu, only B %llu; only A reduced %llu, "
+           "only B reduced %llu\n",
+           (unsigned long long)n_ev, (unsigned long long)n_both, (unsigned long long)n_only[0],
+           (unsigned long long)n_only[1], (unsigned long long)n_resp_only[0],
+           (unsigned long long)n_resp_only[1]);
+    for (int i = 0; i < 2; i++) {
+        uint64_t lost = fp[i].lost - w0[i].lost, sent = fp[i].sent - w0[i].sent;
+        double gp = (double)(qk_simq_result_get(fp[i].q)->read_bytes - rd0[i]) * 8 / secs;
+        printf("flow %c: goodput %.1f Mbit/s, sent %llu lost %llu (loss rate %.3f%%), responses "
+               "%llu, undos %llu, spurious %llu, Reno-friendly %.0f%% of CA samples\n",
+               'A' + i, gp / 1e6, (unsigned long long)sent, (unsigned long long)lost,
+               sent ? 100.0 * (double)lost / (double)sent : 0.0,
+               (unsigned long long)(fp[i].resp - w0[i].resp),
+               (unsigned long long)(fp[i].undos - w0[i].undos),
+               (unsigned long long)(fp[i].spurious - w0[i].spurious),
+               fp[i].ca_samples ? 100.0 * (double)(fp[i].reno_samples - w0[i].reno_samples) /
+                                      (double)(fp[i].ca_samples - w0[i].ca_samples)
+                                : 0.0);
+    }
+    qk_sim_del(sim);
+    qk_simq_del(fp[0].q);
+    qk_simq_del(fp[1].q);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     opts o = {
-        .cc_mask = 3, .t0_s = 10, .t1_s = 40, .seeds = 3, .trace_offset = -1, .ack_frequency = -1};
+        .cc_mask = 3, .t0_s = 10, .t1_s = 40, .seeds = 3, .trace_offset = -1, .ack_frequency = -1,
+        .events_offset = -1};
     o.n_offsets = parse_list("0,0.1,0.5,1,2", o.offsets, 16);
     o.n_jitters = parse_list("0,1", o.jitters_ms, 4);
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -145,10 +310,17 @@ int main(int argc, char **argv)
             o.ack_frequency = atoi(v);
         else if (!strcmp(k, "--trace"))
             o.trace_offset = atof(v);
+        else if (!strcmp(k, "--events"))
+            o.events_offset = atof(v);
         else {
             fprintf(stderr, "unknown option %s\n", k);
             return 2;
         }
+    }
+    if (o.events_offset >= 0) {
+        qk_cc_kind cc = o.cc_mask == 2 ? QK_CONFIG_CC_NEWRENO : QK_CONFIG_CC_CUBIC;
+        double jit = o.n_jitters ? o.jitters_ms[0] : 0;
+        return run_events(cc, o.events_offset, jit, (uint64_t)(o.seeds > 0 ? o.seeds : 1), &o);
     }
     if (o.trace_offset >= 0) {
         qk_cc_kind cc = o.cc_mask == 2 ? QK_CONFIG_CC_NEWRENO : QK_CONFIG_CC_CUBIC;
