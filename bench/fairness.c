@@ -10,6 +10,8 @@
  *                       [--t2 S] [--seeds N] [--offsets a,b,c] [--jitter-ms a,b]
  *                       [--ack-frequency 0|1|2]  (qk_config.ack_frequency; default: library's)
  *                       [--trace OFFSET]   (per-100 ms cwnd/loss of both flows)
+ *                       [--fluid]          (reference: fluid model from start ratios
+ *                                           B/A, synchronised or random drops)
  *                       [--events OFFSET]  (per congestion event: who lost how many
  *                                           packets, cwnd before/after, CUBIC W_max/K,
  *                                           fast convergence, undos; loss rate per flow)
@@ -37,9 +39,9 @@ typedef struct opts {
     int n_offsets;
     double jitters_ms[4];
     int n_jitters;
-    double trace_offset; /* < 0: off */
+    double trace_offset;  /* < 0: off */
     double events_offset; /* < 0: off */
-    int ack_frequency;   /* -1: library default, else qk_config.ack_frequency */
+    int ack_frequency;    /* -1: library default, else qk_config.ack_frequency */
 } opts;
 
 typedef struct row {
@@ -167,12 +169,17 @@ typedef struct ev_acc {
     uint64_t max_queue;
 } ev_acc;
 
+#define EV_MAX 256
+static uint64_t ev_drops[EV_MAX]; /* packets lost per event (both flows) */
+
 static void ev_close(ev_acc *ev, const flow_probe *now, uint64_t *n_ev, uint64_t *n_both,
                      uint64_t *n_only, uint64_t *n_resp_only)
 {
     uint64_t la = now[0].lost - ev->before[0].lost, lb = now[1].lost - ev->before[1].lost;
+    if (*n_ev < EV_MAX) ev_drops[*n_ev] = la + lb;
     uint64_t ra = now[0].resp - ev->before[0].resp, rb = now[1].resp - ev->before[1].resp;
-    bool fca = now[0].w_max < ev->before[0].w_max && ra, fcb = now[1].w_max < ev->before[1].w_max && rb;
+    bool fca = now[0].w_max < ev->before[0].w_max && ra,
+         fcb = now[1].w_max < ev->before[1].w_max && rb;
     printf("| %.3f | %.0f | %llu | %llu | %llu | %llu | %.0f→%.0f | %.0f→%.0f | %.0f / %.0f | "
            "%.1f / %.1f | %s%s | %llu |\n",
            (double)ev->start / 1e9, (double)(ev->last_loss - ev->start) / 1e6,
@@ -250,8 +257,7 @@ static int run_events(qk_cc_kind cc, double offset_s, double jitter_ms, uint64_t
         /* An event ends after 100 ms (2 RTT) without a loss. */
         if (ev.open && !loss && t - ev.last_loss >= 100 * MS) {
             ev.open = false;
-            if (ev.start >= t0)
-                ev_close(&ev, fp, &n_ev, &n_both, n_only, n_resp_only);
+            if (ev.start >= t0) ev_close(&ev, fp, &n_ev, &n_both, n_only, n_resp_only);
         }
     }
     double secs = (double)(t1 - t0) / 1e9;
@@ -263,6 +269,17 @@ static int run_events(qk_cc_kind cc, double offset_s, double jitter_ms, uint64_t
            (unsigned long long)n_ev, (unsigned long long)n_both, (unsigned long long)n_only[0],
            (unsigned long long)n_only[1], (unsigned long long)n_resp_only[0],
            (unsigned long long)n_resp_only[1]);
+    uint64_t ne = n_ev < EV_MAX ? n_ev : EV_MAX;
+    for (uint64_t i = 1; i < ne; i++) /* insertion sort: a few dozen events */
+        for (uint64_t j = i; j > 0 && ev_drops[j - 1] > ev_drops[j]; j--) {
+            uint64_t x = ev_drops[j];
+            ev_drops[j] = ev_drops[j - 1];
+            ev_drops[j - 1] = x;
+        }
+    if (ne)
+        printf("packets lost per event: min %llu, median %llu, max %llu\n",
+               (unsigned long long)ev_drops[0], (unsigned long long)ev_drops[ne / 2],
+               (unsigned long long)ev_drops[ne - 1]);
     for (int i = 0; i < 2; i++) {
         uint64_t lost = fp[i].lost - w0[i].lost, sent = fp[i].sent - w0[i].sent;
         double gp = (double)(qk_simq_result_get(fp[i].q)->read_bytes - rd0[i]) * 8 / secs;
@@ -283,13 +300,134 @@ static int run_events(qk_cc_kind cc, double offset_s, double jitter_ms, uint64_t
     return 0;
 }
 
+/* ---- --fluid: what the algorithms give in a fluid model ------------------ */
+
+/* Two windows on the same path in 1 ms steps. On every overflow of BDP +
+ * queue (at most once per RTT): with drops == 0 both flows are cut
+ * (perfectly synchronised losses); otherwise `drops` packets are dropped,
+ * each from flow A with probability A's share of the window (drop-tail
+ * treating every packet alike, RED-like), and only the flows hit respond.
+ * CUBIC per RFC 9438 (C = 0.4, beta = 0.7, fast convergence §4.7,
+ * Reno-friendly W_est §4.3, growth at most 1.5x per RTT), NewReno per
+ * RFC 9002 (+1 segment per RTT, halve). Goodput differences over [10, 40)
+ * and [40, 120) s. No packets, no pacing, no ACK clock: the reference for
+ * how fast the algorithms themselves converge. */
+typedef struct fl_flow {
+    double w, w_max, t0, k, w_est, prior;
+} fl_flow;
+
+static double fl_rand(uint64_t *x) /* xorshift64*, uniform in [0, 1) */
+{
+    *x ^= *x >> 12;
+    *x ^= *x << 25;
+    *x ^= *x >> 27;
+    return (double)((*x * 2685821657736338717ull) >> 11) / 9007199254740992.0;
+}
+
+static void fl_cut(fl_flow *x, bool cubic, double t)
+{
+    const double c = 0.4, beta = 0.7, mss = 1200;
+    if (cubic) {
+        x->w_max = x->w < x->w_max ? x->w * (1 + beta) / 2 : x->w;
+        x->prior = x->w;
+    }
+    x->w *= cubic ? beta : 0.5;
+    x->t0 = t;
+    x->w_est = x->w;
+    x->k = cubic ? cbrt((x->w_max - x->w) / (c * mss)) : 0;
+}
+
+static void fluid(bool cubic, double wa, double wb, int drops, uint64_t *rng, double *d1,
+                  double *d2)
+{
+    const double mss = 1200, cap = 2.0 * BDP_B, dt = 0.001, c = 0.4, beta = 0.7;
+    fl_flow f[2] = {{wa, wa, 0, 0, wa, wa}, {wb, wb, 0, 0, wb, wb}};
+    double g[2][2] = {{0, 0}, {0, 0}}, last_cut = -1;
+    for (double t = 0; t < 120; t += dt) {
+        double q = f[0].w + f[1].w - BDP_B;
+        double rtt = 0.05 + (q > 0 ? q : 0) / (RATE_BPS / 8.0);
+        for (int i = 0; i < 2; i++) {
+            fl_flow *x = &f[i];
+            if (!cubic) {
+                x->w += mss * dt / rtt;
+                continue;
+            }
+            double tt = t - x->t0 - x->k;
+            double wc = c * mss * tt * tt * tt + x->w_max;
+            double alpha = x->w_est >= x->prior ? 1.0 : 3 * (1 - beta) / (1 + beta);
+            x->w_est += alpha * mss * dt / rtt;
+            double target = wc > x->w_est ? wc : x->w_est;
+            double lim = x->w * (1 + 0.5 * dt / rtt);
+            if (target > x->w) x->w = target < lim ? target : lim;
+        }
+        double tot = f[0].w + f[1].w;
+        for (int i = 0; i < 2; i++) {
+            double share = f[i].w / tot * (tot > cap ? 1 : tot / cap);
+            if (t >= 10 && t < 40) g[0][i] += share * dt;
+            if (t >= 40) g[1][i] += share * dt;
+        }
+        if (tot <= cap || t - last_cut < rtt) continue;
+        last_cut = t;
+        bool hit[2] = {drops == 0, drops == 0};
+        for (int k = 0; k < drops; k++) hit[fl_rand(rng) < f[0].w / tot ? 0 : 1] = true;
+        for (int i = 0; i < 2; i++)
+            if (hit[i]) fl_cut(&f[i], cubic, t);
+    }
+    double h1 = g[0][0] > g[0][1] ? g[0][0] : g[0][1], h2 = g[1][0] > g[1][1] ? g[1][0] : g[1][1];
+    *d1 = fabs(g[0][0] - g[0][1]) / h1;
+    *d2 = fabs(g[1][0] - g[1][1]) / h2;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void run_fluid(void)
+{
+    printf("| cc | start window B/A | drops per overflow | runs | within 20%% 10-40 s | "
+           "within 20%% 40-120 s | median difference 10-40 / 40-120 s |\n");
+    printf("|---|---|---|---|---|---|---|\n");
+    const double ratios[] = {1.0, 0.5, 1.0 / 3, 0.2};
+    const int drops[] = {0, 2, 4, 8};
+    enum { RUNS = 40 };
+    for (int cubic = 1; cubic >= 0; cubic--)
+        for (size_t i = 0; i < sizeof ratios / sizeof ratios[0]; i++)
+            for (size_t j = 0; j < sizeof drops / sizeof drops[0]; j++) {
+                uint64_t rng = 0x9e3779b97f4a7c15ull;
+                int runs = drops[j] ? RUNS : 1, ok1 = 0, ok2 = 0;
+                double v1[RUNS], v2[RUNS];
+                for (int r = 0; r < runs; r++) {
+                    fluid(cubic, 900e3, 900e3 * ratios[i], drops[j], &rng, &v1[r], &v2[r]);
+                    ok1 += v1[r] <= 0.2;
+                    ok2 += v2[r] <= 0.2;
+                }
+                qsort(v1, (size_t)runs, sizeof v1[0], cmp_double);
+                qsort(v2, (size_t)runs, sizeof v2[0], cmp_double);
+                char dr[16];
+                snprintf(dr, sizeof dr, "%d", drops[j]);
+                printf("| %s | %.2f | %s | %d | %d | %d | %.0f%% / %.0f%% |\n",
+                       cubic ? "cubic" : "newreno", ratios[i], drops[j] ? dr : "all (sync)", runs,
+                       ok1, ok2, v1[runs / 2] * 100, v2[runs / 2] * 100);
+            }
+}
+
 int main(int argc, char **argv)
 {
-    opts o = {
-        .cc_mask = 3, .t0_s = 10, .t1_s = 40, .seeds = 3, .trace_offset = -1, .ack_frequency = -1,
-        .events_offset = -1};
+    opts o = {.cc_mask = 3,
+              .t0_s = 10,
+              .t1_s = 40,
+              .seeds = 3,
+              .trace_offset = -1,
+              .ack_frequency = -1,
+              .events_offset = -1};
     o.n_offsets = parse_list("0,0.1,0.5,1,2", o.offsets, 16);
     o.n_jitters = parse_list("0,1", o.jitters_ms, 4);
+    if (argc == 2 && !strcmp(argv[1], "--fluid")) {
+        run_fluid();
+        return 0;
+    }
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *k = argv[i], *v = argv[i + 1];
         if (!strcmp(k, "--cc"))
