@@ -15,7 +15,7 @@
 #include "quic_env.h"
 
 #define RATE_BPS 10000000ull
-#define BDP_B    50000u /* 10 Mbit/s x 40 ms */
+#define BDP_B    50000u      /* 10 Mbit/s x 40 ms */
 #define PATH_B   (2 * BDP_B) /* what the path holds: BDP + a 1-BDP queue */
 #define T1_S     30
 
