@@ -195,6 +195,10 @@ static void ev_close(ev_acc *ev, const flow_probe *now, uint64_t *n_ev, uint64_t
     if (lb && !la) n_only[1]++;
     if (ra && !rb) n_resp_only[0]++;
     if (rb && !ra) n_resp_only[1]++;
+    /* Alone-hit events by size: [2] the smaller window before, [3] the larger. */
+    bool a_small = ev->before[0].cwnd < ev->before[1].cwnd;
+    if (la && !lb) n_only[a_small ? 2 : 3]++;
+    if (lb && !la) n_only[a_small ? 3 : 2]++;
 }
 
 static int run_events(qk_cc_kind cc, double offset_s, double jitter_ms, uint64_t seed,
@@ -234,7 +238,7 @@ static int run_events(qk_cc_kind cc, double offset_s, double jitter_ms, uint64_t
     ev_acc ev = {0};
     flow_probe w0[2];
     bool have_w0 = false;
-    uint64_t n_ev = 0, n_both = 0, n_only[2] = {0, 0}, n_resp_only[2] = {0, 0};
+    uint64_t n_ev = 0, n_both = 0, n_only[4] = {0, 0, 0, 0}, n_resp_only[2] = {0, 0};
     uint64_t rd0[2] = {0, 0};
     for (qk_time t = MS; t <= t1; t += MS) {
         flow_probe prev[2] = {fp[0], fp[1]};
@@ -269,6 +273,8 @@ static int run_events(qk_cc_kind cc, double offset_s, double jitter_ms, uint64_t
            (unsigned long long)n_ev, (unsigned long long)n_both, (unsigned long long)n_only[0],
            (unsigned long long)n_only[1], (unsigned long long)n_resp_only[0],
            (unsigned long long)n_resp_only[1]);
+    printf("alone: the smaller window %llu, the larger %llu\n", (unsigned long long)n_only[2],
+           (unsigned long long)n_only[3]);
     uint64_t ne = n_ev < EV_MAX ? n_ev : EV_MAX;
     for (uint64_t i = 1; i < ne; i++) /* insertion sort: a few dozen events */
         for (uint64_t j = i; j > 0 && ev_drops[j - 1] > ev_drops[j]; j--) {
