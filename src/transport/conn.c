@@ -882,6 +882,7 @@ void qk_conn_stats_get(const qk_conn *c, qk_conn_stats *o)
     o->pkts_spurious = c->rec.stats.spurious_losses;
     o->congestion_events = c->cc.congestion_events;
     o->conn_rx_window_bytes = c->flow_rx.window_bytes;
+    o->peak_rx_credit_bytes = c->flow_rx.peak_credit_bytes;
     o->pmtu_probes_sent = c->pmtud.probes_sent;
     o->pmtu_probes_lost = c->pmtud.probes_lost;
     o->pmtu_black_holes = c->pmtud.black_holes;

@@ -40,8 +40,20 @@ typedef enum qk_flow_rule {
     QK_FLOW_RULE_EPOCH = 1,
 } qk_flow_rule;
 
-/** Growth target: this many srtt of the measured consumption rate (at most 2x). */
-#define QK_FLOW_SIZE_RTTS 2.5
+/**
+ * Growth target: this many times the measured delivery rate x the sizing RTT
+ * (at most 2x per step). With updates at half a window, a window of 2 x rate
+ * x RTT keeps at least rate x RTT of credit in flight (link full); the rest is
+ * margin for update timing.
+ */
+#define QK_FLOW_SIZE_RTTS 2.25
+
+/**
+ * Sizing RTT = min(srtt, min_rtt + this): the path's base RTT plus a little
+ * for ACK/processing delay, not the srtt inflated by a queue the sender
+ * filled (a window sized by that srtt keeps the queue full: 4-5 x base BDP).
+ */
+#define QK_FLOW_RTT_SLACK_NS (1 * QK_NS_PER_MS)
 
 /** RTTs without a window-limited update after which an unused window halves. */
 #define QK_FLOW_DECAY_RTTS 8
@@ -53,12 +65,19 @@ typedef struct qk_flow_rx {
     uint64_t consumed_bytes; /**< bytes delivered to the application */
     uint64_t window_bytes;   /**< current window: next limit = consumed + window */
     uint64_t initial_window_bytes;
-    uint64_t max_window_bytes;           /**< auto-tuning cap */
-    bool autotune;                       /**< double the window when credit goes fast */
-    qk_flow_rule rule;                   /**< which growth trigger (default RTT2) */
-    bool plain_doubling;                 /**< double on every trigger, no rate sizing */
-    double last_rate_rtt_bytes;          /**< recent peak consumption per srtt (decaying) */
-    qk_time last_update_ns;              /**< when the last limit increase was issued */
+    uint64_t max_window_bytes;  /**< auto-tuning cap */
+    bool autotune;              /**< double the window when credit goes fast */
+    qk_flow_rule rule;          /**< which growth trigger (default RTT2) */
+    bool plain_doubling;        /**< double on every trigger, no rate sizing */
+    double last_rate_rtt_bytes; /**< last delivery measured, bytes per sizing RTT */
+    qk_time min_rtt_ns;         /**< path's minimum RTT for sizing (caller sets; 0 = srtt only) */
+    /* Delivery-rate checkpoints, at least half a sizing RTT apart: the rate
+     * is measured over the last 0.5-1.5 RTT, not over one update interval
+     * (which is a burst, or a gap, while the window is the limit). */
+    qk_time cp_ns[2];
+    uint64_t cp_received_bytes[2], cp_consumed_bytes[2];
+    uint64_t peak_credit_bytes; /**< most credit outstanding: max_data - consumed (stats) */
+    qk_time last_update_ns;     /**< when the last limit increase was issued */
     uint64_t last_update_consumed_bytes; /**< consumed_bytes at that update */
     bool updated_once;                   /**< last_update_ns is meaningful */
     qk_time epoch_start_ns;              /**< EPOCH rule: epoch start time */
@@ -117,11 +136,14 @@ bool qk_flow_rx_should_update(const qk_flow_rx *rx);
  * first auto-tunes, then advertises consumed + window. Growth: when the rule
  * (rx->rule) says the previous credit went fast AND the reader kept up (at
  * most a quarter window unread: a slow reader, not the window, is the limit
- * otherwise), the window doubles while the consumption rate is climbing,
- * else grows to min(2 x window, QK_FLOW_SIZE_RTTS x the consumption
- * measured per srtt) — always doubles with rx->plain_doubling — up to the
- * cap and as the budget allows. The limit never decreases (RFC 9000 §4.1). Also runs
- * qk_flow_rx_tick. Returns the new limit.
+ * otherwise), the window grows to min(2 x window, QK_FLOW_SIZE_RTTS x the
+ * delivery rate over the last 0.5-1.5 sizing RTT x the sizing RTT) — the
+ * delivery is the smaller of the bytes read and the new bytes received (a
+ * read burst after a hole is filled is not link rate); the sizing RTT is
+ * min(srtt, rx->min_rtt_ns + QK_FLOW_RTT_SLACK_NS). rx->plain_doubling
+ * always doubles. Up to the cap and as the budget allows. The limit never
+ * decreases (RFC 9000 §4.1). Also runs qk_flow_rx_tick. Returns the new
+ * limit.
  */
 uint64_t qk_flow_rx_update(qk_flow_rx *rx, qk_time now, qk_time srtt_ns);
 

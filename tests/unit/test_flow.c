@@ -292,9 +292,10 @@ static void test_caps_and_budget_invariants(void **state)
     assert_int_equal(b.used_bytes, 0);
 }
 
-/* Sizing: on a trigger the window grows to min(2w, 2.5 x consumption per
- * srtt). Window-limited (credit used in about one srtt) that is doubling; a
- * window already 4x the rate is left alone even though the trigger fires. */
+/* Sizing: on a trigger the window grows to min(2w, 2.25 x delivery per
+ * sizing RTT), the delivery measured since a checkpoint 0.5-1.5 sizing RTT
+ * old, as the smaller of bytes received and bytes read; the sizing RTT is
+ * min(srtt, min_rtt + 1 ms). Arithmetic below with srtt = 10 ms. */
 static void test_sizing(void **state)
 {
     (void)state;
@@ -302,26 +303,41 @@ static void test_sizing(void **state)
     qk_flow_rx rx;
     qk_flow_rx_init(&rx, 1000, 1u << 20, true, NULL);
     qk_flow_rx_update(&rx, 0, srtt);
-    /* 1000 read in 10 ms = 1000 per srtt: target min(2000, 2500) = 2000. */
+    /* 1000 delivered in 10 ms = 1000 per srtt: target min(2000, 2250) = 2000. */
     assert_int_equal(qk_flow_rx_on_data(&rx, 1000, NULL), 0);
     assert_int_equal(qk_flow_rx_on_consumed(&rx, 1000), 0);
     assert_int_equal(qk_flow_rx_update(&rx, 10 * MS, srtt), 1000 + 2000);
-    /* 1000 read in 10 ms again: min(4000, 2500) = 2500. */
+    /* 1000 in 10 ms again: min(4000, 2250) = 2250, not a doubling. */
     assert_int_equal(qk_flow_rx_on_data(&rx, 2000, NULL), 0);
     assert_int_equal(qk_flow_rx_on_consumed(&rx, 1000), 0);
-    assert_int_equal(qk_flow_rx_update(&rx, 20 * MS, srtt), 2000 + 2500);
-    assert_int_equal(rx.window_bytes, 2500);
-    /* 1250 (half) in 19 ms: fast by the trigger, but 2.5 x 1250 x 10 / 19 =
-     * 1644 < 2500: no growth. */
+    assert_int_equal(qk_flow_rx_update(&rx, 20 * MS, srtt), 2000 + 2250);
+    assert_int_equal(rx.window_bytes, 2250);
+    /* A queue inflated srtt: min_rtt 4 ms, so the sizing RTT is 5 ms, not
+     * 10. 1250 in 10 ms (trigger fires: half the window within 2 srtt) is
+     * 625 per 5 ms: 2.25 x 625 = 1406 < 2250, no growth. With srtt it would
+     * have been 2812 (growth). */
+    rx.min_rtt_ns = 4 * MS;
     assert_int_equal(qk_flow_rx_on_data(&rx, 3250, NULL), 0);
     assert_int_equal(qk_flow_rx_on_consumed(&rx, 1250), 0);
-    assert_int_equal(qk_flow_rx_update(&rx, 39 * MS, srtt), 3250 + 2500);
-    assert_int_equal(rx.window_bytes, 2500);
-    /* 2500 in 5 ms (5000 per srtt): doubling caps the 12500 target: 5000. */
-    assert_int_equal(qk_flow_rx_on_data(&rx, 5750, NULL), 0);
-    assert_int_equal(qk_flow_rx_on_consumed(&rx, 2500), 0);
-    assert_int_equal(qk_flow_rx_update(&rx, 44 * MS, srtt), 5750 + 5000);
+    assert_int_equal(qk_flow_rx_update(&rx, 30 * MS, srtt), 3250 + 2250);
+    assert_int_equal(rx.window_bytes, 2250);
+    /* A read burst after a hole is filled is not delivery: 2250 arrive by
+     * 36 ms (checkpoint at the tick), unread; at 40 ms all are read at once.
+     * Since the 36 ms checkpoint 2250 were read but 0 arrived: no growth
+     * (reads alone would say 2250 per 4 ms: a doubling). */
+    assert_int_equal(qk_flow_rx_on_data(&rx, 5500, NULL), 0);
+    qk_flow_rx_tick(&rx, 36 * MS, srtt);
+    assert_int_equal(qk_flow_rx_on_consumed(&rx, 2250), 0);
+    assert_int_equal(qk_flow_rx_update(&rx, 40 * MS, srtt), 5500 + 2250);
+    assert_int_equal(rx.window_bytes, 2250);
+    /* 2250 delivered in 5 ms = 2250 per sizing RTT: sized 5062, doubling
+     * caps it: 4500. */
+    assert_int_equal(qk_flow_rx_on_data(&rx, 7750, NULL), 0);
+    assert_int_equal(qk_flow_rx_on_consumed(&rx, 2250), 0);
+    assert_int_equal(qk_flow_rx_update(&rx, 45 * MS, srtt), 7750 + 4500);
     assert_int_equal(rx.grows, 3);
+    /* The credit committed peaked right after that update: the window. */
+    assert_int_equal(rx.peak_credit_bytes, 4500);
 }
 
 /* An idle stream: its window halves every QK_FLOW_DECAY_RTTS srtt back to the
