@@ -38,6 +38,7 @@ void qk_conn_tune_stream_window(qk_conn *c, qk_stream *s, qk_time now)
     sync_stream(s);
     /* Windows are sized for the path's base RTT (flow.h, QK_FLOW_RTT_SLACK_NS). */
     fc->min_rtt_ns = c->flow_rx.min_rtt_ns = c->rtt.min_rtt_ns;
+    fc->parent = &c->flow_rx;
     uint64_t limit = qk_flow_rx_update(fc, now, c->rtt.smoothed_rtt_ns);
     s->recv_window_bytes = fc->window_bytes;
     if (limit > s->recv.limit) qk_recvbuf_set_limit(&s->recv, limit);

@@ -129,6 +129,7 @@ static qk_time sizing_rtt(const qk_flow_rx *rx, qk_time srtt_ns)
 static void checkpoint(qk_flow_rx *rx, qk_time now, qk_time rtt_ns)
 {
     if (now - rx->cp_ns[1] < rtt_ns / 2) return;
+    rx->prev_rate_rtt_bytes = rx->last_rate_rtt_bytes;
     rx->cp_ns[0] = rx->cp_ns[1];
     rx->cp_received_bytes[0] = rx->cp_received_bytes[1];
     rx->cp_consumed_bytes[0] = rx->cp_consumed_bytes[1];
@@ -140,15 +141,22 @@ static void checkpoint(qk_flow_rx *rx, qk_time now, qk_time rtt_ns)
 /* Delivery since the older checkpoint (the smaller of bytes read and new
  * bytes received: a read burst after a hole is filled is not link rate),
  * scaled to bytes per sizing RTT. */
-static double delivery_per_rtt(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
+static double delivery_since(const qk_flow_rx *rx, qk_time now, qk_time rtt)
 {
-    qk_time rtt = sizing_rtt(rx, srtt_ns);
-    checkpoint(rx, now, rtt);
     qk_time dt = now - rx->cp_ns[0];
     uint64_t arrived = rx->received_bytes - rx->cp_received_bytes[0];
     uint64_t used = rx->consumed_bytes - rx->cp_consumed_bytes[0];
     uint64_t delivered = arrived < used ? arrived : used;
     return dt ? (double)delivered * (double)rtt / (double)dt : 0;
+}
+
+static double delivery_per_rtt(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
+{
+    qk_time rtt = sizing_rtt(rx, srtt_ns);
+    checkpoint(rx, now, rtt);
+    double rate = delivery_since(rx, now, rtt);
+    rx->last_rate_rtt_bytes = rate;
+    return rate;
 }
 
 /* Did the credit go fast, by the configured rule? Updates the EPOCH state. */
@@ -177,8 +185,13 @@ static bool credit_went_fast(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
 static void autotune(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
 {
     if (!rx->autotune || !rx->updated_once || srtt_ns == 0) return;
+    double prev_rate = rx->prev_rate_rtt_bytes;
     double rate_rtt = delivery_per_rtt(rx, now, srtt_ns);
-    rx->last_rate_rtt_bytes = rate_rtt;
+    bool climbing = rate_rtt >= QK_FLOW_CLIMB * prev_rate && prev_rate > 0;
+    if (rx->parent && rx->parent->updated_once) {
+        double conn_rate = delivery_since(rx->parent, now, sizing_rtt(rx, srtt_ns));
+        if (conn_rate > rate_rtt) rate_rtt = conn_rate;
+    }
     bool fast = credit_went_fast(rx, now, srtt_ns);
     /* A reader that leaves more than a quarter window unread is the limit,
      * not the window: no growth (the backpressure the yamux seed describes). */
@@ -195,6 +208,9 @@ static void autotune(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
      * is the limit, it stops near 2.25 x rate x base RTT, where plain
      * doubling overshoots to 4-8x. */
     double sized = QK_FLOW_SIZE_RTTS * rate_rtt;
+    /* Climbing (slow start: the congestion window is about 2x the delivery
+     * of the last RTT and doubles again in the next): up to 2x sized. */
+    if (rx->climb_doubling && climbing) sized *= 2;
     if (!rx->plain_doubling && sized < (double)target) target = (uint64_t)sized;
     grow_to(rx, target);
 }

@@ -55,6 +55,13 @@ typedef enum qk_flow_rule {
  */
 #define QK_FLOW_RTT_SLACK_NS (1 * QK_NS_PER_MS)
 
+/**
+ * Delivery growth between checkpoints (0.5-1.5 RTT apart) that counts as
+ * still climbing (slow start doubles per RTT): with rx->climb_doubling the
+ * window then doubles instead of stopping at the sized target.
+ */
+#define QK_FLOW_CLIMB 1.25
+
 /** RTTs without a window-limited update after which an unused window halves. */
 #define QK_FLOW_DECAY_RTTS 8
 
@@ -71,6 +78,9 @@ typedef struct qk_flow_rx {
     bool plain_doubling;        /**< double on every trigger, no rate sizing */
     double last_rate_rtt_bytes; /**< last delivery measured, bytes per sizing RTT */
     qk_time min_rtt_ns;         /**< path's minimum RTT for sizing (caller sets; 0 = srtt only) */
+    double prev_rate_rtt_bytes; /**< delivery measured at the previous checkpoint */
+    bool climb_doubling;        /**< double while delivery climbs >= QK_FLOW_CLIMB x a checkpoint */
+    const struct qk_flow_rx *parent; /**< connection of a stream: size by its delivery too */
     /* Delivery-rate checkpoints, at least half a sizing RTT apart: the rate
      * is measured over the last 0.5-1.5 RTT, not over one update interval
      * (which is a burst, or a gap, while the window is the limit). */
@@ -140,10 +150,14 @@ bool qk_flow_rx_should_update(const qk_flow_rx *rx);
  * delivery rate over the last 0.5-1.5 sizing RTT x the sizing RTT) — the
  * delivery is the smaller of the bytes read and the new bytes received (a
  * read burst after a hole is filled is not link rate); the sizing RTT is
- * min(srtt, rx->min_rtt_ns + QK_FLOW_RTT_SLACK_NS). rx->plain_doubling
- * always doubles. Up to the cap and as the budget allows. The limit never
- * decreases (RFC 9000 §4.1). Also runs qk_flow_rx_tick. Returns the new
- * limit.
+ * min(srtt, rx->min_rtt_ns + QK_FLOW_RTT_SLACK_NS). A stream (rx->parent
+ * set) is sized by the larger of its own and its connection's delivery: a
+ * stream left alone (the others finished) can carry the whole connection at
+ * once; the connection window bounds the total. rx->plain_doubling always
+ * doubles; rx->climb_doubling doubles while the delivery still climbs (the
+ * connection window: it must not lag the congestion window's slow start). Up to the cap and as the
+ * budget allows. The limit never decreases (RFC 9000 §4.1). Also runs qk_flow_rx_tick. Returns the
+ * new limit.
  */
 uint64_t qk_flow_rx_update(qk_flow_rx *rx, qk_time now, qk_time srtt_ns);
 
