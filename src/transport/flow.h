@@ -56,9 +56,10 @@ typedef enum qk_flow_rule {
 #define QK_FLOW_RTT_SLACK_NS (1 * QK_NS_PER_MS)
 
 /**
- * Delivery growth between checkpoints (0.5-1.5 RTT apart) that counts as
- * still climbing (slow start doubles per RTT): with rx->climb_doubling the
- * window then doubles instead of stopping at the sized target.
+ * Delivery growth that counts as still climbing (slow start doubles per RTT):
+ * the delivery now vs the one measured before the previous checkpoint shift
+ * (about 1-2 sizing RTT earlier). With rx->climb_doubling the target is then
+ * 2 x the sized one (still at most 2 x the window).
  */
 #define QK_FLOW_CLIMB 1.25
 

@@ -340,6 +340,65 @@ static void test_sizing(void **state)
     assert_int_equal(rx.peak_credit_bytes, 4500);
 }
 
+/* Feed rx: n more bytes arrive and are read, then an update at t. */
+static uint64_t deliver_update(qk_flow_rx *rx, uint64_t n, qk_time t, qk_time srtt)
+{
+    assert_int_equal(qk_flow_rx_on_data(rx, rx->received_bytes + n, NULL), 0);
+    assert_int_equal(qk_flow_rx_on_consumed(rx, n), 0);
+    return qk_flow_rx_update(rx, t, srtt);
+}
+
+/* climb_doubling (the connection window): while the delivery still climbs
+ * (>= 1.25x an earlier checkpoint's) the target is 2 x 2.25 x delivery per
+ * RTT; otherwise the plain sizing. Same pattern into both controllers. */
+static void test_climb_doubling(void **state)
+{
+    (void)state;
+    const qk_time srtt = 10 * MS;
+    qk_flow_rx climb, plain;
+    qk_flow_rx_init(&climb, 1000, 1u << 20, true, NULL);
+    qk_flow_rx_init(&plain, 1000, 1u << 20, true, NULL);
+    climb.climb_doubling = true;
+    qk_flow_rx *both[2] = {&climb, &plain};
+    for (int i = 0; i < 2; i++) {
+        qk_flow_rx *rx = both[i];
+        qk_flow_rx_update(rx, 0, srtt);
+        /* 1000 per 10 ms: min(2000, 2250); nothing earlier to compare with. */
+        assert_int_equal(deliver_update(rx, 1000, 10 * MS, srtt), 1000 + 2000);
+        /* 2000 per 10 ms, compared with 0 (no rate yet): min(4000, 4500). */
+        assert_int_equal(deliver_update(rx, 2000, 20 * MS, srtt), 3000 + 4000);
+    }
+    /* 2000 per 10 ms again, but 2x the 1000 measured two checkpoints ago:
+     * climbing. Sized 4500; doubled 9000, capped by 2 x window: 8000. */
+    assert_int_equal(deliver_update(&climb, 2000, 30 * MS, srtt), 5000 + 8000);
+    assert_int_equal(deliver_update(&plain, 2000, 30 * MS, srtt), 5000 + 4500);
+}
+
+/* A stream is sized by its connection's delivery when that is larger: the
+ * other streams may finish and leave it alone on the path. */
+static void test_stream_sized_by_connection(void **state)
+{
+    (void)state;
+    const qk_time srtt = 10 * MS;
+    qk_flow_rx conn, s, alone;
+    qk_flow_rx_init(&conn, 1000000, 1u << 24, true, NULL);
+    qk_flow_rx_init(&s, 1000, 1u << 20, true, NULL);
+    qk_flow_rx_init(&alone, 1000, 1u << 20, true, NULL);
+    s.parent = &conn;
+    qk_flow_rx_update(&conn, 0, srtt);
+    qk_flow_rx_update(&s, 0, srtt);
+    qk_flow_rx_update(&alone, 0, srtt);
+    assert_int_equal(deliver_update(&s, 1000, 10 * MS, srtt), 1000 + 2000);
+    assert_int_equal(deliver_update(&alone, 1000, 10 * MS, srtt), 1000 + 2000);
+    /* The connection delivered 100000 in 20 ms (other streams): 50000 per
+     * srtt. The stream's own 1000 per srtt sizes it to 2250; the
+     * connection's allows the doubling to 4000. */
+    assert_int_equal(qk_flow_rx_add(&conn, 100000), 0);
+    assert_int_equal(qk_flow_rx_on_consumed(&conn, 100000), 0);
+    assert_int_equal(deliver_update(&s, 1000, 20 * MS, srtt), 2000 + 4000);
+    assert_int_equal(deliver_update(&alone, 1000, 20 * MS, srtt), 2000 + 2250);
+}
+
 /* An idle stream: its window halves every QK_FLOW_DECAY_RTTS srtt back to the
  * initial window; budget comes back down to the credit still advertised (it
  * cannot be revoked), the rest as the peer uses that credit. */
@@ -468,6 +527,8 @@ int main(void)
         cmocka_unit_test(test_epoch_rule_exact),
         cmocka_unit_test(test_slow_reader_caps_window),
         cmocka_unit_test(test_sizing),
+        cmocka_unit_test(test_climb_doubling),
+        cmocka_unit_test(test_stream_sized_by_connection),
         cmocka_unit_test(test_caps_and_budget_invariants),
         cmocka_unit_test(test_idle_returns_budget),
         cmocka_unit_test(test_raise_through_budget),
