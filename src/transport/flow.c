@@ -188,10 +188,9 @@ static void autotune(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
     double prev_rate = rx->prev_rate_rtt_bytes;
     double rate_rtt = delivery_per_rtt(rx, now, srtt_ns);
     bool climbing = rate_rtt >= QK_FLOW_CLIMB * prev_rate && prev_rate > 0;
-    if (rx->parent && rx->parent->updated_once) {
-        double conn_rate = delivery_since(rx->parent, now, sizing_rtt(rx, srtt_ns));
-        if (conn_rate > rate_rtt) rate_rtt = conn_rate;
-    }
+    double conn_sized = 0;
+    if (rx->parent && rx->parent->updated_once)
+        conn_sized = QK_FLOW_SIZE_RTTS * delivery_since(rx->parent, now, sizing_rtt(rx, srtt_ns));
     bool fast = credit_went_fast(rx, now, srtt_ns);
     /* A reader that leaves more than a quarter window unread is the limit,
      * not the window: no growth (the backpressure the yamux seed describes). */
@@ -212,6 +211,14 @@ static void autotune(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
      * of the last RTT and doubles again in the next): up to 2x sized. */
     if (rx->climb_doubling && climbing) sized *= 2;
     if (!rx->plain_doubling && sized < (double)target) target = (uint64_t)sized;
+    /* A stream that carries at least half its connection's delivery is
+     * sized by the connection's in one step (past the doubling): the last
+     * streams of a transfer must carry the link alone before they end (a
+     * 10 MB stream ends before doubling from 64 KiB covers a 7.5 MB BDP).
+     * The connection window bounds the total; the budget the memory. */
+    bool dominant = 2 * QK_FLOW_SIZE_RTTS * rate_rtt >= conn_sized;
+    if (!rx->plain_doubling && dominant && conn_sized > (double)target)
+        target = (uint64_t)conn_sized;
     grow_to(rx, target);
 }
 

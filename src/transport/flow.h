@@ -152,13 +152,13 @@ bool qk_flow_rx_should_update(const qk_flow_rx *rx);
  * delivery is the smaller of the bytes read and the new bytes received (a
  * read burst after a hole is filled is not link rate); the sizing RTT is
  * min(srtt, rx->min_rtt_ns + QK_FLOW_RTT_SLACK_NS). A stream (rx->parent
- * set) is sized by the larger of its own and its connection's delivery: a
- * stream left alone (the others finished) can carry the whole connection at
- * once; the connection window bounds the total. rx->plain_doubling always
- * doubles; rx->climb_doubling doubles while the delivery still climbs (the
- * connection window: it must not lag the congestion window's slow start). Up to the cap and as the
- * budget allows. The limit never decreases (RFC 9000 §4.1). Also runs qk_flow_rx_tick. Returns the
- * new limit.
+ * set) that carries at least half its connection's delivery grows at once
+ * to QK_FLOW_SIZE_RTTS x the connection's delivery (a stream left alone
+ * must carry the link before it ends). rx->plain_doubling always doubles;
+ * rx->climb_doubling allows 2 x the sized target while the delivery still
+ * climbs (the * connection window: it must not lag the congestion window's slow start). Up to the
+ * cap and as the budget allows. The limit never decreases (RFC 9000 §4.1). Also runs
+ * qk_flow_rx_tick. Returns the new limit.
  */
 uint64_t qk_flow_rx_update(qk_flow_rx *rx, qk_time now, qk_time srtt_ns);
 

@@ -374,29 +374,41 @@ static void test_climb_doubling(void **state)
     assert_int_equal(deliver_update(&plain, 2000, 30 * MS, srtt), 5000 + 4500);
 }
 
-/* A stream is sized by its connection's delivery when that is larger: the
- * other streams may finish and leave it alone on the path. */
+/* A stream that carries at least half its connection's delivery grows at
+ * once to 2.25 x the connection's delivery per RTT (past the doubling); a
+ * minor stream keeps its own sizing. srtt 10 ms, no min_rtt: sizing RTT
+ * 10 ms, checkpoints >= 5 ms apart. */
 static void test_stream_sized_by_connection(void **state)
 {
     (void)state;
     const qk_time srtt = 10 * MS;
-    qk_flow_rx conn, s, alone;
+    qk_flow_rx conn, s, minor;
     qk_flow_rx_init(&conn, 1000000, 1u << 24, true, NULL);
     qk_flow_rx_init(&s, 1000, 1u << 20, true, NULL);
-    qk_flow_rx_init(&alone, 1000, 1u << 20, true, NULL);
-    s.parent = &conn;
+    qk_flow_rx_init(&minor, 1000, 1u << 20, true, NULL);
+    s.parent = minor.parent = &conn;
     qk_flow_rx_update(&conn, 0, srtt);
     qk_flow_rx_update(&s, 0, srtt);
-    qk_flow_rx_update(&alone, 0, srtt);
+    qk_flow_rx_update(&minor, 0, srtt);
     assert_int_equal(deliver_update(&s, 1000, 10 * MS, srtt), 1000 + 2000);
-    assert_int_equal(deliver_update(&alone, 1000, 10 * MS, srtt), 1000 + 2000);
-    /* The connection delivered 100000 in 20 ms (other streams): 50000 per
-     * srtt. The stream's own 1000 per srtt sizes it to 2250; the
-     * connection's allows the doubling to 4000. */
-    assert_int_equal(qk_flow_rx_add(&conn, 100000), 0);
-    assert_int_equal(qk_flow_rx_on_consumed(&conn, 100000), 0);
-    assert_int_equal(deliver_update(&s, 1000, 20 * MS, srtt), 2000 + 4000);
-    assert_int_equal(deliver_update(&alone, 1000, 20 * MS, srtt), 2000 + 2250);
+    assert_int_equal(deliver_update(&minor, 1000, 10 * MS, srtt), 1000 + 2000);
+    /* By 20 ms the connection delivered 3000 (checkpoint at 0): 1500 per
+     * srtt, connection size 2.25 x 1500 = 3375. Each stream delivered 1000
+     * in the last 10 ms: own size min(4000, 2250) = 2250. 2 x 1000 >= 1500:
+     * dominant, 3375 (more than the 2250 of its own). */
+    assert_int_equal(qk_flow_rx_add(&conn, 3000), 0);
+    assert_int_equal(qk_flow_rx_on_consumed(&conn, 3000), 0);
+    assert_int_equal(deliver_update(&s, 1000, 20 * MS, srtt), 2000 + 3375);
+    /* The connection then delivers 57000 more (60000 in 20 ms: 30000 per
+     * srtt): the minor stream's 1000 per srtt is not half of it, it keeps
+     * its own 2250 although 2.25 x 30000 would allow far more. */
+    assert_int_equal(qk_flow_rx_add(&conn, 57000), 0);
+    assert_int_equal(qk_flow_rx_on_consumed(&conn, 57000), 0);
+    assert_int_equal(deliver_update(&minor, 1000, 20 * MS, srtt), 2000 + 2250);
+    /* The dominant stream, 3375 in 10 ms (3375 per srtt) while the
+     * connection did 60000 in 30 ms (20000 per srtt): 2 x 3375 < 20000, no
+     * longer dominant: own size min(6750, 7593) = 6750. */
+    assert_int_equal(deliver_update(&s, 3375, 30 * MS, srtt), 5375 + 6750);
 }
 
 /* An idle stream: its window halves every QK_FLOW_DECAY_RTTS srtt back to the
