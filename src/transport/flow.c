@@ -121,7 +121,9 @@ static bool grow_to(qk_flow_rx *rx, uint64_t target_bytes)
 static qk_time sizing_rtt(const qk_flow_rx *rx, qk_time srtt_ns)
 {
     if (!rx->min_rtt_ns) return srtt_ns;
-    qk_time base = rx->min_rtt_ns + QK_FLOW_RTT_SLACK_NS;
+    qk_time slack =
+        rx->min_rtt_ns / 4 < QK_FLOW_RTT_SLACK_NS ? rx->min_rtt_ns / 4 : QK_FLOW_RTT_SLACK_NS;
+    qk_time base = rx->min_rtt_ns + slack;
     return base < srtt_ns ? base : srtt_ns;
 }
 

@@ -49,9 +49,11 @@ typedef enum qk_flow_rule {
 #define QK_FLOW_SIZE_RTTS 2.25
 
 /**
- * Sizing RTT = min(srtt, min_rtt + this): the path's base RTT plus a little
- * for ACK/processing delay, not the srtt inflated by a queue the sender
- * filled (a window sized by that srtt keeps the queue full: 4-5 x base BDP).
+ * Sizing RTT = min(srtt, min_rtt + min(this, min_rtt / 4)): the path's base
+ * RTT plus a little for ACK/processing delay, not the srtt inflated by a
+ * queue the sender filled (a window sized by that srtt keeps the queue
+ * full: 4-5 x base BDP). The slack is at most a quarter of min_rtt so that a
+ * 1 ms path is not sized for 2 ms.
  */
 #define QK_FLOW_RTT_SLACK_NS (1 * QK_NS_PER_MS)
 
@@ -151,7 +153,7 @@ bool qk_flow_rx_should_update(const qk_flow_rx *rx);
  * delivery rate over the last 0.5-1.5 sizing RTT x the sizing RTT) — the
  * delivery is the smaller of the bytes read and the new bytes received (a
  * read burst after a hole is filled is not link rate); the sizing RTT is
- * min(srtt, rx->min_rtt_ns + QK_FLOW_RTT_SLACK_NS). A stream (rx->parent
+ * min(srtt, min_rtt + min(QK_FLOW_RTT_SLACK_NS, min_rtt / 4)). A stream (rx->parent
  * set) that carries at least half its connection's delivery grows at once
  * to QK_FLOW_SIZE_RTTS x the connection's delivery (a stream left alone
  * must carry the link before it ends). rx->plain_doubling always doubles;

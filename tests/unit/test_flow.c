@@ -295,7 +295,7 @@ static void test_caps_and_budget_invariants(void **state)
 /* Sizing: on a trigger the window grows to min(2w, 2.25 x delivery per
  * sizing RTT), the delivery measured since a checkpoint 0.5-1.5 sizing RTT
  * old, as the smaller of bytes received and bytes read; the sizing RTT is
- * min(srtt, min_rtt + 1 ms). Arithmetic below with srtt = 10 ms. */
+ * min(srtt, min_rtt + min(1 ms, min_rtt / 4)). Arithmetic below with srtt = 10 ms. */
 static void test_sizing(void **state)
 {
     (void)state;
@@ -338,6 +338,15 @@ static void test_sizing(void **state)
     assert_int_equal(rx.grows, 3);
     /* The credit committed peaked right after that update: the window. */
     assert_int_equal(rx.peak_credit_bytes, 4500);
+    /* A 1 ms path: the slack is min_rtt / 4, the sizing RTT 1.25 ms (not
+     * 2 ms). 1000 in 2 ms = 625 per 1.25 ms: min(2000, 1406) = 1406. */
+    qk_flow_rx sh;
+    qk_flow_rx_init(&sh, 1000, 1u << 20, true, NULL);
+    sh.min_rtt_ns = 1 * MS;
+    qk_flow_rx_update(&sh, 0, srtt);
+    assert_int_equal(qk_flow_rx_on_data(&sh, 1000, NULL), 0);
+    assert_int_equal(qk_flow_rx_on_consumed(&sh, 1000), 0);
+    assert_int_equal(qk_flow_rx_update(&sh, 2 * MS, srtt), 1000 + 1406);
 }
 
 /* Feed rx: n more bytes arrive and are read, then an update at t. */
