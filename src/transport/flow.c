@@ -204,10 +204,10 @@ static void autotune(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
     uint64_t w = rx->window_bytes;
     uint64_t target = w > UINT64_MAX / 2 ? UINT64_MAX : 2 * w;
     /* Sizing (quack): grow to at most QK_FLOW_SIZE_RTTS x the delivery per
-     * base RTT. While the window limits, about its whole credit is delivered
-     * per RTT, so the window still doubles; once the link (or a slow reader)
-     * is the limit, it stops near 2.25 x rate x base RTT, where plain
-     * doubling overshoots to 4-8x. */
+     * base RTT. While the window limits, about 3/4 of it is delivered per
+     * RTT, so it still grows ~1.5x per update (one per ~2/3 RTT); once the
+     * link (or a slow reader) is the limit, it stops near 2 x rate x base
+     * RTT, where plain doubling overshoots to 4-8x. */
     double sized = QK_FLOW_SIZE_RTTS * rate_rtt;
     /* Climbing (slow start: the congestion window is about 2x the delivery
      * of the last RTT and doubles again in the next): up to 2x sized. */

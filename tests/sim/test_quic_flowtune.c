@@ -77,7 +77,7 @@ static void test_autotune_fills_1g_60ms(void **s)
     assert_true(rs->conn_rx_window_bytes >= rs->peak_stream_rx_window_bytes);
     /* The receive buffer never held more than the connection window. */
     assert_true(rs->peak_rx_buffered_bytes <= rs->conn_rx_window_bytes);
-    /* Sized for the base RTT (2.25 x rate x (min_rtt + 1 ms here)), not for the
+    /* Sized for the base RTT (2 x rate x (min_rtt + 1 ms here)), not for the
      * srtt of a full queue: the stream credit committed stays within 2.5
      * BDP (it reached 5 BDP when sized by srtt). */
     fprintf(stderr, "autotune: peak stream credit %.2f BDP, connection credit %.2f BDP\n",
