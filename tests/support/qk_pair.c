@@ -194,3 +194,30 @@ bool qk_pair_client_gone(qk_pair *p, void *ctx)
     (void)ctx;
     return qk_pair_client_closed(p) != NULL;
 }
+
+void qk_pair_write_pattern(qk_conn *c, uint64_t sid, size_t total, size_t *written)
+{
+    uint8_t buf[16384];
+    while (*written < total) {
+        size_t n = total - *written < sizeof buf ? total - *written : sizeof buf;
+        for (size_t i = 0; i < n; i++) buf[i] = qk_test_pattern(*written + i);
+        long w = qk_stream_write(c, sid, buf, n, *written + n == total);
+        if (w <= 0) break;
+        *written += (size_t)w;
+    }
+}
+
+bool qk_pair_read_pattern(qk_conn *c, uint64_t sid, size_t *read, bool *mismatch)
+{
+    uint8_t buf[16384];
+    for (;;) {
+        bool fin = false;
+        long n = qk_stream_read(c, sid, buf, sizeof buf, &fin);
+        if (n < 0) return false;
+        for (long i = 0; i < n; i++)
+            if (buf[i] != qk_test_pattern(*read + (size_t)i)) *mismatch = true;
+        *read += (size_t)n;
+        if (fin) return true;
+        if (n == 0) return false;
+    }
+}

@@ -65,4 +65,13 @@ bool qk_pair_client_gone(qk_pair *p, void *ctx);
 /** Drive both endpoints' sends at the current time (after app writes). */
 void qk_pair_flush(qk_pair *p);
 
+/** Write qk_test_pattern bytes [*written, total) to stream sid until the
+ * stream stops taking them (flow control, send buffer); the FIN goes with
+ * the last byte. Advances *written. */
+void qk_pair_write_pattern(qk_conn *c, uint64_t sid, size_t total, size_t *written);
+/** Read everything readable from stream sid, checking each byte against
+ * qk_test_pattern at its offset (*read); sets *mismatch on a wrong byte.
+ * Returns true once the FIN has been read. */
+bool qk_pair_read_pattern(qk_conn *c, uint64_t sid, size_t *read, bool *mismatch);
+
 #endif

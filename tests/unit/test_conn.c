@@ -36,32 +36,12 @@ typedef struct xfer {
 
 static void xfer_write(qk_conn *c, xfer *x)
 {
-    uint8_t buf[16384];
-    while (x->written < x->total) {
-        size_t n = x->total - x->written < sizeof buf ? x->total - x->written : sizeof buf;
-        for (size_t i = 0; i < n; i++) buf[i] = qk_test_pattern(x->written + i);
-        long w = qk_stream_write(c, x->sid, buf, n, x->written + n == x->total);
-        if (w <= 0) break;
-        x->written += (size_t)w;
-    }
+    qk_pair_write_pattern(c, x->sid, x->total, &x->written);
 }
 
 static void xfer_read(qk_conn *c, xfer *x)
 {
-    uint8_t buf[16384];
-    for (;;) {
-        bool fin = false;
-        long n = qk_stream_read(c, x->sid, buf, sizeof buf, &fin);
-        if (n < 0) break;
-        for (long i = 0; i < n; i++)
-            if (buf[i] != qk_test_pattern(x->read + (size_t)i)) x->mismatch = true;
-        x->read += (size_t)n;
-        if (fin) {
-            x->fin_read = true;
-            break;
-        }
-        if (n == 0) break;
-    }
+    if (qk_pair_read_pattern(c, x->sid, &x->read, &x->mismatch)) x->fin_read = true;
 }
 
 static bool xfer_done(qk_pair *p, void *ctx)
