@@ -70,6 +70,9 @@ run_one() { # IMPL
         local np=()
         [ "$impl" = quack-noprot ] && np=(--no-protection)
         [ -n "$mtu" ] && np+=(--max-udp-payload "$mtu")
+        # Emptied here, not by the redirection below: that happens in the child,
+        # and the wait could still read the previous server's "listening on".
+        : >"$tmp/s.out"
         "$q" perf server --listen 127.0.0.1:0 --quiet "${np[@]}" >"$tmp/s.out" 2>"$tmp/s.err" &
         spid=$!
         wait_port "$spid" "$tmp/s.out" '^listening on' || { cat "$tmp/s.err" >&2; return 1; }
