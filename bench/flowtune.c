@@ -173,19 +173,25 @@ int main(int argc, char **argv)
                       : avg;
     int close_err = r->client_closed ? r->client_close.reason_err : 0;
     if (r->server_closed && r->server_close.reason_err) close_err = r->server_close.reason_err;
-    printf("rate_bps=%llu rtt_ms=%.1f bdp_bytes=%.0f avg_bps=%.0f util=%.3f last_half_bps=%.0f "
-           "last_half_util=%.3f read_bytes=%llu peak_buffered=%llu peak_buffered_bdp=%.2f "
-           "conn_window=%llu peak_stream_window=%llu budget_peak=%llu budget_sampled_peak=%llu "
-           "budget_cap=%llu pkts_sent=%llu lost=%llu close_err=%d mismatch=%d done=%d "
-           "wall_s=%.1f\n",
-           (unsigned long long)o.rate_bps, (double)o.rtt_ns / 1e6, bdp, avg,
-           avg / (double)o.rate_bps, last, last / (double)o.rate_bps,
-           (unsigned long long)r->read_bytes, (unsigned long long)rs->peak_rx_buffered_bytes,
-           (double)rs->peak_rx_buffered_bytes / bdp, (unsigned long long)rs->conn_rx_window_bytes,
-           (unsigned long long)rs->peak_stream_rx_window_bytes, (unsigned long long)peak_budget,
-           (unsigned long long)sampled_peak_budget, (unsigned long long)o.q.budget_bytes,
-           (unsigned long long)ss->pkts_sent, (unsigned long long)ss->pkts_lost, close_err,
-           r->mismatch, r->done, secs);
+    printf(
+        "rate_bps=%llu rtt_ms=%.1f bdp_bytes=%.0f avg_bps=%.0f util=%.3f last_half_bps=%.0f "
+        "last_half_util=%.3f read_bytes=%llu peak_buffered=%llu peak_buffered_bdp=%.2f "
+        "conn_window=%llu peak_stream_window=%llu peak_stream_credit=%llu "
+        "peak_stream_credit_bdp=%.2f "
+        "peak_conn_credit=%llu peak_conn_credit_bdp=%.2f budget_peak=%llu budget_sampled_peak=%llu "
+        "budget_cap=%llu pkts_sent=%llu lost=%llu close_err=%d mismatch=%d done=%d "
+        "wall_s=%.1f\n",
+        (unsigned long long)o.rate_bps, (double)o.rtt_ns / 1e6, bdp, avg, avg / (double)o.rate_bps,
+        last, last / (double)o.rate_bps, (unsigned long long)r->read_bytes,
+        (unsigned long long)rs->peak_rx_buffered_bytes, (double)rs->peak_rx_buffered_bytes / bdp,
+        (unsigned long long)rs->conn_rx_window_bytes,
+        (unsigned long long)rs->peak_stream_rx_window_bytes,
+        (unsigned long long)rs->peak_stream_rx_credit_bytes,
+        (double)rs->peak_stream_rx_credit_bytes / bdp, (unsigned long long)rs->peak_rx_credit_bytes,
+        (double)rs->peak_rx_credit_bytes / bdp, (unsigned long long)peak_budget,
+        (unsigned long long)sampled_peak_budget, (unsigned long long)o.q.budget_bytes,
+        (unsigned long long)ss->pkts_sent, (unsigned long long)ss->pkts_lost, close_err,
+        r->mismatch, r->done, secs);
     if (csv) fclose(csv);
     qk_sim_del(sim);
     qk_simq_del(q);

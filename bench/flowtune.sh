@@ -46,7 +46,12 @@ for e in $which; do
     3) # 100 streams under a 64 MiB endpoint budget, 1 Gbit/s, 60 ms.
         run e3-100streams --rate 1gbit --rtt 60ms --streams 100 --size 1000MB --window 64KiB \
             --conn-window 256KiB --budget 64MiB
-        plot "$out/e3.png" "100 streams, 64 MiB budget, 1 Gbit/s, 60 ms" "$out/e3-100streams.csv" "100-streams"
+        # The ceiling: windows that never limit (no tuning, no budget); what
+        # slow start and the handshake alone leave of the link.
+        run e3-unlimited --rate 1gbit --rtt 60ms --streams 100 --size 1000MB --autotune off \
+            --window 16MiB --conn-window 1600MiB
+        plot "$out/e3.png" "100 streams, 64 MiB budget, 1 Gbit/s, 60 ms" \
+            "$out/e3-100streams.csv $out/e3-unlimited.csv" "100-streams unlimited-windows"
         ;;
     4) # A reader draining 10 Mbit/s from a 1 Gbit/s, 60 ms path.
         run e4-slowreader --rate 1gbit --rtt 60ms --duration 20s --read-rate 10mbit --window 64KiB \

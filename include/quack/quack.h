@@ -233,6 +233,8 @@ typedef struct qk_conn_stats {
     uint64_t peak_rx_buffered_bytes;      /**< most bytes received but not yet read */
     uint64_t peak_stream_rx_window_bytes; /**< largest stream receive window so far */
     uint64_t rx_buffered_bytes;           /**< bytes received but not yet read, now */
+    uint64_t peak_rx_credit_bytes;        /**< most connection credit committed (MAX_DATA - read) */
+    uint64_t peak_stream_rx_credit_bytes; /**< most one stream's credit (MAX_STREAM_DATA - read) */
     uint64_t key_updates;                 /**< 1-RTT key updates, both initiators (RFC 9001 §6) */
     uint64_t key_updates_initiated;       /**< of which we initiated */
     uint64_t path_challenges_sent, path_validations; /**< RFC 9000 §8.2 */

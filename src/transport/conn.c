@@ -252,6 +252,7 @@ qk_conn *qk_conn_new_ex(qk_endpoint *ep, const qk_config *cfg, bool is_server, c
                     cfg->autotune, qk_endpoint_budget(ep));
     c->flow_rx.rule = (cfg->autotune_rule & 1) ? QK_FLOW_RULE_EPOCH : QK_FLOW_RULE_RTT2;
     c->flow_rx.plain_doubling = (cfg->autotune_rule & 2) != 0;
+    c->flow_rx.climb_doubling = true; /* flow.h: must not lag slow start */
     qk_flow_tx_init(&c->flow_tx, 0);
     if ((rc = init_streams(c))) goto fail;
     qk_ackfreq_config afc = {.mode = (qk_ackfreq_mode)cfg->ack_frequency,
@@ -939,6 +940,7 @@ void qk_conn_stats_get(const qk_conn *c, qk_conn_stats *o)
     o->pkts_spurious = c->rec.stats.spurious_losses;
     o->congestion_events = c->cc.congestion_events;
     o->conn_rx_window_bytes = c->flow_rx.window_bytes;
+    o->peak_rx_credit_bytes = c->flow_rx.peak_credit_bytes;
     o->pmtu_probes_sent = c->pmtud.probes_sent;
     o->pmtu_probes_lost = c->pmtud.probes_lost;
     o->pmtu_black_holes = c->pmtud.black_holes;

@@ -28,6 +28,7 @@ void qk_flow_rx_init(qk_flow_rx *rx, uint64_t initial_window_bytes, uint64_t max
     rx->max_data_bytes = initial_window_bytes;
     rx->window_bytes = initial_window_bytes;
     rx->initial_window_bytes = initial_window_bytes;
+    rx->peak_credit_bytes = initial_window_bytes;
     rx->max_window_bytes =
         max_window_bytes > initial_window_bytes ? max_window_bytes : initial_window_bytes;
     rx->autotune = autotune;
@@ -114,45 +115,85 @@ static bool grow_to(qk_flow_rx *rx, uint64_t target_bytes)
     return true;
 }
 
-/* Did the credit go fast, by the configured rule? Updates the EPOCH state.
- * *rate_rtt_bytes gets the consumption measured over the judged interval,
- * scaled to one srtt (bytes per srtt). */
-static bool credit_went_fast(qk_flow_rx *rx, qk_time now, qk_time srtt_ns, double *rate_rtt_bytes)
+/* The RTT the window is sized for: the path's base RTT (plus a little for
+ * ACK and processing delay), not a queue-inflated srtt — a window sized by
+ * the full-queue srtt is what keeps that queue full. */
+static qk_time sizing_rtt(const qk_flow_rx *rx, qk_time srtt_ns)
+{
+    if (!rx->min_rtt_ns) return srtt_ns;
+    qk_time slack =
+        rx->min_rtt_ns / 4 < QK_FLOW_RTT_SLACK_NS ? rx->min_rtt_ns / 4 : QK_FLOW_RTT_SLACK_NS;
+    qk_time base = rx->min_rtt_ns + slack;
+    return base < srtt_ns ? base : srtt_ns;
+}
+
+/* Keep the delivery checkpoints at least half a sizing RTT apart. */
+static void checkpoint(qk_flow_rx *rx, qk_time now, qk_time rtt_ns)
+{
+    if (now - rx->cp_ns[1] < rtt_ns / 2) return;
+    rx->prev_rate_rtt_bytes = rx->last_rate_rtt_bytes;
+    rx->cp_ns[0] = rx->cp_ns[1];
+    rx->cp_received_bytes[0] = rx->cp_received_bytes[1];
+    rx->cp_consumed_bytes[0] = rx->cp_consumed_bytes[1];
+    rx->cp_ns[1] = now;
+    rx->cp_received_bytes[1] = rx->received_bytes;
+    rx->cp_consumed_bytes[1] = rx->consumed_bytes;
+}
+
+/* Delivery since the older checkpoint (the smaller of bytes read and new
+ * bytes received: a read burst after a hole is filled is not link rate),
+ * scaled to bytes per sizing RTT. */
+static double delivery_since(const qk_flow_rx *rx, qk_time now, qk_time rtt)
+{
+    qk_time dt = now - rx->cp_ns[0];
+    uint64_t arrived = rx->received_bytes - rx->cp_received_bytes[0];
+    uint64_t used = rx->consumed_bytes - rx->cp_consumed_bytes[0];
+    uint64_t delivered = arrived < used ? arrived : used;
+    return dt ? (double)delivered * (double)rtt / (double)dt : 0;
+}
+
+static double delivery_per_rtt(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
+{
+    qk_time rtt = sizing_rtt(rx, srtt_ns);
+    checkpoint(rx, now, rtt);
+    double rate = delivery_since(rx, now, rtt);
+    rx->last_rate_rtt_bytes = rate;
+    return rate;
+}
+
+/* Did the credit go fast, by the configured rule? Updates the EPOCH state. */
+static bool credit_went_fast(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
 {
     uint64_t w = rx->window_bytes, used;
-    qk_time dt;
-    bool fast;
     if (rx->rule == QK_FLOW_RULE_EPOCH) {
         /* quic-go: only judge once more than half the window was consumed in
          * this epoch; fast if that fraction f took less than 4 * f * srtt. */
         used = rx->consumed_bytes - rx->epoch_start_consumed_bytes;
         if (2 * used <= w) return false;
-        dt = now - rx->epoch_start_ns;
-        fast = (double)dt < 4.0 * (double)used / (double)w * (double)srtt_ns;
+        qk_time dt = now - rx->epoch_start_ns;
+        bool fast = (double)dt < 4.0 * (double)used / (double)w * (double)srtt_ns;
         rx->epoch_start_ns = now;
         rx->epoch_start_consumed_bytes = rx->consumed_bytes;
-    } else {
-        /* quiche / rust-yamux: the previous update's credit (at least half a
-         * window consumed since) was used within 2 srtt. Requiring the bytes
-         * keeps an early or repeated update (a frame that did not fit, a lost
-         * MAX_STREAM_DATA) from counting as fast. */
-        used = rx->consumed_bytes - rx->last_update_consumed_bytes;
-        dt = now - rx->last_update_ns;
-        fast = 2 * used >= w && dt < 2 * srtt_ns;
+        return fast;
     }
-    *rate_rtt_bytes = dt ? (double)used * (double)srtt_ns / (double)dt : (double)UINT64_MAX;
-    /* Reference for "climbing": the recent peak, decaying 10% a measurement,
-     * so one starved interval (a slow reader's) does not look like growth. */
-    double decayed = 0.9 * rx->last_rate_rtt_bytes;
-    rx->last_rate_rtt_bytes = *rate_rtt_bytes > decayed ? *rate_rtt_bytes : decayed;
-    return fast;
+    /* quiche / rust-yamux: the previous update's credit (at least half a
+     * window consumed since) was used within 2 srtt. Requiring the bytes
+     * keeps an early or repeated update (a frame that did not fit, a lost
+     * MAX_STREAM_DATA) from counting as fast. */
+    used = rx->consumed_bytes - rx->last_update_consumed_bytes;
+    return 2 * used >= w && now - rx->last_update_ns < 2 * srtt_ns;
 }
 
 static void autotune(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
 {
     if (!rx->autotune || !rx->updated_once || srtt_ns == 0) return;
-    double rate_rtt = 0, prev_rate = rx->last_rate_rtt_bytes;
-    bool fast = credit_went_fast(rx, now, srtt_ns, &rate_rtt);
+    double prev_rate = rx->prev_rate_rtt_bytes;
+    double rate_rtt = delivery_per_rtt(rx, now, srtt_ns);
+    bool climbing = rate_rtt >= QK_FLOW_CLIMB * prev_rate && prev_rate > 0;
+    double conn_sized = 0;
+    if (rx->parent && rx->parent->updated_once)
+        conn_sized = QK_FLOW_SIZE_RTTS * delivery_since(rx->parent, now, sizing_rtt(rx, srtt_ns));
+    bool fast = credit_went_fast(rx, now, srtt_ns);
     /* A reader that leaves more than a quarter window unread is the limit,
      * not the window: no growth (the backpressure the yamux seed describes). */
     bool kept_up = 4 * (rx->received_bytes - rx->consumed_bytes) <= rx->window_bytes;
@@ -162,15 +203,24 @@ static void autotune(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
     rx->period_reader_kept_up = false;
     uint64_t w = rx->window_bytes;
     uint64_t target = w > UINT64_MAX / 2 ? UINT64_MAX : 2 * w;
-    /* Sizing (quack): while the consumption rate is still climbing (> 1.15x
-     * the recent peak: slow start, where the measured rate lags the
-     * congestion window, which only grows while it is the limit, RFC 9002
-     * §7.8) double. At a steady rate grow to at most QK_FLOW_SIZE_RTTS x the
-     * consumption per srtt: limited by the link or a slow reader the window
-     * stops near 2.5 x rate x srtt instead of the 4-8x of plain doubling. */
+    /* Sizing (quack): grow to at most QK_FLOW_SIZE_RTTS x the delivery per
+     * base RTT. While the window limits, about 3/4 of it is delivered per
+     * RTT, so it still grows ~1.5x per update (one per ~2/3 RTT); once the
+     * link (or a slow reader) is the limit, it stops near 2 x rate x base
+     * RTT, where plain doubling overshoots to 4-8x. */
     double sized = QK_FLOW_SIZE_RTTS * rate_rtt;
-    bool climbing = rate_rtt > 1.15 * prev_rate;
-    if (!rx->plain_doubling && !climbing && sized < (double)target) target = (uint64_t)sized;
+    /* Climbing (slow start: the congestion window is about 2x the delivery
+     * of the last RTT and doubles again in the next): up to 2x sized. */
+    if (rx->climb_doubling && climbing) sized *= 2;
+    if (!rx->plain_doubling && sized < (double)target) target = (uint64_t)sized;
+    /* A stream that carries at least half its connection's delivery is
+     * sized by the connection's in one step (past the doubling): the last
+     * streams of a transfer must carry the link alone before they end (a
+     * 10 MB stream ends before doubling from 64 KiB covers a 7.5 MB BDP).
+     * The connection window bounds the total; the budget the memory. */
+    bool dominant = 2 * QK_FLOW_SIZE_RTTS * rate_rtt >= conn_sized;
+    if (!rx->plain_doubling && dominant && conn_sized > (double)target)
+        target = (uint64_t)conn_sized;
     grow_to(rx, target);
 }
 
@@ -179,10 +229,15 @@ uint64_t qk_flow_rx_update(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
     if (!rx->updated_once) {
         rx->epoch_start_ns = rx->period_start_ns = now;
         rx->epoch_start_consumed_bytes = rx->period_start_consumed_bytes = rx->consumed_bytes;
+        rx->cp_ns[0] = rx->cp_ns[1] = now;
+        rx->cp_received_bytes[0] = rx->cp_received_bytes[1] = rx->received_bytes;
+        rx->cp_consumed_bytes[0] = rx->cp_consumed_bytes[1] = rx->consumed_bytes;
     }
     autotune(rx, now, srtt_ns);
     uint64_t limit = rx->consumed_bytes + rx->window_bytes;
     if (limit > rx->max_data_bytes) rx->max_data_bytes = limit; /* RFC 9000 §4.1: never shrink */
+    if (rx->max_data_bytes - rx->consumed_bytes > rx->peak_credit_bytes)
+        rx->peak_credit_bytes = rx->max_data_bytes - rx->consumed_bytes;
     rx->last_update_ns = now;
     rx->last_update_consumed_bytes = rx->consumed_bytes;
     rx->updated_once = true;
@@ -196,6 +251,7 @@ bool qk_flow_rx_tick(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
         settle_budget(rx);
         return false;
     }
+    if (rx->autotune) checkpoint(rx, now, sizing_rtt(rx, srtt_ns));
     if (4 * (rx->received_bytes - rx->consumed_bytes) <= rx->window_bytes)
         rx->period_reader_kept_up = true;
     bool shrank = false;

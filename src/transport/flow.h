@@ -40,8 +40,32 @@ typedef enum qk_flow_rule {
     QK_FLOW_RULE_EPOCH = 1,
 } qk_flow_rule;
 
-/** Growth target: this many srtt of the measured consumption rate (at most 2x). */
-#define QK_FLOW_SIZE_RTTS 2.5
+/**
+ * Growth target: this many times the measured delivery rate x the sizing RTT
+ * (at most 2x per step). Updates go out when half the window is left, so a
+ * window of 2 x rate x RTT keeps at least rate x RTT of credit at the sender:
+ * the pipe, and no more (a larger window only lets the sender fill the
+ * bottleneck queue, the memory the issue bounds to 2.5 BDP). 2.25 gave the
+ * same steady goodput with 12% more credit (docs/experiments/flow-control.md).
+ */
+#define QK_FLOW_SIZE_RTTS 2.0
+
+/**
+ * Sizing RTT = min(srtt, min_rtt + min(this, min_rtt / 4)): the path's base
+ * RTT plus a little for ACK/processing delay, not the srtt inflated by a
+ * queue the sender filled (a window sized by that srtt keeps the queue
+ * full: 4-5 x base BDP). The slack is at most a quarter of min_rtt so that a
+ * 1 ms path is not sized for 2 ms.
+ */
+#define QK_FLOW_RTT_SLACK_NS (1 * QK_NS_PER_MS)
+
+/**
+ * Delivery growth that counts as still climbing (slow start doubles per RTT):
+ * the delivery now vs the one measured before the previous checkpoint shift
+ * (about 1-2 sizing RTT earlier). With rx->climb_doubling the target is then
+ * 2 x the sized one (still at most 2 x the window).
+ */
+#define QK_FLOW_CLIMB 1.25
 
 /** RTTs without a window-limited update after which an unused window halves. */
 #define QK_FLOW_DECAY_RTTS 8
@@ -53,12 +77,22 @@ typedef struct qk_flow_rx {
     uint64_t consumed_bytes; /**< bytes delivered to the application */
     uint64_t window_bytes;   /**< current window: next limit = consumed + window */
     uint64_t initial_window_bytes;
-    uint64_t max_window_bytes;           /**< auto-tuning cap */
-    bool autotune;                       /**< double the window when credit goes fast */
-    qk_flow_rule rule;                   /**< which growth trigger (default RTT2) */
-    bool plain_doubling;                 /**< double on every trigger, no rate sizing */
-    double last_rate_rtt_bytes;          /**< recent peak consumption per srtt (decaying) */
-    qk_time last_update_ns;              /**< when the last limit increase was issued */
+    uint64_t max_window_bytes;  /**< auto-tuning cap */
+    bool autotune;              /**< double the window when credit goes fast */
+    qk_flow_rule rule;          /**< which growth trigger (default RTT2) */
+    bool plain_doubling;        /**< double on every trigger, no rate sizing */
+    double last_rate_rtt_bytes; /**< last delivery measured, bytes per sizing RTT */
+    qk_time min_rtt_ns;         /**< path's minimum RTT for sizing (caller sets; 0 = srtt only) */
+    double prev_rate_rtt_bytes; /**< delivery measured at the previous checkpoint */
+    bool climb_doubling;        /**< double while delivery climbs >= QK_FLOW_CLIMB x a checkpoint */
+    const struct qk_flow_rx *parent; /**< connection of a stream: size by its delivery too */
+    /* Delivery-rate checkpoints, at least half a sizing RTT apart: the rate
+     * is measured over the last 0.5-1.5 RTT, not over one update interval
+     * (which is a burst, or a gap, while the window is the limit). */
+    qk_time cp_ns[2];
+    uint64_t cp_received_bytes[2], cp_consumed_bytes[2];
+    uint64_t peak_credit_bytes; /**< most credit outstanding: max_data - consumed (stats) */
+    qk_time last_update_ns;     /**< when the last limit increase was issued */
     uint64_t last_update_consumed_bytes; /**< consumed_bytes at that update */
     bool updated_once;                   /**< last_update_ns is meaningful */
     qk_time epoch_start_ns;              /**< EPOCH rule: epoch start time */
@@ -117,9 +151,16 @@ bool qk_flow_rx_should_update(const qk_flow_rx *rx);
  * first auto-tunes, then advertises consumed + window. Growth: when the rule
  * (rx->rule) says the previous credit went fast AND the reader kept up (at
  * most a quarter window unread: a slow reader, not the window, is the limit
- * otherwise), the window doubles while the consumption rate is climbing,
- * else grows to min(2 x window, QK_FLOW_SIZE_RTTS x the consumption
- * measured per srtt) — always doubles with rx->plain_doubling — up to the
+ * otherwise), the window grows to min(2 x window, QK_FLOW_SIZE_RTTS x the
+ * delivery rate over the last 0.5-1.5 sizing RTT x the sizing RTT) — the
+ * delivery is the smaller of the bytes read and the new bytes received (a
+ * read burst after a hole is filled is not link rate); the sizing RTT is
+ * min(srtt, min_rtt + min(QK_FLOW_RTT_SLACK_NS, min_rtt / 4)). A stream (rx->parent
+ * set) that carries at least half its connection's delivery grows at once
+ * to QK_FLOW_SIZE_RTTS x the connection's delivery (a stream left alone
+ * must carry the link before it ends). rx->plain_doubling always doubles;
+ * rx->climb_doubling allows 2 x the sized target while the delivery still
+ * climbs (the * connection window: it must not lag the congestion window's slow start). Up to the
  * cap and as the budget allows. The limit never decreases (RFC 9000 §4.1). Also runs
  * qk_flow_rx_tick. Returns the new limit.
  */

@@ -292,9 +292,11 @@ static void test_caps_and_budget_invariants(void **state)
     assert_int_equal(b.used_bytes, 0);
 }
 
-/* Sizing: on a trigger the window grows to min(2w, 2.5 x consumption per
- * srtt). Window-limited (credit used in about one srtt) that is doubling; a
- * window already 4x the rate is left alone even though the trigger fires. */
+/* Sizing: on a trigger the window grows to min(2w, 2 x delivery per sizing
+ * RTT), the delivery measured since a checkpoint 0.5-1.5 sizing RTT old, as
+ * the smaller of bytes received and bytes read; the sizing RTT is
+ * min(srtt, min_rtt + min(1 ms, min_rtt / 4)). Arithmetic below with srtt =
+ * 10 ms (checkpoints >= 5 ms apart, 2.5 ms once the sizing RTT is 5 ms). */
 static void test_sizing(void **state)
 {
     (void)state;
@@ -302,26 +304,124 @@ static void test_sizing(void **state)
     qk_flow_rx rx;
     qk_flow_rx_init(&rx, 1000, 1u << 20, true, NULL);
     qk_flow_rx_update(&rx, 0, srtt);
-    /* 1000 read in 10 ms = 1000 per srtt: target min(2000, 2500) = 2000. */
+    /* 1000 delivered in 10 ms = 1000 per srtt: target min(2000, 2000). */
     assert_int_equal(qk_flow_rx_on_data(&rx, 1000, NULL), 0);
     assert_int_equal(qk_flow_rx_on_consumed(&rx, 1000), 0);
     assert_int_equal(qk_flow_rx_update(&rx, 10 * MS, srtt), 1000 + 2000);
-    /* 1000 read in 10 ms again: min(4000, 2500) = 2500. */
-    assert_int_equal(qk_flow_rx_on_data(&rx, 2000, NULL), 0);
-    assert_int_equal(qk_flow_rx_on_consumed(&rx, 1000), 0);
-    assert_int_equal(qk_flow_rx_update(&rx, 20 * MS, srtt), 2000 + 2500);
-    assert_int_equal(rx.window_bytes, 2500);
-    /* 1250 (half) in 19 ms: fast by the trigger, but 2.5 x 1250 x 10 / 19 =
-     * 1644 < 2500: no growth. */
-    assert_int_equal(qk_flow_rx_on_data(&rx, 3250, NULL), 0);
-    assert_int_equal(qk_flow_rx_on_consumed(&rx, 1250), 0);
-    assert_int_equal(qk_flow_rx_update(&rx, 39 * MS, srtt), 3250 + 2500);
-    assert_int_equal(rx.window_bytes, 2500);
-    /* 2500 in 5 ms (5000 per srtt): doubling caps the 12500 target: 5000. */
-    assert_int_equal(qk_flow_rx_on_data(&rx, 5750, NULL), 0);
-    assert_int_equal(qk_flow_rx_on_consumed(&rx, 2500), 0);
-    assert_int_equal(qk_flow_rx_update(&rx, 44 * MS, srtt), 5750 + 5000);
+    /* 1200 in 10 ms: min(4000, 2400) = 2400, not a doubling. */
+    assert_int_equal(qk_flow_rx_on_data(&rx, 2200, NULL), 0);
+    assert_int_equal(qk_flow_rx_on_consumed(&rx, 1200), 0);
+    assert_int_equal(qk_flow_rx_update(&rx, 20 * MS, srtt), 2200 + 2400);
+    assert_int_equal(rx.window_bytes, 2400);
+    /* A queue inflated srtt: min_rtt 4 ms, so the sizing RTT is 5 ms, not
+     * 10. 1500 in 10 ms (the trigger fires: half the window within 2 srtt)
+     * is 750 per 5 ms: 2 x 750 = 1500 < 2400, no growth. Sized by srtt it
+     * would have been 3000 (growth). */
+    rx.min_rtt_ns = 4 * MS;
+    assert_int_equal(qk_flow_rx_on_data(&rx, 3700, NULL), 0);
+    assert_int_equal(qk_flow_rx_on_consumed(&rx, 1500), 0);
+    assert_int_equal(qk_flow_rx_update(&rx, 30 * MS, srtt), 3700 + 2400);
+    assert_int_equal(rx.window_bytes, 2400);
+    /* A read burst after a hole is filled is not delivery: 2400 arrive by
+     * 36 ms (checkpoint at the tick), unread; at 40 ms all are read at once.
+     * Since the 36 ms checkpoint 2400 were read but 0 arrived: no growth
+     * (reads alone would say 2400 per 4 ms: 4800, a doubling). */
+    assert_int_equal(qk_flow_rx_on_data(&rx, 6100, NULL), 0);
+    qk_flow_rx_tick(&rx, 36 * MS, srtt);
+    assert_int_equal(qk_flow_rx_on_consumed(&rx, 2400), 0);
+    assert_int_equal(qk_flow_rx_update(&rx, 40 * MS, srtt), 6100 + 2400);
+    assert_int_equal(rx.window_bytes, 2400);
+    /* 2400 delivered in 4 ms = 3000 per sizing RTT: sized 6000, doubling
+     * caps it: 4800. */
+    assert_int_equal(qk_flow_rx_on_data(&rx, 8500, NULL), 0);
+    assert_int_equal(qk_flow_rx_on_consumed(&rx, 2400), 0);
+    assert_int_equal(qk_flow_rx_update(&rx, 44 * MS, srtt), 8500 + 4800);
     assert_int_equal(rx.grows, 3);
+    /* The credit committed peaked right after that update: the window. */
+    assert_int_equal(rx.peak_credit_bytes, 4800);
+    /* A 1 ms path: the slack is min_rtt / 4, the sizing RTT 1.25 ms (not
+     * 2 ms). 1000 in 2 ms = 625 per 1.25 ms: min(2000, 1250) = 1250. */
+    qk_flow_rx sh;
+    qk_flow_rx_init(&sh, 1000, 1u << 20, true, NULL);
+    sh.min_rtt_ns = 1 * MS;
+    qk_flow_rx_update(&sh, 0, srtt);
+    assert_int_equal(qk_flow_rx_on_data(&sh, 1000, NULL), 0);
+    assert_int_equal(qk_flow_rx_on_consumed(&sh, 1000), 0);
+    assert_int_equal(qk_flow_rx_update(&sh, 2 * MS, srtt), 1000 + 1250);
+}
+
+/* Feed rx: n more bytes arrive and are read, then an update at t. */
+static uint64_t deliver_update(qk_flow_rx *rx, uint64_t n, qk_time t, qk_time srtt)
+{
+    assert_int_equal(qk_flow_rx_on_data(rx, rx->received_bytes + n, NULL), 0);
+    assert_int_equal(qk_flow_rx_on_consumed(rx, n), 0);
+    return qk_flow_rx_update(rx, t, srtt);
+}
+
+/* climb_doubling (the connection window): while the delivery still climbs
+ * (>= 1.25x the one measured before the previous checkpoint) the target is
+ * 2 x the sized one (2 x 2 x delivery per RTT); otherwise the plain sizing.
+ * Same pattern into both controllers. */
+static void test_climb_doubling(void **state)
+{
+    (void)state;
+    const qk_time srtt = 10 * MS;
+    qk_flow_rx climb, plain;
+    qk_flow_rx_init(&climb, 1000, 1u << 20, true, NULL);
+    qk_flow_rx_init(&plain, 1000, 1u << 20, true, NULL);
+    climb.climb_doubling = true;
+    qk_flow_rx *both[2] = {&climb, &plain};
+    for (int i = 0; i < 2; i++) {
+        qk_flow_rx *rx = both[i];
+        qk_flow_rx_update(rx, 0, srtt);
+        /* 1000 per 10 ms: min(2000, 2000); nothing earlier to compare with. */
+        assert_int_equal(deliver_update(rx, 1000, 10 * MS, srtt), 1000 + 2000);
+        /* 2000 per 10 ms, compared with 0 (no rate yet): min(4000, 4000). */
+        assert_int_equal(deliver_update(rx, 2000, 20 * MS, srtt), 3000 + 4000);
+    }
+    /* 2000 per 10 ms again, but 2x the 1000 measured two checkpoints ago:
+     * climbing. Sized 4000, doubled 8000 (= 2 x window). Plain: 4000, the
+     * window it has. */
+    assert_int_equal(deliver_update(&climb, 2000, 30 * MS, srtt), 5000 + 8000);
+    assert_int_equal(deliver_update(&plain, 2000, 30 * MS, srtt), 5000 + 4000);
+    assert_int_equal(plain.window_bytes, 4000);
+}
+
+/* A stream that carries at least half its connection's delivery grows at
+ * once to 2 x the connection's delivery per RTT (past the doubling); a
+ * minor stream keeps its own sizing. srtt 10 ms, no min_rtt: sizing RTT
+ * 10 ms, checkpoints >= 5 ms apart. */
+static void test_stream_sized_by_connection(void **state)
+{
+    (void)state;
+    const qk_time srtt = 10 * MS;
+    qk_flow_rx conn, s, minor;
+    qk_flow_rx_init(&conn, 1000000, 1u << 24, true, NULL);
+    qk_flow_rx_init(&s, 1000, 1u << 20, true, NULL);
+    qk_flow_rx_init(&minor, 1000, 1u << 20, true, NULL);
+    s.parent = minor.parent = &conn;
+    qk_flow_rx_update(&conn, 0, srtt);
+    qk_flow_rx_update(&s, 0, srtt);
+    qk_flow_rx_update(&minor, 0, srtt);
+    assert_int_equal(deliver_update(&s, 1000, 10 * MS, srtt), 1000 + 2000);
+    assert_int_equal(deliver_update(&minor, 1000, 10 * MS, srtt), 1000 + 2000);
+    /* By 20 ms the connection delivered 3000 (checkpoint at 0): 1500 per
+     * srtt, connection size 2 x 1500 = 3000. Each stream delivered 1000 in
+     * the last 10 ms: own size min(4000, 2000) = 2000, the window it has.
+     * 1000 >= 1500 / 2: dominant, 3000. */
+    assert_int_equal(qk_flow_rx_add(&conn, 3000), 0);
+    assert_int_equal(qk_flow_rx_on_consumed(&conn, 3000), 0);
+    assert_int_equal(deliver_update(&s, 1000, 20 * MS, srtt), 2000 + 3000);
+    /* The connection then delivers 57000 more (60000 in 20 ms: 30000 per
+     * srtt): the minor stream's 1000 per srtt is not half of it, it keeps
+     * its own 2000 although 2 x 30000 would allow far more. */
+    assert_int_equal(qk_flow_rx_add(&conn, 57000), 0);
+    assert_int_equal(qk_flow_rx_on_consumed(&conn, 57000), 0);
+    assert_int_equal(deliver_update(&minor, 1000, 20 * MS, srtt), 2000 + 2000);
+    /* The dominant stream, 3000 in 10 ms (3000 per srtt) while the
+     * connection did 60000 in 30 ms (20000 per srtt): 3000 < 20000 / 2, no
+     * longer dominant: own size min(6000, 6000) = 6000. */
+    assert_int_equal(deliver_update(&s, 3000, 30 * MS, srtt), 5000 + 6000);
 }
 
 /* An idle stream: its window halves every QK_FLOW_DECAY_RTTS srtt back to the
@@ -452,6 +552,8 @@ int main(void)
         cmocka_unit_test(test_epoch_rule_exact),
         cmocka_unit_test(test_slow_reader_caps_window),
         cmocka_unit_test(test_sizing),
+        cmocka_unit_test(test_climb_doubling),
+        cmocka_unit_test(test_stream_sized_by_connection),
         cmocka_unit_test(test_caps_and_budget_invariants),
         cmocka_unit_test(test_idle_returns_budget),
         cmocka_unit_test(test_raise_through_budget),
