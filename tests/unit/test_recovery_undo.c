@@ -97,6 +97,54 @@ static void test_no_undo_when_some_real(void **state)
     qk_recovery_free(&f.rec);
 }
 
+/* The undo must not swallow a real loss of the same flight. 10..12 are
+ * reordered (declared lost, then acked late: the response is undone), but
+ * 22 of the same flight is really lost and found after the undo. Before the
+ * fix the undone response's recovery period (RFC 9002 §7.3.2) still covered
+ * 22's send time, so its loss was ignored and the window stayed at the
+ * pre-loss value: with 5% reordering every overflow could be masked that way
+ * and the window ran away. An undone response never happened: the real loss
+ * starts a response of its own. */
+static void real_loss_after_undo(qk_cc_algo algo)
+{
+    fx f;
+    setup(&f, algo);
+    send_n(&f, 0, 9, 0);
+    ack(&f, 0, 9, 50 * MS, false, 0); /* RTT sample, slow start: cwnd 12000 -> 24000 */
+    uint64_t before = f.cc.cwnd_bytes;
+    assert_int_equal(before, 2 * qk_cc_initial_window(1200));
+    send_n(&f, 10, 40, 60 * MS);
+    ack(&f, 13, 19, 110 * MS, false, 0); /* 10..12 declared lost (packet threshold 3) */
+    assert_int_equal(f.rec.stats.packets_lost, 3);
+    assert_true(f.cc.cwnd_bytes < before);
+    ack(&f, 10, 12, 111 * MS, false, 0); /* ...and acked late: spurious, undone */
+    assert_int_equal(f.rec.stats.undos, 1);
+    assert_int_equal(f.cc.cwnd_bytes, before);
+    qk_ack_range r[2] = {{23, 40}, {10, 21}}; /* 22 never arrives */
+    qk_ack_received a = {.ranges = r, .n_ranges = 2};
+    assert_true(qk_recovery_on_ack_received(&f.rec, QK_PN_SPACE_APP, &a, 112 * MS) >= 0);
+    assert_int_equal(f.rec.stats.packets_lost, 4);
+    /* One response in effect: the real loss cut the restored window (beta
+     * 0.5 or 0.7 of at most 24000 bytes, never below the minimum window). */
+    assert_int_equal(f.cc.congestion_events, 1);
+    assert_true(f.cc.cwnd_bytes <= before * 7 / 10);
+    assert_true(f.cc.ssthresh_bytes <= before * 7 / 10);
+    assert_true(f.cc.cwnd_bytes >= qk_cc_min_window(&f.cc));
+    qk_recovery_free(&f.rec);
+}
+
+static void test_real_loss_after_undo_newreno(void **state)
+{
+    (void)state;
+    real_loss_after_undo(QK_CC_NEWRENO);
+}
+
+static void test_real_loss_after_undo_cubic(void **state)
+{
+    (void)state;
+    real_loss_after_undo(QK_CC_CUBIC);
+}
+
 /* After learning threshold 10, a 5-packet reordering gap is not a loss. */
 static void test_learnt_threshold(void **state)
 {
@@ -138,9 +186,13 @@ static void test_ecn_never_undone(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_undo_newreno),           cmocka_unit_test(test_undo_cubic),
-        cmocka_unit_test(test_no_undo_when_some_real), cmocka_unit_test(test_learnt_threshold),
+        cmocka_unit_test(test_undo_newreno),
+        cmocka_unit_test(test_undo_cubic),
+        cmocka_unit_test(test_no_undo_when_some_real),
+        cmocka_unit_test(test_learnt_threshold),
         cmocka_unit_test(test_ecn_never_undone),
+        cmocka_unit_test(test_real_loss_after_undo_newreno),
+        cmocka_unit_test(test_real_loss_after_undo_cubic),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

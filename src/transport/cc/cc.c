@@ -85,6 +85,13 @@ bool qk_cc_in_recovery_period(const qk_cc *cc, qk_time sent_time)
     return cc->congestion_events > 0 && sent_time <= cc->recovery_start_time;
 }
 
+void qk_cc_undo_recovery(qk_cc *cc, qk_time prev_recovery_start_time)
+{
+    cc->recovery_start_time = prev_recovery_start_time;
+    cc->in_recovery = false;
+    if (cc->congestion_events) cc->congestion_events--;
+}
+
 void qk_cc_update_state(qk_cc *cc, bool app_limited)
 {
     if (cc->in_recovery)

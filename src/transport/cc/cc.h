@@ -97,6 +97,7 @@ struct qk_cc {
             uint64_t bytes_acked; /* congestion avoidance accumulator */
             bool undo_valid;      /* state before the last reduction (spurious-loss undo) */
             uint64_t undo_cwnd_bytes, undo_ssthresh_bytes;
+            qk_time undo_recovery_start_time; /* recovery period before it */
         } reno;
         struct qk_cc_cubic_state {
             double w_max_bytes;  /* RFC 9438 W_max */
@@ -132,6 +133,7 @@ struct qk_cc {
                 double w_est_bytes;
                 double cwnd_prior_bytes;
                 double cwnd_epoch_bytes;
+                qk_time recovery_start_time; /* the recovery period before it */
             } undo;
         } cubic;
         struct qk_cc_dctcp_state {
@@ -166,6 +168,16 @@ static inline bool qk_cc_in_slow_start(const qk_cc *cc)
 {
     return cc->cwnd_bytes < cc->ssthresh_bytes;
 }
+
+/**
+ * Undo the bookkeeping of a congestion response that proved spurious: the
+ * recovery period goes back to the one before it (prev_recovery_start_time)
+ * and the response no longer counts in congestion_events. An undone response
+ * never happened, so a real loss of a packet sent before it (found after the
+ * undo) starts a response of its own instead of being absorbed by a recovery
+ * period whose reduction was reverted (RFC 9002 §7.3.2, RFC 9438 §4.9).
+ */
+void qk_cc_undo_recovery(qk_cc *cc, qk_time prev_recovery_start_time);
 
 /** Report a spurious loss if the algorithm supports undo (RFC 9438 §4.9). */
 static inline void qk_cc_spurious_loss(qk_cc *cc, qk_time now)

@@ -209,6 +209,7 @@ static void cubic_on_congestion_event(qk_cc *cc, qk_time sent_time, bool is_ecn,
     c->undo.w_est_bytes = c->w_est_bytes;
     c->undo.cwnd_prior_bytes = c->cwnd_prior_bytes;
     c->undo.cwnd_epoch_bytes = c->cwnd_epoch_bytes;
+    c->undo.recovery_start_time = cc->recovery_start_time;
 
     cc->recovery_start_time = now;
     cc->in_recovery = true;
@@ -272,7 +273,7 @@ static void cubic_on_spurious_loss(qk_cc *cc, qk_time now)
     c->cwnd_prior_bytes = c->undo.cwnd_prior_bytes;
     c->cwnd_epoch_bytes = c->undo.cwnd_epoch_bytes;
     c->undo.valid = false;
-    cc->in_recovery = false;
+    qk_cc_undo_recovery(cc, c->undo.recovery_start_time);
     qk_cc_update_state(cc, false);
 }
 

@@ -96,6 +96,7 @@ static void newreno_on_congestion_event(qk_cc *cc, qk_time sent_time, bool is_ec
         cc->u.reno.undo_valid = !is_ecn;
         cc->u.reno.undo_cwnd_bytes = cc->cwnd_bytes;
         cc->u.reno.undo_ssthresh_bytes = cc->ssthresh_bytes;
+        cc->u.reno.undo_recovery_start_time = cc->recovery_start_time;
     }
     qk_newreno_loss(cc, sent_time, is_ecn, now, &cc->u.reno.bytes_acked);
 }
@@ -110,7 +111,7 @@ static void newreno_on_spurious_loss(qk_cc *cc, qk_time now)
     cc->u.reno.undo_valid = false;
     if (cc->u.reno.undo_cwnd_bytes > cc->cwnd_bytes) cc->cwnd_bytes = cc->u.reno.undo_cwnd_bytes;
     cc->ssthresh_bytes = cc->u.reno.undo_ssthresh_bytes;
-    cc->in_recovery = false;
+    qk_cc_undo_recovery(cc, cc->u.reno.undo_recovery_start_time);
     qk_cc_update_state(cc, false);
 }
 
