@@ -111,7 +111,8 @@ static bool req_pump(srv *s, sreq *r)
     while (r->hdr_got == 8 && r->recv_fin && !r->send_fin) {
         uint64_t left = r->send_total - r->sent;
         size_t n = left < QK_PERF_CHUNK_BYTES ? (size_t)left : QK_PERF_CHUNK_BYTES;
-        long w = qk_stream_write(r->c, r->sid, perf_pattern(r->sent), n, n == left);
+        /* The pattern is static: packets are sealed straight from it. */
+        long w = qk_stream_write_ref(r->c, r->sid, perf_pattern(r->sent), n, n == left);
         if (w < 0) {
             r->send_fin = true; /* the stream is gone (reset/stopped/closed) */
             if (w == QK_ERR_CLOSED) break;

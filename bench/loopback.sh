@@ -70,6 +70,9 @@ run_one() { # IMPL
         local np=()
         [ "$impl" = quack-noprot ] && np=(--no-protection)
         [ -n "$mtu" ] && np+=(--max-udp-payload "$mtu")
+        # Emptied here, not by the redirection below: that happens in the child,
+        # and the wait could still read the previous server's "listening on".
+        : >"$tmp/s.out"
         "$q" perf server --listen 127.0.0.1:0 --quiet "${np[@]}" >"$tmp/s.out" 2>"$tmp/s.err" &
         spid=$!
         wait_port "$spid" "$tmp/s.out" '^listening on' || { cat "$tmp/s.err" >&2; return 1; }
@@ -112,6 +115,9 @@ impls=(quack ngtcp2)
 [ "$noprot" = 1 ] && impls=(quack ngtcp2 quack-noprot)
 echo "loopback download of $bytes bytes, $runs runs each, alternating (${impls[*]})${mtu:+, quack max UDP payload $mtu}"
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "commit: $(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$(dirname "$0")" diff --quiet HEAD 2>/dev/null || echo ' (modified)')"
+udp_rcvbuf_errors() { awk '/^Udp:/ {n++; if (n == 1) for (i = 1; i <= NF; i++) if ($i == "RcvbufErrors") c = i; if (n == 2) print $c}' /proc/net/snmp; }
+rcverr0=$(udp_rcvbuf_errors)
 for i in $(seq "$runs"); do
     for impl in "${impls[@]}"; do
         r=$(run_one "$impl")
@@ -139,6 +145,7 @@ done
 echo
 awk -v a="${med_gbps[quack]}" -v b="${med_gbps[ngtcp2]}" -v c="${med_cpu[quack]}" -v d="${med_cpu[ngtcp2]}" \
     'BEGIN {printf "ratio quack/ngtcp2: goodput %.2fx, CPU per GiB %.2fx\n", a / b, c / d}'
+echo "load at the end $(cut -d' ' -f1-3 /proc/loadavg); UDP receive-buffer drops during the runs (all processes): $(($(udp_rcvbuf_errors) - rcverr0))"
 if [ "$noprot" = 1 ]; then
     awk -v a="${med_cpu[quack]}" -v b="${med_cpu[quack-noprot]}" \
         'BEGIN {printf "crypto share of quack CPU (1 - noprot/protected): %.0f%%\n", (1 - b / a) * 100}'

@@ -320,10 +320,46 @@ int qk_stream_open(qk_conn *c, bool bidi, uint64_t *stream_id);
 long qk_stream_write(qk_conn *c, uint64_t stream_id, const uint8_t *data, size_t len, bool fin);
 
 /**
+ * qk_stream_write without the copy: the stream keeps a pointer to data and
+ * packets are sealed straight from it. The bytes must stay valid and
+ * unchanged until the connection is freed: retransmissions read them until
+ * every byte is acknowledged, which the API does not report (the stream
+ * drops its pointers once all are acknowledged or it is reset, but only
+ * the connection's end bounds that). Suits data the application holds anyway
+ * (a static buffer, an mmap()ed file). Writes of memory contiguous with the
+ * previous one share one record; past QK_SENDBUF_MAX_REFS (256) records
+ * per stream the bytes are copied. Returns as qk_stream_write:
+ * bytes accepted, QK_ERR_NOT_FOUND, QK_ERR_STATE, QK_ERR_CLOSED, or
+ * QK_ERR_NOMEM.
+ */
+long qk_stream_write_ref(qk_conn *c, uint64_t stream_id, const uint8_t *data, size_t len, bool fin);
+
+/**
  * Read up to cap bytes. Returns bytes read (0 with *fin true at the end),
  * QK_ERR_AGAIN when nothing is readable yet, QK_ERR_NOT_FOUND, QK_ERR_STATE.
  */
 long qk_stream_read(qk_conn *c, uint64_t stream_id, uint8_t *buf, size_t cap, bool *fin);
+
+/**
+ * Zero-copy read, part 1: *data points at the next bytes of the stream held
+ * by the connection and the return value is how many follow contiguously
+ * (a piece of the receive buffer, at most 4096 bytes; call again after
+ * qk_stream_consume for the next). The view stays valid until the next call
+ * into this connection. When nothing is readable it returns what
+ * qk_stream_read would for an empty buffer: 0 with *fin = true at the end
+ * of the stream (the stream is then done), QK_ERR_AGAIN, QK_ERR_CLOSED
+ * (peer reset), QK_ERR_STATE; also QK_ERR_NOT_FOUND.
+ */
+long qk_stream_peek(qk_conn *c, uint64_t stream_id, const uint8_t **data, bool *fin);
+
+/**
+ * Zero-copy read, part 2: the application is done with the first n bytes
+ * shown by qk_stream_peek (flow-control credit follows, as after
+ * qk_stream_read). Returns n, with *fin = true when that was the end of the
+ * stream (the stream is then done), or QK_ERR_INVALID_ARG (n more than is
+ * readable), QK_ERR_NOT_FOUND.
+ */
+long qk_stream_consume(qk_conn *c, uint64_t stream_id, size_t n, bool *fin);
 
 /** Abruptly end our sending side (RESET_STREAM). Returns 0, QK_ERR_NOT_FOUND, QK_ERR_STATE. */
 int qk_stream_reset(qk_conn *c, uint64_t stream_id, uint64_t app_error);

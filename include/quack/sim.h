@@ -85,6 +85,11 @@ typedef struct qk_sim_link_cfg {
     double dup_p;       /**< probability a packet is duplicated */
     double corrupt_p;   /**< probability one random byte is flipped (xor 0xff) */
     uint32_t mtu_bytes; /**< datagrams larger than this are dropped; 0 = no limit */
+    /** Bytes charged per packet on top of the UDP payload when serializing and
+     * when converting the backlog to time (limit_ns, step_k_ns): the IP and
+     * UDP headers a real link carries, 28 for IPv4, 48 for IPv6 (plus any
+     * link framing). 0 = the payload only. Byte queue limits count payload. */
+    uint32_t overhead_bytes;
 
     qk_time suspend_start_ns;  /**< first suspension begins here */
     qk_time suspend_period_ns; /**< one suspension every period */

@@ -221,7 +221,8 @@ static void drop(qk_link *l, qk_pkt *p, qk_sim_drop why)
 static void start_service(qk_link *l, qk_pkt *p, qk_time t)
 {
     qk_time start = unsuspend(&l->cfg, t > l->tx_free_ns ? t : l->tx_free_ns);
-    p->tx_end_ns = start + qk_link_tx_ns(p->len, rate_at(&l->cfg, start));
+    p->tx_end_ns =
+        start + qk_link_tx_ns((uint64_t)p->len + l->cfg.overhead_bytes, rate_at(&l->cfg, start));
     l->tx_free_ns = p->tx_end_ns;
     l->in_service = p;
     qk_time sojourn = start - p->arrive_ns;
@@ -318,8 +319,10 @@ static int lost(qk_link *l, uint64_t idx)
     return lose;
 }
 
-static qk_time drain_ns(const qk_link *l, uint64_t bytes, qk_time now)
+/* Time to serialize the current backlog, headers (overhead_bytes) included. */
+static qk_time backlog_ns(const qk_link *l, qk_time now)
 {
+    uint64_t bytes = l->st.queue_bytes + l->st.queue_pkts * (uint64_t)l->cfg.overhead_bytes;
     return qk_link_tx_ns(bytes, rate_at(&l->cfg, now));
 }
 
@@ -368,14 +371,14 @@ static int admit(qk_link *l, qk_pkt *p, qk_time now)
     qk_sim_link_stats *st = &l->st;
     if ((c->limit_pkts && st->queue_pkts >= c->limit_pkts) ||
         (c->limit_bytes && st->queue_bytes + p->len > c->limit_bytes) ||
-        (c->limit_ns && drain_ns(l, st->queue_bytes, now) > c->limit_ns)) {
+        (c->limit_ns && backlog_ns(l, now) > c->limit_ns)) {
         drop(l, p, QK_SIM_DROP_QUEUE);
         return 0;
     }
     if (c->aqm == QK_SIM_AQM_STEP) {
         /* DCTCP step marking (RFC 8257 §3.1): CE when the instantaneous queue exceeds K. */
         if ((c->step_k_pkts && st->queue_pkts > c->step_k_pkts) ||
-            (c->step_k_ns && drain_ns(l, st->queue_bytes, now) > c->step_k_ns))
+            (c->step_k_ns && backlog_ns(l, now) > c->step_k_ns))
             mark_ce(l, p);
     } else if (c->aqm == QK_SIM_AQM_RED) {
         if (red(l, p, now)) {

@@ -239,6 +239,10 @@ int qk_sim_link_cfg_set(qk_sim_link_cfg *c, const char *k, const char *v, const 
         r = qk_sim_parse_bytes(v, &n), f = "a size in bytes, e.g. 1500";
         if (!r && n > 65535) r = QK_ERR_CONFIG;
         if (!r) c->mtu_bytes = (uint32_t)n;
+    } else if (IS("overhead")) {
+        r = qk_sim_parse_bytes(v, &n), f = "bytes per packet, e.g. 28 (IPv4 + UDP) or 48 (IPv6)";
+        if (!r && n > 1000) r = QK_ERR_CONFIG;
+        if (!r) c->overhead_bytes = (uint32_t)n;
     } else if (IS("suspend_start"))
         r = qk_sim_parse_time(v, &c->suspend_start_ns), f = "a time, e.g. 1s";
     else if (IS("suspend_period"))

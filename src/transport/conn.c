@@ -1,6 +1,7 @@
 /* Connection lifecycle, TLS glue, timers and the stream/datagram API. */
 #include "transport/conn.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -245,6 +246,8 @@ qk_conn *qk_conn_new_ex(qk_endpoint *ep, const qk_config *cfg, bool is_server, c
     qk_recovery_sink sink = {.ctx = c, .on_acked = sink_on_acked, .on_lost = sink_on_lost};
     if ((rc = qk_recovery_init(&c->rec, &rcfg, &c->rtt, &c->cc, &sink))) goto fail;
     qk_pacer_init(&c->pacer, QK_PACER_DEFAULT_BURST_PKTS);
+    /* RFC 9002 §7.7: bursts as large as the loop timer needs (pacer.h). */
+    qk_pacer_set_burst_interval(&c->pacer, QK_PACER_BURST_INTERVAL_NS, QK_PACER_MAX_BURST_BYTES);
     qk_flow_rx_init(&c->flow_rx, cfg->initial_max_data_bytes, cfg->max_conn_window_bytes,
                     cfg->autotune, qk_endpoint_budget(ep));
     c->flow_rx.rule = (cfg->autotune_rule & 1) ? QK_FLOW_RULE_EPOCH : QK_FLOW_RULE_RTT2;
@@ -716,12 +719,37 @@ int qk_stream_open(qk_conn *c, bool bidi, uint64_t *stream_id)
     return 0;
 }
 
-long qk_stream_write(qk_conn *c, uint64_t stream_id, const uint8_t *data, size_t len, bool fin)
+/* After the application took n bytes of stream s: connection credit, FIN
+ * (the stream is forgotten once both sides are done), QK_ERR_AGAIN for
+ * nothing at all. */
+static long after_read(qk_conn *c, qk_stream *s, long n, bool *fin)
+{
+    if (n > 0) {
+        /* Connection-level credit follows what the application consumed. */
+        qk_flow_rx_on_consumed(&c->flow_rx, (uint64_t)n);
+        if (qk_flow_rx_should_update(&c->flow_rx)) c->pend |= QK_PEND_MAX_DATA;
+    }
+    bool done = qk_stream_read_done(s);
+    if (fin) *fin = done;
+    if (done) forget_if_closed(c, s);
+    if (n == 0 && !done) return QK_ERR_AGAIN;
+    return n;
+}
+
+static long stream_write(qk_conn *c, uint64_t stream_id, const uint8_t *data, size_t len, bool fin,
+                         bool borrow)
 {
     if (c->state >= QK_CONN_CLOSING) return QK_ERR_CLOSED;
     qk_stream *s = qk_streams_get(&c->streams, stream_id);
     if (!s) return QK_ERR_NOT_FOUND;
-    long n = len ? qk_stream_send_write(s, data, len) : 0;
+    long n = 0;
+    if (len && borrow) {
+        /* RFC 9000 §3.1: only the Ready and Send states take new data. */
+        bool open = s->send_state == QK_SEND_READY || s->send_state == QK_SEND_SEND;
+        n = open ? qk_sendbuf_write_ref(&s->send, data, len) : QK_ERR_STATE;
+    } else if (len) {
+        n = qk_stream_send_write(s, data, len);
+    }
     if (n < 0) return n;
     /* Short write: QK_EV_STREAM_WRITABLE is owed once acknowledgements free room. */
     if ((size_t)n < len) s->write_blocked = true;
@@ -733,6 +761,16 @@ long qk_stream_write(qk_conn *c, uint64_t stream_id, const uint8_t *data, size_t
     return n;
 }
 
+long qk_stream_write(qk_conn *c, uint64_t stream_id, const uint8_t *data, size_t len, bool fin)
+{
+    return stream_write(c, stream_id, data, len, fin, false);
+}
+
+long qk_stream_write_ref(qk_conn *c, uint64_t stream_id, const uint8_t *data, size_t len, bool fin)
+{
+    return stream_write(c, stream_id, data, len, fin, true);
+}
+
 long qk_stream_read(qk_conn *c, uint64_t stream_id, uint8_t *buf, size_t cap, bool *fin)
 {
     qk_stream *s = qk_streams_get(&c->streams, stream_id);
@@ -741,16 +779,35 @@ long qk_stream_read(qk_conn *c, uint64_t stream_id, uint8_t *buf, size_t cap, bo
     s->readable_event_pending = false; /* the next arrival raises READABLE again */
     long n = qk_stream_recv_read(s, buf, cap);
     if (n < 0) return n;
-    if (n > 0) {
-        /* Connection-level credit follows what the application consumed. */
-        qk_flow_rx_on_consumed(&c->flow_rx, (uint64_t)n);
-        if (qk_flow_rx_should_update(&c->flow_rx)) c->pend |= QK_PEND_MAX_DATA;
-    }
-    bool done = qk_stream_read_done(s);
-    if (fin) *fin = done;
-    if (done) forget_if_closed(c, s);
-    if (n == 0 && !done) return QK_ERR_AGAIN;
-    return n;
+    return after_read(c, s, n, fin);
+}
+
+long qk_stream_peek(qk_conn *c, uint64_t stream_id, const uint8_t **data, bool *fin)
+{
+    *data = NULL;
+    if (fin) *fin = false;
+    qk_stream *s = qk_streams_get(&c->streams, stream_id);
+    if (!s) return QK_ERR_NOT_FOUND;
+    s->readable_event_pending = false; /* the next arrival raises READABLE again */
+    size_t n = s->recv_state == QK_RECV_NONE ? 0 : qk_recvbuf_peek(&s->recv, data);
+    if (n) return n > (size_t)LONG_MAX ? LONG_MAX : (long)n;
+    /* Nothing contiguous: a read of nothing reports FIN, reset or AGAIN. */
+    return qk_stream_read(c, stream_id, NULL, 0, fin);
+}
+
+long qk_stream_consume(qk_conn *c, uint64_t stream_id, size_t n, bool *fin)
+{
+    if (fin) *fin = false;
+    qk_stream *s = qk_streams_get(&c->streams, stream_id);
+    if (!s) return QK_ERR_NOT_FOUND;
+    if (s->recv_state == QK_RECV_NONE || n > qk_recvbuf_readable(&s->recv))
+        return QK_ERR_INVALID_ARG;
+    qk_recvbuf_consume(&s->recv, n);
+    /* A read of nothing re-grants stream credit and moves the state. */
+    long r = qk_stream_recv_read(s, NULL, 0);
+    if (r < 0) return r;
+    r = after_read(c, s, (long)n, fin);
+    return r == QK_ERR_AGAIN ? 0 : r;
 }
 
 int qk_stream_reset(qk_conn *c, uint64_t stream_id, uint64_t app_error)

@@ -10,6 +10,23 @@ void qk_pacer_init(qk_pacer *p, uint64_t burst_pkts)
     p->burst_pkts = burst_pkts ? burst_pkts : QK_PACER_DEFAULT_BURST_PKTS;
 }
 
+void qk_pacer_set_burst_interval(qk_pacer *p, qk_time interval_ns, uint64_t max_burst_bytes)
+{
+    p->burst_interval_ns = interval_ns;
+    p->max_burst_bytes = max_burst_bytes;
+}
+
+/* The bucket depth: burst_pkts datagrams, or what the current rate earns in
+ * the burst interval when that is more (capped). */
+static uint64_t quantum_for(const qk_pacer *p, uint64_t max_datagram_bytes)
+{
+    uint64_t q = p->burst_pkts * max_datagram_bytes;
+    if (!p->burst_interval_ns || !p->rate_den || p->max_burst_bytes <= q) return q;
+    qk_u128 earned = (qk_u128)p->burst_interval_ns * p->rate_num / p->rate_den;
+    if (earned > p->max_burst_bytes) earned = p->max_burst_bytes;
+    return earned > q ? (uint64_t)earned : q;
+}
+
 void qk_pacer_set_slow_start(qk_pacer *p, bool slow_start)
 {
     p->slow_start = slow_start;
@@ -52,10 +69,11 @@ qk_time qk_pacer_next_send_time(qk_pacer *p, qk_time now, uint64_t cwnd_bytes, q
         p->tokens_bytes = (int64_t)p->quantum_bytes; /* the first burst may go at once */
     }
     refill(p, now); /* at the rate in force until now */
-    p->quantum_bytes = p->burst_pkts * max_datagram_bytes;
-    if (p->tokens_bytes > (int64_t)p->quantum_bytes) p->tokens_bytes = (int64_t)p->quantum_bytes;
     if (srtt_ns == 0 || cwnd_bytes == 0) {
         p->rate_num = p->rate_den = 0; /* no RTT yet: do not pace */
+        p->quantum_bytes = p->burst_pkts * max_datagram_bytes;
+        if (p->tokens_bytes > (int64_t)p->quantum_bytes)
+            p->tokens_bytes = (int64_t)p->quantum_bytes;
         return now;
     }
     /* RFC 9002 §7.7: rate = N * cwnd / smoothed_rtt, in bytes per ns as
@@ -68,6 +86,8 @@ qk_time qk_pacer_next_send_time(qk_pacer *p, qk_time now, uint64_t cwnd_bytes, q
         p->rate_num = num;
         p->rate_den = den;
     }
+    p->quantum_bytes = quantum_for(p, max_datagram_bytes);
+    if (p->tokens_bytes > (int64_t)p->quantum_bytes) p->tokens_bytes = (int64_t)p->quantum_bytes;
     if (p->tokens_bytes >= (int64_t)max_datagram_bytes) return now;
     uint64_t need = (uint64_t)((int64_t)max_datagram_bytes - p->tokens_bytes);
     /* Smallest wait w with (w * num + frac) / den >= need. */
@@ -89,6 +109,11 @@ void qk_pacer_on_sent(qk_pacer *p, uint64_t bytes, qk_time now)
     int64_t floor_bytes = -(int64_t)p->quantum_bytes;
     int64_t t = p->tokens_bytes - (int64_t)bytes;
     p->tokens_bytes = t < floor_bytes ? floor_bytes : t;
+}
+
+uint64_t qk_pacer_quantum_bytes(const qk_pacer *p)
+{
+    return p->quantum_bytes;
 }
 
 uint64_t qk_pacer_rate_bytes_per_s(const qk_pacer *p)

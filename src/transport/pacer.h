@@ -13,14 +13,24 @@
  * a fraction in 1/100 to keep the arithmetic exact. */
 #define QK_PACER_GAIN_CA_PCT 125u
 #define QK_PACER_GAIN_SS_PCT 200u
+/* A connection's burst interval and cap (qk_pacer_set_burst_interval): a
+ * burst may hold what the pacing rate earns in 1 ms, the granularity of the
+ * I/O loop's timer (libev's epoll backend sleeps in whole milliseconds; a
+ * quantum of 10 packets earned in 15 us at 8 Gbit/s is then re-filled only
+ * by the next ACK), but at most 256 datagrams of 1452 bytes (~1 ms at
+ * 3 Gbit/s; below ~120 Mbit/s the 10-packet floor rules). */
+#define QK_PACER_BURST_INTERVAL_NS QK_NS_PER_MS
+#define QK_PACER_MAX_BURST_BYTES   (256u * 1452u)
 
 typedef struct qk_pacer {
-    uint64_t burst_pkts;    /**< quantum in packets (bucket depth = burst_pkts * mds) */
-    int64_t tokens_bytes;   /**< bytes that may leave now; <= quantum, >= -quantum (debt) */
-    uint64_t frac;          /**< sub-byte remainder of refills (numerator over rate_den) */
-    uint64_t quantum_bytes; /**< burst_pkts * max datagram size */
-    qk_time last_ns;        /**< time of the last refill */
-    uint64_t rate_num;      /**< current rate = rate_num / rate_den bytes per ns */
+    uint64_t burst_pkts;       /**< least quantum in packets (bucket depth >= burst_pkts * mds) */
+    qk_time burst_interval_ns; /**< 0, or: the quantum may grow to rate * this */
+    uint64_t max_burst_bytes;  /**< cap on that growth */
+    int64_t tokens_bytes;      /**< bytes that may leave now; <= quantum, >= -quantum (debt) */
+    uint64_t frac;             /**< sub-byte remainder of refills (numerator over rate_den) */
+    uint64_t quantum_bytes;    /**< burst_pkts * max datagram size */
+    qk_time last_ns;           /**< time of the last refill */
+    uint64_t rate_num;         /**< current rate = rate_num / rate_den bytes per ns */
     uint64_t rate_den;
     bool slow_start; /**< use QK_PACER_GAIN_SS_PCT instead of the CA gain */
     bool started;
@@ -31,6 +41,17 @@ typedef struct qk_pacer {
  * The bucket starts full (one quantum may go at once). Never fails.
  */
 void qk_pacer_init(qk_pacer *p, uint64_t burst_pkts);
+
+/**
+ * Let the quantum grow with the pacing rate to what it earns in
+ * interval_ns, at most max_burst_bytes (never below burst_pkts packets).
+ * A sender whose timer cannot wake it sooner than interval_ns after a burst
+ * (RFC 9002 §7.7 leaves the burst limit to what the path and the sender can
+ * do) otherwise falls below the pacing rate once a quantum of burst_pkts
+ * takes less than interval_ns to earn. interval_ns == 0 turns it off (the
+ * default after qk_pacer_init). Never fails.
+ */
+void qk_pacer_set_burst_interval(qk_pacer *p, qk_time interval_ns, uint64_t max_burst_bytes);
 
 /** Select the slow-start gain (2) or the congestion-avoidance gain (1.25). */
 void qk_pacer_set_slow_start(qk_pacer *p, bool slow_start);
@@ -56,6 +77,9 @@ qk_time qk_pacer_next_send_time_cc(qk_pacer *p, qk_time now, const qk_cc *cc, qk
  * stays exact. Never fails.
  */
 void qk_pacer_on_sent(qk_pacer *p, uint64_t bytes, qk_time now);
+
+/** Current burst quantum in bytes (0 before the first next_send_time). */
+uint64_t qk_pacer_quantum_bytes(const qk_pacer *p);
 
 /** Current pacing rate in bytes per second (0 before the first next_send_time). */
 uint64_t qk_pacer_rate_bytes_per_s(const qk_pacer *p);

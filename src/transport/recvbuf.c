@@ -88,7 +88,14 @@ int qk_recvbuf_insert(qk_recvbuf *b, uint64_t off, const uint8_t *data, size_t l
     if (rc) return rc;
     if (end > eff_limit(b)) return b->limit_err; /* RFC 9000 §4.1, §7.5 */
     uint64_t start = off < b->read_off ? b->read_off : off;
-    if (start < end) {
+    qk_rangeset *got = &b->recvd;
+    if (start < end && got->n && got->r[got->n - 1].end == start) {
+        /* In order (the common case): the bytes extend the highest range,
+         * which stays the last one of the set, so no search and no insert. */
+        rc = qk_blockring_write(&b->ring, start, data + (start - off), (size_t)(end - start));
+        if (rc) return rc;
+        got->r[got->n - 1].end = end;
+    } else if (start < end) {
         if (!qk_rangeset_contains_range(&b->recvd, start, end)) {
             rc = write_gaps(b, start, end, data, off);
             if (rc) return rc;

@@ -4,7 +4,11 @@
 
 #include <quack/common.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
+
+#define REF_MASK (QK_SENDBUF_MAX_REFS - 1u)
+_Static_assert((QK_SENDBUF_MAX_REFS & REF_MASK) == 0, "QK_SENDBUF_MAX_REFS: a power of two");
 
 void qk_sendbuf_init(qk_sendbuf *b, size_t max_buffered_bytes)
 {
@@ -15,8 +19,45 @@ void qk_sendbuf_init(qk_sendbuf *b, size_t max_buffered_bytes)
     b->max_buffered_bytes = max_buffered_bytes;
 }
 
+static void refs_free(qk_sendbuf *b)
+{
+    free(b->refs);
+    b->refs = NULL;
+    b->ref_head = b->ref_n = 0;
+}
+
+static qk_sendbuf_ref *ref_at(const qk_sendbuf *b, uint32_t i)
+{
+    return &b->refs[(b->ref_head + i) & REF_MASK];
+}
+
+/* Drop extents wholly below the acknowledged prefix. */
+static void refs_advance(qk_sendbuf *b)
+{
+    while (b->ref_n && ref_at(b, 0)->off + ref_at(b, 0)->len <= b->acked_off) {
+        b->ref_head = (b->ref_head + 1) & REF_MASK;
+        b->ref_n--;
+    }
+}
+
+/* Index of the first extent ending above off (ref_n when none). */
+static uint32_t ref_find(const qk_sendbuf *b, uint64_t off)
+{
+    uint32_t lo = 0, hi = b->ref_n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        const qk_sendbuf_ref *r = ref_at(b, mid);
+        if (r->off + r->len <= off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 void qk_sendbuf_free(qk_sendbuf *b)
 {
+    refs_free(b);
     qk_blockring_free(&b->ring);
     qk_rangeset_free(&b->acked);
     qk_rangeset_free(&b->lost);
@@ -45,6 +86,27 @@ long qk_sendbuf_write(qk_sendbuf *b, const uint8_t *data, size_t len)
     if (n == 0) return 0;
     int rc = qk_blockring_write(&b->ring, b->write_off, data, n);
     if (rc) return rc;
+    b->write_off += n;
+    return (long)n;
+}
+
+long qk_sendbuf_write_ref(qk_sendbuf *b, const uint8_t *data, size_t len)
+{
+    if (b->fin || b->discarded) return QK_ERR_STATE;
+    size_t n = qk_sendbuf_writable(b);
+    if (n > len) n = len;
+    if (n > (size_t)LONG_MAX) n = (size_t)LONG_MAX;
+    if (b->write_off + n > QK_STREAM_MAX_OFFSET) n = (size_t)(QK_STREAM_MAX_OFFSET - b->write_off);
+    if (n == 0) return 0;
+    qk_sendbuf_ref *last = b->ref_n ? ref_at(b, b->ref_n - 1) : NULL;
+    if (last && last->off + last->len == b->write_off && last->p + last->len == data) {
+        last->len += n; /* the application's memory continues the previous extent */
+    } else {
+        if (!b->refs && !(b->refs = malloc(QK_SENDBUF_MAX_REFS * sizeof *b->refs)))
+            return QK_ERR_NOMEM;
+        if (b->ref_n == QK_SENDBUF_MAX_REFS) return qk_sendbuf_write(b, data, n);
+        *ref_at(b, b->ref_n++) = (qk_sendbuf_ref){.off = b->write_off, .p = data, .len = n};
+    }
     b->write_off += n;
     return (long)n;
 }
@@ -84,21 +146,55 @@ int qk_sendbuf_next_range(const qk_sendbuf *b, size_t max_len, uint64_t max_offs
     return 1;
 }
 
+/* The contiguous piece at off (off < write_off, max > 0): in a borrowed
+ * extent, else in the ring up to the next extent. *p is NULL for ring bytes
+ * never stored (cannot happen for offsets below write_off); the return value
+ * is then the bytes to the end of that block. */
+static size_t piece(const qk_sendbuf *b, uint64_t off, size_t max, const uint8_t **p)
+{
+    *p = NULL;
+    if (max > b->write_off - off) max = (size_t)(b->write_off - off);
+    uint32_t i = b->ref_n ? ref_find(b, off) : b->ref_n;
+    if (i < b->ref_n) {
+        const qk_sendbuf_ref *r = ref_at(b, i);
+        if (r->off <= off) {
+            size_t in = (size_t)(off - r->off), n = r->len - in;
+            *p = r->p + in;
+            return n < max ? n : max;
+        }
+        if (r->off - off < max) max = (size_t)(r->off - off);
+    }
+    size_t k = qk_blockring_peek(&b->ring, off, max, p);
+    if (k) return k;
+    size_t to_end = QK_STRBUF_BLOCK_BYTES - (size_t)(off % QK_STRBUF_BLOCK_BYTES);
+    return to_end < max ? to_end : max;
+}
+
 int qk_sendbuf_copy(const qk_sendbuf *b, uint64_t off, size_t len, uint8_t *dst)
 {
     if (len == 0) return 0;
     if (off < b->acked_off || off > b->write_off || len > b->write_off - off)
         return QK_ERR_INVALID_ARG;
-    qk_blockring_read(&b->ring, off, dst, len);
+    while (len) {
+        const uint8_t *p;
+        size_t k = piece(b, off, len, &p);
+        if (p)
+            memcpy(dst, p, k);
+        else
+            memset(dst, 0, k);
+        dst += k;
+        off += k;
+        len -= k;
+    }
     return 0;
 }
 
 size_t qk_sendbuf_peek(const qk_sendbuf *b, uint64_t off, size_t max, const uint8_t **p)
 {
     *p = NULL;
-    if (off < b->acked_off || off >= b->write_off) return 0;
-    if (max > b->write_off - off) max = (size_t)(b->write_off - off);
-    return qk_blockring_peek(&b->ring, off, max, p);
+    if (off < b->acked_off || off >= b->write_off || max == 0) return 0;
+    size_t k = piece(b, off, max, p);
+    return *p ? k : 0;
 }
 
 /* Fragment overflow: forget lost ranges from `from` and resend everything
@@ -158,12 +254,14 @@ void qk_sendbuf_on_acked(qk_sendbuf *b, uint64_t off, size_t len, bool fin)
         qk_rangeset_remove_below(&b->lost, b->acked_off);
         if (b->sent_off < b->acked_off) b->sent_off = b->acked_off;
         qk_blockring_advance(&b->ring, b->acked_off < b->write_off ? b->acked_off : b->write_off);
+        refs_advance(b);
     }
 }
 
 void qk_sendbuf_discard(qk_sendbuf *b)
 {
     b->discarded = true;
+    refs_free(b);
     qk_blockring_free(&b->ring);
     qk_rangeset_free(&b->acked);
     qk_rangeset_free(&b->lost);

@@ -18,9 +18,20 @@
 
 /** Bound on acked/lost fragments; beyond it we fall back to resending (safe). */
 #define QK_SENDBUF_MAX_RANGES 512u
+/** Borrowed extents held at once (qk_sendbuf_write_ref); beyond, writes copy. */
+#define QK_SENDBUF_MAX_REFS 256u
+
+/** Application bytes sent from where they are (not copied): [off, off + len). */
+typedef struct qk_sendbuf_ref {
+    uint64_t off;
+    const uint8_t *p;
+    size_t len;
+} qk_sendbuf_ref;
 
 typedef struct qk_sendbuf {
-    qk_blockring ring;         /**< bytes at offsets >= acked_off */
+    qk_blockring ring;         /**< copied bytes at offsets >= acked_off */
+    qk_sendbuf_ref *refs;      /**< borrowed extents, a ring of QK_SENDBUF_MAX_REFS by offset */
+    uint32_t ref_head, ref_n;  /**< first extent and count */
     qk_rangeset acked;         /**< acked ranges above acked_off (virtual FIN byte included) */
     qk_rangeset lost;          /**< ranges to retransmit, disjoint from acked */
     uint64_t acked_off;        /**< every byte below is acknowledged */
@@ -43,6 +54,15 @@ void qk_sendbuf_free(qk_sendbuf *b);
  * QK_ERR_STATE after finish(), or QK_ERR_NOMEM.
  */
 long qk_sendbuf_write(qk_sendbuf *b, const uint8_t *data, size_t len);
+
+/**
+ * Append up to len bytes without copying them: the buffer keeps a pointer,
+ * and data must stay valid and unchanged until the buffer is freed or
+ * discarded (the caller's contract; nothing here can check it). Contiguous
+ * memory extends the previous extent; once QK_SENDBUF_MAX_REFS extents are
+ * held the bytes are copied as by write(). Returns what write() returns.
+ */
+long qk_sendbuf_write_ref(qk_sendbuf *b, const uint8_t *data, size_t len);
 
 /** Mark the end of data (FIN). Idempotent. */
 void qk_sendbuf_finish(qk_sendbuf *b);

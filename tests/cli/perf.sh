@@ -24,6 +24,9 @@ check() { if eval "$2"; then ok "$1"; else no "$1"; fi; }
 start_server() { # LISTEN [extra args]
     local listen=$1
     shift
+    # Emptied here, not by the redirection below: that happens in the child,
+    # and the wait could still read the previous server's "listening on".
+    : >"$tmp/s.out"
     "$q" perf server --listen "$listen" --quiet "$@" >"$tmp/s.out" 2>"$tmp/s.err" &
     spid=$!
     for _ in $(seq 200); do

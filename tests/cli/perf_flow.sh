@@ -21,6 +21,9 @@ no() { echo "FAIL - $*"; fails=$((fails + 1)); }
 check() { if eval "$2"; then ok "$1"; else no "$1"; fi; }
 
 start_server() {
+    # Emptied here, not by the redirection below: that happens in the child,
+    # and the wait could still read the previous server's "listening on".
+    : >"$tmp/s.out"
     "$q" perf server --listen 127.0.0.1:0 --quiet "$@" >"$tmp/s.out" 2>"$tmp/s.err" &
     spid=$!
     for _ in $(seq 200); do

@@ -95,6 +95,65 @@ static void test_idle_caps_burst(void **state)
     assert_int_equal(burst, 3);
 }
 
+/* Packets that may leave at once at t (after an idle period). */
+static int burst_at(qk_pacer *p, qk_time t, uint64_t cwnd, qk_time srtt)
+{
+    int n = 0;
+    while (qk_pacer_next_send_time(p, t, cwnd, srtt, MDS) == t) {
+        qk_pacer_on_sent(p, MDS, t);
+        n++;
+        assert_true(n < 100000);
+    }
+    return n;
+}
+
+static void test_burst_interval(void **state)
+{
+    (void)state;
+    qk_pacer p;
+    /* rate 1.25 * 288000 B / 10 ms = 36000 B per ms: a 1 ms burst is 30
+     * packets of 1200 B, above the 10-packet floor and below the cap. */
+    qk_pacer_init(&p, 0);
+    qk_pacer_set_burst_interval(&p, MS, 100 * MDS);
+    assert_int_equal(burst_at(&p, 0, 288000, 10 * MS), 10); /* starts at the floor */
+    assert_int_equal(qk_pacer_quantum_bytes(&p), 36000);
+    assert_int_equal(burst_at(&p, SEC, 288000, 10 * MS), 30);
+    /* 1.25 * 1.2 MB / 1 ms = 1.5 MB per ms: capped at 100 packets. Tokens
+     * earned before the change filled the old bucket (30 packets); the new
+     * depth holds from then on. */
+    assert_int_equal(burst_at(&p, 2 * SEC, 1200000, MS), 30);
+    assert_int_equal(qk_pacer_quantum_bytes(&p), 100 * MDS);
+    assert_int_equal(burst_at(&p, 3 * SEC, 1200000, MS), 100);
+    /* 1.25 * 12000 B / 100 ms = 150 B per ms: the 10-packet floor. */
+    assert_int_equal(burst_at(&p, 4 * SEC, 12000, 100 * MS), 10);
+    assert_int_equal(qk_pacer_quantum_bytes(&p), 10 * MDS);
+    /* Turned off: the quantum is burst_pkts again at any rate. */
+    qk_pacer_set_burst_interval(&p, 0, 0);
+    assert_int_equal(burst_at(&p, 5 * SEC, 1200000, MS), 10);
+    assert_int_equal(burst_at(&p, 6 * SEC, 1200000, MS), 10);
+}
+
+static void test_burst_interval_keeps_rate(void **state)
+{
+    (void)state;
+    /* A backlogged sender over 1 s still gets rate * T plus one quantum,
+     * within a packet: a larger bucket changes bursts, not the rate. */
+    const uint64_t cwnd = 1234567, pkt = 1237;
+    const qk_time srtt = 3333331;
+    qk_pacer p;
+    qk_pacer_init(&p, 4);
+    qk_pacer_set_burst_interval(&p, MS, 400 * pkt);
+    uint64_t bytes = run(&p, 11, SEC, cwnd, srtt, pkt);
+    double expect = 1.25 * (double)cwnd / ((double)srtt / SEC);
+    double quantum = 1.25 * (double)cwnd / ((double)srtt / MS); /* ~463 KB, under the cap */
+    assert_true(quantum < 400.0 * pkt);
+    /* The first burst is the 4-packet floor (no rate yet); a backlogged
+     * sender never lets tokens pile up, so nothing else bursts. */
+    double diff = (double)bytes - expect - 4.0 * pkt;
+    if (diff > pkt || diff < -(double)pkt)
+        fail_msg("released %llu, rate*T %.0f, diff %.0f", (unsigned long long)bytes, expect, diff);
+}
+
 static void test_debt_and_unpaced(void **state)
 {
     (void)state;
@@ -158,9 +217,14 @@ static void test_with_cc(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_burst_then_spacing), cmocka_unit_test(test_no_drift),
-        cmocka_unit_test(test_idle_caps_burst),    cmocka_unit_test(test_debt_and_unpaced),
-        cmocka_unit_test(test_rate_change),        cmocka_unit_test(test_with_cc),
+        cmocka_unit_test(test_burst_then_spacing),
+        cmocka_unit_test(test_no_drift),
+        cmocka_unit_test(test_idle_caps_burst),
+        cmocka_unit_test(test_burst_interval),
+        cmocka_unit_test(test_burst_interval_keeps_rate),
+        cmocka_unit_test(test_debt_and_unpaced),
+        cmocka_unit_test(test_rate_change),
+        cmocka_unit_test(test_with_cc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -127,15 +127,19 @@ typedef struct pkt {
 } pkt;
 
 /* Random transfer. spurious=false: a lost packet is never acknowledged, so
- * every byte (and the FIN) must be acknowledged exactly once. */
-static void run_random(uint64_t seed, size_t total, bool spurious)
+ * every byte (and the FIN) must be acknowledged exactly once. refs: 0 =
+ * copying writes, 1 = borrowed writes (qk_sendbuf_write_ref) of random
+ * sizes from two identical sources (so extents do not always merge), 2 =
+ * both at random. */
+static void run_random_refs(uint64_t seed, size_t total, bool spurious, int refs)
 {
-    uint8_t *src = malloc(total), *tmp = malloc(2000);
+    uint8_t *src = malloc(total), *tmp = malloc(2000), *src2 = malloc(total);
     uint8_t *ack_count = calloc(total + 1, 1);
     pkt *flight = calloc(100000, sizeof *flight);
     pkt *late = calloc(100000, sizeof *late);
     size_t nflight = 0, nlate = 0;
     fill_pattern(src, total, seed);
+    memcpy(src2, src, total);
     qk_sendbuf b;
     qk_sendbuf_init(&b, 20000);
     uint64_t st = seed * 31 + 7;
@@ -145,7 +149,16 @@ static void run_random(uint64_t seed, size_t total, bool spurious)
     while (!qk_sendbuf_all_acked(&b)) {
         assert_true(++steps < 2000000);
         if (written < total) {
-            long n = qk_sendbuf_write(&b, src + written, total - written);
+            long n;
+            if (refs && (refs == 1 || qk_test_rand64(&st) % 2)) {
+                size_t want = 1 + (size_t)(qk_test_rand64(&st) % 700);
+                if (want > total - written) want = total - written;
+                const uint8_t *from = (qk_test_rand64(&st) % 3 ? src : src2) + written;
+                n = qk_sendbuf_write_ref(&b, from, want);
+                assert_true(b.ref_n <= QK_SENDBUF_MAX_REFS);
+            } else {
+                n = qk_sendbuf_write(&b, src + written, total - written);
+            }
             assert_true(n >= 0);
             written += (size_t)n;
             if (written == total) qk_sendbuf_finish(&b);
@@ -166,6 +179,13 @@ static void run_random(uint64_t seed, size_t total, bool spurious)
                 assert_true(off + len <= fc || off + len <= b.max_sent_off);
                 assert_int_equal(qk_sendbuf_copy(&b, off, len, tmp), 0);
                 assert_memory_equal(tmp, src + off, len);
+                for (size_t at = 0; at < len;) { /* the zero-copy view agrees */
+                    const uint8_t *v;
+                    size_t k = qk_sendbuf_peek(&b, off + at, len - at, &v);
+                    assert_true(k > 0 && k <= len - at);
+                    assert_memory_equal(v, src + off + at, k);
+                    at += k;
+                }
                 /* Never resend what the peer already acknowledged. */
                 for (size_t i = 0; i < len; i++) assert_int_equal(ack_count[off + i], 0);
                 if (fin) assert_int_equal(off + len, total);
@@ -203,11 +223,82 @@ static void run_random(uint64_t seed, size_t total, bool spurious)
             assert_int_equal(ack_count[k], 1);
     }
     assert_false(qk_sendbuf_has_pending(&b));
+    if (refs) assert_int_equal(b.ref_n, 0); /* all acknowledged: no pointer kept */
     free(src);
+    free(src2);
     free(tmp);
     free(ack_count);
     free(flight);
     free(late);
+    qk_sendbuf_free(&b);
+}
+
+static void run_random(uint64_t seed, size_t total, bool spurious)
+{
+    run_random_refs(seed, total, spurious, 0);
+}
+
+static void test_random_refs(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 6; seed++) {
+        run_random_refs(seed, 200000, seed % 2 == 0, 1);
+        run_random_refs(seed + 100, 200000, seed % 2 == 1, 2);
+    }
+}
+
+static void test_write_ref(void **state)
+{
+    (void)state;
+    static uint8_t d[4 * QK_SENDBUF_MAX_REFS + 8192];
+    fill_pattern(d, sizeof d, 9);
+    qk_sendbuf b;
+    qk_sendbuf_init(&b, 1u << 20);
+    /* Contiguous memory: one extent, nothing copied into blocks. */
+    assert_int_equal(qk_sendbuf_write_ref(&b, d, 1000), 1000);
+    assert_int_equal(qk_sendbuf_write_ref(&b, d + 1000, 3000), 3000);
+    assert_int_equal(b.ref_n, 1);
+    assert_int_equal(qk_sendbuf_mem_bytes(&b), 0);
+    const uint8_t *v;
+    assert_int_equal(qk_sendbuf_peek(&b, 10, 50000, &v), 3990);
+    assert_ptr_equal(v, d + 10);
+    /* A copying write in between: the view stops at each boundary. */
+    assert_int_equal(qk_sendbuf_write(&b, d + 4000, 100), 100);
+    assert_int_equal(qk_sendbuf_write_ref(&b, d + 4100, 100), 100);
+    assert_int_equal(b.ref_n, 2);
+    assert_int_equal(qk_sendbuf_peek(&b, 3990, 1000, &v), 10);
+    /* Copied bytes: up to the end of their 4096-byte block, then the rest. */
+    assert_int_equal(qk_sendbuf_peek(&b, 4000, 1000, &v), 96);
+    assert_memory_equal(v, d + 4000, 96);
+    assert_true(v != d + 4000);
+    assert_int_equal(qk_sendbuf_peek(&b, 4096, 1000, &v), 4);
+    assert_memory_equal(v, d + 4096, 4);
+    assert_int_equal(qk_sendbuf_peek(&b, 4100, 1000, &v), 100);
+    assert_ptr_equal(v, d + 4100);
+    assert_int_equal(qk_sendbuf_peek(&b, 4200, 1000, &v), 0); /* past write_off */
+    /* Past QK_SENDBUF_MAX_REFS extents (each write skips a byte of d so
+     * none merges) the bytes are copied, and still read back right. */
+    uint64_t at = 4200;
+    for (unsigned i = 0; i < QK_SENDBUF_MAX_REFS; i++) {
+        assert_int_equal(qk_sendbuf_write_ref(&b, d + 4200 + 2 * i, 1), 1);
+        at++;
+    }
+    assert_int_equal(b.ref_n, QK_SENDBUF_MAX_REFS);
+    size_t mem = qk_sendbuf_mem_bytes(&b);
+    assert_int_equal(qk_sendbuf_write_ref(&b, d + 8000, 5), 5);
+    assert_int_equal(b.ref_n, QK_SENDBUF_MAX_REFS);
+    assert_true(qk_sendbuf_peek(&b, at, 5, &v) == 5 && v != d + 8000);
+    assert_memory_equal(v, d + 8000, 5);
+    assert_true(qk_sendbuf_mem_bytes(&b) >= mem);
+    uint8_t out[8];
+    assert_int_equal(qk_sendbuf_copy(&b, 4200 + 3, 1, out), 0);
+    assert_int_equal(out[0], d[4200 + 6]);
+    /* Acknowledging everything drops every extent. */
+    qk_sendbuf_on_sent(&b, 0, (size_t)b.write_off, false);
+    qk_sendbuf_on_acked(&b, 0, (size_t)b.write_off, false);
+    assert_int_equal(b.ref_n, 0);
+    qk_sendbuf_finish(&b);
+    assert_int_equal(qk_sendbuf_write_ref(&b, d, 1), QK_ERR_STATE);
     qk_sendbuf_free(&b);
 }
 
@@ -287,6 +378,8 @@ int main(void)
         cmocka_unit_test(test_random_spurious),
         cmocka_unit_test(test_fragment_overflow),
         cmocka_unit_test(test_discard),
+        cmocka_unit_test(test_write_ref),
+        cmocka_unit_test(test_random_refs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

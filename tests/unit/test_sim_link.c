@@ -92,6 +92,35 @@ static void test_serialization_delay(void **state)
     p2p_free(&t);
 }
 
+/* overhead_bytes: each packet is serialized as payload + overhead (IP/UDP
+ * headers): 1222 + 28 = 1250 bytes at 10 Mbit/s = 1 ms; and a time-limited
+ * queue converts the backlog to time with the headers included. */
+static void test_overhead(void **state)
+{
+    (void)state;
+    qk_sim_link_cfg cfg = {.rate_bps = 10000000, .delay_ns = 30 * MS, .overhead_bytes = 28};
+    qk_sim_cbr_cfg cc = {.rate_bps = 8000000, .size_bytes = 1222, .stop_ns = 100 * MS};
+    p2p t;
+    p2p_setup(&t, &cfg, &cc, 1);
+    qk_sim_run(t.sim, QK_TIME_INFINITE);
+    assert_true(t.arr.n > 50);
+    for (size_t i = 0; i < t.arr.n; i++)
+        assert_int_equal(t.arr.at[i], t.arr.sent[i] + 1 * MS + 30 * MS);
+    p2p_free(&t);
+
+    /* 40-byte packets offered at 2 per ms into 1 Mbit/s with a 10 ms queue:
+     * payload-only each takes 0.32 ms, with 28 B of headers 0.544 ms. The
+     * link then delivers 1/0.544 ms = 1838 packets/s, not 3125. */
+    qk_sim_link_cfg slow = {.rate_bps = 1000000, .limit_ns = 10 * MS, .overhead_bytes = 28};
+    qk_sim_cbr_cfg small = {.rate_bps = 640000, .size_bytes = 40, .stop_ns = 1000 * MS};
+    p2p_setup(&t, &slow, &small, 1);
+    qk_sim_run(t.sim, QK_TIME_INFINITE);
+    assert_true(t.arr.n >= 1838 - 20 && t.arr.n <= 1838 + 20);
+    const qk_sim_link_stats *st = qk_sim_link_stats_get(t.sim, t.link);
+    assert_true(st->dropped_pkts[QK_SIM_DROP_QUEUE] > 0);
+    p2p_free(&t);
+}
+
 /* r > R: backlog grows at r - R until the limit, then exactly the excess is dropped. */
 static void test_queue_growth_and_drops(void **state)
 {
@@ -371,6 +400,9 @@ static void test_parse(void **state)
     assert_int_equal(c.step_k_pkts, 20);
     assert_int_equal(qk_sim_link_cfg_set(&c, "step_k", "1ms", &fix), 0);
     assert_int_equal(c.step_k_ns, MS);
+    assert_int_equal(qk_sim_link_cfg_set(&c, "overhead", "48", &fix), 0);
+    assert_int_equal(c.overhead_bytes, 48);
+    assert_int_equal(qk_sim_link_cfg_set(&c, "overhead", "2000", &fix), QK_ERR_CONFIG);
     c.aqm = QK_SIM_AQM_DUALPI2;
     const char *why;
     assert_int_equal(qk_sim_link_cfg_check(&c, &why), QK_ERR_CONFIG);
@@ -380,6 +412,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_serialization_delay),
+        cmocka_unit_test(test_overhead),
         cmocka_unit_test(test_queue_growth_and_drops),
         cmocka_unit_test(test_bernoulli),
         cmocka_unit_test(test_gilbert_elliott),
