@@ -126,14 +126,19 @@ typedef struct qk_config {
     qk_time idle_timeout_ns;  /**< 0 = none */
     qk_time max_ack_delay_ns; /**< advertised max_ack_delay */
     uint8_t ack_delay_exponent;
-    uint64_t ack_eliciting_threshold;  /**< local ACK policy (RFC default 1) */
-    qk_time min_ack_delay_ns;          /**< advertise min_ack_delay (ack-frequency), 0 = don't;
-                                        *   default 1 ms */
-    int ack_frequency;                 /**< what to ask the peer: 0 off, 1 fixed, 2 auto
-                                        *   (default; only a peer advertising min_ack_delay) */
-    uint64_t ack_frequency_threshold;  /**< fixed: ack-eliciting threshold */
-    qk_time ack_frequency_delay_ns;    /**< fixed: requested max ack delay */
-    uint64_t ack_frequency_reorder;    /**< fixed: reordering threshold (0 = loss threshold) */
+    uint64_t ack_eliciting_threshold; /**< local ACK policy (RFC default 1) */
+    qk_time min_ack_delay_ns;         /**< advertise min_ack_delay (ack-frequency), 0 = don't;
+                                       *   default 1 ms */
+    int ack_frequency;                /**< what to ask the peer: 0 off, 1 fixed, 2 auto
+                                       *   (default; only a peer advertising min_ack_delay) */
+    uint64_t ack_frequency_threshold; /**< fixed: ack-eliciting threshold */
+    qk_time ack_frequency_delay_ns;   /**< fixed: requested max ack delay */
+    uint64_t ack_frequency_reorder;   /**< fixed: reordering threshold (0 = loss threshold) */
+    /** Experimental, off by default: while the peer acknowledges every T > 1
+     * packets, allow (T - 1) / 2 datagrams (at most cwnd / 8) in flight beyond
+     * cwnd for the packets it holds back. This breaks RFC 9002 §7's "MUST NOT
+     * exceed the congestion window"; see docs/experiments/ack-frequency.md. */
+    bool ack_frequency_cwnd_allowance;
     uint64_t max_datagram_frame_bytes; /**< 0 = DATAGRAM not supported */
     size_t max_pending_datagrams;      /**< queued outgoing DATAGRAM frames */
     uint8_t cid_bytes; /**< length of our connection IDs (1..20; 0 is refused: no address demux) */

@@ -850,8 +850,12 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
     tx_ctx t;
     tx_ctx_init(&t, c, buf, cap, now);
     uint64_t inflight = qk_recovery_bytes_in_flight(&c->rec);
-    /* Packets the peer holds under our ACK_FREQUENCY threshold (ackfreq.c). */
-    uint64_t allow = qk_ackfreq_cwnd_allowance(&c->af, c->cc.cwnd_bytes, c->max_udp_bytes);
+    /* RFC 9002 §7: bytes in flight stay within cwnd. The allowance for the
+     * packets the peer holds under our ACK_FREQUENCY threshold (ackfreq.c)
+     * is an opt-in experiment that relaxes it. */
+    uint64_t allow = c->cfg->ack_frequency_cwnd_allowance
+                         ? qk_ackfreq_cwnd_allowance(&c->af, c->cc.cwnd_bytes, c->max_udp_bytes)
+                         : 0;
     t.cc_ok = inflight + c->max_udp_bytes <= c->cc.cwnd_bytes + allow;
     if (t.cc_ok) {
         qk_pacer_set_slow_start(&c->pacer, c->cc.state == QK_CC_SLOW_START);

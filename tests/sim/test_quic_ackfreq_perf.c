@@ -3,9 +3,11 @@
  * docs/experiments/ack-frequency.md): auto must cost no goodput.
  *
  * - Loss-limited CUBIC (0.1% random loss, 40 ms RTT): the window is ~45
- *   packets, so the ~10 packets the receiver holds back under auto's
- *   threshold used to cost 6.5% goodput (the sender counts them in flight);
- *   the sender now allows (T - 1) / 2 extra datagrams (ackfreq.c).
+ *   packets, so the packets the receiver holds back under auto's threshold
+ *   cost goodput (the sender counts them in flight, RFC 9002 §7). The
+ *   opt-in qk_config.ack_frequency_cwnd_allowance (T - 1) / 2 extra
+ *   datagrams recovers it but exceeds cwnd, so it is off by default; the
+ *   default's shortfall is the open part of experiment 2.
  * - 5% reordering, NewReno, 100 Mbit/s: a threshold of 64 made each ACK
  *   release more than the pacer's burst, -7% goodput; auto caps it at 16. */
 #include "qk_test.h"
@@ -18,8 +20,15 @@ typedef struct run_out {
     uint64_t acks_sent, acks_immediate, pkts_received;
 } run_out;
 
-static run_out run(const qk_sim_link_cfg *fwd, const qk_sim_link_cfg *ret, qk_cc_kind cc,
-                   qk_time duration_ns, int ack_frequency, uint64_t seed)
+static void allowance_on(void *ctx, qk_config *cfg, bool server)
+{
+    (void)ctx;
+    (void)server;
+    cfg->ack_frequency_cwnd_allowance = true;
+}
+
+static run_out run_ex(const qk_sim_link_cfg *fwd, const qk_sim_link_cfg *ret, qk_cc_kind cc,
+                      qk_time duration_ns, int ack_frequency, uint64_t seed, bool allowance)
 {
     quic_env e;
     assert_int_equal(quic_env_init(&e, seed, fwd, ret), 0);
@@ -31,7 +40,8 @@ static run_out run(const qk_sim_link_cfg *fwd, const qk_sim_link_cfg *ret, qk_cc
                      .ackfreq_set = true,
                      .ack_frequency = ack_frequency,
                      .min_ack_delay_set = true,
-                     .min_ack_delay_ns = 1 * MS};
+                     .min_ack_delay_ns = 1 * MS,
+                     .tune = allowance ? allowance_on : NULL};
     qk_simq *q = quic_env_flow(&e, 4433, &c);
     assert_non_null(q);
     quic_env_run_done(&e, q, duration_ns + 500 * MS);
@@ -45,6 +55,12 @@ static run_out run(const qk_sim_link_cfg *fwd, const qk_sim_link_cfg *ret, qk_cc
     return o;
 }
 
+static run_out run(const qk_sim_link_cfg *fwd, const qk_sim_link_cfg *ret, qk_cc_kind cc,
+                   qk_time duration_ns, int ack_frequency, uint64_t seed)
+{
+    return run_ex(fwd, ret, cc, duration_ns, ack_frequency, seed, false);
+}
+
 static qk_sim_link_cfg link_cfg(uint64_t rate_bps, uint64_t limit_bytes)
 {
     qk_sim_link_cfg l;
@@ -55,8 +71,7 @@ static qk_sim_link_cfg link_cfg(uint64_t rate_bps, uint64_t limit_bytes)
     return l;
 }
 
-/* Experiment 2, shortened: 3 seeds x 20 s instead of 20 x 120 s. Measured
- * at the time of writing: auto/off 0.935 before the allowance, ~1.02 after. */
+/* Experiment 2, shortened: 3 seeds x 20 s instead of 10 x 120 s. */
 static void test_lossy_parity(void **state)
 {
     (void)state;
@@ -64,25 +79,32 @@ static void test_lossy_parity(void **state)
     qk_sim_link_cfg ret = fwd; /* the download's data direction */
     ret.loss = QK_SIM_LOSS_BERNOULLI;
     ret.loss_p = 0.001;
-    double sum = 0;
+    double sum = 0, sum_allow = 0;
     uint64_t acks = 0, pkts = 0;
     for (uint64_t seed = 1; seed <= 3; seed++) {
         run_out off = run(&fwd, &ret, QK_CONFIG_CC_CUBIC, 20 * QK_NS_PER_S, 0, seed);
         run_out au = run(&fwd, &ret, QK_CONFIG_CC_CUBIC, 20 * QK_NS_PER_S, 2, seed);
+        run_out al = run_ex(&fwd, &ret, QK_CONFIG_CC_CUBIC, 20 * QK_NS_PER_S, 2, seed, true);
         double r = (double)au.read_bytes / (double)off.read_bytes;
+        double ra = (double)al.read_bytes / (double)off.read_bytes;
         fprintf(stderr,
-                "lossy seed %llu: off %.2f Mbit/s, auto %.2f Mbit/s (%.3f), ACKs/pkt %.3f\n",
+                "lossy seed %llu: off %.2f Mbit/s, auto %.2f (%.3f), auto+allowance %.2f "
+                "(%.3f), ACKs/pkt %.3f\n",
                 (unsigned long long)seed, off.read_bytes * 8 / 20e6, au.read_bytes * 8 / 20e6, r,
-                (double)au.acks_sent / (double)au.pkts_received);
+                al.read_bytes * 8 / 20e6, ra, (double)au.acks_sent / (double)au.pkts_received);
         sum += r;
+        sum_allow += ra;
         acks += au.acks_sent;
         pkts += au.pkts_received;
     }
-    double mean = sum / 3;
-    fprintf(stderr, "lossy: auto/off mean %.3f, auto ACKs per packet %.3f\n", mean,
-            (double)acks / (double)pkts);
-    assert_true(mean >= 0.97); /* was 0.935 without the allowance */
-    assert_true(mean <= 1.06); /* and not more aggressive than T = 1 by much */
+    double mean = sum / 3, mean_allow = sum_allow / 3;
+    fprintf(stderr, "lossy: auto/off mean %.3f, with allowance %.3f, auto ACKs per packet %.3f\n",
+            mean, mean_allow, (double)acks / (double)pkts);
+    /* RFC-compliant default: below parity (the open target), but bounded. */
+    assert_true(mean >= 0.90);
+    /* The opt-in allowance restores parity, and is not much more aggressive. */
+    assert_true(mean_allow >= 0.97);
+    assert_true(mean_allow <= 1.06);
     assert_true((double)acks / (double)pkts <= 0.11);
 }
 

