@@ -5,46 +5,8 @@
 set -uo pipefail
 build=${1:?usage: perf.sh BUILD_DIR}
 q="$build/quack"
-tmp=$(mktemp -d)
-spid=
-fails=0
-cleanup() {
-    if [ -n "$spid" ] && kill -0 "$spid" 2>/dev/null; then
-        kill -TERM "$spid"
-        wait "$spid" 2>/dev/null
-    fi
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-ok() { echo "ok   - $*"; }
-no() { echo "FAIL - $*"; fails=$((fails + 1)); }
-check() { if eval "$2"; then ok "$1"; else no "$1"; fi; }
-
-start_server() { # LISTEN [extra args]
-    local listen=$1
-    shift
-    # Emptied here, not by the redirection below: that happens in the child,
-    # and the wait could still read the previous server's "listening on".
-    : >"$tmp/s.out"
-    "$q" perf server --listen "$listen" --quiet "$@" >"$tmp/s.out" 2>"$tmp/s.err" &
-    spid=$!
-    for _ in $(seq 200); do
-        grep -q '^listening on' "$tmp/s.out" 2>/dev/null && break
-        sleep 0.05
-    done
-    addr=$(sed -n 's/^listening on \([^ ]*\).*/\1/p' "$tmp/s.out")
-    pin=$(sed -n 's/^pin: //p' "$tmp/s.out")
-    [ -n "$addr" ] && [ ${#pin} -eq 64 ]
-}
-
-stop_server() {
-    kill -TERM "$spid" 2>/dev/null
-    wait "$spid"
-    local rc=$?
-    spid=
-    return $rc
-}
+# shellcheck source=lib/perf_server.bash
+source "$(dirname "$0")/lib/perf_server.bash"
 
 # Fields of the client's "transferred:" line.
 down_bytes() { sed -n 's/^transferred: download \([0-9]*\) bytes.*/\1/p' "$1"; }

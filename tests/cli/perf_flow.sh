@@ -5,40 +5,8 @@
 set -uo pipefail
 build=${1:?usage: perf_flow.sh BUILD_DIR}
 q="$build/quack"
-tmp=$(mktemp -d)
-spid=
-fails=0
-cleanup() {
-    if [ -n "$spid" ] && kill -0 "$spid" 2>/dev/null; then
-        kill -TERM "$spid"
-        wait "$spid" 2>/dev/null
-    fi
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-ok() { echo "ok   - $*"; }
-no() { echo "FAIL - $*"; fails=$((fails + 1)); }
-check() { if eval "$2"; then ok "$1"; else no "$1"; fi; }
-
-start_server() {
-    # Emptied here, not by the redirection below: that happens in the child,
-    # and the wait could still read the previous server's "listening on".
-    : >"$tmp/s.out"
-    "$q" perf server --listen 127.0.0.1:0 --quiet "$@" >"$tmp/s.out" 2>"$tmp/s.err" &
-    spid=$!
-    for _ in $(seq 200); do
-        grep -q '^listening on' "$tmp/s.out" 2>/dev/null && break
-        sleep 0.05
-    done
-    addr=$(sed -n 's/^listening on \([^ ]*\).*/\1/p' "$tmp/s.out")
-    pin=$(sed -n 's/^pin: //p' "$tmp/s.out")
-    [ -n "$addr" ] && [ ${#pin} -eq 64 ]
-}
-stop_server() {
-    kill -TERM "$spid" 2>/dev/null
-    wait "$spid"
-    spid=
-}
+# shellcheck source=lib/perf_server.bash
+source "$(dirname "$0")/lib/perf_server.bash"
 # "stats: rx window conn C B, stream S B (peak P B); rx buffered B B (peak Q B)"
 peak_stream() { sed -n 's/^stats: rx window conn [0-9]* B, stream [0-9]* B (peak \([0-9]*\) B).*/\1/p' "$1"; }
 conn_win() { sed -n 's/^stats: rx window conn \([0-9]*\) B.*/\1/p' "$1"; }
@@ -51,7 +19,7 @@ check "--autotune maybe exits 2 and says on or off" "[ $? -eq 2 ] && grep -q 'on
 "$q" perf client --connect 127.0.0.1:1 --insecure --window 1 >/dev/null 2>"$tmp/err"
 check "--window 1 is refused (below 16K)" "[ $? -eq 2 ] && grep -q '16K' $tmp/err"
 
-if start_server; then
+if start_server 127.0.0.1:0; then
     # Auto-tuned from 64 KiB: the client's (receiver's) stream window grows.
     "$q" perf client --connect "$addr" --pin "$pin" --quiet --stats --window 64K \
         --max-window 8M --budget 64M --download-size 32M --upload-size 1K \
