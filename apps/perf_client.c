@@ -89,11 +89,16 @@ static void record(cli *c, creq *r, qk_time now)
     if (c->nsamples < c->cap_samples) {
         perf_sample *s = &c->samples[c->nsamples++];
         /* The server answers after the whole upload arrived (perf_server.c):
-         * upload = open .. first response byte, download = first .. last
-         * byte, FBL = last upload byte accepted by the stack .. first byte. */
+         * upload = open .. first response byte, download = last upload byte
+         * accepted by the stack .. last response byte (as quinn's perf
+         * client times it: the first byte's latency is part of the
+         * download; timing from the first byte gave 0 ns, and absurd
+         * throughputs, whenever a whole response arrived in one receive
+         * batch), FBL = last upload byte accepted .. first byte. */
         qk_time first = r->got_first ? r->t_first : now;
+        qk_time dl_start = r->t_up_done && r->t_up_done <= first ? r->t_up_done : first;
         s->upload_ns = first - r->t_open;
-        s->download_ns = now - first;
+        s->download_ns = now - dl_start;
         s->fbl_ns = r->t_first > r->t_up_done ? r->t_first - r->t_up_done : 0;
         s->upload_bytes = c->o->upload_bytes;
         s->download_bytes = c->o->download_bytes;
