@@ -33,6 +33,10 @@ if start_server 127.0.0.1:0; then
     check "IPv4 2 s perf exits 0" "[ $rc -eq 0 ]"
     check "IPv4 progress lines printed" "grep -q '^\[client\].*Mbit/s.*rtt.*cwnd.*lost' $tmp/c.err"
     check "IPv4 table printed" "grep -q 'Download Throughput' $tmp/c.out && grep -q '^P100' $tmp/c.out && grep -q '^AVG' $tmp/c.out"
+    # Every throughput cell is a real rate: loopback cannot move 100 GiB/s
+    # (a zero duration once printed 1e9 MiB/s).
+    maxt=$(awk -F'│' '/^(AVG|P[0-9]+) /{for(i=5;i<=6;i++){v=$i; gsub(/[^0-9.]/,"",v); if(v+0>m)m=v+0}} END{print m+0}' "$tmp/c.out")
+    check "IPv4 table throughputs plausible (max $maxt MiB/s)" "awk 'BEGIN{exit !($maxt > 0 && $maxt < 100000)}'"
     check "IPv4 requests per second printed" "grep -q 'requests/s' $tmp/c.out"
     d=$(down_bytes "$tmp/c.out")
     v=$(verified_bytes "$tmp/c.out")
