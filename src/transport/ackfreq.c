@@ -145,12 +145,30 @@ uint32_t qk_ackfreq_want_immediate(const qk_ackfreq *a, const qk_ackfreq_pkt *pk
     if (pk->data && a->idle) why |= QK_IMM_IDLE_EXIT;
     if (pk->data && !pk->more_data && !a->idle && rate_ok(a, pk->srtt_ns, pk->now))
         why |= QK_IMM_IDLE_ENTER;
+    /* §8.1 (a congestion controller limited by the window relies on ACKs to
+     * send more): the peer holds up to T - 1 of our packets under the
+     * threshold, and they count in bytes in flight (RFC 9002 §7) though
+     * they left the network. When a packet fills the window, ask for the
+     * ACK now instead of when T more packets (which we cannot send) or the
+     * delay timer arrive. At most once per T - 1 data packets, so ACKs stay
+     * at about 1 per T - 1 packets. */
+    if (pk->data && pk->cwnd_full && pk->more_data && a->sent.threshold > 1 &&
+        a->pkts_since_full + 1 >= a->sent.threshold - 1)
+        why |= QK_IMM_CWND_FULL;
     /* §8.1/§8.2: at least one ACK per RTT while ack-eliciting packets are
      * outstanding. */
     if (pk->ae_in_flight && pk->now - a->last_ack_rx_ns > pk->srtt_ns &&
         rate_ok(a, pk->srtt_ns, pk->now))
         why |= QK_IMM_NO_ACK;
     return why;
+}
+
+void qk_ackfreq_on_data_sent(qk_ackfreq *a, uint32_t why)
+{
+    if (why & QK_IMM_CWND_FULL)
+        a->pkts_since_full = 0;
+    else
+        a->pkts_since_full++;
 }
 
 void qk_ackfreq_on_immediate_sent(qk_ackfreq *a, uint32_t why, qk_time now)

@@ -52,8 +52,9 @@ typedef struct qk_ackfreq {
     bool imm_requested; /**< another module asked for one (PMTU probe, migration) */
     bool idle;          /**< the last data packet carried IMMEDIATE_ACK going idle */
     bool has_imm;
-    qk_time last_imm_ns;    /**< last IMMEDIATE_ACK sent for a rate-limited reason */
-    qk_time last_ack_rx_ns; /**< last ACK frame received in the application space */
+    qk_time last_imm_ns;      /**< last IMMEDIATE_ACK sent for a rate-limited reason */
+    uint64_t pkts_since_full; /**< data packets sent since the last QK_IMM_CWND_FULL */
+    qk_time last_ack_rx_ns;   /**< last ACK frame received in the application space */
 } qk_ackfreq;
 
 /** Why an IMMEDIATE_ACK goes into a packet (bit set). */
@@ -63,6 +64,7 @@ enum {
     QK_IMM_IDLE_EXIT = 1 << 2,  /**< first data packet after that */
     QK_IMM_NO_ACK = 1 << 3,     /**< no ACK for more than an RTT with packets outstanding, §8 */
     QK_IMM_REQUESTED = 1 << 4,  /**< qk_ackfreq_request_immediate (PMTU probe, migration) */
+    QK_IMM_CWND_FULL = 1 << 5,  /**< last packet the congestion window allows, §8.1 */
 };
 
 /** What the sender knows when deciding on IMMEDIATE_ACK for one 1-RTT packet. */
@@ -71,6 +73,7 @@ typedef struct qk_ackfreq_pkt {
     bool data;         /**< it carries STREAM or DATAGRAM data */
     bool more_data;    /**< data remains to be sent after it (not application-limited) */
     bool ae_in_flight; /**< ack-eliciting packets are outstanding */
+    bool cwnd_full;    /**< after it the congestion window has no room for another */
     qk_time srtt_ns;
     qk_time now;
 } qk_ackfreq_pkt;
@@ -122,6 +125,10 @@ void qk_ackfreq_request_immediate(qk_ackfreq *a);
  * frame was written.
  */
 uint32_t qk_ackfreq_want_immediate(const qk_ackfreq *a, const qk_ackfreq_pkt *pk);
+
+/** A 1-RTT data packet went out with IMMEDIATE_ACK reasons `why` (0 = none):
+ * counts packets between QK_IMM_CWND_FULL requests. Never fails. */
+void qk_ackfreq_on_data_sent(qk_ackfreq *a, uint32_t why);
 
 /** The IMMEDIATE_ACK chosen for why was written into a packet. */
 void qk_ackfreq_on_immediate_sent(qk_ackfreq *a, uint32_t why, qk_time now);

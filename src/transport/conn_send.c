@@ -558,13 +558,17 @@ static void write_immediate_ack(tx_ctx *t, tx_pkt *p, bool probe)
     bool data = false;
     for (size_t i = 0; i < p->n_frames; i++)
         if (p->frames[i].kind == QK_SF_STREAM || p->frames[i].kind == QK_SF_DATAGRAM) data = true;
+    /* This packet (at most a datagram) plus another would exceed cwnd. */
+    bool full = qk_recovery_bytes_in_flight(&c->rec) + 2 * c->max_udp_bytes > c->cc.cwnd_bytes;
     qk_ackfreq_pkt pk = {.probe = probe,
                          .data = data,
                          .more_data = !qk_sched_empty(&c->sched) || c->dgq_count,
                          .ae_in_flight = c->rec.sp[QK_PN_SPACE_APP].ack_eliciting_in_flight > 0,
+                         .cwnd_full = full,
                          .srtt_ns = c->rtt.smoothed_rtt_ns,
                          .now = t->now};
     uint32_t why = qk_ackfreq_want_immediate(&c->af, &pk);
+    if (data) qk_ackfreq_on_data_sent(&c->af, why);
     if (!why) return;
     qk_frame f = {.type = QK_FT_IMMEDIATE_ACK};
     if (!put_frame(t, p, &f)) return;

@@ -100,12 +100,15 @@ static void test_lossy_parity(void **state)
     double mean = sum / 3, mean_allow = sum_allow / 3;
     fprintf(stderr, "lossy: auto/off mean %.3f, with allowance %.3f, auto ACKs per packet %.3f\n",
             mean, mean_allow, (double)acks / (double)pkts);
-    /* RFC-compliant default: below parity (the open target), but bounded. */
-    assert_true(mean >= 0.90);
+    /* RFC-compliant default: measured 0.982 (0.956 before the window-full
+     * IMMEDIATE_ACK); the 10 x 120 s experiment gives 0.977. */
+    assert_true(mean >= 0.96);
     /* The opt-in allowance restores parity, and is not much more aggressive. */
     assert_true(mean_allow >= 0.97);
     assert_true(mean_allow <= 1.06);
-    assert_true((double)acks / (double)pkts <= 0.11);
+    /* The window-full IMMEDIATE_ACK (ackfreq.c) trades ACKs for goodput:
+     * measured 0.114 ACKs per packet here (0.095 without it, at 0.956). */
+    assert_true((double)acks / (double)pkts <= 0.13);
 }
 
 /* Experiment 4, shortened (6 s): no goodput loss, far fewer immediate ACKs. */

@@ -146,6 +146,54 @@ static void test_pto_delay(void **state)
 }
 
 /* ack-frequency-12 §5, §8: when IMMEDIATE_ACK goes into a 1-RTT packet. */
+/* The packet that fills the congestion window asks for the ACK at once
+ * (ack-frequency-12 §8.1: a window-limited sender relies on ACKs), at most
+ * once per T - 1 data packets; never before a threshold > 1 is in effect,
+ * never for an application-limited or non-data packet. */
+static void test_cwnd_full(void **state)
+{
+    (void)state;
+    qk_ackfreq a;
+    qk_ackfreq_config cfg = {.mode = QK_ACKFREQ_FIXED, .threshold = 10, .max_delay_ns = 20 * MS};
+    qk_ackfreq_init(&a, &cfg);
+    qk_ackfreq_set_peer(&a, true, 1 * MS);
+    qk_ackfreq_pkt pk = {.data = true,
+                         .more_data = true,
+                         .ae_in_flight = true,
+                         .cwnd_full = true,
+                         .srtt_ns = 40 * MS,
+                         .now = 1000 * MS};
+    qk_ackfreq_on_ack_received(&a, 1000 * MS);
+    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), 0); /* nothing asked yet */
+    qk_ackfreq_update(&a, 100 * 1200, 1200, 40 * MS, false, 3, 1000 * MS);
+    qk_ackfreq_req r;
+    assert_true(qk_ackfreq_poll(&a, &r));
+    qk_ackfreq_on_sent(&a, &r, 1000 * MS);
+    /* 8 data packets since (none filled the window): the 9th = T - 1 may ask. */
+    pk.cwnd_full = false;
+    for (int i = 0; i < 8; i++) {
+        uint32_t why = qk_ackfreq_want_immediate(&a, &pk);
+        assert_int_equal(why, 0);
+        qk_ackfreq_on_data_sent(&a, why);
+    }
+    pk.cwnd_full = true;
+    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), QK_IMM_CWND_FULL);
+    pk.more_data = false; /* application-limited: that is IDLE_ENTER's job */
+    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk) & QK_IMM_CWND_FULL, 0);
+    pk.more_data = true;
+    pk.data = false;
+    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), 0);
+    pk.data = true;
+    qk_ackfreq_on_data_sent(&a, QK_IMM_CWND_FULL);
+    /* Right after one: the next window-filling packet waits for 9 more. */
+    for (int i = 0; i < 8; i++) {
+        uint32_t why = qk_ackfreq_want_immediate(&a, &pk);
+        assert_int_equal(why, 0);
+        qk_ackfreq_on_data_sent(&a, why);
+    }
+    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), QK_IMM_CWND_FULL);
+}
+
 static void test_immediate_ack_rules(void **state)
 {
     (void)state;
@@ -235,6 +283,7 @@ int main(void)
         cmocka_unit_test(test_auto_derivation),
         cmocka_unit_test(test_auto_below_cap),
         cmocka_unit_test(test_cwnd_allowance),
+        cmocka_unit_test(test_cwnd_full),
         cmocka_unit_test(test_pto_delay),
         cmocka_unit_test(test_immediate_ack_rules),
         cmocka_unit_test(test_immediate_no_ack_needs_inflight),
