@@ -60,10 +60,14 @@ static int parse_list(const char *s, double *out, int max)
     return n;
 }
 
-static row run(qk_cc_kind cc, double offset_s, double jitter_ms, uint64_t seed, const opts *o,
-               bool trace)
+typedef struct path_ids {
+    int a, b, fwd, ret; /* hosts; links a -> b and b -> a */
+} path_ids;
+
+/* The test path: 100 Mbit/s, 25 ms each way, a 1-BDP drop-tail queue in both
+ * directions, optional jitter; hosts a (10.0.0.1) and b (10.0.0.2). */
+static qk_sim *path_new(double jitter_ms, uint64_t seed, path_ids *id)
 {
-    row r = {0};
     qk_sim_link_cfg l;
     memset(&l, 0, sizeof l);
     l.rate_bps = RATE_BPS;
@@ -75,6 +79,17 @@ static row run(qk_cc_kind cc, double offset_s, double jitter_ms, uint64_t seed, 
     int f = qk_sim_link_add(sim, "fwd", a, b, &l), ret = qk_sim_link_add(sim, "ret", b, a, &l);
     qk_sim_route_add(sim, a, -1, f);
     qk_sim_route_add(sim, b, -1, ret);
+    *id = (path_ids){.a = a, .b = b, .fwd = f, .ret = ret};
+    return sim;
+}
+
+static row run(qk_cc_kind cc, double offset_s, double jitter_ms, uint64_t seed, const opts *o,
+               bool trace)
+{
+    row r = {0};
+    path_ids id;
+    qk_sim *sim = path_new(jitter_ms, seed, &id);
+    int a = id.a, b = id.b, ret = id.ret;
     qk_time t1 = (qk_time)(o->t1_s * 1e9), t0 = (qk_time)(o->t0_s * 1e9);
     qk_time t2 = (qk_time)(o->t2_s * 1e9);
     qk_simq_cfg c = {.duration_ns = t2 > t1 ? t2 : t1, .cc = cc, .window_bytes = 32u << 20};
@@ -204,17 +219,9 @@ static void ev_close(ev_acc *ev, const flow_probe *now, uint64_t *n_ev, uint64_t
 static int run_events(qk_cc_kind cc, double offset_s, double jitter_ms, uint64_t seed,
                       const opts *o)
 {
-    qk_sim_link_cfg l;
-    memset(&l, 0, sizeof l);
-    l.rate_bps = RATE_BPS;
-    l.delay_ns = 25 * MS;
-    l.limit_bytes = BDP_B;
-    l.jitter_ns = (qk_time)(jitter_ms * 1e6);
-    qk_sim *sim = qk_sim_new(seed);
-    int a = qk_sim_host_add(sim, "a", 0x0a000001), b = qk_sim_host_add(sim, "b", 0x0a000002);
-    int f = qk_sim_link_add(sim, "fwd", a, b, &l), ret = qk_sim_link_add(sim, "ret", b, a, &l);
-    qk_sim_route_add(sim, a, -1, f);
-    qk_sim_route_add(sim, b, -1, ret);
+    path_ids id;
+    qk_sim *sim = path_new(jitter_ms, seed, &id);
+    int a = id.a, b = id.b, ret = id.ret;
     (void)ret;
     qk_time t0 = (qk_time)(o->t0_s * 1e9), t1 = (qk_time)(o->t1_s * 1e9);
     qk_simq_cfg c = {.duration_ns = t1, .cc = cc, .window_bytes = 32u << 20};

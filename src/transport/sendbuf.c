@@ -76,13 +76,21 @@ size_t qk_sendbuf_writable(const qk_sendbuf *b)
     return held >= b->max_buffered_bytes ? 0 : b->max_buffered_bytes - (size_t)held;
 }
 
-long qk_sendbuf_write(qk_sendbuf *b, const uint8_t *data, size_t len)
+/* How many of len bytes a write may take now: buffer room, a long's range
+ * and the largest stream offset (RFC 9000 §4.5: 2^62 - 1). */
+static size_t write_room(const qk_sendbuf *b, size_t len)
 {
-    if (b->fin || b->discarded) return QK_ERR_STATE;
     size_t n = qk_sendbuf_writable(b);
     if (n > len) n = len;
     if (n > (size_t)LONG_MAX) n = (size_t)LONG_MAX;
     if (b->write_off + n > QK_STREAM_MAX_OFFSET) n = (size_t)(QK_STREAM_MAX_OFFSET - b->write_off);
+    return n;
+}
+
+long qk_sendbuf_write(qk_sendbuf *b, const uint8_t *data, size_t len)
+{
+    if (b->fin || b->discarded) return QK_ERR_STATE;
+    size_t n = write_room(b, len);
     if (n == 0) return 0;
     int rc = qk_blockring_write(&b->ring, b->write_off, data, n);
     if (rc) return rc;
@@ -93,10 +101,7 @@ long qk_sendbuf_write(qk_sendbuf *b, const uint8_t *data, size_t len)
 long qk_sendbuf_write_ref(qk_sendbuf *b, const uint8_t *data, size_t len)
 {
     if (b->fin || b->discarded) return QK_ERR_STATE;
-    size_t n = qk_sendbuf_writable(b);
-    if (n > len) n = len;
-    if (n > (size_t)LONG_MAX) n = (size_t)LONG_MAX;
-    if (b->write_off + n > QK_STREAM_MAX_OFFSET) n = (size_t)(QK_STREAM_MAX_OFFSET - b->write_off);
+    size_t n = write_room(b, len);
     if (n == 0) return 0;
     qk_sendbuf_ref *last = b->ref_n ? ref_at(b, b->ref_n - 1) : NULL;
     if (last && last->off + last->len == b->write_off && last->p + last->len == data) {
