@@ -221,3 +221,11 @@ bool qk_pair_read_pattern(qk_conn *c, uint64_t sid, size_t *read, bool *mismatch
         if (n == 0) return false;
     }
 }
+
+int qk_pair_request_download(qk_pair *p, uint64_t *sid)
+{
+    int rc = qk_stream_open(p->cconn, true, sid);
+    if (rc) return rc;
+    long w = qk_stream_write(p->cconn, *sid, (const uint8_t *)"download", 8, true);
+    return w == 8 ? 0 : (w < 0 ? (int)w : QK_ERR_STATE);
+}

@@ -65,6 +65,11 @@ bool qk_pair_client_gone(qk_pair *p, void *ctx);
 /** Drive both endpoints' sends at the current time (after app writes). */
 void qk_pair_flush(qk_pair *p);
 
+/** The download tests' request: open a client bidirectional stream and send
+ * the 8 bytes "download" with FIN. Returns 0, or the error of
+ * qk_stream_open / a short write (QK_ERR_STATE). */
+int qk_pair_request_download(qk_pair *p, uint64_t *sid);
+
 /** Write qk_test_pattern bytes [*written, total) to stream sid until the
  * stream stops taking them (flow control, send buffer); the FIN goes with
  * the last byte. Advances *written. */

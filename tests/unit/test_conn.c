@@ -49,13 +49,11 @@ static bool xfer_done(qk_pair *p, void *ctx)
     xfer *x = ctx;
     if (!p->cconn || !qk_conn_established(p->cconn)) return false;
     if (!x->opened) {
-        assert_int_equal(qk_stream_open(p->cconn, true, &x->sid), 0);
+        if (x->upload)
+            assert_int_equal(qk_stream_open(p->cconn, true, &x->sid), 0);
+        else /* the request: 8 bytes, then FIN */
+            assert_int_equal(qk_pair_request_download(p, &x->sid), 0);
         x->opened = true;
-        if (!x->upload) {
-            /* the request: 8 bytes, then FIN */
-            assert_int_equal(
-                qk_stream_write(p->cconn, x->sid, (const uint8_t *)"download", 8, true), 8);
-        }
     }
     if (x->upload) {
         xfer_write(p->cconn, x);

@@ -57,10 +57,8 @@ static bool dl_step(qk_pair *p, void *ctx)
     dl *x = ctx;
     if (!p->cconn || !qk_conn_established(p->cconn)) return false;
     if (!x->opened) {
-        assert_int_equal(qk_stream_open(p->cconn, true, &x->sid), 0);
+        assert_int_equal(qk_pair_request_download(p, &x->sid), 0);
         x->opened = true;
-        assert_int_equal(qk_stream_write(p->cconn, x->sid, (const uint8_t *)"download", 8, true),
-                         8);
     }
     dl_events(p, x);
     if (p->sconn) {

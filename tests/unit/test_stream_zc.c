@@ -61,10 +61,8 @@ static bool zc_done(qk_pair *p, void *ctx)
     zc *x = ctx;
     if (!p->cconn || !qk_conn_established(p->cconn)) return false;
     if (!x->opened) {
-        assert_int_equal(qk_stream_open(p->cconn, true, &x->sid), 0);
+        assert_int_equal(qk_pair_request_download(p, &x->sid), 0);
         x->opened = true;
-        assert_int_equal(qk_stream_write(p->cconn, x->sid, (const uint8_t *)"download", 8, true),
-                         8);
     }
     if (p->sconn) {
         uint8_t req[8];
