@@ -743,13 +743,8 @@ static long stream_write(qk_conn *c, uint64_t stream_id, const uint8_t *data, si
     qk_stream *s = qk_streams_get(&c->streams, stream_id);
     if (!s) return QK_ERR_NOT_FOUND;
     long n = 0;
-    if (len && borrow) {
-        /* RFC 9000 §3.1: only the Ready and Send states take new data. */
-        bool open = s->send_state == QK_SEND_READY || s->send_state == QK_SEND_SEND;
-        n = open ? qk_sendbuf_write_ref(&s->send, data, len) : QK_ERR_STATE;
-    } else if (len) {
-        n = qk_stream_send_write(s, data, len);
-    }
+    if (len)
+        n = borrow ? qk_stream_send_write_ref(s, data, len) : qk_stream_send_write(s, data, len);
     if (n < 0) return n;
     /* Short write: QK_EV_STREAM_WRITABLE is owed once acknowledgements free room. */
     if ((size_t)n < len) s->write_blocked = true;

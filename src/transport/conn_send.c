@@ -568,10 +568,10 @@ static void write_immediate_ack(tx_ctx *t, tx_pkt *p, bool probe)
                          .srtt_ns = c->rtt.smoothed_rtt_ns,
                          .now = t->now};
     uint32_t why = qk_ackfreq_want_immediate(&c->af, &pk);
+    qk_frame f = {.type = QK_FT_IMMEDIATE_ACK};
+    if (why && !put_frame(t, p, &f)) why = 0; /* no room after all: not sent */
     if (data) qk_ackfreq_on_data_sent(&c->af, why);
     if (!why) return;
-    qk_frame f = {.type = QK_FT_IMMEDIATE_ACK};
-    if (!put_frame(t, p, &f)) return;
     record(p, &(qk_sent_frame){.kind = QK_SF_IMMEDIATE_ACK}); /* §5: never retransmitted */
     qk_ackfreq_on_immediate_sent(&c->af, why, t->now);
     c->stats.immediate_acks_sent++;

@@ -181,10 +181,22 @@ static bool send_open(const qk_stream *s)
            s->send_state == QK_SEND_DATA_SENT;
 }
 
+/* RFC 9000 §3.1: only the Ready and Send states take new data. */
+static bool takes_data(const qk_stream *s)
+{
+    return s->send_state == QK_SEND_READY || s->send_state == QK_SEND_SEND;
+}
+
 long qk_stream_send_write(qk_stream *s, const uint8_t *data, size_t len)
 {
-    if (s->send_state != QK_SEND_READY && s->send_state != QK_SEND_SEND) return QK_ERR_STATE;
+    if (!takes_data(s)) return QK_ERR_STATE;
     return qk_sendbuf_write(&s->send, data, len);
+}
+
+long qk_stream_send_write_ref(qk_stream *s, const uint8_t *data, size_t len)
+{
+    if (!takes_data(s)) return QK_ERR_STATE;
+    return qk_sendbuf_write_ref(&s->send, data, len);
 }
 
 int qk_stream_finish(qk_stream *s)

@@ -195,6 +195,10 @@ int qk_stream_on_stream_data_blocked(qk_stream *s, uint64_t limit);
  * QK_ERR_NOMEM.
  */
 long qk_stream_send_write(qk_stream *s, const uint8_t *data, size_t len);
+/** Like qk_stream_send_write, but the send buffer borrows `data` (it must
+ * stay valid until acknowledged; qk_sendbuf_write_ref). Same returns, plus
+ * QK_ERR_NOMEM. */
+long qk_stream_send_write_ref(qk_stream *s, const uint8_t *data, size_t len);
 
 /** End the send side (FIN). QK_ERR_STATE without a send side or after reset. */
 int qk_stream_finish(qk_stream *s);
