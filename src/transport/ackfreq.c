@@ -49,7 +49,12 @@ void qk_ackfreq_update(qk_ackfreq *a, uint64_t cwnd_bytes, uint64_t mds_bytes, q
         if (th > a->cfg.max_threshold) th = a->cfg.max_threshold;
         qk_time delay = srtt_ns / 4;
         if (delay > 25 * QK_NS_PER_MS) delay = 25 * QK_NS_PER_MS;
-        w.threshold = th;
+        /* The sender places the ACK points itself (IMMEDIATE_ACK on the last
+         * packet of a burst, qk_ackfreq_want_immediate); the threshold the
+         * peer enforces is a backstop at twice that, so its own count does
+         * not split a burst. */
+        a->mark_every = th;
+        w.threshold = th > 1 ? 2 * th : th;
         w.max_delay_ns = delay;
         /* §9: reordering threshold = the sender's packet threshold. */
         w.reordering_threshold = packet_threshold;
@@ -152,8 +157,10 @@ uint32_t qk_ackfreq_want_immediate(const qk_ackfreq *a, const qk_ackfreq_pkt *pk
      * ACK now instead of when T more packets (which we cannot send) or the
      * delay timer arrive. At most once per T - 1 data packets, so ACKs stay
      * at about 1 per T - 1 packets. */
-    if (pk->data && pk->cwnd_full && pk->more_data && a->sent.threshold > 1 &&
-        a->pkts_since_full + 1 >= a->sent.threshold - 1)
+    uint64_t every = a->cfg.mode == QK_ACKFREQ_AUTO ? a->mark_every : a->sent.threshold - 1;
+    bool stop = pk->cwnd_full || (a->cfg.mode == QK_ACKFREQ_AUTO && pk->pacer_empty);
+    if (pk->data && stop && pk->more_data && a->sent.threshold > 1 &&
+        a->pkts_since_full + 1 >= every)
         why |= QK_IMM_CWND_FULL;
     /* §8.1/§8.2: at least one ACK per RTT while ack-eliciting packets are
      * outstanding. */
@@ -203,4 +210,10 @@ uint64_t qk_ackfreq_cwnd_allowance(const qk_ackfreq *a, uint64_t cwnd_bytes, uin
      * small window. */
     uint64_t allow = (a->sent.threshold - 1) * mds_bytes / 2;
     return allow < cwnd_bytes / 8 ? allow : cwnd_bytes / 8;
+}
+
+uint64_t qk_ackfreq_pacer_burst_pkts(const qk_ackfreq *a)
+{
+    if (a->cfg.mode != QK_ACKFREQ_AUTO || !a->have_sent || a->sent.threshold <= 1) return 0;
+    return a->sent.threshold;
 }

@@ -54,6 +54,7 @@ typedef struct qk_ackfreq {
     bool has_imm;
     qk_time last_imm_ns;      /**< last IMMEDIATE_ACK sent for a rate-limited reason */
     uint64_t pkts_since_full; /**< data packets sent since the last QK_IMM_CWND_FULL */
+    uint64_t mark_every;      /**< AUTO: least data packets between QK_IMM_CWND_FULL */
     qk_time last_ack_rx_ns;   /**< last ACK frame received in the application space */
 } qk_ackfreq;
 
@@ -74,6 +75,7 @@ typedef struct qk_ackfreq_pkt {
     bool more_data;    /**< data remains to be sent after it (not application-limited) */
     bool ae_in_flight; /**< ack-eliciting packets are outstanding */
     bool cwnd_full;    /**< after it the congestion window has no room for another */
+    bool pacer_empty;  /**< after it the pacer makes the next packet wait */
     qk_time srtt_ns;
     qk_time now;
 } qk_ackfreq_pkt;
@@ -148,5 +150,12 @@ qk_time qk_ackfreq_pto_delay(const qk_ackfreq *a, qk_time tp_max_ack_delay_ns);
  * at most cwnd / 8; 0 before any request or with T <= 1. Never fails.
  */
 uint64_t qk_ackfreq_cwnd_allowance(const qk_ackfreq *a, uint64_t cwnd_bytes, uint64_t mds_bytes);
+
+/**
+ * The pacer burst (datagrams) that matches the ACK grouping we asked for:
+ * the peer's threshold while AUTO has one above the default pacer burst,
+ * else 0 (the pacer's default). Never fails.
+ */
+uint64_t qk_ackfreq_pacer_burst_pkts(const qk_ackfreq *a);
 
 #endif

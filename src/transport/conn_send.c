@@ -565,6 +565,8 @@ static void write_immediate_ack(tx_ctx *t, tx_pkt *p, bool probe)
                          .more_data = !qk_sched_empty(&c->sched) || c->dgq_count,
                          .ae_in_flight = c->rec.sp[QK_PN_SPACE_APP].ack_eliciting_in_flight > 0,
                          .cwnd_full = full,
+                         .pacer_empty = qk_pacer_empty_after(&c->pacer, c->max_udp_bytes,
+                                                             c->max_udp_bytes),
                          .srtt_ns = c->rtt.smoothed_rtt_ns,
                          .now = t->now};
     uint32_t why = qk_ackfreq_want_immediate(&c->af, &pk);
@@ -863,6 +865,9 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
     t.cc_ok = inflight + c->max_udp_bytes <= c->cc.cwnd_bytes + allow;
     if (t.cc_ok) {
         qk_pacer_set_slow_start(&c->pacer, c->cc.state == QK_CC_SLOW_START);
+        uint64_t burst = qk_ackfreq_pacer_burst_pkts(&c->af);
+        qk_pacer_set_burst_pkts(&c->pacer,
+                                burst > QK_PACER_DEFAULT_BURST_PKTS ? burst : QK_PACER_DEFAULT_BURST_PKTS);
         qk_time when = qk_pacer_next_send_time(&c->pacer, now, c->cc.cwnd_bytes,
                                                c->rtt.smoothed_rtt_ns, c->max_udp_bytes);
         if (when > now) {

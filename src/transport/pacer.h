@@ -84,4 +84,21 @@ uint64_t qk_pacer_quantum_bytes(const qk_pacer *p);
 /** Current pacing rate in bytes per second (0 before the first next_send_time). */
 uint64_t qk_pacer_rate_bytes_per_s(const qk_pacer *p);
 
+/**
+ * True when, after a packet of bytes leaves now, the bucket no longer holds
+ * a max_datagram_bytes packet (the next one waits for pacing). Uses the
+ * tokens as of the last qk_pacer_next_send_time(); false when not pacing.
+ * Never fails.
+ */
+bool qk_pacer_empty_after(const qk_pacer *p, uint64_t bytes, uint64_t max_datagram_bytes);
+
+/**
+ * Change the least quantum to burst_pkts datagrams (0 = the default 10),
+ * e.g. while the peer acknowledges only every burst_pkts packets: an ACK then
+ * releases that many at once and they should leave together. Tokens above
+ * the new quantum are dropped at the next qk_pacer_next_send_time().
+ * Never fails.
+ */
+void qk_pacer_set_burst_pkts(qk_pacer *p, uint64_t burst_pkts);
+
 #endif
