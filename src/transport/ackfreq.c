@@ -34,27 +34,31 @@ void qk_ackfreq_update(qk_ackfreq *a, uint64_t cwnd_bytes, uint64_t mds_bytes, q
             a->cfg.reordering_threshold ? a->cfg.reordering_threshold : packet_threshold;
     } else {
         /* §8.1: threshold at most the packets per cwnd; delay at most the RTT.
-         * Slow start is conservative: ~8 ACKs per cwnd (so the RFC 9000
-         * cadence while the window is small), then ~4 per cwnd, like
-         * Chromium's ACK decimation (a quarter of an RTT). Pacing keeps the
-         * sparser ACK clock from turning into bursts (§8.2). The cap (16 by
-         * default) bounds the window each ACK releases: beyond the pacer's
-         * burst the freed packets wait for pacing tokens while the receiver
-         * holds the next ones, and a cwnd-limited sender loses throughput
-         * (exp. 4 in docs/experiments/ack-frequency.md: cap 64 -7%, 32 -2%,
-         * 16 -0.9%). ACK-only packets are already 1/16 of the data packets. */
+         * The sender places the ACK points itself: IMMEDIATE_ACK on the last
+         * packet of what it can send back to back, at most once per T data
+         * packets (qk_ackfreq_want_immediate), so the peer acknowledges a
+         * whole burst at once when its last packet arrives instead of
+         * holding part of it for the next burst or the delay timer. T is
+         * ~8 per cwnd in slow start (the RFC 9000 cadence while the window
+         * is small), ~4 per cwnd after (Chromium's ACK decimation), at most
+         * 3/4 of the cap. The threshold the peer enforces is a backstop at
+         * 2T, capped (16 by default): bursts of T..2T packets are not split
+         * by the peer's own count, and where the bottleneck spaces the
+         * packets (exp. 4: 116 us each at 100 Mbit/s) the peer still holds
+         * at most 16 (exp. 4 in docs/experiments/ack-frequency.md: a wire
+         * threshold of 32 -1.0% goodput, 24 -0.3%, 16 -0.05%). */
         uint64_t cwnd_pkts = cwnd_bytes / mds_bytes;
         uint64_t th = slow_start ? cwnd_pkts / 8 : cwnd_pkts / 4;
+        uint64_t th_max = a->cfg.max_threshold * 3 / 4;
+        if (th > th_max) th = th_max;
         if (th < 1) th = 1;
-        if (th > a->cfg.max_threshold) th = a->cfg.max_threshold;
+        a->mark_every = th;
+        uint64_t wire = th > 1 ? 2 * th : 1;
+        if (wire > a->cfg.max_threshold) wire = a->cfg.max_threshold;
+        if (wire < th) wire = th;
         qk_time delay = srtt_ns / 4;
         if (delay > 25 * QK_NS_PER_MS) delay = 25 * QK_NS_PER_MS;
-        /* The sender places the ACK points itself (IMMEDIATE_ACK on the last
-         * packet of a burst, qk_ackfreq_want_immediate); the threshold the
-         * peer enforces is a backstop at twice that, so its own count does
-         * not split a burst. */
-        a->mark_every = th;
-        w.threshold = th > 1 ? 2 * th : th;
+        w.threshold = wire;
         w.max_delay_ns = delay;
         /* §9: reordering threshold = the sender's packet threshold. */
         w.reordering_threshold = packet_threshold;
@@ -151,17 +155,21 @@ uint32_t qk_ackfreq_want_immediate(const qk_ackfreq *a, const qk_ackfreq_pkt *pk
     if (pk->data && !pk->more_data && !a->idle && rate_ok(a, pk->srtt_ns, pk->now))
         why |= QK_IMM_IDLE_ENTER;
     /* §8.1 (a congestion controller limited by the window relies on ACKs to
-     * send more): the peer holds up to T - 1 of our packets under the
-     * threshold, and they count in bytes in flight (RFC 9002 §7) though
-     * they left the network. When a packet fills the window, ask for the
-     * ACK now instead of when T more packets (which we cannot send) or the
-     * delay timer arrive. At most once per T - 1 data packets, so ACKs stay
-     * at about 1 per T - 1 packets. */
-    uint64_t every = a->cfg.mode == QK_ACKFREQ_AUTO ? a->mark_every : a->sent.threshold - 1;
-    bool stop = pk->cwnd_full || (a->cfg.mode == QK_ACKFREQ_AUTO && pk->pacer_empty);
-    if (pk->data && stop && pk->more_data && a->sent.threshold > 1 &&
-        a->pkts_since_full + 1 >= every)
-        why |= QK_IMM_CWND_FULL;
+     * send more): the peer holds up to its threshold of our packets, and
+     * they count in bytes in flight (RFC 9002 §7) though they left the
+     * network. Ask for the ACK with the last packet the sender can send
+     * now, at most once per `every` data packets:
+     * - FIXED: when the packet fills the window, once per T - 1 packets;
+     * - AUTO: at the end of a burst (cwnd full or pacer empty after it),
+     *   once per mark_every packets; shorter bursts ride with the next one,
+     *   so bursts settle at mark_every..2 * mark_every packets, each
+     *   acknowledged as its last packet arrives. */
+    if (pk->data && pk->more_data && a->sent.threshold > 1) {
+        bool fixed = a->cfg.mode != QK_ACKFREQ_AUTO;
+        uint64_t every = fixed ? a->sent.threshold - 1 : a->mark_every;
+        bool last = fixed ? pk->cwnd_full : pk->cwnd_full || pk->burst_left == 0;
+        if (last && a->pkts_since_full + 1 >= every) why |= QK_IMM_CWND_FULL;
+    }
     /* §8.1/§8.2: at least one ACK per RTT while ack-eliciting packets are
      * outstanding. */
     if (pk->ae_in_flight && pk->now - a->last_ack_rx_ns > pk->srtt_ns &&
@@ -214,6 +222,12 @@ uint64_t qk_ackfreq_cwnd_allowance(const qk_ackfreq *a, uint64_t cwnd_bytes, uin
 
 uint64_t qk_ackfreq_pacer_burst_pkts(const qk_ackfreq *a)
 {
+    /* An ACK releases up to the peer's threshold (plus the window's
+     * growth); bursts the sender marks hold T..2T packets. The pacer must
+     * let such a burst go back to back, or its tail trickles out at the
+     * pacing rate and the peer holds the head until the tail's end (exp. 2
+     * in docs/experiments/ack-frequency.md: quantum 16 0.987, 32 0.993 of
+     * the RFC default's goodput). Twice the threshold covers both. */
     if (a->cfg.mode != QK_ACKFREQ_AUTO || !a->have_sent || a->sent.threshold <= 1) return 0;
-    return a->sent.threshold;
+    return 2 * a->sent.threshold;
 }

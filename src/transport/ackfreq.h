@@ -54,7 +54,7 @@ typedef struct qk_ackfreq {
     bool has_imm;
     qk_time last_imm_ns;      /**< last IMMEDIATE_ACK sent for a rate-limited reason */
     uint64_t pkts_since_full; /**< data packets sent since the last QK_IMM_CWND_FULL */
-    uint64_t mark_every;      /**< AUTO: least data packets between QK_IMM_CWND_FULL */
+    uint64_t mark_every;      /**< AUTO: least data packets between QK_IMM_CWND_FULL (T) */
     qk_time last_ack_rx_ns;   /**< last ACK frame received in the application space */
 } qk_ackfreq;
 
@@ -65,17 +65,18 @@ enum {
     QK_IMM_IDLE_EXIT = 1 << 2,  /**< first data packet after that */
     QK_IMM_NO_ACK = 1 << 3,     /**< no ACK for more than an RTT with packets outstanding, §8 */
     QK_IMM_REQUESTED = 1 << 4,  /**< qk_ackfreq_request_immediate (PMTU probe, migration) */
-    QK_IMM_CWND_FULL = 1 << 5,  /**< last packet the congestion window allows, §8.1 */
+    QK_IMM_CWND_FULL =
+        1 << 5, /**< last packet of a burst (cwnd full; AUTO: or pacer empty), §8.1 */
 };
 
 /** What the sender knows when deciding on IMMEDIATE_ACK for one 1-RTT packet. */
 typedef struct qk_ackfreq_pkt {
-    bool probe;        /**< the packet is a PTO probe */
-    bool data;         /**< it carries STREAM or DATAGRAM data */
-    bool more_data;    /**< data remains to be sent after it (not application-limited) */
-    bool ae_in_flight; /**< ack-eliciting packets are outstanding */
-    bool cwnd_full;    /**< after it the congestion window has no room for another */
-    bool pacer_empty;  /**< after it the pacer makes the next packet wait */
+    bool probe;          /**< the packet is a PTO probe */
+    bool data;           /**< it carries STREAM or DATAGRAM data */
+    bool more_data;      /**< data remains to be sent after it (not application-limited) */
+    bool ae_in_flight;   /**< ack-eliciting packets are outstanding */
+    bool cwnd_full;      /**< after it the congestion window has no room for another */
+    uint64_t burst_left; /**< full-size packets cwnd and pacer let go at once after it */
     qk_time srtt_ns;
     qk_time now;
 } qk_ackfreq_pkt;

@@ -85,12 +85,12 @@ uint64_t qk_pacer_quantum_bytes(const qk_pacer *p);
 uint64_t qk_pacer_rate_bytes_per_s(const qk_pacer *p);
 
 /**
- * True when, after a packet of bytes leaves now, the bucket no longer holds
- * a max_datagram_bytes packet (the next one waits for pacing). Uses the
- * tokens as of the last qk_pacer_next_send_time(); false when not pacing.
- * Never fails.
+ * How many more max_datagram_bytes packets the bucket lets go at once after
+ * a packet of bytes leaves now (0: the next one waits for pacing). Uses the
+ * tokens as of the last qk_pacer_next_send_time(); UINT64_MAX when not
+ * pacing. Never fails.
  */
-bool qk_pacer_empty_after(const qk_pacer *p, uint64_t bytes, uint64_t max_datagram_bytes);
+uint64_t qk_pacer_pkts_after(const qk_pacer *p, uint64_t bytes, uint64_t max_datagram_bytes);
 
 /**
  * Change the least quantum to burst_pkts datagrams (0 = the default 10),
