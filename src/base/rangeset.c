@@ -53,6 +53,14 @@ int qk_rangeset_add(qk_rangeset *s, uint64_t start, uint64_t end)
 {
     if (start > end) return QK_ERR_INVALID_ARG;
     if (start == end) return 0;
+    /* The common case for in-order stream data and packet numbers: the new
+     * range starts inside or right after the highest range and extends it.
+     * O(1), no search, no move. */
+    if (s->n && start >= s->r[s->n - 1].start && start <= s->r[s->n - 1].end) {
+        if (end <= s->r[s->n - 1].end) return 0;
+        s->r[s->n - 1].end = end;
+        return 1;
+    }
     /* First range that touches or lies above start (end >= start). */
     size_t i = start ? qk_rangeset_lower_bound(s, start - 1) : 0;
     /* Ranges [i, j) touch [start, end) (adjacency counts). */

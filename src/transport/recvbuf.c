@@ -90,11 +90,12 @@ int qk_recvbuf_insert(qk_recvbuf *b, uint64_t off, const uint8_t *data, size_t l
     uint64_t start = off < b->read_off ? b->read_off : off;
     qk_rangeset *got = &b->recvd;
     if (start < end && got->n && got->r[got->n - 1].end == start) {
-        /* In order (the common case): the bytes extend the highest range,
-         * which stays the last one of the set, so no search and no insert. */
+        /* In order (the common case): the bytes extend the highest range;
+         * nothing to search for gaps, qk_rangeset_add takes its O(1) path. */
         rc = qk_blockring_write(&b->ring, start, data + (start - off), (size_t)(end - start));
         if (rc) return rc;
-        got->r[got->n - 1].end = end;
+        rc = qk_rangeset_add(got, start, end); /* O(1): extends the last range */
+        if (rc < 0) return rc;
     } else if (start < end) {
         if (!qk_rangeset_contains_range(&b->recvd, start, end)) {
             rc = write_gaps(b, start, end, data, off);

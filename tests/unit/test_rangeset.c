@@ -34,6 +34,30 @@ static void test_add_merge(void **state)
     qk_rangeset_free(&s);
 }
 
+/* The O(1) path: a range starting inside or right after the highest one. */
+static void test_extend_last(void **state)
+{
+    (void)state;
+    qk_rangeset s;
+    qk_rangeset_init(&s, 4);
+    assert_int_equal(qk_rangeset_add(&s, 0, 5), 1);
+    assert_int_equal(qk_rangeset_add(&s, 10, 20), 1);
+    assert_int_equal(qk_rangeset_add(&s, 20, 25), 1); /* adjacent: extends */
+    assert_int_equal(qk_rangeset_add(&s, 15, 22), 0); /* inside the last range */
+    assert_int_equal(qk_rangeset_add(&s, 22, 30), 1); /* overlaps and extends */
+    assert_int_equal(s.n, 2);
+    assert_int_equal(s.r[1].start, 10);
+    assert_int_equal(s.r[1].end, 30);
+    assert_int_equal(qk_rangeset_add(&s, 4, 12), 1); /* below the last start: merges all */
+    assert_int_equal(s.n, 1);
+    assert_int_equal(s.r[0].start, 0);
+    assert_int_equal(s.r[0].end, 30);
+    for (uint64_t v = 30; v < 1000; v += 10) assert_int_equal(qk_rangeset_add(&s, v, v + 10), 1);
+    assert_int_equal(s.n, 1);
+    assert_int_equal(qk_rangeset_span(&s), 1000);
+    qk_rangeset_free(&s);
+}
+
 static void test_limit(void **state)
 {
     (void)state;
@@ -71,7 +95,9 @@ static void test_random_vs_model(void **state)
             }
             int kind = (int)(qk_test_rand64(&rng) % 10);
             if (kind < 6) {
-                assert_true(qk_rangeset_add(&s, a, b) >= 0);
+                bool grows = false;
+                for (uint64_t v = a; v < b; v++) grows = grows || !model[v];
+                assert_int_equal(qk_rangeset_add(&s, a, b), grows ? 1 : 0);
                 memset(model + a, 1, b - a);
             } else if (kind < 9) {
                 assert_int_equal(qk_rangeset_remove(&s, a, b), 0);
@@ -93,6 +119,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_add_merge),
+        cmocka_unit_test(test_extend_last),
         cmocka_unit_test(test_limit),
         cmocka_unit_test(test_random_vs_model),
     };
