@@ -95,8 +95,9 @@ uint64_t qk_pacer_pkts_after(const qk_pacer *p, uint64_t bytes, uint64_t max_dat
 /**
  * Change the least quantum to burst_pkts datagrams (0 = the default 10),
  * e.g. while the peer acknowledges only every burst_pkts packets: an ACK then
- * releases that many at once and they should leave together. Tokens above
- * the new quantum are dropped at the next qk_pacer_next_send_time().
+ * releases that many at once and they should leave together. The new depth
+ * applies from the next qk_pacer_next_send_time(): tokens above it are
+ * dropped then, a deeper bucket fills from then on.
  * Never fails.
  */
 void qk_pacer_set_burst_pkts(qk_pacer *p, uint64_t burst_pkts);

@@ -4,10 +4,11 @@
  *
  * - Loss-limited CUBIC (0.1% random loss, 40 ms RTT): the window is ~45
  *   packets, so the packets the receiver holds back under auto's threshold
- *   cost goodput (the sender counts them in flight, RFC 9002 §7). The
- *   opt-in qk_config.ack_frequency_cwnd_allowance (T - 1) / 2 extra
- *   datagrams recovers it but exceeds cwnd, so it is off by default; the
- *   default's shortfall is the open part of experiment 2.
+ *   cost goodput (the sender counts them in flight, RFC 9002 §7). Auto
+ *   places the ACK points at the ends of its bursts (IMMEDIATE_ACK, pacer
+ *   burst = the peer's threshold), so the peer holds little; the opt-in
+ *   qk_config.ack_frequency_cwnd_allowance exceeds cwnd and stays off by
+ *   default.
  * - 5% reordering, NewReno, 100 Mbit/s: a threshold of 64 made each ACK
  *   release more than the pacer's burst, -7% goodput; auto caps it at 16. */
 #include "qk_test.h"
@@ -100,15 +101,16 @@ static void test_lossy_parity(void **state)
     double mean = sum / 3, mean_allow = sum_allow / 3;
     fprintf(stderr, "lossy: auto/off mean %.3f, with allowance %.3f, auto ACKs per packet %.3f\n",
             mean, mean_allow, (double)acks / (double)pkts);
-    /* RFC-compliant default: measured 0.982 (0.956 before the window-full
-     * IMMEDIATE_ACK); the 10 x 120 s experiment gives 0.977. */
-    assert_true(mean >= 0.96);
+    /* RFC-compliant default: measured 0.994 with burst-end ACK points (0.982
+     * with the window-full IMMEDIATE_ACK once per T - 1 packets, 0.956
+     * without); the 10 x 120 s experiment gives 0.990. */
+    assert_true(mean >= 0.975);
     /* The opt-in allowance restores parity, and is not much more aggressive. */
     assert_true(mean_allow >= 0.97);
     assert_true(mean_allow <= 1.06);
-    /* The window-full IMMEDIATE_ACK (ackfreq.c) trades ACKs for goodput:
-     * measured 0.114 ACKs per packet here (0.095 without it, at 0.956). */
-    assert_true((double)acks / (double)pkts <= 0.13);
+    /* One ACK per burst of >= T packets: measured 0.098 ACKs per packet here
+     * (0.114 with the window-full rule alone, 0.095 without any, at 0.956). */
+    assert_true((double)acks / (double)pkts <= 0.11);
 }
 
 /* Experiment 4, shortened (6 s): no goodput loss, far fewer immediate ACKs. */
@@ -127,8 +129,10 @@ static void test_reorder_parity(void **state)
             "%.3f\n",
             off.read_bytes * 8 / 6e6, (unsigned long long)off.acks_immediate,
             au.read_bytes * 8 / 6e6, (unsigned long long)au.acks_immediate, r);
-    assert_true(r >= 0.97); /* was 0.93 with the threshold capped at 64 */
-    assert_true(au.acks_immediate * 5 < off.acks_immediate); /* measured: 8x fewer */
+    /* measured 0.987 (slow start dominates 6 s; the 10 x 30 s experiment
+     * gives 0.9995); was 0.93 with the threshold capped at 64 */
+    assert_true(r >= 0.975);
+    assert_true(au.acks_immediate * 5 < off.acks_immediate); /* measured: 6.5x fewer */
 }
 
 int main(void)

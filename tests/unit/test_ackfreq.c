@@ -56,18 +56,22 @@ static void test_auto_derivation(void **state)
     qk_ackfreq_update(&a, 10 * 1200, 1200, 40 * MS, true, 3, 0);
     assert_true(qk_ackfreq_poll(&a, &r));
     assert_int_equal(r.threshold, 1);
-    /* Slow start, 40 packets: ~8 ACKs per cwnd (40 / 8 = 5). */
+    /* Slow start, 40 packets: ~8 ACK points per cwnd (T = 40 / 8 = 5), the
+     * peer's threshold a backstop at 2T = 10. */
     qk_ackfreq_update(&a, 40 * 1200, 1200, 40 * MS, true, 3, 0);
     assert_true(qk_ackfreq_poll(&a, &r));
-    assert_int_equal(r.threshold, 5);
+    assert_int_equal(a.mark_every, 5);
+    assert_int_equal(r.threshold, 10);
     assert_int_equal(r.max_delay_ns, 10 * MS); /* srtt / 4 <= srtt (§8.1) */
     qk_ackfreq_on_sent(&a, &r, 0);
-    /* Congestion avoidance with 800 packets per cwnd: 800/4 = 200, capped at 16. */
+    /* Congestion avoidance with 800 packets per cwnd: T = 800/4 = 200,
+     * capped at 3/4 of 16 = 12; backstop 2T = 24, capped at 16. */
     qk_ackfreq_update(&a, 800 * 1200, 1200, 40 * MS, false, 3, 10 * MS);
     assert_false(qk_ackfreq_poll(&a, &r)); /* less than one RTT since the last frame */
     qk_ackfreq_update(&a, 800 * 1200, 1200, 40 * MS, false, 3, 50 * MS);
     assert_true(qk_ackfreq_poll(&a, &r));
     assert_int_equal(r.threshold, 16);
+    assert_int_equal(a.mark_every, 12);
     assert_true(r.threshold <= 800); /* §8.1: at most the packets per cwnd */
     qk_ackfreq_on_sent(&a, &r, 50 * MS);
     /* A 10% change is not relevant (< 20%). */
@@ -79,7 +83,8 @@ static void test_auto_derivation(void **state)
     assert_int_equal(r.max_delay_ns, 2 * MS);
 }
 
-/* Congestion avoidance below the cap: cwnd / 4 (44 packets -> 11). */
+/* Congestion avoidance below the cap: T = cwnd / 4 (44 packets -> 11),
+ * the peer's threshold min(2T, 16) = 16; 28 packets -> T = 7, 14. */
 static void test_auto_below_cap(void **state)
 {
     (void)state;
@@ -90,13 +95,21 @@ static void test_auto_below_cap(void **state)
     qk_ackfreq_req r;
     qk_ackfreq_update(&a, 44 * 1452, 1452, 40 * MS, false, 3, 0);
     assert_true(qk_ackfreq_poll(&a, &r));
-    assert_int_equal(r.threshold, 11);
-    /* A configured cap replaces the default. */
+    assert_int_equal(a.mark_every, 11);
+    assert_int_equal(r.threshold, 16);
+    qk_ackfreq_init(&a, &cfg);
+    qk_ackfreq_set_peer(&a, true, 1 * MS);
+    qk_ackfreq_update(&a, 28 * 1452, 1452, 40 * MS, false, 3, 0);
+    assert_true(qk_ackfreq_poll(&a, &r));
+    assert_int_equal(a.mark_every, 7);
+    assert_int_equal(r.threshold, 14);
+    /* A configured cap replaces the default: T <= 3/4 * 5 = 3, wire <= 5. */
     cfg.max_threshold = 5;
     qk_ackfreq_init(&a, &cfg);
     qk_ackfreq_set_peer(&a, true, 1 * MS);
     qk_ackfreq_update(&a, 44 * 1452, 1452, 40 * MS, false, 3, 0);
     assert_true(qk_ackfreq_poll(&a, &r));
+    assert_int_equal(a.mark_every, 3);
     assert_int_equal(r.threshold, 5);
 }
 
@@ -194,6 +207,88 @@ static void test_cwnd_full(void **state)
     assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), QK_IMM_CWND_FULL);
 }
 
+/* AUTO places the ACK points at burst ends: the last data packet after
+ * which neither the window nor the pacer lets another go at once
+ * (burst_left == 0) asks for IMMEDIATE_ACK once at least T = mark_every data
+ * packets went since the last one; a shorter burst rides with the next; a
+ * packet inside a burst never asks. */
+static void test_auto_burst_end(void **state)
+{
+    (void)state;
+    qk_ackfreq a;
+    qk_ackfreq_config cfg = {.mode = QK_ACKFREQ_AUTO};
+    qk_ackfreq_init(&a, &cfg);
+    qk_ackfreq_set_peer(&a, true, 1 * MS);
+    qk_ackfreq_pkt pk = {.data = true,
+                         .more_data = true,
+                         .ae_in_flight = true,
+                         .burst_left = 0,
+                         .srtt_ns = 40 * MS,
+                         .now = 1000 * MS};
+    qk_ackfreq_on_ack_received(&a, 1000 * MS);
+    /* Nothing asked yet: the peer acknowledges per RFC 9000. */
+    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), 0);
+    assert_int_equal(qk_ackfreq_pacer_burst_pkts(&a), 0);
+    /* 48-packet window in congestion avoidance: T = 12, peer threshold 16. */
+    qk_ackfreq_update(&a, 48 * 1452, 1452, 40 * MS, false, 3, 1000 * MS);
+    qk_ackfreq_req r;
+    assert_true(qk_ackfreq_poll(&a, &r));
+    qk_ackfreq_on_sent(&a, &r, 1000 * MS);
+    assert_int_equal(a.mark_every, 12);
+    assert_int_equal(r.threshold, 16);
+    /* The pacer lets a whole ACK's worth (16) go back to back. */
+    assert_int_equal(qk_ackfreq_pacer_burst_pkts(&a), 16);
+    /* A burst of 5 (4 with more behind, then the last): no request. */
+    for (int i = 0; i < 5; i++) {
+        pk.burst_left = 4 - (uint64_t)i;
+        uint32_t why = qk_ackfreq_want_immediate(&a, &pk);
+        assert_int_equal(why & QK_IMM_CWND_FULL, 0);
+        qk_ackfreq_on_data_sent(&a, why);
+    }
+    /* The next burst of 10: its packets 1..9 have more behind them; its
+     * last is the 15th since the last ACK point (>= 12): it asks. */
+    for (int i = 0; i < 9; i++) {
+        pk.burst_left = 9 - (uint64_t)i;
+        uint32_t why = qk_ackfreq_want_immediate(&a, &pk);
+        assert_int_equal(why & QK_IMM_CWND_FULL, 0);
+        qk_ackfreq_on_data_sent(&a, why);
+    }
+    pk.burst_left = 0;
+    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), QK_IMM_CWND_FULL);
+    /* Window full (cwnd_full) counts as a burst end too. */
+    pk.cwnd_full = true;
+    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), QK_IMM_CWND_FULL);
+    pk.cwnd_full = false;
+    /* Application-limited or not data: not this rule. */
+    pk.more_data = false;
+    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk) & QK_IMM_CWND_FULL, 0);
+    pk.more_data = true;
+    pk.data = false;
+    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), 0);
+    pk.data = true;
+    qk_ackfreq_on_data_sent(&a, QK_IMM_CWND_FULL);
+    /* Right after one: 11 burst ends in a row do not ask, the 12th does. */
+    for (int i = 0; i < 11; i++) {
+        uint32_t why = qk_ackfreq_want_immediate(&a, &pk);
+        assert_int_equal(why, 0);
+        qk_ackfreq_on_data_sent(&a, why);
+    }
+    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), QK_IMM_CWND_FULL);
+    /* FIXED keeps the window-full rule only: an empty pacer is no reason. */
+    cfg = (qk_ackfreq_config){.mode = QK_ACKFREQ_FIXED, .threshold = 10, .max_delay_ns = 20 * MS};
+    qk_ackfreq_init(&a, &cfg);
+    qk_ackfreq_set_peer(&a, true, 1 * MS);
+    qk_ackfreq_update(&a, 48 * 1452, 1452, 40 * MS, false, 3, 1000 * MS);
+    assert_true(qk_ackfreq_poll(&a, &r));
+    qk_ackfreq_on_sent(&a, &r, 1000 * MS);
+    assert_int_equal(qk_ackfreq_pacer_burst_pkts(&a), 0);
+    for (int i = 0; i < 20; i++) {
+        uint32_t why = qk_ackfreq_want_immediate(&a, &pk);
+        assert_int_equal(why, 0);
+        qk_ackfreq_on_data_sent(&a, why);
+    }
+}
+
 static void test_immediate_ack_rules(void **state)
 {
     (void)state;
@@ -284,6 +379,7 @@ int main(void)
         cmocka_unit_test(test_auto_below_cap),
         cmocka_unit_test(test_cwnd_allowance),
         cmocka_unit_test(test_cwnd_full),
+        cmocka_unit_test(test_auto_burst_end),
         cmocka_unit_test(test_pto_delay),
         cmocka_unit_test(test_immediate_ack_rules),
         cmocka_unit_test(test_immediate_no_ack_needs_inflight),
