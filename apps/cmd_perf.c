@@ -36,6 +36,8 @@ static void perf_usage(FILE *f)
             "  --streams N            concurrent requests (default 1, max %u)\n"
             "common options:\n"
             "  --cc reno|cubic        congestion controller (default cubic)\n"
+            "  --pacing-gain PCT      pacing rate in congestion avoidance = PCT/100 x\n"
+            "                         cwnd / smoothed RTT (100..400, default 125)\n"
             "  --no-protection        null packet protection (benchmarks only); both sides\n"
             "                         must set it: it uses ALPN \"perf-noprot\", so a\n"
             "                         mismatched pair fails the handshake\n"
@@ -83,10 +85,10 @@ static int parse_opt(perf_opts *o, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
     static const char *const with_arg[] = {
-        "--listen",   "--connect",        "--cert",        "--key",     "--pin",
-        "--duration", "--download-size",  "--upload-size", "--streams", "--cc",
-        "--qlog",     "--ack-frequency",  "--autotune",    "--window",  "--max-window",
-        "--budget",   "--max-udp-payload"};
+        "--listen",   "--connect",         "--cert",        "--key",     "--pin",
+        "--duration", "--download-size",   "--upload-size", "--streams", "--cc",
+        "--qlog",     "--ack-frequency",   "--autotune",    "--window",  "--max-window",
+        "--budget",   "--max-udp-payload", "--pacing-gain"};
     const char *v = NULL;
     for (size_t k = 0; k < sizeof with_arg / sizeof with_arg[0]; k++)
         if (!strcmp(a, with_arg[k])) {
@@ -146,6 +148,13 @@ static int parse_opt(perf_opts *o, int argc, char **argv, int *i)
                                                      : &o->budget_bytes;
         if (perf_parse_size(v, dst) || *dst < 16384 || *dst > (1ull << 40))
             return bad("bad size '%s' for a window or budget (16K to 1T, e.g. 64K, 16M)", v);
+    } else if (!strcmp(a, "--pacing-gain")) {
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (*end || n < 100 || n > 400)
+            return bad("--pacing-gain wants a percentage 100..400 (RFC 9002 §7.7 N >= 1), not '%s'",
+                       v);
+        o->pacing_gain_pct = (uint32_t)n;
     } else if (!strcmp(a, "--max-udp-payload")) {
         if (perf_parse_size(v, &o->max_udp_bytes) || o->max_udp_bytes < 1200 ||
             o->max_udp_bytes > 65527)

@@ -50,6 +50,7 @@ void perf_config(qk_config *cfg, const perf_opts *o)
     cfg->alpn_count = 1;
     cfg->no_protection = o->no_protection;
     cfg->cc = o->cc;
+    cfg->pacing_gain_ca_pct = o->pacing_gain_pct;
     cfg->ecn = !o->no_ecn;
     cfg->qlog_dir = o->qlog_dir;
     cfg->rng = perf_rng;

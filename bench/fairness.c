@@ -9,6 +9,7 @@
  * Usage: bench_fairness [--cc cubic|newreno|both] [--t0 S] [--t1 S]
  *                       [--t2 S] [--seeds N] [--offsets a,b,c] [--jitter-ms a,b]
  *                       [--ack-frequency 0|1|2]  (qk_config.ack_frequency; default: library's)
+ *                       [--pacing-gain PCT] (qk_config.pacing_gain_ca_pct; default: library's)
  *                       [--trace OFFSET]   (per-100 ms cwnd/loss of both flows)
  *                       [--fluid]          (reference: fluid model from start ratios
  *                                           B/A, synchronised or random drops)
@@ -39,9 +40,10 @@ typedef struct opts {
     int n_offsets;
     double jitters_ms[4];
     int n_jitters;
-    double trace_offset;  /* < 0: off */
-    double events_offset; /* < 0: off */
-    int ack_frequency;    /* -1: library default, else qk_config.ack_frequency */
+    double trace_offset;      /* < 0: off */
+    double events_offset;     /* < 0: off */
+    int ack_frequency;        /* -1: library default, else qk_config.ack_frequency */
+    uint32_t pacing_gain_pct; /* qk_config.pacing_gain_ca_pct (0: library default) */
 } opts;
 
 typedef struct row {
@@ -93,6 +95,7 @@ static row run(qk_cc_kind cc, double offset_s, double jitter_ms, uint64_t seed, 
     qk_time t1 = (qk_time)(o->t1_s * 1e9), t0 = (qk_time)(o->t0_s * 1e9);
     qk_time t2 = (qk_time)(o->t2_s * 1e9);
     qk_simq_cfg c = {.duration_ns = t2 > t1 ? t2 : t1, .cc = cc, .window_bytes = 32u << 20};
+    c.pacing_gain_pct = o->pacing_gain_pct;
     if (o->ack_frequency >= 0) {
         c.ackfreq_set = true;
         c.ack_frequency = o->ack_frequency;
@@ -225,6 +228,7 @@ static int run_events(qk_cc_kind cc, double offset_s, double jitter_ms, uint64_t
     (void)ret;
     qk_time t0 = (qk_time)(o->t0_s * 1e9), t1 = (qk_time)(o->t1_s * 1e9);
     qk_simq_cfg c = {.duration_ns = t1, .cc = cc, .window_bytes = 32u << 20};
+    c.pacing_gain_pct = o->pacing_gain_pct;
     if (o->ack_frequency >= 0) {
         c.ackfreq_set = true;
         c.ack_frequency = o->ack_frequency;
@@ -459,6 +463,8 @@ int main(int argc, char **argv)
             o.n_jitters = parse_list(v, o.jitters_ms, 4);
         else if (!strcmp(k, "--ack-frequency"))
             o.ack_frequency = atoi(v);
+        else if (!strcmp(k, "--pacing-gain"))
+            o.pacing_gain_pct = (uint32_t)atoi(v);
         else if (!strcmp(k, "--trace"))
             o.trace_offset = atof(v);
         else if (!strcmp(k, "--events"))

@@ -499,6 +499,7 @@ static void setup_cfg(qk_simq *q, simq_side *s, bool server, uint64_t seed)
         s->cfg.ack_frequency_reorder = q->cfg.ackfreq_reorder;
     }
     if (q->cfg.min_ack_delay_set) s->cfg.min_ack_delay_ns = q->cfg.min_ack_delay_ns;
+    if (q->cfg.pacing_gain_pct) s->cfg.pacing_gain_ca_pct = q->cfg.pacing_gain_pct;
     if (q->cfg.tune) q->cfg.tune(q->cfg.ctx, &s->cfg, server);
 }
 
@@ -752,6 +753,11 @@ static int parse_key(const qk_sim_flow_args *a, const char *k, const char *v, qk
             c->ackfreq_delay_ns = d_us * QK_NS_PER_US;
             c->ackfreq_reorder = ro;
         }
+    } else if (!strcmp(k, "pacing_gain")) {
+        if (qk_sim_parse_bytes(v, &n) || n < 100 || n > 400)
+            return bad(a, k, v,
+                       "a percentage from 100 to 400 (RFC 9002 §7.7 N x 100; default 125)");
+        c->pacing_gain_pct = (uint32_t)n;
     } else if (!strcmp(k, "min_ack_delay")) {
         c->min_ack_delay_set = true;
         if (!strcasecmp(v, "off") || !strcmp(v, "0"))

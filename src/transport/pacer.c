@@ -8,6 +8,12 @@ void qk_pacer_init(qk_pacer *p, uint64_t burst_pkts)
 {
     *p = (qk_pacer){0};
     p->burst_pkts = burst_pkts ? burst_pkts : QK_PACER_DEFAULT_BURST_PKTS;
+    p->gain_ca_pct = QK_PACER_GAIN_CA_PCT;
+}
+
+void qk_pacer_set_gain_ca(qk_pacer *p, uint64_t gain_pct)
+{
+    p->gain_ca_pct = gain_pct < 100 ? 100 : gain_pct;
 }
 
 void qk_pacer_set_burst_interval(qk_pacer *p, qk_time interval_ns, uint64_t max_burst_bytes)
@@ -78,7 +84,7 @@ qk_time qk_pacer_next_send_time(qk_pacer *p, qk_time now, uint64_t cwnd_bytes, q
     }
     /* RFC 9002 §7.7: rate = N * cwnd / smoothed_rtt, in bytes per ns as
      * (gain_pct * cwnd) / (100 * srtt). */
-    uint64_t gain = p->slow_start ? QK_PACER_GAIN_SS_PCT : QK_PACER_GAIN_CA_PCT;
+    uint64_t gain = p->slow_start ? QK_PACER_GAIN_SS_PCT : p->gain_ca_pct;
     uint64_t num = gain * cwnd_bytes, den = 100 * srtt_ns;
     if (num != p->rate_num || den != p->rate_den) {
         /* Keep the fractional byte: rescale the remainder to the new base. */

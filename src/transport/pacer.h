@@ -32,7 +32,8 @@ typedef struct qk_pacer {
     qk_time last_ns;           /**< time of the last refill */
     uint64_t rate_num;         /**< current rate = rate_num / rate_den bytes per ns */
     uint64_t rate_den;
-    bool slow_start; /**< use QK_PACER_GAIN_SS_PCT instead of the CA gain */
+    uint64_t gain_ca_pct; /**< congestion-avoidance gain N in percent */
+    bool slow_start;      /**< use QK_PACER_GAIN_SS_PCT instead of the CA gain */
     bool started;
 } qk_pacer;
 
@@ -41,6 +42,13 @@ typedef struct qk_pacer {
  * The bucket starts full (one quantum may go at once). Never fails.
  */
 void qk_pacer_init(qk_pacer *p, uint64_t burst_pkts);
+
+/**
+ * Set the pacing gain used outside slow start, in percent (RFC 9002 §7.7:
+ * N >= 1; default QK_PACER_GAIN_CA_PCT). Values below 100 are taken as 100.
+ * Never fails.
+ */
+void qk_pacer_set_gain_ca(qk_pacer *p, uint64_t gain_pct);
 
 /**
  * Let the quantum grow with the pacing rate to what it earns in

@@ -45,6 +45,29 @@ static void test_burst_then_spacing(void **state)
     assert_int_equal(qk_pacer_next_send_time(&p, next, 12000, 100 * MS, MDS), next + 8 * MS);
 }
 
+/* qk_pacer_set_gain_ca: N = 1.2 instead of 1.25 outside slow start; slow
+ * start keeps 2; below 1 is taken as 1 (RFC 9002 §7.7). */
+static void test_gain_ca(void **state)
+{
+    (void)state;
+    qk_pacer p;
+    qk_pacer_init(&p, 1);
+    qk_pacer_set_gain_ca(&p, 120);
+    qk_time t = 5 * SEC;
+    assert_int_equal(qk_pacer_next_send_time(&p, t, 12000, 100 * MS, MDS), t);
+    /* 1.2 * 12000 B / 0.1 s = 144000 B/s: 1200 B every 8.33 ms. */
+    assert_int_equal(qk_pacer_rate_bytes_per_s(&p), 144000);
+    qk_pacer_on_sent(&p, MDS, t);
+    assert_int_equal(qk_pacer_next_send_time(&p, t, 12000, 100 * MS, MDS), t + 8333334);
+    qk_pacer_set_slow_start(&p, true);
+    qk_pacer_next_send_time(&p, t, 12000, 100 * MS, MDS);
+    assert_int_equal(qk_pacer_rate_bytes_per_s(&p), 240000);
+    qk_pacer_set_slow_start(&p, false);
+    qk_pacer_set_gain_ca(&p, 50);
+    qk_pacer_next_send_time(&p, t, 12000, 100 * MS, MDS);
+    assert_int_equal(qk_pacer_rate_bytes_per_s(&p), 120000);
+}
+
 static void test_no_drift(void **state)
 {
     (void)state;
@@ -263,6 +286,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_burst_then_spacing),
         cmocka_unit_test(test_no_drift),
+        cmocka_unit_test(test_gain_ca),
         cmocka_unit_test(test_idle_caps_burst),
         cmocka_unit_test(test_burst_interval),
         cmocka_unit_test(test_burst_interval_keeps_rate),

@@ -405,6 +405,12 @@ static void test_config_errors(void **state)
     assert_non_null(strstr(why, "version"));
     assert_null(qk_endpoint_new(&c));
     c.version = 0;
+    c.pacing_gain_ca_pct = 99; /* RFC 9002 §7.7: N >= 1 */
+    assert_int_equal(qk_config_check(&c, why, sizeof why), QK_ERR_CONFIG);
+    assert_non_null(strstr(why, "pacing_gain"));
+    c.pacing_gain_ca_pct = 120;
+    assert_int_equal(qk_config_check(&c, why, sizeof why), 0);
+    c.pacing_gain_ca_pct = 0;
     c.cid_bytes = 0;
     assert_int_equal(qk_config_check(&c, why, sizeof why), QK_ERR_CONFIG);
     assert_non_null(strstr(why, "zero-length"));
