@@ -154,8 +154,8 @@ uint64_t qk_ackfreq_cwnd_allowance(const qk_ackfreq *a, uint64_t cwnd_bytes, uin
 
 /**
  * The pacer burst (datagrams) that matches the ACK grouping we asked for:
- * the peer's threshold while AUTO has one above the default pacer burst,
- * else 0 (the pacer's default). Never fails.
+ * the peer's threshold while AUTO has one > 1 in effect, else 0 (the
+ * caller keeps the pacer's default burst when that is larger). Never fails.
  */
 uint64_t qk_ackfreq_pacer_burst_pkts(const qk_ackfreq *a);
 
