@@ -37,7 +37,7 @@ static void perf_usage(FILE *f)
             "common options:\n"
             "  --cc reno|cubic        congestion controller (default cubic)\n"
             "  --pacing-gain PCT      pacing rate in congestion avoidance = PCT/100 x\n"
-            "                         cwnd / smoothed RTT (100..400, default 125)\n"
+            "                         cwnd / smoothed RTT (100..400, default 100)\n"
             "  --no-protection        null packet protection (benchmarks only); both sides\n"
             "                         must set it: it uses ALPN \"perf-noprot\", so a\n"
             "                         mismatched pair fails the handshake\n"

@@ -105,10 +105,10 @@ typedef struct qk_config {
     qk_cc_kind cc;
     /** Pacing gain N in congestion avoidance, in percent: the pacer sends at
      * N/100 x cwnd / smoothed RTT (RFC 9002 §7.7: N small but at least 1, for
-     * example 1.25). 0 = 125. Accepted 100..400. Lower values (Linux uses
-     * 120) spread a window-limited flow's packets more evenly instead of
-     * releasing them with its ACKs; docs/perf.md "Two-flow fairness" shows
-     * what that does at a drop-tail queue. */
+     * example 1.25). 0 = the default, 100 (N = 1). Accepted 100..400.
+     * Higher values (1.25, Linux's 1.2) release a window-limited flow's
+     * packets with its ACKs; docs/perf.md "Two-flow fairness" shows what
+     * that does at a drop-tail queue. */
     uint32_t pacing_gain_ca_pct;
     bool ecn;                       /**< mark ECT(0) and validate ECN (RFC 9000 §13.4) */
     size_t max_udp_payload_bytes;   /**< largest datagram we send; with pmtud the upper bound

@@ -756,7 +756,7 @@ static int parse_key(const qk_sim_flow_args *a, const char *k, const char *v, qk
     } else if (!strcmp(k, "pacing_gain")) {
         if (qk_sim_parse_bytes(v, &n) || n < 100 || n > 400)
             return bad(a, k, v,
-                       "a percentage from 100 to 400 (RFC 9002 §7.7 N x 100; default 125)");
+                       "a percentage from 100 to 400 (RFC 9002 §7.7 N x 100; default 100)");
         c->pacing_gain_pct = (uint32_t)n;
     } else if (!strcmp(k, "min_ack_delay")) {
         c->min_ack_delay_set = true;

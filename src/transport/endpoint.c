@@ -85,7 +85,7 @@ int qk_config_check(const qk_config *cfg, char *why, size_t why_len)
         msg = "active_cid_limit must be 2..8 (RFC 9000 §18.2 minimum 2; quack keeps 8)";
     else if (cfg->pacing_gain_ca_pct &&
              (cfg->pacing_gain_ca_pct < 100 || cfg->pacing_gain_ca_pct > 400))
-        msg = "pacing_gain_ca_pct must be 0 (default 125) or 100..400 (RFC 9002 §7.7: N >= 1)";
+        msg = "pacing_gain_ca_pct must be 0 (default 100) or 100..400 (RFC 9002 §7.7: N >= 1)";
     else if (cfg->version && !qk_version_supported(cfg->version)) {
         msg = "version must be 0, 0x00000001 (QUIC v1) or 0x6b3343cf (QUIC v2)";
         rc = QK_ERR_VERSION;

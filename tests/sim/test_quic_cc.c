@@ -1,8 +1,8 @@
 /* Congestion control end to end: 100 Mbit/s, 50 ms RTT, a 1-BDP drop-tail
  * queue (625 kB). One flow must use >= 90% of the link after slow start; two
- * flows started together must get within 20% of each other over 10-40 s; a
- * flow starting 0.5 s late must not be left with a tiny window. CUBIC and
- * NewReno. */
+ * flows started together must get within 20% of each other over 10-40 s, a
+ * flow starting 1 s late within 20% over 100-300 s; a flow starting 0.5 s
+ * late must not be left with a tiny window. CUBIC and NewReno. */
 #include "qk_test.h"
 #include "quic_env.h"
 
@@ -92,15 +92,14 @@ static two_result two_flows_run(qk_cc_kind cc, qk_time offset_ns, qk_time t0, qk
 static void two_flows(qk_cc_kind cc)
 {
     /* Both flows start together (offset 0, the configuration RFC 9438's
-     * fairness discussion and the issue's "two flows sharing it" describe),
-     * no jitter, goodput over 10-40 s: after both slow starts (they end at
-     * ~0.6 s with one delivered-based reduction each) and a few CUBIC epochs.
-     * Measured (bench_fairness, docs/perf.md "Two-flow fairness"): CUBIC 16%,
-     * NewReno 3% apart. Start offsets of 0.1-2 s and 1 ms link jitter are NOT
-     * reliably within 20% over 10-40 s (CUBIC 18-68%, NewReno 1-34%, see the
-     * table): after the late flow's slow start the pair sits in drop-tail
-     * phase lock-in for tens of seconds. QK_SIM_FAIRNESS=1 also runs the
-     * +0.5 s case over 10-40 s, which fails for CUBIC. */
+     * fairness discussion describes), no jitter, goodput over 10-40 s: after
+     * both slow starts (they end at ~0.6 s with one delivered-based reduction
+     * each) and a few CUBIC epochs. A late comer needs longer to converge
+     * (converge() below: 100-300 s). Over 10-40 s, start offsets of 0.1-2 s
+     * are not reliably within 20% (docs/perf.md): slow start leaves the late
+     * flow at 0.2-0.4 of the first one's window, and the RFC algorithms take
+     * tens of seconds to close that (bench_fairness --fluid).
+     * QK_SIM_FAIRNESS=1 also runs the +0.5 s case over 10-40 s. */
     two_result r = two_flows_run(cc, 0, 10 * QK_NS_PER_S, 40 * QK_NS_PER_S);
     assert_true(r.util >= 0.90);
     assert_true(r.diff <= 0.20);
@@ -108,6 +107,25 @@ static void two_flows(qk_cc_kind cc)
         r = two_flows_run(cc, 500 * QK_NS_PER_MS, 10 * QK_NS_PER_S, 40 * QK_NS_PER_S);
         assert_true(r.diff <= 0.20);
     }
+}
+
+/* Convergence of a late comer: the second flow starts 1 s after the first
+ * (while the first is leaving slow start), no jitter, and the pair must be
+ * within 20% over 100-300 s. This configuration was 31% apart (CUBIC) with
+ * the pacing gain of 1.25 in congestion avoidance: the window-limited
+ * sender then sends its growth packets back to back with the ones its ACKs
+ * release, and at a full drop-tail queue those extra packets are the ones
+ * that find it full; the flow growing fastest at that moment, which under
+ * CUBIC is the smaller one (shorter K, convex first), lost alone 8 times vs
+ * 7 for the larger one and at 1.6x the per-packet rate. Paced at N = 1
+ * (pacer.h), the drops follow each flow's share (alone: smaller 0, larger
+ * 6; equal loss rates). Matrix over offsets and seeds: docs/perf.md
+ * "Two-flow fairness". */
+static void converge(qk_cc_kind cc)
+{
+    two_result r = two_flows_run(cc, QK_NS_PER_S, 100 * QK_NS_PER_S, 300 * QK_NS_PER_S);
+    assert_true(r.util >= 0.95);
+    assert_true(r.diff <= 0.20);
 }
 
 /* A flow starting 0.5 s after the first lands in the first flow's
@@ -164,6 +182,16 @@ static void test_newreno_two(void **s)
     (void)s;
     two_flows(QK_CONFIG_CC_NEWRENO);
 }
+static void test_cubic_converge(void **s)
+{
+    (void)s;
+    converge(QK_CONFIG_CC_CUBIC);
+}
+static void test_newreno_converge(void **s)
+{
+    (void)s;
+    converge(QK_CONFIG_CC_NEWRENO);
+}
 static void test_cubic_late_comer(void **s)
 {
     (void)s;
@@ -181,6 +209,7 @@ int main(void)
         cmocka_unit_test(test_cubic_one),        cmocka_unit_test(test_newreno_one),
         cmocka_unit_test(test_cubic_two),        cmocka_unit_test(test_newreno_two),
         cmocka_unit_test(test_cubic_late_comer), cmocka_unit_test(test_newreno_late_comer),
+        cmocka_unit_test(test_cubic_converge),   cmocka_unit_test(test_newreno_converge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

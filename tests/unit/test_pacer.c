@@ -25,11 +25,20 @@ static uint64_t run(qk_pacer *p, qk_time start, qk_time dur, uint64_t cwnd, qk_t
     return bytes;
 }
 
+/* Most tests below were written for N = 1.25 (RFC 9002 §7.7's example) and
+ * keep that arithmetic; the default (N = 1, pacer.h) is checked in
+ * test_gain_ca. */
+static void init125(qk_pacer *p, uint64_t burst_pkts)
+{
+    qk_pacer_init(p, burst_pkts);
+    qk_pacer_set_gain_ca(p, 125);
+}
+
 static void test_burst_then_spacing(void **state)
 {
     (void)state;
     qk_pacer p;
-    qk_pacer_init(&p, 0); /* default 10 packets */
+    init125(&p, 0); /* default 10 packets */
     qk_time t = 5 * SEC;
     for (int i = 0; i < 10; i++) {
         assert_int_equal(qk_pacer_next_send_time(&p, t, 12000, 100 * MS, MDS), t);
@@ -45,15 +54,18 @@ static void test_burst_then_spacing(void **state)
     assert_int_equal(qk_pacer_next_send_time(&p, next, 12000, 100 * MS, MDS), next + 8 * MS);
 }
 
-/* qk_pacer_set_gain_ca: N = 1.2 instead of 1.25 outside slow start; slow
+/* The default gain (1.0) and qk_pacer_set_gain_ca: N = 1.2 outside slow start; slow
  * start keeps 2; below 1 is taken as 1 (RFC 9002 §7.7). */
 static void test_gain_ca(void **state)
 {
     (void)state;
     qk_pacer p;
     qk_pacer_init(&p, 1);
-    qk_pacer_set_gain_ca(&p, 120);
     qk_time t = 5 * SEC;
+    /* Default N = 1: 12000 B / 0.1 s = 120000 B/s. */
+    assert_int_equal(qk_pacer_next_send_time(&p, t, 12000, 100 * MS, MDS), t);
+    assert_int_equal(qk_pacer_rate_bytes_per_s(&p), 120000);
+    qk_pacer_set_gain_ca(&p, 120);
     assert_int_equal(qk_pacer_next_send_time(&p, t, 12000, 100 * MS, MDS), t);
     /* 1.2 * 12000 B / 0.1 s = 144000 B/s: 1200 B every 8.33 ms. */
     assert_int_equal(qk_pacer_rate_bytes_per_s(&p), 144000);
@@ -76,7 +88,7 @@ static void test_no_drift(void **state)
     const qk_time srtt = 33333331;
     for (int ss = 0; ss < 2; ss++) {
         qk_pacer p;
-        qk_pacer_init(&p, 4);
+        init125(&p, 4);
         qk_pacer_set_slow_start(&p, ss);
         uint64_t quantum = 4 * pkt;
         uint64_t bytes = run(&p, 7, SEC, cwnd, srtt, pkt);
@@ -88,7 +100,7 @@ static void test_no_drift(void **state)
             fail_msg("ss=%d released %llu, rate*T %.0f, quantum %llu", ss,
                      (unsigned long long)bytes, expect, (unsigned long long)quantum);
         /* And over 10 s the error stays the same size (no accumulation). */
-        qk_pacer_init(&p, 4);
+        init125(&p, 4);
         qk_pacer_set_slow_start(&p, ss);
         bytes = run(&p, 7, 10 * SEC, cwnd, srtt, pkt);
         diff = (double)bytes - (double)quantum - 10 * expect;
@@ -100,7 +112,7 @@ static void test_idle_caps_burst(void **state)
 {
     (void)state;
     qk_pacer p;
-    qk_pacer_init(&p, 3);
+    init125(&p, 3);
     qk_time t = 0;
     for (int i = 0; i < 3; i++) {
         assert_int_equal(qk_pacer_next_send_time(&p, t, 30000, 10 * MS, MDS), t);
@@ -136,7 +148,7 @@ static void test_burst_interval(void **state)
     qk_pacer p;
     /* rate 1.25 * 288000 B / 10 ms = 36000 B per ms: a 1 ms burst is 30
      * packets of 1200 B, above the 10-packet floor and below the cap. */
-    qk_pacer_init(&p, 0);
+    init125(&p, 0);
     qk_pacer_set_burst_interval(&p, MS, 100 * MDS);
     assert_int_equal(burst_at(&p, 0, 288000, 10 * MS), 10); /* starts at the floor */
     assert_int_equal(qk_pacer_quantum_bytes(&p), 36000);
@@ -164,7 +176,7 @@ static void test_burst_interval_keeps_rate(void **state)
     const uint64_t cwnd = 1234567, pkt = 1237;
     const qk_time srtt = 3333331;
     qk_pacer p;
-    qk_pacer_init(&p, 4);
+    init125(&p, 4);
     qk_pacer_set_burst_interval(&p, MS, 400 * pkt);
     uint64_t bytes = run(&p, 11, SEC, cwnd, srtt, pkt);
     double expect = 1.25 * (double)cwnd / ((double)srtt / SEC);
@@ -181,7 +193,7 @@ static void test_debt_and_unpaced(void **state)
 {
     (void)state;
     qk_pacer p;
-    qk_pacer_init(&p, 2);
+    init125(&p, 2);
     /* No RTT yet: no pacing at all. */
     for (int i = 0; i < 50; i++) {
         assert_int_equal(qk_pacer_next_send_time(&p, 100, 12000, 0, MDS), 100);
@@ -203,7 +215,7 @@ static void test_rate_change(void **state)
 {
     (void)state;
     qk_pacer p;
-    qk_pacer_init(&p, 1);
+    init125(&p, 1);
     qk_time t = 0;
     assert_int_equal(qk_pacer_next_send_time(&p, t, 12000, 100 * MS, MDS), t);
     qk_pacer_on_sent(&p, MDS, t);
@@ -222,7 +234,7 @@ static void test_with_cc(void **state)
     qk_cc cc;
     assert_int_equal(qk_cc_init(&cc, QK_CC_NEWRENO, MDS, 0), 0);
     qk_pacer p;
-    qk_pacer_init(&p, 1);
+    init125(&p, 1);
     assert_int_equal(qk_pacer_next_send_time_cc(&p, 0, &cc, 100 * MS), 0);
     qk_pacer_on_sent(&p, MDS, 0);
     /* Slow start: 2 * 12000 B / 0.1 s = 240000 B/s -> 5 ms per packet. */
