@@ -34,28 +34,47 @@ void qk_ackfreq_update(qk_ackfreq *a, uint64_t cwnd_bytes, uint64_t mds_bytes, q
             a->cfg.reordering_threshold ? a->cfg.reordering_threshold : packet_threshold;
     } else {
         /* §8.1: threshold at most the packets per cwnd; delay at most the RTT.
-         * The sender places the ACK points itself: IMMEDIATE_ACK on the last
-         * packet of what it can send back to back, at most once per T data
-         * packets (qk_ackfreq_want_immediate), so the peer acknowledges a
-         * whole burst at once when its last packet arrives instead of
-         * holding part of it for the next burst or the delay timer. T is
-         * ~8 per cwnd in slow start (the RFC 9000 cadence while the window
-         * is small), ~4 per cwnd after (Chromium's ACK decimation), at most
-         * 3/4 of the cap. The threshold the peer enforces is a backstop at
-         * 2T, capped (16 by default): bursts of T..2T packets are not split
-         * by the peer's own count, and where the bottleneck spaces the
-         * packets (exp. 4: 116 us each at 100 Mbit/s) the peer still holds
-         * at most 16 (exp. 4 in docs/experiments/ack-frequency.md: a wire
-         * threshold of 32 -1.0% goodput, 24 -0.3%, 16 -0.05%). */
+         * T is ~8 per cwnd in slow start (the RFC 9000 cadence while the
+         * window is small), ~4 per cwnd after (Chromium's ACK decimation).
+         * AUTO: the peer's threshold is T, capped (16 by default: beyond
+         * the pacer's burst the freed packets wait for pacing tokens while
+         * the receiver holds the next ones; exp. 4 in
+         * docs/experiments/ack-frequency.md: cap 64 -7%, 32 -2%, 16 -0.9%).
+         * AUTO_BURST (opt-in): the sender places the ACK points itself,
+         * IMMEDIATE_ACK on the last packet of what it can send back to back,
+         * at most once per T <= 3/4 of the cap data packets
+         * (qk_ackfreq_want_immediate), so the peer acknowledges a whole
+         * burst as its last packet arrives instead of holding part of it for
+         * the next burst or the delay timer; the peer's threshold is a
+         * backstop at min(2T, cap) so its own count rarely splits a burst
+         * (exp. 2: 0.995 of the RFC default's goodput at 0.098 ACKs per
+         * packet, vs 0.977 at 0.122 for AUTO). */
         uint64_t cwnd_pkts = cwnd_bytes / mds_bytes;
         uint64_t th = slow_start ? cwnd_pkts / 8 : cwnd_pkts / 4;
-        uint64_t th_max = a->cfg.max_threshold * 3 / 4;
-        if (th > th_max) th = th_max;
-        if (th < 1) th = 1;
+        /* Burst-end ACK points only while the path holds no standing queue
+         * (srtt within 1/8 of min_rtt): then the peer's hold is the only
+         * delay a window-limited sender pays for (exp. 2). With a queue the
+         * bottleneck clocks the flow, the hold costs nothing while the queue
+         * lasts, and larger bursts only feed drop-tail losses (two-flow
+         * tests): keep AUTO's threshold and window-full rule. AUTO_BURST
+         * is opt-in because the deterministic drop-tail two-flow tests in
+         * sim/test_quic_cc flip with it (docs/experiments/ack-frequency.md). */
+        a->burst_mode = a->cfg.mode == QK_ACKFREQ_AUTO_BURST &&
+                        (!a->min_rtt_ns || srtt_ns * 8 <= a->min_rtt_ns * 9);
+        uint64_t wire;
+        if (a->burst_mode) {
+            uint64_t th_max = a->cfg.max_threshold * 3 / 4;
+            if (th > th_max) th = th_max;
+            if (th < 1) th = 1;
+            wire = th > 1 ? 2 * th : 1;
+            if (wire > a->cfg.max_threshold) wire = a->cfg.max_threshold;
+            if (wire < th) wire = th;
+        } else {
+            if (th > a->cfg.max_threshold) th = a->cfg.max_threshold;
+            if (th < 1) th = 1;
+            wire = th;
+        }
         a->mark_every = th;
-        uint64_t wire = th > 1 ? 2 * th : 1;
-        if (wire > a->cfg.max_threshold) wire = a->cfg.max_threshold;
-        if (wire < th) wire = th;
         qk_time delay = srtt_ns / 4;
         if (delay > 25 * QK_NS_PER_MS) delay = 25 * QK_NS_PER_MS;
         w.threshold = wire;
@@ -159,13 +178,14 @@ uint32_t qk_ackfreq_want_immediate(const qk_ackfreq *a, const qk_ackfreq_pkt *pk
      * they count in bytes in flight (RFC 9002 §7) though they left the
      * network. Ask for the ACK with the last packet the sender can send
      * now, at most once per `every` data packets:
-     * - FIXED: when the packet fills the window, once per T - 1 packets;
-     * - AUTO: at the end of a burst (cwnd full or pacer empty after it),
+     * - FIXED, AUTO: when the packet fills the window, once per T - 1;
+     * - AUTO_BURST without a standing queue: at the end of a burst (cwnd
+     *   full or pacer empty after it),
      *   once per mark_every packets; shorter bursts ride with the next one,
      *   so bursts settle at mark_every..2 * mark_every packets, each
      *   acknowledged as its last packet arrives. */
     if (pk->data && pk->more_data && a->sent.threshold > 1) {
-        bool fixed = a->cfg.mode != QK_ACKFREQ_AUTO;
+        bool fixed = !a->burst_mode;
         uint64_t every = fixed ? a->sent.threshold - 1 : a->mark_every;
         bool last = fixed ? pk->cwnd_full : pk->cwnd_full || pk->burst_left == 0;
         if (last && a->pkts_since_full + 1 >= every) why |= QK_IMM_CWND_FULL;
@@ -222,16 +242,19 @@ uint64_t qk_ackfreq_cwnd_allowance(const qk_ackfreq *a, uint64_t cwnd_bytes, uin
 
 uint64_t qk_ackfreq_pacer_burst_pkts(const qk_ackfreq *a)
 {
-    /* An ACK from the peer releases up to its threshold at once (bursts the
-     * sender marks hold T..2T packets, the peer's count splits them at the
-     * threshold). The pacer must let such a burst go back to back, or its
-     * tail trickles out at the pacing rate and the peer holds the head
-     * until the tail arrives (exp. 2 in docs/experiments/ack-frequency.md:
-     * default 10-packet quantum 0.967 of the RFC default's goodput at 0.113
-     * ACKs per packet, quantum = threshold 0.990 at 0.096). Twice the
-     * threshold measured better still (0.996) but flips the drop-tail
-     * two-flow test in sim/test_quic_cc (newreno 47% apart), so the
-     * smaller burst it is. */
-    if (a->cfg.mode != QK_ACKFREQ_AUTO || !a->have_sent || a->sent.threshold <= 1) return 0;
-    return a->sent.threshold;
+    /* AUTO_BURST: an ACK from the peer releases up to its threshold at
+     * once (bursts the sender marks hold T..2T packets). The pacer must let
+     * such a burst go back to back, or its tail trickles out at the pacing
+     * rate and the peer holds the head until the tail arrives (exp. 2 in
+     * docs/experiments/ack-frequency.md: default 10-packet quantum 0.967 of
+     * the RFC default's goodput at 0.113 ACKs per packet; quantum =
+     * threshold 0.990 at pacing gain 1.25 but 0.981 at 0.103 at gain 1;
+     * 2 x threshold 0.995 at 0.098). */
+    if (!a->burst_mode || !a->have_sent || a->sent.threshold <= 1) return 0;
+    return 2 * a->sent.threshold;
+}
+
+void qk_ackfreq_set_min_rtt(qk_ackfreq *a, qk_time min_rtt_ns)
+{
+    a->min_rtt_ns = min_rtt_ns;
 }

@@ -56,22 +56,18 @@ static void test_auto_derivation(void **state)
     qk_ackfreq_update(&a, 10 * 1200, 1200, 40 * MS, true, 3, 0);
     assert_true(qk_ackfreq_poll(&a, &r));
     assert_int_equal(r.threshold, 1);
-    /* Slow start, 40 packets: ~8 ACK points per cwnd (T = 40 / 8 = 5), the
-     * peer's threshold a backstop at 2T = 10. */
+    /* Slow start, 40 packets: ~8 ACKs per cwnd (40 / 8 = 5). */
     qk_ackfreq_update(&a, 40 * 1200, 1200, 40 * MS, true, 3, 0);
     assert_true(qk_ackfreq_poll(&a, &r));
-    assert_int_equal(a.mark_every, 5);
-    assert_int_equal(r.threshold, 10);
+    assert_int_equal(r.threshold, 5);
     assert_int_equal(r.max_delay_ns, 10 * MS); /* srtt / 4 <= srtt (§8.1) */
     qk_ackfreq_on_sent(&a, &r, 0);
-    /* Congestion avoidance with 800 packets per cwnd: T = 800/4 = 200,
-     * capped at 3/4 of 16 = 12; backstop 2T = 24, capped at 16. */
+    /* Congestion avoidance with 800 packets per cwnd: 800/4 = 200, capped at 16. */
     qk_ackfreq_update(&a, 800 * 1200, 1200, 40 * MS, false, 3, 10 * MS);
     assert_false(qk_ackfreq_poll(&a, &r)); /* less than one RTT since the last frame */
     qk_ackfreq_update(&a, 800 * 1200, 1200, 40 * MS, false, 3, 50 * MS);
     assert_true(qk_ackfreq_poll(&a, &r));
     assert_int_equal(r.threshold, 16);
-    assert_int_equal(a.mark_every, 12);
     assert_true(r.threshold <= 800); /* §8.1: at most the packets per cwnd */
     qk_ackfreq_on_sent(&a, &r, 50 * MS);
     /* A 10% change is not relevant (< 20%). */
@@ -83,8 +79,7 @@ static void test_auto_derivation(void **state)
     assert_int_equal(r.max_delay_ns, 2 * MS);
 }
 
-/* Congestion avoidance below the cap: T = cwnd / 4 (44 packets -> 11),
- * the peer's threshold min(2T, 16) = 16; 28 packets -> T = 7, 14. */
+/* Congestion avoidance below the cap: cwnd / 4 (44 packets -> 11). */
 static void test_auto_below_cap(void **state)
 {
     (void)state;
@@ -95,21 +90,13 @@ static void test_auto_below_cap(void **state)
     qk_ackfreq_req r;
     qk_ackfreq_update(&a, 44 * 1452, 1452, 40 * MS, false, 3, 0);
     assert_true(qk_ackfreq_poll(&a, &r));
-    assert_int_equal(a.mark_every, 11);
-    assert_int_equal(r.threshold, 16);
-    qk_ackfreq_init(&a, &cfg);
-    qk_ackfreq_set_peer(&a, true, 1 * MS);
-    qk_ackfreq_update(&a, 28 * 1452, 1452, 40 * MS, false, 3, 0);
-    assert_true(qk_ackfreq_poll(&a, &r));
-    assert_int_equal(a.mark_every, 7);
-    assert_int_equal(r.threshold, 14);
-    /* A configured cap replaces the default: T <= 3/4 * 5 = 3, wire <= 5. */
+    assert_int_equal(r.threshold, 11);
+    /* A configured cap replaces the default. */
     cfg.max_threshold = 5;
     qk_ackfreq_init(&a, &cfg);
     qk_ackfreq_set_peer(&a, true, 1 * MS);
     qk_ackfreq_update(&a, 44 * 1452, 1452, 40 * MS, false, 3, 0);
     assert_true(qk_ackfreq_poll(&a, &r));
-    assert_int_equal(a.mark_every, 3);
     assert_int_equal(r.threshold, 5);
 }
 
@@ -207,7 +194,7 @@ static void test_cwnd_full(void **state)
     assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), QK_IMM_CWND_FULL);
 }
 
-/* AUTO places the ACK points at burst ends: the last data packet after
+/* AUTO_BURST places the ACK points at burst ends: the last data packet after
  * which neither the window nor the pacer lets another go at once
  * (burst_left == 0) asks for IMMEDIATE_ACK once at least T = mark_every data
  * packets went since the last one; a shorter burst rides with the next; a
@@ -216,9 +203,10 @@ static void test_auto_burst_end(void **state)
 {
     (void)state;
     qk_ackfreq a;
-    qk_ackfreq_config cfg = {.mode = QK_ACKFREQ_AUTO};
+    qk_ackfreq_config cfg = {.mode = QK_ACKFREQ_AUTO_BURST};
     qk_ackfreq_init(&a, &cfg);
     qk_ackfreq_set_peer(&a, true, 1 * MS);
+    qk_ackfreq_set_min_rtt(&a, 38 * MS); /* srtt 40 ms: no standing queue */
     qk_ackfreq_pkt pk = {.data = true,
                          .more_data = true,
                          .ae_in_flight = true,
@@ -229,15 +217,16 @@ static void test_auto_burst_end(void **state)
     /* Nothing asked yet: the peer acknowledges per RFC 9000. */
     assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), 0);
     assert_int_equal(qk_ackfreq_pacer_burst_pkts(&a), 0);
-    /* 48-packet window in congestion avoidance: T = 12, peer threshold 16. */
+    /* 48-packet window in congestion avoidance: T = 12 (at most 3/4 of the
+     * cap 16), peer threshold min(2T, 16) = 16. */
     qk_ackfreq_update(&a, 48 * 1452, 1452, 40 * MS, false, 3, 1000 * MS);
     qk_ackfreq_req r;
     assert_true(qk_ackfreq_poll(&a, &r));
     qk_ackfreq_on_sent(&a, &r, 1000 * MS);
     assert_int_equal(a.mark_every, 12);
     assert_int_equal(r.threshold, 16);
-    /* The pacer lets a whole ACK's worth (16) go back to back. */
-    assert_int_equal(qk_ackfreq_pacer_burst_pkts(&a), 16);
+    /* The pacer lets 2 x 16 go back to back. */
+    assert_int_equal(qk_ackfreq_pacer_burst_pkts(&a), 32);
     /* A burst of 5 (4 with more behind, then the last): no request. */
     for (int i = 0; i < 5; i++) {
         pk.burst_left = 4 - (uint64_t)i;
@@ -274,6 +263,41 @@ static void test_auto_burst_end(void **state)
         qk_ackfreq_on_data_sent(&a, why);
     }
     assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), QK_IMM_CWND_FULL);
+    /* A standing queue (srtt 50 ms > 9/8 x 38 ms): AUTO's rules, threshold
+     * T = 12 on the wire, the default pacer, burst ends are no reason. */
+    qk_ackfreq_update(&a, 48 * 1452, 1452, 50 * MS, false, 3, 2000 * MS);
+    assert_true(qk_ackfreq_poll(&a, &r));
+    assert_int_equal(r.threshold, 12);
+    qk_ackfreq_on_sent(&a, &r, 2000 * MS);
+    assert_int_equal(qk_ackfreq_pacer_burst_pkts(&a), 0);
+    pk.now = 2000 * MS;
+    qk_ackfreq_on_ack_received(&a, 2000 * MS);
+    qk_ackfreq_on_data_sent(&a, QK_IMM_CWND_FULL);
+    for (int i = 0; i < 20; i++) {
+        uint32_t why = qk_ackfreq_want_immediate(&a, &pk);
+        assert_int_equal(why, 0);
+        qk_ackfreq_on_data_sent(&a, why);
+    }
+    /* ... except a full window, once per T - 1 = 11. */
+    pk.cwnd_full = true;
+    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), QK_IMM_CWND_FULL);
+    pk.cwnd_full = false;
+    /* Plain AUTO never places burst-end ACK points. */
+    cfg = (qk_ackfreq_config){.mode = QK_ACKFREQ_AUTO};
+    qk_ackfreq_init(&a, &cfg);
+    qk_ackfreq_set_peer(&a, true, 1 * MS);
+    qk_ackfreq_update(&a, 48 * 1452, 1452, 40 * MS, false, 3, 1000 * MS);
+    assert_true(qk_ackfreq_poll(&a, &r));
+    assert_int_equal(r.threshold, 12);
+    qk_ackfreq_on_sent(&a, &r, 1000 * MS);
+    assert_int_equal(qk_ackfreq_pacer_burst_pkts(&a), 0);
+    pk.now = 1000 * MS;
+    qk_ackfreq_on_ack_received(&a, 1000 * MS);
+    for (int i = 0; i < 20; i++) {
+        uint32_t why = qk_ackfreq_want_immediate(&a, &pk);
+        assert_int_equal(why, 0);
+        qk_ackfreq_on_data_sent(&a, why);
+    }
     /* FIXED keeps the window-full rule only: an empty pacer is no reason. */
     cfg = (qk_ackfreq_config){.mode = QK_ACKFREQ_FIXED, .threshold = 10, .max_delay_ns = 20 * MS};
     qk_ackfreq_init(&a, &cfg);
