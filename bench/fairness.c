@@ -301,12 +301,16 @@ static int run_events(qk_cc_kind cc, double offset_s, double jitter_ms, uint64_t
         uint64_t lost = fp[i].lost - w0[i].lost, sent = fp[i].sent - w0[i].sent;
         double gp = (double)(qk_simq_result_get(fp[i].q)->read_bytes - rd0[i]) * 8 / secs;
         printf("flow %c: goodput %.1f Mbit/s, sent %llu lost %llu (loss rate %.3f%%), responses "
-               "%llu, undos %llu, spurious %llu, Reno-friendly %.0f%% of CA samples\n",
+               "%llu, undos %llu, spurious %llu, not cwnd-limited %.1f%% of packets (whole run), "
+               "Reno-friendly %.0f%% of CA samples\n",
                'A' + i, gp / 1e6, (unsigned long long)sent, (unsigned long long)lost,
                sent ? 100.0 * (double)lost / (double)sent : 0.0,
                (unsigned long long)(fp[i].resp - w0[i].resp),
                (unsigned long long)(fp[i].undos - w0[i].undos),
                (unsigned long long)(fp[i].spurious - w0[i].spurious),
+               100.0 *
+                   (double)qk_simq_result_get(fp[i].q)->server_stats.pkts_sent_not_cwnd_limited /
+                   (double)(qk_simq_result_get(fp[i].q)->server_stats.pkts_sent + 1),
                fp[i].ca_samples ? 100.0 * (double)(fp[i].reno_samples - w0[i].reno_samples) /
                                       (double)(fp[i].ca_samples - w0[i].ca_samples)
                                 : 0.0);

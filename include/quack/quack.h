@@ -237,8 +237,10 @@ typedef struct qk_conn_stats {
     /* ECN (RFC 9000 §13.4), when qk_config.ecn: */
     uint64_t ecn_ect0_received, ecn_ect1_received; /**< packets received with ECT(0)/ECT(1) */
     uint64_t pkts_sent_ect0;                       /**< packets we sent marked ECT(0) */
-    uint64_t ecn_ce_reported; /**< CE count the peer reported in ACK_ECN frames */
-    uint64_t ecn_ce_events;   /**< ACKs whose CE count rose (CC reacts at most once per RTT) */
+    uint64_t pkts_sent_not_cwnd_limited; /**< in-flight packets sent while cwnd was not the limit
+                                            (RFC 9002 §7.8: no growth from their ACKs) */
+    uint64_t ecn_ce_reported;            /**< CE count the peer reported in ACK_ECN frames */
+    uint64_t ecn_ce_events; /**< ACKs whose CE count rose (CC reacts at most once per RTT) */
     uint8_t ecn_state; /**< 0 off, 1 testing, 2 capable (validated), 3 failed (RFC 9000 §13.4.2) */
     uint64_t conn_rx_window_bytes;        /**< current connection receive window */
     uint64_t max_stream_rx_window_bytes;  /**< largest current stream receive window */

@@ -159,6 +159,7 @@ struct qk_conn {
     qk_pacer pacer;
     uint8_t tx_ecn;         /* codepoint of the last datagram qk_conn_send built */
     qk_time pacing_wait;    /* next time the pacer allows a packet (timer) */
+    bool cwnd_limited;      /* the last packet sent was cwnd-limited (RFC 9002 §7.8) */
     uint64_t max_udp_bytes; /* datagram size we build */
     qk_pmtud pmtud;         /* DPLPMTUD (pmtud.c) */
     bool pmtud_started;

@@ -702,6 +702,10 @@ static void commit_packet(tx_ctx *t, tx_pkt *p)
     if (sp.in_flight) qk_pacer_on_sent(&c->pacer, sp.size_bytes, t->now);
     uint64_t after = qk_recovery_bytes_in_flight(&c->rec) + (sp.in_flight ? sp.size_bytes : 0);
     sp.app_limited = !cwnd_limited(c, after, t->now);
+    if (sp.in_flight) {
+        c->cwnd_limited = !sp.app_limited; /* the pacer's gain (pacer.h) */
+        if (sp.app_limited) c->stats.pkts_sent_not_cwnd_limited++;
+    }
     qk_recovery_on_packet_sent(&c->rec, p->space, &sp, p->frames, p->n_frames, t->now);
     if (p->ack_eliciting) c->last_ack_eliciting_sent = t->now;
     c->stats.pkts_sent++;
@@ -876,6 +880,7 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
     t.cc_ok = inflight + c->max_udp_bytes <= c->cc.cwnd_bytes + allow;
     if (t.cc_ok) {
         qk_pacer_set_slow_start(&c->pacer, c->cc.state == QK_CC_SLOW_START);
+        qk_pacer_set_window_limited(&c->pacer, c->cwnd_limited);
         uint64_t burst = qk_ackfreq_pacer_burst_pkts(&c->af);
         qk_pacer_set_burst_pkts(
             &c->pacer, burst > QK_PACER_DEFAULT_BURST_PKTS ? burst : QK_PACER_DEFAULT_BURST_PKTS);

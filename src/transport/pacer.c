@@ -33,6 +33,11 @@ static uint64_t quantum_for(const qk_pacer *p, uint64_t max_datagram_bytes)
     return earned > q ? (uint64_t)earned : q;
 }
 
+void qk_pacer_set_window_limited(qk_pacer *p, bool window_limited)
+{
+    p->window_limited = window_limited;
+}
+
 void qk_pacer_set_slow_start(qk_pacer *p, bool slow_start)
 {
     p->slow_start = slow_start;
@@ -84,7 +89,11 @@ qk_time qk_pacer_next_send_time(qk_pacer *p, qk_time now, uint64_t cwnd_bytes, q
     }
     /* RFC 9002 §7.7: rate = N * cwnd / smoothed_rtt, in bytes per ns as
      * (gain_pct * cwnd) / (100 * srtt). */
-    uint64_t gain = p->slow_start ? QK_PACER_GAIN_SS_PCT : p->gain_ca_pct;
+    uint64_t gain = p->gain_ca_pct;
+    if (p->slow_start)
+        gain = QK_PACER_GAIN_SS_PCT;
+    else if (!p->window_limited && gain < QK_PACER_GAIN_SLACK_PCT)
+        gain = QK_PACER_GAIN_SLACK_PCT;
     uint64_t num = gain * cwnd_bytes, den = 100 * srtt_ns;
     if (num != p->rate_num || den != p->rate_den) {
         /* Keep the fractional byte: rescale the remainder to the new base. */

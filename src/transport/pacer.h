@@ -9,21 +9,29 @@
 
 #define QK_PACER_DEFAULT_BURST_PKTS 10u
 /* Pacing gain N in 1/100 (exact arithmetic). RFC 9002 §7.7: N small but at
- * least 1 (its example: 1.25); 2 in slow start so the window can still
- * double each round trip. Congestion avoidance uses N = 1: with 1.25 the
- * bucket refills faster than a window-limited flow's ACKs arrive, so it
- * sends what each ACK releases plus its window growth back to back, and at
- * a full drop-tail queue the growth packets are the ones that find it full.
- * The flow growing fastest then takes the drops (under CUBIC the smaller
- * one: it reaches its W_max first), and two flows 1 s apart stayed 31%
- * apart over 100-300 s (sim/test_quic_cc converge; 8 of 23 runs over 20% in
- * the docs/perf.md matrix, 1 of 19 at N = 1). N = 1 spreads the window over
- * the smoothed RTT, which already holds the queueing delay; single-flow
- * utilisation and completion times did not change (quic-bulk 4.70 vs
- * 4.69 s, flow-seed-auto 4.537 vs 4.536 Gbit/s). qk_config.pacing_gain_ca_pct
- * sets another value (Linux: 1.2). */
-#define QK_PACER_GAIN_CA_PCT 100u
-#define QK_PACER_GAIN_SS_PCT 200u
+ * least 1 (its example: 1.25) so that RTT variation does not leave the
+ * window unused; 2 in slow start so the window can still double each round
+ * trip.
+ *
+ * In congestion avoidance, while the congestion window is the limit
+ * (RFC 9002 §7.8, cwnd_limited() in conn_send.c), N = 1: with 1.25 the
+ * bucket refills faster than the flow's ACKs arrive, so it sends what each
+ * ACK releases plus its window growth back to back, and at a full drop-tail
+ * queue the growth packets are the ones that find it full. The flow growing
+ * fastest then takes the drops (under CUBIC the smaller one: it reaches its
+ * W_max first), and two flows 1 s apart stayed 31% apart over 100-300 s
+ * (sim/test_quic_cc converge; 8 of 23 runs over 20% in the docs/perf.md
+ * matrix, 1 of 25 at N = 1). The smoothed RTT already holds the queueing
+ * delay, so N = 1 spreads the window over the round trip it takes.
+ *
+ * When something else limits the flow (flow control, the application), the
+ * pacer is not what should hold it back: N = 1.25 as before (at N = 1 a
+ * 256 KiB flow-control window over 60 ms fell from 0.86 to 0.85 of
+ * window / RTT). qk_config.pacing_gain_ca_pct sets the window-limited gain
+ * (Linux uses 1.2 throughout). */
+#define QK_PACER_GAIN_CA_PCT    100u
+#define QK_PACER_GAIN_SLACK_PCT 125u
+#define QK_PACER_GAIN_SS_PCT    200u
 /* A connection's burst interval and cap (qk_pacer_set_burst_interval): a
  * burst may hold what the pacing rate earns in 1 ms, the granularity of the
  * I/O loop's timer (libev's epoll backend sleeps in whole milliseconds; a
@@ -43,8 +51,9 @@ typedef struct qk_pacer {
     qk_time last_ns;           /**< time of the last refill */
     uint64_t rate_num;         /**< current rate = rate_num / rate_den bytes per ns */
     uint64_t rate_den;
-    uint64_t gain_ca_pct; /**< congestion-avoidance gain N in percent */
+    uint64_t gain_ca_pct; /**< congestion-avoidance gain N in percent (window-limited) */
     bool slow_start;      /**< use QK_PACER_GAIN_SS_PCT instead of the CA gain */
+    bool window_limited;  /**< cwnd is the limit: gain_ca_pct, else the slack gain */
     bool started;
 } qk_pacer;
 
@@ -55,8 +64,9 @@ typedef struct qk_pacer {
 void qk_pacer_init(qk_pacer *p, uint64_t burst_pkts);
 
 /**
- * Set the pacing gain used outside slow start, in percent (RFC 9002 §7.7:
- * N >= 1; default QK_PACER_GAIN_CA_PCT). Values below 100 are taken as 100.
+ * Set the pacing gain used outside slow start while the window is the
+ * limit, in percent (RFC 9002 §7.7: N >= 1; default QK_PACER_GAIN_CA_PCT).
+ * Values below 100 are taken as 100.
  * Never fails.
  */
 void qk_pacer_set_gain_ca(qk_pacer *p, uint64_t gain_pct);
@@ -72,8 +82,16 @@ void qk_pacer_set_gain_ca(qk_pacer *p, uint64_t gain_pct);
  */
 void qk_pacer_set_burst_interval(qk_pacer *p, qk_time interval_ns, uint64_t max_burst_bytes);
 
-/** Select the slow-start gain (2) or the congestion-avoidance gain (default 1). */
+/** Select the slow-start gain (2) or the congestion-avoidance gain. */
 void qk_pacer_set_slow_start(qk_pacer *p, bool slow_start);
+
+/**
+ * Tell the pacer whether the congestion window is what limits the sender
+ * (RFC 9002 §7.8). In congestion avoidance the gain is gain_ca_pct (default
+ * 1) when it is, and max(gain_ca_pct, 1.25) when something else is (see
+ * QK_PACER_GAIN_CA_PCT). Starts false. Never fails.
+ */
+void qk_pacer_set_window_limited(qk_pacer *p, bool window_limited);
 
 /**
  * Earliest time a packet of max_datagram_bytes may be sent: now when the

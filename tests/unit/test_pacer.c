@@ -54,15 +54,21 @@ static void test_burst_then_spacing(void **state)
     assert_int_equal(qk_pacer_next_send_time(&p, next, 12000, 100 * MS, MDS), next + 8 * MS);
 }
 
-/* The default gain (1.0) and qk_pacer_set_gain_ca: N = 1.2 outside slow start; slow
- * start keeps 2; below 1 is taken as 1 (RFC 9002 §7.7). */
+/* Congestion-avoidance gains: 1.25 while something other than cwnd limits
+ * the sender, the window-limited gain (default 1, qk_pacer_set_gain_ca)
+ * while cwnd does; slow start keeps 2; below 1 is taken as 1 (RFC 9002
+ * §7.7). */
 static void test_gain_ca(void **state)
 {
     (void)state;
     qk_pacer p;
     qk_pacer_init(&p, 1);
     qk_time t = 5 * SEC;
-    /* Default N = 1: 12000 B / 0.1 s = 120000 B/s. */
+    /* Not window-limited (the initial state): 1.25 * 12000 B / 0.1 s. */
+    assert_int_equal(qk_pacer_next_send_time(&p, t, 12000, 100 * MS, MDS), t);
+    assert_int_equal(qk_pacer_rate_bytes_per_s(&p), 150000);
+    /* Window-limited, default N = 1: 12000 B / 0.1 s = 120000 B/s. */
+    qk_pacer_set_window_limited(&p, true);
     assert_int_equal(qk_pacer_next_send_time(&p, t, 12000, 100 * MS, MDS), t);
     assert_int_equal(qk_pacer_rate_bytes_per_s(&p), 120000);
     qk_pacer_set_gain_ca(&p, 120);
@@ -78,6 +84,11 @@ static void test_gain_ca(void **state)
     qk_pacer_set_gain_ca(&p, 50);
     qk_pacer_next_send_time(&p, t, 12000, 100 * MS, MDS);
     assert_int_equal(qk_pacer_rate_bytes_per_s(&p), 120000);
+    /* A configured gain above 1.25 applies whatever limits the sender. */
+    qk_pacer_set_gain_ca(&p, 200);
+    qk_pacer_set_window_limited(&p, false);
+    qk_pacer_next_send_time(&p, t, 12000, 100 * MS, MDS);
+    assert_int_equal(qk_pacer_rate_bytes_per_s(&p), 240000);
 }
 
 static void test_no_drift(void **state)
