@@ -25,9 +25,12 @@ release: deps
 	@cmake --build $(BUILD_RELEASE) -j $(JOBS)
 
 # The whole suite under ASan+UBSan through CTest (the gcc Release build must
-# also compile warning-free: it is what `make run` and the benchmarks use).
+# also compile warning-free: it is what `make run` and the benchmarks use);
+# tests labelled "slow" (tests/sim/test_slow_*.c: minutes of simulated time)
+# run from the Release build instead, where they take ~10x less time.
 test: debug release
-	cd $(BUILD_DEBUG) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD_DEBUG) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS) -LE slow
+	cd $(BUILD_RELEASE) && ctest --output-on-failure -j $(JOBS) -L slow
 
 # The main demo.
 run: release
