@@ -10,6 +10,9 @@
 #        seeds and simulated seconds. Exp. 3 also sweeps the 1 Mbit/s ACK
 #        direction's queue (time- and packet-limited); that scenario has no
 #        random element, so one seed.
+#        LOSSY_MODES / ASYM_MODES / REORDER_MODES override the modes (the
+#        first is the baseline), e.g. LOSSY_MODES="off 10 auto auto-burst"
+#        once the sim maps `ack_frequency = auto-burst` to mode 3.
 #   1:   loopback `quack perf` (no protection), threshold 1 vs 10 asked by the
 #        client or by the server; table, ACK frames per data packet, CPU s.
 set -euo pipefail
@@ -102,12 +105,15 @@ asym_sweep() {
 }
 
 echo "## 2: 1 Gbit/s, 40 ms RTT, 0.1% loss"
-sim_exp lossy "${LOSSY_S:-120}s" "$seeds" off 10 auto
+# shellcheck disable=SC2086
+sim_exp lossy "${LOSSY_S:-120}s" "$seeds" ${LOSSY_MODES:-off 10 auto}
 echo "## 3: 100 Mbit/s down, 1 Mbit/s up, 30 ms RTT"
-sim_exp asym "${ASYM_S:-10}s" 1 off 10 auto
+# shellcheck disable=SC2086
+sim_exp asym "${ASYM_S:-10}s" 1 ${ASYM_MODES:-off 10 auto}
 asym_sweep
 echo "## 4: 5% reordering"
-sim_exp reorder "${REORDER_S:-30}s" "$seeds" off 10,25000,1 auto
+# shellcheck disable=SC2086
+sim_exp reorder "${REORDER_S:-30}s" "$seeds" ${REORDER_MODES:-off 10,25000,1 auto}
 
 [[ $loopback == 1 ]] || exit 0
 echo "## 1: loopback quack perf (no protection)"

@@ -12,9 +12,11 @@
 #define QK_ACKFREQ_DEFAULT_MAX_THRESHOLD 16u
 
 typedef enum qk_ackfreq_mode {
-    QK_ACKFREQ_OFF = 0,   /**< never ask */
-    QK_ACKFREQ_FIXED = 1, /**< ask once for the configured values */
-    QK_ACKFREQ_AUTO = 2,  /**< derive from cwnd and RTT (§8.1) */
+    QK_ACKFREQ_OFF = 0,        /**< never ask */
+    QK_ACKFREQ_FIXED = 1,      /**< ask once for the configured values */
+    QK_ACKFREQ_AUTO = 2,       /**< derive from cwnd and RTT (§8.1) */
+    QK_ACKFREQ_AUTO_BURST = 3, /**< AUTO, plus ACK points at burst ends while the path
+                                    holds no standing queue (opt-in; ackfreq.c) */
 } qk_ackfreq_mode;
 
 typedef struct qk_ackfreq_config {
@@ -54,6 +56,9 @@ typedef struct qk_ackfreq {
     bool has_imm;
     qk_time last_imm_ns;      /**< last IMMEDIATE_ACK sent for a rate-limited reason */
     uint64_t pkts_since_full; /**< data packets sent since the last QK_IMM_CWND_FULL */
+    uint64_t mark_every;      /**< AUTO_BURST: least data packets between QK_IMM_CWND_FULL */
+    qk_time min_rtt_ns;       /**< the path's min RTT (0 = unknown) */
+    bool burst_mode;          /**< AUTO_BURST, no standing queue: ACK points at burst ends */
     qk_time last_ack_rx_ns;   /**< last ACK frame received in the application space */
 } qk_ackfreq;
 
@@ -64,16 +69,18 @@ enum {
     QK_IMM_IDLE_EXIT = 1 << 2,  /**< first data packet after that */
     QK_IMM_NO_ACK = 1 << 3,     /**< no ACK for more than an RTT with packets outstanding, §8 */
     QK_IMM_REQUESTED = 1 << 4,  /**< qk_ackfreq_request_immediate (PMTU probe, migration) */
-    QK_IMM_CWND_FULL = 1 << 5,  /**< last packet the congestion window allows, §8.1 */
+    QK_IMM_CWND_FULL =
+        1 << 5, /**< last packet of a burst (cwnd full; AUTO_BURST: or pacer empty), §8.1 */
 };
 
 /** What the sender knows when deciding on IMMEDIATE_ACK for one 1-RTT packet. */
 typedef struct qk_ackfreq_pkt {
-    bool probe;        /**< the packet is a PTO probe */
-    bool data;         /**< it carries STREAM or DATAGRAM data */
-    bool more_data;    /**< data remains to be sent after it (not application-limited) */
-    bool ae_in_flight; /**< ack-eliciting packets are outstanding */
-    bool cwnd_full;    /**< after it the congestion window has no room for another */
+    bool probe;          /**< the packet is a PTO probe */
+    bool data;           /**< it carries STREAM or DATAGRAM data */
+    bool more_data;      /**< data remains to be sent after it (not application-limited) */
+    bool ae_in_flight;   /**< ack-eliciting packets are outstanding */
+    bool cwnd_full;      /**< after it the congestion window has no room for another */
+    uint64_t burst_left; /**< full-size packets cwnd and pacer let go at once after it */
     qk_time srtt_ns;
     qk_time now;
 } qk_ackfreq_pkt;
@@ -148,5 +155,20 @@ qk_time qk_ackfreq_pto_delay(const qk_ackfreq *a, qk_time tp_max_ack_delay_ns);
  * at most cwnd / 8; 0 before any request or with T <= 1. Never fails.
  */
 uint64_t qk_ackfreq_cwnd_allowance(const qk_ackfreq *a, uint64_t cwnd_bytes, uint64_t mds_bytes);
+
+/**
+ * The pacer burst (datagrams) that matches the ACK grouping we asked for:
+ * twice the peer's threshold while AUTO_BURST places ACK points (no
+ * standing queue, threshold > 1), else 0 (the caller keeps the pacer's
+ * default burst when that is larger). Never fails.
+ */
+uint64_t qk_ackfreq_pacer_burst_pkts(const qk_ackfreq *a);
+
+/**
+ * The path's minimum RTT (RFC 9002 §5.2), used by AUTO to tell a path with a
+ * standing queue (srtt more than 1/8 above it) from one without. 0 =
+ * unknown (treated as no queue). Never fails.
+ */
+void qk_ackfreq_set_min_rtt(qk_ackfreq *a, qk_time min_rtt_ns);
 
 #endif

@@ -218,6 +218,7 @@ static void write_crypto(tx_ctx *t, tx_pkt *p)
 static void write_ack_frequency(tx_ctx *t, tx_pkt *p)
 {
     qk_conn *c = t->c;
+    qk_ackfreq_set_min_rtt(&c->af, c->rtt.min_rtt_ns);
     qk_ackfreq_update(&c->af, c->cc.cwnd_bytes, c->max_udp_bytes, c->rtt.smoothed_rtt_ns,
                       c->cc.state == QK_CC_SLOW_START, QK_RECOVERY_PACKET_THRESHOLD, t->now);
     qk_ackfreq_req r;
@@ -549,6 +550,17 @@ static bool space_wants_send(tx_ctx *t, qk_pn_space s)
     return qk_flow_rx_should_update(&c->flow_rx);
 }
 
+/* Full-size packets the congestion window and the pacer let go at once
+ * after the one being built. */
+static uint64_t burst_left(const qk_conn *c)
+{
+    uint64_t mds = c->max_udp_bytes;
+    uint64_t after = qk_recovery_bytes_in_flight(&c->rec) + mds;
+    uint64_t cw = c->cc.cwnd_bytes > after ? (c->cc.cwnd_bytes - after) / mds : 0;
+    uint64_t pc = qk_pacer_pkts_after(&c->pacer, mds, mds);
+    return cw < pc ? cw : pc;
+}
+
 /* ack-frequency-12 §5, §8: IMMEDIATE_ACK in this 1-RTT packet? One byte was
  * kept free for it while the packet was filled. */
 static void write_immediate_ack(tx_ctx *t, tx_pkt *p, bool probe)
@@ -565,6 +577,7 @@ static void write_immediate_ack(tx_ctx *t, tx_pkt *p, bool probe)
                          .more_data = !qk_sched_empty(&c->sched) || c->dgq_count,
                          .ae_in_flight = c->rec.sp[QK_PN_SPACE_APP].ack_eliciting_in_flight > 0,
                          .cwnd_full = full,
+                         .burst_left = burst_left(c),
                          .srtt_ns = c->rtt.smoothed_rtt_ns,
                          .now = t->now};
     uint32_t why = qk_ackfreq_want_immediate(&c->af, &pk);
@@ -868,6 +881,9 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
     if (t.cc_ok) {
         qk_pacer_set_slow_start(&c->pacer, c->cc.state == QK_CC_SLOW_START);
         qk_pacer_set_window_limited(&c->pacer, c->cwnd_limited);
+        uint64_t burst = qk_ackfreq_pacer_burst_pkts(&c->af);
+        qk_pacer_set_burst_pkts(
+            &c->pacer, burst > QK_PACER_DEFAULT_BURST_PKTS ? burst : QK_PACER_DEFAULT_BURST_PKTS);
         qk_time when = qk_pacer_next_send_time(&c->pacer, now, c->cc.cwnd_bytes,
                                                c->rtt.smoothed_rtt_ns, c->max_udp_bytes);
         if (when > now) {

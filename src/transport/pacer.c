@@ -136,3 +136,17 @@ uint64_t qk_pacer_rate_bytes_per_s(const qk_pacer *p)
     if (p->rate_den == 0) return 0;
     return (uint64_t)((qk_u128)p->rate_num * QK_NS_PER_S / p->rate_den);
 }
+
+uint64_t qk_pacer_pkts_after(const qk_pacer *p, uint64_t bytes, uint64_t max_datagram_bytes)
+{
+    if (p->rate_den == 0) return UINT64_MAX;
+    int64_t left = p->tokens_bytes - (int64_t)bytes;
+    if (left < (int64_t)max_datagram_bytes || !max_datagram_bytes) return 0;
+    /* A packet may go while the bucket holds at least one datagram's worth. */
+    return (uint64_t)left / max_datagram_bytes;
+}
+
+void qk_pacer_set_burst_pkts(qk_pacer *p, uint64_t burst_pkts)
+{
+    p->burst_pkts = burst_pkts ? burst_pkts : QK_PACER_DEFAULT_BURST_PKTS;
+}

@@ -121,4 +121,22 @@ uint64_t qk_pacer_quantum_bytes(const qk_pacer *p);
 /** Current pacing rate in bytes per second (0 before the first next_send_time). */
 uint64_t qk_pacer_rate_bytes_per_s(const qk_pacer *p);
 
+/**
+ * How many more max_datagram_bytes packets the bucket lets go at once after
+ * a packet of bytes leaves now (0: the next one waits for pacing). Uses the
+ * tokens as of the last qk_pacer_next_send_time(); UINT64_MAX when not
+ * pacing. Never fails.
+ */
+uint64_t qk_pacer_pkts_after(const qk_pacer *p, uint64_t bytes, uint64_t max_datagram_bytes);
+
+/**
+ * Change the least quantum to burst_pkts datagrams (0 = the default 10),
+ * e.g. while the peer acknowledges only every burst_pkts packets: an ACK then
+ * releases that many at once and they should leave together. The new depth
+ * applies from the next qk_pacer_next_send_time(): tokens above it are
+ * dropped then, a deeper bucket fills from then on.
+ * Never fails.
+ */
+void qk_pacer_set_burst_pkts(qk_pacer *p, uint64_t burst_pkts);
+
 #endif

@@ -194,6 +194,125 @@ static void test_cwnd_full(void **state)
     assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), QK_IMM_CWND_FULL);
 }
 
+/* AUTO_BURST places the ACK points at burst ends: the last data packet after
+ * which neither the window nor the pacer lets another go at once
+ * (burst_left == 0) asks for IMMEDIATE_ACK once at least T = mark_every data
+ * packets went since the last one; a shorter burst rides with the next; a
+ * packet inside a burst never asks. */
+static void test_auto_burst_end(void **state)
+{
+    (void)state;
+    qk_ackfreq a;
+    qk_ackfreq_config cfg = {.mode = QK_ACKFREQ_AUTO_BURST};
+    qk_ackfreq_init(&a, &cfg);
+    qk_ackfreq_set_peer(&a, true, 1 * MS);
+    qk_ackfreq_set_min_rtt(&a, 38 * MS); /* srtt 40 ms: no standing queue */
+    qk_ackfreq_pkt pk = {.data = true,
+                         .more_data = true,
+                         .ae_in_flight = true,
+                         .burst_left = 0,
+                         .srtt_ns = 40 * MS,
+                         .now = 1000 * MS};
+    qk_ackfreq_on_ack_received(&a, 1000 * MS);
+    /* Nothing asked yet: the peer acknowledges per RFC 9000. */
+    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), 0);
+    assert_int_equal(qk_ackfreq_pacer_burst_pkts(&a), 0);
+    /* 48-packet window in congestion avoidance: T = 12 (at most 3/4 of the
+     * cap 16), peer threshold min(2T, 16) = 16. */
+    qk_ackfreq_update(&a, 48 * 1452, 1452, 40 * MS, false, 3, 1000 * MS);
+    qk_ackfreq_req r;
+    assert_true(qk_ackfreq_poll(&a, &r));
+    qk_ackfreq_on_sent(&a, &r, 1000 * MS);
+    assert_int_equal(a.mark_every, 12);
+    assert_int_equal(r.threshold, 16);
+    /* The pacer lets 2 x 16 go back to back. */
+    assert_int_equal(qk_ackfreq_pacer_burst_pkts(&a), 32);
+    /* A burst of 5 (4 with more behind, then the last): no request. */
+    for (int i = 0; i < 5; i++) {
+        pk.burst_left = 4 - (uint64_t)i;
+        uint32_t why = qk_ackfreq_want_immediate(&a, &pk);
+        assert_int_equal(why & QK_IMM_CWND_FULL, 0);
+        qk_ackfreq_on_data_sent(&a, why);
+    }
+    /* The next burst of 10: its packets 1..9 have more behind them; its
+     * last is the 15th since the last ACK point (>= 12): it asks. */
+    for (int i = 0; i < 9; i++) {
+        pk.burst_left = 9 - (uint64_t)i;
+        uint32_t why = qk_ackfreq_want_immediate(&a, &pk);
+        assert_int_equal(why & QK_IMM_CWND_FULL, 0);
+        qk_ackfreq_on_data_sent(&a, why);
+    }
+    pk.burst_left = 0;
+    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), QK_IMM_CWND_FULL);
+    /* Window full (cwnd_full) counts as a burst end too. */
+    pk.cwnd_full = true;
+    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), QK_IMM_CWND_FULL);
+    pk.cwnd_full = false;
+    /* Application-limited or not data: not this rule. */
+    pk.more_data = false;
+    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk) & QK_IMM_CWND_FULL, 0);
+    pk.more_data = true;
+    pk.data = false;
+    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), 0);
+    pk.data = true;
+    qk_ackfreq_on_data_sent(&a, QK_IMM_CWND_FULL);
+    /* Right after one: 11 burst ends in a row do not ask, the 12th does. */
+    for (int i = 0; i < 11; i++) {
+        uint32_t why = qk_ackfreq_want_immediate(&a, &pk);
+        assert_int_equal(why, 0);
+        qk_ackfreq_on_data_sent(&a, why);
+    }
+    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), QK_IMM_CWND_FULL);
+    /* A standing queue (srtt 50 ms > 9/8 x 38 ms): AUTO's rules, threshold
+     * T = 12 on the wire, the default pacer, burst ends are no reason. */
+    qk_ackfreq_update(&a, 48 * 1452, 1452, 50 * MS, false, 3, 2000 * MS);
+    assert_true(qk_ackfreq_poll(&a, &r));
+    assert_int_equal(r.threshold, 12);
+    qk_ackfreq_on_sent(&a, &r, 2000 * MS);
+    assert_int_equal(qk_ackfreq_pacer_burst_pkts(&a), 0);
+    pk.now = 2000 * MS;
+    qk_ackfreq_on_ack_received(&a, 2000 * MS);
+    qk_ackfreq_on_data_sent(&a, QK_IMM_CWND_FULL);
+    for (int i = 0; i < 20; i++) {
+        uint32_t why = qk_ackfreq_want_immediate(&a, &pk);
+        assert_int_equal(why, 0);
+        qk_ackfreq_on_data_sent(&a, why);
+    }
+    /* ... except a full window, once per T - 1 = 11. */
+    pk.cwnd_full = true;
+    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), QK_IMM_CWND_FULL);
+    pk.cwnd_full = false;
+    /* Plain AUTO never places burst-end ACK points. */
+    cfg = (qk_ackfreq_config){.mode = QK_ACKFREQ_AUTO};
+    qk_ackfreq_init(&a, &cfg);
+    qk_ackfreq_set_peer(&a, true, 1 * MS);
+    qk_ackfreq_update(&a, 48 * 1452, 1452, 40 * MS, false, 3, 1000 * MS);
+    assert_true(qk_ackfreq_poll(&a, &r));
+    assert_int_equal(r.threshold, 12);
+    qk_ackfreq_on_sent(&a, &r, 1000 * MS);
+    assert_int_equal(qk_ackfreq_pacer_burst_pkts(&a), 0);
+    pk.now = 1000 * MS;
+    qk_ackfreq_on_ack_received(&a, 1000 * MS);
+    for (int i = 0; i < 20; i++) {
+        uint32_t why = qk_ackfreq_want_immediate(&a, &pk);
+        assert_int_equal(why, 0);
+        qk_ackfreq_on_data_sent(&a, why);
+    }
+    /* FIXED keeps the window-full rule only: an empty pacer is no reason. */
+    cfg = (qk_ackfreq_config){.mode = QK_ACKFREQ_FIXED, .threshold = 10, .max_delay_ns = 20 * MS};
+    qk_ackfreq_init(&a, &cfg);
+    qk_ackfreq_set_peer(&a, true, 1 * MS);
+    qk_ackfreq_update(&a, 48 * 1452, 1452, 40 * MS, false, 3, 1000 * MS);
+    assert_true(qk_ackfreq_poll(&a, &r));
+    qk_ackfreq_on_sent(&a, &r, 1000 * MS);
+    assert_int_equal(qk_ackfreq_pacer_burst_pkts(&a), 0);
+    for (int i = 0; i < 20; i++) {
+        uint32_t why = qk_ackfreq_want_immediate(&a, &pk);
+        assert_int_equal(why, 0);
+        qk_ackfreq_on_data_sent(&a, why);
+    }
+}
+
 static void test_immediate_ack_rules(void **state)
 {
     (void)state;
@@ -284,6 +403,7 @@ int main(void)
         cmocka_unit_test(test_auto_below_cap),
         cmocka_unit_test(test_cwnd_allowance),
         cmocka_unit_test(test_cwnd_full),
+        cmocka_unit_test(test_auto_burst_end),
         cmocka_unit_test(test_pto_delay),
         cmocka_unit_test(test_immediate_ack_rules),
         cmocka_unit_test(test_immediate_no_ack_needs_inflight),

@@ -260,6 +260,50 @@ static void test_with_cc(void **state)
     assert_int_equal(qk_pacer_next_send_time_cc(&p, 0, &cc, 100 * MS), 16 * MS);
 }
 
+/* qk_pacer_pkts_after: what the bucket still lets go at once after one
+ * more packet; qk_pacer_set_burst_pkts: a deeper bucket (e.g. the ACK
+ * grouping the peer was asked for) lets that many go back to back. */
+static void test_pkts_after_and_burst_pkts(void **state)
+{
+    (void)state;
+    qk_pacer p;
+    qk_pacer_init(&p, 0);
+    qk_time t = 5 * SEC;
+    /* No RTT yet: not pacing, no limit. */
+    assert_int_equal(qk_pacer_next_send_time(&p, t, 12000, 0, MDS), t);
+    assert_int_equal(qk_pacer_pkts_after(&p, MDS, MDS), UINT64_MAX);
+    /* Pacing with a full bucket of 10: after one more, 9 can still go. */
+    assert_int_equal(qk_pacer_next_send_time(&p, t, 12000, 100 * MS, MDS), t);
+    assert_int_equal(qk_pacer_pkts_after(&p, MDS, MDS), 9);
+    for (int i = 0; i < 9; i++) {
+        assert_int_equal(qk_pacer_next_send_time(&p, t, 12000, 100 * MS, MDS), t);
+        qk_pacer_on_sent(&p, MDS, t);
+    }
+    /* One token left: that packet is the last of the burst. */
+    assert_int_equal(qk_pacer_next_send_time(&p, t, 12000, 100 * MS, MDS), t);
+    assert_int_equal(qk_pacer_pkts_after(&p, MDS, MDS), 0);
+    /* Deeper bucket: 32 packets of 1200 B after an idle second (rate
+     * 150000 B/s refills far more than 32 * 1200 B). */
+    qk_pacer_set_burst_pkts(&p, 32);
+    (void)qk_pacer_next_send_time(&p, t, 12000, 100 * MS, MDS); /* the depth applies from here */
+    t += SEC;
+    int n = 0;
+    while (qk_pacer_next_send_time(&p, t, 12000, 100 * MS, MDS) == t) {
+        qk_pacer_on_sent(&p, MDS, t);
+        n++;
+    }
+    assert_int_equal(n, 32);
+    /* Back to the default: the surplus above 10 packets is dropped. */
+    qk_pacer_set_burst_pkts(&p, 0);
+    t += SEC;
+    n = 0;
+    while (qk_pacer_next_send_time(&p, t, 12000, 100 * MS, MDS) == t) {
+        qk_pacer_on_sent(&p, MDS, t);
+        n++;
+    }
+    assert_int_equal(n, 10);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -272,6 +316,7 @@ int main(void)
         cmocka_unit_test(test_debt_and_unpaced),
         cmocka_unit_test(test_rate_change),
         cmocka_unit_test(test_with_cc),
+        cmocka_unit_test(test_pkts_after_and_burst_pkts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
