@@ -94,6 +94,10 @@ int perf_parse_ackfreq(const char *s, perf_opts *o)
         o->ackfreq_mode = 2;
         return 0;
     }
+    if (!strcmp(s, "auto-burst")) { /* experimental, QK_ACKFREQ_AUTO_BURST */
+        o->ackfreq_mode = 3;
+        return 0;
+    }
     o->ackfreq_mode = 1;
     uint64_t v[3] = {0, 0, 0};
     const char *p = s;
