@@ -150,6 +150,16 @@ static void test_pto_delay(void **state)
  * (ack-frequency-12 §8.1: a window-limited sender relies on ACKs), at most
  * once per T - 1 data packets; never before a threshold > 1 is in effect,
  * never for an application-limited or non-data packet. */
+/* n data packets that must carry no IMMEDIATE_ACK, each counted as sent. */
+static void send_unmarked(qk_ackfreq *a, const qk_ackfreq_pkt *pk, int n)
+{
+    for (int i = 0; i < n; i++) {
+        uint32_t why = qk_ackfreq_want_immediate(a, pk);
+        assert_int_equal(why, 0);
+        qk_ackfreq_on_data_sent(a, why);
+    }
+}
+
 static void test_cwnd_full(void **state)
 {
     (void)state;
@@ -171,11 +181,7 @@ static void test_cwnd_full(void **state)
     qk_ackfreq_on_sent(&a, &r, 1000 * MS);
     /* 8 data packets since (none filled the window): the 9th = T - 1 may ask. */
     pk.cwnd_full = false;
-    for (int i = 0; i < 8; i++) {
-        uint32_t why = qk_ackfreq_want_immediate(&a, &pk);
-        assert_int_equal(why, 0);
-        qk_ackfreq_on_data_sent(&a, why);
-    }
+    send_unmarked(&a, &pk, 8);
     pk.cwnd_full = true;
     assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), QK_IMM_CWND_FULL);
     pk.more_data = false; /* application-limited: that is IDLE_ENTER's job */
@@ -186,11 +192,7 @@ static void test_cwnd_full(void **state)
     pk.data = true;
     qk_ackfreq_on_data_sent(&a, QK_IMM_CWND_FULL);
     /* Right after one: the next window-filling packet waits for 9 more. */
-    for (int i = 0; i < 8; i++) {
-        uint32_t why = qk_ackfreq_want_immediate(&a, &pk);
-        assert_int_equal(why, 0);
-        qk_ackfreq_on_data_sent(&a, why);
-    }
+    send_unmarked(&a, &pk, 8);
     assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), QK_IMM_CWND_FULL);
 }
 
@@ -257,11 +259,7 @@ static void test_auto_burst_end(void **state)
     pk.data = true;
     qk_ackfreq_on_data_sent(&a, QK_IMM_CWND_FULL);
     /* Right after one: 11 burst ends in a row do not ask, the 12th does. */
-    for (int i = 0; i < 11; i++) {
-        uint32_t why = qk_ackfreq_want_immediate(&a, &pk);
-        assert_int_equal(why, 0);
-        qk_ackfreq_on_data_sent(&a, why);
-    }
+    send_unmarked(&a, &pk, 11);
     assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), QK_IMM_CWND_FULL);
     /* A standing queue (srtt 50 ms > 9/8 x 38 ms): AUTO's rules, threshold
      * T = 12 on the wire, the default pacer, burst ends are no reason. */
@@ -273,11 +271,7 @@ static void test_auto_burst_end(void **state)
     pk.now = 2000 * MS;
     qk_ackfreq_on_ack_received(&a, 2000 * MS);
     qk_ackfreq_on_data_sent(&a, QK_IMM_CWND_FULL);
-    for (int i = 0; i < 20; i++) {
-        uint32_t why = qk_ackfreq_want_immediate(&a, &pk);
-        assert_int_equal(why, 0);
-        qk_ackfreq_on_data_sent(&a, why);
-    }
+    send_unmarked(&a, &pk, 20);
     /* ... except a full window, once per T - 1 = 11. */
     pk.cwnd_full = true;
     assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), QK_IMM_CWND_FULL);
@@ -293,11 +287,7 @@ static void test_auto_burst_end(void **state)
     assert_int_equal(qk_ackfreq_pacer_burst_pkts(&a), 0);
     pk.now = 1000 * MS;
     qk_ackfreq_on_ack_received(&a, 1000 * MS);
-    for (int i = 0; i < 20; i++) {
-        uint32_t why = qk_ackfreq_want_immediate(&a, &pk);
-        assert_int_equal(why, 0);
-        qk_ackfreq_on_data_sent(&a, why);
-    }
+    send_unmarked(&a, &pk, 20);
     /* FIXED keeps the window-full rule only: an empty pacer is no reason. */
     cfg = (qk_ackfreq_config){.mode = QK_ACKFREQ_FIXED, .threshold = 10, .max_delay_ns = 20 * MS};
     qk_ackfreq_init(&a, &cfg);
@@ -306,11 +296,7 @@ static void test_auto_burst_end(void **state)
     assert_true(qk_ackfreq_poll(&a, &r));
     qk_ackfreq_on_sent(&a, &r, 1000 * MS);
     assert_int_equal(qk_ackfreq_pacer_burst_pkts(&a), 0);
-    for (int i = 0; i < 20; i++) {
-        uint32_t why = qk_ackfreq_want_immediate(&a, &pk);
-        assert_int_equal(why, 0);
-        qk_ackfreq_on_data_sent(&a, why);
-    }
+    send_unmarked(&a, &pk, 20);
 }
 
 static void test_immediate_ack_rules(void **state)
