@@ -130,7 +130,13 @@ typedef struct qk_config {
     int autotune_rule; /**< trigger 0: credit lasted < 2 srtt (quiche/yamux), 1: quic-go epoch;
                           +2: plain doubling (else grow to 2.5x rate x srtt, at most 2x) */
 
-    qk_time idle_timeout_ns;  /**< 0 = none */
+    qk_time idle_timeout_ns; /**< 0 = none */
+    /** Keep-alive (RFC 9000 §10.1.2): once the handshake is complete, send a
+     * PING when nothing has arrived from the peer and nothing ack-eliciting
+     * has been sent for this long. Keeps an idle connection under the idle
+     * timeout and lets a client that only receives show the server a new
+     * NAT binding. 0 = off (default). */
+    qk_time keep_alive_ns;
     qk_time max_ack_delay_ns; /**< advertised max_ack_delay */
     uint8_t ack_delay_exponent;
     uint64_t ack_eliciting_threshold; /**< local ACK policy (RFC default 1) */
@@ -241,6 +247,7 @@ typedef struct qk_conn_stats {
     /* ECN (RFC 9000 §13.4), when qk_config.ecn: */
     uint64_t ecn_ect0_received, ecn_ect1_received; /**< packets received with ECT(0)/ECT(1) */
     uint64_t pkts_sent_ect0;                       /**< packets we sent marked ECT(0) */
+    uint64_t keep_alives_sent;           /**< keep-alive PINGs (qk_config.keep_alive_ns) */
     uint64_t pkts_sent_not_cwnd_limited; /**< in-flight packets sent while cwnd was not the limit
                                             (RFC 9002 §7.8: no growth from their ACKs) */
     uint64_t ecn_ce_reported;            /**< CE count the peer reported in ACK_ECN frames */

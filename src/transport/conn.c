@@ -267,6 +267,7 @@ qk_conn *qk_conn_new_ex(qk_endpoint *ep, const qk_config *cfg, bool is_server, c
     if ((rc = qk_endpoint_add_cid(ep, &c->lcid[0].cid, c))) goto fail;
     if (is_server && (rc = qk_endpoint_add_cid(ep, &c->initial_dcid, c))) goto fail;
     c->idle_timeout_ns = cfg->idle_timeout_ns;
+    c->keep_alive_ns = cfg->keep_alive_ns;
     qk_conn_touch_idle(c, now);
     if (cfg->qlog_dir) {
         qk_qlog_open(c, cfg->qlog_dir, now);
@@ -600,6 +601,7 @@ qk_time qk_conn_pto_ns(const qk_conn *c)
 
 void qk_conn_touch_idle(qk_conn *c, qk_time now)
 {
+    c->last_rx_ns = now;
     if (!c->idle_timeout_ns) return;
     /* RFC 9000 §10.1: at least 3 PTOs. */
     qk_time t = c->idle_timeout_ns, pto3 = 3 * qk_conn_pto_ns(c);
@@ -642,6 +644,18 @@ void qk_conn_error(qk_conn *c, int err, uint64_t frame_type, const char *reason,
     enter_closing(c, now);
 }
 
+/* RFC 9000 §10.1.2: when a keep-alive PING is due (never while one is
+ * already queued, so an unsendable PING cannot spin the timer). */
+static qk_time keep_alive_deadline(const qk_conn *c)
+{
+    if (!c->keep_alive_ns || !c->handshake_complete || c->state != QK_CONN_ESTABLISHED ||
+        (c->pend & QK_PEND_PING))
+        return QK_TIME_INFINITE;
+    qk_time last =
+        c->last_rx_ns > c->last_ack_eliciting_sent ? c->last_rx_ns : c->last_ack_eliciting_sent;
+    return last + c->keep_alive_ns;
+}
+
 qk_time qk_conn_next_timeout(const qk_conn *c)
 {
     if (c->state == QK_CONN_CLOSED) return 0; /* let the endpoint reap it */
@@ -657,6 +671,8 @@ qk_time qk_conn_next_timeout(const qk_conn *c)
     if (c->pacing_wait && c->pacing_wait < t) t = c->pacing_wait;
     qk_time pt = qk_conn_path_next_timeout(c);
     if (pt < t) t = pt;
+    qk_time ka = keep_alive_deadline(c);
+    if (ka < t) t = ka;
     return t;
 }
 
@@ -675,6 +691,7 @@ void qk_conn_on_timeout(qk_conn *c, qk_time now)
         return;
     }
     if (c->pacing_wait && now >= c->pacing_wait) c->pacing_wait = 0;
+    if (now >= keep_alive_deadline(c)) c->pend |= QK_PEND_PING;
     qk_conn_path_on_timeout(c, now);
     if (qk_recovery_next_timeout(&c->rec) <= now) {
         qk_recovery_timeout to;

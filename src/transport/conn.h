@@ -189,6 +189,8 @@ struct qk_conn {
     qk_time idle_deadline;
     qk_time close_deadline; /* end of closing/draining */
     qk_time last_ack_eliciting_sent;
+    qk_time last_rx_ns;    /* last packet from the peer (keep-alive) */
+    qk_time keep_alive_ns; /* qk_config.keep_alive_ns, 0 = off */
 
     /* Closing. */
     uint64_t close_code, close_frame_type;

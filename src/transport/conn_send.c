@@ -260,6 +260,14 @@ static void write_conn_control(tx_ctx *t, tx_pkt *p)
 {
     qk_conn *c = t->c;
     qk_frame f;
+    if (c->pend & QK_PEND_PING) { /* keep-alive, RFC 9000 §10.1.2 */
+        f = (qk_frame){.type = QK_FT_PING};
+        if (put_frame(t, p, &f)) {
+            c->pend &= ~QK_PEND_PING;
+            c->stats.keep_alives_sent++;
+            record(p, &(qk_sent_frame){.kind = QK_SF_PING});
+        }
+    }
     if (c->pend & QK_PEND_HANDSHAKE_DONE) {
         f = (qk_frame){.type = QK_FT_HANDSHAKE_DONE};
         if (put_frame(t, p, &f)) {

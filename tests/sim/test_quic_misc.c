@@ -132,6 +132,44 @@ static void test_idle_timeout(void **s)
     quic_env_free(&e);
 }
 
+static void keep_alive_tune(void *ctx, qk_config *cfg, bool server)
+{
+    (void)ctx;
+    cfg->idle_timeout_ns = 2 * QK_NS_PER_S;
+    if (!server) cfg->keep_alive_ns = 500 * QK_NS_PER_MS;
+}
+
+/* RFC 9000 §10.1.2: the client's keep-alive PINGs (every 500 ms of silence)
+ * hold both ends under a 2 s idle timeout for 10 s; without them both close
+ * at ~2 s (test_idle_timeout). */
+static void test_keep_alive(void **s)
+{
+    (void)s;
+    qk_sim_link_cfg l = quic_env_link();
+    quic_env e;
+    assert_int_equal(quic_env_init(&e, 3, &l, &l), 0);
+    close_times t = {0};
+    qk_simq_cfg c = {.no_transfer = true,
+                     .keep_open = true,
+                     .tune = keep_alive_tune,
+                     .on_event = on_ev,
+                     .ctx = &t};
+    qk_simq *q = quic_env_flow(&e, 4433, &c);
+    qk_sim_run(e.sim, 10 * QK_NS_PER_S);
+    const qk_simq_result *r = qk_simq_result_get(q);
+    fprintf(stderr, "keep-alive: client sent %llu PINGs, server %llu; closed %d/%d\n",
+            (unsigned long long)r->client_stats.keep_alives_sent,
+            (unsigned long long)r->server_stats.keep_alives_sent, r->client_closed,
+            r->server_closed);
+    assert_true(r->connected);
+    assert_false(r->client_closed);
+    assert_false(r->server_closed);
+    /* one PING per 500 ms of silence after the handshake (~30 ms): 19 or 20 */
+    assert_true(r->client_stats.keep_alives_sent >= 18 && r->client_stats.keep_alives_sent <= 20);
+    assert_int_equal(r->server_stats.keep_alives_sent, 0);
+    quic_env_free(&e);
+}
+
 static void test_app_close(void **s)
 {
     (void)s;
@@ -424,9 +462,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_handshake_1rtt), cmocka_unit_test(test_thousand_streams),
-        cmocka_unit_test(test_idle_timeout),   cmocka_unit_test(test_app_close),
-        cmocka_unit_test(test_datagrams),      cmocka_unit_test(test_amplification),
-        cmocka_unit_test(test_qlog),
+        cmocka_unit_test(test_idle_timeout),   cmocka_unit_test(test_keep_alive),
+        cmocka_unit_test(test_app_close),      cmocka_unit_test(test_datagrams),
+        cmocka_unit_test(test_amplification),  cmocka_unit_test(test_qlog),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

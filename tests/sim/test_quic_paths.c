@@ -36,6 +36,7 @@ typedef struct path_watch {
     uint64_t srv_tx_new;
     bool violated; /* the server exceeded 3x toward the unvalidated address */
     bool disable_migration;
+    qk_time keep_alive_ns; /* the client's qk_config.keep_alive_ns */
 } path_watch;
 
 static void pw_send(void *ctx, qk_simq *q, bool server, const qk_datagram *d, qk_time now)
@@ -61,6 +62,7 @@ static void pw_tune(void *ctx, qk_config *cfg, bool server)
 {
     path_watch *w = ctx;
     if (server) cfg->disable_active_migration = w->disable_migration;
+    if (!server) cfg->keep_alive_ns = w->keep_alive_ns;
 }
 
 static void check_done(const qk_simq_result *r, uint64_t size)
@@ -73,18 +75,21 @@ static void check_done(const qk_simq_result *r, uint64_t size)
     assert_true(!r->server_closed || r->server_close.reason_err == 0);
 }
 
-static void test_nat_rebinding(void **st)
+static void nat_rebinding(qk_time rebind_ns, qk_time keep_alive_ns)
 {
-    (void)st;
     qk_sim_link_cfg l = quic_env_link();
     quic_env e;
     assert_int_equal(quic_env_init(&e, 1001, &l, &l), 0);
-    path_watch w = {.new_ip = 0x0a000001, .new_port = 5555};
+    path_watch w = {.new_ip = 0x0a000001, .new_port = 5555, .keep_alive_ns = keep_alive_ns};
     const uint64_t size = 10u << 20;
-    qk_simq_cfg c = {.size_bytes = size, .window_bytes = 4u << 20, .on_send = pw_send, .ctx = &w};
+    qk_simq_cfg c = {.size_bytes = size,
+                     .window_bytes = 4u << 20,
+                     .on_send = pw_send,
+                     .tune = pw_tune,
+                     .ctx = &w};
     qk_simq *q = quic_env_flow(&e, 4433, &c);
     assert_non_null(q);
-    qk_sim_run(e.sim, 300 * MS);
+    qk_sim_run(e.sim, rebind_ns);
     qk_conn *srv = qk_simq_server_conn(q), *cli = qk_simq_client_conn(q);
     assert_non_null(srv);
     uint64_t cwnd_before = srv->cc.cwnd_bytes;
@@ -116,6 +121,26 @@ static void test_nat_rebinding(void **st)
     if (qk_simq_server_conn(q)) assert_int_equal(srv->rtt.first_sample_time, first_sample);
     (void)cli;
     quic_env_free(&e);
+}
+
+/* The NAT gives the client a new port mid-download; the server learns it
+ * from the client's next packet. */
+static void test_nat_rebinding(void **st)
+{
+    (void)st;
+    nat_rebinding(300 * MS, 0);
+}
+
+/* Rebound at a moment the client owes nothing (it has acknowledged every
+ * packet that reached it): without a keep-alive it never sends again, the
+ * server's packets go to the old port, and the transfer stalls until the
+ * idle timeout. The client's keep-alive PING (RFC 9000 §10.1.2) shows the
+ * server the new port. */
+static void test_nat_rebinding_silent_client(void **st)
+{
+    (void)st;
+    nat_rebinding(250 * MS,
+                  200 * MS); /* 250 ms without keep-alive: stalled (checked at e391a1a+) */
 }
 
 static void test_active_migration(void **st)
@@ -228,9 +253,8 @@ static void test_sim_rebind_api(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sim_rebind_api),
-        cmocka_unit_test(test_disable_active_migration),
-        cmocka_unit_test(test_nat_rebinding),
+        cmocka_unit_test(test_sim_rebind_api),   cmocka_unit_test(test_disable_active_migration),
+        cmocka_unit_test(test_nat_rebinding),    cmocka_unit_test(test_nat_rebinding_silent_client),
         cmocka_unit_test(test_active_migration),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
