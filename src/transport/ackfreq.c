@@ -57,8 +57,10 @@ void qk_ackfreq_update(qk_ackfreq *a, uint64_t cwnd_bytes, uint64_t mds_bytes, q
          * bottleneck clocks the flow, the hold costs nothing while the queue
          * lasts, and larger bursts only feed drop-tail losses (two-flow
          * tests): keep AUTO's threshold and window-full rule. AUTO_BURST
-         * is opt-in because the deterministic drop-tail two-flow tests in
-         * sim/test_quic_cc flip with it (docs/experiments/ack-frequency.md). */
+         * is opt-in: as the default it flipped the (since removed) 10-40 s
+         * two-flow checks and the NAT-rebinding test's timing
+         * (docs/experiments/ack-frequency.md); whether it keeps two-flow
+         * convergence (sim/test_slow_converge) is not measured yet. */
         a->burst_mode = a->cfg.mode == QK_ACKFREQ_AUTO_BURST &&
                         (!a->min_rtt_ns || srtt_ns * 8 <= a->min_rtt_ns * 9);
         uint64_t wire;

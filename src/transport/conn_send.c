@@ -558,15 +558,13 @@ static bool space_wants_send(tx_ctx *t, qk_pn_space s)
     return qk_flow_rx_should_update(&c->flow_rx);
 }
 
-/* Full-size packets the congestion window and the pacer let go at once
- * after the one being built. */
-static uint64_t burst_left(const qk_conn *c)
+/* Full-size packets the congestion window has room for after the one being
+ * built (counted at most a datagram). */
+static uint64_t cwnd_room_after(const qk_conn *c)
 {
     uint64_t mds = c->max_udp_bytes;
     uint64_t after = qk_recovery_bytes_in_flight(&c->rec) + mds;
-    uint64_t cw = c->cc.cwnd_bytes > after ? (c->cc.cwnd_bytes - after) / mds : 0;
-    uint64_t pc = qk_pacer_pkts_after(&c->pacer, mds, mds);
-    return cw < pc ? cw : pc;
+    return c->cc.cwnd_bytes > after ? (c->cc.cwnd_bytes - after) / mds : 0;
 }
 
 /* ack-frequency-12 §5, §8: IMMEDIATE_ACK in this 1-RTT packet? One byte was
@@ -578,14 +576,16 @@ static void write_immediate_ack(tx_ctx *t, tx_pkt *p, bool probe)
     bool data = false;
     for (size_t i = 0; i < p->n_frames; i++)
         if (p->frames[i].kind == QK_SF_STREAM || p->frames[i].kind == QK_SF_DATAGRAM) data = true;
-    /* This packet (at most a datagram) plus another would exceed cwnd. */
-    bool full = qk_recovery_bytes_in_flight(&c->rec) + 2 * c->max_udp_bytes > c->cc.cwnd_bytes;
+    /* After this packet: room in cwnd (none = another would exceed it) and
+     * what the pacer lets go at once. */
+    uint64_t room = cwnd_room_after(c);
+    uint64_t paced = qk_pacer_pkts_after(&c->pacer, c->max_udp_bytes, c->max_udp_bytes);
     qk_ackfreq_pkt pk = {.probe = probe,
                          .data = data,
                          .more_data = !qk_sched_empty(&c->sched) || c->dgq_count,
                          .ae_in_flight = c->rec.sp[QK_PN_SPACE_APP].ack_eliciting_in_flight > 0,
-                         .cwnd_full = full,
-                         .burst_left = burst_left(c),
+                         .cwnd_full = room == 0,
+                         .burst_left = room < paced ? room : paced,
                          .srtt_ns = c->rtt.smoothed_rtt_ns,
                          .now = t->now};
     uint32_t why = qk_ackfreq_want_immediate(&c->af, &pk);
