@@ -104,17 +104,25 @@ static void on_ev(void *ctx, qk_simq *q, bool server, const qk_event *ev, qk_tim
     }
 }
 
+/* A handshake, then nothing sent by either application for 10 s. */
+static qk_simq *run_quiet(quic_env *e, qk_simq_tune_fn tune, close_times *t)
+{
+    qk_sim_link_cfg l = quic_env_link();
+    assert_int_equal(quic_env_init(e, 3, &l, &l), 0);
+    qk_simq_cfg c = {
+        .no_transfer = true, .keep_open = true, .tune = tune, .on_event = on_ev, .ctx = t};
+    qk_simq *q = quic_env_flow(e, 4433, &c);
+    assert_non_null(q);
+    qk_sim_run(e->sim, 10 * QK_NS_PER_S);
+    return q;
+}
+
 static void test_idle_timeout(void **s)
 {
     (void)s;
-    qk_sim_link_cfg l = quic_env_link();
     quic_env e;
-    assert_int_equal(quic_env_init(&e, 3, &l, &l), 0);
     close_times t = {0};
-    qk_simq_cfg c = {
-        .no_transfer = true, .keep_open = true, .tune = idle_tune, .on_event = on_ev, .ctx = &t};
-    qk_simq *q = quic_env_flow(&e, 4433, &c);
-    qk_sim_run(e.sim, 10 * QK_NS_PER_S);
+    qk_simq *q = run_quiet(&e, idle_tune, &t);
     const qk_simq_result *r = qk_simq_result_get(q);
     fprintf(stderr, "idle close: client %.3f s, server %.3f s\n", t.client_ns / 1e9,
             t.server_ns / 1e9);
@@ -145,17 +153,9 @@ static void keep_alive_tune(void *ctx, qk_config *cfg, bool server)
 static void test_keep_alive(void **s)
 {
     (void)s;
-    qk_sim_link_cfg l = quic_env_link();
     quic_env e;
-    assert_int_equal(quic_env_init(&e, 3, &l, &l), 0);
     close_times t = {0};
-    qk_simq_cfg c = {.no_transfer = true,
-                     .keep_open = true,
-                     .tune = keep_alive_tune,
-                     .on_event = on_ev,
-                     .ctx = &t};
-    qk_simq *q = quic_env_flow(&e, 4433, &c);
-    qk_sim_run(e.sim, 10 * QK_NS_PER_S);
+    qk_simq *q = run_quiet(&e, keep_alive_tune, &t);
     const qk_simq_result *r = qk_simq_result_get(q);
     fprintf(stderr, "keep-alive: client sent %llu PINGs, server %llu; closed %d/%d\n",
             (unsigned long long)r->client_stats.keep_alives_sent,
