@@ -44,14 +44,15 @@ static void perf_usage(FILE *f)
             "  --no-ecn               send Not-ECT (default: ECT(0), validated per RFC 9000\n"
             "                         §13.4.2; --stats shows the ECN counts)\n"
             "  --qlog DIR             write a qlog per connection into DIR\n"
-            "  --ack-frequency off|auto|auto-burst|THRESHOLD[,DELAY_US[,REORDER]]\n"
+            "  --ack-frequency off|auto|auto-threshold|THRESHOLD[,DELAY_US[,REORDER]]\n"
             "                         what to ask the peer with ACK_FREQUENCY (default auto;\n"
             "                         only a peer advertising min_ack_delay is asked):\n"
-            "                         off = RFC 9000 ACKs, auto = from cwnd and RTT, or a\n"
-            "                         fixed ack-eliciting threshold, max delay (us, default\n"
-            "                         25000) and reordering threshold (default 3);\n"
-            "                         auto-burst (experimental) = auto plus IMMEDIATE_ACK\n"
-            "                         at the end of each burst while no queue stands\n"
+            "                         off = RFC 9000 ACKs; auto = threshold from cwnd and\n"
+            "                         RTT, plus IMMEDIATE_ACK at the end of each burst\n"
+            "                         while no queue stands; auto-threshold = auto without\n"
+            "                         the burst-end ACKs (for comparison); or a fixed\n"
+            "                         ack-eliciting threshold, max delay (us, default\n"
+            "                         25000) and reordering threshold (default 3)\n"
             "  --autotune on|off      grow receive windows when credit goes fast (default on)\n"
             "  --window BYTES         initial stream receive window (connection: 4x);\n"
             "                         default 16M stream / 32M connection\n"
@@ -133,7 +134,7 @@ static int parse_opt(perf_opts *o, int argc, char **argv, int *i)
     } else if (!strcmp(a, "--ack-frequency")) {
         if (perf_parse_ackfreq(v, o))
             return bad(
-                "--ack-frequency wants off, auto, auto-burst or THRESHOLD[,DELAY_US[,REORDER]] "
+                "--ack-frequency wants off, auto, auto-threshold or THRESHOLD[,DELAY_US[,REORDER]] "
                 "(e.g. 10,25000,3), not '%s'",
                 v);
     } else if (!strcmp(a, "--qlog")) {

@@ -94,7 +94,7 @@ int perf_parse_ackfreq(const char *s, perf_opts *o)
         o->ackfreq_mode = 2;
         return 0;
     }
-    if (!strcmp(s, "auto-burst")) { /* experimental, QK_ACKFREQ_AUTO_BURST */
+    if (!strcmp(s, "auto-threshold")) { /* QK_ACKFREQ_AUTO_THRESHOLD, for comparison */
         o->ackfreq_mode = 3;
         return 0;
     }

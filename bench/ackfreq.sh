@@ -11,8 +11,7 @@
 #        direction's queue (time- and packet-limited); that scenario has no
 #        random element, so one seed.
 #        LOSSY_MODES / ASYM_MODES / REORDER_MODES override the modes (the
-#        first is the baseline), e.g. LOSSY_MODES="off 10 auto auto-burst"
-#        once the sim maps `ack_frequency = auto-burst` to mode 3.
+#        first is the baseline), e.g. LOSSY_MODES="off 10 auto auto-threshold"
 #   1:   loopback `quack perf` (no protection), threshold 1 vs 10 asked by the
 #        client or by the server; table, ACK frames per data packet, CPU s.
 set -euo pipefail

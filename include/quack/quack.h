@@ -143,11 +143,12 @@ typedef struct qk_config {
     qk_time min_ack_delay_ns;         /**< advertise min_ack_delay (ack-frequency), 0 = don't;
                                        *   default 1 ms */
     int ack_frequency;                /**< what to ask the peer: 0 off, 1 fixed, 2 auto
-                                       *   (default; only a peer advertising min_ack_delay),
-                                       *   3 auto-burst (experimental: auto plus
-                                       *   IMMEDIATE_ACK at each burst's end while the path
-                                       *   has no standing queue; docs/experiments/
-                                       *   ack-frequency.md exp. 2) */
+                                       *   (default; only a peer advertising min_ack_delay:
+                                       *   threshold from cwnd and RTT, IMMEDIATE_ACK at
+                                       *   each burst's end while the path has no standing
+                                       *   queue), 3 auto-threshold (auto without the
+                                       *   burst-end IMMEDIATE_ACKs; for comparison).
+                                       *   docs/experiments/ack-frequency.md */
     uint64_t ack_frequency_threshold; /**< fixed: ack-eliciting threshold */
     qk_time ack_frequency_delay_ns;   /**< fixed: requested max ack delay */
     uint64_t ack_frequency_reorder;   /**< fixed: reordering threshold (0 = loss threshold) */

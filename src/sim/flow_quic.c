@@ -743,14 +743,14 @@ static int parse_key(const qk_sim_flow_args *a, const char *k, const char *v, qk
             c->ack_frequency = 0;
         } else if (!strcasecmp(v, "auto")) {
             c->ack_frequency = 2;
-        } else if (!strcasecmp(v, "auto-burst")) {
-            c->ack_frequency = 3; /* QK_ACKFREQ_AUTO_BURST */
+        } else if (!strcasecmp(v, "auto-threshold")) {
+            c->ack_frequency = 3; /* QK_ACKFREQ_AUTO_THRESHOLD */
         } else {
             unsigned long long th = 0, d_us = 25000, ro = 0;
             int n = sscanf(v, "%llu,%llu,%llu", &th, &d_us, &ro);
             if (n < 1 || d_us >= (1ull << 14) * 1000)
                 return bad(a, k, v,
-                           "off, auto, auto-burst or THRESHOLD[,DELAY_US[,REORDER]], e.g. "
+                           "off, auto, auto-threshold or THRESHOLD[,DELAY_US[,REORDER]], e.g. "
                            "10,25000,3");
             c->ack_frequency = 1;
             c->ackfreq_threshold = th;

@@ -36,32 +36,30 @@ void qk_ackfreq_update(qk_ackfreq *a, uint64_t cwnd_bytes, uint64_t mds_bytes, q
         /* §8.1: threshold at most the packets per cwnd; delay at most the RTT.
          * T is ~8 per cwnd in slow start (the RFC 9000 cadence while the
          * window is small), ~4 per cwnd after (Chromium's ACK decimation).
-         * AUTO: the peer's threshold is T, capped (16 by default: beyond
-         * the pacer's burst the freed packets wait for pacing tokens while
-         * the receiver holds the next ones; exp. 4 in
-         * docs/experiments/ack-frequency.md: cap 64 -7%, 32 -2%, 16 -0.9%).
-         * AUTO_BURST (opt-in): the sender places the ACK points itself,
-         * IMMEDIATE_ACK on the last packet of what it can send back to back,
-         * at most once per T <= 3/4 of the cap data packets
-         * (qk_ackfreq_want_immediate), so the peer acknowledges a whole
-         * burst as its last packet arrives instead of holding part of it for
-         * the next burst or the delay timer; the peer's threshold is a
-         * backstop at min(2T, cap) so its own count rarely splits a burst
-         * (exp. 2: 0.995 of the RFC default's goodput at 0.098 ACKs per
-         * packet, vs 0.977 at 0.122 for AUTO). */
+         * AUTO places the ACK points itself while the path holds no
+         * standing queue: IMMEDIATE_ACK on the last packet of what it can
+         * send back to back, at most once per T <= 3/4 of the cap data
+         * packets (qk_ackfreq_want_immediate), so the peer acknowledges a
+         * whole burst as its last packet arrives instead of holding part of
+         * it for the next burst or the delay timer; the peer's threshold is
+         * a backstop at min(2T, cap) so its own count rarely splits a burst
+         * (exp. 2 in docs/experiments/ack-frequency.md: 0.995 of the RFC
+         * default's goodput at 0.098 ACKs per packet, vs 0.965 at 0.122
+         * with the threshold alone). The cap is 16 by default: beyond the
+         * pacer's burst the freed packets wait for pacing tokens while the
+         * receiver holds the next ones (exp. 4: cap 64 -7%, 32 -2%, 16
+         * -0.9% before the burst-end rule).
+         * AUTO_THRESHOLD (and AUTO with a standing queue): the peer's
+         * threshold is T capped at 16, plus the window-full IMMEDIATE_ACK. */
         uint64_t cwnd_pkts = cwnd_bytes / mds_bytes;
         uint64_t th = slow_start ? cwnd_pkts / 8 : cwnd_pkts / 4;
         /* Burst-end ACK points only while the path holds no standing queue
          * (srtt within 1/8 of min_rtt): then the peer's hold is the only
          * delay a window-limited sender pays for (exp. 2). With a queue the
          * bottleneck clocks the flow, the hold costs nothing while the queue
-         * lasts, and larger bursts only feed drop-tail losses (two-flow
-         * tests): keep AUTO's threshold and window-full rule. AUTO_BURST
-         * is opt-in: as the default it flipped the (since removed) 10-40 s
-         * two-flow checks and the NAT-rebinding test's timing
-         * (docs/experiments/ack-frequency.md); whether it keeps two-flow
-         * convergence (sim/test_slow_converge) is not measured yet. */
-        a->burst_mode = a->cfg.mode == QK_ACKFREQ_AUTO_BURST &&
+         * lasts, and larger bursts only feed drop-tail losses: keep the
+         * threshold and the window-full rule. */
+        a->burst_mode = a->cfg.mode == QK_ACKFREQ_AUTO &&
                         (!a->min_rtt_ns || srtt_ns * 8 <= a->min_rtt_ns * 9);
         uint64_t wire;
         if (a->burst_mode) {
@@ -180,8 +178,9 @@ uint32_t qk_ackfreq_want_immediate(const qk_ackfreq *a, const qk_ackfreq_pkt *pk
      * they count in bytes in flight (RFC 9002 §7) though they left the
      * network. Ask for the ACK with the last packet the sender can send
      * now, at most once per `every` data packets:
-     * - FIXED, AUTO: when the packet fills the window, once per T - 1;
-     * - AUTO_BURST without a standing queue: at the end of a burst (cwnd
+     * - FIXED, AUTO_THRESHOLD, AUTO with a standing queue: when the packet
+     *   fills the window, once per T - 1;
+     * - AUTO without a standing queue: at the end of a burst (cwnd
      *   full or pacer empty after it),
      *   once per mark_every packets; shorter bursts ride with the next one,
      *   so bursts settle at mark_every..2 * mark_every packets, each
@@ -244,7 +243,7 @@ uint64_t qk_ackfreq_cwnd_allowance(const qk_ackfreq *a, uint64_t cwnd_bytes, uin
 
 uint64_t qk_ackfreq_pacer_burst_pkts(const qk_ackfreq *a)
 {
-    /* AUTO_BURST: an ACK from the peer releases up to its threshold at
+    /* AUTO without a standing queue: an ACK from the peer releases up to its threshold at
      * once (bursts the sender marks hold T..2T packets). The pacer must let
      * such a burst go back to back, or its tail trickles out at the pacing
      * rate and the peer holds the head until the tail arrives (exp. 2 in

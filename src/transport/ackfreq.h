@@ -14,9 +14,10 @@
 typedef enum qk_ackfreq_mode {
     QK_ACKFREQ_OFF = 0,        /**< never ask */
     QK_ACKFREQ_FIXED = 1,      /**< ask once for the configured values */
-    QK_ACKFREQ_AUTO = 2,       /**< derive from cwnd and RTT (§8.1) */
-    QK_ACKFREQ_AUTO_BURST = 3, /**< AUTO, plus ACK points at burst ends while the path
-                                    holds no standing queue (opt-in; ackfreq.c) */
+    QK_ACKFREQ_AUTO = 2,       /**< derive from cwnd and RTT (§8.1); ACK points at burst
+                                    ends while the path holds no standing queue */
+    QK_ACKFREQ_AUTO_THRESHOLD = 3, /**< AUTO without burst-end ACK points (the threshold
+                                        and the window-full rule only; for comparison) */
 } qk_ackfreq_mode;
 
 typedef struct qk_ackfreq_config {
@@ -56,9 +57,9 @@ typedef struct qk_ackfreq {
     bool has_imm;
     qk_time last_imm_ns;      /**< last IMMEDIATE_ACK sent for a rate-limited reason */
     uint64_t pkts_since_full; /**< data packets sent since the last QK_IMM_CWND_FULL */
-    uint64_t mark_every;      /**< AUTO_BURST: least data packets between QK_IMM_CWND_FULL */
+    uint64_t mark_every;      /**< AUTO: least data packets between QK_IMM_CWND_FULL */
     qk_time min_rtt_ns;       /**< the path's min RTT (0 = unknown) */
-    bool burst_mode;          /**< AUTO_BURST, no standing queue: ACK points at burst ends */
+    bool burst_mode;          /**< AUTO, no standing queue: ACK points at burst ends */
     qk_time last_ack_rx_ns;   /**< last ACK frame received in the application space */
 } qk_ackfreq;
 
@@ -70,7 +71,7 @@ enum {
     QK_IMM_NO_ACK = 1 << 3,     /**< no ACK for more than an RTT with packets outstanding, §8 */
     QK_IMM_REQUESTED = 1 << 4,  /**< qk_ackfreq_request_immediate (PMTU probe, migration) */
     QK_IMM_CWND_FULL =
-        1 << 5, /**< last packet of a burst (cwnd full; AUTO_BURST: or pacer empty), §8.1 */
+        1 << 5, /**< last packet of a burst (cwnd full; AUTO without a queue: or pacer empty), §8.1 */
 };
 
 /** What the sender knows when deciding on IMMEDIATE_ACK for one 1-RTT packet. */
@@ -158,7 +159,7 @@ uint64_t qk_ackfreq_cwnd_allowance(const qk_ackfreq *a, uint64_t cwnd_bytes, uin
 
 /**
  * The pacer burst (datagrams) that matches the ACK grouping we asked for:
- * twice the peer's threshold while AUTO_BURST places ACK points (no
+ * twice the peer's threshold while AUTO places ACK points (no
  * standing queue, threshold > 1), else 0 (the caller keeps the pacer's
  * default burst when that is larger). Never fails.
  */

@@ -3,11 +3,11 @@
  * docs/experiments/ack-frequency.md): auto must cost no goodput.
  *
  * - Loss-limited CUBIC (0.1% random loss, 40 ms RTT): the window is ~45
- *   packets, so the packets the receiver holds back under auto's threshold
- *   cost goodput (the sender counts them in flight, RFC 9002 §7). The
- *   opt-in qk_config.ack_frequency_cwnd_allowance (T - 1) / 2 extra
- *   datagrams recovers it but exceeds cwnd, so it is off by default; the
- *   default's shortfall is the open part of experiment 2.
+ *   packets, so the packets the receiver holds back under a threshold cost
+ *   goodput (the sender counts them in flight, RFC 9002 §7); auto's ACK
+ *   points at burst ends keep that hold short. The opt-in
+ *   qk_config.ack_frequency_cwnd_allowance ((T - 1) / 2 extra datagrams)
+ *   exceeds cwnd, so it is off by default.
  * - 5% reordering, NewReno, 100 Mbit/s: a threshold of 64 made each ACK
  *   release more than the pacer's burst, -7% goodput; auto caps it at 16. */
 #include "qk_test.h"
@@ -79,22 +79,13 @@ static void test_lossy_parity(void **state)
     qk_sim_link_cfg ret = fwd; /* the download's data direction */
     ret.loss = QK_SIM_LOSS_BERNOULLI;
     ret.loss_p = 0.001;
-    double sum = 0, sum_allow = 0, sum_burst = 0;
-    uint64_t acks = 0, pkts = 0, acks_b = 0, pkts_b = 0;
+    double sum = 0, sum_allow = 0;
+    uint64_t acks = 0, pkts = 0;
     for (uint64_t seed = 1; seed <= 3; seed++) {
         run_out off = run(&fwd, &ret, QK_CONFIG_CC_CUBIC, 20 * QK_NS_PER_S, 0, seed);
         run_out au = run(&fwd, &ret, QK_CONFIG_CC_CUBIC, 20 * QK_NS_PER_S, 2, seed);
         run_out al = run_ex(&fwd, &ret, QK_CONFIG_CC_CUBIC, 20 * QK_NS_PER_S, 2, seed, true);
-        /* Opt-in AUTO_BURST (3): ACK points at burst ends (ackfreq.c). */
-        run_out bu = run(&fwd, &ret, QK_CONFIG_CC_CUBIC, 20 * QK_NS_PER_S, 3, seed);
         double r = (double)au.read_bytes / (double)off.read_bytes;
-        double rb = (double)bu.read_bytes / (double)off.read_bytes;
-        fprintf(stderr, "lossy seed %llu: auto-burst %.2f Mbit/s (%.3f), ACKs/pkt %.3f\n",
-                (unsigned long long)seed, bu.read_bytes * 8 / 20e6, rb,
-                (double)bu.acks_sent / (double)bu.pkts_received);
-        sum_burst += rb;
-        acks_b += bu.acks_sent;
-        pkts_b += bu.pkts_received;
         double ra = (double)al.read_bytes / (double)off.read_bytes;
         fprintf(stderr,
                 "lossy seed %llu: off %.2f Mbit/s, auto %.2f (%.3f), auto+allowance %.2f "
@@ -109,21 +100,15 @@ static void test_lossy_parity(void **state)
     double mean = sum / 3, mean_allow = sum_allow / 3;
     fprintf(stderr, "lossy: auto/off mean %.3f, with allowance %.3f, auto ACKs per packet %.3f\n",
             mean, mean_allow, (double)acks / (double)pkts);
-    /* RFC-compliant default: measured 0.982 (0.956 before the window-full
-     * IMMEDIATE_ACK); the 10 x 120 s experiment gives 0.977. */
-    assert_true(mean >= 0.96);
-    /* The opt-in allowance restores parity, and is not much more aggressive. */
-    assert_true(mean_allow >= 0.97);
+    /* Experiment 2's target: within 2% of the RFC default at <= 1 ACK per
+     * 10 packets (20 s runs include slow start, where auto asks for ~8 ACKs
+     * per window). Before the burst-end ACK points auto gave 0.96-0.98 at
+     * 0.11-0.12. */
+    assert_true(mean >= 0.98);
+    assert_true((double)acks / (double)pkts <= 0.105);
+    /* The opt-in allowance is not much more aggressive. */
+    assert_true(mean_allow >= 0.98);
     assert_true(mean_allow <= 1.06);
-    /* The window-full IMMEDIATE_ACK (ackfreq.c) trades ACKs for goodput:
-     * measured 0.114 ACKs per packet here (0.095 without it, at 0.956). */
-    assert_true((double)acks / (double)pkts <= 0.13);
-    /* AUTO_BURST: within 2% of the RFC default at <= 1 ACK per 10 packets
-     * (experiment 2's target; the 10 x 120 s run gives 0.995 at 0.098). */
-    fprintf(stderr, "lossy: auto-burst/off mean %.3f, ACKs per packet %.3f\n", sum_burst / 3,
-            (double)acks_b / (double)pkts_b);
-    assert_true(sum_burst / 3 >= 0.98);
-    assert_true((double)acks_b / (double)pkts_b <= 0.105);
 }
 
 /* Experiment 4, shortened (6 s): no goodput loss, far fewer immediate ACKs. */

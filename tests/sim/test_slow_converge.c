@@ -1,8 +1,16 @@
 /* Slow (run from the Release build by `make test`, label "slow"): two
  * flows on the congestion-control test path (100 Mbit/s, 50 ms RTT, 1-BDP
- * drop-tail queue), the second starting together with the first or 0.5, 1
- * or 2 s late, must converge: goodput within 20% of each other over
- * 100-300 s. CUBIC and NewReno. */
+ * drop-tail queue, 1 ms of jitter on each link), the second starting
+ * together with the first or 0.5, 1 or 2 s late, must converge: goodput
+ * within 20% of each other over 100-300 s. CUBIC and NewReno.
+ *
+ * Why jitter: without it the simulation is exactly periodic, and two flows
+ * that start in the same nanosecond phase-lock at the drop-tail queue
+ * (Floyd & Jacobson's "phase effects", 1992): which flow's packet finds the
+ * last slot is decided by a fixed tie-break, run after run. That case moved
+ * between 17.6% and 22% apart (over 100-300 and 100-600 s) with unrelated
+ * changes to the ACK policy; the matrix in docs/perf.md ("Two-flow
+ * convergence") runs both, 25 CUBIC and 9 NewReno runs. */
 #include "two_flows.h"
 
 /* Each offset puts the second flow's start at a different point of the
@@ -20,8 +28,8 @@ static void converge(qk_cc_kind cc)
 {
     static const qk_time offsets_ms[] = {0, 500, 1000, 2000};
     for (size_t i = 0; i < sizeof offsets_ms / sizeof offsets_ms[0]; i++) {
-        two_result r =
-            two_flows_run(cc, offsets_ms[i] * QK_NS_PER_MS, 100 * QK_NS_PER_S, 300 * QK_NS_PER_S);
+        two_result r = two_flows_run(cc, offsets_ms[i] * QK_NS_PER_MS, 100 * QK_NS_PER_S,
+                                     300 * QK_NS_PER_S, 1 * QK_NS_PER_MS, 1);
         assert_true(r.util >= 0.95);
         assert_true(r.diff <= 0.20);
     }

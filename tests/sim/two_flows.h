@@ -10,26 +10,35 @@
 #define RATE_BPS 100000000ull
 #define BDP_B    625000u /* 100 Mbit/s x 50 ms */
 
-static inline void path(quic_env *e, uint64_t seed)
+/* The path with jitter_ns of delay variation on both links (0: none). */
+static inline void path_jitter(quic_env *e, uint64_t seed, qk_time jitter_ns)
 {
     qk_sim_link_cfg l;
     memset(&l, 0, sizeof l);
     l.rate_bps = RATE_BPS;
     l.delay_ns = 25 * QK_NS_PER_MS;
     l.limit_bytes = BDP_B;
+    l.jitter_ns = jitter_ns;
     assert_int_equal(quic_env_init(e, seed, &l, &l), 0);
 }
 
-/* Two bulk downloads over the same path, the second starting offset_ns
- * later; goodput of each over [t0, t1]. */
+static inline void path(quic_env *e, uint64_t seed)
+{
+    path_jitter(e, seed, 0);
+}
+
+/* Two bulk downloads over the same path (jitter_ns on both links, the
+ * simulation seeded with seed), the second starting offset_ns later;
+ * goodput of each over [t0, t1]. */
 typedef struct two_result {
     double ga, gb, diff, util;
 } two_result;
 
-static inline two_result two_flows_run(qk_cc_kind cc, qk_time offset_ns, qk_time t0, qk_time t1)
+static inline two_result two_flows_run(qk_cc_kind cc, qk_time offset_ns, qk_time t0, qk_time t1,
+                                       qk_time jitter_ns, uint64_t seed)
 {
     quic_env e;
-    path(&e, 17 + cc);
+    path_jitter(&e, seed, jitter_ns);
     qk_simq_cfg c = {.duration_ns = t1, .cc = cc, .window_bytes = 32u << 20};
     qk_simq *q1 = quic_env_flow(&e, 4433, &c);
     c.start_ns = offset_ns;
@@ -50,9 +59,10 @@ static inline two_result two_flows_run(qk_cc_kind cc, qk_time offset_ns, qk_time
     r.util = (double)l * 8 / secs / (double)RATE_BPS;
     r.diff = (r.ga > r.gb ? r.ga - r.gb : r.gb - r.ga) / (r.ga > r.gb ? r.ga : r.gb);
     fprintf(stderr,
-            "%s x2 (+%.1f s): %.2f and %.2f Mbit/s over %.0f-%.0f s (difference %.1f%%), "
+            "%s x2 (+%.1f s, jitter %.1f ms): %.2f and %.2f Mbit/s over %.0f-%.0f s (difference %.1f%%), "
             "utilisation %.1f%%\n",
-            cc == QK_CONFIG_CC_CUBIC ? "cubic" : "newreno", (double)offset_ns / 1e9, r.ga / 1e6,
+            cc == QK_CONFIG_CC_CUBIC ? "cubic" : "newreno", (double)offset_ns / 1e9,
+            (double)jitter_ns / 1e6, r.ga / 1e6,
             r.gb / 1e6, (double)t0 / 1e9, (double)t1 / 1e9, r.diff * 100, r.util * 100);
     assert_false(qk_simq_result_get(q1)->mismatch);
     assert_false(qk_simq_result_get(q2)->mismatch);

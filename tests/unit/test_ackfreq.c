@@ -44,11 +44,13 @@ static void test_fixed(void **state)
     assert_int_equal(r.seq, 1);
 }
 
+/* The threshold and delay auto derives (AUTO_THRESHOLD, and AUTO on a path
+ * with a standing queue; test_auto_burst_end covers AUTO without one). */
 static void test_auto_derivation(void **state)
 {
     (void)state;
     qk_ackfreq a;
-    qk_ackfreq_config cfg = {.mode = QK_ACKFREQ_AUTO};
+    qk_ackfreq_config cfg = {.mode = QK_ACKFREQ_AUTO_THRESHOLD};
     qk_ackfreq_init(&a, &cfg);
     qk_ackfreq_set_peer(&a, true, 2 * MS);
     qk_ackfreq_req r;
@@ -84,7 +86,7 @@ static void test_auto_below_cap(void **state)
 {
     (void)state;
     qk_ackfreq a;
-    qk_ackfreq_config cfg = {.mode = QK_ACKFREQ_AUTO};
+    qk_ackfreq_config cfg = {.mode = QK_ACKFREQ_AUTO_THRESHOLD};
     qk_ackfreq_init(&a, &cfg);
     qk_ackfreq_set_peer(&a, true, 1 * MS);
     qk_ackfreq_req r;
@@ -98,6 +100,23 @@ static void test_auto_below_cap(void **state)
     qk_ackfreq_update(&a, 44 * 1452, 1452, 40 * MS, false, 3, 0);
     assert_true(qk_ackfreq_poll(&a, &r));
     assert_int_equal(r.threshold, 5);
+    /* AUTO without a standing queue: ACK points every T = 11 packets, the
+     * peer's threshold a backstop at min(2T, cap 16) = 16; with cap 5,
+     * T <= 3/4 x 5 = 3 and the backstop min(6, 5) = 5. */
+    cfg = (qk_ackfreq_config){.mode = QK_ACKFREQ_AUTO};
+    qk_ackfreq_init(&a, &cfg);
+    qk_ackfreq_set_peer(&a, true, 1 * MS);
+    qk_ackfreq_update(&a, 44 * 1452, 1452, 40 * MS, false, 3, 0);
+    assert_true(qk_ackfreq_poll(&a, &r));
+    assert_int_equal(r.threshold, 16);
+    assert_int_equal(a.mark_every, 11);
+    cfg.max_threshold = 5;
+    qk_ackfreq_init(&a, &cfg);
+    qk_ackfreq_set_peer(&a, true, 1 * MS);
+    qk_ackfreq_update(&a, 44 * 1452, 1452, 40 * MS, false, 3, 0);
+    assert_true(qk_ackfreq_poll(&a, &r));
+    assert_int_equal(r.threshold, 5);
+    assert_int_equal(a.mark_every, 3);
 }
 
 /* The window allowance for packets the peer holds under our threshold:
@@ -196,7 +215,7 @@ static void test_cwnd_full(void **state)
     assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), QK_IMM_CWND_FULL);
 }
 
-/* AUTO_BURST places the ACK points at burst ends: the last data packet after
+/* AUTO places the ACK points at burst ends: the last data packet after
  * which neither the window nor the pacer lets another go at once
  * (burst_left == 0) asks for IMMEDIATE_ACK once at least T = mark_every data
  * packets went since the last one; a shorter burst rides with the next; a
@@ -205,7 +224,7 @@ static void test_auto_burst_end(void **state)
 {
     (void)state;
     qk_ackfreq a;
-    qk_ackfreq_config cfg = {.mode = QK_ACKFREQ_AUTO_BURST};
+    qk_ackfreq_config cfg = {.mode = QK_ACKFREQ_AUTO};
     qk_ackfreq_init(&a, &cfg);
     qk_ackfreq_set_peer(&a, true, 1 * MS);
     qk_ackfreq_set_min_rtt(&a, 38 * MS); /* srtt 40 ms: no standing queue */
@@ -261,7 +280,7 @@ static void test_auto_burst_end(void **state)
     /* Right after one: 11 burst ends in a row do not ask, the 12th does. */
     send_unmarked(&a, &pk, 11);
     assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), QK_IMM_CWND_FULL);
-    /* A standing queue (srtt 50 ms > 9/8 x 38 ms): AUTO's rules, threshold
+    /* A standing queue (srtt 50 ms > 9/8 x 38 ms): the threshold rules, threshold
      * T = 12 on the wire, the default pacer, burst ends are no reason. */
     qk_ackfreq_update(&a, 48 * 1452, 1452, 50 * MS, false, 3, 2000 * MS);
     assert_true(qk_ackfreq_poll(&a, &r));
@@ -276,8 +295,8 @@ static void test_auto_burst_end(void **state)
     pk.cwnd_full = true;
     assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), QK_IMM_CWND_FULL);
     pk.cwnd_full = false;
-    /* Plain AUTO never places burst-end ACK points. */
-    cfg = (qk_ackfreq_config){.mode = QK_ACKFREQ_AUTO};
+    /* AUTO_THRESHOLD never places burst-end ACK points. */
+    cfg = (qk_ackfreq_config){.mode = QK_ACKFREQ_AUTO_THRESHOLD};
     qk_ackfreq_init(&a, &cfg);
     qk_ackfreq_set_peer(&a, true, 1 * MS);
     qk_ackfreq_update(&a, 48 * 1452, 1452, 40 * MS, false, 3, 1000 * MS);
