@@ -20,6 +20,13 @@ typedef enum qk_ackfreq_mode {
                                         and the window-full rule only; for comparison) */
 } qk_ackfreq_mode;
 
+/** AUTO's state after a congestion event (ackfreq.c, qk_ackfreq_on_congestion). */
+enum {
+    QK_ACKFREQ_REFILL_NONE = 0,  /**< ACK points every T packets */
+    QK_ACKFREQ_REFILL_DRAIN = 1, /**< the reduction followed a standing queue; it drains */
+    QK_ACKFREQ_REFILL_ON = 2,    /**< drained: threshold 1 until a queue forms */
+};
+
 typedef struct qk_ackfreq_config {
     qk_ackfreq_mode mode;
     uint64_t threshold;            /**< FIXED: ack-eliciting threshold */
@@ -60,6 +67,8 @@ typedef struct qk_ackfreq {
     uint64_t mark_every;      /**< AUTO: least data packets between QK_IMM_CWND_FULL */
     qk_time min_rtt_ns;       /**< the path's min RTT (0 = unknown) */
     bool burst_mode;          /**< AUTO, no standing queue: ACK points at burst ends */
+    uint64_t cong_events;     /**< the congestion controller's event count last seen */
+    int refill; /**< AUTO after a reduction that a full queue caused: QK_ACKFREQ_REFILL_* */
     qk_time last_ack_rx_ns;   /**< last ACK frame received in the application space */
 } qk_ackfreq;
 
@@ -171,5 +180,16 @@ uint64_t qk_ackfreq_pacer_burst_pkts(const qk_ackfreq *a);
  * unknown (treated as no queue). Never fails.
  */
 void qk_ackfreq_set_min_rtt(qk_ackfreq *a, qk_time min_rtt_ns);
+
+/**
+ * The congestion controller's count of congestion events (window
+ * reductions) and the smoothed RTT now; call before qk_ackfreq_update. A
+ * new event while the path held a standing queue (srtt more than 1/8 above
+ * min_rtt: the flow filled the bottleneck's buffer) means the reduced
+ * window is about one pipe and the queue will drain; once it has (srtt
+ * within 1/16 of min_rtt), AUTO asks for RFC 9000's cadence (threshold 1)
+ * until a queue of more than 1/16 of min_rtt forms again. Never fails.
+ */
+void qk_ackfreq_on_congestion(qk_ackfreq *a, uint64_t congestion_events, qk_time srtt_ns);
 
 #endif

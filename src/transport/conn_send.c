@@ -219,6 +219,7 @@ static void write_ack_frequency(tx_ctx *t, tx_pkt *p)
 {
     qk_conn *c = t->c;
     qk_ackfreq_set_min_rtt(&c->af, c->rtt.min_rtt_ns);
+    qk_ackfreq_on_congestion(&c->af, c->cc.congestion_events, c->rtt.smoothed_rtt_ns);
     qk_ackfreq_update(&c->af, c->cc.cwnd_bytes, c->max_udp_bytes, c->rtt.smoothed_rtt_ns,
                       c->cc.state == QK_CC_SLOW_START, QK_RECOVERY_PACKET_THRESHOLD, t->now);
     qk_ackfreq_req r;

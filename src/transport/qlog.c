@@ -107,6 +107,17 @@ static void print_frame(FILE *f, const qk_frame *fr)
     case QK_FT_DATAGRAM_LEN:
         fprintf(f, "{\"frame_type\":\"datagram\",\"length\":%zu}", fr->u.datagram.len);
         return;
+    case QK_FT_IMMEDIATE_ACK: fprintf(f, "{\"frame_type\":\"immediate_ack\"}"); return;
+    case QK_FT_ACK_FREQUENCY: /* draft-ietf-quic-ack-frequency-12 §4 */
+        fprintf(f,
+                "{\"frame_type\":\"ack_frequency\",\"sequence_number\":%llu,"
+                "\"ack_eliciting_threshold\":%llu,\"request_max_ack_delay\":%.3f,"
+                "\"reordering_threshold\":%llu}",
+                (unsigned long long)fr->u.ack_frequency.seq,
+                (unsigned long long)fr->u.ack_frequency.ack_eliciting_threshold,
+                (double)fr->u.ack_frequency.request_max_ack_delay_us / 1e3,
+                (unsigned long long)fr->u.ack_frequency.reordering_threshold);
+        return;
     default:
         fprintf(f, "{\"frame_type\":\"unknown\",\"raw_frame_type\":%llu}", (unsigned long long)t);
     }

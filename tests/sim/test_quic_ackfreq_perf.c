@@ -127,8 +127,12 @@ static void test_reorder_parity(void **state)
             "%.3f\n",
             off.read_bytes * 8 / 6e6, (unsigned long long)off.acks_immediate,
             au.read_bytes * 8 / 6e6, (unsigned long long)au.acks_immediate, r);
-    assert_true(r >= 0.97); /* was 0.93 with the threshold capped at 64 */
-    assert_true(au.acks_immediate * 5 < off.acks_immediate); /* measured: 8x fewer */
+    /* Measured 0.996 (0.988 before RFC 9000's cadence while the window
+     * refills after slow start; 0.93 with the threshold capped at 64). */
+    assert_true(r >= 0.99);
+    /* Measured 2.6x fewer in these 6 s, 1.5 of which refill at RFC 9000's
+     * cadence after slow start (30 s: 4.6x, docs/experiments). */
+    assert_true(au.acks_immediate * 2 < off.acks_immediate);
 }
 
 int main(void)

@@ -148,6 +148,72 @@ static void test_cwnd_allowance(void **state)
     assert_int_equal(qk_ackfreq_cwnd_allowance(&a, 100 * 1452, 1452), 0);
 }
 
+/* After a reduction that a full queue caused (srtt > 9/8 min_rtt at the
+ * event), AUTO waits for the queue to drain, then asks for RFC 9000's
+ * cadence (threshold 1) until srtt shows a queue of more than 1/16 of
+ * min_rtt again; a reduction without a queue (random loss) changes nothing. */
+static void test_auto_refill(void **state)
+{
+    (void)state;
+    qk_ackfreq a;
+    qk_ackfreq_config cfg = {.mode = QK_ACKFREQ_AUTO};
+    qk_ackfreq_init(&a, &cfg);
+    qk_ackfreq_set_peer(&a, true, 1 * MS);
+    qk_ackfreq_set_min_rtt(&a, 40 * MS);
+    qk_ackfreq_req r;
+    qk_time now = 1000 * MS;
+    /* 344-packet window, no queue: T = 12, backstop 16. */
+    qk_ackfreq_on_congestion(&a, 0, 40 * MS);
+    qk_ackfreq_update(&a, 344 * 1452, 1452, 40 * MS, false, 3, now);
+    assert_true(qk_ackfreq_poll(&a, &r));
+    assert_int_equal(r.threshold, 16);
+    qk_ackfreq_on_sent(&a, &r, now);
+    /* A random loss without a queue: nothing changes. */
+    now += 100 * MS;
+    qk_ackfreq_on_congestion(&a, 1, 40 * MS);
+    assert_int_equal(a.refill, QK_ACKFREQ_REFILL_NONE);
+    qk_ackfreq_update(&a, 172 * 1452, 1452, 40 * MS, false, 3, now);
+    assert_false(qk_ackfreq_poll(&a, &r)); /* T = 172 / 4 = 43: still 16 on the wire */
+    assert_int_equal(a.mark_every, 12);
+    /* A loss while the queue stood at 40 ms (srtt 80 ms): the threshold
+     * rules (no burst mode) while the queue drains... */
+    now += 100 * MS;
+    qk_ackfreq_on_congestion(&a, 2, 80 * MS);
+    assert_int_equal(a.refill, QK_ACKFREQ_REFILL_DRAIN);
+    qk_ackfreq_update(&a, 344 * 1452, 1452, 80 * MS, false, 3, now);
+    assert_false(a.burst_mode);
+    /* ... srtt 44 ms (> 17/16 x 40): still draining ... */
+    qk_ackfreq_on_congestion(&a, 2, 44 * MS);
+    assert_int_equal(a.refill, QK_ACKFREQ_REFILL_DRAIN);
+    /* ... drained (42 ms <= 42.5): RFC 9000's cadence, sent at once (a
+     * relevant change, more than an RTT since the last frame). */
+    now += 100 * MS;
+    qk_ackfreq_on_congestion(&a, 2, 42 * MS);
+    assert_int_equal(a.refill, QK_ACKFREQ_REFILL_ON);
+    qk_ackfreq_update(&a, 344 * 1452, 1452, 42 * MS, false, 3, now);
+    assert_true(qk_ackfreq_poll(&a, &r));
+    assert_int_equal(r.threshold, 1);
+    qk_ackfreq_on_sent(&a, &r, now);
+    assert_int_equal(qk_ackfreq_pacer_burst_pkts(&a), 0);
+    /* The window's growth builds a queue past 1/16 of min_rtt: back to T. */
+    now += 500 * MS;
+    qk_ackfreq_on_congestion(&a, 2, 43 * MS);
+    assert_int_equal(a.refill, QK_ACKFREQ_REFILL_NONE);
+    qk_ackfreq_update(&a, 360 * 1452, 1452, 43 * MS, false, 3, now);
+    assert_true(qk_ackfreq_poll(&a, &r));
+    assert_int_equal(r.threshold, 16);
+    /* AUTO_THRESHOLD never refills at RFC 9000's cadence. */
+    cfg.mode = QK_ACKFREQ_AUTO_THRESHOLD;
+    qk_ackfreq_init(&a, &cfg);
+    qk_ackfreq_set_peer(&a, true, 1 * MS);
+    qk_ackfreq_set_min_rtt(&a, 40 * MS);
+    qk_ackfreq_on_congestion(&a, 1, 80 * MS);
+    qk_ackfreq_on_congestion(&a, 1, 40 * MS);
+    qk_ackfreq_update(&a, 344 * 1452, 1452, 40 * MS, false, 3, now);
+    assert_true(qk_ackfreq_poll(&a, &r));
+    assert_int_equal(r.threshold, 16);
+}
+
 static void test_pto_delay(void **state)
 {
     (void)state;
@@ -409,6 +475,7 @@ int main(void)
         cmocka_unit_test(test_cwnd_allowance),
         cmocka_unit_test(test_cwnd_full),
         cmocka_unit_test(test_auto_burst_end),
+        cmocka_unit_test(test_auto_refill),
         cmocka_unit_test(test_pto_delay),
         cmocka_unit_test(test_immediate_ack_rules),
         cmocka_unit_test(test_immediate_no_ack_needs_inflight),
