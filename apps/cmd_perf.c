@@ -2,6 +2,7 @@
 #include "commands.h"
 #include "perf.h"
 
+#include <quack/sim.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +39,8 @@ static void perf_usage(FILE *f)
             "  --cc reno|cubic        congestion controller (default cubic)\n"
             "  --pacing-gain PCT      pacing rate in congestion avoidance = PCT/100 x\n"
             "                         cwnd / smoothed RTT (100..400, default 100)\n"
+            "  --keep-alive TIME      send a PING after TIME without traffic (e.g. 15s,\n"
+            "                         500ms; below the 10 s idle timeout; default off)\n"
             "  --no-protection        null packet protection (benchmarks only); both sides\n"
             "                         must set it: it uses ALPN \"perf-noprot\", so a\n"
             "                         mismatched pair fails the handshake\n"
@@ -88,10 +91,10 @@ static int parse_opt(perf_opts *o, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
     static const char *const with_arg[] = {
-        "--listen",   "--connect",         "--cert",        "--key",     "--pin",
-        "--duration", "--download-size",   "--upload-size", "--streams", "--cc",
-        "--qlog",     "--ack-frequency",   "--autotune",    "--window",  "--max-window",
-        "--budget",   "--max-udp-payload", "--pacing-gain"};
+        "--listen",   "--connect",         "--cert",        "--key",       "--pin",
+        "--duration", "--download-size",   "--upload-size", "--streams",   "--cc",
+        "--qlog",     "--ack-frequency",   "--autotune",    "--window",    "--max-window",
+        "--budget",   "--max-udp-payload", "--pacing-gain", "--keep-alive"};
     const char *v = NULL;
     for (size_t k = 0; k < sizeof with_arg / sizeof with_arg[0]; k++)
         if (!strcmp(a, with_arg[k])) {
@@ -159,6 +162,13 @@ static int parse_opt(perf_opts *o, int argc, char **argv, int *i)
             return bad("--pacing-gain wants a percentage 100..400 (RFC 9002 §7.7 N >= 1), not '%s'",
                        v);
         o->pacing_gain_pct = (uint32_t)n;
+    } else if (!strcmp(a, "--keep-alive")) {
+        /* RFC 9000 §10.1.2: useful only below the idle timeout (10 s here). */
+        if (qk_sim_parse_time(v, &o->keep_alive_ns) || !o->keep_alive_ns ||
+            o->keep_alive_ns >= 10 * QK_NS_PER_S)
+            return bad("--keep-alive wants a time below the 10 s idle timeout, e.g. 2s or 500ms, "
+                       "not '%s'",
+                       v);
     } else if (!strcmp(a, "--max-udp-payload")) {
         if (perf_parse_size(v, &o->max_udp_bytes) || o->max_udp_bytes < 1200 ||
             o->max_udp_bytes > 65527)

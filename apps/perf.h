@@ -31,6 +31,7 @@ typedef struct perf_opts {
     unsigned streams;
     qk_cc_kind cc;
     uint32_t pacing_gain_pct; /**< qk_config.pacing_gain_ca_pct (0 = default) */
+    qk_time keep_alive_ns;    /**< qk_config.keep_alive_ns (0 = off) */
     bool no_protection;
     bool no_ecn; /* ECN (ECT(0) marking, RFC 9000 §13.4) is on unless --no-ecn */
     const char *qlog_dir;

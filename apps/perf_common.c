@@ -51,6 +51,7 @@ void perf_config(qk_config *cfg, const perf_opts *o)
     cfg->no_protection = o->no_protection;
     cfg->cc = o->cc;
     cfg->pacing_gain_ca_pct = o->pacing_gain_pct;
+    cfg->keep_alive_ns = o->keep_alive_ns;
     cfg->ecn = !o->no_ecn;
     cfg->qlog_dir = o->qlog_dir;
     cfg->rng = perf_rng;
@@ -259,7 +260,8 @@ void perf_print_stats(FILE *f, const qk_conn_stats *st)
             "stats: cwnd %llu B ssthresh %llu B in_flight %llu B\n"
             "stats: pkts sent %llu received %llu lost %llu spurious %llu\n"
             "stats: bytes sent %llu received %llu; stream bytes sent %llu received %llu\n"
-            "stats: ack frames sent %llu received %llu; pto %llu; congestion events %llu\n"
+            "stats: ack frames sent %llu received %llu; pto %llu; congestion events %llu; "
+            "keep-alives %llu\n"
             "stats: ack_frequency sent %llu received %llu; immediate_ack sent %llu received %llu\n"
             "stats: streams opened local %llu remote %llu; ecn ce received %llu\n",
             st->min_rtt_ns / 1e6, st->smoothed_rtt_ns / 1e6, st->rttvar_ns / 1e6,
@@ -271,7 +273,7 @@ void perf_print_stats(FILE *f, const qk_conn_stats *st)
             (unsigned long long)st->stream_bytes_sent,
             (unsigned long long)st->stream_bytes_received, (unsigned long long)st->ack_frames_sent,
             (unsigned long long)st->ack_frames_received, (unsigned long long)st->pto_count,
-            (unsigned long long)st->congestion_events,
+            (unsigned long long)st->congestion_events, (unsigned long long)st->keep_alives_sent,
             (unsigned long long)st->ack_frequency_frames_sent,
             (unsigned long long)st->ack_frequency_frames_received,
             (unsigned long long)st->immediate_acks_sent,

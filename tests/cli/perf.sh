@@ -24,6 +24,9 @@ check "unknown option exits 2 and names it" "[ $? -eq 2 ] && grep -q -- '--bogus
 check "client without --pin/--insecure is refused" "[ $? -eq 2 ] && grep -q -- '--pin' $tmp/err"
 "$q" perf client --connect 127.0.0.1:1 --pin xyz >/dev/null 2>"$tmp/err"
 check "malformed --pin is refused" "[ $? -ne 0 ] && grep -q 'hex' $tmp/err"
+"$q" perf client --connect 127.0.0.1:1 --insecure --keep-alive 20s >/dev/null 2>"$tmp/err"
+check "--keep-alive at or above the idle timeout is refused" \
+    "[ $? -eq 2 ] && grep -q 'idle timeout' $tmp/err"
 
 # --- IPv4, 2 seconds of back-to-back requests ------------------------------
 if start_server 127.0.0.1:0; then
