@@ -16,7 +16,9 @@
 /* Each offset puts the second flow's start at a different point of the
  * first one's slow start (0: the same; 0.5 s: its overshoot; 1 s: its exit; 2 s: its
  * first congestion-avoidance epoch). With the pacing gain of 1.25 in
- * congestion avoidance the +1 s CUBIC pair stayed 31% apart over 100-300 s:
+ * congestion avoidance the +1 s CUBIC pair stayed 31% apart over 100-300 s
+ * without jitter, and with this test's jitter and seed the +2 s pair is 24%
+ * apart (bench_fairness --pacing-gain 125 --jitter-ms 1 --seeds 1):
  * the window-limited sender sent its growth packets back to back with the
  * ones its ACKs released, and at a full drop-tail queue those were the
  * packets that found it full, so the flow growing fastest, under CUBIC the
