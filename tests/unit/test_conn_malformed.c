@@ -37,6 +37,7 @@ typedef struct mcase {
     bool to_client;                     /* inject server -> client instead */
     uint64_t max_data, max_stream_data; /* receiver config overrides (0 = default) */
     uint64_t max_datagram;              /* receiver max_datagram_frame_size (0 = off) */
+    bool ackfreq;                       /* receiver advertises min_ack_delay 1 ms */
 } mcase;
 
 static bool established(qk_pair *p, void *ctx)
@@ -53,7 +54,9 @@ static void start_established(qk_pair *p, const mcase *mc)
     if (mc && mc->max_data) rc->initial_max_data_bytes = mc->max_data;
     if (mc && mc->max_stream_data) rc->initial_max_stream_data_bytes = mc->max_stream_data;
     if (mc && mc->max_datagram) rc->max_datagram_frame_bytes = mc->max_datagram;
-    rc->min_ack_delay_ns = 0; /* ack-frequency off: the *_not_negotiated cases need it */
+    /* ack-frequency off unless the case negotiates it: the *_not_negotiated
+     * cases need it */
+    rc->min_ack_delay_ns = mc && mc->ackfreq ? 1 * QK_NS_PER_MS : 0;
     assert_int_equal(qk_pair_start(p), 0);
     assert_true(qk_pair_run_until(p, established, NULL, p->now + 2 * QK_NS_PER_S));
 }
@@ -185,7 +188,19 @@ static const mcase cases[] = {
     C("handshake_done_from_client", "1e", PROTOCOL_VIOLATION, 0x1e),  /* §19.20 */
     C("new_token_from_client", "07 01 aa", PROTOCOL_VIOLATION, 0x07), /* §19.7 */
     C("ack_frequency_not_negotiated", "40 af 00 01 40 64 00", PROTOCOL_VIOLATION, 0xaf),
-    C("immediate_ack_not_negotiated", "1f", PROTOCOL_VIOLATION, 0x1f),  /* ack-freq §5 */
+    C("immediate_ack_not_negotiated", "1f", PROTOCOL_VIOLATION, 0x1f), /* ack-freq §5 */
+    /* ack-frequency-12 §4, negotiated (we advertise min_ack_delay 1 ms): a
+     * requested max ack delay below it, or of 2^14 ms or more, is a
+     * PROTOCOL_VIOLATION; a frame whose sequence number is not above the
+     * largest seen is ignored before any check (seq 62 with 25 ms, then seq
+     * 61 with 500 us: no error until the HANDSHAKE_DONE after them). The
+     * client's own sender has used the low sequence numbers by then. */
+    C("ack_frequency_delay_below_min", "40 af 3c 01 41 f4 00", PROTOCOL_VIOLATION, 0xaf,
+      .ackfreq = true),
+    C("ack_frequency_delay_2_14_ms", "40 af 3c 01 80 fa 00 00 00", PROTOCOL_VIOLATION, 0xaf,
+      .ackfreq = true),
+    C("ack_frequency_old_seq_ignored", "40 af 3e 0a 80 00 61 a8 03 40 af 3d 01 41 f4 00 1e",
+      PROTOCOL_VIOLATION, 0x1e, .ackfreq = true),
     C("datagram_not_negotiated", "31 01 41", PROTOCOL_VIOLATION, 0x31), /* RFC 9221 §3 */
     /* RFC 9221 §3: larger than the max_datagram_frame_size we advertised (8) */
     C("datagram_too_large", "31 08 4142434445464748", PROTOCOL_VIOLATION, 0x31, .max_datagram = 8),
