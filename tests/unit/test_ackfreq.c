@@ -81,41 +81,34 @@ static void test_auto_derivation(void **state)
     assert_int_equal(r.max_delay_ns, 2 * MS);
 }
 
+/* The first request of a fresh policy (peer min_ack_delay 1 ms) for a
+ * cwnd_pkts-packet window in congestion avoidance at srtt 40 ms. */
+static qk_ackfreq_req first_request(qk_ackfreq *a, qk_ackfreq_mode mode, uint64_t cap,
+                                    uint64_t cwnd_pkts)
+{
+    qk_ackfreq_config cfg = {.mode = mode, .max_threshold = cap};
+    qk_ackfreq_init(a, &cfg);
+    qk_ackfreq_set_peer(a, true, 1 * MS);
+    qk_ackfreq_update(a, cwnd_pkts * 1452, 1452, 40 * MS, false, 3, 0);
+    qk_ackfreq_req r;
+    assert_true(qk_ackfreq_poll(a, &r));
+    return r;
+}
+
 /* Congestion avoidance below the cap: cwnd / 4 (44 packets -> 11). */
 static void test_auto_below_cap(void **state)
 {
     (void)state;
     qk_ackfreq a;
-    qk_ackfreq_config cfg = {.mode = QK_ACKFREQ_AUTO_THRESHOLD};
-    qk_ackfreq_init(&a, &cfg);
-    qk_ackfreq_set_peer(&a, true, 1 * MS);
-    qk_ackfreq_req r;
-    qk_ackfreq_update(&a, 44 * 1452, 1452, 40 * MS, false, 3, 0);
-    assert_true(qk_ackfreq_poll(&a, &r));
-    assert_int_equal(r.threshold, 11);
+    assert_int_equal(first_request(&a, QK_ACKFREQ_AUTO_THRESHOLD, 0, 44).threshold, 11);
     /* A configured cap replaces the default. */
-    cfg.max_threshold = 5;
-    qk_ackfreq_init(&a, &cfg);
-    qk_ackfreq_set_peer(&a, true, 1 * MS);
-    qk_ackfreq_update(&a, 44 * 1452, 1452, 40 * MS, false, 3, 0);
-    assert_true(qk_ackfreq_poll(&a, &r));
-    assert_int_equal(r.threshold, 5);
+    assert_int_equal(first_request(&a, QK_ACKFREQ_AUTO_THRESHOLD, 5, 44).threshold, 5);
     /* AUTO without a standing queue: ACK points every T = 11 packets, the
      * peer's threshold a backstop at min(2T, cap 16) = 16; with cap 5,
      * T <= 3/4 x 5 = 3 and the backstop min(6, 5) = 5. */
-    cfg = (qk_ackfreq_config){.mode = QK_ACKFREQ_AUTO};
-    qk_ackfreq_init(&a, &cfg);
-    qk_ackfreq_set_peer(&a, true, 1 * MS);
-    qk_ackfreq_update(&a, 44 * 1452, 1452, 40 * MS, false, 3, 0);
-    assert_true(qk_ackfreq_poll(&a, &r));
-    assert_int_equal(r.threshold, 16);
+    assert_int_equal(first_request(&a, QK_ACKFREQ_AUTO, 0, 44).threshold, 16);
     assert_int_equal(a.mark_every, 11);
-    cfg.max_threshold = 5;
-    qk_ackfreq_init(&a, &cfg);
-    qk_ackfreq_set_peer(&a, true, 1 * MS);
-    qk_ackfreq_update(&a, 44 * 1452, 1452, 40 * MS, false, 3, 0);
-    assert_true(qk_ackfreq_poll(&a, &r));
-    assert_int_equal(r.threshold, 5);
+    assert_int_equal(first_request(&a, QK_ACKFREQ_AUTO, 5, 44).threshold, 5);
     assert_int_equal(a.mark_every, 3);
 }
 
