@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ACK-frequency experiments (docs/experiments/ack-frequency.md).
-# usage: bench/ackfreq.sh [BUILD_DIR] [OUT_DIR] [--no-loopback]
+# usage: bench/ackfreq.sh [BUILD_DIR] [OUT_DIR] [--no-loopback | --loopback-only]
 #   2-4: simulator scenarios bench/scenarios/ackfreq-{lossy,asym,reorder}.ini
 #        run with ack_frequency = off (RFC 9000), a fixed threshold and auto,
 #        every mode on the same seeds (paired: same loss pattern); tables give
@@ -13,12 +13,15 @@
 #        LOSSY_MODES / ASYM_MODES / REORDER_MODES override the modes (the
 #        first is the baseline), e.g. LOSSY_MODES="off 10 auto auto-threshold"
 #   1:   loopback `quack perf` (no protection), threshold 1 vs 10 asked by the
-#        client or by the server; table, ACK frames per data packet, CPU s.
+#        client or by the server, and auto; table, ACK frames per data packet,
+#        CPU s; OUT_DIR/ackfreq-loopback.{csv,png} (DURATION s per row, 5).
 set -euo pipefail
 build=${1:-build/release}
 out=${2:-docs/experiments}
 loopback=1
 [[ ${3:-} == --no-loopback ]] && loopback=0
+sims=1
+[[ ${3:-} == --loopback-only ]] && sims=0
 seeds=${SEEDS:-10}
 here=$(cd "$(dirname "$0")" && pwd)
 quack=$build/quack
@@ -103,6 +106,7 @@ asym_sweep() {
     gnuplot -e "csv='$csv'; png='$out/ackfreq-asym-sweep.png'; title='exp. 3: goodput vs ACK-direction queue ($dur)'" "$here/plot/ackfreq-asym-sweep.gp"
 }
 
+if [[ $sims == 1 ]]; then
 echo "## 2: 1 Gbit/s, 40 ms RTT, 0.1% loss"
 # shellcheck disable=SC2086
 sim_exp lossy "${LOSSY_S:-120}s" "$seeds" ${LOSSY_MODES:-off 10 auto}
@@ -114,12 +118,16 @@ echo "## 4: 5% reordering"
 # shellcheck disable=SC2086
 sim_exp reorder "${REORDER_S:-30}s" "$seeds" ${REORDER_MODES:-off 10,25000,1 auto}
 
+fi
+
 [[ $loopback == 1 ]] || exit 0
 echo "## 1: loopback quack perf (no protection)"
 port=$((20000 + RANDOM % 20000))
 lb=$tmp/loopback.md
 : >"$lb"
-perf_run() { # perf_run LABEL SERVER_AF CLIENT_AF
+lcsv=$out/ackfreq-loopback.csv
+echo "config,down_mbps,up_mbps,client_acks_per_pkt_sent,client_acks_per_pkt_received,client_cpu_s" >"$lcsv"
+perf_run() { # perf_run LABEL SERVER_AF CLIENT_AF SHORT_LABEL
     "$quack" perf server --listen 127.0.0.1:$port --no-protection --ack-frequency "$2" --stats \
         --quiet 2>"$tmp/srv.err" &
     local spid=$!
@@ -141,9 +149,18 @@ perf_run() { # perf_run LABEL SERVER_AF CLIENT_AF
         awk -v cpu="$cpu_c" '/^stats: pkts sent/ {ps=$4; pr=$6} /^stats: ack frames sent/ {as=$5; ar=$7}
              END { printf "client: ACK frames sent %s for %s packets received (%.3f per packet); ACK frames received %s for %s packets sent (%.3f); client CPU %s s\n\n", as, pr, pr ? as/pr : 0, ar, ps, ps ? ar/ps : 0, cpu }' "$tmp/cli.out"
     } | tee -a "$lb"
+    # One CSV row: throughput from the "transferred:" line, client ACK rates.
+    awk -v cpu="$cpu_c" -v lab="$4" '/^transferred:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^down/) d = $(i-1); if ($(i+1) ~ /^up/) u = $(i-1) } }
+             /^stats: pkts sent/ {ps=$4; pr=$6} /^stats: ack frames sent/ {as=$5; ar=$7}
+             END { printf "%s,%s,%s,%.4f,%.4f,%s\n", lab, d, u, pr ? as/pr : 0, ps ? ar/ps : 0, cpu }' \
+        "$tmp/cli.out" >>"$lcsv"
 }
-perf_run "ACK frequency off on both sides (RFC 9000, threshold 1)" off off
-perf_run "threshold 1 asked by both sides" 1,25000 1,25000
-perf_run "threshold 10 asked by the client" off 10,25000
-perf_run "threshold 10 asked by the server" 10,25000 off
-perf_run "auto on both sides (the default)" auto auto
+perf_run "ACK frequency off on both sides (RFC 9000, threshold 1)" off off off
+perf_run "threshold 1 asked by both sides" 1,25000 1,25000 1/both
+perf_run "threshold 10 asked by the client" off 10,25000 10/client
+perf_run "threshold 10 asked by the server" 10,25000 off 10/server
+perf_run "auto on both sides (the default)" auto auto auto
+# Download throughput and the client's ACK frames per packet received.
+awk -F, 'NR > 1 { print $1, $2, $4 }' "$lcsv" >"$tmp/loopback.dat"
+gnuplot -e "dat='$tmp/loopback.dat'; png='$out/ackfreq-loopback.png'; title='loopback quack perf, ${DURATION:-5} s per row (download Mbit/s; client ACK frames per packet received)'" \
+    "$here/plot/ackfreq.gp"
