@@ -18,5 +18,6 @@ int qk_cmd_netem(int argc, char **argv);
 int qk_cmd_perf(int argc, char **argv);
 int qk_cmd_get(int argc, char **argv);
 int qk_cmd_serve(int argc, char **argv);
+int qk_cmd_tunnel(int argc, char **argv);
 
 #endif

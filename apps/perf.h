@@ -67,6 +67,12 @@ bool perf_pattern_check(const uint8_t *buf, size_t len, uint64_t off);
  */
 qk_endpoint *perf_endpoint_new(const qk_config *cfg, const char *who);
 
+/* Server certificate: cert_file/key_file, or (cert_file NULL) a fresh
+ * self-signed P-256 one in memory (*cert_pem, *key_pem: free them). Prints
+ * "pin: HEX" on stdout. Returns 0 or the error (printed, prefixed by who). */
+int perf_load_cert(const char *who, const char *cert_file, const char *key_file, qk_config *cfg,
+                   char **cert_pem, char **key_pem);
+
 /** Parse a QUIC version: "v1", "v2" or a number ("0x1a2a3a4a"). Returns 0 or
  *  QK_ERR_INVALID_ARG. */
 int perf_parse_version(const char *s, uint32_t *v);

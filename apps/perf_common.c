@@ -1,10 +1,13 @@
 /* `quack perf`: pattern, options helpers, tables (see perf.h). */
 #include "perf.h"
 
+#include "crypto/tls.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 
 static uint8_t pattern_buf[QK_PERF_PERIOD + QK_PERF_CHUNK_BYTES];
 static bool pattern_ready;
@@ -348,5 +351,35 @@ int perf_parse_key_update(const char *arg, uint64_t *pkts)
     unsigned long long n = strtoull(v, &end, 10);
     if (errno || end == v || *end || n == 0 || v[0] == '-') return QK_ERR_INVALID_ARG;
     *pkts = n;
+    return 0;
+}
+
+/* Certificate: the given files, or a fresh self-signed P-256 one in memory. */
+int perf_load_cert(const char *who, const char *cert_file, const char *key_file, qk_config *cfg,
+                   char **cert_pem, char **key_pem)
+{
+    uint8_t pin[QK_TLS_PIN_BYTES];
+    char hex[65];
+    int rc;
+    if (cert_file) {
+        cfg->cert_file = cert_file;
+        cfg->key_file = key_file;
+        rc = qk_cert_pin_file(cert_file, pin);
+        if (rc) {
+            fprintf(stderr, "%s: cannot read certificate %s (error %d)\n", who, cert_file, rc);
+            return rc;
+        }
+    } else {
+        rc = qk_cert_generate("localhost", (int64_t)time(NULL) - 3600, 30, cert_pem, key_pem);
+        if (rc) {
+            fprintf(stderr, "%s: cannot generate a certificate (error %d)\n", who, rc);
+            return rc;
+        }
+        cfg->cert_pem = *cert_pem;
+        cfg->key_pem = *key_pem;
+        qk_cert_pin_pem(*cert_pem, strlen(*cert_pem), pin);
+    }
+    qk_pin_to_hex(pin, hex);
+    printf("pin: %s\n", hex);
     return 0;
 }

@@ -262,36 +262,6 @@ static void on_tick(struct ev_loop *evl, ev_timer *w, int revents)
     fflush(stderr);
 }
 
-/* Certificate: the given files, or a fresh self-signed P-256 one in memory. */
-static int load_cert(const perf_opts *o, qk_config *cfg, char **cert_pem, char **key_pem)
-{
-    uint8_t pin[QK_TLS_PIN_BYTES];
-    char hex[65];
-    int rc;
-    if (o->cert_file) {
-        cfg->cert_file = o->cert_file;
-        cfg->key_file = o->key_file;
-        rc = qk_cert_pin_file(o->cert_file, pin);
-        if (rc) {
-            fprintf(stderr, "quack perf server: cannot read certificate %s (error %d)\n",
-                    o->cert_file, rc);
-            return rc;
-        }
-    } else {
-        rc = qk_cert_generate("localhost", (int64_t)time(NULL) - 3600, 30, cert_pem, key_pem);
-        if (rc) {
-            fprintf(stderr, "quack perf server: cannot generate a certificate (error %d)\n", rc);
-            return rc;
-        }
-        cfg->cert_pem = *cert_pem;
-        cfg->key_pem = *key_pem;
-        qk_cert_pin_pem(*cert_pem, strlen(*cert_pem), pin);
-    }
-    qk_pin_to_hex(pin, hex);
-    printf("pin: %s\n", hex);
-    return 0;
-}
-
 static int srv_run(srv *s, qk_udp *u, const qk_config *cfg)
 {
     qk_io_ep_driver drv;
@@ -330,7 +300,9 @@ int perf_server(const perf_opts *o)
         s->slots = calloc(SRV_SLOTS, sizeof *s->slots);
         if (!s->slots) rc = QK_ERR_NOMEM;
     }
-    if (!rc) rc = load_cert(o, &cfg, &cert_pem, &key_pem);
+    if (!rc)
+        rc = perf_load_cert("quack perf server", o->cert_file, o->key_file, &cfg, &cert_pem,
+                            &key_pem);
     qk_udp *u = NULL;
     if (!rc) {
         rc = qk_udp_open(&o->addr, o->addr.ss.ss_family == AF_INET6 ? QK_UDP_DUALSTACK : 0, &u);

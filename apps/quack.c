@@ -9,6 +9,7 @@ static const struct qk_cmd commands[] = {
     {"sim", qk_cmd_sim, "run a network simulator scenario (INI file)"},
     {"netem", qk_cmd_netem, "real-time UDP relay applying the link model"},
     {"perf", qk_cmd_perf, "QUIC perf protocol server and client (throughput, latency)"},
+    {"tunnel", qk_cmd_tunnel, "carry TCP connections over QUIC (client and server)"},
     {"get", qk_cmd_get, "download https:// URLs over HTTP/3"},
     {"serve", qk_cmd_serve, "serve a directory over HTTP/3"},
 };

@@ -1,0 +1,406 @@
+/* `quack tunnel`: TCP over QUIC over UDP (include/quack/tunnel.h). */
+#include "commands.h"
+#include "perf.h"
+
+#include "crypto/tls.h"
+#include "io/driver.h"
+#include <ev.h>
+#include <quack/sim.h>
+#include <quack/tunnel.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TUN_ALPN "quack-tunnel"
+
+typedef struct tun_opts {
+    bool server;
+    const char *udp_str, *tcp_str; /* server: --listen / --to; client: --connect / --listen */
+    qk_addr udp, tcp;
+    const char *cert_file, *key_file, *pin, *qlog_dir;
+    bool insecure, quiet, stats;
+    qk_cc_kind cc;
+    qk_time keep_alive_ns, idle_timeout_ns;
+    uint64_t max_flows;
+} tun_opts;
+
+typedef struct tun {
+    const tun_opts *o;
+    const char *who;
+    qk_endpoint *ep;
+    qk_conn *conn; /* client */
+    qk_io_loop *loop;
+    qk_tunnel *t;
+    ev_timer tick, exit_timer;
+    ev_signal sigint, sigterm;
+    qk_tunnel_stats mark;
+    qk_time start, last_tick;
+    bool stopping, failed;
+} tun;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: quack tunnel server --listen UDP_ADDR --to TCP_HOST:PORT [--cert F --key F]\n"
+            "                           [options]\n"
+            "       quack tunnel client --connect UDP_ADDR (--pin HEX | --insecure)\n"
+            "                           --listen TCP_ADDR [options]\n"
+            "\n"
+            "Carries TCP connections over one QUIC connection: the client accepts TCP\n"
+            "connections on --listen and opens one QUIC stream for each; the server\n"
+            "connects each stream to --to. Half-close and resets are passed on; a full\n"
+            "side holds the other back (QUIC flow control). ALPN \"" TUN_ALPN "\".\n"
+            "\n"
+            "server:\n"
+            "  --listen ADDR:PORT     UDP address to accept QUIC on (port 0 picks one)\n"
+            "  --to HOST:PORT         TCP address every tunnelled connection goes to\n"
+            "  --cert FILE --key FILE certificate (default: a fresh self-signed one;\n"
+            "                         its pin is printed as \"pin: HEX\")\n"
+            "client:\n"
+            "  --connect ADDR:PORT    the tunnel server (UDP)\n"
+            "  --pin HEX              SHA-256 of the server's public key (as printed)\n"
+            "  --insecure             do not verify the server at all\n"
+            "  --listen ADDR:PORT     TCP address to accept connections on (port 0 picks\n"
+            "                         one; printed as \"tunnel: listening on ...\")\n"
+            "options:\n"
+            "  --cc reno|cubic        congestion controller (default cubic)\n"
+            "  --keep-alive TIME      PING after TIME without traffic (client default 10s,\n"
+            "                         server default off; 0 = off), below --idle-timeout\n"
+            "  --idle-timeout TIME    close after TIME without traffic (default 30s)\n"
+            "  --max-flows N          concurrent TCP connections (default %u)\n"
+            "  --qlog DIR             write a qlog per connection into DIR\n"
+            "  --stats                print connection statistics when it closes\n"
+            "  --quiet                no progress lines\n"
+            "Exit status: 0 after SIGINT/SIGTERM, 1 when the QUIC connection failed or\n"
+            "closed (client), 2 for bad options.\n",
+            QK_TUNNEL_DEFAULT_MAX_FLOWS);
+}
+
+static int bad(const char *fmt, const char *a, const char *b)
+{
+    fprintf(stderr, "quack tunnel: ");
+    fprintf(stderr, fmt, a, b);
+    fprintf(stderr, "\nRun 'quack tunnel --help' for the options.\n");
+    return 2;
+}
+
+static int parse_time_opt(const char *name, const char *v, qk_time *out)
+{
+    if (!strcmp(v, "0")) {
+        *out = 0;
+        return 0;
+    }
+    if (qk_sim_parse_time(v, out) || !*out)
+        return bad("%s wants a time such as 10s or 500ms, not '%s'", name, v);
+    return 0;
+}
+
+static int parse(tun_opts *o, int argc, char **argv)
+{
+    if (argc < 2) return bad("%s%s", "server or client?", "");
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        usage(stdout);
+        return -1;
+    }
+    if (strcmp(argv[1], "server") && strcmp(argv[1], "client"))
+        return bad("unknown mode '%s'%s (want server or client)", argv[1], "");
+    o->server = !strcmp(argv[1], "server");
+    o->cc = QK_CONFIG_CC_CUBIC;
+    o->keep_alive_ns = o->server ? 0 : 10 * QK_NS_PER_S;
+    o->idle_timeout_ns = 30 * QK_NS_PER_S;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return -1;
+        }
+        if (!strcmp(a, "--insecure") || !strcmp(a, "--quiet") || !strcmp(a, "--stats")) {
+            bool *b = a[2] == 'i' ? &o->insecure : a[2] == 'q' ? &o->quiet : &o->stats;
+            *b = true;
+            continue;
+        }
+        if (i + 1 >= argc) return bad("%s needs a value%s", a, "");
+        const char *v = argv[++i];
+        if (!strcmp(a, "--listen")) {
+            if (o->server)
+                o->udp_str = v;
+            else
+                o->tcp_str = v;
+        } else if (!strcmp(a, "--to") && o->server) {
+            o->tcp_str = v;
+        } else if (!strcmp(a, "--connect") && !o->server) {
+            o->udp_str = v;
+        } else if (!strcmp(a, "--cert") && o->server) {
+            o->cert_file = v;
+        } else if (!strcmp(a, "--key") && o->server) {
+            o->key_file = v;
+        } else if (!strcmp(a, "--pin") && !o->server) {
+            o->pin = v;
+        } else if (!strcmp(a, "--qlog")) {
+            o->qlog_dir = v;
+        } else if (!strcmp(a, "--cc")) {
+            if (!strcmp(v, "reno") || !strcmp(v, "newreno"))
+                o->cc = QK_CONFIG_CC_NEWRENO;
+            else if (!strcmp(v, "cubic"))
+                o->cc = QK_CONFIG_CC_CUBIC;
+            else
+                return bad("--cc wants reno or cubic, not '%s'%s", v, "");
+        } else if (!strcmp(a, "--keep-alive")) {
+            if (parse_time_opt(a, v, &o->keep_alive_ns)) return 2;
+        } else if (!strcmp(a, "--idle-timeout")) {
+            if (parse_time_opt(a, v, &o->idle_timeout_ns)) return 2;
+        } else if (!strcmp(a, "--max-flows")) {
+            char *end;
+            unsigned long long n = strtoull(v, &end, 10);
+            if (*end || !n || n > 100000)
+                return bad("--max-flows wants 1..100000, not '%s'%s", v, "");
+            o->max_flows = n;
+        } else {
+            return bad("unknown option '%s' for tunnel %s", a, o->server ? "server" : "client");
+        }
+    }
+    if (!o->udp_str)
+        return bad("%s%s", o->server ? "--listen is required" : "--connect is required", "");
+    if (!o->tcp_str)
+        return bad("%s%s", o->server ? "--to is required" : "--listen is required", "");
+    if (!o->server && !o->pin == !o->insecure)
+        return bad("%s%s", "the client needs exactly one of --pin HEX and --insecure", "");
+    if (o->server && !o->cert_file != !o->key_file)
+        return bad("%s%s", "--cert and --key go together", "");
+    if (o->keep_alive_ns && o->idle_timeout_ns && o->keep_alive_ns >= o->idle_timeout_ns)
+        return bad("%s%s", "--keep-alive must be shorter than --idle-timeout", "");
+    if (qk_addr_parse(o->udp_str, &o->udp))
+        return bad("cannot parse address '%s'%s (want HOST:PORT or [V6]:PORT)", o->udp_str, "");
+    if (qk_addr_parse(o->tcp_str, &o->tcp))
+        return bad("cannot parse address '%s'%s (want HOST:PORT or [V6]:PORT)", o->tcp_str, "");
+    return 0;
+}
+
+static void do_kick(void *ctx)
+{
+    tun *s = ctx;
+    qk_io_loop_kick(s->loop);
+}
+
+static void on_exit_timer(struct ev_loop *ev, ev_timer *w, int revents)
+{
+    (void)ev;
+    (void)revents;
+    tun *s = w->data;
+    qk_io_loop_break(s->loop);
+}
+
+/* End: abort the flows (their streams are reset), close the connection, and
+ * stop the loop right after the CONNECTION_CLOSE went out. */
+static void stop(tun *s)
+{
+    if (s->stopping) return;
+    s->stopping = true;
+    if (s->o->stats && s->conn) {
+        qk_conn_stats st;
+        qk_conn_stats_get(s->conn, &st);
+        perf_print_stats(stderr, &st);
+    }
+    qk_tunnel_del(s->t);
+    s->t = NULL;
+    if (s->conn) qk_conn_close(s->conn, 0, "tunnel client stopped");
+    qk_io_loop_kick(s->loop);
+    ev_timer_init(&s->exit_timer, on_exit_timer, 0.05, 0.0);
+    s->exit_timer.data = s;
+    ev_timer_start(qk_io_loop_ev(s->loop), &s->exit_timer);
+}
+
+static void on_signal(struct ev_loop *ev, ev_signal *w, int revents)
+{
+    (void)ev;
+    (void)revents;
+    stop(w->data);
+}
+
+static void on_connected(tun *s, qk_conn *c)
+{
+    if (s->o->server || c != s->conn) return;
+    int rc = qk_tunnel_listen(s->t, &s->o->tcp, c);
+    if (rc) {
+        fprintf(stderr, "%s: cannot listen on %s: %m\n", s->who, s->o->tcp_str);
+        s->failed = true;
+        stop(s);
+        return;
+    }
+    qk_addr la;
+    char buf[QK_ADDR_STRLEN];
+    qk_tunnel_listen_addr(s->t, &la);
+    if (qk_addr_format(&la, buf, sizeof buf) < 0) snprintf(buf, sizeof buf, "?");
+    printf("tunnel: listening on %s (TCP) -> %s (QUIC)\n", buf, s->o->udp_str);
+    fflush(stdout);
+}
+
+static bool app(void *ctx, qk_endpoint *ep, qk_time now)
+{
+    (void)now;
+    tun *s = ctx;
+    bool wrote = false;
+    qk_event ev;
+    while (qk_endpoint_poll_event(ep, &ev)) {
+        if (ev.type == QK_EV_CONNECTED) on_connected(s, ev.conn);
+        if (s->t) wrote = qk_tunnel_on_event(s->t, &ev) || wrote;
+        if (ev.type == QK_EV_CLOSED) {
+            bool clean = !ev.reason_err || (ev.app_error && ev.error_code == 0);
+            if (!clean || !s->o->server)
+                fprintf(stderr, "%s: connection closed%s%s: %s\n", s->who,
+                        ev.remote ? " by the peer" : "", clean ? "" : " (error)",
+                        ev.reason[0] ? ev.reason : "no reason given");
+            if (ev.conn == s->conn) {
+                s->conn = NULL;
+                if (!s->stopping) {
+                    s->failed = true;
+                    stop(s);
+                }
+            }
+        }
+    }
+    return wrote;
+}
+
+static void on_tick(struct ev_loop *ev, ev_timer *w, int revents)
+{
+    (void)ev;
+    (void)revents;
+    tun *s = w->data;
+    if (!s->t) return;
+    qk_time now = qk_io_now();
+    double dt = (double)(now - s->last_tick) / 1e9;
+    s->last_tick = now;
+    qk_tunnel_stats st;
+    qk_tunnel_get_stats(s->t, &st);
+    if (!s->o->quiet && (st.tcp_to_quic_bytes != s->mark.tcp_to_quic_bytes ||
+                         st.quic_to_tcp_bytes != s->mark.quic_to_tcp_bytes ||
+                         st.flows_opened != s->mark.flows_opened)) {
+        fprintf(stderr,
+                "[%s] %.0f s: %zu flows open, %llu total (%llu refused, %llu aborted); "
+                "tcp->quic %.2f Mbit/s, quic->tcp %.2f Mbit/s\n",
+                s->o->server ? "tunnel server" : "tunnel client", (double)(now - s->start) / 1e9,
+                qk_tunnel_flow_count(s->t), (unsigned long long)st.flows_opened,
+                (unsigned long long)st.flows_refused, (unsigned long long)st.flows_aborted,
+                (double)(st.tcp_to_quic_bytes - s->mark.tcp_to_quic_bytes) * 8 / 1e6 / dt,
+                (double)(st.quic_to_tcp_bytes - s->mark.quic_to_tcp_bytes) * 8 / 1e6 / dt);
+        fflush(stderr);
+    }
+    s->mark = st;
+}
+
+static void config(qk_config *cfg, const tun_opts *o)
+{
+    qk_config_default(cfg);
+    cfg->server = o->server;
+    cfg->alpn[0] = TUN_ALPN;
+    cfg->alpn_count = 1;
+    cfg->rng = perf_rng;
+    cfg->cc = o->cc;
+    cfg->qlog_dir = o->qlog_dir;
+    cfg->keep_alive_ns = o->keep_alive_ns;
+    cfg->idle_timeout_ns = o->idle_timeout_ns;
+    cfg->max_streams_bidi = o->max_flows ? o->max_flows : QK_TUNNEL_DEFAULT_MAX_FLOWS;
+    cfg->insecure = o->insecure;
+}
+
+static int run(tun *s, qk_udp *u, const qk_config *cfg)
+{
+    qk_io_ep_driver drv;
+    int rc = qk_io_ep_driver_init(&drv, s->ep, cfg->max_udp_payload_bytes, app, s);
+    if (rc) return rc;
+    rc = qk_io_loop_new(u, &qk_io_ep_driver_ops, &drv, NULL, &s->loop);
+    if (rc) {
+        qk_io_ep_driver_free(&drv);
+        return rc;
+    }
+    struct ev_loop *evl = qk_io_loop_ev(s->loop);
+    qk_tunnel_config tc = {.server = s->o->server,
+                           .target = s->o->tcp,
+                           .max_flows = s->o->max_flows,
+                           .kick = do_kick,
+                           .kick_ctx = s};
+    rc = qk_tunnel_new(evl, &tc, &s->t);
+    if (!rc && !s->o->server) {
+        qk_addr none;
+        memset(&none, 0, sizeof none);
+        rc = qk_connect(s->ep, &none, &s->o->udp, "localhost", qk_io_now(), &s->conn);
+        if (rc) fprintf(stderr, "%s: cannot start the connection (error %d)\n", s->who, rc);
+    }
+    if (!rc) {
+        ev_signal_init(&s->sigint, on_signal, SIGINT);
+        ev_signal_init(&s->sigterm, on_signal, SIGTERM);
+        s->sigint.data = s->sigterm.data = s;
+        ev_signal_start(evl, &s->sigint);
+        ev_signal_start(evl, &s->sigterm);
+        ev_timer_init(&s->tick, on_tick, 1.0, 1.0);
+        s->tick.data = s;
+        ev_timer_start(evl, &s->tick);
+        s->start = s->last_tick = qk_io_now();
+        rc = qk_io_loop_run(s->loop);
+        ev_timer_stop(evl, &s->tick);
+        ev_signal_stop(evl, &s->sigint);
+        ev_signal_stop(evl, &s->sigterm);
+    }
+    qk_tunnel_del(s->t);
+    s->t = NULL;
+    qk_io_loop_del(s->loop);
+    qk_io_ep_driver_free(&drv);
+    return rc;
+}
+
+int qk_cmd_tunnel(int argc, char **argv)
+{
+    tun_opts o;
+    memset(&o, 0, sizeof o);
+    int prc = parse(&o, argc, argv);
+    if (prc) return prc < 0 ? 0 : prc;
+    tun s;
+    memset(&s, 0, sizeof s);
+    s.o = &o;
+    s.who = o.server ? "quack tunnel server" : "quack tunnel client";
+    qk_config cfg;
+    config(&cfg, &o);
+    char *cert_pem = NULL, *key_pem = NULL;
+    int rc = 0;
+    if (o.server) rc = perf_load_cert(s.who, o.cert_file, o.key_file, &cfg, &cert_pem, &key_pem);
+    if (!rc && o.pin) {
+        if (qk_pin_parse(o.pin, cfg.pin_sha256)) {
+            free(cert_pem);
+            free(key_pem);
+            return bad("--pin wants 64 hex digits, not '%s'%s", o.pin, "");
+        }
+        cfg.has_pin = true;
+    }
+    qk_udp *u = NULL;
+    if (!rc) {
+        qk_addr bind_addr;
+        memset(&bind_addr, 0, sizeof bind_addr);
+        if (o.server)
+            bind_addr = o.udp;
+        else
+            bind_addr.ss.ss_family = o.udp.ss.ss_family;
+        bind_addr.len = o.udp.len;
+        rc = qk_udp_open(&bind_addr, bind_addr.ss.ss_family == AF_INET6 ? QK_UDP_DUALSTACK : 0, &u);
+        if (rc) fprintf(stderr, "%s: cannot open a UDP socket for %s: %m\n", s.who, o.udp_str);
+    }
+    if (!rc) {
+        s.ep = perf_endpoint_new(&cfg, s.who);
+        if (!s.ep) rc = QK_ERR_CONFIG;
+    }
+    if (!rc && o.server) {
+        qk_addr la;
+        char lbuf[QK_ADDR_STRLEN];
+        qk_udp_local_addr(u, &la);
+        if (qk_addr_format(&la, lbuf, sizeof lbuf) < 0) snprintf(lbuf, sizeof lbuf, "?");
+        printf("listening on %s (QUIC, ALPN %s) -> %s (TCP)\n", lbuf, TUN_ALPN, o.tcp_str);
+        fflush(stdout);
+    }
+    if (!rc) rc = run(&s, u, &cfg);
+    qk_endpoint_del(s.ep);
+    qk_udp_close(u);
+    free(cert_pem);
+    free(key_pem);
+    if (rc) return 1;
+    return s.failed ? 1 : 0;
+}

@@ -1,0 +1,463 @@
+/* TCP <-> QUIC stream plumbing (include/quack/tunnel.h, docs/tunnel.md).
+ *
+ * A flow is one TCP socket and one bidirectional stream. Each direction has
+ * one staging buffer: "up" holds bytes read from TCP that the stream has not
+ * accepted yet, "down" bytes read from the stream that TCP has not taken.
+ * A direction reads its source only while its buffer is empty, so each side's
+ * own backpressure (stream send buffer / QUIC flow control, TCP send buffer)
+ * stops the other. */
+#include <quack/tunnel.h>
+
+#include <errno.h>
+#include <ev.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+typedef struct flow {
+    qk_tunnel *t;
+    qk_conn *c;
+    uint64_t sid;
+    int fd;
+    ev_io rw, ww;    /* TCP readable / writable */
+    bool connecting; /* server: non-blocking connect() in progress */
+    bool preamble;   /* server: the stream's first byte is still to come */
+    /* TCP -> stream */
+    uint8_t *up;
+    size_t up_len, up_off;
+    bool tcp_eof, fin_sent;
+    /* stream -> TCP */
+    uint8_t *down;
+    size_t down_len, down_off;
+    bool stream_fin, shut_wr;
+} flow;
+
+struct qk_tunnel {
+    struct ev_loop *ev;
+    qk_tunnel_config cfg;
+    flow **flows; /* max_flows slots, NULL = free */
+    size_t n_flows;
+    int lfd; /* client: listening socket, -1 = none */
+    ev_io accept_w;
+    qk_conn *conn; /* client: the connection streams are opened on */
+    qk_tunnel_stats stats;
+};
+
+static flow *find(qk_tunnel *t, const qk_conn *c, uint64_t sid)
+{
+    for (size_t i = 0; i < t->cfg.max_flows; i++) {
+        flow *f = t->flows[i];
+        if (f && f->c == c && f->sid == sid) return f;
+    }
+    return NULL;
+}
+
+static void flow_free(flow *f, bool abort_tcp)
+{
+    qk_tunnel *t = f->t;
+    ev_io_stop(t->ev, &f->rw);
+    ev_io_stop(t->ev, &f->ww);
+    if (f->fd >= 0) {
+        if (abort_tcp) { /* RST instead of FIN: the other side must see the failure */
+            struct linger l = {.l_onoff = 1, .l_linger = 0};
+            setsockopt(f->fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+        }
+        close(f->fd);
+    }
+    for (size_t i = 0; i < t->cfg.max_flows; i++)
+        if (t->flows[i] == f) t->flows[i] = NULL;
+    t->n_flows--;
+    t->stats.flows_closed++;
+    if (abort_tcp) t->stats.flows_aborted++;
+    free(f->up);
+    free(f->down);
+    free(f);
+}
+
+/* Either side failed: reset what is still open of the stream, RST the TCP side. */
+static void flow_abort(flow *f, uint64_t app_error)
+{
+    if (f->c) {
+        if (!f->fin_sent) qk_stream_reset(f->c, f->sid, app_error);
+        if (!f->stream_fin) qk_stream_stop(f->c, f->sid, app_error);
+    }
+    flow_free(f, true);
+}
+
+/* Both directions ended cleanly: our FIN is queued and TCP got the peer's. */
+static bool flow_maybe_done(flow *f)
+{
+    if (!f->fin_sent || !f->shut_wr) return false;
+    flow_free(f, false);
+    return true;
+}
+
+/* Stream -> TCP. Returns false when the flow was freed. */
+static bool pump_down(flow *f)
+{
+    qk_tunnel *t = f->t;
+    if (f->connecting) return true;
+    for (;;) {
+        if (f->down_off < f->down_len) {
+            ssize_t w = send(f->fd, f->down + f->down_off, f->down_len - f->down_off, MSG_NOSIGNAL);
+            if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+                ev_io_start(t->ev, &f->ww);
+                return true;
+            }
+            if (w < 0) {
+                flow_abort(f, QK_TUNNEL_ERR_TCP);
+                return false;
+            }
+            f->down_off += (size_t)w;
+            t->stats.quic_to_tcp_bytes += (uint64_t)w;
+            continue;
+        }
+        ev_io_stop(t->ev, &f->ww);
+        if (f->stream_fin) {
+            if (!f->shut_wr) {
+                shutdown(f->fd, SHUT_WR); /* the peer's FIN, passed on */
+                f->shut_wr = true;
+            }
+            return !flow_maybe_done(f);
+        }
+        bool fin = false;
+        long n = qk_stream_read(f->c, f->sid, f->down, t->cfg.buf_bytes, &fin);
+        if (n == QK_ERR_AGAIN) return true;
+        if (n < 0) { /* reset by the peer, or gone */
+            flow_abort(f, QK_TUNNEL_ERR_TCP);
+            return false;
+        }
+        f->down_off = 0;
+        f->down_len = (size_t)n;
+        if (f->preamble && n > 0) {
+            if (f->down[0] != QK_TUNNEL_PREAMBLE) {
+                flow_abort(f, QK_TUNNEL_ERR_PROTOCOL);
+                return false;
+            }
+            f->preamble = false;
+            f->down_off = 1;
+        }
+        if (fin) {
+            if (f->preamble) { /* ended before its first byte */
+                flow_abort(f, QK_TUNNEL_ERR_PROTOCOL);
+                return false;
+            }
+            f->stream_fin = true;
+        }
+    }
+}
+
+/* TCP -> stream. Returns true when something was queued on the stream; sets
+ * *gone when the flow was freed. */
+static bool pump_up(flow *f, bool *gone)
+{
+    qk_tunnel *t = f->t;
+    bool queued = false;
+    *gone = false;
+    if (f->connecting) return false;
+    for (;;) {
+        if (f->up_off < f->up_len) {
+            long w = qk_stream_write(f->c, f->sid, f->up + f->up_off, f->up_len - f->up_off, false);
+            if (w < 0) {
+                flow_abort(f, QK_TUNNEL_ERR_TCP);
+                *gone = true;
+                return queued;
+            }
+            f->up_off += (size_t)w;
+            t->stats.tcp_to_quic_bytes += (uint64_t)w;
+            queued = queued || w > 0;
+            if (f->up_off < f->up_len) { /* stream full: QK_EV_STREAM_WRITABLE resumes */
+                ev_io_stop(t->ev, &f->rw);
+                return queued;
+            }
+            continue;
+        }
+        if (f->tcp_eof) {
+            if (!f->fin_sent) {
+                long w = qk_stream_write(f->c, f->sid, NULL, 0, true);
+                if (w < 0) {
+                    flow_abort(f, QK_TUNNEL_ERR_TCP);
+                    *gone = true;
+                    return queued;
+                }
+                f->fin_sent = true;
+                queued = true;
+            }
+            *gone = flow_maybe_done(f);
+            return queued;
+        }
+        ssize_t n = recv(f->fd, f->up, t->cfg.buf_bytes, 0);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+            ev_io_start(t->ev, &f->rw);
+            return queued;
+        }
+        if (n < 0) {
+            flow_abort(f, QK_TUNNEL_ERR_TCP);
+            *gone = true;
+            return queued;
+        }
+        f->up_off = 0;
+        f->up_len = (size_t)n;
+        if (n == 0) {
+            f->tcp_eof = true;
+            ev_io_stop(t->ev, &f->rw);
+        }
+    }
+}
+
+static void kick(qk_tunnel *t)
+{
+    t->cfg.kick(t->cfg.kick_ctx);
+}
+
+static void on_tcp_readable(struct ev_loop *ev, ev_io *w, int revents)
+{
+    (void)ev;
+    (void)revents;
+    flow *f = w->data;
+    qk_tunnel *t = f->t;
+    bool gone;
+    pump_up(f, &gone);
+    kick(t); /* also after an abort: RESET_STREAM went out */
+}
+
+static void on_tcp_writable(struct ev_loop *ev, ev_io *w, int revents)
+{
+    (void)ev;
+    (void)revents;
+    flow *f = w->data;
+    qk_tunnel *t = f->t;
+    if (f->connecting) {
+        int err = 0;
+        socklen_t len = sizeof err;
+        if (getsockopt(f->fd, SOL_SOCKET, SO_ERROR, &err, &len) || err) {
+            t->stats.flows_refused++;
+            flow_abort(f, QK_TUNNEL_ERR_TCP);
+            kick(t);
+            return;
+        }
+        f->connecting = false;
+        ev_io_stop(t->ev, &f->ww);
+    }
+    /* Draining TCP's buffer lets us read (and credit) more of the stream. */
+    if (pump_down(f)) {
+        bool gone;
+        pump_up(f, &gone);
+    }
+    kick(t);
+}
+
+static flow *flow_new(qk_tunnel *t, qk_conn *c, uint64_t sid, int fd)
+{
+    if (t->n_flows >= t->cfg.max_flows) return NULL;
+    flow *f = calloc(1, sizeof *f);
+    if (!f) return NULL;
+    f->up = malloc(t->cfg.buf_bytes);
+    f->down = malloc(t->cfg.buf_bytes);
+    if (!f->up || !f->down) {
+        free(f->up);
+        free(f->down);
+        free(f);
+        return NULL;
+    }
+    f->t = t;
+    f->c = c;
+    f->sid = sid;
+    f->fd = fd;
+    ev_io_init(&f->rw, on_tcp_readable, fd, EV_READ);
+    ev_io_init(&f->ww, on_tcp_writable, fd, EV_WRITE);
+    f->rw.data = f->ww.data = f;
+    for (size_t i = 0; i < t->cfg.max_flows; i++)
+        if (!t->flows[i]) {
+            t->flows[i] = f;
+            break;
+        }
+    t->n_flows++;
+    t->stats.flows_opened++;
+    return f;
+}
+
+static void tcp_opts(int fd)
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one); /* QUIC packs; TCP must not wait */
+}
+
+/* Server: the peer opened a stream; connect its TCP side to the target. */
+static bool on_stream_opened(qk_tunnel *t, const qk_event *ev)
+{
+    if (ev->stream_id & 2) { /* RFC 9000 §2.1: unidirectional; not ours */
+        qk_stream_stop(ev->conn, ev->stream_id, QK_TUNNEL_ERR_PROTOCOL);
+        return true;
+    }
+    int fd = socket(t->cfg.target.ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    flow *f = fd >= 0 ? flow_new(t, ev->conn, ev->stream_id, fd) : NULL;
+    if (!f) {
+        if (fd >= 0) close(fd);
+        t->stats.flows_refused++;
+        qk_stream_stop(ev->conn, ev->stream_id, QK_TUNNEL_ERR_TCP);
+        qk_stream_reset(ev->conn, ev->stream_id, QK_TUNNEL_ERR_TCP);
+        return true;
+    }
+    tcp_opts(fd);
+    f->preamble = true;
+    f->connecting = true;
+    if (connect(fd, (const struct sockaddr *)&t->cfg.target.ss, t->cfg.target.len) &&
+        errno != EINPROGRESS) {
+        t->stats.flows_refused++;
+        flow_abort(f, QK_TUNNEL_ERR_TCP);
+        return true;
+    }
+    ev_io_start(t->ev, &f->ww); /* writable = connected (or failed) */
+    return false;
+}
+
+/* Client: a TCP connection arrived; give it a stream. */
+static void on_accept(struct ev_loop *ev, ev_io *w, int revents)
+{
+    (void)ev;
+    (void)revents;
+    qk_tunnel *t = w->data;
+    bool queued = false;
+    for (;;) {
+        int fd = accept4(t->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) break; /* EAGAIN, or a transient error: the watcher fires again */
+        uint64_t sid;
+        flow *f = NULL;
+        if (t->conn && t->n_flows < t->cfg.max_flows && !qk_stream_open(t->conn, true, &sid))
+            f = flow_new(t, t->conn, sid, fd);
+        if (!f) { /* at the flow limit or the peer's stream limit: refuse now */
+            t->stats.flows_refused++;
+            struct linger l = {.l_onoff = 1, .l_linger = 0};
+            setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+            close(fd);
+            continue;
+        }
+        tcp_opts(fd);
+        static const uint8_t pre = QK_TUNNEL_PREAMBLE;
+        qk_stream_write(t->conn, sid, &pre, 1, false); /* fits: the stream is empty */
+        queued = true;
+        bool gone;
+        pump_up(f, &gone);
+        if (!gone) ev_io_start(t->ev, &f->rw);
+    }
+    if (queued) kick(t);
+}
+
+int qk_tunnel_new(struct ev_loop *ev, const qk_tunnel_config *cfg, qk_tunnel **out)
+{
+    if (!ev || !cfg || !out || !cfg->kick) return QK_ERR_INVALID_ARG;
+    if (cfg->server && !cfg->target.len) return QK_ERR_INVALID_ARG;
+    qk_tunnel *t = calloc(1, sizeof *t);
+    if (!t) return QK_ERR_NOMEM;
+    t->ev = ev;
+    t->cfg = *cfg;
+    if (!t->cfg.max_flows) t->cfg.max_flows = QK_TUNNEL_DEFAULT_MAX_FLOWS;
+    if (!t->cfg.buf_bytes) t->cfg.buf_bytes = QK_TUNNEL_DEFAULT_BUF_BYTES;
+    t->flows = calloc(t->cfg.max_flows, sizeof *t->flows);
+    if (!t->flows) {
+        free(t);
+        return QK_ERR_NOMEM;
+    }
+    t->lfd = -1;
+    *out = t;
+    return 0;
+}
+
+void qk_tunnel_del(qk_tunnel *t)
+{
+    if (!t) return;
+    for (size_t i = 0; i < t->cfg.max_flows; i++)
+        if (t->flows[i]) flow_abort(t->flows[i], QK_TUNNEL_ERR_TCP);
+    if (t->lfd >= 0) {
+        ev_io_stop(t->ev, &t->accept_w);
+        close(t->lfd);
+    }
+    free(t->flows);
+    free(t);
+}
+
+int qk_tunnel_listen(qk_tunnel *t, const qk_addr *addr, qk_conn *c)
+{
+    if (!t || !addr || !c || !addr->len) return QK_ERR_INVALID_ARG;
+    if (t->cfg.server || t->lfd >= 0) return QK_ERR_STATE;
+    int fd = socket(addr->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return QK_ERR_IO;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (bind(fd, (const struct sockaddr *)&addr->ss, addr->len) || listen(fd, 128)) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return QK_ERR_IO;
+    }
+    t->lfd = fd;
+    t->conn = c;
+    ev_io_init(&t->accept_w, on_accept, fd, EV_READ);
+    t->accept_w.data = t;
+    ev_io_start(t->ev, &t->accept_w);
+    return 0;
+}
+
+int qk_tunnel_listen_addr(const qk_tunnel *t, qk_addr *out)
+{
+    if (!t || !out || t->lfd < 0) return QK_ERR_STATE;
+    memset(out, 0, sizeof *out);
+    out->len = sizeof out->ss;
+    if (getsockname(t->lfd, (struct sockaddr *)&out->ss, &out->len)) return QK_ERR_IO;
+    return 0;
+}
+
+bool qk_tunnel_on_event(qk_tunnel *t, const qk_event *ev)
+{
+    flow *f;
+    bool gone;
+    switch (ev->type) {
+    case QK_EV_STREAM_OPENED:
+        if (!t->cfg.server) { /* streams are the client's to open */
+            qk_stream_stop(ev->conn, ev->stream_id, QK_TUNNEL_ERR_PROTOCOL);
+            if (!(ev->stream_id & 2))
+                qk_stream_reset(ev->conn, ev->stream_id, QK_TUNNEL_ERR_PROTOCOL);
+            return true;
+        }
+        if (find(t, ev->conn, ev->stream_id)) return false;
+        return on_stream_opened(t, ev);
+    case QK_EV_STREAM_READABLE:
+        f = find(t, ev->conn, ev->stream_id);
+        if (f) pump_down(f);
+        return true; /* reading returns flow-control credit */
+    case QK_EV_STREAM_WRITABLE:
+        f = find(t, ev->conn, ev->stream_id);
+        if (!f) return false;
+        return pump_up(f, &gone);
+    case QK_EV_STREAM_RESET: /* the peer gave up on its side: RST the TCP side */
+    case QK_EV_STREAM_STOP:
+        f = find(t, ev->conn, ev->stream_id);
+        if (!f) return false;
+        flow_abort(f, QK_TUNNEL_ERR_TCP);
+        return true;
+    case QK_EV_CLOSED:
+        for (size_t i = 0; i < t->cfg.max_flows; i++)
+            if (t->flows[i] && t->flows[i]->c == ev->conn) {
+                t->flows[i]->c = NULL; /* freed after this event: no frames */
+                flow_free(t->flows[i], true);
+            }
+        if (t->conn == ev->conn) t->conn = NULL;
+        return false;
+    default: return false;
+    }
+}
+
+size_t qk_tunnel_flow_count(const qk_tunnel *t)
+{
+    return t ? t->n_flows : 0;
+}
+
+void qk_tunnel_get_stats(const qk_tunnel *t, qk_tunnel_stats *out)
+{
+    if (t && out) *out = t->stats;
+}

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# `quack tunnel`: TCP over QUIC over UDP, end to end on loopback. Every
+# transfer is checked by SHA-256 (tests/cli/tunnel_peer.py): a 32 MB echo
+# round trip, 8 concurrent connections, a server that speaks first, empty and
+# 1-byte connections, a refused target (the client's connection is reset),
+# and a 4 MB round trip through `quack netem` with 20 ms RTT and 1% loss each
+# way. Usage: tests/cli/tunnel.sh BUILD_DIR
+set -uo pipefail
+build=${1:?usage: tunnel.sh BUILD_DIR}
+q="$build/quack"
+here=$(cd "$(dirname "$0")" && pwd)
+peer="python3 $here/tunnel_peer.py"
+tmp=$(mktemp -d)
+pids=()
+fails=0
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+    wait 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+ok() { echo "ok   - $*"; }
+no() { echo "FAIL - $*"; fails=$((fails + 1)); }
+check() { if eval "$2"; then ok "$1"; else no "$1"; fi; }
+base=$((20000 + ($$ % 15000) * 2))
+echo_port=$base banner_port=$((base + 1)) dead_port=$((base + 2))
+tcp_port=$((base + 3)) relay_port=$((base + 4)) tcp2_port=$((base + 5))
+
+# wait_line FILE REGEX: up to 10 s for a line to appear.
+wait_line() {
+    for _ in $(seq 200); do
+        grep -q "$2" "$1" 2>/dev/null && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
+"$q" tunnel --help >"$tmp/help" 2>&1
+check "--help exits 0 and explains both sides" \
+    "[ $? -eq 0 ] && grep -q -- '--to HOST:PORT' $tmp/help && grep -q -- '--pin' $tmp/help"
+"$q" tunnel client --connect 127.0.0.1:1 --listen 127.0.0.1:0 >/dev/null 2>"$tmp/err"
+check "client without --pin/--insecure exits 2" "[ $? -eq 2 ] && grep -q -- '--pin' $tmp/err"
+"$q" tunnel server --listen 127.0.0.1:0 >/dev/null 2>"$tmp/err"
+check "server without --to exits 2 and says so" "[ $? -eq 2 ] && grep -q -- '--to' $tmp/err"
+"$q" tunnel client --connect 127.0.0.1:1 --insecure --listen 127.0.0.1:0 --keep-alive 40s \
+    >/dev/null 2>"$tmp/err"
+check "--keep-alive above --idle-timeout exits 2" "[ $? -eq 2 ] && grep -q 'idle-timeout' $tmp/err"
+
+$peer echo "$echo_port" &
+pids+=($!)
+$peer banner "$banner_port" 3000000 7 &
+pids+=($!)
+sleep 0.3
+
+# start_pair TARGET_PORT CLIENT_TCP_PORT [NETEM OPTIONS...]: a tunnel server
+# to 127.0.0.1:TARGET_PORT and a client on 127.0.0.1:CLIENT_TCP_PORT, through
+# a `quack netem` relay when options are given; sets spid, cpid (npid).
+start_pair() {
+    local target=$1 ctcp=$2
+    shift 2
+    : >"$tmp/s.out"
+    "$q" tunnel server --listen 127.0.0.1:0 --to "127.0.0.1:$target" --quiet --stats \
+        >"$tmp/s.out" 2>"$tmp/s.err" &
+    spid=$!
+    pids+=($spid)
+    wait_line "$tmp/s.out" '^listening on' || return 1
+    local saddr pin connect
+    saddr=$(sed -n 's/^listening on \([^ ]*\).*/\1/p' "$tmp/s.out")
+    pin=$(sed -n 's/^pin: //p' "$tmp/s.out")
+    connect=$saddr
+    npid=
+    if [ $# -gt 0 ]; then
+        "$q" netem --listen "127.0.0.1:$relay_port" --to "$saddr" "$@" --duration 120s \
+            >"$tmp/netem.out" 2>&1 &
+        npid=$!
+        pids+=($npid)
+        sleep 0.3
+        connect=127.0.0.1:$relay_port
+    fi
+    : >"$tmp/c.out"
+    "$q" tunnel client --connect "$connect" --pin "$pin" --listen "127.0.0.1:$ctcp" --quiet \
+        --stats >"$tmp/c.out" 2>"$tmp/c.err" &
+    cpid=$!
+    pids+=($cpid)
+    wait_line "$tmp/c.out" '^tunnel: listening on'
+}
+
+if start_pair "$echo_port" "$tcp_port"; then
+    r=$($peer roundtrip "$tcp_port" 32000000)
+    check "32 MB echo round trip, SHA-256 equal both ways ($r)" "[ '${r%% *}' = ok ]"
+    par=()
+    for i in 1 2 3 4 5 6 7 8; do
+        $peer roundtrip "$tcp_port" $((500000 * i + i)) >"$tmp/par$i" &
+        par+=($!)
+    done
+    wait "${par[@]}"
+    n_ok=$(cat "$tmp"/par* | grep -c '^ok')
+    check "8 concurrent connections (0.5-4 MB each) all echo intact ($n_ok of 8)" "[ $n_ok = 8 ]"
+    r0=$($peer roundtrip "$tcp_port" 0)
+    r1=$($peer roundtrip "$tcp_port" 1)
+    check "empty and 1-byte connections ($r0 / $r1)" "[ '${r0%% *}' = ok ] && [ '${r1%% *}' = ok ]"
+    kill -TERM "$cpid"
+    wait "$cpid"
+    check "client exits 0 on SIGTERM" "[ $? -eq 0 ]"
+    kill -TERM "$spid"
+    wait "$spid"
+    check "server exits 0 on SIGTERM" "[ $? -eq 0 ]"
+else
+    no "echo tunnel did not come up: $(cat "$tmp/s.err" "$tmp/c.err")"
+fi
+
+if start_pair "$banner_port" "$tcp_port"; then
+    r=$($peer fetch "$tcp_port" 3000000 7)
+    check "server speaks first: 3 MB banner arrives intact ($r)" "[ '${r%% *}' = ok ]"
+    kill -TERM "$cpid" "$spid"
+    wait "$cpid" "$spid"
+else
+    no "banner tunnel did not come up"
+fi
+
+if start_pair "$dead_port" "$tcp_port"; then
+    python3 - "$tcp_port" >"$tmp/dead" 2>&1 <<'EOF'
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+t = time.time()
+try:
+    b = s.recv(10)
+    print("eof" if not b else "data")
+except ConnectionResetError:
+    print("reset %.3f" % (time.time() - t))
+EOF
+    check "refused target: the client's TCP connection is reset ($(cat "$tmp/dead"))" \
+        "grep -q '^reset' $tmp/dead"
+    kill -TERM "$cpid" "$spid"
+    wait "$cpid" "$spid"
+else
+    no "dead-target tunnel did not come up"
+fi
+
+# Through a lossy relay: 10 ms each way, 1% loss each way.
+if start_pair "$echo_port" "$tcp2_port" --delay 10ms --loss 1% --seed 3; then
+    r=$($peer roundtrip "$tcp2_port" 4000000)
+    check "4 MB echo through 20 ms RTT, 1% loss each way ($r)" "[ '${r%% *}' = ok ]"
+    kill -TERM "$cpid"
+    wait "$cpid"
+    lost=$(sed -n 's/^stats: pkts sent [0-9]* received [0-9]* lost \([0-9]*\).*/\1/p' "$tmp/c.err")
+    check "the client's stats show the losses it recovered from (lost ${lost:-?})" \
+        "[ -n '$lost' ] && [ '$lost' -gt 0 ]"
+    kill -TERM "$spid" "$npid"
+    wait "$spid" "$npid"
+else
+    no "lossy tunnel did not come up: $(cat "$tmp/s.err" "$tmp/c.err")"
+fi
+echo "$fails failure(s)"
+[ "$fails" -eq 0 ]

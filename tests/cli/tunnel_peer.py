@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""TCP ends for tests/cli/tunnel.sh (not a test by itself).
+
+  tunnel_peer.py echo PORT             TCP echo server on 127.0.0.1:PORT (one thread per
+                                       connection; echoes until EOF, then half-closes)
+  tunnel_peer.py banner PORT N SEED    server that sends N deterministic bytes on connect,
+                                       then closes (a protocol where the server speaks first)
+  tunnel_peer.py roundtrip PORT N      client: sends N random bytes while reading the echo,
+                                       half-closes, prints "ok SHA" when the echo matched
+  tunnel_peer.py fetch PORT N SEED     client: reads to EOF, prints "ok SHA" when it got
+                                       exactly the banner's N bytes
+Exit status 0 on "ok", 1 otherwise.
+"""
+import hashlib
+import os
+import random
+import socket
+import sys
+import threading
+
+
+def pattern(n, seed):
+    rnd = random.Random(seed)
+    return rnd.randbytes(n)
+
+
+def serve(port, handler):
+    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind(("127.0.0.1", port))
+    ls.listen(64)
+    while True:
+        c, _ = ls.accept()
+        threading.Thread(target=handler, args=(c,), daemon=True).start()
+
+
+def echo_conn(c):
+    try:
+        while True:
+            b = c.recv(65536)
+            if not b:
+                break
+            c.sendall(b)
+        c.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+    finally:
+        c.close()
+
+
+def roundtrip(port, n):
+    data = os.urandom(n)
+    s = socket.create_connection(("127.0.0.1", port), timeout=60)
+
+    def writer():
+        s.sendall(data)
+        s.shutdown(socket.SHUT_WR)
+
+    t = threading.Thread(target=writer, daemon=True)
+    t.start()
+    h = hashlib.sha256()
+    got = 0
+    while True:
+        b = s.recv(65536)
+        if not b:
+            break
+        h.update(b)
+        got += len(b)
+    t.join()
+    s.close()
+    want = hashlib.sha256(data).hexdigest()
+    if got == n and h.hexdigest() == want:
+        print("ok", want)
+        return 0
+    print("mismatch: sent %d bytes (%s), echo %d bytes (%s)" % (n, want, got, h.hexdigest()))
+    return 1
+
+
+def fetch(port, n, seed):
+    s = socket.create_connection(("127.0.0.1", port), timeout=60)
+    h = hashlib.sha256()
+    got = 0
+    while True:
+        b = s.recv(65536)
+        if not b:
+            break
+        h.update(b)
+        got += len(b)
+    s.close()
+    want = hashlib.sha256(pattern(n, seed)).hexdigest()
+    if got == n and h.hexdigest() == want:
+        print("ok", want)
+        return 0
+    print("mismatch: want %d bytes (%s), got %d (%s)" % (n, want, got, h.hexdigest()))
+    return 1
+
+
+def main():
+    mode, port = sys.argv[1], int(sys.argv[2])
+    if mode == "echo":
+        serve(port, echo_conn)
+    elif mode == "banner":
+        data = pattern(int(sys.argv[3]), int(sys.argv[4]))
+
+        def banner_conn(c):
+            try:
+                c.sendall(data)
+            finally:
+                c.close()
+
+        serve(port, banner_conn)
+    elif mode == "roundtrip":
+        return roundtrip(port, int(sys.argv[3]))
+    elif mode == "fetch":
+        return fetch(port, int(sys.argv[3]), int(sys.argv[4]))
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
