@@ -59,8 +59,8 @@ void qk_ackfreq_update(qk_ackfreq *a, uint64_t cwnd_bytes, uint64_t mds_bytes, q
          * bottleneck clocks the flow, the hold costs nothing while the queue
          * lasts, and larger bursts only feed drop-tail losses: keep the
          * threshold and the window-full rule. */
-        a->burst_mode = a->cfg.mode == QK_ACKFREQ_AUTO &&
-                        (!a->min_rtt_ns || srtt_ns * 8 <= a->min_rtt_ns * 9);
+        a->burst_mode =
+            a->cfg.mode == QK_ACKFREQ_AUTO && (!a->min_rtt_ns || srtt_ns * 8 <= a->min_rtt_ns * 9);
         uint64_t wire;
         if (a->burst_mode && a->refill == QK_ACKFREQ_REFILL_ON) {
             /* Refill after a reduction that drained the queue the flow had

@@ -12,10 +12,10 @@
 #define QK_ACKFREQ_DEFAULT_MAX_THRESHOLD 16u
 
 typedef enum qk_ackfreq_mode {
-    QK_ACKFREQ_OFF = 0,        /**< never ask */
-    QK_ACKFREQ_FIXED = 1,      /**< ask once for the configured values */
-    QK_ACKFREQ_AUTO = 2,       /**< derive from cwnd and RTT (§8.1); ACK points at burst
-                                    ends while the path holds no standing queue */
+    QK_ACKFREQ_OFF = 0,            /**< never ask */
+    QK_ACKFREQ_FIXED = 1,          /**< ask once for the configured values */
+    QK_ACKFREQ_AUTO = 2,           /**< derive from cwnd and RTT (§8.1); ACK points at burst
+                                        ends while the path holds no standing queue */
     QK_ACKFREQ_AUTO_THRESHOLD = 3, /**< AUTO without burst-end ACK points (the threshold
                                         and the window-full rule only; for comparison) */
 } qk_ackfreq_mode;
@@ -69,7 +69,7 @@ typedef struct qk_ackfreq {
     bool burst_mode;          /**< AUTO, no standing queue: ACK points at burst ends */
     uint64_t cong_events;     /**< the congestion controller's event count last seen */
     int refill; /**< AUTO after a reduction that a full queue caused: QK_ACKFREQ_REFILL_* */
-    qk_time last_ack_rx_ns;   /**< last ACK frame received in the application space */
+    qk_time last_ack_rx_ns; /**< last ACK frame received in the application space */
 } qk_ackfreq;
 
 /** Why an IMMEDIATE_ACK goes into a packet (bit set). */
@@ -80,7 +80,8 @@ enum {
     QK_IMM_NO_ACK = 1 << 3,     /**< no ACK for more than an RTT with packets outstanding, §8 */
     QK_IMM_REQUESTED = 1 << 4,  /**< qk_ackfreq_request_immediate (PMTU probe, migration) */
     QK_IMM_CWND_FULL =
-        1 << 5, /**< last packet of a burst (cwnd full; AUTO without a queue: or pacer empty), §8.1 */
+        1
+        << 5, /**< last packet of a burst (cwnd full; AUTO without a queue: or pacer empty), §8.1 */
 };
 
 /** What the sender knows when deciding on IMMEDIATE_ACK for one 1-RTT packet. */

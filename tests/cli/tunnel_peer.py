@@ -48,6 +48,18 @@ def echo_conn(c):
         c.close()
 
 
+def read_all(s):
+    """Read to EOF: (bytes, sha256 hex)."""
+    h = hashlib.sha256()
+    got = 0
+    while True:
+        b = s.recv(65536)
+        if not b:
+            return got, h.hexdigest()
+        h.update(b)
+        got += len(b)
+
+
 def roundtrip(port, n):
     data = os.urandom(n)
     s = socket.create_connection(("127.0.0.1", port), timeout=60)
@@ -58,40 +70,26 @@ def roundtrip(port, n):
 
     t = threading.Thread(target=writer, daemon=True)
     t.start()
-    h = hashlib.sha256()
-    got = 0
-    while True:
-        b = s.recv(65536)
-        if not b:
-            break
-        h.update(b)
-        got += len(b)
+    got, digest = read_all(s)
     t.join()
     s.close()
     want = hashlib.sha256(data).hexdigest()
-    if got == n and h.hexdigest() == want:
+    if got == n and digest == want:
         print("ok", want)
         return 0
-    print("mismatch: sent %d bytes (%s), echo %d bytes (%s)" % (n, want, got, h.hexdigest()))
+    print("mismatch: sent %d bytes (%s), echo %d bytes (%s)" % (n, want, got, digest))
     return 1
 
 
 def fetch(port, n, seed):
     s = socket.create_connection(("127.0.0.1", port), timeout=60)
-    h = hashlib.sha256()
-    got = 0
-    while True:
-        b = s.recv(65536)
-        if not b:
-            break
-        h.update(b)
-        got += len(b)
+    got, digest = read_all(s)
     s.close()
     want = hashlib.sha256(pattern(n, seed)).hexdigest()
-    if got == n and h.hexdigest() == want:
+    if got == n and digest == want:
         print("ok", want)
         return 0
-    print("mismatch: want %d bytes (%s), got %d (%s)" % (n, want, got, h.hexdigest()))
+    print("mismatch: want %d bytes (%s), got %d (%s)" % (n, want, got, digest))
     return 1
 
 

@@ -59,11 +59,12 @@ static inline two_result two_flows_run(qk_cc_kind cc, qk_time offset_ns, qk_time
     r.util = (double)l * 8 / secs / (double)RATE_BPS;
     r.diff = (r.ga > r.gb ? r.ga - r.gb : r.gb - r.ga) / (r.ga > r.gb ? r.ga : r.gb);
     fprintf(stderr,
-            "%s x2 (+%.1f s, jitter %.1f ms): %.2f and %.2f Mbit/s over %.0f-%.0f s (difference %.1f%%), "
+            "%s x2 (+%.1f s, jitter %.1f ms): %.2f and %.2f Mbit/s over %.0f-%.0f s (difference "
+            "%.1f%%), "
             "utilisation %.1f%%\n",
             cc == QK_CONFIG_CC_CUBIC ? "cubic" : "newreno", (double)offset_ns / 1e9,
-            (double)jitter_ns / 1e6, r.ga / 1e6,
-            r.gb / 1e6, (double)t0 / 1e9, (double)t1 / 1e9, r.diff * 100, r.util * 100);
+            (double)jitter_ns / 1e6, r.ga / 1e6, r.gb / 1e6, (double)t0 / 1e9, (double)t1 / 1e9,
+            r.diff * 100, r.util * 100);
     assert_false(qk_simq_result_get(q1)->mismatch);
     assert_false(qk_simq_result_get(q2)->mismatch);
     qk_sim_del(e.sim);
