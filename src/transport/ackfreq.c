@@ -15,6 +15,13 @@ void qk_ackfreq_set_peer(qk_ackfreq *a, bool supports, qk_time min_ack_delay_ns)
     a->peer_min_delay_ns = min_ack_delay_ns;
 }
 
+/* A standing queue: srtt more than 1/8 above the path's min RTT (unknown:
+ * none). */
+static bool standing_queue(const qk_ackfreq *a, qk_time srtt_ns)
+{
+    return a->min_rtt_ns && srtt_ns * 8 > a->min_rtt_ns * 9;
+}
+
 static bool changed(uint64_t old, uint64_t now)
 {
     /* A relevant change is at least 20% either way. */
@@ -59,8 +66,7 @@ void qk_ackfreq_update(qk_ackfreq *a, uint64_t cwnd_bytes, uint64_t mds_bytes, q
          * bottleneck clocks the flow, the hold costs nothing while the queue
          * lasts, and larger bursts only feed drop-tail losses: keep the
          * threshold and the window-full rule. */
-        a->burst_mode =
-            a->cfg.mode == QK_ACKFREQ_AUTO && (!a->min_rtt_ns || srtt_ns * 8 <= a->min_rtt_ns * 9);
+        a->burst_mode = a->cfg.mode == QK_ACKFREQ_AUTO && !standing_queue(a, srtt_ns);
         uint64_t wire;
         if (a->burst_mode && a->refill == QK_ACKFREQ_REFILL_ON) {
             /* Refill after a reduction that drained the queue the flow had
@@ -276,7 +282,7 @@ void qk_ackfreq_on_congestion(qk_ackfreq *a, uint64_t congestion_events, qk_time
     qk_time m = a->min_rtt_ns;
     if (congestion_events != a->cong_events) {
         a->cong_events = congestion_events;
-        a->refill = m && srtt_ns * 8 > m * 9 ? QK_ACKFREQ_REFILL_DRAIN : QK_ACKFREQ_REFILL_NONE;
+        a->refill = standing_queue(a, srtt_ns) ? QK_ACKFREQ_REFILL_DRAIN : QK_ACKFREQ_REFILL_NONE;
     }
     if (!m) return;
     bool queue = srtt_ns * 16 > m * 17;

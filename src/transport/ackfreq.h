@@ -79,9 +79,7 @@ enum {
     QK_IMM_IDLE_EXIT = 1 << 2,  /**< first data packet after that */
     QK_IMM_NO_ACK = 1 << 3,     /**< no ACK for more than an RTT with packets outstanding, §8 */
     QK_IMM_REQUESTED = 1 << 4,  /**< qk_ackfreq_request_immediate (PMTU probe, migration) */
-    QK_IMM_CWND_FULL =
-        1
-        << 5, /**< last packet of a burst (cwnd full; AUTO without a queue: or pacer empty), §8.1 */
+    QK_IMM_CWND_FULL = 1 << 5,  /**< last packet of a burst (cwnd full, or pacer empty), §8.1 */
 };
 
 /** What the sender knows when deciding on IMMEDIATE_ACK for one 1-RTT packet. */
