@@ -128,12 +128,7 @@ static int parse_opt(perf_opts *o, int argc, char **argv, int *i)
             return bad("--streams wants 1..1000, not '%s'", v);
         o->streams = (unsigned)n;
     } else if (!strcmp(a, "--cc")) {
-        if (!strcmp(v, "reno") || !strcmp(v, "newreno"))
-            o->cc = QK_CONFIG_CC_NEWRENO;
-        else if (!strcmp(v, "cubic"))
-            o->cc = QK_CONFIG_CC_CUBIC;
-        else
-            return bad("--cc wants reno or cubic, not '%s'", v);
+        if (perf_parse_cc(v, &o->cc)) return bad("--cc wants reno or cubic, not '%s'", v);
     } else if (!strcmp(a, "--ack-frequency")) {
         if (perf_parse_ackfreq(v, o))
             return bad(

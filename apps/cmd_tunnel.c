@@ -8,6 +8,7 @@
 #include <quack/sim.h>
 #include <quack/tunnel.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,11 +77,16 @@ static void usage(FILE *f)
             QK_TUNNEL_DEFAULT_MAX_FLOWS);
 }
 
-static int bad(const char *fmt, const char *a, const char *b)
+static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int bad(const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
     fprintf(stderr, "quack tunnel: ");
-    fprintf(stderr, fmt, a, b);
+    vfprintf(stderr, fmt, ap);
     fprintf(stderr, "\nRun 'quack tunnel --help' for the options.\n");
+    va_end(ap);
     return 2;
 }
 
@@ -97,13 +103,13 @@ static int parse_time_opt(const char *name, const char *v, qk_time *out)
 
 static int parse(tun_opts *o, int argc, char **argv)
 {
-    if (argc < 2) return bad("%s%s", "server or client?", "");
+    if (argc < 2) return bad("server or client?");
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         usage(stdout);
         return -1;
     }
     if (strcmp(argv[1], "server") && strcmp(argv[1], "client"))
-        return bad("unknown mode '%s'%s (want server or client)", argv[1], "");
+        return bad("unknown mode '%s' (want server or client)", argv[1]);
     o->server = !strcmp(argv[1], "server");
     o->cc = QK_CONFIG_CC_CUBIC;
     o->keep_alive_ns = o->server ? 0 : 10 * QK_NS_PER_S;
@@ -119,7 +125,7 @@ static int parse(tun_opts *o, int argc, char **argv)
             *b = true;
             continue;
         }
-        if (i + 1 >= argc) return bad("%s needs a value%s", a, "");
+        if (i + 1 >= argc) return bad("%s needs a value", a);
         const char *v = argv[++i];
         if (!strcmp(a, "--listen")) {
             if (o->server)
@@ -139,12 +145,7 @@ static int parse(tun_opts *o, int argc, char **argv)
         } else if (!strcmp(a, "--qlog")) {
             o->qlog_dir = v;
         } else if (!strcmp(a, "--cc")) {
-            if (!strcmp(v, "reno") || !strcmp(v, "newreno"))
-                o->cc = QK_CONFIG_CC_NEWRENO;
-            else if (!strcmp(v, "cubic"))
-                o->cc = QK_CONFIG_CC_CUBIC;
-            else
-                return bad("--cc wants reno or cubic, not '%s'%s", v, "");
+            if (perf_parse_cc(v, &o->cc)) return bad("--cc wants reno or cubic, not '%s'", v);
         } else if (!strcmp(a, "--keep-alive")) {
             if (parse_time_opt(a, v, &o->keep_alive_ns)) return 2;
         } else if (!strcmp(a, "--idle-timeout")) {
@@ -152,27 +153,24 @@ static int parse(tun_opts *o, int argc, char **argv)
         } else if (!strcmp(a, "--max-flows")) {
             char *end;
             unsigned long long n = strtoull(v, &end, 10);
-            if (*end || !n || n > 100000)
-                return bad("--max-flows wants 1..100000, not '%s'%s", v, "");
+            if (*end || !n || n > 100000) return bad("--max-flows wants 1..100000, not '%s'", v);
             o->max_flows = n;
         } else {
             return bad("unknown option '%s' for tunnel %s", a, o->server ? "server" : "client");
         }
     }
-    if (!o->udp_str)
-        return bad("%s%s", o->server ? "--listen is required" : "--connect is required", "");
-    if (!o->tcp_str)
-        return bad("%s%s", o->server ? "--to is required" : "--listen is required", "");
+    if (!o->udp_str) return bad("%s", o->server ? "--listen is required" : "--connect is required");
+    if (!o->tcp_str) return bad("%s", o->server ? "--to is required" : "--listen is required");
     if (!o->server && !o->pin == !o->insecure)
-        return bad("%s%s", "the client needs exactly one of --pin HEX and --insecure", "");
+        return bad("%s", "the client needs exactly one of --pin HEX and --insecure");
     if (o->server && !o->cert_file != !o->key_file)
-        return bad("%s%s", "--cert and --key go together", "");
+        return bad("%s", "--cert and --key go together");
     if (o->keep_alive_ns && o->idle_timeout_ns && o->keep_alive_ns >= o->idle_timeout_ns)
-        return bad("%s%s", "--keep-alive must be shorter than --idle-timeout", "");
+        return bad("%s", "--keep-alive must be shorter than --idle-timeout");
     if (qk_addr_parse(o->udp_str, &o->udp))
-        return bad("cannot parse address '%s'%s (want HOST:PORT or [V6]:PORT)", o->udp_str, "");
+        return bad("cannot parse address '%s' (want HOST:PORT or [V6]:PORT)", o->udp_str);
     if (qk_addr_parse(o->tcp_str, &o->tcp))
-        return bad("cannot parse address '%s'%s (want HOST:PORT or [V6]:PORT)", o->tcp_str, "");
+        return bad("cannot parse address '%s' (want HOST:PORT or [V6]:PORT)", o->tcp_str);
     return 0;
 }
 
@@ -368,7 +366,7 @@ int qk_cmd_tunnel(int argc, char **argv)
         if (qk_pin_parse(o.pin, cfg.pin_sha256)) {
             free(cert_pem);
             free(key_pem);
-            return bad("--pin wants 64 hex digits, not '%s'%s", o.pin, "");
+            return bad("--pin wants 64 hex digits, not '%s'", o.pin);
         }
         cfg.has_pin = true;
     }

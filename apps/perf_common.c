@@ -354,6 +354,17 @@ int perf_parse_key_update(const char *arg, uint64_t *pkts)
     return 0;
 }
 
+int perf_parse_cc(const char *s, qk_cc_kind *out)
+{
+    if (!strcmp(s, "reno") || !strcmp(s, "newreno"))
+        *out = QK_CONFIG_CC_NEWRENO;
+    else if (!strcmp(s, "cubic"))
+        *out = QK_CONFIG_CC_CUBIC;
+    else
+        return QK_ERR_INVALID_ARG;
+    return 0;
+}
+
 /* Certificate: the given files, or a fresh self-signed P-256 one in memory. */
 int perf_load_cert(const char *who, const char *cert_file, const char *key_file, qk_config *cfg,
                    char **cert_pem, char **key_pem)

@@ -7,7 +7,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define SRV_SLOTS 4096u /* open requests over all connections (power of two) */
 #define SRV_CONNS 64u   /* connections tracked for progress lines */

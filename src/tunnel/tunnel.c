@@ -20,6 +20,7 @@
 
 typedef struct flow {
     qk_tunnel *t;
+    size_t slot; /* index in t->flows */
     qk_conn *c;
     uint64_t sid;
     int fd;
@@ -39,7 +40,7 @@ typedef struct flow {
 struct qk_tunnel {
     struct ev_loop *ev;
     qk_tunnel_config cfg;
-    flow **flows; /* max_flows slots, NULL = free */
+    flow **flows; /* the n_flows open flows, packed (removal moves the last in) */
     size_t n_flows;
     int lfd; /* client: listening socket, -1 = none */
     ev_io accept_w;
@@ -49,9 +50,9 @@ struct qk_tunnel {
 
 static flow *find(qk_tunnel *t, const qk_conn *c, uint64_t sid)
 {
-    for (size_t i = 0; i < t->cfg.max_flows; i++) {
+    for (size_t i = 0; i < t->n_flows; i++) {
         flow *f = t->flows[i];
-        if (f && f->c == c && f->sid == sid) return f;
+        if (f->c == c && f->sid == sid) return f;
     }
     return NULL;
 }
@@ -68,9 +69,9 @@ static void flow_free(flow *f, bool abort_tcp)
         }
         close(f->fd);
     }
-    for (size_t i = 0; i < t->cfg.max_flows; i++)
-        if (t->flows[i] == f) t->flows[i] = NULL;
-    t->n_flows--;
+    flow *last = t->flows[--t->n_flows];
+    t->flows[f->slot] = last;
+    last->slot = f->slot;
     t->stats.flows_closed++;
     if (abort_tcp) t->stats.flows_aborted++;
     free(f->up);
@@ -221,8 +222,7 @@ static void on_tcp_readable(struct ev_loop *ev, ev_io *w, int revents)
     flow *f = w->data;
     qk_tunnel *t = f->t;
     bool gone;
-    pump_up(f, &gone);
-    kick(t); /* also after an abort: RESET_STREAM went out */
+    if (pump_up(f, &gone) || gone) kick(t); /* data, FIN, or an abort's RESET_STREAM */
 }
 
 static void on_tcp_writable(struct ev_loop *ev, ev_io *w, int revents)
@@ -271,12 +271,8 @@ static flow *flow_new(qk_tunnel *t, qk_conn *c, uint64_t sid, int fd)
     ev_io_init(&f->rw, on_tcp_readable, fd, EV_READ);
     ev_io_init(&f->ww, on_tcp_writable, fd, EV_WRITE);
     f->rw.data = f->ww.data = f;
-    for (size_t i = 0; i < t->cfg.max_flows; i++)
-        if (!t->flows[i]) {
-            t->flows[i] = f;
-            break;
-        }
-    t->n_flows++;
+    f->slot = t->n_flows;
+    t->flows[t->n_flows++] = f;
     t->stats.flows_opened++;
     return f;
 }
@@ -371,8 +367,7 @@ int qk_tunnel_new(struct ev_loop *ev, const qk_tunnel_config *cfg, qk_tunnel **o
 void qk_tunnel_del(qk_tunnel *t)
 {
     if (!t) return;
-    for (size_t i = 0; i < t->cfg.max_flows; i++)
-        if (t->flows[i]) flow_abort(t->flows[i], QK_TUNNEL_ERR_TCP);
+    while (t->n_flows) flow_abort(t->flows[t->n_flows - 1], QK_TUNNEL_ERR_TCP);
     if (t->lfd >= 0) {
         ev_io_stop(t->ev, &t->accept_w);
         close(t->lfd);
@@ -441,8 +436,8 @@ bool qk_tunnel_on_event(qk_tunnel *t, const qk_event *ev)
         flow_abort(f, QK_TUNNEL_ERR_TCP);
         return true;
     case QK_EV_CLOSED:
-        for (size_t i = 0; i < t->cfg.max_flows; i++)
-            if (t->flows[i] && t->flows[i]->c == ev->conn) {
+        for (size_t i = t->n_flows; i-- > 0;) /* removal moves the last flow to i: go down */
+            if (t->flows[i]->c == ev->conn) {
                 t->flows[i]->c = NULL; /* freed after this event: no frames */
                 flow_free(t->flows[i], true);
             }
