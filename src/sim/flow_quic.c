@@ -10,7 +10,7 @@
 
 #include "crypto/tls.h"
 #include "sim/sim_int.h"
-#include "transport/conn.h"
+#include "transport/endpoint.h"
 
 #include <stdio.h>
 #include <stdlib.h>

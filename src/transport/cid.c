@@ -30,11 +30,11 @@ int qk_cid_issue(qk_conn *c)
         int rc = QK_ERR_STATE;
         for (int tries = 0; tries < 4 && rc; tries++) { /* collisions are astronomically rare */
             l->cid.len = c->lcid[0].cid.len;
-            qk_endpoint_random(c->ep, l->cid.b, l->cid.len);
-            rc = qk_endpoint_add_cid(c->ep, &l->cid, c);
+            qk_conn_env_random(c, l->cid.b, l->cid.len);
+            rc = qk_conn_env_add_cid(c, &l->cid);
         }
         if (rc) return rc;
-        qk_endpoint_reset_token(c->ep, &l->cid, l->reset_token);
+        qk_conn_env_reset_token(c, &l->cid, l->reset_token);
         l->seq = c->lcid_next_seq++;
         l->active = true;
         l->send_pending = true;
@@ -125,7 +125,7 @@ int qk_cid_on_retire(qk_conn *c, const uint8_t *dcid, size_t dcid_len, uint64_t 
         /* §19.16: the CID this very packet was sent to must not be retired. */
         if (l->cid.len == dcid_len && !memcmp(l->cid.b, dcid, dcid_len))
             return QK_ERR_PROTOCOL_VIOLATION;
-        qk_endpoint_remove_cid(c->ep, &l->cid);
+        qk_conn_env_remove_cid(c, &l->cid);
         l->active = false;
         l->send_pending = false;
         /* lcid[0] is also our long-header SCID: keep using an active one there. */

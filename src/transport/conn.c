@@ -6,17 +6,18 @@
 #include <string.h>
 
 #include "crypto/keys.h"
+#include "transport/conn_tx.h"
 
 /* A short write left the application waiting: tell it once there is room
  * again (at least a quarter of the buffer, so it is not woken per packet). */
-static void notify_writable(qk_conn *c, qk_stream *s)
+void qk_conn_notify_writable(qk_conn *c, qk_stream *s)
 {
     if (!s->write_blocked || s->send_state == QK_SEND_RESET_SENT) return;
     size_t room = qk_sendbuf_writable(&s->send);
     if (room == 0 || room < s->send.max_buffered_bytes / 4) return;
     s->write_blocked = false;
     qk_event ev = {.type = QK_EV_STREAM_WRITABLE, .conn = c, .stream_id = s->id};
-    qk_endpoint_push_event(c->ep, &ev);
+    qk_conn_push_event(c, &ev);
 }
 
 static void sink_on_acked(void *ctx, qk_pn_space space, const qk_sent_packet *pkt,
@@ -27,7 +28,7 @@ static void sink_on_lost(void *ctx, qk_pn_space space, const qk_sent_packet *pkt
 static void random_cid(qk_conn *c, qk_cid *cid, size_t len)
 {
     cid->len = (uint8_t)len;
-    qk_endpoint_random(c->ep, cid->b, len);
+    qk_conn_env_random(c, cid->b, len);
 }
 
 int qk_conn_install_initial_keys(qk_conn *c, const qk_cid *dcid)
@@ -159,18 +160,19 @@ static int init_streams(qk_conn *c)
         .send_buffer_bytes = cfg->max_stream_send_buffer_bytes,
         .autotune = cfg->autotune,
         .max_stream_window_bytes = cfg->max_stream_window_bytes,
-        .budget = qk_endpoint_budget(c->ep),
+        .budget = c->env.budget,
         .autotune_rule = cfg->autotune_rule,
     };
     qk_sched_init(&c->sched);
     return qk_streams_init(&c->streams, &sc);
 }
 
-qk_conn *qk_conn_new(qk_endpoint *ep, const qk_config *cfg, bool is_server, const qk_addr *local,
-                     const qk_addr *peer, const qk_cid *dcid, const qk_cid *scid,
-                     const char *server_name, qk_time now, int *err)
+qk_conn *qk_conn_new(const qk_conn_env *env, const qk_config *cfg, bool is_server,
+                     const qk_addr *local, const qk_addr *peer, const qk_cid *dcid,
+                     const qk_cid *scid, const char *server_name, qk_time now, int *err)
 {
-    return qk_conn_new_ex(ep, cfg, is_server, local, peer, dcid, scid, server_name, NULL, now, err);
+    return qk_conn_new_ex(env, cfg, is_server, local, peer, dcid, scid, server_name, NULL, now,
+                          err);
 }
 
 /* Connection IDs and address validation state of a new connection. */
@@ -178,7 +180,7 @@ static void init_cids(qk_conn *c, const qk_cid *dcid, const qk_cid *scid, const 
 {
     random_cid(c, &c->lcid[0].cid, c->cfg->cid_bytes);
     c->lcid[0].active = true;
-    qk_endpoint_reset_token(c->ep, &c->lcid[0].cid, c->lcid[0].reset_token);
+    qk_conn_env_reset_token(c, &c->lcid[0].cid, c->lcid[0].reset_token);
     c->lcid_next_seq = 1;
     if (c->is_server) {
         c->initial_dcid = *dcid; /* the DCID of the client's Initial: keys, demux */
@@ -204,14 +206,15 @@ static void init_cids(qk_conn *c, const qk_cid *dcid, const qk_cid *scid, const 
     c->rcid[0].active = true;
 }
 
-qk_conn *qk_conn_new_ex(qk_endpoint *ep, const qk_config *cfg, bool is_server, const qk_addr *local,
-                        const qk_addr *peer, const qk_cid *dcid, const qk_cid *scid,
-                        const char *server_name, const qk_conn_opts *opts, qk_time now, int *err)
+qk_conn *qk_conn_new_ex(const qk_conn_env *env, const qk_config *cfg, bool is_server,
+                        const qk_addr *local, const qk_addr *peer, const qk_cid *dcid,
+                        const qk_cid *scid, const char *server_name, const qk_conn_opts *opts,
+                        qk_time now, int *err)
 {
     qk_conn *c = calloc(1, sizeof *c);
     int rc = QK_ERR_NOMEM;
     if (!c) goto fail_nomem;
-    c->ep = ep;
+    if (env) c->env = *env;
     c->cfg = cfg;
     c->is_server = is_server;
     c->version = opts && opts->version ? opts->version : cfg->version ? cfg->version : QK_VERSION_1;
@@ -250,7 +253,7 @@ qk_conn *qk_conn_new_ex(qk_endpoint *ep, const qk_config *cfg, bool is_server, c
     /* RFC 9002 §7.7: bursts as large as the loop timer needs (pacer.h). */
     qk_pacer_set_burst_interval(&c->pacer, QK_PACER_BURST_INTERVAL_NS, QK_PACER_MAX_BURST_BYTES);
     qk_flow_rx_init(&c->flow_rx, cfg->initial_max_data_bytes, cfg->max_conn_window_bytes,
-                    cfg->autotune, qk_endpoint_budget(ep));
+                    cfg->autotune, c->env.budget);
     c->flow_rx.rule = (cfg->autotune_rule & 1) ? QK_FLOW_RULE_EPOCH : QK_FLOW_RULE_RTT2;
     c->flow_rx.plain_doubling = (cfg->autotune_rule & 2) != 0;
     c->flow_rx.climb_doubling = true; /* flow.h: must not lag slow start */
@@ -264,8 +267,8 @@ qk_conn *qk_conn_new_ex(qk_endpoint *ep, const qk_config *cfg, bool is_server, c
 
     fill_local_tparams(c);
     if ((rc = init_tls(c, server_name))) goto fail;
-    if ((rc = qk_endpoint_add_cid(ep, &c->lcid[0].cid, c))) goto fail;
-    if (is_server && (rc = qk_endpoint_add_cid(ep, &c->initial_dcid, c))) goto fail;
+    if ((rc = qk_conn_env_add_cid(c, &c->lcid[0].cid))) goto fail;
+    if (is_server && (rc = qk_conn_env_add_cid(c, &c->initial_dcid))) goto fail;
     c->idle_timeout_ns = cfg->idle_timeout_ns;
     c->keep_alive_ns = cfg->keep_alive_ns;
     qk_conn_touch_idle(c, now);
@@ -286,8 +289,8 @@ void qk_conn_del(qk_conn *c)
 {
     if (!c) return;
     for (size_t i = 0; i < QK_CONN_MAX_LOCAL_CIDS; i++)
-        if (c->lcid[i].active) qk_endpoint_remove_cid(c->ep, &c->lcid[i].cid);
-    if (c->is_server && !c->handshake_complete) qk_endpoint_remove_cid(c->ep, &c->initial_dcid);
+        if (c->lcid[i].active) qk_conn_env_remove_cid(c, &c->lcid[i].cid);
+    if (c->is_server && !c->handshake_complete) qk_conn_env_remove_cid(c, &c->initial_dcid);
     for (int s = 0; s < QK_PN_SPACE_COUNT; s++) {
         qk_ack_tracker_free(&c->sp[s].ack);
         qk_sendbuf_free(&c->sp[s].crypto_send);
@@ -375,7 +378,7 @@ static void on_handshake_complete(qk_conn *c, qk_time now)
         c->pend |= QK_PEND_HANDSHAKE_DONE;
         qk_recovery_set_handshake_confirmed(&c->rec, now);
         qk_conn_discard_space(c, QK_PN_SPACE_HANDSHAKE, now);
-        qk_endpoint_remove_cid(c->ep, &c->initial_dcid);
+        qk_conn_env_remove_cid(c, &c->initial_dcid);
         /* RFC 9000 §8.1.3: a token for the client's next connection. */
         if (c->cfg->new_token_lifetime_ns) c->pend |= QK_PEND_NEW_TOKEN;
     }
@@ -383,7 +386,7 @@ static void on_handshake_complete(qk_conn *c, qk_time now)
     if (!c->connected_event) {
         c->connected_event = true;
         qk_event ev = {.type = QK_EV_CONNECTED, .conn = c};
-        qk_endpoint_push_event(c->ep, &ev);
+        qk_conn_push_event(c, &ev);
     }
     qk_qlog_event(c, "transport:connection_state_updated", "{\"new\":\"handshake_complete\"}", now);
 }
@@ -459,7 +462,7 @@ void qk_conn_discard_space(qk_conn *c, qk_pn_space space, qk_time now)
 /* ---- recovery sink: rebuild what was lost, release what was acked ---- */
 
 /* RFC 9000 §3.3: a stream whose both halves are terminal is forgotten. */
-static void forget_if_closed(qk_conn *c, qk_stream *s)
+void qk_conn_forget_if_closed(qk_conn *c, qk_stream *s)
 {
     if (!qk_stream_is_closed(s)) return;
     qk_sched_remove(&c->sched, &s->sched);
@@ -480,45 +483,12 @@ static void sink_on_acked(void *ctx, qk_pn_space space, const qk_sent_packet *pk
             qk_pmtud_on_packet(&c->pmtud, pkt->size_bytes, pkt->time_sent, true);
         }
     }
-    for (size_t i = 0; i < n; i++) {
-        const qk_sent_frame *f = &frames[i];
-        qk_stream *s;
-        switch (f->kind) {
-        case QK_SF_STREAM:
-            if ((s = qk_streams_get(&c->streams, f->id))) {
-                qk_stream_on_acked(s, f->offset, f->length, f->fin);
-                notify_writable(c, s);
-                forget_if_closed(c, s);
-            }
-            break;
-        case QK_SF_CRYPTO:
-            qk_sendbuf_on_acked(&c->sp[space].crypto_send, f->offset, f->length, false);
-            break;
-        case QK_SF_ACK: qk_ack_on_ack_frame_acked(&c->sp[space].ack, f->extra); break;
-        case QK_SF_ACK_FREQUENCY:
-            qk_ackfreq_on_acked(&c->af, f->id);
-            qk_recovery_set_max_ack_delay(
-                &c->rec, qk_ackfreq_pto_delay(&c->af, c->peer_tp.max_ack_delay_ms * QK_NS_PER_MS),
-                pkt->time_sent);
-            break;
-        case QK_SF_RETIRE_CONNECTION_ID: qk_cid_on_retire_acked(c, f->id); break;
-        case QK_SF_RESET_STREAM:
-            if ((s = qk_streams_get(&c->streams, f->id))) {
-                qk_stream_on_reset_acked(s);
-                forget_if_closed(c, s);
-            }
-            break;
-        default: break;
-        }
-    }
+    for (size_t i = 0; i < n; i++) qk_ctrl_on_acked(c, space, &frames[i]);
     /* RFC 9001 §4.1.2: the client's handshake is confirmed when a 1-RTT
      * packet is acknowledged (or HANDSHAKE_DONE arrives). */
     if (space == QK_PN_SPACE_APP && !c->is_server && c->handshake_complete &&
-        !c->handshake_confirmed) {
-        c->handshake_confirmed = true;
-        qk_recovery_set_handshake_confirmed(&c->rec, pkt->time_sent);
-        qk_conn_discard_space(c, QK_PN_SPACE_HANDSHAKE, pkt->time_sent);
-    }
+        !c->handshake_confirmed)
+        c->defer_confirm = true; /* applied after the ACK (qk_conn_apply_deferred) */
 }
 
 static void sink_on_lost(void *ctx, qk_pn_space space, const qk_sent_packet *pkt,
@@ -534,60 +504,26 @@ static void sink_on_lost(void *ctx, qk_pn_space space, const qk_sent_packet *pkt
             qk_pmtud_on_packet(&c->pmtud, pkt->size_bytes, pkt->time_sent, false);
         }
     }
-    for (size_t i = 0; i < n; i++) {
-        const qk_sent_frame *f = &frames[i];
-        qk_stream *s;
-        switch (f->kind) {
-        case QK_SF_STREAM:
-            if ((s = qk_streams_get(&c->streams, f->id))) {
-                qk_stream_on_lost(s, f->offset, f->length, f->fin);
-                qk_conn_schedule_stream(c, s);
-            }
-            break;
-        case QK_SF_CRYPTO:
-            if (!c->sp[space].discarded)
-                qk_sendbuf_on_lost(&c->sp[space].crypto_send, f->offset, f->length, false);
-            break;
-        case QK_SF_MAX_DATA: c->pend |= QK_PEND_MAX_DATA; break;
-        case QK_SF_HANDSHAKE_DONE: c->pend |= QK_PEND_HANDSHAKE_DONE; break;
-        case QK_SF_ACK_FREQUENCY: qk_ackfreq_on_lost(&c->af, f->id); break;
-        case QK_SF_MAX_STREAM_DATA:
-            if ((s = qk_streams_get(&c->streams, f->id)))
-                qk_stream_on_control_lost(s, QK_STREAM_PEND_MAX_STREAM_DATA);
-            break;
-        case QK_SF_STREAM_DATA_BLOCKED:
-            if ((s = qk_streams_get(&c->streams, f->id)))
-                qk_stream_on_control_lost(s, QK_STREAM_PEND_STREAM_DATA_BLOCKED);
-            break;
-        case QK_SF_RESET_STREAM:
-            if ((s = qk_streams_get(&c->streams, f->id)))
-                qk_stream_on_control_lost(s, QK_STREAM_PEND_RESET_STREAM);
-            break;
-        case QK_SF_STOP_SENDING:
-            if ((s = qk_streams_get(&c->streams, f->id)))
-                qk_stream_on_control_lost(s, QK_STREAM_PEND_STOP_SENDING);
-            break;
-        case QK_SF_MAX_STREAMS_BIDI:
-            qk_streams_on_max_streams_lost(&c->streams, false, f->extra);
-            break;
-        case QK_SF_MAX_STREAMS_UNI:
-            qk_streams_on_max_streams_lost(&c->streams, true, f->extra);
-            break;
-        case QK_SF_STREAMS_BLOCKED_BIDI:
-            qk_streams_on_streams_blocked_lost(&c->streams, false, f->extra);
-            break;
-        case QK_SF_STREAMS_BLOCKED_UNI:
-            qk_streams_on_streams_blocked_lost(&c->streams, true, f->extra);
-            break;
-        case QK_SF_DATA_BLOCKED: qk_flow_tx_on_blocked_lost(&c->flow_tx, f->extra); break;
-        case QK_SF_NEW_CONNECTION_ID:
-            for (size_t j = 0; j < QK_CONN_MAX_LOCAL_CIDS; j++)
-                if (c->lcid[j].active && c->lcid[j].seq == f->id) c->lcid[j].send_pending = true;
-            break;
-        case QK_SF_RETIRE_CONNECTION_ID: qk_cid_on_retire_lost(c, f->id); break;
-        case QK_SF_NEW_TOKEN: c->pend |= QK_PEND_NEW_TOKEN; break;
-        default: break; /* PING, ACK, DATAGRAM, PATH_RESPONSE: not retransmitted */
-        }
+    for (size_t i = 0; i < n; i++) qk_ctrl_on_lost(c, space, &frames[i]);
+}
+
+/* Actions the sink recorded while recovery.c was inside its ACK loop
+ * (recovery.h: the sink never calls back into recovery). */
+void qk_conn_apply_deferred(qk_conn *c, qk_time now)
+{
+    if (c->defer_max_ack_delay) {
+        c->defer_max_ack_delay = false;
+        /* ack-frequency-12 §7: PTO uses the largest delay that may be in effect. */
+        qk_recovery_set_max_ack_delay(
+            &c->rec, qk_ackfreq_pto_delay(&c->af, c->peer_tp.max_ack_delay_ms * QK_NS_PER_MS), now);
+    }
+    if (c->defer_confirm) {
+        /* RFC 9001 §4.1.2: the client's handshake is confirmed when a 1-RTT
+         * packet is acknowledged (or HANDSHAKE_DONE arrives). */
+        c->defer_confirm = false;
+        c->handshake_confirmed = true;
+        qk_recovery_set_handshake_confirmed(&c->rec, now);
+        qk_conn_discard_space(c, QK_PN_SPACE_HANDSHAKE, now);
     }
 }
 
@@ -620,7 +556,7 @@ void qk_conn_enter_closed(qk_conn *c, qk_time now)
                    .remote = c->close_remote,
                    .reason_err = c->close_err};
     snprintf(ev.reason, sizeof ev.reason, "%s", c->close_reason);
-    qk_endpoint_push_event(c->ep, &ev);
+    qk_conn_push_event(c, &ev);
     qk_qlog_event(c, "transport:connection_closed", "{}", now);
 }
 
@@ -749,7 +685,7 @@ static long after_read(qk_conn *c, qk_stream *s, long n, bool *fin)
     }
     bool done = qk_stream_read_done(s);
     if (fin) *fin = done;
-    if (done) forget_if_closed(c, s);
+    if (done) qk_conn_forget_if_closed(c, s);
     if (n == 0 && !done) return QK_ERR_AGAIN;
     return n;
 }

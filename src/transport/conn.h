@@ -6,6 +6,8 @@
 
 #include <quack/quack.h>
 
+#include <string.h>
+
 #include "crypto/packet.h"
 #include "crypto/tls.h"
 #include "transport/ack.h"
@@ -108,8 +110,30 @@ typedef struct qk_dgram_out {
 
 typedef struct qk_endpoint_core qk_endpoint_core;
 
+/* What a connection needs from its owner (normally the endpoint, a stub in
+ * unit tests), handed over at creation: events out, connection-ID
+ * registration, randomness, the flow-control memory budget and token keys.
+ * Every function pointer may be NULL (no-op; random NULL fills with zeros,
+ * which only a test may want). */
+typedef struct qk_conn_env {
+    void *ctx;
+    void (*push_event)(void *ctx, const qk_event *ev);
+    /* Register / unregister a local CID for demultiplexing; 0 or QK_ERR_*. */
+    int (*add_cid)(void *ctx, const qk_cid *cid, qk_conn *c);
+    void (*remove_cid)(void *ctx, const qk_cid *cid);
+    void (*random)(void *ctx, uint8_t *buf, size_t len);
+    /* RFC 9000 §10.3.2: reset token of one of our CIDs. */
+    void (*reset_token)(void *ctx, const qk_cid *cid, uint8_t token[QK_RESET_TOKEN_LEN]);
+    /* Server: seal a NEW_TOKEN token for peer; its length or a QK_ERR_*. */
+    int (*mint_token)(void *ctx, const qk_addr *peer, qk_time now, uint8_t *out, size_t cap);
+    /* Client: remember a NEW_TOKEN token for the server at peer. */
+    void (*store_token)(void *ctx, const qk_addr *peer, const uint8_t *tok, size_t len,
+                        qk_time now);
+    qk_flow_budget *budget; /* shared flow-control budget, NULL = none */
+} qk_conn_env;
+
 struct qk_conn {
-    qk_endpoint *ep;
+    qk_conn_env env; /* the owner's services (a copy) */
     const qk_config *cfg;
     bool is_server;
     qk_conn_state state;
@@ -178,6 +202,8 @@ struct qk_conn {
 
     /* Handshake and address validation. */
     bool handshake_complete, handshake_confirmed;
+    /* Recorded by the recovery sink, applied after the ACK (qk_conn_apply_deferred). */
+    bool defer_confirm, defer_max_ack_delay;
     bool address_validated;        /* server: peer address validated (RFC 9000 §8.1) */
     bool sent_handshake;           /* client: sent a Handshake packet (discard Initial) */
     uint64_t unvalidated_rx_bytes; /* bytes received before validation */
@@ -228,12 +254,13 @@ void qk_conn_tune_stream_window(qk_conn *c, qk_stream *s, qk_time now);
 void qk_conn_flow_tick(qk_conn *c, qk_time now);
 
 /* ---- conn.c ---- */
-qk_conn *qk_conn_new(qk_endpoint *ep, const qk_config *cfg, bool is_server, const qk_addr *local,
-                     const qk_addr *peer, const qk_cid *dcid, const qk_cid *scid,
-                     const char *server_name, qk_time now, int *err);
-qk_conn *qk_conn_new_ex(qk_endpoint *ep, const qk_config *cfg, bool is_server, const qk_addr *local,
-                        const qk_addr *peer, const qk_cid *dcid, const qk_cid *scid,
-                        const char *server_name, const qk_conn_opts *opts, qk_time now, int *err);
+qk_conn *qk_conn_new(const qk_conn_env *env, const qk_config *cfg, bool is_server,
+                     const qk_addr *local, const qk_addr *peer, const qk_cid *dcid,
+                     const qk_cid *scid, const char *server_name, qk_time now, int *err);
+qk_conn *qk_conn_new_ex(const qk_conn_env *env, const qk_config *cfg, bool is_server,
+                        const qk_addr *local, const qk_addr *peer, const qk_cid *dcid,
+                        const qk_cid *scid, const char *server_name, const qk_conn_opts *opts,
+                        qk_time now, int *err);
 void qk_conn_del(qk_conn *c);
 /* (Re)derive the Initial keys from the client's DCID (RFC 9001 §5.2). */
 int qk_conn_install_initial_keys(qk_conn *c, const qk_cid *dcid);
@@ -247,6 +274,13 @@ void qk_conn_on_timeout(qk_conn *c, qk_time now);
 void qk_conn_touch_idle(qk_conn *c, qk_time now);
 void qk_conn_enter_closed(qk_conn *c, qk_time now);
 void qk_conn_schedule_stream(qk_conn *c, qk_stream *s);
+/* A short write left the application waiting: STREAM_WRITABLE once there is room. */
+void qk_conn_notify_writable(qk_conn *c, qk_stream *s);
+/* RFC 9000 §3.3: a stream whose both halves are terminal is forgotten. */
+void qk_conn_forget_if_closed(qk_conn *c, qk_stream *s);
+/* Apply what the recovery sink deferred during an ACK (handshake confirmation,
+ * a new PTO max_ack_delay); called after every qk_recovery_on_ack_received. */
+void qk_conn_apply_deferred(qk_conn *c, qk_time now);
 qk_time qk_conn_pto_ns(const qk_conn *c);
 /* Key update (RFC 9001 §6): initiate one now; force skips the "previous update
  * acknowledged" rule (tests of a misbehaving peer). Returns 0 or QK_ERR_STATE. */
@@ -306,21 +340,46 @@ static inline uint8_t qk_conn_tx_ecn(const qk_conn *c)
     return c->tx_ecn;
 }
 
+/* ---- the owner's services (qk_conn_env), NULL-safe ---- */
+static inline void qk_conn_push_event(qk_conn *c, const qk_event *ev)
+{
+    if (c->env.push_event) c->env.push_event(c->env.ctx, ev);
+}
+static inline int qk_conn_env_add_cid(qk_conn *c, const qk_cid *cid)
+{
+    return c->env.add_cid ? c->env.add_cid(c->env.ctx, cid, c) : 0;
+}
+static inline void qk_conn_env_remove_cid(qk_conn *c, const qk_cid *cid)
+{
+    if (c->env.remove_cid) c->env.remove_cid(c->env.ctx, cid);
+}
+static inline void qk_conn_env_random(qk_conn *c, uint8_t *buf, size_t len)
+{
+    if (c->env.random)
+        c->env.random(c->env.ctx, buf, len);
+    else
+        memset(buf, 0, len);
+}
+static inline void qk_conn_env_reset_token(qk_conn *c, const qk_cid *cid,
+                                           uint8_t token[QK_RESET_TOKEN_LEN])
+{
+    if (c->env.reset_token)
+        c->env.reset_token(c->env.ctx, cid, token);
+    else
+        memset(token, 0, QK_RESET_TOKEN_LEN);
+}
+static inline int qk_conn_env_mint_token(qk_conn *c, const qk_addr *peer, qk_time now, uint8_t *out,
+                                         size_t cap)
+{
+    return c->env.mint_token ? c->env.mint_token(c->env.ctx, peer, now, out, cap) : QK_ERR_STATE;
+}
+static inline void qk_conn_env_store_token(qk_conn *c, const qk_addr *peer, const uint8_t *tok,
+                                           size_t len, qk_time now)
+{
+    if (c->env.store_token) c->env.store_token(c->env.ctx, peer, tok, len, now);
+}
+
 /* ---- endpoint.c ---- */
-void qk_endpoint_push_event(qk_endpoint *ep, const qk_event *ev);
-/* Register / unregister a local CID for demultiplexing. */
-int qk_endpoint_add_cid(qk_endpoint *ep, const qk_cid *cid, qk_conn *c);
-void qk_endpoint_remove_cid(qk_endpoint *ep, const qk_cid *cid);
-void qk_endpoint_random(qk_endpoint *ep, uint8_t *buf, size_t len);
-qk_flow_budget *qk_endpoint_budget(qk_endpoint *ep);
-/* RFC 9000 §10.3.2: reset token of one of our CIDs, HMAC(static key, CID). */
-void qk_endpoint_reset_token(qk_endpoint *ep, const qk_cid *cid, uint8_t token[QK_RESET_TOKEN_LEN]);
-/* Server: seal a NEW_TOKEN token for peer. Returns its length or a QK_ERR_*. */
-int qk_endpoint_mint_new_token(qk_endpoint *ep, const qk_addr *peer, qk_time now, uint8_t *out,
-                               size_t cap);
-/* Client: remember a NEW_TOKEN token for the server at peer. */
-void qk_endpoint_store_token(qk_endpoint *ep, const qk_addr *peer, const uint8_t *tok, size_t len,
-                             qk_time now);
 
 /* qlog (qlog.c): no-ops when c->qlog is NULL. */
 void qk_qlog_open(qk_conn *c, const char *dir, qk_time now);

@@ -55,7 +55,7 @@ void qk_conn_path_reset_state(qk_conn *c, qk_time now)
 static void new_challenge(qk_conn *c, qk_path *p, qk_time now)
 {
     uint8_t data[8];
-    qk_endpoint_random(c->ep, data, sizeof data);
+    qk_conn_env_random(c, data, sizeof data);
     qk_path_start_validation(p, data, qk_conn_pto_ns(c), now);
 }
 

@@ -23,7 +23,7 @@ typedef struct rx_ctx {
 static void push_stream_event(qk_conn *c, qk_event_type type, uint64_t id, uint64_t code)
 {
     qk_event ev = {.type = type, .conn = c, .stream_id = id, .error_code = code};
-    qk_endpoint_push_event(c->ep, &ev);
+    qk_conn_push_event(c, &ev);
 }
 
 static void report_new_streams(qk_conn *c)
@@ -185,7 +185,7 @@ static int on_datagram(qk_conn *c, const qk_frame *f)
     c->stats.datagrams_received++;
     qk_event ev = {
         .type = QK_EV_DATAGRAM, .conn = c, .data = f->u.datagram.data, .len = f->u.datagram.len};
-    qk_endpoint_push_event(c->ep, &ev);
+    qk_conn_push_event(c, &ev);
     return 0;
 }
 
@@ -254,7 +254,7 @@ static int dispatch(qk_conn *c, const rx_ctx *rx, const qk_frame *f)
         int rc = qk_streams_on_max_streams(&c->streams, uni, f->u.max.max);
         if (!rc && c->streams.local_limit[uni] > before) {
             qk_event ev = {.type = QK_EV_STREAMS_AVAILABLE, .conn = c};
-            qk_endpoint_push_event(c->ep, &ev);
+            qk_conn_push_event(c, &ev);
         }
         return rc;
     }

@@ -3,7 +3,7 @@
  * A datagram is built in two phases: every packet's header and plaintext
  * frames are written first, then (once padding is known) each packet's
  * Length is patched and it is sealed and header-protected in place. */
-#include "transport/conn.h"
+#include "transport/conn_tx.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -13,53 +13,7 @@
 #include "transport/trace.h"
 #include "wire/pn.h"
 
-#define MAX_PKTS_PER_DGRAM 3
-#define MIN_INITIAL_DGRAM  1200 /* RFC 9000 §14.1 */
-/* Stream-data pieces a packet may leave in the send buffers (each piece is
- * one contiguous run of a buffer block): with the in-place gaps between
- * them they must fit QK_AEAD_MAX_SEGS segments. */
-#define MAX_EXT ((QK_AEAD_MAX_SEGS - 1) / 2)
-
-/* Plaintext the packet does not hold: len bytes at absolute datagram offset
- * `at` are read by the AEAD straight from src (a send buffer), so the
- * stream bytes are copied once (into the ciphertext) instead of twice. */
-typedef struct tx_ext {
-    size_t at;
-    size_t len;
-    const uint8_t *src;
-} tx_ext;
-
-typedef struct tx_pkt {
-    qk_pn_space space;
-    qk_pkt_type type;
-    size_t start;      /* offset of the packet in the datagram */
-    size_t length_off; /* long header: offset of the Length field (absolute) */
-    size_t pn_off;     /* absolute */
-    size_t pn_len;
-    size_t payload; /* absolute offset of the first frame */
-    size_t end;     /* absolute end of the frames */
-    uint64_t pn;
-    bool ack_eliciting, in_flight, has_ack;
-    bool is_probe; /* DPLPMTUD probe (RFC 9000 §14.4) */
-    size_t n_ext;
-    qk_sent_frame frames[QK_RECOVERY_MAX_FRAMES_PER_PKT];
-    size_t n_frames;
-    tx_ext ext[MAX_EXT];
-} tx_pkt;
-
-typedef struct tx_ctx {
-    qk_conn *c;
-    uint8_t *buf;
-    size_t cap; /* bytes we may use in this datagram */
-    size_t len; /* bytes used */
-    tx_pkt pkts[MAX_PKTS_PER_DGRAM];
-    size_t n;
-    qk_time now;
-    bool cc_ok;  /* congestion window and pacer allow new data */
-    bool pad;    /* datagram must reach MIN_INITIAL_DGRAM */
-    bool defer;  /* stream bytes may stay in the send buffer until sealing */
-    uint8_t ecn; /* codepoint the datagram will carry */
-} tx_ctx;
+#define MIN_INITIAL_DGRAM 1200 /* RFC 9000 §14.1 */
 
 static uint8_t choose_ecn(const qk_conn *c)
 {
@@ -71,7 +25,7 @@ static uint8_t choose_ecn(const qk_conn *c)
     return QK_ECN_ECT0;
 }
 
-static void tx_ctx_init(tx_ctx *t, qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
+static void tx_ctx_init(qk_tx_ctx *t, qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
 {
     t->c = c;
     t->buf = buf;
@@ -87,19 +41,19 @@ static void tx_ctx_init(tx_ctx *t, qk_conn *c, uint8_t *buf, size_t cap, qk_time
     c->tx_ecn = t->ecn;
 }
 
-static size_t room(const tx_ctx *t, const tx_pkt *p)
+static size_t room(const qk_tx_ctx *t, const qk_tx_pkt *p)
 {
     size_t used = p->end + QK_AEAD_TAG_BYTES;
     return used < t->cap ? t->cap - used : 0;
 }
 
-static void record(tx_pkt *p, const qk_sent_frame *f)
+void qk_tx_record(qk_tx_pkt *p, const qk_sent_frame *f)
 {
     if (p->n_frames < QK_RECOVERY_MAX_FRAMES_PER_PKT) p->frames[p->n_frames++] = *f;
 }
 
 /* Encode a frame into the packet; false when it did not fit. */
-static bool put_frame(tx_ctx *t, tx_pkt *p, const qk_frame *f)
+bool qk_tx_put_frame(qk_tx_ctx *t, qk_tx_pkt *p, const qk_frame *f)
 {
     int n = qk_frame_encode(f, t->buf + p->end, room(t, p));
     if (n < 0) return false;
@@ -116,12 +70,12 @@ static size_t pn_len_for(qk_conn *c, qk_pn_space s, uint64_t pn)
     return qk_pn_encode_len(pn, rs->has_largest_acked ? rs->largest_acked : QK_PN_NONE);
 }
 
-static bool open_packet(tx_ctx *t, qk_pn_space space)
+static bool open_packet(qk_tx_ctx *t, qk_pn_space space)
 {
     qk_conn *c = t->c;
-    if (t->n == MAX_PKTS_PER_DGRAM) return false;
-    tx_pkt *p = &t->pkts[t->n];
-    memset(p, 0, offsetof(tx_pkt, frames));
+    if (t->n == QK_TX_MAX_PKTS_PER_DGRAM) return false;
+    qk_tx_pkt *p = &t->pkts[t->n];
+    memset(p, 0, offsetof(qk_tx_pkt, frames));
     p->n_frames = 0;
     p->space = space;
     p->start = t->len;
@@ -166,7 +120,7 @@ static bool open_packet(tx_ctx *t, qk_pn_space space)
     return true;
 }
 
-static void write_ack(tx_ctx *t, tx_pkt *p)
+static void write_ack(qk_tx_ctx *t, qk_tx_pkt *p)
 {
     qk_conn *c = t->c;
     qk_ack_tracker *a = &c->sp[p->space].ack;
@@ -182,10 +136,10 @@ static void write_ack(tx_ctx *t, tx_pkt *p)
     qk_ack_on_ack_sent(a, t->now);
     if (p->space == QK_PN_SPACE_APP) qk_ku_on_ack_sent(&c->ku, ai.largest);
     c->stats.ack_frames_sent++;
-    record(p, &(qk_sent_frame){.kind = QK_SF_ACK, .extra = ai.largest});
+    qk_tx_record(p, &(qk_sent_frame){.kind = QK_SF_ACK, .extra = ai.largest});
 }
 
-static void write_crypto(tx_ctx *t, tx_pkt *p)
+static void write_crypto(qk_tx_ctx *t, qk_tx_pkt *p)
 {
     qk_sendbuf *b = &t->c->sp[p->space].crypto_send;
     while (qk_sendbuf_has_pending(b)) {
@@ -206,207 +160,15 @@ static void write_crypto(tx_ctx *t, tx_pkt *p)
         f.u.crypto.data = dst;
         /* Encoding copies data onto itself: memmove semantics are not needed since
          * header bytes precede dst exactly. */
-        if (!put_frame(t, p, &f)) return;
+        if (!qk_tx_put_frame(t, p, &f)) return;
         qk_sendbuf_on_sent(b, off, len, false);
-        record(p,
-               &(qk_sent_frame){
+        qk_tx_record(
+            p, &(qk_sent_frame){
                    .kind = QK_SF_CRYPTO, .id = p->space, .offset = off, .length = (uint32_t)len});
     }
 }
 
-/* ack-frequency-12 §4: ask the peer to acknowledge less often. */
-static void write_ack_frequency(tx_ctx *t, tx_pkt *p)
-{
-    qk_conn *c = t->c;
-    qk_ackfreq_set_min_rtt(&c->af, c->rtt.min_rtt_ns);
-    qk_ackfreq_on_congestion(&c->af, c->cc.congestion_events, c->rtt.smoothed_rtt_ns);
-    qk_ackfreq_update(&c->af, c->cc.cwnd_bytes, c->max_udp_bytes, c->rtt.smoothed_rtt_ns,
-                      c->cc.state == QK_CC_SLOW_START, QK_RECOVERY_PACKET_THRESHOLD, t->now);
-    qk_ackfreq_req r;
-    if (!qk_ackfreq_poll(&c->af, &r)) return;
-    qk_frame f = {.type = QK_FT_ACK_FREQUENCY};
-    f.u.ack_frequency.seq = r.seq;
-    f.u.ack_frequency.ack_eliciting_threshold = r.threshold;
-    f.u.ack_frequency.request_max_ack_delay_us = r.max_delay_ns / QK_NS_PER_US;
-    f.u.ack_frequency.reordering_threshold = r.reordering_threshold;
-    if (!put_frame(t, p, &f)) return;
-    qk_ackfreq_on_sent(&c->af, &r, t->now);
-    c->stats.ack_frequency_frames_sent++;
-    /* §7: PTO uses the largest delay that may be in effect. */
-    qk_recovery_set_max_ack_delay(
-        &c->rec, qk_ackfreq_pto_delay(&c->af, c->peer_tp.max_ack_delay_ms * QK_NS_PER_MS), t->now);
-    record(p, &(qk_sent_frame){.kind = QK_SF_ACK_FREQUENCY, .id = r.seq});
-}
-
-/* RFC 9000 §8.1.3: the server gives the client a token for its next connection. */
-static void write_new_token(tx_ctx *t, tx_pkt *p)
-{
-    qk_conn *c = t->c;
-    if (!(c->pend & QK_PEND_NEW_TOKEN) || !c->is_server) return;
-    uint8_t tok[QK_ADDR_TOKEN_MAX_BYTES];
-    int n = qk_endpoint_mint_new_token(c->ep, &c->peer, t->now, tok, sizeof tok);
-    if (n <= 0) {
-        c->pend &= ~QK_PEND_NEW_TOKEN;
-        return;
-    }
-    qk_frame f = {.type = QK_FT_NEW_TOKEN};
-    f.u.new_token.token = tok;
-    f.u.new_token.len = (size_t)n;
-    if (!put_frame(t, p, &f)) return;
-    c->pend &= ~QK_PEND_NEW_TOKEN;
-    record(p, &(qk_sent_frame){.kind = QK_SF_NEW_TOKEN});
-}
-
-static void write_conn_control(tx_ctx *t, tx_pkt *p)
-{
-    qk_conn *c = t->c;
-    qk_frame f;
-    if (c->pend & QK_PEND_PING) { /* keep-alive, RFC 9000 §10.1.2 */
-        f = (qk_frame){.type = QK_FT_PING};
-        if (put_frame(t, p, &f)) {
-            c->pend &= ~QK_PEND_PING;
-            c->stats.keep_alives_sent++;
-            record(p, &(qk_sent_frame){.kind = QK_SF_PING});
-        }
-    }
-    if (c->pend & QK_PEND_HANDSHAKE_DONE) {
-        f = (qk_frame){.type = QK_FT_HANDSHAKE_DONE};
-        if (put_frame(t, p, &f)) {
-            c->pend &= ~QK_PEND_HANDSHAKE_DONE;
-            record(p, &(qk_sent_frame){.kind = QK_SF_HANDSHAKE_DONE});
-        }
-    }
-    /* RFC 9000 §8.2: the current path's owed PATH_RESPONSE and its challenge. */
-    if (c->path.response_due) {
-        f = (qk_frame){.type = QK_FT_PATH_RESPONSE};
-        memcpy(f.u.path.data, c->path.response, 8);
-        if (put_frame(t, p, &f)) c->path.response_due = false;
-    }
-    if (c->path.challenge_due) {
-        f = (qk_frame){.type = QK_FT_PATH_CHALLENGE};
-        memcpy(f.u.path.data, c->path.challenge, 8);
-        if (put_frame(t, p, &f)) {
-            qk_path_on_challenge_sent(&c->path, qk_conn_pto_ns(c), t->now);
-            c->stats.path_challenges_sent++;
-            record(p, &(qk_sent_frame){.kind = QK_SF_PATH_CHALLENGE});
-        }
-    }
-    if ((c->pend & QK_PEND_MAX_DATA) || qk_flow_rx_should_update(&c->flow_rx)) {
-        uint64_t max = qk_flow_rx_update(&c->flow_rx, t->now, c->rtt.smoothed_rtt_ns);
-        f = (qk_frame){.type = QK_FT_MAX_DATA};
-        f.u.max.max = max;
-        if (put_frame(t, p, &f)) {
-            c->pend &= ~QK_PEND_MAX_DATA;
-            record(p, &(qk_sent_frame){.kind = QK_SF_MAX_DATA, .extra = max});
-        }
-    }
-    for (int uni = 0; uni < 2; uni++) {
-        uint64_t v;
-        if (qk_streams_want_max_streams(&c->streams, uni, &v)) {
-            f = (qk_frame){.type = uni ? QK_FT_MAX_STREAMS_UNI : QK_FT_MAX_STREAMS_BIDI};
-            f.u.max.max = v;
-            if (put_frame(t, p, &f)) {
-                qk_streams_on_max_streams_sent(&c->streams, uni);
-                record(p, &(qk_sent_frame){.kind =
-                                               uni ? QK_SF_MAX_STREAMS_UNI : QK_SF_MAX_STREAMS_BIDI,
-                                           .extra = v});
-            }
-        }
-        if (qk_streams_want_streams_blocked(&c->streams, uni, &v)) {
-            f = (qk_frame){.type = uni ? QK_FT_STREAMS_BLOCKED_UNI : QK_FT_STREAMS_BLOCKED_BIDI};
-            f.u.max.max = v;
-            if (put_frame(t, p, &f)) {
-                qk_streams_on_streams_blocked_sent(&c->streams, uni);
-                record(p, &(qk_sent_frame){.kind = uni ? QK_SF_STREAMS_BLOCKED_UNI
-                                                       : QK_SF_STREAMS_BLOCKED_BIDI,
-                                           .extra = v});
-            }
-        }
-    }
-    write_ack_frequency(t, p);
-    uint64_t limit;
-    if (qk_flow_tx_blocked_pending(&c->flow_tx, !qk_sched_empty(&c->sched), &limit)) {
-        f = (qk_frame){.type = QK_FT_DATA_BLOCKED};
-        f.u.max.max = limit;
-        if (put_frame(t, p, &f)) {
-            qk_flow_tx_on_blocked_sent(&c->flow_tx, limit);
-            record(p, &(qk_sent_frame){.kind = QK_SF_DATA_BLOCKED, .extra = limit});
-        }
-    }
-    /* NEW_CONNECTION_ID up to the peer's limit (RFC 9000 §5.1.1). */
-    for (size_t i = 0; i < QK_CONN_MAX_LOCAL_CIDS; i++) {
-        qk_local_cid *l = &c->lcid[i];
-        if (!l->active || !l->send_pending) continue;
-        f = (qk_frame){.type = QK_FT_NEW_CONNECTION_ID};
-        f.u.new_cid.seq = l->seq;
-        f.u.new_cid.cid = l->cid.b;
-        f.u.new_cid.cid_len = l->cid.len;
-        f.u.new_cid.reset_token = l->reset_token;
-        if (!put_frame(t, p, &f)) break;
-        l->send_pending = false;
-        record(p, &(qk_sent_frame){.kind = QK_SF_NEW_CONNECTION_ID, .id = l->seq});
-    }
-    for (size_t i = 0; i < c->n_retiring; i++) {
-        qk_retiring_cid *r = &c->retiring[i];
-        if (r->sent) continue;
-        f = (qk_frame){.type = QK_FT_RETIRE_CONNECTION_ID};
-        f.u.retire_cid.seq = r->seq;
-        if (!put_frame(t, p, &f)) break;
-        r->sent = true; /* forgotten once acknowledged (RFC 9000 §5.1.2) */
-        record(p, &(qk_sent_frame){.kind = QK_SF_RETIRE_CONNECTION_ID, .id = r->seq});
-    }
-    write_new_token(t, p);
-}
-
-static void write_stream_control(tx_ctx *t, tx_pkt *p)
-{
-    qk_conn *c = t->c;
-    qk_stream *s = qk_streams_pending_head(&c->streams);
-    while (s) {
-        qk_stream *next = s->pend_next;
-        qk_frame f;
-        if (s->pending & QK_STREAM_PEND_MAX_STREAM_DATA) {
-            qk_conn_tune_stream_window(c, s, t->now);
-            f = (qk_frame){.type = QK_FT_MAX_STREAM_DATA};
-            f.u.stream_max.stream_id = s->id;
-            f.u.stream_max.max = s->recv.limit;
-            if (!put_frame(t, p, &f)) return;
-            record(p, &(qk_sent_frame){
-                          .kind = QK_SF_MAX_STREAM_DATA, .id = s->id, .extra = s->recv.limit});
-            qk_stream_on_control_sent(s, QK_STREAM_PEND_MAX_STREAM_DATA);
-        }
-        if (s->pending & QK_STREAM_PEND_STREAM_DATA_BLOCKED) {
-            f = (qk_frame){.type = QK_FT_STREAM_DATA_BLOCKED};
-            f.u.stream_max.stream_id = s->id;
-            f.u.stream_max.max = s->send_max_data;
-            if (!put_frame(t, p, &f)) return;
-            record(p, &(qk_sent_frame){.kind = QK_SF_STREAM_DATA_BLOCKED,
-                                       .id = s->id,
-                                       .extra = s->send_max_data});
-            qk_stream_on_control_sent(s, QK_STREAM_PEND_STREAM_DATA_BLOCKED);
-        }
-        if (s->pending & QK_STREAM_PEND_RESET_STREAM) {
-            f = (qk_frame){.type = QK_FT_RESET_STREAM};
-            f.u.reset_stream.stream_id = s->id;
-            f.u.reset_stream.app_error = s->reset_error;
-            f.u.reset_stream.final_size = s->reset_final_size;
-            if (!put_frame(t, p, &f)) return;
-            record(p, &(qk_sent_frame){.kind = QK_SF_RESET_STREAM, .id = s->id});
-            qk_stream_on_control_sent(s, QK_STREAM_PEND_RESET_STREAM);
-        }
-        if (s->pending & QK_STREAM_PEND_STOP_SENDING) {
-            f = (qk_frame){.type = QK_FT_STOP_SENDING};
-            f.u.stop_sending.stream_id = s->id;
-            f.u.stop_sending.app_error = s->stop_error;
-            if (!put_frame(t, p, &f)) return;
-            record(p, &(qk_sent_frame){.kind = QK_SF_STOP_SENDING, .id = s->id});
-            qk_stream_on_control_sent(s, QK_STREAM_PEND_STOP_SENDING);
-        }
-        s = next;
-    }
-}
-
-static void write_datagrams(tx_ctx *t, tx_pkt *p)
+static void write_datagrams(qk_tx_ctx *t, qk_tx_pkt *p)
 {
     qk_conn *c = t->c;
     while (c->dgq_count) {
@@ -415,8 +177,8 @@ static void write_datagrams(tx_ctx *t, tx_pkt *p)
         f.u.datagram.data = d->data;
         f.u.datagram.len = d->len;
         f.u.datagram.has_length = true;
-        if (!put_frame(t, p, &f)) return;
-        record(p, &(qk_sent_frame){.kind = QK_SF_DATAGRAM, .length = (uint32_t)d->len});
+        if (!qk_tx_put_frame(t, p, &f)) return;
+        qk_tx_record(p, &(qk_sent_frame){.kind = QK_SF_DATAGRAM, .length = (uint32_t)d->len});
         free(d->data);
         c->dgq_head = (c->dgq_head + 1) % c->dgq_cap;
         c->dgq_count--;
@@ -427,14 +189,14 @@ static void write_datagrams(tx_ctx *t, tx_pkt *p)
 /* Leave s's bytes [off, off + len) in its send buffer, to be read by the
  * AEAD at datagram offset `at` (finish_packet). false (nothing recorded)
  * when a piece is not stored or the packet has no room for more pieces. */
-static bool defer_stream(tx_pkt *p, const qk_sendbuf *sb, uint64_t off, size_t len, size_t at)
+static bool defer_stream(qk_tx_pkt *p, const qk_sendbuf *sb, uint64_t off, size_t len, size_t at)
 {
     size_t n = p->n_ext;
     while (len) {
         const uint8_t *src;
         size_t k = qk_sendbuf_peek(sb, off, len, &src);
-        if (!k || n == MAX_EXT) return false;
-        p->ext[n++] = (tx_ext){.at = at, .len = k, .src = src};
+        if (!k || n == QK_TX_MAX_EXT) return false;
+        p->ext[n++] = (qk_tx_ext){.at = at, .len = k, .src = src};
         at += k;
         off += k;
         len -= k;
@@ -458,7 +220,7 @@ static void put_stream_header(uint8_t *dst, size_t n, uint64_t id, uint64_t off,
 }
 
 /* One STREAM frame from the scheduler's next stream. false when nothing fit. */
-static bool write_one_stream(tx_ctx *t, tx_pkt *p)
+static bool write_one_stream(qk_tx_ctx *t, qk_tx_pkt *p)
 {
     qk_conn *c = t->c;
     qk_sched_node *n = qk_sched_next(&c->sched);
@@ -507,7 +269,7 @@ static bool write_one_stream(tx_ctx *t, tx_pkt *p)
     qk_stream_on_sent(s, off, len, fin);
     if (new_bytes) qk_flow_tx_on_sent(&c->flow_tx, new_bytes);
     c->stats.stream_bytes_sent += len;
-    record(
+    qk_tx_record(
         p,
         &(qk_sent_frame){
             .kind = QK_SF_STREAM, .id = s->id, .offset = off, .length = (uint32_t)len, .fin = fin});
@@ -518,7 +280,7 @@ static bool write_one_stream(tx_ctx *t, tx_pkt *p)
         if (qk_sendbuf_writable(&s->send) > 0) {
             s->write_blocked = false;
             qk_event ev = {.type = QK_EV_STREAM_WRITABLE, .conn = c, .stream_id = s->id};
-            qk_endpoint_push_event(c->ep, &ev);
+            qk_conn_push_event(c, &ev);
         }
     }
     return true;
@@ -533,7 +295,7 @@ static bool lost_stream_data(const qk_conn *c)
     return false;
 }
 
-static bool space_wants_send(tx_ctx *t, qk_pn_space s)
+static bool space_wants_send(qk_tx_ctx *t, qk_pn_space s)
 {
     qk_conn *c = t->c;
     qk_space *sp = &c->sp[s];
@@ -543,20 +305,10 @@ static bool space_wants_send(tx_ctx *t, qk_pn_space s)
     if (!t->cc_ok) return false;
     if (qk_sendbuf_has_pending(&sp->crypto_send)) return true;
     if (s != QK_PN_SPACE_APP || !c->handshake_complete) return false;
-    if (c->pend || c->dgq_count || qk_streams_pending_head(&c->streams)) return true;
-    if (c->path.response_due || c->path.challenge_due) return true;
+    if (c->dgq_count || qk_streams_pending_head(&c->streams)) return true;
     if (!qk_sched_empty(&c->sched) && (qk_flow_tx_available(&c->flow_tx) || lost_stream_data(c)))
         return true;
-    uint64_t v;
-    for (int uni = 0; uni < 2; uni++)
-        if (qk_streams_want_max_streams(&c->streams, uni, &v) ||
-            qk_streams_want_streams_blocked(&c->streams, uni, &v))
-            return true;
-    for (size_t i = 0; i < QK_CONN_MAX_LOCAL_CIDS; i++)
-        if (c->lcid[i].send_pending) return true;
-    for (size_t i = 0; i < c->n_retiring; i++)
-        if (!c->retiring[i].sent) return true;
-    return qk_flow_rx_should_update(&c->flow_rx);
+    return qk_ctrl_conn_pending(c); /* conn_ctrl.c: any control frame owed */
 }
 
 /* Full-size packets the congestion window has room for after the one being
@@ -570,7 +322,7 @@ static uint64_t cwnd_room_after(const qk_conn *c)
 
 /* ack-frequency-12 §5, §8: IMMEDIATE_ACK in this 1-RTT packet? One byte was
  * kept free for it while the packet was filled. */
-static void write_immediate_ack(tx_ctx *t, tx_pkt *p, bool probe)
+static void write_immediate_ack(qk_tx_ctx *t, qk_tx_pkt *p, bool probe)
 {
     qk_conn *c = t->c;
     if (!t->cc_ok && !probe) return; /* would put an ACK-only packet in flight */
@@ -591,15 +343,15 @@ static void write_immediate_ack(tx_ctx *t, tx_pkt *p, bool probe)
                          .now = t->now};
     uint32_t why = qk_ackfreq_want_immediate(&c->af, &pk);
     qk_frame f = {.type = QK_FT_IMMEDIATE_ACK};
-    if (why && !put_frame(t, p, &f)) why = 0; /* no room after all: not sent */
+    if (why && !qk_tx_put_frame(t, p, &f)) why = 0; /* no room after all: not sent */
     if (data) qk_ackfreq_on_data_sent(&c->af, why);
     if (!why) return;
-    record(p, &(qk_sent_frame){.kind = QK_SF_IMMEDIATE_ACK}); /* §5: never retransmitted */
+    qk_tx_record(p, &(qk_sent_frame){.kind = QK_SF_IMMEDIATE_ACK}); /* §5: never retransmitted */
     qk_ackfreq_on_immediate_sent(&c->af, why, t->now);
     c->stats.immediate_acks_sent++;
 }
 
-static void fill_packet(tx_ctx *t, tx_pkt *p)
+static void fill_packet(qk_tx_ctx *t, qk_tx_pkt *p)
 {
     qk_conn *c = t->c;
     qk_space *sp = &c->sp[p->space];
@@ -612,8 +364,8 @@ static void fill_packet(tx_ctx *t, tx_pkt *p)
     if (qk_ack_has_new(&sp->ack)) write_ack(t, p);
     if (t->cc_ok || sp->probes) write_crypto(t, p);
     if (p->space == QK_PN_SPACE_APP && c->handshake_complete && (t->cc_ok || sp->probes)) {
-        write_conn_control(t, p);
-        write_stream_control(t, p);
+        qk_ctrl_write_conn(t, p);
+        qk_ctrl_write_streams(t, p);
         write_datagrams(t, p);
         while (write_one_stream(t, p)) {
         }
@@ -624,12 +376,12 @@ static void fill_packet(tx_ctx *t, tx_pkt *p)
     }
     if (sp->probes && !p->ack_eliciting) {
         qk_frame f = {.type = QK_FT_PING};
-        if (put_frame(t, p, &f)) record(p, &(qk_sent_frame){.kind = QK_SF_PING});
+        if (qk_tx_put_frame(t, p, &f)) qk_tx_record(p, &(qk_sent_frame){.kind = QK_SF_PING});
     }
     if (sp->probes && p->ack_eliciting) sp->probes--;
 }
 
-static void finish_packet(tx_ctx *t, tx_pkt *p, size_t pad_to)
+static void finish_packet(qk_tx_ctx *t, qk_tx_pkt *p, size_t pad_to)
 {
     qk_conn *c = t->c;
     /* Header protection samples 16 bytes starting 4 after the pn (RFC 9001 §5.4.2). */
@@ -659,7 +411,7 @@ static void finish_packet(tx_ctx *t, tx_pkt *p, size_t pad_to)
         qk_aead_seg seg[QK_AEAD_MAX_SEGS];
         size_t n = 0, at = p->payload;
         for (size_t i = 0; i < p->n_ext; i++) {
-            const tx_ext *e = &p->ext[i];
+            const qk_tx_ext *e = &p->ext[i];
             if (e->at > at) seg[n++] = (qk_aead_seg){t->buf + at, e->at - at};
             seg[n++] = (qk_aead_seg){e->src, e->len};
             at = e->at + e->len;
@@ -690,7 +442,7 @@ static bool cwnd_limited(qk_conn *c, uint64_t inflight_after, qk_time now)
     return qk_cc_in_slow_start(&c->cc) && 2 * flight >= cwnd;
 }
 
-static void commit_packet(tx_ctx *t, tx_pkt *p)
+static void commit_packet(qk_tx_ctx *t, qk_tx_pkt *p)
 {
     qk_conn *c = t->c;
     qk_sent_packet sp = {.pn = p->pn,
@@ -724,7 +476,7 @@ static void commit_packet(tx_ctx *t, tx_pkt *p)
 
 static size_t build_close(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
 {
-    tx_ctx t;
+    qk_tx_ctx t;
     tx_ctx_init(&t, c, buf, cap, now);
     t.cc_ok = true;
     /* RFC 9000 §10.2.3: send in the highest space we have keys for. A
@@ -736,14 +488,14 @@ static size_t build_close(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
             break;
         }
     if (s == QK_PN_SPACE_COUNT || !open_packet(&t, s)) return 0;
-    tx_pkt *p = &t.pkts[0];
+    qk_tx_pkt *p = &t.pkts[0];
     qk_frame f = {.type = c->close_app && s == QK_PN_SPACE_APP ? QK_FT_CONNECTION_CLOSE_APP
                                                                : QK_FT_CONNECTION_CLOSE};
     f.u.close.error_code = c->close_app && s != QK_PN_SPACE_APP ? 0x0c : c->close_code;
     f.u.close.frame_type = c->close_frame_type;
     f.u.close.reason = (const uint8_t *)c->close_reason;
     f.u.close.reason_len = strlen(c->close_reason);
-    if (!put_frame(&t, p, &f)) return 0;
+    if (!qk_tx_put_frame(&t, p, &f)) return 0;
     t.n = 1;
     finish_packet(&t, p, c->is_server || s != QK_PN_SPACE_INITIAL ? 0 : MIN_INITIAL_DGRAM);
     c->sp[s].next_pn++;
@@ -754,17 +506,17 @@ static size_t build_close(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
 
 /* RFC 9000 §14.4: a DPLPMTUD probe is one 1-RTT packet of PING and PADDING
  * (plus an ACK if one is owed) filling a datagram of exactly `size` bytes. */
-static size_t build_pmtu_probe(tx_ctx *t, size_t size)
+static size_t build_pmtu_probe(qk_tx_ctx *t, size_t size)
 {
     qk_conn *c = t->c;
     t->cap = size;
     if (!open_packet(t, QK_PN_SPACE_APP)) return 0;
-    tx_pkt *p = &t->pkts[0];
+    qk_tx_pkt *p = &t->pkts[0];
     p->is_probe = true;
     if (qk_ack_has_new(&c->sp[QK_PN_SPACE_APP].ack)) write_ack(t, p);
     qk_frame f = {.type = QK_FT_PING};
-    if (!put_frame(t, p, &f)) return 0;
-    record(p, &(qk_sent_frame){.kind = QK_SF_PING});
+    if (!qk_tx_put_frame(t, p, &f)) return 0;
+    qk_tx_record(p, &(qk_sent_frame){.kind = QK_SF_PING});
     t->n = 1;
     finish_packet(t, p, size);
     commit_packet(t, p);
@@ -773,7 +525,7 @@ static size_t build_pmtu_probe(tx_ctx *t, size_t size)
 }
 
 /* A probe when DPLPMTUD wants one and the path allows it; 0 otherwise. */
-static size_t maybe_pmtu_probe(tx_ctx *t, size_t buf_cap)
+static size_t maybe_pmtu_probe(qk_tx_ctx *t, size_t buf_cap)
 {
     qk_conn *c = t->c;
     if (!c->pmtud.enabled || !c->handshake_confirmed || !c->address_validated ||
@@ -798,7 +550,7 @@ static size_t build_path_probe(qk_conn *c, qk_path *a, uint8_t *buf, size_t cap,
     uint64_t allow = c->is_server ? qk_path_allowance(a) : UINT64_MAX;
     if (allow < cap) cap = (size_t)allow;
     if (cap < 64) return 0;
-    tx_ctx t;
+    qk_tx_ctx t;
     tx_ctx_init(&t, c, buf, cap, now);
     t.cc_ok = true;
     size_t cur = c->rcid_cur;
@@ -806,19 +558,19 @@ static size_t build_path_probe(qk_conn *c, qk_path *a, uint8_t *buf, size_t cap,
     bool ok = open_packet(&t, QK_PN_SPACE_APP);
     c->rcid_cur = cur;
     if (!ok) return 0;
-    tx_pkt *p = &t.pkts[0];
+    qk_tx_pkt *p = &t.pkts[0];
     qk_frame f;
     bool challenge = false;
     if (a->challenge_due) {
         f = (qk_frame){.type = QK_FT_PATH_CHALLENGE};
         memcpy(f.u.path.data, a->challenge, 8);
-        if ((challenge = put_frame(&t, p, &f)))
-            record(p, &(qk_sent_frame){.kind = QK_SF_PATH_CHALLENGE});
+        if ((challenge = qk_tx_put_frame(&t, p, &f)))
+            qk_tx_record(p, &(qk_sent_frame){.kind = QK_SF_PATH_CHALLENGE});
     }
     if (a->response_due) {
         f = (qk_frame){.type = QK_FT_PATH_RESPONSE};
         memcpy(f.u.path.data, a->response, 8);
-        if (put_frame(&t, p, &f)) a->response_due = false;
+        if (qk_tx_put_frame(&t, p, &f)) a->response_due = false;
     }
     if (p->end == p->payload) return 0;
     t.n = 1;
@@ -877,7 +629,7 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
 
     /* Not an aggregate initialiser: that would zero ~12 KiB of frame
      * records per datagram; open_packet clears what each packet uses. */
-    tx_ctx t;
+    qk_tx_ctx t;
     tx_ctx_init(&t, c, buf, cap, now);
     uint64_t inflight = qk_recovery_bytes_in_flight(&c->rec);
     /* RFC 9002 §7: bytes in flight stay within cwnd. The allowance for the
@@ -909,7 +661,7 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
     for (int s = 0; s < QK_PN_SPACE_COUNT; s++) {
         if (!space_wants_send(&t, (qk_pn_space)s)) continue;
         if (!open_packet(&t, (qk_pn_space)s)) break;
-        tx_pkt *p = &t.pkts[t.n];
+        qk_tx_pkt *p = &t.pkts[t.n];
         fill_packet(&t, p);
         if (p->end == p->payload) continue; /* nothing fit: drop the header */
         if (p->type == QK_PKT_INITIAL && (!c->is_server || p->ack_eliciting)) t.pad = true;

@@ -1,6 +1,6 @@
 /* The endpoint: connection-ID demultiplexing, accepting connections, the
  * event queue, and the send/timeout fan-out over connections. */
-#include "transport/conn.h"
+#include "transport/endpoint.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -240,6 +240,50 @@ void qk_endpoint_remove_cid(qk_endpoint *ep, const qk_cid *cid)
 
 /* ---- events ---- */
 
+/* qk_conn_env trampolines: the connection sees only ctx. */
+static void env_push_event(void *ctx, const qk_event *ev)
+{
+    qk_endpoint_push_event(ctx, ev);
+}
+static int env_add_cid(void *ctx, const qk_cid *cid, qk_conn *c)
+{
+    return qk_endpoint_add_cid(ctx, cid, c);
+}
+static void env_remove_cid(void *ctx, const qk_cid *cid)
+{
+    qk_endpoint_remove_cid(ctx, cid);
+}
+static void env_random(void *ctx, uint8_t *buf, size_t len)
+{
+    qk_endpoint_random(ctx, buf, len);
+}
+static void env_reset_token(void *ctx, const qk_cid *cid, uint8_t token[QK_RESET_TOKEN_LEN])
+{
+    qk_endpoint_reset_token(ctx, cid, token);
+}
+static int env_mint_token(void *ctx, const qk_addr *peer, qk_time now, uint8_t *out, size_t cap)
+{
+    return qk_endpoint_mint_new_token(ctx, peer, now, out, cap);
+}
+static void env_store_token(void *ctx, const qk_addr *peer, const uint8_t *tok, size_t len,
+                            qk_time now)
+{
+    qk_endpoint_store_token(ctx, peer, tok, len, now);
+}
+
+qk_conn_env qk_endpoint_conn_env(qk_endpoint *ep)
+{
+    return (qk_conn_env){.ctx = ep,
+                         .push_event = env_push_event,
+                         .add_cid = env_add_cid,
+                         .remove_cid = env_remove_cid,
+                         .random = env_random,
+                         .reset_token = env_reset_token,
+                         .mint_token = env_mint_token,
+                         .store_token = env_store_token,
+                         .budget = qk_endpoint_budget(ep)};
+}
+
 void qk_endpoint_push_event(qk_endpoint *ep, const qk_event *ev)
 {
     if (ep->ev_count == ep->ev_cap) {
@@ -317,8 +361,9 @@ int qk_connect(qk_endpoint *ep, const qk_addr *local, const qk_addr *peer, const
     qk_conn_opts o = {0};
     o.token = tok;
     o.token_len = qk_stateless_take_token(&ep->sl, peer, tok, sizeof tok);
+    qk_conn_env env = qk_endpoint_conn_env(ep);
     qk_conn *c =
-        qk_conn_new_ex(ep, &ep->cfg, false, local, peer, NULL, NULL, server_name, &o, now, &err);
+        qk_conn_new_ex(&env, &ep->cfg, false, local, peer, NULL, NULL, server_name, &o, now, &err);
     if (!c) return err ? err : QK_ERR_NOMEM;
     link_conn(ep, c);
     *out = c;
@@ -413,8 +458,9 @@ static void accept_initial(qk_endpoint *ep, qk_datagram *d, qk_time now)
         ep->sl.stats.initials_dropped++;
         return;
     }
-    qk_conn *c =
-        qk_conn_new_ex(ep, &ep->cfg, true, &d->local, &d->peer, &dcid, &scid, NULL, &o, now, NULL);
+    qk_conn_env env = qk_endpoint_conn_env(ep);
+    qk_conn *c = qk_conn_new_ex(&env, &ep->cfg, true, &d->local, &d->peer, &dcid, &scid, NULL, &o,
+                                now, NULL);
     if (!c) return;
     link_conn(ep, c);
     qk_conn_recv(c, d, now);

@@ -41,7 +41,7 @@ static void vn_restart(qk_conn *c, uint32_t version, qk_time now)
     c->offer_version = 0;
     c->version = version;
     qk_cid d = {.len = c->odcid.len};
-    qk_endpoint_random(c->ep, d.b, d.len);
+    qk_conn_env_random(c, d.b, d.len);
     c->odcid = c->initial_dcid = d;
     c->rcid[c->rcid_cur].cid = d;
     int rc = qk_conn_install_initial_keys(c, &c->initial_dcid);
@@ -126,7 +126,7 @@ void qk_conn_on_retry(qk_conn *c, const uint8_t *pkt, const qk_pkt_hdr *h, qk_ti
 int qk_conn_on_new_token(qk_conn *c, const uint8_t *tok, size_t len, qk_time now)
 {
     /* RFC 9000 §8.1.3: keep it for the next connection to this server. */
-    qk_endpoint_store_token(c->ep, &c->peer, tok, len, now);
+    qk_conn_env_store_token(c, &c->peer, tok, len, now);
     return 0;
 }
 

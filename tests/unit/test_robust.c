@@ -15,7 +15,7 @@
 #include "qk_inject.h"
 #include "qk_pair.h"
 #include "qk_test.h"
-#include "transport/conn.h"
+#include "transport/endpoint.h"
 #include "wire/packet.h"
 
 #define GREASE_MASK 0x0f0f0f0fu

@@ -1,0 +1,193 @@
+/* A connection on its own: two qk_conn joined by hand, each given a stub
+ * qk_conn_env instead of an endpoint (the services are recorded, not
+ * implemented by endpoint.c). Also the DATA_BLOCKED rule of RFC 9000 §4.1
+ * at connection level. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "qk_pair.h"
+#include "qk_test.h"
+#include "transport/conn.h"
+#include "wire/packet.h"
+
+typedef struct stub {
+    qk_event ev[64];
+    size_t n_ev;
+    qk_cid cids[16];
+    size_t n_cids; /* registered and not removed */
+    size_t n_random;
+    uint64_t seed;
+} stub;
+
+static void stub_push(void *ctx, const qk_event *ev)
+{
+    stub *s = ctx;
+    if (s->n_ev < 64) s->ev[s->n_ev++] = *ev;
+}
+
+static int stub_add_cid(void *ctx, const qk_cid *cid, qk_conn *c)
+{
+    stub *s = ctx;
+    if (s->n_cids == 16) return QK_ERR_NOMEM;
+    s->cids[s->n_cids++] = *cid;
+    return 0;
+}
+
+static void stub_remove_cid(void *ctx, const qk_cid *cid)
+{
+    stub *s = ctx;
+    for (size_t i = 0; i < s->n_cids; i++)
+        if (s->cids[i].len == cid->len && !memcmp(s->cids[i].b, cid->b, cid->len)) {
+            s->cids[i] = s->cids[--s->n_cids];
+            return;
+        }
+}
+
+static void stub_random(void *ctx, uint8_t *buf, size_t len)
+{
+    stub *s = ctx;
+    s->n_random++;
+    for (size_t i = 0; i < len; i++) {
+        s->seed = s->seed * 6364136223846793005ull + 1442695040888963407ull;
+        buf[i] = (uint8_t)(s->seed >> 56);
+    }
+}
+
+static qk_conn_env stub_env(stub *s, uint64_t seed)
+{
+    memset(s, 0, sizeof *s);
+    s->seed = seed;
+    return (qk_conn_env){.ctx = s,
+                         .push_event = stub_push,
+                         .add_cid = stub_add_cid,
+                         .remove_cid = stub_remove_cid,
+                         .random = stub_random};
+}
+
+static bool has_event(const stub *s, qk_event_type t)
+{
+    for (size_t i = 0; i < s->n_ev; i++)
+        if (s->ev[i].type == t) return true;
+    return false;
+}
+
+/* Every datagram from one connection to the other, at time now. */
+static size_t shuttle(qk_conn *from, qk_conn *to, qk_time now)
+{
+    uint8_t buf[1500];
+    size_t n, count = 0;
+    while ((n = qk_conn_send(from, buf, sizeof buf, now)) > 0) {
+        qk_datagram d = {.data = buf, .len = n, .local = to->local, .peer = from->local};
+        qk_conn_recv(to, &d, now);
+        count++;
+    }
+    return count;
+}
+
+static void test_handshake_without_endpoint(void **state)
+{
+    (void)state;
+    char *cert, *key;
+    assert_int_equal(qk_cert_generate("quack.test", 0, 36500, &cert, &key), 0);
+    qk_config ccfg, scfg;
+    qk_config_default(&ccfg);
+    ccfg.alpn[0] = "test";
+    ccfg.alpn_count = 1;
+    ccfg.insecure = true;
+    scfg = ccfg;
+    scfg.insecure = false;
+    scfg.server = true;
+    scfg.cert_pem = cert;
+    scfg.key_pem = key;
+    qk_addr ca, sa;
+    qk_pair_set_addr(&ca, 1, 40000);
+    qk_pair_set_addr(&sa, 2, 443);
+
+    stub cs, ss;
+    qk_conn_env cenv = stub_env(&cs, 1), senv = stub_env(&ss, 2);
+    qk_time now = QK_NS_PER_S;
+    int err = 0;
+    qk_conn *cl = qk_conn_new(&cenv, &ccfg, false, &ca, &sa, NULL, NULL, "quack.test", now, &err);
+    assert_non_null(cl);
+    /* The client registered its CID and drew its CIDs from the stub's RNG. */
+    assert_int_equal(cs.n_cids, 1);
+    assert_memory_equal(cs.cids[0].b, cl->lcid[0].cid.b, cl->lcid[0].cid.len);
+    assert_true(cs.n_random >= 2);
+
+    uint8_t buf[1500];
+    size_t n = qk_conn_send(cl, buf, sizeof buf, now);
+    assert_true(n >= 1200); /* RFC 9000 §14.1 */
+    qk_pkt_hdr h;
+    assert_int_equal(qk_pkt_parse(buf, n, 0, &h), 0);
+    assert_int_equal(h.type, QK_PKT_INITIAL);
+    qk_cid dcid = {.len = (uint8_t)h.dcid_len}, scid = {.len = (uint8_t)h.scid_len};
+    memcpy(dcid.b, h.dcid, h.dcid_len);
+    memcpy(scid.b, h.scid, h.scid_len);
+    qk_conn *sv = qk_conn_new(&senv, &scfg, true, &sa, &ca, &dcid, &scid, NULL, now, &err);
+    assert_non_null(sv);
+    assert_int_equal(ss.n_cids, 2); /* its own CID and the client's Initial DCID */
+    qk_datagram d = {.data = buf, .len = n, .local = sa, .peer = ca};
+    qk_conn_recv(sv, &d, now);
+
+    for (int i = 0; i < 20 && !(has_event(&cs, QK_EV_CONNECTED) && cl->handshake_confirmed); i++) {
+        now += QK_NS_PER_MS;
+        shuttle(sv, cl, now);
+        shuttle(cl, sv, now);
+    }
+    assert_true(has_event(&cs, QK_EV_CONNECTED));
+    assert_true(has_event(&ss, QK_EV_CONNECTED));
+    assert_true(cl->handshake_confirmed); /* deferred out of the ACK loop, then applied */
+    assert_true(cl->sp[QK_PN_SPACE_HANDSHAKE].discarded);
+    /* The server no longer routes by the client's Initial DCID. */
+    for (size_t i = 0; i < ss.n_cids; i++)
+        assert_false(ss.cids[i].len == dcid.len && !memcmp(ss.cids[i].b, dcid.b, dcid.len));
+    qk_conn_del(cl);
+    qk_conn_del(sv);
+    assert_int_equal(cs.n_cids, 0); /* every registered CID was unregistered */
+    assert_int_equal(ss.n_cids, 0);
+    free(cert);
+    free(key);
+}
+
+/* RFC 9000 §4.1: a sender blocked by the connection window sends
+ * DATA_BLOCKED, even when nothing else is owed (no ACK, no data). */
+static void test_data_blocked_sent(void **state)
+{
+    (void)state;
+    qk_pair p;
+    assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
+    p.scfg.initial_max_data_bytes = 8000;
+    p.scfg.autotune = false;
+    p.scfg.max_conn_window_bytes = 8000;
+    assert_int_equal(qk_pair_start(&p), 0);
+    assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 2 * QK_NS_PER_S));
+    uint64_t sid;
+    assert_int_equal(qk_stream_open(p.cconn, true, &sid), 0);
+    size_t written = 0;
+    qk_pair_write_pattern(p.cconn, sid, 64000, &written);
+    qk_pair_flush(&p);
+    /* The server never reads: its window stays at 8000 bytes. */
+    qk_time end = p.now + QK_NS_PER_S;
+    while (p.now < end && qk_pair_step(&p)) {
+    }
+    qk_conn_stats st;
+    qk_conn_stats_get(p.cconn, &st);
+    assert_int_equal(qk_flow_tx_available(&p.cconn->flow_tx), 0); /* blocked at 8000 */
+    assert_int_equal(st.data_blocked_sent, 1);                    /* once per limit (§4.1) */
+    qk_pair_free(&p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_handshake_without_endpoint),
+        cmocka_unit_test(test_data_blocked_sent),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
