@@ -631,8 +631,9 @@ void qk_conn_on_timeout(qk_conn *c, qk_time now)
     qk_conn_path_on_timeout(c, now);
     if (qk_recovery_next_timeout(&c->rec) <= now) {
         qk_recovery_timeout to;
-        if (qk_recovery_on_timeout(&c->rec, now, &to) == 0 &&
-            to.kind == QK_RECOVERY_TIMEOUT_PROBE) {
+        int trc = qk_recovery_on_timeout(&c->rec, now, &to);
+        qk_conn_apply_deferred(c, now);
+        if (trc == 0 && to.kind == QK_RECOVERY_TIMEOUT_PROBE) {
             c->sp[to.space].probes += to.probe_pkts;
             c->stats.pto_count++;
             /* RFC 8899 §4.3: full-size packets that keep vanishing: a black hole. */
