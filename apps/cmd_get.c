@@ -4,8 +4,8 @@
 #include "commands.h"
 #include "perf.h"
 
-#include "crypto/tls.h"
-#include "io/driver.h"
+#include <quack/cert.h>
+#include <quack/driver.h>
 #include <quack/h3.h>
 
 #include <errno.h>

@@ -2,6 +2,7 @@
 #include "commands.h"
 #include "perf.h"
 
+#include <stdarg.h>
 #include <quack/sim.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,10 +79,13 @@ static void perf_usage(FILE *f)
             QK_PERF_MAX_STREAMS);
 }
 
-static int bad(const char *fmt, const char *arg)
+__attribute__((format(printf, 1, 2))) static int bad(const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
     fprintf(stderr, "quack perf: ");
-    fprintf(stderr, fmt, arg);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
     fprintf(stderr, "\nRun 'quack perf --help' for the options.\n");
     return 2;
 }
@@ -128,7 +132,8 @@ static int parse_opt(perf_opts *o, int argc, char **argv, int *i)
             return bad("--streams wants 1..1000, not '%s'", v);
         o->streams = (unsigned)n;
     } else if (!strcmp(a, "--cc")) {
-        if (perf_parse_cc(v, &o->cc)) return bad("--cc wants reno or cubic, not '%s'", v);
+        if (perf_parse_cc(v, &o->cc))
+            return bad("--cc wants one of %s, not '%s'", qk_cc_kind_names(), v);
     } else if (!strcmp(a, "--ack-frequency")) {
         if (perf_parse_ackfreq(v, o))
             return bad(

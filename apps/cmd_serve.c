@@ -4,8 +4,8 @@
 #include "commands.h"
 #include "perf.h"
 
-#include "crypto/tls.h"
-#include "io/driver.h"
+#include <quack/cert.h>
+#include <quack/driver.h>
 #include <quack/h3.h>
 
 #include <errno.h>
@@ -413,7 +413,7 @@ static int serve_parse(serve_opts *o, int argc, char **argv)
 /* Certificate: the given files, or a fresh self-signed one; prints the pin. */
 static int serve_cert(const serve_opts *o, qk_config *cfg, char **cert_pem, char **key_pem)
 {
-    uint8_t pin[QK_TLS_PIN_BYTES];
+    uint8_t pin[QK_PIN_BYTES];
     char hex[65];
     int rc;
     if (o->cert) {

@@ -2,8 +2,8 @@
 #include "commands.h"
 #include "perf.h"
 
-#include "crypto/tls.h"
-#include "io/driver.h"
+#include <quack/cert.h>
+#include <quack/driver.h>
 #include <ev.h>
 #include <quack/sim.h>
 #include <quack/tunnel.h>
@@ -145,7 +145,8 @@ static int parse(tun_opts *o, int argc, char **argv)
         } else if (!strcmp(a, "--qlog")) {
             o->qlog_dir = v;
         } else if (!strcmp(a, "--cc")) {
-            if (perf_parse_cc(v, &o->cc)) return bad("--cc wants reno or cubic, not '%s'", v);
+            if (perf_parse_cc(v, &o->cc))
+                return bad("--cc wants one of %s, not '%s'", qk_cc_kind_names(), v);
         } else if (!strcmp(a, "--keep-alive")) {
             if (parse_time_opt(a, v, &o->keep_alive_ns)) return 2;
         } else if (!strcmp(a, "--idle-timeout")) {

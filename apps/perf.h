@@ -45,7 +45,7 @@ typedef struct perf_opts {
     uint64_t max_udp_bytes;    /* --max-udp-payload (0 = QK_PERF_DATAGRAM_BYTES) */
     /* --ack-frequency: what to ask the peer (ack-frequency-12). */
     bool ackfreq_set;           /* false: the library defaults */
-    int ackfreq_mode;           /* 0 off, 1 fixed, 2 auto */
+    qk_ackfreq_mode ackfreq_mode;
     uint64_t ackfreq_threshold; /* fixed */
     uint64_t ackfreq_delay_us;  /* fixed, 0 = 25 ms */
     uint64_t ackfreq_reorder;   /* fixed, 0 = the loss packet threshold */

@@ -1,7 +1,7 @@
 /* `quack perf`: pattern, options helpers, tables (see perf.h). */
 #include "perf.h"
 
-#include "crypto/tls.h"
+#include <quack/cert.h>
 
 #include <errno.h>
 #include <stdlib.h>
@@ -90,19 +90,13 @@ int perf_parse_ackfreq(const char *s, perf_opts *o)
     if (!s || !*s) return QK_ERR_INVALID_ARG;
     o->ackfreq_set = true;
     o->ackfreq_threshold = o->ackfreq_delay_us = o->ackfreq_reorder = 0;
-    if (!strcmp(s, "off")) {
-        o->ackfreq_mode = 0;
+    qk_ackfreq_mode m;
+    /* "fixed" alone has no values: THRESHOLD[,DELAY_US[,REORDER]] below. */
+    if (!qk_ackfreq_mode_parse(s, &m) && m != QK_ACKFREQ_FIXED) {
+        o->ackfreq_mode = m;
         return 0;
     }
-    if (!strcmp(s, "auto")) {
-        o->ackfreq_mode = 2;
-        return 0;
-    }
-    if (!strcmp(s, "auto-threshold")) { /* QK_ACKFREQ_AUTO_THRESHOLD, for comparison */
-        o->ackfreq_mode = 3;
-        return 0;
-    }
-    o->ackfreq_mode = 1;
+    o->ackfreq_mode = QK_ACKFREQ_FIXED;
     uint64_t v[3] = {0, 0, 0};
     const char *p = s;
     for (int i = 0; i < 3; i++) {
@@ -356,20 +350,14 @@ int perf_parse_key_update(const char *arg, uint64_t *pkts)
 
 int perf_parse_cc(const char *s, qk_cc_kind *out)
 {
-    if (!strcmp(s, "reno") || !strcmp(s, "newreno"))
-        *out = QK_CONFIG_CC_NEWRENO;
-    else if (!strcmp(s, "cubic"))
-        *out = QK_CONFIG_CC_CUBIC;
-    else
-        return QK_ERR_INVALID_ARG;
-    return 0;
+    return qk_cc_kind_parse(s, out);
 }
 
 /* Certificate: the given files, or a fresh self-signed P-256 one in memory. */
 int perf_load_cert(const char *who, const char *cert_file, const char *key_file, qk_config *cfg,
                    char **cert_pem, char **key_pem)
 {
-    uint8_t pin[QK_TLS_PIN_BYTES];
+    uint8_t pin[QK_PIN_BYTES];
     char hex[65];
     int rc;
     if (cert_file) {

@@ -1,8 +1,8 @@
 /* `quack perf server`: answers perf requests on every connection. */
 #include "perf.h"
 
-#include "crypto/tls.h"
-#include "io/driver.h"
+#include <quack/cert.h>
+#include <quack/driver.h>
 #include <ev.h>
 #include <signal.h>
 #include <stdlib.h>

@@ -24,7 +24,6 @@
 #include <quack/sim.h>
 
 #include "sim/flow_quic.h"
-#include "transport/conn.h"
 
 #include <math.h>
 
@@ -159,24 +158,23 @@ typedef struct flow_probe {
 
 static void probe(flow_probe *f, qk_time now)
 {
-    qk_conn *c = qk_simq_server_conn(f->q);
-    if (!c) return;
-    f->lost = c->rec.stats.packets_lost;
-    f->sent = c->rec.stats.packets_sent;
-    f->undos = c->rec.stats.undos;
-    f->spurious = c->rec.stats.spurious_losses;
-    f->resp = c->cc.congestion_events;
-    f->cwnd = c->cc.cwnd_bytes;
-    if (c->cc.ops != &qk_cc_cubic_ops) return;
-    const struct qk_cc_cubic_state *cs = &c->cc.u.cubic;
-    f->w_max = cs->w_max_bytes;
-    f->k_s = cs->k_s;
-    if (c->cc.cwnd_bytes >= c->cc.ssthresh_bytes && cs->in_epoch && now >= cs->epoch_start) {
+    qk_simq_cc_probe p;
+    if (!qk_simq_cc_probe_get(f->q, true, &p)) return;
+    f->lost = p.packets_lost;
+    f->sent = p.packets_sent;
+    f->undos = p.undos;
+    f->spurious = p.spurious_losses;
+    f->resp = p.congestion_events;
+    f->cwnd = p.cwnd_bytes;
+    if (!p.cubic) return;
+    f->w_max = p.cubic_w_max_bytes;
+    f->k_s = p.cubic_k_s;
+    if (p.cwnd_bytes >= p.ssthresh_bytes && p.cubic_in_epoch && now >= p.cubic_epoch_start) {
         /* RFC 9438 §4.3: Reno-friendly region when W_cubic(t) < W_est. */
-        double t = (double)(now - cs->epoch_start) / 1e9 - cs->k_s;
-        double w_cubic = 0.4 * (double)c->cc.max_datagram_bytes * t * t * t + cs->w_max_bytes;
+        double t = (double)(now - p.cubic_epoch_start) / 1e9 - p.cubic_k_s;
+        double w_cubic = 0.4 * (double)p.max_datagram_bytes * t * t * t + p.cubic_w_max_bytes;
         f->ca_samples++;
-        if (w_cubic < cs->w_est_bytes) f->reno_samples++;
+        if (w_cubic < p.cubic_w_est_bytes) f->reno_samples++;
     }
 }
 

@@ -26,6 +26,38 @@ typedef enum qk_cc_kind {
     QK_CONFIG_CC_DCTCP = 2
 } qk_cc_kind;
 
+/**
+ * Parse a controller name, case-insensitive: "newreno" (or "reno"), "cubic",
+ * "dctcp", and any controller added since (qk_cc_kind_names()). Returns 0 and
+ * sets *out, or QK_ERR_INVALID_ARG (NULL or unknown name).
+ */
+int qk_cc_kind_parse(const char *name, qk_cc_kind *out);
+
+/** Canonical name of a controller ("newreno", "cubic", ...), "unknown" otherwise. Never fails. */
+const char *qk_cc_kind_name(qk_cc_kind kind);
+
+/** The controller names qk_cc_kind_parse accepts, as "newreno, cubic, ..." (static). */
+const char *qk_cc_kind_names(void);
+
+/** What a sender asks its peer with ACK_FREQUENCY frames (ack-frequency-12). */
+typedef enum qk_ackfreq_mode {
+    QK_ACKFREQ_OFF = 0,            /**< never ask */
+    QK_ACKFREQ_FIXED = 1,          /**< ask once for the configured values */
+    QK_ACKFREQ_AUTO = 2,           /**< derive from cwnd and RTT (§8.1); ACK points at burst
+                                        ends while the path holds no standing queue */
+    QK_ACKFREQ_AUTO_THRESHOLD = 3, /**< AUTO without burst-end ACK points (the threshold
+                                        and the window-full rule only; for comparison) */
+} qk_ackfreq_mode;
+
+/**
+ * Parse an ACK-frequency mode name: "off", "fixed", "auto", "auto-threshold".
+ * Returns 0 and sets *out, or QK_ERR_INVALID_ARG.
+ */
+int qk_ackfreq_mode_parse(const char *name, qk_ackfreq_mode *out);
+
+/** Name of a mode ("off", "fixed", "auto", "auto-threshold"), "unknown" otherwise. Never fails. */
+const char *qk_ackfreq_mode_name(qk_ackfreq_mode mode);
+
 #define QK_MAX_ALPN 8
 
 /* QUIC versions for qk_config.version (same values as src/wire/packet.h). */
@@ -142,7 +174,7 @@ typedef struct qk_config {
     uint64_t ack_eliciting_threshold; /**< local ACK policy (RFC default 1) */
     qk_time min_ack_delay_ns;         /**< advertise min_ack_delay (ack-frequency), 0 = don't;
                                        *   default 1 ms */
-    int ack_frequency;                /**< what to ask the peer: 0 off, 1 fixed, 2 auto
+    qk_ackfreq_mode ack_frequency;    /**< what to ask the peer: 0 off, 1 fixed, 2 auto
                                        *   (default; only a peer advertising min_ack_delay:
                                        *   threshold from cwnd and RTT, IMMEDIATE_ACK at
                                        *   each burst's end while the path has no standing

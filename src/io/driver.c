@@ -6,7 +6,7 @@
  * cannot join (other peer, larger than the first, ECN differs) is kept in a
  * carry buffer and opens the next entry, so nothing is produced twice or
  * lost. No allocation per packet. */
-#include "io/driver.h"
+#include <quack/driver.h>
 
 #include <stdlib.h>
 #include <string.h>

@@ -680,12 +680,7 @@ static int parse_key(const qk_sim_flow_args *a, const char *k, const char *v, qk
         if (qk_sim_parse_time(v, &c->duration_ns) || !c->duration_ns)
             return bad(a, k, v, "a positive time, e.g. 10s");
     } else if (!strcmp(k, "cc")) {
-        if (!strcasecmp(v, "cubic"))
-            c->cc = QK_CONFIG_CC_CUBIC;
-        else if (!strcasecmp(v, "reno") || !strcasecmp(v, "newreno"))
-            c->cc = QK_CONFIG_CC_NEWRENO;
-        else
-            return bad(a, k, v, "reno or cubic");
+        if (qk_cc_kind_parse(v, &c->cc)) return bad(a, k, v, qk_cc_kind_names());
     } else if (!strcmp(k, "start")) {
         if (qk_sim_parse_time(v, &c->start_ns)) return bad(a, k, v, "a time, e.g. 1s");
     } else if (!strcmp(k, "streams")) {
@@ -739,12 +734,9 @@ static int parse_key(const qk_sim_flow_args *a, const char *k, const char *v, qk
         c->ackfreq_set = true;
         c->ackfreq_threshold = c->ackfreq_reorder = 0;
         c->ackfreq_delay_ns = 25 * QK_NS_PER_MS;
-        if (!strcasecmp(v, "off")) {
-            c->ack_frequency = 0;
-        } else if (!strcasecmp(v, "auto")) {
-            c->ack_frequency = 2;
-        } else if (!strcasecmp(v, "auto-threshold")) {
-            c->ack_frequency = 3; /* QK_ACKFREQ_AUTO_THRESHOLD */
+        qk_ackfreq_mode m;
+        if (!qk_ackfreq_mode_parse(v, &m) && m != QK_ACKFREQ_FIXED) {
+            c->ack_frequency = m;
         } else {
             unsigned long long th = 0, d_us = 25000, ro = 0;
             int n = sscanf(v, "%llu,%llu,%llu", &th, &d_us, &ro);
@@ -752,7 +744,7 @@ static int parse_key(const qk_sim_flow_args *a, const char *k, const char *v, qk
                 return bad(a, k, v,
                            "off, auto, auto-threshold or THRESHOLD[,DELAY_US[,REORDER]], e.g. "
                            "10,25000,3");
-            c->ack_frequency = 1;
+            c->ack_frequency = QK_ACKFREQ_FIXED;
             c->ackfreq_threshold = th;
             c->ackfreq_delay_ns = d_us * QK_NS_PER_US;
             c->ackfreq_reorder = ro;
@@ -815,4 +807,27 @@ void qk_sim_quic_register(void)
     if (done) return;
     done = 1;
     qk_sim_flow_type_register("quic", quic_factory);
+}
+
+bool qk_simq_cc_probe_get(qk_simq *q, bool server, qk_simq_cc_probe *out)
+{
+    qk_conn *c = server ? qk_simq_server_conn(q) : qk_simq_client_conn(q);
+    if (!c) return false;
+    *out = (qk_simq_cc_probe){.packets_sent = c->rec.stats.packets_sent,
+                              .packets_lost = c->rec.stats.packets_lost,
+                              .undos = c->rec.stats.undos,
+                              .spurious_losses = c->rec.stats.spurious_losses,
+                              .congestion_events = c->cc.congestion_events,
+                              .cwnd_bytes = c->cc.cwnd_bytes,
+                              .ssthresh_bytes = c->cc.ssthresh_bytes,
+                              .max_datagram_bytes = c->cc.max_datagram_bytes};
+    if (c->cc.ops != &qk_cc_cubic_ops) return true;
+    const struct qk_cc_cubic_state *cs = &c->cc.u.cubic;
+    out->cubic = true;
+    out->cubic_in_epoch = cs->in_epoch;
+    out->cubic_epoch_start = cs->epoch_start;
+    out->cubic_w_max_bytes = cs->w_max_bytes;
+    out->cubic_k_s = cs->k_s;
+    out->cubic_w_est_bytes = cs->w_est_bytes;
+    return true;
 }

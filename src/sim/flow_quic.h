@@ -45,11 +45,11 @@ typedef struct qk_simq_cfg {
     const char *qlog_dir;           /**< qlog directory for both endpoints, or NULL */
     /* ACK frequency for both endpoints (ack-frequency-12); unset = library defaults. */
     bool ackfreq_set;
-    int ack_frequency;          /**< 0 off, 1 fixed, 2 auto */
-    uint64_t ackfreq_threshold; /**< fixed */
-    qk_time ackfreq_delay_ns;   /**< fixed */
-    uint64_t ackfreq_reorder;   /**< fixed (0 = loss packet threshold) */
-    uint32_t pacing_gain_pct;   /**< qk_config.pacing_gain_ca_pct for both (0 = default) */
+    qk_ackfreq_mode ack_frequency; /**< QK_ACKFREQ_* */
+    uint64_t ackfreq_threshold;    /**< fixed */
+    qk_time ackfreq_delay_ns;      /**< fixed */
+    uint64_t ackfreq_reorder;      /**< fixed (0 = loss packet threshold) */
+    uint32_t pacing_gain_pct;      /**< qk_config.pacing_gain_ca_pct for both (0 = default) */
     bool min_ack_delay_set;
     qk_time min_ack_delay_ns; /**< advertised min_ack_delay, 0 = none */
     qk_simq_event_fn on_event;
@@ -115,5 +115,21 @@ void qk_simq_kick(qk_simq *q);
 
 /** Register the "quic" flow type with the scenario loader. Idempotent. */
 void qk_sim_quic_register(void);
+
+/** What a bench reads of a simulated connection's loss recovery and
+ * congestion controller (so tools need no transport headers). */
+typedef struct qk_simq_cc_probe {
+    uint64_t packets_sent, packets_lost, undos, spurious_losses;
+    uint64_t congestion_events; /**< responses of the controller */
+    uint64_t cwnd_bytes, ssthresh_bytes, max_datagram_bytes;
+    bool cubic;          /**< the fields below are set (RFC 9438 state) */
+    bool cubic_in_epoch; /**< a congestion-avoidance epoch is running */
+    qk_time cubic_epoch_start;
+    double cubic_w_max_bytes, cubic_k_s, cubic_w_est_bytes;
+} qk_simq_cc_probe;
+
+/** Fill *out for the server's (server = true) or client's connection.
+ * Returns false (out untouched) while that connection does not exist. */
+bool qk_simq_cc_probe_get(qk_simq *q, bool server, qk_simq_cc_probe *out);
 
 #endif

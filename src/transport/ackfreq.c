@@ -1,5 +1,7 @@
 #include "transport/ackfreq.h"
 
+#include <strings.h>
+
 #include <string.h>
 
 void qk_ackfreq_init(qk_ackfreq *a, const qk_ackfreq_config *cfg)
@@ -290,4 +292,23 @@ void qk_ackfreq_on_congestion(qk_ackfreq *a, uint64_t congestion_events, qk_time
         a->refill = QK_ACKFREQ_REFILL_ON;
     else if (a->refill == QK_ACKFREQ_REFILL_ON && queue)
         a->refill = QK_ACKFREQ_REFILL_NONE;
+}
+
+/* ---- public names (quack.h) ---- */
+
+static const char *const mode_names[] = {"off", "fixed", "auto", "auto-threshold"};
+
+int qk_ackfreq_mode_parse(const char *name, qk_ackfreq_mode *out)
+{
+    for (size_t i = 0; name && out && i < sizeof mode_names / sizeof *mode_names; i++)
+        if (!strcasecmp(name, mode_names[i])) {
+            *out = (qk_ackfreq_mode)i;
+            return 0;
+        }
+    return QK_ERR_INVALID_ARG;
+}
+
+const char *qk_ackfreq_mode_name(qk_ackfreq_mode mode)
+{
+    return (unsigned)mode < sizeof mode_names / sizeof *mode_names ? mode_names[mode] : "unknown";
 }

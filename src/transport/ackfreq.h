@@ -5,20 +5,13 @@
 #ifndef QK_TRANSPORT_ACKFREQ_H
 #define QK_TRANSPORT_ACKFREQ_H
 
-#include <quack/common.h>
+#include <quack/quack.h>
 #include <stdbool.h>
 
 /** AUTO: default upper bound on the ack-eliciting threshold (ackfreq.c). */
 #define QK_ACKFREQ_DEFAULT_MAX_THRESHOLD 16u
 
-typedef enum qk_ackfreq_mode {
-    QK_ACKFREQ_OFF = 0,            /**< never ask */
-    QK_ACKFREQ_FIXED = 1,          /**< ask once for the configured values */
-    QK_ACKFREQ_AUTO = 2,           /**< derive from cwnd and RTT (§8.1); ACK points at burst
-                                        ends while the path holds no standing queue */
-    QK_ACKFREQ_AUTO_THRESHOLD = 3, /**< AUTO without burst-end ACK points (the threshold
-                                        and the window-full rule only; for comparison) */
-} qk_ackfreq_mode;
+/* qk_ackfreq_mode (off / fixed / auto / auto-threshold) is public: quack.h. */
 
 /** AUTO's state after a congestion event (ackfreq.c, qk_ackfreq_on_congestion). */
 enum {

@@ -1,7 +1,7 @@
 /* The endpoint <-> loop glue (src/io/driver.c) without sockets: two
  * endpoints exchange the loop entries the driver builds, split as the kernel
  * would split a UDP GSO batch, and move 1 MiB byte-exact. */
-#include "io/driver.h"
+#include <quack/driver.h>
 #include "qk_pair.h"
 #include "qk_test.h"
 

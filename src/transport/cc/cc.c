@@ -1,6 +1,9 @@
 /* Congestion control: algorithm selection and the pieces every algorithm
  * shares (RFC 9002 §7). */
 #include "transport/cc/cc.h"
+
+#include <quack/quack.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -139,4 +142,34 @@ int qk_cc_algo_parse(const char *name)
     if (!strcasecmp(name, "cubic")) return QK_CC_CUBIC;
     if (!strcasecmp(name, "dctcp")) return QK_CC_DCTCP;
     return QK_ERR_INVALID_ARG;
+}
+
+/* ---- public names (quack.h) ---- */
+
+int qk_cc_kind_parse(const char *name, qk_cc_kind *out)
+{
+    int a = qk_cc_algo_parse(name);
+    if (a < 0 || !out) return QK_ERR_INVALID_ARG;
+    *out = (qk_cc_kind)a;
+    return 0;
+}
+
+const char *qk_cc_kind_name(qk_cc_kind kind)
+{
+    return qk_cc_algo_name((qk_cc_algo)kind);
+}
+
+const char *qk_cc_kind_names(void)
+{
+    static char names[128];
+    if (names[0]) return names;
+    size_t n = 0;
+    for (int a = 0; a < 16; a++) {
+        const char *s = qk_cc_algo_name((qk_cc_algo)a);
+        if (!strcmp(s, "unknown")) continue;
+        int k = snprintf(names + n, sizeof names - n, "%s%s", n ? ", " : "", s);
+        if (k < 0 || (size_t)k >= sizeof names - n) break;
+        n += (size_t)k;
+    }
+    return names;
 }

@@ -1,12 +1,20 @@
-/* An endpoint <-> libev loop glue: a qk_io_driver_ops implementation that
+/* quack — an endpoint <-> libev loop glue: a qk_io_driver_ops implementation that
  * feeds received datagrams to a qk_endpoint, pulls its datagrams into UDP GSO
  * batches, and lets the application drain events after every step.
  * Reusable by any CLI command that runs one endpoint on one socket. */
-#ifndef QK_IO_DRIVER_H
-#define QK_IO_DRIVER_H
+#ifndef QUACK_DRIVER_H
+#define QUACK_DRIVER_H
 
 #include <quack/io.h>
 #include <quack/quack.h>
+
+#ifdef __cplusplus
+extern "C" {
+#ifdef __cplusplus
+}
+#endif
+
+#endif
 
 /**
  * Called after the endpoint received datagrams, ran its timers, or before a
@@ -49,5 +57,9 @@ int qk_io_ep_driver_init(qk_io_ep_driver *d, qk_endpoint *ep, size_t datagram_ma
 
 /** Free what qk_io_ep_driver_init allocated (not the endpoint). */
 void qk_io_ep_driver_free(qk_io_ep_driver *d);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
