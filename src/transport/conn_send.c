@@ -586,20 +586,39 @@ static size_t build_path_probe(qk_conn *c, qk_path *a, uint8_t *buf, size_t cap,
     return p->end;
 }
 
-size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
+/* RFC 9002 §7, §7.7: the congestion window has room for a full datagram
+ * and the pacer lets it go now (else c->pacing_wait says when). */
+static bool cc_allows(qk_conn *c, qk_time now)
 {
-    size_t buf_cap = cap;
-    c->dg_local = c->local;
-    c->dg_peer = c->peer;
-    if (c->state == QK_CONN_ESTABLISHED && c->alt_active &&
-        (c->alt.challenge_due || c->alt.response_due) && c->sp[QK_PN_SPACE_APP].has_tx) {
-        size_t n = build_path_probe(c, &c->alt, buf, cap, now);
-        if (n) {
-            c->stats.bytes_sent += n;
-            return n;
+    uint64_t inflight = qk_recovery_bytes_in_flight(&c->rec);
+    /* RFC 9002 §7: bytes in flight stay within cwnd. The allowance for the
+     * packets the peer holds under our ACK_FREQUENCY threshold (ackfreq.c)
+     * is an opt-in experiment that relaxes it. */
+    uint64_t allow = c->cfg->ack_frequency_cwnd_allowance
+                         ? qk_ackfreq_cwnd_allowance(&c->af, c->cc.cwnd_bytes, c->max_udp_bytes)
+                         : 0;
+    bool ok = inflight + c->max_udp_bytes <= c->cc.cwnd_bytes + allow;
+    if (ok) {
+        qk_pacer_set_slow_start(&c->pacer, c->cc.state == QK_CC_SLOW_START);
+        qk_pacer_set_window_limited(&c->pacer, c->cwnd_limited);
+        uint64_t burst = qk_ackfreq_pacer_burst_pkts(&c->af);
+        qk_pacer_set_burst_pkts(
+            &c->pacer, burst > QK_PACER_DEFAULT_BURST_PKTS ? burst : QK_PACER_DEFAULT_BURST_PKTS);
+        qk_time when = qk_pacer_next_send_time(&c->pacer, now, c->cc.cwnd_bytes,
+                                               c->rtt.smoothed_rtt_ns, c->max_udp_bytes);
+        if (when > now) {
+            ok = false;
+            c->pacing_wait = when;
         }
     }
-    if (c->state == QK_CONN_DRAINING || c->state == QK_CONN_CLOSED) return 0;
+    return ok;
+}
+
+/* The datagram size allowed now: the path MTU, the 3x anti-amplification
+ * limit before the address is validated (RFC 9000 §8.1) and toward an
+ * unvalidated new peer address (§9.3). Below 64 nothing is worth sending. */
+static size_t send_limit(const qk_conn *c, size_t cap)
+{
     if (cap > c->max_udp_bytes) cap = c->max_udp_bytes;
     /* RFC 9000 §8.1: at most 3x the bytes received before address validation. */
     if (!c->address_validated) {
@@ -615,6 +634,25 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
         cap = (size_t)path_allow;
         if (cap < 64) return 0;
     }
+    return cap;
+}
+
+size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
+{
+    size_t buf_cap = cap;
+    c->dg_local = c->local;
+    c->dg_peer = c->peer;
+    if (c->state == QK_CONN_ESTABLISHED && c->alt_active &&
+        (c->alt.challenge_due || c->alt.response_due) && c->sp[QK_PN_SPACE_APP].has_tx) {
+        size_t n = build_path_probe(c, &c->alt, buf, cap, now);
+        if (n) {
+            c->stats.bytes_sent += n;
+            return n;
+        }
+    }
+    if (c->state == QK_CONN_DRAINING || c->state == QK_CONN_CLOSED) return 0;
+    cap = send_limit(c, cap);
+    if (cap < 64) return 0;
     if (c->state == QK_CONN_CLOSING) {
         size_t n = c->close_send ? build_close(c, buf, cap, now) : 0;
         if (!c->address_validated) c->unvalidated_tx_bytes += n;
@@ -631,27 +669,7 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
      * records per datagram; open_packet clears what each packet uses. */
     qk_tx_ctx t;
     tx_ctx_init(&t, c, buf, cap, now);
-    uint64_t inflight = qk_recovery_bytes_in_flight(&c->rec);
-    /* RFC 9002 §7: bytes in flight stay within cwnd. The allowance for the
-     * packets the peer holds under our ACK_FREQUENCY threshold (ackfreq.c)
-     * is an opt-in experiment that relaxes it. */
-    uint64_t allow = c->cfg->ack_frequency_cwnd_allowance
-                         ? qk_ackfreq_cwnd_allowance(&c->af, c->cc.cwnd_bytes, c->max_udp_bytes)
-                         : 0;
-    t.cc_ok = inflight + c->max_udp_bytes <= c->cc.cwnd_bytes + allow;
-    if (t.cc_ok) {
-        qk_pacer_set_slow_start(&c->pacer, c->cc.state == QK_CC_SLOW_START);
-        qk_pacer_set_window_limited(&c->pacer, c->cwnd_limited);
-        uint64_t burst = qk_ackfreq_pacer_burst_pkts(&c->af);
-        qk_pacer_set_burst_pkts(
-            &c->pacer, burst > QK_PACER_DEFAULT_BURST_PKTS ? burst : QK_PACER_DEFAULT_BURST_PKTS);
-        qk_time when = qk_pacer_next_send_time(&c->pacer, now, c->cc.cwnd_bytes,
-                                               c->rtt.smoothed_rtt_ns, c->max_udp_bytes);
-        if (when > now) {
-            t.cc_ok = false;
-            c->pacing_wait = when;
-        }
-    }
+    t.cc_ok = cc_allows(c, now);
     size_t probe = maybe_pmtu_probe(&t, buf_cap);
     if (probe) {
         c->stats.bytes_sent += probe;
