@@ -2,6 +2,7 @@
 #ifndef QUACK_COMMON_H
 #define QUACK_COMMON_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -26,6 +27,16 @@ typedef struct qk_addr {
     struct sockaddr_storage ss;
     socklen_t len;
 } qk_addr;
+
+/** True when a and b have the same family, address, port and IPv6 scope
+ * (two unspecified addresses are equal). Never fails. */
+bool qk_addr_equal(const qk_addr *a, const qk_addr *b);
+
+/** As qk_addr_equal, ignoring the port. Never fails. */
+bool qk_addr_same_host(const qk_addr *a, const qk_addr *b);
+
+/** The port of a in host byte order (0 when unspecified). Never fails. */
+uint16_t qk_addr_port(const qk_addr *a);
 
 /** ECN codepoints, as in the low two bits of IP TOS / traffic class. */
 enum { QK_ECN_NOT_ECT = 0, QK_ECN_ECT1 = 1, QK_ECN_ECT0 = 2, QK_ECN_CE = 3 };

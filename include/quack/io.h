@@ -43,11 +43,7 @@ int qk_addr_parse(const char *s, qk_addr *out);
  */
 int qk_addr_format(const qk_addr *a, char *buf, size_t cap);
 
-/** True when a and b have the same family, address, port (and IPv6 scope). */
-bool qk_addr_equal(const qk_addr *a, const qk_addr *b);
-
-/** The port of a in host byte order (0 when unspecified). */
-uint16_t qk_addr_port(const qk_addr *a);
+/* qk_addr_equal, qk_addr_same_host, qk_addr_port: include/quack/common.h. */
 
 /* ------------------------------------------------------------------------ */
 /* UDP sockets                                                              */

@@ -157,30 +157,6 @@ int qk_addr_format(const qk_addr *a, char *buf, size_t cap)
     return n;
 }
 
-bool qk_addr_equal(const qk_addr *a, const qk_addr *b)
-{
-    if (a->len == 0 || b->len == 0) return a->len == b->len;
-    if (a->ss.ss_family != b->ss.ss_family) return false;
-    if (a->ss.ss_family == AF_INET) {
-        const struct sockaddr_in *x = (const void *)&a->ss, *y = (const void *)&b->ss;
-        return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
-    }
-    if (a->ss.ss_family == AF_INET6) {
-        const struct sockaddr_in6 *x = (const void *)&a->ss, *y = (const void *)&b->ss;
-        return x->sin6_port == y->sin6_port && x->sin6_scope_id == y->sin6_scope_id &&
-               memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr)) == 0;
-    }
-    return false;
-}
-
-uint16_t qk_addr_port(const qk_addr *a)
-{
-    if (a->len == 0) return 0;
-    if (a->ss.ss_family == AF_INET) return ntohs(((const struct sockaddr_in *)&a->ss)->sin_port);
-    if (a->ss.ss_family == AF_INET6) return ntohs(((const struct sockaddr_in6 *)&a->ss)->sin6_port);
-    return 0;
-}
-
 /* v4 address -> v4-mapped IPv6 (for dual-stack sockets). */
 static void map_v4(const struct sockaddr_in *in, struct sockaddr_in6 *out)
 {

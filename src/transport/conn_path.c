@@ -14,14 +14,13 @@ void qk_conn_path_rx_begin(qk_conn *c, const qk_datagram *d)
     if (!c->is_server) {
         /* The client's peer does not move; its own probe path is told by the
          * local address the datagram arrived at. */
-        c->rxp.which = c->alt_active && qk_path_addr_equal(&d->local, &c->alt.local)
-                           ? QK_RXPATH_ALT
-                           : QK_RXPATH_CUR;
+        c->rxp.which = c->alt_active && qk_addr_equal(&d->local, &c->alt.local) ? QK_RXPATH_ALT
+                                                                                : QK_RXPATH_CUR;
         return;
     }
-    if (qk_path_addr_equal(&d->peer, &c->path.peer))
+    if (qk_addr_equal(&d->peer, &c->path.peer))
         c->rxp.which = QK_RXPATH_CUR;
-    else if (c->alt_active && qk_path_addr_equal(&d->peer, &c->alt.peer))
+    else if (c->alt_active && qk_addr_equal(&d->peer, &c->alt.peer))
         c->rxp.which = QK_RXPATH_ALT;
     else
         c->rxp.which = QK_RXPATH_NEW;
@@ -70,7 +69,7 @@ static void use_path(qk_conn *c, const qk_path *p)
  * 3x of what it sent until validated; keep the old path to fall back to. */
 static void peer_moved(qk_conn *c, const qk_path *to, qk_time now)
 {
-    bool port_only = qk_path_same_host(&to->peer, &c->path.peer);
+    bool port_only = qk_addr_same_host(&to->peer, &c->path.peer);
     qk_path old = c->path;
     old.response_due = false;
     old.challenge_due = false;
@@ -130,7 +129,7 @@ static void client_switch(qk_conn *c, qk_time now)
     /* RFC 9000 §9.2, §9.5: move to the probed path and its connection ID,
      * retire the old one. */
     size_t old = c->rcid_cur;
-    bool port_only = qk_path_same_host(&c->alt.local, &c->path.local);
+    bool port_only = qk_addr_same_host(&c->alt.local, &c->path.local);
     if (c->alt.dcid_idx != old) {
         c->rcid_cur = c->alt.dcid_idx;
         bool queued = false;

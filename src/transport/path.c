@@ -6,31 +6,6 @@
 
 #include "transport/rtt.h"
 
-static bool same(const qk_addr *a, const qk_addr *b, bool port)
-{
-    if (a->ss.ss_family != b->ss.ss_family) return false;
-    if (a->ss.ss_family == AF_INET) {
-        const struct sockaddr_in *x = (const void *)&a->ss, *y = (const void *)&b->ss;
-        return x->sin_addr.s_addr == y->sin_addr.s_addr && (!port || x->sin_port == y->sin_port);
-    }
-    if (a->ss.ss_family == AF_INET6) {
-        const struct sockaddr_in6 *x = (const void *)&a->ss, *y = (const void *)&b->ss;
-        return !memcmp(&x->sin6_addr, &y->sin6_addr, sizeof x->sin6_addr) &&
-               (!port || x->sin6_port == y->sin6_port);
-    }
-    return a->len == b->len && !memcmp(&a->ss, &b->ss, a->len);
-}
-
-bool qk_path_addr_equal(const qk_addr *a, const qk_addr *b)
-{
-    return same(a, b, true);
-}
-
-bool qk_path_same_host(const qk_addr *a, const qk_addr *b)
-{
-    return same(a, b, false);
-}
-
 void qk_path_init(qk_path *p, const qk_addr *local, const qk_addr *peer, bool validated)
 {
     memset(p, 0, sizeof *p);

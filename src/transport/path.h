@@ -25,11 +25,6 @@ typedef struct qk_path {
     size_t dcid_idx;             /* remote CID slot used on this path */
 } qk_path;
 
-/** Same address family, address and port. */
-bool qk_path_addr_equal(const qk_addr *a, const qk_addr *b);
-/** Same address family and address (a port-only change is NAT rebinding). */
-bool qk_path_same_host(const qk_addr *a, const qk_addr *b);
-
 /** Initialise a path between local and peer. Never fails. */
 void qk_path_init(qk_path *p, const qk_addr *local, const qk_addr *peer, bool validated);
 
