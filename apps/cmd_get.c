@@ -438,8 +438,9 @@ static int get_config(getter *g, const get_opts *o, qk_config *cfg, qk_addr *pee
     cfg->alpn[0] = QK_H3_ALPN;
     cfg->alpn_count = 1;
     cfg->rng = perf_rng;
-    cfg->qlog_dir = o->qlog;
-    cfg->keylog_file = o->keylog;
+    if (qk_io_log_files(cfg, o->qlog, o->keylog))
+        return get_bad("--keylog %s (or $SSLKEYLOGFILE): cannot open it for appending",
+                       o->keylog ? o->keylog : getenv("SSLKEYLOGFILE"));
     cfg->insecure = o->insecure;
     cfg->max_udp_payload_bytes = QK_PERF_DATAGRAM_BYTES;
     cfg->initial_max_data_bytes = 16u << 20;

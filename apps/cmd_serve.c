@@ -459,8 +459,9 @@ static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr 
     cfg->alpn[0] = QK_H3_ALPN;
     cfg->alpn_count = 1;
     cfg->rng = perf_rng;
-    cfg->qlog_dir = o->qlog;
-    cfg->keylog_file = o->keylog;
+    if (qk_io_log_files(cfg, o->qlog, o->keylog))
+        return serve_bad("--keylog %s (or $SSLKEYLOGFILE): cannot open it for appending",
+                         o->keylog ? o->keylog : getenv("SSLKEYLOGFILE"));
     cfg->max_udp_payload_bytes = QK_PERF_DATAGRAM_BYTES;
     cfg->initial_max_data_bytes = 16u << 20;
     cfg->initial_max_stream_data_bytes = 1u << 20;

@@ -296,7 +296,7 @@ static void config(qk_config *cfg, const tun_opts *o)
     cfg->alpn_count = 1;
     cfg->rng = perf_rng;
     cfg->cc = o->cc;
-    cfg->qlog_dir = o->qlog_dir;
+    qk_io_log_files(cfg, o->qlog_dir, NULL); /* $SSLKEYLOGFILE unreadable: no key log */
     cfg->keep_alive_ns = o->keep_alive_ns;
     cfg->idle_timeout_ns = o->idle_timeout_ns;
     cfg->max_streams_bidi = o->max_flows ? o->max_flows : QK_TUNNEL_DEFAULT_MAX_FLOWS;

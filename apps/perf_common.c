@@ -56,7 +56,7 @@ void perf_config(qk_config *cfg, const perf_opts *o)
     cfg->pacing_gain_ca_pct = o->pacing_gain_pct;
     cfg->keep_alive_ns = o->keep_alive_ns;
     cfg->ecn = !o->no_ecn;
-    cfg->qlog_dir = o->qlog_dir;
+    qk_io_log_files(cfg, o->qlog_dir, NULL); /* $SSLKEYLOGFILE unreadable: no key log */
     cfg->rng = perf_rng;
     cfg->max_udp_payload_bytes = o->max_udp_bytes ? o->max_udp_bytes : QK_PERF_DATAGRAM_BYTES;
     cfg->initial_max_data_bytes = 32u << 20;

@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <quack/common.h>
+#include <quack/quack.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -44,6 +45,17 @@ int qk_addr_parse(const char *s, qk_addr *out);
 int qk_addr_format(const qk_addr *a, char *buf, size_t cap);
 
 /* qk_addr_equal, qk_addr_same_host, qk_addr_port: include/quack/common.h. */
+
+/**
+ * Point cfg's log writers at files: one NAME.sqlog qlog per connection in
+ * qlog_dir (NULL or "" = no qlog; the string must outlive every endpoint
+ * made from cfg), and the TLS key log (NSS format) appended to keylog_path,
+ * or to $SSLKEYLOGFILE when keylog_path is NULL or "" (neither = no key
+ * log). The key-log file is opened once per process. Returns 0,
+ * QK_ERR_INVALID_ARG (cfg NULL) or QK_ERR_IO (the key-log file cannot be
+ * opened for appending).
+ */
+int qk_io_log_files(qk_config *cfg, const char *qlog_dir, const char *keylog_path);
 
 /* ------------------------------------------------------------------------ */
 /* UDP sockets                                                              */

@@ -129,10 +129,14 @@ typedef struct qk_config {
     const char *cert_pem, *key_pem;
     /* TLS: client verification; exactly one of system CAs (default), pin, insecure. */
     bool has_pin;
-    uint8_t pin_sha256[32];  /**< SHA-256 of the server's SubjectPublicKeyInfo */
-    bool insecure;           /**< no verification at all (loud in the CLI) */
-    const char *keylog_file; /**< NSS key log (SSLKEYLOGFILE is honoured too) */
-    bool no_protection;      /**< null cipher: both sides must set it (benchmarks) */
+    uint8_t pin_sha256[32]; /**< SHA-256 of the server's SubjectPublicKeyInfo */
+    bool insecure;          /**< no verification at all (loud in the CLI) */
+    /** TLS key log (NSS format): called with one line per secret, without
+     * the newline; NULL = off. The library opens no file and reads no
+     * environment: qk_io_log_files() (quack/io.h) writes SSLKEYLOGFILE. */
+    void (*keylog)(void *ctx, const char *line);
+    void *keylog_ctx;
+    bool no_protection; /**< null cipher: both sides must set it (benchmarks) */
 
     qk_cc_kind cc;
     /** Pacing gain N in congestion avoidance, in percent: the pacer sends at
@@ -211,10 +215,19 @@ typedef struct qk_config {
                                         endpoint (a restarted server needs the same key) */
     uint32_t max_resets_per_s;     /**< stateless resets sent per second (default 100) */
 
-    const char *qlog_dir; /**< one JSON-SEQ qlog per connection, or NULL */
-    qk_trace_fn trace;    /**< decoded frames of every packet sent/received, or NULL */
-    void *trace_ctx;      /**< passed to trace */
-    qk_rng_fn rng;        /**< randomness (required) */
+    /** qlog (JSON-SEQ), one trace per connection, through the caller:
+     * qlog_open(ctx, name) starts the trace of a connection named
+     * "<ODCID hex>_client" or "_server" and returns a handle (NULL: no trace
+     * for it); qlog_write(handle, ...) appends bytes; qlog_close(handle) ends
+     * it. qlog_open NULL = no qlog. qk_io_log_files() (quack/io.h) writes
+     * NAME.sqlog files into a directory. */
+    void *(*qlog_open)(void *ctx, const char *name);
+    void (*qlog_write)(void *handle, const char *data, size_t len);
+    void (*qlog_close)(void *handle);
+    void *qlog_ctx;
+    qk_trace_fn trace; /**< decoded frames of every packet sent/received, or NULL */
+    void *trace_ctx;   /**< passed to trace */
+    qk_rng_fn rng;     /**< randomness (required) */
     void *rng_ctx;
 } qk_config;
 
@@ -241,7 +254,8 @@ typedef enum qk_event_type {
                                   free a quarter of the send buffer (or its queue drained) */
     QK_EV_STREAM_RESET,      /**< peer reset stream_id (error_code) */
     QK_EV_STREAM_STOP,       /**< peer asked us to stop sending on stream_id (error_code) */
-    QK_EV_DATAGRAM,          /**< a DATAGRAM frame (data/len valid until the next poll) */
+    QK_EV_DATAGRAM,          /**< a DATAGRAM frame: data/len, a copy owned by the endpoint,
+                                  valid until the next qk_endpoint_poll_event() */
     QK_EV_STREAMS_AVAILABLE, /**< the peer raised a stream limit */
 } qk_event_type;
 

@@ -50,9 +50,10 @@ typedef struct qk_tls_config {
     const char *server_name; /* SNI and hostname check; NULL = no SNI */
     qk_tls_verify verify;
     uint8_t pin_sha256[QK_TLS_PIN_BYTES]; /* for QK_TLS_VERIFY_PIN */
-    /* NSS key log: keylog FILE* wins over keylog_path; else $SSLKEYLOGFILE */
-    FILE *keylog;
-    const char *keylog_path;
+    /* NSS key log: one line per secret (no newline), NULL = off. The library
+     * opens no file and reads no environment: see qk_io_log_files(). */
+    void (*keylog)(void *ctx, const char *line);
+    void *keylog_ctx;
     /* optional GnuTLS priority string; default = TLS 1.3 only, no compat mode,
      * AES-128-GCM, AES-256-GCM, ChaCha20-Poly1305 */
     const char *priority;

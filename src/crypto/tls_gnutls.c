@@ -52,8 +52,8 @@ struct qk_tls {
     int fatal; /* sticky error once the handshake failed */
     qk_tls_verify verify;
     uint8_t pin[QK_TLS_PIN_BYTES];
-    FILE *keylog;
-    int keylog_owned;
+    void (*keylog)(void *ctx, const char *line);
+    void *keylog_ctx;
     char err[160];
 };
 
@@ -175,12 +175,15 @@ static int on_keylog(gnutls_session_t s, const char *label, const gnutls_datum_t
     if (!t->keylog) return 0;
     gnutls_session_get_random(s, &cr, &sr);
     /* NSS key log format: <label> <client_random hex> <secret hex> */
-    fprintf(t->keylog, "%s ", label);
-    for (unsigned i = 0; i < cr.size; i++) fprintf(t->keylog, "%02x", cr.data[i]);
-    fputc(' ', t->keylog);
-    for (unsigned i = 0; i < secret->size; i++) fprintf(t->keylog, "%02x", secret->data[i]);
-    fputc('\n', t->keylog);
-    fflush(t->keylog);
+    char line[64 + 2 * 32 + 2 * 64 + 4];
+    size_t n = (size_t)snprintf(line, sizeof line, "%s ", label);
+    for (unsigned i = 0; i < cr.size && n + 3 < sizeof line; i++)
+        n += (size_t)snprintf(line + n, sizeof line - n, "%02x", cr.data[i]);
+    if (n + 2 < sizeof line) line[n++] = ' ';
+    for (unsigned i = 0; i < secret->size && n + 3 < sizeof line; i++)
+        n += (size_t)snprintf(line + n, sizeof line - n, "%02x", secret->data[i]);
+    line[n < sizeof line ? n : sizeof line - 1] = 0;
+    t->keylog(t->keylog_ctx, line);
     return 0;
 }
 
@@ -274,17 +277,8 @@ static int setup_alpn(qk_tls *t, const qk_tls_config *cfg)
 
 static int setup_keylog(qk_tls *t, const qk_tls_config *cfg)
 {
-    const char *path = cfg->keylog_path;
-    if (cfg->keylog) {
-        t->keylog = cfg->keylog;
-    } else {
-        if (!path || !*path) path = getenv("SSLKEYLOGFILE");
-        if (path && *path) {
-            t->keylog = fopen(path, "a");
-            if (!t->keylog) return QK_ERR_IO;
-            t->keylog_owned = 1;
-        }
-    }
+    t->keylog = cfg->keylog;
+    t->keylog_ctx = cfg->keylog_ctx;
     if (t->keylog) gnutls_session_set_keylog_function(t->s, on_keylog);
     return 0;
 }
@@ -349,7 +343,6 @@ void qk_tls_del(qk_tls *t)
     if (!t) return;
     if (t->s) gnutls_deinit(t->s);
     if (t->cred) gnutls_certificate_free_credentials(t->cred);
-    if (t->keylog_owned) fclose(t->keylog);
     for (int i = 0; i < QK_LEVEL_COUNT; i++) free(t->out[i].buf);
     free(t->local_tp);
     qk_crypto_wipe(t->q, sizeof t->q);

@@ -10,6 +10,8 @@
 
 #include "crypto/tls.h"
 #include "sim/sim_int.h"
+
+#include <quack/io.h>
 #include "transport/endpoint.h"
 
 #include <stdio.h>
@@ -472,7 +474,7 @@ static void setup_cfg(qk_simq *q, simq_side *s, bool server, uint64_t seed)
     s->cfg.cc = q->cfg.cc;
     s->cfg.rng = side_rng;
     s->cfg.rng_ctx = &s->rng;
-    s->cfg.qlog_dir = q->cfg.qlog_dir;
+    qk_io_log_files(&s->cfg, q->cfg.qlog_dir, NULL);
     s->cfg.max_datagram_frame_bytes = 1200;
     if (server) {
         s->cfg.cert_pem = q->cert_pem;

@@ -115,7 +115,8 @@ static int init_tls(qk_conn *c, const char *server_name)
     tc.cert_pem = cfg->cert_pem;
     tc.key_pem = cfg->key_pem;
     tc.server_name = server_name;
-    tc.keylog_path = cfg->keylog_file;
+    tc.keylog = cfg->keylog;
+    tc.keylog_ctx = cfg->keylog_ctx;
     if (cfg->insecure)
         tc.verify = QK_TLS_VERIFY_INSECURE;
     else if (cfg->has_pin) {
@@ -272,10 +273,8 @@ qk_conn *qk_conn_new_ex(const qk_conn_env *env, const qk_config *cfg, bool is_se
     c->idle_timeout_ns = cfg->idle_timeout_ns;
     c->keep_alive_ns = cfg->keep_alive_ns;
     qk_conn_touch_idle(c, now);
-    if (cfg->qlog_dir) {
-        qk_qlog_open(c, cfg->qlog_dir, now);
-        qk_qlog_params(c, true, &c->local_tp, now);
-    }
+    qk_qlog_open(c, now); /* no-op without qk_config.qlog_open */
+    qk_qlog_params(c, true, &c->local_tp, now);
     if (!is_server && (rc = qk_conn_drive_tls(c, now)) < 0) goto fail;
     return c;
 fail:

@@ -240,7 +240,8 @@ struct qk_conn {
 
     qk_conn_stats stats;
     void *user;
-    FILE *qlog;
+    FILE *qlog;         /* stdio cookie stream over qk_config.qlog_write (qlog.c) */
+    void *qlog_handle; /* what qk_config.qlog_open returned */
     qk_time qlog_start;
     qk_time qlog_last;    /* time of the last qlog record (for events without a clock) */
     struct qk_conn *next; /* endpoint list */
@@ -382,7 +383,7 @@ static inline void qk_conn_env_store_token(qk_conn *c, const qk_addr *peer, cons
 /* ---- endpoint.c ---- */
 
 /* qlog (qlog.c): no-ops when c->qlog is NULL. */
-void qk_qlog_open(qk_conn *c, const char *dir, qk_time now);
+void qk_qlog_open(qk_conn *c, qk_time now);
 void qk_qlog_close(qk_conn *c);
 void qk_qlog_packet(qk_conn *c, bool sent, qk_pkt_type type, uint64_t pn, size_t len,
                     const uint8_t *payload, size_t payload_len, qk_time now);

@@ -24,9 +24,10 @@ struct qk_endpoint {
     /* Event ring (grows). */
     qk_event *ev;
     size_t ev_head, ev_count, ev_cap;
-    qk_conn *rr;           /* round-robin cursor for sending */
-    qk_flow_budget budget; /* receive-window growth across connections */
-    qk_stateless sl;       /* VN, Retry, stateless reset, tokens (stateless.c) */
+    uint8_t *ev_polled_data; /* payload of the DATAGRAM event polled last (owned) */
+    qk_conn *rr;             /* round-robin cursor for sending */
+    qk_flow_budget budget;   /* receive-window growth across connections */
+    qk_stateless sl;         /* VN, Retry, stateless reset, tokens (stateless.c) */
 };
 
 void qk_config_default(qk_config *c)
@@ -163,6 +164,11 @@ void qk_endpoint_del(qk_endpoint *ep)
     }
     qk_stateless_free(&ep->sl);
     free(ep->cids);
+    for (size_t i = 0; i < ep->ev_count; i++) {
+        qk_event *e = &ep->ev[(ep->ev_head + i) % ep->ev_cap];
+        if (e->type == QK_EV_DATAGRAM) free((void *)e->data);
+    }
+    free(ep->ev_polled_data);
     free(ep->ev);
     free(ep);
 }
@@ -296,7 +302,16 @@ void qk_endpoint_push_event(qk_endpoint *ep, const qk_event *ev)
         ep->ev_cap = cap;
         ep->ev_head = 0;
     }
-    ep->ev[(ep->ev_head + ep->ev_count++) % ep->ev_cap] = *ev;
+    qk_event e = *ev;
+    if (e.type == QK_EV_DATAGRAM) {
+        /* The frame's bytes live in the caller's receive buffer: the event
+         * carries its own copy, valid until the next poll (quack.h). */
+        uint8_t *copy = malloc(e.len ? e.len : 1);
+        if (!copy) return;
+        if (e.len) memcpy(copy, e.data, e.len);
+        e.data = copy;
+    }
+    ep->ev[(ep->ev_head + ep->ev_count++) % ep->ev_cap] = e;
 }
 
 static void reap(qk_endpoint *ep)
@@ -310,6 +325,8 @@ static void reap(qk_endpoint *ep)
 
 bool qk_endpoint_poll_event(qk_endpoint *ep, qk_event *ev)
 {
+    free(ep->ev_polled_data);
+    ep->ev_polled_data = NULL;
     if (!ep->ev_count) {
         reap(ep);
         return false;
@@ -317,6 +334,7 @@ bool qk_endpoint_poll_event(qk_endpoint *ep, qk_event *ev)
     *ev = ep->ev[ep->ev_head];
     ep->ev_head = (ep->ev_head + 1) % ep->ev_cap;
     ep->ev_count--;
+    if (ev->type == QK_EV_DATAGRAM) ep->ev_polled_data = (uint8_t *)ev->data;
     return true;
 }
 

@@ -24,14 +24,40 @@ static double ms(qk_conn *c, qk_time now)
     return (double)(now - c->qlog_start) / 1e6;
 }
 
-void qk_qlog_open(qk_conn *c, const char *dir, qk_time now)
+/* The records are formatted with stdio into a cookie stream whose only
+ * output is the caller's qlog_write (qk_config): no file, no I/O here. */
+static ssize_t cookie_write(void *cookie, const char *buf, size_t len)
 {
-    char path[512], hex[2 * QK_MAX_CID_LEN + 1];
+    const qk_conn *c = cookie;
+    c->cfg->qlog_write(c->qlog_handle, buf, len);
+    return (ssize_t)len;
+}
+
+static int cookie_close(void *cookie)
+{
+    qk_conn *c = cookie;
+    if (c->cfg->qlog_close) c->cfg->qlog_close(c->qlog_handle);
+    c->qlog_handle = NULL;
+    return 0;
+}
+
+void qk_qlog_open(qk_conn *c, qk_time now)
+{
+    const qk_config *cfg = c->cfg;
+    if (!cfg->qlog_open || !cfg->qlog_write) return;
+    char name[2 * QK_MAX_CID_LEN + 16], hex[2 * QK_MAX_CID_LEN + 1];
     for (size_t i = 0; i < c->odcid.len; i++) snprintf(hex + 2 * i, 3, "%02x", c->odcid.b[i]);
     hex[2 * c->odcid.len] = 0;
-    snprintf(path, sizeof path, "%s/%s_%s.sqlog", dir, hex, c->is_server ? "server" : "client");
-    c->qlog = fopen(path, "w");
-    if (!c->qlog) return;
+    snprintf(name, sizeof name, "%s_%s", hex, c->is_server ? "server" : "client");
+    c->qlog_handle = cfg->qlog_open(cfg->qlog_ctx, name);
+    if (!c->qlog_handle) return;
+    c->qlog =
+        fopencookie(c, "w", (cookie_io_functions_t){.write = cookie_write, .close = cookie_close});
+    if (!c->qlog) {
+        if (cfg->qlog_close) cfg->qlog_close(c->qlog_handle);
+        c->qlog_handle = NULL;
+        return;
+    }
     c->qlog_start = now;
     fprintf(c->qlog,
             "\x1e{\"qlog_version\":\"0.3\",\"qlog_format\":\"JSON-SEQ\",\"title\":\"quack\","
@@ -42,7 +68,7 @@ void qk_qlog_open(qk_conn *c, const char *dir, qk_time now)
 
 void qk_qlog_close(qk_conn *c)
 {
-    if (c->qlog) fclose(c->qlog);
+    if (c->qlog) fclose(c->qlog); /* flushes, then cookie_close */
     c->qlog = NULL;
 }
 

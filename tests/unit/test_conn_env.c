@@ -183,11 +183,44 @@ static void test_data_blocked_sent(void **state)
     qk_pair_free(&p);
 }
 
+/* QK_EV_DATAGRAM's payload is the endpoint's copy: the caller may reuse its
+ * receive buffer before it polls (it pointed into that buffer before). */
+static void test_datagram_event_owns_payload(void **state)
+{
+    (void)state;
+    qk_pair p;
+    assert_int_equal(qk_pair_init(&p, 5 * QK_NS_PER_MS), 0);
+    p.ccfg.max_datagram_frame_bytes = p.scfg.max_datagram_frame_bytes = 1200;
+    assert_int_equal(qk_pair_start(&p), 0);
+    assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 2 * QK_NS_PER_S));
+    uint8_t msg[300];
+    for (size_t i = 0; i < sizeof msg; i++) msg[i] = (uint8_t)(i * 7 + 1);
+    assert_int_equal(qk_datagram_send(p.cconn, msg, sizeof msg, 0), 0);
+    uint8_t buf[1500];
+    qk_datagram out = {.data = buf, .len = sizeof buf};
+    assert_int_equal(qk_endpoint_send(p.client, &out, 1, p.now), 1);
+    out.local = p.saddr;
+    out.peer = p.caddr;
+    assert_int_equal(qk_endpoint_recv(p.server, &out, p.now), 0);
+    memset(buf, 0xee, sizeof buf); /* the receive buffer is reused */
+    qk_event ev;
+    bool seen = false;
+    while (qk_endpoint_poll_event(p.server, &ev))
+        if (ev.type == QK_EV_DATAGRAM) {
+            assert_int_equal(ev.len, sizeof msg);
+            assert_memory_equal(ev.data, msg, sizeof msg);
+            seen = true;
+        }
+    assert_true(seen);
+    qk_pair_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_handshake_without_endpoint),
         cmocka_unit_test(test_data_blocked_sent),
+        cmocka_unit_test(test_datagram_event_owns_payload),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
