@@ -31,6 +31,72 @@ static bool changed(uint64_t old, uint64_t now)
     return d * 5 >= old || (old == 0) != (now == 0);
 }
 
+/* AUTO / AUTO_THRESHOLD: the request derived from cwnd and the RTT. */
+static qk_ackfreq_req auto_request(qk_ackfreq *a, uint64_t cwnd_bytes, uint64_t mds_bytes,
+                                   qk_time srtt_ns, bool slow_start, uint64_t packet_threshold)
+{
+    qk_ackfreq_req w;
+    /* §8.1: threshold at most the packets per cwnd; delay at most the RTT.
+     * T is ~8 per cwnd in slow start (the RFC 9000 cadence while the
+     * window is small), ~4 per cwnd after (Chromium's ACK decimation).
+     * AUTO places the ACK points itself while the path holds no
+     * standing queue: IMMEDIATE_ACK on the last packet of what it can
+     * send back to back, at most once per T <= 3/4 of the cap data
+     * packets (qk_ackfreq_want_immediate), so the peer acknowledges a
+     * whole burst as its last packet arrives instead of holding part of
+     * it for the next burst or the delay timer; the peer's threshold is
+     * a backstop at min(2T, cap) so its own count rarely splits a burst
+     * (exp. 2 in docs/experiments/ack-frequency.md: 0.995 of the RFC
+     * default's goodput at 0.098 ACKs per packet, vs 0.965 at 0.122
+     * with the threshold alone). The cap is 16 by default: beyond the
+     * pacer's burst the freed packets wait for pacing tokens while the
+     * receiver holds the next ones (exp. 4: cap 64 -7%, 32 -2%, 16
+     * -0.9% before the burst-end rule).
+     * AUTO_THRESHOLD (and AUTO with a standing queue): the peer's
+     * threshold is T capped at 16, plus the window-full IMMEDIATE_ACK. */
+    uint64_t cwnd_pkts = cwnd_bytes / mds_bytes;
+    uint64_t th = slow_start ? cwnd_pkts / 8 : cwnd_pkts / 4;
+    /* Burst-end ACK points only while the path holds no standing queue
+     * (srtt within 1/8 of min_rtt): then the peer's hold is the only
+     * delay a window-limited sender pays for (exp. 2). With a queue the
+     * bottleneck clocks the flow, the hold costs nothing while the queue
+     * lasts, and larger bursts only feed drop-tail losses: keep the
+     * threshold and the window-full rule. */
+    a->burst_mode = a->cfg.mode == QK_ACKFREQ_AUTO && !standing_queue(a, srtt_ns);
+    uint64_t wire;
+    if (a->burst_mode && a->refill == QK_ACKFREQ_REFILL_ON) {
+        /* Refill after a reduction that drained the queue the flow had
+         * built: the window is about one pipe and no queue keeps the
+         * bottleneck busy while the peer holds packets. A paced flow
+         * sends no burst ends, so the peer's backstop threshold decides,
+         * and the window runs dry once per RTT for as long as the peer
+         * holds up to 16 packets (exp. 4: 116 us each at 100 Mbit/s,
+         * srtt 42 vs 40.1 ms, 86-92 vs 93-96 Mbit/s for 1.5 s after
+         * slow start). RFC 9000's cadence until the window's growth has
+         * built a queue longer than the hold (qk_ackfreq_on_congestion). */
+        th = wire = 1;
+    } else if (a->burst_mode) {
+        uint64_t th_max = a->cfg.max_threshold * 3 / 4;
+        if (th > th_max) th = th_max;
+        if (th < 1) th = 1;
+        wire = th > 1 ? 2 * th : 1;
+        if (wire > a->cfg.max_threshold) wire = a->cfg.max_threshold;
+        if (wire < th) wire = th;
+    } else {
+        if (th > a->cfg.max_threshold) th = a->cfg.max_threshold;
+        if (th < 1) th = 1;
+        wire = th;
+    }
+    a->mark_every = th;
+    qk_time delay = srtt_ns / 4;
+    if (delay > 25 * QK_NS_PER_MS) delay = 25 * QK_NS_PER_MS;
+    w.threshold = wire;
+    w.max_delay_ns = delay;
+    /* §9: reordering threshold = the sender's packet threshold. */
+    w.reordering_threshold = packet_threshold;
+    return w;
+}
+
 void qk_ackfreq_update(qk_ackfreq *a, uint64_t cwnd_bytes, uint64_t mds_bytes, qk_time srtt_ns,
                        bool slow_start, uint64_t packet_threshold, qk_time now)
 {
@@ -42,64 +108,7 @@ void qk_ackfreq_update(qk_ackfreq *a, uint64_t cwnd_bytes, uint64_t mds_bytes, q
         w.reordering_threshold =
             a->cfg.reordering_threshold ? a->cfg.reordering_threshold : packet_threshold;
     } else {
-        /* §8.1: threshold at most the packets per cwnd; delay at most the RTT.
-         * T is ~8 per cwnd in slow start (the RFC 9000 cadence while the
-         * window is small), ~4 per cwnd after (Chromium's ACK decimation).
-         * AUTO places the ACK points itself while the path holds no
-         * standing queue: IMMEDIATE_ACK on the last packet of what it can
-         * send back to back, at most once per T <= 3/4 of the cap data
-         * packets (qk_ackfreq_want_immediate), so the peer acknowledges a
-         * whole burst as its last packet arrives instead of holding part of
-         * it for the next burst or the delay timer; the peer's threshold is
-         * a backstop at min(2T, cap) so its own count rarely splits a burst
-         * (exp. 2 in docs/experiments/ack-frequency.md: 0.995 of the RFC
-         * default's goodput at 0.098 ACKs per packet, vs 0.965 at 0.122
-         * with the threshold alone). The cap is 16 by default: beyond the
-         * pacer's burst the freed packets wait for pacing tokens while the
-         * receiver holds the next ones (exp. 4: cap 64 -7%, 32 -2%, 16
-         * -0.9% before the burst-end rule).
-         * AUTO_THRESHOLD (and AUTO with a standing queue): the peer's
-         * threshold is T capped at 16, plus the window-full IMMEDIATE_ACK. */
-        uint64_t cwnd_pkts = cwnd_bytes / mds_bytes;
-        uint64_t th = slow_start ? cwnd_pkts / 8 : cwnd_pkts / 4;
-        /* Burst-end ACK points only while the path holds no standing queue
-         * (srtt within 1/8 of min_rtt): then the peer's hold is the only
-         * delay a window-limited sender pays for (exp. 2). With a queue the
-         * bottleneck clocks the flow, the hold costs nothing while the queue
-         * lasts, and larger bursts only feed drop-tail losses: keep the
-         * threshold and the window-full rule. */
-        a->burst_mode = a->cfg.mode == QK_ACKFREQ_AUTO && !standing_queue(a, srtt_ns);
-        uint64_t wire;
-        if (a->burst_mode && a->refill == QK_ACKFREQ_REFILL_ON) {
-            /* Refill after a reduction that drained the queue the flow had
-             * built: the window is about one pipe and no queue keeps the
-             * bottleneck busy while the peer holds packets. A paced flow
-             * sends no burst ends, so the peer's backstop threshold decides,
-             * and the window runs dry once per RTT for as long as the peer
-             * holds up to 16 packets (exp. 4: 116 us each at 100 Mbit/s,
-             * srtt 42 vs 40.1 ms, 86-92 vs 93-96 Mbit/s for 1.5 s after
-             * slow start). RFC 9000's cadence until the window's growth has
-             * built a queue longer than the hold (qk_ackfreq_on_congestion). */
-            th = wire = 1;
-        } else if (a->burst_mode) {
-            uint64_t th_max = a->cfg.max_threshold * 3 / 4;
-            if (th > th_max) th = th_max;
-            if (th < 1) th = 1;
-            wire = th > 1 ? 2 * th : 1;
-            if (wire > a->cfg.max_threshold) wire = a->cfg.max_threshold;
-            if (wire < th) wire = th;
-        } else {
-            if (th > a->cfg.max_threshold) th = a->cfg.max_threshold;
-            if (th < 1) th = 1;
-            wire = th;
-        }
-        a->mark_every = th;
-        qk_time delay = srtt_ns / 4;
-        if (delay > 25 * QK_NS_PER_MS) delay = 25 * QK_NS_PER_MS;
-        w.threshold = wire;
-        w.max_delay_ns = delay;
-        /* §9: reordering threshold = the sender's packet threshold. */
-        w.reordering_threshold = packet_threshold;
+        w = auto_request(a, cwnd_bytes, mds_bytes, srtt_ns, slow_start, packet_threshold);
     }
     /* §4: never below the peer's min_ack_delay. */
     if (w.max_delay_ns < a->peer_min_delay_ns) w.max_delay_ns = a->peer_min_delay_ns;

@@ -2,7 +2,7 @@
 #include "transport/stateless.h"
 
 #include <netinet/in.h>
-#include <quack/io.h>
+#include <quack/common.h>
 #include <stdlib.h>
 #include <string.h>
 
