@@ -344,11 +344,9 @@ typedef struct qk_sim_flow_ops {
 typedef int (*qk_sim_flow_factory)(qk_sim *sim, const qk_sim_flow_args *args, void **flow,
                                    const qk_sim_flow_ops **ops);
 
-/** Register a flow type (process-wide). Returns 0, QK_ERR_INVALID_ARG (duplicate), QK_ERR_LIMIT. */
+/** Add a flow type to the built-in ones ("cbr", "quic"), process-wide.
+ * Returns 0, QK_ERR_INVALID_ARG (a name already known), QK_ERR_LIMIT. */
 int qk_sim_flow_type_register(const char *name, qk_sim_flow_factory factory);
-
-/** Register the built-in types ("cbr"). Idempotent. */
-void qk_sim_register_builtin(void);
 
 /** Scenario loaded from an INI file. */
 typedef struct qk_sim_scenario qk_sim_scenario;

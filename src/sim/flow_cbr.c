@@ -43,7 +43,7 @@ static int bad(const qk_sim_flow_args *a, const char *key, const char *val, cons
     return QK_ERR_CONFIG;
 }
 
-static int cbr_factory(qk_sim *sim, const qk_sim_flow_args *a, void **out,
+int qk_sim_cbr_factory(qk_sim *sim, const qk_sim_flow_args *a, void **out,
                        const qk_sim_flow_ops **ops)
 {
     qk_sim_cbr_cfg c = {.rate_bps = 1000000, .size_bytes = 1200, .stop_ns = QK_TIME_INFINITE};
@@ -97,13 +97,4 @@ static int cbr_factory(qk_sim *sim, const qk_sim_flow_args *a, void **out,
     *out = f;
     *ops = &cbr_flow_ops;
     return 0;
-}
-
-void qk_sim_register_builtin(void)
-{
-    static int done;
-    if (done) return;
-    done = 1;
-    qk_sim_flow_type_register("cbr", cbr_factory);
-    qk_sim_quic_register();
 }

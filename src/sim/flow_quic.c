@@ -776,7 +776,7 @@ static int parse_key(const qk_sim_flow_args *a, const char *k, const char *v, qk
     return 0;
 }
 
-static int quic_factory(qk_sim *sim, const qk_sim_flow_args *a, void **out,
+int qk_sim_quic_factory(qk_sim *sim, const qk_sim_flow_args *a, void **out,
                         const qk_sim_flow_ops **ops)
 {
     qk_simq_cfg c = {.cc = QK_CONFIG_CC_CUBIC};
@@ -801,14 +801,6 @@ static int quic_factory(qk_sim *sim, const qk_sim_flow_args *a, void **out,
     *out = f;
     *ops = &quic_flow_ops;
     return 0;
-}
-
-void qk_sim_quic_register(void)
-{
-    static int done;
-    if (done) return;
-    done = 1;
-    qk_sim_flow_type_register("quic", quic_factory);
 }
 
 bool qk_simq_cc_probe_get(qk_simq *q, bool server, qk_simq_cc_probe *out)

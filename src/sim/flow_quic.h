@@ -113,9 +113,6 @@ int qk_simq_node(const qk_simq *q, bool server);
  * datagrams into the simulator and re-read their timeouts. */
 void qk_simq_kick(qk_simq *q);
 
-/** Register the "quic" flow type with the scenario loader. Idempotent. */
-void qk_sim_quic_register(void);
-
 /** What a bench reads of a simulated connection's loss recovery and
  * congestion controller (so tools need no transport headers). */
 typedef struct qk_simq_cc_probe {

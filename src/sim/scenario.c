@@ -10,7 +10,19 @@
 #include <sys/stat.h>
 #include <time.h>
 
-/* ---- flow type registry ---- */
+/* ---- flow types ----
+ *
+ * The built-in types are a const table (the flow modules export their
+ * factories; nothing registers itself at run time). Types a program adds
+ * (tests, benches) go in a small process-wide list after them. */
+
+static const struct {
+    const char *name;
+    qk_sim_flow_factory fn;
+} builtin_types[] = {
+    {"cbr", qk_sim_cbr_factory},
+    {"quic", qk_sim_quic_factory},
+};
 
 #define MAX_FLOW_TYPES 16
 
@@ -20,22 +32,23 @@ static struct {
 } g_types[MAX_FLOW_TYPES];
 static size_t g_n_types;
 
+static qk_sim_flow_factory find_type(const char *name)
+{
+    for (size_t i = 0; i < sizeof builtin_types / sizeof *builtin_types; i++)
+        if (!strcmp(builtin_types[i].name, name)) return builtin_types[i].fn;
+    for (size_t i = 0; i < g_n_types; i++)
+        if (!strcmp(g_types[i].name, name)) return g_types[i].fn;
+    return NULL;
+}
+
 int qk_sim_flow_type_register(const char *name, qk_sim_flow_factory factory)
 {
     if (!name || !factory || strlen(name) >= sizeof g_types[0].name) return QK_ERR_INVALID_ARG;
-    for (size_t i = 0; i < g_n_types; i++)
-        if (!strcmp(g_types[i].name, name)) return QK_ERR_INVALID_ARG;
+    if (find_type(name)) return QK_ERR_INVALID_ARG;
     if (g_n_types == MAX_FLOW_TYPES) return QK_ERR_LIMIT;
     strcpy(g_types[g_n_types].name, name);
     g_types[g_n_types++].fn = factory;
     return 0;
-}
-
-static qk_sim_flow_factory find_type(const char *name)
-{
-    for (size_t i = 0; i < g_n_types; i++)
-        if (!strcmp(g_types[i].name, name)) return g_types[i].fn;
-    return NULL;
 }
 
 /* ---- the scenario ---- */
@@ -308,10 +321,7 @@ static int build_flows(qk_sim_scenario *sc)
         int from = fe ? qk_sim_host_find(sc->sim, fe->value) : -1;
         int dst = to ? qk_sim_host_find(sc->sim, to->value) : -1;
         if (!fn)
-            r = fail(sc, te,
-                     "unknown flow type '%s'; registered types: cbr, quic (others when "
-                     "registered)",
-                     type);
+            r = fail(sc, te, "unknown flow type '%s'; built-in types: cbr, quic", type);
         else if (!fe || !to)
             r = fail(sc, e0,
                      "flow needs 'from' and 'to' host names (p2p: a, b; dumbbell: "
@@ -383,7 +393,6 @@ static int check_sections(qk_sim_scenario *sc, const char *topology)
 qk_sim_scenario *qk_sim_scenario_load(const char *path, const qk_sim_run_opts *opts, char *err,
                                       size_t err_cap)
 {
-    qk_sim_register_builtin();
     qk_sim_scenario *sc = calloc(1, sizeof *sc);
     if (!sc) {
         snprintf(err, err_cap, "%s: out of memory", path);

@@ -15,6 +15,13 @@ typedef struct qk_sim_flow_acct {
 } qk_sim_flow_acct;
 
 /** Add a node with no address (timers such as the CSV sampler). */
+/* The built-in flow types' factories (flow_cbr.c, flow_quic.c), listed in
+ * scenario.c's const table of flow types. */
+int qk_sim_cbr_factory(qk_sim *sim, const qk_sim_flow_args *args, void **flow,
+                       const qk_sim_flow_ops **ops);
+int qk_sim_quic_factory(qk_sim *sim, const qk_sim_flow_args *args, void **flow,
+                        const qk_sim_flow_ops **ops);
+
 int qk_sim_timer_add(qk_sim *sim, const qk_sim_node_ops *ops, void *ctx);
 
 /**

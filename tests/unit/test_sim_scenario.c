@@ -266,7 +266,6 @@ static int pf_factory(qk_sim *sim, const qk_sim_flow_args *a, void **flow,
 
 static void test_registry(void **state)
 {
-    qk_sim_register_builtin();
     assert_int_equal(qk_sim_flow_type_register("pingtest", pf_factory), 0);
     assert_int_equal(qk_sim_flow_type_register("pingtest", pf_factory), QK_ERR_INVALID_ARG);
     assert_int_equal(qk_sim_flow_type_register("cbr", pf_factory), QK_ERR_INVALID_ARG);
