@@ -245,18 +245,25 @@ static int add_link(qk_sim_scenario *sc, const char *name, int from, int to, con
         if (r_ < 0) return r_;                                                                     \
     } while (0)
 
+/* The forward ([link.forward]) and return ([link.return]) links between
+ * hosts a and b, with the routes that send everything across them. */
+static int add_path(qk_sim_scenario *sc, int a, int b)
+{
+    int f = add_link(sc, "forward", a, b, "link.forward");
+    TRY(f);
+    int rt = add_link(sc, "return", b, a, "link.return");
+    TRY(rt);
+    TRY(qk_sim_route_add(sc->sim, a, -1, f));
+    TRY(qk_sim_route_add(sc->sim, b, -1, rt));
+    return 0;
+}
+
 static int build_p2p(qk_sim_scenario *sc)
 {
     qk_sim *s = sc->sim;
     int a = qk_sim_host_add(s, "a", 0x0a000001), b = qk_sim_host_add(s, "b", 0x0a000002);
     if (a < 0 || b < 0) return fail(sc, NULL, "out of memory");
-    int f = add_link(sc, "forward", a, b, "link.forward");
-    TRY(f);
-    int rt = add_link(sc, "return", b, a, "link.return");
-    TRY(rt);
-    TRY(qk_sim_route_add(s, a, -1, f));
-    TRY(qk_sim_route_add(s, b, -1, rt));
-    return 0;
+    return add_path(sc, a, b);
 }
 
 static int build_dumbbell(qk_sim_scenario *sc, uint64_t senders, uint64_t receivers)
@@ -266,12 +273,7 @@ static int build_dumbbell(qk_sim_scenario *sc, uint64_t senders, uint64_t receiv
     int left = qk_sim_host_add(s, "left", 0x0a000001),
         right = qk_sim_host_add(s, "right", 0x0a000002);
     if (left < 0 || right < 0) return fail(sc, NULL, "out of memory");
-    int f = add_link(sc, "forward", left, right, "link.forward");
-    TRY(f);
-    int rt = add_link(sc, "return", right, left, "link.return");
-    TRY(rt);
-    TRY(qk_sim_route_add(s, left, -1, f));
-    TRY(qk_sim_route_add(s, right, -1, rt));
+    TRY(add_path(sc, left, right));
     for (uint64_t i = 1; i <= senders + receivers; i++) {
         int snd = i <= senders;
         uint64_t k = snd ? i : i - senders;

@@ -91,13 +91,22 @@ static int on_crypto(qk_conn *c, const rx_ctx *rx, const qk_frame_crypto *f)
     return fed ? qk_conn_drive_tls(c, rx->now) : 0;
 }
 
+/* The stream a frame is about, opening peer streams it implies (RFC 9000
+ * §3.2, §19.8): *s NULL for a stream already closed (the frame is ignored).
+ * Returns 0 or the frame's error (STREAM_STATE / STREAM_LIMIT). */
+static int frame_stream(qk_conn *c, uint64_t id, qk_stream_frame_dir dir, qk_stream **s)
+{
+    int rc = qk_streams_get_for_frame(&c->streams, id, dir, s);
+    if (rc) return rc;
+    report_new_streams(c);
+    return 0;
+}
+
 static int on_stream(qk_conn *c, const qk_frame_stream *f)
 {
     qk_stream *s;
-    int rc = qk_streams_get_for_frame(&c->streams, f->stream_id, QK_FRAME_TO_RECV, &s);
-    if (rc) return rc;
-    report_new_streams(c);
-    if (!s) return 0; /* a closed stream: ignore */
+    int rc = frame_stream(c, f->stream_id, QK_FRAME_TO_RECV, &s);
+    if (rc || !s) return rc; /* a closed stream: ignore */
     /* RFC 9000 §4.1: connection-level credit counts the highest offset per stream. */
     uint64_t end = f->offset + f->len, before = s->recv.max_off;
     if (end > before) {
@@ -122,10 +131,8 @@ static int on_stream(qk_conn *c, const qk_frame_stream *f)
 static int on_reset_stream(qk_conn *c, uint64_t id, uint64_t code, uint64_t final_size)
 {
     qk_stream *s;
-    int rc = qk_streams_get_for_frame(&c->streams, id, QK_FRAME_TO_RECV, &s);
-    if (rc) return rc;
-    report_new_streams(c);
-    if (!s) return 0;
+    int rc = frame_stream(c, id, QK_FRAME_TO_RECV, &s);
+    if (rc || !s) return rc;
     uint64_t before = s->recv.max_off;
     if ((rc = qk_stream_on_reset_stream(s, code, final_size))) return rc;
     if (final_size > before && (rc = qk_flow_rx_add(&c->flow_rx, final_size - before))) return rc;
@@ -136,10 +143,8 @@ static int on_reset_stream(qk_conn *c, uint64_t id, uint64_t code, uint64_t fina
 static int on_stop_sending(qk_conn *c, uint64_t id, uint64_t code)
 {
     qk_stream *s;
-    int rc = qk_streams_get_for_frame(&c->streams, id, QK_FRAME_TO_SEND, &s);
-    if (rc) return rc;
-    report_new_streams(c);
-    if (!s) return 0;
+    int rc = frame_stream(c, id, QK_FRAME_TO_SEND, &s);
+    if (rc || !s) return rc;
     if ((rc = qk_stream_on_stop_sending(s, code))) return rc;
     qk_sched_remove(&c->sched, &s->sched);
     push_stream_event(c, QK_EV_STREAM_STOP, id, code);
@@ -149,10 +154,8 @@ static int on_stop_sending(qk_conn *c, uint64_t id, uint64_t code)
 static int on_max_stream_data(qk_conn *c, uint64_t id, uint64_t max)
 {
     qk_stream *s;
-    int rc = qk_streams_get_for_frame(&c->streams, id, QK_FRAME_TO_SEND, &s);
-    if (rc) return rc;
-    report_new_streams(c);
-    if (!s) return 0;
+    int rc = frame_stream(c, id, QK_FRAME_TO_SEND, &s);
+    if (rc || !s) return rc;
     if ((rc = qk_stream_on_max_stream_data(s, max))) return rc;
     qk_conn_schedule_stream(c, s);
     return 0;
@@ -262,10 +265,8 @@ static int dispatch(qk_conn *c, const rx_ctx *rx, const qk_frame *f)
     case QK_FT_DATA_BLOCKED: return 0;
     case QK_FT_STREAM_DATA_BLOCKED: {
         qk_stream *s;
-        int rc =
-            qk_streams_get_for_frame(&c->streams, f->u.stream_max.stream_id, QK_FRAME_TO_RECV, &s);
-        report_new_streams(c);
-        return rc ? rc : s ? qk_stream_on_stream_data_blocked(s, f->u.stream_max.max) : 0;
+        int rc = frame_stream(c, f->u.stream_max.stream_id, QK_FRAME_TO_RECV, &s);
+        return rc || !s ? rc : qk_stream_on_stream_data_blocked(s, f->u.stream_max.max);
     }
     case QK_FT_STREAMS_BLOCKED_BIDI:
     case QK_FT_STREAMS_BLOCKED_UNI:
