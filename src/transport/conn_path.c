@@ -58,6 +58,29 @@ static void new_challenge(qk_conn *c, qk_path *p, qk_time now)
     qk_path_start_validation(p, data, qk_conn_pto_ns(c), now);
 }
 
+/* RFC 9000 §9.5: send with connection ID slot idx from now on and retire
+ * the one used so far (§5.1.2), so no CID is seen on two addresses. */
+static void switch_dcid(qk_conn *c, size_t idx)
+{
+    size_t old = c->rcid_cur;
+    if (idx == old) return;
+    c->rcid_cur = idx;
+    bool queued = false;
+    for (size_t i = 0; i < c->n_retiring; i++) queued |= c->retiring[i].seq == c->rcid[old].seq;
+    if (!queued && c->n_retiring < QK_CONN_MAX_RETIRING) {
+        c->retiring[c->n_retiring++] = (qk_retiring_cid){.seq = c->rcid[old].seq};
+        c->rcid[old].active = false;
+    }
+}
+
+/* A peer connection ID other than the current one, or QK_CONN_MAX_REMOTE_CIDS. */
+static size_t spare_dcid(const qk_conn *c)
+{
+    for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++)
+        if (i != c->rcid_cur && c->rcid[i].active) return i;
+    return QK_CONN_MAX_REMOTE_CIDS;
+}
+
 static void use_path(qk_conn *c, const qk_path *p)
 {
     c->path = *p;
@@ -77,6 +100,14 @@ static void peer_moved(qk_conn *c, const qk_path *to, qk_time now)
     use_path(c, to);
     c->alt = old;
     c->alt_active = old.validated;
+    /* RFC 9000 §9.5: toward the new address with a connection ID never used
+     * on the old one, when the peer gave us a spare (else the same: MAY). */
+    size_t spare = spare_dcid(c);
+    if (spare < QK_CONN_MAX_REMOTE_CIDS) {
+        switch_dcid(c, spare);
+        c->stats.dcid_changes++;
+    }
+    c->path.dcid_idx = c->rcid_cur;
     if (!c->path.validated) new_challenge(c, &c->path, now);
     /* RFC 9000 §9.4: only a port change (NAT rebinding) keeps the path state. */
     if (!port_only) qk_conn_path_reset_state(c, now);
@@ -128,17 +159,10 @@ static void client_switch(qk_conn *c, qk_time now)
 {
     /* RFC 9000 §9.2, §9.5: move to the probed path and its connection ID,
      * retire the old one. */
-    size_t old = c->rcid_cur;
     bool port_only = qk_addr_same_host(&c->alt.local, &c->path.local);
-    if (c->alt.dcid_idx != old) {
-        c->rcid_cur = c->alt.dcid_idx;
-        bool queued = false;
-        for (size_t i = 0; i < c->n_retiring; i++) queued |= c->retiring[i].seq == c->rcid[old].seq;
-        if (!queued && c->n_retiring < QK_CONN_MAX_RETIRING) {
-            /* RFC 9000 §5.1.2: RETIRE_CONNECTION_ID for the CID of the old path. */
-            c->retiring[c->n_retiring++] = (qk_retiring_cid){.seq = c->rcid[old].seq};
-            c->rcid[old].active = false;
-        }
+    if (c->alt.dcid_idx != c->rcid_cur) {
+        switch_dcid(c, c->alt.dcid_idx);
+        c->stats.dcid_changes++;
     }
     use_path(c, &c->alt);
     c->path.dcid_idx = c->rcid_cur;
@@ -180,6 +204,7 @@ void qk_conn_path_on_timeout(qk_conn *c, qk_time now)
         if (c->alt_active && c->alt.validated) {
             qk_path back = c->alt;
             use_path(c, &back);
+            c->path.dcid_idx = c->rcid_cur; /* the old CID may be retired: keep the new one */
             c->alt_active = false;
         }
         qk_qlog_event(c, "connectivity:path_validation_failed", "{}", now);
@@ -200,12 +225,7 @@ int qk_conn_migrate(qk_conn *c, const qk_addr *new_local, qk_time now)
     if (c->peer_tp.disable_active_migration) return QK_ERR_STATE;
     if (c->alt_active) return QK_ERR_STATE; /* one migration at a time */
     /* RFC 9000 §9.5: a new path needs a connection ID not used on another. */
-    size_t spare = QK_CONN_MAX_REMOTE_CIDS;
-    for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++)
-        if (i != c->rcid_cur && c->rcid[i].active) {
-            spare = i;
-            break;
-        }
+    size_t spare = spare_dcid(c);
     if (spare == QK_CONN_MAX_REMOTE_CIDS) return QK_ERR_LIMIT;
     qk_path_init(&c->alt, new_local, &c->peer, false);
     c->alt.dcid_idx = spare;

@@ -206,6 +206,63 @@ static void test_active_migration(void **st)
     quic_env_free(&e);
 }
 
+/* A client address reachable from the server (host, links, routes). */
+static int add_client_addr(quic_env *e, const char *name, uint32_t ip, qk_time delay_ns)
+{
+    int h = qk_sim_host_add(e->sim, name, ip);
+    qk_sim_link_cfg l = quic_env_link();
+    l.delay_ns = delay_ns;
+    char fw[32], rt[32];
+    snprintf(fw, sizeof fw, "%s-fw", name);
+    snprintf(rt, sizeof rt, "%s-rt", name);
+    int f = qk_sim_link_add(e->sim, fw, h, e->b, &l);
+    int r = qk_sim_link_add(e->sim, rt, e->b, h, &l);
+    if (h < 0 || f < 0 || r < 0) return -1;
+    if (qk_sim_route_add(e->sim, h, -1, f) || qk_sim_route_add(e->sim, e->b, h, r)) return -1;
+    return h;
+}
+
+/* RFC 9000 §9.5: the server moves to a new connection ID toward a client
+ * whose address changed, on each of two migrations, and retires the old. */
+static void test_migrate_twice_server_dcid(void **st)
+{
+    (void)st;
+    qk_sim_link_cfg l = quic_env_link();
+    quic_env e;
+    assert_int_equal(quic_env_init(&e, 1003, &l, &l), 0);
+    int a2 = add_client_addr(&e, "a2", 0x0a000003, 15 * MS);
+    int a3 = add_client_addr(&e, "a3", 0x0a000004, 12 * MS);
+    assert_true(a2 >= 0 && a3 >= 0);
+    const uint64_t size = 30u << 20;
+    qk_simq_cfg c = {.size_bytes = size, .window_bytes = 4u << 20};
+    qk_simq *q = quic_env_flow(&e, 4433, &c);
+    assert_non_null(q);
+    qk_sim_run(e.sim, 300 * MS);
+    qk_conn *srv = qk_simq_server_conn(q), *cli = qk_simq_client_conn(q);
+    assert_non_null(srv);
+    assert_non_null(cli);
+    qk_cid d0 = qk_conn_dcid(srv)->cid;
+    int hosts[2] = {a2, a3};
+    qk_cid seen[3] = {d0};
+    for (int m = 0; m < 2; m++) {
+        assert_int_equal(qk_sim_node_alias(e.sim, qk_simq_node(q, false), hosts[m], 4433), 0);
+        qk_addr na = qk_sim_host_addr(e.sim, hosts[m], 4433);
+        assert_int_equal(qk_conn_migrate(cli, &na, qk_sim_now(e.sim)), 0);
+        qk_simq_kick(q);
+        qk_sim_run(e.sim, qk_sim_now(e.sim) + 700 * MS);
+        assert_int_equal(cli->stats.migrations, (uint64_t)m + 1);
+        assert_int_equal(srv->stats.migrations, (uint64_t)m + 1);
+        seen[m + 1] = qk_conn_dcid(srv)->cid;
+        for (int k = 0; k <= m; k++) /* never a CID used toward an earlier address */
+            assert_false(seen[m + 1].len == seen[k].len &&
+                         !memcmp(seen[m + 1].b, seen[k].b, seen[k].len));
+        assert_int_equal(srv->stats.dcid_changes, (uint64_t)m + 1);
+    }
+    assert_true(quic_env_run_done(&e, q, 60 * QK_NS_PER_S));
+    check_done(qk_simq_result_get(q), size);
+    quic_env_free(&e);
+}
+
 static void test_disable_active_migration(void **st)
 {
     (void)st;
@@ -253,7 +310,8 @@ static void test_sim_rebind_api(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sim_rebind_api),   cmocka_unit_test(test_disable_active_migration),
+        cmocka_unit_test(test_sim_rebind_api),   cmocka_unit_test(test_migrate_twice_server_dcid),
+        cmocka_unit_test(test_disable_active_migration),
         cmocka_unit_test(test_nat_rebinding),    cmocka_unit_test(test_nat_rebinding_silent_client),
         cmocka_unit_test(test_active_migration),
     };
