@@ -387,7 +387,7 @@ static void on_handshake_complete(qk_conn *c, qk_time now)
         qk_event ev = {.type = QK_EV_CONNECTED, .conn = c};
         qk_conn_push_event(c, &ev);
     }
-    qk_qlog_event(c, "transport:connection_state_updated", "{\"new\":\"handshake_complete\"}", now);
+    qk_qlog_event(c, "connectivity:connection_state_updated", "{\"new\":\"handshake_complete\"}", now);
 }
 
 static int install_secret(qk_conn *c, qk_crypto_level level, int is_write, qk_crypto_suite suite,
@@ -556,7 +556,7 @@ void qk_conn_enter_closed(qk_conn *c, qk_time now)
                    .reason_err = c->close_err};
     snprintf(ev.reason, sizeof ev.reason, "%s", c->close_reason);
     qk_conn_push_event(c, &ev);
-    qk_qlog_event(c, "transport:connection_closed", "{}", now);
+    qk_qlog_closed(c, now);
 }
 
 static void enter_closing(qk_conn *c, qk_time now)

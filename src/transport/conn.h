@@ -240,7 +240,7 @@ struct qk_conn {
 
     qk_conn_stats stats;
     void *user;
-    FILE *qlog;         /* stdio cookie stream over qk_config.qlog_write (qlog.c) */
+    FILE *qlog;        /* stdio cookie stream over qk_config.qlog_write (qlog.c) */
     void *qlog_handle; /* what qk_config.qlog_open returned */
     qk_time qlog_start;
     qk_time qlog_last;    /* time of the last qlog record (for events without a clock) */
@@ -393,6 +393,8 @@ void qk_qlog_event(qk_conn *c, const char *name, const char *data_json, qk_time 
 void qk_qlog_params(qk_conn *c, bool local, const qk_tparams *tp, qk_time now);
 /* recovery:packet_lost, stamped with the time of the last record. */
 void qk_qlog_lost(qk_conn *c, qk_pn_space space, uint64_t pn);
+/* connectivity:connection_closed with who closed, the codes and the reason. */
+void qk_qlog_closed(qk_conn *c, qk_time now);
 
 static inline qk_pn_space qk_space_of_pkt(qk_pkt_type t)
 {

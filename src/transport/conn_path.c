@@ -112,7 +112,7 @@ static void peer_moved(qk_conn *c, const qk_path *to, qk_time now)
     /* RFC 9000 §9.4: only a port change (NAT rebinding) keeps the path state. */
     if (!port_only) qk_conn_path_reset_state(c, now);
     c->stats.migrations++;
-    qk_qlog_event(c, "connectivity:connection_migrated",
+    qk_qlog_event(c, "quack:connection_migrated",
                   port_only ? "{\"kind\":\"rebinding\"}" : "{\"kind\":\"migration\"}", now);
 }
 
@@ -169,7 +169,7 @@ static void client_switch(qk_conn *c, qk_time now)
     c->alt_active = false;
     if (!port_only) qk_conn_path_reset_state(c, now);
     c->stats.migrations++;
-    qk_qlog_event(c, "connectivity:connection_migrated", "{\"kind\":\"active\"}", now);
+    qk_qlog_event(c, "quack:connection_migrated", "{\"kind\":\"active\"}", now);
 }
 
 void qk_conn_path_on_response(qk_conn *c, const uint8_t data[8], qk_time now)
@@ -207,11 +207,11 @@ void qk_conn_path_on_timeout(qk_conn *c, qk_time now)
             c->path.dcid_idx = c->rcid_cur; /* the old CID may be retired: keep the new one */
             c->alt_active = false;
         }
-        qk_qlog_event(c, "connectivity:path_validation_failed", "{}", now);
+        qk_qlog_event(c, "quack:path_validation_failed", "{}", now);
     }
     if (c->alt_active && qk_path_on_timeout(&c->alt, now)) {
         c->alt_active = false; /* a failed probe: stay where we are */
-        qk_qlog_event(c, "connectivity:path_validation_failed", "{}", now);
+        qk_qlog_event(c, "quack:path_validation_failed", "{}", now);
     }
 }
 

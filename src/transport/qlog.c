@@ -72,81 +72,154 @@ void qk_qlog_close(qk_conn *c)
     c->qlog = NULL;
 }
 
-static void print_frame(FILE *f, const qk_frame *fr)
+/* qlog frame_type names (draft-ietf-quic-qlog-quic-events-03 §7.1, and the
+ * ack-frequency draft's qlog section for its two frames). */
+static const char *frame_name(uint64_t t)
 {
+    switch (t) {
+    case QK_FT_PADDING: return "padding";
+    case QK_FT_PING: return "ping";
+    case QK_FT_ACK:
+    case QK_FT_ACK_ECN: return "ack";
+    case QK_FT_RESET_STREAM: return "reset_stream";
+    case QK_FT_STOP_SENDING: return "stop_sending";
+    case QK_FT_CRYPTO: return "crypto";
+    case QK_FT_NEW_TOKEN: return "new_token";
+    case QK_FT_MAX_DATA: return "max_data";
+    case QK_FT_MAX_STREAM_DATA: return "max_stream_data";
+    case QK_FT_MAX_STREAMS_BIDI:
+    case QK_FT_MAX_STREAMS_UNI: return "max_streams";
+    case QK_FT_DATA_BLOCKED: return "data_blocked";
+    case QK_FT_STREAM_DATA_BLOCKED: return "stream_data_blocked";
+    case QK_FT_STREAMS_BLOCKED_BIDI:
+    case QK_FT_STREAMS_BLOCKED_UNI: return "streams_blocked";
+    case QK_FT_NEW_CONNECTION_ID: return "new_connection_id";
+    case QK_FT_RETIRE_CONNECTION_ID: return "retire_connection_id";
+    case QK_FT_PATH_CHALLENGE: return "path_challenge";
+    case QK_FT_PATH_RESPONSE: return "path_response";
+    case QK_FT_CONNECTION_CLOSE:
+    case QK_FT_CONNECTION_CLOSE_APP: return "connection_close";
+    case QK_FT_HANDSHAKE_DONE: return "handshake_done";
+    case QK_FT_DATAGRAM:
+    case QK_FT_DATAGRAM_LEN: return "datagram";
+    case QK_FT_ACK_FREQUENCY: return "ack_frequency";
+    case QK_FT_IMMEDIATE_ACK: return "immediate_ack";
+    default: return qk_frame_is_stream(t) ? "stream" : NULL;
+    }
+}
+
+static void print_ack_fields(FILE *f, const qk_frame *fr)
+{
+    fprintf(f, ",\"ack_delay\":%llu,\"acked_ranges\":[", (unsigned long long)fr->u.ack.ack_delay);
+    qk_ack_iter it;
+    qk_ack_iter_init(&it, &fr->u.ack);
+    uint64_t lo, hi;
+    for (int i = 0; i < 32 && qk_ack_iter_next(&it, &lo, &hi); i++)
+        fprintf(f, "%s[%llu,%llu]", i ? "," : "", (unsigned long long)lo, (unsigned long long)hi);
+    fprintf(f, "]");
+    if (fr->u.ack.has_ecn)
+        fprintf(f, ",\"ect0\":%llu,\"ect1\":%llu,\"ce\":%llu", (unsigned long long)fr->u.ack.ect0,
+                (unsigned long long)fr->u.ack.ect1, (unsigned long long)fr->u.ack.ce);
+}
+
+/* The fields of frames with fields (the name is already written). */
+static void print_frame_fields(FILE *f, const qk_frame *fr)
+{
+    typedef unsigned long long ull;
     uint64_t t = fr->type;
     if (qk_frame_is_stream(t)) {
-        fprintf(f,
-                "{\"frame_type\":\"stream\",\"stream_id\":%llu,\"offset\":%llu,\"length\":%zu,"
-                "\"fin\":%s}",
-                (unsigned long long)fr->u.stream.stream_id, (unsigned long long)fr->u.stream.offset,
-                fr->u.stream.len, fr->u.stream.fin ? "true" : "false");
+        fprintf(f, ",\"stream_id\":%llu,\"offset\":%llu,\"length\":%zu,\"fin\":%s",
+                (ull)fr->u.stream.stream_id, (ull)fr->u.stream.offset, fr->u.stream.len,
+                fr->u.stream.fin ? "true" : "false");
         return;
     }
     switch (t) {
-    case QK_FT_PADDING: fprintf(f, "{\"frame_type\":\"padding\"}"); return;
-    case QK_FT_PING: fprintf(f, "{\"frame_type\":\"ping\"}"); return;
     case QK_FT_ACK:
-    case QK_FT_ACK_ECN: {
-        fprintf(f, "{\"frame_type\":\"ack\",\"ack_delay\":%llu,\"acked_ranges\":[",
-                (unsigned long long)fr->u.ack.ack_delay);
-        qk_ack_iter it;
-        qk_ack_iter_init(&it, &fr->u.ack);
-        uint64_t lo, hi;
-        for (int i = 0; i < 32 && qk_ack_iter_next(&it, &lo, &hi); i++)
-            fprintf(f, "%s[%llu,%llu]", i ? "," : "", (unsigned long long)lo,
-                    (unsigned long long)hi);
-        fprintf(f, "]");
-        if (fr->u.ack.has_ecn)
-            fprintf(f, ",\"ect0\":%llu,\"ect1\":%llu,\"ce\":%llu",
-                    (unsigned long long)fr->u.ack.ect0, (unsigned long long)fr->u.ack.ect1,
-                    (unsigned long long)fr->u.ack.ce);
-        fprintf(f, "}");
+    case QK_FT_ACK_ECN: print_ack_fields(f, fr); return;
+    case QK_FT_RESET_STREAM:
+        fprintf(f, ",\"stream_id\":%llu,\"error_code\":%llu,\"final_size\":%llu",
+                (ull)fr->u.reset_stream.stream_id, (ull)fr->u.reset_stream.app_error,
+                (ull)fr->u.reset_stream.final_size);
         return;
-    }
+    case QK_FT_STOP_SENDING:
+        fprintf(f, ",\"stream_id\":%llu,\"error_code\":%llu", (ull)fr->u.stop_sending.stream_id,
+                (ull)fr->u.stop_sending.app_error);
+        return;
     case QK_FT_CRYPTO:
-        fprintf(f, "{\"frame_type\":\"crypto\",\"offset\":%llu,\"length\":%zu}",
-                (unsigned long long)fr->u.crypto.offset, fr->u.crypto.len);
+        fprintf(f, ",\"offset\":%llu,\"length\":%zu", (ull)fr->u.crypto.offset, fr->u.crypto.len);
         return;
-    case QK_FT_MAX_DATA:
-        fprintf(f, "{\"frame_type\":\"max_data\",\"maximum\":%llu}",
-                (unsigned long long)fr->u.max.max);
+    case QK_FT_NEW_TOKEN: fprintf(f, ",\"token\":{\"length\":%zu}", fr->u.new_token.len); return;
+    case QK_FT_MAX_STREAMS_BIDI:
+    case QK_FT_MAX_STREAMS_UNI:
+    case QK_FT_STREAMS_BLOCKED_BIDI:
+    case QK_FT_STREAMS_BLOCKED_UNI:
+        fprintf(f, ",\"stream_type\":\"%s\",\"%s\":%llu",
+                t == QK_FT_MAX_STREAMS_UNI || t == QK_FT_STREAMS_BLOCKED_UNI ? "unidirectional"
+                                                                             : "bidirectional",
+                t == QK_FT_MAX_STREAMS_BIDI || t == QK_FT_MAX_STREAMS_UNI ? "maximum" : "limit",
+                (ull)fr->u.max.max);
         return;
+    case QK_FT_MAX_DATA: fprintf(f, ",\"maximum\":%llu", (ull)fr->u.max.max); return;
+    case QK_FT_DATA_BLOCKED: fprintf(f, ",\"limit\":%llu", (ull)fr->u.max.max); return;
     case QK_FT_MAX_STREAM_DATA:
-        fprintf(f, "{\"frame_type\":\"max_stream_data\",\"stream_id\":%llu,\"maximum\":%llu}",
-                (unsigned long long)fr->u.stream_max.stream_id,
-                (unsigned long long)fr->u.stream_max.max);
+    case QK_FT_STREAM_DATA_BLOCKED:
+        fprintf(f, ",\"stream_id\":%llu,\"%s\":%llu", (ull)fr->u.stream_max.stream_id,
+                t == QK_FT_MAX_STREAM_DATA ? "maximum" : "limit", (ull)fr->u.stream_max.max);
+        return;
+    default: break;
+    }
+    /* connection IDs, paths, close, DATAGRAM, ACK_FREQUENCY: print_frame_more */
+}
+
+static void print_frame_more(FILE *f, const qk_frame *fr)
+{
+    typedef unsigned long long ull;
+    switch (fr->type) {
+    case QK_FT_NEW_CONNECTION_ID:
+        fprintf(f, ",\"sequence_number\":%llu,\"length\":%zu", (ull)fr->u.new_cid.seq,
+                (size_t)fr->u.new_cid.cid_len);
+        return;
+    case QK_FT_RETIRE_CONNECTION_ID:
+        fprintf(f, ",\"sequence_number\":%llu", (ull)fr->u.retire_cid.seq);
+        return;
+    case QK_FT_PATH_CHALLENGE:
+    case QK_FT_PATH_RESPONSE:
+        fprintf(f, ",\"data\":\"");
+        for (int i = 0; i < 8; i++) fprintf(f, "%02x", fr->u.path.data[i]);
+        fprintf(f, "\"");
         return;
     case QK_FT_CONNECTION_CLOSE:
     case QK_FT_CONNECTION_CLOSE_APP:
-        fprintf(f,
-                "{\"frame_type\":\"connection_close\",\"error_space\":\"%s\",\"error_code\":%llu}",
-                t == QK_FT_CONNECTION_CLOSE ? "transport" : "application",
-                (unsigned long long)fr->u.close.error_code);
-        return;
-    case QK_FT_HANDSHAKE_DONE: fprintf(f, "{\"frame_type\":\"handshake_done\"}"); return;
-    case QK_FT_NEW_CONNECTION_ID:
-        fprintf(f, "{\"frame_type\":\"new_connection_id\",\"sequence_number\":%llu}",
-                (unsigned long long)fr->u.new_cid.seq);
+        fprintf(f, ",\"error_space\":\"%s\",\"error_code\":%llu",
+                fr->type == QK_FT_CONNECTION_CLOSE ? "transport" : "application",
+                (ull)fr->u.close.error_code);
         return;
     case QK_FT_DATAGRAM:
-    case QK_FT_DATAGRAM_LEN:
-        fprintf(f, "{\"frame_type\":\"datagram\",\"length\":%zu}", fr->u.datagram.len);
-        return;
-    case QK_FT_IMMEDIATE_ACK: fprintf(f, "{\"frame_type\":\"immediate_ack\"}"); return;
+    case QK_FT_DATAGRAM_LEN: fprintf(f, ",\"length\":%zu", fr->u.datagram.len); return;
     case QK_FT_ACK_FREQUENCY: /* draft-ietf-quic-ack-frequency-12 §4 */
         fprintf(f,
-                "{\"frame_type\":\"ack_frequency\",\"sequence_number\":%llu,"
-                "\"ack_eliciting_threshold\":%llu,\"request_max_ack_delay\":%.3f,"
-                "\"reordering_threshold\":%llu}",
-                (unsigned long long)fr->u.ack_frequency.seq,
-                (unsigned long long)fr->u.ack_frequency.ack_eliciting_threshold,
+                ",\"sequence_number\":%llu,\"ack_eliciting_threshold\":%llu,"
+                "\"request_max_ack_delay\":%.3f,\"reordering_threshold\":%llu",
+                (ull)fr->u.ack_frequency.seq, (ull)fr->u.ack_frequency.ack_eliciting_threshold,
                 (double)fr->u.ack_frequency.request_max_ack_delay_us / 1e3,
-                (unsigned long long)fr->u.ack_frequency.reordering_threshold);
+                (ull)fr->u.ack_frequency.reordering_threshold);
         return;
-    default:
-        fprintf(f, "{\"frame_type\":\"unknown\",\"raw_frame_type\":%llu}", (unsigned long long)t);
+    default: return;
     }
+}
+
+static void print_frame(FILE *f, const qk_frame *fr)
+{
+    const char *name = frame_name(fr->type);
+    if (!name) {
+        fprintf(f, "{\"frame_type\":\"unknown\",\"raw_frame_type\":%llu}",
+                (unsigned long long)fr->type);
+        return;
+    }
+    fprintf(f, "{\"frame_type\":\"%s\"", name);
+    print_frame_fields(f, fr);
+    print_frame_more(f, fr);
+    fprintf(f, "}");
 }
 
 void qk_qlog_packet(qk_conn *c, bool sent, qk_pkt_type type, uint64_t pn, size_t len,
@@ -228,4 +301,33 @@ void qk_qlog_lost(qk_conn *c, qk_pn_space space, uint64_t pn)
             "\"packet_type\":\"%s\",\"packet_number\":%llu}}}\n",
             ms(c, c->qlog_last), (unsigned)space < 3 ? names[space] : "unknown",
             (unsigned long long)pn);
+}
+
+/* A JSON string body: quotes, backslashes and control characters escaped. */
+static void print_json_string(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(f, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(f, "\\u%04x", ch);
+        else
+            fputc(ch, f);
+    }
+}
+
+void qk_qlog_closed(qk_conn *c, qk_time now)
+{
+    if (!c->qlog) return;
+    /* draft-ietf-quic-qlog-quic-events-03 §5.3: connectivity:connection_closed */
+    fprintf(c->qlog, "\x1e{\"time\":%.3f,\"name\":\"connectivity:connection_closed\",\"data\":{",
+            ms(c, now));
+    fprintf(c->qlog, "\"owner\":\"%s\",\"%s\":%llu,\"internal_code\":%d,\"reason\":\"",
+            c->close_remote ? "remote" : "local",
+            c->close_app ? "application_code" : "connection_code",
+            (unsigned long long)c->close_code, c->close_err);
+    print_json_string(c->qlog, c->close_reason);
+    fprintf(c->qlog, "\"}}\n");
+    fflush(c->qlog);
 }

@@ -142,5 +142,5 @@ void qk_conn_on_stateless_reset(qk_conn *c, qk_time now)
     c->state = QK_CONN_DRAINING;
     c->close_send = false;
     c->close_deadline = now + 3 * qk_conn_pto_ns(c);
-    qk_qlog_event(c, "transport:connection_state_updated", "{\"new\":\"draining\"}", now);
+    qk_qlog_event(c, "connectivity:connection_state_updated", "{\"new\":\"draining\"}", now);
 }

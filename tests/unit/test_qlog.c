@@ -1,0 +1,164 @@
+/* qlog (qlog.c) through the caller's writer: every record is valid JSON-SEQ
+ * (checked with jq), every event name is one of the qlog QUIC event schema
+ * (draft-ietf-quic-qlog-quic-events-03) or quack's own "quack:" namespace,
+ * every frame has its schema name (none "unknown"), and connection_closed
+ * carries the codes and the reason. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "qk_pair.h"
+#include "qk_test.h"
+
+typedef struct trace {
+    char *buf;
+    size_t len, cap;
+    int opened, closed;
+} trace;
+
+static trace traces[2]; /* [0] client, [1] server */
+
+static void *t_open(void *ctx, const char *name)
+{
+    trace *t = &traces[strstr(name, "_server") ? 1 : 0];
+    t->opened++;
+    return t;
+}
+
+static void t_write(void *h, const char *data, size_t len)
+{
+    trace *t = h;
+    if (t->len + len + 1 > t->cap) {
+        t->cap = (t->len + len + 1) * 2;
+        t->buf = realloc(t->buf, t->cap);
+        assert_non_null(t->buf);
+    }
+    memcpy(t->buf + t->len, data, len);
+    t->len += len;
+    t->buf[t->len] = 0;
+}
+
+static void t_close(void *h)
+{
+    ((trace *)h)->closed++;
+}
+
+static const char *const event_names[] = {
+    "connectivity:connection_closed", "connectivity:connection_state_updated",
+    "transport:parameters_set",       "transport:packet_sent",
+    "transport:packet_received",      "transport:version_information",
+    "recovery:metrics_updated",       "recovery:packet_lost",
+    "security:key_updated",
+};
+
+static bool known_event(const char *name, size_t len)
+{
+    if (len > 6 && !strncmp(name, "quack:", 6)) return true; /* our extensions */
+    for (size_t i = 0; i < sizeof event_names / sizeof *event_names; i++)
+        if (strlen(event_names[i]) == len && !strncmp(event_names[i], name, len)) return true;
+    return false;
+}
+
+/* Every "name" is known, no frame is unknown; returns the records seen. */
+static int check_names(const char *buf)
+{
+    int records = 0;
+    for (const char *p = buf; (p = strchr(p, '\x1e')); p++) records++;
+    for (const char *p = buf; (p = strstr(p, "\"name\":\"")); p++) {
+        const char *n = p + 8, *e = strchr(n, '"');
+        assert_non_null(e);
+        if (!known_event(n, (size_t)(e - n))) fail_msg("unknown qlog event %.*s", (int)(e - n), n);
+    }
+    assert_null(strstr(buf, "\"frame_type\":\"unknown\""));
+    return records;
+}
+
+static void jq_valid(const trace *t)
+{
+    char path[] = "/tmp/qk_qlog_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, t->buf, t->len), (ssize_t)t->len);
+    close(fd);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "jq --seq -e . %s >/dev/null 2>&1", path);
+    int rc = system(cmd);
+    unlink(path);
+    assert_int_equal(rc, 0);
+}
+
+static void test_qlog_schema(void **state)
+{
+    (void)state;
+    memset(traces, 0, sizeof traces);
+    qk_pair p;
+    assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
+    p.ccfg.qlog_open = p.scfg.qlog_open = t_open;
+    p.ccfg.qlog_write = p.scfg.qlog_write = t_write;
+    p.ccfg.qlog_close = p.scfg.qlog_close = t_close;
+    p.scfg.initial_max_data_bytes = 8000; /* MAX_DATA, DATA_BLOCKED */
+    p.scfg.initial_max_stream_data_bytes = 100000;
+    p.scfg.autotune = false;
+    p.ccfg.max_datagram_frame_bytes = p.scfg.max_datagram_frame_bytes = 1200;
+    assert_int_equal(qk_pair_start(&p), 0);
+    assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 2 * QK_NS_PER_S));
+    uint64_t a, b;
+    assert_int_equal(qk_stream_open(p.cconn, true, &a), 0);
+    size_t wa = 0, ra = 0;
+    bool bad = false;
+    qk_pair_write_pattern(p.cconn, a, 200000, &wa);
+    assert_int_equal(qk_datagram_send(p.cconn, (const uint8_t *)"dgram", 5, 0), 0);
+    assert_int_equal(qk_stream_open(p.cconn, true, &b), 0);
+    assert_int_equal(qk_stream_write(p.cconn, b, (const uint8_t *)"x", 1, false), 1);
+    assert_int_equal(qk_stream_reset(p.cconn, b, 7), 0); /* RESET_STREAM */
+    qk_pair_flush(&p);
+    qk_time end = p.now + 5 * QK_NS_PER_S;
+    while (p.now < end && qk_pair_step(&p)) {
+        if (p.sconn) qk_pair_read_pattern(p.sconn, a, &ra, &bad);
+        qk_pair_write_pattern(p.cconn, a, 200000, &wa);
+        if (ra == 200000) break;
+    }
+    assert_int_equal(ra, 200000);
+    assert_false(bad);
+    assert_int_equal(qk_conn_close(p.cconn, 0x42, "done \"here\""), 0);
+    qk_pair_flush(&p);
+    end = p.now + QK_NS_PER_S;
+    while (p.now < end && qk_pair_step(&p)) {
+    }
+    qk_pair_free(&p); /* closes both traces */
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(traces[i].opened, 1);
+        assert_int_equal(traces[i].closed, 1);
+        assert_true(check_names(traces[i].buf) > 20);
+        jq_valid(&traces[i]);
+    }
+    const char *cli = traces[0].buf, *srv = traces[1].buf;
+    const char *want[] = {
+        "\"frame_type\":\"max_data\"",      "\"frame_type\":\"data_blocked\"",
+        "\"frame_type\":\"reset_stream\"",  "\"frame_type\":\"new_token\"",
+        "\"frame_type\":\"datagram\"",      "\"frame_type\":\"new_connection_id\"",
+        "\"frame_type\":\"handshake_done\""};
+    if (getenv("QK_QLOG_DUMP")) fprintf(stderr, "%s\n----\n%s\n", cli, srv);
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+        if (!strstr(cli, want[i]) && !strstr(srv, want[i]))
+            fail_msg("no %s in either qlog", want[i]);
+    assert_non_null(strstr(cli, "\"owner\":\"local\",\"application_code\":66"));
+    assert_non_null(strstr(cli, "\"reason\":\"done \\\"here\\\"\""));
+    assert_non_null(strstr(srv, "\"owner\":\"remote\",\"application_code\":66"));
+    for (int i = 0; i < 2; i++) free(traces[i].buf);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_qlog_schema),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
