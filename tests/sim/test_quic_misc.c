@@ -443,13 +443,13 @@ static void test_qlog(void **s)
         /* the peer's parameters arrive during the handshake, before it completes */
         int peer = find(names, n, 2, "transport:parameters_set");
         assert_true(peer > first);
-        int hs = find(names, n, 1, "transport:connection_state_updated");
+        int hs = find(names, n, 1, "connectivity:connection_state_updated");
         assert_true(hs > peer);
         assert_true(find(names, n, 1, "recovery:metrics_updated") > 0);
         assert_true(find(names, n, hs, "transport:packet_received") > hs);
         assert_true(find(names, n, hs, "transport:packet_sent") > hs);
         if (server) assert_true(find(names, n, 1, "recovery:packet_lost") > 0);
-        assert_string_equal(names[n - 1], "transport:connection_closed");
+        assert_string_equal(names[n - 1], "connectivity:connection_closed");
         unlink(path);
         files++;
     }
