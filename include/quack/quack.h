@@ -137,6 +137,11 @@ typedef struct qk_config {
     void (*keylog)(void *ctx, const char *line);
     void *keylog_ctx;
     bool no_protection; /**< null cipher: both sides must set it (benchmarks) */
+    /** TLS 1.3 cipher suites offered/accepted, colon-separated IANA names in
+     * preference order (e.g. "TLS_AES_128_CCM_SHA256:TLS_AES_128_GCM_SHA256");
+     * NULL = AES-128-GCM, AES-256-GCM, ChaCha20-Poly1305, AES-128-CCM.
+     * TLS_AES_128_CCM_8_SHA256 is refused (RFC 9001 §5.3). */
+    const char *ciphers;
 
     qk_cc_kind cc;
     /** Pacing gain N in congestion avoidance, in percent: the pacer sends at

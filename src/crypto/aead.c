@@ -43,6 +43,7 @@ static const qk_aead_backend default_backend[QK_SUITE_COUNT] = {
     [QK_SUITE_AES_128_GCM] = QK_AEAD_BACKEND_GNUTLS,
     [QK_SUITE_AES_256_GCM] = QK_AEAD_BACKEND_GNUTLS,
     [QK_SUITE_CHACHA20_POLY1305] = QK_AEAD_BACKEND_OPENSSL,
+    [QK_SUITE_AES_128_CCM] = QK_AEAD_BACKEND_GNUTLS, /* the only backend with CCM here */
 };
 
 /* Header protection is one block/5 bytes; nettle measured fastest for all. */
@@ -50,6 +51,7 @@ static const qk_aead_backend default_hp_backend[QK_SUITE_COUNT] = {
     [QK_SUITE_AES_128_GCM] = QK_AEAD_BACKEND_NETTLE,
     [QK_SUITE_AES_256_GCM] = QK_AEAD_BACKEND_NETTLE,
     [QK_SUITE_CHACHA20_POLY1305] = QK_AEAD_BACKEND_NETTLE,
+    [QK_SUITE_AES_128_CCM] = QK_AEAD_BACKEND_NETTLE,
 };
 
 /* ---------------- nettle ---------------- */
@@ -218,7 +220,8 @@ static int nettle_hp_init(qk_hp *h, const uint8_t *key)
     nettle_hp_ctx *c = malloc(sizeof *c);
     if (!c) return QK_ERR_NOMEM;
     switch (h->suite) {
-    case QK_SUITE_AES_128_GCM: aes128_set_encrypt_key(&c->a128, key); break;
+    case QK_SUITE_AES_128_GCM:
+    case QK_SUITE_AES_128_CCM: aes128_set_encrypt_key(&c->a128, key); break;
     case QK_SUITE_AES_256_GCM: aes256_set_encrypt_key(&c->a256, key); break;
     default: chacha_set_key(&c->ch, key); break;
     }
@@ -241,6 +244,7 @@ static int nettle_hp_mask(qk_hp *h, const uint8_t *sample, uint8_t *mask)
     nettle_hp_ctx *c = h->ctx;
     switch (h->suite) {
     case QK_SUITE_AES_128_GCM: /* RFC 9001 §5.4.3: mask = AES-ECB(hp_key, sample) */
+    case QK_SUITE_AES_128_CCM:
         aes128_encrypt(&c->a128, 16, block, sample);
         memcpy(mask, block, QK_HP_MASK_BYTES);
         break;
@@ -352,7 +356,8 @@ static int evp_hp_init(qk_hp *h, const uint8_t *key)
 {
     EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
     if (!c) return QK_ERR_NOMEM;
-    const EVP_CIPHER *cipher = h->suite == QK_SUITE_AES_128_GCM   ? EVP_aes_128_ecb()
+    const EVP_CIPHER *cipher = h->suite == QK_SUITE_AES_128_GCM || h->suite == QK_SUITE_AES_128_CCM
+                                   ? EVP_aes_128_ecb()
                                : h->suite == QK_SUITE_AES_256_GCM ? EVP_aes_256_ecb()
                                                                   : EVP_chacha20();
     if (EVP_EncryptInit_ex(c, cipher, NULL, key, NULL) != 1 ||
@@ -397,9 +402,10 @@ static const qk_aead_ops evp_ops = {
 
 static int gtls_aead_init(qk_aead *a, const uint8_t *key)
 {
-    gnutls_cipher_algorithm_t alg = a->suite == QK_SUITE_AES_128_GCM ? GNUTLS_CIPHER_AES_128_GCM
-                                    : a->suite == QK_SUITE_AES_256_GCM
-                                        ? GNUTLS_CIPHER_AES_256_GCM
+    gnutls_cipher_algorithm_t alg = a->suite == QK_SUITE_AES_128_GCM   ? GNUTLS_CIPHER_AES_128_GCM
+                                    : a->suite == QK_SUITE_AES_256_GCM ? GNUTLS_CIPHER_AES_256_GCM
+                                    : a->suite == QK_SUITE_AES_128_CCM /* 16-byte tag */
+                                        ? GNUTLS_CIPHER_AES_128_CCM
                                         : GNUTLS_CIPHER_CHACHA20_POLY1305;
     gnutls_datum_t k = {(unsigned char *)key, (unsigned)qk_suite_key_len(a->suite)};
     gnutls_aead_cipher_hd_t h;
@@ -538,6 +544,9 @@ static const qk_aead_ops *pick_ops(qk_crypto_suite suite, qk_aead_backend backen
     if (qk_suite_key_len(suite) == 0) return NULL;
     if (backend == QK_AEAD_BACKEND_AUTO)
         backend = hp ? qk_hp_default_backend(suite) : qk_aead_default_backend(suite);
+    /* CCM packet protection only through GnuTLS (nettle's and OpenSSL's CCM
+     * APIs are not wired here); its header protection is plain AES-128. */
+    if (suite == QK_SUITE_AES_128_CCM && !hp && backend != QK_AEAD_BACKEND_GNUTLS) return NULL;
     switch (backend) {
     case QK_AEAD_BACKEND_NETTLE: return &nettle_ops;
     case QK_AEAD_BACKEND_OPENSSL: return &evp_ops;

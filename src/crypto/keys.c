@@ -50,7 +50,8 @@ qk_hash_alg qk_suite_hash(qk_crypto_suite s)
 size_t qk_suite_key_len(qk_crypto_suite s)
 {
     switch (s) {
-    case QK_SUITE_AES_128_GCM: return 16;
+    case QK_SUITE_AES_128_GCM:
+    case QK_SUITE_AES_128_CCM: return 16;
     case QK_SUITE_AES_256_GCM: return 32;
     case QK_SUITE_CHACHA20_POLY1305: return 32;
     default: return 0;
@@ -68,6 +69,7 @@ const char *qk_suite_name(qk_crypto_suite s)
     case QK_SUITE_AES_128_GCM: return "AES-128-GCM";
     case QK_SUITE_AES_256_GCM: return "AES-256-GCM";
     case QK_SUITE_CHACHA20_POLY1305: return "ChaCha20-Poly1305";
+    case QK_SUITE_AES_128_CCM: return "AES-128-CCM";
     case QK_SUITE_NULL: return "NULL";
     default: return "unknown";
     }

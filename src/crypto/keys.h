@@ -27,6 +27,7 @@ typedef enum qk_crypto_suite {
     QK_SUITE_AES_256_GCM = 2,       /* TLS_AES_256_GCM_SHA384 */
     QK_SUITE_CHACHA20_POLY1305 = 3, /* TLS_CHACHA20_POLY1305_SHA256 */
     QK_SUITE_NULL = 4,              /* --no-protection benchmarks only */
+    QK_SUITE_AES_128_CCM = 5,       /* TLS_AES_128_CCM_SHA256 (RFC 9001 §5.3) */
     QK_SUITE_COUNT
 } qk_crypto_suite;
 

@@ -124,6 +124,16 @@ qk_crypto_suite qk_tls_cipher_suite(const qk_tls *tls);
 /** Human-readable description of the last GnuTLS failure (never NULL). */
 const char *qk_tls_last_error(const qk_tls *tls);
 
+/**
+ * The GnuTLS priority string for a colon-separated list of TLS 1.3 cipher
+ * suite names (TLS_AES_128_GCM_SHA256, TLS_AES_256_GCM_SHA384,
+ * TLS_CHACHA20_POLY1305_SHA256, TLS_AES_128_CCM_SHA256), in preference
+ * order, into out. Returns 0, or QK_ERR_CONFIG for an empty list, a name not
+ * in that list (*bad points at it; TLS_AES_128_CCM_8_SHA256 is refused, RFC
+ * 9001 §5.3) or too small a buffer.
+ */
+int qk_tls_priority_for_ciphers(const char *ciphers, char *out, size_t cap, const char **bad);
+
 /* Certificates and pins: include/quack/cert.h. */
 
 #endif

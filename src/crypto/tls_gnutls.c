@@ -22,7 +22,8 @@
 /* RFC 9001 §4.2: TLS 1.3 only; §8.4: no middlebox compatibility mode. AES-CCM
  * is left out because the packet protection layer does not implement it. */
 static const char default_priority[] = "NORMAL:-VERS-ALL:+VERS-TLS1.3:-CIPHER-ALL:+AES-128-GCM:"
-                                       "+AES-256-GCM:+CHACHA20-POLY1305:%DISABLE_TLS13_COMPAT_MODE";
+                                       "+AES-256-GCM:+CHACHA20-POLY1305:+AES-128-CCM:"
+                                       "%DISABLE_TLS13_COMPAT_MODE";
 
 typedef struct tls_outbuf {
     uint8_t *buf;
@@ -57,13 +58,49 @@ struct qk_tls {
     char err[160];
 };
 
+/* TLS 1.3 cipher suites QUIC may use (RFC 9001 §5.3), by IANA name. */
+static const struct {
+    const char *iana, *gnutls;
+} suites[] = {
+    {"TLS_AES_128_GCM_SHA256", "AES-128-GCM"},
+    {"TLS_AES_256_GCM_SHA384", "AES-256-GCM"},
+    {"TLS_CHACHA20_POLY1305_SHA256", "CHACHA20-POLY1305"},
+    {"TLS_AES_128_CCM_SHA256", "AES-128-CCM"},
+};
+
+int qk_tls_priority_for_ciphers(const char *ciphers, char *out, size_t cap, const char **bad)
+{
+    size_t n = (size_t)snprintf(out, cap, "NORMAL:-VERS-ALL:+VERS-TLS1.3:-CIPHER-ALL");
+    const char *p = ciphers;
+    *bad = NULL;
+    while (p && *p) {
+        size_t len = strcspn(p, ":");
+        size_t i = 0;
+        while (i < sizeof suites / sizeof *suites &&
+               (strlen(suites[i].iana) != len || strncmp(suites[i].iana, p, len)))
+            i++;
+        if (i == sizeof suites / sizeof *suites) {
+            *bad = p; /* unknown, or TLS_AES_128_CCM_8_SHA256 (RFC 9001 §5.3: not used) */
+            return QK_ERR_CONFIG;
+        }
+        n += (size_t)snprintf(out + (n < cap ? n : cap), n < cap ? cap - n : 0, ":+%s",
+                              suites[i].gnutls);
+        p += len + (p[len] == ':');
+    }
+    if (p == ciphers || !ciphers) return QK_ERR_CONFIG;
+    n += (size_t)snprintf(out + (n < cap ? n : cap), n < cap ? cap - n : 0,
+                          ":%%DISABLE_TLS13_COMPAT_MODE");
+    return n < cap ? 0 : QK_ERR_CONFIG;
+}
+
 static qk_crypto_suite suite_from_gnutls(gnutls_cipher_algorithm_t c)
 {
     switch (c) {
     case GNUTLS_CIPHER_AES_128_GCM: return QK_SUITE_AES_128_GCM;
     case GNUTLS_CIPHER_AES_256_GCM: return QK_SUITE_AES_256_GCM;
     case GNUTLS_CIPHER_CHACHA20_POLY1305: return QK_SUITE_CHACHA20_POLY1305;
-    default: return QK_SUITE_UNKNOWN;
+    case GNUTLS_CIPHER_AES_128_CCM: return QK_SUITE_AES_128_CCM;
+    default: return QK_SUITE_UNKNOWN; /* CCM_8 included: RFC 9001 §5.3 */
     }
 }
 

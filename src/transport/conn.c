@@ -128,6 +128,13 @@ static int init_tls(qk_conn *c, const char *server_name)
     uint8_t tp[512];
     int n = qk_tparams_encode(&c->local_tp, c->is_server, tp, sizeof tp);
     if (n < 0) return n;
+    char prio[256];
+    const char *bad;
+    if (cfg->ciphers) {
+        if (qk_tls_priority_for_ciphers(cfg->ciphers, prio, sizeof prio, &bad))
+            return QK_ERR_CONFIG;
+        tc.priority = prio;
+    }
     int err = 0;
     c->tls = qk_tls_new(&tc, c->is_server, tp, (size_t)n, &err);
     return c->tls ? 0 : (err ? err : QK_ERR_TLS);
@@ -387,7 +394,8 @@ static void on_handshake_complete(qk_conn *c, qk_time now)
         qk_event ev = {.type = QK_EV_CONNECTED, .conn = c};
         qk_conn_push_event(c, &ev);
     }
-    qk_qlog_event(c, "connectivity:connection_state_updated", "{\"new\":\"handshake_complete\"}", now);
+    qk_qlog_event(c, "connectivity:connection_state_updated", "{\"new\":\"handshake_complete\"}",
+                  now);
 }
 
 static int install_secret(qk_conn *c, qk_crypto_level level, int is_write, qk_crypto_suite suite,

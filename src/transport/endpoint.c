@@ -65,6 +65,13 @@ void qk_config_default(qk_config *c)
     c->max_resets_per_s = 100;
 }
 
+static bool ciphers_ok(const char *ciphers)
+{
+    char prio[256];
+    const char *bad;
+    return qk_tls_priority_for_ciphers(ciphers, prio, sizeof prio, &bad) == 0;
+}
+
 int qk_config_check(const qk_config *cfg, char *why, size_t why_len)
 {
     const char *msg = NULL;
@@ -87,6 +94,10 @@ int qk_config_check(const qk_config *cfg, char *why, size_t why_len)
     else if (cfg->pacing_gain_ca_pct &&
              (cfg->pacing_gain_ca_pct < 100 || cfg->pacing_gain_ca_pct > 400))
         msg = "pacing_gain_ca_pct must be 0 (default 100) or 100..400 (RFC 9002 §7.7: N >= 1)";
+    else if (cfg->ciphers && !ciphers_ok(cfg->ciphers))
+        msg = "ciphers: a colon-separated list of TLS_AES_128_GCM_SHA256, TLS_AES_256_GCM_SHA384, "
+              "TLS_CHACHA20_POLY1305_SHA256, TLS_AES_128_CCM_SHA256 (CCM_8 is not allowed in "
+              "QUIC, RFC 9001 §5.3)";
     else if (cfg->version && !qk_version_supported(cfg->version)) {
         msg = "version must be 0, 0x00000001 (QUIC v1) or 0x6b3343cf (QUIC v2)";
         rc = QK_ERR_VERSION;

@@ -145,6 +145,7 @@ uint64_t qk_ku_confidentiality_limit(qk_crypto_suite s)
     case QK_SUITE_AES_128_GCM:
     case QK_SUITE_AES_256_GCM: return 1ull << 23; /* RFC 9001 §6.6 */
     case QK_SUITE_CHACHA20_POLY1305: return 1ull << 62;
+    case QK_SUITE_AES_128_CCM: return 2965820; /* RFC 9001 §6.6, Appendix B.2: 2^21.5 */
     default: return UINT64_MAX;
     }
 }
@@ -155,6 +156,7 @@ uint64_t qk_ku_integrity_limit(qk_crypto_suite s)
     case QK_SUITE_AES_128_GCM:
     case QK_SUITE_AES_256_GCM: return 1ull << 52; /* RFC 9001 §6.6 */
     case QK_SUITE_CHACHA20_POLY1305: return 1ull << 36;
+    case QK_SUITE_AES_128_CCM: return 2965820; /* RFC 9001 §6.6, Appendix B.2: 2^21.5 */
     default: return UINT64_MAX;
     }
 }
