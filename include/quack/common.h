@@ -82,6 +82,7 @@ enum {
     QK_ERR_TOO_LARGE = -15,       /**< value exceeds a negotiated maximum */
     QK_ERR_UNSUPPORTED = -16,     /**< not implemented / not negotiated */
     QK_ERR_IGNORE = -17,          /**< input is valid but must be dropped silently */
+    QK_ERR_TIMEOUT = -18,         /**< the handshake did not finish in time */
 
     QK_ERR_TRANSPORT_BASE = -0x1000,
     QK_ERR_INTERNAL = -0x1001,            /* INTERNAL_ERROR */

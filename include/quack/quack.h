@@ -172,6 +172,11 @@ typedef struct qk_config {
                           +2: plain doubling (else grow to 2.5x rate x srtt, at most 2x) */
 
     qk_time idle_timeout_ns; /**< 0 = none */
+    /** A connection whose handshake has not completed this long after it
+     * started closes silently with QK_ERR_TIMEOUT (default 10 s, 0 = only the
+     * idle timeout): a client with no server answering gives up, a server
+     * drops half-open connections, well before the idle timeout. */
+    qk_time handshake_timeout_ns;
     /** Keep-alive (RFC 9000 §10.1.2): once the handshake is complete, send a
      * PING when nothing has arrived from the peer and nothing ack-eliciting
      * has been sent for this long. Keeps an idle connection under the idle
@@ -300,6 +305,7 @@ typedef struct qk_conn_stats {
     uint64_t ecn_ect0_received, ecn_ect1_received; /**< packets received with ECT(0)/ECT(1) */
     uint64_t pkts_sent_ect0;                       /**< packets we sent marked ECT(0) */
     uint64_t keep_alives_sent;           /**< keep-alive PINGs (qk_config.keep_alive_ns) */
+    uint64_t handshake_timeouts;         /**< 1 when qk_config.handshake_timeout_ns closed it */
     uint64_t dcid_changes;               /**< moves to a new peer connection ID (RFC 9000 §9.5) */
     uint64_t data_blocked_sent;          /**< DATA_BLOCKED frames (RFC 9000 §19.12) */
     uint64_t pkts_sent_not_cwnd_limited; /**< in-flight packets sent while cwnd was not the limit

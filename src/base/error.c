@@ -36,6 +36,7 @@ const char *qk_strerror(int err)
     case QK_ERR_TOO_LARGE: return "too large";
     case QK_ERR_UNSUPPORTED: return "unsupported";
     case QK_ERR_IGNORE: return "ignored";
+    case QK_ERR_TIMEOUT: return "timed out";
     case QK_ERR_INTERNAL: return "INTERNAL_ERROR";
     case QK_ERR_CONNECTION_REFUSED: return "CONNECTION_REFUSED";
     case QK_ERR_FLOW_CONTROL: return "FLOW_CONTROL_ERROR";

@@ -243,6 +243,8 @@ qk_conn *qk_conn_new_ex(const qk_conn_env *env, const qk_config *cfg, bool is_se
     c->max_udp_bytes = c->pmtud.enabled ? QK_PMTUD_BASE_BYTES : cfg->max_udp_payload_bytes;
     c->stats.pmtu_bytes = c->max_udp_bytes;
     c->idle_deadline = c->close_deadline = QK_TIME_INFINITE;
+    c->handshake_deadline =
+        cfg->handshake_timeout_ns ? now + cfg->handshake_timeout_ns : QK_TIME_INFINITE;
     c->pacing_wait = 0;
     qk_ku_init(&c->ku);
 
@@ -603,7 +605,7 @@ qk_time qk_conn_next_timeout(const qk_conn *c)
 {
     if (c->state == QK_CONN_CLOSED) return 0; /* let the endpoint reap it */
     if (c->state >= QK_CONN_CLOSING) return c->close_deadline;
-    qk_time t = c->idle_deadline;
+    qk_time t = c->idle_deadline < c->handshake_deadline ? c->idle_deadline : c->handshake_deadline;
     qk_time r = qk_recovery_next_timeout(&c->rec);
     if (r < t) t = r;
     for (int s = 0; s < QK_PN_SPACE_COUNT; s++) {
@@ -630,6 +632,17 @@ void qk_conn_on_timeout(qk_conn *c, qk_time now)
         /* RFC 9000 §10.1: silently close. */
         c->close_err = QK_ERR_CLOSED;
         snprintf(c->close_reason, sizeof c->close_reason, "idle timeout");
+        qk_conn_enter_closed(c, now);
+        return;
+    }
+    if (!c->handshake_complete && now >= c->handshake_deadline) {
+        c->close_err = QK_ERR_TIMEOUT; /* unvalidated or silent peer: no CLOSE */
+        snprintf(c->close_reason, sizeof c->close_reason,
+                 "handshake timeout: not complete after %.1f s (%s)",
+                 (double)c->cfg->handshake_timeout_ns / 1e9,
+                 c->stats.pkts_received ? "the peer answered, then went silent"
+                                        : "nothing received from the peer");
+        c->stats.handshake_timeouts++;
         qk_conn_enter_closed(c, now);
         return;
     }

@@ -212,6 +212,7 @@ struct qk_conn {
 
     /* Timers (absolute, QK_TIME_INFINITE when off). */
     qk_time idle_timeout_ns;
+    qk_time handshake_deadline; /* QK_TIME_INFINITE once the handshake completed */
     qk_time idle_deadline;
     qk_time close_deadline; /* end of closing/draining */
     qk_time last_ack_eliciting_sent;

@@ -48,6 +48,7 @@ void qk_config_default(qk_config *c)
     c->max_stream_window_bytes = 64u << 20;
     c->max_conn_window_bytes = 96u << 20;
     c->idle_timeout_ns = 30 * QK_NS_PER_S;
+    c->handshake_timeout_ns = 10 * QK_NS_PER_S;
     c->max_ack_delay_ns = 25 * QK_NS_PER_MS;
     c->ack_delay_exponent = 3;
     c->ack_eliciting_threshold = 1;

@@ -215,12 +215,38 @@ static void test_datagram_event_owns_payload(void **state)
     qk_pair_free(&p);
 }
 
+static bool drop_all(void *ctx, bool to_server, uint64_t idx, uint8_t *data, size_t *len)
+{
+    return false;
+}
+
+/* A client whose server never answers gives up at the handshake timeout
+ * (10 s by default), not at the 30 s idle timeout, and says why. */
+static void test_handshake_timeout(void **state)
+{
+    (void)state;
+    qk_pair p;
+    assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
+    p.filter = drop_all;
+    qk_time start = p.now;
+    assert_int_equal(qk_pair_start(&p), 0);
+    assert_true(qk_pair_run_until(&p, qk_pair_client_gone, NULL, start + 60 * QK_NS_PER_S));
+    const qk_event *ev = qk_pair_client_closed(&p);
+    assert_non_null(ev);
+    assert_int_equal(ev->reason_err, QK_ERR_TIMEOUT);
+    assert_non_null(strstr(ev->reason, "handshake timeout"));
+    assert_non_null(strstr(ev->reason, "nothing received"));
+    assert_true(p.now >= start + 10 * QK_NS_PER_S && p.now < start + 11 * QK_NS_PER_S);
+    qk_pair_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_handshake_without_endpoint),
         cmocka_unit_test(test_data_blocked_sent),
         cmocka_unit_test(test_datagram_event_owns_payload),
+        cmocka_unit_test(test_handshake_timeout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
