@@ -23,6 +23,7 @@
 #define H3_BODY_CHUNK_BYTES        (256u * 1024u) /* bytes per DATA frame we emit */
 #define H3_READ_BYTES              65536u
 #define H3_VECS                    16
+#define H3_CRITICAL_URGENCY        0 /* control + QPACK streams (RFC 9218 §4.1) */
 
 typedef struct h3_stream {
     struct h3_stream *next;
@@ -332,6 +333,15 @@ qk_h3 *qk_h3_new(qk_conn *c, bool server, const qk_h3_callbacks *cb, void *user,
         if (e != QK_ERR_CLOSED) qk_conn_close(c, H3_GENERAL_PROTOCOL_ERROR, "uni stream limit");
         goto fail;
     }
+    /* RFC 9204 §2.1.3, RFC 9114 §6.2: the control and QPACK streams go ahead
+     * of every request stream (urgency 0; requests default to 3, RFC 9218
+     * §4.1). Otherwise a response body larger than the peer's connection
+     * window takes all the credit before the encoder instructions its HEADERS
+     * reference, the peer cannot decode them, never consumes, never sends
+     * MAX_DATA: deadlock. */
+    qk_stream_set_priority(c, ctrl, H3_CRITICAL_URGENCY, false);
+    qk_stream_set_priority(c, qenc, H3_CRITICAL_URGENCY, false);
+    qk_stream_set_priority(c, qdec, H3_CRITICAL_URGENCY, false);
     if (nghttp3_conn_bind_control_stream(h->ng, (int64_t)ctrl) ||
         nghttp3_conn_bind_qpack_streams(h->ng, (int64_t)qenc, (int64_t)qdec)) {
         e = QK_ERR_NOMEM;
