@@ -404,8 +404,11 @@ static int get_parse(getter *g, get_opts *o, int argc, char **argv)
         if (!strcmp(a, "--max-stream-data")) size = &o->max_stream_data_bytes;
         if (size) {
             if (i + 1 >= argc) return get_bad("%s needs a value", a);
-            if (perf_parse_size(argv[++i], size) || !*size)
-                return get_bad("%s: want a size > 0 (e.g. 1000, 64K, 4M)", argv[i]);
+            if (perf_parse_size(argv[++i], size) || !*size) {
+                char what[96];
+                snprintf(what, sizeof what, "%s %.64s", a, argv[i]);
+                return get_bad("%s: want a size > 0 (e.g. 1000, 64K, 4M)", what);
+            }
         } else if (dst) {
             if (i + 1 >= argc) return get_bad("%s needs a value", a);
             *dst = argv[++i];

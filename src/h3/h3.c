@@ -317,6 +317,10 @@ qk_h3 *qk_h3_new(qk_conn *c, bool server, const qk_h3_callbacks *cb, void *user,
     st.max_field_section_size = H3_MAX_FIELD_SECTION_BYTES;
     st.qpack_max_dtable_capacity = 0; /* the peer may not block our streams */
     st.qpack_blocked_streams = 0;
+    /* As encoder, nghttp3 uses at most this much of the peer's dynamic
+     * table and blocks at most the peer's SETTINGS_QPACK_BLOCKED_STREAMS
+     * request streams on it (RFC 9204 §2.1.2); the instructions those
+     * streams wait for go out first (urgency 0 below). */
     st.qpack_encoder_max_dtable_capacity = 4096;
     int rv = server ? nghttp3_conn_server_new(&h->ng, &h3_callbacks, &st, NULL, h)
                     : nghttp3_conn_client_new(&h->ng, &h3_callbacks, &st, NULL, h);
