@@ -333,6 +333,7 @@ static void get_usage(FILE *f)
 {
     fprintf(f, "usage: quack get URL... [--output DIR | --discard] [--pin HEX | --insecure]\n"
                "                 [--qlog DIR] [--keylog FILE] [--cc reno|cubic] [--quiet]\n"
+               "                 [--max-data SIZE] [--max-stream-data SIZE]\n"
                "\n"
                "Downloads https:// URLs over HTTP/3 (ALPN h3), all on one QUIC connection\n"
                "and concurrently (as many at a time as the server's stream limit allows).\n"
@@ -350,6 +351,10 @@ static void get_usage(FILE *f)
                "  --keylog FILE  append TLS secrets (NSS key log format, for Wireshark)\n"
                "  --cc ALG       congestion controller: reno, cubic (default)\n"
                "  --quiet        no per-URL lines and no progress\n"
+               "  --max-data SIZE         connection receive window, fixed (no auto-tuning;\n"
+               "                 e.g. 1000, 64K, 4M; default 16M growing to 96M)\n"
+               "  --max-stream-data SIZE  stream receive window, fixed (default 8M growing\n"
+               "                 to 64M)\n"
                "  --no-gso       one datagram per send (packet captures show each packet)\n"
                "  --key-update[=N]  initiate a 1-RTT key update every N packets sent\n"
                "                 (default 100; RFC 9001 §6), e.g. for interop tests\n"
@@ -374,7 +379,8 @@ static int get_bad(const char *fmt, const char *a)
 typedef struct get_opts {
     const char *out, *pin, *qlog, *keylog, *cc, *version, *offer;
     bool discard, insecure, quiet, no_gso;
-    uint64_t key_update_pkts; /* 0: only at the AEAD limits */
+    uint64_t key_update_pkts;                       /* 0: only at the AEAD limits */
+    uint64_t max_data_bytes, max_stream_data_bytes; /* 0: defaults, auto-tuned */
 } get_opts;
 
 static int get_parse(getter *g, get_opts *o, int argc, char **argv)
@@ -393,7 +399,17 @@ static int get_parse(getter *g, get_opts *o, int argc, char **argv)
         if (!strcmp(a, "--cc")) dst = &o->cc;
         if (!strcmp(a, "--quic-version")) dst = &o->version;
         if (!strcmp(a, "--offer-version")) dst = &o->offer;
-        if (dst) {
+        uint64_t *size = NULL;
+        if (!strcmp(a, "--max-data")) size = &o->max_data_bytes;
+        if (!strcmp(a, "--max-stream-data")) size = &o->max_stream_data_bytes;
+        if (size) {
+            if (i + 1 >= argc) return get_bad("%s needs a value", a);
+            if (perf_parse_size(argv[++i], size) || !*size) {
+                char what[96];
+                snprintf(what, sizeof what, "%s %.64s", a, argv[i]);
+                return get_bad("%s: want a size > 0 (e.g. 1000, 64K, 4M)", what);
+            }
+        } else if (dst) {
             if (i + 1 >= argc) return get_bad("%s needs a value", a);
             *dst = argv[++i];
         } else if (!strcmp(a, "--discard")) {
@@ -446,6 +462,15 @@ static int get_config(getter *g, const get_opts *o, qk_config *cfg, qk_addr *pee
     cfg->initial_max_data_bytes = 16u << 20;
     cfg->initial_max_stream_data_bytes = 8u << 20;
     cfg->idle_timeout_ns = 30 * QK_NS_PER_S;
+    /* RFC 9000 §4.1: fixed windows (a peer must cope with a small one). */
+    if (o->max_data_bytes) {
+        cfg->initial_max_data_bytes = o->max_data_bytes;
+        cfg->max_conn_window_bytes = o->max_data_bytes;
+    }
+    if (o->max_stream_data_bytes) {
+        cfg->initial_max_stream_data_bytes = o->max_stream_data_bytes;
+        cfg->max_stream_window_bytes = o->max_stream_data_bytes;
+    }
     if (o->cc && !strcmp(o->cc, "reno"))
         cfg->cc = QK_CONFIG_CC_NEWRENO;
     else if (o->cc && strcmp(o->cc, "cubic"))

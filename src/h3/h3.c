@@ -23,6 +23,7 @@
 #define H3_BODY_CHUNK_BYTES        (256u * 1024u) /* bytes per DATA frame we emit */
 #define H3_READ_BYTES              65536u
 #define H3_VECS                    16
+#define H3_CRITICAL_URGENCY        0 /* control + QPACK streams (RFC 9218 §4.1) */
 
 typedef struct h3_stream {
     struct h3_stream *next;
@@ -316,6 +317,10 @@ qk_h3 *qk_h3_new(qk_conn *c, bool server, const qk_h3_callbacks *cb, void *user,
     st.max_field_section_size = H3_MAX_FIELD_SECTION_BYTES;
     st.qpack_max_dtable_capacity = 0; /* the peer may not block our streams */
     st.qpack_blocked_streams = 0;
+    /* As encoder, nghttp3 uses at most this much of the peer's dynamic
+     * table and blocks at most the peer's SETTINGS_QPACK_BLOCKED_STREAMS
+     * request streams on it (RFC 9204 §2.1.2); the instructions those
+     * streams wait for go out first (urgency 0 below). */
     st.qpack_encoder_max_dtable_capacity = 4096;
     int rv = server ? nghttp3_conn_server_new(&h->ng, &h3_callbacks, &st, NULL, h)
                     : nghttp3_conn_client_new(&h->ng, &h3_callbacks, &st, NULL, h);
@@ -332,6 +337,15 @@ qk_h3 *qk_h3_new(qk_conn *c, bool server, const qk_h3_callbacks *cb, void *user,
         if (e != QK_ERR_CLOSED) qk_conn_close(c, H3_GENERAL_PROTOCOL_ERROR, "uni stream limit");
         goto fail;
     }
+    /* RFC 9204 §2.1.3, RFC 9114 §6.2: the control and QPACK streams go ahead
+     * of every request stream (urgency 0; requests default to 3, RFC 9218
+     * §4.1). Otherwise a response body larger than the peer's connection
+     * window takes all the credit before the encoder instructions its HEADERS
+     * reference, the peer cannot decode them, never consumes, never sends
+     * MAX_DATA: deadlock. */
+    qk_stream_set_priority(c, ctrl, H3_CRITICAL_URGENCY, false);
+    qk_stream_set_priority(c, qenc, H3_CRITICAL_URGENCY, false);
+    qk_stream_set_priority(c, qdec, H3_CRITICAL_URGENCY, false);
     if (nghttp3_conn_bind_control_stream(h->ng, (int64_t)ctrl) ||
         nghttp3_conn_bind_qpack_streams(h->ng, (int64_t)qenc, (int64_t)qdec)) {
         e = QK_ERR_NOMEM;

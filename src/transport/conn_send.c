@@ -468,6 +468,7 @@ static void commit_packet(qk_tx_ctx *t, qk_tx_pkt *p)
         if (sp.app_limited) c->stats.pkts_sent_not_cwnd_limited++;
     }
     qk_recovery_on_packet_sent(&c->rec, p->space, &sp, p->frames, p->n_frames, t->now);
+    qk_qlog_metrics(c, t->now); /* bytes_in_flight with this packet counted */
     if (p->ack_eliciting) c->last_ack_eliciting_sent = t->now;
     c->stats.pkts_sent++;
     /* RFC 9001 §4.9.1: the client discards Initial keys when it first sends Handshake. */

@@ -244,7 +244,6 @@ void qk_qlog_packet(qk_conn *c, bool sent, qk_pkt_type type, uint64_t pn, size_t
         off += (size_t)n;
     }
     fprintf(f, "]}}\n");
-    if (sent) qk_qlog_metrics(c, now);
 }
 
 void qk_qlog_metrics(qk_conn *c, qk_time now)

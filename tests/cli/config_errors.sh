@@ -37,4 +37,10 @@ expect "get: --key-update=0" 2 "--key-update=0: want --key-update or --key-updat
     "$q" get --insecure --key-update=0 https://127.0.0.1:9/x
 expect "serve: --key-update=x" 2 "--key-update=x: want --key-update or --key-update=N" \
     "$q" serve --root "$tmp" --listen 127.0.0.1:0 --key-update=x
+expect "get: --max-data 0" 2 "--max-data 0: want a size > 0 (e.g. 1000, 64K, 4M)" \
+    "$q" get --insecure --max-data 0 https://127.0.0.1:9/x
+expect "get: --max-stream-data junk" 2 "--max-stream-data 4Q: want a size > 0" \
+    "$q" get --insecure --max-stream-data 4Q https://127.0.0.1:9/x
+expect "get: --max-data without a value" 2 "--max-data needs a value" \
+    "$q" get --insecure https://127.0.0.1:9/x --max-data
 [ "$fails" -eq 0 ]

@@ -300,6 +300,32 @@ static void test_get_sizes_and_404(void **state)
     world_free(&w);
 }
 
+/* Issue 17: every response larger than the client's fixed 1000-byte
+ * connection and stream windows (no auto-tuning), four at once; the control
+ * stream shares that credit with the bodies. (quack's decoder allows no
+ * QPACK dynamic table, so the encoder stream stays empty here;
+ * tests/interop/ngtcp2_window.sh covers a peer that uses it.) */
+static void test_tiny_client_windows(void **state)
+{
+    (void)state;
+    world w;
+    static const size_t sizes[] = {0, 1000, 65536, 300000};
+    world_init(&w, 4, 300000);
+    w.p.ccfg.initial_max_data_bytes = w.p.ccfg.max_conn_window_bytes = 1000;
+    w.p.ccfg.initial_max_stream_data_bytes = w.p.ccfg.max_stream_window_bytes = 1000;
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(w.reqs[i].path, sizeof w.reqs[i].path, "/size/%zu", sizes[i]);
+        w.reqs[i].want = sizes[i];
+    }
+    world_run(&w, 120 * QK_NS_PER_S);
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(w.reqs[i].status, 200);
+        assert_int_equal(w.reqs[i].got, sizes[i]);
+        assert_false(w.reqs[i].mismatch);
+    }
+    world_free(&w);
+}
+
 static void test_many_concurrent_beyond_stream_limit(void **state)
 {
     (void)state;
@@ -379,6 +405,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_get_sizes_and_404),
+        cmocka_unit_test(test_tiny_client_windows),
         cmocka_unit_test(test_many_concurrent_beyond_stream_limit),
         cmocka_unit_test(test_post_body),
         cmocka_unit_test(test_goaway),

@@ -1,0 +1,259 @@
+#!/usr/bin/env bash
+# Random loss: quack as sender vs ngtcp2 as sender (issue 17 item 2).
+# The same 10 MiB HTTP/3 download through `quack netem --delay 25ms --loss 5%`
+# (both directions: 50 ms RTT, 5 % of datagrams dropped each way), both
+# senders CUBIC (`quack serve --cc cubic`, `gtlsserver --cc=cubic`), the same
+# receiver for both (Debian ngtcp2 0.12 `gtlsclient --cc=cubic`), so only the
+# sender differs. Runs alternate (quack, ngtcp2, quack, ...); run i of each
+# uses netem seed i. Every download is checked byte-exact (sha256). Writes
+# the table into docs/perf.md between the "loss.sh" markers (the section this
+# script owns) unless --no-doc.
+# usage: bench/loss.sh [BUILD_DIR (build/release)] [--runs N (5)] [--size BYTES (10485760)]
+#                      [--loss P (5%)] [--delay D (25ms)] [--no-doc]
+set -uo pipefail
+build=build/release
+runs=5
+size=10485760
+loss=5%
+delay=25ms
+doc=1
+while [ $# -gt 0 ]; do
+    case $1 in
+    --runs) runs=$2; shift ;;
+    --size) size=$2; shift ;;
+    --loss) loss=$2; shift ;;
+    --delay) delay=$2; shift ;;
+    --no-doc) doc=0 ;;
+    -*) echo "loss.sh: unknown option $1" >&2; exit 2 ;;
+    *) build=$1 ;;
+    esac
+    shift
+done
+src=$(cd "$(dirname "$0")/.." && pwd)
+load0=$(cut -d' ' -f1 /proc/loadavg)
+Q="$build/quack"
+[ -x "$Q" ] || { echo "loss.sh: $Q missing; run 'make release' first" >&2; exit 1; }
+for t in gtlsclient gtlsserver openssl; do
+    command -v $t >/dev/null || { echo "loss.sh: $t missing (scripts/deps.sh)" >&2; exit 1; }
+done
+work=$(mktemp -d /tmp/qk-loss.XXXXXX)
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+    wait 2>/dev/null
+    rm -rf "$work"
+}
+trap cleanup EXIT
+mkdir -p "$work/root"
+head -c "$size" /dev/urandom >"$work/root/f.bin"
+want=$(sha256sum <"$work/root/f.bin" | cut -d' ' -f1)
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/key.pem" \
+    -out "$work/cert.pem" -days 30 -subj /CN=localhost >/dev/null 2>&1
+free_port() {
+    python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+wait_udp() {
+    local hex
+    hex=$(printf '%04X' "$1")
+    for _ in $(seq 100); do
+        grep -q ":$hex " /proc/net/udp 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# One download; prints seconds (client wall time) or FAIL.
+run_one() { # quack|ngtcp2 seed
+    local who=$1 seed=$2 sp cp np out="$work/out.$1.$2"
+    sp=$(free_port)
+    cp=$(free_port)
+    mkdir -p "$out"
+    if [ "$who" = quack ]; then
+        "$Q" serve --quiet --cc cubic --root "$work/root" --listen "127.0.0.1:$sp" \
+            --cert "$work/cert.pem" --key "$work/key.pem" >/dev/null 2>"$work/serve.err" &
+    else
+        gtlsserver -q --cc=cubic -d "$work/root" 127.0.0.1 "$sp" "$work/key.pem" "$work/cert.pem" \
+            >/dev/null 2>&1 &
+    fi
+    local spid=$!
+    pids+=("$spid")
+    wait_udp "$sp" || { echo FAIL; return; }
+    "$Q" netem --listen "127.0.0.1:$cp" --to "127.0.0.1:$sp" --delay "$delay" --loss "$loss" \
+        --seed "$seed" >/dev/null 2>&1 &
+    np=$!
+    pids+=("$np")
+    wait_udp "$cp" || { echo FAIL; return; }
+    local t0 t1 rc=0
+    t0=$(date +%s%N)
+    timeout 600 gtlsclient -q --cc=cubic --download "$out" --exit-on-all-streams-close \
+        127.0.0.1 "$cp" "https://127.0.0.1:$cp/f.bin" >/dev/null 2>&1 || rc=$?
+    t1=$(date +%s%N)
+    kill "$np" "$spid" 2>/dev/null
+    wait "$np" "$spid" 2>/dev/null
+    local got
+    got=$(sha256sum <"$out/f.bin" 2>/dev/null | cut -d' ' -f1)
+    rm -rf "$out"
+    if [ "$rc" -ne 0 ] || [ "$got" != "$want" ]; then
+        echo FAIL
+        return
+    fi
+    awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f\n", (b - a) / 1e9 }'
+}
+
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# One more download of each with qlog on the sender: time-averaged cwnd and
+# bytes in flight (both qlogs write recovery:metrics_updated after a sent
+# packet is counted), packets sent per window reduction.
+qlog_stats() { # qlog-file -> "cwnd inflight ratio pkts_per_reduction"
+    python3 - "$1" <<'PY'
+import json, sys
+cw = bif = last = None
+sc = sb = 0.0
+sent = red = 0
+for line in open(sys.argv[1]):
+    try:
+        e = json.loads(line.strip().lstrip("\x1e"))
+    except ValueError:
+        continue
+    if "name" not in e:
+        continue
+    t, d = e["time"], e["data"]
+    if last is not None and cw is not None and t > 1000:
+        sc += cw * (t - last)
+        sb += bif * (t - last)
+    last = t
+    if e["name"] == "transport:packet_sent":
+        sent += 1
+    if e["name"] == "recovery:metrics_updated" and "congestion_window" in d:
+        if cw and d["congestion_window"] < 0.9 * cw:
+            red += 1
+        cw = d["congestion_window"]
+        bif = d.get("bytes_in_flight", bif or 0)
+tw = last - 1000
+print("%.0f %.0f %.2f %.0f" % (sc / tw, sb / tw, sb / sc, sent / max(red, 1)))
+PY
+}
+qlog_run() { # quack|ngtcp2 -> stats
+    local who=$1 sp cp np qd="$work/qlog.$1" out="$work/qout.$1"
+    mkdir -p "$qd" "$out"
+    sp=$(free_port)
+    cp=$(free_port)
+    if [ "$who" = quack ]; then
+        "$Q" serve --quiet --cc cubic --qlog "$qd" --root "$work/root" --listen "127.0.0.1:$sp" \
+            --cert "$work/cert.pem" --key "$work/key.pem" >/dev/null 2>&1 &
+    else
+        gtlsserver -q --cc=cubic --qlog-dir "$qd" -d "$work/root" 127.0.0.1 "$sp" \
+            "$work/key.pem" "$work/cert.pem" >/dev/null 2>&1 &
+    fi
+    local spid=$!
+    pids+=("$spid")
+    wait_udp "$sp" || return 1
+    "$Q" netem --listen "127.0.0.1:$cp" --to "127.0.0.1:$sp" --delay "$delay" --loss "$loss" \
+        --seed 5 >/dev/null 2>&1 &
+    np=$!
+    pids+=("$np")
+    wait_udp "$cp" || return 1
+    timeout 600 gtlsclient -q --cc=cubic --download "$out" --exit-on-all-streams-close \
+        127.0.0.1 "$cp" "https://127.0.0.1:$cp/small.bin" >/dev/null 2>&1
+    kill "$np" "$spid" 2>/dev/null
+    wait "$np" "$spid" 2>/dev/null
+    qlog_stats "$(ls -S "$qd"/* | head -1)"
+}
+head -c 3145728 "$work/root/f.bin" >"$work/root/small.bin"
+read -r aq_cwnd aq_flight aq_ratio aq_ppr <<<"$(qlog_run quack)"
+read -r an_cwnd an_flight an_ratio an_ppr <<<"$(qlog_run ngtcp2)"
+flight_x=$(awk -v a="$an_flight" -v b="$aq_flight" 'BEGIN { printf "%.2f", a / b }')
+echo "qlog: quack cwnd $aq_cwnd in flight $aq_flight ($aq_ratio); ngtcp2 cwnd $an_cwnd in flight $an_flight ($an_ratio)" >&2
+
+qs=()
+ns=()
+for i in $(seq 1 "$runs"); do
+    q=$(run_one quack "$i")
+    n=$(run_one ngtcp2 "$i")
+    echo "run $i (netem seed $i): quack sends ${q} s, ngtcp2 sends ${n} s" >&2
+    qs+=("$q")
+    ns+=("$n")
+done
+for v in "${qs[@]}" "${ns[@]}"; do
+    [ "$v" = FAIL ] && { echo "loss.sh: a download failed or differed; no figures written" >&2; exit 1; }
+done
+qm=$(printf '%s\n' "${qs[@]}" | median)
+nm=$(printf '%s\n' "${ns[@]}" | median)
+ratio=$(awk -v q="$qm" -v n="$nm" 'BEGIN { printf "%.2f", q / n }')
+mbit() { awk -v s="$1" -v b="$size" 'BEGIN { printf "%.2f", b * 8 / s / 1e6 }'; }
+table=$(
+    echo "| sender | runs (s) | median (s) | goodput (Mbit/s) |"
+    echo "|---|---|---|---|"
+    echo "| quack serve --cc cubic | ${qs[*]} | **$qm** | $(mbit "$qm") |"
+    echo "| gtlsserver --cc=cubic (ngtcp2 0.12) | ${ns[*]} | **$nm** | $(mbit "$nm") |"
+    echo
+    echo "quack / ngtcp2 time: **${ratio}×**"
+)
+echo "$table"
+[ "$doc" = 1 ] || exit 0
+
+head=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
+section=$(
+    cat <<EOF
+<!-- loss.sh begin: written by bench/loss.sh, do not edit by hand -->
+## Random loss: quack vs ngtcp2 as sender (\`bench/loss.sh\`)
+
+One $((size / 1048576)) MiB HTTP/3 download through \`quack netem --delay $delay --loss $loss\`
+(each direction: $delay one way, $loss of datagrams dropped), the same receiver
+(\`gtlsclient --cc=cubic\`, Debian ngtcp2 0.12) for both senders, both CUBIC:
+\`quack serve --cc cubic\` vs \`gtlsserver --cc=cubic\`. $runs runs each,
+alternating, run i of both with netem seed i, every download checked by
+sha256; time = client wall time. Run: $(date -u '+%Y-%m-%d %H:%M UTC'), quack \`$head\`
+(\`$build\`), load at start $load0.
+
+$table
+
+Command: \`bash bench/loss.sh $build --runs $runs\`.
+
+**Why the gap.** One more 3 MiB download from each sender with its qlog
+(netem seed 5), time-averaged after the first second:
+
+| sender | cwnd (B) | bytes in flight (B) | in flight / cwnd | packets sent per window reduction |
+|---|---|---|---|---|
+| quack | $aq_cwnd | $aq_flight | $aq_ratio | $aq_ppr |
+| ngtcp2 0.12 | $an_cwnd | $an_flight | $an_ratio | $an_ppr |
+
+quack uses its window: with full-size datagrams and RFC 9002 §7's "MUST NOT
+send a packet if it would cause bytes_in_flight to be larger than the
+congestion window", floor(cwnd / 1452) packets fit (in flight / cwnd in the table; for a
+window of 4-8 packets that is about 0.9) (\`tests/sim/test_quic_loss.c\` asserts >= 0.85 in the
+simulator). The "~4 KB in flight of a ~9 KB window" of issue 17 was quack's
+qlog writing \`metrics_updated\` before the packet it follows was counted
+(fixed: it is written after). ngtcp2 keeps ${flight_x}x quack's bytes in
+flight, for two reasons, both beyond what the RFCs allow:
+1. It starts a packet whenever bytes_in_flight < cwnd
+   (\`conn_cwnd_is_zero\`), so its last packet overshoots the window
+   (in flight / cwnd above 1 in the table).
+2. Its CUBIC grows the Reno-friendly window \`w_tcp\` by one datagram per
+   window acknowledged (alpha = 1); RFC 9438 §4.3 (and Linux) use
+   alpha = 3(1 - beta)/(1 + beta) = 0.53 until W_est reaches cwnd_prior.
+   At 5 % loss CUBIC lives in that region (a loss every ~20 packets, a
+   window of 4-8 packets), so its average window is larger (up to
+   sqrt(1/0.53) = 1.37x).
+Window reductions per packet sent are alike (last column). Tried in the
+simulator and dropped, both inside the seed-to-seed spread: filling the
+window's remainder with a shorter packet (RFC-compliant, but many more
+packets, and netem drops packets, not bytes), and the one packet RFC 9002
+§7.3.2 allows beyond the window when it is cut on entering recovery.
+<!-- loss.sh end -->
+EOF
+)
+doc_file="$src/docs/perf.md"
+python3 - "$doc_file" "$section" <<'PY'
+import sys, re
+path, section = sys.argv[1], sys.argv[2]
+text = open(path).read()
+pat = re.compile(r"<!-- loss.sh begin.*?<!-- loss.sh end -->", re.S)
+if pat.search(text):
+    text = pat.sub(lambda m: section, text)
+else:
+    text = text.rstrip("\n") + "\n\n" + section + "\n"
+open(path, "w").write(text)
+PY
+echo "wrote $doc_file" >&2

@@ -1,0 +1,85 @@
+/* Window use under random loss (issue 17 item 2): 25 ms each way, 5 %
+ * Bernoulli loss each way, no rate limit (as `quack netem --delay 25ms
+ * --loss 5%`), one CUBIC download. The sender's bytes in flight, sampled
+ * every millisecond of virtual time after slow start, must average at least
+ * 85 % of its congestion window: with full-size datagrams and RFC 9002 §7
+ * ("MUST NOT ... larger than the congestion window") floor(cwnd / mds)
+ * packets fit, which is 91-92 % of a 4-8 packet window on average; a sender
+ * that leaves a further datagram of the window unused (an off-by-one in the
+ * send test, a pacer or an ACK path that stalls) lands at 70-80 %.
+ *
+ * Measured when written: 0.917 (qlog, seed 3, 10 MiB). The issue's "~4 KB
+ * in flight against a ~9 KB window" was the qlog logging metrics_updated
+ * before the packet it follows was counted; the rate gap to ngtcp2 0.12 is
+ * its CUBIC (docs/perf.md "Random loss"). */
+#include "qk_test.h"
+#include "quic_env.h"
+
+#define LOSS_P     0.05
+#define DELAY_NS   (25 * QK_NS_PER_MS)
+#define SIZE_BYTES (3u << 20)
+
+static void loss_path(quic_env *e, uint64_t seed)
+{
+    qk_sim_link_cfg l;
+    memset(&l, 0, sizeof l);
+    l.delay_ns = DELAY_NS;
+    l.loss = QK_SIM_LOSS_BERNOULLI;
+    l.loss_p = LOSS_P;
+    assert_int_equal(quic_env_init(e, seed, &l, &l), 0);
+}
+
+/* One download; returns mean in-flight / mean cwnd while the server sent. */
+static double window_use(uint64_t seed, double *goodput_bps)
+{
+    quic_env e;
+    loss_path(&e, seed);
+    qk_simq_cfg c = {.size_bytes = SIZE_BYTES,
+                     .cc = QK_CONFIG_CC_CUBIC,
+                     .window_bytes = 16u << 20,
+                     .udp_payload_bytes = 1452};
+    qk_simq *q = quic_env_flow(&e, 4433, &c);
+    assert_non_null(q);
+    qk_time t = QK_NS_PER_S, end = 200 * QK_NS_PER_S;
+    qk_sim_run(e.sim, t); /* past the handshake and slow start */
+    double sum_flight = 0, sum_cwnd = 0;
+    while (!qk_simq_result_get(q)->done && t < end) {
+        t += QK_NS_PER_MS;
+        qk_sim_run(e.sim, t);
+        qk_conn *s = qk_simq_server_conn(q);
+        if (!s) break;
+        qk_conn_stats st;
+        qk_conn_stats_get(s, &st);
+        sum_flight += (double)st.bytes_in_flight;
+        sum_cwnd += (double)st.cwnd_bytes;
+    }
+    const qk_simq_result *r = qk_simq_result_get(q);
+    assert_true(r->done);
+    assert_false(r->mismatch);
+    *goodput_bps = (double)SIZE_BYTES * 8 / ((double)r->completion_ns / 1e9);
+    quic_env_free(&e);
+    return sum_cwnd > 0 ? sum_flight / sum_cwnd : 0;
+}
+
+static void test_window_use_5pct_loss(void **s)
+{
+    (void)s;
+    for (uint64_t seed = 3; seed <= 4; seed++) {
+        double gp;
+        double use = window_use(seed, &gp);
+        fprintf(stderr, "seed %llu: in flight / cwnd %.3f, goodput %.2f Mbit/s\n",
+                (unsigned long long)seed, use, gp / 1e6);
+        assert_true(use >= 0.85);
+        /* Reno-friendly CUBIC at p = 5 %: ~1.2 Mbit/s of 1.4 kB packets per
+         * 50 ms (RFC 9438 §4.3); far below means the window collapsed. */
+        assert_true(gp >= 0.8e6);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_window_use_5pct_loss),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
