@@ -62,10 +62,9 @@ blocked_conn() {
     has_frame "$WORK/db.qlog" data_blocked 20
 }
 cell stream_blocked n\>q "" blocked_stream
-# DATA_BLOCKED goes out only once the connection-level sender tracks blocked
-# streams outside the scheduler (the integrator's control-frame table in
-# conn_send.c restores it, issue 17 item 1): set to "" when that is merged.
-DATA_BLOCKED_PENDING="DATA_BLOCKED not sent yet: restored by the control-frame table (conn_send.c)"
+# DATA_BLOCKED (RFC 9000 §4.1): quack serve blocked by gtlsclient's 64 KiB
+# connection window sends it (conn_ctrl.c makes it a reason to send).
+DATA_BLOCKED_PENDING=""
 cell data_blocked n\>q "$DATA_BLOCKED_PENDING" blocked_conn
 
 finish
