@@ -1,3 +1,4 @@
+/* Error codes: names and the RFC 9000 §20 wire codes of QK_ERR_* values. */
 #include <quack/common.h>
 
 uint64_t qk_err_transport_code(int err)

@@ -1,3 +1,4 @@
+/* Bounded sets of disjoint uint64 ranges (ACK ranges, reassembly, acked and lost data). */
 #include "base/rangeset.h"
 
 #include <quack/common.h>

@@ -1,3 +1,5 @@
+/* The ACK-frequency sender policy (draft-ietf-quic-ack-frequency-12): what to ask the peer
+ * (ACK_FREQUENCY) and when to send IMMEDIATE_ACK. */
 #include "transport/ackfreq.h"
 
 #include <strings.h>

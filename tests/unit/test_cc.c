@@ -1,3 +1,4 @@
+/* covers: src/transport/cc/cc.c src/transport/cc/newreno.c src/transport/cc/dctcp.c */
 /* NewReno (RFC 9002 §7, Appendix B), DCTCP (RFC 8257) and the cc.c helpers,
  * checked against arithmetic from the RFCs. */
 #include "qk_test.h"

@@ -1,3 +1,4 @@
+/* covers: src/transport/conn.c src/transport/conn_ctrl.c */
 /* A connection on its own: two qk_conn joined by hand, each given a stub
  * qk_conn_env instead of an endpoint (the services are recorded, not
  * implemented by endpoint.c). Also the DATA_BLOCKED rule of RFC 9000 §4.1

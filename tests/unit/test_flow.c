@@ -1,3 +1,4 @@
+/* covers: src/transport/flow.c src/transport/conn_flow.c */
 /* Flow control (RFC 9000 §4) and receive-window auto-tuning. */
 #include "qk_test.h"
 #include "transport/flow.h"

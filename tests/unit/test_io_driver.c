@@ -1,3 +1,4 @@
+/* covers: src/io/loop.c src/io/driver.c */
 /* The endpoint <-> loop glue (src/io/driver.c) without sockets: two
  * endpoints exchange the loop entries the driver builds, split as the kernel
  * would split a UDP GSO batch, and move 1 MiB byte-exact. */

@@ -1,3 +1,4 @@
+/* covers: src/transport/cid.c src/transport/retry.c src/transport/stateless.c src/transport/path.c */
 /* Endpoint robustness through an in-memory client/server pair: Retry and
  * address tokens (RFC 9000 §8.1), NEW_TOKEN, Version Negotiation (§6),
  * connection IDs (§5.1), stateless reset (§10.3) and flood bounds. */

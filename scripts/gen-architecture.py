@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Write the module table of docs/architecture.md from the tree: every .c file
+under src/ with the first sentence of its leading comment, and the tests that
+cover it alone (tests/unit/test_<name>*.c, or tests naming its header).
+The table sits between the BEGIN/END markers; the prose around it is typed.
+Usage: gen-architecture.py [--check]   (--check: exit 1 if the file is stale)"""
+import glob
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DOC = os.path.join(ROOT, "docs", "architecture.md")
+BEGIN = "<!-- BEGIN modules (scripts/gen-architecture.py) -->"
+END = "<!-- END modules -->"
+
+
+def purpose(path):
+    text = open(path, errors="replace").read()
+    m = re.match(r"\s*/\*+\s*(.*?)\*/", text, re.S)
+    if not m:
+        return "(no leading comment)"
+    body = " ".join(l.strip().lstrip("*").strip() for l in m.group(1).splitlines())
+    body = re.sub(r"\s+", " ", body).strip()
+    first = re.split(r"(?<=[.:;])\s", body, maxsplit=1)[0]
+    first = first.rstrip(".:;")
+    return first.replace("|", "\\|")
+
+
+def tests_for(rel, name):
+    """Tests that declare "covers: <module>" in their first comment, unit
+    tests named after the module (test_<name>, test_<x>_<name>,
+    test_<name>_<x>), else any test that includes the module's header."""
+    tests = []
+    files = glob.glob(os.path.join(ROOT, "tests", "*", "test_*.c"))
+    files += glob.glob(os.path.join(ROOT, "tests", "*", "*.sh"))
+    for t in sorted(files):
+        m = re.search(r"covers: ([^*\n]*)", open(t, errors="replace").read(2000))
+        if m and rel in m.group(1).split():
+            base = os.path.basename(t)
+            base = base[:-2] if base.endswith(".c") else base[:-3]
+            tests.append("%s/%s" % (os.path.basename(os.path.dirname(t)), base))
+    for t in sorted(glob.glob(os.path.join(ROOT, "tests", "unit", "test_*.c"))):
+        tn = os.path.basename(t)[5:-2]
+        if "unit/test_" + tn in tests:
+            continue
+        if tn == name or tn.startswith(name + "_") or tn.endswith("_" + name):
+            tests.append("unit/test_" + tn)
+    if tests:
+        return ", ".join(tests)
+    header = rel[len("src/"):-2] + ".h"
+    for t in sorted(glob.glob(os.path.join(ROOT, "tests", "*", "test_*.c"))):
+        if '"%s"' % header in open(t, errors="replace").read():
+            kind = os.path.basename(os.path.dirname(t))
+            tests.append("%s/%s" % (kind, os.path.basename(t)[:-2]))
+    return ", ".join(tests[:3]) if tests else "(end-to-end only)"
+
+
+def table():
+    rows = ["| module | purpose | tested alone by |", "|---|---|---|"]
+    for path in sorted(glob.glob(os.path.join(ROOT, "src", "**", "*.c"), recursive=True)):
+        rel = os.path.relpath(path, ROOT)
+        name = os.path.basename(path)[:-2]
+        rows.append("| `%s` | %s | %s |" % (rel, purpose(path), tests_for(rel, name)))
+    return "\n".join(rows)
+
+
+def main():
+    doc = open(DOC).read()
+    if BEGIN not in doc or END not in doc:
+        sys.exit("gen-architecture: markers missing in docs/architecture.md")
+    head, rest = doc.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    new = head + BEGIN + "\n" + table() + "\n" + END + tail
+    if "--check" in sys.argv:
+        if new != doc:
+            print("docs/architecture.md is stale: run scripts/gen-architecture.py")
+            sys.exit(1)
+        return
+    open(DOC, "w").write(new)
+
+
+main()
