@@ -12,7 +12,7 @@
 #include "sim/sim_int.h"
 
 #include <quack/io.h>
-#include "transport/endpoint.h"
+#include "transport/endpoint/endpoint.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "qk_inject.h"
-#include "transport/conn.h"
+#include "transport/conn/conn.h"
 #include "qk_pair.h"
 #include "qk_test.h"
 

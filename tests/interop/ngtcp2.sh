@@ -65,12 +65,12 @@ ku_nq() {
 }
 cell keyupdate q\>n "$(skip_unless_opt get --key-update \
     'quack get has no --key-update (quack-initiated key update not in main yet)')" ku_qn
-cell keyupdate n\>q "$(skip_unless_file src/transport/keyupdate.c \
-    'key update not in main yet (src/transport/keyupdate.c)')" ku_nq
+cell keyupdate n\>q "$(skip_unless_file src/transport/conn/keyupdate.c \
+    'key update not in main yet (src/transport/conn/keyupdate.c)')" ku_nq
 
 # Retry: gtlsserver -V validates every address with Retry; quack serve --retry.
-cell retry q\>n "$(skip_unless_file src/transport/retry.c \
-    'client Retry handling not in main yet (src/transport/retry.c)')" \
+cell retry q\>n "$(skip_unless_file src/transport/endpoint/retry.c \
+    'client Retry handling not in main yet (src/transport/endpoint/retry.c)')" \
     run_qn retry "$R" "-V" "" 127.0.0.1 small.bin mid.bin
 cell retry n\>q "$(skip_unless_opt serve --retry 'quack serve has no --retry yet (needs qk_config.retry)')" \
     run_nq retry "$R" "--retry" "" 127.0.0.1 small.bin mid.bin
@@ -87,8 +87,8 @@ vn_qn() {
 }
 cell versionneg q\>n "$(skip_unless_opt get --offer-version \
     'quack get has no --offer-version yet (needs qk_config.offer_version)')" vn_qn
-cell versionneg n\>q "$(skip_unless_file src/transport/stateless.c \
-    'server Version Negotiation not in main yet (src/transport/stateless.c)')" \
+cell versionneg n\>q "$(skip_unless_file src/transport/endpoint/stateless.c \
+    'server Version Negotiation not in main yet (src/transport/endpoint/stateless.c)')" \
     run_nq versionneg "$R" "" "-v 0x1a2a3a4a --preferred-versions v1" 127.0.0.1 small.bin
 
 finish

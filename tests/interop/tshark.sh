@@ -119,7 +119,7 @@ dissect_nq() {
     local port copts="" files="small.bin mid.bin"
     # ngtcp2 updates keys only 3 PTO after confirmation (RFC 9001 §6.5):
     # a longer download keeps the connection alive long enough to see it.
-    [ -f "$SRC/src/transport/keyupdate.c" ] && copts="--key-update=10ms" && files="$files big.bin"
+    [ -f "$SRC/src/transport/conn/keyupdate.c" ] && copts="--key-update=10ms" && files="$files big.bin"
     port=$(free_port)
     : >"$WORK/nq.keys"
     capture nq "$port"

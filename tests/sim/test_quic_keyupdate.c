@@ -1,4 +1,4 @@
-/* covers: src/transport/keyupdate.c */
+/* covers: src/transport/conn/keyupdate.c */
 /* 1-RTT key updates through the simulator (RFC 9001 §6): both sides update
  * every 1,000 packets during a 10 MiB transfer over a reordering path and lose
  * nothing; old-phase packets that arrive late are opened with the previous
@@ -8,7 +8,7 @@
 #include "qk_test.h"
 #include "quic_env.h"
 
-#include "transport/conn.h"
+#include "transport/conn/conn.h"
 
 #define MS QK_NS_PER_MS
 

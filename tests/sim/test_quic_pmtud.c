@@ -7,8 +7,8 @@
 #include "qk_test.h"
 #include "quic_env.h"
 
-#include "transport/conn.h"
-#include "transport/pmtud.h"
+#include "transport/conn/conn.h"
+#include "transport/path/pmtud.h"
 
 #define MS QK_NS_PER_MS
 

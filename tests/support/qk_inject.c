@@ -5,7 +5,7 @@
 
 #include "crypto/keys.h"
 #include "crypto/packet.h"
-#include "transport/conn.h"
+#include "transport/conn/conn.h"
 
 #define INJECT_PN_LEN 4 /* a 4-byte pn: the HP sample (RFC 9001 §5.4.2) fits any payload */
 

@@ -1,7 +1,7 @@
 #include "qk_pair.h"
 
 #include "qk_test.h"
-#include "transport/conn.h"
+#include "transport/conn/conn.h"
 #include <crypto/tls.h>
 #include <netinet/in.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* ACK tracker: RFC 9000 §13.2 rules and ack-frequency-12 §6 reordering. */
 #include "qk_test.h"
-#include "transport/ack.h"
+#include "transport/recovery/ack.h"
 
 #include <string.h>
 

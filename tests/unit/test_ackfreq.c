@@ -1,6 +1,6 @@
 /* ACK-frequency sender policy (draft-ietf-quic-ack-frequency-12 §4, §7, §8.1, §9). */
 #include "qk_test.h"
-#include "transport/ackfreq.h"
+#include "transport/recovery/ackfreq.h"
 
 #define MS QK_NS_PER_MS
 

@@ -16,7 +16,7 @@
 #include "crypto/tls.h"
 #include "qk_pair.h"
 #include "qk_test.h"
-#include "transport/conn.h"
+#include "transport/conn/conn.h"
 
 /* AES-128-CCM with OpenSSL: ciphertext + tag of pt under key/nonce/aad. */
 static void openssl_ccm(const uint8_t *key, const uint8_t *nonce, const uint8_t *aad, int aad_len,

@@ -9,7 +9,7 @@
  * round trip instead. Expected values below are arithmetic on the synthetic
  * ack stream, not read back from the implementation. */
 #include "qk_test.h"
-#include "transport/cc/cc.h"
+#include "transport/recovery/cc/cc.h"
 #include <string.h>
 
 #define MDS 1200u

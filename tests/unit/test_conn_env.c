@@ -1,4 +1,4 @@
-/* covers: src/transport/conn.c src/transport/conn_ctrl.c */
+/* covers: src/transport/conn/conn.c src/transport/conn/conn_ctrl.c */
 /* A connection on its own: two qk_conn joined by hand, each given a stub
  * qk_conn_env instead of an endpoint (the services are recorded, not
  * implemented by endpoint.c). Also the DATA_BLOCKED rule of RFC 9000 §4.1
@@ -14,7 +14,7 @@
 
 #include "qk_pair.h"
 #include "qk_test.h"
-#include "transport/conn.h"
+#include "transport/conn/conn.h"
 #include "wire/packet.h"
 
 typedef struct stub {

@@ -1,4 +1,4 @@
-/* covers: src/transport/conn_recv.c */
+/* covers: src/transport/conn/conn_recv.c */
 /* Hostile input against an established connection (RFC 9000 §12.4, §19, §4,
  * §5.1, §13.1, §17): each malformed frame, frame in the wrong packet type or
  * illegal stream / flow-control transition is sealed with the sender's real
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport/conn.h"
+#include "transport/conn/conn.h"
 
 #define NO_FT    UINT64_MAX
 #define DEADLINE (10 * QK_NS_PER_S)

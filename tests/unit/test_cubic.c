@@ -1,7 +1,7 @@
 /* CUBIC (RFC 9438) checked against its formulas, in segments, evaluated
  * independently here; and HyStart++ (RFC 9406). */
 #include "qk_test.h"
-#include "transport/cc/cc.h"
+#include "transport/recovery/cc/cc.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

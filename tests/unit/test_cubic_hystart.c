@@ -2,7 +2,7 @@
  * application-limited ACKs: only the window growth is gated by RFC 9002
  * §7.8, not the delay measurement. */
 #include "qk_test.h"
-#include "transport/cc/cc.h"
+#include "transport/recovery/cc/cc.h"
 
 #define MS QK_NS_PER_MS
 

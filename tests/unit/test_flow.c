@@ -1,7 +1,7 @@
-/* covers: src/transport/flow.c src/transport/conn_flow.c */
+/* covers: src/transport/streams/flow.c src/transport/conn/conn_flow.c */
 /* Flow control (RFC 9000 §4) and receive-window auto-tuning. */
 #include "qk_test.h"
-#include "transport/flow.h"
+#include "transport/streams/flow.h"
 
 #define MS QK_NS_PER_MS
 

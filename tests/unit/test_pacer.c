@@ -1,6 +1,6 @@
 /* Pacer: rate N * cwnd / srtt (RFC 9002 §7.7), burst quantum, no drift. */
 #include "qk_test.h"
-#include "transport/pacer.h"
+#include "transport/recovery/pacer.h"
 #include <stdlib.h>
 
 #define MDS 1200u

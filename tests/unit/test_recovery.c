@@ -1,7 +1,7 @@
 /* Loss recovery (RFC 9002 §6, Appendix A) with a recording congestion
  * controller double and a recording sink. */
 #include "qk_test.h"
-#include "transport/recovery.h"
+#include "transport/recovery/recovery.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * late; the packet reordering threshold grows to the observed distance; an
  * ECN-CE response is never undone. */
 #include "qk_test.h"
-#include "transport/recovery.h"
+#include "transport/recovery/recovery.h"
 
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* Receive buffer: reassembly checked against a byte-array model, flow and
  * crypto limits, final-size rules (RFC 9000 §4.5). */
 #include "qk_test.h"
-#include "transport/recvbuf.h"
+#include "transport/streams/recvbuf.h"
 #include <quack/common.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* covers: src/transport/cid.c src/transport/retry.c src/transport/stateless.c src/transport/path.c */
+/* covers: src/transport/endpoint/cid.c src/transport/endpoint/retry.c src/transport/endpoint/stateless.c src/transport/path/path.c */
 /* Endpoint robustness through an in-memory client/server pair: Retry and
  * address tokens (RFC 9000 §8.1), NEW_TOKEN, Version Negotiation (§6),
  * connection IDs (§5.1), stateless reset (§10.3) and flood bounds. */
@@ -16,7 +16,7 @@
 #include "qk_inject.h"
 #include "qk_pair.h"
 #include "qk_test.h"
-#include "transport/endpoint.h"
+#include "transport/endpoint/endpoint.h"
 #include "wire/packet.h"
 
 #define GREASE_MASK 0x0f0f0f0fu

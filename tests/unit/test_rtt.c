@@ -1,6 +1,6 @@
 /* RTT estimator against RFC 9002 §5 formulas, numbers computed by hand. */
 #include "qk_test.h"
-#include "transport/rtt.h"
+#include "transport/recovery/rtt.h"
 
 #define MS QK_NS_PER_MS
 #define US QK_NS_PER_US

@@ -1,6 +1,6 @@
 /* Scheduler (RFC 9218 §4 semantics) and the CC-bypass token bucket. */
 #include "qk_test.h"
-#include "transport/sched.h"
+#include "transport/streams/sched.h"
 
 #define MS  QK_NS_PER_MS
 #define SEC QK_NS_PER_S

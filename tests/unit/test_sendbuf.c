@@ -1,7 +1,7 @@
 /* Send buffer: range selection, flow-control cap, FIN, and random
  * ack/loss/retransmit sequences checked against a per-byte model. */
 #include "qk_test.h"
-#include "transport/sendbuf.h"
+#include "transport/streams/sendbuf.h"
 #include <quack/common.h>
 #include <stdlib.h>
 #include <string.h>

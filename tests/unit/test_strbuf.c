@@ -1,8 +1,8 @@
-/* Block ring (src/transport/strbuf.c): freed blocks are reused from a bounded
+/* Block ring (src/transport/streams/strbuf.c): freed blocks are reused from a bounded
  * per-thread pool instead of going back to malloc. */
 #include "qk_test.h"
 
-#include "transport/strbuf.h"
+#include "transport/streams/strbuf.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * (§3.1, §3.2), frame legality (§19.4, §19.5, §19.8, §19.10, §19.13), final
  * size (§4.5), and "what to send" flags. */
 #include "qk_test.h"
-#include "transport/stream.h"
+#include "transport/streams/stream.h"
 #include <quack/common.h>
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * implicit opening (RFC 9000 §3.2), stream id legality, MAX_STREAMS credit,
  * STREAMS_BLOCKED, removal, and 1,000 streams without leaks. */
 #include "qk_test.h"
-#include "transport/streams.h"
+#include "transport/streams/streams.h"
 #include <quack/common.h>
 #include <string.h>
 

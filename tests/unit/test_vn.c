@@ -13,7 +13,7 @@
 
 #include "qk_pair.h"
 #include "qk_test.h"
-#include "transport/conn.h"
+#include "transport/conn/conn.h"
 #include "wire/packet.h"
 
 #define UNKNOWN_VERSION 0x1a2a3a4au

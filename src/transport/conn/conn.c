@@ -1,0 +1,948 @@
+/* Connection lifecycle, TLS glue, timers and the stream/datagram API. */
+#include "transport/conn/conn.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crypto/keys.h"
+#include "transport/conn/conn_tx.h"
+
+/* A short write left the application waiting: tell it once there is room
+ * again (at least a quarter of the buffer, so it is not woken per packet). */
+void qk_conn_notify_writable(qk_conn *c, qk_stream *s)
+{
+    if (!s->write_blocked || s->send_state == QK_SEND_RESET_SENT) return;
+    size_t room = qk_sendbuf_writable(&s->send);
+    if (room == 0 || room < s->send.max_buffered_bytes / 4) return;
+    s->write_blocked = false;
+    qk_event ev = {.type = QK_EV_STREAM_WRITABLE, .conn = c, .stream_id = s->id};
+    qk_conn_push_event(c, &ev);
+}
+
+static void sink_on_acked(void *ctx, qk_pn_space space, const qk_sent_packet *pkt,
+                          const qk_sent_frame *frames, size_t n);
+static void sink_on_lost(void *ctx, qk_pn_space space, const qk_sent_packet *pkt,
+                         const qk_sent_frame *frames, size_t n);
+
+static void random_cid(qk_conn *c, qk_cid *cid, size_t len)
+{
+    cid->len = (uint8_t)len;
+    qk_conn_env_random(c, cid->b, len);
+}
+
+int qk_conn_install_initial_keys(qk_conn *c, const qk_cid *dcid)
+{
+    uint8_t cs[QK_INITIAL_SECRET_BYTES], ss[QK_INITIAL_SECRET_BYTES];
+    int rc = qk_crypto_initial_secrets(c->version, dcid->b, dcid->len, cs, ss);
+    if (rc) return rc;
+    qk_space *s = &c->sp[QK_PN_SPACE_INITIAL];
+    qk_pkt_keys_free(&s->tx);
+    qk_pkt_keys_free(&s->rx);
+    /* RFC 9001 §5.2: Initial packets use AES-128-GCM. */
+    rc = qk_pkt_keys_init_ex(&s->tx, c->version, QK_SUITE_AES_128_GCM, QK_AEAD_BACKEND_AUTO,
+                             c->is_server ? ss : cs, sizeof cs);
+    if (!rc)
+        rc = qk_pkt_keys_init_ex(&s->rx, c->version, QK_SUITE_AES_128_GCM, QK_AEAD_BACKEND_AUTO,
+                                 c->is_server ? cs : ss, sizeof cs);
+    qk_crypto_wipe(cs, sizeof cs);
+    qk_crypto_wipe(ss, sizeof ss);
+    s->has_tx = s->has_rx = rc == 0;
+    return rc;
+}
+
+static void fill_local_tparams(qk_conn *c)
+{
+    const qk_config *cfg = c->cfg;
+    qk_tparams *tp = &c->local_tp;
+    qk_tparams_init(tp);
+    tp->present = QK_TPB_MAX_IDLE_TIMEOUT | QK_TPB_MAX_UDP_PAYLOAD_SIZE | QK_TPB_INITIAL_MAX_DATA |
+                  QK_TPB_INITIAL_MAX_STREAM_DATA_BIDI_LOCAL |
+                  QK_TPB_INITIAL_MAX_STREAM_DATA_BIDI_REMOTE | QK_TPB_INITIAL_MAX_STREAM_DATA_UNI |
+                  QK_TPB_INITIAL_MAX_STREAMS_BIDI | QK_TPB_INITIAL_MAX_STREAMS_UNI |
+                  QK_TPB_ACK_DELAY_EXPONENT | QK_TPB_MAX_ACK_DELAY |
+                  QK_TPB_ACTIVE_CONNECTION_ID_LIMIT | QK_TPB_INITIAL_SCID;
+    tp->max_idle_timeout_ms = cfg->idle_timeout_ns / QK_NS_PER_MS;
+    tp->max_udp_payload_size = 65527;
+    tp->initial_max_data = cfg->initial_max_data_bytes;
+    tp->initial_max_stream_data_bidi_local = cfg->initial_max_stream_data_bytes;
+    tp->initial_max_stream_data_bidi_remote = cfg->initial_max_stream_data_bytes;
+    tp->initial_max_stream_data_uni = cfg->initial_max_stream_data_bytes;
+    tp->initial_max_streams_bidi = cfg->max_streams_bidi;
+    tp->initial_max_streams_uni = cfg->max_streams_uni;
+    tp->ack_delay_exponent = cfg->ack_delay_exponent;
+    tp->max_ack_delay_ms = cfg->max_ack_delay_ns / QK_NS_PER_MS;
+    tp->active_connection_id_limit = cfg->active_cid_limit;
+    tp->initial_scid.len = c->lcid[0].cid.len;
+    memcpy(tp->initial_scid.id, c->lcid[0].cid.b, c->lcid[0].cid.len);
+    if (cfg->min_ack_delay_ns) {
+        /* ack-frequency-12 §3: we accept ACK_FREQUENCY / IMMEDIATE_ACK. */
+        tp->present |= QK_TPB_MIN_ACK_DELAY;
+        tp->min_ack_delay_us = cfg->min_ack_delay_ns / QK_NS_PER_US;
+    }
+    if (cfg->disable_active_migration) {
+        tp->present |= QK_TPB_DISABLE_ACTIVE_MIGRATION; /* RFC 9000 §18.2 */
+        tp->disable_active_migration = true;
+    }
+    if (cfg->max_datagram_frame_bytes) {
+        tp->present |= QK_TPB_MAX_DATAGRAM_FRAME_SIZE;
+        tp->max_datagram_frame_size = cfg->max_datagram_frame_bytes;
+    }
+    if (c->is_server) {
+        /* RFC 9000 §7.3: the server echoes the client's first DCID. */
+        tp->present |= QK_TPB_ORIGINAL_DCID | QK_TPB_STATELESS_RESET_TOKEN;
+        tp->original_dcid.len = c->odcid.len;
+        memcpy(tp->original_dcid.id, c->odcid.b, c->odcid.len);
+        memcpy(tp->stateless_reset_token, c->lcid[0].reset_token, QK_RESET_TOKEN_LEN);
+        if (c->retried) {
+            /* RFC 9000 §7.3: after a Retry, name the Retry's SCID. */
+            tp->present |= QK_TPB_RETRY_SCID;
+            tp->retry_scid.len = c->retry_scid.len;
+            memcpy(tp->retry_scid.id, c->retry_scid.b, c->retry_scid.len);
+        }
+    }
+}
+
+static int init_tls(qk_conn *c, const char *server_name)
+{
+    const qk_config *cfg = c->cfg;
+    qk_tls_config tc;
+    memset(&tc, 0, sizeof tc);
+    for (size_t i = 0; i < cfg->alpn_count && i < QK_TLS_ALPN_MAX; i++) tc.alpn[i] = cfg->alpn[i];
+    tc.alpn_count = cfg->alpn_count < QK_TLS_ALPN_MAX ? cfg->alpn_count : QK_TLS_ALPN_MAX;
+    tc.cert_file = cfg->cert_file;
+    tc.key_file = cfg->key_file;
+    tc.cert_pem = cfg->cert_pem;
+    tc.key_pem = cfg->key_pem;
+    tc.server_name = server_name;
+    tc.keylog = cfg->keylog;
+    tc.keylog_ctx = cfg->keylog_ctx;
+    if (cfg->insecure)
+        tc.verify = QK_TLS_VERIFY_INSECURE;
+    else if (cfg->has_pin) {
+        tc.verify = QK_TLS_VERIFY_PIN;
+        memcpy(tc.pin_sha256, cfg->pin_sha256, QK_TLS_PIN_BYTES);
+    } else
+        tc.verify = QK_TLS_VERIFY_SYSTEM;
+
+    uint8_t tp[512];
+    int n = qk_tparams_encode(&c->local_tp, c->is_server, tp, sizeof tp);
+    if (n < 0) return n;
+    char prio[256];
+    const char *bad;
+    if (cfg->ciphers) {
+        if (qk_tls_priority_for_ciphers(cfg->ciphers, prio, sizeof prio, &bad))
+            return QK_ERR_CONFIG;
+        tc.priority = prio;
+    }
+    int err = 0;
+    c->tls = qk_tls_new(&tc, c->is_server, tp, (size_t)n, &err);
+    return c->tls ? 0 : (err ? err : QK_ERR_TLS);
+}
+
+static void init_space(qk_conn *c, qk_pn_space s)
+{
+    qk_ack_policy pol;
+    qk_ack_policy_default(&pol);
+    if (s == QK_PN_SPACE_APP) {
+        pol.ack_eliciting_threshold = c->cfg->ack_eliciting_threshold;
+        pol.max_ack_delay_ns = c->cfg->max_ack_delay_ns;
+    } else {
+        pol.max_ack_delay_ns = 0; /* RFC 9000 §13.2.1: Initial/Handshake ACK at once */
+    }
+    qk_ack_tracker_init(&c->sp[s].ack, s, &pol, QK_ACK_DEFAULT_MAX_RANGES);
+    qk_sendbuf_init(&c->sp[s].crypto_send, QK_CONN_CRYPTO_BUF_BYTES);
+    qk_recvbuf_init_crypto(&c->sp[s].crypto_recv, QK_CONN_CRYPTO_BUF_BYTES);
+}
+
+static int init_streams(qk_conn *c)
+{
+    const qk_config *cfg = c->cfg;
+    qk_streams_config sc = {
+        .is_server = c->is_server,
+        .max_streams_bidi = cfg->max_streams_bidi,
+        .max_streams_uni = cfg->max_streams_uni,
+        .max_stream_data_bidi_local = cfg->initial_max_stream_data_bytes,
+        .max_stream_data_bidi_remote = cfg->initial_max_stream_data_bytes,
+        .max_stream_data_uni = cfg->initial_max_stream_data_bytes,
+        .send_buffer_bytes = cfg->max_stream_send_buffer_bytes,
+        .autotune = cfg->autotune,
+        .max_stream_window_bytes = cfg->max_stream_window_bytes,
+        .budget = c->env.budget,
+        .autotune_rule = cfg->autotune_rule,
+    };
+    qk_sched_init(&c->sched);
+    return qk_streams_init(&c->streams, &sc);
+}
+
+qk_conn *qk_conn_new(const qk_conn_env *env, const qk_config *cfg, bool is_server,
+                     const qk_addr *local, const qk_addr *peer, const qk_cid *dcid,
+                     const qk_cid *scid, const char *server_name, qk_time now, int *err)
+{
+    return qk_conn_new_ex(env, cfg, is_server, local, peer, dcid, scid, server_name, NULL, now,
+                          err);
+}
+
+/* Connection IDs and address validation state of a new connection. */
+static void init_cids(qk_conn *c, const qk_cid *dcid, const qk_cid *scid, const qk_conn_opts *o)
+{
+    random_cid(c, &c->lcid[0].cid, c->cfg->cid_bytes);
+    c->lcid[0].active = true;
+    qk_conn_env_reset_token(c, &c->lcid[0].cid, c->lcid[0].reset_token);
+    c->lcid_next_seq = 1;
+    if (c->is_server) {
+        c->initial_dcid = *dcid; /* the DCID of the client's Initial: keys, demux */
+        /* RFC 9000 §7.3: after a Retry, the original DCID comes from the token. */
+        c->odcid = o && o->orig_dcid ? *o->orig_dcid : *dcid;
+        if (o && o->retry_scid) {
+            c->retry_scid = *o->retry_scid;
+            c->retried = true;
+        }
+        c->rcid[0].cid = *scid; /* the client's SCID becomes our DCID */
+        c->peer_scid = *scid;
+        c->address_validated = o && o->validated; /* RFC 9000 §8.1 */
+    } else {
+        random_cid(c, &c->odcid, 8); /* RFC 9000 §7.2: at least 8 random bytes */
+        c->initial_dcid = c->odcid;
+        c->rcid[0].cid = c->odcid;
+        c->address_validated = true;
+        if (o && o->token_len && o->token_len <= sizeof c->token) {
+            memcpy(c->token, o->token, o->token_len); /* RFC 9000 §8.1.3 */
+            c->token_len = o->token_len;
+        }
+    }
+    c->rcid[0].active = true;
+}
+
+qk_conn *qk_conn_new_ex(const qk_conn_env *env, const qk_config *cfg, bool is_server,
+                        const qk_addr *local, const qk_addr *peer, const qk_cid *dcid,
+                        const qk_cid *scid, const char *server_name, const qk_conn_opts *opts,
+                        qk_time now, int *err)
+{
+    qk_conn *c = calloc(1, sizeof *c);
+    int rc = QK_ERR_NOMEM;
+    if (!c) goto fail_nomem;
+    if (env) c->env = *env;
+    c->cfg = cfg;
+    c->is_server = is_server;
+    c->version = opts && opts->version ? opts->version : cfg->version ? cfg->version : QK_VERSION_1;
+    if (!is_server && cfg->offer_version && cfg->offer_version != c->version) {
+        /* RFC 9000 §6.2: offer another version first. An unknown one is only a
+         * header (the server cannot read the packet); Initial keys stay those
+         * of the configured version. */
+        c->offer_version = cfg->offer_version;
+        if (qk_version_supported(cfg->offer_version)) c->version = cfg->offer_version;
+    }
+    if (local) c->local = *local;
+    c->peer = *peer;
+    qk_path_init(&c->path, &c->local, &c->peer, true); /* §8.1 covers the first path */
+    c->dg_local = c->local;
+    c->dg_peer = c->peer;
+    /* RFC 9000 §14.3: with DPLPMTUD start at the 1200-byte base and search up. */
+    qk_pmtud_init(&c->pmtud, cfg->pmtud, (uint32_t)cfg->max_udp_payload_bytes);
+    c->max_udp_bytes = c->pmtud.enabled ? QK_PMTUD_BASE_BYTES : cfg->max_udp_payload_bytes;
+    c->stats.pmtu_bytes = c->max_udp_bytes;
+    c->idle_deadline = c->close_deadline = QK_TIME_INFINITE;
+    c->handshake_deadline =
+        cfg->handshake_timeout_ns ? now + cfg->handshake_timeout_ns : QK_TIME_INFINITE;
+    c->pacing_wait = 0;
+    qk_ku_init(&c->ku);
+
+    init_cids(c, dcid, scid, opts);
+
+    for (int s = 0; s < QK_PN_SPACE_COUNT; s++) init_space(c, (qk_pn_space)s);
+    if ((rc = qk_conn_install_initial_keys(c, &c->initial_dcid))) goto fail;
+
+    qk_rtt_init(&c->rtt, QK_RTT_INITIAL_NS);
+    if ((rc = qk_cc_init(&c->cc, (qk_cc_algo)cfg->cc, c->max_udp_bytes, now))) goto fail;
+    qk_recovery_config rcfg = {.is_server = is_server};
+    qk_recovery_sink sink = {.ctx = c, .on_acked = sink_on_acked, .on_lost = sink_on_lost};
+    if ((rc = qk_recovery_init(&c->rec, &rcfg, &c->rtt, &c->cc, &sink))) goto fail;
+    qk_pacer_init(&c->pacer, QK_PACER_DEFAULT_BURST_PKTS);
+    if (cfg->pacing_gain_ca_pct) qk_pacer_set_gain_ca(&c->pacer, cfg->pacing_gain_ca_pct);
+    /* RFC 9002 §7.7: bursts as large as the loop timer needs (pacer.h). */
+    qk_pacer_set_burst_interval(&c->pacer, QK_PACER_BURST_INTERVAL_NS, QK_PACER_MAX_BURST_BYTES);
+    qk_flow_rx_init(&c->flow_rx, cfg->initial_max_data_bytes, cfg->max_conn_window_bytes,
+                    cfg->autotune, c->env.budget);
+    c->flow_rx.rule = (cfg->autotune_rule & 1) ? QK_FLOW_RULE_EPOCH : QK_FLOW_RULE_RTT2;
+    c->flow_rx.plain_doubling = (cfg->autotune_rule & 2) != 0;
+    c->flow_rx.climb_doubling = true; /* flow.h: must not lag slow start */
+    qk_flow_tx_init(&c->flow_tx, 0);
+    if ((rc = init_streams(c))) goto fail;
+    qk_ackfreq_config afc = {.mode = (qk_ackfreq_mode)cfg->ack_frequency,
+                             .threshold = cfg->ack_frequency_threshold,
+                             .max_delay_ns = cfg->ack_frequency_delay_ns,
+                             .reordering_threshold = cfg->ack_frequency_reorder};
+    qk_ackfreq_init(&c->af, &afc);
+
+    fill_local_tparams(c);
+    if ((rc = init_tls(c, server_name))) goto fail;
+    if ((rc = qk_conn_env_add_cid(c, &c->lcid[0].cid))) goto fail;
+    if (is_server && (rc = qk_conn_env_add_cid(c, &c->initial_dcid))) goto fail;
+    c->idle_timeout_ns = cfg->idle_timeout_ns;
+    c->keep_alive_ns = cfg->keep_alive_ns;
+    qk_conn_touch_idle(c, now);
+    qk_qlog_open(c, now); /* no-op without qk_config.qlog_open */
+    qk_qlog_params(c, true, &c->local_tp, now);
+    if (!is_server && (rc = qk_conn_drive_tls(c, now)) < 0) goto fail;
+    return c;
+fail:
+    qk_conn_del(c);
+fail_nomem:
+    if (err) *err = rc;
+    return NULL;
+}
+
+void qk_conn_del(qk_conn *c)
+{
+    if (!c) return;
+    for (size_t i = 0; i < QK_CONN_MAX_LOCAL_CIDS; i++)
+        if (c->lcid[i].active) qk_conn_env_remove_cid(c, &c->lcid[i].cid);
+    if (c->is_server && !c->handshake_complete) qk_conn_env_remove_cid(c, &c->initial_dcid);
+    for (int s = 0; s < QK_PN_SPACE_COUNT; s++) {
+        qk_ack_tracker_free(&c->sp[s].ack);
+        qk_sendbuf_free(&c->sp[s].crypto_send);
+        qk_recvbuf_free(&c->sp[s].crypto_recv);
+        qk_pkt_keys_free(&c->sp[s].rx);
+        qk_pkt_keys_free(&c->sp[s].tx);
+    }
+    qk_ku_free(&c->ku);
+    qk_recovery_free(&c->rec);
+    qk_streams_free(&c->streams);
+    qk_flow_rx_free(&c->flow_rx);
+    for (size_t i = 0; i < c->dgq_count; i++) free(c->dgq[(c->dgq_head + i) % c->dgq_cap].data);
+    free(c->dgq);
+    qk_tls_del(c->tls);
+    qk_qlog_close(c);
+    free(c);
+}
+
+/* ---- TLS glue ---- */
+
+static int apply_peer_tparams(qk_conn *c, qk_time now)
+{
+    size_t len;
+    const uint8_t *p = qk_tls_peer_tparams(c->tls, &len);
+    if (!p) return QK_ERR_CRYPTO_ALERT(QK_TLS_ALERT_MISSING_EXTENSION); /* RFC 9001 §8.2 */
+    qk_tparams *tp = &c->peer_tp;
+    int rc = qk_tparams_decode(p, len, !c->is_server, tp);
+    if (rc < 0) return rc;
+    /* RFC 9000 §7.3: authenticate the connection IDs. */
+    if (!(tp->present & QK_TPB_INITIAL_SCID) || tp->initial_scid.len != c->peer_scid.len ||
+        memcmp(tp->initial_scid.id, c->peer_scid.b, c->peer_scid.len))
+        return QK_ERR_TRANSPORT_PARAMETER;
+    if (!c->is_server) {
+        if (!(tp->present & QK_TPB_ORIGINAL_DCID) || tp->original_dcid.len != c->odcid.len ||
+            memcmp(tp->original_dcid.id, c->odcid.b, c->odcid.len))
+            return QK_ERR_TRANSPORT_PARAMETER;
+        /* RFC 9000 §7.3: retry_source_connection_id iff we processed a Retry. */
+        bool has_rscid = (tp->present & QK_TPB_RETRY_SCID) != 0;
+        if (has_rscid != c->retried ||
+            (c->retried && (tp->retry_scid.len != c->retry_scid.len ||
+                            memcmp(tp->retry_scid.id, c->retry_scid.b, c->retry_scid.len))))
+            return QK_ERR_TRANSPORT_PARAMETER;
+        if (tp->present & QK_TPB_STATELESS_RESET_TOKEN) {
+            memcpy(c->rcid[0].reset_token, tp->stateless_reset_token, QK_RESET_TOKEN_LEN);
+            c->rcid[0].has_token = true;
+        }
+    }
+    c->have_peer_tp = true;
+    qk_qlog_params(c, false, tp, now);
+    c->peer_ack_delay_exponent = tp->ack_delay_exponent;
+    qk_flow_tx_on_max(&c->flow_tx, tp->initial_max_data);
+    qk_streams_peer_params spp = {
+        .max_streams_bidi = tp->initial_max_streams_bidi,
+        .max_streams_uni = tp->initial_max_streams_uni,
+        .max_stream_data_bidi_local = tp->initial_max_stream_data_bidi_local,
+        .max_stream_data_bidi_remote = tp->initial_max_stream_data_bidi_remote,
+        .max_stream_data_uni = tp->initial_max_stream_data_uni,
+    };
+    if ((rc = qk_streams_set_peer_params(&c->streams, &spp))) return rc;
+    qk_recovery_set_max_ack_delay(&c->rec, tp->max_ack_delay_ms * QK_NS_PER_MS, now);
+    /* ack-frequency-12 §3: only a peer that advertised min_ack_delay is asked. */
+    qk_ackfreq_set_peer(&c->af, (tp->present & QK_TPB_MIN_ACK_DELAY) != 0,
+                        tp->min_ack_delay_us * QK_NS_PER_US);
+    /* RFC 9000 §10.1: the effective idle timeout is the minimum of both. */
+    qk_time peer_idle = tp->max_idle_timeout_ms * QK_NS_PER_MS;
+    if (peer_idle && (!c->idle_timeout_ns || peer_idle < c->idle_timeout_ns))
+        c->idle_timeout_ns = peer_idle;
+    if (tp->max_udp_payload_size < c->max_udp_bytes) c->max_udp_bytes = tp->max_udp_payload_size;
+    qk_pmtud_set_max(
+        &c->pmtud,
+        (uint32_t)(tp->max_udp_payload_size < UINT32_MAX ? tp->max_udp_payload_size : UINT32_MAX));
+    /* Streams the application opened before the handshake may now send. */
+    for (qk_stream *s = qk_streams_next(&c->streams, NULL); s; s = qk_streams_next(&c->streams, s))
+        qk_conn_schedule_stream(c, s);
+    return 0;
+}
+
+static void on_handshake_complete(qk_conn *c, qk_time now)
+{
+    c->handshake_complete = true;
+    c->state = QK_CONN_ESTABLISHED;
+    if (c->is_server) {
+        /* RFC 9001 §4.1.2: the server's handshake is confirmed at completion. */
+        c->handshake_confirmed = true;
+        c->pend |= QK_PEND_HANDSHAKE_DONE;
+        qk_recovery_set_handshake_confirmed(&c->rec, now);
+        qk_conn_discard_space(c, QK_PN_SPACE_HANDSHAKE, now);
+        qk_conn_env_remove_cid(c, &c->initial_dcid);
+        /* RFC 9000 §8.1.3: a token for the client's next connection. */
+        if (c->cfg->new_token_lifetime_ns) c->pend |= QK_PEND_NEW_TOKEN;
+    }
+    qk_cid_issue(c); /* RFC 9000 §5.1.1: spare CIDs up to the peer's limit */
+    if (!c->connected_event) {
+        c->connected_event = true;
+        qk_event ev = {.type = QK_EV_CONNECTED, .conn = c};
+        qk_conn_push_event(c, &ev);
+    }
+    qk_qlog_event(c, "connectivity:connection_state_updated", "{\"new\":\"handshake_complete\"}",
+                  now);
+}
+
+static int install_secret(qk_conn *c, qk_crypto_level level, int is_write, qk_crypto_suite suite,
+                          const uint8_t *secret, size_t len)
+{
+    qk_pn_space s = level == QK_LEVEL_HANDSHAKE     ? QK_PN_SPACE_HANDSHAKE
+                    : level == QK_LEVEL_APPLICATION ? QK_PN_SPACE_APP
+                                                    : QK_PN_SPACE_COUNT;
+    if (s == QK_PN_SPACE_COUNT) return 0; /* 0-RTT keys are not used yet */
+    if (c->cfg->no_protection) suite = QK_SUITE_NULL;
+    qk_pkt_keys *k = is_write ? &c->sp[s].tx : &c->sp[s].rx;
+    qk_pkt_keys_free(k);
+    int rc = qk_pkt_keys_init_ex(k, c->version, suite, QK_AEAD_BACKEND_AUTO, secret, len);
+    if (rc) return rc;
+    if (is_write)
+        c->sp[s].has_tx = true;
+    else
+        c->sp[s].has_rx = true;
+    /* RFC 9001 §6: 1-RTT secrets are kept for key updates. */
+    if (s == QK_PN_SPACE_APP && (rc = qk_ku_set_secret(&c->ku, is_write, k, secret, len)))
+        return rc;
+    if (s == QK_PN_SPACE_HANDSHAKE && !c->is_server)
+        qk_recovery_set_have_handshake_keys(&c->rec, true, 0);
+    return 0;
+}
+
+int qk_conn_drive_tls(qk_conn *c, qk_time now)
+{
+    int hs = qk_tls_handshake(c->tls);
+    if (hs < 0 && hs != QK_ERR_AGAIN) return hs;
+    qk_crypto_level level;
+    int is_write;
+    qk_crypto_suite suite;
+    uint8_t secret[QK_SECRET_MAX_BYTES];
+    size_t slen;
+    int rc = 0;
+    while (!rc && qk_tls_poll_secret(c->tls, &level, &is_write, &suite, secret, &slen) == 0)
+        rc = install_secret(c, level, is_write, suite, secret, slen);
+    qk_crypto_wipe(secret, sizeof secret);
+    if (rc) return rc;
+    static const qk_crypto_level levels[] = {QK_LEVEL_INITIAL, QK_LEVEL_HANDSHAKE,
+                                             QK_LEVEL_APPLICATION};
+    for (int s = 0; s < QK_PN_SPACE_COUNT; s++) {
+        const uint8_t *p;
+        size_t len;
+        if (qk_tls_out(c->tls, levels[s], &p, &len) || !len) continue;
+        long w = qk_sendbuf_write(&c->sp[s].crypto_send, p, len);
+        if (w < 0 || (size_t)w != len) return QK_ERR_CRYPTO_BUFFER;
+        qk_tls_consume(c->tls, levels[s], len);
+    }
+    if (hs == 0 && !c->handshake_complete) {
+        if ((rc = apply_peer_tparams(c, now))) return rc;
+        on_handshake_complete(c, now);
+    }
+    return 0;
+}
+
+/* RFC 9001 §4.9: keys of a space are discarded; its packets leave flight. */
+void qk_conn_discard_space(qk_conn *c, qk_pn_space space, qk_time now)
+{
+    qk_space *s = &c->sp[space];
+    if (s->discarded) return;
+    s->discarded = true;
+    s->has_rx = s->has_tx = false;
+    s->probes = 0;
+    qk_pkt_keys_free(&s->rx);
+    qk_pkt_keys_free(&s->tx);
+    qk_recovery_discard_space(&c->rec, space, now);
+}
+
+/* ---- recovery sink: rebuild what was lost, release what was acked ---- */
+
+/* RFC 9000 §3.3: a stream whose both halves are terminal is forgotten. */
+void qk_conn_forget_if_closed(qk_conn *c, qk_stream *s)
+{
+    if (!qk_stream_is_closed(s)) return;
+    qk_sched_remove(&c->sched, &s->sched);
+    qk_streams_gc(&c->streams, s);
+}
+
+static void sink_on_acked(void *ctx, qk_pn_space space, const qk_sent_packet *pkt,
+                          const qk_sent_frame *frames, size_t n)
+{
+    qk_conn *c = ctx;
+    if (space == QK_PN_SPACE_APP) {
+        if (pkt->is_pmtu_probe) {
+            uint64_t before = c->max_udp_bytes;
+            uint64_t now_bytes =
+                qk_pmtud_on_probe_acked(&c->pmtud, pkt->size_bytes, pkt->time_sent);
+            if (now_bytes > before) qk_conn_set_mtu(c, now_bytes);
+        } else {
+            qk_pmtud_on_packet(&c->pmtud, pkt->size_bytes, pkt->time_sent, true);
+        }
+    }
+    for (size_t i = 0; i < n; i++) qk_ctrl_on_acked(c, space, &frames[i]);
+    /* RFC 9001 §4.1.2: the client's handshake is confirmed when a 1-RTT
+     * packet is acknowledged (or HANDSHAKE_DONE arrives). */
+    if (space == QK_PN_SPACE_APP && !c->is_server && c->handshake_complete &&
+        !c->handshake_confirmed)
+        c->defer_confirm = true; /* applied after the ACK (qk_conn_apply_deferred) */
+}
+
+static void sink_on_lost(void *ctx, qk_pn_space space, const qk_sent_packet *pkt,
+                         const qk_sent_frame *frames, size_t n)
+{
+    qk_conn *c = ctx;
+    qk_qlog_lost(c, space, pkt->pn);
+    if (space == QK_PN_SPACE_APP) {
+        /* RFC 9000 §14.4: a lost probe says nothing about congestion. */
+        if (pkt->is_pmtu_probe) {
+            qk_pmtud_on_probe_lost(&c->pmtud, pkt->size_bytes, pkt->time_sent);
+        } else {
+            qk_pmtud_on_packet(&c->pmtud, pkt->size_bytes, pkt->time_sent, false);
+        }
+    }
+    for (size_t i = 0; i < n; i++) qk_ctrl_on_lost(c, space, &frames[i]);
+}
+
+/* Actions the sink recorded while recovery.c was inside its ACK loop
+ * (recovery.h: the sink never calls back into recovery). */
+void qk_conn_apply_deferred(qk_conn *c, qk_time now)
+{
+    if (c->defer_max_ack_delay) {
+        c->defer_max_ack_delay = false;
+        /* ack-frequency-12 §7: PTO uses the largest delay that may be in effect. */
+        qk_recovery_set_max_ack_delay(
+            &c->rec, qk_ackfreq_pto_delay(&c->af, c->peer_tp.max_ack_delay_ms * QK_NS_PER_MS), now);
+    }
+    if (c->defer_confirm) {
+        /* RFC 9001 §4.1.2: the client's handshake is confirmed when a 1-RTT
+         * packet is acknowledged (or HANDSHAKE_DONE arrives). */
+        c->defer_confirm = false;
+        c->handshake_confirmed = true;
+        qk_recovery_set_handshake_confirmed(&c->rec, now);
+        qk_conn_discard_space(c, QK_PN_SPACE_HANDSHAKE, now);
+    }
+}
+
+/* ---- timers ---- */
+
+qk_time qk_conn_pto_ns(const qk_conn *c)
+{
+    return qk_rtt_pto_ns(&c->rtt, c->have_peer_tp ? c->peer_tp.max_ack_delay_ms * QK_NS_PER_MS
+                                                  : QK_ACK_DEFAULT_MAX_DELAY_NS);
+}
+
+void qk_conn_touch_idle(qk_conn *c, qk_time now)
+{
+    c->last_rx_ns = now;
+    if (!c->idle_timeout_ns) return;
+    /* RFC 9000 §10.1: at least 3 PTOs. */
+    qk_time t = c->idle_timeout_ns, pto3 = 3 * qk_conn_pto_ns(c);
+    c->idle_deadline = now + (t > pto3 ? t : pto3);
+}
+
+void qk_conn_enter_closed(qk_conn *c, qk_time now)
+{
+    if (c->state == QK_CONN_CLOSED) return;
+    c->state = QK_CONN_CLOSED;
+    qk_event ev = {.type = QK_EV_CLOSED,
+                   .conn = c,
+                   .error_code = c->close_code,
+                   .frame_type = c->close_frame_type,
+                   .app_error = c->close_app,
+                   .remote = c->close_remote,
+                   .reason_err = c->close_err};
+    snprintf(ev.reason, sizeof ev.reason, "%s", c->close_reason);
+    qk_conn_push_event(c, &ev);
+    qk_qlog_closed(c, now);
+}
+
+static void enter_closing(qk_conn *c, qk_time now)
+{
+    if (c->state >= QK_CONN_CLOSING) return;
+    c->state = QK_CONN_CLOSING;
+    c->close_send = true;
+    c->close_deadline = now + 3 * qk_conn_pto_ns(c); /* RFC 9000 §10.2 */
+}
+
+void qk_conn_error(qk_conn *c, int err, uint64_t frame_type, const char *reason, qk_time now)
+{
+    if (c->state >= QK_CONN_CLOSING) return;
+    c->close_err = err;
+    c->close_code = qk_err_transport_code(err);
+    c->close_frame_type = frame_type;
+    c->close_app = false;
+    c->close_remote = false;
+    snprintf(c->close_reason, sizeof c->close_reason, "%s", reason ? reason : qk_strerror(err));
+    enter_closing(c, now);
+}
+
+/* RFC 9000 §10.1.2: when a keep-alive PING is due (never while one is
+ * already queued, so an unsendable PING cannot spin the timer). */
+static qk_time keep_alive_deadline(const qk_conn *c)
+{
+    if (!c->keep_alive_ns || !c->handshake_complete || c->state != QK_CONN_ESTABLISHED ||
+        (c->pend & QK_PEND_PING))
+        return QK_TIME_INFINITE;
+    qk_time last =
+        c->last_rx_ns > c->last_ack_eliciting_sent ? c->last_rx_ns : c->last_ack_eliciting_sent;
+    return last + c->keep_alive_ns;
+}
+
+qk_time qk_conn_next_timeout(const qk_conn *c)
+{
+    if (c->state == QK_CONN_CLOSED) return 0; /* let the endpoint reap it */
+    if (c->state >= QK_CONN_CLOSING) return c->close_deadline;
+    qk_time t = c->idle_deadline < c->handshake_deadline ? c->idle_deadline : c->handshake_deadline;
+    qk_time r = qk_recovery_next_timeout(&c->rec);
+    if (r < t) t = r;
+    for (int s = 0; s < QK_PN_SPACE_COUNT; s++) {
+        if (c->sp[s].discarded || !c->sp[s].has_tx) continue;
+        qk_time a = qk_ack_deadline(&c->sp[s].ack);
+        if (a < t) t = a;
+    }
+    if (c->pacing_wait && c->pacing_wait < t) t = c->pacing_wait;
+    qk_time pt = qk_conn_path_next_timeout(c);
+    if (pt < t) t = pt;
+    qk_time ka = keep_alive_deadline(c);
+    if (ka < t) t = ka;
+    return t;
+}
+
+void qk_conn_on_timeout(qk_conn *c, qk_time now)
+{
+    if (c->state == QK_CONN_CLOSED) return;
+    if (c->state >= QK_CONN_CLOSING) {
+        if (now >= c->close_deadline) qk_conn_enter_closed(c, now);
+        return;
+    }
+    if (now >= c->idle_deadline) {
+        /* RFC 9000 §10.1: silently close. */
+        c->close_err = QK_ERR_CLOSED;
+        snprintf(c->close_reason, sizeof c->close_reason, "idle timeout");
+        qk_conn_enter_closed(c, now);
+        return;
+    }
+    if (!c->handshake_complete && now >= c->handshake_deadline) {
+        c->close_err = QK_ERR_TIMEOUT; /* unvalidated or silent peer: no CLOSE */
+        snprintf(c->close_reason, sizeof c->close_reason,
+                 "handshake timeout: not complete after %.1f s (%s)",
+                 (double)c->cfg->handshake_timeout_ns / 1e9,
+                 c->stats.pkts_received ? "the peer answered, then went silent"
+                                        : "nothing received from the peer");
+        c->stats.handshake_timeouts++;
+        qk_conn_enter_closed(c, now);
+        return;
+    }
+    if (c->pacing_wait && now >= c->pacing_wait) c->pacing_wait = 0;
+    if (now >= keep_alive_deadline(c)) c->pend |= QK_PEND_PING;
+    qk_conn_path_on_timeout(c, now);
+    if (qk_recovery_next_timeout(&c->rec) <= now) {
+        qk_recovery_timeout to;
+        int trc = qk_recovery_on_timeout(&c->rec, now, &to);
+        qk_conn_apply_deferred(c, now);
+        if (trc == 0 && to.kind == QK_RECOVERY_TIMEOUT_PROBE) {
+            c->sp[to.space].probes += to.probe_pkts;
+            c->stats.pto_count++;
+            /* RFC 8899 §4.3: full-size packets that keep vanishing: a black hole. */
+            if (qk_pmtud_on_pto(&c->pmtud, c->rec.pto_count, now))
+                qk_conn_set_mtu(c, c->pmtud.cur_bytes);
+            /* RFC 9002 §6.2.4: a probe carries data when it can. In the
+             * handshake spaces that is the unacknowledged CRYPTO data: a PING
+             * alone never recovers a lost ClientHello (the server has no
+             * state to answer it with). */
+            if (to.space != QK_PN_SPACE_APP) {
+                qk_sendbuf *cb = &c->sp[to.space].crypto_send;
+                if (cb->sent_off > cb->acked_off)
+                    qk_sendbuf_on_lost(cb, cb->acked_off, (size_t)(cb->sent_off - cb->acked_off),
+                                       false);
+            }
+        }
+    }
+}
+
+/* ---- streams ---- */
+
+void qk_conn_schedule_stream(qk_conn *c, qk_stream *s)
+{
+    if (!c->have_peer_tp) return;
+    if (s->send_state == QK_SEND_NONE || !qk_sendbuf_has_pending(&s->send)) return;
+    if (!s->sched.queued) qk_sched_add(&c->sched, &s->sched, s->urgency, s->incremental);
+}
+
+int qk_stream_open(qk_conn *c, bool bidi, uint64_t *stream_id)
+{
+    if (c->state >= QK_CONN_CLOSING) return QK_ERR_CLOSED;
+    qk_stream *s;
+    int rc = qk_streams_open(&c->streams, !bidi, &s);
+    if (rc) return rc;
+    qk_sched_node_init(&s->sched, s->id);
+    *stream_id = s->id;
+    c->stats.streams_opened_local++;
+    return 0;
+}
+
+/* After the application took n bytes of stream s: connection credit, FIN
+ * (the stream is forgotten once both sides are done), QK_ERR_AGAIN for
+ * nothing at all. */
+static long after_read(qk_conn *c, qk_stream *s, long n, bool *fin)
+{
+    if (n > 0) {
+        /* Connection-level credit follows what the application consumed. */
+        qk_flow_rx_on_consumed(&c->flow_rx, (uint64_t)n);
+        if (qk_flow_rx_should_update(&c->flow_rx)) c->pend |= QK_PEND_MAX_DATA;
+    }
+    bool done = qk_stream_read_done(s);
+    if (fin) *fin = done;
+    if (done) qk_conn_forget_if_closed(c, s);
+    if (n == 0 && !done) return QK_ERR_AGAIN;
+    return n;
+}
+
+static long stream_write(qk_conn *c, uint64_t stream_id, const uint8_t *data, size_t len, bool fin,
+                         bool borrow)
+{
+    if (c->state >= QK_CONN_CLOSING) return QK_ERR_CLOSED;
+    qk_stream *s = qk_streams_get(&c->streams, stream_id);
+    if (!s) return QK_ERR_NOT_FOUND;
+    long n = 0;
+    if (len)
+        n = borrow ? qk_stream_send_write_ref(s, data, len) : qk_stream_send_write(s, data, len);
+    if (n < 0) return n;
+    /* Short write: QK_EV_STREAM_WRITABLE is owed once acknowledgements free room. */
+    if ((size_t)n < len) s->write_blocked = true;
+    if (fin && (size_t)n == len) {
+        int rc = qk_stream_finish(s);
+        if (rc) return rc;
+    }
+    qk_conn_schedule_stream(c, s);
+    return n;
+}
+
+long qk_stream_write(qk_conn *c, uint64_t stream_id, const uint8_t *data, size_t len, bool fin)
+{
+    return stream_write(c, stream_id, data, len, fin, false);
+}
+
+long qk_stream_write_ref(qk_conn *c, uint64_t stream_id, const uint8_t *data, size_t len, bool fin)
+{
+    return stream_write(c, stream_id, data, len, fin, true);
+}
+
+long qk_stream_read(qk_conn *c, uint64_t stream_id, uint8_t *buf, size_t cap, bool *fin)
+{
+    qk_stream *s = qk_streams_get(&c->streams, stream_id);
+    if (fin) *fin = false;
+    if (!s) return QK_ERR_NOT_FOUND;
+    s->readable_event_pending = false; /* the next arrival raises READABLE again */
+    long n = qk_stream_recv_read(s, buf, cap);
+    if (n < 0) return n;
+    return after_read(c, s, n, fin);
+}
+
+long qk_stream_peek(qk_conn *c, uint64_t stream_id, const uint8_t **data, bool *fin)
+{
+    *data = NULL;
+    if (fin) *fin = false;
+    qk_stream *s = qk_streams_get(&c->streams, stream_id);
+    if (!s) return QK_ERR_NOT_FOUND;
+    s->readable_event_pending = false; /* the next arrival raises READABLE again */
+    size_t n = s->recv_state == QK_RECV_NONE ? 0 : qk_recvbuf_peek(&s->recv, data);
+    if (n) return n > (size_t)LONG_MAX ? LONG_MAX : (long)n;
+    /* Nothing contiguous: a read of nothing reports FIN, reset or AGAIN. */
+    return qk_stream_read(c, stream_id, NULL, 0, fin);
+}
+
+long qk_stream_consume(qk_conn *c, uint64_t stream_id, size_t n, bool *fin)
+{
+    if (fin) *fin = false;
+    qk_stream *s = qk_streams_get(&c->streams, stream_id);
+    if (!s) return QK_ERR_NOT_FOUND;
+    if (s->recv_state == QK_RECV_NONE || n > qk_recvbuf_readable(&s->recv))
+        return QK_ERR_INVALID_ARG;
+    qk_recvbuf_consume(&s->recv, n);
+    /* A read of nothing re-grants stream credit and moves the state. */
+    long r = qk_stream_recv_read(s, NULL, 0);
+    if (r < 0) return r;
+    r = after_read(c, s, (long)n, fin);
+    return r == QK_ERR_AGAIN ? 0 : r;
+}
+
+int qk_stream_reset(qk_conn *c, uint64_t stream_id, uint64_t app_error)
+{
+    qk_stream *s = qk_streams_get(&c->streams, stream_id);
+    if (!s) return QK_ERR_NOT_FOUND;
+    int rc = qk_stream_send_reset(s, app_error);
+    if (!rc) qk_sched_remove(&c->sched, &s->sched);
+    return rc;
+}
+
+int qk_stream_stop(qk_conn *c, uint64_t stream_id, uint64_t app_error)
+{
+    qk_stream *s = qk_streams_get(&c->streams, stream_id);
+    if (!s) return QK_ERR_NOT_FOUND;
+    return qk_stream_recv_stop(s, app_error);
+}
+
+int qk_stream_set_priority(qk_conn *c, uint64_t stream_id, uint8_t urgency, bool incremental)
+{
+    qk_stream *s = qk_streams_get(&c->streams, stream_id);
+    if (!s) return QK_ERR_NOT_FOUND;
+    qk_stream_apply_priority(s, urgency, incremental);
+    if (s->sched.queued) qk_sched_set_priority(&c->sched, &s->sched, s->urgency, s->incremental);
+    return 0;
+}
+
+/* ---- DATAGRAM (RFC 9221) ---- */
+
+int qk_datagram_send(qk_conn *c, const uint8_t *data, size_t len, uint8_t urgency)
+{
+    (void)urgency;
+    if (c->state >= QK_CONN_CLOSING) return QK_ERR_CLOSED;
+    if (!c->have_peer_tp || !(c->peer_tp.present & QK_TPB_MAX_DATAGRAM_FRAME_SIZE))
+        return QK_ERR_UNSUPPORTED;
+    /* RFC 9221 §3: the frame (type + length + data) must fit the peer's limit
+     * and one packet. */
+    size_t frame = 1 + 8 + len;
+    if (frame > c->peer_tp.max_datagram_frame_size || frame > c->max_udp_bytes - 64)
+        return QK_ERR_TOO_LARGE;
+    if (!c->dgq) {
+        c->dgq_cap = c->cfg->max_pending_datagrams ? c->cfg->max_pending_datagrams : 64;
+        c->dgq = calloc(c->dgq_cap, sizeof *c->dgq);
+        if (!c->dgq) return QK_ERR_NOMEM;
+    }
+    if (c->dgq_count == c->dgq_cap) return QK_ERR_LIMIT;
+    uint8_t *copy = malloc(len ? len : 1);
+    if (!copy) return QK_ERR_NOMEM;
+    memcpy(copy, data, len);
+    c->dgq[(c->dgq_head + c->dgq_count++) % c->dgq_cap] = (qk_dgram_out){copy, len};
+    return 0;
+}
+
+/* ---- DPLPMTUD ---- */
+
+void qk_conn_set_mtu(qk_conn *c, uint64_t bytes)
+{
+    if (bytes < QK_PMTUD_BASE_BYTES) bytes = QK_PMTUD_BASE_BYTES;
+    c->max_udp_bytes = bytes;
+    c->cc.max_datagram_bytes = bytes; /* RFC 9002 §7.2: windows count max_datagram_size */
+    c->stats.pmtu_bytes = bytes;
+}
+
+/* ---- key update (RFC 9001 §6) ---- */
+
+int qk_conn_key_update_now(qk_conn *c, bool force, qk_time now)
+{
+    qk_space *sp = &c->sp[QK_PN_SPACE_APP];
+    /* RFC 9001 §6.1: not before the handshake is confirmed, and not again
+     * before a packet of the current phase was acknowledged. */
+    if (c->state != QK_CONN_ESTABLISHED || !c->handshake_confirmed || !sp->has_tx || !sp->has_rx)
+        return QK_ERR_STATE;
+    if (!force && !qk_ku_can_initiate(&c->ku)) return QK_ERR_STATE;
+    int rc = qk_ku_switch(&c->ku, &sp->rx, &sp->tx, &c->key_phase, sp->next_pn, now);
+    if (rc) return rc;
+    c->ku.initiated++;
+    c->ku.tx_since_own = 0;
+    c->stats.key_updates++;
+    c->stats.key_updates_initiated++;
+    qk_qlog_event(c, "security:key_updated", "{\"trigger\":\"local_update\"}", now);
+    return 0;
+}
+
+void qk_conn_key_update_check(qk_conn *c, qk_time now)
+{
+    qk_space *sp = &c->sp[QK_PN_SPACE_APP];
+    if (c->state != QK_CONN_ESTABLISHED || !c->handshake_confirmed || !sp->has_tx) return;
+    qk_crypto_suite suite = sp->tx.suite;
+    /* RFC 9001 §6.6: never exceed the confidentiality limit; close instead. */
+    if (c->ku.tx_pkts >= qk_ku_confidentiality_limit(suite)) {
+        qk_conn_error(c, QK_ERR_AEAD_LIMIT, 0, "AEAD confidentiality limit reached", now);
+        return;
+    }
+    if (qk_ku_want_update(&c->ku, suite, c->cfg->key_update_after_pkts, qk_conn_pto_ns(c), now))
+        qk_conn_key_update_now(c, false, now);
+}
+
+int qk_conn_key_update(qk_conn *c, qk_time now)
+{
+    if (!c) return QK_ERR_INVALID_ARG;
+    return qk_conn_key_update_now(c, false, now);
+}
+
+/* ---- misc API ---- */
+
+int qk_conn_close(qk_conn *c, uint64_t app_error, const char *reason)
+{
+    if (c->state >= QK_CONN_CLOSING) return QK_ERR_CLOSED;
+    c->close_app = true;
+    c->close_code = app_error;
+    c->close_err = 0;
+    snprintf(c->close_reason, sizeof c->close_reason, "%s", reason ? reason : "");
+    c->state = QK_CONN_CLOSING;
+    c->close_send = true;
+    c->close_deadline = QK_TIME_INFINITE; /* set when the close packet goes out */
+    return 0;
+}
+
+void qk_conn_stats_get(const qk_conn *c, qk_conn_stats *o)
+{
+    *o = c->stats;
+    o->min_rtt_ns = c->rtt.min_rtt_ns;
+    o->smoothed_rtt_ns = c->rtt.smoothed_rtt_ns;
+    o->rttvar_ns = c->rtt.rttvar_ns;
+    o->latest_rtt_ns = c->rtt.latest_rtt_ns;
+    o->cwnd_bytes = c->cc.cwnd_bytes;
+    o->ssthresh_bytes = c->cc.ssthresh_bytes;
+    o->bytes_in_flight = qk_recovery_bytes_in_flight(&c->rec);
+    o->pkts_lost = c->rec.stats.packets_lost;
+    o->pkts_spurious = c->rec.stats.spurious_losses;
+    o->congestion_events = c->cc.congestion_events;
+    o->conn_rx_window_bytes = c->flow_rx.window_bytes;
+    o->peak_rx_credit_bytes = c->flow_rx.peak_credit_bytes;
+    o->pmtu_probes_sent = c->pmtud.probes_sent;
+    o->pmtu_probes_lost = c->pmtud.probes_lost;
+    o->pmtu_black_holes = c->pmtud.black_holes;
+    o->rx_buffered_bytes = c->flow_rx.received_bytes - c->flow_rx.consumed_bytes;
+    o->ecn_ce_events = c->rec.stats.ecn_ce_events;
+    o->ecn_ce_reported = 0;
+    for (int s = 0; s < QK_PN_SPACE_COUNT; s++) o->ecn_ce_reported += c->rec.sp[s].ecn_ce;
+    o->ecn_state = c->cfg->ecn ? (uint8_t)(c->rec.ecn_state + 1) : 0;
+    o->ack_frames_sent = 0;
+    o->ack_frames_sent_immediate = 0;
+    for (int s = 0; s < QK_PN_SPACE_COUNT; s++) {
+        o->ack_frames_sent += c->sp[s].ack.stats.acks_sent;
+        o->ack_frames_sent_immediate += c->sp[s].ack.stats.immediate_acks;
+    }
+}
+
+const char *qk_conn_alpn(const qk_conn *c)
+{
+    return c->handshake_complete ? qk_tls_alpn(c->tls) : NULL;
+}
+
+bool qk_conn_established(const qk_conn *c)
+{
+    return c->handshake_complete && c->state == QK_CONN_ESTABLISHED;
+}
+
+void qk_conn_set_user(qk_conn *c, void *user)
+{
+    c->user = user;
+}
+
+void *qk_conn_user(const qk_conn *c)
+{
+    return c->user;
+}

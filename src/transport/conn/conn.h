@@ -1,0 +1,419 @@
+/* The connection: internal state shared by conn.c (lifecycle, API, TLS glue),
+ * conn_recv.c (packets and frames in) and conn_send.c (packets out).
+ * Not a public header. */
+#ifndef QK_TRANSPORT_CONN_H
+#define QK_TRANSPORT_CONN_H
+
+#include <quack/quack.h>
+
+#include <string.h>
+
+#include "crypto/packet.h"
+#include "crypto/tls.h"
+#include "transport/recovery/ack.h"
+#include "transport/recovery/ackfreq.h"
+#include "transport/recovery/cc/cc.h"
+#include "transport/streams/flow.h"
+#include "transport/conn/keyupdate.h"
+#include "transport/recovery/pacer.h"
+#include "transport/path/path.h"
+#include "transport/path/pmtud.h"
+#include "transport/recovery/recovery.h"
+#include "transport/recovery/rtt.h"
+#include "transport/streams/sched.h"
+#include "transport/streams/sendbuf.h"
+#include "transport/streams/recvbuf.h"
+#include "transport/streams/streams.h"
+#include "wire/frame.h"
+#include "wire/packet.h"
+#include "wire/tparams.h"
+
+#define QK_CONN_MAX_LOCAL_CIDS    8
+#define QK_CONN_MAX_REMOTE_CIDS   8
+#define QK_CONN_MAX_RETIRING      16  /* RFC 9000 §5.1.2: >= 2x active_connection_id_limit */
+#define QK_CONN_TOKEN_MAX         256 /* client: Retry / NEW_TOKEN token we echo */
+#define QK_CONN_CRYPTO_BUF_BYTES  (64 * 1024) /* RFC 9000 §7.5: at least 4096 */
+#define QK_CONN_MAX_ACK_RANGES_IN 256         /* ranges of a received ACK we process */
+
+typedef enum qk_conn_state {
+    QK_CONN_HANDSHAKE = 0,
+    QK_CONN_ESTABLISHED,
+    QK_CONN_CLOSING,  /* we sent CONNECTION_CLOSE (RFC 9000 §10.2.1) */
+    QK_CONN_DRAINING, /* the peer sent CONNECTION_CLOSE (RFC 9000 §10.2.2) */
+    QK_CONN_CLOSED,   /* gone; freed after the CLOSED event */
+} qk_conn_state;
+
+typedef struct qk_cid {
+    uint8_t len;
+    uint8_t b[QK_MAX_CID_LEN];
+} qk_cid;
+
+typedef struct qk_local_cid {
+    qk_cid cid;
+    uint64_t seq;
+    uint8_t reset_token[QK_RESET_TOKEN_LEN];
+    bool active;
+    bool send_pending; /* NEW_CONNECTION_ID to (re)send */
+} qk_local_cid;
+
+typedef struct qk_remote_cid {
+    qk_cid cid;
+    uint64_t seq;
+    uint8_t reset_token[QK_RESET_TOKEN_LEN];
+    bool has_token;
+    bool active;
+} qk_remote_cid;
+
+/* A peer CID we retired: RETIRE_CONNECTION_ID owed (pending) or unacked (sent). */
+typedef struct qk_retiring_cid {
+    uint64_t seq;
+    bool sent;
+} qk_retiring_cid;
+
+/* Extra inputs of a new connection (qk_conn_new_ex). */
+typedef struct qk_conn_opts {
+    uint32_t version;         /* 0 = cfg->version or v1 */
+    const qk_cid *orig_dcid;  /* server: original DCID from a Retry token */
+    const qk_cid *retry_scid; /* server: the SCID of our Retry (= this Initial's DCID) */
+    bool validated;           /* server: a token validated the client's address */
+    const uint8_t *token;     /* client: token for our Initials (NEW_TOKEN) */
+    size_t token_len;
+} qk_conn_opts;
+
+/* Connection-level "what to send" flags (DESIGN.md principle 3). */
+enum {
+    QK_PEND_MAX_DATA = 1u << 0,
+    QK_PEND_HANDSHAKE_DONE = 1u << 1,
+    QK_PEND_PATH_RESPONSE = 1u << 2,
+    QK_PEND_PING = 1u << 3,
+    QK_PEND_CLOSE = 1u << 4,
+    QK_PEND_NEW_TOKEN = 1u << 5,
+};
+
+/* One packet number space with its keys and CRYPTO stream. */
+typedef struct qk_space {
+    uint64_t next_pn;
+    qk_ack_tracker ack;
+    qk_sendbuf crypto_send;
+    qk_recvbuf crypto_recv;
+    qk_pkt_keys rx, tx;
+    bool has_rx, has_tx;
+    bool discarded;
+    unsigned probes; /* ack-eliciting probe packets owed (PTO) */
+} qk_space;
+
+/* Outgoing DATAGRAM frames waiting for room (bounded ring). */
+typedef struct qk_dgram_out {
+    uint8_t *data;
+    size_t len;
+} qk_dgram_out;
+
+typedef struct qk_endpoint_core qk_endpoint_core;
+
+/* What a connection needs from its owner (normally the endpoint, a stub in
+ * unit tests), handed over at creation: events out, connection-ID
+ * registration, randomness, the flow-control memory budget and token keys.
+ * Every function pointer may be NULL (no-op; random NULL fills with zeros,
+ * which only a test may want). */
+typedef struct qk_conn_env {
+    void *ctx;
+    void (*push_event)(void *ctx, const qk_event *ev);
+    /* Register / unregister a local CID for demultiplexing; 0 or QK_ERR_*. */
+    int (*add_cid)(void *ctx, const qk_cid *cid, qk_conn *c);
+    void (*remove_cid)(void *ctx, const qk_cid *cid);
+    void (*random)(void *ctx, uint8_t *buf, size_t len);
+    /* RFC 9000 §10.3.2: reset token of one of our CIDs. */
+    void (*reset_token)(void *ctx, const qk_cid *cid, uint8_t token[QK_RESET_TOKEN_LEN]);
+    /* Server: seal a NEW_TOKEN token for peer; its length or a QK_ERR_*. */
+    int (*mint_token)(void *ctx, const qk_addr *peer, qk_time now, uint8_t *out, size_t cap);
+    /* Client: remember a NEW_TOKEN token for the server at peer. */
+    void (*store_token)(void *ctx, const qk_addr *peer, const uint8_t *tok, size_t len,
+                        qk_time now);
+    qk_flow_budget *budget; /* shared flow-control budget, NULL = none */
+} qk_conn_env;
+
+struct qk_conn {
+    qk_conn_env env; /* the owner's services (a copy) */
+    const qk_config *cfg;
+    bool is_server;
+    qk_conn_state state;
+    uint32_t version;
+    qk_addr local, peer; /* the current path's addresses (= path.local, path.peer) */
+    qk_path path;        /* current path: validation, amplification budget (path.c) */
+    qk_path alt;         /* a path being probed, or the previous one after a change */
+    bool alt_active;
+    qk_addr dg_local, dg_peer; /* addresses of the datagram qk_conn_send just built */
+    /* What the datagram being received says about paths (conn_path.c). */
+    struct {
+        int which;          /* QK_RXPATH_* */
+        bool migrate;       /* a non-probing 1-RTT packet with the largest pn */
+        bool has_challenge; /* a PATH_CHALLENGE from a new address */
+        uint8_t challenge[8];
+    } rxp;
+
+    /* Connection IDs (RFC 9000 §5.1). */
+    qk_cid odcid;     /* client's first DCID: Initial keys, original_dcid tparam */
+    qk_cid peer_scid; /* the scid the peer put in its first long header */
+    qk_local_cid lcid[QK_CONN_MAX_LOCAL_CIDS];
+    uint64_t lcid_next_seq;
+    qk_remote_cid rcid[QK_CONN_MAX_REMOTE_CIDS];
+    size_t rcid_cur;       /* index of the DCID we use */
+    bool have_server_scid; /* client: switched DCID to the server's scid */
+    qk_retiring_cid retiring[QK_CONN_MAX_RETIRING];
+    size_t n_retiring;
+    qk_cid initial_dcid; /* DCID of the client's (current) Initials: Initial keys, server demux */
+    qk_cid retry_scid;   /* SCID of the Retry (client: to check; server: tparam) */
+    bool retried;        /* a Retry was processed (client) / validated our Retry (server) */
+    bool got_packet;     /* client: a packet from the server was processed (VN/Retry ignored) */
+    uint32_t offer_version; /* client: version in our long headers until a VN (0 = c->version) */
+    bool vn_restarted;      /* client: a VN restarted the attempt (later VNs are ignored) */
+    uint8_t token[QK_CONN_TOKEN_MAX]; /* client: echoed in Initial packets */
+    size_t token_len;
+
+    /* TLS and packet protection. */
+    qk_tls *tls;
+    qk_space sp[QK_PN_SPACE_COUNT];
+    bool key_phase;  /* current 1-RTT key phase, both directions (RFC 9001 §6) */
+    qk_keyupdate ku; /* next/previous 1-RTT keys, update rules (keyupdate.c) */
+
+    /* Recovery and congestion control. */
+    qk_rtt rtt;
+    qk_cc cc;
+    qk_recovery rec;
+    qk_pacer pacer;
+    uint8_t tx_ecn;         /* codepoint of the last datagram qk_conn_send built */
+    qk_time pacing_wait;    /* next time the pacer allows a packet (timer) */
+    bool cwnd_limited;      /* the last packet sent was cwnd-limited (RFC 9002 §7.8) */
+    uint64_t max_udp_bytes; /* datagram size we build */
+    qk_pmtud pmtud;         /* DPLPMTUD (pmtud.c) */
+    bool pmtud_started;
+
+    /* Flow control and streams. */
+    qk_flow_rx flow_rx;
+    qk_flow_tx flow_tx;
+    qk_time flow_tick_ns; /* next window shrink check (conn_flow.c) */
+    qk_streams streams;
+    qk_sched sched;
+
+    /* Transport parameters. */
+    qk_tparams local_tp, peer_tp;
+    bool have_peer_tp;
+    uint64_t peer_ack_delay_exponent;
+
+    /* Handshake and address validation. */
+    bool handshake_complete, handshake_confirmed;
+    /* Recorded by the recovery sink, applied after the ACK (qk_conn_apply_deferred). */
+    bool defer_confirm, defer_max_ack_delay;
+    bool address_validated;        /* server: peer address validated (RFC 9000 §8.1) */
+    bool sent_handshake;           /* client: sent a Handshake packet (discard Initial) */
+    uint64_t unvalidated_rx_bytes; /* bytes received before validation */
+    uint64_t unvalidated_tx_bytes; /* bytes sent before validation */
+    bool connected_event;
+
+    /* Timers (absolute, QK_TIME_INFINITE when off). */
+    qk_time idle_timeout_ns;
+    qk_time handshake_deadline; /* QK_TIME_INFINITE once the handshake completed */
+    qk_time idle_deadline;
+    qk_time close_deadline; /* end of closing/draining */
+    qk_time last_ack_eliciting_sent;
+    qk_time last_rx_ns;    /* last packet from the peer (keep-alive) */
+    qk_time keep_alive_ns; /* qk_config.keep_alive_ns, 0 = off */
+
+    /* Closing. */
+    uint64_t close_code, close_frame_type;
+    bool close_app, close_remote;
+    int close_err;
+    char close_reason[128];
+    bool close_send; /* a CONNECTION_CLOSE packet is owed */
+
+    /* ACK-frequency extension, receiver side. */
+    qk_ackfreq af; /* sender side: what we ask the peer */
+    bool ackfreq_seen;
+    uint64_t ackfreq_seq; /* largest ACK_FREQUENCY sequence number processed */
+
+    /* Pending control frames. */
+    uint32_t pend;
+    uint8_t path_response[8];
+
+    /* DATAGRAM (RFC 9221). */
+    qk_dgram_out *dgq;
+    size_t dgq_head, dgq_count, dgq_cap;
+
+    qk_conn_stats stats;
+    void *user;
+    FILE *qlog;        /* stdio cookie stream over qk_config.qlog_write (qlog.c) */
+    void *qlog_handle; /* what qk_config.qlog_open returned */
+    qk_time qlog_start;
+    qk_time qlog_last;    /* time of the last qlog record (for events without a clock) */
+    struct qk_conn *next; /* endpoint list */
+};
+
+/* ---- conn_flow.c ---- */
+/* Auto-tune a stream's window as its MAX_STREAM_DATA is built; keeps the
+ * connection window >= 1.5x the stream window (budget permitting). */
+void qk_conn_tune_stream_window(qk_conn *c, qk_stream *s, qk_time now);
+/* At most once per srtt: shrink unused stream/connection windows, return budget. */
+void qk_conn_flow_tick(qk_conn *c, qk_time now);
+
+/* ---- conn.c ---- */
+qk_conn *qk_conn_new(const qk_conn_env *env, const qk_config *cfg, bool is_server,
+                     const qk_addr *local, const qk_addr *peer, const qk_cid *dcid,
+                     const qk_cid *scid, const char *server_name, qk_time now, int *err);
+qk_conn *qk_conn_new_ex(const qk_conn_env *env, const qk_config *cfg, bool is_server,
+                        const qk_addr *local, const qk_addr *peer, const qk_cid *dcid,
+                        const qk_cid *scid, const char *server_name, const qk_conn_opts *opts,
+                        qk_time now, int *err);
+void qk_conn_del(qk_conn *c);
+/* (Re)derive the Initial keys from the client's DCID (RFC 9001 §5.2). */
+int qk_conn_install_initial_keys(qk_conn *c, const qk_cid *dcid);
+/* Close with a transport error (err is a QK_ERR_*), optionally naming the frame type. */
+void qk_conn_error(qk_conn *c, int err, uint64_t frame_type, const char *reason, qk_time now);
+/* Drive TLS after CRYPTO data arrived; installs keys, queues handshake bytes. */
+int qk_conn_drive_tls(qk_conn *c, qk_time now);
+void qk_conn_discard_space(qk_conn *c, qk_pn_space space, qk_time now);
+qk_time qk_conn_next_timeout(const qk_conn *c);
+void qk_conn_on_timeout(qk_conn *c, qk_time now);
+void qk_conn_touch_idle(qk_conn *c, qk_time now);
+void qk_conn_enter_closed(qk_conn *c, qk_time now);
+void qk_conn_schedule_stream(qk_conn *c, qk_stream *s);
+/* A short write left the application waiting: STREAM_WRITABLE once there is room. */
+void qk_conn_notify_writable(qk_conn *c, qk_stream *s);
+/* RFC 9000 §3.3: a stream whose both halves are terminal is forgotten. */
+void qk_conn_forget_if_closed(qk_conn *c, qk_stream *s);
+/* Apply what the recovery sink deferred during an ACK (handshake confirmation,
+ * a new PTO max_ack_delay); called after every qk_recovery_on_ack_received. */
+void qk_conn_apply_deferred(qk_conn *c, qk_time now);
+qk_time qk_conn_pto_ns(const qk_conn *c);
+/* Key update (RFC 9001 §6): initiate one now; force skips the "previous update
+ * acknowledged" rule (tests of a misbehaving peer). Returns 0 or QK_ERR_STATE. */
+int qk_conn_key_update_now(qk_conn *c, bool force, qk_time now);
+/* DPLPMTUD decided a new datagram size. */
+void qk_conn_set_mtu(qk_conn *c, uint64_t bytes);
+/* Before sending: update keys when due (config, AEAD limits, RFC 9001 §6.6). */
+void qk_conn_key_update_check(qk_conn *c, qk_time now);
+
+/* ---- conn_path.c (RFC 9000 §8.2, §9) ---- */
+enum { QK_RXPATH_CUR = 0, QK_RXPATH_ALT = 1, QK_RXPATH_NEW = 2 };
+/* Which path a received datagram belongs to; resets c->rxp. */
+void qk_conn_path_rx_begin(qk_conn *c, const qk_datagram *d);
+/* After the datagram's packets were processed: budgets, migration, probes. */
+void qk_conn_path_rx_end(qk_conn *c, const qk_datagram *d, qk_time now);
+void qk_conn_path_on_challenge(qk_conn *c, const uint8_t data[8]);
+void qk_conn_path_on_response(qk_conn *c, const uint8_t data[8], qk_time now);
+qk_time qk_conn_path_next_timeout(const qk_conn *c);
+void qk_conn_path_on_timeout(qk_conn *c, qk_time now);
+/* A new path: congestion controller, RTT and PMTU start over (RFC 9000 §9.4). */
+void qk_conn_path_reset_state(qk_conn *c, qk_time now);
+
+/* ---- conn_recv.c ---- */
+/* Process one datagram addressed to this connection. The buffer is modified. */
+void qk_conn_recv(qk_conn *c, qk_datagram *d, qk_time now);
+
+/* ---- conn_send.c ---- */
+/* Build one datagram into buf (cap bytes). Returns its length, 0 when nothing is due. */
+size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now);
+
+/* ---- cid.c: connection IDs (RFC 9000 §5.1) ---- */
+/* Issue NEW_CONNECTION_IDs up to the peer's active_connection_id_limit. */
+int qk_cid_issue(qk_conn *c);
+/* NEW_CONNECTION_ID from the peer. Returns 0 or a QK_ERR_* transport error. */
+int qk_cid_on_new(qk_conn *c, const qk_frame_new_cid *f);
+/* RETIRE_CONNECTION_ID for one of ours; dcid is the packet's DCID. */
+int qk_cid_on_retire(qk_conn *c, const uint8_t *dcid, size_t dcid_len, uint64_t seq);
+void qk_cid_on_retire_acked(qk_conn *c, uint64_t seq);
+void qk_cid_on_retire_lost(qk_conn *c, uint64_t seq);
+/* True when the datagram ends with the reset token of a peer CID (RFC 9000 §10.3.1). */
+bool qk_cid_is_stateless_reset(const qk_conn *c, const uint8_t *dgram, size_t len);
+
+/* ---- retry.c: client side of VN, Retry, NEW_TOKEN, stateless reset ---- */
+void qk_conn_on_vn(qk_conn *c, const qk_pkt_hdr *h, qk_time now);
+void qk_conn_on_retry(qk_conn *c, const uint8_t *pkt, const qk_pkt_hdr *h, qk_time now);
+int qk_conn_on_new_token(qk_conn *c, const uint8_t *tok, size_t len, qk_time now);
+void qk_conn_on_stateless_reset(qk_conn *c, qk_time now);
+
+/**
+ * ECN codepoint of the datagram qk_conn_send just built (RFC 9000 §13.4.2):
+ * ECT(0) when qk_config.ecn is on and validation has not failed (at most
+ * QK_ECN_TESTING_PKTS marked packets before the peer's counts validate),
+ * else QK_ECN_NOT_ECT. Never fails.
+ */
+static inline uint8_t qk_conn_tx_ecn(const qk_conn *c)
+{
+    return c->tx_ecn;
+}
+
+/* ---- the owner's services (qk_conn_env), NULL-safe ---- */
+static inline void qk_conn_push_event(qk_conn *c, const qk_event *ev)
+{
+    if (c->env.push_event) c->env.push_event(c->env.ctx, ev);
+}
+static inline int qk_conn_env_add_cid(qk_conn *c, const qk_cid *cid)
+{
+    return c->env.add_cid ? c->env.add_cid(c->env.ctx, cid, c) : 0;
+}
+static inline void qk_conn_env_remove_cid(qk_conn *c, const qk_cid *cid)
+{
+    if (c->env.remove_cid) c->env.remove_cid(c->env.ctx, cid);
+}
+static inline void qk_conn_env_random(qk_conn *c, uint8_t *buf, size_t len)
+{
+    if (c->env.random)
+        c->env.random(c->env.ctx, buf, len);
+    else
+        memset(buf, 0, len);
+}
+static inline void qk_conn_env_reset_token(qk_conn *c, const qk_cid *cid,
+                                           uint8_t token[QK_RESET_TOKEN_LEN])
+{
+    if (c->env.reset_token)
+        c->env.reset_token(c->env.ctx, cid, token);
+    else
+        memset(token, 0, QK_RESET_TOKEN_LEN);
+}
+static inline int qk_conn_env_mint_token(qk_conn *c, const qk_addr *peer, qk_time now, uint8_t *out,
+                                         size_t cap)
+{
+    return c->env.mint_token ? c->env.mint_token(c->env.ctx, peer, now, out, cap) : QK_ERR_STATE;
+}
+static inline void qk_conn_env_store_token(qk_conn *c, const qk_addr *peer, const uint8_t *tok,
+                                           size_t len, qk_time now)
+{
+    if (c->env.store_token) c->env.store_token(c->env.ctx, peer, tok, len, now);
+}
+
+/* ---- endpoint.c ---- */
+
+/* qlog (qlog.c): no-ops when c->qlog is NULL. */
+void qk_qlog_open(qk_conn *c, qk_time now);
+void qk_qlog_close(qk_conn *c);
+void qk_qlog_packet(qk_conn *c, bool sent, qk_pkt_type type, uint64_t pn, size_t len,
+                    const uint8_t *payload, size_t payload_len, qk_time now);
+void qk_qlog_metrics(qk_conn *c, qk_time now);
+void qk_qlog_event(qk_conn *c, const char *name, const char *data_json, qk_time now);
+/* transport:parameters_set for the local or the peer's transport parameters. */
+void qk_qlog_params(qk_conn *c, bool local, const qk_tparams *tp, qk_time now);
+/* recovery:packet_lost, stamped with the time of the last record. */
+void qk_qlog_lost(qk_conn *c, qk_pn_space space, uint64_t pn);
+/* connectivity:connection_closed with who closed, the codes and the reason. */
+void qk_qlog_closed(qk_conn *c, qk_time now);
+
+static inline qk_pn_space qk_space_of_pkt(qk_pkt_type t)
+{
+    return t == QK_PKT_INITIAL     ? QK_PN_SPACE_INITIAL
+           : t == QK_PKT_HANDSHAKE ? QK_PN_SPACE_HANDSHAKE
+                                   : QK_PN_SPACE_APP;
+}
+
+static inline qk_crypto_level qk_level_of_space(qk_pn_space s)
+{
+    return s == QK_PN_SPACE_INITIAL     ? QK_LEVEL_INITIAL
+           : s == QK_PN_SPACE_HANDSHAKE ? QK_LEVEL_HANDSHAKE
+                                        : QK_LEVEL_APPLICATION;
+}
+
+static inline qk_remote_cid *qk_conn_dcid(qk_conn *c)
+{
+    return &c->rcid[c->rcid_cur];
+}
+
+#endif

@@ -1,0 +1,85 @@
+/* Receive-window tuning at connection level (flow.c rules applied to a
+ * connection's streams and to the connection window): grow a stream window
+ * when its MAX_STREAM_DATA goes out, keep the connection window >= 1.5x the
+ * largest stream window (through the budget), and once per srtt let unused
+ * windows shrink back and return their budget. */
+#include "transport/conn/conn.h"
+
+/* Copy the stream's receive-buffer offsets into its tuner. */
+static void sync_stream(qk_stream *s)
+{
+    qk_flow_rx *fc = &s->fc;
+    fc->consumed_bytes = s->recv.read_off;
+    if (fc->received_bytes < s->recv.max_off) fc->received_bytes = s->recv.max_off;
+    if (fc->max_data_bytes < s->recv.limit) fc->max_data_bytes = s->recv.limit;
+}
+
+/* The connection window must admit the largest stream window and a half
+ * (quic-go's rule, avoids the connection limit starving one fast stream). */
+static void keep_conn_above(qk_conn *c, uint64_t stream_window_bytes)
+{
+    uint64_t want = stream_window_bytes + stream_window_bytes / 2;
+    if (c->flow_rx.min_window_bytes < want) c->flow_rx.min_window_bytes = want;
+    /* Growth is charged to the endpoint budget like any other (it may refuse). */
+    if (c->flow_rx.window_bytes < want && qk_flow_rx_raise(&c->flow_rx, want))
+        c->pend |= QK_PEND_MAX_DATA;
+}
+
+void qk_conn_tune_stream_window(qk_conn *c, qk_stream *s, qk_time now)
+{
+    qk_flow_rx *fc = &s->fc;
+    if (!fc->autotune) {
+        /* Fixed window: still grant read_off + window as of now, not as of
+         * the read that made the update due (RFC 9000 §4.2). */
+        uint64_t limit = s->recv.read_off + s->recv_window_bytes;
+        if (s->recv_window_bytes && limit > s->recv.limit) qk_recvbuf_set_limit(&s->recv, limit);
+        return;
+    }
+    sync_stream(s);
+    /* Windows are sized for the path's base RTT (flow.h, QK_FLOW_RTT_SLACK_NS). */
+    fc->min_rtt_ns = c->flow_rx.min_rtt_ns = c->rtt.min_rtt_ns;
+    fc->parent = &c->flow_rx;
+    uint64_t limit = qk_flow_rx_update(fc, now, c->rtt.smoothed_rtt_ns);
+    s->recv_window_bytes = fc->window_bytes;
+    if (limit > s->recv.limit) qk_recvbuf_set_limit(&s->recv, limit);
+    /* Credit committed to the peer: memory it may make us hold (RFC 9000 §4.1). */
+    if (s->recv.limit - s->recv.read_off > c->stats.peak_stream_rx_credit_bytes)
+        c->stats.peak_stream_rx_credit_bytes = s->recv.limit - s->recv.read_off;
+    /* A larger window sees more gaps after a loss burst (one per lost packet):
+     * the reassembly bound grows with it, about one gap per KiB of window. */
+    qk_recvbuf_raise_max_ranges(&s->recv, (size_t)(fc->window_bytes >> 10));
+    if (fc->window_bytes > c->stats.max_stream_rx_window_bytes)
+        c->stats.max_stream_rx_window_bytes = fc->window_bytes;
+    if (fc->window_bytes > c->stats.peak_stream_rx_window_bytes)
+        c->stats.peak_stream_rx_window_bytes = fc->window_bytes;
+    keep_conn_above(c, fc->window_bytes);
+}
+
+void qk_conn_flow_tick(qk_conn *c, qk_time now)
+{
+    qk_time srtt = c->rtt.smoothed_rtt_ns;
+    if (!c->flow_rx.autotune || !srtt || now < c->flow_tick_ns) return;
+    c->flow_tick_ns = now + srtt;
+    c->flow_rx.min_rtt_ns = c->rtt.min_rtt_ns;
+    uint64_t largest = 0, stream_credit = 0;
+    for (qk_stream *s = qk_streams_next(&c->streams, NULL); s;
+         s = qk_streams_next(&c->streams, s)) {
+        qk_flow_rx *fc = &s->fc;
+        if (!fc->autotune) continue;
+        sync_stream(s);
+        stream_credit += s->recv.limit - s->recv.read_off;
+        /* An unused window stops being re-extended at its old size: the next
+         * MAX_STREAM_DATA grants only the smaller window. */
+        if (qk_flow_rx_tick(fc, now, srtt)) s->recv_window_bytes = fc->window_bytes;
+        if (fc->window_bytes > largest) largest = fc->window_bytes;
+    }
+    c->stats.max_stream_rx_window_bytes = largest;
+    c->flow_rx.min_window_bytes = largest + largest / 2;
+    /* The streams' credit is already committed (the memory the peer may make
+     * us hold is min(connection credit, sum of stream credit)): a connection
+     * window below that sum only makes the streams' credit unusable, e.g.
+     * 100 streams x 64 KiB behind a 256 KiB connection window. */
+    if (c->flow_rx.window_bytes < stream_credit && qk_flow_rx_raise(&c->flow_rx, stream_credit))
+        c->pend |= QK_PEND_MAX_DATA;
+    qk_flow_rx_tick(&c->flow_rx, now, srtt);
+}

@@ -1,0 +1,174 @@
+/* Connection IDs (RFC 9000 §5.1): the CIDs we issue (NEW_CONNECTION_ID with
+ * a stateless-reset token derived from the endpoint's static key), the CIDs
+ * the peer gives us (limits, retire_prior_to, bounded retirement queue), and
+ * stateless-reset detection (§10.3.1). */
+#include "transport/conn/conn.h"
+
+#include <string.h>
+
+#include "crypto/token.h"
+
+/* How many of our CIDs the peer may hold at once: its active_connection_id_limit
+ * (RFC 9000 §18.2, default 2), bounded by our table. */
+static size_t local_cid_target(const qk_conn *c)
+{
+    uint64_t lim = c->have_peer_tp ? c->peer_tp.active_connection_id_limit : 2;
+    if (lim < 2) lim = 2;
+    return lim < QK_CONN_MAX_LOCAL_CIDS ? (size_t)lim : QK_CONN_MAX_LOCAL_CIDS;
+}
+
+int qk_cid_issue(qk_conn *c)
+{
+    /* RFC 9000 §5.1.1: zero-length CIDs cannot be changed; nothing to issue. */
+    if (c->lcid[0].cid.len == 0 || c->state >= QK_CONN_CLOSING) return 0;
+    size_t active = 0;
+    for (size_t i = 0; i < QK_CONN_MAX_LOCAL_CIDS; i++) active += c->lcid[i].active;
+    size_t target = local_cid_target(c);
+    for (size_t i = 0; i < QK_CONN_MAX_LOCAL_CIDS && active < target; i++) {
+        qk_local_cid *l = &c->lcid[i];
+        if (l->active) continue;
+        int rc = QK_ERR_STATE;
+        for (int tries = 0; tries < 4 && rc; tries++) { /* collisions are astronomically rare */
+            l->cid.len = c->lcid[0].cid.len;
+            qk_conn_env_random(c, l->cid.b, l->cid.len);
+            rc = qk_conn_env_add_cid(c, &l->cid);
+        }
+        if (rc) return rc;
+        qk_conn_env_reset_token(c, &l->cid, l->reset_token);
+        l->seq = c->lcid_next_seq++;
+        l->active = true;
+        l->send_pending = true;
+        active++;
+    }
+    return 0;
+}
+
+/* Queue RETIRE_CONNECTION_ID for seq; false when the queue is full. */
+static bool retire(qk_conn *c, uint64_t seq)
+{
+    for (size_t i = 0; i < c->n_retiring; i++)
+        if (c->retiring[i].seq == seq) return true;
+    if (c->n_retiring == QK_CONN_MAX_RETIRING) return false;
+    c->retiring[c->n_retiring++] = (qk_retiring_cid){.seq = seq, .sent = false};
+    return true;
+}
+
+/* Switch to another active peer CID when ours was retired. */
+static void pick_dcid(qk_conn *c)
+{
+    if (c->rcid[c->rcid_cur].active) return;
+    for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++)
+        if (c->rcid[i].active) {
+            c->rcid_cur = i;
+            return;
+        }
+}
+
+int qk_cid_on_new(qk_conn *c, const qk_frame_new_cid *f)
+{
+    /* RFC 9000 §19.15: a peer using a zero-length CID must not send this. */
+    if (c->rcid[c->rcid_cur].cid.len == 0) return QK_ERR_PROTOCOL_VIOLATION;
+    size_t active = 0, free_slot = QK_CONN_MAX_REMOTE_CIDS;
+    bool have_current_after = false;
+    for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++) {
+        qk_remote_cid *r = &c->rcid[i];
+        if (r->active && r->seq == f->seq) {
+            /* §19.15: the same sequence number with another CID or token. */
+            if (r->cid.len != f->cid_len || memcmp(r->cid.b, f->cid, f->cid_len) ||
+                !qk_crypto_memeq(r->reset_token, f->reset_token, QK_RESET_TOKEN_LEN))
+                return QK_ERR_PROTOCOL_VIOLATION;
+            return 0; /* a retransmission */
+        }
+    }
+    /* §5.1.2: retire everything below retire_prior_to. */
+    for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++) {
+        qk_remote_cid *r = &c->rcid[i];
+        if (r->active && r->seq < f->retire_prior_to) {
+            /* §5.1.2: too many retirements outstanding. */
+            if (!retire(c, r->seq)) return QK_ERR_CONNECTION_ID_LIMIT;
+            r->active = false;
+        }
+        if (r->active) {
+            active++;
+            have_current_after = true;
+        } else if (free_slot == QK_CONN_MAX_REMOTE_CIDS) {
+            free_slot = i;
+        }
+    }
+    if (f->seq < f->retire_prior_to) {
+        /* §19.15: a CID retired on arrival is retired at once. */
+        if (!retire(c, f->seq)) return QK_ERR_CONNECTION_ID_LIMIT;
+        pick_dcid(c);
+        return have_current_after ? 0 : QK_ERR_PROTOCOL_VIOLATION;
+    }
+    /* §5.1.1: more than our active_connection_id_limit. */
+    uint64_t limit = c->local_tp.active_connection_id_limit;
+    if (active >= limit || free_slot == QK_CONN_MAX_REMOTE_CIDS) return QK_ERR_CONNECTION_ID_LIMIT;
+    qk_remote_cid *r = &c->rcid[free_slot];
+    memset(r, 0, sizeof *r);
+    r->cid.len = (uint8_t)f->cid_len;
+    memcpy(r->cid.b, f->cid, f->cid_len);
+    r->seq = f->seq;
+    memcpy(r->reset_token, f->reset_token, QK_RESET_TOKEN_LEN);
+    r->has_token = true;
+    r->active = true;
+    pick_dcid(c);
+    return 0;
+}
+
+int qk_cid_on_retire(qk_conn *c, const uint8_t *dcid, size_t dcid_len, uint64_t seq)
+{
+    if (seq >= c->lcid_next_seq) return QK_ERR_PROTOCOL_VIOLATION; /* RFC 9000 §19.16 */
+    for (size_t i = 0; i < QK_CONN_MAX_LOCAL_CIDS; i++) {
+        qk_local_cid *l = &c->lcid[i];
+        if (!l->active || l->seq != seq) continue;
+        /* §19.16: the CID this very packet was sent to must not be retired. */
+        if (l->cid.len == dcid_len && !memcmp(l->cid.b, dcid, dcid_len))
+            return QK_ERR_PROTOCOL_VIOLATION;
+        qk_conn_env_remove_cid(c, &l->cid);
+        l->active = false;
+        l->send_pending = false;
+        /* lcid[0] is also our long-header SCID: keep using an active one there. */
+        if (i == 0) {
+            for (size_t j = 1; j < QK_CONN_MAX_LOCAL_CIDS; j++)
+                if (c->lcid[j].active) {
+                    qk_local_cid t = c->lcid[0];
+                    c->lcid[0] = c->lcid[j];
+                    c->lcid[j] = t;
+                    break;
+                }
+        }
+    }
+    /* §5.1.1: replace it, keeping the peer at its limit. */
+    return qk_cid_issue(c);
+}
+
+void qk_cid_on_retire_acked(qk_conn *c, uint64_t seq)
+{
+    for (size_t i = 0; i < c->n_retiring; i++)
+        if (c->retiring[i].seq == seq) {
+            c->retiring[i] = c->retiring[--c->n_retiring];
+            return;
+        }
+}
+
+void qk_cid_on_retire_lost(qk_conn *c, uint64_t seq)
+{
+    for (size_t i = 0; i < c->n_retiring; i++)
+        if (c->retiring[i].seq == seq) c->retiring[i].sent = false;
+}
+
+bool qk_cid_is_stateless_reset(const qk_conn *c, const uint8_t *dgram, size_t len)
+{
+    /* RFC 9000 §10.3.1: at least 21 bytes, the last 16 compared with the
+     * tokens of the peer's CIDs (constant time, no early exit per token). */
+    if (len < 21 || (dgram[0] & QK_HDR_FORM_LONG)) return false;
+    const uint8_t *tail = dgram + len - QK_RESET_TOKEN_LEN;
+    bool hit = false;
+    for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++) {
+        const qk_remote_cid *r = &c->rcid[i];
+        if (r->has_token && (r->active || i == c->rcid_cur))
+            hit |= qk_crypto_memeq(r->reset_token, tail, QK_RESET_TOKEN_LEN) != 0;
+    }
+    return hit;
+}

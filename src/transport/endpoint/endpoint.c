@@ -1,0 +1,592 @@
+/* The endpoint: connection-ID demultiplexing, accepting connections, the
+ * event queue, and the send/timeout fan-out over connections. */
+#include "transport/endpoint/endpoint.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport/endpoint/stateless.h"
+
+typedef struct cid_entry {
+    qk_cid cid;
+    qk_conn *conn;
+    bool used, tomb;
+} cid_entry;
+
+struct qk_endpoint {
+    qk_config cfg;
+    qk_conn *conns;
+    size_t n_conns;
+    qk_conn *dead; /* closed connections freed at the next poll */
+    /* CID hash table (open addressing, linear probing). */
+    cid_entry *cids;
+    size_t cid_cap, cid_used, cid_tombs;
+    /* Event ring (grows). */
+    qk_event *ev;
+    size_t ev_head, ev_count, ev_cap;
+    uint8_t *ev_polled_data; /* payload of the DATAGRAM event polled last (owned) */
+    qk_conn *rr;             /* round-robin cursor for sending */
+    qk_flow_budget budget;   /* receive-window growth across connections */
+    qk_stateless sl;         /* VN, Retry, stateless reset, tokens (stateless.c) */
+};
+
+void qk_config_default(qk_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->cc = QK_CONFIG_CC_CUBIC;
+    c->max_udp_payload_bytes = 1452; /* IPv6 in 1500-byte Ethernet; DPLPMTUD starts at 1200 */
+    c->pmtud = true;
+    /* Small start, auto-tuned up (docs/experiments/flow-control.md): 64 KiB
+     * per stream, 256 KiB per connection, as quic-go starts (512 KiB/768 KiB)
+     * scaled to the issue's seed; auto-tuning reaches the BDP within a few RTTs. */
+    c->initial_max_data_bytes = 256u << 10;
+    c->initial_max_stream_data_bytes = 64u << 10;
+    c->max_streams_bidi = 100;
+    c->max_streams_uni = 100;
+    c->max_stream_send_buffer_bytes = 1u << 20;
+    c->autotune = true;
+    c->max_stream_window_bytes = 64u << 20;
+    c->max_conn_window_bytes = 96u << 20;
+    c->idle_timeout_ns = 30 * QK_NS_PER_S;
+    c->handshake_timeout_ns = 10 * QK_NS_PER_S;
+    c->max_ack_delay_ns = 25 * QK_NS_PER_MS;
+    c->ack_delay_exponent = 3;
+    c->ack_eliciting_threshold = 1;
+    /* ack-frequency-12: advertise min_ack_delay (1 ms: our timers honour it)
+     * and tune a supporting peer's ACK rate automatically (ackfreq.c). A peer
+     * without the extension (ngtcp2, most stacks) sees RFC 9000 behaviour. */
+    c->min_ack_delay_ns = 1 * QK_NS_PER_MS;
+    c->ack_frequency = 2;
+    c->max_pending_datagrams = 64;
+    c->cid_bytes = 8;
+    c->active_cid_limit = 4;
+    c->max_connections = 1024;
+    c->retry_token_lifetime_ns = 10 * QK_NS_PER_S;
+    c->new_token_lifetime_ns = 24ull * 3600 * QK_NS_PER_S;
+    c->max_resets_per_s = 100;
+}
+
+static bool ciphers_ok(const char *ciphers)
+{
+    char prio[256];
+    const char *bad;
+    return qk_tls_priority_for_ciphers(ciphers, prio, sizeof prio, &bad) == 0;
+}
+
+int qk_config_check(const qk_config *cfg, char *why, size_t why_len)
+{
+    const char *msg = NULL;
+    int rc = QK_ERR_CONFIG;
+    if (!cfg)
+        msg = "no configuration";
+    else if (!cfg->rng)
+        msg = "rng is required (a function filling buffers with random bytes)";
+    else if (!cfg->alpn_count)
+        msg = "at least one ALPN protocol is required (alpn[0], alpn_count)";
+    else if (cfg->cid_bytes == 0)
+        msg = "cid_bytes must be 1..20: zero-length connection IDs need address-based "
+              "demultiplexing, which quack does not do";
+    else if (cfg->cid_bytes > QK_MAX_CID_LEN)
+        msg = "cid_bytes must be 1..20 (RFC 9000 §17.2)";
+    else if (cfg->max_udp_payload_bytes < 1200)
+        msg = "max_udp_payload_bytes must be at least 1200 (RFC 9000 §14)";
+    else if (cfg->active_cid_limit < 2 || cfg->active_cid_limit > QK_CONN_MAX_REMOTE_CIDS)
+        msg = "active_cid_limit must be 2..8 (RFC 9000 §18.2 minimum 2; quack keeps 8)";
+    else if (cfg->pacing_gain_ca_pct &&
+             (cfg->pacing_gain_ca_pct < 100 || cfg->pacing_gain_ca_pct > 400))
+        msg = "pacing_gain_ca_pct must be 0 (default 100) or 100..400 (RFC 9002 §7.7: N >= 1)";
+    else if (cfg->ciphers && !ciphers_ok(cfg->ciphers))
+        msg = "ciphers: a colon-separated list of TLS_AES_128_GCM_SHA256, TLS_AES_256_GCM_SHA384, "
+              "TLS_CHACHA20_POLY1305_SHA256, TLS_AES_128_CCM_SHA256 (CCM_8 is not allowed in "
+              "QUIC, RFC 9001 §5.3)";
+    else if (cfg->version && !qk_version_supported(cfg->version)) {
+        msg = "version must be 0, 0x00000001 (QUIC v1) or 0x6b3343cf (QUIC v2)";
+        rc = QK_ERR_VERSION;
+    } else
+        rc = 0;
+    if (why && why_len) snprintf(why, why_len, "%s", msg ? msg : "ok");
+    return rc;
+}
+
+void qk_endpoint_stats_get(const qk_endpoint *ep, qk_endpoint_stats *out)
+{
+    *out = ep->sl.stats;
+}
+
+void qk_endpoint_reset_token(qk_endpoint *ep, const qk_cid *cid, uint8_t token[QK_RESET_TOKEN_LEN])
+{
+    qk_stateless_reset_token(&ep->sl, cid->b, cid->len, token);
+}
+
+int qk_endpoint_mint_new_token(qk_endpoint *ep, const qk_addr *peer, qk_time now, uint8_t *out,
+                               size_t cap)
+{
+    return qk_stateless_mint(&ep->sl, QK_ADDR_TOKEN_NEW_TOKEN, peer, NULL, 0, now, out, cap);
+}
+
+void qk_endpoint_store_token(qk_endpoint *ep, const qk_addr *peer, const uint8_t *tok, size_t len,
+                             qk_time now)
+{
+    qk_stateless_store_token(&ep->sl, peer, tok, len, now);
+}
+
+qk_flow_budget *qk_endpoint_budget(qk_endpoint *ep)
+{
+    return &ep->budget;
+}
+
+void qk_endpoint_random(qk_endpoint *ep, uint8_t *buf, size_t len)
+{
+    ep->cfg.rng(ep->cfg.rng_ctx, buf, len);
+}
+
+qk_endpoint *qk_endpoint_new(const qk_config *cfg)
+{
+    if (qk_config_check(cfg, NULL, 0)) return NULL;
+    qk_endpoint *ep = calloc(1, sizeof *ep);
+    if (!ep) return NULL;
+    ep->cfg = *cfg;
+    qk_flow_budget_init(&ep->budget, cfg->recv_budget_bytes ? cfg->recv_budget_bytes : UINT64_MAX);
+    /* RFC 9000 §10.3.2: a static key makes resets survive a restart; without
+     * one configured, a random key per endpoint. */
+    uint8_t key[QK_SL_STATIC_KEY_LEN], zero[QK_SL_STATIC_KEY_LEN] = {0};
+    memcpy(key, cfg->static_key, sizeof key);
+    if (!memcmp(key, zero, sizeof key)) cfg->rng(cfg->rng_ctx, key, sizeof key);
+    int rc = qk_stateless_init(&ep->sl, key, cfg->max_resets_per_s, cfg->rng, cfg->rng_ctx);
+    memset(key, 0, sizeof key);
+    if (rc) {
+        free(ep);
+        return NULL;
+    }
+    return ep;
+}
+
+void qk_endpoint_del(qk_endpoint *ep)
+{
+    if (!ep) return;
+    while (ep->conns) {
+        qk_conn *c = ep->conns;
+        ep->conns = c->next;
+        qk_conn_del(c);
+    }
+    while (ep->dead) {
+        qk_conn *c = ep->dead;
+        ep->dead = c->next;
+        qk_conn_del(c);
+    }
+    qk_stateless_free(&ep->sl);
+    free(ep->cids);
+    for (size_t i = 0; i < ep->ev_count; i++) {
+        qk_event *e = &ep->ev[(ep->ev_head + i) % ep->ev_cap];
+        if (e->type == QK_EV_DATAGRAM) free((void *)e->data);
+    }
+    free(ep->ev_polled_data);
+    free(ep->ev);
+    free(ep);
+}
+
+/* ---- CID table ---- */
+
+static uint64_t cid_hash(const uint8_t *b, size_t len)
+{
+    uint64_t h = 1469598103934665603ull ^ len;
+    for (size_t i = 0; i < len; i++) h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+static cid_entry *cid_find(const qk_endpoint *ep, const uint8_t *b, size_t len)
+{
+    if (!ep->cid_cap) return NULL;
+    size_t mask = ep->cid_cap - 1;
+    for (size_t i = cid_hash(b, len) & mask, n = 0; n < ep->cid_cap; i = (i + 1) & mask, n++) {
+        cid_entry *e = &ep->cids[i];
+        if (!e->used && !e->tomb) return NULL;
+        if (e->used && e->cid.len == len && !memcmp(e->cid.b, b, len)) return e;
+    }
+    return NULL;
+}
+
+/* Rebuild the table: twice as large when it is getting full, the same size
+ * when only tombstones (churn, e.g. a spoofed-Initial flood) filled it. */
+static int cid_grow(qk_endpoint *ep)
+{
+    size_t cap = !ep->cid_cap                           ? 64
+                 : (ep->cid_used + 1) * 4 > ep->cid_cap ? ep->cid_cap * 2
+                                                        : ep->cid_cap;
+    cid_entry *n = calloc(cap, sizeof *n), *old = ep->cids;
+    if (!n) return QK_ERR_NOMEM;
+    size_t oc = ep->cid_cap;
+    ep->cids = n;
+    ep->cid_cap = cap;
+    ep->cid_used = 0;
+    ep->cid_tombs = 0;
+    for (size_t i = 0; i < oc; i++)
+        if (old[i].used) qk_endpoint_add_cid(ep, &old[i].cid, old[i].conn);
+    free(old);
+    return 0;
+}
+
+int qk_endpoint_add_cid(qk_endpoint *ep, const qk_cid *cid, qk_conn *c)
+{
+    if (cid->len == 0) return 0;
+    if ((ep->cid_used + ep->cid_tombs + 1) * 2 > ep->cid_cap) {
+        int rc = cid_grow(ep);
+        if (rc) return rc;
+    }
+    if (cid_find(ep, cid->b, cid->len)) return QK_ERR_STATE; /* collision */
+    size_t mask = ep->cid_cap - 1;
+    for (size_t i = cid_hash(cid->b, cid->len) & mask;; i = (i + 1) & mask) {
+        cid_entry *e = &ep->cids[i];
+        if (!e->used) {
+            if (e->tomb) ep->cid_tombs--;
+            *e = (cid_entry){.cid = *cid, .conn = c, .used = true};
+            ep->cid_used++;
+            return 0;
+        }
+    }
+}
+
+void qk_endpoint_remove_cid(qk_endpoint *ep, const qk_cid *cid)
+{
+    cid_entry *e = cid_find(ep, cid->b, cid->len);
+    if (!e) return;
+    e->used = false;
+    e->tomb = true;
+    ep->cid_used--;
+    ep->cid_tombs++;
+}
+
+/* ---- events ---- */
+
+/* qk_conn_env trampolines: the connection sees only ctx. */
+static void env_push_event(void *ctx, const qk_event *ev)
+{
+    qk_endpoint_push_event(ctx, ev);
+}
+static int env_add_cid(void *ctx, const qk_cid *cid, qk_conn *c)
+{
+    return qk_endpoint_add_cid(ctx, cid, c);
+}
+static void env_remove_cid(void *ctx, const qk_cid *cid)
+{
+    qk_endpoint_remove_cid(ctx, cid);
+}
+static void env_random(void *ctx, uint8_t *buf, size_t len)
+{
+    qk_endpoint_random(ctx, buf, len);
+}
+static void env_reset_token(void *ctx, const qk_cid *cid, uint8_t token[QK_RESET_TOKEN_LEN])
+{
+    qk_endpoint_reset_token(ctx, cid, token);
+}
+static int env_mint_token(void *ctx, const qk_addr *peer, qk_time now, uint8_t *out, size_t cap)
+{
+    return qk_endpoint_mint_new_token(ctx, peer, now, out, cap);
+}
+static void env_store_token(void *ctx, const qk_addr *peer, const uint8_t *tok, size_t len,
+                            qk_time now)
+{
+    qk_endpoint_store_token(ctx, peer, tok, len, now);
+}
+
+qk_conn_env qk_endpoint_conn_env(qk_endpoint *ep)
+{
+    return (qk_conn_env){.ctx = ep,
+                         .push_event = env_push_event,
+                         .add_cid = env_add_cid,
+                         .remove_cid = env_remove_cid,
+                         .random = env_random,
+                         .reset_token = env_reset_token,
+                         .mint_token = env_mint_token,
+                         .store_token = env_store_token,
+                         .budget = qk_endpoint_budget(ep)};
+}
+
+void qk_endpoint_push_event(qk_endpoint *ep, const qk_event *ev)
+{
+    if (ep->ev_count == ep->ev_cap) {
+        size_t cap = ep->ev_cap ? ep->ev_cap * 2 : 64;
+        qk_event *n = malloc(cap * sizeof *n);
+        if (!n) return; /* events are lost only when memory is gone */
+        for (size_t i = 0; i < ep->ev_count; i++) n[i] = ep->ev[(ep->ev_head + i) % ep->ev_cap];
+        free(ep->ev);
+        ep->ev = n;
+        ep->ev_cap = cap;
+        ep->ev_head = 0;
+    }
+    qk_event e = *ev;
+    if (e.type == QK_EV_DATAGRAM) {
+        /* The frame's bytes live in the caller's receive buffer: the event
+         * carries its own copy, valid until the next poll (quack.h). */
+        uint8_t *copy = malloc(e.len ? e.len : 1);
+        if (!copy) return;
+        if (e.len) memcpy(copy, e.data, e.len);
+        e.data = copy;
+    }
+    ep->ev[(ep->ev_head + ep->ev_count++) % ep->ev_cap] = e;
+}
+
+static void reap(qk_endpoint *ep)
+{
+    while (ep->dead) {
+        qk_conn *c = ep->dead;
+        ep->dead = c->next;
+        qk_conn_del(c);
+    }
+}
+
+bool qk_endpoint_poll_event(qk_endpoint *ep, qk_event *ev)
+{
+    free(ep->ev_polled_data);
+    ep->ev_polled_data = NULL;
+    if (!ep->ev_count) {
+        reap(ep);
+        return false;
+    }
+    *ev = ep->ev[ep->ev_head];
+    ep->ev_head = (ep->ev_head + 1) % ep->ev_cap;
+    ep->ev_count--;
+    if (ev->type == QK_EV_DATAGRAM) ep->ev_polled_data = (uint8_t *)ev->data;
+    return true;
+}
+
+size_t qk_endpoint_conn_count(const qk_endpoint *ep)
+{
+    return ep->n_conns;
+}
+
+static void link_conn(qk_endpoint *ep, qk_conn *c)
+{
+    c->next = ep->conns;
+    ep->conns = c;
+    ep->n_conns++;
+}
+
+/* Move closed connections to the dead list (freed once their event was polled). */
+static void collect_closed(qk_endpoint *ep)
+{
+    qk_conn **pp = &ep->conns;
+    while (*pp) {
+        qk_conn *c = *pp;
+        if (c->state == QK_CONN_CLOSED) {
+            *pp = c->next;
+            ep->n_conns--;
+            if (ep->rr == c) ep->rr = NULL;
+            c->next = ep->dead;
+            ep->dead = c;
+        } else {
+            pp = &c->next;
+        }
+    }
+}
+
+int qk_connect(qk_endpoint *ep, const qk_addr *local, const qk_addr *peer, const char *server_name,
+               qk_time now, qk_conn **out)
+{
+    if (!ep || !peer || !out) return QK_ERR_INVALID_ARG;
+    if (ep->n_conns >= ep->cfg.max_connections) return QK_ERR_LIMIT;
+    int err = 0;
+    /* RFC 9000 §8.1.3: a NEW_TOKEN token from this server, used once. */
+    uint8_t tok[QK_SL_TOKEN_MAX];
+    qk_conn_opts o = {0};
+    o.token = tok;
+    o.token_len = qk_stateless_take_token(&ep->sl, peer, tok, sizeof tok);
+    qk_conn_env env = qk_endpoint_conn_env(ep);
+    qk_conn *c =
+        qk_conn_new_ex(&env, &ep->cfg, false, local, peer, NULL, NULL, server_name, &o, now, &err);
+    if (!c) return err ? err : QK_ERR_NOMEM;
+    link_conn(ep, c);
+    *out = c;
+    return 0;
+}
+
+/* Server: does it accept this version (RFC 9000 §6)? */
+static bool server_accepts(const qk_endpoint *ep, uint32_t version)
+{
+    if (ep->cfg.version) return version == ep->cfg.version;
+    return qk_version_supported(version);
+}
+
+static void send_vn(qk_endpoint *ep, const qk_datagram *d, const qk_pkt_hdr *h)
+{
+    uint32_t v[2];
+    size_t n = 0;
+    if (ep->cfg.version)
+        v[n++] = ep->cfg.version;
+    else {
+        v[n++] = QK_VERSION_1;
+        v[n++] = QK_VERSION_2;
+    }
+    qk_stateless_send_vn(&ep->sl, d, h, v, n);
+}
+
+static size_t handshakes_in_progress(const qk_endpoint *ep)
+{
+    size_t n = 0;
+    for (const qk_conn *c = ep->conns; c; c = c->next)
+        n += c->is_server && !c->handshake_complete && c->state == QK_CONN_HANDSHAKE;
+    return n;
+}
+
+static void unlink_conn(qk_endpoint *ep, qk_conn *c)
+{
+    for (qk_conn **pp = &ep->conns; *pp; pp = &(*pp)->next)
+        if (*pp == c) {
+            *pp = c->next;
+            ep->n_conns--;
+            if (ep->rr == c) ep->rr = NULL;
+            return;
+        }
+}
+
+static void accept_initial(qk_endpoint *ep, qk_datagram *d, qk_time now)
+{
+    qk_pkt_hdr h;
+    int rc = qk_pkt_parse(d->data, d->len, ep->cfg.cid_bytes, &h);
+    /* RFC 9000 §6.1, §14.1: VN only for datagrams an Initial could fill, and
+     * never in answer to a VN (§6.1: version 0 is not "unknown"). */
+    if ((rc == QK_ERR_VERSION ||
+         (rc == 0 && h.type != QK_PKT_VN && !server_accepts(ep, h.version))) &&
+        d->len >= 1200) {
+        send_vn(ep, d, &h);
+        return;
+    }
+    if (rc) return;
+    /* RFC 9000 §14.1: a server drops Initial datagrams below 1200 bytes. */
+    if (h.type != QK_PKT_INITIAL || d->len < 1200) return;
+    if (h.dcid_len < 8) return; /* RFC 9000 §7.2 */
+    qk_cid dcid = {.len = (uint8_t)h.dcid_len}, scid = {.len = (uint8_t)h.scid_len}, odcid = {0};
+    memcpy(dcid.b, h.dcid, h.dcid_len);
+    memcpy(scid.b, h.scid, h.scid_len);
+    qk_conn_opts o = {.version = h.version};
+    /* RFC 9000 §8.1.3, §8.1.4: a token may validate the address. */
+    size_t olen = 0;
+    switch (qk_stateless_check_token(&ep->sl, h.token, h.token_len, &d->peer, now,
+                                     ep->cfg.retry_token_lifetime_ns, ep->cfg.new_token_lifetime_ns,
+                                     odcid.b, &olen)) {
+    case QK_TOKEN_RETRY_OK:
+        odcid.len = (uint8_t)olen;
+        o.orig_dcid = &odcid;
+        o.retry_scid = &dcid;
+        o.validated = true;
+        break;
+    case QK_TOKEN_NEW_OK: o.validated = true; break;
+    case QK_TOKEN_RETRY_BAD:
+        /* RFC 9000 §8.1.3: close with INVALID_TOKEN, keeping no state. */
+        qk_stateless_send_close(&ep->sl, d, &h, 0x0b, "invalid token");
+        return;
+    case QK_TOKEN_NONE: break;
+    }
+    /* RFC 9000 §8.1.2: Retry when configured, or when too many handshakes
+     * are in progress (spoofed-Initial floods then cost no state). */
+    if (!o.validated && (ep->cfg.retry || (ep->cfg.max_handshakes &&
+                                           handshakes_in_progress(ep) >= ep->cfg.max_handshakes))) {
+        qk_stateless_send_retry(&ep->sl, d, &h, ep->cfg.cid_bytes, now);
+        return;
+    }
+    if (ep->n_conns >= ep->cfg.max_connections) {
+        ep->sl.stats.initials_dropped++;
+        return;
+    }
+    qk_conn_env env = qk_endpoint_conn_env(ep);
+    qk_conn *c = qk_conn_new_ex(&env, &ep->cfg, true, &d->local, &d->peer, &dcid, &scid, NULL, &o,
+                                now, NULL);
+    if (!c) return;
+    link_conn(ep, c);
+    qk_conn_recv(c, d, now);
+    if (!c->stats.pkts_received) {
+        /* Nothing decrypted: garbage that merely looked like an Initial. Keep no state. */
+        ep->sl.stats.initials_dropped++;
+        unlink_conn(ep, c);
+        qk_conn_del(c);
+    }
+}
+
+/* RFC 9000 §10.3.1: a short-header datagram for no known CID may be a
+ * stateless reset for one of our connections. */
+static bool detect_reset(qk_endpoint *ep, const qk_datagram *d, qk_time now)
+{
+    for (qk_conn *c = ep->conns; c; c = c->next)
+        if (c->state < QK_CONN_DRAINING && qk_cid_is_stateless_reset(c, d->data, d->len)) {
+            qk_conn_on_stateless_reset(c, now);
+            return true;
+        }
+    return false;
+}
+
+int qk_endpoint_recv(qk_endpoint *ep, qk_datagram *d, qk_time now)
+{
+    if (!ep || !d || !d->data) return QK_ERR_INVALID_ARG;
+    const uint8_t *dcid;
+    size_t dlen;
+    if (qk_packet_peek_dcid(d->data, d->len, ep->cfg.cid_bytes, &dcid, &dlen)) return 0;
+    cid_entry *e = cid_find(ep, dcid, dlen);
+    bool is_long = (d->data[0] & QK_HDR_FORM_LONG) != 0;
+    if (e) {
+        qk_conn *c = e->conn;
+        uint64_t before = c->stats.pkts_received;
+        /* Decryption works in place: keep the tail a reset token would be in. */
+        uint8_t tail[QK_SL_RESET_MIN];
+        size_t tl = d->len < sizeof tail ? d->len : sizeof tail;
+        memcpy(tail, d->data + d->len - tl, tl);
+        qk_conn_recv(c, d, now);
+        /* RFC 9000 §10.3.1: a reset is a short-header datagram that did not decrypt. */
+        if (!is_long && tl == sizeof tail && c->stats.pkts_received == before) {
+            tail[0] = QK_HDR_FIXED_BIT; /* short header (checked above); the rest is the tail */
+            if (qk_cid_is_stateless_reset(c, tail, tl)) qk_conn_on_stateless_reset(c, now);
+        }
+    } else if (is_long) {
+        if (ep->cfg.server) accept_initial(ep, d, now);
+    } else if (!detect_reset(ep, d, now)) {
+        /* RFC 9000 §10.3: tell the sender this connection is gone. */
+        qk_stateless_send_reset(&ep->sl, d, dcid, dlen, now);
+    }
+    collect_closed(ep);
+    return 0;
+}
+
+size_t qk_endpoint_send(qk_endpoint *ep, qk_datagram *out, size_t max, qk_time now)
+{
+    size_t n = 0;
+    /* Stateless packets first (VN, Retry, resets, INVALID_TOKEN closes). */
+    while (n < max && ep->sl.count && qk_stateless_pop(&ep->sl, &out[n])) n++;
+    if (!ep->conns || n == max) return n;
+    qk_conn *start = ep->rr ? ep->rr : ep->conns;
+    qk_conn *c = start;
+    size_t idle_rounds = 0;
+    while (n < max && idle_rounds < ep->n_conns) {
+        size_t len = qk_conn_send(c, out[n].data, out[n].len, now);
+        if (len) {
+            out[n].len = len;
+            out[n].peer = c->dg_peer; /* the path this datagram is for (RFC 9000 §9) */
+            out[n].local = c->dg_local;
+            out[n].ecn = qk_conn_tx_ecn(c);
+            out[n].segment_bytes = 0;
+            n++;
+            idle_rounds = 0;
+        } else {
+            idle_rounds++;
+            c = c->next ? c->next : ep->conns;
+        }
+    }
+    ep->rr = c;
+    collect_closed(ep);
+    return n;
+}
+
+qk_time qk_endpoint_next_timeout(const qk_endpoint *ep)
+{
+    qk_time t = QK_TIME_INFINITE;
+    for (const qk_conn *c = ep->conns; c; c = c->next) {
+        qk_time x = qk_conn_next_timeout(c);
+        if (x < t) t = x;
+    }
+    return t;
+}
+
+void qk_endpoint_on_timeout(qk_endpoint *ep, qk_time now)
+{
+    for (qk_conn *c = ep->conns; c; c = c->next)
+        if (qk_conn_next_timeout(c) <= now) qk_conn_on_timeout(c, now);
+    collect_closed(ep);
+}

@@ -1,0 +1,235 @@
+/* The connection's paths (RFC 9000 §8.2, §9): which path a datagram came
+ * on, NAT rebinding and peer migration on the server (validate, 3x budget,
+ * fall back), client-initiated migration (probe on a spare connection ID,
+ * switch on the response), and what a new path resets (§9.4). The
+ * per-path state machine is path.c; the probing datagram is built in
+ * conn_send.c. */
+#include "transport/conn/conn.h"
+
+#include <string.h>
+
+void qk_conn_path_rx_begin(qk_conn *c, const qk_datagram *d)
+{
+    memset(&c->rxp, 0, sizeof c->rxp);
+    if (!c->is_server) {
+        /* The client's peer does not move; its own probe path is told by the
+         * local address the datagram arrived at. */
+        c->rxp.which = c->alt_active && qk_addr_equal(&d->local, &c->alt.local) ? QK_RXPATH_ALT
+                                                                                : QK_RXPATH_CUR;
+        return;
+    }
+    if (qk_addr_equal(&d->peer, &c->path.peer))
+        c->rxp.which = QK_RXPATH_CUR;
+    else if (c->alt_active && qk_addr_equal(&d->peer, &c->alt.peer))
+        c->rxp.which = QK_RXPATH_ALT;
+    else
+        c->rxp.which = QK_RXPATH_NEW;
+}
+
+void qk_conn_path_on_challenge(qk_conn *c, const uint8_t data[8])
+{
+    /* RFC 9000 §8.2.2: the response goes out on the path the challenge came in on. */
+    qk_path *p = c->rxp.which == QK_RXPATH_CUR   ? &c->path
+                 : c->rxp.which == QK_RXPATH_ALT ? &c->alt
+                                                 : NULL;
+    if (!p) {
+        memcpy(c->rxp.challenge, data, 8);
+        c->rxp.has_challenge = true;
+        return;
+    }
+    memcpy(p->response, data, 8);
+    p->response_due = true;
+}
+
+void qk_conn_path_reset_state(qk_conn *c, qk_time now)
+{
+    /* RFC 9000 §9.4: the congestion controller and RTT estimate start over. */
+    qk_rtt_reset(&c->rtt);
+    if (c->cc.ops && c->cc.ops->reset) c->cc.ops->reset(&c->cc, now);
+    /* RFC 9000 §14.3: the new path's MTU is unknown: back to the base. */
+    qk_pmtud_reset(&c->pmtud, now);
+    qk_conn_set_mtu(c, QK_PMTUD_BASE_BYTES);
+}
+
+static void new_challenge(qk_conn *c, qk_path *p, qk_time now)
+{
+    uint8_t data[8];
+    qk_conn_env_random(c, data, sizeof data);
+    qk_path_start_validation(p, data, qk_conn_pto_ns(c), now);
+}
+
+/* RFC 9000 §9.5: send with connection ID slot idx from now on and retire
+ * the one used so far (§5.1.2), so no CID is seen on two addresses. */
+static void switch_dcid(qk_conn *c, size_t idx)
+{
+    size_t old = c->rcid_cur;
+    if (idx == old) return;
+    c->rcid_cur = idx;
+    bool queued = false;
+    for (size_t i = 0; i < c->n_retiring; i++) queued |= c->retiring[i].seq == c->rcid[old].seq;
+    if (!queued && c->n_retiring < QK_CONN_MAX_RETIRING) {
+        c->retiring[c->n_retiring++] = (qk_retiring_cid){.seq = c->rcid[old].seq};
+        c->rcid[old].active = false;
+    }
+}
+
+/* A peer connection ID other than the current one, or QK_CONN_MAX_REMOTE_CIDS. */
+static size_t spare_dcid(const qk_conn *c)
+{
+    for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++)
+        if (i != c->rcid_cur && c->rcid[i].active) return i;
+    return QK_CONN_MAX_REMOTE_CIDS;
+}
+
+static void use_path(qk_conn *c, const qk_path *p)
+{
+    c->path = *p;
+    c->local = p->local;
+    c->peer = p->peer;
+}
+
+/* Server: the peer's address changed (RFC 9000 §9.3): send there now, within
+ * 3x of what it sent until validated; keep the old path to fall back to. */
+static void peer_moved(qk_conn *c, const qk_path *to, qk_time now)
+{
+    bool port_only = qk_addr_same_host(&to->peer, &c->path.peer);
+    qk_path old = c->path;
+    old.response_due = false;
+    old.challenge_due = false;
+    old.validating = false;
+    use_path(c, to);
+    c->alt = old;
+    c->alt_active = old.validated;
+    /* RFC 9000 §9.5: toward the new address with a connection ID never used
+     * on the old one, when the peer gave us a spare (else the same: MAY). */
+    size_t spare = spare_dcid(c);
+    if (spare < QK_CONN_MAX_REMOTE_CIDS) {
+        switch_dcid(c, spare);
+        c->stats.dcid_changes++;
+    }
+    c->path.dcid_idx = c->rcid_cur;
+    if (!c->path.validated) new_challenge(c, &c->path, now);
+    /* RFC 9000 §9.4: only a port change (NAT rebinding) keeps the path state. */
+    if (!port_only) qk_conn_path_reset_state(c, now);
+    c->stats.migrations++;
+    qk_qlog_event(c, "quack:connection_migrated",
+                  port_only ? "{\"kind\":\"rebinding\"}" : "{\"kind\":\"migration\"}", now);
+}
+
+void qk_conn_path_rx_end(qk_conn *c, const qk_datagram *d, qk_time now)
+{
+    if (c->state != QK_CONN_ESTABLISHED) return;
+    switch (c->rxp.which) {
+    case QK_RXPATH_CUR:
+        if (!c->path.validated) c->path.rx_bytes += d->len;
+        return;
+    case QK_RXPATH_ALT:
+        if (!c->alt.validated) c->alt.rx_bytes += d->len;
+        /* RFC 9000 §9.3: non-probing frames with the largest pn move the path. */
+        if (c->is_server && c->rxp.migrate && c->handshake_confirmed) {
+            qk_path to = c->alt;
+            to.validated = false; /* RFC 9000 §9.3.3: validate before trusting it */
+            to.rx_bytes = d->len;
+            to.tx_bytes = 0;
+            peer_moved(c, &to, now);
+        }
+        return;
+    default: break;
+    }
+    /* A datagram from an address we have not seen (server only). */
+    if (!c->handshake_confirmed || (!c->rxp.migrate && !c->rxp.has_challenge)) return;
+    qk_path np;
+    qk_path_init(&np, &d->local, &d->peer, false);
+    np.rx_bytes = d->len;
+    np.dcid_idx = c->rcid_cur;
+    if (c->rxp.has_challenge) {
+        memcpy(np.response, c->rxp.challenge, 8);
+        np.response_due = true;
+    }
+    if (c->rxp.migrate) {
+        peer_moved(c, &np, now);
+    } else {
+        /* RFC 9000 §9.1: a probe from a new address: answer it there, stay. */
+        c->alt = np;
+        c->alt_active = true;
+    }
+}
+
+static void client_switch(qk_conn *c, qk_time now)
+{
+    /* RFC 9000 §9.2, §9.5: move to the probed path and its connection ID,
+     * retire the old one. */
+    bool port_only = qk_addr_same_host(&c->alt.local, &c->path.local);
+    if (c->alt.dcid_idx != c->rcid_cur) {
+        switch_dcid(c, c->alt.dcid_idx);
+        c->stats.dcid_changes++;
+    }
+    use_path(c, &c->alt);
+    c->path.dcid_idx = c->rcid_cur;
+    c->alt_active = false;
+    if (!port_only) qk_conn_path_reset_state(c, now);
+    c->stats.migrations++;
+    qk_qlog_event(c, "quack:connection_migrated", "{\"kind\":\"active\"}", now);
+}
+
+void qk_conn_path_on_response(qk_conn *c, const uint8_t data[8], qk_time now)
+{
+    /* RFC 9000 §8.2.3: a response validates the path its challenge went on,
+     * whichever path it arrives on. */
+    if (qk_path_on_response(&c->path, data)) {
+        c->stats.path_validations++;
+        c->alt_active = false; /* the old path is no longer needed */
+        return;
+    }
+    if (c->alt_active && qk_path_on_response(&c->alt, data)) {
+        c->stats.path_validations++;
+        if (!c->is_server) client_switch(c, now);
+    }
+}
+
+qk_time qk_conn_path_next_timeout(const qk_conn *c)
+{
+    qk_time t = qk_path_next_timeout(&c->path);
+    if (c->alt_active) {
+        qk_time a = qk_path_next_timeout(&c->alt);
+        if (a < t) t = a;
+    }
+    return t;
+}
+
+void qk_conn_path_on_timeout(qk_conn *c, qk_time now)
+{
+    if (qk_path_on_timeout(&c->path, now)) {
+        /* RFC 9000 §9.3.2: validation failed: back to the last validated path. */
+        if (c->alt_active && c->alt.validated) {
+            qk_path back = c->alt;
+            use_path(c, &back);
+            c->path.dcid_idx = c->rcid_cur; /* the old CID may be retired: keep the new one */
+            c->alt_active = false;
+        }
+        qk_qlog_event(c, "quack:path_validation_failed", "{}", now);
+    }
+    if (c->alt_active && qk_path_on_timeout(&c->alt, now)) {
+        c->alt_active = false; /* a failed probe: stay where we are */
+        qk_qlog_event(c, "quack:path_validation_failed", "{}", now);
+    }
+}
+
+int qk_conn_migrate(qk_conn *c, const qk_addr *new_local, qk_time now)
+{
+    if (!c || !new_local) return QK_ERR_INVALID_ARG;
+    /* RFC 9000 §9: clients migrate, after the handshake is confirmed, unless
+     * the server sent disable_active_migration (§18.2). */
+    if (c->is_server || c->state != QK_CONN_ESTABLISHED || !c->handshake_confirmed)
+        return QK_ERR_STATE;
+    if (c->peer_tp.disable_active_migration) return QK_ERR_STATE;
+    if (c->alt_active) return QK_ERR_STATE; /* one migration at a time */
+    /* RFC 9000 §9.5: a new path needs a connection ID not used on another. */
+    size_t spare = spare_dcid(c);
+    if (spare == QK_CONN_MAX_REMOTE_CIDS) return QK_ERR_LIMIT;
+    qk_path_init(&c->alt, new_local, &c->peer, false);
+    c->alt.dcid_idx = spare;
+    c->alt_active = true;
+    new_challenge(c, &c->alt, now);
+    return 0;
+}

@@ -1,0 +1,713 @@
+/* Loss detection and recovery, RFC 9002 §6 and Appendix A. */
+#include "transport/recovery/recovery.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { SLOT_EMPTY = 0, SLOT_LIVE = 1, SLOT_ACKED = 2 /* acked by the ACK being processed */ };
+
+#define QK_RECOVERY_SET_RANGES 64
+
+/* ---- configuration and lifetime ---------------------------------------- */
+
+int qk_recovery_init(qk_recovery *r, const qk_recovery_config *cfg, qk_rtt *rtt, qk_cc *cc,
+                     const qk_recovery_sink *sink)
+{
+    if (!rtt) return QK_ERR_INVALID_ARG;
+    memset(r, 0, sizeof *r);
+    if (cfg) r->cfg = *cfg;
+    if (!r->cfg.packet_threshold) r->cfg.packet_threshold = QK_RECOVERY_PACKET_THRESHOLD;
+    if (!r->cfg.time_threshold_den) {
+        r->cfg.time_threshold_num = 9; /* RFC 9002 §6.1.2 kTimeThreshold */
+        r->cfg.time_threshold_den = 8;
+    }
+    if (r->cfg.time_threshold_num < r->cfg.time_threshold_den) return QK_ERR_INVALID_ARG;
+    r->time_threshold_num = r->cfg.time_threshold_num;
+    if (!r->cfg.max_ack_delay_ns) r->cfg.max_ack_delay_ns = QK_ACK_DEFAULT_MAX_DELAY_NS;
+    if (!r->cfg.max_tracked_packets) r->cfg.max_tracked_packets = (size_t)1 << 18;
+    if (!r->cfg.max_tracked_frames) r->cfg.max_tracked_frames = (size_t)1 << 20;
+    r->rtt = rtt;
+    r->cc = cc;
+    if (sink) r->sink = *sink;
+    for (int s = 0; s < QK_PN_SPACE_COUNT; s++) {
+        qk_rangeset_init(&r->sp[s].lost, QK_RECOVERY_SET_RANGES);
+        qk_rangeset_init(&r->sp[s].skipped, QK_RECOVERY_SET_RANGES);
+    }
+    /* RFC 9002 §A.6: a server never needs the client's address validated. */
+    r->peer_address_validated = r->cfg.is_server;
+    r->timer = QK_TIME_INFINITE;
+    return 0;
+}
+
+static void space_free(qk_recovery_space *sp)
+{
+    free(sp->pkts);
+    free(sp->frames);
+    sp->pkts = NULL;
+    sp->frames = NULL;
+    sp->pkt_cap = sp->frame_cap = 0;
+    qk_rangeset_free(&sp->lost);
+    qk_rangeset_free(&sp->skipped);
+}
+
+void qk_recovery_free(qk_recovery *r)
+{
+    for (int s = 0; s < QK_PN_SPACE_COUNT; s++) space_free(&r->sp[s]);
+}
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static inline qk_sent_packet *slot(const qk_recovery_space *sp, uint64_t pn)
+{
+    return &sp->pkts[pn & (sp->pkt_cap - 1)];
+}
+
+/* Add [a, b) to a bounded set, forgetting the lowest ranges when full. */
+static void set_add(qk_rangeset *s, uint64_t a, uint64_t b)
+{
+    while (qk_rangeset_add(s, a, b) == QK_ERR_LIMIT) {
+        if (s->n == 0) return;
+        if (a < s->r[0].end) return; /* older than all we keep */
+        qk_rangeset_remove_below(s, s->r[0].end);
+    }
+}
+
+/* True when [a, b] (inclusive) intersects s. */
+static bool set_intersects(const qk_rangeset *s, uint64_t a, uint64_t b)
+{
+    size_t i = qk_rangeset_lower_bound(s, a);
+    return i < s->n && s->r[i].start <= b;
+}
+
+static qk_time shift_time(qk_time d, uint32_t shift)
+{
+    if (shift >= 32 || d > (QK_TIME_INFINITE >> shift)) return QK_TIME_INFINITE / 4;
+    return d << shift;
+}
+
+static bool any_ae_in_flight(const qk_recovery *r)
+{
+    for (int s = 0; s < QK_PN_SPACE_COUNT; s++)
+        if (r->sp[s].ack_eliciting_in_flight) return true;
+    return false;
+}
+
+static void copy_frames(qk_recovery *r, const qk_recovery_space *sp, const qk_sent_packet *p)
+{
+    for (uint16_t i = 0; i < p->n_frames; i++)
+        r->scratch[i] = sp->frames[(p->frame_pos + i) & (sp->frame_cap - 1)];
+}
+
+/* ---- ring growth (amortised; never per packet) --------------------------- */
+
+static int grow_pkts(qk_recovery *r, qk_recovery_space *sp, uint64_t need)
+{
+    if (need <= sp->pkt_cap) return 0;
+    if (need > r->cfg.max_tracked_packets) return QK_ERR_LIMIT;
+    size_t cap = sp->pkt_cap ? sp->pkt_cap : 64;
+    while (cap < need) cap *= 2;
+    qk_sent_packet *n = calloc(cap, sizeof *n);
+    if (!n) return QK_ERR_NOMEM;
+    for (uint64_t pn = sp->base_pn; pn < sp->next_pn && sp->pkt_cap; pn++) {
+        qk_sent_packet *o = slot(sp, pn);
+        if (o->state != SLOT_EMPTY && o->pn == pn) n[pn & (cap - 1)] = *o;
+    }
+    free(sp->pkts);
+    sp->pkts = n;
+    sp->pkt_cap = cap;
+    return 0;
+}
+
+static int grow_frames(qk_recovery *r, qk_recovery_space *sp, uint64_t need)
+{
+    if (need <= sp->frame_cap) return 0;
+    if (need > r->cfg.max_tracked_frames) return QK_ERR_LIMIT;
+    size_t cap = sp->frame_cap ? sp->frame_cap : 256;
+    while (cap < need) cap *= 2;
+    qk_sent_frame *n = malloc(cap * sizeof *n);
+    if (!n) return QK_ERR_NOMEM;
+    for (uint64_t pos = sp->frame_tail; pos < sp->frame_head; pos++)
+        n[pos & (cap - 1)] = sp->frames[pos & (sp->frame_cap - 1)];
+    free(sp->frames);
+    sp->frames = n;
+    sp->frame_cap = cap;
+    return 0;
+}
+
+/* Move base past finished slots and release their frames. */
+static void advance_base(qk_recovery_space *sp)
+{
+    while (sp->base_pn < sp->next_pn) {
+        qk_sent_packet *p = slot(sp, sp->base_pn);
+        if (p->state != SLOT_EMPTY && p->pn == sp->base_pn) break;
+        sp->base_pn++;
+    }
+    if (sp->base_pn < sp->next_pn)
+        sp->frame_tail = slot(sp, sp->base_pn)->frame_pos;
+    else
+        sp->frame_tail = sp->frame_head;
+}
+
+/* ---- loss detection timer, RFC 9002 §A.8 -------------------------------- */
+
+static qk_time pto_base_ns(const qk_recovery *r)
+{
+    return shift_time(qk_rtt_pto_ns(r->rtt, 0), r->pto_count);
+}
+
+/* GetPtoTimeAndSpace(); returns QK_TIME_INFINITE when no space qualifies. */
+static qk_time pto_time_and_space(const qk_recovery *r, qk_time now, qk_pn_space *space)
+{
+    qk_time duration = pto_base_ns(r);
+    if (!any_ae_in_flight(r)) {
+        /* RFC 9002 §6.2.2.1: client anti-deadlock PTO from now. */
+        *space = r->have_handshake_keys ? QK_PN_SPACE_HANDSHAKE : QK_PN_SPACE_INITIAL;
+        return now + duration;
+    }
+    qk_time best = QK_TIME_INFINITE;
+    *space = QK_PN_SPACE_INITIAL;
+    for (int s = 0; s < QK_PN_SPACE_COUNT; s++) {
+        const qk_recovery_space *sp = &r->sp[s];
+        if (sp->discarded || !sp->ack_eliciting_in_flight) continue;
+        if (s == QK_PN_SPACE_APP) {
+            /* RFC 9002 §6.2.1: no Application PTO before confirmation. */
+            if (!r->handshake_confirmed) break;
+            duration += shift_time(r->cfg.max_ack_delay_ns, r->pto_count);
+        }
+        qk_time t = sp->time_of_last_ack_eliciting + duration;
+        if (t < best) {
+            best = t;
+            *space = (qk_pn_space)s;
+        }
+    }
+    return best;
+}
+
+static qk_time earliest_loss_time(const qk_recovery *r, qk_pn_space *space)
+{
+    qk_time best = 0;
+    for (int s = 0; s < QK_PN_SPACE_COUNT; s++) {
+        qk_time t = r->sp[s].loss_time;
+        if (t && (!best || t < best)) {
+            best = t;
+            *space = (qk_pn_space)s;
+        }
+    }
+    return best;
+}
+
+static void set_timer(qk_recovery *r, qk_time now)
+{
+    qk_pn_space s;
+    qk_time lt = earliest_loss_time(r, &s);
+    if (lt) { /* RFC 9002 §A.8: time-threshold loss first */
+        r->timer = lt;
+        return;
+    }
+    /* RFC 9002 §6.2.2.1: a server at the amplification limit arms nothing. */
+    if (r->amplification_blocked) {
+        r->timer = QK_TIME_INFINITE;
+        return;
+    }
+    if (!any_ae_in_flight(r) && r->peer_address_validated) {
+        r->timer = QK_TIME_INFINITE;
+        return;
+    }
+    r->timer = pto_time_and_space(r, now, &s);
+}
+
+qk_time qk_recovery_next_timeout(const qk_recovery *r)
+{
+    return r->timer;
+}
+
+qk_time qk_recovery_pto_ns(const qk_recovery *r, qk_pn_space space)
+{
+    qk_time d = pto_base_ns(r);
+    if (space == QK_PN_SPACE_APP) d += shift_time(r->cfg.max_ack_delay_ns, r->pto_count);
+    return d;
+}
+
+/* ---- sending ----------------------------------------------------------- */
+
+int qk_recovery_on_packet_sent(qk_recovery *r, qk_pn_space space, const qk_sent_packet *pkt,
+                               const qk_sent_frame *frames, size_t n, qk_time now)
+{
+    if ((unsigned)space >= QK_PN_SPACE_COUNT || !pkt) return QK_ERR_INVALID_ARG;
+    if (n > QK_RECOVERY_MAX_FRAMES_PER_PKT || (n && !frames)) return QK_ERR_INVALID_ARG;
+    qk_recovery_space *sp = &r->sp[space];
+    if (sp->discarded) return QK_ERR_STATE;
+    uint64_t pn = pkt->pn;
+    if (pn < sp->next_pn || pn >= ((uint64_t)1 << 62)) return QK_ERR_INVALID_ARG;
+    if (sp->base_pn == sp->next_pn) { /* nothing tracked: restart the window here */
+        sp->base_pn = pn;
+        sp->frame_tail = sp->frame_head;
+    }
+    int rc = grow_pkts(r, sp, pn - sp->base_pn + 1);
+    if (rc) return rc;
+    rc = grow_frames(r, sp, sp->frame_head + n - sp->frame_tail);
+    if (rc) return rc;
+    /* Skipped pns (RFC 9000 §21.4 optimistic-ACK defence) must never be acked. */
+    if (pn > sp->next_pn) set_add(&sp->skipped, sp->next_pn, pn);
+
+    qk_sent_packet *p = slot(sp, pn);
+    *p = *pkt;
+    p->time_sent = now;
+    p->state = SLOT_LIVE;
+    p->n_frames = (uint16_t)n;
+    p->frame_pos = sp->frame_head;
+    for (size_t i = 0; i < n; i++)
+        sp->frames[(sp->frame_head + i) & (sp->frame_cap - 1)] = frames[i];
+    sp->frame_head += n;
+    sp->next_pn = pn + 1;
+
+    r->stats.packets_sent++;
+    r->stats.bytes_sent += pkt->size_bytes;
+    /* RFC 9002 §A.5 OnPacketSent */
+    if (p->in_flight) {
+        if (p->ack_eliciting) {
+            sp->time_of_last_ack_eliciting = now;
+            sp->ack_eliciting_in_flight++;
+        }
+        sp->bytes_in_flight += p->size_bytes;
+        r->bytes_in_flight += p->size_bytes;
+        if (r->cc && r->cc->ops && r->cc->ops->on_packet_sent)
+            r->cc->ops->on_packet_sent(r->cc, p->size_bytes, now);
+        set_timer(r, now);
+    }
+    return 0;
+}
+
+uint64_t qk_recovery_recent_max_in_flight(qk_recovery *r, uint64_t inflight_now, qk_time now)
+{
+    qk_time period = r->rtt->smoothed_rtt_ns ? r->rtt->smoothed_rtt_ns : QK_NS_PER_MS;
+    if (now >= r->flight_period_start + period) {
+        /* A new period: keep the previous one so the window spans >= 1 RTT. */
+        bool adjacent = now < r->flight_period_start + 2 * period;
+        r->flight_max_prev = adjacent ? r->flight_max_cur : 0;
+        r->flight_max_cur = 0;
+        r->flight_period_start = now;
+    }
+    if (inflight_now > r->flight_max_cur) r->flight_max_cur = inflight_now;
+    return r->flight_max_cur > r->flight_max_prev ? r->flight_max_cur : r->flight_max_prev;
+}
+
+const qk_sent_packet *qk_recovery_find(const qk_recovery *r, qk_pn_space space, uint64_t pn)
+{
+    if ((unsigned)space >= QK_PN_SPACE_COUNT) return NULL;
+    const qk_recovery_space *sp = &r->sp[space];
+    if (!sp->pkt_cap || pn < sp->base_pn || pn >= sp->next_pn) return NULL;
+    const qk_sent_packet *p = slot(sp, pn);
+    return p->state == SLOT_LIVE && p->pn == pn ? p : NULL;
+}
+
+/* Take p out of flight accounting. */
+static void remove_from_flight(qk_recovery *r, qk_recovery_space *sp, const qk_sent_packet *p)
+{
+    if (!p->in_flight) return;
+    sp->bytes_in_flight -= p->size_bytes;
+    r->bytes_in_flight -= p->size_bytes;
+    if (p->ack_eliciting) sp->ack_eliciting_in_flight--;
+}
+
+/* ---- loss detection, RFC 9002 §6.1 / §A.10 -------------------------------- */
+
+typedef struct loss_pass {
+    qk_time last_loss_sent; /* newest in-flight, non-probe lost packet, 0 = none */
+    bool found;
+    qk_pn_space space;
+    uint64_t n_lost;     /* packets declared lost in this pass */
+    uint64_t first_lost; /* smallest of them */
+    /* persistent congestion run, RFC 9002 §7.6.2 */
+    bool in_run;
+    uint64_t run_ae;
+    qk_time run_start, run_end;
+    bool persistent;
+} loss_pass;
+
+static void declare_lost(qk_recovery *r, qk_pn_space space, qk_sent_packet *p, loss_pass *lp)
+{
+    qk_recovery_space *sp = &r->sp[space];
+    remove_from_flight(r, sp, p);
+    r->stats.packets_lost++;
+    r->stats.bytes_lost += p->size_bytes;
+    set_add(&sp->lost, p->pn, p->pn + 1);
+    lp->found = true;
+    /* RFC 9000 §13.4.2: every ECT packet sent while testing was lost: the
+     * path (or the peer) may be dropping them; stop marking. */
+    if (p->ecn && r->ecn_state == QK_ECN_STATE_TESTING &&
+        ++r->ecn_testing_lost >= QK_ECN_TESTING_PKTS)
+        r->ecn_state = QK_ECN_STATE_FAILED;
+    /* RFC 9000 §14.4: a lost PMTU probe is not a congestion signal. */
+    if (p->in_flight && !p->is_pmtu_probe && p->time_sent >= lp->last_loss_sent)
+        lp->last_loss_sent = p->time_sent ? p->time_sent : 1;
+    if (!lp->n_lost++) lp->first_lost = p->pn; /* every loss must prove spurious to undo */
+    lp->space = space;
+    p->state = SLOT_EMPTY;
+    if (r->sink.on_lost) {
+        copy_frames(r, sp, p);
+        r->sink.on_lost(r->sink.ctx, space, p, r->scratch, p->n_frames);
+    }
+}
+
+/* Track a run of losses with no acknowledgement in between. */
+static void pc_note(qk_recovery *r, loss_pass *lp, const qk_sent_packet *p)
+{
+    qk_time pc = QK_RECOVERY_PC_THRESHOLD * qk_rtt_pto_ns(r->rtt, r->cfg.max_ack_delay_ns);
+    /* RFC 9002 §7.6.2: both packets sent after an RTT sample existed. */
+    /* RFC 9000 §14.4: a lost PMTU probe is no congestion signal, persistent or not. */
+    if (!p->ack_eliciting || p->is_pmtu_probe || !qk_rtt_has_sample(r->rtt)) return;
+    if (p->time_sent <= r->rtt->first_sample_time) return;
+    if (!lp->in_run) {
+        lp->in_run = true;
+        lp->run_ae = 0;
+        lp->run_start = p->time_sent;
+    }
+    lp->run_ae++;
+    lp->run_end = p->time_sent;
+    if (lp->run_ae >= 2 && lp->run_end - lp->run_start > pc) lp->persistent = true;
+}
+
+static void detect_lost(qk_recovery *r, qk_pn_space space, qk_time now, loss_pass *lp)
+{
+    qk_recovery_space *sp = &r->sp[space];
+    sp->loss_time = 0;
+    if (!sp->has_largest_acked || !sp->pkt_cap) return;
+    qk_time delay = qk_rtt_loss_delay_ns(r->rtt, r->time_threshold_num, r->cfg.time_threshold_den);
+    uint64_t threshold = r->cfg.packet_threshold > r->reorder_threshold ? r->cfg.packet_threshold
+                                                                        : r->reorder_threshold;
+    uint64_t end = sp->largest_acked < sp->next_pn ? sp->largest_acked : sp->next_pn;
+    for (uint64_t pn = sp->base_pn; pn < end; pn++) {
+        qk_sent_packet *p = slot(sp, pn);
+        if (p->pn != pn || p->state == SLOT_EMPTY) {
+            /* An earlier acknowledgement between two losses breaks the run
+             * (RFC 9002 §7.6.2); earlier losses and skipped pns do not. */
+            if (!qk_rangeset_contains(&sp->lost, pn) && !qk_rangeset_contains(&sp->skipped, pn))
+                lp->in_run = false;
+            continue;
+        }
+        if (p->state == SLOT_ACKED) {
+            lp->in_run = false;
+            continue;
+        }
+        /* RFC 9002 §6.1.1 packet threshold, §6.1.2 time threshold. */
+        if (sp->largest_acked >= pn + threshold || now >= p->time_sent + delay) {
+            pc_note(r, lp, p);
+            declare_lost(r, space, p, lp);
+        } else {
+            qk_time t = p->time_sent + delay;
+            if (!sp->loss_time || t < sp->loss_time) sp->loss_time = t;
+        }
+    }
+}
+
+/* RFC 9002 §A.10 OnPacketsLost: one congestion event, maybe persistent. */
+static void on_losses(qk_recovery *r, const loss_pass *lp, qk_time now)
+{
+    qk_cc *cc = r->cc;
+    if (lp->last_loss_sent && cc && cc->ops && cc->ops->on_congestion_event) {
+        uint64_t events = cc->congestion_events;
+        cc->ops->on_congestion_event(cc, lp->last_loss_sent, false, now);
+        if (cc->congestion_events != events) { /* a new response: a new undo episode */
+            r->undo_armed = true;
+            r->undo_lost_pkts = lp->n_lost;
+            r->undo_first_pn = lp->first_lost;
+            r->undo_space = lp->space;
+        } else if (r->undo_armed && lp->space == r->undo_space) {
+            r->undo_lost_pkts += lp->n_lost; /* more losses of the same episode */
+        }
+    }
+    if (lp->persistent) {
+        r->undo_armed = false; /* RFC 9002 §7.6.2: never undone */
+        r->stats.persistent_congestion++;
+        if (cc && cc->ops && cc->ops->on_persistent_congestion)
+            cc->ops->on_persistent_congestion(cc, now);
+    }
+}
+
+/* ---- ACK processing, RFC 9002 §A.7 --------------------------------------- */
+
+static int validate_ack(const qk_recovery_space *sp, const qk_ack_received *ack)
+{
+    if (!ack->ranges || ack->n_ranges == 0) return QK_ERR_INVALID_ARG;
+    for (size_t i = 0; i < ack->n_ranges; i++) {
+        const qk_ack_range *a = &ack->ranges[i];
+        if (a->smallest > a->largest) return QK_ERR_FRAME_ENCODING;
+        if (i && a->largest >= ack->ranges[i - 1].smallest) return QK_ERR_FRAME_ENCODING;
+    }
+    /* RFC 9000 §13.1: acknowledging a pn never sent is PROTOCOL_VIOLATION. */
+    if (ack->ranges[0].largest >= sp->next_pn) return QK_ERR_PROTOCOL_VIOLATION;
+    for (size_t i = 0; i < ack->n_ranges; i++)
+        if (set_intersects(&sp->skipped, ack->ranges[i].smallest, ack->ranges[i].largest))
+            return QK_ERR_PROTOCOL_VIOLATION;
+    return 0;
+}
+
+typedef struct ack_pass {
+    uint64_t episode_first; /* in: undo episode's first pn in this space (UINT64_MAX = none) */
+    uint64_t spurious_episode;
+    uint64_t reorder_distance; /* largest (Largest Acknowledged - pn) of a spurious loss */
+    uint64_t newly;
+    uint64_t newly_ect0, newly_ect1;
+    uint64_t acked_bytes;
+    bool any_ae;
+    const qk_sent_packet *largest; /* the Largest Acknowledged, if newly acked */
+    uint64_t spurious;
+} ack_pass;
+
+/* Pass 1: mark newly acked slots; note spurious losses. */
+static void mark_acked(qk_recovery_space *sp, const qk_ack_received *ack, ack_pass *ap)
+{
+    for (size_t i = 0; i < ack->n_ranges; i++) {
+        uint64_t lo = ack->ranges[i].smallest, hi = ack->ranges[i].largest;
+        /* Acked after being declared lost: spurious (RFC 9002 §6.1 note). */
+        if (set_intersects(&sp->lost, lo, hi)) {
+            size_t j = qk_rangeset_lower_bound(&sp->lost, lo);
+            for (; j < sp->lost.n && sp->lost.r[j].start <= hi; j++) {
+                uint64_t a = sp->lost.r[j].start > lo ? sp->lost.r[j].start : lo;
+                uint64_t b = sp->lost.r[j].end - 1 < hi ? sp->lost.r[j].end - 1 : hi;
+                ap->spurious += b - a + 1;
+                if (b >= ap->episode_first) {
+                    uint64_t from = a > ap->episode_first ? a : ap->episode_first;
+                    ap->spurious_episode += b - from + 1;
+                }
+                /* The receiver saw ranges[0].largest before this late pn. */
+                uint64_t d = ack->ranges[0].largest - a;
+                if (d > ap->reorder_distance) ap->reorder_distance = d;
+            }
+            if (qk_rangeset_remove(&sp->lost, lo, hi + 1) < 0)
+                qk_rangeset_remove_below(&sp->lost, hi + 1);
+        }
+        if (!sp->pkt_cap || hi < sp->base_pn) continue;
+        if (lo < sp->base_pn) lo = sp->base_pn;
+        for (uint64_t pn = lo; pn <= hi; pn++) {
+            qk_sent_packet *p = slot(sp, pn);
+            if (p->state != SLOT_LIVE || p->pn != pn) continue;
+            p->state = SLOT_ACKED;
+            ap->newly++;
+            if (p->ack_eliciting) ap->any_ae = true;
+            if (p->in_flight) ap->acked_bytes += p->size_bytes;
+            if (p->ecn == QK_ECN_ECT0) ap->newly_ect0++;
+            if (p->ecn == QK_ECN_ECT1) ap->newly_ect1++;
+            if (pn == ack->ranges[0].largest) ap->largest = p;
+        }
+    }
+}
+
+/* Pass 2: hand newly acked packets to cc and the sink, free their slots. */
+static void finish_acked(qk_recovery *r, qk_pn_space space, const qk_ack_received *ack, qk_time now)
+{
+    qk_recovery_space *sp = &r->sp[space];
+    qk_cc *cc = r->cc;
+    for (size_t i = 0; i < ack->n_ranges; i++) {
+        uint64_t lo = ack->ranges[i].smallest, hi = ack->ranges[i].largest;
+        if (!sp->pkt_cap || hi < sp->base_pn) continue;
+        if (lo < sp->base_pn) lo = sp->base_pn;
+        for (uint64_t pn = lo; pn <= hi; pn++) {
+            qk_sent_packet *p = slot(sp, pn);
+            if (p->state != SLOT_ACKED || p->pn != pn) continue;
+            remove_from_flight(r, sp, p);
+            r->stats.packets_acked++;
+            p->state = SLOT_EMPTY;
+            if (p->in_flight && cc && cc->ops && cc->ops->on_packet_acked) {
+                qk_cc_ack a = {.now = now,
+                               .sent_time = p->time_sent,
+                               .bytes = p->size_bytes,
+                               .smoothed_rtt_ns = r->rtt->smoothed_rtt_ns,
+                               .min_rtt_ns = r->rtt->min_rtt_ns,
+                               .latest_rtt_ns = r->rtt->latest_rtt_ns,
+                               .bytes_in_flight = r->bytes_in_flight,
+                               .app_limited = p->app_limited};
+                cc->ops->on_packet_acked(cc, &a);
+            }
+            if (r->sink.on_acked) {
+                copy_frames(r, sp, p);
+                r->sink.on_acked(r->sink.ctx, space, p, r->scratch, p->n_frames);
+            }
+        }
+    }
+}
+
+/* RFC 9000 §13.4.2 validation and RFC 9002 §A.7 ProcessECN. */
+static void process_ecn(qk_recovery *r, qk_recovery_space *sp, const qk_ack_received *ack,
+                        const ack_pass *ap, bool largest_advanced, qk_time now)
+{
+    uint64_t newly_ect = ap->newly_ect0 + ap->newly_ect1;
+    if (largest_advanced && newly_ect && r->ecn_state != QK_ECN_STATE_FAILED) {
+        bool ok = ack->has_ecn && ack->ect0 >= sp->ecn_ect0 && ack->ect1 >= sp->ecn_ect1 &&
+                  ack->ce >= sp->ecn_ce;
+        if (ok) {
+            uint64_t d0 = ack->ect0 - sp->ecn_ect0, d1 = ack->ect1 - sp->ecn_ect1;
+            uint64_t dce = ack->ce - sp->ecn_ce;
+            /* RFC 9000 §13.4.2.1: increases cover the newly acked ECT packets. */
+            ok = d0 + dce >= ap->newly_ect0 && d1 + dce >= ap->newly_ect1;
+        }
+        r->ecn_state = ok ? QK_ECN_STATE_CAPABLE : QK_ECN_STATE_FAILED;
+    }
+    if (!ack->has_ecn) return;
+    uint64_t dce = ack->ce > sp->ecn_ce ? ack->ce - sp->ecn_ce : 0;
+    if (ack->ect0 > sp->ecn_ect0) sp->ecn_ect0 = ack->ect0;
+    if (ack->ect1 > sp->ecn_ect1) sp->ecn_ect1 = ack->ect1;
+    if (ack->ce > sp->ecn_ce) sp->ecn_ce = ack->ce;
+    if (!dce || r->ecn_state == QK_ECN_STATE_FAILED) return;
+    r->stats.ecn_ce_events++;
+    qk_cc *cc = r->cc;
+    qk_time sent = ap->largest ? ap->largest->time_sent : now;
+    if (cc && cc->ops && cc->ops->on_congestion_event)
+        cc->ops->on_congestion_event(cc, sent, true, now);
+    if (cc && cc->ops && cc->ops->on_ecn) cc->ops->on_ecn(cc, dce, ap->acked_bytes, now);
+}
+
+/* Late acknowledgements of packets declared lost. RFC 9002 §6.1 lets the
+ * thresholds adapt: the packet threshold becomes the observed reordering
+ * distance (capped), the time threshold grows by 1/8 (up to 2x RTT). When
+ * every loss behind the current congestion response proved spurious, the
+ * response is undone (RFC 9438 §4.9; cc may not support it). */
+static void on_spurious(qk_recovery *r, const ack_pass *ap, qk_time now)
+{
+    r->stats.spurious_losses += ap->spurious;
+    uint64_t want = ap->reorder_distance + 1;
+    if (want > QK_RECOVERY_MAX_PACKET_THRESHOLD) want = QK_RECOVERY_MAX_PACKET_THRESHOLD;
+    if (want > r->reorder_threshold) r->reorder_threshold = want;
+    uint32_t den = r->cfg.time_threshold_den;
+    if (r->time_threshold_num + den / 8 <= 2 * den) r->time_threshold_num += den / 8 ? den / 8 : 1;
+    if (!ap->spurious_episode || !r->undo_armed) return;
+    r->undo_lost_pkts -=
+        ap->spurious_episode < r->undo_lost_pkts ? ap->spurious_episode : r->undo_lost_pkts;
+    if (r->undo_lost_pkts) return;
+    r->undo_armed = false;
+    r->stats.undos++;
+    if (r->cc && r->cc->ops && r->cc->ops->on_spurious_loss)
+        r->cc->ops->on_spurious_loss(r->cc, now);
+}
+
+int qk_recovery_on_ack_received(qk_recovery *r, qk_pn_space space, const qk_ack_received *ack,
+                                qk_time now)
+{
+    if ((unsigned)space >= QK_PN_SPACE_COUNT || !ack) return QK_ERR_INVALID_ARG;
+    qk_recovery_space *sp = &r->sp[space];
+    if (sp->discarded) return QK_ERR_STATE;
+    int rc = validate_ack(sp, ack);
+    if (rc) return rc;
+
+    uint64_t largest = ack->ranges[0].largest;
+    bool advanced = !sp->has_largest_acked || largest > sp->largest_acked;
+    if (advanced) sp->largest_acked = largest;
+    sp->has_largest_acked = true;
+
+    ack_pass ap = {0};
+    ap.episode_first = r->undo_armed && r->undo_space == space ? r->undo_first_pn : UINT64_MAX;
+    mark_acked(sp, ack, &ap);
+    if (ap.spurious) on_spurious(r, &ap, now);
+    if (!ap.newly) return 0;
+
+    /* RFC 9002 §5.1: sample when the largest is newly acked and something
+     * ack-eliciting was newly acked. */
+    if (ap.largest && ap.any_ae && now >= ap.largest->time_sent) {
+        /* RFC 9002 §5.3: Initial ACKs are not delayed by the peer. */
+        qk_time delay = space == QK_PN_SPACE_INITIAL ? 0 : ack->ack_delay_ns;
+        qk_rtt_update(r->rtt, now - ap.largest->time_sent, delay, r->cfg.max_ack_delay_ns,
+                      r->handshake_confirmed, now);
+    }
+    process_ecn(r, sp, ack, &ap, advanced, now);
+
+    loss_pass lp = {0};
+    detect_lost(r, space, now, &lp);
+    if (lp.found) on_losses(r, &lp, now);
+    finish_acked(r, space, ack, now);
+    advance_base(sp);
+
+    /* RFC 9002 §A.7: reset the backoff unless the client is unsure the
+     * server validated its address. */
+    if (r->peer_address_validated) r->pto_count = 0;
+    set_timer(r, now);
+    return (int)(ap.newly > INT32_MAX ? INT32_MAX : ap.newly);
+}
+
+/* ---- timeout, RFC 9002 §A.9 ---------------------------------------------- */
+
+int qk_recovery_on_timeout(qk_recovery *r, qk_time now, qk_recovery_timeout *out)
+{
+    if (!out) return QK_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    if (r->timer == QK_TIME_INFINITE || now < r->timer) return 0;
+    qk_pn_space space = QK_PN_SPACE_INITIAL;
+    if (earliest_loss_time(r, &space)) {
+        loss_pass lp = {0};
+        detect_lost(r, space, now, &lp);
+        if (lp.found) on_losses(r, &lp, now);
+        advance_base(&r->sp[space]);
+        out->kind = QK_RECOVERY_TIMEOUT_LOSS;
+        out->space = space;
+        set_timer(r, now);
+        return 0;
+    }
+    out->kind = QK_RECOVERY_TIMEOUT_PROBE;
+    if (!any_ae_in_flight(r)) {
+        /* RFC 9002 §6.2.2.1: client anti-deadlock probe. */
+        out->space = r->have_handshake_keys ? QK_PN_SPACE_HANDSHAKE : QK_PN_SPACE_INITIAL;
+        out->probe_pkts = 1;
+    } else {
+        pto_time_and_space(r, now, &out->space);
+        out->probe_pkts = 2; /* RFC 9002 §6.2.4: up to two */
+    }
+    r->pto_count++; /* RFC 9002 §6.2.1: exponential backoff */
+    r->stats.pto_count_total++;
+    set_timer(r, now);
+    return 0;
+}
+
+/* ---- discard and inputs -------------------------------------------------- */
+
+int qk_recovery_discard_space(qk_recovery *r, qk_pn_space space, qk_time now)
+{
+    if ((unsigned)space >= QK_PN_SPACE_COUNT) return QK_ERR_INVALID_ARG;
+    qk_recovery_space *sp = &r->sp[space];
+    if (sp->discarded) return 0;
+    /* RFC 9002 §6.4: remove in-flight bytes, not counted as lost. */
+    r->bytes_in_flight -= sp->bytes_in_flight;
+    space_free(sp);
+    memset(sp, 0, sizeof *sp);
+    qk_rangeset_init(&sp->lost, QK_RECOVERY_SET_RANGES);
+    qk_rangeset_init(&sp->skipped, QK_RECOVERY_SET_RANGES);
+    sp->discarded = true;
+    r->pto_count = 0; /* RFC 9002 §A.11 */
+    set_timer(r, now);
+    return 0;
+}
+
+void qk_recovery_set_handshake_confirmed(qk_recovery *r, qk_time now)
+{
+    r->handshake_confirmed = true;
+    r->peer_address_validated = true; /* RFC 9002 §A.6: implied */
+    set_timer(r, now);
+}
+
+void qk_recovery_set_peer_address_validated(qk_recovery *r, qk_time now)
+{
+    r->peer_address_validated = true;
+    set_timer(r, now);
+}
+
+void qk_recovery_set_amplification_blocked(qk_recovery *r, bool blocked, qk_time now)
+{
+    r->amplification_blocked = blocked;
+    set_timer(r, now);
+}
+
+void qk_recovery_set_have_handshake_keys(qk_recovery *r, bool have, qk_time now)
+{
+    r->have_handshake_keys = have;
+    set_timer(r, now);
+}
+
+void qk_recovery_set_max_ack_delay(qk_recovery *r, qk_time max_ack_delay_ns, qk_time now)
+{
+    r->cfg.max_ack_delay_ns = max_ack_delay_ns;
+    set_timer(r, now);
+}
+
+void qk_recovery_set_packet_threshold(qk_recovery *r, uint64_t pkts)
+{
+    r->cfg.packet_threshold = pkts ? pkts : QK_RECOVERY_PACKET_THRESHOLD;
+}
