@@ -1,8 +1,10 @@
 # Writes the linker version script for libquack.so: every function or variable
 # declared in the public headers (include/quack/*.h) is global, everything
 # else local. Usage: cmake -DOUT=libquack.map -P exports.cmake HEADER...
-# A declaration is `qk_name(` outside comments (function-pointer typedefs such
-# as `(*qk_trace_fn)(` do not match) or `extern ... qk_name;`.
+# A declaration is `qk_name(` outside comments and preprocessor lines (not
+# `(*qk_fn)(`, a function-pointer type, nor `qk_type (*member)(`, a member),
+# or `extern ... qk_name;`. tests/cli/install.sh checks that every name found
+# is defined by the library.
 set(names "")
 math(EXPR last "${CMAKE_ARGC} - 1")
 foreach(i RANGE 1 ${last})
@@ -16,7 +18,7 @@ foreach(i RANGE 1 ${last})
   string(REGEX REPLACE "//[^\n]*" " " text "${text}")
   # Drop preprocessor lines (macros may mention qk_ functions they wrap).
   string(REGEX REPLACE "\n[ \t]*#[^\n]*" "\n" text "${text}")
-  string(REGEX MATCHALL "[^*a-zA-Z0-9_]qk_[a-z0-9_]+[ \t\n]*\\(" funcs "${text}")
+  string(REGEX MATCHALL "[^a-zA-Z0-9_]qk_[a-z0-9_]+[ \t\n]*\\([^*]" funcs "${text}")
   foreach(f ${funcs})
     string(REGEX REPLACE "^.(qk_[a-z0-9_]+).*" "\\1" f "${f}")
     list(APPEND names "${f}")
