@@ -14,13 +14,14 @@ stop_echo_server() {
     epid=
 }
 
-# build_examples OUTDIR LIBDIR: make -C examples, then check that the binaries
-# need libquack.so.0 and resolve it in LIBDIR.
+# build_examples OUTDIR LIBDIR [EXAMPLES_DIR]: make -C EXAMPLES_DIR (default
+# the tree's examples/), then check that the binaries need libquack.so.0 and
+# resolve it in LIBDIR.
 build_examples() {
-    local out=$1 libdir=$2
+    local out=$1 libdir=$2 dir=${3:-$src/examples}
     mkdir -p "$out"
-    make -s -C "$src/examples" O="$out" CFLAGS="-O2 -g -Werror" >"$out/make.log" 2>&1
-    check "examples build against the installed quack.pc (-Werror)" "[ $? -eq 0 ]" ||
+    make -s -C "$dir" O="$out" CFLAGS="-O2 -g -Werror" >"$out/make.log" 2>&1
+    check "examples (${dir#"$tmp"/}) build against the installed quack.pc (-Werror)" "[ $? -eq 0 ]" ||
         sed 's/^/    /' "$out/make.log"
     check "examples link libquack.so.0" \
         "readelf -d $out/echo_client | grep -q 'NEEDED.*\[libquack.so.0\]'"
