@@ -8,11 +8,12 @@
 # usage: scripts/build-matrix.sh [--compilers "gcc clang"]
 #          [--types "Debug Release RelWithDebInfo MinSizeRel"]
 #          [--targets "quack quack_cli"] [--dir build/matrix] [--werror]
-#          [--incremental] [--jobs N]
+#          [--incremental] [--jobs N] [--markdown FILE]
 #   --targets      build only these targets (default: everything, tests included)
 #   --werror       configure with -DQK_WERROR=ON (warnings fail the build)
 #   --incremental  keep DIR/<cc>-<type> between runs (default: start from an
 #                  empty build directory, as a fresh clone would)
+#   --markdown F   also write the table, with compiler versions, to F
 set -uo pipefail
 
 compilers="gcc clang"
@@ -22,6 +23,7 @@ dir=build/matrix
 werror=OFF
 fresh=1
 jobs=$(nproc)
+markdown=
 while [ $# -gt 0 ]; do
   case $1 in
     --compilers) compilers=$2; shift ;;
@@ -31,6 +33,7 @@ while [ $# -gt 0 ]; do
     --werror) werror=ON ;;
     --incremental) fresh=0 ;;
     --jobs) jobs=$2; shift ;;
+    --markdown) markdown=$2; shift ;;
     -h | --help) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "build-matrix.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -71,7 +74,21 @@ for cc in $compilers; do
   done
 done
 
-echo "| CC    | build type     | result | warnings | seconds |"
-echo "|-------|----------------|--------|----------|---------|"
-printf '%s\n' "${rows[@]}"
+table() {
+  echo "| CC    | build type     | result | warnings | seconds |"
+  echo "|-------|----------------|--------|----------|---------|"
+  printf '%s\n' "${rows[@]}"
+}
+table
+if [ -n "$markdown" ]; then
+  {
+    echo "<!-- Written by scripts/build-matrix.sh --markdown; do not edit. -->"
+    echo "Build matrix of $(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo 'this tree')," \
+      "$(date -u +%Y-%m-%d), $(nproc) cores, targets: ${targets:-all}," \
+      "QK_WERROR=$werror, $([ "$fresh" = 1 ] && echo 'empty build directories' || echo 'incremental')."
+    for cc in $compilers; do echo "$cc: \`$($cc --version | head -1)\`"; done | sed 's/$/  /'
+    echo
+    table
+  } >"$markdown"
+fi
 exit $status
