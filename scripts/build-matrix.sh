@@ -49,6 +49,7 @@ build_args=(-j "$jobs")
 mkdir -p "$dir"
 rows=()
 status=0
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for cc in $compilers; do
   for type in $types; do
     b="$dir/$cc-$type"
@@ -85,7 +86,9 @@ if [ -n "$markdown" ]; then
     echo "<!-- Written by scripts/build-matrix.sh --markdown; do not edit. -->"
     echo "Build matrix of $(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo 'this tree')," \
       "$(date -u +%Y-%m-%d), $(nproc) cores, targets: ${targets:-all}," \
-      "QK_WERROR=$werror, $([ "$fresh" = 1 ] && echo 'empty build directories' || echo 'incremental')."
+      "QK_WERROR=$werror, $([ "$fresh" = 1 ] && echo 'empty build directories' || echo 'incremental');" \
+      "load average $load_before before, $(cut -d' ' -f1-3 /proc/loadavg) after (the seconds" \
+      "depend on what else runs)."
     for cc in $compilers; do echo "$cc: \`$($cc --version | head -1)\`"; done | sed 's/$/  /'
     echo
     table
