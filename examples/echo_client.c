@@ -42,8 +42,8 @@ static void send_more(client *cl)
             cl->len = (size_t)n;
             cl->in_eof = n == 0;
         }
-        long w = qk_stream_write(cl->conn, cl->sid, cl->buf + cl->off, cl->len - cl->off,
-                                 cl->in_eof);
+        long w =
+            qk_stream_write(cl->conn, cl->sid, cl->buf + cl->off, cl->len - cl->off, cl->in_eof);
         if (w < 0) return;
         cl->off += (size_t)w;
         cl->sent_bytes += (uint64_t)w;
@@ -104,8 +104,7 @@ static void client_step(void *app, qk_endpoint *ep, qk_time now)
             cl->conn = NULL;
             qk_io_loop_break(cl->loop);
             break;
-        default:
-            break;
+        default: break;
         }
     }
 }

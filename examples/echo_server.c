@@ -106,8 +106,7 @@ static void server_step(void *app, qk_endpoint *ep, qk_time now)
                 free(ec);
             }
             break;
-        default:
-            break;
+        default: break;
         }
     }
 }
