@@ -1,8 +1,12 @@
 # quack — the two commands are `make run` and `make test`; see README.md.
-.PHONY: all deps debug release test run bench fuzz format clean
+.PHONY: all deps debug release test run bench fuzz format clean install deb matrix build-check
 
 BUILD_DEBUG   ?= build/debug
 BUILD_RELEASE ?= build/release
+BUILD_MATRIX  ?= build/matrix
+PREFIX        ?= /usr/local
+# What build-check compiles per compiler (empty = every target, tests too).
+CHECK_TARGETS ?= quack quack_shared quack_cli quack_man
 FUZZ_SECONDS  ?= 30
 JOBS          ?= $(shell nproc)
 
@@ -14,13 +18,13 @@ deps:
 # Debug build with ASan+UBSan and libFuzzer targets (clang).
 debug: deps
 	@cmake -S . -B $(BUILD_DEBUG) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-	  -DCMAKE_C_COMPILER=clang -DQK_SANITIZE=ON -DQK_FUZZ=ON \
+	  -DCMAKE_C_COMPILER=clang -DQK_SANITIZE=ON -DQK_FUZZ=ON -DQK_WERROR=ON \
 	  -DQK_FUZZ_SECONDS=$(FUZZ_SECONDS) >/dev/null
 	@cmake --build $(BUILD_DEBUG) -j $(JOBS)
 
 # Release build (-O2 -g) for the demo and benchmarks.
 release: deps
-	@cmake -S . -B $(BUILD_RELEASE) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	@cmake -S . -B $(BUILD_RELEASE) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQK_WERROR=ON \
 	  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g -DNDEBUG" >/dev/null
 	@cmake --build $(BUILD_RELEASE) -j $(JOBS)
 
@@ -28,9 +32,34 @@ release: deps
 # also compile warning-free: it is what `make run` and the benchmarks use);
 # tests labelled "slow" (tests/sim/test_slow_*.c: minutes of simulated time)
 # run from the Release build instead, where they take ~10x less time.
-test: debug release
-	cd $(BUILD_DEBUG) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS) -LE slow
+# build-check first: CMake's Release (-O3) with gcc and with clang, warnings
+# as errors, so a warning only one compiler or -O3 sees cannot land; its gcc
+# tree is the one tests/cli/install.sh installs from.
+test: debug release build-check
+	cd $(BUILD_DEBUG) && QK_INSTALL_BUILD=$(CURDIR)/$(BUILD_MATRIX)/gcc-Release \
+	  ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS) -LE slow
 	cd $(BUILD_RELEASE) && ctest --output-on-failure -j $(JOBS) -L slow
+
+# Release builds with gcc and clang (library, CLI, man page), -Werror, kept
+# in $(BUILD_MATRIX)/<cc>-Release between runs.
+build-check: deps
+	@./scripts/build-matrix.sh --werror --incremental --compilers "gcc clang" \
+	  --types Release --dir $(BUILD_MATRIX) $(if $(CHECK_TARGETS),--targets "$(CHECK_TARGETS)")
+
+# The whole matrix from empty build directories: {gcc, clang} x {Debug,
+# Release, RelWithDebInfo, MinSizeRel}, every target; prints a table.
+matrix: deps
+	@./scripts/build-matrix.sh --dir $(BUILD_MATRIX)/full
+
+# make install PREFIX=DIR (DESTDIR=... works too): library (.so.0 + .a),
+# headers, quack.pc, the quack CLI and its man page, from the release build.
+install: release
+	DESTDIR=$(DESTDIR) cmake --install $(BUILD_RELEASE) --prefix $(PREFIX)
+
+# libquack0, libquack-dev and quack .debs in build/deb (dpkg-buildpackage on
+# a copy of the tree; lintian must report no error).
+deb: deps
+	@./scripts/build-deb.sh build/deb
 
 # The main demo.
 run: release

@@ -14,6 +14,8 @@ PKGS=(
   libcmocka-dev python3 jq
   # tools, peers, plots
   gnuplot-nox ngtcp2-client ngtcp2-server tshark time openssl procps ca-certificates
+  # install + packaging: man page, make deb, lintian, ldd/readelf checks
+  help2man debhelper dpkg-dev fakeroot lintian man-db binutils
 )
 
 missing=()

@@ -357,10 +357,12 @@ bool qk_ack_iter_next(qk_ack_iter *it, uint64_t *smallest, uint64_t *largest)
     return true;
 }
 
-/* Bytes of the (gap, length) pair for ranges[i] below ranges[i+1]; 0 if invalid. */
+/* Bytes of the (gap, length) pair for ranges[i] below ranges[i+1]; 0 if invalid
+ * (then *gap and *len are 0: both are written on every path). */
 static size_t ack_pair(const qk_range *ranges, size_t i, uint64_t *gap, uint64_t *len)
 {
     const qk_range *lo = &ranges[i], *hi = &ranges[i + 1];
+    *gap = *len = 0;
     if (lo->start >= lo->end || lo->end >= hi->start) return 0;
     *gap = hi->start - lo->end - 1; /* previous smallest - this largest - 2 */
     *len = lo->end - 1 - lo->start;
@@ -401,7 +403,7 @@ int qk_frame_encode_ack(uint8_t *out, size_t cap, const qk_range *ranges, size_t
     put_v(&e, first);
     for (size_t j = 0; j < k; j++) {
         uint64_t gap, len;
-        ack_pair(ranges, n - 2 - j, &gap, &len);
+        (void)ack_pair(ranges, n - 2 - j, &gap, &len); /* validated by the sizing loop */
         put_v(&e, gap);
         put_v(&e, len);
     }

@@ -377,6 +377,35 @@ static void test_vn_listing_our_version_ignored(void **state)
     qk_pair_free(&p);
 }
 
+/* A VN listing many versions: the close reason is cut in the version list,
+ * never in "(we offered ...)" (it once overflowed the 128-byte reason). */
+static void test_vn_long_list_reason_whole(void **state)
+{
+    (void)state;
+    qk_pair p;
+    assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
+    assert_int_equal(qk_pair_start(&p), 0);
+    qk_conn *c = p.cconn;
+    static uint8_t vn[256];
+    uint32_t list[20];
+    for (size_t i = 0; i < 20; i++) list[i] = 0x1a2a3a00u + (uint32_t)i;
+    int n = qk_pkt_encode_vn(vn, sizeof vn, 0x40, c->lcid[0].cid.b, c->lcid[0].cid.len, c->odcid.b,
+                             c->odcid.len, list, 20);
+    assert_true(n > 0);
+    qk_datagram d = {.data = vn, .len = (size_t)n, .peer = p.saddr, .local = p.caddr};
+    qk_endpoint_recv(p.client, &d, p.now);
+    qk_pair_step(&p);
+    const qk_event *ev = qk_pair_client_closed(&p);
+    assert_non_null(ev);
+    assert_int_equal(ev->reason_err, QK_ERR_VERSION);
+    assert_non_null(strstr(ev->reason, "version negotiation: server supports 0x1a2a3a00, "));
+    const char *tail = "(we offered 0x00000001)";
+    size_t len = strlen(ev->reason);
+    assert_true(len < sizeof ev->reason && len > strlen(tail));
+    assert_string_equal(ev->reason + len - strlen(tail), tail);
+    qk_pair_free(&p);
+}
+
 static void test_quic_v2_handshake(void **state)
 {
     (void)state;
@@ -739,6 +768,7 @@ int main(void)
         cmocka_unit_test(test_vn_for_unknown_version),
         cmocka_unit_test(test_client_fails_on_vn),
         cmocka_unit_test(test_vn_listing_our_version_ignored),
+        cmocka_unit_test(test_vn_long_list_reason_whole),
         cmocka_unit_test(test_quic_v2_handshake),
         cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_cids_issued_and_replaced),

@@ -71,7 +71,10 @@ void qk_conn_on_vn(qk_conn *c, const qk_pkt_hdr *h, qk_time now)
         vn_restart(c, want, now);
         return;
     }
-    char list[96];
+    /* The list gets what the fixed text leaves of close_reason, so the whole
+     * reason (with the version we offered) always fits. */
+    char list[sizeof c->close_reason -
+              (sizeof "version negotiation: server supports  (we offered 0x00000000)" - 1)];
     size_t off = 0;
     list[0] = 0;
     for (size_t i = 0; i < h->n_versions && off + 14 < sizeof list; i++)
