@@ -69,7 +69,9 @@ bool qk_flow_rx_should_update(const qk_flow_rx *rx)
 {
     /* RFC 9000 §4.2: send updates early enough to avoid blocking the peer;
      * here when less than half a window of credit remains. */
-    return 2 * (rx->max_data_bytes - rx->consumed_bytes) < rx->window_bytes;
+    uint64_t credit = rx->max_data_bytes - rx->consumed_bytes;
+    if (rx->early_updates) return 4 * credit < 3 * rx->window_bytes;
+    return 2 * credit < rx->window_bytes;
 }
 
 /* Budget needed beyond the initial window to cover window_bytes and the
@@ -181,7 +183,7 @@ static bool credit_went_fast(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
      * keeps an early or repeated update (a frame that did not fit, a lost
      * MAX_STREAM_DATA) from counting as fast. */
     used = rx->consumed_bytes - rx->last_update_consumed_bytes;
-    return 2 * used >= w && now - rx->last_update_ns < 2 * srtt_ns;
+    return (rx->early_updates ? 4 : 2) * used >= w && now - rx->last_update_ns < 2 * srtt_ns;
 }
 
 static void autotune(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)

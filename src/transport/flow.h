@@ -85,6 +85,8 @@ typedef struct qk_flow_rx {
     qk_time min_rtt_ns;         /**< path's minimum RTT for sizing (caller sets; 0 = srtt only) */
     double prev_rate_rtt_bytes; /**< delivery measured at the previous checkpoint */
     bool climb_doubling;        /**< double while delivery climbs >= QK_FLOW_CLIMB x a checkpoint */
+    bool early_updates; /**< update when a quarter window is used (credit < 3/4 window), not half:
+                             smaller bursts from a sender with no pacing (yamux over TCP) */
     const struct qk_flow_rx *parent; /**< connection of a stream: size by its delivery too */
     /* Delivery-rate checkpoints, at least half a sizing RTT apart: the rate
      * is measured over the last 0.5-1.5 RTT, not over one update interval
