@@ -14,6 +14,8 @@ PKGS=(
   libcmocka-dev python3 jq
   # tools, peers, plots
   gnuplot-nox ngtcp2-client ngtcp2-server tshark time openssl procps ca-certificates
+  # yamux interop peer (tests/interop/yamux), built offline
+  golang-go golang-github-hashicorp-yamux-dev
 )
 
 missing=()

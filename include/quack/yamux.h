@@ -184,6 +184,9 @@ int qk_yamux_ping(qk_yamux *s, qk_time now);
 /** True once the session is dead (protocol error, ping timeout). */
 bool qk_yamux_is_closed(const qk_yamux *s);
 
+/** Why the session failed (a static string; "" when it did not). */
+const char *qk_yamux_error_reason(const qk_yamux *s);
+
 /** Copy the counters. */
 void qk_yamux_stats_get(const qk_yamux *s, qk_yamux_stats *out);
 

@@ -173,8 +173,9 @@ static bool ctrl_or_fail(qk_yamux *s, uint8_t type, uint16_t flags, uint32_t sid
     return false;
 }
 
-static int protocol_error(qk_yamux *s)
+static int protocol_error_at(qk_yamux *s, const char *why)
 {
+    if (!s->dead) s->why = why;
     qk_yamux_fail(s, QK_YAMUX_GOAWAY_PROTOCOL);
     return QK_ERR_PROTOCOL_VIOLATION;
 }
@@ -189,16 +190,19 @@ static bool peer_parity(const qk_yamux *s, uint32_t id)
 static int on_syn(qk_yamux *s, uint32_t id, ystream **st)
 {
     *st = NULL;
-    /* spec.md "Stream Identifiers": the peer opens ids of its parity, and
-     * never reuses one (ids only grow). */
-    if (!peer_parity(s, id) || id <= s->max_peer_id) return protocol_error(s);
-    s->max_peer_id = id;
+    /* spec.md "Stream Identifiers": the peer opens ids of its parity; one
+     * alive is a duplicate. Ids may arrive out of order (hashicorp opens
+     * streams from concurrent goroutines), so older ids are not refused. */
+    if (!peer_parity(s, id)) return protocol_error_at(s, "SYN for a stream id of our parity");
+    if (find(s, id)) return protocol_error_at(s, "SYN for a stream already open");
+    if (id > s->max_peer_id) s->max_peer_id = id;
     if (!s->goaway_sent && s->bl_len < s->cfg.accept_backlog) *st = stream_new(s, id);
     if (!*st) {
         s->st.syns_refused++;
         /* Refused streams cost nothing but the RST; a peer that keeps
          * opening past the limits without us accepting any is flooding. */
-        if (++s->refused_since_accept > s->cfg.max_streams) return protocol_error(s);
+        if (++s->refused_since_accept > s->cfg.max_streams)
+            return protocol_error_at(s, "SYN flood: too many streams refused");
         return ctrl_or_fail(s, YT_WINDOW_UPDATE, YF_RST, id, 0) ? 0 : QK_ERR_LIMIT;
     }
     (*st)->in_backlog = true;
@@ -210,13 +214,14 @@ static int on_syn(qk_yamux *s, uint32_t id, ystream **st)
 /* The stream a Data / WindowUpdate frame is for (NULL: closed or refused). */
 static int frame_stream(qk_yamux *s, uint32_t id, uint16_t flags, ystream **st)
 {
-    if (id == 0) return protocol_error(s); /* id 0 is the session's */
+    if (id == 0) return protocol_error_at(s, "stream frame on id 0"); /* the session's id */
     if (flags & YF_SYN) return on_syn(s, id, st);
     *st = find(s, id);
     if (*st) return 0;
     /* Frames for a stream we closed are dropped; for one never opened
      * they are a protocol error. */
-    if (peer_parity(s, id) ? id > s->max_peer_id : id >= s->next_id) return protocol_error(s);
+    if (peer_parity(s, id) ? id > s->max_peer_id : id >= s->next_id)
+        return protocol_error_at(s, "frame for a stream never opened");
     return 0;
 }
 
@@ -230,7 +235,8 @@ static int on_window_update(qk_yamux *s, ystream *st, uint16_t flags, uint32_t d
     }
     qk_flow_tx_on_max(&st->tx, st->tx.max_data_bytes + delta);
     /* hashicorp keeps the send window in 32 bits: more is a broken peer. */
-    if (qk_flow_tx_available(&st->tx) > UINT32_MAX) return protocol_error(s);
+    if (qk_flow_tx_available(&st->tx) > UINT32_MAX)
+        return protocol_error_at(s, "send window beyond 2^32-1");
     if (flags & YF_FIN) {
         st->fin_received = true;
         qk_yamux_ev(s, st, YE_READABLE);
@@ -251,8 +257,9 @@ static int on_data_header(qk_yamux *s, ystream *st, uint16_t flags, uint32_t len
     }
     /* spec.md "Flow Control": the sender may not exceed the window; after
      * FIN no data may follow. */
-    if (len && st->fin_received) return protocol_error(s);
-    if (qk_flow_rx_on_data(&st->rx, st->rx.received_bytes + len, NULL)) return protocol_error(s);
+    if (len && st->fin_received) return protocol_error_at(s, "data after FIN");
+    if (qk_flow_rx_on_data(&st->rx, st->rx.received_bytes + len, NULL))
+        return protocol_error_at(s, "data beyond the receive window");
     s->payload_sid = st->id;
     return 0;
 }
@@ -282,7 +289,7 @@ static void on_pong(qk_yamux *s, uint32_t opaque, qk_time now)
 static int on_session_frame(qk_yamux *s, uint8_t type, uint16_t flags, uint32_t id, uint32_t len,
                             qk_time now)
 {
-    if (id != 0) return protocol_error(s); /* spec.md: Ping and GoAway use id 0 */
+    if (id != 0) return protocol_error_at(s, "Ping/GoAway on a stream id"); /* spec.md: id 0 */
     if (type == YT_GO_AWAY) {
         if (!s->goaway_received) s->goaway_event_pending = true;
         s->goaway_received = true;
@@ -295,7 +302,7 @@ static int on_session_frame(qk_yamux *s, uint8_t type, uint16_t flags, uint32_t 
         on_pong(s, len, now);
         return 0;
     }
-    return protocol_error(s);
+    return protocol_error_at(s, "Ping without SYN or ACK");
 }
 
 static int on_header(qk_yamux *s, qk_time now)
@@ -304,7 +311,7 @@ static int on_header(qk_yamux *s, qk_time now)
     uint16_t flags;
     uint32_t id, len;
     if (qk_yamux_header_decode(s->hdr, sizeof s->hdr, &type, &flags, &id, &len))
-        return protocol_error(s);
+        return protocol_error_at(s, "bad version or frame type");
     if (type == YT_PING || type == YT_GO_AWAY)
         return on_session_frame(s, type, flags, id, len, now);
     ystream *st;
@@ -495,6 +502,11 @@ int qk_yamux_go_away(qk_yamux *s, uint32_t code)
     s->goaway_sent = true;
     ctrl_or_fail(s, YT_GO_AWAY, 0, 0, code); /* spec.md "GoAway" */
     return 0;
+}
+
+const char *qk_yamux_error_reason(const qk_yamux *s)
+{
+    return s && s->why ? s->why : "";
 }
 
 bool qk_yamux_is_closed(const qk_yamux *s)

@@ -50,6 +50,7 @@ struct qk_yamux {
     bool goaway_sent; /* GoAway queued: no new peer streams */
     bool goaway_received;
     int64_t close_code;
+    const char *why; /* protocol error reason (static) */
     bool closed_event_pending, goaway_event_pending, incoming_pending;
     int64_t goaway_code;
     uint32_t next_id;     /* our next stream id */
