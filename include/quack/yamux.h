@@ -93,6 +93,7 @@ typedef struct qk_yamux_stream_info {
     uint64_t send_window_bytes;   /**< the peer's credit left to us */
     uint64_t send_buffered_bytes; /**< staged, not yet framed */
     uint64_t window_grows, window_shrinks;
+    uint64_t delivery_rtt_bytes; /**< last delivery measured by the tuner, bytes per sizing RTT */
 } qk_yamux_stream_info;
 
 /** Fill cfg with the defaults. */

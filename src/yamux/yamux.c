@@ -536,5 +536,6 @@ int qk_yamux_stream_info_get(const qk_yamux *s, uint32_t sid, qk_yamux_stream_in
     out->send_buffered_bytes = st->sbuf.len;
     out->window_grows = st->rx.grows;
     out->window_shrinks = st->rx.decays;
+    out->delivery_rtt_bytes = (uint64_t)st->rx.last_rate_rtt_bytes;
     return 0;
 }

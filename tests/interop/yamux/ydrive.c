@@ -107,6 +107,13 @@ static conn *conn_new(int fd, bool server, bool fixed)
     return c;
 }
 
+static void conn_del(conn *c)
+{
+    qk_yamux_del(c->y);
+    close(c->fd);
+    free(c);
+}
+
 /* One round of I/O: write what the session has, read what arrived, run
  * timers. Waits at most wait_ms. */
 static void pump(conn *c, int wait_ms)
@@ -310,6 +317,7 @@ static int run_client(const char *addr, int streams, size_t size)
     printf("ok streams=%d bytes=%zu sha256-equal ping=%.3fms\n", streams, total,
            (double)st.latest_rtt_ns / 1e6);
     free(ss);
+    conn_del(c);
     return 0;
 }
 
@@ -319,6 +327,9 @@ static int run_send(const char *addr, double seconds)
     conn *c = conn_new(tcp_connect(addr), false, false);
     static uint8_t buf[65536];
     uint32_t sid;
+    /* A session that has been up a moment: its PINGs measured the idle
+     * path before the transfer starts (as a long-lived session has). */
+    for (qk_time warm = now_ns() + 300 * QK_NS_PER_MS; now_ns() < warm;) pump(c, 10);
     if (qk_yamux_open(c->y, &sid)) die("open");
     qk_time end = now_ns() + (qk_time)(seconds * 1e9);
     uint64_t sent = 0;
@@ -333,6 +344,7 @@ static int run_send(const char *addr, double seconds)
     qk_yamux_write(c->y, sid, NULL, 0, true);
     flush(c);
     printf("ok sent=%llu\n", (unsigned long long)sent);
+    conn_del(c);
     return 0;
 }
 
@@ -342,7 +354,7 @@ static int run_sink(const char *addr, const char *csv, bool fixed, bool plain)
     if (fd < 0) die("accept");
     FILE *f = fopen(csv, "w");
     if (!f) die("csv");
-    fprintf(f, "t_s,mbps,window_bytes,credit_bytes,srtt_ms\n");
+    fprintf(f, "t_s,mbps,window_bytes,credit_bytes,srtt_ms,min_rtt_ms,delivery_rtt_bytes\n");
     conn *c = plain ? NULL : conn_new(fd, true, fixed);
     if (plain) nonblock(fd);
     static uint8_t buf[IOBUF];
@@ -375,10 +387,11 @@ static int run_sink(const char *addr, const char *csv, bool fixed, bool plain)
             if (!plain && sid) qk_yamux_stream_info_get(c->y, sid, &si);
             if (!plain) qk_yamux_stats_get(c->y, &st);
             if (si.peak_credit_bytes > peak_credit) peak_credit = si.peak_credit_bytes;
-            fprintf(f, "%.2f,%.2f,%llu,%llu,%.2f\n", (double)(now - start) / 1e9,
+            fprintf(f, "%.2f,%.2f,%llu,%llu,%.2f,%.2f,%llu\n", (double)(now - start) / 1e9,
                     (double)(got - got_mark) * 8 / ((double)(now - mark) / 1e9) / 1e6,
                     (unsigned long long)si.recv_window_bytes,
-                    (unsigned long long)si.recv_credit_bytes, (double)st.srtt_ns / 1e6);
+                    (unsigned long long)si.recv_credit_bytes, (double)st.srtt_ns / 1e6,
+                    (double)st.min_rtt_ns / 1e6, (unsigned long long)si.delivery_rtt_bytes);
             mark = now;
             got_mark = got;
         }
@@ -386,6 +399,11 @@ static int run_sink(const char *addr, const char *csv, bool fixed, bool plain)
     fclose(f);
     printf("ok received=%llu seconds=%.2f peak_credit=%llu\n", (unsigned long long)got,
            (double)(now_ns() - start) / 1e9, (unsigned long long)peak_credit);
+    if (c)
+        conn_del(c);
+    else
+        close(fd);
+    close(lfd);
     return 0;
 }
 
