@@ -210,7 +210,7 @@ static void autotune(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
      * RTT, so it still grows ~1.5x per update (one per ~2/3 RTT); once the
      * link (or a slow reader) is the limit, it stops near 2 x rate x base
      * RTT, where plain doubling overshoots to 4-8x. */
-    double sized = QK_FLOW_SIZE_RTTS * rate_rtt;
+    double sized = (rx->early_updates ? QK_FLOW_SIZE_RTTS_EARLY : QK_FLOW_SIZE_RTTS) * rate_rtt;
     /* Climbing (slow start: the congestion window is about 2x the delivery
      * of the last RTT and doubles again in the next): up to 2x sized. */
     if (rx->climb_doubling && climbing) sized *= 2;

@@ -51,6 +51,13 @@ typedef enum qk_flow_rule {
 #define QK_FLOW_SIZE_RTTS 2.0
 
 /**
+ * The same target with rx->early_updates (an update when a quarter window is
+ * used, so at least 3/4 of it stays at the sender): 1.5 x rate x RTT keeps
+ * 1.125 x the pipe of credit there.
+ */
+#define QK_FLOW_SIZE_RTTS_EARLY 1.5
+
+/**
  * Sizing RTT = min(srtt, min_rtt + min(this, min_rtt / 4)): the path's base
  * RTT plus a little for ACK/processing delay, not the srtt inflated by a
  * queue the sender filled (a window sized by that srtt keeps the queue
