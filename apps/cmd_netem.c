@@ -4,6 +4,7 @@
 #include "sim/tcprelay.h"
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,15 @@ static void on_signal(int sig)
 {
     (void)sig;
     g_stop = 1;
+}
+
+static void install_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
 }
 
 static void netem_usage(FILE *f)
@@ -140,11 +150,7 @@ static int netem_tcp(int argc, char **argv)
         fprintf(stderr, "quack netem: --listen and --to are required\n");
         return 2;
     }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    install_signals();
     char err[256];
     if (qk_tcprelay_run(&c, &g_stop, err, sizeof err)) {
         fprintf(stderr, "quack netem: %s\n", err);
@@ -153,10 +159,16 @@ static int netem_tcp(int argc, char **argv)
     return 0;
 }
 
-int qk_cmd_netem(int argc, char **argv)
+static bool wants_tcp(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--tcp")) return netem_tcp(argc, argv);
+        if (!strcmp(argv[i], "--tcp")) return true;
+    return false;
+}
+
+int qk_cmd_netem(int argc, char **argv)
+{
+    if (wants_tcp(argc, argv)) return netem_tcp(argc, argv);
     qk_relay_cfg c;
     memset(&c, 0, sizeof c);
     int have_listen = 0, have_to = 0;
@@ -219,11 +231,7 @@ int qk_cmd_netem(int argc, char **argv)
         fprintf(stderr, "quack netem: %s\n", why);
         return 2;
     }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    install_signals();
     char err[512];
     qk_relay_result res;
     if (qk_relay_run(&c, &g_stop, &res, err, sizeof err)) {

@@ -117,6 +117,18 @@ static int parse_time_opt(const char *name, const char *v, qk_time *out)
     return 0;
 }
 
+/* The one place carriers are named (a DNS carrier joins here). */
+static int parse_carrier(const char *v, tun_carrier *out)
+{
+    if (!strcmp(v, "udp"))
+        *out = TUN_CARRIER_UDP;
+    else if (!strcmp(v, "tcp"))
+        *out = TUN_CARRIER_TCP;
+    else
+        return bad("--carrier wants udp or tcp, not '%s'", v);
+    return 0;
+}
+
 static int parse(tun_opts *o, int argc, char **argv)
 {
     if (argc < 2) return bad("server or client?");
@@ -136,12 +148,12 @@ static int parse(tun_opts *o, int argc, char **argv)
             usage(stdout);
             return -1;
         }
-        if (!strcmp(a, "--fixed-window")) {
-            o->fixed_window = true;
-            continue;
-        }
-        if (!strcmp(a, "--insecure") || !strcmp(a, "--quiet") || !strcmp(a, "--stats")) {
-            bool *b = a[2] == 'i' ? &o->insecure : a[2] == 'q' ? &o->quiet : &o->stats;
+        if (!strcmp(a, "--insecure") || !strcmp(a, "--quiet") || !strcmp(a, "--stats") ||
+            !strcmp(a, "--fixed-window")) {
+            bool *b = a[2] == 'i'   ? &o->insecure
+                      : a[2] == 'q' ? &o->quiet
+                      : a[2] == 'f' ? &o->fixed_window
+                                    : &o->stats;
             *b = true;
             continue;
         }
@@ -163,12 +175,7 @@ static int parse(tun_opts *o, int argc, char **argv)
         } else if (!strcmp(a, "--pin") && !o->server) {
             o->pin = v;
         } else if (!strcmp(a, "--carrier")) {
-            if (!strcmp(v, "udp"))
-                o->carrier = TUN_CARRIER_UDP;
-            else if (!strcmp(v, "tcp"))
-                o->carrier = TUN_CARRIER_TCP;
-            else
-                return bad("--carrier wants udp or tcp, not '%s'", v);
+            if (parse_carrier(v, &o->carrier)) return 2;
         } else if (!strcmp(a, "--qlog")) {
             o->qlog_dir = v;
         } else if (!strcmp(a, "--cc")) {
