@@ -11,7 +11,8 @@ set ylabel "Mbit/s (per 100 ms)"
 set xrange [0:*]
 plot dir."/yamux-tcp-1.csv" using 1:2 with lines lw 1.5 title "plain TCP (the line)", \
      dir."/yamux-auto-1.csv" using 1:2 with lines lw 1.5 title "yamux auto-tuned", \
-     dir."/yamux-fixed-1.csv" using 1:2 with lines lw 1.5 title "yamux fixed 256 KiB"
+     dir."/yamux-fixed-1.csv" using 1:2 with lines lw 1.5 title "yamux fixed 256 KiB", \
+     dir."/yamux-go-fixed-1.csv" using 1:2 with lines lw 1 title "hashicorp/yamux fixed"
 set ylabel "receive window (MB)"
 set xlabel "time (s)"
 plot dir."/yamux-auto-1.csv" using 1:($3/1e6) with lines lw 1.5 title "auto-tuned window", \

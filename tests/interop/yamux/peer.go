@@ -6,6 +6,9 @@
 //	peer client ADDR STREAMS BYTES   opens STREAMS concurrent streams of about BYTES
 //	                                 each (stream i sends BYTES*(i+1)/STREAMS+i), checks the
 //	                                 echo's SHA-256, closes, pings, sends GoAway
+//	peer sink ADDR CSV               accept one session, read its first stream to EOF,
+//	                                 log Mbit/s per 100 ms (bench/yamux.sh: hashicorp's
+//	                                 own fixed 256 KiB window as the receiver)
 //
 // Prints one "ok ..." line, or "FAIL ..." and exits 1.
 package main
@@ -137,6 +140,49 @@ func client(addr string, streams, size int) {
 	s.Close()
 }
 
+func sink(addr, csv string) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		fail("listen: %v", err)
+	}
+	fmt.Printf("listening on %s\n", l.Addr())
+	c, err := l.Accept()
+	if err != nil {
+		fail("accept: %v", err)
+	}
+	s, err := yamux.Server(c, config())
+	if err != nil {
+		fail("session: %v", err)
+	}
+	st, err := s.AcceptStream()
+	if err != nil {
+		fail("accept stream: %v", err)
+	}
+	f, err := os.Create(csv)
+	if err != nil {
+		fail("csv: %v", err)
+	}
+	defer f.Close()
+	fmt.Fprintln(f, "t_s,mbps,window_bytes,credit_bytes,srtt_ms,min_rtt_ms,delivery_rtt_bytes")
+	buf := make([]byte, 256*1024)
+	start := time.Now()
+	mark, got, gotMark := start, 0, 0
+	for {
+		n, err := st.Read(buf)
+		got += n
+		now := time.Now()
+		if dt := now.Sub(mark); dt >= 100*time.Millisecond || err != nil {
+			fmt.Fprintf(f, "%.2f,%.2f,%d,0,0,0,0\n", now.Sub(start).Seconds(),
+				float64(got-gotMark)*8/dt.Seconds()/1e6, 256*1024)
+			mark, gotMark = now, got
+		}
+		if err != nil {
+			break
+		}
+	}
+	fmt.Printf("ok received=%d seconds=%.2f peak_credit=%d\n", got, time.Since(start).Seconds(), 256*1024)
+}
+
 func main() {
 	if len(os.Args) < 3 {
 		fail("usage: peer server ADDR | peer client ADDR STREAMS BYTES")
@@ -151,6 +197,11 @@ func main() {
 		n, _ := strconv.Atoi(os.Args[3])
 		b, _ := strconv.Atoi(os.Args[4])
 		client(os.Args[2], n, b)
+	case "sink":
+		if len(os.Args) < 4 {
+			fail("sink needs ADDR CSV")
+		}
+		sink(os.Args[2], os.Args[3])
 	default:
 		fail("unknown mode %s", os.Args[1])
 	}
