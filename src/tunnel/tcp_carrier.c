@@ -18,6 +18,10 @@
 #include <unistd.h>
 
 #define TC_BUF_BYTES (64u << 10)
+/* Server bounds: TCP connections at once, and time to finish the TLS
+ * handshake (a peer that connects and stalls must not hold memory). */
+#define TC_MAX_CONNS         256
+#define TC_HANDSHAKE_TIMEOUT 10.0
 
 typedef struct tconn {
     qk_tunnel_tcp *o;
@@ -43,6 +47,7 @@ struct qk_tunnel_tcp {
     int lfd;
     ev_io accept_w;
     tconn *conns;
+    size_t n_conns;
     char why[160];
 };
 
@@ -59,6 +64,7 @@ static void tc_free(tconn *c)
     for (tconn **pp = &o->conns; *pp; pp = &(*pp)->next)
         if (*pp == c) {
             *pp = c->next;
+            o->n_conns--;
             break;
         }
     ev_io_stop(o->ev, &c->rw);
@@ -119,7 +125,12 @@ static void on_timer(struct ev_loop *ev, ev_timer *w, int revents)
 {
     (void)revents;
     tconn *c = w->data;
-    if (c->y) qk_yamux_on_timeout(c->y, now_ns(ev));
+    if (!c->up) { /* the handshake timer */
+        tc_fail(c, "TLS handshake timed out");
+        tc_free(c);
+        return;
+    }
+    qk_yamux_on_timeout(c->y, now_ns(ev));
     tc_pump(c);
 }
 
@@ -149,7 +160,10 @@ static tconn *tc_new(qk_tunnel_tcp *o, int fd)
     c->rw.data = c->ww.data = c->timer.data = c;
     c->next = o->conns;
     o->conns = c;
+    o->n_conns++;
     ev_io_start(o->ev, &c->rw);
+    ev_timer_set(&c->timer, TC_HANDSHAKE_TIMEOUT, 0);
+    ev_timer_start(o->ev, &c->timer);
     return c;
 }
 
@@ -195,6 +209,7 @@ static bool tc_handshake(tconn *c)
         return false;
     }
     c->up = true;
+    ev_timer_stop(o->ev, &c->timer); /* from now on the yamux timer */
     ev_io_stop(o->ev, &c->ww);
     if (!o->cfg.server && o->cfg.on_session) o->cfg.on_session(o->cfg.ctx, c->y, true, NULL);
     return true;
@@ -306,7 +321,7 @@ static void on_accept(struct ev_loop *ev, ev_io *w, int revents)
     for (;;) {
         int fd = accept4(o->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) return;
-        tconn *c = tc_new(o, fd);
+        tconn *c = o->n_conns < TC_MAX_CONNS ? tc_new(o, fd) : NULL;
         if (!c) {
             close(fd);
             continue;

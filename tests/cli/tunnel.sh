@@ -153,11 +153,29 @@ if [ "$carrier" = tcp ]; then
     if start_pair "$echo_port" "$tcp_port"; then
         kill -TERM "$cpid"
         wait "$cpid"
+        # A peer that connects and never speaks TLS is dropped (10 s timeout).
+        python3 - "$(sed -n 's/^listening on [^:]*:\([0-9]*\).*/\1/p' "$tmp/s.out")" \
+            >"$tmp/stall" 2>&1 <<'EOF2' &
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=20)
+t = time.time()
+try:
+    b = s.recv(10)
+    print("closed %.1f" % (time.time() - t) if not b else "data")
+except ConnectionResetError:
+    print("closed %.1f" % (time.time() - t))
+except socket.timeout:
+    print("still open")
+EOF2
+        stallpid=$!
         "$q" tunnel client --carrier tcp --connect "$(sed -n 's/^listening on \([^ ]*\).*/\1/p' "$tmp/s.out")" \
             --pin "$(printf '%064d' 0)" --listen "127.0.0.1:$tcp2_port" --quiet >/dev/null 2>"$tmp/pin.err"
         rc=$?
         check "wrong pin: client exits 1 and says so ($(head -c 120 "$tmp/pin.err"))" \
             "[ $rc -eq 1 ] && grep -q 'pinned' $tmp/pin.err"
+        wait "$stallpid"
+        check "a connection that never starts TLS is dropped ($(cat "$tmp/stall"))" \
+            "grep -q '^closed' $tmp/stall"
         kill -TERM "$spid"
         wait "$spid"
     else
