@@ -1,8 +1,10 @@
 /* `quack netem`: real-time UDP relay on loopback applying the simulator's link model. */
 #include "commands.h"
 #include "sim/relay.h"
+#include "sim/tcprelay.h"
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,10 +17,25 @@ static void on_signal(int sig)
     g_stop = 1;
 }
 
+static void install_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
 static void netem_usage(FILE *f)
 {
     fprintf(f, "usage: quack netem --listen ADDR:PORT --to ADDR:PORT [LINK OPTIONS]\n"
-               "                   [--stats] [--duration TIME] [--seed N]\n\n"
+               "                   [--stats] [--duration TIME] [--seed N]\n"
+               "       quack netem --tcp --listen ADDR:PORT --to ADDR:PORT [--delay T]\n"
+               "                   [--rate R] [--limit BYTES] [fwd-/ret- forms] [--stats]\n\n"
+               "--tcp: a TCP delay line. Each accepted connection gets one to --to; each\n"
+               "direction's bytes pass a serializer at --rate and wait --delay, in segments\n"
+               "of 1448 bytes; reading stops while --limit bytes (default 256kB) wait for\n"
+               "the serializer, so TCP flow control holds the sender back. No loss.\n\n"
                "Relays UDP datagrams from clients at --listen to the server at --to through\n"
                "the forward link model, and replies back through the return link model to\n"
                "the last client seen. ECN codepoints are preserved and CE marks applied.\n\n"
@@ -59,8 +76,99 @@ static int has_limit(const qk_sim_link_cfg *c)
     return c->limit_bytes || c->limit_ns || c->limit_pkts;
 }
 
+/* --tcp: only delay, rate and limit (fwd-/ret- forms too). */
+static int tcp_set(qk_tcprelay_cfg *c, const char *opt, const char *val)
+{
+    int which = 3;
+    if (!strncmp(opt, "fwd-", 4))
+        which = 1, opt += 4;
+    else if (!strncmp(opt, "ret-", 4))
+        which = 2, opt += 4;
+    qk_tcprelay_dir_cfg d;
+    for (int k = 1; k <= 2; k++) {
+        if (!(which & k)) continue;
+        qk_tcprelay_dir_cfg *t = k == 1 ? &c->fwd : &c->ret;
+        d = *t;
+        int r;
+        if (!strcmp(opt, "delay"))
+            r = qk_sim_parse_time(val, &d.delay_ns);
+        else if (!strcmp(opt, "rate"))
+            r = qk_sim_parse_rate(val, &d.rate_bps);
+        else if (!strcmp(opt, "limit"))
+            r = qk_sim_parse_bytes(val, &d.limit_bytes);
+        else
+            return QK_ERR_NOT_FOUND;
+        if (r) return QK_ERR_CONFIG;
+        *t = d;
+    }
+    return 0;
+}
+
+static int netem_tcp(int argc, char **argv)
+{
+    qk_tcprelay_cfg c;
+    memset(&c, 0, sizeof c);
+    c.fwd.limit_bytes = c.ret.limit_bytes = 256u << 10;
+    int have = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--tcp")) continue;
+        if (!strcmp(a, "--stats")) {
+            c.stats = stdout;
+            continue;
+        }
+        if (strncmp(a, "--", 2) || i + 1 >= argc) {
+            fprintf(stderr, "quack netem: unexpected argument '%s'; see quack netem --help\n", a);
+            return 2;
+        }
+        const char *v = argv[++i];
+        int r;
+        if (!strcmp(a, "--listen"))
+            r = qk_relay_parse_addr(v, &c.listen), have |= 1;
+        else if (!strcmp(a, "--to"))
+            r = qk_relay_parse_addr(v, &c.to), have |= 2;
+        else if (!strcmp(a, "--duration"))
+            r = qk_sim_parse_time(v, &c.duration_ns);
+        else
+            r = tcp_set(&c, a + 2, v);
+        if (r == QK_ERR_NOT_FOUND) {
+            fprintf(stderr,
+                    "quack netem: --tcp takes --delay, --rate, --limit (and fwd-/ret-), "
+                    "not '%s'\n",
+                    a);
+            return 2;
+        }
+        if (r) {
+            fprintf(stderr,
+                    "quack netem: %s '%s' is invalid (e.g. 30ms, 100mbit, 256kB, "
+                    "127.0.0.1:4433)\n",
+                    a, v);
+            return 2;
+        }
+    }
+    if (have != 3) {
+        fprintf(stderr, "quack netem: --listen and --to are required\n");
+        return 2;
+    }
+    install_signals();
+    char err[256];
+    if (qk_tcprelay_run(&c, &g_stop, err, sizeof err)) {
+        fprintf(stderr, "quack netem: %s\n", err);
+        return 1;
+    }
+    return 0;
+}
+
+static bool wants_tcp(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--tcp")) return true;
+    return false;
+}
+
 int qk_cmd_netem(int argc, char **argv)
 {
+    if (wants_tcp(argc, argv)) return netem_tcp(argc, argv);
     qk_relay_cfg c;
     memset(&c, 0, sizeof c);
     int have_listen = 0, have_to = 0;
@@ -123,11 +231,7 @@ int qk_cmd_netem(int argc, char **argv)
         fprintf(stderr, "quack netem: %s\n", why);
         return 2;
     }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    install_signals();
     char err[512];
     qk_relay_result res;
     if (qk_relay_run(&c, &g_stop, &res, err, sizeof err)) {

@@ -1,4 +1,5 @@
-/* `quack tunnel`: TCP over QUIC over UDP (include/quack/tunnel.h). */
+/* `quack tunnel`: TCP over QUIC over UDP, or over yamux over TLS/TCP
+ * (include/quack/tunnel.h). */
 #include "commands.h"
 #include "perf.h"
 
@@ -14,8 +15,16 @@
 
 #define TUN_ALPN "quack-tunnel"
 
+/* The carriers; selected in one place (qk_cmd_tunnel's switch). */
+typedef enum tun_carrier {
+    TUN_CARRIER_UDP = 0, /* QUIC over UDP (default) */
+    TUN_CARRIER_TCP = 1, /* yamux over TLS 1.3 over TCP */
+} tun_carrier;
+
 typedef struct tun_opts {
     bool server;
+    tun_carrier carrier;
+    bool fixed_window;
     const char *udp_str, *tcp_str; /* server: --listen / --to; client: --connect / --listen */
     qk_addr udp, tcp;
     const char *cert_file, *key_file, *pin, *qlog_dir;
@@ -29,8 +38,10 @@ typedef struct tun {
     const tun_opts *o;
     const char *who;
     qk_endpoint *ep;
-    qk_conn *conn; /* client */
-    qk_io_loop *loop;
+    qk_conn *conn;      /* client */
+    qk_io_loop *loop;   /* udp */
+    qk_tunnel_tcp *tcp; /* tcp */
+    struct ev_loop *evl;
     qk_tunnel *t;
     ev_timer tick, exit_timer;
     ev_signal sigint, sigterm;
@@ -46,6 +57,7 @@ static void usage(FILE *f)
             "                           [options]\n"
             "       quack tunnel client --connect UDP_ADDR (--pin HEX | --insecure)\n"
             "                           --listen TCP_ADDR [options]\n"
+            "       add --carrier tcp on both sides where UDP is blocked\n"
             "\n"
             "Carries TCP connections over one QUIC connection: the client accepts TCP\n"
             "connections on --listen and opens one QUIC stream for each; the server\n"
@@ -64,6 +76,10 @@ static void usage(FILE *f)
             "  --listen ADDR:PORT     TCP address to accept connections on (port 0 picks\n"
             "                         one; printed as \"tunnel: listening on ...\")\n"
             "options:\n"
+            "  --carrier udp|tcp      udp: QUIC over UDP (default); tcp: yamux streams over\n"
+            "                         TLS 1.3 over TCP (same --cert/--key/--pin scheme; the\n"
+            "                         server's --listen and client's --connect are TCP)\n"
+            "  --fixed-window         tcp: keep yamux windows at 256 KiB (no auto-tuning)\n"
             "  --cc reno|cubic        congestion controller (default cubic)\n"
             "  --keep-alive TIME      PING after TIME without traffic (client default 10s,\n"
             "                         server default off; 0 = off), below --idle-timeout\n"
@@ -101,6 +117,18 @@ static int parse_time_opt(const char *name, const char *v, qk_time *out)
     return 0;
 }
 
+/* The one place carriers are named (a DNS carrier joins here). */
+static int parse_carrier(const char *v, tun_carrier *out)
+{
+    if (!strcmp(v, "udp"))
+        *out = TUN_CARRIER_UDP;
+    else if (!strcmp(v, "tcp"))
+        *out = TUN_CARRIER_TCP;
+    else
+        return bad("--carrier wants udp or tcp, not '%s'", v);
+    return 0;
+}
+
 static int parse(tun_opts *o, int argc, char **argv)
 {
     if (argc < 2) return bad("server or client?");
@@ -120,8 +148,12 @@ static int parse(tun_opts *o, int argc, char **argv)
             usage(stdout);
             return -1;
         }
-        if (!strcmp(a, "--insecure") || !strcmp(a, "--quiet") || !strcmp(a, "--stats")) {
-            bool *b = a[2] == 'i' ? &o->insecure : a[2] == 'q' ? &o->quiet : &o->stats;
+        if (!strcmp(a, "--insecure") || !strcmp(a, "--quiet") || !strcmp(a, "--stats") ||
+            !strcmp(a, "--fixed-window")) {
+            bool *b = a[2] == 'i'   ? &o->insecure
+                      : a[2] == 'q' ? &o->quiet
+                      : a[2] == 'f' ? &o->fixed_window
+                                    : &o->stats;
             *b = true;
             continue;
         }
@@ -142,6 +174,8 @@ static int parse(tun_opts *o, int argc, char **argv)
             o->key_file = v;
         } else if (!strcmp(a, "--pin") && !o->server) {
             o->pin = v;
+        } else if (!strcmp(a, "--carrier")) {
+            if (parse_carrier(v, &o->carrier)) return 2;
         } else if (!strcmp(a, "--qlog")) {
             o->qlog_dir = v;
         } else if (!strcmp(a, "--cc")) {
@@ -178,7 +212,10 @@ static int parse(tun_opts *o, int argc, char **argv)
 static void do_kick(void *ctx)
 {
     tun *s = ctx;
-    qk_io_loop_kick(s->loop);
+    if (s->tcp)
+        qk_tunnel_tcp_kick(s->tcp);
+    else if (s->loop)
+        qk_io_loop_kick(s->loop);
 }
 
 static void on_exit_timer(struct ev_loop *ev, ev_timer *w, int revents)
@@ -186,7 +223,10 @@ static void on_exit_timer(struct ev_loop *ev, ev_timer *w, int revents)
     (void)ev;
     (void)revents;
     tun *s = w->data;
-    qk_io_loop_break(s->loop);
+    if (s->loop)
+        qk_io_loop_break(s->loop);
+    else
+        ev_break(s->evl, EVBREAK_ALL);
 }
 
 /* End: abort the flows (their streams are reset), close the connection, and
@@ -200,13 +240,15 @@ static void stop(tun *s)
         qk_conn_stats_get(s->conn, &st);
         perf_print_stats(stderr, &st);
     }
-    qk_tunnel_del(s->t);
+    qk_tunnel_tcp_set_tunnel(s->tcp, NULL);
+    qk_tunnel_del(s->t); /* flows aborted: their streams reset */
     s->t = NULL;
     if (s->conn) qk_conn_close(s->conn, 0, "tunnel client stopped");
-    qk_io_loop_kick(s->loop);
+    if (s->loop) qk_io_loop_kick(s->loop);
+    qk_tunnel_tcp_go_away(s->tcp); /* yamux: GoAway(normal) */
     ev_timer_init(&s->exit_timer, on_exit_timer, 0.05, 0.0);
     s->exit_timer.data = s;
-    ev_timer_start(qk_io_loop_ev(s->loop), &s->exit_timer);
+    ev_timer_start(s->evl, &s->exit_timer);
 }
 
 static void on_signal(struct ev_loop *ev, ev_signal *w, int revents)
@@ -314,6 +356,7 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
         return rc;
     }
     struct ev_loop *evl = qk_io_loop_ev(s->loop);
+    s->evl = evl;
     qk_tunnel_config tc = {.server = s->o->server,
                            .target = s->o->tcp,
                            .max_flows = s->o->max_flows,
@@ -348,6 +391,90 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
     return rc;
 }
 
+/* --carrier tcp: the client's yamux session came up (listen) or ended. */
+static void tcp_on_session(void *ctx, qk_yamux *y, bool up, const char *why)
+{
+    tun *s = ctx;
+    if (y) {
+        if (qk_tunnel_listen_on(s->t, &s->o->tcp, &qk_tunnel_carrier_yamux, y)) {
+            fprintf(stderr, "%s: cannot listen on %s: %m\n", s->who, s->o->tcp_str);
+            s->failed = true;
+            stop(s);
+            return;
+        }
+        qk_addr la;
+        char buf[QK_ADDR_STRLEN];
+        qk_tunnel_listen_addr(s->t, &la);
+        if (qk_addr_format(&la, buf, sizeof buf) < 0) snprintf(buf, sizeof buf, "?");
+        printf("tunnel: listening on %s (TCP) -> %s (yamux/TLS/TCP)\n", buf, s->o->udp_str);
+        fflush(stdout);
+        return;
+    }
+    fprintf(stderr, "%s: %s: %s\n", s->who, up ? "connection closed" : "cannot connect",
+            why ? why : "no reason given");
+    if (!s->stopping) {
+        s->failed = true;
+        stop(s);
+    }
+}
+
+/* --carrier tcp: yamux over TLS/TCP in a plain libev loop. */
+static int run_tcp(tun *s, const qk_config *cfg)
+{
+    s->evl = ev_loop_new(EVFLAG_AUTO);
+    if (!s->evl) return QK_ERR_NOMEM;
+    qk_tunnel_config tc = {.server = s->o->server,
+                           .target = s->o->tcp,
+                           .max_flows = s->o->max_flows,
+                           .kick = do_kick,
+                           .kick_ctx = s};
+    int rc = qk_tunnel_new(s->evl, &tc, &s->t);
+    qk_tunnel_tcp_config yc = {.server = s->o->server,
+                               .addr = s->o->udp,
+                               .cert_pem = cfg->cert_pem,
+                               .key_pem = cfg->key_pem,
+                               .cert_file = cfg->cert_file,
+                               .key_file = cfg->key_file,
+                               .pin_sha256 = cfg->has_pin ? cfg->pin_sha256 : NULL,
+                               .fixed_window = s->o->fixed_window,
+                               .max_streams = s->o->max_flows,
+                               .on_session = tcp_on_session,
+                               .ctx = s};
+    if (!rc) rc = qk_tunnel_tcp_new(s->evl, s->t, &yc, &s->tcp);
+    if (rc)
+        fprintf(stderr, "%s: cannot start the TLS/TCP carrier on %s: %m\n", s->who, s->o->udp_str);
+    if (!rc && s->o->server) {
+        qk_addr la;
+        char lbuf[QK_ADDR_STRLEN];
+        qk_tunnel_tcp_local_addr(s->tcp, &la);
+        if (qk_addr_format(&la, lbuf, sizeof lbuf) < 0) snprintf(lbuf, sizeof lbuf, "?");
+        printf("listening on %s (yamux/TLS/TCP) -> %s (TCP)\n", lbuf, s->o->tcp_str);
+        fflush(stdout);
+    }
+    if (!rc) {
+        ev_signal_init(&s->sigint, on_signal, SIGINT);
+        ev_signal_init(&s->sigterm, on_signal, SIGTERM);
+        s->sigint.data = s->sigterm.data = s;
+        ev_signal_start(s->evl, &s->sigint);
+        ev_signal_start(s->evl, &s->sigterm);
+        ev_timer_init(&s->tick, on_tick, 1.0, 1.0);
+        s->tick.data = s;
+        ev_timer_start(s->evl, &s->tick);
+        s->start = s->last_tick = qk_io_now();
+        ev_run(s->evl, 0);
+        ev_timer_stop(s->evl, &s->tick);
+        ev_signal_stop(s->evl, &s->sigint);
+        ev_signal_stop(s->evl, &s->sigterm);
+    }
+    qk_tunnel_tcp_set_tunnel(s->tcp, NULL);
+    qk_tunnel_del(s->t);
+    s->t = NULL;
+    qk_tunnel_tcp_del(s->tcp);
+    s->tcp = NULL;
+    ev_loop_destroy(s->evl);
+    return rc;
+}
+
 int qk_cmd_tunnel(int argc, char **argv)
 {
     tun_opts o;
@@ -370,6 +497,12 @@ int qk_cmd_tunnel(int argc, char **argv)
             return bad("--pin wants 64 hex digits, not '%s'", o.pin);
         }
         cfg.has_pin = true;
+    }
+    if (!rc && o.carrier == TUN_CARRIER_TCP) { /* the carrier switch */
+        rc = run_tcp(&s, &cfg);
+        free(cert_pem);
+        free(key_pem);
+        return rc ? 1 : s.failed ? 1 : 0;
     }
     qk_udp *u = NULL;
     if (!rc) {

@@ -16,6 +16,8 @@ PKGS=(
   gnuplot-nox ngtcp2-client ngtcp2-server tshark time openssl procps ca-certificates
   # install + packaging: man page, make deb, lintian, ldd/readelf checks
   help2man debhelper dpkg-dev fakeroot lintian man-db binutils
+  # yamux interop peer (tests/interop/yamux), built offline
+  golang-go golang-github-hashicorp-yamux-dev
 )
 
 missing=()

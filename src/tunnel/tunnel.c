@@ -20,8 +20,9 @@
 
 typedef struct flow {
     qk_tunnel *t;
-    size_t slot; /* index in t->flows */
-    qk_conn *c;
+    size_t slot;                  /* index in t->flows */
+    const qk_tunnel_carrier *car; /* how to reach the stream */
+    void *c;                      /* its session (qk_conn *, qk_yamux *), NULL = gone */
     uint64_t sid;
     int fd;
     ev_io rw, ww;    /* TCP readable / writable */
@@ -44,11 +45,12 @@ struct qk_tunnel {
     size_t n_flows;
     int lfd; /* client: listening socket, -1 = none */
     ev_io accept_w;
-    qk_conn *conn; /* client: the connection streams are opened on */
+    const qk_tunnel_carrier *car; /* client: the session streams are opened on */
+    void *conn;
     qk_tunnel_stats stats;
 };
 
-static flow *find(qk_tunnel *t, const qk_conn *c, uint64_t sid)
+static flow *find(qk_tunnel *t, const void *c, uint64_t sid)
 {
     for (size_t i = 0; i < t->n_flows; i++) {
         flow *f = t->flows[i];
@@ -82,10 +84,8 @@ static void flow_free(flow *f, bool abort_tcp)
 /* Either side failed: reset what is still open of the stream, RST the TCP side. */
 static void flow_abort(flow *f, uint64_t app_error)
 {
-    if (f->c) {
-        if (!f->fin_sent) qk_stream_reset(f->c, f->sid, app_error);
-        if (!f->stream_fin) qk_stream_stop(f->c, f->sid, app_error);
-    }
+    if (f->c && (!f->fin_sent || !f->stream_fin))
+        f->car->abort(f->c, f->sid, app_error, !f->fin_sent, !f->stream_fin);
     flow_free(f, true);
 }
 
@@ -126,7 +126,7 @@ static bool pump_down(flow *f)
             return !flow_maybe_done(f);
         }
         bool fin = false;
-        long n = qk_stream_read(f->c, f->sid, f->down, t->cfg.buf_bytes, &fin);
+        long n = f->car->read(f->c, f->sid, f->down, t->cfg.buf_bytes, &fin);
         if (n == QK_ERR_AGAIN) return true;
         if (n < 0) { /* reset by the peer, or gone */
             flow_abort(f, QK_TUNNEL_ERR_TCP);
@@ -162,7 +162,7 @@ static bool pump_up(flow *f, bool *gone)
     if (f->connecting) return false;
     for (;;) {
         if (f->up_off < f->up_len) {
-            long w = qk_stream_write(f->c, f->sid, f->up + f->up_off, f->up_len - f->up_off, false);
+            long w = f->car->write(f->c, f->sid, f->up + f->up_off, f->up_len - f->up_off, false);
             if (w < 0) {
                 flow_abort(f, QK_TUNNEL_ERR_TCP);
                 *gone = true;
@@ -179,7 +179,7 @@ static bool pump_up(flow *f, bool *gone)
         }
         if (f->tcp_eof) {
             if (!f->fin_sent) {
-                long w = qk_stream_write(f->c, f->sid, NULL, 0, true);
+                long w = f->car->write(f->c, f->sid, NULL, 0, true);
                 if (w < 0) {
                     flow_abort(f, QK_TUNNEL_ERR_TCP);
                     *gone = true;
@@ -251,7 +251,7 @@ static void on_tcp_writable(struct ev_loop *ev, ev_io *w, int revents)
     kick(t);
 }
 
-static flow *flow_new(qk_tunnel *t, qk_conn *c, uint64_t sid, int fd)
+static flow *flow_new(qk_tunnel *t, const qk_tunnel_carrier *car, void *c, uint64_t sid, int fd)
 {
     if (t->n_flows >= t->cfg.max_flows) return NULL;
     flow *f = calloc(1, sizeof *f);
@@ -265,6 +265,7 @@ static flow *flow_new(qk_tunnel *t, qk_conn *c, uint64_t sid, int fd)
         return NULL;
     }
     f->t = t;
+    f->car = car;
     f->c = c;
     f->sid = sid;
     f->fd = fd;
@@ -284,19 +285,14 @@ static void tcp_opts(int fd)
 }
 
 /* Server: the peer opened a stream; connect its TCP side to the target. */
-static bool on_stream_opened(qk_tunnel *t, const qk_event *ev)
+static bool on_stream_opened(qk_tunnel *t, const qk_tunnel_carrier *car, void *c, uint64_t sid)
 {
-    if (ev->stream_id & 2) { /* RFC 9000 §2.1: unidirectional; not ours */
-        qk_stream_stop(ev->conn, ev->stream_id, QK_TUNNEL_ERR_PROTOCOL);
-        return true;
-    }
     int fd = socket(t->cfg.target.ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    flow *f = fd >= 0 ? flow_new(t, ev->conn, ev->stream_id, fd) : NULL;
+    flow *f = fd >= 0 ? flow_new(t, car, c, sid, fd) : NULL;
     if (!f) {
         if (fd >= 0) close(fd);
         t->stats.flows_refused++;
-        qk_stream_stop(ev->conn, ev->stream_id, QK_TUNNEL_ERR_TCP);
-        qk_stream_reset(ev->conn, ev->stream_id, QK_TUNNEL_ERR_TCP);
+        car->abort(c, sid, QK_TUNNEL_ERR_TCP, true, true);
         return true;
     }
     tcp_opts(fd);
@@ -324,8 +320,8 @@ static void on_accept(struct ev_loop *ev, ev_io *w, int revents)
         if (fd < 0) break; /* EAGAIN, or a transient error: the watcher fires again */
         uint64_t sid;
         flow *f = NULL;
-        if (t->conn && t->n_flows < t->cfg.max_flows && !qk_stream_open(t->conn, true, &sid))
-            f = flow_new(t, t->conn, sid, fd);
+        if (t->conn && t->n_flows < t->cfg.max_flows && !t->car->open(t->conn, &sid))
+            f = flow_new(t, t->car, t->conn, sid, fd);
         if (!f) { /* at the flow limit or the peer's stream limit: refuse now */
             t->stats.flows_refused++;
             struct linger l = {.l_onoff = 1, .l_linger = 0};
@@ -335,7 +331,7 @@ static void on_accept(struct ev_loop *ev, ev_io *w, int revents)
         }
         tcp_opts(fd);
         static const uint8_t pre = QK_TUNNEL_PREAMBLE;
-        qk_stream_write(t->conn, sid, &pre, 1, false); /* fits: the stream is empty */
+        t->car->write(t->conn, sid, &pre, 1, false); /* fits: the stream is empty */
         queued = true;
         bool gone;
         pump_up(f, &gone);
@@ -376,9 +372,9 @@ void qk_tunnel_del(qk_tunnel *t)
     free(t);
 }
 
-int qk_tunnel_listen(qk_tunnel *t, const qk_addr *addr, qk_conn *c)
+int qk_tunnel_listen_on(qk_tunnel *t, const qk_addr *addr, const qk_tunnel_carrier *car, void *sess)
 {
-    if (!t || !addr || !c || !addr->len) return QK_ERR_INVALID_ARG;
+    if (!t || !addr || !car || !sess || !addr->len) return QK_ERR_INVALID_ARG;
     if (t->cfg.server || t->lfd >= 0) return QK_ERR_STATE;
     int fd = socket(addr->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) return QK_ERR_IO;
@@ -391,11 +387,17 @@ int qk_tunnel_listen(qk_tunnel *t, const qk_addr *addr, qk_conn *c)
         return QK_ERR_IO;
     }
     t->lfd = fd;
-    t->conn = c;
+    t->car = car;
+    t->conn = sess;
     ev_io_init(&t->accept_w, on_accept, fd, EV_READ);
     t->accept_w.data = t;
     ev_io_start(t->ev, &t->accept_w);
     return 0;
+}
+
+int qk_tunnel_listen(qk_tunnel *t, const qk_addr *addr, qk_conn *c)
+{
+    return qk_tunnel_listen_on(t, addr, &qk_tunnel_carrier_quic, c);
 }
 
 int qk_tunnel_listen_addr(const qk_tunnel *t, qk_addr *out)
@@ -407,42 +409,62 @@ int qk_tunnel_listen_addr(const qk_tunnel *t, qk_addr *out)
     return 0;
 }
 
-bool qk_tunnel_on_event(qk_tunnel *t, const qk_event *ev)
+bool qk_tunnel_on_stream_event(qk_tunnel *t, const qk_tunnel_carrier *car, void *sess,
+                               qk_tunnel_ev type, uint64_t sid)
 {
     flow *f;
     bool gone;
-    switch (ev->type) {
-    case QK_EV_STREAM_OPENED:
+    switch (type) {
+    case QK_TUNNEL_EV_OPENED:
         if (!t->cfg.server) { /* streams are the client's to open */
-            qk_stream_stop(ev->conn, ev->stream_id, QK_TUNNEL_ERR_PROTOCOL);
-            if (!(ev->stream_id & 2))
-                qk_stream_reset(ev->conn, ev->stream_id, QK_TUNNEL_ERR_PROTOCOL);
+            car->abort(sess, sid, QK_TUNNEL_ERR_PROTOCOL, true, true);
             return true;
         }
-        if (find(t, ev->conn, ev->stream_id)) return false;
-        return on_stream_opened(t, ev);
-    case QK_EV_STREAM_READABLE:
-        f = find(t, ev->conn, ev->stream_id);
+        if (find(t, sess, sid)) return false;
+        return on_stream_opened(t, car, sess, sid);
+    case QK_TUNNEL_EV_READABLE:
+        f = find(t, sess, sid);
         if (f) pump_down(f);
         return true; /* reading returns flow-control credit */
-    case QK_EV_STREAM_WRITABLE:
-        f = find(t, ev->conn, ev->stream_id);
+    case QK_TUNNEL_EV_WRITABLE:
+        f = find(t, sess, sid);
         if (!f) return false;
         return pump_up(f, &gone);
-    case QK_EV_STREAM_RESET: /* the peer gave up on its side: RST the TCP side */
-    case QK_EV_STREAM_STOP:
-        f = find(t, ev->conn, ev->stream_id);
+    case QK_TUNNEL_EV_RESET: /* the peer gave up on its side: RST the TCP side */
+        f = find(t, sess, sid);
         if (!f) return false;
         flow_abort(f, QK_TUNNEL_ERR_TCP);
         return true;
-    case QK_EV_CLOSED:
+    case QK_TUNNEL_EV_CLOSED:
         for (size_t i = t->n_flows; i-- > 0;) /* removal moves the last flow to i: go down */
-            if (t->flows[i]->c == ev->conn) {
+            if (t->flows[i]->c == sess) {
                 t->flows[i]->c = NULL; /* freed after this event: no frames */
                 flow_free(t->flows[i], true);
             }
-        if (t->conn == ev->conn) t->conn = NULL;
+        if (t->conn == sess) t->conn = NULL;
         return false;
+    }
+    return false;
+}
+
+bool qk_tunnel_on_event(qk_tunnel *t, const qk_event *ev)
+{
+    const qk_tunnel_carrier *q = &qk_tunnel_carrier_quic;
+    switch (ev->type) {
+    case QK_EV_STREAM_OPENED:
+        if (ev->stream_id & 2) { /* RFC 9000 §2.1: unidirectional; not ours */
+            qk_stream_stop(ev->conn, ev->stream_id, QK_TUNNEL_ERR_PROTOCOL);
+            return true;
+        }
+        return qk_tunnel_on_stream_event(t, q, ev->conn, QK_TUNNEL_EV_OPENED, ev->stream_id);
+    case QK_EV_STREAM_READABLE:
+        return qk_tunnel_on_stream_event(t, q, ev->conn, QK_TUNNEL_EV_READABLE, ev->stream_id);
+    case QK_EV_STREAM_WRITABLE:
+        return qk_tunnel_on_stream_event(t, q, ev->conn, QK_TUNNEL_EV_WRITABLE, ev->stream_id);
+    case QK_EV_STREAM_RESET:
+    case QK_EV_STREAM_STOP:
+        return qk_tunnel_on_stream_event(t, q, ev->conn, QK_TUNNEL_EV_RESET, ev->stream_id);
+    case QK_EV_CLOSED: return qk_tunnel_on_stream_event(t, q, ev->conn, QK_TUNNEL_EV_CLOSED, 0);
     default: return false;
     }
 }

@@ -5,8 +5,13 @@
 # 1-byte connections, a refused target (the client's connection is reset),
 # and a 4 MB round trip through `quack netem` with 20 ms RTT and 1% loss each
 # way. Usage: tests/cli/tunnel.sh BUILD_DIR
+# TUNNEL_CARRIER=tcp runs the same checks over yamux/TLS/TCP
+# (tests/cli/tunnel_tcp.sh); the lossy leg then goes through
+# `quack netem --tcp` (a delay line; TCP itself repairs loss).
 set -uo pipefail
 build=${1:?usage: tunnel.sh BUILD_DIR}
+carrier=${TUNNEL_CARRIER:-udp}
+echo "# carrier: $carrier"
 q="$build/quack"
 here=$(cd "$(dirname "$0")" && pwd)
 peer="python3 $here/tunnel_peer.py"
@@ -59,7 +64,8 @@ start_pair() {
     local target=$1 ctcp=$2
     shift 2
     : >"$tmp/s.out"
-    "$q" tunnel server --listen 127.0.0.1:0 --to "127.0.0.1:$target" --quiet --stats \
+    "$q" tunnel server --carrier "$carrier" --listen 127.0.0.1:0 --to "127.0.0.1:$target" \
+        --quiet --stats \
         >"$tmp/s.out" 2>"$tmp/s.err" &
     spid=$!
     pids+=($spid)
@@ -70,7 +76,9 @@ start_pair() {
     connect=$saddr
     npid=
     if [ $# -gt 0 ]; then
-        "$q" netem --listen "127.0.0.1:$relay_port" --to "$saddr" "$@" --duration 120s \
+        local tcpflag=
+        [ "$carrier" = tcp ] && tcpflag=--tcp
+        "$q" netem $tcpflag --listen "127.0.0.1:$relay_port" --to "$saddr" "$@" --duration 120s \
             >"$tmp/netem.out" 2>&1 &
         npid=$!
         pids+=($npid)
@@ -78,7 +86,8 @@ start_pair() {
         connect=127.0.0.1:$relay_port
     fi
     : >"$tmp/c.out"
-    "$q" tunnel client --connect "$connect" --pin "$pin" --listen "127.0.0.1:$ctcp" --quiet \
+    "$q" tunnel client --carrier "$carrier" --connect "$connect" --pin "$pin" \
+        --listen "127.0.0.1:$ctcp" --quiet \
         --stats >"$tmp/c.out" 2>"$tmp/c.err" &
     cpid=$!
     pids+=($cpid)
@@ -121,9 +130,11 @@ fi
 if start_pair "$dead_port" "$tcp_port"; then
     python3 - "$tcp_port" >"$tmp/dead" 2>&1 <<'EOF'
 import socket, sys, time
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
 t = time.time()
 try:
+    # The reset can beat connect()'s return on a fast path: that is a reset too.
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+    t = time.time()
     b = s.recv(10)
     print("eof" if not b else "data")
 except ConnectionResetError:
@@ -137,8 +148,51 @@ else
     no "dead-target tunnel did not come up"
 fi
 
+if [ "$carrier" = tcp ]; then
+    # A wrong pin: the TLS handshake fails and the client says why.
+    if start_pair "$echo_port" "$tcp_port"; then
+        kill -TERM "$cpid"
+        wait "$cpid"
+        # A peer that connects and never speaks TLS is dropped (10 s timeout).
+        python3 - "$(sed -n 's/^listening on [^:]*:\([0-9]*\).*/\1/p' "$tmp/s.out")" \
+            >"$tmp/stall" 2>&1 <<'EOF2' &
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=20)
+t = time.time()
+try:
+    b = s.recv(10)
+    print("closed %.1f" % (time.time() - t) if not b else "data")
+except ConnectionResetError:
+    print("closed %.1f" % (time.time() - t))
+except socket.timeout:
+    print("still open")
+EOF2
+        stallpid=$!
+        "$q" tunnel client --carrier tcp --connect "$(sed -n 's/^listening on \([^ ]*\).*/\1/p' "$tmp/s.out")" \
+            --pin "$(printf '%064d' 0)" --listen "127.0.0.1:$tcp2_port" --quiet >/dev/null 2>"$tmp/pin.err"
+        rc=$?
+        check "wrong pin: client exits 1 and says so ($(head -c 120 "$tmp/pin.err"))" \
+            "[ $rc -eq 1 ] && grep -q 'pinned' $tmp/pin.err"
+        wait "$stallpid"
+        check "a connection that never starts TLS is dropped ($(cat "$tmp/stall"))" \
+            "grep -q '^closed' $tmp/stall"
+        kill -TERM "$spid"
+        wait "$spid"
+    else
+        no "tunnel for the pin check did not come up"
+    fi
+    # Through a TCP delay line: 10 ms each way at 100 Mbit/s.
+    if "$q" netem --help 2>&1 | grep -q -- --tcp &&
+        start_pair "$echo_port" "$tcp2_port" --delay 10ms --rate 100mbit; then
+        r=$($peer roundtrip "$tcp2_port" 4000000)
+        check "4 MB echo through a 20 ms RTT TCP delay line ($r)" "[ '${r%% *}' = ok ]"
+        kill -TERM "$cpid" "$spid" "$npid"
+        wait "$cpid" "$spid" "$npid"
+    else
+        echo "skip - quack netem --tcp not available"
+    fi
 # Through a lossy relay: 10 ms each way, 1% loss each way.
-if start_pair "$echo_port" "$tcp2_port" --delay 10ms --loss 1% --seed 3; then
+elif start_pair "$echo_port" "$tcp2_port" --delay 10ms --loss 1% --seed 3; then
     r=$($peer roundtrip "$tcp2_port" 4000000)
     check "4 MB echo through 20 ms RTT, 1% loss each way ($r)" "[ '${r%% *}' = ok ]"
     kill -TERM "$cpid"

@@ -69,7 +69,9 @@ bool qk_flow_rx_should_update(const qk_flow_rx *rx)
 {
     /* RFC 9000 §4.2: send updates early enough to avoid blocking the peer;
      * here when less than half a window of credit remains. */
-    return 2 * (rx->max_data_bytes - rx->consumed_bytes) < rx->window_bytes;
+    uint64_t credit = rx->max_data_bytes - rx->consumed_bytes;
+    if (rx->early_updates) return 4 * credit < 3 * rx->window_bytes;
+    return 2 * credit < rx->window_bytes;
 }
 
 /* Budget needed beyond the initial window to cover window_bytes and the
@@ -181,7 +183,7 @@ static bool credit_went_fast(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
      * keeps an early or repeated update (a frame that did not fit, a lost
      * MAX_STREAM_DATA) from counting as fast. */
     used = rx->consumed_bytes - rx->last_update_consumed_bytes;
-    return 2 * used >= w && now - rx->last_update_ns < 2 * srtt_ns;
+    return (rx->early_updates ? 4 : 2) * used >= w && now - rx->last_update_ns < 2 * srtt_ns;
 }
 
 static void autotune(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
@@ -208,7 +210,7 @@ static void autotune(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
      * RTT, so it still grows ~1.5x per update (one per ~2/3 RTT); once the
      * link (or a slow reader) is the limit, it stops near 2 x rate x base
      * RTT, where plain doubling overshoots to 4-8x. */
-    double sized = QK_FLOW_SIZE_RTTS * rate_rtt;
+    double sized = (rx->early_updates ? QK_FLOW_SIZE_RTTS_EARLY : QK_FLOW_SIZE_RTTS) * rate_rtt;
     /* Climbing (slow start: the congestion window is about 2x the delivery
      * of the last RTT and doubles again in the next): up to 2x sized. */
     if (rx->climb_doubling && climbing) sized *= 2;

@@ -51,6 +51,13 @@ typedef enum qk_flow_rule {
 #define QK_FLOW_SIZE_RTTS 2.0
 
 /**
+ * The same target with rx->early_updates (an update when a quarter window is
+ * used, so at least 3/4 of it stays at the sender): 1.5 x rate x RTT keeps
+ * 1.125 x the pipe of credit there.
+ */
+#define QK_FLOW_SIZE_RTTS_EARLY 1.5
+
+/**
  * Sizing RTT = min(srtt, min_rtt + min(this, min_rtt / 4)): the path's base
  * RTT plus a little for ACK/processing delay, not the srtt inflated by a
  * queue the sender filled (a window sized by that srtt keeps the queue
@@ -85,6 +92,8 @@ typedef struct qk_flow_rx {
     qk_time min_rtt_ns;         /**< path's minimum RTT for sizing (caller sets; 0 = srtt only) */
     double prev_rate_rtt_bytes; /**< delivery measured at the previous checkpoint */
     bool climb_doubling;        /**< double while delivery climbs >= QK_FLOW_CLIMB x a checkpoint */
+    bool early_updates; /**< update when a quarter window is used (credit < 3/4 window), not half:
+                             smaller bursts from a sender with no pacing (yamux over TCP) */
     const struct qk_flow_rx *parent; /**< connection of a stream: size by its delivery too */
     /* Delivery-rate checkpoints, at least half a sizing RTT apart: the rate
      * is measured over the last 0.5-1.5 RTT, not over one update interval
