@@ -107,7 +107,7 @@ peak_bdp=$(maxc auto 7)
     echo "adding ${delay_ms} ms each way at $rate (BDP $(awk "BEGIN{printf \"%.2f\", $bdp/1e6}") MB), ${secs} s per run, runs"
     echo "alternating tcp / fixed / go-fixed (hashicorp/yamux as the receiver) / auto, $rounds rounds. \"plain TCP\" is what the delay line"
     echo "itself carries (one TCP connection, no yamux). The receiver's window is"
-    echo "\`src/transport/flow.c\`'s controller (the QUIC one): RTT from PING, start at"
+    echo "\`src/transport/streams/flow.c\`'s controller (the QUIC one): RTT from PING, start at"
     echo "256 KiB, grow when a quarter window's credit is used within 2 srtt, size to 2 x"
     echo "delivery x base RTT, 64 MiB session budget, halve after 8 RTT idle."
     echo

@@ -25,7 +25,10 @@ foreach(i RANGE 1 ${last})
   endforeach()
   string(REGEX MATCHALL "extern[^;({]*[ *]qk_[a-z0-9_]+[ \t]*(\\[[^]]*\\])?[ \t]*;" vars "${text}")
   foreach(v ${vars})
-    string(REGEX REPLACE ".*[ *](qk_[a-z0-9_]+)[ \t]*(\\[[^]]*\\])?[ \t]*;$" "\\1" v "${v}")
+    # "extern const T qk_name[N];" -> qk_name (two steps: CMake's regex
+    # engine does not backtrack the greedy prefix over the array suffix).
+    string(REGEX REPLACE "[ \t\n]*(\\[[^;]*\\])?[ \t\n]*;$" "" v "${v}")
+    string(REGEX REPLACE ".*[^a-z0-9_](qk_[a-z0-9_]+)$" "\\1" v "${v}")
     list(APPEND names "${v}")
   endforeach()
 endforeach()

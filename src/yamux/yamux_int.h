@@ -4,7 +4,7 @@
 
 #include <quack/yamux.h>
 
-#include "transport/flow.h"
+#include "transport/streams/flow.h"
 
 /* spec.md "Framing": types and flags. */
 enum { YT_DATA = 0, YT_WINDOW_UPDATE = 1, YT_PING = 2, YT_GO_AWAY = 3 };
