@@ -411,33 +411,6 @@ static int serve_parse(serve_opts *o, int argc, char **argv)
 }
 
 /* Certificate: the given files, or a fresh self-signed one; prints the pin. */
-static int serve_cert(const serve_opts *o, qk_config *cfg, char **cert_pem, char **key_pem)
-{
-    uint8_t pin[QK_PIN_BYTES];
-    char hex[65];
-    int rc;
-    if (o->cert) {
-        cfg->cert_file = o->cert;
-        cfg->key_file = o->key;
-        rc = qk_cert_pin_file(o->cert, pin);
-    } else {
-        rc = qk_cert_generate("localhost", (int64_t)time(NULL) - 3600, 30, cert_pem, key_pem);
-        if (!rc) {
-            cfg->cert_pem = *cert_pem;
-            cfg->key_pem = *key_pem;
-            rc = qk_cert_pin_pem(*cert_pem, strlen(*cert_pem), pin);
-        }
-    }
-    if (rc) {
-        fprintf(stderr, "quack serve: cannot %s the certificate (error %d)\n",
-                o->cert ? "read" : "generate", rc);
-        return rc;
-    }
-    qk_pin_to_hex(pin, hex);
-    printf("pin: %s\n", hex);
-    return 0;
-}
-
 static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr *addr)
 {
     if (!realpath(o->root, s->root)) {
@@ -540,7 +513,7 @@ int qk_cmd_serve(int argc, char **argv)
     qk_addr addr;
     char *cert_pem = NULL, *key_pem = NULL;
     rc = serve_config(&o, s, &cfg, &addr);
-    if (!rc) rc = serve_cert(&o, &cfg, &cert_pem, &key_pem) ? 1 : 0;
+    if (!rc) rc = perf_load_cert("quack serve", o.cert, o.key, &cfg, &cert_pem, &key_pem) ? 1 : 0;
     if (!rc) rc = serve_run(s, &cfg, &addr, o.listen, o.no_gso ? QK_UDP_NO_GSO : 0);
     free(s->h3s);
     free(s);

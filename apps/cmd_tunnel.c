@@ -258,10 +258,10 @@ static void on_signal(struct ev_loop *ev, ev_signal *w, int revents)
     stop(w->data);
 }
 
-static void on_connected(tun *s, qk_conn *c)
+/* The client's TCP listener is up (rc 0) on top of a carrier session: say
+ * where, or give up. */
+static void listening(tun *s, int rc, const char *carrier)
 {
-    if (s->o->server || c != s->conn) return;
-    int rc = qk_tunnel_listen(s->t, &s->o->tcp, c);
     if (rc) {
         fprintf(stderr, "%s: cannot listen on %s: %m\n", s->who, s->o->tcp_str);
         s->failed = true;
@@ -272,8 +272,14 @@ static void on_connected(tun *s, qk_conn *c)
     char buf[QK_ADDR_STRLEN];
     qk_tunnel_listen_addr(s->t, &la);
     if (qk_addr_format(&la, buf, sizeof buf) < 0) snprintf(buf, sizeof buf, "?");
-    printf("tunnel: listening on %s (TCP) -> %s (QUIC)\n", buf, s->o->udp_str);
+    printf("tunnel: listening on %s (TCP) -> %s (%s)\n", buf, s->o->udp_str, carrier);
     fflush(stdout);
+}
+
+static void on_connected(tun *s, qk_conn *c)
+{
+    if (s->o->server || c != s->conn) return;
+    listening(s, qk_tunnel_listen(s->t, &s->o->tcp, c), "QUIC");
 }
 
 static bool app(void *ctx, qk_endpoint *ep, qk_time now)
@@ -396,18 +402,8 @@ static void tcp_on_session(void *ctx, qk_yamux *y, bool up, const char *why)
 {
     tun *s = ctx;
     if (y) {
-        if (qk_tunnel_listen_on(s->t, &s->o->tcp, &qk_tunnel_carrier_yamux, y)) {
-            fprintf(stderr, "%s: cannot listen on %s: %m\n", s->who, s->o->tcp_str);
-            s->failed = true;
-            stop(s);
-            return;
-        }
-        qk_addr la;
-        char buf[QK_ADDR_STRLEN];
-        qk_tunnel_listen_addr(s->t, &la);
-        if (qk_addr_format(&la, buf, sizeof buf) < 0) snprintf(buf, sizeof buf, "?");
-        printf("tunnel: listening on %s (TCP) -> %s (yamux/TLS/TCP)\n", buf, s->o->udp_str);
-        fflush(stdout);
+        listening(s, qk_tunnel_listen_on(s->t, &s->o->tcp, &qk_tunnel_carrier_yamux, y),
+                  "yamux/TLS/TCP");
         return;
     }
     fprintf(stderr, "%s: %s: %s\n", s->who, up ? "connection closed" : "cannot connect",
