@@ -1,6 +1,7 @@
 /* `quack tunnel`: TCP over QUIC over UDP (include/quack/tunnel.h). */
 #include "commands.h"
 #include "perf.h"
+#include "tunnel_dns.h"
 
 #include "crypto/tls.h"
 #include "io/driver.h"
@@ -23,6 +24,7 @@ typedef struct tun_opts {
     qk_cc_kind cc;
     qk_time keep_alive_ns, idle_timeout_ns;
     uint64_t max_flows;
+    tun_dns_opts dns; /* --carrier dns (apps/tunnel_dns.c) */
 } tun_opts;
 
 typedef struct tun {
@@ -35,6 +37,7 @@ typedef struct tun {
     ev_timer tick, exit_timer;
     ev_signal sigint, sigterm;
     qk_tunnel_stats mark;
+    tun_dns *dns;
     qk_time start, last_tick;
     bool stopping, failed;
 } tun;
@@ -75,6 +78,7 @@ static void usage(FILE *f)
             "Exit status: 0 after SIGINT/SIGTERM, 1 when the QUIC connection failed or\n"
             "closed (client), 2 for bad options.\n",
             QK_TUNNEL_DEFAULT_MAX_FLOWS);
+    tun_dns_usage(f);
 }
 
 static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -114,6 +118,7 @@ static int parse(tun_opts *o, int argc, char **argv)
     o->cc = QK_CONFIG_CC_CUBIC;
     o->keep_alive_ns = o->server ? 0 : 10 * QK_NS_PER_S;
     o->idle_timeout_ns = 30 * QK_NS_PER_S;
+    tun_dns_opts_init(&o->dns);
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -127,7 +132,16 @@ static int parse(tun_opts *o, int argc, char **argv)
         }
         if (i + 1 >= argc) return bad("%s needs a value", a);
         const char *v = argv[++i];
-        if (!strcmp(a, "--listen")) {
+        int drc = tun_dns_parse_opt(&o->dns, a, v);
+        if (drc != 1) {
+            if (drc) return drc;
+            continue;
+        }
+        if (!strcmp(a, "--carrier")) {
+            if (strcmp(v, "udp") && strcmp(v, "dns"))
+                return bad("--carrier wants udp or dns, not '%s'", v);
+            o->dns.on = !strcmp(v, "dns");
+        } else if (!strcmp(a, "--listen")) {
             if (o->server)
                 o->udp_str = v;
             else
@@ -158,6 +172,11 @@ static int parse(tun_opts *o, int argc, char **argv)
         } else {
             return bad("unknown option '%s' for tunnel %s", a, o->server ? "server" : "client");
         }
+    }
+    if (tun_dns_check(&o->dns, o->server)) return 2;
+    if (o->dns.on && !o->server) { /* the pool sockets take the first resolver's family */
+        if (o->udp_str) return bad("%s", "--connect does not go with --carrier dns (--resolver)");
+        o->udp_str = o->dns.resolver_str[0];
     }
     if (!o->udp_str) return bad("%s", o->server ? "--listen is required" : "--connect is required");
     if (!o->tcp_str) return bad("%s", o->server ? "--to is required" : "--listen is required");
@@ -199,6 +218,7 @@ static void stop(tun *s)
         qk_conn_stats_get(s->conn, &st);
         perf_print_stats(stderr, &st);
     }
+    if (s->o->stats && s->dns) tun_dns_print_stats(s->dns, stderr);
     qk_tunnel_del(s->t);
     s->t = NULL;
     if (s->conn) qk_conn_close(s->conn, 0, "tunnel client stopped");
@@ -300,18 +320,26 @@ static void config(qk_config *cfg, const tun_opts *o)
     cfg->idle_timeout_ns = o->idle_timeout_ns;
     cfg->max_streams_bidi = o->max_flows ? o->max_flows : QK_TUNNEL_DEFAULT_MAX_FLOWS;
     cfg->insecure = o->insecure;
+    if (o->dns.on) tun_dns_config(&o->dns, o->server, cfg);
 }
 
 static int run(tun *s, qk_udp *u, const qk_config *cfg)
 {
     qk_io_ep_driver drv;
-    int rc = qk_io_ep_driver_init(&drv, s->ep, cfg->max_udp_payload_bytes, app, s);
+    memset(&drv, 0, sizeof drv);
+    int rc = s->o->dns.on ? tun_dns_new(&s->o->dns, s->o->server, s->ep, u, app, s, &s->dns)
+                          : qk_io_ep_driver_init(&drv, s->ep, cfg->max_udp_payload_bytes, app, s);
     if (rc) return rc;
-    rc = qk_io_loop_new(u, &qk_io_ep_driver_ops, &drv, NULL, &s->loop);
+    if (s->dns)
+        rc = qk_io_loop_new(u, &tun_dns_ops, s->dns, NULL, &s->loop);
+    else
+        rc = qk_io_loop_new(u, &qk_io_ep_driver_ops, &drv, NULL, &s->loop);
     if (rc) {
+        tun_dns_del(s->dns);
         qk_io_ep_driver_free(&drv);
         return rc;
     }
+    if (s->dns) tun_dns_attach(s->dns, s->loop);
     struct ev_loop *evl = qk_io_loop_ev(s->loop);
     qk_tunnel_config tc = {.server = s->o->server,
                            .target = s->o->tcp,
@@ -322,7 +350,9 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
     if (!rc && !s->o->server) {
         qk_addr none;
         memset(&none, 0, sizeof none);
-        rc = qk_connect(s->ep, &none, &s->o->udp, "localhost", qk_io_now(), &s->conn);
+        qk_addr peer = s->o->udp;
+        if (s->dns) tun_dns_server_addr(&peer);
+        rc = qk_connect(s->ep, &none, &peer, "localhost", qk_io_now(), &s->conn);
         if (rc) fprintf(stderr, "%s: cannot start the connection (error %d)\n", s->who, rc);
     }
     if (!rc) {
@@ -342,6 +372,8 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
     }
     qk_tunnel_del(s->t);
     s->t = NULL;
+    tun_dns_del(s->dns); /* before the loop: it stops its watchers in it */
+    s->dns = NULL;
     qk_io_loop_del(s->loop);
     qk_io_ep_driver_free(&drv);
     return rc;
