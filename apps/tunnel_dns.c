@@ -79,11 +79,11 @@ void tun_dns_usage(FILE *f)
                "                         round robin with failover)\n"
                "  --max-qname-len N      client: query names of at most N characters\n"
                "                         (60..253, default 253: 142-byte datagrams; 101: 48)\n"
-               "  --polls 0|1|2          client: polls per answer that carried data (default 1)\n"
+               "  --polls 0|1|2          client: polls per answer that carried data (default 2)\n"
                "  --ack-as-poll on|off   client: a query carrying a datagram replaces an owed\n"
                "                         poll (default on)\n"
                "  --burst-cap N          client: polls owed at most (default 16)\n"
-               "  --patience TIME        server: longest a query waits for data (default 200ms)\n");
+               "  --patience TIME        server: longest a query waits for data (default 30ms)\n");
 }
 
 static int dns_bad(const char *what, const char *v)
@@ -125,7 +125,7 @@ int tun_dns_parse_opt(tun_dns_opts *o, const char *a, const char *v)
     } else if (!strcmp(a, "--patience")) {
         if (qk_sim_parse_time(v, &o->patience_ns) || !o->patience_ns ||
             o->patience_ns > 5 * QK_NS_PER_S)
-            return dns_bad("--patience wants a time up to 5s such as 200ms", v);
+            return dns_bad("--patience wants a time up to 5s such as 30ms", v);
     } else {
         return 1;
     }

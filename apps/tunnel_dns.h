@@ -22,10 +22,10 @@ typedef struct tun_dns_opts {
     qk_addr resolver[TUN_DNS_MAX_RESOLVERS];
     size_t n_resolvers;
     size_t max_qname_len; /**< --max-qname-len (default 253) */
-    int polls;            /**< --polls 0|1|2 (default 1; -1 = default) */
+    int polls;            /**< --polls 0|1|2 (default 2; -1 = default) */
     int ack_as_poll;      /**< --ack-as-poll on|off (default on; -1 = default) */
     unsigned burst_cap;   /**< --burst-cap N (default 16) */
-    qk_time patience_ns;  /**< --patience TIME (server, default 200 ms) */
+    qk_time patience_ns;  /**< --patience TIME (server, default 30 ms) */
 } tun_dns_opts;
 
 typedef struct tun_dns tun_dns;

@@ -24,6 +24,9 @@
 #define QK_DNS_KIND_DATA        1
 #define QK_DNS_SERVER_DGRAM_MAX 900 /* downstream QUIC datagrams (docs/dns.md) */
 #define QK_DNS_MAX_MSG_BYTES    4096
+/* Longest a query is held for data: short, or unbound's timeouts and
+ * retransmissions cut the rate (docs/experiments/dns.md). */
+#define QK_DNS_PATIENCE_NS (30 * QK_NS_PER_MS)
 
 /* ------------------------------------------------------------------------ */
 /* Base32 (RFC 4648 §6 alphabet, lower case, no padding)                    */
@@ -93,7 +96,7 @@ int qk_dns_client_response(const qk_dns_client *c, const uint8_t *msg, size_t le
 /** Server settings; zero fields take the defaults. */
 typedef struct qk_dns_server_config {
     const char *domain;  /**< the zone we are authoritative for (required) */
-    qk_time patience_ns; /**< longest a query waits for data (default 200 ms) */
+    qk_time patience_ns; /**< longest a query waits for data (default 30 ms) */
     uint32_t rate_qps;   /**< per-client query rate limit (default 20000/s) */
     uint32_t rate_burst; /**< token bucket depth (default 2000) */
     size_t max_clients;  /**< clients tracked at once (default 64) */

@@ -6,7 +6,7 @@
 void qk_dns_poll_config_default(qk_dns_poll_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
-    cfg->polls_per_response = 1;
+    cfg->polls_per_response = 2; /* measured best through unbound: docs/experiments/dns.md */
     cfg->ack_as_poll = true;
     cfg->burst_cap = QK_DNS_POLL_BURST_CAP;
     cfg->idle_ns = QK_DNS_POLL_IDLE_NS;

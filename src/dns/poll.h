@@ -23,7 +23,7 @@
 #define QK_DNS_POLL_IDLE_MAX  (10 * QK_NS_PER_S)
 
 typedef struct qk_dns_poll_config {
-    unsigned polls_per_response; /**< 0, 1 or 2 (default 1 via qk_dns_poll_config_default) */
+    unsigned polls_per_response; /**< 0, 1 or 2 (default 2 via qk_dns_poll_config_default) */
     bool ack_as_poll;            /**< an outgoing data query replaces an owed poll */
     unsigned burst_cap;          /**< polls owed at most (default 16) */
     qk_time idle_ns;             /**< first idle poll delay (default 500 ms) */
@@ -47,7 +47,7 @@ typedef struct qk_dns_poll {
     qk_dns_poll_stats st;
 } qk_dns_poll;
 
-/** Defaults: 1 poll per data response, ACK-as-poll on, burst cap 16, 500 ms .. 10 s. */
+/** Defaults: 2 polls per data response, ACK-as-poll on, burst cap 16, 500 ms .. 10 s. */
 void qk_dns_poll_config_default(qk_dns_poll_config *cfg);
 
 /** Start at now (the idle timer runs from now). Zero fields of cfg take the defaults. */

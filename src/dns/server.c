@@ -106,7 +106,7 @@ int qk_dns_server_new(const qk_dns_server_config *cfg, qk_dns_server **out)
     qk_dns_server *s = calloc(1, sizeof *s);
     if (!s) return QK_ERR_NOMEM;
     s->cfg = *cfg;
-    if (!s->cfg.patience_ns) s->cfg.patience_ns = 200 * QK_NS_PER_MS;
+    if (!s->cfg.patience_ns) s->cfg.patience_ns = QK_DNS_PATIENCE_NS;
     if (!s->cfg.rate_qps) s->cfg.rate_qps = 20000;
     if (!s->cfg.rate_burst) s->cfg.rate_burst = 2000;
     if (!s->cfg.max_clients) s->cfg.max_clients = 64;

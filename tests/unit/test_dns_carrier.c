@@ -86,7 +86,7 @@ typedef struct rig {
 
 static void rig_init(rig *r, const qk_dns_server_config *cfg)
 {
-    qk_dns_server_config d = {.domain = DOMAIN};
+    qk_dns_server_config d = {.domain = DOMAIN, .patience_ns = 200 * MS};
     assert_int_equal(qk_dns_client_init(&r->c, DOMAIN, 0, 0x01020304), 0);
     assert_int_equal(qk_dns_server_new(cfg ? cfg : &d, &r->s), 0);
     memset(&r->resolver, 0, sizeof r->resolver);
