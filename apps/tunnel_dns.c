@@ -78,7 +78,7 @@ void tun_dns_usage(FILE *f)
                "  --resolver ADDR:PORT   client: a resolver to send queries to (repeatable,\n"
                "                         round robin with failover)\n"
                "  --max-qname-len N      client: query names of at most N characters\n"
-               "                         (60..253, default 253: 142-byte datagrams; 101: 48)\n"
+               "                         (60..253, default 253: 144-byte datagrams; 101: 50)\n"
                "  --polls 0|1|2          client: polls per answer that carried data (default 2)\n"
                "  --ack-as-poll on|off   client: a query carrying a datagram replaces an owed\n"
                "                         poll (default on)\n"
@@ -150,7 +150,8 @@ int tun_dns_check(tun_dns_opts *o, bool server)
 void tun_dns_config(const tun_dns_opts *o, bool server, qk_config *cfg)
 {
     qk_dns_client c;
-    cfg->min_datagram_bytes = 64; /* docs/dns.md: the profile */
+    cfg->min_datagram_bytes = 40; /* docs/dns.md: the profile */
+    cfg->cid_bytes = 4;           /* short headers: 4-byte CIDs leave more room per query */
     cfg->pmtud = false;
     if (server) {
         cfg->max_udp_payload_bytes = QK_DNS_SERVER_DGRAM_MAX;

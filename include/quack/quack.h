@@ -186,7 +186,7 @@ typedef struct qk_config {
     void *rng_ctx;
 
     /** DNS-carrier profile only (docs/dns.md), 0 everywhere else: RFC 9000
-     * §14's 1200-byte minimum relaxed to this many bytes (64..1200). The
+     * §14's 1200-byte minimum relaxed to this many bytes (32..1200). The
      * server accepts client Initials from this size, max_udp_payload_bytes
      * may go down to it (client Initials are padded to min(1200, max)), and a
      * datagram below 1200 bytes counts as 1200 toward the §8.1

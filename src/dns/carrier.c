@@ -86,7 +86,7 @@ int qk_dns_client_init(qk_dns_client *c, const char *domain, size_t max_qname, u
     c->max_qname = max_qname;
     c->max_dgram = qk_dns_max_datagram(c->domain_text, max_qname);
     if (c->max_dgram < 32) return QK_ERR_INVALID_ARG;
-    c->id = id;
+    c->id = id & 0xffff; /* a short id: 2 bytes of every name */
     c->edns_bytes = QK_DNS_EDNS_BYTES;
     return 0;
 }
@@ -115,17 +115,15 @@ int qk_dns_client_query(const qk_dns_client *c, uint16_t qid, const uint8_t *dg,
 {
     if (len > c->max_dgram) return QK_ERR_TOO_LARGE;
     uint8_t payload[QK_DNS_MAX_NAME_BYTES];
-    payload[0] = (uint8_t)(c->id >> 24);
-    payload[1] = (uint8_t)(c->id >> 16);
-    payload[2] = (uint8_t)(c->id >> 8);
-    payload[3] = (uint8_t)c->id;
+    payload[0] = (uint8_t)(c->id >> 8);
+    payload[1] = (uint8_t)c->id;
     size_t n = QK_DNS_HDR_BYTES;
     if (len) {
-        payload[4] = QK_DNS_KIND_DATA;
+        payload[2] = QK_DNS_KIND_DATA;
         memcpy(payload + n, dg, len);
         n += len;
     } else {
-        payload[4] = QK_DNS_KIND_POLL;
+        payload[2] = QK_DNS_KIND_POLL;
         memcpy(payload + n, nonce, 4);
         n += 4;
     }
@@ -158,7 +156,7 @@ int qk_dns_name_payload(const qk_dns_name *name, const qk_dns_name *domain, uint
 
 static uint32_t payload_id(const uint8_t *p)
 {
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+    return (uint32_t)p[0] << 8 | p[1];
 }
 
 /* Split the concatenated TXT strings into length-prefixed datagrams. */

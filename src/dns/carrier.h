@@ -1,7 +1,7 @@
 /* The DNS carrier (sans-I/O): QUIC datagrams in DNS queries (client) and
  * TXT answers (server). See docs/dns.md.
  *
- * Query name: base32(client id (4) | kind (1) | payload) in labels of at most
+ * Query name: base32(client id (2) | kind (1) | payload) in labels of at most
  * QK_DNS_LABEL_CHARS characters, then the tunnel domain. kind 0 is a poll
  * (payload: 4 random bytes, so no two names are equal and no cache can
  * answer them), kind 1 carries one QUIC datagram. QTYPE TXT, EDNS(0) 1232.
@@ -19,7 +19,7 @@
 #define QK_DNS_MAX_QNAME_TEXT   253  /* text form; 255 bytes on the wire */
 #define QK_DNS_MIN_QNAME_TEXT   60   /* below this hardly a datagram fits */
 #define QK_DNS_EDNS_BYTES       1232 /* DNS flag day 2020 */
-#define QK_DNS_HDR_BYTES        5    /* client id + kind */
+#define QK_DNS_HDR_BYTES        3    /* client id (16 bits) + kind */
 #define QK_DNS_KIND_POLL        0
 #define QK_DNS_KIND_DATA        1
 #define QK_DNS_SERVER_DGRAM_MAX 900 /* downstream QUIC datagrams (docs/dns.md) */

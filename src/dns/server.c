@@ -298,7 +298,7 @@ static void hold(qk_dns_server *s, dcli *c, const held *nq, qk_time now);
 static int on_carrier_query(qk_dns_server *s, const qk_dns_msg *m, const uint8_t *p, size_t n,
                             const qk_addr *from, qk_time now, qk_dns_upstream *up)
 {
-    uint32_t id = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+    uint32_t id = (uint32_t)p[0] << 8 | p[1];
     dcli *c = find_client(s, id, now, true);
     if (!c) return 0; /* table full: the resolver times out */
     c->last_seen = now;
@@ -319,7 +319,7 @@ static int on_carrier_query(qk_dns_server *s, const qk_dns_msg *m, const uint8_t
     r->hash = nq.hash;
     r->answered = false;
     hold(s, c, &nq, now);
-    if (p[4] != QK_DNS_KIND_DATA || n <= QK_DNS_HDR_BYTES) {
+    if (p[2] != QK_DNS_KIND_DATA || n <= QK_DNS_HDR_BYTES) {
         s->st.polls++;
         return 0;
     }

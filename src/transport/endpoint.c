@@ -85,8 +85,8 @@ int qk_config_check(const qk_config *cfg, char *why, size_t why_len)
     else if (cfg->cid_bytes > QK_MAX_CID_LEN)
         msg = "cid_bytes must be 1..20 (RFC 9000 §17.2)";
     else if (cfg->min_datagram_bytes &&
-             (cfg->min_datagram_bytes < 64 || cfg->min_datagram_bytes > 1200))
-        msg = "min_datagram_bytes must be 0 (RFC 9000 §14: 1200) or 64..1200 (DNS carrier)";
+             (cfg->min_datagram_bytes < 32 || cfg->min_datagram_bytes > 1200))
+        msg = "min_datagram_bytes must be 0 (RFC 9000 §14: 1200) or 32..1200 (DNS carrier)";
     else if (cfg->max_udp_payload_bytes < qk_config_min_datagram_bytes(cfg))
         msg = "max_udp_payload_bytes must be at least 1200 (RFC 9000 §14; min_datagram_bytes for "
               "the DNS carrier)";

@@ -115,8 +115,8 @@ int qk_cc_init(qk_cc *cc, qk_cc_algo algo, uint64_t max_datagram_bytes, qk_time 
     }
     /* RFC 9000 §14: every QUIC path carries at least 1200-byte datagrams;
      * the connection enforces that, except in the DNS-carrier profile
-     * (qk_config.min_datagram_bytes, docs/dns.md), which goes down to 64. */
-    if (max_datagram_bytes < 64) return QK_ERR_INVALID_ARG;
+     * (qk_config.min_datagram_bytes, docs/dns.md), which goes down to 32. */
+    if (max_datagram_bytes < 32) return QK_ERR_INVALID_ARG;
     memset(cc, 0, sizeof *cc);
     cc->ops = ops;
     cc->max_datagram_bytes = max_datagram_bytes;
