@@ -14,6 +14,8 @@ PKGS=(
   libcmocka-dev python3 jq
   # tools, peers, plots
   gnuplot-nox ngtcp2-client ngtcp2-server tshark time openssl procps ca-certificates
+  # DNS carrier rig (tests/interop/dns.sh, bench/dns.sh): resolvers, ss
+  unbound dnsmasq iproute2
 )
 
 missing=()

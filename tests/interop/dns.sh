@@ -92,6 +92,7 @@ rig_stop_client
 echo "== unbound retransmits (server holds queries 400 ms)"
 kill -INT "$SERVER_PID"
 wait "$SERVER_PID" 2>/dev/null
+cat "$WORK/server.err" >>"$WORK/servers.log"
 rig_server --patience 400ms || exit 1
 rig_client "$NPORT" || exit 1
 check "retransmits: 2 MiB download" rig_get $((2 * MiB)) 8
@@ -105,6 +106,12 @@ if [ "${dups:-0}" -eq 0 ]; then
     echo "FAIL: no duplicate queries seen: the retransmit case tested nothing" >&2
 fi
 
+# Sanitizer reports (ASan build) from any run of the client or the server.
+cat "$WORK/server.err" >>"$WORK/servers.log"
+if grep -l "Sanitizer" "$WORK"/clients.log "$WORK"/servers.log; then
+    FAILS=$((FAILS + 1))
+    echo "FAIL: sanitizer report (logs in $WORK)" >&2
+fi
 if [ $FAILS -ne 0 ]; then
     echo "FAILED: $FAILS (logs in $WORK)"
     exit 1

@@ -107,9 +107,10 @@ rig_client() { # RESOLVER_PORT [ARGS]
     return 1
 }
 
-rig_stop_client() { # prints the client's --stats into $WORK/client.err
+rig_stop_client() { # the client prints its --stats into $WORK/client.err (kept in clients.log)
     kill -INT "$CLIENT_PID" 2>/dev/null
     wait "$CLIENT_PID" 2>/dev/null
+    cat "$WORK/client.err" >>"$WORK/clients.log"
 }
 
 rig_get() { timeout "${RIG_TIMEOUT:-120}" python3 "$RIG_DIR/peer.py" get "$CPORT" "$1" "$2"; }
