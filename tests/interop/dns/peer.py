@@ -5,8 +5,9 @@
                                 line: "get N SEED" -> sends N deterministic bytes,
                                 closes; "put N" -> reads N bytes, answers with
                                 their SHA-256 in hex and a newline
-  peer.py get PORT N SEED       client: prints "ok SHA SECONDS" when it read exactly
-                                the N bytes of SEED (then EOF)
+  peer.py get PORT N SEED [MAX_S]  client: prints "ok SHA SECONDS" when it read exactly
+                                the N bytes of SEED (then EOF); with MAX_S it stops
+                                after that many seconds and prints "partial BYTES SECONDS"
   peer.py put PORT N SEED       client: sends N bytes of SEED, prints "ok SHA SECONDS"
                                 when the server's SHA-256 matches
 Exit status 0 on "ok", 1 otherwise.
@@ -73,13 +74,21 @@ def connect(port):
     return c, time.monotonic()
 
 
-def get(port, n, seed):
+def get(port, n, seed, max_s=None):
     want = hashlib.sha256(pattern(n, seed)).hexdigest()
     c, t0 = connect(port)
     c.sendall(f"get {n} {seed}\n".encode())
     h, got = hashlib.sha256(), 0
+    if max_s:
+        c.settimeout(0.5)
     while True:
-        b = c.recv(CHUNK)
+        if max_s and time.monotonic() - t0 > max_s:
+            print(f"partial {got} {time.monotonic() - t0:.3f}")
+            return False
+        try:
+            b = c.recv(CHUNK)
+        except socket.timeout:
+            continue
         if not b:
             break
         h.update(b)
@@ -107,7 +116,8 @@ if __name__ == "__main__":
     if mode == "serve":
         serve(int(sys.argv[2]))
     elif mode == "get":
-        sys.exit(0 if get(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])) else 1)
+        max_s = float(sys.argv[5]) if len(sys.argv) > 5 else None
+        sys.exit(0 if get(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), max_s) else 1)
     elif mode == "put":
         sys.exit(0 if put(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])) else 1)
     else:

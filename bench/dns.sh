@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# The DNS carrier's poll-policy table (seed 004, issue 22): a 10 MiB download
+# through `quack tunnel --carrier dns` at 100 ms RTT (quack netem), "direct"
+# (client -> netem -> tunnel server) and through Debian's unbound (client ->
+# netem -> unbound -> tunnel server), for 0/1/2 polls per data answer with
+# ACK-as-poll on and off, burst caps, --max-qname-len 101 and unbound with
+# qname minimisation on. Writes docs/experiments/dns.csv, dns.md (this
+# script's table) and dns.png (gnuplot).
+# Usage: bench/dns.sh [BUILD_DIR (default build/release)] [REPS (default 2)]
+set -u
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${1:-$SRC/build/release}
+REPS=${2:-2}
+SIZE=$((10 * 1048576))
+CAP_S=${QK_DNS_BENCH_CAP_S:-40} # give up on a run after this long (the seed's "~")
+OUT=$SRC/docs/experiments
+source "$SRC/tests/interop/dns/rig.bash"
+for tool in unbound gnuplot ss; do
+    command -v $tool >/dev/null || { echo "bench/dns.sh: $tool missing (scripts/deps.sh)" >&2; exit 1; }
+done
+trap rig_cleanup EXIT
+rig_init "$BUILD"
+rig_server || exit 1
+rig_unbound "$UPORT" no || exit 1
+rig_unbound $((UPORT + 10)) yes || exit 1
+rig_netem "$NPORT" "$UPORT" 100 || exit 1                    # -> unbound
+rig_netem $((NPORT + 10)) "$SPORT" 100 || exit 1             # -> tunnel server (direct)
+rig_netem $((NPORT + 20)) $((UPORT + 10)) 100 || exit 1      # -> unbound, minimising
+
+CSV=$OUT/dns.csv
+echo "path,polls,ack_as_poll,burst_cap,max_qname,rep,kib_s,complete,seconds,queries,answers_empty" >"$CSV"
+
+run() { # PATH_NAME RESOLVER_PORT POLLS ACK CAP QNAME
+    local name=$1 rport=$2 polls=$3 ack=$4 cap=$5 qn=$6
+    for rep in $(seq "$REPS"); do
+        rig_client "$rport" --polls "$polls" --ack-as-poll "$ack" --burst-cap "$cap" \
+            --max-qname-len "$qn" || return 1
+        local res
+        res=$(python3 "$RIG_DIR/peer.py" get "$CPORT" "$SIZE" "$rep" "$CAP_S")
+        rig_stop_client
+        local kind bytes secs complete=1
+        read -r kind bytes secs <<<"$res"
+        if [ "$kind" = ok ]; then bytes=$SIZE; else complete=0; fi
+        local kib q e
+        kib=$(python3 -c "print(round($bytes / 1024 / $secs, 1))")
+        q=$(sed -n 's/.* \([0-9]*\) queries (.*/\1/p' "$WORK/client.err" | tail -1)
+        e=$(sed -n 's/.* \([0-9]*\) empty, .*/\1/p' "$WORK/client.err" | tail -1)
+        echo "$name,$polls,$ack,$cap,$qn,$rep,$kib,$complete,$secs,${q:-0},${e:-0}" | tee -a "$CSV"
+        [ "$polls" = 0 ] && break # one run: it is slow by construction
+    done
+}
+
+for path in direct unbound; do
+    rport=$NPORT
+    [ $path = direct ] && rport=$((NPORT + 10))
+    for polls in 2 1 0; do
+        for ack in on off; do run $path $rport $polls $ack 16 253; done
+    done
+    for cap in 4 64; do run $path $rport 2 on $cap 253; done
+    run $path $rport 2 on 16 101
+done
+run unbound-minimise $((NPORT + 20)) 2 on 16 253
+
+python3 - "$CSV" "$OUT" "$REPS" "$CAP_S" <<'PY'
+import csv, sys, collections, datetime, subprocess
+path, out, reps, cap = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+rows = list(csv.DictReader(open(path)))
+key = lambda r: (r["path"], r["polls"], r["ack_as_poll"], r["burst_cap"], r["max_qname"])
+groups = collections.OrderedDict()
+for r in rows:
+    groups.setdefault(key(r), []).append(r)
+commit = subprocess.run(["git", "-C", out, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+L = []
+L.append("# DNS carrier: the poll-policy table (written by bench/dns.sh)\n")
+L.append(f"Measured {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC at commit {commit} by `bench/dns.sh` "
+         f"({reps} runs per row, one for 0 polls). 10 MiB download through `quack tunnel --carrier dns` "
+         f"with 100 ms RTT added by `quack netem` between the tunnel client and the resolver "
+         f"(\"direct\": the netem relay forwards straight to the tunnel server). KiB/s over the "
+         f"download (TCP connect to last byte; the QUIC connection was up before). \"~\" marks a run "
+         f"stopped after {cap} s: its rate is what arrived by then. Loopback on a shared 2-core machine: "
+         f"expect +-30 % between runs.\n")
+L.append("| resolver | polls/answer | ACK-as-poll | burst cap | max QNAME | KiB/s | KiB/s | queries | empty answers |")
+L.append("|---|---|---|---|---|---|---|---|---|")
+for k, g in groups.items():
+    rates = [("~" if r["complete"] != "1" else "") + r["kib_s"] for r in g]
+    while len(rates) < 2: rates.append("")
+    L.append(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {k[4]} | {rates[0]} | {rates[1]} | {g[0]['queries']} | {g[0]['answers_empty']} |")
+best = max((float(r["kib_s"]) for r in rows if r["path"] == "unbound" and r["complete"] == "1"), default=0)
+L.append("")
+L.append(f"Best complete 10 MiB through unbound: {best:.0f} KiB/s ({best * 1024 / 1e6:.2f} MB/s; target >= 1 MB/s; "
+         f"the seed's dnstt: 150-187 KiB/s direct, slipstream ~400 KB/s).\n")
+L.append("iodine baseline: not measured (bench/dns.sh does not set up iodine's tun devices and "
+         "network namespaces yet).\n")
+L.append("![throughput vs polls per answer](dns.png)\n")
+open(f"{out}/dns.md", "w").write("\n".join(L))
+# gnuplot data: mean KiB/s per (path, ack) over polls, burst cap 16, qname 253
+with open(f"{out}/dns_plot.dat", "w") as f:
+    for p in ("direct", "unbound"):
+        for ack in ("on", "off"):
+            f.write(f"# {p} ack-as-poll {ack}\n")
+            for polls in ("0", "1", "2"):
+                g = groups.get((p, polls, ack, "16", "253"), [])
+                if g:
+                    f.write(f"{polls} {sum(float(r['kib_s']) for r in g) / len(g):.1f}\n")
+            f.write("\n\n")
+PY
+gnuplot <<GP
+set terminal pngcairo size 800,500
+set output "$OUT/dns.png"
+set title "10 MiB over the DNS carrier, 100 ms RTT (bench/dns.sh)"
+set xlabel "polls per answer that carried data"
+set ylabel "KiB/s"
+set xtics 0,1,2
+set key top left
+set logscale y
+plot "$OUT/dns_plot.dat" index 0 with linespoints title "direct, ACK-as-poll on", \
+     "" index 1 with linespoints title "direct, ACK-as-poll off", \
+     "" index 2 with linespoints title "unbound, ACK-as-poll on", \
+     "" index 3 with linespoints title "unbound, ACK-as-poll off"
+GP
+echo "wrote $OUT/dns.md, dns.csv, dns.png"
