@@ -5,6 +5,7 @@
 # Checks, SHA-256 of every transfer (tests/interop/dns/peer.py):
 #   unbound (qname-minimisation no): 10 MiB download, 1 MiB upload
 #   dnsmasq: 10 MiB download, 1 MiB upload
+#   two resolvers, one of them dead: it is taken out, 1 MiB completes
 #   unbound restarted mid-download (2 MiB): the transfer completes
 #   --max-qname-len 101 (50-byte datagrams) and unbound with qname
 #   minimisation on: 1 MiB download each
@@ -60,6 +61,14 @@ check "dnsmasq: 10 MiB download" rig_get $((10 * MiB)) 3
 check "dnsmasq: 1 MiB upload" rig_put $MiB 4
 rig_stop_client
 grep "dns client" "$WORK/client.err"
+
+echo "== two resolvers, one dead: failover"
+rig_client "$NPORT" --resolver 127.0.0.1:$((SPORT + 100)) || exit 1
+check "failover: 1 MiB download" rig_get $MiB 9
+rig_stop_client
+grep "resolver" "$WORK/client.err"
+grep -q "127.0.0.1:$((SPORT + 100)): .* taken out [1-9]" "$WORK/client.err" ||
+    { FAILS=$((FAILS + 1)); echo "FAIL: the dead resolver was not taken out" >&2; }
 
 echo "== unbound restarted mid-download"
 rig_client "$NPORT" || exit 1
