@@ -4,9 +4,11 @@
 # (client -> netem -> tunnel server) and through Debian's unbound (client ->
 # netem -> unbound -> tunnel server), for 0/1/2 polls per data answer with
 # ACK-as-poll on and off, burst caps, --max-qname-len 101 and unbound with
-# qname minimisation on. Writes docs/experiments/dns.csv, dns.md (this
-# script's table) and dns.png (gnuplot).
+# qname minimisation on; and Debian's iodine through the same unbound and
+# RTT as the baseline (bench/dns_iodine.bash: network namespaces). Writes
+# docs/experiments/dns.csv, dns.md (this script's table) and dns.png.
 # Usage: bench/dns.sh [BUILD_DIR (default build/release)] [REPS (default 2)]
+#   QK_DNS_BENCH_ONLY=iodine: keep the quack rows of dns.csv, redo iodine's
 set -u
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-$SRC/build/release}
@@ -15,11 +17,15 @@ SIZE=$((10 * 1048576))
 CAP_S=${QK_DNS_BENCH_CAP_S:-40} # give up on a run after this long (the seed's "~")
 OUT=$SRC/docs/experiments
 source "$SRC/tests/interop/dns/rig.bash"
+source "$SRC/bench/dns_iodine.bash"
+ONLY=${QK_DNS_BENCH_ONLY:-}
 for tool in unbound gnuplot ss; do
     command -v $tool >/dev/null || { echo "bench/dns.sh: $tool missing (scripts/deps.sh)" >&2; exit 1; }
 done
 trap rig_cleanup EXIT
 rig_init "$BUILD"
+CSV=$OUT/dns.csv
+if [ "$ONLY" != iodine ]; then
 rig_server || exit 1
 rig_unbound "$UPORT" no || exit 1
 rig_unbound $((UPORT + 10)) yes || exit 1
@@ -27,7 +33,6 @@ rig_netem "$NPORT" "$UPORT" 100 || exit 1                    # -> unbound
 rig_netem $((NPORT + 10)) "$SPORT" 100 || exit 1             # -> tunnel server (direct)
 rig_netem $((NPORT + 20)) $((UPORT + 10)) 100 || exit 1      # -> unbound, minimising
 
-CSV=$OUT/dns.csv
 echo "path,polls,ack_as_poll,burst_cap,max_qname,rep,kib_s,complete,seconds,queries,answers_empty" >"$CSV"
 
 run() { # PATH_NAME RESOLVER_PORT POLLS ACK CAP QNAME
@@ -60,10 +65,28 @@ for path in direct unbound; do
     run $path $rport 2 on 16 101
 done
 run unbound-minimise $((NPORT + 20)) 2 on 16 253
+rig_cleanup
+PIDS=()
+fi
 
-python3 - "$CSV" "$OUT" "$REPS" "$CAP_S" <<'PY'
+# iodine through unbound, same RTT and size (one run: it is slow).
+grep -v '^iodine' "$CSV" >"$CSV.tmp" && mv "$CSV.tmp" "$CSV"
+IODINE_NOTE=""
+res=$(iodine_row "$SIZE" "$CAP_S" 1)
+read -r kind bytes secs <<<"$res"
+case "$kind" in
+ok | partial)
+    complete=0
+    [ "$kind" = ok ] && { complete=1; bytes=$SIZE; }
+    kib=$(python3 -c "print(round($bytes / 1024 / $secs, 1))")
+    echo "iodine-unbound,-,-,-,-,1,$kib,$complete,$secs,," | tee -a "$CSV"
+    ;;
+*) IODINE_NOTE="iodine baseline: skipped (${res#skip })." ;;
+esac
+
+python3 - "$CSV" "$OUT" "$REPS" "$CAP_S" "$IODINE_NOTE" <<'PY'
 import csv, sys, collections, datetime, subprocess
-path, out, reps, cap = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+path, out, reps, cap, iodine_note = sys.argv[1:6]
 rows = list(csv.DictReader(open(path)))
 key = lambda r: (r["path"], r["polls"], r["ack_as_poll"], r["burst_cap"], r["max_qname"])
 groups = collections.OrderedDict()
@@ -89,8 +112,16 @@ best = max((float(r["kib_s"]) for r in rows if r["path"] == "unbound" and r["com
 L.append("")
 L.append(f"Best complete 10 MiB through unbound: {best:.0f} KiB/s ({best * 1024 / 1e6:.2f} MB/s; target >= 1 MB/s; "
          f"the seed's dnstt: 150-187 KiB/s direct, slipstream ~400 KB/s).\n")
-L.append("iodine baseline: not measured (bench/dns.sh does not set up iodine's tun devices and "
-         "network namespaces yet).\n")
+io = [r for r in rows if r["path"].startswith("iodine")]
+if io:
+    r = io[0]
+    L.append(f"iodine baseline (Debian's iodine 0.7, IP over DNS, autodetected: NULL queries, "
+             f"Base128 up, raw down, lazy mode, EDNS0; same unbound, same 100 ms RTT, its ends in two "
+             f"network namespaces joined by a veth pair, bench/dns_iodine.bash): "
+             f"{'' if r['complete'] == '1' else '~'}{r['kib_s']} KiB/s"
+             f"{'' if r['complete'] == '1' else ' (stopped after ' + cap + ' s)'}.\n")
+else:
+    L.append((iodine_note or "iodine baseline: not run.") + "\n")
 L.append("![throughput vs polls per answer](dns.png)\n")
 open(f"{out}/dns.md", "w").write("\n".join(L))
 # gnuplot data: mean KiB/s per (path, ack) over polls, burst cap 16, qname 253

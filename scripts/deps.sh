@@ -14,8 +14,8 @@ PKGS=(
   libcmocka-dev python3 jq
   # tools, peers, plots
   gnuplot-nox ngtcp2-client ngtcp2-server tshark time openssl procps ca-certificates
-  # DNS carrier rig (tests/interop/dns.sh, bench/dns.sh): resolvers, ss
-  unbound dnsmasq iproute2
+  # DNS carrier rig (tests/interop/dns.sh, bench/dns.sh): resolvers, ss, ip netns; iodine baseline
+  unbound dnsmasq iproute2 iodine
 )
 
 missing=()

@@ -17,9 +17,11 @@ import random
 import socket
 import sys
 import threading
+import os
 import time
 
 CHUNK = 1 << 16
+HOST = os.environ.get("QK_PEER_HOST", "127.0.0.1")  # bench/dns.sh's iodine row: 10.53.0.1
 
 
 def pattern(n, seed):
@@ -62,7 +64,7 @@ def handle(c):
 def serve(port):
     ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind(("127.0.0.1", port))
+    ls.bind((os.environ.get("QK_PEER_BIND", "127.0.0.1"), port))
     ls.listen(64)
     while True:
         c, _ = ls.accept()
@@ -70,7 +72,7 @@ def serve(port):
 
 
 def connect(port):
-    c = socket.create_connection(("127.0.0.1", port))
+    c = socket.create_connection((HOST, port))
     return c, time.monotonic()
 
 
