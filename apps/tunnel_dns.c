@@ -132,15 +132,22 @@ int tun_dns_parse_opt(tun_dns_opts *o, const char *a, const char *v)
     return 0;
 }
 
+static int dns_need(const char *what)
+{
+    fprintf(stderr, "quack tunnel: %s\nRun 'quack tunnel --help' for the options.\n", what);
+    return 2;
+}
+
 int tun_dns_check(tun_dns_opts *o, bool server)
 {
     if (!o->on) {
         if (o->domain || o->n_resolvers)
-            return dns_bad("--domain and --resolver go with --carrier dns", "udp");
+            return dns_need("--domain and --resolver go with --carrier dns");
         return 0;
     }
-    if (!o->domain) return dns_bad("--carrier dns needs --domain", "");
-    if (!server && !o->n_resolvers) return dns_bad("the DNS client needs --resolver", "");
+    if (!o->domain) return dns_need("--carrier dns needs --domain NAME (the tunnel zone)");
+    if (!server && !o->n_resolvers)
+        return dns_need("the DNS client needs --resolver ADDR:PORT (repeatable)");
     qk_dns_client c;
     if (!server && qk_dns_client_init(&c, o->domain, o->max_qname_len, 0))
         return dns_bad("--max-qname-len leaves no room for a datagram under --domain", o->domain);
