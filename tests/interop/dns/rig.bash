@@ -25,7 +25,7 @@ rig_cleanup() {
 rig_init() {
     Q="$1/quack"
     WORK=$(mktemp -d /tmp/qk-dns.XXXXXX)
-    local base=$((21000 + ($$ % 4000) * 10))
+    local base=$((10000 + ($$ % 2000) * 10)) # below the ephemeral range (32768+)
     TPORT=$base         # TCP peer
     SPORT=$((base + 1)) # tunnel server (DNS)
     UPORT=$((base + 2)) # unbound
