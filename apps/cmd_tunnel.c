@@ -2,6 +2,7 @@
  * (include/quack/tunnel.h). */
 #include "commands.h"
 #include "perf.h"
+#include "tunnel_dns.h"
 
 #include <quack/cert.h>
 #include <quack/driver.h>
@@ -19,6 +20,7 @@
 typedef enum tun_carrier {
     TUN_CARRIER_UDP = 0, /* QUIC over UDP (default) */
     TUN_CARRIER_TCP = 1, /* yamux over TLS 1.3 over TCP */
+    TUN_CARRIER_DNS = 2, /* QUIC in DNS queries through resolvers (apps/tunnel_dns.c) */
 } tun_carrier;
 
 typedef struct tun_opts {
@@ -32,6 +34,7 @@ typedef struct tun_opts {
     qk_cc_kind cc;
     qk_time keep_alive_ns, idle_timeout_ns;
     uint64_t max_flows;
+    tun_dns_opts dns; /* --carrier dns (apps/tunnel_dns.c) */
 } tun_opts;
 
 typedef struct tun {
@@ -46,6 +49,7 @@ typedef struct tun {
     ev_timer tick, exit_timer;
     ev_signal sigint, sigterm;
     qk_tunnel_stats mark;
+    tun_dns *dns;
     qk_time start, last_tick;
     bool stopping, failed;
 } tun;
@@ -57,7 +61,8 @@ static void usage(FILE *f)
             "                           [options]\n"
             "       quack tunnel client --connect UDP_ADDR (--pin HEX | --insecure)\n"
             "                           --listen TCP_ADDR [options]\n"
-            "       add --carrier tcp on both sides where UDP is blocked\n"
+            "       add --carrier tcp on both sides where UDP is blocked, --carrier dns\n"
+            "       (client: --resolver instead of --connect) where only DNS gets out\n"
             "\n"
             "Carries TCP connections over one QUIC connection: the client accepts TCP\n"
             "connections on --listen and opens one QUIC stream for each; the server\n"
@@ -76,11 +81,12 @@ static void usage(FILE *f)
             "  --listen ADDR:PORT     TCP address to accept connections on (port 0 picks\n"
             "                         one; printed as \"tunnel: listening on ...\")\n"
             "options:\n"
-            "  --carrier udp|tcp      udp: QUIC over UDP (default); tcp: yamux streams over\n"
+            "  --carrier udp|tcp|dns  udp: QUIC over UDP (default); tcp: yamux streams over\n"
             "                         TLS 1.3 over TCP (same --cert/--key/--pin scheme; the\n"
-            "                         server's --listen and client's --connect are TCP)\n"
+            "                         server's --listen and client's --connect are TCP);\n"
+            "                         dns: QUIC in DNS queries (options below)\n"
             "  --fixed-window         tcp: keep yamux windows at 256 KiB (no auto-tuning)\n"
-            "  --cc reno|cubic        congestion controller (default cubic)\n"
+            "  --cc NAME              congestion controller: reno, cubic (default), dctcp\n"
             "  --keep-alive TIME      PING after TIME without traffic (client default 10s,\n"
             "                         server default off; 0 = off), below --idle-timeout\n"
             "  --idle-timeout TIME    close after TIME without traffic (default 30s)\n"
@@ -91,6 +97,7 @@ static void usage(FILE *f)
             "Exit status: 0 after SIGINT/SIGTERM, 1 when the QUIC connection failed or\n"
             "closed (client), 2 for bad options.\n",
             QK_TUNNEL_DEFAULT_MAX_FLOWS);
+    tun_dns_usage(f);
 }
 
 static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -117,15 +124,17 @@ static int parse_time_opt(const char *name, const char *v, qk_time *out)
     return 0;
 }
 
-/* The one place carriers are named (a DNS carrier joins here). */
+/* The one place carriers are named. */
 static int parse_carrier(const char *v, tun_carrier *out)
 {
     if (!strcmp(v, "udp"))
         *out = TUN_CARRIER_UDP;
     else if (!strcmp(v, "tcp"))
         *out = TUN_CARRIER_TCP;
+    else if (!strcmp(v, "dns"))
+        *out = TUN_CARRIER_DNS;
     else
-        return bad("--carrier wants udp or tcp, not '%s'", v);
+        return bad("--carrier wants udp, tcp or dns, not '%s'", v);
     return 0;
 }
 
@@ -142,6 +151,7 @@ static int parse(tun_opts *o, int argc, char **argv)
     o->cc = QK_CONFIG_CC_CUBIC;
     o->keep_alive_ns = o->server ? 0 : 10 * QK_NS_PER_S;
     o->idle_timeout_ns = 30 * QK_NS_PER_S;
+    tun_dns_opts_init(&o->dns);
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -159,6 +169,11 @@ static int parse(tun_opts *o, int argc, char **argv)
         }
         if (i + 1 >= argc) return bad("%s needs a value", a);
         const char *v = argv[++i];
+        int drc = tun_dns_parse_opt(&o->dns, a, v);
+        if (drc != 1) {
+            if (drc) return drc;
+            continue;
+        }
         if (!strcmp(a, "--listen")) {
             if (o->server)
                 o->udp_str = v;
@@ -176,6 +191,7 @@ static int parse(tun_opts *o, int argc, char **argv)
             o->pin = v;
         } else if (!strcmp(a, "--carrier")) {
             if (parse_carrier(v, &o->carrier)) return 2;
+            o->dns.on = o->carrier == TUN_CARRIER_DNS;
         } else if (!strcmp(a, "--qlog")) {
             o->qlog_dir = v;
         } else if (!strcmp(a, "--cc")) {
@@ -193,6 +209,11 @@ static int parse(tun_opts *o, int argc, char **argv)
         } else {
             return bad("unknown option '%s' for tunnel %s", a, o->server ? "server" : "client");
         }
+    }
+    if (tun_dns_check(&o->dns, o->server)) return 2;
+    if (o->dns.on && !o->server) { /* the pool sockets take the first resolver's family */
+        if (o->udp_str) return bad("%s", "--connect does not go with --carrier dns (--resolver)");
+        o->udp_str = o->dns.resolver_str[0];
     }
     if (!o->udp_str) return bad("%s", o->server ? "--listen is required" : "--connect is required");
     if (!o->tcp_str) return bad("%s", o->server ? "--to is required" : "--listen is required");
@@ -240,6 +261,7 @@ static void stop(tun *s)
         qk_conn_stats_get(s->conn, &st);
         perf_print_stats(stderr, &st);
     }
+    if (s->o->stats && s->dns) tun_dns_print_stats(s->dns, stderr);
     qk_tunnel_tcp_set_tunnel(s->tcp, NULL);
     qk_tunnel_del(s->t); /* flows aborted: their streams reset */
     s->t = NULL;
@@ -349,18 +371,26 @@ static void config(qk_config *cfg, const tun_opts *o)
     cfg->idle_timeout_ns = o->idle_timeout_ns;
     cfg->max_streams_bidi = o->max_flows ? o->max_flows : QK_TUNNEL_DEFAULT_MAX_FLOWS;
     cfg->insecure = o->insecure;
+    if (o->dns.on) tun_dns_config(&o->dns, o->server, cfg);
 }
 
 static int run(tun *s, qk_udp *u, const qk_config *cfg)
 {
     qk_io_ep_driver drv;
-    int rc = qk_io_ep_driver_init(&drv, s->ep, cfg->max_udp_payload_bytes, app, s);
+    memset(&drv, 0, sizeof drv);
+    int rc = s->o->dns.on ? tun_dns_new(&s->o->dns, s->o->server, s->ep, u, app, s, &s->dns)
+                          : qk_io_ep_driver_init(&drv, s->ep, cfg->max_udp_payload_bytes, app, s);
     if (rc) return rc;
-    rc = qk_io_loop_new(u, &qk_io_ep_driver_ops, &drv, NULL, &s->loop);
+    if (s->dns)
+        rc = qk_io_loop_new(u, &tun_dns_ops, s->dns, NULL, &s->loop);
+    else
+        rc = qk_io_loop_new(u, &qk_io_ep_driver_ops, &drv, NULL, &s->loop);
     if (rc) {
+        tun_dns_del(s->dns);
         qk_io_ep_driver_free(&drv);
         return rc;
     }
+    if (s->dns) tun_dns_attach(s->dns, s->loop);
     struct ev_loop *evl = qk_io_loop_ev(s->loop);
     s->evl = evl;
     qk_tunnel_config tc = {.server = s->o->server,
@@ -372,7 +402,9 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
     if (!rc && !s->o->server) {
         qk_addr none;
         memset(&none, 0, sizeof none);
-        rc = qk_connect(s->ep, &none, &s->o->udp, "localhost", qk_io_now(), &s->conn);
+        qk_addr peer = s->o->udp;
+        if (s->dns) tun_dns_server_addr(&peer);
+        rc = qk_connect(s->ep, &none, &peer, "localhost", qk_io_now(), &s->conn);
         if (rc) fprintf(stderr, "%s: cannot start the connection (error %d)\n", s->who, rc);
     }
     if (!rc) {
@@ -392,6 +424,8 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
     }
     qk_tunnel_del(s->t);
     s->t = NULL;
+    tun_dns_del(s->dns); /* before the loop: it stops its watchers in it */
+    s->dns = NULL;
     qk_io_loop_del(s->loop);
     qk_io_ep_driver_free(&drv);
     return rc;

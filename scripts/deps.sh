@@ -18,6 +18,8 @@ PKGS=(
   help2man debhelper dpkg-dev fakeroot lintian man-db binutils
   # yamux interop peer (tests/interop/yamux), built offline
   golang-go golang-github-hashicorp-yamux-dev
+  # DNS carrier rig (tests/interop/dns.sh, bench/dns.sh): resolvers, ss, ip netns; iodine baseline
+  unbound dnsmasq iproute2 iodine
 )
 
 missing=()

@@ -239,6 +239,15 @@ typedef struct qk_config {
     void *trace_ctx;   /**< passed to trace */
     qk_rng_fn rng;     /**< randomness (required) */
     void *rng_ctx;
+
+    /** DNS-carrier profile only (docs/dns.md), 0 everywhere else: RFC 9000
+     * §14's 1200-byte minimum relaxed to this many bytes (32..1200). The
+     * server accepts client Initials from this size, max_udp_payload_bytes
+     * may go down to it (client Initials are padded to min(1200, max)), and a
+     * datagram below 1200 bytes counts as 1200 toward the §8.1
+     * anti-amplification budget (the carrier answers each query once, so it
+     * bounds amplification itself). PMTUD is off below 1200. */
+    size_t min_datagram_bytes;
 } qk_config;
 
 /** Fill cfg with defaults (CUBIC; 256 KiB connection / 64 KiB stream receive windows
@@ -252,6 +261,9 @@ void qk_config_default(qk_config *cfg);
  * does not do) or QK_ERR_VERSION (config.version is not v1 or v2).
  */
 int qk_config_check(const qk_config *cfg, char *why, size_t why_len);
+
+/** The smallest datagram cfg allows: 1200 (RFC 9000 §14), or min_datagram_bytes when set. */
+size_t qk_config_min_datagram_bytes(const qk_config *cfg);
 
 typedef enum qk_event_type {
     QK_EV_NONE = 0,

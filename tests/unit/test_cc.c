@@ -42,7 +42,8 @@ static void test_init_and_parse(void **state)
 {
     (void)state;
     qk_cc cc;
-    assert_int_equal(qk_cc_init(&cc, QK_CC_NEWRENO, 1199, 0), QK_ERR_INVALID_ARG);
+    assert_int_equal(qk_cc_init(&cc, QK_CC_NEWRENO, 31, 0),
+                     QK_ERR_INVALID_ARG); /* 32: DNS-carrier floor */
     assert_int_equal(qk_cc_init(&cc, (qk_cc_algo)7, 1200, 0), QK_ERR_INVALID_ARG);
     for (int algo = 0; algo < 3; algo++) {
         assert_int_equal(qk_cc_init(&cc, (qk_cc_algo)algo, 1350, 5), 0);

@@ -836,6 +836,9 @@ int qk_datagram_send(qk_conn *c, const uint8_t *data, size_t len, uint8_t urgenc
 void qk_conn_set_mtu(qk_conn *c, uint64_t bytes)
 {
     if (bytes < QK_PMTUD_BASE_BYTES) bytes = QK_PMTUD_BASE_BYTES;
+    /* DNS-carrier profile (docs/dns.md): never above a sub-1200 maximum. */
+    if (c->cfg->min_datagram_bytes && bytes > c->cfg->max_udp_payload_bytes)
+        bytes = c->cfg->max_udp_payload_bytes;
     c->max_udp_bytes = bytes;
     c->cc.max_datagram_bytes = bytes; /* RFC 9002 §7.2: windows count max_datagram_size */
     c->stats.pmtu_bytes = bytes;

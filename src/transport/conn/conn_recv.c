@@ -460,7 +460,10 @@ void qk_conn_recv(qk_conn *c, qk_datagram *d, qk_time now)
 {
     if (c->state >= QK_CONN_DRAINING) return;
     c->stats.bytes_received += d->len;
-    if (!c->address_validated) c->unvalidated_rx_bytes += d->len;
+    /* RFC 9000 §8.1; DNS-carrier profile (docs/dns.md): a datagram below
+     * 1200 bytes counts as 1200, since each query gets one bounded answer. */
+    if (!c->address_validated)
+        c->unvalidated_rx_bytes += c->cfg->min_datagram_bytes && d->len < 1200 ? 1200 : d->len;
     if (c->state == QK_CONN_CLOSING) {
         c->close_send = true; /* RFC 9000 §10.2.1: answer with CONNECTION_CLOSE again */
         return;

@@ -73,6 +73,11 @@ static bool ciphers_ok(const char *ciphers)
     return qk_tls_priority_for_ciphers(ciphers, prio, sizeof prio, &bad) == 0;
 }
 
+size_t qk_config_min_datagram_bytes(const qk_config *cfg)
+{
+    return cfg->min_datagram_bytes ? cfg->min_datagram_bytes : 1200; /* RFC 9000 §14 */
+}
+
 int qk_config_check(const qk_config *cfg, char *why, size_t why_len)
 {
     const char *msg = NULL;
@@ -88,8 +93,12 @@ int qk_config_check(const qk_config *cfg, char *why, size_t why_len)
               "demultiplexing, which quack does not do";
     else if (cfg->cid_bytes > QK_MAX_CID_LEN)
         msg = "cid_bytes must be 1..20 (RFC 9000 §17.2)";
-    else if (cfg->max_udp_payload_bytes < 1200)
-        msg = "max_udp_payload_bytes must be at least 1200 (RFC 9000 §14)";
+    else if (cfg->min_datagram_bytes &&
+             (cfg->min_datagram_bytes < 32 || cfg->min_datagram_bytes > 1200))
+        msg = "min_datagram_bytes must be 0 (RFC 9000 §14: 1200) or 32..1200 (DNS carrier)";
+    else if (cfg->max_udp_payload_bytes < qk_config_min_datagram_bytes(cfg))
+        msg = "max_udp_payload_bytes must be at least 1200 (RFC 9000 §14; min_datagram_bytes for "
+              "the DNS carrier)";
     else if (cfg->active_cid_limit < 2 || cfg->active_cid_limit > QK_CONN_MAX_REMOTE_CIDS)
         msg = "active_cid_limit must be 2..8 (RFC 9000 §18.2 minimum 2; quack keeps 8)";
     else if (cfg->pacing_gain_ca_pct &&
@@ -452,8 +461,9 @@ static void accept_initial(qk_endpoint *ep, qk_datagram *d, qk_time now)
         return;
     }
     if (rc) return;
-    /* RFC 9000 §14.1: a server drops Initial datagrams below 1200 bytes. */
-    if (h.type != QK_PKT_INITIAL || d->len < 1200) return;
+    /* RFC 9000 §14.1: a server drops Initial datagrams below 1200 bytes
+     * (DNS-carrier profile: below min_datagram_bytes, docs/dns.md). */
+    if (h.type != QK_PKT_INITIAL || d->len < qk_config_min_datagram_bytes(&ep->cfg)) return;
     if (h.dcid_len < 8) return; /* RFC 9000 §7.2 */
     qk_cid dcid = {.len = (uint8_t)h.dcid_len}, scid = {.len = (uint8_t)h.scid_len}, odcid = {0};
     memcpy(dcid.b, h.dcid, h.dcid_len);

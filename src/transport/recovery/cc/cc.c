@@ -116,8 +116,10 @@ int qk_cc_init(qk_cc *cc, qk_cc_algo algo, uint64_t max_datagram_bytes, qk_time 
     case QK_CC_DCTCP: ops = &qk_cc_dctcp_ops; break;
     default: return QK_ERR_INVALID_ARG;
     }
-    /* RFC 9000 §14: every QUIC path carries at least 1200-byte datagrams. */
-    if (max_datagram_bytes < 1200) return QK_ERR_INVALID_ARG;
+    /* RFC 9000 §14: every QUIC path carries at least 1200-byte datagrams;
+     * the connection enforces that, except in the DNS-carrier profile
+     * (qk_config.min_datagram_bytes, docs/dns.md), which goes down to 32. */
+    if (max_datagram_bytes < 32) return QK_ERR_INVALID_ARG;
     memset(cc, 0, sizeof *cc);
     cc->ops = ops;
     cc->max_datagram_bytes = max_datagram_bytes;

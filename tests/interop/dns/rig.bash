@@ -1,0 +1,117 @@
+# The DNS-carrier rig (sourced by tests/interop/dns.sh and bench/dns.sh):
+# a TCP peer, the quack tunnel server as the authoritative server of
+# $DOMAIN, Debian's unbound and dnsmasq as recursive resolvers with a stub
+# zone / server rule pointing at it, quack netem between the tunnel client
+# and the resolver, and the tunnel client. Loopback only; every process is
+# recorded in PIDS and killed by rig_cleanup.
+#
+#   rig_init BUILD_DIR          sets Q, WORK, ports; starts the TCP peer
+#   rig_server [ARGS]           tunnel server (DNS on $SPORT), sets PIN
+#   rig_unbound PORT [MINIMISE] unbound on PORT (qname-minimisation no|yes)
+#   rig_dnsmasq PORT            dnsmasq on PORT
+#   rig_netem PORT TO_PORT RTT  quack netem adding RTT (half each way)
+#   rig_client RESOLVER_PORT [ARGS]   tunnel client listening on $CPORT
+#   rig_get N SEED / rig_put N SEED   transfers through the tunnel (peer.py)
+
+DOMAIN=t.example.com
+RIG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+PIDS=()
+
+rig_cleanup() {
+    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+    wait 2>/dev/null
+}
+
+rig_init() {
+    Q="$1/quack"
+    WORK=$(mktemp -d /tmp/qk-dns.XXXXXX)
+    local base=$((10000 + ($$ % 2000) * 10)) # below the ephemeral range (32768+)
+    TPORT=$base         # TCP peer
+    SPORT=$((base + 1)) # tunnel server (DNS)
+    UPORT=$((base + 2)) # unbound
+    DPORT=$((base + 3)) # dnsmasq
+    NPORT=$((base + 4)) # netem
+    CPORT=$((base + 5)) # tunnel client (TCP)
+    python3 "$RIG_DIR/peer.py" serve "$TPORT" &
+    PIDS+=($!)
+}
+
+rig_wait_udp() { # PORT: until something listens on 127.0.0.1:PORT (UDP)
+    for _ in $(seq 50); do
+        ss -uln 2>/dev/null | grep -q "127.0.0.1:$1 " && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+rig_server() {
+    "$Q" tunnel server --carrier dns --domain "$DOMAIN" --listen 127.0.0.1:"$SPORT" \
+        --to 127.0.0.1:"$TPORT" --quiet --stats "$@" >"$WORK/server.out" 2>"$WORK/server.err" &
+    SERVER_PID=$!
+    PIDS+=($SERVER_PID)
+    for _ in $(seq 50); do
+        PIN=$(sed -n 's/^pin: \([0-9a-f]*\)$/\1/p' "$WORK/server.out")
+        [ -n "$PIN" ] && return 0
+        sleep 0.1
+    done
+    echo "tunnel server did not start:" >&2
+    cat "$WORK/server.err" >&2
+    return 1
+}
+
+rig_unbound() { # PORT [MINIMISE]
+    local port=$1 min=${2:-no} dir="$WORK/unbound-$1"
+    mkdir -p "$dir"
+    sed -e "s|@DIR@|$dir|g" -e "s|@PORT@|$port|g" -e "s|@STUB@|$SPORT|g" \
+        -e "s|@DOMAIN@|$DOMAIN|g" -e "s|@MINIMISE@|$min|g" \
+        "$RIG_DIR/unbound.conf.in" >"$dir/unbound.conf"
+    unbound -d -c "$dir/unbound.conf" 2>"$dir/stderr" &
+    UNBOUND_PID=$!
+    PIDS+=($UNBOUND_PID)
+    rig_wait_udp "$port" || { cat "$dir/stderr" "$dir/unbound.log" >&2; return 1; }
+}
+
+rig_dnsmasq() { # PORT
+    dnsmasq --keep-in-foreground --port="$1" --listen-address=127.0.0.1 --bind-interfaces \
+        --no-resolv --no-hosts --no-poll --cache-size=0 --dns-forward-max=4096 \
+        --server=/"$DOMAIN"/127.0.0.1#"$SPORT" --pid-file="$WORK/dnsmasq.pid" --user=root \
+        --log-facility="$WORK/dnsmasq.log" 2>"$WORK/dnsmasq.err" &
+    DNSMASQ_PID=$!
+    PIDS+=($DNSMASQ_PID)
+    rig_wait_udp "$1" || { cat "$WORK/dnsmasq.err" >&2; return 1; }
+}
+
+rig_netem() { # PORT TO_PORT RTT_MS
+    local half=$(($3 / 2))
+    "$Q" netem --listen 127.0.0.1:"$1" --to 127.0.0.1:"$2" --delay "${half}ms" \
+        --limit-pkts 10000 2>"$WORK/netem-$1.err" &
+    PIDS+=($!)
+    rig_wait_udp "$1"
+}
+
+rig_client() { # RESOLVER_PORT [ARGS]
+    local rport=$1
+    shift
+    : >"$WORK/client.out"
+    "$Q" tunnel client --carrier dns --domain "$DOMAIN" --resolver 127.0.0.1:"$rport" \
+        --pin "$PIN" --listen 127.0.0.1:"$CPORT" --quiet --stats "$@" \
+        >"$WORK/client.out" 2>"$WORK/client.err" &
+    CLIENT_PID=$!
+    PIDS+=($CLIENT_PID)
+    for _ in $(seq 100); do
+        grep -q "listening on" "$WORK/client.out" && return 0
+        sleep 0.1
+    done
+    echo "tunnel client did not connect:" >&2
+    cat "$WORK/client.err" >&2
+    return 1
+}
+
+rig_stop_client() { # the client prints its --stats into $WORK/client.err (kept in clients.log)
+    kill -INT "$CLIENT_PID" 2>/dev/null
+    wait "$CLIENT_PID" 2>/dev/null
+    cat "$WORK/client.err" >>"$WORK/clients.log"
+}
+
+rig_get() { timeout "${RIG_TIMEOUT:-120}" python3 "$RIG_DIR/peer.py" get "$CPORT" "$1" "$2"; }
+rig_put() { timeout "${RIG_TIMEOUT:-120}" python3 "$RIG_DIR/peer.py" put "$CPORT" "$1" "$2"; }
