@@ -617,7 +617,8 @@ static bool cc_allows(qk_conn *c, qk_time now)
 
 /* The datagram size allowed now: the path MTU, the 3x anti-amplification
  * limit before the address is validated (RFC 9000 §8.1) and toward an
- * unvalidated new peer address (§9.3). Below 64 nothing is worth sending. */
+ * unvalidated new peer address (§9.3); 0 when such a limit leaves less than
+ * 64 bytes (not worth a packet). */
 static size_t send_limit(const qk_conn *c, size_t cap)
 {
     if (cap > c->max_udp_bytes) cap = c->max_udp_bytes;
@@ -653,7 +654,7 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
     }
     if (c->state == QK_CONN_DRAINING || c->state == QK_CONN_CLOSED) return 0;
     cap = send_limit(c, cap);
-    if (cap < 64) return 0;
+    if (!cap) return 0;
     if (c->state == QK_CONN_CLOSING) {
         size_t n = c->close_send ? build_close(c, buf, cap, now) : 0;
         if (!c->address_validated) c->unvalidated_tx_bytes += n;
