@@ -234,6 +234,20 @@ static int enc_ack_raw(enc *e, const qk_frame_ack *a)
     return 0;
 }
 
+/* RFC 9000 §19.15: NEW_CONNECTION_ID (the type is already written). */
+static int enc_new_cid(enc *e, const qk_frame_new_cid *c)
+{
+    if (c->cid_len < 1 || c->cid_len > QK_MAX_CID_LEN || c->retire_prior_to > c->seq)
+        return QK_ERR_INVALID_ARG;
+    put_v(e, c->seq);
+    put_v(e, c->retire_prior_to);
+    uint8_t n = (uint8_t)c->cid_len;
+    put_b(e, &n, 1);
+    put_b(e, c->cid, c->cid_len);
+    put_b(e, c->reset_token, QK_RESET_TOKEN_LEN);
+    return 0;
+}
+
 static int enc_body(enc *e, const qk_frame *f)
 {
     uint64_t t = f->type;
@@ -284,18 +298,7 @@ static int enc_body(enc *e, const qk_frame *f)
         put_v(e, f->u.stream_max.stream_id);
         put_v(e, f->u.stream_max.max);
         break;
-    case QK_FT_NEW_CONNECTION_ID: {
-        const qk_frame_new_cid *c = &f->u.new_cid;
-        if (c->cid_len < 1 || c->cid_len > QK_MAX_CID_LEN || c->retire_prior_to > c->seq)
-            return QK_ERR_INVALID_ARG;
-        put_v(e, c->seq);
-        put_v(e, c->retire_prior_to);
-        uint8_t n = (uint8_t)c->cid_len;
-        put_b(e, &n, 1);
-        put_b(e, c->cid, c->cid_len);
-        put_b(e, c->reset_token, QK_RESET_TOKEN_LEN);
-        break;
-    }
+    case QK_FT_NEW_CONNECTION_ID: return enc_new_cid(e, &f->u.new_cid);
     case QK_FT_RETIRE_CONNECTION_ID: put_v(e, f->u.retire_cid.seq); break;
     case QK_FT_PATH_CHALLENGE:
     case QK_FT_PATH_RESPONSE: put_b(e, f->u.path.data, 8); break;
