@@ -500,6 +500,12 @@ static void setup_cfg(qk_simq *q, simq_side *s, bool server, uint64_t seed)
     }
     if (q->cfg.min_ack_delay_set) s->cfg.min_ack_delay_ns = q->cfg.min_ack_delay_ns;
     if (q->cfg.pacing_gain_pct) s->cfg.pacing_gain_ca_pct = q->cfg.pacing_gain_pct;
+    /* ECN end to end (RFC 9000 §13.4): the codepoint rides in the simulator's
+     * packets, so marking AQMs mark these flows instead of dropping. */
+    s->cfg.ecn =
+        q->cfg.ecn > 0 ||
+        (q->cfg.ecn == 0 && (q->cfg.cc == QK_CONFIG_CC_DCTCP || q->cfg.cc == QK_CONFIG_CC_PRAGUE));
+    s->cfg.ecn_ack_bug = q->cfg.ecn_ack_bug;
     if (q->cfg.tune) q->cfg.tune(q->cfg.ctx, &s->cfg, server);
 }
 
@@ -684,8 +690,19 @@ static int parse_key(const qk_sim_flow_args *a, const char *k, const char *v, qk
             c->cc = QK_CONFIG_CC_CUBIC;
         else if (!strcasecmp(v, "reno") || !strcasecmp(v, "newreno"))
             c->cc = QK_CONFIG_CC_NEWRENO;
+        else if (!strcasecmp(v, "dctcp"))
+            c->cc = QK_CONFIG_CC_DCTCP;
+        else if (!strcasecmp(v, "prague"))
+            c->cc = QK_CONFIG_CC_PRAGUE;
         else
-            return bad(a, k, v, "reno or cubic");
+            return bad(a, k, v, "reno, cubic, dctcp or prague");
+    } else if (!strcmp(k, "ecn") || !strcmp(k, "ecn_ack_bug")) {
+        bool on = !strcasecmp(v, "on");
+        if (!on && strcasecmp(v, "off")) return bad(a, k, v, "on or off");
+        if (!strcmp(k, "ecn"))
+            c->ecn = on ? 1 : -1;
+        else
+            c->ecn_ack_bug = on; /* test only: the seed 003 receiver bug */
     } else if (!strcmp(k, "start")) {
         if (qk_sim_parse_time(v, &c->start_ns)) return bad(a, k, v, "a time, e.g. 1s");
     } else if (!strcmp(k, "streams")) {
@@ -775,7 +792,7 @@ static int parse_key(const qk_sim_flow_args *a, const char *k, const char *v, qk
                  "%s: unknown key for type quic; use direction, size, duration, cc, start, "
                  "streams, window, autotune, rule, max_window, conn_window, max_conn_window, "
                  "budget, send_buffer, read_rate, udp_payload, protection, ack_frequency, "
-                 "min_ack_delay, qlog",
+                 "min_ack_delay, qlog, ecn, ecn_ack_bug",
                  k);
         return QK_ERR_CONFIG;
     }
