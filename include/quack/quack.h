@@ -253,6 +253,7 @@ typedef struct qk_conn_stats {
     /* ECN (RFC 9000 §13.4), when qk_config.ecn: */
     uint64_t ecn_ect0_received, ecn_ect1_received; /**< packets received with ECT(0)/ECT(1) */
     uint64_t pkts_sent_ect0;                       /**< packets we sent marked ECT(0) */
+    uint64_t pkts_sent_ect1;             /**< packets we sent marked ECT(1) (the L4S controller) */
     uint64_t keep_alives_sent;           /**< keep-alive PINGs (qk_config.keep_alive_ns) */
     uint64_t pkts_sent_not_cwnd_limited; /**< in-flight packets sent while cwnd was not the limit
                                             (RFC 9002 §7.8: no growth from their ACKs) */

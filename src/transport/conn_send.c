@@ -66,9 +66,10 @@ static uint8_t choose_ecn(const qk_conn *c)
     if (!c->cfg->ecn || c->rec.ecn_state == QK_ECN_STATE_FAILED) return QK_ECN_NOT_ECT;
     /* RFC 9000 §13.4.2: while testing, mark only the first packets, so a path
      * that drops ECT packets costs little; after validation mark them all. */
-    if (c->rec.ecn_state == QK_ECN_STATE_TESTING && c->stats.pkts_sent_ect0 >= QK_ECN_TESTING_PKTS)
+    if (c->rec.ecn_state == QK_ECN_STATE_TESTING && c->rec.ecn_testing_sent >= QK_ECN_TESTING_PKTS)
         return QK_ECN_NOT_ECT;
-    return QK_ECN_ECT0;
+    /* RFC 9331 §4.1: an L4S (scalable) controller marks ECT(1); classic ones ECT(0). */
+    return c->cfg->cc == QK_CONFIG_CC_PRAGUE ? QK_ECN_ECT1 : QK_ECN_ECT0;
 }
 
 static void tx_ctx_init(tx_ctx *t, qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
@@ -708,6 +709,9 @@ static void commit_packet(tx_ctx *t, tx_pkt *p)
      * from qk_conn_tx_ecn, evaluated before any of them is committed). */
     sp.ecn = t->ecn;
     if (sp.ecn == QK_ECN_ECT0) c->stats.pkts_sent_ect0++;
+    if (sp.ecn == QK_ECN_ECT1) c->stats.pkts_sent_ect1++;
+    if (sp.ecn != QK_ECN_NOT_ECT && c->rec.ecn_state == QK_ECN_STATE_TESTING)
+        c->rec.ecn_testing_sent++;
     if (sp.in_flight) qk_pacer_on_sent(&c->pacer, sp.size_bytes, t->now);
     uint64_t after = qk_recovery_bytes_in_flight(&c->rec) + (sp.in_flight ? sp.size_bytes : 0);
     sp.app_limited = !cwnd_limited(c, after, t->now);
