@@ -895,8 +895,11 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
         qk_pacer_set_slow_start(&c->pacer, c->cc.state == QK_CC_SLOW_START);
         qk_pacer_set_window_limited(&c->pacer, c->cwnd_limited);
         uint64_t burst = qk_ackfreq_pacer_burst_pkts(&c->af);
-        qk_pacer_set_burst_pkts(
-            &c->pacer, burst > QK_PACER_DEFAULT_BURST_PKTS ? burst : QK_PACER_DEFAULT_BURST_PKTS);
+        /* RFC 9331 §4.3: an L4S sender keeps its bursts within the L queue's
+         * ~1 ms marking threshold (QK_PACER_L4S_BURST_PKTS). */
+        uint64_t floor = c->cfg->cc == QK_CONFIG_CC_PRAGUE ? QK_PACER_L4S_BURST_PKTS
+                                                           : QK_PACER_DEFAULT_BURST_PKTS;
+        qk_pacer_set_burst_pkts(&c->pacer, burst > floor ? burst : floor);
         qk_time when = qk_pacer_next_send_time(&c->pacer, now, c->cc.cwnd_bytes,
                                                c->rtt.smoothed_rtt_ns, c->max_udp_bytes);
         if (when > now) {
