@@ -82,20 +82,27 @@ run_rate() {
         done
     done
 }
-# the two rates run side by side (one core each)
-run_rate 1g &
-p1=$!
-run_rate 10g &
-p10=$!
-wait "$p1"
-wait "$p10"
 summary=$tmp/summary.csv
-echo "rate,row,size,rpcs,p50_ms,p99_ms,p999_ms,max_ms,q_mean_pkts,q_p99_pkts,drops,marks" >"$summary"
-cat "$tmp/summary-1g.csv" "$tmp/summary-10g.csv" >>"$summary"
-cp "$summary" "$out/incast.csv"
+if [[ -n ${REPORT_ONLY:-} ]]; then
+    # REPORT_ONLY=1: rewrite incast.md from OUT_DIR/incast.csv and the PNGs of
+    # an earlier run (DURATION_* must be the ones that run used, MEASURED_AT
+    # its commit).
+    cp "$out/incast.csv" "$summary"
+else
+    # the two rates run side by side (one core each)
+    run_rate 1g &
+    p1=$!
+    run_rate 10g &
+    p10=$!
+    wait "$p1"
+    wait "$p10"
+    echo "rate,row,size,rpcs,p50_ms,p99_ms,p999_ms,max_ms,q_mean_pkts,q_p99_pkts,drops,marks" >"$summary"
+    cat "$tmp/summary-1g.csv" "$tmp/summary-10g.csv" >>"$summary"
+    cp "$summary" "$out/incast.csv"
+fi
 
 # CDF plots: one PNG per rate, 1 MB and 10 KB panels
-for rate in 1g 10g; do
+for rate in $([[ -n ${REPORT_ONLY:-} ]] || echo 1g 10g); do
     plot="set terminal pngcairo size 1200,500 font ',10'; set output '$out/incast-$rate.png'; set multiplot layout 1,2;"
     for size in 1m 10k; do
         label=$([[ $size == 1m ]] && echo "1 MB" || echo "10 KB")
@@ -117,7 +124,7 @@ done
     echo "# Incast: RPC tail latency with CUBIC, DCTCP, DCTCP with the seed's bug, and Prague"
     echo
     echo "Written by \`bench/incast.sh\` (seed $seed; $d1 simulated at 1 Gbit/s, $d10 at 10 Gbit/s;"
-    echo "commit $(git -C "$here/.." rev-parse --short HEAD 2>/dev/null || echo unknown)). Do not edit by hand."
+    echo "commit ${MEASURED_AT:-$(git -C "$here/.." rev-parse --short HEAD 2>/dev/null || echo unknown)}). Do not edit by hand."
     echo
     echo "Setup (\`bench/scenarios/incast.ini\`, shared/seeds/003): 2 senders -> 1 receiver, a"
     echo "bottleneck of 1 Gbit/s (K = 20 packets) or 10 Gbit/s (K = 65), base RTT ~100 us, a"
@@ -128,9 +135,11 @@ done
     echo "The 1 MB rows hold fewer RPCs than the issue's 10,000 when the simulated time is short"
     echo "(the RPCs column); p99.9 of N RPCs is the ceil(0.999 N)-th smallest."
     echo
-    echo "| rate | row | RPC | RPCs | p50 ms | p99 ms | p99.9 ms | max ms | queue mean pkts | queue p99 pkts | drops | marks |"
-    echo "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-    tail -n +2 "$summary" | awk -F, '{ printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, ($3 == "1m" ? "1 MB" : "10 KB"), $4, $5, $6, $7, $8, $9, $10, $11, $12 }'
+    echo "| rate | row | RPC | RPCs | RPC Mbit/s | p50 ms | p99 ms | p99.9 ms | max ms | queue mean pkts | queue p99 pkts | drops | marks |"
+    echo "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    # RPC Mbit/s: what that RPC class (both senders) carried, RPCs x size / simulated time
+    tail -n +2 "$summary" | awk -F, -v d1="${d1%s}" -v d10="${d10%s}" '{ d = ($1 == "1g" ? d1 : d10); b = ($3 == "1m" ? 1000000 : 10000)
+        printf "| %s | %s | %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, ($3 == "1m" ? "1 MB" : "10 KB"), $4, $4 * b * 8 / d / 1e6, $5, $6, $7, $8, $9, $10, $11, $12 }'
     echo
     echo "![1 Gbit/s CDFs](incast-1g.png)"
     echo
@@ -175,13 +184,14 @@ done
     echo "near K, two thirds of what a full buffer holds, so its mean occupancy cannot fall to a third"
     echo "of CUBIC's (which at most fills the 100 packets); at 1 Gbit/s K = 20 leaves the room."
     echo
-    echo "**1 MB RPCs at 1 Gbit/s.** The path holds about 10 packets in flight plus K = 20 in the queue;"
-    echo "six connections share that, and QUIC's minimum window is 2 packets (RFC 9002 §7.2), so the"
-    echo "DCTCP and Prague windows sit at a few packets. Their 1 MB CDFs have two steps, which suggests"
-    echo "that the two senders' 1 MB connections settle at different windows (window granularity at a"
-    echo "few packets; not investigated further). That, not the tail of any single RPC, is why DCTCP's"
-    echo "1 MB p99.9 is above CUBIC's at 1 Gbit/s; at 10 Gbit/s, where windows are tens of packets, it"
-    echo "is well below."
+    echo "**1 MB RPCs at 1 Gbit/s.** With DCTCP's short queue a 10 KB RPC finishes about three times"
+    echo "sooner than with CUBIC, so the back-to-back 10 KB connections carry several times more (the"
+    echo "RPC Mbit/s column) and the 1 MB ones less: that, not the tail of single RPCs, puts DCTCP's"
+    echo "1 MB p99.9 above CUBIC's at 1 Gbit/s. The DCTCP and Prague 1 MB CDFs also have two steps,"
+    echo "which suggests the two senders' 1 MB connections settle at different windows of a few"
+    echo "packets (the path holds about 10 packets plus K = 20 for six connections, and QUIC's minimum"
+    echo "window is 2 packets, RFC 9002 §7.2); not investigated further. At 10 Gbit/s, with windows of"
+    echo "tens of packets, DCTCP's 1 MB p99.9 is well below CUBIC's."
     echo
     echo "**Prague** runs over DualPI2 (RFC 9332) whose L queue marks at K's drain time (a step);"
     echo "with only L4S traffic the coupling to the (empty) classic queue plays no part."
