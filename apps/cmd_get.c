@@ -43,10 +43,24 @@ typedef struct getter {
     qk_h3 *h3;
     qk_io_loop *loop;
     bool connected, closing, closed, failed;
+    bool ecn; /* --ecn: report the ECN outcome at the end */
     qk_time t_start, t_last;
     uint64_t total, last_total;
     int exit_code;
 } getter;
+
+/* --ecn: one line on how ECN went (RFC 9000 §13.4.2), even with --quiet. */
+static void ecn_report(qk_conn *c)
+{
+    static const char *const states[] = {"off", "testing", "capable", "failed"};
+    qk_conn_stats st;
+    if (!c) return;
+    qk_conn_stats_get(c, &st);
+    fprintf(stderr, "ecn: %s, sent ect0 %llu, received ect0 %llu ce %llu, peer reported ce %llu\n",
+            states[st.ecn_state < 4 ? st.ecn_state : 0], (unsigned long long)st.pkts_sent_ect0,
+            (unsigned long long)st.ecn_ect0_received, (unsigned long long)st.ecn_ce_received,
+            (unsigned long long)st.ecn_ce_reported);
+}
 
 static void gfail(getter *g, const char *fmt, const char *a)
 {
@@ -282,6 +296,7 @@ static bool get_app(void *app, qk_endpoint *ep, qk_time now)
             }
         } else if (ev.type == QK_EV_CLOSED) {
             bool clean = ev.app_error && ev.error_code == QK_H3_NO_ERROR;
+            if (g->ecn) ecn_report(ev.conn);
             if (!g->closing || (!clean && ev.remote)) {
                 char why[300];
                 snprintf(why, sizeof why, "%s (code 0x%llx%s, error %d)",
@@ -356,6 +371,7 @@ static void get_usage(FILE *f)
                "  --max-stream-data SIZE  stream receive window, fixed (default 8M growing\n"
                "                 to 64M)\n"
                "  --no-gso       one datagram per send (packet captures show each packet)\n"
+               "  --ecn          mark ECT(0) and validate ECN (RFC 9000 §13.4; default off)\n"
                "  --key-update[=N]  initiate a 1-RTT key update every N packets sent\n"
                "                 (default 100; RFC 9001 §6), e.g. for interop tests\n"
                "  --quic-version V   QUIC version to use: v1 (default), v2 or a number\n"
@@ -378,7 +394,7 @@ static int get_bad(const char *fmt, const char *a)
 
 typedef struct get_opts {
     const char *out, *pin, *qlog, *keylog, *cc, *version, *offer;
-    bool discard, insecure, quiet, no_gso;
+    bool discard, insecure, quiet, no_gso, ecn;
     uint64_t key_update_pkts;                       /* 0: only at the AEAD limits */
     uint64_t max_data_bytes, max_stream_data_bytes; /* 0: defaults, auto-tuned */
 } get_opts;
@@ -418,6 +434,8 @@ static int get_parse(getter *g, get_opts *o, int argc, char **argv)
             o->insecure = true;
         } else if (!strcmp(a, "--quiet")) {
             o->quiet = true;
+        } else if (!strcmp(a, "--ecn")) {
+            o->ecn = true;
         } else if (!strcmp(a, "--no-gso")) {
             o->no_gso = true;
         } else if (!strncmp(a, "--key-update", 12)) {
@@ -476,6 +494,7 @@ static int get_config(getter *g, const get_opts *o, qk_config *cfg, qk_addr *pee
     else if (o->cc && strcmp(o->cc, "cubic"))
         return get_bad("--cc %s: use reno or cubic", o->cc);
     cfg->key_update_after_pkts = o->key_update_pkts; /* RFC 9001 §6.1 */
+    cfg->ecn = o->ecn;
     /* Checked by qk_endpoint_new (qk_config_check explains a bad one). */
     if (o->version && perf_parse_version(o->version, &cfg->version))
         return get_bad("--quic-version %s: want v1, v2 or a number", o->version);
@@ -574,6 +593,7 @@ int qk_cmd_get(int argc, char **argv)
     qk_config cfg;
     qk_addr peer;
     rc = get_config(&g, &o, &cfg, &peer);
+    g.ecn = o.ecn;
     if (!rc) rc = get_run(&g, &cfg, &peer, o.no_gso ? QK_UDP_NO_GSO : 0);
     if (!rc && !o.quiet)
         fprintf(stderr, "%zu URLs, %llu bytes\n", g.n, (unsigned long long)g.total);

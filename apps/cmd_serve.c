@@ -350,6 +350,7 @@ static void serve_usage(FILE *f)
                "  --cc ALG               congestion controller: reno, cubic (default)\n"
                "  --quiet                no line per request\n"
                "  --no-gso               one datagram per send (packet captures show each packet)\n"
+               "  --ecn                  mark ECT(0), validate ECN (RFC 9000 §13.4)\n"
                "  --retry                validate every client address with a Retry first\n"
                "  --key-update[=N]       initiate a 1-RTT key update every N packets sent\n"
                "                         (default 100; RFC 9001 §6)\n"
@@ -367,7 +368,7 @@ static int serve_bad(const char *fmt, const char *a)
 
 typedef struct serve_opts {
     const char *root, *listen, *cert, *key, *qlog, *keylog, *cc, *version;
-    bool quiet, no_gso, retry;
+    bool quiet, no_gso, retry, ecn;
     uint64_t key_update_pkts; /* 0: only at the AEAD limits */
 } serve_opts;
 
@@ -393,6 +394,8 @@ static int serve_parse(serve_opts *o, int argc, char **argv)
             *dst = argv[++i];
         } else if (!strcmp(a, "--quiet")) {
             o->quiet = true;
+        } else if (!strcmp(a, "--ecn")) {
+            o->ecn = true;
         } else if (!strcmp(a, "--no-gso")) {
             o->no_gso = true;
         } else if (!strcmp(a, "--retry")) {
@@ -448,6 +451,7 @@ static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr 
         if (perf_parse_version(o->version, &cfg->version))
             return serve_bad("--quic-version %s: want v1, v2 or a number", o->version);
     }
+    cfg->ecn = o->ecn;
     if (o->cc && !strcmp(o->cc, "reno"))
         cfg->cc = QK_CONFIG_CC_NEWRENO;
     else if (o->cc && strcmp(o->cc, "cubic"))

@@ -23,7 +23,8 @@ typedef struct qk_conn qk_conn;
 typedef enum qk_cc_kind {
     QK_CONFIG_CC_NEWRENO = 0,
     QK_CONFIG_CC_CUBIC = 1,
-    QK_CONFIG_CC_DCTCP = 2
+    QK_CONFIG_CC_DCTCP = 2,
+    QK_CONFIG_CC_PRAGUE = 4 /**< L4S Prague-style (ECT(1)); 3 is reserved for BBR */
 } qk_cc_kind;
 
 /**
@@ -151,7 +152,11 @@ typedef struct qk_config {
      * packets with its ACKs; docs/perf.md "Two-flow fairness" shows what
      * that does at a drop-tail queue. */
     uint32_t pacing_gain_ca_pct;
-    bool ecn;                       /**< mark ECT(0) and validate ECN (RFC 9000 §13.4) */
+    bool ecn; /**< mark ECT(0) and validate ECN (RFC 9000 §13.4) */
+    /** TEST ONLY (the incast experiment's bug row): reproduce shared/seeds/003,
+     * an ACK sent on a CE state change cancels the delayed ACK owed for the
+     * packet that changed it (qk_ack_policy.ecn_ack_bug). Never set it. */
+    bool ecn_ack_bug;
     size_t max_udp_payload_bytes;   /**< largest datagram we send; with pmtud the upper bound
                                          of the search, which starts at 1200 */
     bool pmtud;                     /**< DPLPMTUD (RFC 8899, RFC 9000 §14.3), default on */
@@ -316,6 +321,7 @@ typedef struct qk_conn_stats {
     /* ECN (RFC 9000 §13.4), when qk_config.ecn: */
     uint64_t ecn_ect0_received, ecn_ect1_received; /**< packets received with ECT(0)/ECT(1) */
     uint64_t pkts_sent_ect0;                       /**< packets we sent marked ECT(0) */
+    uint64_t pkts_sent_ect1;             /**< packets we sent marked ECT(1) (the L4S controller) */
     uint64_t keep_alives_sent;           /**< keep-alive PINGs (qk_config.keep_alive_ns) */
     uint64_t handshake_timeouts;         /**< 1 when qk_config.handshake_timeout_ns closed it */
     uint64_t dcid_changes;               /**< moves to a new peer connection ID (RFC 9000 §9.5) */

@@ -34,7 +34,8 @@ typedef enum qk_sim_aqm {
     QK_SIM_AQM_DROPTAIL = 0, /**< drop only at the queue limit */
     QK_SIM_AQM_STEP,         /**< DCTCP-style step marking at K */
     QK_SIM_AQM_RED,          /**< RED (Floyd & Jacobson 1993), optional ECN */
-    QK_SIM_AQM_DUALPI2,      /**< reserved (RFC 9332); rejected by qk_sim_link_cfg_check() */
+    QK_SIM_AQM_DUALPI2,      /**< DualPI2 (RFC 9332): L4S queue + PI2 classic queue, coupled */
+    QK_SIM_AQM_FQ_CODEL,     /**< FQ-CoDel (RFC 8290) */
 } qk_sim_aqm;
 
 /** Loss model applied at the link's ingress. */
@@ -72,6 +73,21 @@ typedef struct qk_sim_link_cfg {
     double red_max_p;       /**< RED drop/mark probability at max threshold */
     double red_wq;          /**< RED EWMA weight (default 0.002) */
     bool red_ecn;           /**< RED marks ECT packets instead of dropping */
+    /* DualPI2 (RFC 9332 §A.1; 0 = the RFC's default) */
+    qk_time dualpi2_target_ns;   /**< classic queue delay target (15 ms) */
+    qk_time dualpi2_tupdate_ns;  /**< PI update interval (16 ms) */
+    double dualpi2_alpha;        /**< PI integral gain, Hz (0.16) */
+    double dualpi2_beta;         /**< PI proportional gain, Hz (3.0) */
+    double dualpi2_k;            /**< coupling factor k (2) */
+    qk_time dualpi2_l_thresh_ns; /**< L queue marking threshold (800 us ramp start) */
+    qk_time dualpi2_l_range_ns;  /**< L ramp width (400 us with the default threshold;
+                                      0 with a configured threshold = a step) */
+    /* FQ-CoDel (RFC 8290 §5; 0 = default) */
+    uint32_t fq_flows;         /**< flow queues (1024) */
+    uint32_t fq_quantum_bytes; /**< DRR quantum (1514) */
+    qk_time codel_target_ns;   /**< CoDel target (5 ms) */
+    qk_time codel_interval_ns; /**< CoDel interval (100 ms) */
+    bool fq_no_ecn;            /**< drop instead of marking ECT packets */
 
     qk_sim_loss loss;                            /**< loss model */
     double loss_p;                               /**< BERNOULLI: loss probability */
@@ -136,7 +152,7 @@ typedef struct qk_sim_link_stats {
 
 /**
  * Check a link configuration. Returns 0 or QK_ERR_CONFIG (probabilities out of
- * [0,1], RED thresholds inverted, DualPI2 not yet implemented, ...); when
+ * [0,1], RED thresholds inverted, ...); when
  * why != NULL it receives a static explanation.
  */
 int qk_sim_link_cfg_check(const qk_sim_link_cfg *cfg, const char **why);

@@ -7,6 +7,7 @@
  * that depends on (stream, offset); the receiver checks every byte and both
  * keep an FNV-1a hash of what they wrote / read. */
 #include "sim/flow_quic.h"
+#include "sim/flow_rpc.h"
 
 #include "crypto/tls.h"
 #include "sim/sim_int.h"
@@ -502,6 +503,12 @@ static void setup_cfg(qk_simq *q, simq_side *s, bool server, uint64_t seed)
     }
     if (q->cfg.min_ack_delay_set) s->cfg.min_ack_delay_ns = q->cfg.min_ack_delay_ns;
     if (q->cfg.pacing_gain_pct) s->cfg.pacing_gain_ca_pct = q->cfg.pacing_gain_pct;
+    /* ECN end to end (RFC 9000 §13.4): the codepoint rides in the simulator's
+     * packets, so marking AQMs mark these flows instead of dropping. */
+    s->cfg.ecn =
+        q->cfg.ecn > 0 ||
+        (q->cfg.ecn == 0 && (q->cfg.cc == QK_CONFIG_CC_DCTCP || q->cfg.cc == QK_CONFIG_CC_PRAGUE));
+    s->cfg.ecn_ack_bug = q->cfg.ecn_ack_bug;
     if (q->cfg.tune) q->cfg.tune(q->cfg.ctx, &s->cfg, server);
 }
 
@@ -611,6 +618,8 @@ void qk_simq_kick(qk_simq *q)
 
 typedef struct quic_flow {
     qk_simq *q;
+    bool rpc_mode; /* rpc_size set: back-to-back RPCs (flow_rpc.h) */
+    qk_rpc rpc;
 } quic_flow;
 
 static void quic_summary(void *obj, qk_sim *sim, qk_sim_flow_summary *o)
@@ -640,11 +649,21 @@ static void quic_summary(void *obj, qk_sim *sim, qk_sim_flow_summary *o)
              (unsigned long long)snd->immediate_acks_sent, (double)snd->smoothed_rtt_ns / 1e6,
              (unsigned long long)snd->cwnd_bytes, (unsigned long long)rcv->peak_rx_buffered_bytes,
              r->mismatch ? " MISMATCH" : "");
+    quic_flow *f = obj;
+    if (f->rpc_mode) { /* the RPC figures replace the transport columns */
+        o->sent_bytes = o->recv_bytes = f->rpc.done * f->rpc.size_bytes;
+        o->goodput_bps =
+            qk_sim_now(sim) > q->cfg.start_ns
+                ? (double)o->recv_bytes * 8e9 / (double)(qk_sim_now(sim) - q->cfg.start_ns)
+                : 0;
+        qk_rpc_summary(&f->rpc, o->extra, sizeof o->extra);
+    }
 }
 
 static uint64_t quic_recv_bytes(void *obj)
 {
-    return ((quic_flow *)obj)->q->r.read_bytes;
+    quic_flow *f = obj;
+    return f->rpc_mode ? f->rpc.done * f->rpc.size_bytes : f->q->r.read_bytes;
 }
 
 static void quic_free(void *obj)
@@ -654,6 +673,7 @@ static void quic_free(void *obj)
      * endpoints themselves. */
     quic_flow *f = obj;
     qk_simq_del(f->q);
+    if (f->rpc_mode) qk_rpc_free(&f->rpc);
     free(f);
 }
 
@@ -683,6 +703,13 @@ static int parse_key(const qk_sim_flow_args *a, const char *k, const char *v, qk
             return bad(a, k, v, "a positive time, e.g. 10s");
     } else if (!strcmp(k, "cc")) {
         if (qk_cc_kind_parse(v, &c->cc)) return bad(a, k, v, qk_cc_kind_names());
+    } else if (!strcmp(k, "ecn") || !strcmp(k, "ecn_ack_bug")) {
+        bool on = !strcasecmp(v, "on");
+        if (!on && strcasecmp(v, "off")) return bad(a, k, v, "on or off");
+        if (!strcmp(k, "ecn"))
+            c->ecn = on ? 1 : -1;
+        else
+            c->ecn_ack_bug = on; /* test only: the seed 003 receiver bug */
     } else if (!strcmp(k, "start")) {
         if (qk_sim_parse_time(v, &c->start_ns)) return bad(a, k, v, "a time, e.g. 1s");
     } else if (!strcmp(k, "streams")) {
@@ -769,7 +796,7 @@ static int parse_key(const qk_sim_flow_args *a, const char *k, const char *v, qk
                  "%s: unknown key for type quic; use direction, size, duration, cc, start, "
                  "streams, window, autotune, rule, max_window, conn_window, max_conn_window, "
                  "budget, send_buffer, read_rate, udp_payload, protection, ack_frequency, "
-                 "min_ack_delay, qlog",
+                 "min_ack_delay, qlog, ecn, ecn_ack_bug, rpc_size, rpc_count, latency_csv",
                  k);
         return QK_ERR_CONFIG;
     }
@@ -780,19 +807,45 @@ int qk_sim_quic_factory(qk_sim *sim, const qk_sim_flow_args *a, void **out,
                         const qk_sim_flow_ops **ops)
 {
     qk_simq_cfg c = {.cc = QK_CONFIG_CC_CUBIC};
+    uint64_t rpc_size = 0, rpc_count = 0;
+    const char *csv = NULL;
     for (size_t i = 0; i < a->n_kv; i++) {
         const char *k = a->kv[i].key, *v = a->kv[i].value;
         if (!strcmp(k, "type") || !strcmp(k, "from") || !strcmp(k, "to")) continue;
+        if (!strcmp(k, "rpc_size") || !strcmp(k, "rpc_count")) {
+            uint64_t *d = !strcmp(k, "rpc_size") ? &rpc_size : &rpc_count;
+            if (qk_sim_parse_bytes(v, d) || !*d)
+                return bad(a, k, v, "a positive byte count (rpc_size, e.g. 1MB) or count");
+            continue;
+        }
+        if (!strcmp(k, "latency_csv")) {
+            csv = v;
+            continue;
+        }
         int rc = parse_key(a, k, v, &c);
         if (rc) return rc;
     }
+    if (rpc_size && (c.size_bytes || c.duration_ns))
+        return bad(a, "rpc_size", "", "no size or duration with rpc_size (RPCs run until the end)");
     if (c.size_bytes && c.duration_ns) return bad(a, "duration", "", "either size or duration");
     if (c.duration_ns && c.streams > 1) return bad(a, "streams", "", "1 with duration");
     quic_flow *f = calloc(1, sizeof *f);
     if (!f) return QK_ERR_NOMEM;
+    if (rpc_size) {
+        if (qk_rpc_init(&f->rpc, rpc_size, rpc_count, csv)) {
+            free(f);
+            return bad(a, "latency_csv", csv, "a writable file path");
+        }
+        f->rpc_mode = true;
+        c.upload = true; /* requests go client -> server */
+        c.no_transfer = c.keep_open = true;
+        c.on_event = qk_rpc_on_event;
+        c.ctx = &f->rpc;
+    }
     int err = 0;
     f->q = qk_simq_new(sim, a->from_host, a->to_host, (uint16_t)(20000 + a->flow_id), &c, &err);
     if (!f->q) {
+        if (f->rpc_mode) qk_rpc_free(&f->rpc);
         free(f);
         snprintf(a->err, a->err_cap, "from: cannot create the flow's endpoints (%s)",
                  qk_strerror(err));

@@ -1,5 +1,6 @@
 /* Link model: queue, AQM, loss, serializer and propagation of one direction. */
 #include "sim/link.h"
+#include "sim/aqm.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -70,8 +71,9 @@ int qk_sim_link_cfg_check(const qk_sim_link_cfg *c, const char **why)
                       c->ge_loss_good, c->ge_loss_bad, c->dup_p,  c->corrupt_p};
     for (size_t i = 0; i < sizeof probs / sizeof probs[0]; i++)
         if (!(probs[i] >= 0 && probs[i] <= 1)) w = "probabilities must be within [0, 1]";
-    if (c->aqm == QK_SIM_AQM_DUALPI2)
-        w = "aqm dualpi2 is reserved but not implemented yet; use droptail, step or red";
+    if (c->aqm == QK_SIM_AQM_DUALPI2 &&
+        (c->dualpi2_alpha < 0 || c->dualpi2_beta < 0 || c->dualpi2_k < 0))
+        w = "dualpi2 gains and coupling factor must be positive";
     if (c->aqm == QK_SIM_AQM_STEP && !c->step_k_pkts && !c->step_k_ns)
         w = "aqm step needs step_k (packets, e.g. 20pkt, or time, e.g. 1ms)";
     if (c->aqm == QK_SIM_AQM_RED &&
@@ -99,6 +101,18 @@ int qk_link_init(qk_link *l, const qk_sim_link_cfg *cfg, qk_pkt_pool *pool, uint
     if (l->cfg.aqm == QK_SIM_AQM_RED && l->cfg.red_wq == 0) l->cfg.red_wq = 0.002;
     l->pool = pool;
     qk_rng_seed(&l->rng, seed, 0x11);
+    if (cfg->aqm == QK_SIM_AQM_DUALPI2) {
+        l->dpi = malloc(sizeof *l->dpi);
+        if (!l->dpi) return QK_ERR_NOMEM;
+        qk_dualpi2_init(l->dpi, cfg);
+    } else if (cfg->aqm == QK_SIM_AQM_FQ_CODEL) {
+        l->fq = malloc(sizeof *l->fq);
+        if (!l->fq || qk_fqcodel_init(l->fq, cfg)) {
+            free(l->fq);
+            l->fq = NULL;
+            return QK_ERR_NOMEM;
+        }
+    }
     return 0;
 }
 
@@ -133,6 +147,18 @@ void qk_link_free(qk_link *l)
     list_drain(l->pool, &l->queue);
     list_drain(l->pool, &l->flight);
     if (l->in_service) qk_pkt_put(l->pool, l->in_service);
+    if (l->dpi) {
+        list_drain(l->pool, &l->dpi->lq);
+        list_drain(l->pool, &l->dpi->cq);
+        free(l->dpi);
+        l->dpi = NULL;
+    }
+    if (l->fq) {
+        qk_fqcodel_drain(l->fq, l->pool);
+        qk_fqcodel_free(l->fq);
+        free(l->fq);
+        l->fq = NULL;
+    }
     for (size_t i = 0; i < l->n_late; i++) qk_pkt_put(l->pool, l->late[i]);
     free(l->late);
     l->late = NULL;
@@ -232,6 +258,26 @@ static void start_service(qk_link *l, qk_pkt *p, qk_time t)
     if (l->hooks.dequeue) l->hooks.dequeue(l->hooks.ctx, p, sojourn);
 }
 
+static int mark_ce(qk_link *l, qk_pkt *p);
+
+/* The next packet to serialize: the FIFO's head, or what the scheduling AQM
+ * (DualPI2, FQ-CoDel) picks at time now, its CE marks and drops applied. */
+static qk_pkt *next_queued(qk_link *l, qk_time now)
+{
+    if (!l->dpi && !l->fq) return list_pop(&l->queue);
+    for (;;) {
+        qk_aqm_verdict v;
+        qk_pkt *p = l->dpi ? qk_dualpi2_dequeue(l->dpi, now, &l->rng, &v)
+                           : qk_fqcodel_dequeue(l->fq, now, &v);
+        if (!p) return NULL;
+        if (v == QK_AQM_MARK) mark_ce(l, p);
+        if (v != QK_AQM_DROP) return p;
+        l->st.queue_bytes -= p->len;
+        l->st.queue_pkts--;
+        drop(l, p, QK_SIM_DROP_AQM);
+    }
+}
+
 static void complete_service(qk_link *l)
 {
     qk_pkt *p = l->in_service;
@@ -250,7 +296,7 @@ static void complete_service(qk_link *l)
         l->last_deliver_ns = d;
         list_push(&l->flight, p);
     }
-    qk_pkt *n = list_pop(&l->queue);
+    qk_pkt *n = next_queued(l, p->tx_end_ns);
     if (n)
         start_service(l, n, p->tx_end_ns);
     else
@@ -369,9 +415,25 @@ static int admit(qk_link *l, qk_pkt *p, qk_time now)
 {
     const qk_sim_link_cfg *c = &l->cfg;
     qk_sim_link_stats *st = &l->st;
-    if ((c->limit_pkts && st->queue_pkts >= c->limit_pkts) ||
-        (c->limit_bytes && st->queue_bytes + p->len > c->limit_bytes) ||
-        (c->limit_ns && backlog_ns(l, now) > c->limit_ns)) {
+    bool full = (c->limit_pkts && st->queue_pkts >= c->limit_pkts) ||
+                (c->limit_bytes && st->queue_bytes + p->len > c->limit_bytes) ||
+                (c->limit_ns && backlog_ns(l, now) > c->limit_ns);
+    if (full && l->fq && l->in_service) {
+        /* RFC 8290 §4.1.3: overflow drops from the head of the fattest queue. */
+        p->arrive_ns = now;
+        p->seq = l->seq++;
+        qk_fqcodel_enqueue(l->fq, p, now);
+        qk_pkt *fat = qk_fqcodel_drop_fattest(l->fq);
+        if (fat == p) {
+            drop(l, p, QK_SIM_DROP_QUEUE);
+            return 0;
+        }
+        st->enqueued_pkts++;
+        st->queue_bytes += p->len - fat->len;
+        drop(l, fat, QK_SIM_DROP_QUEUE);
+        return 1;
+    }
+    if (full) {
         drop(l, p, QK_SIM_DROP_QUEUE);
         return 0;
     }
@@ -392,10 +454,17 @@ static int admit(qk_link *l, qk_pkt *p, qk_time now)
     st->queue_bytes += p->len;
     st->queue_pkts++;
     if (st->queue_bytes > st->max_queue_bytes) st->max_queue_bytes = st->queue_bytes;
-    if (l->in_service)
+    if (l->dpi || l->fq) { /* the scheduling AQM decides what leaves next */
+        if (l->dpi)
+            qk_dualpi2_enqueue(l->dpi, p, now);
+        else
+            qk_fqcodel_enqueue(l->fq, p, now);
+        if (!l->in_service && (p = next_queued(l, now))) start_service(l, p, now);
+    } else if (l->in_service) {
         list_push(&l->queue, p);
-    else
+    } else {
         start_service(l, p, now);
+    }
     l->red_idle_since = 0;
     return 1;
 }

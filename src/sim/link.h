@@ -72,8 +72,10 @@ typedef struct qk_link {
     qk_time last_deliver_ns; /**< FIFO clamp for jitter */
     uint64_t seq;
 
-    bool ge_bad;    /**< Gilbert–Elliott state */
-    double red_avg; /**< RED average queue (bytes) */
+    bool ge_bad;            /**< Gilbert–Elliott state */
+    struct qk_dualpi2 *dpi; /**< DualPI2 queues (aqm dualpi2) */
+    struct qk_fqcodel *fq;  /**< FQ-CoDel queues (aqm fq_codel) */
+    double red_avg;         /**< RED average queue (bytes) */
     int64_t red_count;
     qk_time red_idle_since;
 } qk_link;

@@ -535,6 +535,83 @@ static void test_ce_with_delayed_pending(void **state)
     qk_ack_tracker_free(&t);
 }
 
+/* shared/seeds/003 replayed: the sender is at its minimum window (two
+ * packets in QUIC, RFC 9002 §7.2) and sends pn 0 (ECT(0)) and pn 1, which
+ * the bottleneck marks CE, 100 us apart. pn 0 leaves a delayed ACK pending
+ * when pn 1 changes the CE state. Nothing more is sent until an ACK frees
+ * the window or the PTO (here at 40 ms) sends a probe. Returns, in ack_t[],
+ * when each of pn 0 and pn 1 is first acknowledged (and with what CE count). */
+static void seed003_replay(bool bug, qk_time ack_t[2], uint64_t ce_at[2])
+{
+    qk_ack_tracker t;
+    qk_ack_policy p;
+    qk_ack_policy_default(&p); /* threshold 1, 25 ms, CE at once */
+    p.ecn_ack_bug = bug;
+    assert_int_equal(qk_ack_tracker_init(&t, QK_PN_SPACE_APP, &p, 64), 0);
+    const qk_time us = QK_NS_PER_US, pto = 40 * MS;
+    ack_t[0] = ack_t[1] = QK_TIME_INFINITE;
+    struct {
+        uint64_t pn;
+        uint8_t ecn;
+        qk_time at;
+    } rx[] = {{0, QK_ECN_ECT0, 0}, {1, QK_ECN_CE, 100 * us}, {2, QK_ECN_ECT0, 100 * us + pto}};
+    size_t next = 0;
+    qk_time now = 0;
+    while (now < 200 * MS && ack_t[1] == QK_TIME_INFINITE) {
+        /* The probe (pn 2) is sent only if pn 1 is still unacknowledged at the PTO. */
+        qk_time arrival = next < 3 ? rx[next].at : QK_TIME_INFINITE;
+        qk_time due = qk_ack_deadline(&t);
+        if (arrival <= due) {
+            now = arrival;
+            assert_int_equal(qk_ack_on_packet_received(&t, rx[next].pn, true, rx[next].ecn, now),
+                             0);
+            next++;
+            continue;
+        }
+        if (due == QK_TIME_INFINITE) break;
+        now = due;
+        qk_ack_frame_info f;
+        assert_int_equal(qk_ack_build(&t, now, 3, &f), 0);
+        for (uint64_t pn = 0; pn < 2; pn++) {
+            bool covered = false;
+            for (size_t i = 0; i < f.n_ranges; i++)
+                covered |= pn >= f.ranges[i].start && pn < f.ranges[i].end;
+            if (covered && ack_t[pn] == QK_TIME_INFINITE) {
+                ack_t[pn] = now;
+                ce_at[pn] = f.ce;
+            }
+        }
+        assert_int_equal(qk_ack_on_ack_sent(&t, now), 0);
+    }
+    qk_ack_tracker_free(&t);
+}
+
+static void test_seed003_delayed_ack_kept(void **state)
+{
+    (void)state;
+    const qk_time us = QK_NS_PER_US;
+    qk_time at[2];
+    uint64_t ce[2];
+    /* RFC 9000 §13.2.1: the CE packet is acknowledged at once, and the
+     * immediate ACK also covers pn 0, whose delayed ACK was pending: one
+     * ACK at 100 us reports both, with the CE count. */
+    seed003_replay(false, at, ce);
+    assert_int_equal(at[0], 100 * us);
+    assert_int_equal(at[1], 100 * us);
+    assert_int_equal(ce[1], 1);
+
+    /* The bug: the CE-change ACK covers pn 0 only (CE count 0, the prior
+     * state) and cancels the delayed ACK pn 1 was owed. The window stays
+     * full until the PTO probe (pn 2, at 40.1 ms) arrives; it is not CE and
+     * no ACK is pending, so it waits max_ack_delay: pn 1 is acknowledged at
+     * 65.1 ms, 650x later. */
+    seed003_replay(true, at, ce);
+    assert_int_equal(at[0], 100 * us);
+    assert_int_equal(ce[0], 0);
+    assert_int_equal(at[1], 100 * us + 40 * MS + 25 * MS);
+    assert_int_equal(ce[1], 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -557,6 +634,7 @@ int main(void)
         cmocka_unit_test(test_long_idle_rule),
         cmocka_unit_test(test_every_packet_acked_once),
         cmocka_unit_test(test_ce_with_delayed_pending),
+        cmocka_unit_test(test_seed003_delayed_ack_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -482,6 +482,62 @@ static void test_ecn(void **state)
     teardown(f);
 }
 
+/* RFC 9000 §13.4.2.1 validation, case by case. Three ECT packets of `sent`
+ * codepoint are acknowledged by one ACK with the given counts. */
+static qk_ecn_state validate(uint8_t sent, uint64_t ect0, uint64_t ect1, uint64_t ce, bool has_ecn)
+{
+    fx *f = setup(true, true);
+    for (uint64_t pn = 0; pn < 3; pn++) send_pkt(f, QK_PN_SPACE_APP, pn, 0, sent);
+    qk_ack_range r = {0, 2};
+    qk_ack_received a = {
+        .ranges = &r, .n_ranges = 1, .has_ecn = has_ecn, .ect0 = ect0, .ect1 = ect1, .ce = ce};
+    qk_recovery_on_ack_received(&f->rec, QK_PN_SPACE_APP, &a, 10 * MS);
+    qk_ecn_state st = f->rec.ecn_state;
+    teardown(f);
+    return st;
+}
+
+static void test_ecn_validation_cases(void **state)
+{
+    (void)state;
+    /* Passes: counts cover the newly acked packets, CE included. */
+    assert_int_equal(validate(QK_ECN_ECT0, 3, 0, 0, true), QK_ECN_STATE_CAPABLE);
+    assert_int_equal(validate(QK_ECN_ECT0, 1, 0, 2, true), QK_ECN_STATE_CAPABLE);
+    assert_int_equal(validate(QK_ECN_ECT1, 0, 3, 0, true), QK_ECN_STATE_CAPABLE);
+    assert_int_equal(validate(QK_ECN_ECT1, 0, 2, 1, true), QK_ECN_STATE_CAPABLE);
+    /* Bleached: the path cleared the codepoint (ACK_ECN with zero counts),
+     * or the peer sends plain ACK frames. */
+    assert_int_equal(validate(QK_ECN_ECT0, 0, 0, 0, true), QK_ECN_STATE_FAILED);
+    assert_int_equal(validate(QK_ECN_ECT1, 0, 0, 0, false), QK_ECN_STATE_FAILED);
+    /* Mangled: ECT(0) sent, ECT(1) reported, and the reverse. */
+    assert_int_equal(validate(QK_ECN_ECT0, 0, 3, 0, true), QK_ECN_STATE_FAILED);
+    assert_int_equal(validate(QK_ECN_ECT1, 3, 0, 0, true), QK_ECN_STATE_FAILED);
+
+    /* Counts going backwards fail validation, and a failed path ignores CE. */
+    fx *f = setup(true, true);
+    for (uint64_t pn = 0; pn < 6; pn++) send_pkt(f, QK_PN_SPACE_APP, pn, 0, QK_ECN_ECT0);
+    qk_ack_range r = {0, 2};
+    qk_ack_received a = {.ranges = &r, .n_ranges = 1, .has_ecn = true, .ect0 = 3};
+    qk_recovery_on_ack_received(&f->rec, QK_PN_SPACE_APP, &a, 10 * MS);
+    assert_int_equal(f->rec.ecn_state, QK_ECN_STATE_CAPABLE);
+    r = (qk_ack_range){3, 4};
+    a = (qk_ack_received){.ranges = &r, .n_ranges = 1, .has_ecn = true, .ect0 = 2, .ce = 3};
+    qk_recovery_on_ack_received(&f->rec, QK_PN_SPACE_APP, &a, 11 * MS);
+    assert_int_equal(f->rec.ecn_state, QK_ECN_STATE_FAILED);
+    assert_int_equal(f->cc.congestion_ecn, 0);
+
+    /* A new path starts validation over (RFC 9000 §13.4.2) and can pass. */
+    qk_recovery_ecn_restart(&f->rec);
+    assert_int_equal(f->rec.ecn_state, QK_ECN_STATE_TESTING);
+    assert_int_equal(f->rec.ecn_testing_sent, 0);
+    r = (qk_ack_range){5, 5};
+    a = (qk_ack_received){.ranges = &r, .n_ranges = 1, .has_ecn = true, .ect0 = 3, .ce = 4};
+    qk_recovery_on_ack_received(&f->rec, QK_PN_SPACE_APP, &a, 12 * MS);
+    assert_int_equal(f->rec.ecn_state, QK_ECN_STATE_CAPABLE);
+    assert_int_equal(f->cc.congestion_ecn, 1); /* the CE rise now counts */
+    teardown(f);
+}
+
 static void test_skipped_and_lookup(void **state)
 {
     (void)state;
@@ -546,6 +602,7 @@ int main(void)
         cmocka_unit_test(test_discard_space),
         cmocka_unit_test(test_ack_errors),
         cmocka_unit_test(test_ecn),
+        cmocka_unit_test(test_ecn_validation_cases),
         cmocka_unit_test(test_skipped_and_lookup),
         cmocka_unit_test(test_large_ack_single_range),
     };

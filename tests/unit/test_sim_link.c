@@ -404,9 +404,19 @@ static void test_parse(void **state)
     assert_int_equal(qk_sim_link_cfg_set(&c, "overhead", "48", &fix), 0);
     assert_int_equal(c.overhead_bytes, 48);
     assert_int_equal(qk_sim_link_cfg_set(&c, "overhead", "2000", &fix), QK_ERR_CONFIG);
-    c.aqm = QK_SIM_AQM_DUALPI2;
+    assert_int_equal(qk_sim_link_cfg_set(&c, "aqm", "dualpi2", &fix), 0);
+    assert_int_equal(c.aqm, QK_SIM_AQM_DUALPI2);
     const char *why;
-    assert_int_equal(qk_sim_link_cfg_check(&c, &why), QK_ERR_CONFIG);
+    assert_int_equal(qk_sim_link_cfg_check(&c, &why), 0);
+    assert_int_equal(qk_sim_link_cfg_set(&c, "dualpi2_k", "-1", &fix), QK_ERR_CONFIG);
+    assert_int_equal(qk_sim_link_cfg_set(&c, "dualpi2_k", "2.5", &fix), 0);
+    assert_true(c.dualpi2_k == 2.5);
+    assert_int_equal(qk_sim_link_cfg_set(&c, "aqm", "fq_codel", &fix), 0);
+    assert_int_equal(c.aqm, QK_SIM_AQM_FQ_CODEL);
+    assert_int_equal(qk_sim_link_cfg_set(&c, "codel_target", "2ms", &fix), 0);
+    assert_int_equal(c.codel_target_ns, 2 * MS);
+    assert_int_equal(qk_sim_link_cfg_set(&c, "fq_ecn", "no", &fix), 0);
+    assert_true(c.fq_no_ecn);
 }
 
 int main(void)

@@ -147,6 +147,7 @@ static void init_space(qk_conn *c, qk_pn_space s)
     if (s == QK_PN_SPACE_APP) {
         pol.ack_eliciting_threshold = c->cfg->ack_eliciting_threshold;
         pol.max_ack_delay_ns = c->cfg->max_ack_delay_ns;
+        pol.ecn_ack_bug = c->cfg->ecn_ack_bug;
     } else {
         pol.max_ack_delay_ns = 0; /* RFC 9000 §13.2.1: Initial/Handshake ACK at once */
     }
@@ -261,7 +262,10 @@ qk_conn *qk_conn_new_ex(const qk_conn_env *env, const qk_config *cfg, bool is_se
     qk_pacer_init(&c->pacer, QK_PACER_DEFAULT_BURST_PKTS);
     if (cfg->pacing_gain_ca_pct) qk_pacer_set_gain_ca(&c->pacer, cfg->pacing_gain_ca_pct);
     /* RFC 9002 §7.7: bursts as large as the loop timer needs (pacer.h). */
-    qk_pacer_set_burst_interval(&c->pacer, QK_PACER_BURST_INTERVAL_NS, QK_PACER_MAX_BURST_BYTES);
+    qk_pacer_set_burst_interval(&c->pacer,
+                                cfg->cc == QK_CONFIG_CC_PRAGUE ? QK_PACER_BURST_INTERVAL_NS / 8
+                                                               : QK_PACER_BURST_INTERVAL_NS,
+                                QK_PACER_MAX_BURST_BYTES);
     qk_flow_rx_init(&c->flow_rx, cfg->initial_max_data_bytes, cfg->max_conn_window_bytes,
                     cfg->autotune, c->env.budget);
     c->flow_rx.rule = (cfg->autotune_rule & 1) ? QK_FLOW_RULE_EPOCH : QK_FLOW_RULE_RTT2;

@@ -20,9 +20,10 @@ static uint8_t choose_ecn(const qk_conn *c)
     if (!c->cfg->ecn || c->rec.ecn_state == QK_ECN_STATE_FAILED) return QK_ECN_NOT_ECT;
     /* RFC 9000 §13.4.2: while testing, mark only the first packets, so a path
      * that drops ECT packets costs little; after validation mark them all. */
-    if (c->rec.ecn_state == QK_ECN_STATE_TESTING && c->stats.pkts_sent_ect0 >= QK_ECN_TESTING_PKTS)
+    if (c->rec.ecn_state == QK_ECN_STATE_TESTING && c->rec.ecn_testing_sent >= QK_ECN_TESTING_PKTS)
         return QK_ECN_NOT_ECT;
-    return QK_ECN_ECT0;
+    /* RFC 9331 §4.1: an L4S (scalable) controller marks ECT(1); classic ones ECT(0). */
+    return c->cfg->cc == QK_CONFIG_CC_PRAGUE ? QK_ECN_ECT1 : QK_ECN_ECT0;
 }
 
 static void tx_ctx_init(qk_tx_ctx *t, qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
@@ -460,6 +461,9 @@ static void commit_packet(qk_tx_ctx *t, qk_tx_pkt *p)
      * from qk_conn_tx_ecn, evaluated before any of them is committed). */
     sp.ecn = t->ecn;
     if (sp.ecn == QK_ECN_ECT0) c->stats.pkts_sent_ect0++;
+    if (sp.ecn == QK_ECN_ECT1) c->stats.pkts_sent_ect1++;
+    if (sp.ecn != QK_ECN_NOT_ECT && c->rec.ecn_state == QK_ECN_STATE_TESTING)
+        c->rec.ecn_testing_sent++;
     if (sp.in_flight) qk_pacer_on_sent(&c->pacer, sp.size_bytes, t->now);
     uint64_t after = qk_recovery_bytes_in_flight(&c->rec) + (sp.in_flight ? sp.size_bytes : 0);
     sp.app_limited = !cwnd_limited(c, after, t->now);
@@ -603,8 +607,11 @@ static bool cc_allows(qk_conn *c, qk_time now)
         qk_pacer_set_slow_start(&c->pacer, c->cc.state == QK_CC_SLOW_START);
         qk_pacer_set_window_limited(&c->pacer, c->cwnd_limited);
         uint64_t burst = qk_ackfreq_pacer_burst_pkts(&c->af);
-        qk_pacer_set_burst_pkts(
-            &c->pacer, burst > QK_PACER_DEFAULT_BURST_PKTS ? burst : QK_PACER_DEFAULT_BURST_PKTS);
+        /* RFC 9331 §4.3: an L4S sender keeps its bursts within the L queue's
+         * ~1 ms marking threshold (QK_PACER_L4S_BURST_PKTS). */
+        uint64_t floor = c->cfg->cc == QK_CONFIG_CC_PRAGUE ? QK_PACER_L4S_BURST_PKTS
+                                                           : QK_PACER_DEFAULT_BURST_PKTS;
+        qk_pacer_set_burst_pkts(&c->pacer, burst > floor ? burst : floor);
         qk_time when = qk_pacer_next_send_time(&c->pacer, now, c->cc.cwnd_bytes,
                                                c->rtt.smoothed_rtt_ns, c->max_udp_bytes);
         if (when > now) {

@@ -49,6 +49,8 @@ void qk_conn_path_reset_state(qk_conn *c, qk_time now)
     /* RFC 9000 §14.3: the new path's MTU is unknown: back to the base. */
     qk_pmtud_reset(&c->pmtud, now);
     qk_conn_set_mtu(c, QK_PMTUD_BASE_BYTES);
+    /* RFC 9000 §13.4.2: ECN is validated again on the new path. */
+    qk_recovery_ecn_restart(&c->rec);
 }
 
 static void new_challenge(qk_conn *c, qk_path *p, qk_time now)

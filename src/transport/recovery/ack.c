@@ -10,6 +10,7 @@ void qk_ack_policy_default(qk_ack_policy *p)
     p->max_ack_delay_ns = QK_ACK_DEFAULT_MAX_DELAY_NS;
     p->reordering_threshold = 1; /* RFC 9000 §13.2.1 behaviour */
     p->ce_immediate = true;
+    p->ecn_ack_bug = false;
 }
 
 int qk_ack_tracker_init(qk_ack_tracker *t, qk_pn_space space, const qk_ack_policy *policy,
@@ -123,6 +124,8 @@ int qk_ack_on_packet_received(qk_ack_tracker *t, uint64_t pn, bool ack_eliciting
         return 1;
     }
     t->stats.packets_received++;
+    t->bug_armed = false; /* a later arrival: the bug's ACK would cover it */
+    uint64_t prior_ect0 = t->ecn_ect0, prior_ect1 = t->ecn_ect1, prior_ce = t->ecn_ce;
     /* RFC 9000 §13.4.1: count ECN codepoints of every new packet. */
     bool ce = (ecn & 3) == QK_ECN_CE;
     switch (ecn & 3) {
@@ -142,6 +145,19 @@ int qk_ack_on_packet_received(qk_ack_tracker *t, uint64_t pn, bool ack_eliciting
     t->last_was_ce = ce;
     /* RFC 9000 §13.2.1: non-ack-eliciting packets never trigger an ACK alone. */
     if (!ack_eliciting) return 0;
+    if (t->policy.ecn_ack_bug && ce != prev_ce && !t->built && t->cur.ae_pkts &&
+        t->largest_pn == pn && qk_rangeset_min(&t->received) < pn) {
+        /* Seed 003's bug, on purpose: ACK the prior state now and forget pn. */
+        t->bug_armed = true;
+        t->bug_pn = pn;
+        t->bug_ect0 = prior_ect0;
+        t->bug_ect1 = prior_ect1;
+        t->bug_ce = prior_ce;
+        demand(&t->cur, QK_ACK_WHY_CE, now);
+        if (!t->has_largest_ae || pn > t->largest_ae_pn) t->largest_ae_pn = pn;
+        t->has_largest_ae = true;
+        return 0;
+    }
 
     if (p->ae_pkts++ == 0) p->first_time = now;
     bool had_ae = t->has_largest_ae;
@@ -216,6 +232,27 @@ static void merge(qk_ack_pending *a, const qk_ack_pending *b)
     a->why |= b->why;
 }
 
+/* policy.ecn_ack_bug: report what arrived before bug_pn, with the counts
+ * before it (pn is the newest pn, at the top of the last range). */
+static void bug_prior_ack(qk_ack_tracker *t, qk_ack_frame_info *out)
+{
+    size_t n = out->n_ranges;
+    memcpy(t->bug_ranges, out->ranges, n * sizeof *out->ranges);
+    if (t->bug_ranges[n - 1].start + 1 >= t->bug_ranges[n - 1].end)
+        n--;
+    else
+        t->bug_ranges[n - 1].end = t->bug_pn;
+    if (n == 0) return; /* nothing before pn was kept: report normally */
+    out->ranges = t->bug_ranges;
+    out->n_ranges = n;
+    out->largest = t->bug_ranges[n - 1].end - 1;
+    out->ack_delay_ns = 0;
+    out->ack_delay = 0;
+    out->ect0 = t->bug_ect0;
+    out->ect1 = t->bug_ect1;
+    out->ce = t->bug_ce;
+}
+
 int qk_ack_build(qk_ack_tracker *t, qk_time now, uint8_t ack_delay_exponent, qk_ack_frame_info *out)
 {
     if (ack_delay_exponent > 20) return QK_ERR_INVALID_ARG; /* RFC 9000 §18.2 */
@@ -246,6 +283,7 @@ int qk_ack_build(qk_ack_tracker *t, qk_time now, uint8_t ack_delay_exponent, qk_
     out->ce = t->ecn_ce;
     /* RFC 9000 §19.3.2: ACK_ECN once any ECN-marked packet was seen. */
     out->ecn = (t->ecn_ect0 | t->ecn_ect1 | t->ecn_ce) != 0;
+    if (t->bug_armed) bug_prior_ack(t, out);
     t->built = true;
     t->built_largest = out->largest;
     return 0;
@@ -270,6 +308,7 @@ int qk_ack_on_ack_sent(qk_ack_tracker *t, qk_time now)
     t->cur = t->post;
     memset(&t->post, 0, sizeof t->post);
     t->built = false;
+    t->bug_armed = false;
     return 0;
 }
 

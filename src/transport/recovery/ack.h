@@ -45,6 +45,13 @@ typedef struct qk_ack_policy {
     /** ACK at once when CE newly appears (RFC 9000 §13.2.1,
      *  ack-frequency-12 §6.3). */
     bool ce_immediate;
+    /** TEST ONLY, never set in production: reproduce the Linux DCTCP receiver
+     *  bug of shared/seeds/003. On a CE state change while a delayed ACK is
+     *  pending, an ACK for the packets before the new one leaves at once and
+     *  the new packet's own ACK obligation is forgotten (the delayed-ACK
+     *  timer was cancelled), so a sender at its minimum window waits for a
+     *  later packet's delayed ACK or its PTO. */
+    bool ecn_ack_bug;
 } qk_ack_policy;
 
 /** Why the pending ACK must go out now (bit set, for traces/tests). */
@@ -110,6 +117,13 @@ typedef struct qk_ack_tracker {
     qk_ack_pending post;
     bool built;
     uint64_t built_largest;
+
+    /* policy.ecn_ack_bug only: the next ACK covers pns below bug_pn and the
+     * counts before it (the "ACK of the prior CE state"). */
+    bool bug_armed;
+    uint64_t bug_pn;
+    uint64_t bug_ect0, bug_ect1, bug_ce;
+    qk_range bug_ranges[QK_ACK_MAX_FRAME_RANGES];
 
     /* Long-idle rule (ack-frequency-12 §6): after no ACK was sent for more
      * than idle_ack_ns (the smoothed RTT; 0 = rule off) the next

@@ -8,6 +8,10 @@
 #include "transport/recovery/cc/cc.h"
 
 #define QK_PACER_DEFAULT_BURST_PKTS 10u
+/* The L4S (Prague) controller's quantum: 10 packets at 100 Mbit/s take
+ * 0.96 ms to drain, as deep as a DualPI2 L queue may get before it marks
+ * (RFC 9332 §A.1: ramp from 800 us). */
+#define QK_PACER_L4S_BURST_PKTS 2u
 /* Pacing gain N in 1/100 (exact arithmetic). RFC 9002 §7.7: N small but at
  * least 1 (its example: 1.25) so that RTT variation does not leave the
  * window unused; 2 in slow start so the window can still double each round

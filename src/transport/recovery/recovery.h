@@ -190,6 +190,7 @@ typedef struct qk_recovery {
     bool have_handshake_keys;
     qk_ecn_state ecn_state;
     uint64_t ecn_testing_lost; /**< ECT packets lost while testing (RFC 9000 §13.4.2) */
+    uint64_t ecn_testing_sent; /**< ECT packets sent while testing (on this path) */
     qk_time timer;             /**< loss detection timer, QK_TIME_INFINITE = off */
     /* Largest bytes in flight over the current and the previous period of
      * one smoothed RTT (RFC 9002 §7.8 "is the window the limit?"). */
@@ -215,6 +216,17 @@ typedef struct qk_recovery {
  * A server starts with peer_address_validated = true (RFC 9002 §A.6).
  * Returns 0 or QK_ERR_INVALID_ARG (rtt NULL, bad thresholds).
  */
+/**
+ * Start ECN validation over (RFC 9000 §13.4.2: validation is per path; a new
+ * path may bleach or drop ECT packets the old one carried). Never fails.
+ */
+static inline void qk_recovery_ecn_restart(qk_recovery *r)
+{
+    r->ecn_state = QK_ECN_STATE_TESTING;
+    r->ecn_testing_lost = 0;
+    r->ecn_testing_sent = 0;
+}
+
 int qk_recovery_init(qk_recovery *r, const qk_recovery_config *cfg, qk_rtt *rtt, qk_cc *cc,
                      const qk_recovery_sink *sink);
 

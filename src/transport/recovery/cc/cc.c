@@ -114,6 +114,7 @@ int qk_cc_init(qk_cc *cc, qk_cc_algo algo, uint64_t max_datagram_bytes, qk_time 
     case QK_CC_NEWRENO: ops = &qk_cc_newreno_ops; break;
     case QK_CC_CUBIC: ops = &qk_cc_cubic_ops; break;
     case QK_CC_DCTCP: ops = &qk_cc_dctcp_ops; break;
+    case QK_CC_PRAGUE: ops = &qk_cc_prague_ops; break;
     default: return QK_ERR_INVALID_ARG;
     }
     /* RFC 9000 §14: every QUIC path carries at least 1200-byte datagrams;
@@ -133,6 +134,7 @@ const char *qk_cc_algo_name(qk_cc_algo algo)
     case QK_CC_NEWRENO: return "newreno";
     case QK_CC_CUBIC: return "cubic";
     case QK_CC_DCTCP: return "dctcp";
+    case QK_CC_PRAGUE: return "prague";
     }
     return "unknown";
 }
@@ -143,6 +145,7 @@ int qk_cc_algo_parse(const char *name)
     if (!strcasecmp(name, "reno") || !strcasecmp(name, "newreno")) return QK_CC_NEWRENO;
     if (!strcasecmp(name, "cubic")) return QK_CC_CUBIC;
     if (!strcasecmp(name, "dctcp")) return QK_CC_DCTCP;
+    if (!strcasecmp(name, "prague")) return QK_CC_PRAGUE;
     return QK_ERR_INVALID_ARG;
 }
 

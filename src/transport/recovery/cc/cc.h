@@ -24,6 +24,7 @@ typedef enum qk_cc_algo {
     QK_CC_NEWRENO = 0,
     QK_CC_CUBIC = 1,
     QK_CC_DCTCP = 2,
+    QK_CC_PRAGUE = 4, /* 3 is BBR's */
 } qk_cc_algo;
 
 typedef enum qk_cc_state {
@@ -144,6 +145,16 @@ struct qk_cc {
             uint64_t bytes_acked;
             bool ce_in_round; /* extension: a CE mark arrived this round */
         } dctcp;
+        struct qk_cc_prague_state {
+            double alpha; /* DCTCP alpha (fraction of CE-marked bytes) */
+            uint64_t acked_bytes_round;
+            uint64_t ce_bytes_round;
+            qk_time round_end;
+            double ai_frac_bytes; /* fractional additive increase carried over */
+            qk_time srtt_ns;      /* of the latest ack */
+            qk_time min_rtt_ns;   /* of the latest ack */
+            bool classic;         /* the last CE response was the classic one */
+        } prague;
     } u;
 };
 
@@ -189,6 +200,13 @@ static inline void qk_cc_spurious_loss(qk_cc *cc, qk_time now)
 extern const qk_cc_ops qk_cc_newreno_ops;
 extern const qk_cc_ops qk_cc_cubic_ops;
 extern const qk_cc_ops qk_cc_dctcp_ops;
+extern const qk_cc_ops qk_cc_prague_ops;
+/** Prague's additive-increase scale for a smoothed RTT: (srtt / 25 ms)^2
+ * below 25 ms, else 1 (reduced RTT dependence). */
+double qk_prague_ai_scale(qk_time srtt_ns);
+/** True when Prague reads the bottleneck as classic ECN: smoothed RTT more
+ * than 5 ms above the min RTT. */
+bool qk_prague_classic_queue(const qk_cc *cc);
 void qk_cc_reset_common(qk_cc *cc);
 void qk_cc_update_state(qk_cc *cc, bool app_limited);
 /* NewReno growth/reduction with the caller's CA byte accumulator (the union
@@ -238,10 +256,10 @@ uint64_t qk_cc_reduction_base(const qk_cc *cc);
  */
 bool qk_cc_early_loss(const qk_cc *cc, qk_time sent_time, bool is_ecn);
 
-/** Name of an algorithm ("newreno", "cubic", "dctcp"), or "unknown". */
+/** Name of an algorithm ("newreno", "cubic", "dctcp", "prague"), or "unknown". */
 const char *qk_cc_algo_name(qk_cc_algo algo);
 
-/** Parse "reno"/"newreno"/"cubic"/"dctcp"; returns the algo or QK_ERR_INVALID_ARG. */
+/** Parse "reno"/"newreno"/"cubic"/"dctcp"/"prague"; returns the algo or QK_ERR_INVALID_ARG. */
 int qk_cc_algo_parse(const char *name);
 
 #endif
