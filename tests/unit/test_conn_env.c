@@ -144,6 +144,10 @@ static void test_handshake_without_endpoint(void **state)
     assert_true(has_event(&cs, QK_EV_CONNECTED));
     assert_true(has_event(&ss, QK_EV_CONNECTED));
     assert_true(cl->handshake_confirmed); /* deferred out of the ACK loop, then applied */
+    /* The handshake timeout is over once the handshake completed: no stale
+     * deadline may drive the timer (it would spin at it, 10 s in). */
+    assert_int_equal(cl->handshake_deadline, QK_TIME_INFINITE);
+    assert_int_equal(sv->handshake_deadline, QK_TIME_INFINITE);
     assert_true(cl->sp[QK_PN_SPACE_HANDSHAKE].discarded);
     /* The server no longer routes by the client's Initial DCID. */
     for (size_t i = 0; i < ss.n_cids; i++)

@@ -383,6 +383,7 @@ static int apply_peer_tparams(qk_conn *c, qk_time now)
 static void on_handshake_complete(qk_conn *c, qk_time now)
 {
     c->handshake_complete = true;
+    c->handshake_deadline = QK_TIME_INFINITE; /* qk_config.handshake_timeout_ns met */
     c->state = QK_CONN_ESTABLISHED;
     if (c->is_server) {
         /* RFC 9001 §4.1.2: the server's handshake is confirmed at completion. */
