@@ -685,38 +685,11 @@ static int bad(const qk_sim_flow_args *a, const char *key, const char *val, cons
     return QK_ERR_CONFIG;
 }
 
-static int parse_key(const qk_sim_flow_args *a, const char *k, const char *v, qk_simq_cfg *c)
+/* Flow-control windows, their auto-tuning and the reader. 1 = not one of these keys, 0 = set,
+ * QK_ERR_CONFIG = bad value. */
+static int parse_window_key(const qk_sim_flow_args *a, const char *k, const char *v, qk_simq_cfg *c)
 {
-    uint64_t n;
-    if (!strcmp(k, "direction")) {
-        if (!strcasecmp(v, "download"))
-            c->upload = false;
-        else if (!strcasecmp(v, "upload"))
-            c->upload = true;
-        else
-            return bad(a, k, v, "download (server -> client) or upload");
-    } else if (!strcmp(k, "size")) {
-        if (qk_sim_parse_bytes(v, &c->size_bytes) || !c->size_bytes)
-            return bad(a, k, v, "a positive byte count, e.g. 10MiB");
-    } else if (!strcmp(k, "duration")) {
-        if (qk_sim_parse_time(v, &c->duration_ns) || !c->duration_ns)
-            return bad(a, k, v, "a positive time, e.g. 10s");
-    } else if (!strcmp(k, "cc")) {
-        if (qk_cc_kind_parse(v, &c->cc)) return bad(a, k, v, qk_cc_kind_names());
-    } else if (!strcmp(k, "ecn") || !strcmp(k, "ecn_ack_bug")) {
-        bool on = !strcasecmp(v, "on");
-        if (!on && strcasecmp(v, "off")) return bad(a, k, v, "on or off");
-        if (!strcmp(k, "ecn"))
-            c->ecn = on ? 1 : -1;
-        else
-            c->ecn_ack_bug = on; /* test only: the seed 003 receiver bug */
-    } else if (!strcmp(k, "start")) {
-        if (qk_sim_parse_time(v, &c->start_ns)) return bad(a, k, v, "a time, e.g. 1s");
-    } else if (!strcmp(k, "streams")) {
-        if (qk_sim_parse_bytes(v, &n) || !n || n > 100000)
-            return bad(a, k, v, "a stream count from 1 to 100000");
-        c->streams = (uint32_t)n;
-    } else if (!strcmp(k, "window")) {
+    if (!strcmp(k, "window")) {
         if (qk_sim_parse_bytes(v, &c->window_bytes) || c->window_bytes < 16384)
             return bad(a, k, v, "a flow-control window of at least 16KiB, e.g. 16MiB");
     } else if (!strcmp(k, "autotune")) {
@@ -748,7 +721,18 @@ static int parse_key(const qk_sim_flow_args *a, const char *k, const char *v, qk
     } else if (!strcmp(k, "read_rate")) {
         if (qk_sim_parse_rate(v, &c->read_rate_bps) || !c->read_rate_bps)
             return bad(a, k, v, "a positive rate, e.g. 10mbit");
-    } else if (!strcmp(k, "udp_payload")) {
+    } else {
+        return 1;
+    }
+    return 0;
+}
+
+/* Datagram size, protection, ACK frequency, pacing and qlog. 1 = not one of these keys, 0 = set,
+ * QK_ERR_CONFIG = bad value. */
+static int parse_wire_key(const qk_sim_flow_args *a, const char *k, const char *v, qk_simq_cfg *c)
+{
+    uint64_t n;
+    if (!strcmp(k, "udp_payload")) {
         if (qk_sim_parse_bytes(v, &n) || n < 1200 || n > 1472)
             return bad(a, k, v, "a datagram size from 1200 to 1472");
         c->udp_payload_bytes = (size_t)n;
@@ -791,6 +775,46 @@ static int parse_key(const qk_sim_flow_args *a, const char *k, const char *v, qk
             return bad(a, k, v, "a time such as 1ms, or off (do not advertise min_ack_delay)");
     } else if (!strcmp(k, "qlog")) {
         c->qlog_dir = v; /* the kv strings live as long as the scenario */
+    } else {
+        return 1;
+    }
+    return 0;
+}
+
+static int parse_key(const qk_sim_flow_args *a, const char *k, const char *v, qk_simq_cfg *c)
+{
+    int r = parse_window_key(a, k, v, c);
+    if (r != 1) return r;
+    if ((r = parse_wire_key(a, k, v, c)) != 1) return r;
+    uint64_t n;
+    if (!strcmp(k, "direction")) {
+        if (!strcasecmp(v, "download"))
+            c->upload = false;
+        else if (!strcasecmp(v, "upload"))
+            c->upload = true;
+        else
+            return bad(a, k, v, "download (server -> client) or upload");
+    } else if (!strcmp(k, "size")) {
+        if (qk_sim_parse_bytes(v, &c->size_bytes) || !c->size_bytes)
+            return bad(a, k, v, "a positive byte count, e.g. 10MiB");
+    } else if (!strcmp(k, "duration")) {
+        if (qk_sim_parse_time(v, &c->duration_ns) || !c->duration_ns)
+            return bad(a, k, v, "a positive time, e.g. 10s");
+    } else if (!strcmp(k, "cc")) {
+        if (qk_cc_kind_parse(v, &c->cc)) return bad(a, k, v, qk_cc_kind_names());
+    } else if (!strcmp(k, "ecn") || !strcmp(k, "ecn_ack_bug")) {
+        bool on = !strcasecmp(v, "on");
+        if (!on && strcasecmp(v, "off")) return bad(a, k, v, "on or off");
+        if (!strcmp(k, "ecn"))
+            c->ecn = on ? 1 : -1;
+        else
+            c->ecn_ack_bug = on; /* test only: the seed 003 receiver bug */
+    } else if (!strcmp(k, "start")) {
+        if (qk_sim_parse_time(v, &c->start_ns)) return bad(a, k, v, "a time, e.g. 1s");
+    } else if (!strcmp(k, "streams")) {
+        if (qk_sim_parse_bytes(v, &n) || !n || n > 100000)
+            return bad(a, k, v, "a stream count from 1 to 100000");
+        c->streams = (uint32_t)n;
     } else {
         snprintf(a->err, a->err_cap,
                  "%s: unknown key for type quic; use direction, size, duration, cc, start, "

@@ -186,6 +186,60 @@ static int set_step_k(qk_sim_link_cfg *c, const char *v)
     return 0;
 }
 
+/* The AQM parameters (step, RED, DualPI2, FQ-CoDel): false when k is not
+ * one of them, else true with *rc the parse result and *f the expected form. */
+static bool aqm_key(qk_sim_link_cfg *c, const char *k, const char *v, const char **f, int *rc)
+{
+    int r;
+    uint64_t n;
+#define IS(name) (!strcmp(k, name))
+    if (IS("step_k"))
+        r = set_step_k(c, v), *f = "packets (e.g. 20pkt) or a time (e.g. 1ms)";
+    else if (IS("red_min"))
+        r = qk_sim_parse_bytes(v, &c->red_min_bytes), *f = "a size in bytes, e.g. 30kB";
+    else if (IS("red_max"))
+        r = qk_sim_parse_bytes(v, &c->red_max_bytes), *f = "a size in bytes, e.g. 90kB";
+    else if (IS("red_max_p"))
+        r = qk_sim_parse_prob(v, &c->red_max_p), *f = "a probability, e.g. 10%";
+    else if (IS("red_wq"))
+        r = qk_sim_parse_prob(v, &c->red_wq), *f = "an EWMA weight in [0,1], e.g. 0.002";
+    else if (IS("red_ecn"))
+        r = parse_bool(v, &c->red_ecn), *f = "yes or no";
+    else if (IS("dualpi2_target"))
+        r = qk_sim_parse_time(v, &c->dualpi2_target_ns), *f = "a time, e.g. 15ms";
+    else if (IS("dualpi2_tupdate"))
+        r = qk_sim_parse_time(v, &c->dualpi2_tupdate_ns), *f = "a time, e.g. 16ms";
+    else if (IS("dualpi2_l_thresh"))
+        r = qk_sim_parse_time(v, &c->dualpi2_l_thresh_ns), *f = "a time, e.g. 1ms";
+    else if (IS("dualpi2_l_range"))
+        r = qk_sim_parse_time(v, &c->dualpi2_l_range_ns), *f = "a time, e.g. 400us (0 = step)";
+    else if (IS("dualpi2_alpha") || IS("dualpi2_beta") || IS("dualpi2_k")) {
+        double *d = IS("dualpi2_alpha")  ? &c->dualpi2_alpha
+                    : IS("dualpi2_beta") ? &c->dualpi2_beta
+                                         : &c->dualpi2_k;
+        char *end;
+        *d = strtod(v, &end);
+        r = (*end || !(*d > 0) || *d > 1000) ? QK_ERR_CONFIG : 0;
+        *f = "a positive number (alpha 0.16 Hz, beta 3 Hz, k 2)";
+    } else if (IS("fq_flows") || IS("fq_quantum")) {
+        r = qk_sim_parse_bytes(v, &n), *f = "a positive count (flows 1024, quantum 1514)";
+        if (!r && (!n || n > 65536)) r = QK_ERR_CONFIG;
+        if (!r) *(IS("fq_flows") ? &c->fq_flows : &c->fq_quantum_bytes) = (uint32_t)n;
+    } else if (IS("codel_target"))
+        r = qk_sim_parse_time(v, &c->codel_target_ns), *f = "a time, e.g. 5ms";
+    else if (IS("codel_interval"))
+        r = qk_sim_parse_time(v, &c->codel_interval_ns), *f = "a time, e.g. 100ms";
+    else if (IS("fq_ecn")) {
+        bool on = true;
+        r = parse_bool(v, &on), *f = "yes or no";
+        c->fq_no_ecn = !on;
+    } else
+        return false;
+#undef IS
+    *rc = r;
+    return true;
+}
+
 int qk_sim_link_cfg_set(qk_sim_link_cfg *c, const char *k, const char *v, const char **fix)
 {
     const char *f = NULL;
@@ -211,47 +265,9 @@ int qk_sim_link_cfg_set(qk_sim_link_cfg *c, const char *k, const char *v, const 
         r = parse_count(v, &c->limit_pkts, "pkt"), f = "a packet count, e.g. 1000";
     else if (IS("aqm"))
         r = set_aqm(c, v), f = "one of droptail, step, red, dualpi2, fq_codel";
-    else if (IS("step_k"))
-        r = set_step_k(c, v), f = "packets (e.g. 20pkt) or a time (e.g. 1ms)";
-    else if (IS("red_min"))
-        r = qk_sim_parse_bytes(v, &c->red_min_bytes), f = "a size in bytes, e.g. 30kB";
-    else if (IS("red_max"))
-        r = qk_sim_parse_bytes(v, &c->red_max_bytes), f = "a size in bytes, e.g. 90kB";
-    else if (IS("red_max_p"))
-        r = qk_sim_parse_prob(v, &c->red_max_p), f = "a probability, e.g. 10%";
-    else if (IS("red_wq"))
-        r = qk_sim_parse_prob(v, &c->red_wq), f = "an EWMA weight in [0,1], e.g. 0.002";
-    else if (IS("red_ecn"))
-        r = parse_bool(v, &c->red_ecn), f = "yes or no";
-    else if (IS("dualpi2_target"))
-        r = qk_sim_parse_time(v, &c->dualpi2_target_ns), f = "a time, e.g. 15ms";
-    else if (IS("dualpi2_tupdate"))
-        r = qk_sim_parse_time(v, &c->dualpi2_tupdate_ns), f = "a time, e.g. 16ms";
-    else if (IS("dualpi2_l_thresh"))
-        r = qk_sim_parse_time(v, &c->dualpi2_l_thresh_ns), f = "a time, e.g. 1ms";
-    else if (IS("dualpi2_l_range"))
-        r = qk_sim_parse_time(v, &c->dualpi2_l_range_ns), f = "a time, e.g. 400us (0 = step)";
-    else if (IS("dualpi2_alpha") || IS("dualpi2_beta") || IS("dualpi2_k")) {
-        double *d = IS("dualpi2_alpha")  ? &c->dualpi2_alpha
-                    : IS("dualpi2_beta") ? &c->dualpi2_beta
-                                         : &c->dualpi2_k;
-        char *end;
-        *d = strtod(v, &end);
-        r = (*end || !(*d > 0) || *d > 1000) ? QK_ERR_CONFIG : 0;
-        f = "a positive number (alpha 0.16 Hz, beta 3 Hz, k 2)";
-    } else if (IS("fq_flows") || IS("fq_quantum")) {
-        r = qk_sim_parse_bytes(v, &n), f = "a positive count (flows 1024, quantum 1514)";
-        if (!r && (!n || n > 65536)) r = QK_ERR_CONFIG;
-        if (!r) *(IS("fq_flows") ? &c->fq_flows : &c->fq_quantum_bytes) = (uint32_t)n;
-    } else if (IS("codel_target"))
-        r = qk_sim_parse_time(v, &c->codel_target_ns), f = "a time, e.g. 5ms";
-    else if (IS("codel_interval"))
-        r = qk_sim_parse_time(v, &c->codel_interval_ns), f = "a time, e.g. 100ms";
-    else if (IS("fq_ecn")) {
-        bool on = true;
-        r = parse_bool(v, &on), f = "yes or no";
-        c->fq_no_ecn = !on;
-    } else if (IS("loss")) {
+    else if (aqm_key(c, k, v, &f, &r))
+        ; /* r and f set */
+    else if (IS("loss")) {
         r = qk_sim_parse_prob(v, &c->loss_p), f = "a probability, e.g. 1% or 0.01";
         if (!r) c->loss = c->loss_p > 0 ? QK_SIM_LOSS_BERNOULLI : QK_SIM_LOSS_NONE;
     } else if (IS("ge_p_gb") || IS("ge_p_bg") || IS("ge_loss_good") || IS("ge_loss_bad")) {
