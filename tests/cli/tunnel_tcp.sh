@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# covers: src/tunnel/tcp_carrier.c src/sim/tcprelay.c
 # `quack tunnel --carrier tcp`: the end-to-end checks of tests/cli/tunnel.sh
 # (SHA-256 echo, concurrency, server speaks first, empty/1-byte flows, a
 # refused target reset, SIGTERM exits) over yamux over TLS 1.3 over TCP, plus
