@@ -1,5 +1,6 @@
 /* Self-signed certificate generation and SPKI pins for the CLI (GnuTLS). */
 #include "crypto/tls.h"
+#include "crypto/pin_gnutls.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -225,4 +226,24 @@ int qk_pin_parse(const char *s, uint8_t pin[QK_TLS_PIN_BYTES])
     }
     memcpy(pin, tmp, QK_TLS_PIN_BYTES);
     return 0;
+}
+
+bool qk_gnutls_peer_pin_ok(gnutls_session_t s, const uint8_t pin[QK_PIN_BYTES])
+{
+    unsigned n = 0;
+    const gnutls_datum_t *certs = gnutls_certificate_get_peers(s, &n);
+    gnutls_x509_crt_t crt;
+    uint8_t id[64];
+    size_t id_len = sizeof id;
+    bool ok = false;
+    if (!certs || n == 0 || gnutls_x509_crt_init(&crt) < 0) return false;
+    if (gnutls_x509_crt_import(crt, &certs[0], GNUTLS_X509_FMT_DER) == 0 &&
+        gnutls_x509_crt_get_key_id(crt, GNUTLS_KEYID_USE_SHA256, id, &id_len) == 0 &&
+        id_len == QK_PIN_BYTES) {
+        uint8_t d = 0; /* constant time */
+        for (size_t i = 0; i < QK_PIN_BYTES; i++) d |= (uint8_t)(id[i] ^ pin[i]);
+        ok = d == 0;
+    }
+    gnutls_x509_crt_deinit(crt);
+    return ok;
 }

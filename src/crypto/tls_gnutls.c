@@ -5,6 +5,7 @@
  * alerts through the alert function. Nothing calls back into user code.
  */
 #include "crypto/tls.h"
+#include "crypto/pin_gnutls.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -189,20 +190,9 @@ static int tp_send(gnutls_session_t s, gnutls_buffer_t extdata)
 static int verify_pin(gnutls_session_t s)
 {
     qk_tls *t = gnutls_session_get_ptr(s);
-    unsigned n = 0;
-    const gnutls_datum_t *certs = gnutls_certificate_get_peers(s, &n);
-    gnutls_x509_crt_t crt;
-    uint8_t id[64];
-    size_t id_len = sizeof id;
-    int ok = 0;
-    if (!certs || n == 0 || gnutls_x509_crt_init(&crt) < 0) return -1;
-    if (gnutls_x509_crt_import(crt, &certs[0], GNUTLS_X509_FMT_DER) == 0 &&
-        gnutls_x509_crt_get_key_id(crt, GNUTLS_KEYID_USE_SHA256, id, &id_len) == 0 &&
-        id_len == QK_TLS_PIN_BYTES)
-        ok = qk_crypto_memeq(id, t->pin, QK_TLS_PIN_BYTES);
-    gnutls_x509_crt_deinit(crt);
-    if (!ok) snprintf(t->err, sizeof t->err, "server key does not match the pinned SHA-256");
-    return ok ? 0 : -1;
+    if (qk_gnutls_peer_pin_ok(s, t->pin)) return 0;
+    snprintf(t->err, sizeof t->err, "server key does not match the pinned SHA-256");
+    return -1;
 }
 
 static int on_keylog(gnutls_session_t s, const char *label, const gnutls_datum_t *secret)

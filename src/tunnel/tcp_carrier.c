@@ -6,6 +6,8 @@
 #include <quack/tunnel.h>
 #include <quack/yamux.h>
 
+#include "crypto/pin_gnutls.h"
+
 #include <errno.h>
 #include <ev.h>
 #include <gnutls/gnutls.h>
@@ -90,22 +92,7 @@ static ssize_t push(gnutls_transport_ptr_t p, const void *buf, size_t len)
 static int verify_pin(gnutls_session_t s)
 {
     qk_tunnel_tcp *o = gnutls_session_get_ptr(s);
-    unsigned n = 0;
-    const gnutls_datum_t *certs = gnutls_certificate_get_peers(s, &n);
-    gnutls_x509_crt_t crt;
-    uint8_t id[64];
-    size_t id_len = sizeof id;
-    int ok = 0;
-    if (!certs || !n || gnutls_x509_crt_init(&crt) < 0) return -1;
-    if (gnutls_x509_crt_import(crt, &certs[0], GNUTLS_X509_FMT_DER) == 0 &&
-        gnutls_x509_crt_get_key_id(crt, GNUTLS_KEYID_USE_SHA256, id, &id_len) == 0 &&
-        id_len == sizeof o->pin) {
-        uint8_t d = 0;
-        for (size_t i = 0; i < sizeof o->pin; i++) d |= (uint8_t)(id[i] ^ o->pin[i]);
-        ok = !d;
-    }
-    gnutls_x509_crt_deinit(crt);
-    return ok ? 0 : -1;
+    return qk_gnutls_peer_pin_ok(s, o->pin) ? 0 : -1;
 }
 
 static void tc_fail(tconn *c, const char *why)
