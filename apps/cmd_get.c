@@ -332,7 +332,7 @@ static void on_tick(struct ev_loop *evl, ev_timer *w, int revents)
 static void get_usage(FILE *f)
 {
     fprintf(f, "usage: quack get URL... [--output DIR | --discard] [--pin HEX | --insecure]\n"
-               "                 [--qlog DIR] [--keylog FILE] [--cc reno|cubic] [--quiet]\n"
+               "                 [--qlog DIR] [--keylog FILE] [--cc reno|cubic|bbr] [--quiet]\n"
                "\n"
                "Downloads https:// URLs over HTTP/3 (ALPN h3), all on one QUIC connection\n"
                "and concurrently (as many at a time as the server's stream limit allows).\n"
@@ -447,8 +447,10 @@ static int get_config(getter *g, const get_opts *o, qk_config *cfg, qk_addr *pee
     cfg->idle_timeout_ns = 30 * QK_NS_PER_S;
     if (o->cc && !strcmp(o->cc, "reno"))
         cfg->cc = QK_CONFIG_CC_NEWRENO;
+    else if (o->cc && !strcmp(o->cc, "bbr"))
+        cfg->cc = QK_CONFIG_CC_BBR;
     else if (o->cc && strcmp(o->cc, "cubic"))
-        return get_bad("--cc %s: use reno or cubic", o->cc);
+        return get_bad("--cc %s: use reno, cubic or bbr", o->cc);
     cfg->key_update_after_pkts = o->key_update_pkts; /* RFC 9001 §6.1 */
     /* Checked by qk_endpoint_new (qk_config_check explains a bad one). */
     if (o->version && perf_parse_version(o->version, &cfg->version))

@@ -36,7 +36,7 @@ static void perf_usage(FILE *f)
             "  --upload-size N        bytes the client sends per request (default 1M)\n"
             "  --streams N            concurrent requests (default 1, max %u)\n"
             "common options:\n"
-            "  --cc reno|cubic        congestion controller (default cubic)\n"
+            "  --cc reno|cubic|bbr    congestion controller (default cubic)\n"
             "  --pacing-gain PCT      pacing rate in congestion avoidance = PCT/100 x\n"
             "                         cwnd / smoothed RTT (100..400, default 100)\n"
             "  --keep-alive TIME      send a PING after TIME without traffic (e.g. 15s,\n"
@@ -128,7 +128,7 @@ static int parse_opt(perf_opts *o, int argc, char **argv, int *i)
             return bad("--streams wants 1..1000, not '%s'", v);
         o->streams = (unsigned)n;
     } else if (!strcmp(a, "--cc")) {
-        if (perf_parse_cc(v, &o->cc)) return bad("--cc wants reno or cubic, not '%s'", v);
+        if (perf_parse_cc(v, &o->cc)) return bad("--cc wants reno, cubic or bbr, not '%s'", v);
     } else if (!strcmp(a, "--ack-frequency")) {
         if (perf_parse_ackfreq(v, o))
             return bad(

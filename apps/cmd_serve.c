@@ -332,7 +332,7 @@ static bool serve_app(void *app, qk_endpoint *ep, qk_time now)
 static void serve_usage(FILE *f)
 {
     fprintf(f, "usage: quack serve --root DIR --listen ADDR:PORT [--cert FILE --key FILE]\n"
-               "                   [--qlog DIR] [--keylog FILE] [--cc reno|cubic] [--quiet]\n"
+               "                   [--qlog DIR] [--keylog FILE] [--cc reno|cubic|bbr] [--quiet]\n"
                "\n"
                "Serves the files under DIR over HTTP/3 (ALPN h3) until SIGINT/SIGTERM.\n"
                "GET and HEAD; a directory serves its index.html; missing files give 404;\n"
@@ -476,8 +476,10 @@ static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr 
     }
     if (o->cc && !strcmp(o->cc, "reno"))
         cfg->cc = QK_CONFIG_CC_NEWRENO;
+    else if (o->cc && !strcmp(o->cc, "bbr"))
+        cfg->cc = QK_CONFIG_CC_BBR;
     else if (o->cc && strcmp(o->cc, "cubic"))
-        return serve_bad("--cc %s: use reno or cubic", o->cc);
+        return serve_bad("--cc %s: use reno, cubic or bbr", o->cc);
     return 0;
 }
 

@@ -64,7 +64,7 @@ static void usage(FILE *f)
             "  --listen ADDR:PORT     TCP address to accept connections on (port 0 picks\n"
             "                         one; printed as \"tunnel: listening on ...\")\n"
             "options:\n"
-            "  --cc reno|cubic        congestion controller (default cubic)\n"
+            "  --cc reno|cubic|bbr    congestion controller (default cubic)\n"
             "  --keep-alive TIME      PING after TIME without traffic (client default 10s,\n"
             "                         server default off; 0 = off), below --idle-timeout\n"
             "  --idle-timeout TIME    close after TIME without traffic (default 30s)\n"
@@ -145,7 +145,7 @@ static int parse(tun_opts *o, int argc, char **argv)
         } else if (!strcmp(a, "--qlog")) {
             o->qlog_dir = v;
         } else if (!strcmp(a, "--cc")) {
-            if (perf_parse_cc(v, &o->cc)) return bad("--cc wants reno or cubic, not '%s'", v);
+            if (perf_parse_cc(v, &o->cc)) return bad("--cc wants reno, cubic or bbr, not '%s'", v);
         } else if (!strcmp(a, "--keep-alive")) {
             if (parse_time_opt(a, v, &o->keep_alive_ns)) return 2;
         } else if (!strcmp(a, "--idle-timeout")) {

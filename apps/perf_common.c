@@ -360,6 +360,8 @@ int perf_parse_cc(const char *s, qk_cc_kind *out)
         *out = QK_CONFIG_CC_NEWRENO;
     else if (!strcmp(s, "cubic"))
         *out = QK_CONFIG_CC_CUBIC;
+    else if (!strcmp(s, "bbr"))
+        *out = QK_CONFIG_CC_BBR;
     else
         return QK_ERR_INVALID_ARG;
     return 0;

@@ -23,7 +23,8 @@ typedef struct qk_conn qk_conn;
 typedef enum qk_cc_kind {
     QK_CONFIG_CC_NEWRENO = 0,
     QK_CONFIG_CC_CUBIC = 1,
-    QK_CONFIG_CC_DCTCP = 2
+    QK_CONFIG_CC_DCTCP = 2,
+    QK_CONFIG_CC_BBR = 3 /**< BBRv3 (draft-ietf-ccwg-bbr) */
 } qk_cc_kind;
 
 #define QK_MAX_ALPN 8

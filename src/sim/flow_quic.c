@@ -684,8 +684,10 @@ static int parse_key(const qk_sim_flow_args *a, const char *k, const char *v, qk
             c->cc = QK_CONFIG_CC_CUBIC;
         else if (!strcasecmp(v, "reno") || !strcasecmp(v, "newreno"))
             c->cc = QK_CONFIG_CC_NEWRENO;
+        else if (!strcasecmp(v, "bbr"))
+            c->cc = QK_CONFIG_CC_BBR;
         else
-            return bad(a, k, v, "reno or cubic");
+            return bad(a, k, v, "reno, cubic or bbr");
     } else if (!strcmp(k, "start")) {
         if (qk_sim_parse_time(v, &c->start_ns)) return bad(a, k, v, "a time, e.g. 1s");
     } else if (!strcmp(k, "streams")) {

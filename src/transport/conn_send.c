@@ -893,8 +893,12 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
         uint64_t burst = qk_ackfreq_pacer_burst_pkts(&c->af);
         qk_pacer_set_burst_pkts(
             &c->pacer, burst > QK_PACER_DEFAULT_BURST_PKTS ? burst : QK_PACER_DEFAULT_BURST_PKTS);
-        qk_time when = qk_pacer_next_send_time(&c->pacer, now, c->cc.cwnd_bytes,
-                                               c->rtt.smoothed_rtt_ns, c->max_udp_bytes);
+        /* A rate-based controller (BBR) sets the pacing rate itself. */
+        qk_time when =
+            c->cc.pacing_rate_bytes_per_s
+                ? qk_pacer_next_send_time_cc(&c->pacer, now, &c->cc, c->rtt.smoothed_rtt_ns)
+                : qk_pacer_next_send_time(&c->pacer, now, c->cc.cwnd_bytes, c->rtt.smoothed_rtt_ns,
+                                          c->max_udp_bytes);
         if (when > now) {
             t.cc_ok = false;
             c->pacing_wait = when;
@@ -916,6 +920,9 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
         t.len = p->end + QK_AEAD_TAG_BYTES;
         t.n++;
     }
+    /* Window and pacer had room but nothing was ready: application-limited
+     * (draft-ietf-ccwg-bbr §4.1.2.4, for the delivery-rate sampler). */
+    if (t.n == 0 && t.cc_ok && c->cc.pacing_rate_bytes_per_s) qk_recovery_mark_app_limited(&c->rec);
     if (t.n == 0) return 0;
     for (size_t i = 0; i < t.n; i++) {
         bool last = i + 1 == t.n;

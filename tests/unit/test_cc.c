@@ -43,7 +43,7 @@ static void test_init_and_parse(void **state)
     qk_cc cc;
     assert_int_equal(qk_cc_init(&cc, QK_CC_NEWRENO, 1199, 0), QK_ERR_INVALID_ARG);
     assert_int_equal(qk_cc_init(&cc, (qk_cc_algo)7, 1200, 0), QK_ERR_INVALID_ARG);
-    for (int algo = 0; algo < 3; algo++) {
+    for (int algo = 0; algo < 4; algo++) {
         assert_int_equal(qk_cc_init(&cc, (qk_cc_algo)algo, 1350, 5), 0);
         assert_int_equal(cc.cwnd_bytes, 13500);
         assert_true(cc.ssthresh_bytes == UINT64_MAX);
@@ -56,7 +56,8 @@ static void test_init_and_parse(void **state)
     assert_int_equal(qk_cc_algo_parse("NewReno"), QK_CC_NEWRENO);
     assert_int_equal(qk_cc_algo_parse("cubic"), QK_CC_CUBIC);
     assert_int_equal(qk_cc_algo_parse("dctcp"), QK_CC_DCTCP);
-    assert_int_equal(qk_cc_algo_parse("bbr"), QK_ERR_INVALID_ARG);
+    assert_int_equal(qk_cc_algo_parse("bbr"), QK_CC_BBR);
+    assert_int_equal(qk_cc_algo_parse("bbr2"), QK_ERR_INVALID_ARG);
     assert_int_equal(qk_cc_algo_parse(""), QK_ERR_INVALID_ARG);
     assert_int_equal(qk_cc_algo_parse(NULL), QK_ERR_INVALID_ARG);
 }

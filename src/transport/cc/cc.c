@@ -19,6 +19,9 @@ void qk_cc_reset_common(qk_cc *cc)
     cc->recovery_start_time = 0;
     cc->in_recovery = false;
     cc->state = QK_CC_SLOW_START;
+    cc->pacing_rate_bytes_per_s = 0;
+    cc->send_quantum_bytes = 0;
+    cc->mark_app_limited = false;
     memset(&cc->u, 0, sizeof cc->u);
     memset(&cc->delivered, 0, sizeof cc->delivered);
 }
@@ -111,6 +114,7 @@ int qk_cc_init(qk_cc *cc, qk_cc_algo algo, uint64_t max_datagram_bytes, qk_time 
     case QK_CC_NEWRENO: ops = &qk_cc_newreno_ops; break;
     case QK_CC_CUBIC: ops = &qk_cc_cubic_ops; break;
     case QK_CC_DCTCP: ops = &qk_cc_dctcp_ops; break;
+    case QK_CC_BBR: ops = &qk_cc_bbr_ops; break;
     default: return QK_ERR_INVALID_ARG;
     }
     /* RFC 9000 §14: every QUIC path carries at least 1200-byte datagrams. */
@@ -128,6 +132,7 @@ const char *qk_cc_algo_name(qk_cc_algo algo)
     case QK_CC_NEWRENO: return "newreno";
     case QK_CC_CUBIC: return "cubic";
     case QK_CC_DCTCP: return "dctcp";
+    case QK_CC_BBR: return "bbr";
     }
     return "unknown";
 }
@@ -138,5 +143,6 @@ int qk_cc_algo_parse(const char *name)
     if (!strcasecmp(name, "reno") || !strcasecmp(name, "newreno")) return QK_CC_NEWRENO;
     if (!strcasecmp(name, "cubic")) return QK_CC_CUBIC;
     if (!strcasecmp(name, "dctcp")) return QK_CC_DCTCP;
+    if (!strcasecmp(name, "bbr") || !strcasecmp(name, "bbr3")) return QK_CC_BBR;
     return QK_ERR_INVALID_ARG;
 }
