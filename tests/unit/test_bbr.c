@@ -293,12 +293,14 @@ static void test_probe_up_loss_too_high(void **state)
     assert_true(d.cc.cwnd_bytes <= want);
 }
 
-/* Losses outside probing cut the short-term model once per round by Beta. */
+/* Losses outside probing cut the short-term model once per round by Beta
+ * (the draft's rule: loss_gate off). */
 static void test_short_term_bounds(void **state)
 {
     (void)state;
     drv d;
     to_probe_bw(&d);
+    d.cc.u.bbr.loss_gate = false;
     ack_ex(&d, RATE, BDP / 2, RTT, false, false);
     assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_CRUISE);
     assert_true(st(&d)->bw_shortterm == QK_BBR_INF);
@@ -315,6 +317,34 @@ static void test_short_term_bounds(void **state)
     assert_int_equal(st(&d)->bw, (uint64_t)RATE * 70 / 100);
     assert_true(st(&d)->inflight_shortterm != QK_BBR_INF);
     assert_true(d.cc.cwnd_bytes <= st(&d)->inflight_shortterm);
+}
+
+/* The loss-rate gate (bbr.c extension): a round losing 1% of what it
+ * carried leaves the short-term model alone; 3% or a CE mark does not. */
+static void test_loss_gate(void **state)
+{
+    (void)state;
+    drv d;
+    to_probe_bw(&d);
+    ack_ex(&d, RATE, BDP / 2, RTT, false, false);
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_CRUISE);
+    assert_true(st(&d)->loss_gate);
+    /* 1 packet lost, then a round delivering 100 packets (one ACK). */
+    lose(&d, 5000, BDP, d.lost);
+    ack(&d, RATE * 6 / 10, BDP / 2);
+    assert_true(st(&d)->bw_shortterm == QK_BBR_INF);
+    assert_false(st(&d)->is_loss_in_round);
+    /* 3 lost of 103: above 2%; bw_latest is 60% of the rate: 0.7 x max_bw. */
+    for (uint64_t k = 0; k < 3; k++) lose(&d, 6000 + 2 * k, BDP, d.lost);
+    ack(&d, RATE * 6 / 10, BDP / 2);
+    assert_int_equal(st(&d)->bw_shortterm, (uint64_t)RATE * 70 / 100);
+    /* A CE mark counts whatever the rate. */
+    drv e;
+    to_probe_bw(&e);
+    ack_ex(&e, RATE, BDP / 2, RTT, false, false);
+    e.cc.ops->on_congestion_event(&e.cc, e.now - RTT, true, e.now);
+    ack(&e, RATE * 6 / 10, BDP / 2);
+    assert_int_equal(e.cc.u.bbr.bw_shortterm, RATE);
 }
 
 static void test_probe_rtt(void **state)
@@ -470,6 +500,7 @@ int main(void)
         cmocka_unit_test(test_reno_coexistence_probe_time),
         cmocka_unit_test(test_probe_up_loss_too_high),
         cmocka_unit_test(test_short_term_bounds),
+        cmocka_unit_test(test_loss_gate),
         cmocka_unit_test(test_probe_rtt),
         cmocka_unit_test(test_startup_high_loss),
         cmocka_unit_test(test_recovery_restores_cwnd),

@@ -83,6 +83,11 @@ struct qk_cc_bbr_state {
     uint64_t last_lost_pn;
     bool last_lost_valid;
     uint64_t recovery_round; /* round_count when recovery started */
+    /* Loss-rate gate on the short-term loss response (bbr.c, an extension). */
+    bool loss_gate;                      /* on by default */
+    bool round_ce;                       /* a CE mark in this loss round */
+    uint64_t round_lost_bytes;           /* lost since the round's first loss */
+    uint64_t round_loss_first_delivered; /* C.delivered at the round's first loss */
     /* Startup */
     bool full_bw_reached, full_bw_now;
     uint64_t full_bw;
