@@ -221,9 +221,19 @@ typedef struct qk_recovery {
     uint64_t undo_first_pn; /**< smallest pn lost in this episode (its space) */
     qk_pn_space undo_space;
     uint64_t reorder_threshold;  /**< learnt packet threshold (0 = none yet) */
-    uint32_t time_threshold_num; /**< effective time threshold (raised on spurious losses) */
-    qk_delivery_state dlv;       /**< delivery-rate sampler (draft-ietf-ccwg-bbr §4.1) */
-    qk_rate_sample last_rs;      /**< the rate sample of the latest ACK */
+    uint32_t time_threshold_num; /**< time threshold numerator (over cfg.time_threshold_den) */
+    /* RACK-style reordering window (RFC 8985 §6.2): once reordering is seen
+     * the packet threshold no longer declares losses; a packet is lost
+     * reo_wnd after max(srtt, latest_rtt) from its send time, reo_wnd =
+     * min(reo_wnd_mult x min_rtt / 4, srtt), grown by one step per round
+     * trip with spurious losses, back to one step after 16 congestion
+     * responses without any. */
+    bool reordering_seen;
+    uint32_t reo_wnd_mult;
+    uint32_t reo_wnd_persist;
+    qk_time reo_grow_round_end; /**< no second step before this time */
+    qk_delivery_state dlv;      /**< delivery-rate sampler (draft-ietf-ccwg-bbr §4.1) */
+    qk_rate_sample last_rs;     /**< the rate sample of the latest ACK */
     qk_sent_frame scratch[QK_RECOVERY_MAX_FRAMES_PER_PKT];
     qk_recovery_stats stats;
 } qk_recovery;
