@@ -154,8 +154,17 @@ static void test_reno_min_window_and_persistent(void **state)
     assert_int_equal(cc.cwnd_bytes, 48000);
     cc.ops->on_persistent_congestion(&cc, 60 * MS);
     assert_int_equal(cc.cwnd_bytes, 2 * MDS);
+    /* A recovery period starts at the collapse (qk_cc_persistent_recovery):
+     * packets sent before it and acked now do not grow the window... */
+    assert_true(cc.in_recovery);
+    for (int i = 0; i < 30; i++) ack(&cc, 61 * MS, 59 * MS, MDS);
+    assert_int_equal(cc.cwnd_bytes, 2 * MDS);
+    /* ...the first packet sent after it ends the period: slow start again
+     * (ssthresh still infinite). */
+    ack(&cc, 120 * MS, 61 * MS, MDS);
     assert_false(cc.in_recovery);
-    assert_int_equal(cc.state, QK_CC_SLOW_START); /* ssthresh still infinite */
+    assert_int_equal(cc.cwnd_bytes, 3 * MDS);
+    assert_int_equal(cc.state, QK_CC_SLOW_START);
 }
 
 static void test_reno_app_limited(void **state)

@@ -705,10 +705,15 @@ static void set_cwnd(qk_cc *cc, const qk_rate_sample *rs)
     uint64_t cap = bdp_multiple(cc, b->bw, b->cwnd_gain_pct) + b->extra_acked;
     b->max_inflight = quantization_budget(cc, cap);
     uint64_t cwnd = cc->cwnd_bytes;
+    /* Packets sent before persistent congestion and acked after it do not
+     * grow the collapsed window (issue 18 item 3, as qk_cc_persistent_recovery). */
+    uint64_t acked =
+        rs->newly_acked_bytes > b->stale_acked ? rs->newly_acked_bytes - b->stale_acked : 0;
+    b->stale_acked = 0;
     if (b->full_bw_reached)
-        cwnd = min_u64(cwnd + rs->newly_acked_bytes, b->max_inflight);
+        cwnd = min_u64(cwnd + acked, b->max_inflight);
     else if (cwnd < b->max_inflight || b->delivered < qk_cc_initial_window(cc->max_datagram_bytes))
-        cwnd += rs->newly_acked_bytes;
+        cwnd += acked;
     cwnd = max_u64(cwnd, min_pipe(cc));
     if (b->mode == QK_BBR_PROBE_RTT) cwnd = min_u64(cwnd, probe_rtt_cwnd(cc)); /* §5.6.4.5 */
     /* §5.6.4.7 BoundCwndForModel */
@@ -805,6 +810,11 @@ static void bbr_on_transmit(qk_cc *cc, const qk_cc_sent *s)
 static void bbr_on_packet_acked(qk_cc *cc, const qk_cc_ack *ack)
 {
     qk_cc_delivered_on_ack(cc, ack);
+    bbr_t *b = &cc->u.bbr;
+    if (b->pc_valid && ack->sent_time <= b->pc_time)
+        b->stale_acked += ack->bytes; /* sent before persistent congestion */
+    else if (b->pc_valid)
+        b->pc_valid = false;
     /* RFC 9002 §7.3.2: recovery ends when a packet sent after it began is
      * acked; §5.6.4.4: BBR then restores the last known good cwnd (bounded
      * by the model in set_cwnd on this ACK's rate sample). */
@@ -855,6 +865,8 @@ static void bbr_on_persistent_congestion(qk_cc *cc, qk_time now)
     cc->cwnd_bytes = qk_cc_min_window(cc);
     cc->in_recovery = false;
     cc->recovery_start_time = now;
+    b->pc_time = now; /* acks of packets sent before now do not grow cwnd */
+    b->pc_valid = true;
     set_state_view(cc);
 }
 

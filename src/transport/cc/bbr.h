@@ -112,7 +112,10 @@ struct qk_cc_bbr_state {
     uint64_t inflight;
     uint64_t delivered;
     bool cwnd_limited;
-    uint64_t rng; /* xorshift state for PickProbeWait (seeded from the init time) */
+    qk_time pc_time;      /* persistent congestion declared at (valid if pc_valid) */
+    bool pc_valid;        /* no packet sent after pc_time acked yet */
+    uint64_t stale_acked; /* bytes acked in this ACK that were sent before pc_time */
+    uint64_t rng;         /* xorshift state for PickProbeWait (seeded from the init time) */
 };
 
 #endif

@@ -88,6 +88,13 @@ bool qk_cc_in_recovery_period(const qk_cc *cc, qk_time sent_time)
     return cc->congestion_events > 0 && sent_time <= cc->recovery_start_time;
 }
 
+void qk_cc_persistent_recovery(qk_cc *cc, qk_time now)
+{
+    cc->recovery_start_time = now;
+    cc->in_recovery = true;
+    if (!cc->congestion_events) cc->congestion_events = 1; /* qk_cc_in_recovery_period */
+}
+
 void qk_cc_undo_recovery(qk_cc *cc, qk_time prev_recovery_start_time)
 {
     cc->recovery_start_time = prev_recovery_start_time;

@@ -267,6 +267,19 @@ void qk_newreno_ack(qk_cc *cc, const qk_cc_ack *ack, uint64_t *ca_acc_bytes);
 void qk_newreno_loss(qk_cc *cc, qk_time sent_time, bool is_ecn, qk_time now,
                      uint64_t *ca_acc_bytes);
 void qk_newreno_persistent(qk_cc *cc, uint64_t *ca_acc_bytes);
+/**
+ * After persistent congestion (RFC 9002 §7.6.2) the window is the minimum;
+ * this starts a recovery period at now so that packets sent before the
+ * outage and acknowledged afterwards (typically in the very ACK that
+ * revealed it: the ACKs for the last flight before a blackhole were lost)
+ * do not grow it back: B.8 resets congestion_recovery_start_time to 0,
+ * after which a 5 s blackhole ended with NewReno's cwnd at 0.5x and
+ * CUBIC's at 0.7x of its pre-outage size within the same ACK (issue 18
+ * item 3; tests/sim/test_bbr_blackhole.c). Growth resumes with the first
+ * packet sent after it. Never fails.
+ */
+void qk_cc_persistent_recovery(qk_cc *cc, qk_time now);
+
 /** True when a packet sent at sent_time belongs to the current recovery period. */
 bool qk_cc_in_recovery_period(const qk_cc *cc, qk_time sent_time);
 
