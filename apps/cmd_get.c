@@ -347,7 +347,7 @@ static void on_tick(struct ev_loop *evl, ev_timer *w, int revents)
 static void get_usage(FILE *f)
 {
     fprintf(f, "usage: quack get URL... [--output DIR | --discard] [--pin HEX | --insecure]\n"
-               "                 [--qlog DIR] [--keylog FILE] [--cc reno|cubic] [--quiet]\n"
+               "                 [--qlog DIR] [--keylog FILE] [--cc NAME] [--quiet]\n"
                "                 [--max-data SIZE] [--max-stream-data SIZE]\n"
                "\n"
                "Downloads https:// URLs over HTTP/3 (ALPN h3), all on one QUIC connection\n"
@@ -364,7 +364,7 @@ static void get_usage(FILE *f)
                "                 (default: the system CAs)\n"
                "  --qlog DIR     write a qlog of the connection into DIR\n"
                "  --keylog FILE  append TLS secrets (NSS key log format, for Wireshark)\n"
-               "  --cc ALG       congestion controller: reno, cubic (default)\n"
+               "  --cc ALG       congestion controller: reno, cubic (default), dctcp, bbr, prague\n"
                "  --quiet        no per-URL lines and no progress\n"
                "  --max-data SIZE         connection receive window, fixed (no auto-tuning;\n"
                "                 e.g. 1000, 64K, 4M; default 16M growing to 96M)\n"
@@ -489,10 +489,10 @@ static int get_config(getter *g, const get_opts *o, qk_config *cfg, qk_addr *pee
         cfg->initial_max_stream_data_bytes = o->max_stream_data_bytes;
         cfg->max_stream_window_bytes = o->max_stream_data_bytes;
     }
-    if (o->cc && !strcmp(o->cc, "reno"))
-        cfg->cc = QK_CONFIG_CC_NEWRENO;
-    else if (o->cc && strcmp(o->cc, "cubic"))
-        return get_bad("--cc %s: use reno or cubic", o->cc);
+    if (o->cc && qk_cc_kind_parse(o->cc, &cfg->cc)) { /* default: cubic */
+        fprintf(stderr, "quack get: --cc %s: use one of %s\n", o->cc, qk_cc_kind_names());
+        return 2;
+    }
     cfg->key_update_after_pkts = o->key_update_pkts; /* RFC 9001 §6.1 */
     cfg->ecn = o->ecn;
     /* Checked by qk_endpoint_new (qk_config_check explains a bad one). */

@@ -37,7 +37,7 @@ static void perf_usage(FILE *f)
             "  --upload-size N        bytes the client sends per request (default 1M)\n"
             "  --streams N            concurrent requests (default 1, max %u)\n"
             "common options:\n"
-            "  --cc reno|cubic        congestion controller (default cubic)\n"
+            "  --cc reno|cubic|bbr    congestion controller (default cubic)\n"
             "  --pacing-gain PCT      pacing rate in congestion avoidance = PCT/100 x\n"
             "                         cwnd / smoothed RTT (100..400, default 100)\n"
             "  --keep-alive TIME      send a PING after TIME without traffic (e.g. 15s,\n"

@@ -331,31 +331,33 @@ static bool serve_app(void *app, qk_endpoint *ep, qk_time now)
 
 static void serve_usage(FILE *f)
 {
-    fprintf(f, "usage: quack serve --root DIR --listen ADDR:PORT [--cert FILE --key FILE]\n"
-               "                   [--qlog DIR] [--keylog FILE] [--cc reno|cubic] [--quiet]\n"
-               "\n"
-               "Serves the files under DIR over HTTP/3 (ALPN h3) until SIGINT/SIGTERM.\n"
-               "GET and HEAD; a directory serves its index.html; missing files give 404;\n"
-               "paths that leave DIR (\"..\", symlinks pointing outside) give 403.\n"
-               "\n"
-               "  --root DIR             document root (required)\n"
-               "  --listen ADDR:PORT     e.g. 127.0.0.1:4433 or [::1]:4433 (port 0: any free\n"
-               "                         port, printed as 'listening on')\n"
-               "  --cert FILE --key FILE certificate and key (PEM); without them a\n"
-               "                         self-signed P-256 certificate for 'localhost' is\n"
-               "                         generated in memory. Either way the server prints\n"
-               "                         'pin: HEX' for quack get --pin.\n"
-               "  --qlog DIR             one qlog per connection into DIR\n"
-               "  --keylog FILE          append TLS secrets (NSS key log format)\n"
-               "  --cc ALG               congestion controller: reno, cubic (default)\n"
-               "  --quiet                no line per request\n"
-               "  --no-gso               one datagram per send (packet captures show each packet)\n"
-               "  --ecn                  mark ECT(0), validate ECN (RFC 9000 §13.4)\n"
-               "  --retry                validate every client address with a Retry first\n"
-               "  --key-update[=N]       initiate a 1-RTT key update every N packets sent\n"
-               "                         (default 100; RFC 9001 §6)\n"
-               "  --quic-version V       accept only QUIC version V (v1, v2 or a number);\n"
-               "                         default v1 and v2. Others get Version Negotiation.\n");
+    fprintf(f,
+            "usage: quack serve --root DIR --listen ADDR:PORT [--cert FILE --key FILE]\n"
+            "                   [--qlog DIR] [--keylog FILE] [--cc reno|cubic|bbr] [--quiet]\n"
+            "\n"
+            "Serves the files under DIR over HTTP/3 (ALPN h3) until SIGINT/SIGTERM.\n"
+            "GET and HEAD; a directory serves its index.html; missing files give 404;\n"
+            "paths that leave DIR (\"..\", symlinks pointing outside) give 403.\n"
+            "\n"
+            "  --root DIR             document root (required)\n"
+            "  --listen ADDR:PORT     e.g. 127.0.0.1:4433 or [::1]:4433 (port 0: any free\n"
+            "                         port, printed as 'listening on')\n"
+            "  --cert FILE --key FILE certificate and key (PEM); without them a\n"
+            "                         self-signed P-256 certificate for 'localhost' is\n"
+            "                         generated in memory. Either way the server prints\n"
+            "                         'pin: HEX' for quack get --pin.\n"
+            "  --qlog DIR             one qlog per connection into DIR\n"
+            "  --keylog FILE          append TLS secrets (NSS key log format)\n"
+            "  --cc ALG               congestion controller: reno, cubic (default), dctcp, bbr,\n"
+            "                         prague\n"
+            "  --quiet                no line per request\n"
+            "  --no-gso               one datagram per send (packet captures show each packet)\n"
+            "  --ecn                  mark ECT(0), validate ECN (RFC 9000 §13.4)\n"
+            "  --retry                validate every client address with a Retry first\n"
+            "  --key-update[=N]       initiate a 1-RTT key update every N packets sent\n"
+            "                         (default 100; RFC 9001 §6)\n"
+            "  --quic-version V       accept only QUIC version V (v1, v2 or a number);\n"
+            "                         default v1 and v2. Others get Version Negotiation.\n");
 }
 
 static int serve_bad(const char *fmt, const char *a)
@@ -452,10 +454,10 @@ static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr 
             return serve_bad("--quic-version %s: want v1, v2 or a number", o->version);
     }
     cfg->ecn = o->ecn;
-    if (o->cc && !strcmp(o->cc, "reno"))
-        cfg->cc = QK_CONFIG_CC_NEWRENO;
-    else if (o->cc && strcmp(o->cc, "cubic"))
-        return serve_bad("--cc %s: use reno or cubic", o->cc);
+    if (o->cc && qk_cc_kind_parse(o->cc, &cfg->cc)) { /* default: cubic */
+        fprintf(stderr, "quack serve: --cc %s: use one of %s\n", o->cc, qk_cc_kind_names());
+        return 2;
+    }
     return 0;
 }
 

@@ -67,7 +67,7 @@ bool perf_pattern_check(const uint8_t *buf, size_t len, uint64_t off);
  */
 qk_endpoint *perf_endpoint_new(const qk_config *cfg, const char *who);
 
-/* "reno" / "newreno" / "cubic" -> *out. Returns 0 or QK_ERR_INVALID_ARG. */
+/* "reno" / "newreno" / "cubic" / "bbr" -> *out. Returns 0 or QK_ERR_INVALID_ARG. */
 int perf_parse_cc(const char *s, qk_cc_kind *out);
 
 /* Server certificate: cert_file/key_file, or (cert_file NULL) a fresh

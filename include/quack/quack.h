@@ -24,7 +24,8 @@ typedef enum qk_cc_kind {
     QK_CONFIG_CC_NEWRENO = 0,
     QK_CONFIG_CC_CUBIC = 1,
     QK_CONFIG_CC_DCTCP = 2,
-    QK_CONFIG_CC_PRAGUE = 4 /**< L4S Prague-style (ECT(1)); 3 is reserved for BBR */
+    QK_CONFIG_CC_BBR = 3, /**< BBRv3 (draft-ietf-ccwg-bbr) */
+    QK_CONFIG_CC_PRAGUE = 4 /**< L4S Prague-style (ECT(1)) */
 } qk_cc_kind;
 
 /**

@@ -45,7 +45,7 @@ static void test_init_and_parse(void **state)
     assert_int_equal(qk_cc_init(&cc, QK_CC_NEWRENO, 31, 0),
                      QK_ERR_INVALID_ARG); /* 32: DNS-carrier floor */
     assert_int_equal(qk_cc_init(&cc, (qk_cc_algo)7, 1200, 0), QK_ERR_INVALID_ARG);
-    for (int algo = 0; algo < 3; algo++) {
+    for (int algo = 0; algo < 4; algo++) {
         assert_int_equal(qk_cc_init(&cc, (qk_cc_algo)algo, 1350, 5), 0);
         assert_int_equal(cc.cwnd_bytes, 13500);
         assert_true(cc.ssthresh_bytes == UINT64_MAX);
@@ -58,7 +58,8 @@ static void test_init_and_parse(void **state)
     assert_int_equal(qk_cc_algo_parse("NewReno"), QK_CC_NEWRENO);
     assert_int_equal(qk_cc_algo_parse("cubic"), QK_CC_CUBIC);
     assert_int_equal(qk_cc_algo_parse("dctcp"), QK_CC_DCTCP);
-    assert_int_equal(qk_cc_algo_parse("bbr"), QK_ERR_INVALID_ARG);
+    assert_int_equal(qk_cc_algo_parse("bbr"), QK_CC_BBR);
+    assert_int_equal(qk_cc_algo_parse("bbr2"), QK_ERR_INVALID_ARG);
     assert_int_equal(qk_cc_algo_parse(""), QK_ERR_INVALID_ARG);
     assert_int_equal(qk_cc_algo_parse(NULL), QK_ERR_INVALID_ARG);
 }
@@ -155,8 +156,17 @@ static void test_reno_min_window_and_persistent(void **state)
     assert_int_equal(cc.cwnd_bytes, 48000);
     cc.ops->on_persistent_congestion(&cc, 60 * MS);
     assert_int_equal(cc.cwnd_bytes, 2 * MDS);
+    /* A recovery period starts at the collapse (qk_cc_persistent_recovery):
+     * packets sent before it and acked now do not grow the window... */
+    assert_true(cc.in_recovery);
+    for (int i = 0; i < 30; i++) ack(&cc, 61 * MS, 59 * MS, MDS);
+    assert_int_equal(cc.cwnd_bytes, 2 * MDS);
+    /* ...the first packet sent after it ends the period: slow start again
+     * (ssthresh still infinite). */
+    ack(&cc, 120 * MS, 61 * MS, MDS);
     assert_false(cc.in_recovery);
-    assert_int_equal(cc.state, QK_CC_SLOW_START); /* ssthresh still infinite */
+    assert_int_equal(cc.cwnd_bytes, 3 * MDS);
+    assert_int_equal(cc.state, QK_CC_SLOW_START);
 }
 
 static void test_reno_app_limited(void **state)

@@ -123,12 +123,23 @@ static void real_loss_after_undo(qk_cc_algo algo)
     qk_ack_range r[2] = {{23, 40}, {10, 21}}; /* 22 never arrives */
     qk_ack_received a = {.ranges = r, .n_ranges = 2};
     assert_true(qk_recovery_on_ack_received(&f.rec, QK_PN_SPACE_APP, &a, 112 * MS) >= 0);
+    /* Reordering was seen (10..12 came late), so the packet threshold no
+     * longer declares 22 lost (RFC 8985 §6.2); the time threshold does. */
+    assert_int_equal(f.rec.stats.packets_lost, 3);
+    qk_recovery_timeout to;
+    qk_time t = qk_recovery_next_timeout(&f.rec);
+    assert_true(t > 112 * MS && t < 200 * MS);
+    /* The acks of 13..40 grew the restored window meanwhile (slow start). */
+    uint64_t w = f.cc.cwnd_bytes;
+    assert_true(w >= before);
+    assert_int_equal(qk_recovery_on_timeout(&f.rec, t, &to), 0);
+    assert_int_equal(to.kind, QK_RECOVERY_TIMEOUT_LOSS);
     assert_int_equal(f.rec.stats.packets_lost, 4);
-    /* One response in effect: the real loss cut the restored window (beta
-     * 0.5 or 0.7 of at most 24000 bytes, never below the minimum window). */
+    /* One response in effect: the real loss cut that window (beta 0.5 or
+     * 0.7, never below the minimum window). */
     assert_int_equal(f.cc.congestion_events, 1);
-    assert_true(f.cc.cwnd_bytes <= before * 7 / 10);
-    assert_true(f.cc.ssthresh_bytes <= before * 7 / 10);
+    assert_true(f.cc.cwnd_bytes <= w * 7 / 10);
+    assert_true(f.cc.ssthresh_bytes <= w * 7 / 10);
     assert_true(f.cc.cwnd_bytes >= qk_cc_min_window(&f.cc));
     qk_recovery_free(&f.rec);
 }
@@ -145,7 +156,9 @@ static void test_real_loss_after_undo_cubic(void **state)
     real_loss_after_undo(QK_CC_CUBIC);
 }
 
-/* After learning threshold 10, a 5-packet reordering gap is not a loss. */
+/* Once reordering was seen (RFC 8985 §6.2), gaps are losses by time only:
+ * neither a 5- nor a 21-packet gap is a loss before max(srtt, latest_rtt)
+ * + reo_wnd has passed since the packets were sent. */
 static void test_learnt_threshold(void **state)
 {
     (void)state;
@@ -158,9 +171,17 @@ static void test_learnt_threshold(void **state)
     send_n(&f, 10, 19, 52 * MS);
     ack(&f, 15, 19, 60 * MS, false, 0); /* 10..14 still missing, 5 behind */
     assert_int_equal(f.rec.stats.packets_lost, lost);
-    /* Beyond the learnt distance it is a loss again. */
+    assert_true(f.rec.reordering_seen);
     send_n(&f, 20, 40, 61 * MS);
     ack(&f, 20, 40, 70 * MS, false, 0);
+    assert_int_equal(f.rec.stats.packets_lost, lost);
+    /* srtt 40.28 ms (samples 50, 8, 9 ms), min_rtt 8 ms: reo_wnd = 2 ms,
+     * and the RFC 9002 threshold 9/8 x 40.28 = 45.3 ms is the larger: 10..14
+     * (sent at 52 ms) are lost at 97.3 ms, by the loss timer. */
+    qk_time t = qk_recovery_next_timeout(&f.rec);
+    assert_true(t >= 97 * MS && t <= 98 * MS);
+    qk_recovery_timeout to;
+    assert_int_equal(qk_recovery_on_timeout(&f.rec, t, &to), 0);
     assert_int_equal(f.rec.stats.packets_lost, lost + 5);
     qk_recovery_free(&f.rec);
 }

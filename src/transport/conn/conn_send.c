@@ -612,8 +612,12 @@ static bool cc_allows(qk_conn *c, qk_time now)
         uint64_t floor = c->cfg->cc == QK_CONFIG_CC_PRAGUE ? QK_PACER_L4S_BURST_PKTS
                                                            : QK_PACER_DEFAULT_BURST_PKTS;
         qk_pacer_set_burst_pkts(&c->pacer, burst > floor ? burst : floor);
-        qk_time when = qk_pacer_next_send_time(&c->pacer, now, c->cc.cwnd_bytes,
-                                               c->rtt.smoothed_rtt_ns, c->max_udp_bytes);
+        /* A rate-based controller (BBR) sets the pacing rate itself. */
+        qk_time when =
+            c->cc.pacing_rate_bytes_per_s
+                ? qk_pacer_next_send_time_cc(&c->pacer, now, &c->cc, c->rtt.smoothed_rtt_ns)
+                : qk_pacer_next_send_time(&c->pacer, now, c->cc.cwnd_bytes, c->rtt.smoothed_rtt_ns,
+                                          c->max_udp_bytes);
         if (when > now) {
             ok = false;
             c->pacing_wait = when;
@@ -695,6 +699,9 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
         t.len = p->end + QK_AEAD_TAG_BYTES;
         t.n++;
     }
+    /* Window and pacer had room but nothing was ready: application-limited
+     * (draft-ietf-ccwg-bbr §4.1.2.4, for the delivery-rate sampler). */
+    if (t.n == 0 && t.cc_ok && c->cc.pacing_rate_bytes_per_s) qk_recovery_mark_app_limited(&c->rec);
     if (t.n == 0) return 0;
     for (size_t i = 0; i < t.n; i++) {
         bool last = i + 1 == t.n;

@@ -111,8 +111,51 @@ qk_time qk_pacer_next_send_time(qk_pacer *p, qk_time now, uint64_t cwnd_bytes, q
     return now + (qk_time)wait;
 }
 
+/* Switch to rate num/den bytes per ns, keeping the fractional byte. */
+static void set_rate(qk_pacer *p, uint64_t num, uint64_t den)
+{
+    if (num == p->rate_num && den == p->rate_den) return;
+    p->frac = p->rate_den ? (uint64_t)((qk_u128)p->frac * den / p->rate_den) : 0;
+    p->rate_num = num;
+    p->rate_den = den;
+}
+
+/* Tokens permitting, now; else when a full packet's worth exists. */
+static qk_time wait_for_packet(const qk_pacer *p, qk_time now, uint64_t max_datagram_bytes)
+{
+    if (p->tokens_bytes >= (int64_t)max_datagram_bytes) return now;
+    uint64_t need = (uint64_t)((int64_t)max_datagram_bytes - p->tokens_bytes);
+    qk_u128 target = (qk_u128)need * p->rate_den - p->frac;
+    qk_u128 wait = (target + p->rate_num - 1) / p->rate_num;
+    return now + (qk_time)wait;
+}
+
+qk_time qk_pacer_next_send_time_rate(qk_pacer *p, qk_time now, uint64_t rate_bytes_per_s,
+                                     uint64_t quantum_bytes, uint64_t max_datagram_bytes)
+{
+    if (!p->started) {
+        p->started = true;
+        p->last_ns = now;
+        p->quantum_bytes = p->burst_pkts * max_datagram_bytes;
+        p->tokens_bytes = (int64_t)p->quantum_bytes;
+    }
+    refill(p, now);
+    uint64_t floor_bytes = p->burst_pkts * max_datagram_bytes;
+    p->quantum_bytes = quantum_bytes > floor_bytes ? quantum_bytes : floor_bytes;
+    if (p->tokens_bytes > (int64_t)p->quantum_bytes) p->tokens_bytes = (int64_t)p->quantum_bytes;
+    if (rate_bytes_per_s == 0) {
+        p->rate_num = p->rate_den = 0;
+        return now;
+    }
+    set_rate(p, rate_bytes_per_s, QK_NS_PER_S); /* bytes per ns as num / den */
+    return wait_for_packet(p, now, max_datagram_bytes);
+}
+
 qk_time qk_pacer_next_send_time_cc(qk_pacer *p, qk_time now, const qk_cc *cc, qk_time srtt_ns)
 {
+    if (cc->pacing_rate_bytes_per_s)
+        return qk_pacer_next_send_time_rate(p, now, cc->pacing_rate_bytes_per_s,
+                                            cc->send_quantum_bytes, cc->max_datagram_bytes);
     p->slow_start = qk_cc_in_slow_start(cc);
     return qk_pacer_next_send_time(p, now, cc->cwnd_bytes, srtt_ns, cc->max_datagram_bytes);
 }

@@ -107,6 +107,17 @@ qk_time qk_pacer_next_send_time(qk_pacer *p, qk_time now, uint64_t cwnd_bytes, q
                                 uint64_t max_datagram_bytes);
 
 /**
+ * Earliest send time at a rate the congestion controller chose (BBR,
+ * draft-ietf-ccwg-bbr §5.6.2: the pacer follows C.pacing_rate, no gain
+ * applied), with a bucket depth of max(quantum_bytes, burst_pkts
+ * datagrams) (§5.6.3 C.send_quantum; the burst floor keeps a sender
+ * whose timer is coarse at its rate). rate_bytes_per_s == 0 disables
+ * pacing. Never fails.
+ */
+qk_time qk_pacer_next_send_time_rate(qk_pacer *p, qk_time now, uint64_t rate_bytes_per_s,
+                                     uint64_t quantum_bytes, uint64_t max_datagram_bytes);
+
+/**
  * qk_pacer_next_send_time with the window, datagram size and phase (slow
  * start or not, for the gain) taken from a congestion controller. Never fails.
  */

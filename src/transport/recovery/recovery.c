@@ -7,6 +7,10 @@
 enum { SLOT_EMPTY = 0, SLOT_LIVE = 1, SLOT_ACKED = 2 /* acked by the ACK being processed */ };
 
 #define QK_RECOVERY_SET_RANGES 64
+/* RFC 8985 §6.2: reo_wnd_mult falls back to 1 after 16 recoveries without
+ * spurious losses; it grows at most to reo_wnd = srtt. */
+#define QK_RECOVERY_REO_WND_PERSIST  16
+#define QK_RECOVERY_REO_WND_MULT_MAX 64
 
 /* ---- configuration and lifetime ---------------------------------------- */
 
@@ -23,6 +27,8 @@ int qk_recovery_init(qk_recovery *r, const qk_recovery_config *cfg, qk_rtt *rtt,
     }
     if (r->cfg.time_threshold_num < r->cfg.time_threshold_den) return QK_ERR_INVALID_ARG;
     r->time_threshold_num = r->cfg.time_threshold_num;
+    r->reo_wnd_mult = 1;
+    r->reo_wnd_persist = QK_RECOVERY_REO_WND_PERSIST;
     if (!r->cfg.max_ack_delay_ns) r->cfg.max_ack_delay_ns = QK_ACK_DEFAULT_MAX_DELAY_NS;
     if (!r->cfg.max_tracked_packets) r->cfg.max_tracked_packets = (size_t)1 << 18;
     if (!r->cfg.max_tracked_frames) r->cfg.max_tracked_frames = (size_t)1 << 20;
@@ -228,6 +234,87 @@ qk_time qk_recovery_pto_ns(const qk_recovery *r, qk_pn_space space)
     return d;
 }
 
+/* ---- delivery-rate sampling, draft-ietf-ccwg-bbr §4.1.2 ------------------- */
+
+/* Snapshot the connection's delivery state into an in-flight packet about
+ * to be counted (draft-ietf-ccwg-bbr §4.1.2.2 OnPacketSent), after telling
+ * a rate-based controller about the transmit (§5.2.2 OnTransmit). */
+static void rate_on_sent(qk_recovery *r, qk_sent_packet *p, qk_time now)
+{
+    qk_delivery_state *d = &r->dlv;
+    qk_cc *cc = r->cc;
+    if (cc && cc->ops && cc->ops->on_transmit) {
+        qk_cc_sent s = {.now = now,
+                        .bytes = p->size_bytes,
+                        .bytes_in_flight_before = r->bytes_in_flight,
+                        .conn_app_limited = d->app_limited_until != 0,
+                        .cwnd_limited = !p->app_limited};
+        cc->ops->on_transmit(cc, &s);
+    }
+    if (r->bytes_in_flight == 0) d->first_sent_time = d->delivered_time = now;
+    p->rs_first_sent_time = d->first_sent_time;
+    p->rs_delivered_time = d->delivered_time;
+    p->rs_delivered_bytes = d->delivered_bytes;
+    p->rs_lost_bytes = d->lost_bytes;
+    p->rs_app_limited = d->app_limited_until != 0;
+    uint64_t tx = r->bytes_in_flight + p->size_bytes; /* includes P */
+    p->rs_tx_in_flight_bytes = tx > UINT32_MAX ? UINT32_MAX : (uint32_t)tx;
+}
+
+void qk_recovery_mark_app_limited(qk_recovery *r)
+{
+    /* draft-ietf-ccwg-bbr §4.1.2.4 MarkConnectionAppLimited */
+    uint64_t mark = r->dlv.delivered_bytes + r->bytes_in_flight;
+    r->dlv.app_limited_until = mark ? mark : 1;
+}
+
+/* draft-ietf-ccwg-bbr §4.1.2.3 UpdateRateSample, for one newly acked
+ * in-flight packet. */
+static void rate_on_acked(qk_recovery *r, const qk_sent_packet *p, qk_rate_sample *rs, qk_time now)
+{
+    qk_delivery_state *d = &r->dlv;
+    d->delivered_bytes += p->size_bytes;
+    d->delivered_time = now;
+    rs->newly_acked_bytes += p->size_bytes;
+    /* IsNewestPacket(P): the most recently sent packet delivered so far. */
+    bool newest = p->time_sent > d->first_sent_time ||
+                  (p->time_sent == d->first_sent_time && p->pn > rs->last_pn);
+    if (rs->has_data && !newest) return;
+    rs->has_data = true;
+    rs->prior_delivered_bytes = p->rs_delivered_bytes;
+    rs->prior_time = p->rs_delivered_time;
+    rs->is_app_limited = p->rs_app_limited;
+    rs->send_elapsed_ns = p->time_sent - p->rs_first_sent_time;
+    rs->ack_elapsed_ns = d->delivered_time - p->rs_delivered_time;
+    rs->last_pn = p->pn;
+    rs->tx_in_flight_bytes = p->rs_tx_in_flight_bytes;
+    rs->lost_bytes = p->rs_lost_bytes; /* made a difference in rate_generate */
+    rs->has_rtt = now >= p->time_sent;
+    rs->rtt_ns = rs->has_rtt ? now - p->time_sent : 0;
+    d->first_sent_time = p->time_sent;
+}
+
+/* draft-ietf-ccwg-bbr §4.1.2.3 GenerateRateSample. */
+static void rate_generate(qk_recovery *r, qk_rate_sample *rs)
+{
+    qk_delivery_state *d = &r->dlv;
+    /* Clear the app-limited mark once the bubble is acked and gone. */
+    if (d->app_limited_until && d->delivered_bytes > d->app_limited_until) d->app_limited_until = 0;
+    rs->total_delivered_bytes = d->delivered_bytes;
+    rs->total_lost_bytes = d->lost_bytes;
+    rs->bytes_in_flight = r->bytes_in_flight;
+    if (!rs->has_data) return;                       /* nothing delivered on this ACK */
+    rs->lost_bytes = d->lost_bytes - rs->lost_bytes; /* RS.lost = C.lost - P.lost */
+    /* The longer of the send and ACK intervals (§4.1.1.2.4). */
+    rs->interval_ns =
+        rs->send_elapsed_ns > rs->ack_elapsed_ns ? rs->send_elapsed_ns : rs->ack_elapsed_ns;
+    rs->delivered_bytes = d->delivered_bytes - rs->prior_delivered_bytes;
+    /* An interval below min_rtt is no reliable rate sample. */
+    if (rs->interval_ns < r->rtt->min_rtt_ns || rs->interval_ns == 0) return;
+    rs->delivery_rate_bytes_per_s =
+        (uint64_t)((unsigned __int128)rs->delivered_bytes * QK_NS_PER_S / rs->interval_ns);
+}
+
 /* ---- sending ----------------------------------------------------------- */
 
 int qk_recovery_on_packet_sent(qk_recovery *r, qk_pn_space space, const qk_sent_packet *pkt,
@@ -269,6 +356,7 @@ int qk_recovery_on_packet_sent(qk_recovery *r, qk_pn_space space, const qk_sent_
             sp->time_of_last_ack_eliciting = now;
             sp->ack_eliciting_in_flight++;
         }
+        rate_on_sent(r, p, now);
         sp->bytes_in_flight += p->size_bytes;
         r->bytes_in_flight += p->size_bytes;
         if (r->cc && r->cc->ops && r->cc->ops->on_packet_sent)
@@ -313,6 +401,7 @@ static void remove_from_flight(qk_recovery *r, qk_recovery_space *sp, const qk_s
 /* ---- loss detection, RFC 9002 §6.1 / §A.10 -------------------------------- */
 
 typedef struct loss_pass {
+    qk_time now;
     qk_time last_loss_sent; /* newest in-flight, non-probe lost packet, 0 = none */
     bool found;
     qk_pn_space space;
@@ -341,6 +430,23 @@ static void declare_lost(qk_recovery *r, qk_pn_space space, qk_sent_packet *p, l
     /* RFC 9000 §14.4: a lost PMTU probe is not a congestion signal. */
     if (p->in_flight && !p->is_pmtu_probe && p->time_sent >= lp->last_loss_sent)
         lp->last_loss_sent = p->time_sent ? p->time_sent : 1;
+    if (p->in_flight && !p->is_pmtu_probe) {
+        /* C.lost (draft-ietf-ccwg-bbr §4.1.2.1.1) and BBR HandleLostPacket (§5.2.4). */
+        r->dlv.lost_bytes += p->size_bytes;
+        qk_cc *cc = r->cc;
+        if (cc && cc->ops && cc->ops->on_packet_lost) {
+            qk_cc_lost l = {.now = lp->now,
+                            .sent_time = p->time_sent,
+                            .pn = p->pn,
+                            .bytes = p->size_bytes,
+                            .tx_in_flight_bytes = p->rs_tx_in_flight_bytes,
+                            .lost_at_send_bytes = p->rs_lost_bytes,
+                            .total_lost_bytes = r->dlv.lost_bytes,
+                            .total_delivered_bytes = r->dlv.delivered_bytes,
+                            .is_app_limited = p->rs_app_limited};
+            cc->ops->on_packet_lost(cc, &l);
+        }
+    }
     if (!lp->n_lost++) lp->first_lost = p->pn; /* every loss must prove spurious to undo */
     lp->space = space;
     p->state = SLOT_EMPTY;
@@ -368,14 +474,32 @@ static void pc_note(qk_recovery *r, loss_pass *lp, const qk_sent_packet *p)
     if (lp->run_ae >= 2 && lp->run_end - lp->run_start > pc) lp->persistent = true;
 }
 
+/* The time threshold: RFC 9002 §6.1.2 kTimeThreshold x max(srtt,
+ * latest_rtt), and once reordering was seen at least that base plus the
+ * RACK reordering window (RFC 8985 §6.2), min(mult x min_rtt / 4, srtt). */
+static qk_time loss_delay(const qk_recovery *r)
+{
+    qk_time d = qk_rtt_loss_delay_ns(r->rtt, r->time_threshold_num, r->cfg.time_threshold_den);
+    if (!r->reordering_seen) return d;
+    const qk_rtt *rtt = r->rtt;
+    qk_time base =
+        rtt->smoothed_rtt_ns > rtt->latest_rtt_ns ? rtt->smoothed_rtt_ns : rtt->latest_rtt_ns;
+    qk_time wnd = (qk_time)r->reo_wnd_mult * (rtt->min_rtt_ns / 4);
+    if (wnd > rtt->smoothed_rtt_ns) wnd = rtt->smoothed_rtt_ns;
+    return base + wnd > d ? base + wnd : d;
+}
+
 static void detect_lost(qk_recovery *r, qk_pn_space space, qk_time now, loss_pass *lp)
 {
     qk_recovery_space *sp = &r->sp[space];
     sp->loss_time = 0;
+    lp->now = now;
     if (!sp->has_largest_acked || !sp->pkt_cap) return;
-    qk_time delay = qk_rtt_loss_delay_ns(r->rtt, r->time_threshold_num, r->cfg.time_threshold_den);
+    qk_time delay = loss_delay(r);
     uint64_t threshold = r->cfg.packet_threshold > r->reorder_threshold ? r->cfg.packet_threshold
                                                                         : r->reorder_threshold;
+    /* RFC 8985 §6.2: once reordering is seen, only time declares losses. */
+    if (r->reordering_seen) threshold = UINT64_MAX;
     uint64_t end = sp->largest_acked < sp->next_pn ? sp->largest_acked : sp->next_pn;
     for (uint64_t pn = sp->base_pn; pn < end; pn++) {
         qk_sent_packet *p = slot(sp, pn);
@@ -391,7 +515,8 @@ static void detect_lost(qk_recovery *r, qk_pn_space space, qk_time now, loss_pas
             continue;
         }
         /* RFC 9002 §6.1.1 packet threshold, §6.1.2 time threshold. */
-        if (sp->largest_acked >= pn + threshold || now >= p->time_sent + delay) {
+        if ((threshold != UINT64_MAX && sp->largest_acked >= pn + threshold) ||
+            now >= p->time_sent + delay) {
             pc_note(r, lp, p);
             declare_lost(r, space, p, lp);
         } else {
@@ -409,6 +534,11 @@ static void on_losses(qk_recovery *r, const loss_pass *lp, qk_time now)
         uint64_t events = cc->congestion_events;
         cc->ops->on_congestion_event(cc, lp->last_loss_sent, false, now);
         if (cc->congestion_events != events) { /* a new response: a new undo episode */
+            /* RFC 8985 §6.2: decay the reordering window after 16 responses. */
+            if (r->reo_wnd_mult > 1 && --r->reo_wnd_persist == 0) {
+                r->reo_wnd_mult = 1;
+                r->reo_wnd_persist = QK_RECOVERY_REO_WND_PERSIST;
+            }
             r->undo_armed = true;
             r->undo_lost_pkts = lp->n_lost;
             r->undo_first_pn = lp->first_lost;
@@ -453,6 +583,9 @@ typedef struct ack_pass {
     bool any_ae;
     const qk_sent_packet *largest; /* the Largest Acknowledged, if newly acked */
     uint64_t spurious;
+    bool had_largest;      /* in: a Largest Acknowledged existed before this ACK */
+    uint64_t prev_largest; /* in: its value */
+    bool reordered;        /* a newly acked pn lies below prev_largest */
 } ack_pass;
 
 /* Pass 1: mark newly acked slots; note spurious losses. */
@@ -485,6 +618,9 @@ static void mark_acked(qk_recovery_space *sp, const qk_ack_received *ack, ack_pa
             if (p->state != SLOT_LIVE || p->pn != pn) continue;
             p->state = SLOT_ACKED;
             ap->newly++;
+            /* RFC 8985 §6.2 RACK_detect_reordering: delivered after a
+             * later-sent packet was. */
+            if (ap->had_largest && pn < ap->prev_largest) ap->reordered = true;
             if (p->ack_eliciting) ap->any_ae = true;
             if (p->in_flight) ap->acked_bytes += p->size_bytes;
             if (p->ecn == QK_ECN_ECT0) ap->newly_ect0++;
@@ -495,7 +631,8 @@ static void mark_acked(qk_recovery_space *sp, const qk_ack_received *ack, ack_pa
 }
 
 /* Pass 2: hand newly acked packets to cc and the sink, free their slots. */
-static void finish_acked(qk_recovery *r, qk_pn_space space, const qk_ack_received *ack, qk_time now)
+static void finish_acked(qk_recovery *r, qk_pn_space space, const qk_ack_received *ack,
+                         qk_rate_sample *rs, qk_time now)
 {
     qk_recovery_space *sp = &r->sp[space];
     qk_cc *cc = r->cc;
@@ -509,6 +646,7 @@ static void finish_acked(qk_recovery *r, qk_pn_space space, const qk_ack_receive
             remove_from_flight(r, sp, p);
             r->stats.packets_acked++;
             p->state = SLOT_EMPTY;
+            if (p->in_flight) rate_on_acked(r, p, rs, now);
             if (p->in_flight && cc && cc->ops && cc->ops->on_packet_acked) {
                 qk_cc_ack a = {.now = now,
                                .sent_time = p->time_sent,
@@ -560,17 +698,23 @@ static void process_ecn(qk_recovery *r, qk_recovery_space *sp, const qk_ack_rece
 
 /* Late acknowledgements of packets declared lost. RFC 9002 §6.1 lets the
  * thresholds adapt: the packet threshold becomes the observed reordering
- * distance (capped), the time threshold grows by 1/8 (up to 2x RTT). When
- * every loss behind the current congestion response proved spurious, the
- * response is undone (RFC 9438 §4.9; cc may not support it). */
+ * distance (capped; it only matters until reordering is seen), and the RACK
+ * reordering window grows by min_rtt / 4, once per round trip (RFC 8985
+ * §6.2, where a DSACK plays the late ACK's part). When every loss behind
+ * the current congestion response proved spurious, the response is undone
+ * (RFC 9438 §4.9; cc may not support it). */
 static void on_spurious(qk_recovery *r, const ack_pass *ap, qk_time now)
 {
     r->stats.spurious_losses += ap->spurious;
     uint64_t want = ap->reorder_distance + 1;
     if (want > QK_RECOVERY_MAX_PACKET_THRESHOLD) want = QK_RECOVERY_MAX_PACKET_THRESHOLD;
     if (want > r->reorder_threshold) r->reorder_threshold = want;
-    uint32_t den = r->cfg.time_threshold_den;
-    if (r->time_threshold_num + den / 8 <= 2 * den) r->time_threshold_num += den / 8 ? den / 8 : 1;
+    if (r->reordering_seen && now >= r->reo_grow_round_end) {
+        if (r->reo_wnd_mult < QK_RECOVERY_REO_WND_MULT_MAX) r->reo_wnd_mult++;
+        r->reo_grow_round_end = now + r->rtt->smoothed_rtt_ns;
+    }
+    r->reordering_seen = true;
+    r->reo_wnd_persist = QK_RECOVERY_REO_WND_PERSIST;
     if (!ap->spurious_episode || !r->undo_armed) return;
     r->undo_lost_pkts -=
         ap->spurious_episode < r->undo_lost_pkts ? ap->spurious_episode : r->undo_lost_pkts;
@@ -591,13 +735,16 @@ int qk_recovery_on_ack_received(qk_recovery *r, qk_pn_space space, const qk_ack_
     if (rc) return rc;
 
     uint64_t largest = ack->ranges[0].largest;
+    ack_pass ap = {0};
+    ap.had_largest = sp->has_largest_acked;
+    ap.prev_largest = sp->largest_acked;
     bool advanced = !sp->has_largest_acked || largest > sp->largest_acked;
     if (advanced) sp->largest_acked = largest;
     sp->has_largest_acked = true;
 
-    ack_pass ap = {0};
     ap.episode_first = r->undo_armed && r->undo_space == space ? r->undo_first_pn : UINT64_MAX;
     mark_acked(sp, ack, &ap);
+    if (ap.reordered) r->reordering_seen = true;
     if (ap.spurious) on_spurious(r, &ap, now);
     if (!ap.newly) return 0;
 
@@ -612,10 +759,21 @@ int qk_recovery_on_ack_received(qk_recovery *r, qk_pn_space space, const qk_ack_
     process_ecn(r, sp, ack, &ap, advanced, now);
 
     loss_pass lp = {0};
+    uint64_t lost_before = r->dlv.lost_bytes;
     detect_lost(r, space, now, &lp);
     if (lp.found) on_losses(r, &lp, now);
-    finish_acked(r, space, ack, now);
+    qk_rate_sample rs = {.now = now};
+    finish_acked(r, space, ack, &rs, now);
     advance_base(sp);
+    rs.newly_lost_bytes = r->dlv.lost_bytes - lost_before;
+    rate_generate(r, &rs);
+    r->last_rs = rs;
+    qk_cc *cc = r->cc;
+    if (rs.has_data && cc && cc->ops && cc->ops->on_rate_sample) {
+        cc->ops->on_rate_sample(cc, &rs);
+        if (cc->mark_app_limited) qk_recovery_mark_app_limited(r);
+        cc->mark_app_limited = false;
+    }
 
     /* RFC 9002 §A.7: reset the backoff unless the client is unsure the
      * server validated its address. */

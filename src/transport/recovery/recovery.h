@@ -82,9 +82,26 @@ typedef struct qk_sent_packet {
     uint8_t ecn;        /**< QK_ECN_* codepoint it was sent with */
     /* internal */
     uint8_t state;
+    bool rs_app_limited; /**< draft-ietf-ccwg-bbr P.is_app_limited (C.app_limited != 0) */
     uint16_t n_frames;
+    uint32_t rs_tx_in_flight_bytes; /**< P.tx_in_flight: bytes in flight after sending it */
     uint64_t frame_pos;
+    /* Delivery-rate snapshot at send time (draft-ietf-ccwg-bbr §4.1.2.2). */
+    uint64_t rs_delivered_bytes; /**< P.delivered */
+    uint64_t rs_lost_bytes;      /**< P.lost */
+    qk_time rs_delivered_time;   /**< P.delivered_time */
+    qk_time rs_first_sent_time;  /**< P.first_send_time */
 } qk_sent_packet;
+
+/** Connection delivery state for rate samples (draft-ietf-ccwg-bbr
+ * §4.1.2.1, the C.* variables). */
+typedef struct qk_delivery_state {
+    uint64_t delivered_bytes;   /**< C.delivered: in-flight bytes acknowledged */
+    qk_time delivered_time;     /**< C.delivered_time */
+    qk_time first_sent_time;    /**< C.first_send_time */
+    uint64_t app_limited_until; /**< C.app_limited: 0, or delivered mark ending it */
+    uint64_t lost_bytes;        /**< C.lost: in-flight bytes declared lost */
+} qk_delivery_state;
 
 /** One ACK range as the wire decoder yields them: inclusive, descending. */
 typedef struct qk_ack_range {
@@ -205,7 +222,19 @@ typedef struct qk_recovery {
     uint64_t undo_first_pn; /**< smallest pn lost in this episode (its space) */
     qk_pn_space undo_space;
     uint64_t reorder_threshold;  /**< learnt packet threshold (0 = none yet) */
-    uint32_t time_threshold_num; /**< effective time threshold (raised on spurious losses) */
+    uint32_t time_threshold_num; /**< time threshold numerator (over cfg.time_threshold_den) */
+    /* RACK-style reordering window (RFC 8985 §6.2): once reordering is seen
+     * the packet threshold no longer declares losses; a packet is lost
+     * reo_wnd after max(srtt, latest_rtt) from its send time, reo_wnd =
+     * min(reo_wnd_mult x min_rtt / 4, srtt), grown by one step per round
+     * trip with spurious losses, back to one step after 16 congestion
+     * responses without any. */
+    bool reordering_seen;
+    uint32_t reo_wnd_mult;
+    uint32_t reo_wnd_persist;
+    qk_time reo_grow_round_end; /**< no second step before this time */
+    qk_delivery_state dlv;      /**< delivery-rate sampler (draft-ietf-ccwg-bbr §4.1) */
+    qk_rate_sample last_rs;     /**< the rate sample of the latest ACK */
     qk_sent_frame scratch[QK_RECOVERY_MAX_FRAMES_PER_PKT];
     qk_recovery_stats stats;
 } qk_recovery;
@@ -299,6 +328,14 @@ static inline uint64_t qk_recovery_bytes_in_flight(const qk_recovery *r)
  * sender is cwnd-limited (RFC 9002 §7.8). Never fails.
  */
 uint64_t qk_recovery_recent_max_in_flight(qk_recovery *r, uint64_t inflight_now, qk_time now);
+
+/**
+ * The sender has nothing to send although the window and the pacer would
+ * let it (draft-ietf-ccwg-bbr §4.1.2.4 CheckIfApplicationLimited /
+ * MarkConnectionAppLimited): packets sent until what is in flight now has
+ * been delivered carry is_app_limited. Never fails.
+ */
+void qk_recovery_mark_app_limited(qk_recovery *r);
 
 /** Look up a tracked, unacknowledged packet; NULL when unknown/acked/lost. O(1). */
 const qk_sent_packet *qk_recovery_find(const qk_recovery *r, qk_pn_space space, uint64_t pn);

@@ -22,6 +22,9 @@ void qk_cc_reset_common(qk_cc *cc)
     cc->recovery_start_time = 0;
     cc->in_recovery = false;
     cc->state = QK_CC_SLOW_START;
+    cc->pacing_rate_bytes_per_s = 0;
+    cc->send_quantum_bytes = 0;
+    cc->mark_app_limited = false;
     memset(&cc->u, 0, sizeof cc->u);
     memset(&cc->delivered, 0, sizeof cc->delivered);
 }
@@ -88,6 +91,13 @@ bool qk_cc_in_recovery_period(const qk_cc *cc, qk_time sent_time)
     return cc->congestion_events > 0 && sent_time <= cc->recovery_start_time;
 }
 
+void qk_cc_persistent_recovery(qk_cc *cc, qk_time now)
+{
+    cc->recovery_start_time = now;
+    cc->in_recovery = true;
+    if (!cc->congestion_events) cc->congestion_events = 1; /* qk_cc_in_recovery_period */
+}
+
 void qk_cc_undo_recovery(qk_cc *cc, qk_time prev_recovery_start_time)
 {
     cc->recovery_start_time = prev_recovery_start_time;
@@ -114,6 +124,7 @@ int qk_cc_init(qk_cc *cc, qk_cc_algo algo, uint64_t max_datagram_bytes, qk_time 
     case QK_CC_NEWRENO: ops = &qk_cc_newreno_ops; break;
     case QK_CC_CUBIC: ops = &qk_cc_cubic_ops; break;
     case QK_CC_DCTCP: ops = &qk_cc_dctcp_ops; break;
+    case QK_CC_BBR: ops = &qk_cc_bbr_ops; break;
     case QK_CC_PRAGUE: ops = &qk_cc_prague_ops; break;
     default: return QK_ERR_INVALID_ARG;
     }
@@ -134,6 +145,7 @@ const char *qk_cc_algo_name(qk_cc_algo algo)
     case QK_CC_NEWRENO: return "newreno";
     case QK_CC_CUBIC: return "cubic";
     case QK_CC_DCTCP: return "dctcp";
+    case QK_CC_BBR: return "bbr";
     case QK_CC_PRAGUE: return "prague";
     }
     return "unknown";
@@ -145,6 +157,7 @@ int qk_cc_algo_parse(const char *name)
     if (!strcasecmp(name, "reno") || !strcasecmp(name, "newreno")) return QK_CC_NEWRENO;
     if (!strcasecmp(name, "cubic")) return QK_CC_CUBIC;
     if (!strcasecmp(name, "dctcp")) return QK_CC_DCTCP;
+    if (!strcasecmp(name, "bbr") || !strcasecmp(name, "bbr3")) return QK_CC_BBR;
     if (!strcasecmp(name, "prague")) return QK_CC_PRAGUE;
     return QK_ERR_INVALID_ARG;
 }

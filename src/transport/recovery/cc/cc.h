@@ -20,11 +20,14 @@
 #include <quack/common.h>
 #include <stdbool.h>
 
+#include "transport/recovery/cc/bbr.h"
+
 typedef enum qk_cc_algo {
     QK_CC_NEWRENO = 0,
     QK_CC_CUBIC = 1,
     QK_CC_DCTCP = 2,
-    QK_CC_PRAGUE = 4, /* 3 is BBR's */
+    QK_CC_BBR = 3,    /* BBRv3, draft-ietf-ccwg-bbr (bbr.c) */
+    QK_CC_PRAGUE = 4, /* L4S (prague.c) */
 } qk_cc_algo;
 
 typedef enum qk_cc_state {
@@ -47,6 +50,56 @@ typedef struct qk_cc_ack {
 } qk_cc_ack;
 
 typedef struct qk_cc qk_cc;
+
+/**
+ * The delivery-rate sample of one ACK frame (draft-ietf-ccwg-bbr §4.1
+ * "Delivery Rate Samples", the RS structure), built by recovery.c from the
+ * per-packet snapshots taken at send time. Sizes in bytes, times in ns.
+ */
+typedef struct qk_rate_sample {
+    qk_time now;
+    uint64_t delivery_rate_bytes_per_s; /**< RS.delivery_rate; 0: no reliable sample */
+    bool has_data;                      /**< an in-flight packet was newly acked */
+    bool is_app_limited;                /**< RS.is_app_limited (newest acked packet) */
+    qk_time interval_ns;                /**< RS.interval = max(send_elapsed, ack_elapsed) */
+    qk_time send_elapsed_ns;            /**< RS.send_elapsed */
+    qk_time ack_elapsed_ns;             /**< RS.ack_elapsed */
+    uint64_t delivered_bytes;           /**< RS.delivered over the interval */
+    uint64_t prior_delivered_bytes;     /**< RS.prior_delivered (P.delivered of newest) */
+    qk_time prior_time;                 /**< RS.prior_time (P.delivered_time of newest) */
+    bool has_rtt;                       /**< rtt_ns is valid */
+    qk_time rtt_ns;                     /**< RS.rtt: now - send time of the newest acked */
+    uint64_t tx_in_flight_bytes;        /**< RS.tx_in_flight: in flight when newest was sent */
+    uint64_t lost_bytes;                /**< RS.lost: C.lost - P.lost of the newest */
+    uint64_t newly_acked_bytes;         /**< RS.newly_acked by this ACK */
+    uint64_t newly_lost_bytes;          /**< RS.newly_lost while processing it */
+    uint64_t total_delivered_bytes;     /**< C.delivered after this ACK */
+    uint64_t total_lost_bytes;          /**< C.lost after this ACK */
+    uint64_t bytes_in_flight;           /**< C.inflight after this ACK */
+    uint64_t last_pn;                   /**< RS.last_acked_packet_id */
+} qk_rate_sample;
+
+/** A lost in-flight packet and its send-time snapshot (BBR HandleLostPacket). */
+typedef struct qk_cc_lost {
+    qk_time now;
+    qk_time sent_time;
+    uint64_t pn;
+    uint64_t bytes;
+    uint64_t tx_in_flight_bytes; /**< P.tx_in_flight */
+    uint64_t lost_at_send_bytes; /**< P.lost (C.lost when it was sent) */
+    uint64_t total_lost_bytes;   /**< C.lost, this packet included */
+    uint64_t total_delivered_bytes;
+    bool is_app_limited; /**< P.is_app_limited */
+} qk_cc_lost;
+
+/** A packet about to count in flight (BBR OnTransmit). */
+typedef struct qk_cc_sent {
+    qk_time now;
+    uint64_t bytes;
+    uint64_t bytes_in_flight_before; /**< C.inflight before this packet */
+    bool conn_app_limited;           /**< C.app_limited != 0 (draft §4.1.2) */
+    bool cwnd_limited;               /**< RFC 9002 §7.8: the window was the limit */
+} qk_cc_sent;
 
 /* Delivered-bytes history (cc.c): cumulative bytes acknowledged, with a
  * snapshot every ~1/16 round trip, enough to answer "how many bytes did the
@@ -80,6 +133,13 @@ typedef struct qk_cc_ops {
     void (*on_persistent_congestion)(qk_cc *cc, qk_time now); /* RFC 9002 §7.6.2 */
     /** A previously declared loss was spurious (optional; may be NULL). */
     void (*on_spurious_loss)(qk_cc *cc, qk_time now);
+    /* Optional (NULL for the loss-based controllers), used by BBR: */
+    /** Before on_packet_sent, with the connection's view at send time. */
+    void (*on_transmit)(qk_cc *cc, const qk_cc_sent *sent);
+    /** One lost in-flight packet (not a PMTU probe), before on_congestion_event. */
+    void (*on_packet_lost)(qk_cc *cc, const qk_cc_lost *lost);
+    /** Once per ACK frame that newly acked something, after every on_packet_acked. */
+    void (*on_rate_sample)(qk_cc *cc, const qk_rate_sample *rs);
 } qk_cc_ops;
 
 struct qk_cc {
@@ -93,7 +153,15 @@ struct qk_cc {
     uint64_t congestion_events; /* responses so far; recovery.c reads it to tell a new
                                    response (undo episode) from an ignored event */
     qk_cc_delivered delivered;  /* bytes acknowledged per round trip (slow-start exit) */
-    union {                     /* algorithm state */
+    /* A rate-based controller (BBR) sets these; 0 keeps the pacer on
+     * N * cwnd / srtt (RFC 9002 §7.7). Bytes per second / bytes. */
+    uint64_t pacing_rate_bytes_per_s;
+    uint64_t send_quantum_bytes;
+    /* Set by the controller to ask recovery.c to mark the connection
+     * application-limited (draft-ietf-ccwg-bbr MarkConnectionAppLimited,
+     * used by ProbeRTT); recovery clears it. */
+    bool mark_app_limited;
+    union { /* algorithm state */
         struct qk_cc_reno_state {
             uint64_t bytes_acked; /* congestion avoidance accumulator */
             bool undo_valid;      /* state before the last reduction (spurious-loss undo) */
@@ -155,6 +223,7 @@ struct qk_cc {
             qk_time min_rtt_ns;   /* of the latest ack */
             bool classic;         /* the last CE response was the classic one */
         } prague;
+        struct qk_cc_bbr_state bbr; /* bbr.h */
     } u;
 };
 
@@ -207,6 +276,7 @@ double qk_prague_ai_scale(qk_time srtt_ns);
 /** True when Prague reads the bottleneck as classic ECN: smoothed RTT more
  * than 5 ms above the min RTT. */
 bool qk_prague_classic_queue(const qk_cc *cc);
+extern const qk_cc_ops qk_cc_bbr_ops;
 void qk_cc_reset_common(qk_cc *cc);
 void qk_cc_update_state(qk_cc *cc, bool app_limited);
 /* NewReno growth/reduction with the caller's CA byte accumulator (the union
@@ -215,6 +285,19 @@ void qk_newreno_ack(qk_cc *cc, const qk_cc_ack *ack, uint64_t *ca_acc_bytes);
 void qk_newreno_loss(qk_cc *cc, qk_time sent_time, bool is_ecn, qk_time now,
                      uint64_t *ca_acc_bytes);
 void qk_newreno_persistent(qk_cc *cc, uint64_t *ca_acc_bytes);
+/**
+ * After persistent congestion (RFC 9002 §7.6.2) the window is the minimum;
+ * this starts a recovery period at now so that packets sent before the
+ * outage and acknowledged afterwards (typically in the very ACK that
+ * revealed it: the ACKs for the last flight before a blackhole were lost)
+ * do not grow it back: B.8 resets congestion_recovery_start_time to 0,
+ * after which a 5 s blackhole ended with NewReno's cwnd at 0.5x and
+ * CUBIC's at 0.7x of its pre-outage size within the same ACK (issue 18
+ * item 3; tests/sim/test_bbr_blackhole.c). Growth resumes with the first
+ * packet sent after it. Never fails.
+ */
+void qk_cc_persistent_recovery(qk_cc *cc, qk_time now);
+
 /** True when a packet sent at sent_time belongs to the current recovery period. */
 bool qk_cc_in_recovery_period(const qk_cc *cc, qk_time sent_time);
 
@@ -256,10 +339,10 @@ uint64_t qk_cc_reduction_base(const qk_cc *cc);
  */
 bool qk_cc_early_loss(const qk_cc *cc, qk_time sent_time, bool is_ecn);
 
-/** Name of an algorithm ("newreno", "cubic", "dctcp", "prague"), or "unknown". */
+/** Name of an algorithm ("newreno", "cubic", "dctcp", "bbr", "prague"), or "unknown". */
 const char *qk_cc_algo_name(qk_cc_algo algo);
 
-/** Parse "reno"/"newreno"/"cubic"/"dctcp"/"prague"; returns the algo or QK_ERR_INVALID_ARG. */
+/** Parse "reno"/"newreno"/"cubic"/"dctcp"/"bbr"/"prague"; returns the algo or QK_ERR_INVALID_ARG. */
 int qk_cc_algo_parse(const char *name);
 
 #endif

@@ -246,11 +246,10 @@ static void cubic_on_congestion_event(qk_cc *cc, qk_time sent_time, bool is_ecn,
 
 static void cubic_on_persistent_congestion(qk_cc *cc, qk_time now)
 {
-    (void)now;
-    /* RFC 9002 §7.6.2: minimum window; RFC 9438 §4.8: restart the epoch. */
+    /* RFC 9002 §7.6.2: minimum window; RFC 9438 §4.8: restart the epoch;
+     * packets sent before now do not grow it (qk_cc_persistent_recovery). */
     cc->cwnd_bytes = qk_cc_min_window(cc);
-    cc->recovery_start_time = 0;
-    cc->in_recovery = false;
+    qk_cc_persistent_recovery(cc, now);
     cc->u.cubic.in_epoch = false;
     cc->u.cubic.undo.valid = false;
     cc->u.cubic.frac_bytes = 0;

@@ -80,8 +80,9 @@ static void dctcp_on_congestion_event(qk_cc *cc, qk_time sent_time, bool is_ecn,
 
 static void dctcp_on_persistent_congestion(qk_cc *cc, qk_time now)
 {
-    (void)now;
     qk_newreno_persistent(cc, &cc->u.dctcp.bytes_acked);
+    qk_cc_persistent_recovery(cc, now);
+    qk_cc_update_state(cc, false);
 }
 
 const qk_cc_ops qk_cc_dctcp_ops = {

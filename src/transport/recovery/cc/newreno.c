@@ -117,9 +117,10 @@ static void newreno_on_spurious_loss(qk_cc *cc, qk_time now)
 
 static void newreno_on_persistent_congestion(qk_cc *cc, qk_time now)
 {
-    (void)now;
     cc->u.reno.undo_valid = false;
     qk_newreno_persistent(cc, &cc->u.reno.bytes_acked);
+    qk_cc_persistent_recovery(cc, now);
+    qk_cc_update_state(cc, false);
 }
 
 static void newreno_on_ecn(qk_cc *cc, uint64_t ce_delta_pkts, uint64_t acked_bytes, qk_time now)

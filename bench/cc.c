@@ -1,0 +1,218 @@
+/*
+ * bench_cc: one simulator run of the congestion-control matrix
+ * (bench/cc.sh, docs/experiments/congestion.md); prints one CSV row.
+ *
+ *   bench_cc one CC RATE_MBIT RTT_MS LOSS_PCT BUF_BDP DUR_S SEED [REORDER_MS REORDER_PCT]
+ *     one download over a symmetric p2p path (drop-tail queues of BUF_BDP x
+ *     BDP, Bernoulli loss on the data direction, optional reordering);
+ *     row: cc,rate_mbit,rtt_ms,loss_pct,buf_bdp,goodput_mbit,util_pct,
+ *          qd_p50_ms,qd_p95_ms,retx_pct,spurious_pct,ok
+ *     goodput over the whole run; queueing delay of the data link sampled
+ *     every 5 ms from 2 s on (after Startup / slow start).
+ *
+ *   bench_cc two CC1 CC2 RATE_MBIT RTT1_MS RTT2_MS BUF_BDP DUR_S SEED
+ *     two uploads through one bottleneck (dumbbell: each sender has its own
+ *     access link, so its own RTT; the BDP is the one of RTT1), starting
+ *     together; row: cc1,cc2,rate_mbit,rtt1_ms,rtt2_ms,buf_bdp,
+ *          goodput1_mbit,goodput2_mbit,share1_pct,util_pct,ok
+ *     goodput over the second half of the run.
+ *
+ * CC: reno, cubic or bbr.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <quack/sim.h>
+
+#include "sim/flow_quic.h"
+
+#define MS QK_NS_PER_MS
+#define S  QK_NS_PER_S
+
+static int parse_cc(const char *s, qk_cc_kind *out)
+{
+    if (!strcmp(s, "reno") || !strcmp(s, "newreno"))
+        *out = QK_CONFIG_CC_NEWRENO;
+    else if (!strcmp(s, "cubic"))
+        *out = QK_CONFIG_CC_CUBIC;
+    else if (!strcmp(s, "bbr"))
+        *out = QK_CONFIG_CC_BBR;
+    else
+        return -1;
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static qk_simq *flow(qk_sim *sim, int c, int s, uint16_t port, qk_cc_kind cc, bool upload,
+                     qk_time dur, uint64_t win)
+{
+    qk_simq_cfg cfg = {.duration_ns = dur, .cc = cc, .upload = upload, .window_bytes = win};
+    int err = 0;
+    qk_simq *q = qk_simq_new(sim, c, s, port, &cfg, &err);
+    if (!q) fprintf(stderr, "bench_cc: qk_simq_new: %d\n", err);
+    return q;
+}
+
+/* Let the transfer drain (its FIN was written at the end of the run):
+ * "ok" = completed, every byte matched and the hashes of what was written
+ * and read are equal; "slow" = no byte differed but the buffered data did
+ * not drain within `until` (a starved loss-based flow); "MISMATCH". */
+static const char *finish(qk_sim *sim, qk_simq *q, qk_time until)
+{
+    while (qk_sim_now(sim) < until && !qk_simq_result_get(q)->done)
+        qk_sim_run(sim, qk_sim_now(sim) + 100 * MS);
+    const qk_simq_result *r = qk_simq_result_get(q);
+    if (r->mismatch || (r->done && r->hash_written != r->hash_read)) return "MISMATCH";
+    return r->done ? "ok" : "slow";
+}
+
+static int run_one(char **a, int n)
+{
+    if (n < 7) return 2;
+    qk_cc_kind cc;
+    if (parse_cc(a[0], &cc)) return 2;
+    double rate_mbit = atof(a[1]), rtt_ms = atof(a[2]), loss_pct = atof(a[3]);
+    double buf_bdp = atof(a[4]), dur_s = atof(a[5]);
+    uint64_t seed = strtoull(a[6], NULL, 10);
+    double reo_ms = n >= 9 ? atof(a[7]) : 0, reo_pct = n >= 9 ? atof(a[8]) : 0;
+    uint64_t rate = (uint64_t)(rate_mbit * 1e6);
+    uint64_t bdp = (uint64_t)(rate_mbit * 1e6 / 8 * rtt_ms / 1e3);
+    qk_sim_link_cfg l;
+    memset(&l, 0, sizeof l);
+    l.rate_bps = rate;
+    l.delay_ns = (qk_time)(rtt_ms / 2 * MS);
+    l.limit_bytes = (uint64_t)(buf_bdp * (double)bdp);
+    if (l.limit_bytes < 15000) l.limit_bytes = 15000;
+    qk_sim_link_cfg d = l;
+    if (loss_pct > 0) {
+        d.loss = QK_SIM_LOSS_BERNOULLI;
+        d.loss_p = loss_pct / 100;
+    }
+    d.reorder_p = reo_pct / 100;
+    d.reorder_delay_ns = (qk_time)(reo_ms * MS);
+    qk_sim *sim = qk_sim_new(seed);
+    int ha = qk_sim_host_add(sim, "a", 0x0a000001), hb = qk_sim_host_add(sim, "b", 0x0a000002);
+    int fwd = qk_sim_link_add(sim, "forward", ha, hb, &l);
+    int ret = qk_sim_link_add(sim, "return", hb, ha, &d);
+    qk_sim_route_add(sim, ha, -1, fwd);
+    qk_sim_route_add(sim, hb, -1, ret);
+    qk_time dur = (qk_time)(dur_s * S);
+    uint64_t win = 2 * (bdp + l.limit_bytes);
+    qk_simq *q = flow(sim, ha, hb, 4433, cc, false, dur, win < (1u << 20) ? 1u << 20 : win);
+    if (!q) return 1;
+    size_t cap = (size_t)(dur / (5 * MS)) + 2, nq = 0;
+    double *qd = calloc(cap, sizeof *qd);
+    for (qk_time t = 2 * S; t < dur && nq < cap; t += 5 * MS) {
+        qk_sim_run(sim, t);
+        qd[nq++] = (double)qk_sim_link_stats_get(sim, ret)->queue_bytes * 8 / (double)rate * 1e3;
+    }
+    qk_sim_run(sim, dur);
+    const qk_simq_result *r = qk_simq_result_get(q);
+    double goodput = (double)r->read_bytes * 8 / dur_s / 1e6;
+    double util =
+        (double)qk_sim_link_stats_get(sim, ret)->delivered_bytes * 8 / dur_s / (double)rate;
+    uint64_t sent = r->server_stats.pkts_sent, lost = r->server_stats.pkts_lost;
+    uint64_t spur = r->server_stats.pkts_spurious;
+    qsort(qd, nq, sizeof *qd, cmp_double);
+    const char *ok = finish(sim, q, dur + 60 * S);
+    printf("%s,%g,%g,%g,%g,%.2f,%.1f,%.1f,%.1f,%.3f,%.3f,%s\n", a[0], rate_mbit, rtt_ms, loss_pct,
+           buf_bdp, goodput, util * 100, nq ? qd[nq / 2] : 0, nq ? qd[nq * 95 / 100] : 0,
+           sent ? 100.0 * (double)lost / (double)sent : 0,
+           sent ? 100.0 * (double)spur / (double)sent : 0, ok);
+    free(qd);
+    qk_sim_del(sim);
+    qk_simq_del(q);
+    return 0;
+}
+
+/* Dumbbell: senders s1, s2 -> left -> (bottleneck) -> right -> r; the
+ * access links carry each sender's extra delay, the bottleneck 1 ms. */
+static int run_two(char **a, int n)
+{
+    if (n < 8) return 2;
+    qk_cc_kind cc1, cc2;
+    if (parse_cc(a[0], &cc1) || parse_cc(a[1], &cc2)) return 2;
+    double rate_mbit = atof(a[2]), rtt1 = atof(a[3]), rtt2 = atof(a[4]);
+    double buf_bdp = atof(a[5]), dur_s = atof(a[6]);
+    uint64_t seed = strtoull(a[7], NULL, 10);
+    uint64_t rate = (uint64_t)(rate_mbit * 1e6);
+    uint64_t bdp = (uint64_t)(rate_mbit * 1e6 / 8 * rtt1 / 1e3);
+    qk_sim *sim = qk_sim_new(seed);
+    int left = qk_sim_host_add(sim, "left", 0x0a000001);
+    int right = qk_sim_host_add(sim, "right", 0x0a000002);
+    int r = qk_sim_host_add(sim, "r", 0x0a000201);
+    qk_sim_link_cfg bn, ideal, edge;
+    memset(&bn, 0, sizeof bn);
+    memset(&ideal, 0, sizeof ideal);
+    bn.rate_bps = rate;
+    bn.delay_ns = MS / 2;
+    bn.limit_bytes = (uint64_t)(buf_bdp * (double)bdp);
+    qk_sim_link_cfg back = bn;
+    back.limit_bytes = 0;
+    edge = ideal;
+    edge.delay_ns = MS / 2;
+    int f = qk_sim_link_add(sim, "forward", left, right, &bn);
+    int rt = qk_sim_link_add(sim, "return", right, left, &back);
+    qk_sim_route_add(sim, left, -1, f);
+    qk_sim_route_add(sim, right, -1, rt);
+    int eu = qk_sim_link_add(sim, "edge.up", r, right, &edge);
+    int ed = qk_sim_link_add(sim, "edge.down", right, r, &edge);
+    qk_sim_route_add(sim, r, -1, eu);
+    qk_sim_route_add(sim, right, r, ed);
+    double rtts[2] = {rtt1, rtt2};
+    int hs[2];
+    for (int i = 0; i < 2; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "s%d", i + 1);
+        hs[i] = qk_sim_host_add(sim, name, 0x0a000101u + (uint32_t)i);
+        qk_sim_link_cfg acc = ideal;
+        acc.delay_ns = (qk_time)((rtts[i] / 2 - 1) * MS); /* + 2 x 0.5 ms */
+        snprintf(name, sizeof name, "acc%d.up", i + 1);
+        int up = qk_sim_link_add(sim, name, hs[i], left, &acc);
+        snprintf(name, sizeof name, "acc%d.down", i + 1);
+        int down = qk_sim_link_add(sim, name, left, hs[i], &acc);
+        qk_sim_route_add(sim, hs[i], -1, up);
+        qk_sim_route_add(sim, left, hs[i], down);
+    }
+    qk_time dur = (qk_time)(dur_s * S);
+    uint64_t win = 4 * (bdp + bn.limit_bytes) + (4u << 20);
+    qk_simq *q1 = flow(sim, hs[0], r, 4433, cc1, true, dur, win);
+    qk_simq *q2 = flow(sim, hs[1], r, 4434, cc2, true, dur, win);
+    if (!q1 || !q2) return 1;
+    qk_sim_run(sim, dur / 2);
+    uint64_t r1 = qk_simq_result_get(q1)->read_bytes, r2 = qk_simq_result_get(q2)->read_bytes;
+    uint64_t l0 = qk_sim_link_stats_get(sim, f)->delivered_bytes;
+    qk_sim_run(sim, dur);
+    double half = dur_s / 2;
+    double g1 = (double)(qk_simq_result_get(q1)->read_bytes - r1) * 8 / half / 1e6;
+    double g2 = (double)(qk_simq_result_get(q2)->read_bytes - r2) * 8 / half / 1e6;
+    double util =
+        (double)(qk_sim_link_stats_get(sim, f)->delivered_bytes - l0) * 8 / half / (double)rate;
+    const char *ok1 = finish(sim, q1, dur + 60 * S), *ok2 = finish(sim, q2, dur + 60 * S);
+    const char *ok = strcmp(ok1, "ok") ? ok1 : ok2;
+    printf("%s,%s,%g,%g,%g,%g,%.2f,%.2f,%.1f,%.1f,%s\n", a[0], a[1], rate_mbit, rtt1, rtt2, buf_bdp,
+           g1, g2, g1 + g2 > 0 ? 100 * g1 / (g1 + g2) : 0, util * 100, ok);
+    qk_sim_del(sim);
+    qk_simq_del(q1);
+    qk_simq_del(q2);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int rc = 2;
+    if (argc >= 2 && !strcmp(argv[1], "one")) rc = run_one(argv + 2, argc - 2);
+    if (argc >= 2 && !strcmp(argv[1], "two")) rc = run_two(argv + 2, argc - 2);
+    if (rc == 2)
+        fprintf(stderr, "usage: bench_cc one CC RATE_MBIT RTT_MS LOSS_PCT BUF_BDP DUR_S SEED "
+                        "[REORDER_MS REORDER_PCT]\n"
+                        "       bench_cc two CC1 CC2 RATE_MBIT RTT1_MS RTT2_MS BUF_BDP DUR_S "
+                        "SEED\n");
+    return rc;
+}

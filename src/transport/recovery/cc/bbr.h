@@ -1,0 +1,121 @@
+/* BBR (BBRv3) state, draft-ietf-ccwg-bbr (revision -06 and the editor's
+ * copy of 2026-08, commit 4ce5e87). Included by cc.h for the union in
+ * qk_cc; the algorithm is in bbr.c. Rates in bytes per second, volumes in
+ * bytes, times in ns. Gains in percent. */
+#ifndef QK_TRANSPORT_CC_BBR_H
+#define QK_TRANSPORT_CC_BBR_H
+
+#include <quack/common.h>
+#include <stdbool.h>
+
+/** A windowed max filter keeping the best three samples (Kathleen
+ * Nichols' algorithm); time is any monotonic counter (rounds here). */
+typedef struct qk_winmax {
+    struct {
+        uint64_t t;
+        uint64_t v;
+    } s[3];
+} qk_winmax;
+
+/** Reset the filter to one sample. Never fails. */
+void qk_winmax_reset(qk_winmax *m, uint64_t t, uint64_t v);
+/** Add sample v at time t, window win; returns the windowed max. Never fails. */
+uint64_t qk_winmax_update(qk_winmax *m, uint64_t win, uint64_t t, uint64_t v);
+/** Current maximum. */
+static inline uint64_t qk_winmax_get(const qk_winmax *m)
+{
+    return m->s[0].v;
+}
+
+typedef enum qk_bbr_mode {
+    QK_BBR_STARTUP = 0,
+    QK_BBR_DRAIN,
+    QK_BBR_PROBE_BW_DOWN,
+    QK_BBR_PROBE_BW_CRUISE,
+    QK_BBR_PROBE_BW_REFILL,
+    QK_BBR_PROBE_BW_UP,
+    QK_BBR_PROBE_RTT,
+    QK_BBR_NONE, /* undo_state: nothing to undo */
+} qk_bbr_mode;
+
+typedef enum qk_bbr_ack_phase {
+    QK_BBR_ACKS_INIT = 0,
+    QK_BBR_ACKS_REFILLING,
+    QK_BBR_ACKS_PROBE_STARTING,
+    QK_BBR_ACKS_PROBE_FEEDBACK,
+    QK_BBR_ACKS_PROBE_STOPPING,
+} qk_bbr_ack_phase;
+
+#define QK_BBR_INF UINT64_MAX
+
+struct qk_cc_bbr_state {
+    uint8_t mode; /* qk_bbr_mode */
+    uint8_t ack_phase;
+    uint8_t undo_mode;
+    uint32_t pacing_gain_pct;
+    uint32_t cwnd_gain_pct;
+    /* model */
+    uint64_t max_bw_slot[2]; /* BBR.max_bw_filter: previous and current cycle */
+    uint64_t max_bw;         /* BBR.max_bw */
+    uint64_t bw_shortterm;   /* BBR.bw_shortterm (QK_BBR_INF = unset) */
+    uint64_t bw;             /* BBR.bw = min(max_bw, bw_shortterm) */
+    uint64_t bw_latest, inflight_latest;
+    uint64_t inflight_longterm, inflight_shortterm;
+    uint64_t max_inflight;
+    qk_time min_rtt_ns; /* QK_TIME_INFINITE = none */
+    qk_time min_rtt_stamp;
+    qk_time probe_rtt_min_delay_ns;
+    qk_time probe_rtt_min_stamp;
+    bool probe_rtt_expired;
+    qk_time probe_rtt_done_stamp;
+    bool probe_rtt_round_done;
+    uint64_t prior_cwnd;
+    bool idle_restart;
+    /* rounds */
+    uint64_t next_round_delivered;
+    uint64_t round_count;
+    bool round_start;
+    uint64_t rounds_since_probe_up;
+    uint64_t loss_round_delivered;
+    bool loss_round_start;
+    bool is_loss_in_round;
+    uint64_t loss_events_in_round; /* discontiguous lost ranges (Startup high loss) */
+    uint64_t last_lost_pn;
+    bool last_lost_valid;
+    uint64_t recovery_round; /* round_count when recovery started */
+    /* Loss-rate gate on the short-term loss response (bbr.c, an extension). */
+    bool loss_gate;                      /* on by default */
+    bool round_ce;                       /* a CE mark in this loss round */
+    uint64_t round_lost_bytes;           /* lost since the round's first loss */
+    uint64_t round_loss_first_delivered; /* C.delivered at the round's first loss */
+    /* Startup */
+    bool full_bw_reached, full_bw_now;
+    uint64_t full_bw;
+    uint32_t full_bw_count;
+    uint64_t drain_start_round;
+    /* ProbeBW */
+    bool is_bw_probe_sample;
+    uint64_t bw_probe_up_acked, probe_up_acked_per_inc;
+    uint32_t bw_probe_up_rounds;
+    qk_time bw_probe_wait_ns;
+    qk_time cycle_stamp;
+    bool prev_probe_too_high, prev_probe_precautionary;
+    /* aggregation */
+    qk_time extra_acked_interval_start;
+    uint64_t extra_acked_delivered;
+    qk_winmax extra_acked_filter;
+    uint64_t extra_acked;
+    /* undo */
+    uint64_t undo_bw_shortterm, undo_inflight_shortterm, undo_inflight_longterm;
+    qk_time undo_recovery_start_time;
+    /* view of the connection, refreshed on each callback */
+    uint64_t inflight;
+    uint64_t delivered;
+    bool cwnd_limited;
+    qk_time pc_time;      /* persistent congestion declared at (valid if pc_valid) */
+    bool pc_valid;        /* no packet sent after pc_time acked yet */
+    uint64_t stale_acked; /* bytes acked in this ACK that were sent before pc_time */
+    uint64_t rng;         /* xorshift state for PickProbeWait (seeded from the init time) */
+};
+
+#endif

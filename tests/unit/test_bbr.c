@@ -1,0 +1,513 @@
+/* BBRv3 (src/transport/recovery/cc/bbr.c, draft-ietf-ccwg-bbr): the filters and
+ * every state transition, driven with synthetic rate samples. One
+ * synthetic ACK per round unless a test says otherwise. */
+#include "qk_test.h"
+#include "transport/recovery/cc/cc.h"
+
+#include <string.h>
+
+#define MS   QK_NS_PER_MS
+#define MDS  1200u
+#define RATE 12500000u /* 100 Mbit/s in bytes per second */
+#define RTT  (50 * MS)
+#define BDP  625000u /* RATE x RTT */
+
+typedef struct drv {
+    qk_cc cc;
+    qk_time now;
+    uint64_t delivered, lost;
+} drv;
+
+static void drv_init(drv *d)
+{
+    memset(d, 0, sizeof *d);
+    assert_int_equal(qk_cc_init(&d->cc, QK_CC_BBR, MDS, 0), 0);
+}
+
+static const struct qk_cc_bbr_state *st(const drv *d)
+{
+    return &d->cc.u.bbr;
+}
+
+/* One ACK, one round later (new_round) or within the round. */
+static void ack_ex(drv *d, uint64_t rate, uint64_t inflight, qk_time rtt, bool app_limited,
+                   bool new_round)
+{
+    uint64_t newly = 100 * MDS;
+    qk_rate_sample rs = {0};
+    d->now += new_round ? RTT : MS;
+    rs.now = d->now;
+    rs.has_data = true;
+    rs.delivery_rate_bytes_per_s = rate;
+    rs.is_app_limited = app_limited;
+    uint64_t next = d->cc.u.bbr.next_round_delivered;
+    rs.prior_delivered_bytes = new_round ? d->delivered : (next ? next - 1 : 0);
+    rs.delivered_bytes = (uint64_t)((unsigned __int128)rate * RTT / QK_NS_PER_S);
+    rs.interval_ns = RTT;
+    rs.has_rtt = true;
+    rs.rtt_ns = rtt;
+    rs.tx_in_flight_bytes = inflight;
+    rs.lost_bytes = 0;
+    rs.newly_acked_bytes = newly;
+    d->delivered += newly;
+    rs.total_delivered_bytes = d->delivered;
+    rs.total_lost_bytes = d->lost;
+    rs.bytes_in_flight = inflight;
+    qk_cc_ack a = {.now = d->now,
+                   .sent_time = d->now - rtt,
+                   .bytes = newly,
+                   .smoothed_rtt_ns = rtt,
+                   .min_rtt_ns = rtt,
+                   .latest_rtt_ns = rtt};
+    d->cc.ops->on_packet_acked(&d->cc, &a);
+    d->cc.ops->on_rate_sample(&d->cc, &rs);
+    d->cc.mark_app_limited = false; /* recovery.c would consume it */
+}
+
+static void ack(drv *d, uint64_t rate, uint64_t inflight)
+{
+    ack_ex(d, rate, inflight, RTT, false, true);
+}
+
+static void transmit(drv *d, uint64_t inflight_before, bool cwnd_limited, bool app_limited)
+{
+    qk_cc_sent s = {.now = d->now,
+                    .bytes = MDS,
+                    .bytes_in_flight_before = inflight_before,
+                    .conn_app_limited = app_limited,
+                    .cwnd_limited = cwnd_limited};
+    d->cc.ops->on_transmit(&d->cc, &s);
+}
+
+static void lose(drv *d, uint64_t pn, uint64_t tx_in_flight, uint64_t lost_at_send)
+{
+    d->lost += MDS;
+    qk_cc_lost l = {.now = d->now,
+                    .sent_time = d->now - RTT,
+                    .pn = pn,
+                    .bytes = MDS,
+                    .tx_in_flight_bytes = tx_in_flight,
+                    .lost_at_send_bytes = lost_at_send,
+                    .total_lost_bytes = d->lost,
+                    .total_delivered_bytes = d->delivered};
+    d->cc.ops->on_packet_lost(&d->cc, &l);
+}
+
+/* Startup at a constant rate until the plateau is found, then drain. */
+static void to_probe_bw(drv *d)
+{
+    drv_init(d);
+    for (int i = 0; i < 10 && st(d)->mode == QK_BBR_STARTUP; i++) ack(d, RATE, 2 * BDP);
+    assert_int_equal(st(d)->mode, QK_BBR_DRAIN);
+    /* Drain ends after 3 rounds; inflight stays above the BDP, so DOWN holds. */
+    for (int i = 0; i < 4; i++) ack(d, RATE, BDP + 10 * MDS);
+    assert_int_equal(st(d)->mode, QK_BBR_PROBE_BW_DOWN);
+}
+
+static void test_winmax(void **state)
+{
+    (void)state;
+    qk_winmax m;
+    qk_winmax_reset(&m, 0, 0);
+    assert_int_equal(qk_winmax_update(&m, 10, 0, 100), 100);
+    assert_int_equal(qk_winmax_update(&m, 10, 3, 50), 100);
+    assert_int_equal(qk_winmax_update(&m, 10, 6, 70), 100);
+    assert_int_equal(qk_winmax_update(&m, 10, 10, 20), 100); /* 100 is 10 old: still in */
+    assert_int_equal(qk_winmax_update(&m, 10, 11, 20), 70);  /* 100 expired, 70 (t=6) next */
+    assert_int_equal(qk_winmax_update(&m, 10, 17, 10), 20);  /* 70 expired too */
+    assert_int_equal(qk_winmax_update(&m, 10, 18, 300), 300);
+    assert_int_equal(qk_winmax_get(&m), 300);
+    /* Window 1 (Startup's extra_acked): only the last round counts. */
+    qk_winmax_reset(&m, 0, 0);
+    qk_winmax_update(&m, 1, 5, 900);
+    assert_int_equal(qk_winmax_update(&m, 1, 7, 10), 10);
+}
+
+static void test_init(void **state)
+{
+    (void)state;
+    drv d;
+    drv_init(&d);
+    assert_int_equal(st(&d)->mode, QK_BBR_STARTUP);
+    assert_int_equal(st(&d)->pacing_gain_pct, 277);
+    assert_int_equal(st(&d)->cwnd_gain_pct, 200);
+    assert_string_equal(d.cc.ops->name, "bbr");
+    /* §5.6.2 InitPacingRate: 2.77 x initial cwnd / 1 ms. */
+    assert_int_equal(d.cc.pacing_rate_bytes_per_s, 12000u * 1000 * 277 / 100);
+    assert_int_equal(d.cc.cwnd_bytes, 12000);
+    assert_true(qk_cc_in_slow_start(&d.cc));
+}
+
+static void test_max_bw_filter(void **state)
+{
+    (void)state;
+    drv d;
+    drv_init(&d);
+    ack(&d, RATE, BDP);
+    assert_int_equal(st(&d)->max_bw, RATE);
+    /* A lower app-limited sample is ignored; a higher one is taken. */
+    ack_ex(&d, RATE / 2, BDP, RTT, true, true);
+    assert_int_equal(st(&d)->max_bw, RATE);
+    ack_ex(&d, 2 * RATE, BDP, RTT, true, true);
+    assert_int_equal(st(&d)->max_bw, 2 * RATE);
+    /* Pacing in Startup: 2.77 x bw x 0.99. */
+    assert_int_equal(d.cc.pacing_rate_bytes_per_s, (uint64_t)2 * RATE * 277 / 100 * 99 / 100);
+}
+
+static void test_startup_to_drain_to_probe_bw(void **state)
+{
+    (void)state;
+    drv d;
+    drv_init(&d);
+    /* Growing bandwidth keeps Startup going (>= 25% per round). */
+    uint64_t r = RATE / 16;
+    for (int i = 0; i < 4; i++, r *= 2) ack(&d, r, BDP);
+    assert_int_equal(st(&d)->mode, QK_BBR_STARTUP);
+    assert_false(st(&d)->full_bw_reached);
+    /* Three rounds without 25% growth: full pipe, Drain (§5.3.1.2). */
+    ack(&d, RATE, 2 * BDP);
+    ack(&d, RATE, 2 * BDP);
+    ack(&d, RATE, 2 * BDP);
+    assert_int_equal(st(&d)->mode, QK_BBR_STARTUP);
+    ack(&d, RATE, 2 * BDP);
+    assert_true(st(&d)->full_bw_reached);
+    assert_int_equal(st(&d)->mode, QK_BBR_DRAIN);
+    assert_int_equal(st(&d)->pacing_gain_pct, 50);
+    assert_false(qk_cc_in_slow_start(&d.cc));
+    /* Drain holds while inflight is above the BDP... */
+    ack(&d, RATE, 2 * BDP);
+    assert_int_equal(st(&d)->mode, QK_BBR_DRAIN);
+    /* ...and ends once it is not (§5.3.2): DOWN, and as inflight is at
+     * most the BDP already, CRUISE on the same ACK (§5.3.3.9). */
+    ack(&d, RATE, BDP);
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_CRUISE);
+    assert_int_equal(d.cc.pacing_rate_bytes_per_s, (uint64_t)RATE * 99 / 100);
+    /* With inflight above the BDP, DOWN paces at 0.9 (§5.6.1). */
+    drv e;
+    to_probe_bw(&e);
+    assert_int_equal(e.cc.u.bbr.pacing_gain_pct, 90);
+    assert_int_equal(e.cc.pacing_rate_bytes_per_s, (uint64_t)RATE * 90 / 100 * 99 / 100);
+}
+
+static void test_drain_exits_on_time(void **state)
+{
+    (void)state;
+    drv d;
+    drv_init(&d);
+    for (int i = 0; i < 10 && st(&d)->mode == QK_BBR_STARTUP; i++) ack(&d, RATE, 3 * BDP);
+    assert_int_equal(st(&d)->mode, QK_BBR_DRAIN);
+    /* inflight never falls: Drain ends after 3 rounds anyway (§5.3.2). */
+    for (int i = 0; i < 3; i++) ack(&d, RATE, 3 * BDP);
+    assert_int_equal(st(&d)->mode, QK_BBR_DRAIN);
+    ack(&d, RATE, 3 * BDP);
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_DOWN);
+}
+
+static void test_probe_bw_cycle(void **state)
+{
+    (void)state;
+    drv d;
+    to_probe_bw(&d);
+    /* DOWN -> CRUISE once inflight <= BDP with headroom (§5.3.3.9). */
+    ack_ex(&d, RATE, BDP / 2, RTT, false, false);
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_CRUISE);
+    assert_int_equal(st(&d)->pacing_gain_pct, 100);
+    /* CRUISE holds until bw_probe_wait (2..3 s) has elapsed. */
+    qk_time wait = st(&d)->bw_probe_wait_ns;
+    assert_true(wait >= 2 * QK_NS_PER_S && wait <= 3 * QK_NS_PER_S);
+    qk_time stamp = st(&d)->cycle_stamp;
+    while (d.now + MS <= stamp + wait) {
+        ack_ex(&d, RATE, BDP / 2, RTT, false, false);
+        assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_CRUISE);
+    }
+    ack_ex(&d, RATE, BDP / 2, RTT, false, false);
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_REFILL);
+    assert_true(st(&d)->bw_shortterm == QK_BBR_INF);
+    /* REFILL -> UP after one round (§5.3.3.3). */
+    ack(&d, RATE, BDP);
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_UP);
+    assert_int_equal(st(&d)->pacing_gain_pct, 125);
+    assert_int_equal(st(&d)->cwnd_gain_pct, 225);
+    assert_true(st(&d)->is_bw_probe_sample);
+    /* UP -> DOWN when bw stops growing for 3 rounds (full_bw_now). */
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_UP);
+        ack(&d, RATE, BDP);
+    }
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_DOWN);
+}
+
+/* Reno-coexistence bound: a small BDP (in packets) probes after that many rounds. */
+static void test_reno_coexistence_probe_time(void **state)
+{
+    (void)state;
+    drv d;
+    to_probe_bw(&d);
+    ack_ex(&d, RATE, BDP / 2, RTT, false, false);
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_CRUISE);
+    /* BDP 625 kB = 520 packets, capped at 63 rounds: after 63 rounds (of
+     * 50 ms: 3.15 s > 3 s, so use a shorter RTT's worth of rounds). */
+    uint64_t rounds = st(&d)->rounds_since_probe_up;
+    assert_true(rounds <= 2);
+    d.cc.u.bbr.bw_probe_wait_ns = 100 * QK_NS_PER_S; /* only the round bound applies */
+    int n = 0;
+    while (st(&d)->mode == QK_BBR_PROBE_BW_CRUISE && n < 100) {
+        ack(&d, RATE, BDP / 2);
+        n++;
+    }
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_REFILL);
+    assert_true(st(&d)->rounds_since_probe_up >= 63);
+}
+
+/* Loss above 2% of the flight while probing: UP -> DOWN, inflight_longterm set. */
+static void test_probe_up_loss_too_high(void **state)
+{
+    (void)state;
+    drv d;
+    to_probe_bw(&d);
+    ack_ex(&d, RATE, BDP / 2, RTT, false, false);
+    d.cc.u.bbr.bw_probe_wait_ns = 0;
+    ack_ex(&d, RATE, BDP / 2, RTT, false, false);
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_REFILL);
+    ack(&d, RATE, BDP);
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_UP);
+    uint64_t target = d.cc.cwnd_bytes < BDP ? d.cc.cwnd_bytes : BDP; /* TargetInflight */
+    /* 1% lost: tolerated. */
+    uint64_t tx = 100 * MDS;
+    lose(&d, 1000, tx, d.lost);
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_UP);
+    /* 3 of 100 lost since it was sent: too high (> 2%). */
+    uint64_t at_send = d.lost - MDS;
+    lose(&d, 1002, tx, at_send);
+    lose(&d, 1004, tx, at_send);
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_DOWN);
+    assert_true(st(&d)->prev_probe_too_high);
+    assert_false(st(&d)->is_bw_probe_sample);
+    assert_int_equal(st(&d)->undo_mode, QK_BBR_PROBE_BW_UP);
+    /* InflightAtLoss: prev = 99 pkts, lost_prev = 2 pkts: prefix =
+     * (0.02 x 99 - 2) / 0.98 < 0 -> 0; longterm = max(99 pkts, 0.7 x target). */
+    uint64_t want = 99 * MDS > target * 70 / 100 ? 99 * MDS : target * 70 / 100;
+    assert_int_equal(st(&d)->inflight_longterm, want);
+    /* The cwnd now respects the long-term bound (§5.6.4.7). */
+    ack(&d, RATE, BDP / 4);
+    assert_true(d.cc.cwnd_bytes <= want);
+}
+
+/* Losses outside probing cut the short-term model once per round by Beta
+ * (the draft's rule: loss_gate off). */
+static void test_short_term_bounds(void **state)
+{
+    (void)state;
+    drv d;
+    to_probe_bw(&d);
+    d.cc.u.bbr.loss_gate = false;
+    ack_ex(&d, RATE, BDP / 2, RTT, false, false);
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_CRUISE);
+    assert_true(st(&d)->bw_shortterm == QK_BBR_INF);
+    lose(&d, 5000, BDP, d.lost);
+    assert_true(st(&d)->is_loss_in_round);
+    /* The round ends with a sample at 60% of the rate: bw_latest is the
+     * round's max (100%), so bw_shortterm = max(latest, 0.7 max_bw). */
+    ack(&d, RATE * 6 / 10, BDP / 2);
+    assert_int_equal(st(&d)->bw_shortterm, RATE);
+    lose(&d, 6000, BDP, d.lost);
+    ack(&d, RATE * 6 / 10, BDP / 2);
+    /* Now bw_latest = 60% of the rate: max(0.6, 0.7 x 1.0) = 0.7. */
+    assert_int_equal(st(&d)->bw_shortterm, (uint64_t)RATE * 70 / 100);
+    assert_int_equal(st(&d)->bw, (uint64_t)RATE * 70 / 100);
+    assert_true(st(&d)->inflight_shortterm != QK_BBR_INF);
+    assert_true(d.cc.cwnd_bytes <= st(&d)->inflight_shortterm);
+}
+
+/* The loss-rate gate (bbr.c extension): a round losing 1% of what it
+ * carried leaves the short-term model alone; 3% or a CE mark does not. */
+static void test_loss_gate(void **state)
+{
+    (void)state;
+    drv d;
+    to_probe_bw(&d);
+    ack_ex(&d, RATE, BDP / 2, RTT, false, false);
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_CRUISE);
+    assert_true(st(&d)->loss_gate);
+    /* 1 packet lost, then a round delivering 100 packets (one ACK). */
+    lose(&d, 5000, BDP, d.lost);
+    ack(&d, RATE * 6 / 10, BDP / 2);
+    assert_true(st(&d)->bw_shortterm == QK_BBR_INF);
+    assert_false(st(&d)->is_loss_in_round);
+    /* 3 lost of 103: above 2%; bw_latest is 60% of the rate: 0.7 x max_bw. */
+    for (uint64_t k = 0; k < 3; k++) lose(&d, 6000 + 2 * k, BDP, d.lost);
+    ack(&d, RATE * 6 / 10, BDP / 2);
+    assert_int_equal(st(&d)->bw_shortterm, (uint64_t)RATE * 70 / 100);
+    /* A CE mark counts whatever the rate. */
+    drv e;
+    to_probe_bw(&e);
+    ack_ex(&e, RATE, BDP / 2, RTT, false, false);
+    e.cc.ops->on_congestion_event(&e.cc, e.now - RTT, true, e.now);
+    ack(&e, RATE * 6 / 10, BDP / 2);
+    assert_int_equal(e.cc.u.bbr.bw_shortterm, RATE);
+}
+
+static void test_probe_rtt(void **state)
+{
+    (void)state;
+    drv d;
+    to_probe_bw(&d);
+    /* RTT samples above the minimum for 5 s: ProbeRTT (§5.3.4.3). */
+    qk_time start = d.now;
+    while (d.now < start + 5 * QK_NS_PER_S + RTT && st(&d)->mode != QK_BBR_PROBE_RTT)
+        ack_ex(&d, RATE, BDP / 2, RTT + 10 * MS, false, true);
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_RTT);
+    assert_int_equal(st(&d)->cwnd_gain_pct, 50);
+    uint64_t saved = st(&d)->prior_cwnd;
+    assert_true(saved > 0);
+    /* cwnd = max(0.5 BDP, 4 packets) */
+    assert_int_equal(d.cc.cwnd_bytes, BDP / 2);
+    /* Inflight reaches the ProbeRTT cwnd: 200 ms and one round to go. */
+    ack_ex(&d, RATE, BDP / 2, RTT, false, true);
+    assert_true(st(&d)->probe_rtt_done_stamp != 0);
+    qk_time done = st(&d)->probe_rtt_done_stamp;
+    while (d.now <= done) {
+        assert_int_equal(st(&d)->mode, QK_BBR_PROBE_RTT);
+        ack_ex(&d, RATE, BDP / 2, RTT, false, true);
+    }
+    /* Out, into CRUISE (full bw was reached), cwnd restored (then bounded). */
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_CRUISE);
+    assert_int_equal(st(&d)->min_rtt_ns, RTT);
+}
+
+static void test_startup_high_loss(void **state)
+{
+    (void)state;
+    drv d;
+    drv_init(&d);
+    uint64_t r = RATE / 16;
+    for (int i = 0; i < 3; i++, r *= 2) ack(&d, r, BDP);
+    /* A loss event starts recovery; a round later, 6 discontiguous ranges
+     * with > 2% of the flight lost exit Startup (§5.3.1.3). */
+    lose(&d, 10, BDP, 0);
+    d.cc.ops->on_congestion_event(&d.cc, d.now - RTT, false, d.now);
+    assert_true(d.cc.in_recovery);
+    ack_ex(&d, r, BDP, RTT, false, true);
+    assert_int_equal(st(&d)->mode, QK_BBR_STARTUP);
+    for (uint64_t k = 0; k < 5; k++) lose(&d, 100 + 2 * k, 100 * MDS, 0);
+    assert_int_equal(st(&d)->mode, QK_BBR_STARTUP);
+    lose(&d, 120, 100 * MDS, 0);
+    assert_int_equal(st(&d)->mode, QK_BBR_DRAIN);
+    assert_true(st(&d)->full_bw_reached);
+    assert_int_equal(st(&d)->undo_mode, QK_BBR_STARTUP);
+    /* A spurious-loss undo returns to Startup (§5.5.11.2). */
+    d.cc.ops->on_spurious_loss(&d.cc, d.now);
+    assert_int_equal(st(&d)->mode, QK_BBR_STARTUP);
+    assert_false(st(&d)->full_bw_reached);
+    assert_false(d.cc.in_recovery);
+}
+
+static void test_recovery_restores_cwnd(void **state)
+{
+    (void)state;
+    drv d;
+    to_probe_bw(&d);
+    uint64_t before = d.cc.cwnd_bytes;
+    lose(&d, 7000, BDP, d.lost);
+    d.cc.ops->on_congestion_event(&d.cc, d.now - RTT, false, d.now);
+    assert_true(d.cc.in_recovery);
+    assert_int_equal(st(&d)->prior_cwnd, before);
+    assert_int_equal(d.cc.congestion_events, 1);
+    /* An older packet's loss does not start another episode. */
+    d.cc.ops->on_congestion_event(&d.cc, d.now - 2 * RTT, false, d.now);
+    assert_int_equal(d.cc.congestion_events, 1);
+    /* A packet sent after the episode began is acked: recovery ends. */
+    d.now += RTT + MS;
+    qk_cc_ack a = {.now = d.now, .sent_time = d.now - RTT, .bytes = MDS, .smoothed_rtt_ns = RTT};
+    d.cc.ops->on_packet_acked(&d.cc, &a);
+    assert_false(d.cc.in_recovery);
+    assert_true(d.cc.cwnd_bytes >= before);
+}
+
+/* Persistent congestion (RFC 9002 §7.6): the window collapses and an ACK
+ * right after it does not bring back the pre-outage window. */
+static void test_persistent_congestion(void **state)
+{
+    (void)state;
+    drv d;
+    to_probe_bw(&d);
+    ack_ex(&d, RATE, BDP, RTT, false, false);
+    uint64_t before = d.cc.cwnd_bytes;
+    assert_true(before >= BDP);
+    lose(&d, 9000, BDP, d.lost);
+    d.cc.ops->on_congestion_event(&d.cc, d.now - RTT, false, d.now);
+    d.cc.ops->on_persistent_congestion(&d.cc, d.now);
+    assert_int_equal(d.cc.cwnd_bytes, 2 * MDS);
+    ack_ex(&d, RATE / 100, 2 * MDS, RTT, false, true); /* acks 100 packets */
+    assert_true(d.cc.cwnd_bytes <= 2 * MDS + 100 * MDS);
+    assert_true(d.cc.cwnd_bytes < before / 4);
+}
+
+/* Restart from idle in ProbeBW paces at bw x 1 at once (§5.4.1). */
+static void test_idle_restart(void **state)
+{
+    (void)state;
+    drv d;
+    to_probe_bw(&d);
+    assert_int_equal(st(&d)->pacing_gain_pct, 90);
+    transmit(&d, 0, false, true);
+    assert_true(st(&d)->idle_restart);
+    assert_int_equal(d.cc.pacing_rate_bytes_per_s, (uint64_t)RATE * 99 / 100);
+    /* Data delivered clears it. */
+    ack_ex(&d, RATE, MDS, RTT, true, false);
+    assert_false(st(&d)->idle_restart);
+}
+
+/* CE marks are congestion: a CE fraction above 2% ends a probe. */
+static void test_ecn_ends_probe(void **state)
+{
+    (void)state;
+    drv d;
+    to_probe_bw(&d);
+    ack_ex(&d, RATE, BDP / 2, RTT, false, false);
+    d.cc.u.bbr.bw_probe_wait_ns = 0;
+    ack_ex(&d, RATE, BDP / 2, RTT, false, false);
+    ack(&d, RATE, BDP);
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_UP);
+    d.cc.ops->on_congestion_event(&d.cc, d.now - RTT, true, d.now);
+    assert_true(st(&d)->is_loss_in_round);
+    d.cc.ops->on_ecn(&d.cc, 20, 10 * MDS, d.now); /* 24 kB of ~625 kB > 2% */
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_DOWN);
+}
+
+/* §5.6.3 send quantum: 1 ms of pacing, within [2 MDS, 64 KB]. */
+static void test_send_quantum(void **state)
+{
+    (void)state;
+    drv d;
+    to_probe_bw(&d);
+    assert_int_equal(d.cc.send_quantum_bytes, d.cc.pacing_rate_bytes_per_s / 1000);
+    drv_init(&d);
+    ack(&d, 100000, 10 * MDS); /* 0.8 Mbit/s: 2.77 x 100 B/ms < 2 MDS */
+    ack(&d, 100000, 10 * MDS);
+    assert_true(d.cc.send_quantum_bytes >= 2 * MDS);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_winmax),
+        cmocka_unit_test(test_init),
+        cmocka_unit_test(test_max_bw_filter),
+        cmocka_unit_test(test_startup_to_drain_to_probe_bw),
+        cmocka_unit_test(test_drain_exits_on_time),
+        cmocka_unit_test(test_probe_bw_cycle),
+        cmocka_unit_test(test_reno_coexistence_probe_time),
+        cmocka_unit_test(test_probe_up_loss_too_high),
+        cmocka_unit_test(test_short_term_bounds),
+        cmocka_unit_test(test_loss_gate),
+        cmocka_unit_test(test_probe_rtt),
+        cmocka_unit_test(test_startup_high_loss),
+        cmocka_unit_test(test_recovery_restores_cwnd),
+        cmocka_unit_test(test_persistent_congestion),
+        cmocka_unit_test(test_idle_restart),
+        cmocka_unit_test(test_ecn_ends_probe),
+        cmocka_unit_test(test_send_quantum),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
