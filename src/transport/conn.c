@@ -103,7 +103,7 @@ static void fill_local_tparams(qk_conn *c)
     }
 }
 
-static int init_tls(qk_conn *c, const char *server_name)
+static int init_tls(qk_conn *c, const char *server_name, const uint8_t *session, size_t session_len)
 {
     const qk_config *cfg = c->cfg;
     qk_tls_config tc;
@@ -117,6 +117,11 @@ static int init_tls(qk_conn *c, const char *server_name)
     tc.server_name = server_name;
     tc.keylog = cfg->keylog;
     tc.keylog_ctx = cfg->keylog_ctx;
+    /* RFC 9001 §4.5-4.6: tickets (server), a session to resume (client), 0-RTT. */
+    tc.tickets = c->is_server && cfg->session_tickets ? cfg->ticket_keys : NULL;
+    tc.early_data = cfg->early_data;
+    tc.session = session;
+    tc.session_len = session_len;
     if (cfg->insecure)
         tc.verify = QK_TLS_VERIFY_INSECURE;
     else if (cfg->has_pin) {
@@ -276,7 +281,12 @@ qk_conn *qk_conn_new_ex(const qk_conn_env *env, const qk_config *cfg, bool is_se
     qk_ackfreq_init(&c->af, &afc);
 
     fill_local_tparams(c);
-    if ((rc = init_tls(c, server_name))) goto fail;
+    const uint8_t *sess = NULL;
+    size_t sess_len = 0;
+    if (!is_server && opts && opts->session_len &&
+        (rc = qk_session_parse(c, opts->session, opts->session_len, &sess, &sess_len)))
+        goto fail;
+    if ((rc = init_tls(c, server_name, sess, sess_len))) goto fail;
     if ((rc = qk_conn_env_add_cid(c, &c->lcid[0].cid))) goto fail;
     if (is_server && (rc = qk_conn_env_add_cid(c, &c->initial_dcid))) goto fail;
     c->idle_timeout_ns = cfg->idle_timeout_ns;
@@ -307,6 +317,7 @@ void qk_conn_del(qk_conn *c)
         qk_pkt_keys_free(&c->sp[s].tx);
     }
     qk_ku_free(&c->ku);
+    qk_pkt_keys_free(&c->early);
     qk_recovery_free(&c->rec);
     qk_streams_free(&c->streams);
     qk_flow_rx_free(&c->flow_rx);
@@ -406,7 +417,8 @@ static int install_secret(qk_conn *c, qk_crypto_level level, int is_write, qk_cr
     qk_pn_space s = level == QK_LEVEL_HANDSHAKE     ? QK_PN_SPACE_HANDSHAKE
                     : level == QK_LEVEL_APPLICATION ? QK_PN_SPACE_APP
                                                     : QK_PN_SPACE_COUNT;
-    if (s == QK_PN_SPACE_COUNT) return 0; /* 0-RTT keys are not used yet */
+    if (level == QK_LEVEL_EARLY) return qk_session_install_early(c, is_write, suite, secret, len);
+    if (s == QK_PN_SPACE_COUNT) return 0;
     if (c->cfg->no_protection) suite = QK_SUITE_NULL;
     qk_pkt_keys *k = is_write ? &c->sp[s].tx : &c->sp[s].rx;
     qk_pkt_keys_free(k);
@@ -450,8 +462,10 @@ int qk_conn_drive_tls(qk_conn *c, qk_time now)
     }
     if (hs == 0 && !c->handshake_complete) {
         if ((rc = apply_peer_tparams(c, now))) return rc;
+        if ((rc = qk_session_on_handshake(c, now))) return rc;
         on_handshake_complete(c, now);
     }
+    qk_session_poll_ticket(c);
     return 0;
 }
 
@@ -677,7 +691,7 @@ void qk_conn_on_timeout(qk_conn *c, qk_time now)
 
 void qk_conn_schedule_stream(qk_conn *c, qk_stream *s)
 {
-    if (!c->have_peer_tp) return;
+    if (!c->have_peer_tp && !c->zrtt_params) return; /* 0-RTT: RFC 9000 §7.4.1 */
     if (s->send_state == QK_SEND_NONE || !qk_sendbuf_has_pending(&s->send)) return;
     if (!s->sched.queued) qk_sched_add(&c->sched, &s->sched, s->urgency, s->incremental);
 }
