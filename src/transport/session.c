@@ -130,7 +130,7 @@ int qk_session_on_handshake(qk_conn *c, qk_time now)
         params_shrunk(&c->remembered, &c->peer_tp))
         return QK_ERR_PROTOCOL_VIOLATION; /* RFC 9000 §7.4.1 */
     if (st == QK_TLS_EARLY_REJECTED && sent) on_rejected(c, now);
-    qk_qlog_event(c, "transport:zero_rtt",
+    qk_qlog_event(c, "quack:zero_rtt",
                   st == QK_TLS_EARLY_ACCEPTED   ? "{\"status\":\"accepted\"}"
                   : st == QK_TLS_EARLY_REJECTED ? "{\"status\":\"rejected\"}"
                                                 : "{\"status\":\"none\"}",
