@@ -395,6 +395,12 @@ int qk_connect_ex(qk_endpoint *ep, const qk_addr *local, const qk_addr *peer,
                   const char *server_name, const qk_connect_opts *opts, qk_time now, qk_conn **out);
 
 /**
+ * Client: true while streams written now go out in 0-RTT packets (a session
+ * allowing early data was resumed and the handshake is not complete yet).
+ */
+bool qk_conn_early_data(const qk_conn *c);
+
+/**
  * Client: the session to resume later (the last ticket plus the server's
  * transport parameters, RFC 9000 §7.4.1), into buf. Returns its length,
  * QK_ERR_AGAIN before a ticket arrived (QK_EV_SESSION_TICKET), or

@@ -460,8 +460,13 @@ int qk_conn_drive_tls(qk_conn *c, qk_time now)
         if (w < 0 || (size_t)w != len) return QK_ERR_CRYPTO_BUFFER;
         qk_tls_consume(c->tls, levels[s], len);
     }
+    /* RFC 9001 §4.6.1: a server that accepted 0-RTT uses the client's
+     * parameters from its ClientHello for the streams 0-RTT opens at once. */
+    if (c->is_server && c->has_early && !c->have_peer_tp && qk_tls_peer_tparams(c->tls, NULL) &&
+        (rc = apply_peer_tparams(c, now)))
+        return rc;
     if (hs == 0 && !c->handshake_complete) {
-        if ((rc = apply_peer_tparams(c, now))) return rc;
+        if (!c->have_peer_tp && (rc = apply_peer_tparams(c, now))) return rc;
         if ((rc = qk_session_on_handshake(c, now))) return rc;
         on_handshake_complete(c, now);
     }

@@ -40,6 +40,11 @@ long qk_conn_session_get(const qk_conn *c, uint8_t *buf, size_t cap)
     return (long)need;
 }
 
+bool qk_conn_early_data(const qk_conn *c)
+{
+    return c && qk_session_can_send_0rtt(c);
+}
+
 int qk_session_parse(qk_conn *c, const uint8_t *data, size_t len, const uint8_t **tls,
                      size_t *tls_len)
 {
