@@ -124,6 +124,11 @@ int qk_session_on_handshake(qk_conn *c, qk_time now)
     c->stats.resumed = (uint8_t)qk_tls_resumed(c->tls);
     int st = qk_tls_early_status(c->tls);
     c->stats.zerortt = st == QK_TLS_EARLY_ACCEPTED ? 1 : st == QK_TLS_EARLY_REJECTED ? 2 : 0;
+    qk_qlog_event(c, "quack:zero_rtt",
+                  st == QK_TLS_EARLY_ACCEPTED   ? "{\"status\":\"accepted\"}"
+                  : st == QK_TLS_EARLY_REJECTED ? "{\"status\":\"rejected\"}"
+                                                : "{\"status\":\"none\"}",
+                  now);
     if (c->is_server) return 0;
     bool sent = c->stats.zerortt_pkts_sent > 0;
     /* RFC 9001 §4.9.3: the client drops 0-RTT keys with 1-RTT keys in hand. */
@@ -135,11 +140,6 @@ int qk_session_on_handshake(qk_conn *c, qk_time now)
         params_shrunk(&c->remembered, &c->peer_tp))
         return QK_ERR_PROTOCOL_VIOLATION; /* RFC 9000 §7.4.1 */
     if (st == QK_TLS_EARLY_REJECTED && sent) on_rejected(c, now);
-    qk_qlog_event(c, "quack:zero_rtt",
-                  st == QK_TLS_EARLY_ACCEPTED   ? "{\"status\":\"accepted\"}"
-                  : st == QK_TLS_EARLY_REJECTED ? "{\"status\":\"rejected\"}"
-                                                : "{\"status\":\"none\"}",
-                  now);
     return 0;
 }
 
