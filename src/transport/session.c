@@ -5,8 +5,21 @@
 
 #include <string.h>
 
+#include "crypto/keys.h"
+#include "crypto/token.h"
+
 #define SESSION_MAGIC     "QKS1"
 #define SESSION_HDR_BYTES 12 /* magic, TLS data length, parameters length */
+#define SESSION_MAC_BYTES 32 /* HMAC-SHA256 under a constant key: a checksum */
+
+/* A damaged session file is refused here, before GnuTLS parses it (its
+ * parser trusts the lengths inside). Not a protection against a forged one:
+ * the file is the user's own. */
+static void session_mac(const uint8_t *data, size_t len, uint8_t mac[SESSION_MAC_BYTES])
+{
+    static const uint8_t key[] = "quack session v1";
+    qk_hkdf_extract(QK_HASH_SHA256, key, sizeof key - 1, data, len, mac);
+}
 
 static void put32(uint8_t *p, uint32_t v)
 {
@@ -22,7 +35,7 @@ static uint32_t get32(const uint8_t *p)
 }
 
 /* Layout: "QKS1" | u32 n | GnuTLS session data (n) | u32 m | the server's
- * encoded transport parameters (m). */
+ * encoded transport parameters (m) | HMAC-SHA256 of all that (32). */
 long qk_conn_session_get(const qk_conn *c, uint8_t *buf, size_t cap)
 {
     if (!c || c->is_server || (!buf && cap)) return QK_ERR_INVALID_ARG;
@@ -30,13 +43,14 @@ long qk_conn_session_get(const qk_conn *c, uint8_t *buf, size_t cap)
     const uint8_t *t = qk_tls_ticket(c->tls, &tl);
     const uint8_t *p = qk_tls_peer_tparams(c->tls, &pl);
     if (!t || !p || !c->handshake_complete) return QK_ERR_AGAIN;
-    size_t need = SESSION_HDR_BYTES + tl + pl;
+    size_t need = SESSION_HDR_BYTES + tl + pl + SESSION_MAC_BYTES;
     if (need > cap) return QK_ERR_TOO_LARGE;
     memcpy(buf, SESSION_MAGIC, 4);
     put32(buf + 4, (uint32_t)tl);
     memcpy(buf + 8, t, tl);
     put32(buf + 8 + tl, (uint32_t)pl);
     memcpy(buf + 12 + tl, p, pl);
+    session_mac(buf, need - SESSION_MAC_BYTES, buf + need - SESSION_MAC_BYTES);
     return (long)need;
 }
 
@@ -48,7 +62,12 @@ bool qk_conn_early_data(const qk_conn *c)
 int qk_session_parse(qk_conn *c, const uint8_t *data, size_t len, const uint8_t **tls,
                      size_t *tls_len)
 {
-    if (len < SESSION_HDR_BYTES || memcmp(data, SESSION_MAGIC, 4)) return QK_ERR_CONFIG;
+    uint8_t mac[SESSION_MAC_BYTES];
+    if (len < SESSION_HDR_BYTES + SESSION_MAC_BYTES || memcmp(data, SESSION_MAGIC, 4))
+        return QK_ERR_CONFIG;
+    len -= SESSION_MAC_BYTES;
+    session_mac(data, len, mac);
+    if (!qk_crypto_memeq(mac, data + len, SESSION_MAC_BYTES)) return QK_ERR_CONFIG;
     uint32_t tl = get32(data + 4);
     if (tl == 0 || tl > len - SESSION_HDR_BYTES) return QK_ERR_CONFIG;
     uint32_t pl = get32(data + 8 + tl);
@@ -137,8 +156,12 @@ int qk_session_on_handshake(qk_conn *c, qk_time now)
         c->has_early = false;
     }
     if (st == QK_TLS_EARLY_ACCEPTED && c->have_remembered &&
-        params_shrunk(&c->remembered, &c->peer_tp))
-        return QK_ERR_PROTOCOL_VIOLATION; /* RFC 9000 §7.4.1 */
+        params_shrunk(&c->remembered, &c->peer_tp)) {
+        /* RFC 9000 §7.4.1 */
+        qk_conn_error(c, QK_ERR_PROTOCOL_VIOLATION, 0,
+                      "server accepted 0-RTT but reduced the remembered transport parameters", now);
+        return QK_ERR_PROTOCOL_VIOLATION;
+    }
     if (st == QK_TLS_EARLY_REJECTED && sent) on_rejected(c, now);
     return 0;
 }

@@ -204,6 +204,55 @@ static void test_0rtt_rejected_falls_back(void **state)
     qk_ticket_keys_del(tk);
 }
 
+/* RFC 9000 §7.4.1: 0-RTT stays within the limits the server announced in
+ * the connection that issued the ticket (here 3000 bytes of connection
+ * credit), the rest goes after the handshake. */
+static void test_0rtt_within_remembered_limits(void **state)
+{
+    (void)state;
+    qk_pair p;
+    uint8_t sess[8192];
+    assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
+    p.scfg.initial_max_data_bytes = 3000;
+    long n = first_connection(&p, sess, sizeof sess);
+    size_t w;
+    uint64_t sid = resume(&p, sess, n, &w, true);
+    qk_conn_stats cs;
+    qk_conn_stats_get(p.cconn, &cs);
+    assert_true(cs.zerortt_pkts_sent > 0);
+    assert_true(cs.stream_bytes_sent > 0);
+    assert_true(cs.stream_bytes_sent <= 3000);
+    assert_true(read_request(&p, sid, w));
+    qk_pair_free(&p);
+}
+
+/* RFC 9000 §7.4.1: a server that accepts 0-RTT must not reduce the limits
+ * it announced before; the client closes with PROTOCOL_VIOLATION. */
+static void test_0rtt_reduced_limits_refused(void **state)
+{
+    (void)state;
+    int err;
+    qk_ticket_keys *tk = qk_ticket_keys_new(0, 0, &err);
+    assert_non_null(tk);
+    qk_pair p;
+    uint8_t sess[8192];
+    assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
+    p.scfg.ticket_keys = tk;
+    long n = first_connection(&p, sess, sizeof sess);
+    qk_endpoint_del(p.server);
+    p.scfg.initial_max_data_bytes /= 2; /* same keys, early data on, less credit */
+    p.server = qk_endpoint_new(&p.scfg);
+    assert_non_null(p.server);
+    size_t w;
+    resume(&p, sess, n, &w, true);
+    assert_true(qk_pair_run_until(&p, qk_pair_client_gone, NULL, p.now + 5 * QK_NS_PER_S));
+    const qk_event *ev = qk_pair_client_closed(&p);
+    assert_non_null(ev);
+    assert_int_equal(ev->reason_err, QK_ERR_PROTOCOL_VIOLATION);
+    qk_pair_free(&p);
+    qk_ticket_keys_del(tk);
+}
+
 /* A client with early data off resumes in 1-RTT only. */
 static void test_resume_without_early_data(void **state)
 {
@@ -246,6 +295,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_resume_0rtt_accepted),
         cmocka_unit_test(test_0rtt_rejected_falls_back),
+        cmocka_unit_test(test_0rtt_within_remembered_limits),
+        cmocka_unit_test(test_0rtt_reduced_limits_refused),
         cmocka_unit_test(test_resume_without_early_data),
         cmocka_unit_test(test_bad_session),
     };
