@@ -251,6 +251,7 @@ qk_conn *qk_conn_new_ex(const qk_conn_env *env, const qk_config *cfg, bool is_se
     c->handshake_deadline =
         cfg->handshake_timeout_ns ? now + cfg->handshake_timeout_ns : QK_TIME_INFINITE;
     c->pacing_wait = 0;
+    c->first_1rtt_pn = UINT64_MAX;
     qk_ku_init(&c->ku);
 
     init_cids(c, dcid, scid, opts);
@@ -513,9 +514,10 @@ static void sink_on_acked(void *ctx, qk_pn_space space, const qk_sent_packet *pk
     }
     for (size_t i = 0; i < n; i++) qk_ctrl_on_acked(c, space, &frames[i]);
     /* RFC 9001 §4.1.2: the client's handshake is confirmed when a 1-RTT
-     * packet is acknowledged (or HANDSHAKE_DONE arrives). */
+     * packet is acknowledged (or HANDSHAKE_DONE arrives); an acknowledged
+     * 0-RTT packet does not count (the server may not have our Finished). */
     if (space == QK_PN_SPACE_APP && !c->is_server && c->handshake_complete &&
-        !c->handshake_confirmed)
+        !c->handshake_confirmed && pkt->pn >= c->first_1rtt_pn)
         c->defer_confirm = true; /* applied after the ACK (qk_conn_apply_deferred) */
 }
 

@@ -182,8 +182,9 @@ struct qk_conn {
     bool zrtt_params;      /* client: sending on the remembered parameters */
     qk_tparams remembered; /* client: the server's parameters from the session */
     bool have_remembered;
-    unsigned tickets_seen; /* client: tickets already announced (QK_EV_SESSION_TICKET) */
-    qk_keyupdate ku;       /* next/previous 1-RTT keys, update rules (keyupdate.c) */
+    unsigned tickets_seen;  /* client: tickets already announced (QK_EV_SESSION_TICKET) */
+    uint64_t first_1rtt_pn; /* our first 1-RTT packet (earlier app-space pns were 0-RTT) */
+    qk_keyupdate ku;        /* next/previous 1-RTT keys, update rules (keyupdate.c) */
 
     /* Recovery and congestion control. */
     qk_rtt rtt;
@@ -320,6 +321,14 @@ static inline bool qk_session_can_send_0rtt(const qk_conn *c)
 {
     return !c->is_server && c->has_early && c->zrtt_params && !c->handshake_complete &&
            !c->sp[QK_PN_SPACE_APP].has_tx;
+}
+
+/* May application data go out in 1-RTT packets? After the handshake, and
+ * before it on a server that accepted 0-RTT: its answers to 0-RTT requests
+ * leave as 0.5-RTT data, right after its Finished (RFC 9001 §4.1.1, §5.7). */
+static inline bool qk_session_app_data_ok(const qk_conn *c)
+{
+    return c->handshake_complete || (c->is_server && c->has_early && c->have_peer_tp);
 }
 
 /* ---- conn_path.c (RFC 9000 §8.2, §9) ---- */

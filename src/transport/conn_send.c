@@ -321,7 +321,7 @@ static bool space_wants_send(qk_tx_ctx *t, qk_pn_space s)
     if (sp->probes) return true;
     if (!t->cc_ok) return false;
     if (qk_sendbuf_has_pending(&sp->crypto_send)) return true;
-    if (s != QK_PN_SPACE_APP || !c->handshake_complete) return false;
+    if (s != QK_PN_SPACE_APP || !qk_session_app_data_ok(c)) return false;
     if (c->dgq_count || qk_streams_pending_head(&c->streams)) return true;
     if (!qk_sched_empty(&c->sched) && (qk_flow_tx_available(&c->flow_tx) || lost_stream_data(c)))
         return true;
@@ -388,7 +388,7 @@ static void fill_packet(qk_tx_ctx *t, qk_tx_pkt *p)
     if (imm) t->cap--; /* keep a byte for IMMEDIATE_ACK */
     if (qk_ack_has_new(&sp->ack)) write_ack(t, p);
     if (t->cc_ok || sp->probes) write_crypto(t, p);
-    if (p->space == QK_PN_SPACE_APP && c->handshake_complete && (t->cc_ok || sp->probes)) {
+    if (p->space == QK_PN_SPACE_APP && qk_session_app_data_ok(c) && (t->cc_ok || sp->probes)) {
         qk_ctrl_write_conn(t, p);
         qk_ctrl_write_streams(t, p);
         write_datagrams(t, p);
@@ -497,6 +497,7 @@ static void commit_packet(qk_tx_ctx *t, qk_tx_pkt *p)
     if (p->ack_eliciting) c->last_ack_eliciting_sent = t->now;
     c->stats.pkts_sent++;
     if (p->type == QK_PKT_0RTT) c->stats.zerortt_pkts_sent++;
+    if (p->type == QK_PKT_1RTT && c->first_1rtt_pn == UINT64_MAX) c->first_1rtt_pn = p->pn;
     /* RFC 9001 §4.9.1: the client discards Initial keys when it first sends Handshake. */
     if (!c->is_server && p->space == QK_PN_SPACE_HANDSHAKE) c->sent_handshake = true;
 }
