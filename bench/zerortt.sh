@@ -5,7 +5,7 @@
 #   full     no session: a full handshake, the request after it
 #   resumed  --session-file --no-early-data: PSK handshake, request after it
 #   0-RTT    --session-file: the request in 0-RTT packets
-# The figure is the time from the client's first packet to the response's
+# The figure is the time from the start of the connection to the response's
 # last byte (the STREAM frame with FIN on stream 0), read from quack get's
 # qlog, median of N runs per cell (modes alternate within each run). Every
 # download is checked byte-exact (sha256). Writes the table into docs/0rtt.md
@@ -161,7 +161,7 @@ if [ "$doc" = 1 ]; then
     {
         echo "<!-- zerortt.sh begin: written by bench/zerortt.sh, do not edit by hand -->"
         echo "Response time of \`quack get\` for one ${size}-byte file through \`quack netem --delay $delay\`"
-        echo "(RTT ${rtt_ms} ms), from the client's first packet to the response's last byte (client qlog),"
+        echo "(RTT ${rtt_ms} ms), from the start of the connection to the response's last byte (client qlog),"
         echo "median of $runs runs per cell, $(date -u +%Y-%m-%d), build \`$(basename "$build")\`:"
         echo
         echo "$table"
