@@ -161,7 +161,8 @@ typedef struct qk_config {
      * TLS_AES_128_CCM_8_SHA256 is refused (RFC 9001 §5.3). */
     const char *ciphers;
     /* Resumption and 0-RTT (RFC 9001 §4.5-4.6, RFC 9000 §7.4.1). */
-    bool session_tickets;        /**< server: issue session tickets (default on) */
+    bool session_tickets;        /**< server: issue session tickets (default off: every client
+                                      then makes a full handshake; `quack serve` turns it on) */
     bool early_data;             /**< server: accept 0-RTT; client: send 0-RTT when the session
                                       given to qk_connect_ex allows it (default on) */
     qk_ticket_keys *ticket_keys; /**< server: shared keys, NULL = the endpoint makes its own */

@@ -65,7 +65,7 @@ void qk_config_default(qk_config *c)
     c->retry_token_lifetime_ns = 10 * QK_NS_PER_S;
     c->new_token_lifetime_ns = 24ull * 3600 * QK_NS_PER_S;
     c->max_resets_per_s = 100;
-    c->session_tickets = true;
+    c->session_tickets = false; /* opt-in: quack serve turns it on */
     c->early_data = true;
 }
 

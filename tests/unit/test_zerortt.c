@@ -30,6 +30,7 @@ static bool server_gone(qk_pair *p, void *ctx)
 /* A first, full handshake; the session to resume goes into sess. */
 static long first_connection(qk_pair *p, uint8_t *sess, size_t cap)
 {
+    p->scfg.session_tickets = true; /* off by default */
     assert_int_equal(qk_pair_start(p), 0);
     assert_true(qk_pair_run_until(p, qk_pair_confirmed, NULL, p->now + 2 * QK_NS_PER_S));
     assert_true(qk_pair_run_until(p, got_ticket, NULL, p->now + 2 * QK_NS_PER_S));
