@@ -18,7 +18,8 @@
 #include <unistd.h>
 
 #define GET_MAX_URLS       10000u
-#define GET_PROGRESS_BYTES (1u << 20) /* progress lines once this much arrived */
+#define GET_SESSION_MAX    (64u << 10) /* a --session-file larger than this is not ours */
+#define GET_PROGRESS_BYTES (1u << 20)  /* progress lines once this much arrived */
 
 typedef struct gurl {
     const char *url;
@@ -47,6 +48,8 @@ typedef struct getter {
     qk_time t_start, t_last;
     uint64_t total, last_total;
     int exit_code;
+    const char *session_file; /* --session-file: read before, written on each ticket */
+    bool early;               /* the requests went out in 0-RTT */
 } getter;
 
 /* --ecn: one line on how ECN went (RFC 9000 §13.4.2), even with --quiet. */
@@ -273,6 +276,51 @@ static void close_conn(getter *g)
     qk_conn_close(g->conn, QK_H3_NO_ERROR, g->failed ? "failed" : "done");
 }
 
+/* HTTP/3 on the connection: at QK_EV_CONNECTED, or at once when the
+ * requests can go out in 0-RTT. */
+static void start_h3(getter *g, qk_conn *c)
+{
+    int err = 0;
+    g->h3 = qk_h3_new(c, false, &get_cb, g, &err);
+    if (!g->h3) {
+        gfail(g, "cannot start HTTP/3 (%s)",
+              err == QK_ERR_STREAM_LIMIT ? "the server allows too few streams" : "out of memory");
+        close_conn(g);
+    }
+}
+
+/* --session-file: the session (ticket + the server's transport parameters)
+ * for the next run, written whole to a temporary file and renamed. */
+static void save_session(getter *g, qk_conn *c)
+{
+    static uint8_t buf[GET_SESSION_MAX];
+    long n = qk_conn_session_get(c, buf, sizeof buf);
+    if (n <= 0 || !g->session_file) return;
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", g->session_file);
+    FILE *f = fopen(tmp, "wb");
+    bool ok = f && fwrite(buf, 1, (size_t)n, f) == (size_t)n;
+    if (f && fclose(f)) ok = false;
+    if (ok && rename(tmp, g->session_file) == 0) return;
+    unlink(tmp);
+    fprintf(stderr, "quack get: --session-file %s: cannot write it (%s)\n", g->session_file,
+            strerror(errno));
+}
+
+static void on_connected(getter *g, qk_conn *c, qk_time now)
+{
+    g->connected = true;
+    if (!g->h3) start_h3(g, c);
+    if (!g->h3 || g->quiet) return;
+    qk_conn_stats st;
+    qk_conn_stats_get(c, &st);
+    fprintf(stderr, "connected in %.3f ms (ALPN %s)%s%s\n", (double)(now - g->t_start) / 1e6,
+            qk_conn_alpn(c) ? qk_conn_alpn(c) : "?", st.resumed ? ", session resumed" : "",
+            st.zerortt == 1   ? ", 0-RTT accepted"
+            : st.zerortt == 2 ? ", 0-RTT rejected (requests resent in 1-RTT)"
+                              : "");
+}
+
 static bool get_app(void *app, qk_endpoint *ep, qk_time now)
 {
     getter *g = app;
@@ -280,20 +328,10 @@ static bool get_app(void *app, qk_endpoint *ep, qk_time now)
     qk_event ev;
     (void)now;
     while (qk_endpoint_poll_event(ep, &ev)) {
-        if (ev.type == QK_EV_CONNECTED && !g->h3) {
-            int err = 0;
-            g->connected = true;
-            g->h3 = qk_h3_new(ev.conn, false, &get_cb, g, &err);
-            if (!g->h3) {
-                gfail(g, "cannot start HTTP/3 (%s)",
-                      err == QK_ERR_STREAM_LIMIT ? "the server allows too few streams"
-                                                 : "out of memory");
-                close_conn(g);
-            } else if (!g->quiet) {
-                fprintf(stderr, "connected in %.3f ms (ALPN %s)\n",
-                        (double)(now - g->t_start) / 1e6,
-                        qk_conn_alpn(ev.conn) ? qk_conn_alpn(ev.conn) : "?");
-            }
+        if (ev.type == QK_EV_CONNECTED) {
+            on_connected(g, ev.conn, now);
+        } else if (ev.type == QK_EV_SESSION_TICKET) {
+            save_session(g, ev.conn);
         } else if (ev.type == QK_EV_CLOSED) {
             bool clean = ev.app_error && ev.error_code == QK_H3_NO_ERROR;
             if (g->ecn) ecn_report(ev.conn);
@@ -314,6 +352,11 @@ static bool get_app(void *app, qk_endpoint *ep, qk_time now)
         } else if (g->h3) {
             qk_h3_on_event(g->h3, &ev);
         }
+    }
+    /* RFC 9001 §4.6.1: with a resumed session the requests go in 0-RTT. */
+    if (!g->h3 && !g->closing && g->conn && qk_conn_early_data(g->conn)) {
+        start_h3(g, g->conn);
+        g->early = g->h3 != NULL;
     }
     if (g->h3 && !g->closing) {
         wrote = start_requests(g) || wrote;
@@ -349,6 +392,7 @@ static void get_usage(FILE *f)
     fprintf(f, "usage: quack get URL... [--output DIR | --discard] [--pin HEX | --insecure]\n"
                "                 [--qlog DIR] [--keylog FILE] [--cc NAME] [--quiet]\n"
                "                 [--max-data SIZE] [--max-stream-data SIZE]\n"
+               "                 [--session-file FILE [--no-early-data]]\n"
                "\n"
                "Downloads https:// URLs over HTTP/3 (ALPN h3), all on one QUIC connection\n"
                "and concurrently (as many at a time as the server's stream limit allows).\n"
@@ -370,6 +414,11 @@ static void get_usage(FILE *f)
                "                 e.g. 1000, 64K, 4M; default 16M growing to 96M)\n"
                "  --max-stream-data SIZE  stream receive window, fixed (default 8M growing\n"
                "                 to 64M)\n"
+               "  --session-file FILE  resume the TLS session stored in FILE (if it exists)\n"
+               "                 and store the server's new ticket there (with the\n"
+               "                 server's transport parameters); when the ticket allows,\n"
+               "                 the requests go out in 0-RTT (RFC 9001 §4.6)\n"
+               "  --no-early-data  resume without 0-RTT (requests after the handshake)\n"
                "  --no-gso       one datagram per send (packet captures show each packet)\n"
                "  --ecn          mark ECT(0) and validate ECN (RFC 9000 §13.4; default off)\n"
                "  --key-update[=N]  initiate a 1-RTT key update every N packets sent\n"
@@ -393,8 +442,8 @@ static int get_bad(const char *fmt, const char *a)
 }
 
 typedef struct get_opts {
-    const char *out, *pin, *qlog, *keylog, *cc, *version, *offer;
-    bool discard, insecure, quiet, no_gso, ecn;
+    const char *out, *pin, *qlog, *keylog, *cc, *version, *offer, *session;
+    bool discard, insecure, quiet, no_gso, ecn, no_early_data;
     uint64_t key_update_pkts;                       /* 0: only at the AEAD limits */
     uint64_t max_data_bytes, max_stream_data_bytes; /* 0: defaults, auto-tuned */
 } get_opts;
@@ -415,6 +464,7 @@ static int get_parse(getter *g, get_opts *o, int argc, char **argv)
         if (!strcmp(a, "--cc")) dst = &o->cc;
         if (!strcmp(a, "--quic-version")) dst = &o->version;
         if (!strcmp(a, "--offer-version")) dst = &o->offer;
+        if (!strcmp(a, "--session-file")) dst = &o->session;
         uint64_t *size = NULL;
         if (!strcmp(a, "--max-data")) size = &o->max_data_bytes;
         if (!strcmp(a, "--max-stream-data")) size = &o->max_stream_data_bytes;
@@ -438,6 +488,8 @@ static int get_parse(getter *g, get_opts *o, int argc, char **argv)
             o->ecn = true;
         } else if (!strcmp(a, "--no-gso")) {
             o->no_gso = true;
+        } else if (!strcmp(a, "--no-early-data")) {
+            o->no_early_data = true;
         } else if (!strncmp(a, "--key-update", 12)) {
             if (perf_parse_key_update(a, &o->key_update_pkts))
                 return get_bad("%s: want --key-update or --key-update=N (N >= 1 packets)", a);
@@ -495,6 +547,8 @@ static int get_config(getter *g, const get_opts *o, qk_config *cfg, qk_addr *pee
     }
     cfg->key_update_after_pkts = o->key_update_pkts; /* RFC 9001 §6.1 */
     cfg->ecn = o->ecn;
+    cfg->early_data = !o->no_early_data; /* RFC 9001 §4.6 */
+    g->session_file = o->session;
     /* Checked by qk_endpoint_new (qk_config_check explains a bad one). */
     if (o->version && perf_parse_version(o->version, &cfg->version))
         return get_bad("--quic-version %s: want v1, v2 or a number", o->version);
@@ -527,6 +581,40 @@ static int get_config(getter *g, const get_opts *o, qk_config *cfg, qk_addr *pee
     return 0;
 }
 
+/* Read --session-file when it exists; NULL (len 0) otherwise. */
+static uint8_t *load_session(const char *path, size_t *len)
+{
+    *len = 0;
+    FILE *f = path ? fopen(path, "rb") : NULL;
+    if (!f) return NULL;
+    uint8_t *buf = malloc(GET_SESSION_MAX);
+    size_t n = buf ? fread(buf, 1, GET_SESSION_MAX, f) : 0;
+    fclose(f);
+    if (!n || n == GET_SESSION_MAX) {
+        free(buf);
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
+static int get_connect(getter *g, const qk_addr *peer)
+{
+    qk_addr none = {0};
+    size_t len;
+    uint8_t *sess = load_session(g->session_file, &len);
+    qk_connect_opts co = {.session = sess, .session_len = len};
+    int rc = qk_connect_ex(g->ep, &none, peer, g->host, &co, g->t_start, &g->conn);
+    if (rc == QK_ERR_CONFIG && sess) {
+        fprintf(stderr, "quack get: --session-file %s: not a usable session, ignored\n",
+                g->session_file);
+        rc = qk_connect(g->ep, &none, peer, g->host, g->t_start, &g->conn);
+    }
+    free(sess);
+    if (rc) fprintf(stderr, "quack get: cannot start the connection (error %d)\n", rc);
+    return rc;
+}
+
 static int get_run(getter *g, const qk_config *cfg, const qk_addr *peer, unsigned udp_flags)
 {
     qk_addr bind = {0};
@@ -546,9 +634,7 @@ static int get_run(getter *g, const qk_config *cfg, const qk_addr *peer, unsigne
     qk_io_ep_driver drv;
     bool drv_ok = false;
     g->t_start = g->t_last = qk_io_now();
-    qk_addr none = {0};
-    rc = qk_connect(g->ep, &none, peer, g->host, g->t_start, &g->conn);
-    if (rc) fprintf(stderr, "quack get: cannot start the connection (error %d)\n", rc);
+    rc = get_connect(g, peer);
     if (!rc) rc = qk_io_ep_driver_init(&drv, g->ep, cfg->max_udp_payload_bytes, get_app, g);
     if (!rc) {
         drv_ok = true;

@@ -333,7 +333,7 @@ static void serve_usage(FILE *f)
 {
     fprintf(f,
             "usage: quack serve --root DIR --listen ADDR:PORT [--cert FILE --key FILE]\n"
-            "                   [--qlog DIR] [--keylog FILE] [--cc reno|cubic|bbr] [--quiet]\n"
+            "                   [--qlog DIR] [--keylog FILE] [--cc ALG] [--quiet]\n"
             "\n"
             "Serves the files under DIR over HTTP/3 (ALPN h3) until SIGINT/SIGTERM.\n"
             "GET and HEAD; a directory serves its index.html; missing files give 404;\n"
@@ -357,7 +357,11 @@ static void serve_usage(FILE *f)
             "  --key-update[=N]       initiate a 1-RTT key update every N packets sent\n"
             "                         (default 100; RFC 9001 §6)\n"
             "  --quic-version V       accept only QUIC version V (v1, v2 or a number);\n"
-            "                         default v1 and v2. Others get Version Negotiation.\n");
+            "                         default v1 and v2. Others get Version Negotiation.\n"
+            "  --no-early-data        resume sessions but refuse 0-RTT (RFC 9001 §4.6.2)\n"
+            "  --no-tickets           issue no session tickets (every handshake is full)\n"
+            "  --ticket-lifetime SECS session ticket lifetime and ticket-key rotation\n"
+            "                         period (default 21600; at most 604800)\n");
 }
 
 static int serve_bad(const char *fmt, const char *a)
@@ -369,8 +373,8 @@ static int serve_bad(const char *fmt, const char *a)
 }
 
 typedef struct serve_opts {
-    const char *root, *listen, *cert, *key, *qlog, *keylog, *cc, *version;
-    bool quiet, no_gso, retry, ecn;
+    const char *root, *listen, *cert, *key, *qlog, *keylog, *cc, *version, *ticket_life;
+    bool quiet, no_gso, retry, ecn, no_early_data, no_tickets;
     uint64_t key_update_pkts; /* 0: only at the AEAD limits */
 } serve_opts;
 
@@ -391,6 +395,7 @@ static int serve_parse(serve_opts *o, int argc, char **argv)
         if (!strcmp(a, "--keylog")) dst = &o->keylog;
         if (!strcmp(a, "--cc")) dst = &o->cc;
         if (!strcmp(a, "--quic-version")) dst = &o->version;
+        if (!strcmp(a, "--ticket-lifetime")) dst = &o->ticket_life;
         if (dst) {
             if (i + 1 >= argc) return serve_bad("%s needs a value", a);
             *dst = argv[++i];
@@ -402,6 +407,10 @@ static int serve_parse(serve_opts *o, int argc, char **argv)
             o->no_gso = true;
         } else if (!strcmp(a, "--retry")) {
             o->retry = true;
+        } else if (!strcmp(a, "--no-early-data")) {
+            o->no_early_data = true;
+        } else if (!strcmp(a, "--no-tickets")) {
+            o->no_tickets = true;
         } else if (!strncmp(a, "--key-update", 12)) {
             if (perf_parse_key_update(a, &o->key_update_pkts))
                 return serve_bad("%s: want --key-update or --key-update=N (N >= 1 packets)", a);
@@ -448,6 +457,16 @@ static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr 
     cfg->idle_timeout_ns = 30 * QK_NS_PER_S;
     cfg->retry = o->retry;                           /* RFC 9000 §8.1.2 */
     cfg->key_update_after_pkts = o->key_update_pkts; /* RFC 9001 §6.1 */
+    cfg->early_data = !o->no_early_data;             /* RFC 9001 §4.6 */
+    cfg->session_tickets = !o->no_tickets;
+    if (o->ticket_life) {
+        char *end;
+        unsigned long long secs = strtoull(o->ticket_life, &end, 10);
+        /* RFC 8446 §4.6.1: at most seven days. */
+        if (*end || !secs || secs > 604800 || o->ticket_life[0] == '-')
+            return serve_bad("--ticket-lifetime %s: want 1..604800 seconds", o->ticket_life);
+        cfg->ticket_lifetime_ns = (qk_time)secs * QK_NS_PER_S;
+    }
     if (o->version) {
         /* qk_endpoint_new explains an unsupported one. */
         if (perf_parse_version(o->version, &cfg->version))

@@ -121,6 +121,24 @@ typedef struct qk_trace_packet {
  */
 typedef void (*qk_trace_fn)(void *ctx, const qk_trace_packet *pkt);
 
+/** Session-ticket keys and the 0-RTT anti-replay store of a server
+ * (RFC 8446 §4.6.1, §8; RFC 9001 §4.6, §9.2). One object may be shared by
+ * every endpoint of a process (thread-safe): a ticket issued by one is
+ * accepted by the others and a 0-RTT ClientHello is accepted once by all. */
+typedef struct qk_ticket_keys qk_ticket_keys;
+
+/**
+ * Create ticket keys: a random master key from which GnuTLS derives a new
+ * ticket encryption key every rotation_ns (also the ticket lifetime; 0 = 6 h,
+ * at most 7 days), and a single-use store of max_entries 0-RTT ClientHellos
+ * (0 = 4096; when it is full of live entries further early data is refused).
+ * Returns NULL with *err = QK_ERR_NOMEM or QK_ERR_TLS.
+ */
+qk_ticket_keys *qk_ticket_keys_new(qk_time rotation_ns, size_t max_entries, int *err);
+
+/** Free ticket keys (NULL ok); no endpoint may still use them. */
+void qk_ticket_keys_del(qk_ticket_keys *k);
+
 /** Everything a user tunes. Start from qk_config_default(). */
 typedef struct qk_config {
     bool server;                   /**< accept incoming connections */
@@ -144,6 +162,14 @@ typedef struct qk_config {
      * NULL = AES-128-GCM, AES-256-GCM, ChaCha20-Poly1305, AES-128-CCM.
      * TLS_AES_128_CCM_8_SHA256 is refused (RFC 9001 §5.3). */
     const char *ciphers;
+    /* Resumption and 0-RTT (RFC 9001 §4.5-4.6, RFC 9000 §7.4.1). */
+    bool session_tickets;        /**< server: issue session tickets (default off: every client
+                                      then makes a full handshake; `quack serve` turns it on) */
+    bool early_data;             /**< server: accept 0-RTT; client: send 0-RTT when the session
+                                      given to qk_connect_ex allows it (default on) */
+    qk_ticket_keys *ticket_keys; /**< server: shared keys, NULL = the endpoint makes its own */
+    qk_time ticket_lifetime_ns;  /**< server, own keys: ticket lifetime and key rotation
+                                      period (0 = 6 h) */
 
     qk_cc_kind cc;
     /** Pacing gain N in congestion avoidance, in percent: the pacer sends at
@@ -285,6 +311,7 @@ typedef enum qk_event_type {
     QK_EV_DATAGRAM,          /**< a DATAGRAM frame: data/len, a copy owned by the endpoint,
                                   valid until the next qk_endpoint_poll_event() */
     QK_EV_STREAMS_AVAILABLE, /**< the peer raised a stream limit */
+    QK_EV_SESSION_TICKET,    /**< client: a session ticket arrived; qk_conn_session_get() */
 } qk_event_type;
 
 typedef struct qk_event {
@@ -345,6 +372,12 @@ typedef struct qk_conn_stats {
     uint64_t migrations; /**< peer address changes / our migrations (§9) */
     uint64_t pmtu_bytes; /**< current datagram size (DPLPMTUD) */
     uint64_t pmtu_probes_sent, pmtu_probes_lost, pmtu_black_holes;
+    uint64_t zerortt_pkts_sent;     /**< client: 0-RTT packets sent */
+    uint64_t zerortt_pkts_received; /**< server: 0-RTT packets accepted and processed */
+    uint64_t zerortt_pkts_dropped;  /**< server: 0-RTT packets dropped (no 0-RTT keys) */
+    uint8_t resumed;                /**< 1: the handshake resumed a session (PSK) */
+    uint8_t zerortt; /**< 0: no 0-RTT, 1: accepted, 2: rejected (the client resent its
+                          0-RTT data in 1-RTT, RFC 9000 §17.2.3) */
 } qk_conn_stats;
 
 /**
@@ -364,6 +397,36 @@ void qk_endpoint_del(qk_endpoint *ep);
  */
 int qk_connect(qk_endpoint *ep, const qk_addr *local, const qk_addr *peer, const char *server_name,
                qk_time now, qk_conn **out);
+
+/** Extra inputs of qk_connect_ex. */
+typedef struct qk_connect_opts {
+    const uint8_t *session; /**< from qk_conn_session_get() of an earlier connection */
+    size_t session_len;
+} qk_connect_opts;
+
+/**
+ * qk_connect resuming a session (opts may be NULL): with qk_config.early_data
+ * and a ticket that allows it, streams written before the handshake completes
+ * go out in 0-RTT packets, within the flow-control and stream limits the
+ * server announced in the earlier connection (RFC 9000 §7.4.1). Returns what
+ * qk_connect returns; QK_ERR_CONFIG for session data that cannot be used.
+ */
+int qk_connect_ex(qk_endpoint *ep, const qk_addr *local, const qk_addr *peer,
+                  const char *server_name, const qk_connect_opts *opts, qk_time now, qk_conn **out);
+
+/**
+ * Client: true while streams written now go out in 0-RTT packets (a session
+ * allowing early data was resumed and the handshake is not complete yet).
+ */
+bool qk_conn_early_data(const qk_conn *c);
+
+/**
+ * Client: the session to resume later (the last ticket plus the server's
+ * transport parameters, RFC 9000 §7.4.1), into buf. Returns its length,
+ * QK_ERR_AGAIN before a ticket arrived (QK_EV_SESSION_TICKET), or
+ * QK_ERR_TOO_LARGE when cap is too small (8 KiB is ample).
+ */
+long qk_conn_session_get(const qk_conn *c, uint8_t *buf, size_t cap);
 
 /**
  * Process one received UDP datagram (may hold coalesced packets). The data

@@ -39,6 +39,9 @@ enum {
     QK_TLS_ALERT_NO_APPLICATION_PROTOCOL = 120,
 };
 
+/* Server ticket keys and anti-replay state (include/quack/quack.h). */
+typedef struct qk_ticket_keys qk_ticket_keys;
+
 /** Handshake configuration. Strings are copied by qk_tls_new. */
 typedef struct qk_tls_config {
     const char *alpn[QK_TLS_ALPN_MAX]; /* preference order, NULL-terminated or alpn_count */
@@ -57,7 +60,18 @@ typedef struct qk_tls_config {
     /* optional GnuTLS priority string; default = TLS 1.3 only, no compat mode,
      * AES-128-GCM, AES-256-GCM, ChaCha20-Poly1305 */
     const char *priority;
+    /* Resumption and 0-RTT (RFC 9001 §4.5-4.6). Server: tickets are issued
+     * when `tickets` is set; early data is accepted when early_data is also
+     * set. Client: `session` (GnuTLS session data of an earlier connection,
+     * qk_tls_ticket()) resumes it; early_data lets it send 0-RTT. */
+    qk_ticket_keys *tickets;
+    int early_data;
+    const uint8_t *session;
+    size_t session_len;
 } qk_tls_config;
+
+/** 0-RTT outcome as TLS sees it (qk_tls_early_status). */
+enum { QK_TLS_EARLY_NONE = 0, QK_TLS_EARLY_ACCEPTED = 1, QK_TLS_EARLY_REJECTED = 2 };
 
 typedef struct qk_tls qk_tls;
 
@@ -133,6 +147,24 @@ const char *qk_tls_last_error(const qk_tls *tls);
  * 9001 §5.3) or too small a buffer.
  */
 int qk_tls_priority_for_ciphers(const char *ciphers, char *out, size_t cap, const char **bad);
+
+/**
+ * Client: the GnuTLS session data of the last NewSessionTicket received
+ * (NULL, *len 0 before one arrived); valid until the next call into tls.
+ * qk_tls_ticket_count() counts tickets received.
+ */
+const uint8_t *qk_tls_ticket(const qk_tls *tls, size_t *len);
+unsigned qk_tls_ticket_count(const qk_tls *tls);
+
+/** 1 once the handshake completed as a resumption (PSK), else 0. */
+int qk_tls_resumed(const qk_tls *tls);
+
+/**
+ * After the handshake: QK_TLS_EARLY_ACCEPTED when early data was offered
+ * (client) / received (server) and accepted, QK_TLS_EARLY_REJECTED when the
+ * client offered it and the server refused, else QK_TLS_EARLY_NONE.
+ */
+int qk_tls_early_status(const qk_tls *tls);
 
 /* Certificates and pins: include/quack/cert.h. */
 

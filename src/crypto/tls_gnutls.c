@@ -9,11 +9,16 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
+#include <gnutls/crypto.h>
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
+
+#include <quack/quack.h>
 
 #include "crypto/token.h"
 
@@ -57,7 +62,101 @@ struct qk_tls {
     void (*keylog)(void *ctx, const char *line);
     void *keylog_ctx;
     char err[160];
+    /* resumption / 0-RTT */
+    int offered_early; /* client: resumed with early data allowed */
+    int early_secret;  /* an EARLY secret was installed */
+    uint8_t *ticket;   /* client: session data of the last NewSessionTicket */
+    size_t ticket_len;
+    unsigned tickets_received;
 };
+
+/* ---- ticket keys and anti-replay (RFC 8446 §8, RFC 9001 §9.2) ---- */
+
+typedef struct tk_seen {
+    uint8_t h[32]; /* SHA-256 of GnuTLS's anti-replay key (the PSK binder) */
+    time_t exp;
+} tk_seen;
+
+struct qk_ticket_keys {
+    gnutls_datum_t key; /* master key; GnuTLS derives a new ticket key each period */
+    gnutls_anti_replay_t ar;
+    unsigned lifetime_s;
+    pthread_mutex_t lock; /* endpoints of several threads may share one */
+    tk_seen *seen;        /* single-use store: every 0-RTT ClientHello accepted once */
+    size_t cap;
+};
+
+/* GnuTLS asks to remember a ClientHello that carries early data; an entry
+ * already present is a replay (RFC 8446 §8.1). When the store is full of live
+ * entries the early data is refused (never accepted twice). */
+static int tk_add(void *ptr, time_t exp, const gnutls_datum_t *key, const gnutls_datum_t *data)
+{
+    (void)data;
+    qk_ticket_keys *k = ptr;
+    uint8_t h[32];
+    if (gnutls_hash_fast(GNUTLS_DIG_SHA256, key->data, key->size, h) < 0)
+        return GNUTLS_E_INTERNAL_ERROR;
+    time_t now = time(NULL);
+    int rc = GNUTLS_E_DB_ERROR;
+    pthread_mutex_lock(&k->lock);
+    size_t free_slot = k->cap;
+    for (size_t i = 0; i < k->cap; i++) {
+        if (k->seen[i].exp > now && !memcmp(k->seen[i].h, h, sizeof h)) {
+            rc = GNUTLS_E_DB_ENTRY_EXISTS;
+            free_slot = k->cap;
+            break;
+        }
+        if (k->seen[i].exp <= now && free_slot == k->cap) free_slot = i;
+    }
+    if (free_slot < k->cap) {
+        memcpy(k->seen[free_slot].h, h, sizeof h);
+        k->seen[free_slot].exp = exp > now ? exp : now + 1;
+        rc = 0;
+    }
+    pthread_mutex_unlock(&k->lock);
+    return rc;
+}
+
+qk_ticket_keys *qk_ticket_keys_new(qk_time rotation_ns, size_t max_entries, int *err)
+{
+    qk_ticket_keys *k = calloc(1, sizeof *k);
+    int e = QK_ERR_NOMEM;
+    if (!k) goto fail;
+    if (pthread_mutex_init(&k->lock, NULL)) {
+        free(k);
+        k = NULL;
+        goto fail;
+    }
+    k->cap = max_entries ? max_entries : 4096;
+    k->seen = calloc(k->cap, sizeof *k->seen);
+    if (!k->seen) goto fail;
+    uint64_t s = rotation_ns ? rotation_ns / QK_NS_PER_S : 6 * 3600;
+    k->lifetime_s = s ? (s > 7 * 24 * 3600 ? 7 * 24 * 3600 : (unsigned)s) : 1; /* RFC 8446 §4.6.1 */
+    e = QK_ERR_TLS;
+    if (gnutls_session_ticket_key_generate(&k->key) < 0) goto fail;
+    if (gnutls_anti_replay_init(&k->ar) < 0) goto fail;
+    gnutls_anti_replay_set_add_function(k->ar, tk_add);
+    gnutls_anti_replay_set_ptr(k->ar, k);
+    if (err) *err = 0;
+    return k;
+fail:
+    qk_ticket_keys_del(k);
+    if (err) *err = e;
+    return NULL;
+}
+
+void qk_ticket_keys_del(qk_ticket_keys *k)
+{
+    if (!k) return;
+    if (k->ar) gnutls_anti_replay_deinit(k->ar);
+    if (k->key.data) {
+        gnutls_memset(k->key.data, 0, k->key.size);
+        gnutls_free(k->key.data);
+    }
+    free(k->seen);
+    pthread_mutex_destroy(&k->lock);
+    free(k);
+}
 
 /* TLS 1.3 cipher suites QUIC may use (RFC 9001 §5.3), by IANA name. */
 static const struct {
@@ -120,6 +219,7 @@ static int on_secret(gnutls_session_t s, gnutls_record_encryption_level_t level,
         level == GNUTLS_ENCRYPTION_LEVEL_EARLY ? gnutls_early_cipher_get(s) : gnutls_cipher_get(s));
     if (suite == QK_SUITE_UNKNOWN || size > QK_SECRET_MAX_BYTES || (int)level >= QK_LEVEL_COUNT)
         return -1;
+    if (level == GNUTLS_ENCRYPTION_LEVEL_EARLY) t->early_secret = 1;
     const void *sec[2] = {secret_read, secret_write};
     for (int w = 0; w < 2; w++) {
         if (!sec[w]) continue;
@@ -167,6 +267,28 @@ static int on_alert(gnutls_session_t s, gnutls_record_encryption_level_t level,
 {
     qk_tls *t = gnutls_session_get_ptr(s);
     t->alert = (int)desc;
+    return 0;
+}
+
+/* Client: keep the session data of each NewSessionTicket (RFC 8446 §4.6.1). */
+static int on_hs_msg(gnutls_session_t s, unsigned htype, unsigned when, unsigned incoming,
+                     const gnutls_datum_t *msg)
+{
+    (void)when;
+    (void)msg;
+    qk_tls *t = gnutls_session_get_ptr(s);
+    if (htype != GNUTLS_HANDSHAKE_NEW_SESSION_TICKET || !incoming || t->is_server) return 0;
+    gnutls_datum_t d;
+    if (gnutls_session_get_data2(s, &d) < 0) return 0;
+    uint8_t *nb = malloc(d.size ? d.size : 1);
+    if (nb) {
+        memcpy(nb, d.data, d.size);
+        free(t->ticket);
+        t->ticket = nb;
+        t->ticket_len = d.size;
+        t->tickets_received++;
+    }
+    gnutls_free(d.data);
     return 0;
 }
 
@@ -310,10 +432,40 @@ static int setup_keylog(qk_tls *t, const qk_tls_config *cfg)
     return 0;
 }
 
+static int setup_resumption(qk_tls *t, const qk_tls_config *cfg)
+{
+    if (t->is_server) {
+        qk_ticket_keys *k = cfg->tickets;
+        if (!k) return 0;
+        if (gnutls_session_ticket_enable_server(t->s, &k->key) < 0) return QK_ERR_TLS;
+        /* GnuTLS derives the ticket key from the master key per period of the
+         * ticket lifetime: rotation. */
+        gnutls_db_set_cache_expiration(t->s, (int)k->lifetime_s);
+        if (cfg->early_data) {
+            gnutls_anti_replay_enable(t->s, k->ar); /* RFC 9001 §9.2 */
+            /* RFC 9001 §4.6.1: max_early_data_size 0xffffffff in QUIC. */
+            if (gnutls_record_set_max_early_data_size(t->s, 0xffffffffu) < 0) return QK_ERR_TLS;
+        }
+        return 0;
+    }
+    gnutls_handshake_set_hook_function(t->s, GNUTLS_HANDSHAKE_NEW_SESSION_TICKET, GNUTLS_HOOK_POST,
+                                       on_hs_msg);
+    if (cfg->session && cfg->session_len) {
+        if (gnutls_session_set_data(t->s, cfg->session, cfg->session_len) < 0) {
+            snprintf(t->err, sizeof t->err, "unusable session data");
+            return QK_ERR_CONFIG;
+        }
+        t->offered_early = cfg->early_data;
+    }
+    return 0;
+}
+
 static int setup_session(qk_tls *t, const qk_tls_config *cfg)
 {
-    unsigned flags = (t->is_server ? GNUTLS_SERVER : GNUTLS_CLIENT) | GNUTLS_NO_END_OF_EARLY_DATA |
-                     GNUTLS_NO_TICKETS;
+    /* RFC 9001 §8.3: no EndOfEarlyData in QUIC. */
+    unsigned flags = (t->is_server ? GNUTLS_SERVER : GNUTLS_CLIENT) | GNUTLS_NO_END_OF_EARLY_DATA;
+    if (t->is_server && !cfg->tickets) flags |= GNUTLS_NO_TICKETS;
+    if (cfg->early_data && (!t->is_server || cfg->tickets)) flags |= GNUTLS_ENABLE_EARLY_DATA;
     int rv = gnutls_init(&t->s, flags);
     if (rv < 0) return QK_ERR_NOMEM;
     gnutls_session_set_ptr(t->s, t);
@@ -336,6 +488,7 @@ static int setup_session(qk_tls *t, const qk_tls_config *cfg)
     int err = setup_credentials(t, cfg);
     if (err == 0) err = setup_alpn(t, cfg);
     if (err == 0) err = setup_keylog(t, cfg);
+    if (err == 0) err = setup_resumption(t, cfg);
     return err;
 }
 
@@ -372,6 +525,7 @@ void qk_tls_del(qk_tls *t)
     if (t->cred) gnutls_certificate_free_credentials(t->cred);
     for (int i = 0; i < QK_LEVEL_COUNT; i++) free(t->out[i].buf);
     free(t->local_tp);
+    free(t->ticket);
     qk_crypto_wipe(t->q, sizeof t->q);
     free(t);
 }
@@ -505,4 +659,30 @@ qk_crypto_suite qk_tls_cipher_suite(const qk_tls *t)
 const char *qk_tls_last_error(const qk_tls *t)
 {
     return t && t->err[0] ? t->err : "no error";
+}
+
+const uint8_t *qk_tls_ticket(const qk_tls *t, size_t *len)
+{
+    if (len) *len = t && t->ticket ? t->ticket_len : 0;
+    return t ? t->ticket : NULL;
+}
+
+unsigned qk_tls_ticket_count(const qk_tls *t)
+{
+    return t ? t->tickets_received : 0;
+}
+
+int qk_tls_resumed(const qk_tls *t)
+{
+    return t && t->complete && gnutls_session_is_resumed(t->s) ? 1 : 0;
+}
+
+int qk_tls_early_status(const qk_tls *t)
+{
+    if (!t || !t->complete) return QK_TLS_EARLY_NONE;
+    int accepted = (gnutls_session_get_flags(t->s) & GNUTLS_SFLAGS_EARLY_DATA) != 0;
+    if (t->is_server)
+        return accepted && t->early_secret ? QK_TLS_EARLY_ACCEPTED : QK_TLS_EARLY_NONE;
+    if (!t->early_secret) return QK_TLS_EARLY_NONE;
+    return accepted ? QK_TLS_EARLY_ACCEPTED : QK_TLS_EARLY_REJECTED;
 }

@@ -103,7 +103,7 @@ static void fill_local_tparams(qk_conn *c)
     }
 }
 
-static int init_tls(qk_conn *c, const char *server_name)
+static int init_tls(qk_conn *c, const char *server_name, const uint8_t *session, size_t session_len)
 {
     const qk_config *cfg = c->cfg;
     qk_tls_config tc;
@@ -117,6 +117,11 @@ static int init_tls(qk_conn *c, const char *server_name)
     tc.server_name = server_name;
     tc.keylog = cfg->keylog;
     tc.keylog_ctx = cfg->keylog_ctx;
+    /* RFC 9001 §4.5-4.6: tickets (server), a session to resume (client), 0-RTT. */
+    tc.tickets = c->is_server && cfg->session_tickets ? cfg->ticket_keys : NULL;
+    tc.early_data = cfg->early_data;
+    tc.session = session;
+    tc.session_len = session_len;
     if (cfg->insecure)
         tc.verify = QK_TLS_VERIFY_INSECURE;
     else if (cfg->has_pin) {
@@ -247,6 +252,7 @@ qk_conn *qk_conn_new_ex(const qk_conn_env *env, const qk_config *cfg, bool is_se
     c->handshake_deadline =
         cfg->handshake_timeout_ns ? now + cfg->handshake_timeout_ns : QK_TIME_INFINITE;
     c->pacing_wait = 0;
+    c->first_1rtt_pn = UINT64_MAX;
     qk_ku_init(&c->ku);
 
     init_cids(c, dcid, scid, opts);
@@ -280,7 +286,12 @@ qk_conn *qk_conn_new_ex(const qk_conn_env *env, const qk_config *cfg, bool is_se
     qk_ackfreq_init(&c->af, &afc);
 
     fill_local_tparams(c);
-    if ((rc = init_tls(c, server_name))) goto fail;
+    const uint8_t *sess = NULL;
+    size_t sess_len = 0;
+    if (!is_server && opts && opts->session_len &&
+        (rc = qk_session_parse(c, opts->session, opts->session_len, &sess, &sess_len)))
+        goto fail;
+    if ((rc = init_tls(c, server_name, sess, sess_len))) goto fail;
     if ((rc = qk_conn_env_add_cid(c, &c->lcid[0].cid))) goto fail;
     if (is_server && (rc = qk_conn_env_add_cid(c, &c->initial_dcid))) goto fail;
     c->idle_timeout_ns = cfg->idle_timeout_ns;
@@ -311,6 +322,7 @@ void qk_conn_del(qk_conn *c)
         qk_pkt_keys_free(&c->sp[s].tx);
     }
     qk_ku_free(&c->ku);
+    qk_pkt_keys_free(&c->early);
     qk_recovery_free(&c->rec);
     qk_streams_free(&c->streams);
     qk_flow_rx_free(&c->flow_rx);
@@ -411,7 +423,8 @@ static int install_secret(qk_conn *c, qk_crypto_level level, int is_write, qk_cr
     qk_pn_space s = level == QK_LEVEL_HANDSHAKE     ? QK_PN_SPACE_HANDSHAKE
                     : level == QK_LEVEL_APPLICATION ? QK_PN_SPACE_APP
                                                     : QK_PN_SPACE_COUNT;
-    if (s == QK_PN_SPACE_COUNT) return 0; /* 0-RTT keys are not used yet */
+    if (level == QK_LEVEL_EARLY) return qk_session_install_early(c, is_write, suite, secret, len);
+    if (s == QK_PN_SPACE_COUNT) return 0;
     if (c->cfg->no_protection) suite = QK_SUITE_NULL;
     qk_pkt_keys *k = is_write ? &c->sp[s].tx : &c->sp[s].rx;
     qk_pkt_keys_free(k);
@@ -453,10 +466,17 @@ int qk_conn_drive_tls(qk_conn *c, qk_time now)
         if (w < 0 || (size_t)w != len) return QK_ERR_CRYPTO_BUFFER;
         qk_tls_consume(c->tls, levels[s], len);
     }
+    /* RFC 9001 §4.6.1: a server that accepted 0-RTT uses the client's
+     * parameters from its ClientHello for the streams 0-RTT opens at once. */
+    if (c->is_server && c->has_early && !c->have_peer_tp && qk_tls_peer_tparams(c->tls, NULL) &&
+        (rc = apply_peer_tparams(c, now)))
+        return rc;
     if (hs == 0 && !c->handshake_complete) {
-        if ((rc = apply_peer_tparams(c, now))) return rc;
+        if (!c->have_peer_tp && (rc = apply_peer_tparams(c, now))) return rc;
+        if ((rc = qk_session_on_handshake(c, now))) return rc;
         on_handshake_complete(c, now);
     }
+    qk_session_poll_ticket(c);
     return 0;
 }
 
@@ -499,9 +519,10 @@ static void sink_on_acked(void *ctx, qk_pn_space space, const qk_sent_packet *pk
     }
     for (size_t i = 0; i < n; i++) qk_ctrl_on_acked(c, space, &frames[i]);
     /* RFC 9001 §4.1.2: the client's handshake is confirmed when a 1-RTT
-     * packet is acknowledged (or HANDSHAKE_DONE arrives). */
+     * packet is acknowledged (or HANDSHAKE_DONE arrives); an acknowledged
+     * 0-RTT packet does not count (the server may not have our Finished). */
     if (space == QK_PN_SPACE_APP && !c->is_server && c->handshake_complete &&
-        !c->handshake_confirmed)
+        !c->handshake_confirmed && pkt->pn >= c->first_1rtt_pn)
         c->defer_confirm = true; /* applied after the ACK (qk_conn_apply_deferred) */
 }
 
@@ -682,7 +703,7 @@ void qk_conn_on_timeout(qk_conn *c, qk_time now)
 
 void qk_conn_schedule_stream(qk_conn *c, qk_stream *s)
 {
-    if (!c->have_peer_tp) return;
+    if (!c->have_peer_tp && !c->zrtt_params) return; /* 0-RTT: RFC 9000 §7.4.1 */
     if (s->send_state == QK_SEND_NONE || !qk_sendbuf_has_pending(&s->send)) return;
     if (!s->sched.queued) qk_sched_add(&c->sched, &s->sched, s->urgency, s->incremental);
 }

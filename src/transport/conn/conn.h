@@ -78,6 +78,8 @@ typedef struct qk_conn_opts {
     bool validated;           /* server: a token validated the client's address */
     const uint8_t *token;     /* client: token for our Initials (NEW_TOKEN) */
     size_t token_len;
+    const uint8_t *session; /* client: qk_conn_session_get() data to resume */
+    size_t session_len;
 } qk_conn_opts;
 
 /* Connection-level "what to send" flags (DESIGN.md principle 3). */
@@ -173,8 +175,16 @@ struct qk_conn {
     /* TLS and packet protection. */
     qk_tls *tls;
     qk_space sp[QK_PN_SPACE_COUNT];
-    bool key_phase;  /* current 1-RTT key phase, both directions (RFC 9001 §6) */
-    qk_keyupdate ku; /* next/previous 1-RTT keys, update rules (keyupdate.c) */
+    bool key_phase; /* current 1-RTT key phase, both directions (RFC 9001 §6) */
+    /* 0-RTT (RFC 9001 §4.6; session.c): client write / server read keys. */
+    qk_pkt_keys early;
+    bool has_early;
+    bool zrtt_params;      /* client: sending on the remembered parameters */
+    qk_tparams remembered; /* client: the server's parameters from the session */
+    bool have_remembered;
+    unsigned tickets_seen;  /* client: tickets already announced (QK_EV_SESSION_TICKET) */
+    uint64_t first_1rtt_pn; /* our first 1-RTT packet (earlier app-space pns were 0-RTT) */
+    qk_keyupdate ku;        /* next/previous 1-RTT keys, update rules (keyupdate.c) */
 
     /* Recovery and congestion control. */
     qk_rtt rtt;
@@ -291,6 +301,35 @@ int qk_conn_key_update_now(qk_conn *c, bool force, qk_time now);
 void qk_conn_set_mtu(qk_conn *c, uint64_t bytes);
 /* Before sending: update keys when due (config, AEAD limits, RFC 9001 §6.6). */
 void qk_conn_key_update_check(qk_conn *c, qk_time now);
+
+/* ---- session.c: resumption and 0-RTT (RFC 9001 §4.5-4.6, RFC 9000 §7.4.1) ---- */
+/* Client: split session data into the TLS part (*tls, *tls_len) and decode
+ * the remembered transport parameters into c->remembered. 0 or QK_ERR_CONFIG. */
+int qk_session_parse(qk_conn *c, const uint8_t *data, size_t len, const uint8_t **tls,
+                     size_t *tls_len);
+/* A 0-RTT secret from TLS: install it (client write / server read). */
+int qk_session_install_early(qk_conn *c, int is_write, qk_crypto_suite suite, const uint8_t *secret,
+                             size_t len);
+/* At handshake completion, after the peer's parameters: 0-RTT accepted
+ * (check the parameters did not shrink) or rejected (resend in 1-RTT).
+ * Returns 0 or a QK_ERR_* transport error. */
+int qk_session_on_handshake(qk_conn *c, qk_time now);
+/* After each TLS step: a new ticket raises QK_EV_SESSION_TICKET. */
+void qk_session_poll_ticket(qk_conn *c);
+/* Client: may 0-RTT packets be built now? */
+static inline bool qk_session_can_send_0rtt(const qk_conn *c)
+{
+    return !c->is_server && c->has_early && c->zrtt_params && !c->handshake_complete &&
+           !c->sp[QK_PN_SPACE_APP].has_tx;
+}
+
+/* May application data go out in 1-RTT packets? After the handshake, and
+ * before it on a server that accepted 0-RTT: its answers to 0-RTT requests
+ * leave as 0.5-RTT data, right after its Finished (RFC 9001 §4.1.1, §5.7). */
+static inline bool qk_session_app_data_ok(const qk_conn *c)
+{
+    return c->handshake_complete || (c->is_server && c->has_early && c->have_peer_tp);
+}
 
 /* ---- conn_path.c (RFC 9000 §8.2, §9) ---- */
 enum { QK_RXPATH_CUR = 0, QK_RXPATH_ALT = 1, QK_RXPATH_NEW = 2 };

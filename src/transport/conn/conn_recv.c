@@ -336,11 +336,11 @@ static int process_frames(qk_conn *c, rx_ctx *rx, const uint8_t *p, size_t len)
 
 /* Remove protection in place. Returns the payload length, or negative to drop.
  * *which tells which 1-RTT keys opened it (RFC 9001 §6.5). */
-static int unprotect(qk_conn *c, qk_space *sp, uint8_t *pkt, const qk_pkt_hdr *h, uint64_t *pn,
-                     size_t *payload_off, qk_ku_keys *which, qk_time now)
+static int unprotect(qk_conn *c, qk_space *sp, qk_pkt_keys *lk, uint8_t *pkt, const qk_pkt_hdr *h,
+                     uint64_t *pn, size_t *payload_off, qk_ku_keys *which, qk_time now)
 {
     size_t pn_len;
-    int rc = qk_hp_unprotect(&sp->rx, pkt, h->packet_len, h->pn_offset, &pn_len);
+    int rc = qk_hp_unprotect(lk, pkt, h->packet_len, h->pn_offset, &pn_len);
     if (rc) return rc;
     uint64_t trunc = 0;
     for (size_t i = 0; i < pn_len; i++) trunc = trunc << 8 | pkt[h->pn_offset + i];
@@ -348,7 +348,7 @@ static int unprotect(qk_conn *c, qk_space *sp, uint8_t *pkt, const qk_pkt_hdr *h
     size_t hdr_len = h->pn_offset + pn_len;
     size_t end = h->is_long ? h->pn_offset + h->length : h->packet_len;
     if (end < hdr_len + QK_AEAD_TAG_BYTES) return QK_ERR_TRUNCATED;
-    qk_pkt_keys *k = &sp->rx;
+    qk_pkt_keys *k = lk;
     *which = QK_KU_CURRENT;
     if (!h->is_long) {
         /* RFC 9001 §6.3: the Key Phase bit picks current, previous or next keys. */
@@ -393,14 +393,20 @@ static void process_packet(qk_conn *c, uint8_t *pkt, const qk_pkt_hdr *h, qk_dat
         qk_conn_on_retry(c, pkt, h, now);
         return;
     }
-    if (h->type == QK_PKT_0RTT) return;
+    bool zrtt = h->type == QK_PKT_0RTT;
+    /* RFC 9001 §4.6.1: only a server that accepted early data has 0-RTT keys;
+     * without them (rejected, replayed) the packets are dropped. */
+    if (zrtt && (!c->is_server || !c->has_early)) {
+        if (c->is_server) c->stats.zerortt_pkts_dropped++;
+        return;
+    }
     qk_pn_space space = qk_space_of_pkt(h->type);
     qk_space *sp = &c->sp[space];
-    if (sp->discarded || !sp->has_rx) return; /* keys gone or not yet: drop */
+    if (sp->discarded || (!zrtt && !sp->has_rx)) return; /* keys gone or not yet: drop */
     uint64_t pn = 0;
     size_t off = 0; /* both set by unprotect() when it succeeds; gcc -O2 cannot tell */
     qk_ku_keys which = QK_KU_CURRENT;
-    int len = unprotect(c, sp, pkt, h, &pn, &off, &which, now);
+    int len = unprotect(c, sp, zrtt ? &c->early : &sp->rx, pkt, h, &pn, &off, &which, now);
     if (len == QK_ERR_PROTOCOL_VIOLATION) {
         qk_conn_error(c, len, 0, "reserved bits set", now);
         return;
@@ -423,6 +429,7 @@ static void process_packet(qk_conn *c, uint8_t *pkt, const qk_pkt_hdr *h, qk_dat
         }
     }
     c->stats.pkts_received++;
+    if (zrtt) c->stats.zerortt_pkts_received++;
     c->got_packet = true;
     /* RFC 9000 §8.1: a Handshake packet from the client validates its address. */
     if (c->is_server && space == QK_PN_SPACE_HANDSHAKE && !c->address_validated) {

@@ -13,7 +13,8 @@
 #include "transport/conn/trace.h"
 #include "wire/pn.h"
 
-#define MIN_INITIAL_DGRAM 1200 /* RFC 9000 §14.1 */
+#define MIN_INITIAL_DGRAM         1200 /* RFC 9000 §14.1 */
+#define QK_0RTT_CWND_RESERVE_PKTS 2
 
 static uint8_t choose_ecn(const qk_conn *c)
 {
@@ -85,12 +86,17 @@ static bool open_packet(qk_tx_ctx *t, qk_pn_space space)
     qk_remote_cid *d = qk_conn_dcid(c);
     int n;
     size_t lo = 0, po = 0;
-    if (space == QK_PN_SPACE_APP) {
+    /* RFC 9001 §4.6.1: before 1-RTT keys, a resuming client's application
+     * data goes in 0-RTT packets (long header, application pn space). */
+    bool zrtt = space == QK_PN_SPACE_APP && qk_session_can_send_0rtt(c);
+    if (space == QK_PN_SPACE_APP && !zrtt) {
         p->type = QK_PKT_1RTT;
         n = qk_pkt_encode_short(t->buf + t->len, t->cap - t->len, d->cid.b, d->cid.len, false,
                                 c->key_phase, p->pn, p->pn_len, &po);
     } else {
-        p->type = space == QK_PN_SPACE_INITIAL ? QK_PKT_INITIAL : QK_PKT_HANDSHAKE;
+        p->type = zrtt                           ? QK_PKT_0RTT
+                  : space == QK_PN_SPACE_INITIAL ? QK_PKT_INITIAL
+                                                 : QK_PKT_HANDSHAKE;
         qk_long_hdr_params hp = {.type = p->type,
                                  .version = c->version,
                                  .dcid = d->cid.b,
@@ -300,12 +306,23 @@ static bool space_wants_send(qk_tx_ctx *t, qk_pn_space s)
 {
     qk_conn *c = t->c;
     qk_space *sp = &c->sp[s];
+    if (s == QK_PN_SPACE_APP && qk_session_can_send_0rtt(c)) {
+        /* The server acknowledges 0-RTT in 1-RTT packets, which we cannot
+         * read before our handshake completes: 0-RTT leaves the last
+         * QK_0RTT_CWND_RESERVE_PKTS datagrams of the window to the Handshake
+         * flight (our Finished), or the two would wait on each other. */
+        uint64_t reserve = QK_0RTT_CWND_RESERVE_PKTS * c->max_udp_bytes;
+        if (qk_recovery_bytes_in_flight(&c->rec) + reserve + c->max_udp_bytes > c->cc.cwnd_bytes)
+            return false;
+        return t->cc_ok && !qk_sched_empty(&c->sched) &&
+               (qk_flow_tx_available(&c->flow_tx) || lost_stream_data(c));
+    }
     if (sp->discarded || !sp->has_tx) return false;
     if (qk_ack_has_new(&sp->ack) && qk_ack_should_ack_now(&sp->ack, t->now)) return true;
     if (sp->probes) return true;
     if (!t->cc_ok) return false;
     if (qk_sendbuf_has_pending(&sp->crypto_send)) return true;
-    if (s != QK_PN_SPACE_APP || !c->handshake_complete) return false;
+    if (s != QK_PN_SPACE_APP || !qk_session_app_data_ok(c)) return false;
     if (c->dgq_count || qk_streams_pending_head(&c->streams)) return true;
     if (!qk_sched_empty(&c->sched) && (qk_flow_tx_available(&c->flow_tx) || lost_stream_data(c)))
         return true;
@@ -356,6 +373,14 @@ static void fill_packet(qk_tx_ctx *t, qk_tx_pkt *p)
 {
     qk_conn *c = t->c;
     qk_space *sp = &c->sp[p->space];
+    if (p->type == QK_PKT_0RTT) {
+        /* RFC 9000 §12.4, §17.2.3: 0-RTT carries the application's streams
+         * (no ACK, CRYPTO or connection-level control frames from us here). */
+        if (t->cc_ok)
+            while (write_one_stream(t, p)) {
+            }
+        return;
+    }
     bool probe = sp->probes > 0;
     /* ack-frequency-12 §3: only 1-RTT packets to a peer that advertised
      * min_ack_delay ever carry IMMEDIATE_ACK (never 0-RTT). */
@@ -364,7 +389,7 @@ static void fill_packet(qk_tx_ctx *t, qk_tx_pkt *p)
     if (imm) t->cap--; /* keep a byte for IMMEDIATE_ACK */
     if (qk_ack_has_new(&sp->ack)) write_ack(t, p);
     if (t->cc_ok || sp->probes) write_crypto(t, p);
-    if (p->space == QK_PN_SPACE_APP && c->handshake_complete && (t->cc_ok || sp->probes)) {
+    if (p->space == QK_PN_SPACE_APP && qk_session_app_data_ok(c) && (t->cc_ok || sp->probes)) {
         qk_ctrl_write_conn(t, p);
         qk_ctrl_write_streams(t, p);
         write_datagrams(t, p);
@@ -404,7 +429,7 @@ static void finish_packet(qk_tx_ctx *t, qk_tx_pkt *p, size_t pad_to)
                    t->buf + p->payload, payload_len, t->now);
     qk_trace_emit(c, true, p->type, p->pn, p->end + QK_AEAD_TAG_BYTES - p->start,
                   t->buf + p->payload, payload_len, t->now);
-    qk_pkt_keys *k = &c->sp[p->space].tx;
+    qk_pkt_keys *k = p->type == QK_PKT_0RTT ? &c->early : &c->sp[p->space].tx;
     size_t hdr_len = p->payload - p->start;
     if (p->n_ext) {
         /* Gather: in-place runs of the packet interleaved with the stream
@@ -475,6 +500,8 @@ static void commit_packet(qk_tx_ctx *t, qk_tx_pkt *p)
     qk_qlog_metrics(c, t->now); /* bytes_in_flight with this packet counted */
     if (p->ack_eliciting) c->last_ack_eliciting_sent = t->now;
     c->stats.pkts_sent++;
+    if (p->type == QK_PKT_0RTT) c->stats.zerortt_pkts_sent++;
+    if (p->type == QK_PKT_1RTT && c->first_1rtt_pn == UINT64_MAX) c->first_1rtt_pn = p->pn;
     /* RFC 9001 §4.9.1: the client discards Initial keys when it first sends Handshake. */
     if (!c->is_server && p->space == QK_PN_SPACE_HANDSHAKE) c->sent_handshake = true;
 }

@@ -28,6 +28,7 @@ struct qk_endpoint {
     qk_conn *rr;             /* round-robin cursor for sending */
     qk_flow_budget budget;   /* receive-window growth across connections */
     qk_stateless sl;         /* VN, Retry, stateless reset, tokens (stateless.c) */
+    qk_ticket_keys *own_tk;  /* server: ticket keys made for this endpoint */
 };
 
 void qk_config_default(qk_config *c)
@@ -64,6 +65,8 @@ void qk_config_default(qk_config *c)
     c->retry_token_lifetime_ns = 10 * QK_NS_PER_S;
     c->new_token_lifetime_ns = 24ull * 3600 * QK_NS_PER_S;
     c->max_resets_per_s = 100;
+    c->session_tickets = false; /* opt-in: quack serve turns it on */
+    c->early_data = true;
 }
 
 static bool ciphers_ok(const char *ciphers)
@@ -167,6 +170,17 @@ qk_endpoint *qk_endpoint_new(const qk_config *cfg)
         free(ep);
         return NULL;
     }
+    /* RFC 8446 §4.6.1: tickets sealed with this endpoint's keys unless the
+     * application shares keys between endpoints. */
+    if (cfg->server && cfg->session_tickets && !cfg->ticket_keys) {
+        ep->own_tk = qk_ticket_keys_new(cfg->ticket_lifetime_ns, 0, NULL);
+        if (!ep->own_tk) {
+            qk_stateless_free(&ep->sl);
+            free(ep);
+            return NULL;
+        }
+        ep->cfg.ticket_keys = ep->own_tk;
+    }
     return ep;
 }
 
@@ -184,6 +198,7 @@ void qk_endpoint_del(qk_endpoint *ep)
         qk_conn_del(c);
     }
     qk_stateless_free(&ep->sl);
+    qk_ticket_keys_del(ep->own_tk);
     free(ep->cids);
     for (size_t i = 0; i < ep->ev_count; i++) {
         qk_event *e = &ep->ev[(ep->ev_head + i) % ep->ev_cap];
@@ -392,6 +407,12 @@ static void collect_closed(qk_endpoint *ep)
 int qk_connect(qk_endpoint *ep, const qk_addr *local, const qk_addr *peer, const char *server_name,
                qk_time now, qk_conn **out)
 {
+    return qk_connect_ex(ep, local, peer, server_name, NULL, now, out);
+}
+
+int qk_connect_ex(qk_endpoint *ep, const qk_addr *local, const qk_addr *peer,
+                  const char *server_name, const qk_connect_opts *opts, qk_time now, qk_conn **out)
+{
     if (!ep || !peer || !out) return QK_ERR_INVALID_ARG;
     if (ep->n_conns >= ep->cfg.max_connections) return QK_ERR_LIMIT;
     int err = 0;
@@ -400,6 +421,10 @@ int qk_connect(qk_endpoint *ep, const qk_addr *local, const qk_addr *peer, const
     qk_conn_opts o = {0};
     o.token = tok;
     o.token_len = qk_stateless_take_token(&ep->sl, peer, tok, sizeof tok);
+    if (opts) {
+        o.session = opts->session;
+        o.session_len = opts->session_len;
+    }
     qk_conn_env env = qk_endpoint_conn_env(ep);
     qk_conn *c =
         qk_conn_new_ex(&env, &ep->cfg, false, local, peer, NULL, NULL, server_name, &o, now, &err);

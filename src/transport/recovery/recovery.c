@@ -834,6 +834,26 @@ int qk_recovery_discard_space(qk_recovery *r, qk_pn_space space, qk_time now)
     return 0;
 }
 
+int qk_recovery_lose_all(qk_recovery *r, qk_pn_space space, qk_time now)
+{
+    if ((unsigned)space >= QK_PN_SPACE_COUNT) return QK_ERR_INVALID_ARG;
+    qk_recovery_space *sp = &r->sp[space];
+    for (uint64_t pn = sp->base_pn; sp->pkt_cap && pn < sp->next_pn; pn++) {
+        qk_sent_packet *p = slot(sp, pn);
+        if (p->pn != pn || p->state != SLOT_LIVE) continue;
+        remove_from_flight(r, sp, p);
+        set_add(&sp->lost, pn, pn + 1);
+        p->state = SLOT_EMPTY;
+        if (r->sink.on_lost) {
+            copy_frames(r, sp, p);
+            r->sink.on_lost(r->sink.ctx, space, p, r->scratch, p->n_frames);
+        }
+    }
+    sp->loss_time = 0;
+    set_timer(r, now);
+    return 0;
+}
+
 void qk_recovery_set_handshake_confirmed(qk_recovery *r, qk_time now)
 {
     r->handshake_confirmed = true;

@@ -299,6 +299,10 @@ int qk_recovery_on_timeout(qk_recovery *r, qk_time now, qk_recovery_timeout *out
  * Returns 0 or QK_ERR_INVALID_ARG.
  */
 int qk_recovery_discard_space(qk_recovery *r, qk_pn_space space, qk_time now);
+/** Every packet of a space still tracked leaves flight and its frames go to
+ * the sink's on_lost, without a congestion response (rejected 0-RTT, RFC
+ * 9001 §4.6.2). Returns 0 or QK_ERR_INVALID_ARG. */
+int qk_recovery_lose_all(qk_recovery *r, qk_pn_space space, qk_time now);
 
 /** The handshake is confirmed (RFC 9001 §4.1.2): App PTO allowed, ack delay capped. */
 void qk_recovery_set_handshake_confirmed(qk_recovery *r, qk_time now);
