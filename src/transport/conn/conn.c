@@ -220,6 +220,32 @@ static void init_cids(qk_conn *c, const qk_cid *dcid, const qk_cid *scid, const 
     c->rcid[0].active = true;
 }
 
+/* RTT, congestion control, loss recovery, pacing and connection flow control. */
+static int init_feedback(qk_conn *c, qk_time now)
+{
+    const qk_config *cfg = c->cfg;
+    int rc;
+    qk_rtt_init(&c->rtt, QK_RTT_INITIAL_NS);
+    if ((rc = qk_cc_init(&c->cc, (qk_cc_algo)cfg->cc, c->max_udp_bytes, now))) return rc;
+    qk_recovery_config rcfg = {.is_server = c->is_server};
+    qk_recovery_sink sink = {.ctx = c, .on_acked = sink_on_acked, .on_lost = sink_on_lost};
+    if ((rc = qk_recovery_init(&c->rec, &rcfg, &c->rtt, &c->cc, &sink))) return rc;
+    qk_pacer_init(&c->pacer, QK_PACER_DEFAULT_BURST_PKTS);
+    if (cfg->pacing_gain_ca_pct) qk_pacer_set_gain_ca(&c->pacer, cfg->pacing_gain_ca_pct);
+    /* RFC 9002 §7.7: bursts as large as the loop timer needs (pacer.h). */
+    qk_pacer_set_burst_interval(&c->pacer,
+                                cfg->cc == QK_CONFIG_CC_PRAGUE ? QK_PACER_BURST_INTERVAL_NS / 8
+                                                               : QK_PACER_BURST_INTERVAL_NS,
+                                QK_PACER_MAX_BURST_BYTES);
+    qk_flow_rx_init(&c->flow_rx, cfg->initial_max_data_bytes, cfg->max_conn_window_bytes,
+                    cfg->autotune, c->env.budget);
+    c->flow_rx.rule = (cfg->autotune_rule & 1) ? QK_FLOW_RULE_EPOCH : QK_FLOW_RULE_RTT2;
+    c->flow_rx.plain_doubling = (cfg->autotune_rule & 2) != 0;
+    c->flow_rx.climb_doubling = true; /* flow.h: must not lag slow start */
+    qk_flow_tx_init(&c->flow_tx, 0);
+    return 0;
+}
+
 qk_conn *qk_conn_new_ex(const qk_conn_env *env, const qk_config *cfg, bool is_server,
                         const qk_addr *local, const qk_addr *peer, const qk_cid *dcid,
                         const qk_cid *scid, const char *server_name, const qk_conn_opts *opts,
@@ -260,24 +286,7 @@ qk_conn *qk_conn_new_ex(const qk_conn_env *env, const qk_config *cfg, bool is_se
     for (int s = 0; s < QK_PN_SPACE_COUNT; s++) init_space(c, (qk_pn_space)s);
     if ((rc = qk_conn_install_initial_keys(c, &c->initial_dcid))) goto fail;
 
-    qk_rtt_init(&c->rtt, QK_RTT_INITIAL_NS);
-    if ((rc = qk_cc_init(&c->cc, (qk_cc_algo)cfg->cc, c->max_udp_bytes, now))) goto fail;
-    qk_recovery_config rcfg = {.is_server = is_server};
-    qk_recovery_sink sink = {.ctx = c, .on_acked = sink_on_acked, .on_lost = sink_on_lost};
-    if ((rc = qk_recovery_init(&c->rec, &rcfg, &c->rtt, &c->cc, &sink))) goto fail;
-    qk_pacer_init(&c->pacer, QK_PACER_DEFAULT_BURST_PKTS);
-    if (cfg->pacing_gain_ca_pct) qk_pacer_set_gain_ca(&c->pacer, cfg->pacing_gain_ca_pct);
-    /* RFC 9002 §7.7: bursts as large as the loop timer needs (pacer.h). */
-    qk_pacer_set_burst_interval(&c->pacer,
-                                cfg->cc == QK_CONFIG_CC_PRAGUE ? QK_PACER_BURST_INTERVAL_NS / 8
-                                                               : QK_PACER_BURST_INTERVAL_NS,
-                                QK_PACER_MAX_BURST_BYTES);
-    qk_flow_rx_init(&c->flow_rx, cfg->initial_max_data_bytes, cfg->max_conn_window_bytes,
-                    cfg->autotune, c->env.budget);
-    c->flow_rx.rule = (cfg->autotune_rule & 1) ? QK_FLOW_RULE_EPOCH : QK_FLOW_RULE_RTT2;
-    c->flow_rx.plain_doubling = (cfg->autotune_rule & 2) != 0;
-    c->flow_rx.climb_doubling = true; /* flow.h: must not lag slow start */
-    qk_flow_tx_init(&c->flow_tx, 0);
+    if ((rc = init_feedback(c, now))) goto fail;
     if ((rc = init_streams(c))) goto fail;
     qk_ackfreq_config afc = {.mode = (qk_ackfreq_mode)cfg->ack_frequency,
                              .threshold = cfg->ack_frequency_threshold,
