@@ -13,7 +13,8 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOMS = {
     "conn": ["conn.c", "conn.h", "conn_recv.c", "conn_send.c", "conn_ctrl.c", "conn_tx.h",
-             "conn_flow.c", "qlog.c", "trace.c", "trace.h", "keyupdate.c", "keyupdate.h"],
+             "conn_flow.c", "qlog.c", "trace.c", "trace.h", "keyupdate.c", "keyupdate.h",
+             "session.c"],
     "recovery": ["recovery.c", "recovery.h", "rtt.c", "rtt.h", "pacer.c", "pacer.h", "ack.c",
                  "ack.h", "ackfreq.c", "ackfreq.h", "cc"],
     "streams": ["stream.c", "stream.h", "streams.c", "streams.h", "sendbuf.c", "sendbuf.h",

@@ -6,27 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void push(qk_pkt_list *q, qk_pkt *p)
-{
-    p->next = NULL;
-    if (q->tail)
-        q->tail->next = p;
-    else
-        q->head = p;
-    q->tail = p;
-}
-
-static qk_pkt *pop(qk_pkt_list *q)
-{
-    qk_pkt *p = q->head;
-    if (p) {
-        q->head = p->next;
-        if (!q->head) q->tail = NULL;
-        p->next = NULL;
-    }
-    return p;
-}
-
 /* ---- DualPI2 ---- */
 
 void qk_dualpi2_init(qk_dualpi2 *d, const qk_sim_link_cfg *c)
@@ -52,10 +31,10 @@ void qk_dualpi2_enqueue(qk_dualpi2 *d, qk_pkt *p, qk_time now)
     qk_dualpi2_update(d, now);
     /* RFC 9332 §2.3 / RFC 9331 §5.1: ECT(1) and CE go to the L queue. */
     if ((p->ecn & 3) == QK_ECN_ECT1 || (p->ecn & 3) == QK_ECN_CE) {
-        push(&d->lq, p);
+        qk_pkt_list_push(&d->lq, p);
         d->l_pkts++;
     } else {
-        push(&d->cq, p);
+        qk_pkt_list_push(&d->cq, p);
         d->c_pkts++;
     }
 }
@@ -125,13 +104,13 @@ qk_pkt *qk_dualpi2_dequeue(qk_dualpi2 *d, qk_time now, qk_rng *rng, qk_aqm_verdi
      * tshift longer. */
     bool take_l = l && (!c || l->arrive_ns <= c->arrive_ns + d->tshift_ns);
     if (take_l) {
-        qk_pkt *p = pop(&d->lq);
+        qk_pkt *p = qk_pkt_list_pop(&d->lq);
         d->l_pkts--;
         qk_time soj = now > p->arrive_ns ? now - p->arrive_ns : 0;
         if (qk_rng_chance(rng, qk_dualpi2_p_l(d, soj))) *v = QK_AQM_MARK;
         return p;
     }
-    qk_pkt *p = pop(&d->cq);
+    qk_pkt *p = qk_pkt_list_pop(&d->cq);
     d->c_pkts--;
     if (qk_rng_chance(rng, qk_dualpi2_p_c(d)))
         *v = (p->ecn & 3) == QK_ECN_NOT_ECT ? QK_AQM_DROP : QK_AQM_MARK;
@@ -196,7 +175,7 @@ void qk_fqcodel_enqueue(qk_fqcodel *f, qk_pkt *p, qk_time now)
 {
     (void)now;
     qk_codel_q *q = &f->qs[flow_hash(p) % f->n_qs];
-    push(&q->q, p);
+    qk_pkt_list_push(&q->q, p);
     q->bytes += p->len;
     q->pkts++;
     f->total_pkts++;
@@ -213,7 +192,7 @@ qk_pkt *qk_fqcodel_drop_fattest(qk_fqcodel *f)
     for (uint32_t i = 0; i < f->n_qs; i++)
         if (f->qs[i].pkts && (!fat || f->qs[i].bytes > fat->bytes)) fat = &f->qs[i];
     if (!fat) return NULL;
-    qk_pkt *p = pop(&fat->q);
+    qk_pkt *p = qk_pkt_list_pop(&fat->q);
     fat->bytes -= p->len;
     fat->pkts--;
     f->total_pkts--;
@@ -224,7 +203,7 @@ qk_pkt *qk_fqcodel_drop_fattest(qk_fqcodel *f)
 static qk_pkt *codel_head(qk_fqcodel *f, qk_codel_q *q, qk_time now, bool *ok_to_drop)
 {
     *ok_to_drop = false;
-    qk_pkt *p = pop(&q->q);
+    qk_pkt *p = qk_pkt_list_pop(&q->q);
     if (!p) {
         q->first_above_ns = 0;
         return NULL;
@@ -319,7 +298,7 @@ void qk_fqcodel_drain(qk_fqcodel *f, qk_pkt_pool *pool)
 {
     for (uint32_t i = 0; i < f->n_qs; i++) {
         qk_pkt *p;
-        while ((p = pop(&f->qs[i].q))) qk_pkt_put(pool, p);
+        while ((p = qk_pkt_list_pop(&f->qs[i].q))) qk_pkt_put(pool, p);
         f->qs[i].bytes = f->qs[i].pkts = 0;
     }
     f->total_pkts = 0;

@@ -116,30 +116,10 @@ int qk_link_init(qk_link *l, const qk_sim_link_cfg *cfg, qk_pkt_pool *pool, uint
     return 0;
 }
 
-static void list_push(qk_pkt_list *q, qk_pkt *p)
-{
-    p->next = NULL;
-    if (q->tail)
-        q->tail->next = p;
-    else
-        q->head = p;
-    q->tail = p;
-}
-
-static qk_pkt *list_pop(qk_pkt_list *q)
-{
-    qk_pkt *p = q->head;
-    if (p) {
-        q->head = p->next;
-        if (!q->head) q->tail = NULL;
-    }
-    return p;
-}
-
 static void list_drain(qk_pkt_pool *pool, qk_pkt_list *q)
 {
     qk_pkt *p;
-    while ((p = list_pop(q))) qk_pkt_put(pool, p);
+    while ((p = qk_pkt_list_pop(q))) qk_pkt_put(pool, p);
 }
 
 void qk_link_free(qk_link *l)
@@ -264,7 +244,7 @@ static int mark_ce(qk_link *l, qk_pkt *p);
  * (DualPI2, FQ-CoDel) picks at time now, its CE marks and drops applied. */
 static qk_pkt *next_queued(qk_link *l, qk_time now)
 {
-    if (!l->dpi && !l->fq) return list_pop(&l->queue);
+    if (!l->dpi && !l->fq) return qk_pkt_list_pop(&l->queue);
     for (;;) {
         qk_aqm_verdict v;
         qk_pkt *p = l->dpi ? qk_dualpi2_dequeue(l->dpi, now, &l->rng, &v)
@@ -294,7 +274,7 @@ static void complete_service(qk_link *l)
         if (d < l->last_deliver_ns) d = l->last_deliver_ns; /* jitter keeps FIFO order */
         p->deliver_ns = d;
         l->last_deliver_ns = d;
-        list_push(&l->flight, p);
+        qk_pkt_list_push(&l->flight, p);
     }
     qk_pkt *n = next_queued(l, p->tx_end_ns);
     if (n)
@@ -328,7 +308,7 @@ qk_pkt *qk_link_poll(qk_link *l, qk_time now, uint64_t *events)
     qk_pkt *f = l->flight.head, *p = NULL;
     qk_pkt *r = l->n_late ? l->late[0] : NULL;
     if (f && f->deliver_ns <= now && (!r || !late_less(r, f)))
-        p = list_pop(&l->flight);
+        p = qk_pkt_list_pop(&l->flight);
     else if (r && r->deliver_ns <= now)
         p = late_pop(l);
     if (p) {
@@ -461,7 +441,7 @@ static int admit(qk_link *l, qk_pkt *p, qk_time now)
             qk_fqcodel_enqueue(l->fq, p, now);
         if (!l->in_service && (p = next_queued(l, now))) start_service(l, p, now);
     } else if (l->in_service) {
-        list_push(&l->queue, p);
+        qk_pkt_list_push(&l->queue, p);
     } else {
         start_service(l, p, now);
     }

@@ -56,6 +56,29 @@ typedef struct qk_pkt_list {
     qk_pkt *head, *tail;
 } qk_pkt_list;
 
+/** Append p to q (FIFO). Never fails. */
+static inline void qk_pkt_list_push(qk_pkt_list *q, qk_pkt *p)
+{
+    p->next = NULL;
+    if (q->tail)
+        q->tail->next = p;
+    else
+        q->head = p;
+    q->tail = p;
+}
+
+/** Take the oldest packet of q (its next cleared), or NULL. Never fails. */
+static inline qk_pkt *qk_pkt_list_pop(qk_pkt_list *q)
+{
+    qk_pkt *p = q->head;
+    if (p) {
+        q->head = p->next;
+        if (!q->head) q->tail = NULL;
+        p->next = NULL;
+    }
+    return p;
+}
+
 typedef struct qk_link {
     qk_sim_link_cfg cfg;
     qk_pkt_pool *pool;

@@ -1,5 +1,6 @@
 /* Byte queues for yamux streams and the frame header codec. */
 #include "yamux/yamux_int.h"
+#include "base/bytes.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -47,19 +48,6 @@ void qk_ybuf_free(ybuf *b)
     *b = (ybuf){0};
 }
 
-static void put32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 void qk_yamux_header_encode(uint8_t *out, uint8_t type, uint16_t flags, uint32_t sid,
                             uint32_t length)
 {
@@ -69,8 +57,8 @@ void qk_yamux_header_encode(uint8_t *out, uint8_t type, uint16_t flags, uint32_t
     out[1] = type;
     out[2] = (uint8_t)(flags >> 8);
     out[3] = (uint8_t)flags;
-    put32(out + 4, sid);
-    put32(out + 8, length);
+    qk_put_be32(out + 4, sid);
+    qk_put_be32(out + 8, length);
 }
 
 int qk_yamux_header_decode(const uint8_t *buf, size_t len, uint8_t *type, uint16_t *flags,
@@ -81,7 +69,7 @@ int qk_yamux_header_decode(const uint8_t *buf, size_t len, uint8_t *type, uint16
     if (buf[0] != 0 || buf[1] > YT_GO_AWAY) return QK_ERR_PROTOCOL_VIOLATION;
     *type = buf[1];
     *flags = (uint16_t)(buf[2] << 8 | buf[3]);
-    *sid = get32(buf + 4);
-    *length = get32(buf + 8);
+    *sid = qk_get_be32(buf + 4);
+    *length = qk_get_be32(buf + 8);
     return 0;
 }

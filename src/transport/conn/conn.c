@@ -375,13 +375,7 @@ static int apply_peer_tparams(qk_conn *c, qk_time now)
     qk_qlog_params(c, false, tp, now);
     c->peer_ack_delay_exponent = tp->ack_delay_exponent;
     qk_flow_tx_on_max(&c->flow_tx, tp->initial_max_data);
-    qk_streams_peer_params spp = {
-        .max_streams_bidi = tp->initial_max_streams_bidi,
-        .max_streams_uni = tp->initial_max_streams_uni,
-        .max_stream_data_bidi_local = tp->initial_max_stream_data_bidi_local,
-        .max_stream_data_bidi_remote = tp->initial_max_stream_data_bidi_remote,
-        .max_stream_data_uni = tp->initial_max_stream_data_uni,
-    };
+    qk_streams_peer_params spp = qk_conn_stream_limits(tp);
     if ((rc = qk_streams_set_peer_params(&c->streams, &spp))) return rc;
     qk_recovery_set_max_ack_delay(&c->rec, tp->max_ack_delay_ms * QK_NS_PER_MS, now);
     /* ack-frequency-12 §3: only a peer that advertised min_ack_delay is asked. */

@@ -381,6 +381,19 @@ static inline uint8_t qk_conn_tx_ecn(const qk_conn *c)
     return c->tx_ecn;
 }
 
+/* The stream limits a peer's transport parameters grant (RFC 9000 §18.2):
+ * the current ones, or those remembered for 0-RTT (§7.4.1). */
+static inline qk_streams_peer_params qk_conn_stream_limits(const qk_tparams *tp)
+{
+    return (qk_streams_peer_params){
+        .max_streams_bidi = tp->initial_max_streams_bidi,
+        .max_streams_uni = tp->initial_max_streams_uni,
+        .max_stream_data_bidi_local = tp->initial_max_stream_data_bidi_local,
+        .max_stream_data_bidi_remote = tp->initial_max_stream_data_bidi_remote,
+        .max_stream_data_uni = tp->initial_max_stream_data_uni,
+    };
+}
+
 /* ---- the owner's services (qk_conn_env), NULL-safe ---- */
 static inline void qk_conn_push_event(qk_conn *c, const qk_event *ev)
 {

@@ -270,6 +270,10 @@ extern const qk_cc_ops qk_cc_newreno_ops;
 extern const qk_cc_ops qk_cc_cubic_ops;
 extern const qk_cc_ops qk_cc_dctcp_ops;
 extern const qk_cc_ops qk_cc_prague_ops;
+/** RFC 8257 §3.3: the next alpha, (1 - g) alpha + g F with F the fraction of
+ * the round's acknowledged bytes that were CE-marked (DCTCP and Prague).
+ * alpha unchanged when nothing was acknowledged. Never fails. */
+double qk_cc_ecn_alpha(double alpha, double g, uint64_t ce_bytes, uint64_t acked_bytes);
 /** Prague's additive-increase scale for a smoothed RTT: (srtt / 25 ms)^2
  * below 25 ms, else 1 (reduced RTT dependence). */
 double qk_prague_ai_scale(qk_time srtt_ns);
@@ -342,7 +346,8 @@ bool qk_cc_early_loss(const qk_cc *cc, qk_time sent_time, bool is_ecn);
 /** Name of an algorithm ("newreno", "cubic", "dctcp", "bbr", "prague"), or "unknown". */
 const char *qk_cc_algo_name(qk_cc_algo algo);
 
-/** Parse "reno"/"newreno"/"cubic"/"dctcp"/"bbr"/"prague"; returns the algo or QK_ERR_INVALID_ARG. */
+/** Parse "reno"/"newreno"/"cubic"/"dctcp"/"bbr"/"prague"; returns the algo or QK_ERR_INVALID_ARG.
+ */
 int qk_cc_algo_parse(const char *name);
 
 #endif

@@ -20,17 +20,20 @@ static void dctcp_on_packet_sent(qk_cc *cc, uint64_t bytes, qk_time now)
     (void)now;
 }
 
+double qk_cc_ecn_alpha(double alpha, double g, uint64_t ce_bytes, uint64_t acked_bytes)
+{
+    if (acked_bytes == 0) return alpha; /* nothing acknowledged: no new estimate */
+    uint64_t ce = ce_bytes < acked_bytes ? ce_bytes : acked_bytes;
+    double f = (double)ce / (double)acked_bytes;
+    return (1.0 - g) * alpha + g * f; /* RFC 8257 §3.3 */
+}
+
 /* RFC 8257 §3.3: once per round, alpha = (1 - g) * alpha + g * F. A round
  * ends when a packet sent after it began is acknowledged. */
 static void dctcp_end_round(qk_cc *cc, qk_time now)
 {
     struct qk_cc_dctcp_state *d = &cc->u.dctcp;
-    if (d->acked_bytes_round > 0) {
-        uint64_t ce =
-            d->ce_bytes_round < d->acked_bytes_round ? d->ce_bytes_round : d->acked_bytes_round;
-        double f = (double)ce / (double)d->acked_bytes_round;
-        d->alpha = (1.0 - DCTCP_G) * d->alpha + DCTCP_G * f;
-    }
+    d->alpha = qk_cc_ecn_alpha(d->alpha, DCTCP_G, d->ce_bytes_round, d->acked_bytes_round);
     d->acked_bytes_round = 0;
     d->ce_bytes_round = 0;
     d->ce_in_round = false;

@@ -45,12 +45,7 @@ double qk_prague_ai_scale(qk_time srtt_ns)
 static void prague_end_round(qk_cc *cc, qk_time now)
 {
     struct qk_cc_prague_state *s = &cc->u.prague;
-    if (s->acked_bytes_round > 0) {
-        uint64_t ce =
-            s->ce_bytes_round < s->acked_bytes_round ? s->ce_bytes_round : s->acked_bytes_round;
-        double f = (double)ce / (double)s->acked_bytes_round;
-        s->alpha = (1.0 - PRAGUE_G) * s->alpha + PRAGUE_G * f;
-    }
+    s->alpha = qk_cc_ecn_alpha(s->alpha, PRAGUE_G, s->ce_bytes_round, s->acked_bytes_round);
     s->acked_bytes_round = 0;
     s->ce_bytes_round = 0;
     s->round_end = now;

@@ -2,6 +2,7 @@
  * data a client keeps, the 0-RTT keys, the remembered transport parameters
  * and what happens when the server accepts or rejects early data. */
 #include "transport/conn/conn.h"
+#include "base/bytes.h"
 
 #include <string.h>
 
@@ -21,19 +22,6 @@ static void session_mac(const uint8_t *data, size_t len, uint8_t mac[SESSION_MAC
     qk_hkdf_extract(QK_HASH_SHA256, key, sizeof key - 1, data, len, mac);
 }
 
-static void put32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 /* Layout: "QKS1" | u32 n | GnuTLS session data (n) | u32 m | the server's
  * encoded transport parameters (m) | HMAC-SHA256 of all that (32). */
 long qk_conn_session_get(const qk_conn *c, uint8_t *buf, size_t cap)
@@ -46,9 +34,9 @@ long qk_conn_session_get(const qk_conn *c, uint8_t *buf, size_t cap)
     size_t need = SESSION_HDR_BYTES + tl + pl + SESSION_MAC_BYTES;
     if (need > cap) return QK_ERR_TOO_LARGE;
     memcpy(buf, SESSION_MAGIC, 4);
-    put32(buf + 4, (uint32_t)tl);
+    qk_put_be32(buf + 4, (uint32_t)tl);
     memcpy(buf + 8, t, tl);
-    put32(buf + 8 + tl, (uint32_t)pl);
+    qk_put_be32(buf + 8 + tl, (uint32_t)pl);
     memcpy(buf + 12 + tl, p, pl);
     session_mac(buf, need - SESSION_MAC_BYTES, buf + need - SESSION_MAC_BYTES);
     return (long)need;
@@ -68,9 +56,9 @@ int qk_session_parse(qk_conn *c, const uint8_t *data, size_t len, const uint8_t 
     len -= SESSION_MAC_BYTES;
     session_mac(data, len, mac);
     if (!qk_crypto_memeq(mac, data + len, SESSION_MAC_BYTES)) return QK_ERR_CONFIG;
-    uint32_t tl = get32(data + 4);
+    uint32_t tl = qk_get_be32(data + 4);
     if (tl == 0 || tl > len - SESSION_HDR_BYTES) return QK_ERR_CONFIG;
-    uint32_t pl = get32(data + 8 + tl);
+    uint32_t pl = qk_get_be32(data + 8 + tl);
     if (pl != len - SESSION_HDR_BYTES - tl) return QK_ERR_CONFIG;
     if (qk_tparams_decode(data + SESSION_HDR_BYTES + tl, pl, true, &c->remembered) < 0)
         return QK_ERR_CONFIG;
@@ -84,13 +72,7 @@ int qk_session_parse(qk_conn *c, const uint8_t *data, size_t len, const uint8_t 
 static void apply_remembered(qk_conn *c)
 {
     const qk_tparams *tp = &c->remembered;
-    qk_streams_peer_params spp = {
-        .max_streams_bidi = tp->initial_max_streams_bidi,
-        .max_streams_uni = tp->initial_max_streams_uni,
-        .max_stream_data_bidi_local = tp->initial_max_stream_data_bidi_local,
-        .max_stream_data_bidi_remote = tp->initial_max_stream_data_bidi_remote,
-        .max_stream_data_uni = tp->initial_max_stream_data_uni,
-    };
+    qk_streams_peer_params spp = qk_conn_stream_limits(tp);
     if (qk_streams_set_peer_params(&c->streams, &spp)) return;
     qk_flow_tx_on_max(&c->flow_tx, tp->initial_max_data);
     c->zrtt_params = true;
