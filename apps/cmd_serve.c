@@ -35,7 +35,7 @@ typedef struct server {
     const char *root_arg;
     char root[PATH_MAX];
     size_t root_len;
-    bool quiet;
+    bool quiet, stats;
     qk_endpoint *ep;
     sreq *reqs;  /* requests whose headers arrived, not yet answered */
     qk_h3 **h3s; /* live HTTP/3 layers, one per connection */
@@ -349,8 +349,9 @@ static void serve_usage(FILE *f)
                "  --keylog FILE          append TLS secrets (NSS key log format)\n"
                "  --cc ALG               congestion controller: reno, cubic (default)\n"
                "  --quiet                no line per request\n"
-               "  --no-gso               one datagram per send (packet captures show each packet)\n"
-               "  --retry                validate every client address with a Retry first\n"
+               "  --no-gso               one datagram per send (packet captures show each "
+               "packet)\n" PERF_ADMISSION_HELP
+               "  --stats                print the endpoint's admission counters at exit\n"
                "  --key-update[=N]       initiate a 1-RTT key update every N packets sent\n"
                "                         (default 100; RFC 9001 §6)\n"
                "  --quic-version V       accept only QUIC version V (v1, v2 or a number);\n"
@@ -367,7 +368,8 @@ static int serve_bad(const char *fmt, const char *a)
 
 typedef struct serve_opts {
     const char *root, *listen, *cert, *key, *qlog, *keylog, *cc, *version;
-    bool quiet, no_gso, retry;
+    bool quiet, no_gso, stats;
+    perf_admission admission;
     uint64_t key_update_pkts; /* 0: only at the AEAD limits */
 } serve_opts;
 
@@ -388,6 +390,9 @@ static int serve_parse(serve_opts *o, int argc, char **argv)
         if (!strcmp(a, "--keylog")) dst = &o->keylog;
         if (!strcmp(a, "--cc")) dst = &o->cc;
         if (!strcmp(a, "--quic-version")) dst = &o->version;
+        int adm = perf_parse_admission(&o->admission, argc, argv, &i, "quack serve");
+        if (adm < 0) return 2;
+        if (adm) continue;
         if (dst) {
             if (i + 1 >= argc) return serve_bad("%s needs a value", a);
             *dst = argv[++i];
@@ -395,8 +400,8 @@ static int serve_parse(serve_opts *o, int argc, char **argv)
             o->quiet = true;
         } else if (!strcmp(a, "--no-gso")) {
             o->no_gso = true;
-        } else if (!strcmp(a, "--retry")) {
-            o->retry = true;
+        } else if (!strcmp(a, "--stats")) {
+            o->stats = true;
         } else if (!strncmp(a, "--key-update", 12)) {
             if (perf_parse_key_update(a, &o->key_update_pkts))
                 return serve_bad("%s: want --key-update or --key-update=N (N >= 1 packets)", a);
@@ -425,6 +430,7 @@ static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr 
     s->root_len = strlen(s->root);
     if (s->root_len == 1) s->root_len = 0; /* "/": every path is below it */
     s->quiet = o->quiet;
+    s->stats = o->stats;
     if (qk_addr_parse(o->listen, addr))
         return serve_bad("--listen %s: want ADDR:PORT, e.g. 127.0.0.1:4433", o->listen);
     qk_config_default(cfg);
@@ -441,7 +447,7 @@ static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr 
     cfg->max_stream_send_buffer_bytes = 4u << 20;
     cfg->max_streams_bidi = 256;
     cfg->idle_timeout_ns = 30 * QK_NS_PER_S;
-    cfg->retry = o->retry;                           /* RFC 9000 §8.1.2 */
+    perf_admission_apply(&o->admission, cfg);        /* RFC 9000 §8.1.2 */
     cfg->key_update_after_pkts = o->key_update_pkts; /* RFC 9001 §6.1 */
     if (o->version) {
         /* qk_endpoint_new explains an unsupported one. */
@@ -490,6 +496,7 @@ static int serve_run(server *s, const qk_config *cfg, const qk_addr *addr, const
     }
     fprintf(stderr, "quack serve: stopped; %llu files served, %llu error responses\n",
             (unsigned long long)s->served, (unsigned long long)s->errors);
+    if (s->stats && s->ep) perf_print_endpoint_stats(stderr, s->ep);
     for (size_t i = 0; i < s->nh3; i++) qk_h3_del(s->h3s[i]);
     s->nh3 = 0;
     while (s->reqs) {
