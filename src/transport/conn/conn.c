@@ -383,6 +383,9 @@ static void on_handshake_complete(qk_conn *c, qk_time now)
 {
     c->handshake_complete = true;
     c->state = QK_CONN_ESTABLISHED;
+    /* The handshake timeout no longer applies (a stale deadline in the past
+     * made qk_conn_next_timeout report "due" forever: drivers spun). */
+    c->handshake_deadline = QK_TIME_INFINITE;
     if (c->is_server) {
         /* RFC 9001 §4.1.2: the server's handshake is confirmed at completion. */
         c->handshake_confirmed = true;
