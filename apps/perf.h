@@ -33,7 +33,7 @@ typedef struct perf_admission {
     "                         --max-handshakes unvalidated handshakes), always (also\n"            \
     "                         bare --retry) or never (then drop above the limit)\n"                \
     "  --max-handshakes N     unvalidated handshakes in progress before Retry\n"                   \
-    "                         (default max connections / 4); Initials are dropped at 2N\n"         \
+    "                         (default max connections / 8); Initials are dropped at 2N\n"         \
     "  --handshake-timeout T  close half-open connections after T (default 10s)\n"
 
 /** Parse the admission option at argv[*i] (advancing *i past its value).

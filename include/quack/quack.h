@@ -229,7 +229,7 @@ typedef struct qk_config {
                                           Initials above max_handshakes are dropped) */
     size_t max_handshakes;           /**< server: unvalidated handshakes in progress above which new
                                           clients get a Retry (AUTO) or are dropped (NEVER);
-                                          0 = max_connections / 4, at least 16 */
+                                          0 = max_connections / 8, at least 16 */
     size_t max_handshakes_drop;      /**< server: handshakes in progress (validated or not) at which
                                           new Initials are dropped; 0 = 2 x max_handshakes */
     qk_time retry_token_lifetime_ns; /**< server: Retry token validity (default 10 s) */

@@ -766,7 +766,7 @@ static void test_flood_answered_with_retry(void **state)
     qk_pair_free(&p);
 }
 
-/* Default limits: max_connections / 4 unvalidated handshakes, then Retry. */
+/* Default limits: max_connections / 8 unvalidated handshakes, then Retry. */
 static void test_flood_default_limits(void **state)
 {
     (void)state;
@@ -776,14 +776,14 @@ static void test_flood_default_limits(void **state)
     p.scfg.max_connections = 400;
     assert_int_equal(qk_pair_start(&p), 0);
     p.nq = 0;
-    assert_int_equal(qk_endpoint_max_handshakes(&p.scfg), 100);
-    assert_int_equal(qk_endpoint_max_handshakes_drop(&p.scfg), 200);
+    assert_int_equal(qk_endpoint_max_handshakes(&p.scfg), 50);
+    assert_int_equal(qk_endpoint_max_handshakes_drop(&p.scfg), 100);
     spoof_flood(&p, 300, true, &rng);
-    assert_int_equal(qk_endpoint_conn_count(p.server), 100);
+    assert_int_equal(qk_endpoint_conn_count(p.server), 50);
     qk_endpoint_stats st;
     qk_endpoint_stats_get(p.server, &st);
-    assert_int_equal(st.retry_load, 200);
-    assert_int_equal(st.initials_accepted, 100);
+    assert_int_equal(st.retry_load, 250);
+    assert_int_equal(st.initials_accepted, 50);
     qk_pair_free(&p);
 }
 

@@ -500,7 +500,7 @@ static void unlink_conn(qk_endpoint *ep, qk_conn *c)
 size_t qk_endpoint_max_handshakes(const qk_config *cfg)
 {
     if (cfg->max_handshakes) return cfg->max_handshakes;
-    size_t n = cfg->max_connections / 4;
+    size_t n = cfg->max_connections / 8; /* 1024 -> 128 */
     return n < 16 ? 16 : n;
 }
 
