@@ -25,8 +25,8 @@ static void perf_usage(FILE *f)
             "  --cert FILE --key FILE certificate and key (PEM); without them a self-signed\n"
             "                         P-256 certificate is generated in memory\n"
             "                         The server prints 'pin: HEX' (SHA-256 of its public key)\n"
-            "                         for the client's --pin. It runs until SIGINT/SIGTERM.\n"
-            "client options:\n"
+            "                         for the client's --pin. It runs until "
+            "SIGINT/SIGTERM.\n" PERF_ADMISSION_HELP "client options:\n"
             "  --connect ADDR:PORT    server address\n"
             "  --pin HEX              accept only the server key with this SHA-256 SPKI pin\n"
             "  --insecure             do not verify the server at all\n"
@@ -99,6 +99,10 @@ static int parse_opt(perf_opts *o, int argc, char **argv, int *i)
         "--duration", "--download-size",   "--upload-size", "--streams",   "--cc",
         "--qlog",     "--ack-frequency",   "--autotune",    "--window",    "--max-window",
         "--budget",   "--max-udp-payload", "--pacing-gain", "--keep-alive"};
+    if (o->server) {
+        int r = perf_parse_admission(&o->admission, argc, argv, i, "quack perf server");
+        if (r) return r < 0 ? 2 : 0;
+    }
     const char *v = NULL;
     for (size_t k = 0; k < sizeof with_arg / sizeof with_arg[0]; k++)
         if (!strcmp(a, with_arg[k])) {

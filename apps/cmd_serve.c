@@ -35,7 +35,7 @@ typedef struct server {
     const char *root_arg;
     char root[PATH_MAX];
     size_t root_len;
-    bool quiet;
+    bool quiet, stats;
     qk_endpoint *ep;
     sreq *reqs;  /* requests whose headers arrived, not yet answered */
     qk_h3 **h3s; /* live HTTP/3 layers, one per connection */
@@ -331,37 +331,38 @@ static bool serve_app(void *app, qk_endpoint *ep, qk_time now)
 
 static void serve_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: quack serve --root DIR --listen ADDR:PORT [--cert FILE --key FILE]\n"
-            "                   [--qlog DIR] [--keylog FILE] [--cc ALG] [--quiet]\n"
-            "\n"
-            "Serves the files under DIR over HTTP/3 (ALPN h3) until SIGINT/SIGTERM.\n"
-            "GET and HEAD; a directory serves its index.html; missing files give 404;\n"
-            "paths that leave DIR (\"..\", symlinks pointing outside) give 403.\n"
-            "\n"
-            "  --root DIR             document root (required)\n"
-            "  --listen ADDR:PORT     e.g. 127.0.0.1:4433 or [::1]:4433 (port 0: any free\n"
-            "                         port, printed as 'listening on')\n"
-            "  --cert FILE --key FILE certificate and key (PEM); without them a\n"
-            "                         self-signed P-256 certificate for 'localhost' is\n"
-            "                         generated in memory. Either way the server prints\n"
-            "                         'pin: HEX' for quack get --pin.\n"
-            "  --qlog DIR             one qlog per connection into DIR\n"
-            "  --keylog FILE          append TLS secrets (NSS key log format)\n"
-            "  --cc ALG               congestion controller: reno, cubic (default), dctcp, bbr,\n"
-            "                         prague\n"
-            "  --quiet                no line per request\n"
-            "  --no-gso               one datagram per send (packet captures show each packet)\n"
-            "  --ecn                  mark ECT(0), validate ECN (RFC 9000 §13.4)\n"
-            "  --retry                validate every client address with a Retry first\n"
-            "  --key-update[=N]       initiate a 1-RTT key update every N packets sent\n"
-            "                         (default 100; RFC 9001 §6)\n"
-            "  --quic-version V       accept only QUIC version V (v1, v2 or a number);\n"
-            "                         default v1 and v2. Others get Version Negotiation.\n"
-            "  --no-early-data        resume sessions but refuse 0-RTT (RFC 9001 §4.6.2)\n"
-            "  --no-tickets           issue no session tickets (every handshake is full)\n"
-            "  --ticket-lifetime SECS session ticket lifetime and ticket-key rotation\n"
-            "                         period (default 21600; at most 604800)\n");
+    fprintf(
+        f,
+        "usage: quack serve --root DIR --listen ADDR:PORT [--cert FILE --key FILE]\n"
+        "                   [--qlog DIR] [--keylog FILE] [--cc ALG] [--quiet]\n"
+        "\n"
+        "Serves the files under DIR over HTTP/3 (ALPN h3) until SIGINT/SIGTERM.\n"
+        "GET and HEAD; a directory serves its index.html; missing files give 404;\n"
+        "paths that leave DIR (\"..\", symlinks pointing outside) give 403.\n"
+        "\n"
+        "  --root DIR             document root (required)\n"
+        "  --listen ADDR:PORT     e.g. 127.0.0.1:4433 or [::1]:4433 (port 0: any free\n"
+        "                         port, printed as 'listening on')\n"
+        "  --cert FILE --key FILE certificate and key (PEM); without them a\n"
+        "                         self-signed P-256 certificate for 'localhost' is\n"
+        "                         generated in memory. Either way the server prints\n"
+        "                         'pin: HEX' for quack get --pin.\n"
+        "  --qlog DIR             one qlog per connection into DIR\n"
+        "  --keylog FILE          append TLS secrets (NSS key log format)\n"
+        "  --cc ALG               congestion controller: reno, cubic (default), dctcp, bbr,\n"
+        "                         prague\n"
+        "  --quiet                no line per request\n"
+        "  --no-gso               one datagram per send (packet captures show each packet)\n"
+        "  --ecn                  mark ECT(0), validate ECN (RFC 9000 §13.4)\n" PERF_ADMISSION_HELP
+        "  --stats                print the endpoint's admission counters at exit\n"
+        "  --key-update[=N]       initiate a 1-RTT key update every N packets sent\n"
+        "                         (default 100; RFC 9001 §6)\n"
+        "  --quic-version V       accept only QUIC version V (v1, v2 or a number);\n"
+        "                         default v1 and v2. Others get Version Negotiation.\n"
+        "  --no-early-data        resume sessions but refuse 0-RTT (RFC 9001 §4.6.2)\n"
+        "  --no-tickets           issue no session tickets (every handshake is full)\n"
+        "  --ticket-lifetime SECS session ticket lifetime and ticket-key rotation\n"
+        "                         period (default 21600; at most 604800)\n");
 }
 
 static int serve_bad(const char *fmt, const char *a)
@@ -374,7 +375,8 @@ static int serve_bad(const char *fmt, const char *a)
 
 typedef struct serve_opts {
     const char *root, *listen, *cert, *key, *qlog, *keylog, *cc, *version, *ticket_life;
-    bool quiet, no_gso, retry, ecn, no_early_data, no_tickets;
+    bool quiet, no_gso, stats, ecn, no_early_data, no_tickets;
+    perf_admission admission;
     uint64_t key_update_pkts; /* 0: only at the AEAD limits */
 } serve_opts;
 
@@ -396,6 +398,9 @@ static int serve_parse(serve_opts *o, int argc, char **argv)
         if (!strcmp(a, "--cc")) dst = &o->cc;
         if (!strcmp(a, "--quic-version")) dst = &o->version;
         if (!strcmp(a, "--ticket-lifetime")) dst = &o->ticket_life;
+        int adm = perf_parse_admission(&o->admission, argc, argv, &i, "quack serve");
+        if (adm < 0) return 2;
+        if (adm) continue;
         if (dst) {
             if (i + 1 >= argc) return serve_bad("%s needs a value", a);
             *dst = argv[++i];
@@ -405,8 +410,8 @@ static int serve_parse(serve_opts *o, int argc, char **argv)
             o->ecn = true;
         } else if (!strcmp(a, "--no-gso")) {
             o->no_gso = true;
-        } else if (!strcmp(a, "--retry")) {
-            o->retry = true;
+        } else if (!strcmp(a, "--stats")) {
+            o->stats = true;
         } else if (!strcmp(a, "--no-early-data")) {
             o->no_early_data = true;
         } else if (!strcmp(a, "--no-tickets")) {
@@ -439,6 +444,7 @@ static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr 
     s->root_len = strlen(s->root);
     if (s->root_len == 1) s->root_len = 0; /* "/": every path is below it */
     s->quiet = o->quiet;
+    s->stats = o->stats;
     if (qk_addr_parse(o->listen, addr))
         return serve_bad("--listen %s: want ADDR:PORT, e.g. 127.0.0.1:4433", o->listen);
     qk_config_default(cfg);
@@ -455,7 +461,7 @@ static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr 
     cfg->max_stream_send_buffer_bytes = 4u << 20;
     cfg->max_streams_bidi = 256;
     cfg->idle_timeout_ns = 30 * QK_NS_PER_S;
-    cfg->retry = o->retry;                           /* RFC 9000 §8.1.2 */
+    perf_admission_apply(&o->admission, cfg);        /* RFC 9000 §8.1.2 */
     cfg->key_update_after_pkts = o->key_update_pkts; /* RFC 9001 §6.1 */
     cfg->early_data = !o->no_early_data;             /* RFC 9001 §4.6 */
     cfg->session_tickets = !o->no_tickets;
@@ -515,6 +521,7 @@ static int serve_run(server *s, const qk_config *cfg, const qk_addr *addr, const
     }
     fprintf(stderr, "quack serve: stopped; %llu files served, %llu error responses\n",
             (unsigned long long)s->served, (unsigned long long)s->errors);
+    if (s->stats && s->ep) perf_print_endpoint_stats(stderr, s->ep);
     for (size_t i = 0; i < s->nh3; i++) qk_h3_del(s->h3s[i]);
     s->nh3 = 0;
     while (s->reqs) {

@@ -31,6 +31,7 @@ typedef struct tun_opts {
     qk_addr udp, tcp;
     const char *cert_file, *key_file, *pin, *qlog_dir;
     bool insecure, quiet, stats;
+    perf_admission admission; /* server: --retry, --max-handshakes, --handshake-timeout */
     qk_cc_kind cc;
     qk_time keep_alive_ns, idle_timeout_ns;
     uint64_t max_flows;
@@ -73,7 +74,7 @@ static void usage(FILE *f)
             "  --listen ADDR:PORT     UDP address to accept QUIC on (port 0 picks one)\n"
             "  --to HOST:PORT         TCP address every tunnelled connection goes to\n"
             "  --cert FILE --key FILE certificate (default: a fresh self-signed one;\n"
-            "                         its pin is printed as \"pin: HEX\")\n"
+            "                         its pin is printed as \"pin: HEX\")\n" PERF_ADMISSION_HELP
             "client:\n"
             "  --connect ADDR:PORT    the tunnel server (UDP)\n"
             "  --pin HEX              SHA-256 of the server's public key (as printed)\n"
@@ -167,6 +168,11 @@ static int parse(tun_opts *o, int argc, char **argv)
                                     : &o->stats;
             *b = true;
             continue;
+        }
+        if (o->server) { /* RFC 9000 §8.1.2: admission control */
+            int adm = perf_parse_admission(&o->admission, argc, argv, &i, "quack tunnel server");
+            if (adm < 0) return 2;
+            if (adm) continue;
         }
         if (i + 1 >= argc) return bad("%s needs a value", a);
         const char *v = argv[++i];
@@ -372,6 +378,7 @@ static void config(qk_config *cfg, const tun_opts *o)
     cfg->idle_timeout_ns = o->idle_timeout_ns;
     cfg->max_streams_bidi = o->max_flows ? o->max_flows : QK_TUNNEL_DEFAULT_MAX_FLOWS;
     cfg->insecure = o->insecure;
+    if (o->server) perf_admission_apply(&o->admission, cfg);
     if (o->dns.on) tun_dns_config(&o->dns, o->server, cfg);
 }
 
@@ -427,6 +434,7 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
     s->t = NULL;
     tun_dns_del(s->dns); /* before the loop: it stops its watchers in it */
     s->dns = NULL;
+    if (s->o->stats && s->o->server && s->ep) perf_print_endpoint_stats(stderr, s->ep);
     qk_io_loop_del(s->loop);
     qk_io_ep_driver_free(&drv);
     return rc;

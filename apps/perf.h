@@ -19,6 +19,32 @@
 #define QK_PERF_DATAGRAM_BYTES 1452u         /* 1500-byte MTU minus IPv6 + UDP headers */
 #define QK_PERF_MAX_STREAMS    1000u
 
+/* Server admission control (RFC 9000 §8.1.2): --retry, --max-handshakes,
+ * --handshake-timeout, shared by serve, perf server and tunnel server. */
+typedef struct perf_admission {
+    bool retry_set, max_set, timeout_set;
+    qk_retry_mode retry;
+    size_t max_handshakes;
+    qk_time handshake_timeout_ns;
+} perf_admission;
+
+#define PERF_ADMISSION_HELP                                                                        \
+    "  --retry [MODE]         Retry (RFC 9000 §8.1.2): auto (default: above\n"                    \
+    "                         --max-handshakes unvalidated handshakes), always (also\n"            \
+    "                         bare --retry) or never (then drop above the limit)\n"                \
+    "  --max-handshakes N     unvalidated handshakes in progress before Retry\n"                   \
+    "                         (default max connections / 8); Initials are dropped at 2N\n"         \
+    "  --handshake-timeout T  close half-open connections after T (default 10s)\n"
+
+/** Parse the admission option at argv[*i] (advancing *i past its value).
+ * Returns 1 when it was one, 0 when argv[*i] is not an admission option, or
+ * -1 after printing why the value is bad (prefixed by who). */
+int perf_parse_admission(perf_admission *a, int argc, char **argv, int *i, const char *who);
+/** Set what was given on cfg. */
+void perf_admission_apply(const perf_admission *a, qk_config *cfg);
+/** One line of the endpoint's admission and stateless counters. */
+void perf_print_endpoint_stats(FILE *f, const qk_endpoint *ep);
+
 typedef struct perf_opts {
     bool server;
     const char *addr_str;
@@ -36,7 +62,8 @@ typedef struct perf_opts {
     bool no_ecn; /* ECN (ECT(0) marking, RFC 9000 §13.4) is on unless --no-ecn */
     const char *qlog_dir;
     bool stats;
-    bool quiet; /* no progress lines */
+    bool quiet;               /* no progress lines */
+    perf_admission admission; /* server */
     /* Flow control (0 = perf's defaults). */
     int autotune;              /* 1 on, -1 off, 0 default (on) */
     uint64_t window_bytes;     /* initial stream receive window */
@@ -44,7 +71,7 @@ typedef struct perf_opts {
     uint64_t budget_bytes;     /* endpoint receive-memory budget */
     uint64_t max_udp_bytes;    /* --max-udp-payload (0 = QK_PERF_DATAGRAM_BYTES) */
     /* --ack-frequency: what to ask the peer (ack-frequency-12). */
-    bool ackfreq_set;           /* false: the library defaults */
+    bool ackfreq_set; /* false: the library defaults */
     qk_ackfreq_mode ackfreq_mode;
     uint64_t ackfreq_threshold; /* fixed */
     uint64_t ackfreq_delay_us;  /* fixed, 0 = 25 ms */

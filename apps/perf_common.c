@@ -2,6 +2,7 @@
 #include "perf.h"
 
 #include <quack/cert.h>
+#include <quack/sim.h>
 
 #include <errno.h>
 #include <stdlib.h>
@@ -54,6 +55,7 @@ void perf_config(qk_config *cfg, const perf_opts *o)
     cfg->no_protection = o->no_protection;
     cfg->cc = o->cc;
     cfg->pacing_gain_ca_pct = o->pacing_gain_pct;
+    if (o->server) perf_admission_apply(&o->admission, cfg);
     cfg->keep_alive_ns = o->keep_alive_ns;
     cfg->ecn = !o->no_ecn;
     qk_io_log_files(cfg, o->qlog_dir, NULL); /* $SSLKEYLOGFILE unreadable: no key log */
@@ -381,4 +383,65 @@ int perf_load_cert(const char *who, const char *cert_file, const char *key_file,
     qk_pin_to_hex(pin, hex);
     printf("pin: %s\n", hex);
     return 0;
+}
+
+int perf_parse_admission(perf_admission *a, int argc, char **argv, int *i, const char *who)
+{
+    const char *o = argv[*i];
+    if (!strcmp(o, "--retry")) {
+        const char *v = *i + 1 < argc ? argv[*i + 1] : "";
+        a->retry_set = true;
+        a->retry = QK_RETRY_ALWAYS; /* bare --retry, as before */
+        if (!strcmp(v, "auto") || !strcmp(v, "always") || !strcmp(v, "never")) {
+            a->retry = v[1] == 'u' ? QK_RETRY_AUTO : v[1] == 'l' ? QK_RETRY_ALWAYS : QK_RETRY_NEVER;
+            ++*i;
+        }
+        return 1;
+    }
+    if (strcmp(o, "--max-handshakes") && strcmp(o, "--handshake-timeout")) return 0;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "%s: %s needs a value\n", who, o);
+        return -1;
+    }
+    const char *v = argv[++*i];
+    if (o[2] == 'm') {
+        char *end;
+        unsigned long long n = strtoull(v, &end, 10);
+        if (*end || n < 1 || n > (1ull << 24)) {
+            fprintf(stderr, "%s: --max-handshakes wants 1..16777216, not '%s'\n", who, v);
+            return -1;
+        }
+        a->max_handshakes = (size_t)n;
+        a->max_set = true;
+    } else {
+        if (qk_sim_parse_time(v, &a->handshake_timeout_ns) || !a->handshake_timeout_ns) {
+            fprintf(stderr, "%s: --handshake-timeout wants a time, e.g. 5s or 500ms, not '%s'\n",
+                    who, v);
+            return -1;
+        }
+        a->timeout_set = true;
+    }
+    return 1;
+}
+
+void perf_admission_apply(const perf_admission *a, qk_config *cfg)
+{
+    if (a->retry_set) cfg->retry = a->retry; /* RFC 9000 §8.1.2 */
+    if (a->max_set) cfg->max_handshakes = a->max_handshakes;
+    if (a->timeout_set) cfg->handshake_timeout_ns = a->handshake_timeout_ns;
+}
+
+void perf_print_endpoint_stats(FILE *f, const qk_endpoint *ep)
+{
+    qk_endpoint_stats st;
+    qk_endpoint_stats_get(ep, &st);
+    fprintf(f,
+            "endpoint: initials_accepted %llu initials_validated %llu retry_sent %llu "
+            "retry_load %llu drops_handshakes %llu drops_connections %llu initials_dropped %llu "
+            "handshakes_now %llu resets_sent %llu vn_sent %llu\n",
+            (unsigned long long)st.initials_accepted, (unsigned long long)st.initials_validated,
+            (unsigned long long)st.retry_sent, (unsigned long long)st.retry_load,
+            (unsigned long long)st.drops_handshakes, (unsigned long long)st.drops_connections,
+            (unsigned long long)st.initials_dropped, (unsigned long long)st.handshakes_now,
+            (unsigned long long)st.resets_sent, (unsigned long long)st.vn_sent);
 }

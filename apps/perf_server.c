@@ -283,6 +283,7 @@ static int srv_run(srv *s, qk_udp *u, const qk_config *cfg)
     fprintf(stderr, "quack perf server: stopped (%s); %llu requests served, %llu errors\n",
             qk_io_loop_stop_signal(s->loop) ? "signal" : "loop ended",
             (unsigned long long)s->requests, (unsigned long long)s->errors);
+    if (s->o->stats) perf_print_endpoint_stats(stderr, s->ep);
     qk_io_loop_del(s->loop);
     qk_io_ep_driver_free(&drv);
     return rc;

@@ -140,6 +140,13 @@ qk_ticket_keys *qk_ticket_keys_new(qk_time rotation_ns, size_t max_entries, int 
 void qk_ticket_keys_del(qk_ticket_keys *k);
 
 /** Everything a user tunes. Start from qk_config_default(). */
+/** When a server answers a new client with Retry (qk_config.retry). */
+typedef enum qk_retry_mode {
+    QK_RETRY_AUTO = 0,   /**< above qk_config.max_handshakes unvalidated handshakes */
+    QK_RETRY_ALWAYS = 1, /**< every new address (what `retry = true` meant) */
+    QK_RETRY_NEVER = 2,  /**< never; above the limit Initials are dropped */
+} qk_retry_mode;
+
 typedef struct qk_config {
     bool server;                   /**< accept incoming connections */
     const char *alpn[QK_MAX_ALPN]; /**< protocols in preference order (required) */
@@ -248,9 +255,15 @@ typedef struct qk_config {
                                           0x?a?a?a?a one; on a Version Negotiation packet listing
                                           qk_config.version (default v1) the attempt restarts in that
                                           version (RFC 9000 §6.2) */
-    bool retry;                      /**< server: validate every new client address with a Retry */
-    size_t max_handshakes;           /**< server: above this many handshakes in progress,
-                                          answer new clients with Retry (0 = no limit) */
+    qk_retry_mode retry;             /**< server: when to validate a new client address with a Retry
+                                          (RFC 9000 §8.1.2): QK_RETRY_AUTO (default) above max_handshakes,
+                                          QK_RETRY_ALWAYS for every one (true), QK_RETRY_NEVER (then
+                                          Initials above max_handshakes are dropped) */
+    size_t max_handshakes;           /**< server: unvalidated handshakes in progress above which new
+                                          clients get a Retry (AUTO) or are dropped (NEVER);
+                                          0 = max_connections / 8, at least 16 */
+    size_t max_handshakes_drop;      /**< server: handshakes in progress (validated or not) at which
+                                          new Initials are dropped; 0 = 2 x max_handshakes */
     qk_time retry_token_lifetime_ns; /**< server: Retry token validity (default 10 s) */
     qk_time new_token_lifetime_ns; /**< server: NEW_TOKEN validity (default 24 h, 0 = none sent) */
     uint8_t static_key[32];        /**< stateless-reset and token key; all zero = random per
@@ -458,14 +471,23 @@ size_t qk_endpoint_conn_count(const qk_endpoint *ep);
 
 /** Stateless packets and token decisions of an endpoint (qk_endpoint_stats_get). */
 typedef struct qk_endpoint_stats {
-    uint64_t vn_sent;           /**< Version Negotiation packets sent */
-    uint64_t retry_sent;        /**< Retry packets sent */
-    uint64_t resets_sent;       /**< stateless resets sent */
-    uint64_t resets_limited;    /**< resets not sent (rate limit, queue full, too small) */
-    uint64_t tokens_accepted;   /**< Initial tokens that validated the address */
-    uint64_t tokens_refused;    /**< Retry tokens expired / for another address (INVALID_TOKEN) */
-    uint64_t tokens_ignored;    /**< undecryptable or stale NEW_TOKEN tokens (treated as none) */
-    uint64_t initials_dropped;  /**< Initials dropped (limits, undecryptable first packet) */
+    uint64_t vn_sent;            /**< Version Negotiation packets sent */
+    uint64_t retry_sent;         /**< Retry packets sent */
+    uint64_t resets_sent;        /**< stateless resets sent */
+    uint64_t resets_limited;     /**< resets not sent (rate limit, queue full, too small) */
+    uint64_t tokens_accepted;    /**< Initial tokens that validated the address */
+    uint64_t tokens_refused;     /**< Retry tokens expired / for another address (INVALID_TOKEN) */
+    uint64_t tokens_ignored;     /**< undecryptable or stale NEW_TOKEN tokens (treated as none) */
+    uint64_t initials_dropped;   /**< Initials dropped (limits, undecryptable first packet) */
+    uint64_t initials_accepted;  /**< Initials that created a connection (unvalidated address) */
+    uint64_t initials_validated; /**< Initials that created one with a validated address */
+    uint64_t retry_load;         /**< Retries sent because of max_handshakes (part of retry_sent) */
+    uint64_t drops_handshakes;   /**< Initials dropped at max_handshakes_drop / NEVER's limit
+                                      (part of initials_dropped) */
+    uint64_t drops_connections;  /**< Initials dropped at max_connections (part of
+                                      initials_dropped) */
+    uint64_t handshakes_now;     /**< server handshakes in progress now */
+    uint64_t handshakes_unvalidated_now; /**< of which from unvalidated addresses */
     uint64_t stateless_dropped; /**< stateless packets dropped because the queue was full */
 } qk_endpoint_stats;
 

@@ -1,4 +1,5 @@
-/* covers: src/transport/endpoint/cid.c src/transport/endpoint/retry.c src/transport/endpoint/stateless.c src/transport/path/path.c */
+/* covers: src/transport/endpoint/cid.c src/transport/endpoint/retry.c
+ * src/transport/endpoint/stateless.c src/transport/path/path.c */
 /* Endpoint robustness through an in-memory client/server pair: Retry and
  * address tokens (RFC 9000 §8.1), NEW_TOKEN, Version Negotiation (§6),
  * connection IDs (§5.1), stateless reset (§10.3) and flood bounds. */
@@ -502,6 +503,7 @@ static void test_cids_issued_and_replaced(void **state)
             c->rcid[i].active = false;
         }
     c->retiring[c->n_retiring++] = (qk_retiring_cid){.seq = 1};
+    qk_conn_env_wake(c); /* poked from outside the API: tell the endpoint */
     qk_pair_flush(&p);
     for (int i = 0; i < 100 && c->n_retiring; i++) qk_pair_step(&p);
     size_t sactive = 0;
@@ -725,6 +727,8 @@ static void test_spoofed_initial_flood(void **state)
     uint64_t rng = 99;
     assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
     p.scfg.max_connections = 32;
+    p.scfg.retry = QK_RETRY_NEVER;
+    p.scfg.max_handshakes = 10000; /* only max_connections limits here */
     assert_int_equal(qk_pair_start(&p), 0);
     p.nq = 0;
     /* Undecryptable "Initials" leave no state at all. */
@@ -736,6 +740,8 @@ static void test_spoofed_initial_flood(void **state)
     qk_endpoint_stats st;
     qk_endpoint_stats_get(p.server, &st);
     assert_int_equal(st.initials_dropped, 500 + 2000 - 32);
+    assert_int_equal(st.drops_connections, 2000 - 32);
+    assert_int_equal(st.initials_accepted, 32);
     qk_pair_free(&p);
 }
 
@@ -755,6 +761,81 @@ static void test_flood_answered_with_retry(void **state)
     qk_endpoint_stats st;
     qk_endpoint_stats_get(p.server, &st);
     assert_int_equal(st.retry_sent, 1000 - 8);
+    assert_int_equal(st.retry_load, 1000 - 8);
+    assert_int_equal(st.handshakes_unvalidated_now, 8);
+    qk_pair_free(&p);
+}
+
+/* Default limits: max_connections / 8 unvalidated handshakes, then Retry. */
+static void test_flood_default_limits(void **state)
+{
+    (void)state;
+    qk_pair p;
+    uint64_t rng = 11;
+    assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
+    p.scfg.max_connections = 400;
+    assert_int_equal(qk_pair_start(&p), 0);
+    p.nq = 0;
+    assert_int_equal(qk_endpoint_max_handshakes(&p.scfg), 50);
+    assert_int_equal(qk_endpoint_max_handshakes_drop(&p.scfg), 100);
+    spoof_flood(&p, 300, true, &rng);
+    assert_int_equal(qk_endpoint_conn_count(p.server), 50);
+    qk_endpoint_stats st;
+    qk_endpoint_stats_get(p.server, &st);
+    assert_int_equal(st.retry_load, 250);
+    assert_int_equal(st.initials_accepted, 50);
+    qk_pair_free(&p);
+}
+
+/* QK_RETRY_NEVER: past max_handshakes the Initials are dropped, no Retry. */
+static void test_flood_retry_never_drops(void **state)
+{
+    (void)state;
+    qk_pair p;
+    uint64_t rng = 12;
+    assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
+    p.scfg.max_connections = 1000;
+    p.scfg.max_handshakes = 10;
+    p.scfg.retry = QK_RETRY_NEVER;
+    assert_int_equal(qk_pair_start(&p), 0);
+    p.nq = 0;
+    spoof_flood(&p, 50, true, &rng);
+    assert_int_equal(qk_endpoint_conn_count(p.server), 10);
+    qk_endpoint_stats st;
+    qk_endpoint_stats_get(p.server, &st);
+    assert_int_equal(st.retry_sent, 0);
+    assert_int_equal(st.drops_handshakes, 40);
+    qk_pair_free(&p);
+}
+
+/* Half-open connections leave at the handshake timeout and free the slots. */
+static void test_handshake_timeout_frees_slots(void **state)
+{
+    (void)state;
+    qk_pair p;
+    uint64_t rng = 13;
+    assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
+    p.scfg.max_handshakes = 5;
+    p.scfg.handshake_timeout_ns = 2 * QK_NS_PER_S;
+    assert_int_equal(qk_pair_start(&p), 0);
+    p.nq = 0;
+    spoof_flood(&p, 5, true, &rng);
+    assert_int_equal(qk_endpoint_conn_count(p.server), 5);
+    qk_time t = qk_endpoint_next_timeout(p.server);
+    assert_true(t != QK_TIME_INFINITE);
+    p.now += 3 * QK_NS_PER_S;
+    qk_endpoint_on_timeout(p.server, p.now);
+    qk_event ev;
+    while (qk_endpoint_poll_event(p.server, &ev)) {
+    }
+    assert_int_equal(qk_endpoint_conn_count(p.server), 0);
+    qk_endpoint_stats st;
+    qk_endpoint_stats_get(p.server, &st);
+    assert_int_equal(st.handshakes_now, 0);
+    spoof_flood(&p, 5, true, &rng);
+    assert_int_equal(qk_endpoint_conn_count(p.server), 5); /* admitted again, no Retry */
+    qk_endpoint_stats_get(p.server, &st);
+    assert_int_equal(st.retry_sent, 0);
     qk_pair_free(&p);
 }
 
@@ -779,6 +860,9 @@ int main(void)
         cmocka_unit_test(test_reset_size_and_rate),
         cmocka_unit_test(test_spoofed_initial_flood),
         cmocka_unit_test(test_flood_answered_with_retry),
+        cmocka_unit_test(test_flood_default_limits),
+        cmocka_unit_test(test_flood_retry_never_drops),
+        cmocka_unit_test(test_handshake_timeout_frees_slots),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

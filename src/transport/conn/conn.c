@@ -322,6 +322,8 @@ void qk_conn_del(qk_conn *c)
     if (!c) return;
     for (size_t i = 0; i < QK_CONN_MAX_LOCAL_CIDS; i++)
         if (c->lcid[i].active) qk_conn_env_remove_cid(c, &c->lcid[i].cid);
+    for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++)
+        if (c->rcid[i].has_token) qk_conn_env_remove_reset_token(c, c->rcid[i].reset_token);
     if (c->is_server && !c->handshake_complete) qk_conn_env_remove_cid(c, &c->initial_dcid);
     for (int s = 0; s < QK_PN_SPACE_COUNT; s++) {
         qk_ack_tracker_free(&c->sp[s].ack);
@@ -369,6 +371,7 @@ static int apply_peer_tparams(qk_conn *c, qk_time now)
         if (tp->present & QK_TPB_STATELESS_RESET_TOKEN) {
             memcpy(c->rcid[0].reset_token, tp->stateless_reset_token, QK_RESET_TOKEN_LEN);
             c->rcid[0].has_token = true;
+            qk_conn_env_add_reset_token(c, c->rcid[0].reset_token);
         }
     }
     c->have_peer_tp = true;
@@ -400,6 +403,9 @@ static void on_handshake_complete(qk_conn *c, qk_time now)
     c->handshake_complete = true;
     c->handshake_deadline = QK_TIME_INFINITE; /* qk_config.handshake_timeout_ns met */
     c->state = QK_CONN_ESTABLISHED;
+    /* The handshake timeout no longer applies (a stale deadline in the past
+     * made qk_conn_next_timeout report "due" forever: drivers spun). */
+    c->handshake_deadline = QK_TIME_INFINITE;
     if (c->is_server) {
         /* RFC 9001 §4.1.2: the server's handshake is confirmed at completion. */
         c->handshake_confirmed = true;
@@ -713,6 +719,7 @@ void qk_conn_schedule_stream(qk_conn *c, qk_stream *s)
 
 int qk_stream_open(qk_conn *c, bool bidi, uint64_t *stream_id)
 {
+    qk_conn_env_wake(c); /* the endpoint visits it at its next send */
     if (c->state >= QK_CONN_CLOSING) return QK_ERR_CLOSED;
     qk_stream *s;
     int rc = qk_streams_open(&c->streams, !bidi, &s);
@@ -762,16 +769,19 @@ static long stream_write(qk_conn *c, uint64_t stream_id, const uint8_t *data, si
 
 long qk_stream_write(qk_conn *c, uint64_t stream_id, const uint8_t *data, size_t len, bool fin)
 {
+    qk_conn_env_wake(c); /* the endpoint visits it at its next send */
     return stream_write(c, stream_id, data, len, fin, false);
 }
 
 long qk_stream_write_ref(qk_conn *c, uint64_t stream_id, const uint8_t *data, size_t len, bool fin)
 {
+    qk_conn_env_wake(c); /* the endpoint visits it at its next send */
     return stream_write(c, stream_id, data, len, fin, true);
 }
 
 long qk_stream_read(qk_conn *c, uint64_t stream_id, uint8_t *buf, size_t cap, bool *fin)
 {
+    qk_conn_env_wake(c); /* the endpoint visits it at its next send */
     qk_stream *s = qk_streams_get(&c->streams, stream_id);
     if (fin) *fin = false;
     if (!s) return QK_ERR_NOT_FOUND;
@@ -783,6 +793,7 @@ long qk_stream_read(qk_conn *c, uint64_t stream_id, uint8_t *buf, size_t cap, bo
 
 long qk_stream_peek(qk_conn *c, uint64_t stream_id, const uint8_t **data, bool *fin)
 {
+    qk_conn_env_wake(c); /* the endpoint visits it at its next send */
     *data = NULL;
     if (fin) *fin = false;
     qk_stream *s = qk_streams_get(&c->streams, stream_id);
@@ -796,6 +807,7 @@ long qk_stream_peek(qk_conn *c, uint64_t stream_id, const uint8_t **data, bool *
 
 long qk_stream_consume(qk_conn *c, uint64_t stream_id, size_t n, bool *fin)
 {
+    qk_conn_env_wake(c); /* the endpoint visits it at its next send */
     if (fin) *fin = false;
     qk_stream *s = qk_streams_get(&c->streams, stream_id);
     if (!s) return QK_ERR_NOT_FOUND;
@@ -811,6 +823,7 @@ long qk_stream_consume(qk_conn *c, uint64_t stream_id, size_t n, bool *fin)
 
 int qk_stream_reset(qk_conn *c, uint64_t stream_id, uint64_t app_error)
 {
+    qk_conn_env_wake(c); /* the endpoint visits it at its next send */
     qk_stream *s = qk_streams_get(&c->streams, stream_id);
     if (!s) return QK_ERR_NOT_FOUND;
     int rc = qk_stream_send_reset(s, app_error);
@@ -820,6 +833,7 @@ int qk_stream_reset(qk_conn *c, uint64_t stream_id, uint64_t app_error)
 
 int qk_stream_stop(qk_conn *c, uint64_t stream_id, uint64_t app_error)
 {
+    qk_conn_env_wake(c); /* the endpoint visits it at its next send */
     qk_stream *s = qk_streams_get(&c->streams, stream_id);
     if (!s) return QK_ERR_NOT_FOUND;
     return qk_stream_recv_stop(s, app_error);
@@ -827,6 +841,7 @@ int qk_stream_stop(qk_conn *c, uint64_t stream_id, uint64_t app_error)
 
 int qk_stream_set_priority(qk_conn *c, uint64_t stream_id, uint8_t urgency, bool incremental)
 {
+    qk_conn_env_wake(c); /* the endpoint visits it at its next send */
     qk_stream *s = qk_streams_get(&c->streams, stream_id);
     if (!s) return QK_ERR_NOT_FOUND;
     qk_stream_apply_priority(s, urgency, incremental);
@@ -838,6 +853,7 @@ int qk_stream_set_priority(qk_conn *c, uint64_t stream_id, uint8_t urgency, bool
 
 int qk_datagram_send(qk_conn *c, const uint8_t *data, size_t len, uint8_t urgency)
 {
+    qk_conn_env_wake(c); /* the endpoint visits it at its next send */
     (void)urgency;
     if (c->state >= QK_CONN_CLOSING) return QK_ERR_CLOSED;
     if (!c->have_peer_tp || !(c->peer_tp.present & QK_TPB_MAX_DATAGRAM_FRAME_SIZE))
@@ -910,6 +926,7 @@ void qk_conn_key_update_check(qk_conn *c, qk_time now)
 int qk_conn_key_update(qk_conn *c, qk_time now)
 {
     if (!c) return QK_ERR_INVALID_ARG;
+    qk_conn_env_wake(c);
     return qk_conn_key_update_now(c, false, now);
 }
 
@@ -917,6 +934,7 @@ int qk_conn_key_update(qk_conn *c, qk_time now)
 
 int qk_conn_close(qk_conn *c, uint64_t app_error, const char *reason)
 {
+    qk_conn_env_wake(c); /* the endpoint visits it at its next send */
     if (c->state >= QK_CONN_CLOSING) return QK_ERR_CLOSED;
     c->close_app = true;
     c->close_code = app_error;

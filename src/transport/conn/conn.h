@@ -132,6 +132,14 @@ typedef struct qk_conn_env {
     void (*store_token)(void *ctx, const qk_addr *peer, const uint8_t *tok, size_t len,
                         qk_time now);
     qk_flow_budget *budget; /* shared flow-control budget, NULL = none */
+    /* The application touched c (write, read, close, ...): it may have
+     * something to send; the endpoint puts it on its ready list. */
+    void (*wake)(void *ctx, qk_conn *c);
+    /* RFC 9000 §10.3.1: the peer gave c this stateless-reset token / c no
+     * longer holds it. The endpoint indexes them by hash (candidates only:
+     * qk_cid_is_stateless_reset decides). */
+    void (*add_reset_token)(void *ctx, const uint8_t token[QK_RESET_TOKEN_LEN], qk_conn *c);
+    void (*remove_reset_token)(void *ctx, const uint8_t token[QK_RESET_TOKEN_LEN], qk_conn *c);
 } qk_conn_env;
 
 struct qk_conn {
@@ -256,6 +264,12 @@ struct qk_conn {
     qk_time qlog_start;
     qk_time qlog_last;    /* time of the last qlog record (for events without a clock) */
     struct qk_conn *next; /* endpoint list */
+    /* Owned by the endpoint (endpoint.c): the doubly linked list, the ready
+     * list, the timer heap and handshake admission accounting. */
+    struct qk_conn *ep_prev, *ep_rnext, *ep_rprev;
+    size_t ep_heap_idx; /* SIZE_MAX: not in the heap */
+    qk_time ep_heap_t;
+    bool ep_linked, ep_ready, ep_hs, ep_hs_unval;
 };
 
 /* ---- conn_flow.c ---- */
@@ -431,6 +445,19 @@ static inline void qk_conn_env_store_token(qk_conn *c, const qk_addr *peer, cons
                                            size_t len, qk_time now)
 {
     if (c->env.store_token) c->env.store_token(c->env.ctx, peer, tok, len, now);
+}
+
+static inline void qk_conn_env_wake(qk_conn *c)
+{
+    if (c->env.wake) c->env.wake(c->env.ctx, c);
+}
+static inline void qk_conn_env_add_reset_token(qk_conn *c, const uint8_t *token)
+{
+    if (c->env.add_reset_token) c->env.add_reset_token(c->env.ctx, token, c);
+}
+static inline void qk_conn_env_remove_reset_token(qk_conn *c, const uint8_t *token)
+{
+    if (c->env.remove_reset_token) c->env.remove_reset_token(c->env.ctx, token, c);
 }
 
 /* ---- endpoint.c ---- */

@@ -105,12 +105,14 @@ int qk_cid_on_new(qk_conn *c, const qk_frame_new_cid *f)
     uint64_t limit = c->local_tp.active_connection_id_limit;
     if (active >= limit || free_slot == QK_CONN_MAX_REMOTE_CIDS) return QK_ERR_CONNECTION_ID_LIMIT;
     qk_remote_cid *r = &c->rcid[free_slot];
+    if (r->has_token) qk_conn_env_remove_reset_token(c, r->reset_token); /* slot reused */
     memset(r, 0, sizeof *r);
     r->cid.len = (uint8_t)f->cid_len;
     memcpy(r->cid.b, f->cid, f->cid_len);
     r->seq = f->seq;
     memcpy(r->reset_token, f->reset_token, QK_RESET_TOKEN_LEN);
     r->has_token = true;
+    qk_conn_env_add_reset_token(c, r->reset_token); /* RFC 9000 §10.3.1: found by hash */
     r->active = true;
     pick_dcid(c);
     return 0;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "transport/endpoint/sched.h"
 #include "transport/endpoint/stateless.h"
 
 typedef struct cid_entry {
@@ -25,7 +26,8 @@ struct qk_endpoint {
     qk_event *ev;
     size_t ev_head, ev_count, ev_cap;
     uint8_t *ev_polled_data; /* payload of the DATAGRAM event polled last (owned) */
-    qk_conn *rr;             /* round-robin cursor for sending */
+    qk_ep_sched sched;       /* timer heap, ready list, reset tokens (sched.c) */
+    size_t n_hs, n_hs_unval; /* server handshakes in progress, of which unvalidated */
     qk_flow_budget budget;   /* receive-window growth across connections */
     qk_stateless sl;         /* VN, Retry, stateless reset, tokens (stateless.c) */
     qk_ticket_keys *own_tk;  /* server: ticket keys made for this endpoint */
@@ -123,6 +125,8 @@ int qk_config_check(const qk_config *cfg, char *why, size_t why_len)
 void qk_endpoint_stats_get(const qk_endpoint *ep, qk_endpoint_stats *out)
 {
     *out = ep->sl.stats;
+    out->handshakes_now = ep->n_hs;
+    out->handshakes_unvalidated_now = ep->n_hs_unval;
 }
 
 void qk_endpoint_reset_token(qk_endpoint *ep, const qk_cid *cid, uint8_t token[QK_RESET_TOKEN_LEN])
@@ -166,6 +170,9 @@ qk_endpoint *qk_endpoint_new(const qk_config *cfg)
     if (!memcmp(key, zero, sizeof key)) cfg->rng(cfg->rng_ctx, key, sizeof key);
     int rc = qk_stateless_init(&ep->sl, key, cfg->max_resets_per_s, cfg->rng, cfg->rng_ctx);
     memset(key, 0, sizeof key);
+    uint64_t seed;
+    cfg->rng(cfg->rng_ctx, (uint8_t *)&seed, sizeof seed);
+    qk_ep_sched_init(&ep->sched, seed);
     if (rc) {
         free(ep);
         return NULL;
@@ -199,6 +206,7 @@ void qk_endpoint_del(qk_endpoint *ep)
     }
     qk_stateless_free(&ep->sl);
     qk_ticket_keys_del(ep->own_tk);
+    qk_ep_sched_free(&ep->sched);
     free(ep->cids);
     for (size_t i = 0; i < ep->ev_count; i++) {
         qk_event *e = &ep->ev[(ep->ev_head + i) % ep->ev_cap];
@@ -313,6 +321,22 @@ static void env_store_token(void *ctx, const qk_addr *peer, const uint8_t *tok, 
     qk_endpoint_store_token(ctx, peer, tok, len, now);
 }
 
+static void env_wake(void *ctx, qk_conn *c)
+{
+    qk_endpoint *ep = ctx;
+    if (c->ep_linked) qk_ep_ready_push(&ep->sched, c);
+}
+static void env_add_reset_token(void *ctx, const uint8_t *token, qk_conn *c)
+{
+    qk_endpoint *ep = ctx;
+    (void)qk_ep_rt_add(&ep->sched, token, c); /* out of memory: that reset goes unnoticed */
+}
+static void env_remove_reset_token(void *ctx, const uint8_t *token, qk_conn *c)
+{
+    qk_endpoint *ep = ctx;
+    qk_ep_rt_remove(&ep->sched, token, c);
+}
+
 qk_conn_env qk_endpoint_conn_env(qk_endpoint *ep)
 {
     return (qk_conn_env){.ctx = ep,
@@ -323,7 +347,10 @@ qk_conn_env qk_endpoint_conn_env(qk_endpoint *ep)
                          .reset_token = env_reset_token,
                          .mint_token = env_mint_token,
                          .store_token = env_store_token,
-                         .budget = qk_endpoint_budget(ep)};
+                         .budget = qk_endpoint_budget(ep),
+                         .wake = env_wake,
+                         .add_reset_token = env_add_reset_token,
+                         .remove_reset_token = env_remove_reset_token};
 }
 
 void qk_endpoint_push_event(qk_endpoint *ep, const qk_event *ev)
@@ -379,29 +406,52 @@ size_t qk_endpoint_conn_count(const qk_endpoint *ep)
     return ep->n_conns;
 }
 
+static void unlink_conn(qk_endpoint *ep, qk_conn *c);
+
+/* Add c to the list, the ready list and the timer heap. */
 static void link_conn(qk_endpoint *ep, qk_conn *c)
 {
+    c->ep_prev = NULL;
     c->next = ep->conns;
+    if (ep->conns) ep->conns->ep_prev = c;
     ep->conns = c;
     ep->n_conns++;
+    c->ep_linked = true;
+    c->ep_heap_idx = SIZE_MAX;
+    qk_ep_ready_push(&ep->sched, c);
 }
 
-/* Move closed connections to the dead list (freed once their event was polled). */
-static void collect_closed(qk_endpoint *ep)
+/* Handshake admission accounting (RFC 9000 §8.1): c stops counting once its
+ * handshake is over, and as unvalidated once its address is validated. */
+static void hs_update(qk_endpoint *ep, qk_conn *c)
 {
-    qk_conn **pp = &ep->conns;
-    while (*pp) {
-        qk_conn *c = *pp;
-        if (c->state == QK_CONN_CLOSED) {
-            *pp = c->next;
-            ep->n_conns--;
-            if (ep->rr == c) ep->rr = NULL;
-            c->next = ep->dead;
-            ep->dead = c;
-        } else {
-            pp = &c->next;
-        }
+    bool hs = c->state == QK_CONN_HANDSHAKE && !c->handshake_complete;
+    if (c->ep_hs_unval && (!hs || c->address_validated)) {
+        c->ep_hs_unval = false;
+        ep->n_hs_unval--;
     }
+    if (c->ep_hs && !hs) {
+        c->ep_hs = false;
+        ep->n_hs--;
+    }
+}
+
+/* After the endpoint or the application worked on c: a closed connection
+ * moves to the dead list (freed once its event was polled), a live one gets
+ * its timer re-keyed. c must not be used afterwards by the caller when it
+ * may have closed. */
+static void touch(qk_endpoint *ep, qk_conn *c)
+{
+    if (!c->ep_linked) return;
+    if (c->state == QK_CONN_CLOSED) {
+        unlink_conn(ep, c);
+        c->next = ep->dead;
+        ep->dead = c;
+        return;
+    }
+    hs_update(ep, c);
+    if (qk_ep_timer_set(&ep->sched, c, qk_conn_next_timeout(c)))
+        qk_ep_ready_push(&ep->sched, c); /* no heap memory: visit it at every send instead */
 }
 
 int qk_connect(qk_endpoint *ep, const qk_addr *local, const qk_addr *peer, const char *server_name,
@@ -454,23 +504,65 @@ static void send_vn(qk_endpoint *ep, const qk_datagram *d, const qk_pkt_hdr *h)
     qk_stateless_send_vn(&ep->sl, d, h, v, n);
 }
 
-static size_t handshakes_in_progress(const qk_endpoint *ep)
-{
-    size_t n = 0;
-    for (const qk_conn *c = ep->conns; c; c = c->next)
-        n += c->is_server && !c->handshake_complete && c->state == QK_CONN_HANDSHAKE;
-    return n;
-}
-
 static void unlink_conn(qk_endpoint *ep, qk_conn *c)
 {
-    for (qk_conn **pp = &ep->conns; *pp; pp = &(*pp)->next)
-        if (*pp == c) {
-            *pp = c->next;
-            ep->n_conns--;
-            if (ep->rr == c) ep->rr = NULL;
-            return;
+    if (!c->ep_linked) return;
+    if (c->ep_prev)
+        c->ep_prev->next = c->next;
+    else
+        ep->conns = c->next;
+    if (c->next) c->next->ep_prev = c->ep_prev;
+    c->next = c->ep_prev = NULL;
+    ep->n_conns--;
+    qk_ep_ready_remove(&ep->sched, c);
+    qk_ep_timer_remove(&ep->sched, c);
+    if (c->ep_hs) ep->n_hs--;
+    if (c->ep_hs_unval) ep->n_hs_unval--;
+    c->ep_hs = c->ep_hs_unval = false;
+    c->ep_linked = false;
+}
+
+size_t qk_endpoint_max_handshakes(const qk_config *cfg)
+{
+    if (cfg->max_handshakes) return cfg->max_handshakes;
+    size_t n = cfg->max_connections / 8; /* 1024 -> 128 */
+    return n < 16 ? 16 : n;
+}
+
+size_t qk_endpoint_max_handshakes_drop(const qk_config *cfg)
+{
+    return cfg->max_handshakes_drop ? cfg->max_handshakes_drop
+                                    : 2 * qk_endpoint_max_handshakes(cfg);
+}
+
+/* RFC 9000 §8.1.2: the admission decision for an Initial that would create
+ * state: 0 accept, 1 answer with Retry, -1 drop. */
+static int admit(qk_endpoint *ep, bool validated)
+{
+    qk_endpoint_stats *st = &ep->sl.stats;
+    if (ep->n_hs >= qk_endpoint_max_handshakes_drop(&ep->cfg)) {
+        st->drops_handshakes++;
+        st->initials_dropped++;
+        return -1;
+    }
+    if (!validated) {
+        if (ep->cfg.retry == QK_RETRY_ALWAYS) return 1;
+        if (ep->n_hs_unval >= qk_endpoint_max_handshakes(&ep->cfg)) {
+            if (ep->cfg.retry == QK_RETRY_NEVER) {
+                st->drops_handshakes++;
+                st->initials_dropped++;
+                return -1;
+            }
+            st->retry_load++; /* spoofed-Initial floods then cost no state */
+            return 1;
         }
+    }
+    if (ep->n_conns >= ep->cfg.max_connections) {
+        st->drops_connections++;
+        st->initials_dropped++;
+        return -1;
+    }
+    return 0;
 }
 
 static void accept_initial(qk_endpoint *ep, qk_datagram *d, qk_time now)
@@ -512,41 +604,42 @@ static void accept_initial(qk_endpoint *ep, qk_datagram *d, qk_time now)
         return;
     case QK_TOKEN_NONE: break;
     }
-    /* RFC 9000 §8.1.2: Retry when configured, or when too many handshakes
-     * are in progress (spoofed-Initial floods then cost no state). */
-    if (!o.validated && (ep->cfg.retry || (ep->cfg.max_handshakes &&
-                                           handshakes_in_progress(ep) >= ep->cfg.max_handshakes))) {
-        qk_stateless_send_retry(&ep->sl, d, &h, ep->cfg.cid_bytes, now);
-        return;
-    }
-    if (ep->n_conns >= ep->cfg.max_connections) {
-        ep->sl.stats.initials_dropped++;
-        return;
-    }
+    int a = admit(ep, o.validated);
+    if (a > 0) qk_stateless_send_retry(&ep->sl, d, &h, ep->cfg.cid_bytes, now);
+    if (a) return;
     qk_conn_env env = qk_endpoint_conn_env(ep);
     qk_conn *c = qk_conn_new_ex(&env, &ep->cfg, true, &d->local, &d->peer, &dcid, &scid, NULL, &o,
                                 now, NULL);
     if (!c) return;
     link_conn(ep, c);
+    c->ep_hs = true;
+    c->ep_hs_unval = !o.validated;
+    ep->n_hs++;
+    ep->n_hs_unval += !o.validated;
     qk_conn_recv(c, d, now);
     if (!c->stats.pkts_received) {
         /* Nothing decrypted: garbage that merely looked like an Initial. Keep no state. */
         ep->sl.stats.initials_dropped++;
         unlink_conn(ep, c);
         qk_conn_del(c);
+        return;
     }
+    if (o.validated)
+        ep->sl.stats.initials_validated++;
+    else
+        ep->sl.stats.initials_accepted++;
+    touch(ep, c);
 }
 
 /* RFC 9000 §10.3.1: a short-header datagram for no known CID may be a
  * stateless reset for one of our connections. */
 static bool detect_reset(qk_endpoint *ep, const qk_datagram *d, qk_time now)
 {
-    for (qk_conn *c = ep->conns; c; c = c->next)
-        if (c->state < QK_CONN_DRAINING && qk_cid_is_stateless_reset(c, d->data, d->len)) {
-            qk_conn_on_stateless_reset(c, now);
-            return true;
-        }
-    return false;
+    qk_conn *c = qk_ep_rt_match(&ep->sched, d->data, d->len); /* by hash, no scan */
+    if (!c) return false;
+    qk_conn_on_stateless_reset(c, now);
+    touch(ep, c);
+    return true;
 }
 
 int qk_endpoint_recv(qk_endpoint *ep, qk_datagram *d, qk_time now)
@@ -570,13 +663,14 @@ int qk_endpoint_recv(qk_endpoint *ep, qk_datagram *d, qk_time now)
             tail[0] = QK_HDR_FIXED_BIT; /* short header (checked above); the rest is the tail */
             if (qk_cid_is_stateless_reset(c, tail, tl)) qk_conn_on_stateless_reset(c, now);
         }
+        if (c->ep_linked) qk_ep_ready_push(&ep->sched, c); /* acknowledgements, answers */
+        touch(ep, c);
     } else if (is_long) {
         if (ep->cfg.server) accept_initial(ep, d, now);
     } else if (!detect_reset(ep, d, now)) {
         /* RFC 9000 §10.3: tell the sender this connection is gone. */
         qk_stateless_send_reset(&ep->sl, d, dcid, dlen, now);
     }
-    collect_closed(ep);
     return 0;
 }
 
@@ -585,11 +679,10 @@ size_t qk_endpoint_send(qk_endpoint *ep, qk_datagram *out, size_t max, qk_time n
     size_t n = 0;
     /* Stateless packets first (VN, Retry, resets, INVALID_TOKEN closes). */
     while (n < max && ep->sl.count && qk_stateless_pop(&ep->sl, &out[n])) n++;
-    if (!ep->conns || n == max) return n;
-    qk_conn *start = ep->rr ? ep->rr : ep->conns;
-    qk_conn *c = start;
-    size_t idle_rounds = 0;
-    while (n < max && idle_rounds < ep->n_conns) {
+    /* Only the connections that may have something to send (woken by a
+     * datagram, a timer or the application), one datagram each in turn. */
+    qk_conn *c;
+    while (n < max && (c = ep->sched.ready_head)) {
         size_t len = qk_conn_send(c, out[n].data, out[n].len, now);
         if (len) {
             out[n].len = len;
@@ -598,30 +691,46 @@ size_t qk_endpoint_send(qk_endpoint *ep, qk_datagram *out, size_t max, qk_time n
             out[n].ecn = qk_conn_tx_ecn(c);
             out[n].segment_bytes = 0;
             n++;
-            idle_rounds = 0;
+            qk_ep_ready_rotate(&ep->sched, c);
         } else {
-            idle_rounds++;
-            c = c->next ? c->next : ep->conns;
+            qk_ep_ready_remove(&ep->sched, c);
         }
+        touch(ep, c);
     }
-    ep->rr = c;
-    collect_closed(ep);
     return n;
 }
 
 qk_time qk_endpoint_next_timeout(const qk_endpoint *ep)
 {
-    qk_time t = QK_TIME_INFINITE;
-    for (const qk_conn *c = ep->conns; c; c = c->next) {
+    qk_conn *top = qk_ep_timer_top(&ep->sched);
+    qk_time t = top ? top->ep_heap_t : QK_TIME_INFINITE;
+    /* Woken connections may have a new timer the heap does not know yet. */
+    for (const qk_conn *c = ep->sched.ready_head; c; c = c->ep_rnext) {
         qk_time x = qk_conn_next_timeout(c);
         if (x < t) t = x;
     }
     return t;
 }
 
+/* Re-key the timers of the woken connections. */
+static void refresh_ready(qk_endpoint *ep)
+{
+    for (qk_conn *c = ep->sched.ready_head, *nx; c; c = nx) {
+        nx = c->ep_rnext;
+        touch(ep, c);
+    }
+}
+
 void qk_endpoint_on_timeout(qk_endpoint *ep, qk_time now)
 {
-    for (qk_conn *c = ep->conns; c; c = c->next)
-        if (qk_conn_next_timeout(c) <= now) qk_conn_on_timeout(c, now);
-    collect_closed(ep);
+    refresh_ready(ep);
+    qk_conn *c;
+    /* Each due connection once: popped now, re-keyed below (a timer the
+     * timeout does not clear, e.g. pacing, waits for the send). */
+    while ((c = qk_ep_timer_top(&ep->sched)) && c->ep_heap_t <= now) {
+        qk_ep_timer_remove(&ep->sched, c);
+        qk_conn_on_timeout(c, now);
+        qk_ep_ready_push(&ep->sched, c);
+    }
+    refresh_ready(ep);
 }

@@ -24,4 +24,8 @@ int qk_endpoint_mint_new_token(qk_endpoint *ep, const qk_addr *peer, qk_time now
 void qk_endpoint_store_token(qk_endpoint *ep, const qk_addr *peer, const uint8_t *tok, size_t len,
                              qk_time now);
 
+/* Admission limits in effect (qk_config.max_handshakes, _drop; 0 = derived). */
+size_t qk_endpoint_max_handshakes(const qk_config *cfg);
+size_t qk_endpoint_max_handshakes_drop(const qk_config *cfg);
+
 #endif

@@ -220,6 +220,7 @@ void qk_conn_path_on_timeout(qk_conn *c, qk_time now)
 int qk_conn_migrate(qk_conn *c, const qk_addr *new_local, qk_time now)
 {
     if (!c || !new_local) return QK_ERR_INVALID_ARG;
+    qk_conn_env_wake(c);
     /* RFC 9000 §9: clients migrate, after the handshake is confirmed, unless
      * the server sent disable_active_migration (§18.2). */
     if (c->is_server || c->state != QK_CONN_ESTABLISHED || !c->handshake_confirmed)
