@@ -33,6 +33,7 @@ typedef struct tun_opts {
     bool insecure, quiet, stats;
     qk_cc_kind cc;
     qk_time keep_alive_ns, idle_timeout_ns;
+    qk_time reconnect_max_ns, hold_ns; /* client: backoff cap (0 = no redial); backlog wait */
     uint64_t max_flows;
     tun_dns_opts dns; /* --carrier dns (apps/tunnel_dns.c) */
 } tun_opts;
@@ -46,13 +47,19 @@ typedef struct tun {
     qk_tunnel_tcp *tcp; /* tcp */
     struct ev_loop *evl;
     qk_tunnel *t;
-    ev_timer tick, exit_timer;
+    ev_timer tick, exit_timer, redial;
     ev_signal sigint, sigterm;
     qk_tunnel_stats mark;
     tun_dns *dns;
     qk_time start, last_tick;
+    qk_time backoff_ns; /* client: the next redial's delay before jitter */
+    unsigned attempts;  /* client: redials since the connection was last up */
+    bool listening;     /* client: the TCP listener is open (the first connection came up) */
     bool stopping, failed;
 } tun;
+
+/* Client redial backoff: starts here, doubles per failed attempt up to --reconnect-max. */
+#define TUN_BACKOFF_MIN_NS (200 * QK_NS_PER_MS)
 
 static void usage(FILE *f)
 {
@@ -93,9 +100,15 @@ static void usage(FILE *f)
             "  --max-flows N          concurrent TCP connections (default %u)\n"
             "  --qlog DIR             write a qlog per connection into DIR\n"
             "  --stats                print connection statistics when it closes\n"
-            "  --quiet                no progress lines\n"
+            "  --quiet                no progress lines, no per-flow log lines\n"
+            "  --reconnect-max TIME   client (udp): after the connection was up once and\n"
+            "                         dies, redial with exponential backoff from 200ms\n"
+            "                         up to TIME, with jitter (default 10s; 0 = exit)\n"
+            "  --hold TIME            client: while redialling, new TCP connections wait\n"
+            "                         TIME in the listen backlog, then are refused with a\n"
+            "                         log line (default 10s)\n"
             "Exit status: 0 after SIGINT/SIGTERM, 1 when the QUIC connection failed or\n"
-            "closed (client), 2 for bad options.\n",
+            "closed (client; with redial: only the first connection), 2 for bad options.\n",
             QK_TUNNEL_DEFAULT_MAX_FLOWS);
     tun_dns_usage(f);
 }
@@ -151,6 +164,8 @@ static int parse(tun_opts *o, int argc, char **argv)
     o->cc = QK_CONFIG_CC_CUBIC;
     o->keep_alive_ns = o->server ? 0 : 10 * QK_NS_PER_S;
     o->idle_timeout_ns = 30 * QK_NS_PER_S;
+    o->reconnect_max_ns = 10 * QK_NS_PER_S;
+    o->hold_ns = 10 * QK_NS_PER_S;
     tun_dns_opts_init(&o->dns);
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
@@ -199,6 +214,11 @@ static int parse(tun_opts *o, int argc, char **argv)
                 return bad("--cc wants one of %s, not '%s'", qk_cc_kind_names(), v);
         } else if (!strcmp(a, "--keep-alive")) {
             if (parse_time_opt(a, v, &o->keep_alive_ns)) return 2;
+        } else if (!strcmp(a, "--reconnect-max") && !o->server) {
+            if (parse_time_opt(a, v, &o->reconnect_max_ns)) return 2;
+        } else if (!strcmp(a, "--hold") && !o->server) {
+            if (parse_time_opt(a, v, &o->hold_ns) || !o->hold_ns)
+                return bad("%s", "--hold wants a time above 0");
         } else if (!strcmp(a, "--idle-timeout")) {
             if (parse_time_opt(a, v, &o->idle_timeout_ns)) return 2;
         } else if (!strcmp(a, "--max-flows")) {
@@ -230,6 +250,13 @@ static int parse(tun_opts *o, int argc, char **argv)
     return 0;
 }
 
+static void tun_log(void *ctx, const char *line)
+{
+    tun *s = ctx;
+    fprintf(stderr, "%s: %s\n", s->who, line);
+    fflush(stderr);
+}
+
 static void do_kick(void *ctx)
 {
     tun *s = ctx;
@@ -256,6 +283,7 @@ static void stop(tun *s)
 {
     if (s->stopping) return;
     s->stopping = true;
+    ev_timer_stop(s->evl, &s->redial);
     if (s->o->stats && s->conn) {
         qk_conn_stats st;
         qk_conn_stats_get(s->conn, &st);
@@ -301,7 +329,74 @@ static void listening(tun *s, int rc, const char *carrier)
 static void on_connected(tun *s, qk_conn *c)
 {
     if (s->o->server || c != s->conn) return;
-    listening(s, qk_tunnel_listen(s->t, &s->o->tcp, c), "QUIC");
+    s->backoff_ns = TUN_BACKOFF_MIN_NS;
+    if (!s->listening) {
+        s->listening = true;
+        listening(s, qk_tunnel_listen(s->t, &s->o->tcp, c), "QUIC");
+        return;
+    }
+    fprintf(stderr, "%s: reconnected to %s after %u attempt(s)\n", s->who, s->o->udp_str,
+            s->attempts);
+    s->attempts = 0;
+    qk_tunnel_set_session(s->t, &qk_tunnel_carrier_quic, c);
+}
+
+static void schedule_redial(tun *s);
+
+/* Client: dial the server (again). Returns 0 or qk_connect's error. */
+static int dial(tun *s)
+{
+    qk_addr none;
+    memset(&none, 0, sizeof none);
+    qk_addr peer = s->o->udp;
+    if (s->dns) tun_dns_server_addr(&peer);
+    int rc = qk_connect(s->ep, &none, &peer, "localhost", qk_io_now(), &s->conn);
+    if (rc) fprintf(stderr, "%s: cannot start the connection (error %d)\n", s->who, rc);
+    return rc;
+}
+
+static void on_redial(struct ev_loop *ev, ev_timer *w, int revents)
+{
+    (void)ev;
+    (void)revents;
+    tun *s = w->data;
+    if (s->stopping || s->conn) return;
+    s->attempts++;
+    if (dial(s)) {
+        schedule_redial(s);
+        return;
+    }
+    qk_io_loop_kick(s->loop);
+}
+
+/* Capped exponential backoff with jitter: wait a uniform 50..100 % of the
+ * current step, then double the step up to --reconnect-max. */
+static void schedule_redial(tun *s)
+{
+    uint32_t r;
+    perf_rng(NULL, (uint8_t *)&r, sizeof r);
+    qk_time step = s->backoff_ns ? s->backoff_ns : TUN_BACKOFF_MIN_NS;
+    qk_time wait_ns = step / 2 + (qk_time)((double)(step / 2) * ((double)r / 4294967296.0));
+    s->backoff_ns = step * 2 > s->o->reconnect_max_ns ? s->o->reconnect_max_ns : step * 2;
+    fprintf(stderr, "%s: connection lost; redialling %s in %.0f ms (attempt %u)\n", s->who,
+            s->o->udp_str, (double)wait_ns / 1e6, s->attempts + 1);
+    ev_timer_init(&s->redial, on_redial, (double)wait_ns / 1e9, 0.0);
+    s->redial.data = s;
+    ev_timer_start(s->evl, &s->redial);
+}
+
+/* Client: the connection ended. Redial if it had been up and redial is on. */
+static void conn_lost(tun *s)
+{
+    s->conn = NULL;
+    if (s->stopping) return;
+    if (!s->listening || !s->o->reconnect_max_ns || s->dns) {
+        s->failed = true;
+        stop(s);
+        return;
+    }
+    qk_tunnel_set_session(s->t, NULL, NULL);
+    schedule_redial(s);
 }
 
 static bool app(void *ctx, qk_endpoint *ep, qk_time now)
@@ -319,13 +414,7 @@ static bool app(void *ctx, qk_endpoint *ep, qk_time now)
                 fprintf(stderr, "%s: connection closed%s%s: %s\n", s->who,
                         ev.remote ? " by the peer" : "", clean ? "" : " (error)",
                         ev.reason[0] ? ev.reason : "no reason given");
-            if (ev.conn == s->conn) {
-                s->conn = NULL;
-                if (!s->stopping) {
-                    s->failed = true;
-                    stop(s);
-                }
-            }
+            if (ev.conn == s->conn) conn_lost(s);
         }
     }
     return wrote;
@@ -397,16 +486,12 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
                            .target = s->o->tcp,
                            .max_flows = s->o->max_flows,
                            .kick = do_kick,
-                           .kick_ctx = s};
+                           .kick_ctx = s,
+                           .hold_ns = s->o->hold_ns,
+                           .log = s->o->quiet ? NULL : tun_log,
+                           .log_ctx = s};
     rc = qk_tunnel_new(evl, &tc, &s->t);
-    if (!rc && !s->o->server) {
-        qk_addr none;
-        memset(&none, 0, sizeof none);
-        qk_addr peer = s->o->udp;
-        if (s->dns) tun_dns_server_addr(&peer);
-        rc = qk_connect(s->ep, &none, &peer, "localhost", qk_io_now(), &s->conn);
-        if (rc) fprintf(stderr, "%s: cannot start the connection (error %d)\n", s->who, rc);
-    }
+    if (!rc && !s->o->server) rc = dial(s);
     if (!rc) {
         ev_signal_init(&s->sigint, on_signal, SIGINT);
         ev_signal_init(&s->sigterm, on_signal, SIGTERM);
@@ -457,7 +542,10 @@ static int run_tcp(tun *s, const qk_config *cfg)
                            .target = s->o->tcp,
                            .max_flows = s->o->max_flows,
                            .kick = do_kick,
-                           .kick_ctx = s};
+                           .kick_ctx = s,
+                           .hold_ns = s->o->hold_ns,
+                           .log = s->o->quiet ? NULL : tun_log,
+                           .log_ctx = s};
     int rc = qk_tunnel_new(s->evl, &tc, &s->t);
     qk_tunnel_tcp_config yc = {.server = s->o->server,
                                .addr = s->o->udp,

@@ -45,6 +45,9 @@ struct ev_loop; /* libev */
 /** Default staging buffer per flow and direction. */
 #define QK_TUNNEL_DEFAULT_BUF_BYTES (64u << 10)
 
+/** Default time new TCP connections wait for a session while the client redials. */
+#define QK_TUNNEL_DEFAULT_HOLD_NS (10ull * 1000000000ull)
+
 typedef struct qk_tunnel qk_tunnel;
 
 /**
@@ -86,6 +89,13 @@ typedef struct qk_tunnel_config {
     void (*kick)(void *); /**< called after data was queued on a stream from a TCP
                                callback, so the endpoint sends it (qk_io_loop_kick) */
     void *kick_ctx;
+    /** Client: while there is no session (qk_tunnel_set_session(t, car, NULL)), new TCP
+     * connections wait in the listen backlog this long, then are refused (RST) with a log
+     * line until a session is back (default QK_TUNNEL_DEFAULT_HOLD_NS). */
+    uint64_t hold_ns;
+    /** Optional: one line (no newline) per flow opened/closed and per refusal. */
+    void (*log)(void *ctx, const char *line);
+    void *log_ctx;
 } qk_tunnel_config;
 
 /** Counters since creation. */
@@ -124,6 +134,16 @@ int qk_tunnel_listen(qk_tunnel *t, const qk_addr *addr, qk_conn *c);
  */
 int qk_tunnel_listen_on(qk_tunnel *t, const qk_addr *addr, const qk_tunnel_carrier *car,
                         void *sess);
+
+/**
+ * Client: replace the session new flows are opened on (after a redial), or
+ * with sess NULL say there is none (the connection died): new TCP
+ * connections then wait up to cfg.hold_ns in the listen backlog and are
+ * refused after that, each with a log line. Flows of the old session are
+ * not moved (they end with it). Returns 0, QK_ERR_INVALID_ARG (NULL t, or
+ * sess without car), QK_ERR_STATE (a server tunnel, or not listening).
+ */
+int qk_tunnel_set_session(qk_tunnel *t, const qk_tunnel_carrier *car, void *sess);
 
 /** The bound TCP listening address (after qk_tunnel_listen). Returns 0 or QK_ERR_STATE. */
 int qk_tunnel_listen_addr(const qk_tunnel *t, qk_addr *out);

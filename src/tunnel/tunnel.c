@@ -11,6 +11,8 @@
 #include <errno.h>
 #include <ev.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdlib.h>
@@ -36,6 +38,10 @@ typedef struct flow {
     uint8_t *down;
     size_t down_len, down_off;
     bool stream_fin, shut_wr;
+    /* for the close log line */
+    uint64_t id, up_bytes, down_bytes;
+    ev_tstamp opened_at;
+    const char *why; /* why it was aborted (NULL: both directions ended cleanly) */
 } flow;
 
 struct qk_tunnel {
@@ -46,9 +52,23 @@ struct qk_tunnel {
     int lfd; /* client: listening socket, -1 = none */
     ev_io accept_w;
     const qk_tunnel_carrier *car; /* client: the session streams are opened on */
-    void *conn;
+    void *conn;                   /* NULL: no session (client: redialling) */
+    ev_timer hold_w;              /* client without a session: when to start refusing */
     qk_tunnel_stats stats;
 };
+
+static void tlog(qk_tunnel *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void tlog(qk_tunnel *t, const char *fmt, ...)
+{
+    if (!t->cfg.log) return;
+    char line[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    t->cfg.log(t->cfg.log_ctx, line);
+}
 
 static flow *find(qk_tunnel *t, const void *c, uint64_t sid)
 {
@@ -71,6 +91,9 @@ static void flow_free(flow *f, bool abort_tcp)
         }
         close(f->fd);
     }
+    tlog(t, "flow %llu closed: %s; tcp->tunnel %llu bytes, tunnel->tcp %llu bytes, %.3f s",
+         (unsigned long long)f->id, f->why ? f->why : "done", (unsigned long long)f->up_bytes,
+         (unsigned long long)f->down_bytes, ev_now(t->ev) - f->opened_at);
     flow *last = t->flows[--t->n_flows];
     t->flows[f->slot] = last;
     last->slot = f->slot;
@@ -84,6 +107,7 @@ static void flow_free(flow *f, bool abort_tcp)
 /* Either side failed: reset what is still open of the stream, RST the TCP side. */
 static void flow_abort(flow *f, uint64_t app_error)
 {
+    if (!f->why) f->why = app_error == QK_TUNNEL_ERR_PROTOCOL ? "protocol error" : "aborted";
     if (f->c && (!f->fin_sent || !f->stream_fin))
         f->car->abort(f->c, f->sid, app_error, !f->fin_sent, !f->stream_fin);
     flow_free(f, true);
@@ -110,10 +134,12 @@ static bool pump_down(flow *f)
                 return true;
             }
             if (w < 0) {
+                f->why = "TCP send failed (reset by the TCP peer)";
                 flow_abort(f, QK_TUNNEL_ERR_TCP);
                 return false;
             }
             f->down_off += (size_t)w;
+            f->down_bytes += (uint64_t)w;
             t->stats.quic_to_tcp_bytes += (uint64_t)w;
             continue;
         }
@@ -129,6 +155,7 @@ static bool pump_down(flow *f)
         long n = f->car->read(f->c, f->sid, f->down, t->cfg.buf_bytes, &fin);
         if (n == QK_ERR_AGAIN) return true;
         if (n < 0) { /* reset by the peer, or gone */
+            f->why = "stream reset by the tunnel peer";
             flow_abort(f, QK_TUNNEL_ERR_TCP);
             return false;
         }
@@ -169,6 +196,7 @@ static bool pump_up(flow *f, bool *gone)
                 return queued;
             }
             f->up_off += (size_t)w;
+            f->up_bytes += (uint64_t)w;
             t->stats.tcp_to_quic_bytes += (uint64_t)w;
             queued = queued || w > 0;
             if (f->up_off < f->up_len) { /* stream full: QK_EV_STREAM_WRITABLE resumes */
@@ -197,6 +225,7 @@ static bool pump_up(flow *f, bool *gone)
             return queued;
         }
         if (n < 0) {
+            f->why = "TCP recv failed (reset by the TCP peer)";
             flow_abort(f, QK_TUNNEL_ERR_TCP);
             *gone = true;
             return queued;
@@ -236,6 +265,7 @@ static void on_tcp_writable(struct ev_loop *ev, ev_io *w, int revents)
         socklen_t len = sizeof err;
         if (getsockopt(f->fd, SOL_SOCKET, SO_ERROR, &err, &len) || err) {
             t->stats.flows_refused++;
+            f->why = "connect to the target failed";
             flow_abort(f, QK_TUNNEL_ERR_TCP);
             kick(t);
             return;
@@ -275,6 +305,9 @@ static flow *flow_new(qk_tunnel *t, const qk_tunnel_carrier *car, void *c, uint6
     f->slot = t->n_flows;
     t->flows[t->n_flows++] = f;
     t->stats.flows_opened++;
+    f->id = t->stats.flows_opened;
+    f->opened_at = ev_now(t->ev);
+    tlog(t, "flow %llu opened on stream %llu", (unsigned long long)f->id, (unsigned long long)sid);
     return f;
 }
 
@@ -301,6 +334,7 @@ static bool on_stream_opened(qk_tunnel *t, const qk_tunnel_carrier *car, void *c
     if (connect(fd, (const struct sockaddr *)&t->cfg.target.ss, t->cfg.target.len) &&
         errno != EINPROGRESS) {
         t->stats.flows_refused++;
+        f->why = "connect to the target failed";
         flow_abort(f, QK_TUNNEL_ERR_TCP);
         return true;
     }
@@ -324,6 +358,9 @@ static void on_accept(struct ev_loop *ev, ev_io *w, int revents)
             f = flow_new(t, t->car, t->conn, sid, fd);
         if (!f) { /* at the flow limit or the peer's stream limit: refuse now */
             t->stats.flows_refused++;
+            tlog(t, "refused a TCP connection: %s",
+                 !t->conn ? "no connection to the tunnel server (redialling)"
+                          : "at the flow limit or the server's stream limit");
             struct linger l = {.l_onoff = 1, .l_linger = 0};
             setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
             close(fd);
@@ -355,6 +392,7 @@ int qk_tunnel_new(struct ev_loop *ev, const qk_tunnel_config *cfg, qk_tunnel **o
         free(t);
         return QK_ERR_NOMEM;
     }
+    if (!t->cfg.hold_ns) t->cfg.hold_ns = QK_TUNNEL_DEFAULT_HOLD_NS;
     t->lfd = -1;
     *out = t;
     return 0;
@@ -363,11 +401,15 @@ int qk_tunnel_new(struct ev_loop *ev, const qk_tunnel_config *cfg, qk_tunnel **o
 void qk_tunnel_del(qk_tunnel *t)
 {
     if (!t) return;
-    while (t->n_flows) flow_abort(t->flows[t->n_flows - 1], QK_TUNNEL_ERR_TCP);
+    while (t->n_flows) {
+        t->flows[t->n_flows - 1]->why = "tunnel stopped";
+        flow_abort(t->flows[t->n_flows - 1], QK_TUNNEL_ERR_TCP);
+    }
     if (t->lfd >= 0) {
         ev_io_stop(t->ev, &t->accept_w);
         close(t->lfd);
     }
+    ev_timer_stop(t->ev, &t->hold_w);
     free(t->flows);
     free(t);
 }
@@ -392,6 +434,44 @@ int qk_tunnel_listen_on(qk_tunnel *t, const qk_addr *addr, const qk_tunnel_carri
     ev_io_init(&t->accept_w, on_accept, fd, EV_READ);
     t->accept_w.data = t;
     ev_io_start(t->ev, &t->accept_w);
+    return 0;
+}
+
+/* No session for hold_ns: accept again, refusing (on_accept sees no conn). */
+static void on_hold(struct ev_loop *ev, ev_timer *w, int revents)
+{
+    (void)ev;
+    (void)revents;
+    qk_tunnel *t = w->data;
+    tlog(t, "no connection to the tunnel server for %.1f s: refusing new TCP connections",
+         (double)t->cfg.hold_ns / 1e9);
+    ev_io_start(t->ev, &t->accept_w);
+}
+
+/* The client's session is gone: new TCP connections wait in the backlog. */
+static void session_down(qk_tunnel *t)
+{
+    t->conn = NULL;
+    if (t->lfd < 0) return;
+    ev_io_stop(t->ev, &t->accept_w);
+    if (ev_is_active(&t->hold_w)) return;
+    ev_timer_init(&t->hold_w, on_hold, (double)t->cfg.hold_ns / 1e9, 0.0);
+    t->hold_w.data = t;
+    ev_timer_start(t->ev, &t->hold_w);
+}
+
+int qk_tunnel_set_session(qk_tunnel *t, const qk_tunnel_carrier *car, void *sess)
+{
+    if (!t || (sess && !car)) return QK_ERR_INVALID_ARG;
+    if (t->cfg.server || t->lfd < 0) return QK_ERR_STATE;
+    if (!sess) {
+        session_down(t);
+        return 0;
+    }
+    t->car = car;
+    t->conn = sess;
+    ev_timer_stop(t->ev, &t->hold_w);
+    ev_io_start(t->ev, &t->accept_w); /* the backlog's connections get streams now */
     return 0;
 }
 
@@ -433,15 +513,17 @@ bool qk_tunnel_on_stream_event(qk_tunnel *t, const qk_tunnel_carrier *car, void 
     case QK_TUNNEL_EV_RESET: /* the peer gave up on its side: RST the TCP side */
         f = find(t, sess, sid);
         if (!f) return false;
+        f->why = "stream reset by the tunnel peer";
         flow_abort(f, QK_TUNNEL_ERR_TCP);
         return true;
     case QK_TUNNEL_EV_CLOSED:
         for (size_t i = t->n_flows; i-- > 0;) /* removal moves the last flow to i: go down */
             if (t->flows[i]->c == sess) {
                 t->flows[i]->c = NULL; /* freed after this event: no frames */
+                t->flows[i]->why = "tunnel connection closed";
                 flow_free(t->flows[i], true);
             }
-        if (t->conn == sess) t->conn = NULL;
+        if (t->conn == sess) session_down(t);
         return false;
     }
     return false;
