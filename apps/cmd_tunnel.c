@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TUN_ALPN "quack-tunnel"
+#define TUN_ALPN      "quack-tunnel"
+#define TUN_MAX_ALLOW 64
 
 /* The carriers; selected in one place (qk_cmd_tunnel's switch). */
 typedef enum tun_carrier {
@@ -35,7 +36,11 @@ typedef struct tun_opts {
     qk_time keep_alive_ns, idle_timeout_ns;
     qk_time reconnect_max_ns, hold_ns; /* client: backoff cap (0 = no redial); backlog wait */
     uint64_t max_flows;
-    tun_dns_opts dns; /* --carrier dns (apps/tunnel_dns.c) */
+    bool socks5;                          /* server: --to socks5 */
+    qk_tunnel_allow allow[TUN_MAX_ALLOW]; /* server: --allow rules */
+    size_t n_allow;
+    char socks_user[256], socks_pass[256]; /* --socks-auth-file USER:PASS */
+    tun_dns_opts dns;                      /* --carrier dns (apps/tunnel_dns.c) */
 } tun_opts;
 
 typedef struct tun {
@@ -79,6 +84,14 @@ static void usage(FILE *f)
             "server:\n"
             "  --listen ADDR:PORT     UDP address to accept QUIC on (port 0 picks one)\n"
             "  --to HOST:PORT         TCP address every tunnelled connection goes to\n"
+            "  --to socks5            instead, serve SOCKS5 CONNECT (RFC 1928) on each\n"
+            "                         flow: the client's --listen is a SOCKS5 proxy\n"
+            "  --allow CIDR[:PORTS]   socks5: destinations allowed (repeatable; e.g.\n"
+            "                         127.0.0.0/8:8000-8080, [::1]/128). Loopback,\n"
+            "                         private, link-local and multicast are denied unless\n"
+            "                         allowed; with any --allow, only matches are allowed\n"
+            "  --socks-auth-file F    socks5: require RFC 1929 username/password, the\n"
+            "                         file's first line USER:PASS\n"
             "  --cert FILE --key FILE certificate (default: a fresh self-signed one;\n"
             "                         its pin is printed as \"pin: HEX\")\n"
             "client:\n"
@@ -151,6 +164,25 @@ static int parse_carrier(const char *v, tun_carrier *out)
     return 0;
 }
 
+/* --socks-auth-file: "USER:PASS" on the first line (RFC 1929: 1..255 bytes each). */
+static int read_auth_file(tun_opts *o, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char line[600];
+    if (!f) return bad("cannot read --socks-auth-file %s: %m", path);
+    bool got = fgets(line, sizeof line, f) != NULL;
+    fclose(f);
+    line[got ? strcspn(line, "\r\n") : 0] = 0;
+    char *colon = strchr(line, ':');
+    if (!colon || colon == line || !colon[1] || strlen(line) - 1 > 2 * 255 ||
+        (size_t)(colon - line) > 255 || strlen(colon + 1) > 255)
+        return bad("--socks-auth-file %s: want one line USER:PASS (1..255 bytes each)", path);
+    *colon = 0;
+    snprintf(o->socks_user, sizeof o->socks_user, "%s", line);
+    snprintf(o->socks_pass, sizeof o->socks_pass, "%s", colon + 1);
+    return 0;
+}
+
 static int parse(tun_opts *o, int argc, char **argv)
 {
     if (argc < 2) return bad("server or client?");
@@ -198,6 +230,12 @@ static int parse(tun_opts *o, int argc, char **argv)
             o->tcp_str = v;
         } else if (!strcmp(a, "--connect") && !o->server) {
             o->udp_str = v;
+        } else if (!strcmp(a, "--allow") && o->server) {
+            if (o->n_allow == TUN_MAX_ALLOW) return bad("at most %d --allow rules", TUN_MAX_ALLOW);
+            if (qk_tunnel_allow_parse(v, &o->allow[o->n_allow++]))
+                return bad("--allow wants CIDR[:PORT[-PORT]], not '%s'", v);
+        } else if (!strcmp(a, "--socks-auth-file") && o->server) {
+            if (read_auth_file(o, v)) return 2;
         } else if (!strcmp(a, "--cert") && o->server) {
             o->cert_file = v;
         } else if (!strcmp(a, "--key") && o->server) {
@@ -245,7 +283,10 @@ static int parse(tun_opts *o, int argc, char **argv)
         return bad("%s", "--keep-alive must be shorter than --idle-timeout");
     if (qk_addr_parse(o->udp_str, &o->udp))
         return bad("cannot parse address '%s' (want HOST:PORT or [V6]:PORT)", o->udp_str);
-    if (qk_addr_parse(o->tcp_str, &o->tcp))
+    o->socks5 = o->server && !strcmp(o->tcp_str, "socks5");
+    if ((o->n_allow || o->socks_user[0]) && !o->socks5)
+        return bad("%s", "--allow and --socks-auth-file go with --to socks5");
+    if (!o->socks5 && qk_addr_parse(o->tcp_str, &o->tcp))
         return bad("cannot parse address '%s' (want HOST:PORT or [V6]:PORT)", o->tcp_str);
     return 0;
 }
@@ -488,6 +529,11 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
                            .kick = do_kick,
                            .kick_ctx = s,
                            .hold_ns = s->o->hold_ns,
+                           .socks5 = s->o->socks5,
+                           .allow = s->o->allow,
+                           .n_allow = s->o->n_allow,
+                           .socks_user = s->o->socks_user[0] ? s->o->socks_user : NULL,
+                           .socks_pass = s->o->socks_pass,
                            .log = s->o->quiet ? NULL : tun_log,
                            .log_ctx = s};
     rc = qk_tunnel_new(evl, &tc, &s->t);
@@ -544,6 +590,11 @@ static int run_tcp(tun *s, const qk_config *cfg)
                            .kick = do_kick,
                            .kick_ctx = s,
                            .hold_ns = s->o->hold_ns,
+                           .socks5 = s->o->socks5,
+                           .allow = s->o->allow,
+                           .n_allow = s->o->n_allow,
+                           .socks_user = s->o->socks_user[0] ? s->o->socks_user : NULL,
+                           .socks_pass = s->o->socks_pass,
                            .log = s->o->quiet ? NULL : tun_log,
                            .log_ctx = s};
     int rc = qk_tunnel_new(s->evl, &tc, &s->t);

@@ -82,8 +82,15 @@ typedef enum qk_tunnel_ev {
 
 /** Tunnel settings; zero fields take the defaults. */
 typedef struct qk_tunnel_config {
-    bool server;          /**< true: connect streams the peer opens to target */
-    qk_addr target;       /**< server: the TCP address every stream goes to */
+    bool server;    /**< true: connect streams the peer opens to target */
+    qk_addr target; /**< server: the TCP address every stream goes to */
+    /** Server: instead of target, serve SOCKS5 CONNECT (RFC 1928) on each stream, to
+     * destinations qk_tunnel_allowed(allow, n_allow) admits; with socks_user set, require
+     * that username/password (RFC 1929). Names are resolved with getaddrinfo (blocking). */
+    bool socks5;
+    const struct qk_tunnel_allow *allow;
+    size_t n_allow;
+    const char *socks_user, *socks_pass;
     size_t max_flows;     /**< concurrent flows (default QK_TUNNEL_DEFAULT_MAX_FLOWS) */
     size_t buf_bytes;     /**< staging bytes per flow and direction (default 64 KiB) */
     void (*kick)(void *); /**< called after data was queued on a stream from a TCP
@@ -215,6 +222,73 @@ void qk_tunnel_tcp_del(qk_tunnel_tcp *o);
 
 /** Server: the bound listening address. Returns 0, QK_ERR_STATE, QK_ERR_IO. */
 int qk_tunnel_tcp_local_addr(const qk_tunnel_tcp *o, qk_addr *out);
+
+/* ---- SOCKS5 server side and the destination allow-list (src/tunnel/socks5.c) ---- */
+
+/** SOCKS5 reply codes (RFC 1928 §6). */
+#define QK_SOCKS5_OK               0x00u
+#define QK_SOCKS5_GENERAL_FAILURE  0x01u
+#define QK_SOCKS5_NOT_ALLOWED      0x02u
+#define QK_SOCKS5_HOST_UNREACHABLE 0x04u
+#define QK_SOCKS5_CONN_REFUSED     0x05u
+#define QK_SOCKS5_CMD_UNSUPPORTED  0x07u
+#define QK_SOCKS5_ATYP_UNSUPPORTED 0x08u
+/** Bytes of a reply qk_socks5_reply writes (IPv4 form, RFC 1928 §6). */
+#define QK_SOCKS5_REPLY_BYTES 10u
+
+/** qk_socks5_feed results. */
+typedef enum qk_socks5_result {
+    QK_SOCKS5_MORE = 0,    /**< need more bytes (send *out_len reply bytes first) */
+    QK_SOCKS5_REQUEST = 1, /**< a CONNECT request is complete: host/port are set */
+    QK_SOCKS5_FAIL = 2,    /**< refused or malformed: send the reply bytes, then close */
+} qk_socks5_result;
+
+/** One SOCKS5 server-side negotiation (embedded; qk_socks5_init). */
+typedef struct qk_socks5 {
+    int state;               /* 0 greeting, 1 RFC 1929 auth, 2 request, 3 done */
+    const char *user, *pass; /* NULL user: no authentication (method 0) */
+    uint8_t buf[520];        /* the message being assembled */
+    size_t len;
+    char host[256]; /**< REQUEST: the destination, a name or an address literal */
+    uint16_t port;  /**< REQUEST: the destination port */
+} qk_socks5;
+
+/** Start a negotiation; user/pass (RFC 1929) are kept by pointer; NULL user = no auth. */
+void qk_socks5_init(qk_socks5 *s, const char *user, const char *pass);
+
+/**
+ * Feed len client bytes. *used says how many were consumed (bytes after a
+ * complete request are the flow's payload); out (at least 32 bytes) gets
+ * *out_len reply bytes to send back. Returns a qk_socks5_result; never
+ * fails otherwise.
+ */
+qk_socks5_result qk_socks5_feed(qk_socks5 *s, const uint8_t *in, size_t len, size_t *used,
+                                uint8_t *out, size_t *out_len);
+
+/** Write the CONNECT reply with code rep (QK_SOCKS5_*) into out (QK_SOCKS5_REPLY_BYTES). */
+void qk_socks5_reply(uint8_t rep, uint8_t *out);
+
+/** One --allow rule: a network and a port range. */
+typedef struct qk_tunnel_allow {
+    qk_addr net; /**< network address (port unused) */
+    unsigned prefix_bits;
+    uint16_t port_lo, port_hi;
+} qk_tunnel_allow;
+
+/**
+ * Parse "CIDR[:PORTS]" (e.g. 127.0.0.0/8, 10.0.0.0/8:80-443, [::1]/128:22,
+ * 0.0.0.0/0). No prefix = the host; no ports = all. Returns 0 or
+ * QK_ERR_INVALID_ARG.
+ */
+int qk_tunnel_allow_parse(const char *str, qk_tunnel_allow *out);
+
+/**
+ * May a flow go to dst? Yes when a rule matches; otherwise loopback,
+ * private, link-local, CGNAT, unspecified and multicast destinations are
+ * denied, and other (public) ones allowed only when there are no rules.
+ * Never fails.
+ */
+bool qk_tunnel_allowed(const qk_tunnel_allow *rules, size_t n_rules, const qk_addr *dst);
 
 #ifdef __cplusplus
 }

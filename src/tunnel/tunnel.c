@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdlib.h>
@@ -41,7 +42,9 @@ typedef struct flow {
     /* for the close log line */
     uint64_t id, up_bytes, down_bytes;
     ev_tstamp opened_at;
-    const char *why; /* why it was aborted (NULL: both directions ended cleanly) */
+    const char *why;   /* why it was aborted (NULL: both directions ended cleanly) */
+    qk_socks5 *socks;  /* server --to socks5: the negotiation, until it connected */
+    bool socks_failed; /* refused: the reply and FIN are queued; the rest is dropped */
 } flow;
 
 struct qk_tunnel {
@@ -99,6 +102,7 @@ static void flow_free(flow *f, bool abort_tcp)
     last->slot = f->slot;
     t->stats.flows_closed++;
     if (abort_tcp) t->stats.flows_aborted++;
+    free(f->socks);
     free(f->up);
     free(f->down);
     free(f);
@@ -121,13 +125,118 @@ static bool flow_maybe_done(flow *f)
     return true;
 }
 
+static void tcp_opts(int fd);
+
+/* SOCKS5: answer rep (a QK_SOCKS5_* code, or the reply bytes in out) and
+ * end our side; the client's remaining bytes are dropped until its FIN. */
+static void socks_refuse(flow *f, const uint8_t *out, size_t out_len, const char *why)
+{
+    qk_tunnel *t = f->t;
+    f->car->write(f->c, f->sid, out, out_len, true); /* fits: a fresh stream */
+    f->fin_sent = true;
+    f->socks_failed = true;
+    f->why = why;
+    t->stats.flows_refused++;
+    if (f->fd >= 0) {
+        ev_io_stop(t->ev, &f->rw);
+        ev_io_stop(t->ev, &f->ww);
+        close(f->fd);
+        f->fd = -1;
+    }
+    f->connecting = false;
+    tlog(t, "flow %llu: SOCKS5 CONNECT %s:%u refused (reply %u): %s", (unsigned long long)f->id,
+         f->socks->host[0] ? f->socks->host : "?", f->socks->port, out_len > 1 ? out[1] : 0, why);
+}
+
+static void socks_refuse_code(flow *f, uint8_t rep, const char *why)
+{
+    uint8_t out[QK_SOCKS5_REPLY_BYTES];
+    qk_socks5_reply(rep, out);
+    socks_refuse(f, out, sizeof out, why);
+}
+
+/* SOCKS5: resolve, check the allow-list, start connecting. */
+static void socks_connect(flow *f)
+{
+    qk_tunnel *t = f->t;
+    char port[8];
+    snprintf(port, sizeof port, "%u", f->socks->port);
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV}, *res;
+    if (getaddrinfo(f->socks->host, port, &hints, &res)) {
+        socks_refuse_code(f, QK_SOCKS5_HOST_UNREACHABLE, "the name does not resolve");
+        return;
+    }
+    qk_addr dst = {.len = 0};
+    for (struct addrinfo *ai = res; ai && !dst.len; ai = ai->ai_next) {
+        qk_addr a = {.len = ai->ai_addrlen};
+        memcpy(&a.ss, ai->ai_addr, ai->ai_addrlen);
+        if (qk_tunnel_allowed(t->cfg.allow, t->cfg.n_allow, &a)) dst = a;
+    }
+    freeaddrinfo(res);
+    if (!dst.len) {
+        socks_refuse_code(f, QK_SOCKS5_NOT_ALLOWED, "destination not in the allow-list");
+        return;
+    }
+    int fd = socket(dst.ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd >= 0 && connect(fd, (const struct sockaddr *)&dst.ss, dst.len) && errno != EINPROGRESS) {
+        close(fd);
+        fd = -1;
+    }
+    if (fd < 0) {
+        socks_refuse_code(f, QK_SOCKS5_CONN_REFUSED, "connect to the destination failed");
+        return;
+    }
+    tcp_opts(fd);
+    f->fd = fd;
+    ev_io_set(&f->rw, fd, EV_READ);
+    ev_io_set(&f->ww, fd, EV_WRITE);
+    f->connecting = true;
+    ev_io_start(t->ev, &f->ww); /* writable = connected (or failed) */
+    tlog(t, "flow %llu: SOCKS5 CONNECT %s:%u", (unsigned long long)f->id, f->socks->host,
+         f->socks->port);
+}
+
+/* SOCKS5 before (or instead of) the TCP side: negotiate on the staged
+ * stream bytes. Returns 0 to read more, 1 to wait (connecting), -1 when the
+ * flow was freed. */
+static int socks_step(flow *f)
+{
+    if (f->down_off < f->down_len && !f->socks_failed) {
+        uint8_t out[32];
+        size_t used, out_len;
+        qk_socks5_result r = qk_socks5_feed(f->socks, f->down + f->down_off,
+                                            f->down_len - f->down_off, &used, out, &out_len);
+        f->down_off += used;
+        if (r == QK_SOCKS5_FAIL) {
+            socks_refuse(f, out, out_len, "SOCKS5 negotiation refused or malformed");
+        } else {
+            if (out_len) f->car->write(f->c, f->sid, out, out_len, false);
+            if (r == QK_SOCKS5_REQUEST) {
+                socks_connect(f);
+                if (f->connecting) return 1;
+            }
+        }
+    }
+    if (f->socks_failed) f->down_off = f->down_len; /* dropped */
+    if (!f->stream_fin) return 0;
+    if (!f->socks_failed) { /* ended before its request */
+        flow_abort(f, QK_TUNNEL_ERR_PROTOCOL);
+        return -1;
+    }
+    flow_free(f, false);
+    return -1;
+}
+
 /* Stream -> TCP. Returns false when the flow was freed. */
 static bool pump_down(flow *f)
 {
     qk_tunnel *t = f->t;
     if (f->connecting) return true;
     for (;;) {
-        if (f->down_off < f->down_len) {
+        if (f->fd < 0) {
+            int r = socks_step(f);
+            if (r) return r > 0;
+        } else if (f->down_off < f->down_len) {
             ssize_t w = send(f->fd, f->down + f->down_off, f->down_len - f->down_off, MSG_NOSIGNAL);
             if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
                 ev_io_start(t->ev, &f->ww);
@@ -142,9 +251,10 @@ static bool pump_down(flow *f)
             f->down_bytes += (uint64_t)w;
             t->stats.quic_to_tcp_bytes += (uint64_t)w;
             continue;
+        } else {
+            ev_io_stop(t->ev, &f->ww);
         }
-        ev_io_stop(t->ev, &f->ww);
-        if (f->stream_fin) {
+        if (f->stream_fin && f->fd >= 0) {
             if (!f->shut_wr) {
                 shutdown(f->fd, SHUT_WR); /* the peer's FIN, passed on */
                 f->shut_wr = true;
@@ -186,7 +296,7 @@ static bool pump_up(flow *f, bool *gone)
     qk_tunnel *t = f->t;
     bool queued = false;
     *gone = false;
-    if (f->connecting) return false;
+    if (f->connecting || f->fd < 0) return false;
     for (;;) {
         if (f->up_off < f->up_len) {
             long w = f->car->write(f->c, f->sid, f->up + f->up_off, f->up_len - f->up_off, false);
@@ -264,6 +374,11 @@ static void on_tcp_writable(struct ev_loop *ev, ev_io *w, int revents)
         int err = 0;
         socklen_t len = sizeof err;
         if (getsockopt(f->fd, SOL_SOCKET, SO_ERROR, &err, &len) || err) {
+            if (f->socks) {
+                socks_refuse_code(f, QK_SOCKS5_CONN_REFUSED, "connect to the destination failed");
+                kick(t);
+                return;
+            }
             t->stats.flows_refused++;
             f->why = "connect to the target failed";
             flow_abort(f, QK_TUNNEL_ERR_TCP);
@@ -272,6 +387,13 @@ static void on_tcp_writable(struct ev_loop *ev, ev_io *w, int revents)
         }
         f->connecting = false;
         ev_io_stop(t->ev, &f->ww);
+        if (f->socks) { /* RFC 1928 §6: succeeded */
+            uint8_t out[QK_SOCKS5_REPLY_BYTES];
+            qk_socks5_reply(QK_SOCKS5_OK, out);
+            f->car->write(f->c, f->sid, out, sizeof out, false);
+            free(f->socks);
+            f->socks = NULL;
+        }
     }
     /* Draining TCP's buffer lets us read (and credit) more of the stream. */
     if (pump_down(f)) {
@@ -320,6 +442,20 @@ static void tcp_opts(int fd)
 /* Server: the peer opened a stream; connect its TCP side to the target. */
 static bool on_stream_opened(qk_tunnel *t, const qk_tunnel_carrier *car, void *c, uint64_t sid)
 {
+    if (t->cfg.socks5) { /* the TCP side waits for the SOCKS5 request */
+        flow *f = flow_new(t, car, c, sid, -1);
+        qk_socks5 *sk = f ? malloc(sizeof *sk) : NULL;
+        if (!sk) {
+            if (f) flow_free(f, false);
+            t->stats.flows_refused++;
+            car->abort(c, sid, QK_TUNNEL_ERR_TCP, true, true);
+            return true;
+        }
+        qk_socks5_init(sk, t->cfg.socks_user, t->cfg.socks_pass);
+        f->socks = sk;
+        f->preamble = true;
+        return false;
+    }
     int fd = socket(t->cfg.target.ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     flow *f = fd >= 0 ? flow_new(t, car, c, sid, fd) : NULL;
     if (!f) {
@@ -380,7 +516,7 @@ static void on_accept(struct ev_loop *ev, ev_io *w, int revents)
 int qk_tunnel_new(struct ev_loop *ev, const qk_tunnel_config *cfg, qk_tunnel **out)
 {
     if (!ev || !cfg || !out || !cfg->kick) return QK_ERR_INVALID_ARG;
-    if (cfg->server && !cfg->target.len) return QK_ERR_INVALID_ARG;
+    if (cfg->server && !cfg->socks5 && !cfg->target.len) return QK_ERR_INVALID_ARG;
     qk_tunnel *t = calloc(1, sizeof *t);
     if (!t) return QK_ERR_NOMEM;
     t->ev = ev;
