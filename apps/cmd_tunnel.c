@@ -40,7 +40,9 @@ typedef struct tun_opts {
     qk_tunnel_allow allow[TUN_MAX_ALLOW]; /* server: --allow rules */
     size_t n_allow;
     char socks_user[256], socks_pass[256]; /* --socks-auth-file USER:PASS */
-    tun_dns_opts dns;                      /* --carrier dns (apps/tunnel_dns.c) */
+    uint8_t secret[1024];                  /* --secret-file */
+    size_t secret_len;
+    tun_dns_opts dns; /* --carrier dns (apps/tunnel_dns.c) */
 } tun_opts;
 
 typedef struct tun {
@@ -60,8 +62,16 @@ typedef struct tun {
     qk_time backoff_ns; /* client: the next redial's delay before jitter */
     unsigned attempts;  /* client: redials since the connection was last up */
     bool listening;     /* client: the TCP listener is open (the first connection came up) */
-    bool stopping, failed;
+    bool stopping;
+    int exit_code; /* TUN_EXIT_*: why it ended */
 } tun;
+
+/* Exit codes, one per failure class (listed in --help). */
+#define TUN_EXIT_OK     0 /* stopped by SIGINT/SIGTERM */
+#define TUN_EXIT_CONN   1 /* the connection failed or was lost (and no redial) */
+#define TUN_EXIT_USAGE  2 /* bad options */
+#define TUN_EXIT_DENIED 3 /* the server refused our secret */
+#define TUN_EXIT_LOCAL  4 /* a local resource: TCP listen, UDP socket, certificate */
 
 /* Client redial backoff: starts here, doubles per failed attempt up to --reconnect-max. */
 #define TUN_BACKOFF_MIN_NS (200 * QK_NS_PER_MS)
@@ -120,8 +130,15 @@ static void usage(FILE *f)
             "  --hold TIME            client: while redialling, new TCP connections wait\n"
             "                         TIME in the listen backlog, then are refused with a\n"
             "                         log line (default 10s)\n"
-            "Exit status: 0 after SIGINT/SIGTERM, 1 when the QUIC connection failed or\n"
-            "closed (client; with redial: only the first connection), 2 for bad options.\n",
+            "  --secret-file FILE     access control (both sides, udp/dns carriers): the\n"
+            "                         client proves it knows FILE's bytes (HMAC-SHA256\n"
+            "                         over this connection's TLS exporter, not\n"
+            "                         replayable) before any flow; the server closes\n"
+            "                         other connections with \"access denied: ...\"\n"
+            "Exit status: 0 after SIGINT/SIGTERM; 1 the connection failed or was lost\n"
+            "(client: the first one, or any with --reconnect-max 0); 2 bad options;\n"
+            "3 access denied by the server (wrong or missing secret); 4 a local\n"
+            "resource failed (TCP listen, UDP socket, certificate).\n",
             QK_TUNNEL_DEFAULT_MAX_FLOWS);
     tun_dns_usage(f);
 }
@@ -183,6 +200,23 @@ static int read_auth_file(tun_opts *o, const char *path)
     return 0;
 }
 
+/* --secret-file: its bytes (a trailing newline dropped), 16..1024 bytes. */
+static int read_secret_file(tun_opts *o, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return bad("cannot read --secret-file %s: %m", path);
+    size_t n = fread(o->secret, 1, sizeof o->secret, f);
+    bool more = fgetc(f) != EOF;
+    fclose(f);
+    while (n && (o->secret[n - 1] == '\n' || o->secret[n - 1] == '\r')) n--;
+    if (more || n < 16)
+        return bad("--secret-file %s: want 16 to 1024 bytes (e.g. head -c 32 /dev/urandom | "
+                   "base64), not %zu",
+                   path, n);
+    o->secret_len = n;
+    return 0;
+}
+
 static int parse(tun_opts *o, int argc, char **argv)
 {
     if (argc < 2) return bad("server or client?");
@@ -236,6 +270,8 @@ static int parse(tun_opts *o, int argc, char **argv)
                 return bad("--allow wants CIDR[:PORT[-PORT]], not '%s'", v);
         } else if (!strcmp(a, "--socks-auth-file") && o->server) {
             if (read_auth_file(o, v)) return 2;
+        } else if (!strcmp(a, "--secret-file")) {
+            if (read_secret_file(o, v)) return 2;
         } else if (!strcmp(a, "--cert") && o->server) {
             o->cert_file = v;
         } else if (!strcmp(a, "--key") && o->server) {
@@ -284,6 +320,8 @@ static int parse(tun_opts *o, int argc, char **argv)
     if (qk_addr_parse(o->udp_str, &o->udp))
         return bad("cannot parse address '%s' (want HOST:PORT or [V6]:PORT)", o->udp_str);
     o->socks5 = o->server && !strcmp(o->tcp_str, "socks5");
+    if (o->secret_len && o->carrier == TUN_CARRIER_TCP)
+        return bad("%s", "--secret-file works with --carrier udp and dns (not tcp yet)");
     if ((o->n_allow || o->socks_user[0]) && !o->socks5)
         return bad("%s", "--allow and --socks-auth-file go with --to socks5");
     if (!o->socks5 && qk_addr_parse(o->tcp_str, &o->tcp))
@@ -355,7 +393,7 @@ static void listening(tun *s, int rc, const char *carrier)
 {
     if (rc) {
         fprintf(stderr, "%s: cannot listen on %s: %m\n", s->who, s->o->tcp_str);
-        s->failed = true;
+        s->exit_code = TUN_EXIT_LOCAL;
         stop(s);
         return;
     }
@@ -367,9 +405,9 @@ static void listening(tun *s, int rc, const char *carrier)
     fflush(stdout);
 }
 
-static void on_connected(tun *s, qk_conn *c)
+/* Client: connection c is up (and authenticated): open or resume the listener. */
+static void session_ready(tun *s, qk_conn *c)
 {
-    if (s->o->server || c != s->conn) return;
     s->backoff_ns = TUN_BACKOFF_MIN_NS;
     if (!s->listening) {
         s->listening = true;
@@ -380,6 +418,38 @@ static void on_connected(tun *s, qk_conn *c)
             s->attempts);
     s->attempts = 0;
     qk_tunnel_set_session(s->t, &qk_tunnel_carrier_quic, c);
+}
+
+/* Client: the server's answer to our authentication stream. */
+static void on_auth(void *ctx, void *sess, bool ok)
+{
+    tun *s = ctx;
+    if (sess != s->conn || s->stopping) return;
+    if (ok) {
+        session_ready(s, sess);
+        return;
+    }
+    fprintf(stderr,
+            "%s: access denied: the server refused the authentication stream (does it "
+            "have --secret-file?)\n",
+            s->who);
+    s->exit_code = TUN_EXIT_DENIED;
+    stop(s);
+}
+
+static void on_connected(tun *s, qk_conn *c)
+{
+    if (s->o->server || c != s->conn) return;
+    if (!s->o->secret_len) {
+        session_ready(s, c);
+        return;
+    }
+    int rc = qk_tunnel_auth(s->t, &qk_tunnel_carrier_quic, c);
+    if (rc) {
+        fprintf(stderr, "%s: cannot authenticate (error %d)\n", s->who, rc);
+        s->exit_code = TUN_EXIT_CONN;
+        stop(s);
+    }
 }
 
 static void schedule_redial(tun *s);
@@ -427,12 +497,12 @@ static void schedule_redial(tun *s)
 }
 
 /* Client: the connection ended. Redial if it had been up and redial is on. */
-static void conn_lost(tun *s)
+static void conn_lost(tun *s, bool denied)
 {
     s->conn = NULL;
     if (s->stopping) return;
-    if (!s->listening || !s->o->reconnect_max_ns || s->dns) {
-        s->failed = true;
+    if (denied || !s->listening || !s->o->reconnect_max_ns || s->dns) {
+        s->exit_code = denied ? TUN_EXIT_DENIED : TUN_EXIT_CONN;
         stop(s);
         return;
     }
@@ -455,7 +525,8 @@ static bool app(void *ctx, qk_endpoint *ep, qk_time now)
                 fprintf(stderr, "%s: connection closed%s%s: %s\n", s->who,
                         ev.remote ? " by the peer" : "", clean ? "" : " (error)",
                         ev.reason[0] ? ev.reason : "no reason given");
-            if (ev.conn == s->conn) conn_lost(s);
+            if (ev.conn == s->conn)
+                conn_lost(s, ev.remote && ev.app_error && ev.error_code == QK_TUNNEL_ERR_AUTH);
         }
     }
     return wrote;
@@ -534,6 +605,10 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
                            .n_allow = s->o->n_allow,
                            .socks_user = s->o->socks_user[0] ? s->o->socks_user : NULL,
                            .socks_pass = s->o->socks_pass,
+                           .secret = s->o->secret,
+                           .secret_len = s->o->secret_len,
+                           .on_auth = on_auth,
+                           .auth_ctx = s,
                            .log = s->o->quiet ? NULL : tun_log,
                            .log_ctx = s};
     rc = qk_tunnel_new(evl, &tc, &s->t);
@@ -574,7 +649,7 @@ static void tcp_on_session(void *ctx, qk_yamux *y, bool up, const char *why)
     fprintf(stderr, "%s: %s: %s\n", s->who, up ? "connection closed" : "cannot connect",
             why ? why : "no reason given");
     if (!s->stopping) {
-        s->failed = true;
+        s->exit_code = TUN_EXIT_CONN;
         stop(s);
     }
 }
@@ -595,6 +670,10 @@ static int run_tcp(tun *s, const qk_config *cfg)
                            .n_allow = s->o->n_allow,
                            .socks_user = s->o->socks_user[0] ? s->o->socks_user : NULL,
                            .socks_pass = s->o->socks_pass,
+                           .secret = s->o->secret,
+                           .secret_len = s->o->secret_len,
+                           .on_auth = on_auth,
+                           .auth_ctx = s,
                            .log = s->o->quiet ? NULL : tun_log,
                            .log_ctx = s};
     int rc = qk_tunnel_new(s->evl, &tc, &s->t);
@@ -671,7 +750,7 @@ int qk_cmd_tunnel(int argc, char **argv)
         rc = run_tcp(&s, &cfg);
         free(cert_pem);
         free(key_pem);
-        return rc ? 1 : s.failed ? 1 : 0;
+        return rc ? TUN_EXIT_LOCAL : s.exit_code;
     }
     qk_udp *u = NULL;
     if (!rc) {
@@ -702,6 +781,6 @@ int qk_cmd_tunnel(int argc, char **argv)
     qk_udp_close(u);
     free(cert_pem);
     free(key_pem);
-    if (rc) return 1;
-    return s.failed ? 1 : 0;
+    if (rc) return TUN_EXIT_LOCAL;
+    return s.exit_code;
 }

@@ -40,6 +40,14 @@ struct ev_loop; /* libev */
 #define QK_TUNNEL_ERR_TCP 0x1u
 /** Application error code when the stream broke the tunnel protocol (bad preamble). */
 #define QK_TUNNEL_ERR_PROTOCOL 0x2u
+/** Application error code on CONNECTION_CLOSE: access denied (wrong or missing secret). */
+#define QK_TUNNEL_ERR_AUTH 0x3u
+/** First byte of the client's authentication stream (then a 32-byte MAC, FIN). */
+#define QK_TUNNEL_AUTH_PREAMBLE 0x01u
+/** TLS exporter label the authentication MAC is computed over (RFC 8446 §7.5). */
+#define QK_TUNNEL_AUTH_LABEL "EXPORTER-quack-tunnel-auth"
+/** Bytes of the authentication MAC: HMAC-SHA256(secret, exporter(label, 32 bytes)). */
+#define QK_TUNNEL_AUTH_MAC_BYTES 32u
 /** Default limit on concurrent TCP connections (flows). */
 #define QK_TUNNEL_DEFAULT_MAX_FLOWS 1024u
 /** Default staging buffer per flow and direction. */
@@ -64,6 +72,10 @@ typedef struct qk_tunnel_carrier {
     long (*read)(void *sess, uint64_t sid, uint8_t *buf, size_t cap, bool *fin);
     /** Abort: reset our sending side and/or ask the peer to stop (yamux: RST). */
     void (*abort)(void *sess, uint64_t sid, uint64_t app_error, bool reset_send, bool stop_recv);
+    /** Optional: keying material of the session's TLS handshake (RFC 8446 §7.5). */
+    int (*export_key)(void *sess, const char *label, uint8_t *out, size_t len);
+    /** Optional: close the session with an error code and reason. */
+    void (*close)(void *sess, uint64_t app_error, const char *reason);
 } qk_tunnel_carrier;
 
 /** QUIC over UDP (or any qk_conn): sess is a qk_conn *. */
@@ -91,6 +103,15 @@ typedef struct qk_tunnel_config {
     const struct qk_tunnel_allow *allow;
     size_t n_allow;
     const char *socks_user, *socks_pass;
+    /** Access control: a shared secret. Server: every session must first send an
+     * authentication stream whose MAC (QK_TUNNEL_AUTH_MAC_BYTES) is HMAC-SHA256(secret,
+     * TLS exporter of that session), before any flow; otherwise the session is closed
+     * with QK_TUNNEL_ERR_AUTH and a reason that says why. Client: see qk_tunnel_auth. */
+    const uint8_t *secret;
+    size_t secret_len;
+    /** Client: the server's answer to qk_tunnel_auth (ok false: the stream was refused). */
+    void (*on_auth)(void *ctx, void *sess, bool ok);
+    void *auth_ctx;
     size_t max_flows;     /**< concurrent flows (default QK_TUNNEL_DEFAULT_MAX_FLOWS) */
     size_t buf_bytes;     /**< staging bytes per flow and direction (default 64 KiB) */
     void (*kick)(void *); /**< called after data was queued on a stream from a TCP
@@ -151,6 +172,23 @@ int qk_tunnel_listen_on(qk_tunnel *t, const qk_addr *addr, const qk_tunnel_carri
  * sess without car), QK_ERR_STATE (a server tunnel, or not listening).
  */
 int qk_tunnel_set_session(qk_tunnel *t, const qk_tunnel_carrier *car, void *sess);
+
+/**
+ * Client: prove the secret (cfg.secret) on session sess: open the
+ * authentication stream and send the MAC bound to this session's TLS
+ * exporter (not replayable on another connection). cfg.on_auth is called
+ * with the answer; open flows only after it said ok. Returns 0,
+ * QK_ERR_INVALID_ARG, QK_ERR_UNSUPPORTED (the carrier has no exporter),
+ * QK_ERR_STATE (a server tunnel, or no secret), or the carrier's error.
+ */
+int qk_tunnel_auth(qk_tunnel *t, const qk_tunnel_carrier *car, void *sess);
+
+/**
+ * The authentication MAC for session sess: HMAC-SHA256(secret, exporter).
+ * Returns 0, QK_ERR_UNSUPPORTED (no exporter), QK_ERR_TLS.
+ */
+int qk_tunnel_auth_mac(const qk_tunnel_carrier *car, void *sess, const uint8_t *secret,
+                       size_t secret_len, uint8_t out[QK_TUNNEL_AUTH_MAC_BYTES]);
 
 /** The bound TCP listening address (after qk_tunnel_listen). Returns 0 or QK_ERR_STATE. */
 int qk_tunnel_listen_addr(const qk_tunnel *t, qk_addr *out);

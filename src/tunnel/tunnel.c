@@ -10,6 +10,8 @@
 
 #include <errno.h>
 #include <ev.h>
+#include <gnutls/crypto.h>
+#include <gnutls/gnutls.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -45,6 +47,8 @@ typedef struct flow {
     const char *why;   /* why it was aborted (NULL: both directions ended cleanly) */
     qk_socks5 *socks;  /* server --to socks5: the negotiation, until it connected */
     bool socks_failed; /* refused: the reply and FIN are queued; the rest is dropped */
+    bool gate;         /* server with a secret: waits for its preamble and the session's auth */
+    bool auth;         /* server: this is the session's authentication stream */
 } flow;
 
 struct qk_tunnel {
@@ -57,6 +61,10 @@ struct qk_tunnel {
     const qk_tunnel_carrier *car; /* client: the session streams are opened on */
     void *conn;                   /* NULL: no session (client: redialling) */
     ev_timer hold_w;              /* client without a session: when to start refusing */
+    void **authed;                /* server: sessions that proved the secret */
+    size_t n_authed, cap_authed;
+    void *auth_sess; /* client: where our authentication stream is */
+    uint64_t auth_sid;
     qk_tunnel_stats stats;
 };
 
@@ -227,6 +235,100 @@ static int socks_step(flow *f)
     return -1;
 }
 
+static bool session_authed(const qk_tunnel *t, const void *sess)
+{
+    for (size_t i = 0; i < t->n_authed; i++)
+        if (t->authed[i] == sess) return true;
+    return false;
+}
+
+/* Free every flow of sess without frames (the session is gone or going). */
+static void drop_session_flows(qk_tunnel *t, const void *sess, const char *why)
+{
+    for (size_t i = t->n_flows; i-- > 0;) /* removal moves the last flow to i: go down */
+        if (t->flows[i]->c == sess) {
+            t->flows[i]->c = NULL;
+            t->flows[i]->why = why;
+            flow_free(t->flows[i], true);
+        }
+}
+
+/* Access denied: close the session with a reason that says why; nothing was forwarded. */
+static void deny(qk_tunnel *t, const qk_tunnel_carrier *car, void *sess, const char *why)
+{
+    tlog(t, "%s", why);
+    if (car->close) car->close(sess, QK_TUNNEL_ERR_AUTH, why);
+    drop_session_flows(t, sess, why);
+}
+
+int qk_tunnel_auth_mac(const qk_tunnel_carrier *car, void *sess, const uint8_t *secret,
+                       size_t secret_len, uint8_t out[QK_TUNNEL_AUTH_MAC_BYTES])
+{
+    uint8_t ekm[32];
+    if (!car || !car->export_key) return QK_ERR_UNSUPPORTED;
+    int rc = car->export_key(sess, QK_TUNNEL_AUTH_LABEL, ekm, sizeof ekm);
+    if (rc) return rc;
+    rc = gnutls_hmac_fast(GNUTLS_MAC_SHA256, secret, secret_len, ekm, sizeof ekm, out);
+    return rc < 0 ? QK_ERR_TLS : 0;
+}
+
+/* Server: collect the authentication stream's MAC (up to its FIN) and check it. */
+static int auth_step(flow *f)
+{
+    qk_tunnel *t = f->t;
+    while (f->down_off < f->down_len && f->up_len <= QK_TUNNEL_AUTH_MAC_BYTES)
+        f->up[f->up_len++] = f->down[f->down_off++];
+    f->down_off = f->down_len;
+    if (!f->stream_fin) return 0;
+    uint8_t want[QK_TUNNEL_AUTH_MAC_BYTES];
+    uint8_t diff = f->up_len != QK_TUNNEL_AUTH_MAC_BYTES;
+    if (qk_tunnel_auth_mac(f->car, f->c, t->cfg.secret, t->cfg.secret_len, want)) diff = 1;
+    for (size_t i = 0; i < QK_TUNNEL_AUTH_MAC_BYTES; i++) diff |= (uint8_t)(want[i] ^ f->up[i]);
+    if (t->cfg.secret_len && diff) { /* constant time above */
+        deny(t, f->car, f->c, "access denied: wrong secret");
+        return -1;
+    }
+    if (t->n_authed == t->cap_authed) {
+        size_t cap = t->cap_authed ? 2 * t->cap_authed : 8;
+        void **a = realloc(t->authed, cap * sizeof *a);
+        if (!a) {
+            deny(t, f->car, f->c, "access denied: out of memory");
+            return -1;
+        }
+        t->authed = a;
+        t->cap_authed = cap;
+    }
+    t->authed[t->n_authed++] = f->c;
+    static const uint8_t okb = 0;
+    f->car->write(f->c, f->sid, &okb, 1, true); /* the client may open flows now */
+    f->fin_sent = true;
+    f->why = "authenticated";
+    tlog(t, "flow %llu: the client proved the secret", (unsigned long long)f->id);
+    flow_free(f, false);
+    return -1;
+}
+
+static int connect_target(flow *f);
+static int socks_step(flow *f);
+
+/* Server, before any TCP side: the authentication stream, the gate, SOCKS5.
+ * Returns 0 to read more, 1 to wait (connecting), -1 when the flow was freed. */
+static int pre_tcp_step(flow *f)
+{
+    if (f->preamble) return 0;
+    if (f->auth) return auth_step(f);
+    if (f->gate) {
+        if (!session_authed(f->t, f->c)) {
+            deny(f->t, f->car, f->c,
+                 "access denied: a flow before authentication (missing --secret-file?)");
+            return -1;
+        }
+        f->gate = false;
+        if (!f->socks) return connect_target(f);
+    }
+    return socks_step(f);
+}
+
 /* Stream -> TCP. Returns false when the flow was freed. */
 static bool pump_down(flow *f)
 {
@@ -234,7 +336,7 @@ static bool pump_down(flow *f)
     if (f->connecting) return true;
     for (;;) {
         if (f->fd < 0) {
-            int r = socks_step(f);
+            int r = pre_tcp_step(f);
             if (r) return r > 0;
         } else if (f->down_off < f->down_len) {
             ssize_t w = send(f->fd, f->down + f->down_off, f->down_len - f->down_off, MSG_NOSIGNAL);
@@ -272,7 +374,8 @@ static bool pump_down(flow *f)
         f->down_off = 0;
         f->down_len = (size_t)n;
         if (f->preamble && n > 0) {
-            if (f->down[0] != QK_TUNNEL_PREAMBLE) {
+            f->auth = f->gate && f->down[0] == QK_TUNNEL_AUTH_PREAMBLE;
+            if (f->down[0] != QK_TUNNEL_PREAMBLE && !f->auth) {
                 flow_abort(f, QK_TUNNEL_ERR_PROTOCOL);
                 return false;
             }
@@ -442,40 +545,48 @@ static void tcp_opts(int fd)
 /* Server: the peer opened a stream; connect its TCP side to the target. */
 static bool on_stream_opened(qk_tunnel *t, const qk_tunnel_carrier *car, void *c, uint64_t sid)
 {
-    if (t->cfg.socks5) { /* the TCP side waits for the SOCKS5 request */
-        flow *f = flow_new(t, car, c, sid, -1);
-        qk_socks5 *sk = f ? malloc(sizeof *sk) : NULL;
-        if (!sk) {
-            if (f) flow_free(f, false);
-            t->stats.flows_refused++;
-            car->abort(c, sid, QK_TUNNEL_ERR_TCP, true, true);
-            return true;
-        }
-        qk_socks5_init(sk, t->cfg.socks_user, t->cfg.socks_pass);
-        f->socks = sk;
-        f->preamble = true;
-        return false;
-    }
-    int fd = socket(t->cfg.target.ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    flow *f = fd >= 0 ? flow_new(t, car, c, sid, fd) : NULL;
-    if (!f) {
-        if (fd >= 0) close(fd);
+    /* The TCP side waits for the preamble (a secret) or the SOCKS5 request. */
+    bool defer = t->cfg.socks5 || t->cfg.secret_len;
+    flow *f = flow_new(t, car, c, sid, -1);
+    qk_socks5 *sk = f && t->cfg.socks5 ? malloc(sizeof *sk) : NULL;
+    if (!f || (t->cfg.socks5 && !sk)) {
+        if (f) flow_free(f, false);
         t->stats.flows_refused++;
         car->abort(c, sid, QK_TUNNEL_ERR_TCP, true, true);
         return true;
     }
-    tcp_opts(fd);
     f->preamble = true;
-    f->connecting = true;
-    if (connect(fd, (const struct sockaddr *)&t->cfg.target.ss, t->cfg.target.len) &&
+    if (sk) qk_socks5_init(sk, t->cfg.socks_user, t->cfg.socks_pass);
+    f->socks = sk;
+    f->gate = t->cfg.secret_len > 0;
+    if (defer) return false;
+    return connect_target(f) < 0; /* connect at once: the target may speak first */
+}
+
+/* Server: connect the flow's TCP side to the fixed target. Returns 1
+ * (connecting) or -1 (failed; the flow was freed). */
+static int connect_target(flow *f)
+{
+    qk_tunnel *t = f->t;
+    int fd = socket(t->cfg.target.ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd >= 0 && connect(fd, (const struct sockaddr *)&t->cfg.target.ss, t->cfg.target.len) &&
         errno != EINPROGRESS) {
+        close(fd);
+        fd = -1;
+    }
+    if (fd < 0) {
         t->stats.flows_refused++;
         f->why = "connect to the target failed";
         flow_abort(f, QK_TUNNEL_ERR_TCP);
-        return true;
+        return -1;
     }
+    tcp_opts(fd);
+    f->fd = fd;
+    ev_io_set(&f->rw, fd, EV_READ);
+    ev_io_set(&f->ww, fd, EV_WRITE);
+    f->connecting = true;
     ev_io_start(t->ev, &f->ww); /* writable = connected (or failed) */
-    return false;
+    return 1;
 }
 
 /* Client: a TCP connection arrived; give it a stream. */
@@ -546,6 +657,7 @@ void qk_tunnel_del(qk_tunnel *t)
         close(t->lfd);
     }
     ev_timer_stop(t->ev, &t->hold_w);
+    free(t->authed);
     free(t->flows);
     free(t);
 }
@@ -625,6 +737,37 @@ int qk_tunnel_listen_addr(const qk_tunnel *t, qk_addr *out)
     return 0;
 }
 
+/* Client: the server answered our authentication stream (0x00, FIN = ok). */
+static bool auth_answer(qk_tunnel *t, const qk_tunnel_carrier *car, bool reset)
+{
+    void *sess = t->auth_sess;
+    uint8_t b[8];
+    bool fin = false;
+    long n = reset ? -1 : car->read(sess, t->auth_sid, b, sizeof b, &fin);
+    if (n == QK_ERR_AGAIN) return false;
+    t->auth_sess = NULL;
+    bool ok = n == 1 && b[0] == 0;
+    if (t->cfg.on_auth) t->cfg.on_auth(t->cfg.auth_ctx, sess, ok);
+    return true;
+}
+
+int qk_tunnel_auth(qk_tunnel *t, const qk_tunnel_carrier *car, void *sess)
+{
+    if (!t || !car || !sess) return QK_ERR_INVALID_ARG;
+    if (t->cfg.server || !t->cfg.secret_len) return QK_ERR_STATE;
+    uint8_t msg[1 + QK_TUNNEL_AUTH_MAC_BYTES] = {QK_TUNNEL_AUTH_PREAMBLE};
+    int rc = qk_tunnel_auth_mac(car, sess, t->cfg.secret, t->cfg.secret_len, msg + 1);
+    uint64_t sid;
+    if (!rc) rc = car->open(sess, &sid);
+    if (rc) return rc;
+    long w = car->write(sess, sid, msg, sizeof msg, true); /* fits: a fresh stream */
+    if (w < 0) return (int)w;
+    t->auth_sess = sess;
+    t->auth_sid = sid;
+    kick(t);
+    return 0;
+}
+
 bool qk_tunnel_on_stream_event(qk_tunnel *t, const qk_tunnel_carrier *car, void *sess,
                                qk_tunnel_ev type, uint64_t sid)
 {
@@ -639,6 +782,7 @@ bool qk_tunnel_on_stream_event(qk_tunnel *t, const qk_tunnel_carrier *car, void 
         if (find(t, sess, sid)) return false;
         return on_stream_opened(t, car, sess, sid);
     case QK_TUNNEL_EV_READABLE:
+        if (sess == t->auth_sess && sid == t->auth_sid) return auth_answer(t, car, false);
         f = find(t, sess, sid);
         if (f) pump_down(f);
         return true; /* reading returns flow-control credit */
@@ -647,18 +791,17 @@ bool qk_tunnel_on_stream_event(qk_tunnel *t, const qk_tunnel_carrier *car, void 
         if (!f) return false;
         return pump_up(f, &gone);
     case QK_TUNNEL_EV_RESET: /* the peer gave up on its side: RST the TCP side */
+        if (sess == t->auth_sess && sid == t->auth_sid) return auth_answer(t, car, true);
         f = find(t, sess, sid);
         if (!f) return false;
         f->why = "stream reset by the tunnel peer";
         flow_abort(f, QK_TUNNEL_ERR_TCP);
         return true;
     case QK_TUNNEL_EV_CLOSED:
-        for (size_t i = t->n_flows; i-- > 0;) /* removal moves the last flow to i: go down */
-            if (t->flows[i]->c == sess) {
-                t->flows[i]->c = NULL; /* freed after this event: no frames */
-                t->flows[i]->why = "tunnel connection closed";
-                flow_free(t->flows[i], true);
-            }
+        drop_session_flows(t, sess, "tunnel connection closed"); /* freed: no frames */
+        for (size_t i = 0; i < t->n_authed; i++)
+            if (t->authed[i] == sess) t->authed[i--] = t->authed[--t->n_authed];
+        if (t->auth_sess == sess) t->auth_sess = NULL;
         if (t->conn == sess) session_down(t);
         return false;
     }
