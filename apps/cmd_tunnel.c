@@ -40,7 +40,11 @@ typedef struct tun_opts {
     qk_tunnel_allow allow[TUN_MAX_ALLOW]; /* server: --allow rules */
     size_t n_allow;
     char socks_user[256], socks_pass[256]; /* --socks-auth-file USER:PASS */
-    uint8_t secret[1024];                  /* --secret-file */
+    const char *udp_fwd_str;               /* --udp-listen (client) / --udp-to (server) */
+    qk_addr udp_fwd;
+    qk_time udp_idle_ns;
+    unsigned udp_urgency;
+    uint8_t secret[1024]; /* --secret-file */
     size_t secret_len;
     tun_dns_opts dns; /* --carrier dns (apps/tunnel_dns.c) */
 } tun_opts;
@@ -54,6 +58,7 @@ typedef struct tun {
     qk_tunnel_tcp *tcp; /* tcp */
     struct ev_loop *evl;
     qk_tunnel *t;
+    qk_tunnel_udp *udp; /* --udp-listen / --udp-to */
     ev_timer tick, exit_timer, redial;
     ev_signal sigint, sigterm;
     qk_tunnel_stats mark;
@@ -130,6 +135,11 @@ static void usage(FILE *f)
             "  --hold TIME            client: while redialling, new TCP connections wait\n"
             "                         TIME in the listen backlog, then are refused with a\n"
             "                         log line (default 10s)\n"
+            "  --udp-listen ADDR:PORT client: also carry UDP received here, in QUIC\n"
+            "                         DATAGRAM frames (RFC 9221), one session per source\n"
+            "  --udp-to HOST:PORT     server: where UDP sessions go (one socket each)\n"
+            "  --udp-idle TIME        forget a UDP session idle this long (default 60s)\n"
+            "  --udp-urgency N        DATAGRAM urgency 0 (first) .. 7 (default 3)\n"
             "  --secret-file FILE     access control (both sides, udp/dns carriers): the\n"
             "                         client proves it knows FILE's bytes (HMAC-SHA256\n"
             "                         over this connection's TLS exporter, not\n"
@@ -232,6 +242,7 @@ static int parse(tun_opts *o, int argc, char **argv)
     o->idle_timeout_ns = 30 * QK_NS_PER_S;
     o->reconnect_max_ns = 10 * QK_NS_PER_S;
     o->hold_ns = 10 * QK_NS_PER_S;
+    o->udp_urgency = 3;
     tun_dns_opts_init(&o->dns);
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
@@ -270,6 +281,18 @@ static int parse(tun_opts *o, int argc, char **argv)
                 return bad("--allow wants CIDR[:PORT[-PORT]], not '%s'", v);
         } else if (!strcmp(a, "--socks-auth-file") && o->server) {
             if (read_auth_file(o, v)) return 2;
+        } else if ((!strcmp(a, "--udp-listen") && !o->server) ||
+                   (!strcmp(a, "--udp-to") && o->server)) {
+            o->udp_fwd_str = v;
+            if (qk_addr_parse(v, &o->udp_fwd))
+                return bad("%s wants HOST:PORT or [V6]:PORT, not '%s'", a, v);
+        } else if (!strcmp(a, "--udp-idle")) {
+            if (parse_time_opt(a, v, &o->udp_idle_ns) || !o->udp_idle_ns)
+                return bad("%s", "--udp-idle wants a time above 0");
+        } else if (!strcmp(a, "--udp-urgency")) {
+            if (strlen(v) != 1 || v[0] < '0' || v[0] > '7')
+                return bad("--udp-urgency wants 0..7, not '%s'", v);
+            o->udp_urgency = (unsigned)(v[0] - '0');
         } else if (!strcmp(a, "--secret-file")) {
             if (read_secret_file(o, v)) return 2;
         } else if (!strcmp(a, "--cert") && o->server) {
@@ -320,6 +343,8 @@ static int parse(tun_opts *o, int argc, char **argv)
     if (qk_addr_parse(o->udp_str, &o->udp))
         return bad("cannot parse address '%s' (want HOST:PORT or [V6]:PORT)", o->udp_str);
     o->socks5 = o->server && !strcmp(o->tcp_str, "socks5");
+    if (o->udp_fwd_str && o->carrier == TUN_CARRIER_TCP)
+        return bad("%s", "UDP forwarding needs QUIC DATAGRAM frames: not with --carrier tcp");
     if (o->secret_len && o->carrier == TUN_CARRIER_TCP)
         return bad("%s", "--secret-file works with --carrier udp and dns (not tcp yet)");
     if ((o->n_allow || o->socks_user[0]) && !o->socks5)
@@ -409,6 +434,7 @@ static void listening(tun *s, int rc, const char *carrier)
 static void session_ready(tun *s, qk_conn *c)
 {
     s->backoff_ns = TUN_BACKOFF_MIN_NS;
+    qk_tunnel_udp_set_conn(s->udp, c);
     if (!s->listening) {
         s->listening = true;
         listening(s, qk_tunnel_listen(s->t, &s->o->tcp, c), "QUIC");
@@ -418,6 +444,7 @@ static void session_ready(tun *s, qk_conn *c)
             s->attempts);
     s->attempts = 0;
     qk_tunnel_set_session(s->t, &qk_tunnel_carrier_quic, c);
+    qk_tunnel_udp_set_conn(s->udp, c);
 }
 
 /* Client: the server's answer to our authentication stream. */
@@ -519,6 +546,7 @@ static bool app(void *ctx, qk_endpoint *ep, qk_time now)
     while (qk_endpoint_poll_event(ep, &ev)) {
         if (ev.type == QK_EV_CONNECTED) on_connected(s, ev.conn);
         if (s->t) wrote = qk_tunnel_on_event(s->t, &ev) || wrote;
+        qk_tunnel_udp_on_event(s->udp, &ev);
         if (ev.type == QK_EV_CLOSED) {
             bool clean = !ev.reason_err || (ev.app_error && ev.error_code == 0);
             if (!clean || !s->o->server)
@@ -572,7 +600,39 @@ static void config(qk_config *cfg, const tun_opts *o)
     cfg->idle_timeout_ns = o->idle_timeout_ns;
     cfg->max_streams_bidi = o->max_flows ? o->max_flows : QK_TUNNEL_DEFAULT_MAX_FLOWS;
     cfg->insecure = o->insecure;
+    if (o->udp_fwd_str) { /* RFC 9221 §3: advertise max_datagram_frame_size */
+        cfg->max_datagram_frame_bytes = 1500;
+        cfg->max_pending_datagrams = 4096;
+    }
     if (o->dns.on) tun_dns_config(&o->dns, o->server, cfg);
+}
+
+/* --udp-listen / --udp-to: UDP sessions in DATAGRAM frames. */
+static int start_udp(tun *s)
+{
+    qk_tunnel_udp_config uc = {.server = s->o->server,
+                               .addr = s->o->udp_fwd,
+                               .idle_ns = s->o->udp_idle_ns,
+                               .urgency = (uint8_t)s->o->udp_urgency,
+                               .kick = do_kick,
+                               .kick_ctx = s,
+                               .log = s->o->quiet ? NULL : tun_log,
+                               .log_ctx = s};
+    int rc = qk_tunnel_udp_new(s->evl, &uc, &s->udp);
+    if (rc) {
+        fprintf(stderr, "%s: cannot %s UDP %s: %m\n", s->who, s->o->server ? "use" : "listen on",
+                s->o->udp_fwd_str);
+        return rc;
+    }
+    if (!s->o->server) {
+        qk_addr la;
+        char buf[QK_ADDR_STRLEN];
+        qk_tunnel_udp_local_addr(s->udp, &la);
+        if (qk_addr_format(&la, buf, sizeof buf) < 0) snprintf(buf, sizeof buf, "?");
+        printf("tunnel: udp listening on %s\n", buf);
+        fflush(stdout);
+    }
+    return 0;
 }
 
 static int run(tun *s, qk_udp *u, const qk_config *cfg)
@@ -612,6 +672,7 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
                            .log = s->o->quiet ? NULL : tun_log,
                            .log_ctx = s};
     rc = qk_tunnel_new(evl, &tc, &s->t);
+    if (!rc && s->o->udp_fwd_str) rc = start_udp(s);
     if (!rc && !s->o->server) rc = dial(s);
     if (!rc) {
         ev_signal_init(&s->sigint, on_signal, SIGINT);
@@ -630,6 +691,8 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
     }
     qk_tunnel_del(s->t);
     s->t = NULL;
+    qk_tunnel_udp_del(s->udp);
+    s->udp = NULL;
     tun_dns_del(s->dns); /* before the loop: it stops its watchers in it */
     s->dns = NULL;
     qk_io_loop_del(s->loop);

@@ -328,6 +328,62 @@ int qk_tunnel_allow_parse(const char *str, qk_tunnel_allow *out);
  */
 bool qk_tunnel_allowed(const qk_tunnel_allow *rules, size_t n_rules, const qk_addr *dst);
 
+/* ---- UDP over QUIC DATAGRAM frames (RFC 9221; src/tunnel/udp.c) ---- */
+
+/** Bytes before the payload in each DATAGRAM frame: the session id (big endian). */
+#define QK_TUNNEL_UDP_HEADER_BYTES 4u
+/** Default idle time after which a UDP session is forgotten. */
+#define QK_TUNNEL_UDP_DEFAULT_IDLE_NS (60ull * 1000000000ull)
+/** Default limit on UDP sessions (source ports) at once. */
+#define QK_TUNNEL_UDP_DEFAULT_MAX_SESSIONS 4096u
+
+typedef struct qk_tunnel_udp qk_tunnel_udp;
+
+/** UDP forwarding settings; zero fields take the defaults. */
+typedef struct qk_tunnel_udp_config {
+    bool server;          /**< false: receive on addr; true: send each session to addr */
+    qk_addr addr;         /**< client: --udp-listen; server: --udp-to */
+    uint64_t idle_ns;     /**< a session unused this long is freed (default 60 s) */
+    size_t max_sessions;  /**< sessions at once (default 4096) */
+    uint8_t urgency;      /**< qk_datagram_send urgency (RFC 9218 scale, 0 = most urgent) */
+    void (*kick)(void *); /**< called after datagrams were queued from a socket callback */
+    void *kick_ctx;
+    void (*log)(void *ctx, const char *line); /**< optional: session opened/expired lines */
+    void *log_ctx;
+} qk_tunnel_udp_config;
+
+/** Counters since creation. */
+typedef struct qk_tunnel_udp_stats {
+    uint64_t sessions_opened, sessions_expired;
+    uint64_t dgrams_up, dgrams_down; /**< client->server, server->client, forwarded */
+    uint64_t dgrams_dropped;         /**< no connection, queue full, too large, no session */
+} qk_tunnel_udp_stats;
+
+/**
+ * Create UDP forwarding in libev loop ev; the client binds cfg->addr now.
+ * Returns 0, QK_ERR_INVALID_ARG, QK_ERR_IO (socket/bind; errno kept), QK_ERR_NOMEM.
+ */
+int qk_tunnel_udp_new(struct ev_loop *ev, const qk_tunnel_udp_config *cfg, qk_tunnel_udp **out);
+
+/** Close every session and free u. NULL is a no-op. */
+void qk_tunnel_udp_del(qk_tunnel_udp *u);
+
+/** Client: the connection to send on (NULL: none; datagrams are dropped). */
+void qk_tunnel_udp_set_conn(qk_tunnel_udp *u, qk_conn *c);
+
+/**
+ * Feed one endpoint event: DATAGRAM (forwarded) and CLOSED (that
+ * connection's sessions freed). Returns true when DATAGRAM frames were
+ * queued. Never fails.
+ */
+bool qk_tunnel_udp_on_event(qk_tunnel_udp *u, const qk_event *ev);
+
+/** Client: the bound UDP address. Returns 0, QK_ERR_STATE, QK_ERR_IO. */
+int qk_tunnel_udp_local_addr(const qk_tunnel_udp *u, qk_addr *out);
+
+/** Copy the counters; *sessions gets the number open now (may be NULL). */
+void qk_tunnel_udp_get_stats(const qk_tunnel_udp *u, qk_tunnel_udp_stats *out, size_t *sessions);
+
 #ifdef __cplusplus
 }
 #endif
