@@ -31,6 +31,7 @@ typedef struct tun_opts {
     const char *udp_str, *tcp_str; /* server: --listen / --to; client: --connect / --listen */
     qk_addr udp, tcp;
     const char *cert_file, *key_file, *pin, *qlog_dir;
+    const char *log_file; /* --log: stderr goes here; SIGHUP reopens it */
     bool insecure, quiet, stats;
     qk_cc_kind cc;
     qk_time keep_alive_ns, idle_timeout_ns;
@@ -60,7 +61,7 @@ typedef struct tun {
     qk_tunnel *t;
     qk_tunnel_udp *udp; /* --udp-listen / --udp-to */
     ev_timer tick, exit_timer, redial;
-    ev_signal sigint, sigterm;
+    ev_signal sigint, sigterm, sighup;
     qk_tunnel_stats mark;
     tun_dns *dns;
     qk_time start, last_tick;
@@ -127,7 +128,10 @@ static void usage(FILE *f)
             "  --idle-timeout TIME    close after TIME without traffic (default 30s)\n"
             "  --max-flows N          concurrent TCP connections (default %u)\n"
             "  --qlog DIR             write a qlog per connection into DIR\n"
-            "  --stats                print connection statistics when it closes\n"
+            "  --stats                one \"stats:\" line per second (flows, bytes, UDP\n"
+            "                         datagrams), and connection statistics at the end\n"
+            "  --log FILE             append log lines to FILE instead of stderr; SIGHUP\n"
+            "                         reopens it (after logrotate moved it)\n"
             "  --quiet                no progress lines, no per-flow log lines\n"
             "  --reconnect-max TIME   client (udp): after the connection was up once and\n"
             "                         dies, redial with exponential backoff from 200ms\n"
@@ -304,6 +308,8 @@ static int parse(tun_opts *o, int argc, char **argv)
         } else if (!strcmp(a, "--carrier")) {
             if (parse_carrier(v, &o->carrier)) return 2;
             o->dns.on = o->carrier == TUN_CARRIER_DNS;
+        } else if (!strcmp(a, "--log")) {
+            o->log_file = v;
         } else if (!strcmp(a, "--qlog")) {
             o->qlog_dir = v;
         } else if (!strcmp(a, "--cc")) {
@@ -585,6 +591,55 @@ static void on_tick(struct ev_loop *ev, ev_timer *w, int revents)
         fflush(stderr);
     }
     s->mark = st;
+    if (s->o->stats) {
+        qk_tunnel_udp_stats us = {0};
+        size_t sessions = 0;
+        qk_tunnel_udp_get_stats(s->udp, &us, &sessions);
+        fprintf(stderr,
+                "stats: t=%.0fs flows_open=%zu flows_opened=%llu flows_refused=%llu "
+                "flows_aborted=%llu tcp_to_tunnel_bytes=%llu tunnel_to_tcp_bytes=%llu "
+                "udp_sessions=%zu udp_up=%llu udp_down=%llu udp_dropped=%llu\n",
+                (double)(now - s->start) / 1e9, qk_tunnel_flow_count(s->t),
+                (unsigned long long)st.flows_opened, (unsigned long long)st.flows_refused,
+                (unsigned long long)st.flows_aborted, (unsigned long long)st.tcp_to_quic_bytes,
+                (unsigned long long)st.quic_to_tcp_bytes, sessions,
+                (unsigned long long)us.dgrams_up, (unsigned long long)us.dgrams_down,
+                (unsigned long long)us.dgrams_dropped);
+        fflush(stderr);
+    }
+}
+
+/* --log FILE: (re)open it as stderr. Returns 0 or -1 (errno kept). */
+static int open_log(const char *path)
+{
+    return freopen(path, "a", stderr) ? 0 : -1;
+}
+
+static void on_sighup(struct ev_loop *ev, ev_signal *w, int revents)
+{
+    (void)ev;
+    (void)revents;
+    tun *s = w->data;
+    if (s->o->log_file && open_log(s->o->log_file) == 0)
+        fprintf(stderr, "%s: log reopened (SIGHUP)\n", s->who);
+}
+
+static void signals_start(tun *s, struct ev_loop *evl)
+{
+    ev_signal_init(&s->sigint, on_signal, SIGINT);
+    ev_signal_init(&s->sigterm, on_signal, SIGTERM);
+    ev_signal_init(&s->sighup, on_sighup, SIGHUP);
+    s->sigint.data = s->sigterm.data = s->sighup.data = s;
+    ev_signal_start(evl, &s->sigint);
+    ev_signal_start(evl, &s->sigterm);
+    ev_signal_start(evl, &s->sighup);
+}
+
+static void signals_stop(tun *s, struct ev_loop *evl)
+{
+    ev_signal_stop(evl, &s->sigint);
+    ev_signal_stop(evl, &s->sigterm);
+    ev_signal_stop(evl, &s->sighup);
 }
 
 static void config(qk_config *cfg, const tun_opts *o)
@@ -675,19 +730,14 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
     if (!rc && s->o->udp_fwd_str) rc = start_udp(s);
     if (!rc && !s->o->server) rc = dial(s);
     if (!rc) {
-        ev_signal_init(&s->sigint, on_signal, SIGINT);
-        ev_signal_init(&s->sigterm, on_signal, SIGTERM);
-        s->sigint.data = s->sigterm.data = s;
-        ev_signal_start(evl, &s->sigint);
-        ev_signal_start(evl, &s->sigterm);
+        signals_start(s, evl);
         ev_timer_init(&s->tick, on_tick, 1.0, 1.0);
         s->tick.data = s;
         ev_timer_start(evl, &s->tick);
         s->start = s->last_tick = qk_io_now();
         rc = qk_io_loop_run(s->loop);
         ev_timer_stop(evl, &s->tick);
-        ev_signal_stop(evl, &s->sigint);
-        ev_signal_stop(evl, &s->sigterm);
+        signals_stop(s, evl);
     }
     qk_tunnel_del(s->t);
     s->t = NULL;
@@ -763,19 +813,14 @@ static int run_tcp(tun *s, const qk_config *cfg)
         fflush(stdout);
     }
     if (!rc) {
-        ev_signal_init(&s->sigint, on_signal, SIGINT);
-        ev_signal_init(&s->sigterm, on_signal, SIGTERM);
-        s->sigint.data = s->sigterm.data = s;
-        ev_signal_start(s->evl, &s->sigint);
-        ev_signal_start(s->evl, &s->sigterm);
+        signals_start(s, s->evl);
         ev_timer_init(&s->tick, on_tick, 1.0, 1.0);
         s->tick.data = s;
         ev_timer_start(s->evl, &s->tick);
         s->start = s->last_tick = qk_io_now();
         ev_run(s->evl, 0);
         ev_timer_stop(s->evl, &s->tick);
-        ev_signal_stop(s->evl, &s->sigint);
-        ev_signal_stop(s->evl, &s->sigterm);
+        signals_stop(s, s->evl);
     }
     qk_tunnel_tcp_set_tunnel(s->tcp, NULL);
     qk_tunnel_del(s->t);
@@ -792,6 +837,10 @@ int qk_cmd_tunnel(int argc, char **argv)
     memset(&o, 0, sizeof o);
     int prc = parse(&o, argc, argv);
     if (prc) return prc < 0 ? 0 : prc;
+    if (o.log_file && open_log(o.log_file)) {
+        fprintf(stderr, "quack tunnel: cannot open --log %s: %m\n", o.log_file);
+        return TUN_EXIT_LOCAL;
+    }
     tun s;
     memset(&s, 0, sizeof s);
     s.o = &o;
