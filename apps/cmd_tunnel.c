@@ -231,6 +231,104 @@ static int read_secret_file(tun_opts *o, const char *path)
     return 0;
 }
 
+/* One option with a value: 0, or bad()'s exit status. */
+static int parse_value(tun_opts *o, const char *a, const char *v)
+{
+    if (!strcmp(a, "--listen")) {
+        if (o->server)
+            o->udp_str = v;
+        else
+            o->tcp_str = v;
+    } else if (!strcmp(a, "--to") && o->server) {
+        o->tcp_str = v;
+    } else if (!strcmp(a, "--connect") && !o->server) {
+        o->udp_str = v;
+    } else if (!strcmp(a, "--allow") && o->server) {
+        if (o->n_allow == TUN_MAX_ALLOW) return bad("at most %d --allow rules", TUN_MAX_ALLOW);
+        if (qk_tunnel_allow_parse(v, &o->allow[o->n_allow++]))
+            return bad("--allow wants CIDR[:PORT[-PORT]], not '%s'", v);
+    } else if (!strcmp(a, "--socks-auth-file") && o->server) {
+        if (read_auth_file(o, v)) return 2;
+    } else if ((!strcmp(a, "--udp-listen") && !o->server) ||
+               (!strcmp(a, "--udp-to") && o->server)) {
+        o->udp_fwd_str = v;
+        if (qk_addr_parse(v, &o->udp_fwd))
+            return bad("%s wants HOST:PORT or [V6]:PORT, not '%s'", a, v);
+    } else if (!strcmp(a, "--udp-idle")) {
+        if (parse_time_opt(a, v, &o->udp_idle_ns) || !o->udp_idle_ns)
+            return bad("%s", "--udp-idle wants a time above 0");
+    } else if (!strcmp(a, "--udp-urgency")) {
+        if (strlen(v) != 1 || v[0] < '0' || v[0] > '7')
+            return bad("--udp-urgency wants 0..7, not '%s'", v);
+        o->udp_urgency = (unsigned)(v[0] - '0');
+    } else if (!strcmp(a, "--secret-file")) {
+        if (read_secret_file(o, v)) return 2;
+    } else if (!strcmp(a, "--cert") && o->server) {
+        o->cert_file = v;
+    } else if (!strcmp(a, "--key") && o->server) {
+        o->key_file = v;
+    } else if (!strcmp(a, "--pin") && !o->server) {
+        o->pin = v;
+    } else if (!strcmp(a, "--carrier")) {
+        if (parse_carrier(v, &o->carrier)) return 2;
+        o->dns.on = o->carrier == TUN_CARRIER_DNS;
+    } else if (!strcmp(a, "--log")) {
+        o->log_file = v;
+    } else if (!strcmp(a, "--qlog")) {
+        o->qlog_dir = v;
+    } else if (!strcmp(a, "--cc")) {
+        if (perf_parse_cc(v, &o->cc))
+            return bad("--cc wants one of %s, not '%s'", qk_cc_kind_names(), v);
+    } else if (!strcmp(a, "--keep-alive")) {
+        if (parse_time_opt(a, v, &o->keep_alive_ns)) return 2;
+    } else if (!strcmp(a, "--reconnect-max") && !o->server) {
+        if (parse_time_opt(a, v, &o->reconnect_max_ns)) return 2;
+    } else if (!strcmp(a, "--hold") && !o->server) {
+        if (parse_time_opt(a, v, &o->hold_ns) || !o->hold_ns)
+            return bad("%s", "--hold wants a time above 0");
+    } else if (!strcmp(a, "--idle-timeout")) {
+        if (parse_time_opt(a, v, &o->idle_timeout_ns)) return 2;
+    } else if (!strcmp(a, "--max-flows")) {
+        char *end;
+        unsigned long long n = strtoull(v, &end, 10);
+        if (*end || !n || n > 100000) return bad("--max-flows wants 1..100000, not '%s'", v);
+        o->max_flows = n;
+    } else {
+        return bad("unknown option '%s' for tunnel %s", a, o->server ? "server" : "client");
+    }
+    return 0;
+}
+
+/* The options together. Returns 0 or bad()'s exit status. */
+static int check_opts(tun_opts *o)
+{
+    if (tun_dns_check(&o->dns, o->server)) return 2;
+    if (o->dns.on && !o->server) { /* the pool sockets take the first resolver's family */
+        if (o->udp_str) return bad("%s", "--connect does not go with --carrier dns (--resolver)");
+        o->udp_str = o->dns.resolver_str[0];
+    }
+    if (!o->udp_str) return bad("%s", o->server ? "--listen is required" : "--connect is required");
+    if (!o->tcp_str) return bad("%s", o->server ? "--to is required" : "--listen is required");
+    if (!o->server && !o->pin == !o->insecure)
+        return bad("%s", "the client needs exactly one of --pin HEX and --insecure");
+    if (o->server && !o->cert_file != !o->key_file)
+        return bad("%s", "--cert and --key go together");
+    if (o->keep_alive_ns && o->idle_timeout_ns && o->keep_alive_ns >= o->idle_timeout_ns)
+        return bad("%s", "--keep-alive must be shorter than --idle-timeout");
+    if (qk_addr_parse(o->udp_str, &o->udp))
+        return bad("cannot parse address '%s' (want HOST:PORT or [V6]:PORT)", o->udp_str);
+    o->socks5 = o->server && !strcmp(o->tcp_str, "socks5");
+    if (o->udp_fwd_str && o->carrier == TUN_CARRIER_TCP)
+        return bad("%s", "UDP forwarding needs QUIC DATAGRAM frames: not with --carrier tcp");
+    if (o->secret_len && o->carrier == TUN_CARRIER_TCP)
+        return bad("%s", "--secret-file works with --carrier udp and dns (not tcp yet)");
+    if ((o->n_allow || o->socks_user[0]) && !o->socks5)
+        return bad("%s", "--allow and --socks-auth-file go with --to socks5");
+    if (!o->socks5 && qk_addr_parse(o->tcp_str, &o->tcp))
+        return bad("cannot parse address '%s' (want HOST:PORT or [V6]:PORT)", o->tcp_str);
+    return 0;
+}
+
 static int parse(tun_opts *o, int argc, char **argv)
 {
     if (argc < 2) return bad("server or client?");
@@ -270,94 +368,10 @@ static int parse(tun_opts *o, int argc, char **argv)
             if (drc) return drc;
             continue;
         }
-        if (!strcmp(a, "--listen")) {
-            if (o->server)
-                o->udp_str = v;
-            else
-                o->tcp_str = v;
-        } else if (!strcmp(a, "--to") && o->server) {
-            o->tcp_str = v;
-        } else if (!strcmp(a, "--connect") && !o->server) {
-            o->udp_str = v;
-        } else if (!strcmp(a, "--allow") && o->server) {
-            if (o->n_allow == TUN_MAX_ALLOW) return bad("at most %d --allow rules", TUN_MAX_ALLOW);
-            if (qk_tunnel_allow_parse(v, &o->allow[o->n_allow++]))
-                return bad("--allow wants CIDR[:PORT[-PORT]], not '%s'", v);
-        } else if (!strcmp(a, "--socks-auth-file") && o->server) {
-            if (read_auth_file(o, v)) return 2;
-        } else if ((!strcmp(a, "--udp-listen") && !o->server) ||
-                   (!strcmp(a, "--udp-to") && o->server)) {
-            o->udp_fwd_str = v;
-            if (qk_addr_parse(v, &o->udp_fwd))
-                return bad("%s wants HOST:PORT or [V6]:PORT, not '%s'", a, v);
-        } else if (!strcmp(a, "--udp-idle")) {
-            if (parse_time_opt(a, v, &o->udp_idle_ns) || !o->udp_idle_ns)
-                return bad("%s", "--udp-idle wants a time above 0");
-        } else if (!strcmp(a, "--udp-urgency")) {
-            if (strlen(v) != 1 || v[0] < '0' || v[0] > '7')
-                return bad("--udp-urgency wants 0..7, not '%s'", v);
-            o->udp_urgency = (unsigned)(v[0] - '0');
-        } else if (!strcmp(a, "--secret-file")) {
-            if (read_secret_file(o, v)) return 2;
-        } else if (!strcmp(a, "--cert") && o->server) {
-            o->cert_file = v;
-        } else if (!strcmp(a, "--key") && o->server) {
-            o->key_file = v;
-        } else if (!strcmp(a, "--pin") && !o->server) {
-            o->pin = v;
-        } else if (!strcmp(a, "--carrier")) {
-            if (parse_carrier(v, &o->carrier)) return 2;
-            o->dns.on = o->carrier == TUN_CARRIER_DNS;
-        } else if (!strcmp(a, "--log")) {
-            o->log_file = v;
-        } else if (!strcmp(a, "--qlog")) {
-            o->qlog_dir = v;
-        } else if (!strcmp(a, "--cc")) {
-            if (perf_parse_cc(v, &o->cc))
-                return bad("--cc wants one of %s, not '%s'", qk_cc_kind_names(), v);
-        } else if (!strcmp(a, "--keep-alive")) {
-            if (parse_time_opt(a, v, &o->keep_alive_ns)) return 2;
-        } else if (!strcmp(a, "--reconnect-max") && !o->server) {
-            if (parse_time_opt(a, v, &o->reconnect_max_ns)) return 2;
-        } else if (!strcmp(a, "--hold") && !o->server) {
-            if (parse_time_opt(a, v, &o->hold_ns) || !o->hold_ns)
-                return bad("%s", "--hold wants a time above 0");
-        } else if (!strcmp(a, "--idle-timeout")) {
-            if (parse_time_opt(a, v, &o->idle_timeout_ns)) return 2;
-        } else if (!strcmp(a, "--max-flows")) {
-            char *end;
-            unsigned long long n = strtoull(v, &end, 10);
-            if (*end || !n || n > 100000) return bad("--max-flows wants 1..100000, not '%s'", v);
-            o->max_flows = n;
-        } else {
-            return bad("unknown option '%s' for tunnel %s", a, o->server ? "server" : "client");
-        }
+        int vrc = parse_value(o, a, v);
+        if (vrc) return vrc;
     }
-    if (tun_dns_check(&o->dns, o->server)) return 2;
-    if (o->dns.on && !o->server) { /* the pool sockets take the first resolver's family */
-        if (o->udp_str) return bad("%s", "--connect does not go with --carrier dns (--resolver)");
-        o->udp_str = o->dns.resolver_str[0];
-    }
-    if (!o->udp_str) return bad("%s", o->server ? "--listen is required" : "--connect is required");
-    if (!o->tcp_str) return bad("%s", o->server ? "--to is required" : "--listen is required");
-    if (!o->server && !o->pin == !o->insecure)
-        return bad("%s", "the client needs exactly one of --pin HEX and --insecure");
-    if (o->server && !o->cert_file != !o->key_file)
-        return bad("%s", "--cert and --key go together");
-    if (o->keep_alive_ns && o->idle_timeout_ns && o->keep_alive_ns >= o->idle_timeout_ns)
-        return bad("%s", "--keep-alive must be shorter than --idle-timeout");
-    if (qk_addr_parse(o->udp_str, &o->udp))
-        return bad("cannot parse address '%s' (want HOST:PORT or [V6]:PORT)", o->udp_str);
-    o->socks5 = o->server && !strcmp(o->tcp_str, "socks5");
-    if (o->udp_fwd_str && o->carrier == TUN_CARRIER_TCP)
-        return bad("%s", "UDP forwarding needs QUIC DATAGRAM frames: not with --carrier tcp");
-    if (o->secret_len && o->carrier == TUN_CARRIER_TCP)
-        return bad("%s", "--secret-file works with --carrier udp and dns (not tcp yet)");
-    if ((o->n_allow || o->socks_user[0]) && !o->socks5)
-        return bad("%s", "--allow and --socks-auth-file go with --to socks5");
-    if (!o->socks5 && qk_addr_parse(o->tcp_str, &o->tcp))
-        return bad("cannot parse address '%s' (want HOST:PORT or [V6]:PORT)", o->tcp_str);
-    return 0;
+    return check_opts(o);
 }
 
 static void tun_log(void *ctx, const char *line)
