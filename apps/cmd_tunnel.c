@@ -133,9 +133,9 @@ static void usage(FILE *f)
             "  --log FILE             append log lines to FILE instead of stderr; SIGHUP\n"
             "                         reopens it (after logrotate moved it)\n"
             "  --quiet                no progress lines, no per-flow log lines\n"
-            "  --reconnect-max TIME   client (udp): after the connection was up once and\n"
-            "                         dies, redial with exponential backoff from 200ms\n"
-            "                         up to TIME, with jitter (default 10s; 0 = exit)\n"
+            "  --reconnect-max TIME   client: once the connection was up, redial when it\n"
+            "                         dies, backoff from 200ms doubling up to TIME,\n"
+            "                         with jitter (default 10s; 0 = exit 1)\n"
             "  --hold TIME            client: while redialling, new TCP connections wait\n"
             "                         TIME in the listen backlog, then are refused with a\n"
             "                         log line (default 10s)\n"
@@ -520,6 +520,10 @@ static void on_redial(struct ev_loop *ev, ev_timer *w, int revents)
     tun *s = w->data;
     if (s->stopping || s->conn) return;
     s->attempts++;
+    if (s->tcp) { /* yamux: the session arrives by tcp_on_session */
+        if (qk_tunnel_tcp_redial(s->tcp)) schedule_redial(s);
+        return;
+    }
     if (dial(s)) {
         schedule_redial(s);
         return;
@@ -769,16 +773,29 @@ static void tcp_on_session(void *ctx, qk_yamux *y, bool up, const char *why)
 {
     tun *s = ctx;
     if (y) {
-        listening(s, qk_tunnel_listen_on(s->t, &s->o->tcp, &qk_tunnel_carrier_yamux, y),
-                  "yamux/TLS/TCP");
+        s->backoff_ns = TUN_BACKOFF_MIN_NS;
+        if (!s->listening) {
+            s->listening = true;
+            listening(s, qk_tunnel_listen_on(s->t, &s->o->tcp, &qk_tunnel_carrier_yamux, y),
+                      "yamux/TLS/TCP");
+            return;
+        }
+        fprintf(stderr, "%s: reconnected to %s after %u attempt(s)\n", s->who, s->o->udp_str,
+                s->attempts);
+        s->attempts = 0;
+        qk_tunnel_set_session(s->t, &qk_tunnel_carrier_yamux, y);
         return;
     }
     fprintf(stderr, "%s: %s: %s\n", s->who, up ? "connection closed" : "cannot connect",
             why ? why : "no reason given");
-    if (!s->stopping) {
+    if (s->stopping) return;
+    if (!s->listening || !s->o->reconnect_max_ns) { /* the first session never came up */
         s->exit_code = TUN_EXIT_CONN;
         stop(s);
+        return;
     }
+    qk_tunnel_set_session(s->t, NULL, NULL);
+    schedule_redial(s);
 }
 
 /* --carrier tcp: yamux over TLS/TCP in a plain libev loop. */

@@ -252,6 +252,13 @@ void qk_tunnel_tcp_kick(void *ctx);
 /** Set (or with NULL, forget before freeing it) the tunnel fed with stream events. */
 void qk_tunnel_tcp_set_tunnel(qk_tunnel_tcp *o, qk_tunnel *t);
 
+/**
+ * Client: connect again (after on_session reported the session gone); the
+ * new session arrives by on_session. Returns 0, QK_ERR_STATE (a server),
+ * QK_ERR_IO (socket/connect; errno kept), QK_ERR_NOMEM.
+ */
+int qk_tunnel_tcp_redial(qk_tunnel_tcp *o);
+
 /** GoAway(normal) on every session, flushed as far as the sockets take it. */
 void qk_tunnel_tcp_go_away(qk_tunnel_tcp *o);
 

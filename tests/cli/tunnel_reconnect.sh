@@ -8,7 +8,8 @@
 #  - a server that stays down longer than --hold: new TCP connections are
 #    refused (reset) with a log line that says why;
 #  - a client whose address changes (the `quack netem` relay in front of it
-#    restarted: new source port, NAT rebinding) keeps its flow, no redial.
+#    restarted: new source port, NAT rebinding) keeps its flow, no redial;
+#  - --carrier tcp: a killed and restarted server is redialled too.
 # Usage: tests/cli/tunnel_reconnect.sh BUILD_DIR
 set -uo pipefail
 build=${1:?usage: tunnel_reconnect.sh BUILD_DIR}
@@ -186,6 +187,43 @@ if wait_line "$tmp/m.out" '^tunnel: listening on'; then
     wait "$mpid"
 else
     no "client behind the relay did not come up: $(cat "$tmp/m.err")"
+fi
+# The same over --carrier tcp (yamux over TLS/TCP): the dead session is
+# seen at once (the TCP connection ends), the client redials.
+tserver() {
+    "$q" tunnel server --carrier tcp --listen "127.0.0.1:$udp_port" --to "127.0.0.1:$echo_port" \
+        >"$1" 2>&1 &
+    spid=$!
+    pids+=($spid)
+    wait_line "$1" '^listening on'
+}
+tserver "$tmp/t1.log" || no "tcp-carrier server did not come up: $(cat "$tmp/t1.log")"
+"$q" tunnel client --carrier tcp --connect "127.0.0.1:$udp_port" --insecure \
+    --listen "127.0.0.1:$tcp_port" --reconnect-max 1s >"$tmp/tc.out" 2>"$tmp/tc.err" &
+cpid=$!
+pids+=($cpid)
+if wait_line "$tmp/tc.out" '^tunnel: listening on'; then
+    r=$($peer roundtrip "$tcp_port" 1000000)
+    check "tcp carrier: 1 MB echo before the restart ($r)" "[ '${r%% *}' = ok ]"
+    kill -KILL "$spid"
+    wait "$spid" 2>/dev/null
+    wait_line "$tmp/tc.err" 'redialling' 50
+    $peer roundtrip "$tcp_port" 500000 >"$tmp/twaiting" &
+    wpid=$!
+    sleep 0.5
+    tserver "$tmp/t2.log"
+    wait_line "$tmp/tc.err" 'reconnected' 50
+    check "tcp carrier: the client redials the restarted server ($(grep -m1 reconnected "$tmp/tc.err"))" \
+        "grep -q 'reconnected' $tmp/tc.err"
+    wait "$wpid"
+    r=$(cat "$tmp/twaiting")
+    check "tcp carrier: a connection made while redialling echoes intact ($r)" "[ '${r%% *}' = ok ]"
+    r=$($peer roundtrip "$tcp_port" 1000000)
+    check "tcp carrier: 1 MB echo after the restart ($r)" "[ '${r%% *}' = ok ]"
+    kill -TERM "$cpid" "$spid"
+    wait "$cpid" "$spid"
+else
+    no "tcp-carrier client did not come up: $(cat "$tmp/tc.err")"
 fi
 echo "$fails failure(s)"
 [ "$fails" -eq 0 ]
