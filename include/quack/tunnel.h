@@ -13,7 +13,11 @@
  * Wire format: every client stream starts with one byte, QK_TUNNEL_PREAMBLE
  * (the tunnel protocol version), so that the server learns of a stream (and
  * connects its TCP side) at once, also for protocols where the TCP server
- * speaks first. The rest of the stream is the TCP byte stream.
+ * speaks first. The rest of the stream is the TCP byte stream. With a
+ * shared secret (qk_tunnel_config.secret) the client's first stream instead
+ * starts with QK_TUNNEL_AUTH_PREAMBLE and carries a MAC bound to the
+ * connection's TLS exporter (qk_tunnel_auth); with socks5 the TCP byte stream
+ * starts with a SOCKS5 negotiation the server answers itself.
  *
  * The module runs inside a libev loop (the one qk_io_loop drives the
  * endpoint from: qk_io_loop_ev()). The application feeds it the endpoint's
