@@ -14,6 +14,7 @@
 # run) and docs/tunnel_bench.png.
 # usage: bench/tunnel.sh [BUILD_DIR (build/release)] [ROUNDS (3)] [SIZE_MB (50)] [PAR_MB (5)]
 #        LOSSES="0 1" bench/tunnel.sh ... to run a subset of the paths
+#        PLOT_ONLY=1 bench/tunnel.sh ... redoes table, plot and section from docs/tunnel_bench.csv
 set -euo pipefail
 build=$(cd "${1:-build/release}" && pwd)
 rounds=${2:-3}
@@ -157,8 +158,9 @@ stop() {
 }
 
 csv="$root/docs/tunnel_bench.csv"
-echo "loss_pct,round,tool,single_s,single_ttfb_s,single_ok,par10_s,par10_ok" >"$csv"
-for loss in $losses; do
+[ -n "${PLOT_ONLY:-}" ] || echo "loss_pct,round,tool,single_s,single_ttfb_s,single_ok,par10_s,par10_ok" >"$csv"
+[ -n "${PLOT_ONLY:-}" ] && losses_run="" || losses_run=$losses
+for loss in $losses_run; do
     for r in $(seq "$rounds"); do
         order=$tools
         [ $((r % 2)) -eq 0 ] && order=$(echo "$tools" | tr ' ' '\n' | tac | tr '\n' ' ')
@@ -229,10 +231,10 @@ set title "quack tunnel vs kcptun: one ${size_mb} MB download, 25 ms each way, 1
 set xlabel "random loss each way (%)"
 set ylabel "goodput (Mbit/s, median of $rounds)"
 set logscale x
-set xrange [0.05:5]
+set xrange [0.03:5]
 set key top right
 set grid
-plot for [i=2:$ncols] "$tmp/plot.dat" every ::1 using (\$1 > 0 ? \$1 : 0.05):i with linespoints \
+plot for [i=2:$ncols] "$tmp/plot.dat" using (\$1 > 0 ? \$1 : 0.05):i with linespoints \
     title columnheader(i)
 EOF
 
