@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TUN_ALPN "quack-tunnel"
+#define TUN_ALPN      "quack-tunnel"
+#define TUN_MAX_ALLOW 64
 
 /* The carriers; selected in one place (qk_cmd_tunnel's switch). */
 typedef enum tun_carrier {
@@ -30,11 +31,23 @@ typedef struct tun_opts {
     const char *udp_str, *tcp_str; /* server: --listen / --to; client: --connect / --listen */
     qk_addr udp, tcp;
     const char *cert_file, *key_file, *pin, *qlog_dir;
+    const char *log_file; /* --log: stderr goes here; SIGHUP reopens it */
     bool insecure, quiet, stats;
     perf_admission admission; /* server: --retry, --max-handshakes, --handshake-timeout */
     qk_cc_kind cc;
     qk_time keep_alive_ns, idle_timeout_ns;
+    qk_time reconnect_max_ns, hold_ns; /* client: backoff cap (0 = no redial); backlog wait */
     uint64_t max_flows;
+    bool socks5;                          /* server: --to socks5 */
+    qk_tunnel_allow allow[TUN_MAX_ALLOW]; /* server: --allow rules */
+    size_t n_allow;
+    char socks_user[256], socks_pass[256]; /* --socks-auth-file USER:PASS */
+    const char *udp_fwd_str;               /* --udp-listen (client) / --udp-to (server) */
+    qk_addr udp_fwd;
+    qk_time udp_idle_ns;
+    unsigned udp_urgency;
+    uint8_t secret[1024]; /* --secret-file */
+    size_t secret_len;
     tun_dns_opts dns; /* --carrier dns (apps/tunnel_dns.c) */
 } tun_opts;
 
@@ -47,13 +60,28 @@ typedef struct tun {
     qk_tunnel_tcp *tcp; /* tcp */
     struct ev_loop *evl;
     qk_tunnel *t;
-    ev_timer tick, exit_timer;
-    ev_signal sigint, sigterm;
+    qk_tunnel_udp *udp; /* --udp-listen / --udp-to */
+    ev_timer tick, exit_timer, redial;
+    ev_signal sigint, sigterm, sighup;
     qk_tunnel_stats mark;
     tun_dns *dns;
     qk_time start, last_tick;
-    bool stopping, failed;
+    qk_time backoff_ns; /* client: the next redial's delay before jitter */
+    unsigned attempts;  /* client: redials since the connection was last up */
+    bool listening;     /* client: the TCP listener is open (the first connection came up) */
+    bool stopping;
+    int exit_code; /* TUN_EXIT_*: why it ended */
 } tun;
+
+/* Exit codes, one per failure class (listed in --help). */
+#define TUN_EXIT_OK     0 /* stopped by SIGINT/SIGTERM */
+#define TUN_EXIT_CONN   1 /* the connection failed or was lost (and no redial) */
+#define TUN_EXIT_USAGE  2 /* bad options */
+#define TUN_EXIT_DENIED 3 /* the server refused our secret */
+#define TUN_EXIT_LOCAL  4 /* a local resource: TCP listen, UDP socket, certificate */
+
+/* Client redial backoff: starts here, doubles per failed attempt up to --reconnect-max. */
+#define TUN_BACKOFF_MIN_NS (200 * QK_NS_PER_MS)
 
 static void usage(FILE *f)
 {
@@ -73,6 +101,14 @@ static void usage(FILE *f)
             "server:\n"
             "  --listen ADDR:PORT     UDP address to accept QUIC on (port 0 picks one)\n"
             "  --to HOST:PORT         TCP address every tunnelled connection goes to\n"
+            "  --to socks5            instead, serve SOCKS5 CONNECT (RFC 1928) on each\n"
+            "                         flow: the client's --listen is a SOCKS5 proxy\n"
+            "  --allow CIDR[:PORTS]   socks5: destinations allowed (repeatable; e.g.\n"
+            "                         127.0.0.0/8:8000-8080, [::1]/128). Loopback,\n"
+            "                         private, link-local and multicast are denied unless\n"
+            "                         allowed; with any --allow, only matches are allowed\n"
+            "  --socks-auth-file F    socks5: require RFC 1929 username/password, the\n"
+            "                         file's first line USER:PASS\n"
             "  --cert FILE --key FILE certificate (default: a fresh self-signed one;\n"
             "                         its pin is printed as \"pin: HEX\")\n" PERF_ADMISSION_HELP
             "client:\n"
@@ -94,10 +130,31 @@ static void usage(FILE *f)
             "  --idle-timeout TIME    close after TIME without traffic (default 30s)\n"
             "  --max-flows N          concurrent TCP connections (default %u)\n"
             "  --qlog DIR             write a qlog per connection into DIR\n"
-            "  --stats                print connection statistics when it closes\n"
-            "  --quiet                no progress lines\n"
-            "Exit status: 0 after SIGINT/SIGTERM, 1 when the QUIC connection failed or\n"
-            "closed (client), 2 for bad options.\n",
+            "  --stats                one \"stats:\" line per second (flows, bytes, UDP\n"
+            "                         datagrams), and connection statistics at the end\n"
+            "  --log FILE             append log lines to FILE instead of stderr; SIGHUP\n"
+            "                         reopens it (after logrotate moved it)\n"
+            "  --quiet                no progress lines, no per-flow log lines\n"
+            "  --reconnect-max TIME   client: once the connection was up, redial when it\n"
+            "                         dies, backoff from 200ms doubling up to TIME,\n"
+            "                         with jitter (default 10s; 0 = exit 1)\n"
+            "  --hold TIME            client: while redialling, new TCP connections wait\n"
+            "                         TIME in the listen backlog, then are refused with a\n"
+            "                         log line (default 10s)\n"
+            "  --udp-listen ADDR:PORT client: also carry UDP received here, in QUIC\n"
+            "                         DATAGRAM frames (RFC 9221), one session per source\n"
+            "  --udp-to HOST:PORT     server: where UDP sessions go (one socket each)\n"
+            "  --udp-idle TIME        forget a UDP session idle this long (default 60s)\n"
+            "  --udp-urgency N        DATAGRAM urgency 0 (first) .. 7 (default 3)\n"
+            "  --secret-file FILE     access control (both sides, udp/dns carriers): the\n"
+            "                         client proves it knows FILE's bytes (HMAC-SHA256\n"
+            "                         over this connection's TLS exporter, not\n"
+            "                         replayable) before any flow; the server closes\n"
+            "                         other connections with \"access denied: ...\"\n"
+            "Exit status: 0 after SIGINT/SIGTERM; 1 the connection failed or was lost\n"
+            "(client: the first one, or any with --reconnect-max 0); 2 bad options;\n"
+            "3 access denied by the server (wrong or missing secret); 4 a local\n"
+            "resource failed (TCP listen, UDP socket, certificate).\n",
             QK_TUNNEL_DEFAULT_MAX_FLOWS);
     tun_dns_usage(f);
 }
@@ -140,6 +197,140 @@ static int parse_carrier(const char *v, tun_carrier *out)
     return 0;
 }
 
+/* --socks-auth-file: "USER:PASS" on the first line (RFC 1929: 1..255 bytes each). */
+static int read_auth_file(tun_opts *o, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char line[600];
+    if (!f) return bad("cannot read --socks-auth-file %s: %m", path);
+    bool got = fgets(line, sizeof line, f) != NULL;
+    fclose(f);
+    line[got ? strcspn(line, "\r\n") : 0] = 0;
+    char *colon = strchr(line, ':');
+    if (!colon || colon == line || !colon[1] || strlen(line) - 1 > 2 * 255 ||
+        (size_t)(colon - line) > 255 || strlen(colon + 1) > 255)
+        return bad("--socks-auth-file %s: want one line USER:PASS (1..255 bytes each)", path);
+    *colon = 0;
+    snprintf(o->socks_user, sizeof o->socks_user, "%s", line);
+    snprintf(o->socks_pass, sizeof o->socks_pass, "%s", colon + 1);
+    return 0;
+}
+
+/* --secret-file: its bytes (a trailing newline dropped), 16..1024 bytes. */
+static int read_secret_file(tun_opts *o, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return bad("cannot read --secret-file %s: %m", path);
+    size_t n = fread(o->secret, 1, sizeof o->secret, f);
+    bool more = fgetc(f) != EOF;
+    fclose(f);
+    while (n && (o->secret[n - 1] == '\n' || o->secret[n - 1] == '\r')) n--;
+    if (more || n < 16)
+        return bad("--secret-file %s: want 16 to 1024 bytes (e.g. head -c 32 /dev/urandom | "
+                   "base64), not %zu",
+                   path, n);
+    o->secret_len = n;
+    return 0;
+}
+
+/* One option with a value: 0, or bad()'s exit status. */
+static int parse_value(tun_opts *o, const char *a, const char *v)
+{
+    if (!strcmp(a, "--listen")) {
+        if (o->server)
+            o->udp_str = v;
+        else
+            o->tcp_str = v;
+    } else if (!strcmp(a, "--to") && o->server) {
+        o->tcp_str = v;
+    } else if (!strcmp(a, "--connect") && !o->server) {
+        o->udp_str = v;
+    } else if (!strcmp(a, "--allow") && o->server) {
+        if (o->n_allow == TUN_MAX_ALLOW) return bad("at most %d --allow rules", TUN_MAX_ALLOW);
+        if (qk_tunnel_allow_parse(v, &o->allow[o->n_allow++]))
+            return bad("--allow wants CIDR[:PORT[-PORT]], not '%s'", v);
+    } else if (!strcmp(a, "--socks-auth-file") && o->server) {
+        if (read_auth_file(o, v)) return 2;
+    } else if ((!strcmp(a, "--udp-listen") && !o->server) ||
+               (!strcmp(a, "--udp-to") && o->server)) {
+        o->udp_fwd_str = v;
+        if (qk_addr_parse(v, &o->udp_fwd))
+            return bad("%s wants HOST:PORT or [V6]:PORT, not '%s'", a, v);
+    } else if (!strcmp(a, "--udp-idle")) {
+        if (parse_time_opt(a, v, &o->udp_idle_ns) || !o->udp_idle_ns)
+            return bad("%s", "--udp-idle wants a time above 0");
+    } else if (!strcmp(a, "--udp-urgency")) {
+        if (strlen(v) != 1 || v[0] < '0' || v[0] > '7')
+            return bad("--udp-urgency wants 0..7, not '%s'", v);
+        o->udp_urgency = (unsigned)(v[0] - '0');
+    } else if (!strcmp(a, "--secret-file")) {
+        if (read_secret_file(o, v)) return 2;
+    } else if (!strcmp(a, "--cert") && o->server) {
+        o->cert_file = v;
+    } else if (!strcmp(a, "--key") && o->server) {
+        o->key_file = v;
+    } else if (!strcmp(a, "--pin") && !o->server) {
+        o->pin = v;
+    } else if (!strcmp(a, "--carrier")) {
+        if (parse_carrier(v, &o->carrier)) return 2;
+        o->dns.on = o->carrier == TUN_CARRIER_DNS;
+    } else if (!strcmp(a, "--log")) {
+        o->log_file = v;
+    } else if (!strcmp(a, "--qlog")) {
+        o->qlog_dir = v;
+    } else if (!strcmp(a, "--cc")) {
+        if (perf_parse_cc(v, &o->cc))
+            return bad("--cc wants one of %s, not '%s'", qk_cc_kind_names(), v);
+    } else if (!strcmp(a, "--keep-alive")) {
+        if (parse_time_opt(a, v, &o->keep_alive_ns)) return 2;
+    } else if (!strcmp(a, "--reconnect-max") && !o->server) {
+        if (parse_time_opt(a, v, &o->reconnect_max_ns)) return 2;
+    } else if (!strcmp(a, "--hold") && !o->server) {
+        if (parse_time_opt(a, v, &o->hold_ns) || !o->hold_ns)
+            return bad("%s", "--hold wants a time above 0");
+    } else if (!strcmp(a, "--idle-timeout")) {
+        if (parse_time_opt(a, v, &o->idle_timeout_ns)) return 2;
+    } else if (!strcmp(a, "--max-flows")) {
+        char *end;
+        unsigned long long n = strtoull(v, &end, 10);
+        if (*end || !n || n > 100000) return bad("--max-flows wants 1..100000, not '%s'", v);
+        o->max_flows = n;
+    } else {
+        return bad("unknown option '%s' for tunnel %s", a, o->server ? "server" : "client");
+    }
+    return 0;
+}
+
+/* The options together. Returns 0 or bad()'s exit status. */
+static int check_opts(tun_opts *o)
+{
+    if (tun_dns_check(&o->dns, o->server)) return 2;
+    if (o->dns.on && !o->server) { /* the pool sockets take the first resolver's family */
+        if (o->udp_str) return bad("%s", "--connect does not go with --carrier dns (--resolver)");
+        o->udp_str = o->dns.resolver_str[0];
+    }
+    if (!o->udp_str) return bad("%s", o->server ? "--listen is required" : "--connect is required");
+    if (!o->tcp_str) return bad("%s", o->server ? "--to is required" : "--listen is required");
+    if (!o->server && !o->pin == !o->insecure)
+        return bad("%s", "the client needs exactly one of --pin HEX and --insecure");
+    if (o->server && !o->cert_file != !o->key_file)
+        return bad("%s", "--cert and --key go together");
+    if (o->keep_alive_ns && o->idle_timeout_ns && o->keep_alive_ns >= o->idle_timeout_ns)
+        return bad("%s", "--keep-alive must be shorter than --idle-timeout");
+    if (qk_addr_parse(o->udp_str, &o->udp))
+        return bad("cannot parse address '%s' (want HOST:PORT or [V6]:PORT)", o->udp_str);
+    o->socks5 = o->server && !strcmp(o->tcp_str, "socks5");
+    if (o->udp_fwd_str && o->carrier == TUN_CARRIER_TCP)
+        return bad("%s", "UDP forwarding needs QUIC DATAGRAM frames: not with --carrier tcp");
+    if (o->secret_len && o->carrier == TUN_CARRIER_TCP)
+        return bad("%s", "--secret-file works with --carrier udp and dns (not tcp yet)");
+    if ((o->n_allow || o->socks_user[0]) && !o->socks5)
+        return bad("%s", "--allow and --socks-auth-file go with --to socks5");
+    if (!o->socks5 && qk_addr_parse(o->tcp_str, &o->tcp))
+        return bad("cannot parse address '%s' (want HOST:PORT or [V6]:PORT)", o->tcp_str);
+    return 0;
+}
+
 static int parse(tun_opts *o, int argc, char **argv)
 {
     if (argc < 2) return bad("server or client?");
@@ -153,6 +344,9 @@ static int parse(tun_opts *o, int argc, char **argv)
     o->cc = QK_CONFIG_CC_CUBIC;
     o->keep_alive_ns = o->server ? 0 : 10 * QK_NS_PER_S;
     o->idle_timeout_ns = 30 * QK_NS_PER_S;
+    o->reconnect_max_ns = 10 * QK_NS_PER_S;
+    o->hold_ns = 10 * QK_NS_PER_S;
+    o->udp_urgency = 3;
     tun_dns_opts_init(&o->dns);
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
@@ -181,60 +375,17 @@ static int parse(tun_opts *o, int argc, char **argv)
             if (drc) return drc;
             continue;
         }
-        if (!strcmp(a, "--listen")) {
-            if (o->server)
-                o->udp_str = v;
-            else
-                o->tcp_str = v;
-        } else if (!strcmp(a, "--to") && o->server) {
-            o->tcp_str = v;
-        } else if (!strcmp(a, "--connect") && !o->server) {
-            o->udp_str = v;
-        } else if (!strcmp(a, "--cert") && o->server) {
-            o->cert_file = v;
-        } else if (!strcmp(a, "--key") && o->server) {
-            o->key_file = v;
-        } else if (!strcmp(a, "--pin") && !o->server) {
-            o->pin = v;
-        } else if (!strcmp(a, "--carrier")) {
-            if (parse_carrier(v, &o->carrier)) return 2;
-            o->dns.on = o->carrier == TUN_CARRIER_DNS;
-        } else if (!strcmp(a, "--qlog")) {
-            o->qlog_dir = v;
-        } else if (!strcmp(a, "--cc")) {
-            if (perf_parse_cc(v, &o->cc))
-                return bad("--cc wants one of %s, not '%s'", qk_cc_kind_names(), v);
-        } else if (!strcmp(a, "--keep-alive")) {
-            if (parse_time_opt(a, v, &o->keep_alive_ns)) return 2;
-        } else if (!strcmp(a, "--idle-timeout")) {
-            if (parse_time_opt(a, v, &o->idle_timeout_ns)) return 2;
-        } else if (!strcmp(a, "--max-flows")) {
-            char *end;
-            unsigned long long n = strtoull(v, &end, 10);
-            if (*end || !n || n > 100000) return bad("--max-flows wants 1..100000, not '%s'", v);
-            o->max_flows = n;
-        } else {
-            return bad("unknown option '%s' for tunnel %s", a, o->server ? "server" : "client");
-        }
+        int vrc = parse_value(o, a, v);
+        if (vrc) return vrc;
     }
-    if (tun_dns_check(&o->dns, o->server)) return 2;
-    if (o->dns.on && !o->server) { /* the pool sockets take the first resolver's family */
-        if (o->udp_str) return bad("%s", "--connect does not go with --carrier dns (--resolver)");
-        o->udp_str = o->dns.resolver_str[0];
-    }
-    if (!o->udp_str) return bad("%s", o->server ? "--listen is required" : "--connect is required");
-    if (!o->tcp_str) return bad("%s", o->server ? "--to is required" : "--listen is required");
-    if (!o->server && !o->pin == !o->insecure)
-        return bad("%s", "the client needs exactly one of --pin HEX and --insecure");
-    if (o->server && !o->cert_file != !o->key_file)
-        return bad("%s", "--cert and --key go together");
-    if (o->keep_alive_ns && o->idle_timeout_ns && o->keep_alive_ns >= o->idle_timeout_ns)
-        return bad("%s", "--keep-alive must be shorter than --idle-timeout");
-    if (qk_addr_parse(o->udp_str, &o->udp))
-        return bad("cannot parse address '%s' (want HOST:PORT or [V6]:PORT)", o->udp_str);
-    if (qk_addr_parse(o->tcp_str, &o->tcp))
-        return bad("cannot parse address '%s' (want HOST:PORT or [V6]:PORT)", o->tcp_str);
-    return 0;
+    return check_opts(o);
+}
+
+static void tun_log(void *ctx, const char *line)
+{
+    tun *s = ctx;
+    fprintf(stderr, "%s: %s\n", s->who, line);
+    fflush(stderr);
 }
 
 static void do_kick(void *ctx)
@@ -263,6 +414,7 @@ static void stop(tun *s)
 {
     if (s->stopping) return;
     s->stopping = true;
+    ev_timer_stop(s->evl, &s->redial);
     if (s->o->stats && s->conn) {
         qk_conn_stats st;
         qk_conn_stats_get(s->conn, &st);
@@ -293,7 +445,7 @@ static void listening(tun *s, int rc, const char *carrier)
 {
     if (rc) {
         fprintf(stderr, "%s: cannot listen on %s: %m\n", s->who, s->o->tcp_str);
-        s->failed = true;
+        s->exit_code = TUN_EXIT_LOCAL;
         stop(s);
         return;
     }
@@ -305,10 +457,115 @@ static void listening(tun *s, int rc, const char *carrier)
     fflush(stdout);
 }
 
+/* Client: connection c is up (and authenticated): open or resume the listener. */
+static void session_ready(tun *s, qk_conn *c)
+{
+    s->backoff_ns = TUN_BACKOFF_MIN_NS;
+    qk_tunnel_udp_set_conn(s->udp, c);
+    if (!s->listening) {
+        s->listening = true;
+        listening(s, qk_tunnel_listen(s->t, &s->o->tcp, c), "QUIC");
+        return;
+    }
+    fprintf(stderr, "%s: reconnected to %s after %u attempt(s)\n", s->who, s->o->udp_str,
+            s->attempts);
+    s->attempts = 0;
+    qk_tunnel_set_session(s->t, &qk_tunnel_carrier_quic, c);
+    qk_tunnel_udp_set_conn(s->udp, c);
+}
+
+/* Client: the server's answer to our authentication stream. */
+static void on_auth(void *ctx, void *sess, bool ok)
+{
+    tun *s = ctx;
+    if (sess != s->conn || s->stopping) return;
+    if (ok) {
+        session_ready(s, sess);
+        return;
+    }
+    fprintf(stderr,
+            "%s: access denied: the server refused the authentication stream (does it "
+            "have --secret-file?)\n",
+            s->who);
+    s->exit_code = TUN_EXIT_DENIED;
+    stop(s);
+}
+
 static void on_connected(tun *s, qk_conn *c)
 {
     if (s->o->server || c != s->conn) return;
-    listening(s, qk_tunnel_listen(s->t, &s->o->tcp, c), "QUIC");
+    if (!s->o->secret_len) {
+        session_ready(s, c);
+        return;
+    }
+    int rc = qk_tunnel_auth(s->t, &qk_tunnel_carrier_quic, c);
+    if (rc) {
+        fprintf(stderr, "%s: cannot authenticate (error %d)\n", s->who, rc);
+        s->exit_code = TUN_EXIT_CONN;
+        stop(s);
+    }
+}
+
+static void schedule_redial(tun *s);
+
+/* Client: dial the server (again). Returns 0 or qk_connect's error. */
+static int dial(tun *s)
+{
+    qk_addr none;
+    memset(&none, 0, sizeof none);
+    qk_addr peer = s->o->udp;
+    if (s->dns) tun_dns_server_addr(&peer);
+    int rc = qk_connect(s->ep, &none, &peer, "localhost", qk_io_now(), &s->conn);
+    if (rc) fprintf(stderr, "%s: cannot start the connection (error %d)\n", s->who, rc);
+    return rc;
+}
+
+static void on_redial(struct ev_loop *ev, ev_timer *w, int revents)
+{
+    (void)ev;
+    (void)revents;
+    tun *s = w->data;
+    if (s->stopping || s->conn) return;
+    s->attempts++;
+    if (s->tcp) { /* yamux: the session arrives by tcp_on_session */
+        if (qk_tunnel_tcp_redial(s->tcp)) schedule_redial(s);
+        return;
+    }
+    if (dial(s)) {
+        schedule_redial(s);
+        return;
+    }
+    qk_io_loop_kick(s->loop);
+}
+
+/* Capped exponential backoff with jitter: wait a uniform 50..100 % of the
+ * current step, then double the step up to --reconnect-max. */
+static void schedule_redial(tun *s)
+{
+    uint32_t r;
+    perf_rng(NULL, (uint8_t *)&r, sizeof r);
+    qk_time step = s->backoff_ns ? s->backoff_ns : TUN_BACKOFF_MIN_NS;
+    qk_time wait_ns = step / 2 + (qk_time)((double)(step / 2) * ((double)r / 4294967296.0));
+    s->backoff_ns = step * 2 > s->o->reconnect_max_ns ? s->o->reconnect_max_ns : step * 2;
+    fprintf(stderr, "%s: connection lost; redialling %s in %.0f ms (attempt %u)\n", s->who,
+            s->o->udp_str, (double)wait_ns / 1e6, s->attempts + 1);
+    ev_timer_init(&s->redial, on_redial, (double)wait_ns / 1e9, 0.0);
+    s->redial.data = s;
+    ev_timer_start(s->evl, &s->redial);
+}
+
+/* Client: the connection ended. Redial if it had been up and redial is on. */
+static void conn_lost(tun *s, bool denied)
+{
+    s->conn = NULL;
+    if (s->stopping) return;
+    if (denied || !s->listening || !s->o->reconnect_max_ns || s->dns) {
+        s->exit_code = denied ? TUN_EXIT_DENIED : TUN_EXIT_CONN;
+        stop(s);
+        return;
+    }
+    qk_tunnel_set_session(s->t, NULL, NULL);
+    schedule_redial(s);
 }
 
 static bool app(void *ctx, qk_endpoint *ep, qk_time now)
@@ -320,19 +577,15 @@ static bool app(void *ctx, qk_endpoint *ep, qk_time now)
     while (qk_endpoint_poll_event(ep, &ev)) {
         if (ev.type == QK_EV_CONNECTED) on_connected(s, ev.conn);
         if (s->t) wrote = qk_tunnel_on_event(s->t, &ev) || wrote;
+        qk_tunnel_udp_on_event(s->udp, &ev);
         if (ev.type == QK_EV_CLOSED) {
             bool clean = !ev.reason_err || (ev.app_error && ev.error_code == 0);
             if (!clean || !s->o->server)
                 fprintf(stderr, "%s: connection closed%s%s: %s\n", s->who,
                         ev.remote ? " by the peer" : "", clean ? "" : " (error)",
                         ev.reason[0] ? ev.reason : "no reason given");
-            if (ev.conn == s->conn) {
-                s->conn = NULL;
-                if (!s->stopping) {
-                    s->failed = true;
-                    stop(s);
-                }
-            }
+            if (ev.conn == s->conn)
+                conn_lost(s, ev.remote && ev.app_error && ev.error_code == QK_TUNNEL_ERR_AUTH);
         }
     }
     return wrote;
@@ -363,6 +616,55 @@ static void on_tick(struct ev_loop *ev, ev_timer *w, int revents)
         fflush(stderr);
     }
     s->mark = st;
+    if (s->o->stats) {
+        qk_tunnel_udp_stats us = {0};
+        size_t sessions = 0;
+        qk_tunnel_udp_get_stats(s->udp, &us, &sessions);
+        fprintf(stderr,
+                "stats: t=%.0fs flows_open=%zu flows_opened=%llu flows_refused=%llu "
+                "flows_aborted=%llu tcp_to_tunnel_bytes=%llu tunnel_to_tcp_bytes=%llu "
+                "udp_sessions=%zu udp_up=%llu udp_down=%llu udp_dropped=%llu\n",
+                (double)(now - s->start) / 1e9, qk_tunnel_flow_count(s->t),
+                (unsigned long long)st.flows_opened, (unsigned long long)st.flows_refused,
+                (unsigned long long)st.flows_aborted, (unsigned long long)st.tcp_to_quic_bytes,
+                (unsigned long long)st.quic_to_tcp_bytes, sessions,
+                (unsigned long long)us.dgrams_up, (unsigned long long)us.dgrams_down,
+                (unsigned long long)us.dgrams_dropped);
+        fflush(stderr);
+    }
+}
+
+/* --log FILE: (re)open it as stderr. Returns 0 or -1 (errno kept). */
+static int open_log(const char *path)
+{
+    return freopen(path, "a", stderr) ? 0 : -1;
+}
+
+static void on_sighup(struct ev_loop *ev, ev_signal *w, int revents)
+{
+    (void)ev;
+    (void)revents;
+    tun *s = w->data;
+    if (s->o->log_file && open_log(s->o->log_file) == 0)
+        fprintf(stderr, "%s: log reopened (SIGHUP)\n", s->who);
+}
+
+static void signals_start(tun *s, struct ev_loop *evl)
+{
+    ev_signal_init(&s->sigint, on_signal, SIGINT);
+    ev_signal_init(&s->sigterm, on_signal, SIGTERM);
+    ev_signal_init(&s->sighup, on_sighup, SIGHUP);
+    s->sigint.data = s->sigterm.data = s->sighup.data = s;
+    ev_signal_start(evl, &s->sigint);
+    ev_signal_start(evl, &s->sigterm);
+    ev_signal_start(evl, &s->sighup);
+}
+
+static void signals_stop(tun *s, struct ev_loop *evl)
+{
+    ev_signal_stop(evl, &s->sigint);
+    ev_signal_stop(evl, &s->sigterm);
+    ev_signal_stop(evl, &s->sighup);
 }
 
 static void config(qk_config *cfg, const tun_opts *o)
@@ -379,7 +681,39 @@ static void config(qk_config *cfg, const tun_opts *o)
     cfg->max_streams_bidi = o->max_flows ? o->max_flows : QK_TUNNEL_DEFAULT_MAX_FLOWS;
     cfg->insecure = o->insecure;
     if (o->server) perf_admission_apply(&o->admission, cfg);
+    if (o->udp_fwd_str) { /* RFC 9221 §3: advertise max_datagram_frame_size */
+        cfg->max_datagram_frame_bytes = 1500;
+        cfg->max_pending_datagrams = 4096;
+    }
     if (o->dns.on) tun_dns_config(&o->dns, o->server, cfg);
+}
+
+/* --udp-listen / --udp-to: UDP sessions in DATAGRAM frames. */
+static int start_udp(tun *s)
+{
+    qk_tunnel_udp_config uc = {.server = s->o->server,
+                               .addr = s->o->udp_fwd,
+                               .idle_ns = s->o->udp_idle_ns,
+                               .urgency = (uint8_t)s->o->udp_urgency,
+                               .kick = do_kick,
+                               .kick_ctx = s,
+                               .log = s->o->quiet ? NULL : tun_log,
+                               .log_ctx = s};
+    int rc = qk_tunnel_udp_new(s->evl, &uc, &s->udp);
+    if (rc) {
+        fprintf(stderr, "%s: cannot %s UDP %s: %m\n", s->who, s->o->server ? "use" : "listen on",
+                s->o->udp_fwd_str);
+        return rc;
+    }
+    if (!s->o->server) {
+        qk_addr la;
+        char buf[QK_ADDR_STRLEN];
+        qk_tunnel_udp_local_addr(s->udp, &la);
+        if (qk_addr_format(&la, buf, sizeof buf) < 0) snprintf(buf, sizeof buf, "?");
+        printf("tunnel: udp listening on %s\n", buf);
+        fflush(stdout);
+    }
+    return 0;
 }
 
 static int run(tun *s, qk_udp *u, const qk_config *cfg)
@@ -405,33 +739,36 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
                            .target = s->o->tcp,
                            .max_flows = s->o->max_flows,
                            .kick = do_kick,
-                           .kick_ctx = s};
+                           .kick_ctx = s,
+                           .hold_ns = s->o->hold_ns,
+                           .socks5 = s->o->socks5,
+                           .allow = s->o->allow,
+                           .n_allow = s->o->n_allow,
+                           .socks_user = s->o->socks_user[0] ? s->o->socks_user : NULL,
+                           .socks_pass = s->o->socks_pass,
+                           .secret = s->o->secret,
+                           .secret_len = s->o->secret_len,
+                           .on_auth = on_auth,
+                           .auth_ctx = s,
+                           .log = s->o->quiet ? NULL : tun_log,
+                           .log_ctx = s};
     rc = qk_tunnel_new(evl, &tc, &s->t);
-    if (!rc && !s->o->server) {
-        qk_addr none;
-        memset(&none, 0, sizeof none);
-        qk_addr peer = s->o->udp;
-        if (s->dns) tun_dns_server_addr(&peer);
-        rc = qk_connect(s->ep, &none, &peer, "localhost", qk_io_now(), &s->conn);
-        if (rc) fprintf(stderr, "%s: cannot start the connection (error %d)\n", s->who, rc);
-    }
+    if (!rc && s->o->udp_fwd_str) rc = start_udp(s);
+    if (!rc && !s->o->server) rc = dial(s);
     if (!rc) {
-        ev_signal_init(&s->sigint, on_signal, SIGINT);
-        ev_signal_init(&s->sigterm, on_signal, SIGTERM);
-        s->sigint.data = s->sigterm.data = s;
-        ev_signal_start(evl, &s->sigint);
-        ev_signal_start(evl, &s->sigterm);
+        signals_start(s, evl);
         ev_timer_init(&s->tick, on_tick, 1.0, 1.0);
         s->tick.data = s;
         ev_timer_start(evl, &s->tick);
         s->start = s->last_tick = qk_io_now();
         rc = qk_io_loop_run(s->loop);
         ev_timer_stop(evl, &s->tick);
-        ev_signal_stop(evl, &s->sigint);
-        ev_signal_stop(evl, &s->sigterm);
+        signals_stop(s, evl);
     }
     qk_tunnel_del(s->t);
     s->t = NULL;
+    qk_tunnel_udp_del(s->udp);
+    s->udp = NULL;
     tun_dns_del(s->dns); /* before the loop: it stops its watchers in it */
     s->dns = NULL;
     if (s->o->stats && s->o->server && s->ep) perf_print_endpoint_stats(stderr, s->ep);
@@ -445,16 +782,29 @@ static void tcp_on_session(void *ctx, qk_yamux *y, bool up, const char *why)
 {
     tun *s = ctx;
     if (y) {
-        listening(s, qk_tunnel_listen_on(s->t, &s->o->tcp, &qk_tunnel_carrier_yamux, y),
-                  "yamux/TLS/TCP");
+        s->backoff_ns = TUN_BACKOFF_MIN_NS;
+        if (!s->listening) {
+            s->listening = true;
+            listening(s, qk_tunnel_listen_on(s->t, &s->o->tcp, &qk_tunnel_carrier_yamux, y),
+                      "yamux/TLS/TCP");
+            return;
+        }
+        fprintf(stderr, "%s: reconnected to %s after %u attempt(s)\n", s->who, s->o->udp_str,
+                s->attempts);
+        s->attempts = 0;
+        qk_tunnel_set_session(s->t, &qk_tunnel_carrier_yamux, y);
         return;
     }
     fprintf(stderr, "%s: %s: %s\n", s->who, up ? "connection closed" : "cannot connect",
             why ? why : "no reason given");
-    if (!s->stopping) {
-        s->failed = true;
+    if (s->stopping) return;
+    if (!s->listening || !s->o->reconnect_max_ns) { /* the first session never came up */
+        s->exit_code = TUN_EXIT_CONN;
         stop(s);
+        return;
     }
+    qk_tunnel_set_session(s->t, NULL, NULL);
+    schedule_redial(s);
 }
 
 /* --carrier tcp: yamux over TLS/TCP in a plain libev loop. */
@@ -466,7 +816,19 @@ static int run_tcp(tun *s, const qk_config *cfg)
                            .target = s->o->tcp,
                            .max_flows = s->o->max_flows,
                            .kick = do_kick,
-                           .kick_ctx = s};
+                           .kick_ctx = s,
+                           .hold_ns = s->o->hold_ns,
+                           .socks5 = s->o->socks5,
+                           .allow = s->o->allow,
+                           .n_allow = s->o->n_allow,
+                           .socks_user = s->o->socks_user[0] ? s->o->socks_user : NULL,
+                           .socks_pass = s->o->socks_pass,
+                           .secret = s->o->secret,
+                           .secret_len = s->o->secret_len,
+                           .on_auth = on_auth,
+                           .auth_ctx = s,
+                           .log = s->o->quiet ? NULL : tun_log,
+                           .log_ctx = s};
     int rc = qk_tunnel_new(s->evl, &tc, &s->t);
     qk_tunnel_tcp_config yc = {.server = s->o->server,
                                .addr = s->o->udp,
@@ -491,19 +853,14 @@ static int run_tcp(tun *s, const qk_config *cfg)
         fflush(stdout);
     }
     if (!rc) {
-        ev_signal_init(&s->sigint, on_signal, SIGINT);
-        ev_signal_init(&s->sigterm, on_signal, SIGTERM);
-        s->sigint.data = s->sigterm.data = s;
-        ev_signal_start(s->evl, &s->sigint);
-        ev_signal_start(s->evl, &s->sigterm);
+        signals_start(s, s->evl);
         ev_timer_init(&s->tick, on_tick, 1.0, 1.0);
         s->tick.data = s;
         ev_timer_start(s->evl, &s->tick);
         s->start = s->last_tick = qk_io_now();
         ev_run(s->evl, 0);
         ev_timer_stop(s->evl, &s->tick);
-        ev_signal_stop(s->evl, &s->sigint);
-        ev_signal_stop(s->evl, &s->sigterm);
+        signals_stop(s, s->evl);
     }
     qk_tunnel_tcp_set_tunnel(s->tcp, NULL);
     qk_tunnel_del(s->t);
@@ -520,6 +877,10 @@ int qk_cmd_tunnel(int argc, char **argv)
     memset(&o, 0, sizeof o);
     int prc = parse(&o, argc, argv);
     if (prc) return prc < 0 ? 0 : prc;
+    if (o.log_file && open_log(o.log_file)) {
+        fprintf(stderr, "quack tunnel: cannot open --log %s: %m\n", o.log_file);
+        return TUN_EXIT_LOCAL;
+    }
     tun s;
     memset(&s, 0, sizeof s);
     s.o = &o;
@@ -541,7 +902,7 @@ int qk_cmd_tunnel(int argc, char **argv)
         rc = run_tcp(&s, &cfg);
         free(cert_pem);
         free(key_pem);
-        return rc ? 1 : s.failed ? 1 : 0;
+        return rc ? TUN_EXIT_LOCAL : s.exit_code;
     }
     qk_udp *u = NULL;
     if (!rc) {
@@ -572,6 +933,6 @@ int qk_cmd_tunnel(int argc, char **argv)
     qk_udp_close(u);
     free(cert_pem);
     free(key_pem);
-    if (rc) return 1;
-    return s.failed ? 1 : 0;
+    if (rc) return TUN_EXIT_LOCAL;
+    return s.exit_code;
 }

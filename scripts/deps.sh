@@ -20,6 +20,8 @@ PKGS=(
   golang-go golang-github-hashicorp-yamux-dev
   # DNS carrier rig (tests/interop/dns.sh, bench/dns.sh): resolvers, ss, ip netns; iodine baseline
   unbound dnsmasq iproute2 iodine
+  # quack tunnel (tests/cli/tunnel_{socks5,udp}.sh, bench/tunnel.sh): curl, dig, kcptun baseline
+  curl dnsutils kcptun
 )
 
 missing=()

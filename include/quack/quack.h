@@ -594,6 +594,17 @@ void qk_conn_stats_get(const qk_conn *c, qk_conn_stats *out);
 /** Negotiated ALPN (NULL before the handshake completes). */
 const char *qk_conn_alpn(const qk_conn *c);
 
+/**
+ * Keying material exported from this connection's TLS handshake (RFC 8446
+ * §7.5, RFC 5705 interface; RFC 9001 §4 keeps it the same on both ends):
+ * out_len bytes from label (e.g. "EXPORTER-my-protocol") and context (may
+ * be empty). Both peers get the same bytes; no other connection does, so a
+ * MAC under them cannot be replayed elsewhere. Returns 0, QK_ERR_STATE
+ * (handshake not complete), QK_ERR_INVALID_ARG, QK_ERR_TLS.
+ */
+int qk_conn_export_keying_material(const qk_conn *c, const char *label, const uint8_t *context,
+                                   size_t context_len, uint8_t *out, size_t out_len);
+
 /** True once the handshake is complete. */
 bool qk_conn_established(const qk_conn *c);
 

@@ -13,7 +13,11 @@
  * Wire format: every client stream starts with one byte, QK_TUNNEL_PREAMBLE
  * (the tunnel protocol version), so that the server learns of a stream (and
  * connects its TCP side) at once, also for protocols where the TCP server
- * speaks first. The rest of the stream is the TCP byte stream.
+ * speaks first. The rest of the stream is the TCP byte stream. With a
+ * shared secret (qk_tunnel_config.secret) the client's first stream instead
+ * starts with QK_TUNNEL_AUTH_PREAMBLE and carries a MAC bound to the
+ * connection's TLS exporter (qk_tunnel_auth); with socks5 the TCP byte stream
+ * starts with a SOCKS5 negotiation the server answers itself.
  *
  * The module runs inside a libev loop (the one qk_io_loop drives the
  * endpoint from: qk_io_loop_ev()). The application feeds it the endpoint's
@@ -40,10 +44,21 @@ struct ev_loop; /* libev */
 #define QK_TUNNEL_ERR_TCP 0x1u
 /** Application error code when the stream broke the tunnel protocol (bad preamble). */
 #define QK_TUNNEL_ERR_PROTOCOL 0x2u
+/** Application error code on CONNECTION_CLOSE: access denied (wrong or missing secret). */
+#define QK_TUNNEL_ERR_AUTH 0x3u
+/** First byte of the client's authentication stream (then a 32-byte MAC, FIN). */
+#define QK_TUNNEL_AUTH_PREAMBLE 0x01u
+/** TLS exporter label the authentication MAC is computed over (RFC 8446 §7.5). */
+#define QK_TUNNEL_AUTH_LABEL "EXPORTER-quack-tunnel-auth"
+/** Bytes of the authentication MAC: HMAC-SHA256(secret, exporter(label, 32 bytes)). */
+#define QK_TUNNEL_AUTH_MAC_BYTES 32u
 /** Default limit on concurrent TCP connections (flows). */
 #define QK_TUNNEL_DEFAULT_MAX_FLOWS 1024u
 /** Default staging buffer per flow and direction. */
 #define QK_TUNNEL_DEFAULT_BUF_BYTES (64u << 10)
+
+/** Default time new TCP connections wait for a session while the client redials. */
+#define QK_TUNNEL_DEFAULT_HOLD_NS (10ull * 1000000000ull)
 
 typedef struct qk_tunnel qk_tunnel;
 
@@ -61,6 +76,10 @@ typedef struct qk_tunnel_carrier {
     long (*read)(void *sess, uint64_t sid, uint8_t *buf, size_t cap, bool *fin);
     /** Abort: reset our sending side and/or ask the peer to stop (yamux: RST). */
     void (*abort)(void *sess, uint64_t sid, uint64_t app_error, bool reset_send, bool stop_recv);
+    /** Optional: keying material of the session's TLS handshake (RFC 8446 §7.5). */
+    int (*export_key)(void *sess, const char *label, uint8_t *out, size_t len);
+    /** Optional: close the session with an error code and reason. */
+    void (*close)(void *sess, uint64_t app_error, const char *reason);
 } qk_tunnel_carrier;
 
 /** QUIC over UDP (or any qk_conn): sess is a qk_conn *. */
@@ -79,13 +98,36 @@ typedef enum qk_tunnel_ev {
 
 /** Tunnel settings; zero fields take the defaults. */
 typedef struct qk_tunnel_config {
-    bool server;          /**< true: connect streams the peer opens to target */
-    qk_addr target;       /**< server: the TCP address every stream goes to */
+    bool server;    /**< true: connect streams the peer opens to target */
+    qk_addr target; /**< server: the TCP address every stream goes to */
+    /** Server: instead of target, serve SOCKS5 CONNECT (RFC 1928) on each stream, to
+     * destinations qk_tunnel_allowed(allow, n_allow) admits; with socks_user set, require
+     * that username/password (RFC 1929). Names are resolved with getaddrinfo (blocking). */
+    bool socks5;
+    const struct qk_tunnel_allow *allow;
+    size_t n_allow;
+    const char *socks_user, *socks_pass;
+    /** Access control: a shared secret. Server: every session must first send an
+     * authentication stream whose MAC (QK_TUNNEL_AUTH_MAC_BYTES) is HMAC-SHA256(secret,
+     * TLS exporter of that session), before any flow; otherwise the session is closed
+     * with QK_TUNNEL_ERR_AUTH and a reason that says why. Client: see qk_tunnel_auth. */
+    const uint8_t *secret;
+    size_t secret_len;
+    /** Client: the server's answer to qk_tunnel_auth (ok false: the stream was refused). */
+    void (*on_auth)(void *ctx, void *sess, bool ok);
+    void *auth_ctx;
     size_t max_flows;     /**< concurrent flows (default QK_TUNNEL_DEFAULT_MAX_FLOWS) */
     size_t buf_bytes;     /**< staging bytes per flow and direction (default 64 KiB) */
     void (*kick)(void *); /**< called after data was queued on a stream from a TCP
                                callback, so the endpoint sends it (qk_io_loop_kick) */
     void *kick_ctx;
+    /** Client: while there is no session (qk_tunnel_set_session(t, car, NULL)), new TCP
+     * connections wait in the listen backlog this long, then are refused (RST) with a log
+     * line until a session is back (default QK_TUNNEL_DEFAULT_HOLD_NS). */
+    uint64_t hold_ns;
+    /** Optional: one line (no newline) per flow opened/closed and per refusal. */
+    void (*log)(void *ctx, const char *line);
+    void *log_ctx;
 } qk_tunnel_config;
 
 /** Counters since creation. */
@@ -124,6 +166,33 @@ int qk_tunnel_listen(qk_tunnel *t, const qk_addr *addr, qk_conn *c);
  */
 int qk_tunnel_listen_on(qk_tunnel *t, const qk_addr *addr, const qk_tunnel_carrier *car,
                         void *sess);
+
+/**
+ * Client: replace the session new flows are opened on (after a redial), or
+ * with sess NULL say there is none (the connection died): new TCP
+ * connections then wait up to cfg.hold_ns in the listen backlog and are
+ * refused after that, each with a log line. Flows of the old session are
+ * not moved (they end with it). Returns 0, QK_ERR_INVALID_ARG (NULL t, or
+ * sess without car), QK_ERR_STATE (a server tunnel, or not listening).
+ */
+int qk_tunnel_set_session(qk_tunnel *t, const qk_tunnel_carrier *car, void *sess);
+
+/**
+ * Client: prove the secret (cfg.secret) on session sess: open the
+ * authentication stream and send the MAC bound to this session's TLS
+ * exporter (not replayable on another connection). cfg.on_auth is called
+ * with the answer; open flows only after it said ok. Returns 0,
+ * QK_ERR_INVALID_ARG, QK_ERR_UNSUPPORTED (the carrier has no exporter),
+ * QK_ERR_STATE (a server tunnel, or no secret), or the carrier's error.
+ */
+int qk_tunnel_auth(qk_tunnel *t, const qk_tunnel_carrier *car, void *sess);
+
+/**
+ * The authentication MAC for session sess: HMAC-SHA256(secret, exporter).
+ * Returns 0, QK_ERR_UNSUPPORTED (no exporter), QK_ERR_TLS.
+ */
+int qk_tunnel_auth_mac(const qk_tunnel_carrier *car, void *sess, const uint8_t *secret,
+                       size_t secret_len, uint8_t out[QK_TUNNEL_AUTH_MAC_BYTES]);
 
 /** The bound TCP listening address (after qk_tunnel_listen). Returns 0 or QK_ERR_STATE. */
 int qk_tunnel_listen_addr(const qk_tunnel *t, qk_addr *out);
@@ -187,6 +256,13 @@ void qk_tunnel_tcp_kick(void *ctx);
 /** Set (or with NULL, forget before freeing it) the tunnel fed with stream events. */
 void qk_tunnel_tcp_set_tunnel(qk_tunnel_tcp *o, qk_tunnel *t);
 
+/**
+ * Client: connect again (after on_session reported the session gone); the
+ * new session arrives by on_session. Returns 0, QK_ERR_STATE (a server),
+ * QK_ERR_IO (socket/connect; errno kept), QK_ERR_NOMEM.
+ */
+int qk_tunnel_tcp_redial(qk_tunnel_tcp *o);
+
 /** GoAway(normal) on every session, flushed as far as the sockets take it. */
 void qk_tunnel_tcp_go_away(qk_tunnel_tcp *o);
 
@@ -195,6 +271,129 @@ void qk_tunnel_tcp_del(qk_tunnel_tcp *o);
 
 /** Server: the bound listening address. Returns 0, QK_ERR_STATE, QK_ERR_IO. */
 int qk_tunnel_tcp_local_addr(const qk_tunnel_tcp *o, qk_addr *out);
+
+/* ---- SOCKS5 server side and the destination allow-list (src/tunnel/socks5.c) ---- */
+
+/** SOCKS5 reply codes (RFC 1928 §6). */
+#define QK_SOCKS5_OK               0x00u
+#define QK_SOCKS5_GENERAL_FAILURE  0x01u
+#define QK_SOCKS5_NOT_ALLOWED      0x02u
+#define QK_SOCKS5_HOST_UNREACHABLE 0x04u
+#define QK_SOCKS5_CONN_REFUSED     0x05u
+#define QK_SOCKS5_CMD_UNSUPPORTED  0x07u
+#define QK_SOCKS5_ATYP_UNSUPPORTED 0x08u
+/** Bytes of a reply qk_socks5_reply writes (IPv4 form, RFC 1928 §6). */
+#define QK_SOCKS5_REPLY_BYTES 10u
+
+/** qk_socks5_feed results. */
+typedef enum qk_socks5_result {
+    QK_SOCKS5_MORE = 0,    /**< need more bytes (send *out_len reply bytes first) */
+    QK_SOCKS5_REQUEST = 1, /**< a CONNECT request is complete: host/port are set */
+    QK_SOCKS5_FAIL = 2,    /**< refused or malformed: send the reply bytes, then close */
+} qk_socks5_result;
+
+/** One SOCKS5 server-side negotiation (embedded; qk_socks5_init). */
+typedef struct qk_socks5 {
+    int state;               /* 0 greeting, 1 RFC 1929 auth, 2 request, 3 done */
+    const char *user, *pass; /* NULL user: no authentication (method 0) */
+    uint8_t buf[520];        /* the message being assembled */
+    size_t len;
+    char host[256]; /**< REQUEST: the destination, a name or an address literal */
+    uint16_t port;  /**< REQUEST: the destination port */
+} qk_socks5;
+
+/** Start a negotiation; user/pass (RFC 1929) are kept by pointer; NULL user = no auth. */
+void qk_socks5_init(qk_socks5 *s, const char *user, const char *pass);
+
+/**
+ * Feed len client bytes. *used says how many were consumed (bytes after a
+ * complete request are the flow's payload); out (at least 32 bytes) gets
+ * *out_len reply bytes to send back. Returns a qk_socks5_result; never
+ * fails otherwise.
+ */
+qk_socks5_result qk_socks5_feed(qk_socks5 *s, const uint8_t *in, size_t len, size_t *used,
+                                uint8_t *out, size_t *out_len);
+
+/** Write the CONNECT reply with code rep (QK_SOCKS5_*) into out (QK_SOCKS5_REPLY_BYTES). */
+void qk_socks5_reply(uint8_t rep, uint8_t *out);
+
+/** One --allow rule: a network and a port range. */
+typedef struct qk_tunnel_allow {
+    qk_addr net; /**< network address (port unused) */
+    unsigned prefix_bits;
+    uint16_t port_lo, port_hi;
+} qk_tunnel_allow;
+
+/**
+ * Parse "CIDR[:PORTS]" (e.g. 127.0.0.0/8, 10.0.0.0/8:80-443, [::1]/128:22,
+ * 0.0.0.0/0). No prefix = the host; no ports = all. Returns 0 or
+ * QK_ERR_INVALID_ARG.
+ */
+int qk_tunnel_allow_parse(const char *str, qk_tunnel_allow *out);
+
+/**
+ * May a flow go to dst? Yes when a rule matches; otherwise loopback,
+ * private, link-local, CGNAT, unspecified and multicast destinations are
+ * denied, and other (public) ones allowed only when there are no rules.
+ * Never fails.
+ */
+bool qk_tunnel_allowed(const qk_tunnel_allow *rules, size_t n_rules, const qk_addr *dst);
+
+/* ---- UDP over QUIC DATAGRAM frames (RFC 9221; src/tunnel/udp.c) ---- */
+
+/** Bytes before the payload in each DATAGRAM frame: the session id (big endian). */
+#define QK_TUNNEL_UDP_HEADER_BYTES 4u
+/** Default idle time after which a UDP session is forgotten. */
+#define QK_TUNNEL_UDP_DEFAULT_IDLE_NS (60ull * 1000000000ull)
+/** Default limit on UDP sessions (source ports) at once. */
+#define QK_TUNNEL_UDP_DEFAULT_MAX_SESSIONS 4096u
+
+typedef struct qk_tunnel_udp qk_tunnel_udp;
+
+/** UDP forwarding settings; zero fields take the defaults. */
+typedef struct qk_tunnel_udp_config {
+    bool server;          /**< false: receive on addr; true: send each session to addr */
+    qk_addr addr;         /**< client: --udp-listen; server: --udp-to */
+    uint64_t idle_ns;     /**< a session unused this long is freed (default 60 s) */
+    size_t max_sessions;  /**< sessions at once (default 4096) */
+    uint8_t urgency;      /**< qk_datagram_send urgency (RFC 9218 scale, 0 = most urgent) */
+    void (*kick)(void *); /**< called after datagrams were queued from a socket callback */
+    void *kick_ctx;
+    void (*log)(void *ctx, const char *line); /**< optional: session opened/expired lines */
+    void *log_ctx;
+} qk_tunnel_udp_config;
+
+/** Counters since creation. */
+typedef struct qk_tunnel_udp_stats {
+    uint64_t sessions_opened, sessions_expired;
+    uint64_t dgrams_up, dgrams_down; /**< client->server, server->client, forwarded */
+    uint64_t dgrams_dropped;         /**< no connection, queue full, too large, no session */
+} qk_tunnel_udp_stats;
+
+/**
+ * Create UDP forwarding in libev loop ev; the client binds cfg->addr now.
+ * Returns 0, QK_ERR_INVALID_ARG, QK_ERR_IO (socket/bind; errno kept), QK_ERR_NOMEM.
+ */
+int qk_tunnel_udp_new(struct ev_loop *ev, const qk_tunnel_udp_config *cfg, qk_tunnel_udp **out);
+
+/** Close every session and free u. NULL is a no-op. */
+void qk_tunnel_udp_del(qk_tunnel_udp *u);
+
+/** Client: the connection to send on (NULL: none; datagrams are dropped). */
+void qk_tunnel_udp_set_conn(qk_tunnel_udp *u, qk_conn *c);
+
+/**
+ * Feed one endpoint event: DATAGRAM (forwarded) and CLOSED (that
+ * connection's sessions freed). Returns true when DATAGRAM frames were
+ * queued. Never fails.
+ */
+bool qk_tunnel_udp_on_event(qk_tunnel_udp *u, const qk_event *ev);
+
+/** Client: the bound UDP address. Returns 0, QK_ERR_STATE, QK_ERR_IO. */
+int qk_tunnel_udp_local_addr(const qk_tunnel_udp *u, qk_addr *out);
+
+/** Copy the counters; *sessions gets the number open now (may be NULL). */
+void qk_tunnel_udp_get_stats(const qk_tunnel_udp *u, qk_tunnel_udp_stats *out, size_t *sessions);
 
 #ifdef __cplusplus
 }

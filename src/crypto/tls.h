@@ -126,6 +126,14 @@ const uint8_t *qk_tls_peer_tparams(const qk_tls *tls, size_t *len);
 /** Negotiated ALPN protocol (NUL-terminated) or NULL. */
 const char *qk_tls_alpn(const qk_tls *tls);
 
+/**
+ * RFC 8446 §7.5 exporter (RFC 5705 interface): out_len bytes keyed by label
+ * and context, once the handshake has completed. Returns 0, QK_ERR_STATE
+ * (not complete), QK_ERR_INVALID_ARG, QK_ERR_TLS.
+ */
+int qk_tls_export(const qk_tls *tls, const char *label, const uint8_t *context, size_t context_len,
+                  uint8_t *out, size_t out_len);
+
 /** 1 once the handshake has completed. */
 int qk_tls_complete(const qk_tls *tls);
 

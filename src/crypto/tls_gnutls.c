@@ -641,6 +641,17 @@ const char *qk_tls_alpn(const qk_tls *t)
     return t && t->alpn[0] ? t->alpn : NULL;
 }
 
+int qk_tls_export(const qk_tls *t, const char *label, const uint8_t *context, size_t context_len,
+                  uint8_t *out, size_t out_len)
+{
+    if (!t || !label || !out || !out_len || (context_len && !context)) return QK_ERR_INVALID_ARG;
+    if (!t->complete) return QK_ERR_STATE;
+    /* RFC 8446 §7.5: TLS-Exporter(label, context, length) from exporter_master_secret */
+    int rc = gnutls_prf_rfc5705(t->s, strlen(label), label, context_len, (const char *)context,
+                                out_len, (char *)out);
+    return rc < 0 ? QK_ERR_TLS : 0;
+}
+
 int qk_tls_complete(const qk_tls *t)
 {
     return t ? t->complete : 0;

@@ -26,8 +26,23 @@ static void quic_abort(void *sess, uint64_t sid, uint64_t app_error, bool reset_
     if (stop_recv) qk_stream_stop(sess, sid, app_error);
 }
 
-const qk_tunnel_carrier qk_tunnel_carrier_quic = {
-    .name = "quic", .open = quic_open, .write = quic_write, .read = quic_read, .abort = quic_abort};
+static int quic_export_key(void *sess, const char *label, uint8_t *out, size_t len)
+{
+    return qk_conn_export_keying_material(sess, label, NULL, 0, out, len);
+}
+
+static void quic_close(void *sess, uint64_t app_error, const char *reason)
+{
+    qk_conn_close(sess, app_error, reason); /* RFC 9000 §10.2: CONNECTION_CLOSE 0x1d */
+}
+
+const qk_tunnel_carrier qk_tunnel_carrier_quic = {.name = "quic",
+                                                  .open = quic_open,
+                                                  .write = quic_write,
+                                                  .read = quic_read,
+                                                  .abort = quic_abort,
+                                                  .export_key = quic_export_key,
+                                                  .close = quic_close};
 
 static int yamux_open(void *sess, uint64_t *sid)
 {

@@ -396,6 +396,12 @@ int qk_tunnel_tcp_new(struct ev_loop *ev, qk_tunnel *t, const qk_tunnel_tcp_conf
     return 0;
 }
 
+int qk_tunnel_tcp_redial(qk_tunnel_tcp *o)
+{
+    if (!o || o->cfg.server) return QK_ERR_STATE;
+    return start(o);
+}
+
 void qk_tunnel_tcp_set_tunnel(qk_tunnel_tcp *o, qk_tunnel *t)
 {
     if (o) o->t = t;

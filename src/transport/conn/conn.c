@@ -982,6 +982,14 @@ const char *qk_conn_alpn(const qk_conn *c)
     return c->handshake_complete ? qk_tls_alpn(c->tls) : NULL;
 }
 
+int qk_conn_export_keying_material(const qk_conn *c, const char *label, const uint8_t *context,
+                                   size_t context_len, uint8_t *out, size_t out_len)
+{
+    if (!c) return QK_ERR_INVALID_ARG;
+    if (!c->handshake_complete) return QK_ERR_STATE;
+    return qk_tls_export(c->tls, label, context, context_len, out, out_len);
+}
+
 bool qk_conn_established(const qk_conn *c)
 {
     return c->handshake_complete && c->state == QK_CONN_ESTABLISHED;

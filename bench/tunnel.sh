@@ -1,0 +1,274 @@
+#!/usr/bin/env bash
+# quack tunnel vs kcptun (Debian `kcptun`: kcptun-client / kcptun-server)
+# through identical `quack netem` paths: 25 ms each way, 100 Mbit/s, a 50 ms
+# queue, random loss 0 / 0.1 / 1 / 3 % each way. Per path and tool: one
+# SIZE_MB download, and ten parallel PAR_MB downloads (time until the last
+# one ends), plus the time to first byte of the single download (connect ->
+# first byte: the tunnel's stream setup and one request round trip). Every
+# download is checked byte for byte (SHA-256 of a fixed pattern).
+# kcptun: --crypt none --mode fast3 --sndwnd 1024 --rcvwnd 1024 --nocomp on
+# both ends, with FEC off (--ds 0 --ps 0) and with its default FEC 10/3.
+# quack: defaults (cubic); a `--cc bbr` row when `quack tunnel` accepts it.
+# Tools alternate inside each round; the table has the median of ROUNDS.
+# Writes docs/perf.md's "tunnel.sh" section, docs/tunnel_bench.csv (every
+# run) and docs/tunnel_bench.png.
+# usage: bench/tunnel.sh [BUILD_DIR (build/release)] [ROUNDS (3)] [SIZE_MB (50)] [PAR_MB (5)]
+#        LOSSES="0 1" bench/tunnel.sh ... to run a subset of the paths
+#        PLOT_ONLY=1 bench/tunnel.sh ... redoes table, plot and section from docs/tunnel_bench.csv
+set -euo pipefail
+build=$(cd "${1:-build/release}" && pwd)
+rounds=${2:-3}
+size_mb=${3:-50}
+par_mb=${4:-5}
+losses=${LOSSES:-0 0.1 1 3}
+limit_s=${LIMIT_S:-90} # a transfer slower than this counts as a timeout
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+q="$build/quack"
+[ -x "$q" ] || { echo "tunnel.sh: run 'make release' first ($q)" >&2; exit 1; }
+command -v kcptun-client >/dev/null || { echo "tunnel.sh: install kcptun (scripts/deps.sh)" >&2; exit 1; }
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+base=$((20000 + ($$ % 14000) * 2))
+src_port=$base relay_port=$((base + 1)) srv_port=$((base + 2)) cli_port=$((base + 3))
+tools="quack kcptun kcptun-fec"
+if "$q" tunnel server --cc bbr --listen 127.0.0.1:0 --to 127.0.0.1:1 --help >/dev/null 2>&1 &&
+    ! "$q" tunnel server --cc bbr --listen 127.0.0.1:0 --to 127.0.0.1:1 2>&1 | grep -q 'cc wants'; then
+    tools="$tools quack-bbr"
+fi
+kcp_opts=(--crypt none --mode fast3 --sndwnd 1024 --rcvwnd 1024 --nocomp --quiet)
+
+# The source: "N\n" in, the first N bytes of a fixed pattern out.
+python3 - "$src_port" "$size_mb" <<'PY' &
+import random, socket, sys, threading
+port, mb = int(sys.argv[1]), int(sys.argv[2])
+pat = random.Random(7).randbytes(mb << 20)
+def serve(c):
+    try:
+        req = b""
+        while not req.endswith(b"\n"):
+            b = c.recv(64)
+            if not b:
+                return
+            req += b
+        c.sendall(memoryview(pat)[: int(req)])
+        c.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+    finally:
+        c.close()
+ls = socket.socket()
+ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind(("127.0.0.1", port))
+ls.listen(128)
+while True:
+    c, _ = ls.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+PY
+pids+=($!)
+
+# fetch COUNT MB: COUNT parallel downloads of MB MiB through 127.0.0.1:cli_port;
+# prints "ok|bad SECONDS_LAST_END TTFB_FIRST".
+fetch() {
+    python3 - "$cli_port" "$1" "$2" "$size_mb" "$limit_s" <<'PY'
+import hashlib, random, socket, sys, threading, time
+port, count, mb, total_mb, limit = (int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]),
+                                    int(sys.argv[4]), float(sys.argv[5]))
+n = mb << 20
+want = hashlib.sha256(random.Random(7).randbytes(total_mb << 20)[:n]).hexdigest()
+res = []
+def one():
+    t0 = time.time()
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=limit)
+        s.settimeout(limit)
+        s.sendall(b"%d\n" % n)
+        h, got, first = hashlib.sha256(), 0, None
+        while True:
+            b = s.recv(1 << 16)
+            if not b:
+                break
+            if first is None:
+                first = time.time() - t0
+            h.update(b)
+            got += len(b)
+        res.append((got == n and h.hexdigest() == want, time.time(), first or 0))
+    except OSError:
+        res.append((False, time.time(), 0))
+start = time.time()
+ts = [threading.Thread(target=one) for _ in range(count)]
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+ok = all(r[0] for r in res) and len(res) == count
+print("%s %.3f %.3f" % ("ok" if ok else "bad", max(r[1] for r in res) - start, min(r[2] for r in res)))
+PY
+}
+
+wait_line() {
+    for _ in $(seq 200); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.05; done
+    return 1
+}
+
+# start TOOL LOSS: netem relay_port -> srv_port, the tool's two ends; sets tpids.
+start() {
+    local tool=$1 loss=$2
+    tpids=()
+    "$q" netem --listen "127.0.0.1:$relay_port" --to "127.0.0.1:$srv_port" --delay 25ms \
+        --rate 100mbit --limit-time 50ms --loss "$loss%" --seed "$RANDOM" >/dev/null 2>&1 &
+    tpids+=($!)
+    case $tool in
+    quack | quack-bbr)
+        local cc=()
+        [ "$tool" = quack-bbr ] && cc=(--cc bbr)
+        "$q" tunnel server --listen "127.0.0.1:$srv_port" --to "127.0.0.1:$src_port" --quiet \
+            "${cc[@]}" >"$tmp/s.out" 2>&1 &
+        tpids+=($!)
+        wait_line "$tmp/s.out" '^listening on'
+        "$q" tunnel client --connect "127.0.0.1:$relay_port" --insecure --quiet "${cc[@]}" \
+            --listen "127.0.0.1:$cli_port" >"$tmp/c.out" 2>&1 &
+        tpids+=($!)
+        wait_line "$tmp/c.out" '^tunnel: listening on'
+        ;;
+    kcptun | kcptun-fec)
+        local fec=(--ds 0 --ps 0)
+        [ "$tool" = kcptun-fec ] && fec=(--ds 10 --ps 3)
+        kcptun-server -l "127.0.0.1:$srv_port" -t "127.0.0.1:$src_port" "${kcp_opts[@]}" \
+            "${fec[@]}" >"$tmp/s.out" 2>&1 &
+        tpids+=($!)
+        kcptun-client -l "127.0.0.1:$cli_port" -r "127.0.0.1:$relay_port" "${kcp_opts[@]}" \
+            "${fec[@]}" >"$tmp/c.out" 2>&1 &
+        tpids+=($!)
+        sleep 0.5
+        ;;
+    esac
+    pids+=("${tpids[@]}")
+}
+stop() {
+    for p in "${tpids[@]}"; do kill "$p" 2>/dev/null || true; done
+    for p in "${tpids[@]}"; do wait "$p" 2>/dev/null || true; done
+    sleep 0.2
+}
+
+csv="$root/docs/tunnel_bench.csv"
+[ -n "${PLOT_ONLY:-}" ] || echo "loss_pct,round,tool,single_s,single_ttfb_s,single_ok,par10_s,par10_ok" >"$csv"
+[ -n "${PLOT_ONLY:-}" ] && losses_run="" || losses_run=$losses
+for loss in $losses_run; do
+    for r in $(seq "$rounds"); do
+        order=$tools
+        [ $((r % 2)) -eq 0 ] && order=$(echo "$tools" | tr ' ' '\n' | tac | tr '\n' ' ')
+        for tool in $order; do
+            start "$tool" "$loss"
+            read -r ok1 t1 f1 < <(fetch 1 "$size_mb")
+            read -r ok2 t2 _ < <(fetch 10 "$par_mb")
+            stop
+            echo "$loss,$r,$tool,$t1,$f1,$ok1,$t2,$ok2" | tee -a "$csv" >&2
+        done
+    done
+done
+
+# Medians per (loss, tool); goodput in Mbit/s from the median times.
+table=$(python3 - "$csv" "$size_mb" "$par_mb" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+size, par = int(sys.argv[2]), int(sys.argv[3])
+keys = []
+for r in rows:
+    k = (r["loss_pct"], r["tool"])
+    if k not in keys:
+        keys.append(k)
+print("| loss each way | tool | %d MB: s (Mbit/s) | TTFB ms | 10 x %d MB: s (Mbit/s) | runs ok |" % (size, par))
+print("|---|---|---|---|---|---|")
+for loss, tool in keys:
+    rs = [r for r in rows if r["loss_pct"] == loss and r["tool"] == tool]
+    ok1 = [float(r["single_s"]) for r in rs if r["single_ok"] == "ok"]
+    ok2 = [float(r["par10_s"]) for r in rs if r["par10_ok"] == "ok"]
+    ttfb = [float(r["single_ttfb_s"]) for r in rs if r["single_ok"] == "ok"]
+    def cell(ts, mb):
+        if not ts:
+            return "failed"
+        m = statistics.median(ts)
+        return "%.2f (%.1f)" % (m, mb * 8.388608 / m)
+    print("| %s %% | %s | %s | %s | %s | %d+%d of %d+%d |" % (
+        loss, tool, cell(ok1, size), "%.0f" % (statistics.median(ttfb) * 1000) if ttfb else "-",
+        cell(ok2, 10 * par), len(ok1), len(ok2), len(rs), len(rs)))
+PY
+)
+echo "$table"
+
+# Plot: single-download goodput per loss, one line per tool.
+python3 - "$csv" "$tmp/plot.dat" "$size_mb" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+size = int(sys.argv[3])
+tools = []
+for r in rows:
+    if r["tool"] not in tools:
+        tools.append(r["tool"])
+losses = sorted({float(r["loss_pct"]) for r in rows})
+with open(sys.argv[2], "w") as f:
+    f.write("loss " + " ".join(tools) + "\n")
+    for l in losses:
+        vals = []
+        for t in tools:
+            ts = [float(r["single_s"]) for r in rows if float(r["loss_pct"]) == l
+                  and r["tool"] == t and r["single_ok"] == "ok"]
+            vals.append("%.2f" % (size * 8.388608 / statistics.median(ts)) if ts else "NaN")
+        f.write("%g %s\n" % (l, " ".join(vals)))
+PY
+ncols=$(head -1 "$tmp/plot.dat" | wc -w)
+gnuplot <<EOF
+set terminal pngcairo size 800,480
+set output "$root/docs/tunnel_bench.png"
+set title "quack tunnel vs kcptun: one ${size_mb} MB download, 25 ms each way, 100 Mbit/s"
+set xlabel "random loss each way (%)"
+set ylabel "goodput (Mbit/s, median of $rounds)"
+set logscale x
+set xrange [0.03:5]
+set key top right
+set grid
+plot for [i=2:$ncols] "$tmp/plot.dat" using (\$1 > 0 ? \$1 : 0.05):i with linespoints \
+    title columnheader(i)
+EOF
+
+section=$(
+    cat <<EOF
+<!-- tunnel.sh begin (written by bench/tunnel.sh; do not edit by hand) -->
+## quack tunnel vs kcptun (\`bench/tunnel.sh\`)
+
+\`bench/tunnel.sh $(basename "$build") $rounds $size_mb $par_mb\` (LOSSES="$losses"), $(date -u +%Y-%m-%d).
+TCP downloads through each tunnel over the same \`quack netem\` path: 25 ms
+each way, 100 Mbit/s, 50 ms queue, random loss each way as listed (0 % is
+plotted at 0.05 %). kcptun (Debian) runs \`--crypt none --mode fast3 --sndwnd
+1024 --rcvwnd 1024 --nocomp\` on both ends, FEC off (\`kcptun\`, --ds 0 --ps 0)
+or its default 10/3 (\`kcptun-fec\`); quack runs its defaults (cubic). Tools
+alternate within each round; medians of $rounds rounds; every download is
+checked by SHA-256. TTFB = connect to first byte of the single download.
+The machine is shared (2 cores, other jobs running): absolute numbers are
+noisy, the comparison runs interleaved. Raw runs: docs/tunnel_bench.csv.
+
+$table
+
+![goodput vs loss](tunnel_bench.png)
+<!-- tunnel.sh end -->
+EOF
+)
+python3 - "$root/docs/perf.md" "$section" <<'PY'
+import re, sys
+path, section = sys.argv[1], sys.argv[2]
+text = open(path).read()
+pat = re.compile(r"<!-- tunnel.sh begin.*?<!-- tunnel.sh end -->", re.S)
+if pat.search(text):
+    text = pat.sub(lambda m: section, text)
+else:
+    text = text.rstrip("\n") + "\n\n" + section + "\n"
+open(path, "w").write(text)
+PY
+echo "wrote docs/perf.md, $csv, docs/tunnel_bench.png" >&2

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# `quack tunnel` under load (issue 19, done-when list): 100 parallel TCP
+# connections of random sizes (0..100 kB), each echoed byte-exact (SHA-256,
+# with half-close both ways: the sender shuts down its side, the echo
+# finishes and half-closes back), through `quack netem` with 10 ms each way
+# and 1 % loss each way; and a target killed while it holds unread data
+# resets the client's TCP connection. Usage: tests/cli/tunnel_many.sh BUILD_DIR
+set -uo pipefail
+build=${1:?usage: tunnel_many.sh BUILD_DIR}
+q="$build/quack"
+here=$(cd "$(dirname "$0")" && pwd)
+peer="python3 $here/tunnel_peer.py"
+tmp=$(mktemp -d)
+pids=()
+fails=0
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+    wait 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+ok() { echo "ok   - $*"; }
+no() { echo "FAIL - $*"; fails=$((fails + 1)); }
+check() { if eval "$2"; then ok "$1"; else no "$1"; fi; }
+base=$((20000 + ($$ % 15000) * 2))
+echo_port=$base relay_port=$((base + 1)) tcp_port=$((base + 2)) sink_port=$((base + 3))
+tcp2_port=$((base + 4))
+wait_line() {
+    for _ in $(seq 100); do
+        grep -q "$2" "$1" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+$peer echo "$echo_port" &
+pids+=($!)
+"$q" tunnel server --listen 127.0.0.1:0 --to "127.0.0.1:$echo_port" --quiet >"$tmp/s.out" 2>"$tmp/s.err" &
+pids+=($!)
+wait_line "$tmp/s.out" '^listening on' || no "server did not come up"
+saddr=$(sed -n 's/^listening on \([^ ]*\).*/\1/p' "$tmp/s.out")
+"$q" netem --listen "127.0.0.1:$relay_port" --to "$saddr" --delay 10ms --loss 1% --seed 5 \
+    --duration 120s >/dev/null 2>&1 &
+pids+=($!)
+sleep 0.3
+"$q" tunnel client --connect "127.0.0.1:$relay_port" --insecure --listen "127.0.0.1:$tcp_port" \
+    --quiet >"$tmp/c.out" 2>"$tmp/c.err" &
+pids+=($!)
+if wait_line "$tmp/c.out" '^tunnel: listening on'; then
+    par=()
+    RANDOM=42
+    for i in $(seq 100); do
+        n=$(((RANDOM * 32768 + RANDOM) % 100001))
+        $peer roundtrip "$tcp_port" "$n" >"$tmp/r$i" 2>&1 &
+        par+=($!)
+    done
+    wait "${par[@]}"
+    n_ok=$(cat "$tmp"/r* | grep -c '^ok')
+    check "100 parallel echoes of random sizes through 1% loss each way, SHA-256 equal ($n_ok of 100)" \
+        "[ $n_ok = 100 ]"
+else
+    no "client did not come up: $(cat "$tmp/c.err")"
+fi
+
+# A target that never reads, killed while our bytes sit unread in its socket:
+# the kernel resets the connection; the tunnel passes the reset on.
+python3 - "$sink_port" >"$tmp/sink.out" 2>&1 <<'EOF' &
+import socket, sys, time
+ls = socket.socket()
+ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind(("127.0.0.1", int(sys.argv[1])))
+ls.listen(4)
+c, _ = ls.accept()
+print("accepted", flush=True)
+time.sleep(60)
+EOF
+sinkpid=$!
+pids+=($sinkpid)
+"$q" tunnel server --listen 127.0.0.1:0 --to "127.0.0.1:$sink_port" --quiet >"$tmp/s2.out" 2>&1 &
+pids+=($!)
+wait_line "$tmp/s2.out" '^listening on'
+saddr=$(sed -n 's/^listening on \([^ ]*\).*/\1/p' "$tmp/s2.out")
+"$q" tunnel client --connect "$saddr" --insecure --listen "127.0.0.1:$tcp2_port" --quiet \
+    >"$tmp/c2.out" 2>&1 &
+pids+=($!)
+wait_line "$tmp/c2.out" '^tunnel: listening on'
+python3 - "$tcp2_port" "$sinkpid" "$tmp/sink.out" >"$tmp/killed" 2>&1 <<'EOF'
+import os, signal, socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=15)
+s.sendall(b"x" * 100000)
+for _ in range(100):
+    if "accepted" in open(sys.argv[3]).read():
+        break
+    time.sleep(0.1)
+time.sleep(0.5)
+os.kill(int(sys.argv[2]), signal.SIGKILL)
+try:
+    b = s.recv(10)
+    print("eof" if not b else "data")
+except ConnectionResetError:
+    print("reset")
+except socket.timeout:
+    print("timeout")
+EOF
+check "a killed target resets the client's TCP connection ($(cat "$tmp/killed"))" \
+    "grep -q '^reset' $tmp/killed"
+echo "$fails failure(s)"
+[ "$fails" -eq 0 ]
