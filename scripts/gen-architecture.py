@@ -35,8 +35,9 @@ def tests_for(rel, name):
     files = glob.glob(os.path.join(ROOT, "tests", "*", "test_*.c"))
     files += glob.glob(os.path.join(ROOT, "tests", "*", "*.sh"))
     for t in sorted(files):
-        m = re.search(r"covers: ([^*\n]*)", open(t, errors="replace").read(2000))
-        if m and rel in m.group(1).split():
+        head = open(t, errors="replace").read(2000)
+        m = re.search(r"covers:(.*?)\*/" if t.endswith(".c") else r"covers:([^\n]*)", head, re.S)
+        if m and rel in m.group(1).replace("*", " ").split():
             base = os.path.basename(t)
             base = base[:-2] if base.endswith(".c") else base[:-3]
             tests.append("%s/%s" % (os.path.basename(os.path.dirname(t)), base))
