@@ -457,14 +457,16 @@ static int get_parse(getter *g, get_opts *o, int argc, char **argv)
             get_usage(stdout);
             return -1;
         }
-        if (!strcmp(a, "--output")) dst = &o->out;
-        if (!strcmp(a, "--pin")) dst = &o->pin;
-        if (!strcmp(a, "--qlog")) dst = &o->qlog;
-        if (!strcmp(a, "--keylog")) dst = &o->keylog;
-        if (!strcmp(a, "--cc")) dst = &o->cc;
-        if (!strcmp(a, "--quic-version")) dst = &o->version;
-        if (!strcmp(a, "--offer-version")) dst = &o->offer;
-        if (!strcmp(a, "--session-file")) dst = &o->session;
+        const perf_str_opt tab[] = {{"--output", &o->out},
+                                    {"--pin", &o->pin},
+                                    {"--qlog", &o->qlog},
+                                    {"--keylog", &o->keylog},
+                                    {"--cc", &o->cc},
+                                    {"--quic-version", &o->version},
+                                    {"--offer-version", &o->offer},
+                                    {"--session-file", &o->session},
+                                    {NULL, NULL}};
+        dst = perf_str_opt_find(tab, a);
         uint64_t *size = NULL;
         if (!strcmp(a, "--max-data")) size = &o->max_data_bytes;
         if (!strcmp(a, "--max-stream-data")) size = &o->max_stream_data_bytes;

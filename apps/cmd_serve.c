@@ -389,15 +389,17 @@ static int serve_parse(serve_opts *o, int argc, char **argv)
             serve_usage(stdout);
             return -1;
         }
-        if (!strcmp(a, "--root")) dst = &o->root;
-        if (!strcmp(a, "--listen")) dst = &o->listen;
-        if (!strcmp(a, "--cert")) dst = &o->cert;
-        if (!strcmp(a, "--key")) dst = &o->key;
-        if (!strcmp(a, "--qlog")) dst = &o->qlog;
-        if (!strcmp(a, "--keylog")) dst = &o->keylog;
-        if (!strcmp(a, "--cc")) dst = &o->cc;
-        if (!strcmp(a, "--quic-version")) dst = &o->version;
-        if (!strcmp(a, "--ticket-lifetime")) dst = &o->ticket_life;
+        const perf_str_opt tab[] = {{"--root", &o->root},
+                                    {"--listen", &o->listen},
+                                    {"--cert", &o->cert},
+                                    {"--key", &o->key},
+                                    {"--qlog", &o->qlog},
+                                    {"--keylog", &o->keylog},
+                                    {"--cc", &o->cc},
+                                    {"--quic-version", &o->version},
+                                    {"--ticket-lifetime", &o->ticket_life},
+                                    {NULL, NULL}};
+        dst = perf_str_opt_find(tab, a);
         int adm = perf_parse_admission(&o->admission, argc, argv, &i, "quack serve");
         if (adm < 0) return 2;
         if (adm) continue;

@@ -716,6 +716,28 @@ static int start_udp(tun *s)
     return 0;
 }
 
+/* The tunnel core's settings from the command line, whatever the carrier. */
+static qk_tunnel_config tunnel_config(tun *s)
+{
+    return (qk_tunnel_config){.server = s->o->server,
+                              .target = s->o->tcp,
+                              .max_flows = s->o->max_flows,
+                              .kick = do_kick,
+                              .kick_ctx = s,
+                              .hold_ns = s->o->hold_ns,
+                              .socks5 = s->o->socks5,
+                              .allow = s->o->allow,
+                              .n_allow = s->o->n_allow,
+                              .socks_user = s->o->socks_user[0] ? s->o->socks_user : NULL,
+                              .socks_pass = s->o->socks_pass,
+                              .secret = s->o->secret,
+                              .secret_len = s->o->secret_len,
+                              .on_auth = on_auth,
+                              .auth_ctx = s,
+                              .log = s->o->quiet ? NULL : tun_log,
+                              .log_ctx = s};
+}
+
 static int run(tun *s, qk_udp *u, const qk_config *cfg)
 {
     qk_io_ep_driver drv;
@@ -735,23 +757,7 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
     if (s->dns) tun_dns_attach(s->dns, s->loop);
     struct ev_loop *evl = qk_io_loop_ev(s->loop);
     s->evl = evl;
-    qk_tunnel_config tc = {.server = s->o->server,
-                           .target = s->o->tcp,
-                           .max_flows = s->o->max_flows,
-                           .kick = do_kick,
-                           .kick_ctx = s,
-                           .hold_ns = s->o->hold_ns,
-                           .socks5 = s->o->socks5,
-                           .allow = s->o->allow,
-                           .n_allow = s->o->n_allow,
-                           .socks_user = s->o->socks_user[0] ? s->o->socks_user : NULL,
-                           .socks_pass = s->o->socks_pass,
-                           .secret = s->o->secret,
-                           .secret_len = s->o->secret_len,
-                           .on_auth = on_auth,
-                           .auth_ctx = s,
-                           .log = s->o->quiet ? NULL : tun_log,
-                           .log_ctx = s};
+    qk_tunnel_config tc = tunnel_config(s);
     rc = qk_tunnel_new(evl, &tc, &s->t);
     if (!rc && s->o->udp_fwd_str) rc = start_udp(s);
     if (!rc && !s->o->server) rc = dial(s);
@@ -812,23 +818,7 @@ static int run_tcp(tun *s, const qk_config *cfg)
 {
     s->evl = ev_loop_new(EVFLAG_AUTO);
     if (!s->evl) return QK_ERR_NOMEM;
-    qk_tunnel_config tc = {.server = s->o->server,
-                           .target = s->o->tcp,
-                           .max_flows = s->o->max_flows,
-                           .kick = do_kick,
-                           .kick_ctx = s,
-                           .hold_ns = s->o->hold_ns,
-                           .socks5 = s->o->socks5,
-                           .allow = s->o->allow,
-                           .n_allow = s->o->n_allow,
-                           .socks_user = s->o->socks_user[0] ? s->o->socks_user : NULL,
-                           .socks_pass = s->o->socks_pass,
-                           .secret = s->o->secret,
-                           .secret_len = s->o->secret_len,
-                           .on_auth = on_auth,
-                           .auth_ctx = s,
-                           .log = s->o->quiet ? NULL : tun_log,
-                           .log_ctx = s};
+    qk_tunnel_config tc = tunnel_config(s);
     int rc = qk_tunnel_new(s->evl, &tc, &s->t);
     qk_tunnel_tcp_config yc = {.server = s->o->server,
                                .addr = s->o->udp,

@@ -94,6 +94,16 @@ bool perf_pattern_check(const uint8_t *buf, size_t len, uint64_t off);
  */
 qk_endpoint *perf_endpoint_new(const qk_config *cfg, const char *who);
 
+/* A string-valued option of a command's table (the CLI's one option-table
+ * shape: name -> where its value goes). */
+typedef struct perf_str_opt {
+    const char *name;
+    const char **dst;
+} perf_str_opt;
+
+/* Where the value of option a goes in tab (ended by a NULL name), or NULL. */
+const char **perf_str_opt_find(const perf_str_opt *tab, const char *a);
+
 /* "reno" / "newreno" / "cubic" / "bbr" -> *out. Returns 0 or QK_ERR_INVALID_ARG. */
 int perf_parse_cc(const char *s, qk_cc_kind *out);
 

@@ -445,3 +445,10 @@ void perf_print_endpoint_stats(FILE *f, const qk_endpoint *ep)
             (unsigned long long)st.initials_dropped, (unsigned long long)st.handshakes_now,
             (unsigned long long)st.resets_sent, (unsigned long long)st.vn_sent);
 }
+
+const char **perf_str_opt_find(const perf_str_opt *tab, const char *a)
+{
+    for (; tab->name; tab++)
+        if (!strcmp(tab->name, a)) return tab->dst;
+    return NULL;
+}
