@@ -433,16 +433,11 @@ static void get_usage(FILE *f)
                "2 for bad usage.\n");
 }
 
-static int get_bad(const char *fmt, const char *a)
-{
-    fprintf(stderr, "quack get: ");
-    fprintf(stderr, fmt, a);
-    fprintf(stderr, "\nRun 'quack get --help' for the options.\n");
-    return 2;
-}
+#define get_bad(...) perf_usage_error("get", __VA_ARGS__)
 
 typedef struct get_opts {
-    const char *out, *pin, *qlog, *keylog, *cc, *version, *offer, *session;
+    const char *out, *pin, *offer, *session;
+    perf_h3_opts h3; /* --qlog --keylog --cc --quic-version */
     bool discard, insecure, quiet, no_gso, ecn, no_early_data;
     uint64_t key_update_pkts;                       /* 0: only at the AEAD limits */
     uint64_t max_data_bytes, max_stream_data_bytes; /* 0: defaults, auto-tuned */
@@ -459,14 +454,11 @@ static int get_parse(getter *g, get_opts *o, int argc, char **argv)
         }
         const perf_str_opt tab[] = {{"--output", &o->out},
                                     {"--pin", &o->pin},
-                                    {"--qlog", &o->qlog},
-                                    {"--keylog", &o->keylog},
-                                    {"--cc", &o->cc},
-                                    {"--quic-version", &o->version},
                                     {"--offer-version", &o->offer},
                                     {"--session-file", &o->session},
                                     {NULL, NULL}};
         dst = perf_str_opt_find(tab, a);
+        if (!dst) dst = perf_h3_opt(&o->h3, a);
         uint64_t *size = NULL;
         if (!strcmp(a, "--max-data")) size = &o->max_data_bytes;
         if (!strcmp(a, "--max-stream-data")) size = &o->max_stream_data_bytes;
@@ -526,9 +518,6 @@ static int get_config(getter *g, const get_opts *o, qk_config *cfg, qk_addr *pee
     cfg->alpn[0] = QK_H3_ALPN;
     cfg->alpn_count = 1;
     cfg->rng = perf_rng;
-    if (qk_io_log_files(cfg, o->qlog, o->keylog))
-        return get_bad("--keylog %s (or $SSLKEYLOGFILE): cannot open it for appending",
-                       o->keylog ? o->keylog : getenv("SSLKEYLOGFILE"));
     cfg->insecure = o->insecure;
     cfg->max_udp_payload_bytes = QK_PERF_DATAGRAM_BYTES;
     cfg->initial_max_data_bytes = 16u << 20;
@@ -543,17 +532,12 @@ static int get_config(getter *g, const get_opts *o, qk_config *cfg, qk_addr *pee
         cfg->initial_max_stream_data_bytes = o->max_stream_data_bytes;
         cfg->max_stream_window_bytes = o->max_stream_data_bytes;
     }
-    if (o->cc && qk_cc_kind_parse(o->cc, &cfg->cc)) { /* default: cubic */
-        fprintf(stderr, "quack get: --cc %s: use one of %s\n", o->cc, qk_cc_kind_names());
-        return 2;
-    }
+    if (perf_h3_apply("quack get", &o->h3, cfg)) return 2;
     cfg->key_update_after_pkts = o->key_update_pkts; /* RFC 9001 §6.1 */
     cfg->ecn = o->ecn;
     cfg->early_data = !o->no_early_data; /* RFC 9001 §4.6 */
     g->session_file = o->session;
     /* Checked by qk_endpoint_new (qk_config_check explains a bad one). */
-    if (o->version && perf_parse_version(o->version, &cfg->version))
-        return get_bad("--quic-version %s: want v1, v2 or a number", o->version);
     if (o->offer && (perf_parse_version(o->offer, &cfg->offer_version) || !cfg->offer_version))
         return get_bad("--offer-version %s: want v1, v2 or a nonzero number", o->offer);
     if (o->pin) {

@@ -365,16 +365,11 @@ static void serve_usage(FILE *f)
         "                         period (default 21600; at most 604800)\n");
 }
 
-static int serve_bad(const char *fmt, const char *a)
-{
-    fprintf(stderr, "quack serve: ");
-    fprintf(stderr, fmt, a);
-    fprintf(stderr, "\nRun 'quack serve --help' for the options.\n");
-    return 2;
-}
+#define serve_bad(...) perf_usage_error("serve", __VA_ARGS__)
 
 typedef struct serve_opts {
-    const char *root, *listen, *cert, *key, *qlog, *keylog, *cc, *version, *ticket_life;
+    const char *root, *listen, *cert, *key, *ticket_life;
+    perf_h3_opts h3; /* --qlog --keylog --cc --quic-version */
     bool quiet, no_gso, stats, ecn, no_early_data, no_tickets;
     perf_admission admission;
     uint64_t key_update_pkts; /* 0: only at the AEAD limits */
@@ -393,13 +388,10 @@ static int serve_parse(serve_opts *o, int argc, char **argv)
                                     {"--listen", &o->listen},
                                     {"--cert", &o->cert},
                                     {"--key", &o->key},
-                                    {"--qlog", &o->qlog},
-                                    {"--keylog", &o->keylog},
-                                    {"--cc", &o->cc},
-                                    {"--quic-version", &o->version},
                                     {"--ticket-lifetime", &o->ticket_life},
                                     {NULL, NULL}};
         dst = perf_str_opt_find(tab, a);
+        if (!dst) dst = perf_h3_opt(&o->h3, a);
         int adm = perf_parse_admission(&o->admission, argc, argv, &i, "quack serve");
         if (adm < 0) return 2;
         if (adm) continue;
@@ -454,9 +446,6 @@ static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr 
     cfg->alpn[0] = QK_H3_ALPN;
     cfg->alpn_count = 1;
     cfg->rng = perf_rng;
-    if (qk_io_log_files(cfg, o->qlog, o->keylog))
-        return serve_bad("--keylog %s (or $SSLKEYLOGFILE): cannot open it for appending",
-                         o->keylog ? o->keylog : getenv("SSLKEYLOGFILE"));
     cfg->max_udp_payload_bytes = QK_PERF_DATAGRAM_BYTES;
     cfg->initial_max_data_bytes = 16u << 20;
     cfg->initial_max_stream_data_bytes = 1u << 20;
@@ -475,16 +464,8 @@ static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr 
             return serve_bad("--ticket-lifetime %s: want 1..604800 seconds", o->ticket_life);
         cfg->ticket_lifetime_ns = (qk_time)secs * QK_NS_PER_S;
     }
-    if (o->version) {
-        /* qk_endpoint_new explains an unsupported one. */
-        if (perf_parse_version(o->version, &cfg->version))
-            return serve_bad("--quic-version %s: want v1, v2 or a number", o->version);
-    }
     cfg->ecn = o->ecn;
-    if (o->cc && qk_cc_kind_parse(o->cc, &cfg->cc)) { /* default: cubic */
-        fprintf(stderr, "quack serve: --cc %s: use one of %s\n", o->cc, qk_cc_kind_names());
-        return 2;
-    }
+    if (perf_h3_apply("quack serve", &o->h3, cfg)) return 2;
     return 0;
 }
 

@@ -94,6 +94,22 @@ bool perf_pattern_check(const uint8_t *buf, size_t len, uint64_t off);
  */
 qk_endpoint *perf_endpoint_new(const qk_config *cfg, const char *who);
 
+/* A usage error of `quack CMD`: prints "quack CMD: <message>" and where the
+ * options are explained; returns 2 (the exit status for bad usage). */
+__attribute__((format(printf, 2, 3))) int perf_usage_error(const char *cmd, const char *fmt, ...);
+
+/* The options quack get and quack serve share (HTTP/3 commands). */
+typedef struct perf_h3_opts {
+    const char *qlog, *keylog, *cc, *version;
+} perf_h3_opts;
+
+/* Where the value of shared option a goes, or NULL when a is not one. */
+const char **perf_h3_opt(perf_h3_opts *o, const char *a);
+
+/* Apply the shared options to cfg: qlog and key-log files, controller,
+ * QUIC version. Returns 0, or 2 (usage error, printed as "WHO: ..."). */
+int perf_h3_apply(const char *who, const perf_h3_opts *o, qk_config *cfg);
+
 /* A string-valued option of a command's table (the CLI's one option-table
  * shape: name -> where its value goes). */
 typedef struct perf_str_opt {

@@ -1,6 +1,7 @@
 /* `quack perf`: pattern, options helpers, tables (see perf.h). */
 #include "perf.h"
 
+#include <stdarg.h>
 #include <quack/cert.h>
 #include <quack/sim.h>
 
@@ -451,4 +452,44 @@ const char **perf_str_opt_find(const perf_str_opt *tab, const char *a)
     for (; tab->name; tab++)
         if (!strcmp(tab->name, a)) return tab->dst;
     return NULL;
+}
+
+const char **perf_h3_opt(perf_h3_opts *o, const char *a)
+{
+    const perf_str_opt tab[] = {{"--qlog", &o->qlog},
+                                {"--keylog", &o->keylog},
+                                {"--cc", &o->cc},
+                                {"--quic-version", &o->version},
+                                {NULL, NULL}};
+    return perf_str_opt_find(tab, a);
+}
+
+int perf_h3_apply(const char *who, const perf_h3_opts *o, qk_config *cfg)
+{
+    if (qk_io_log_files(cfg, o->qlog, o->keylog)) {
+        fprintf(stderr, "%s: --keylog %s (or $SSLKEYLOGFILE): cannot open it for appending\n", who,
+                o->keylog ? o->keylog : getenv("SSLKEYLOGFILE"));
+        return 2;
+    }
+    if (o->cc && qk_cc_kind_parse(o->cc, &cfg->cc)) { /* default: cubic */
+        fprintf(stderr, "%s: --cc %s: use one of %s\n", who, o->cc, qk_cc_kind_names());
+        return 2;
+    }
+    /* qk_endpoint_new explains an unsupported one (qk_config_check). */
+    if (o->version && perf_parse_version(o->version, &cfg->version)) {
+        fprintf(stderr, "%s: --quic-version %s: want v1, v2 or a number\n", who, o->version);
+        return 2;
+    }
+    return 0;
+}
+
+int perf_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "quack %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nRun 'quack %s --help' for the options.\n", cmd);
+    return 2;
 }
