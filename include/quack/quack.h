@@ -203,6 +203,21 @@ typedef struct qk_config {
      * cwnd for the packets it holds back. This breaks RFC 9002 §7's "MUST NOT
      * exceed the congestion window"; see docs/experiments/ack-frequency.md. */
     bool ack_frequency_cwnd_allowance;
+    /** Congestion-control bypass for urgent traffic (docs/experiments/media.md):
+     * stream and DATAGRAM data whose RFC 9218 urgency is strictly below this
+     * limit may be sent when the congestion window or the pacer would block
+     * it, through a token bucket of bypass_rate_bps bytes per second (default
+     * 125,000 B/s = 1 Mbit/s) holding at most bypass_bucket_bytes (default
+     * 2,560). Never past the anti-amplification limit or flow control.
+     * 0 = off (default); the rate or bucket 0 also turns it off. */
+    uint8_t bypass_urgency_limit;
+    uint64_t bypass_rate_bps;     /**< bytes per second (the bucket's refill rate) */
+    uint64_t bypass_bucket_bytes; /**< bucket size */
+    /** A path that has had packets outstanding without any acknowledgement
+     * for this long is declared failed (QK_EV_PATH_FAILED, the connection
+     * closes with reason "path failed"), even while a bypass drip keeps
+     * sending. Never below 3x the un-backed-off PTO. Default 1 s; 0 = off. */
+    qk_time path_failed_ns;
     uint64_t max_datagram_frame_bytes; /**< 0 = DATAGRAM not supported */
     size_t max_pending_datagrams;      /**< queued outgoing DATAGRAM frames */
     uint8_t cid_bytes; /**< length of our connection IDs (1..20; 0 is refused: no address demux) */
@@ -279,6 +294,10 @@ typedef enum qk_event_type {
     QK_EV_DATAGRAM,          /**< a DATAGRAM frame: data/len, a copy owned by the endpoint,
                                   valid until the next qk_endpoint_poll_event() */
     QK_EV_STREAMS_AVAILABLE, /**< the peer raised a stream limit */
+    QK_EV_PATH_DEGRADED,     /**< packets outstanding and no ACK for about one RTT past when
+                                  one was due (lost feedback); raised once per silence */
+    QK_EV_PATH_FAILED,       /**< silent past qk_config.path_failed_ns: the connection
+                                  closes (QK_EV_CLOSED follows, reason "path failed") */
 } qk_event_type;
 
 typedef struct qk_event {
@@ -338,6 +357,9 @@ typedef struct qk_conn_stats {
     uint64_t migrations; /**< peer address changes / our migrations (§9) */
     uint64_t pmtu_bytes; /**< current datagram size (DPLPMTUD) */
     uint64_t pmtu_probes_sent, pmtu_probes_lost, pmtu_black_holes;
+    uint64_t bypass_pkts, bypass_bytes; /**< sent past cwnd/pacer by the urgency bypass */
+    uint64_t path_degraded_events;      /**< QK_EV_PATH_DEGRADED raised */
+    uint64_t path_failed;               /**< 1 when the path was declared failed */
 } qk_conn_stats;
 
 /**
