@@ -213,10 +213,13 @@ typedef struct qk_config {
     uint8_t bypass_urgency_limit;
     uint64_t bypass_rate_bps;     /**< bytes per second (the bucket's refill rate) */
     uint64_t bypass_bucket_bytes; /**< bucket size */
-    /** A path that has had packets outstanding without any acknowledgement
-     * for this long is declared failed (QK_EV_PATH_FAILED, the connection
-     * closes with reason "path failed"), even while a bypass drip keeps
-     * sending. Never below 3x the un-backed-off PTO. Default 1 s; 0 = off. */
+    /** With the bypass on (bypass_urgency_limit > 0): a path that has had
+     * packets outstanding without any acknowledgement for this long is
+     * declared failed (QK_EV_PATH_FAILED, the connection closes with reason
+     * "path failed"), even while a bypass drip keeps sending. Never below 3x
+     * the un-backed-off PTO. Default 1 s; 0 = off. Without the bypass the
+     * PTO and idle timers decide as before (a 3 s outage is survived);
+     * QK_EV_PATH_DEGRADED is raised either way. */
     qk_time path_failed_ns;
     uint64_t max_datagram_frame_bytes; /**< 0 = DATAGRAM not supported */
     size_t max_pending_datagrams;      /**< queued outgoing DATAGRAM frames */

@@ -387,6 +387,7 @@ static int apply_peer_tparams(qk_conn *c, qk_time now)
 static void on_handshake_complete(qk_conn *c, qk_time now)
 {
     c->handshake_complete = true;
+    c->handshake_deadline = QK_TIME_INFINITE; /* qk_config.handshake_timeout_ns met */
     c->state = QK_CONN_ESTABLISHED;
     if (c->is_server) {
         /* RFC 9001 §4.1.2: the server's handshake is confirmed at completion. */
@@ -616,7 +617,8 @@ static qk_feedback_params feedback_params(const qk_conn *c)
         .srtt_ns = c->rtt.smoothed_rtt_ns,
         .max_ack_delay_ns = c->have_peer_tp ? c->peer_tp.max_ack_delay_ms * QK_NS_PER_MS : 0,
         .pto_ns = qk_conn_pto_ns(c),
-        .failed_ns = c->cfg->path_failed_ns};
+        /* Only a bypass drip can hide a dead path from the PTO/idle timers. */
+        .failed_ns = c->bypass_limit ? c->cfg->path_failed_ns : 0};
 }
 
 static qk_time feedback_deadline(const qk_conn *c)
