@@ -42,8 +42,8 @@ struct qk_simm {
     qk_simm_cfg cfg;
     qk_simq *q;
     media_flow f[QK_SIMM_FLOWS];
-    bool opened;
-    qk_time t0; /* media start (connected) */
+    bool opened, stopped; /* stopped: the sender's connection is gone */
+    qk_time t0;           /* media start (connected) */
     qk_simm_result r;
     uint8_t buf[65536 + HDR_BYTES];
 };
@@ -208,6 +208,7 @@ static void send_frame(qk_simm *m, qk_conn *c, media_flow *f)
 static qk_time clock_next(void *ctx)
 {
     qk_simm *m = ctx;
+    if (m->stopped) return QK_TIME_INFINITE;
     if (!m->opened) {
         const qk_simq_result *r = qk_simq_result_get(m->q);
         if (r->client_closed) return QK_TIME_INFINITE;
@@ -225,7 +226,10 @@ static void clock_fire(void *ctx, qk_sim *sim, qk_time now)
     (void)sim;
     qk_simm *m = ctx;
     qk_conn *c = qk_simq_client_conn(m->q);
-    if (!c) return;
+    if (!c) {
+        m->stopped = m->opened || qk_simq_result_get(m->q)->client_closed;
+        return;
+    }
     if (!m->opened) {
         if (!qk_simq_result_get(m->q)->connected) return;
         open_streams(m, c, now);
