@@ -24,7 +24,7 @@ typedef enum qk_cc_kind {
     QK_CONFIG_CC_NEWRENO = 0,
     QK_CONFIG_CC_CUBIC = 1,
     QK_CONFIG_CC_DCTCP = 2,
-    QK_CONFIG_CC_BBR = 3, /**< BBRv3 (draft-ietf-ccwg-bbr) */
+    QK_CONFIG_CC_BBR = 3,   /**< BBRv3 (draft-ietf-ccwg-bbr) */
     QK_CONFIG_CC_PRAGUE = 4 /**< L4S Prague-style (ECT(1)) */
 } qk_cc_kind;
 
@@ -242,6 +242,24 @@ typedef struct qk_config {
      * cwnd for the packets it holds back. This breaks RFC 9002 §7's "MUST NOT
      * exceed the congestion window"; see docs/experiments/ack-frequency.md. */
     bool ack_frequency_cwnd_allowance;
+    /** Congestion-control bypass for urgent traffic (docs/experiments/media.md):
+     * stream and DATAGRAM data whose RFC 9218 urgency is strictly below this
+     * limit may be sent when the congestion window or the pacer would block
+     * it, through a token bucket of bypass_rate_bps bytes per second (default
+     * 125,000 B/s = 1 Mbit/s) holding at most bypass_bucket_bytes (default
+     * 2,560). Never past the anti-amplification limit or flow control.
+     * 0 = off (default); the rate or bucket 0 also turns it off. */
+    uint8_t bypass_urgency_limit;
+    uint64_t bypass_rate_bps;     /**< bytes per second (the bucket's refill rate) */
+    uint64_t bypass_bucket_bytes; /**< bucket size */
+    /** With the bypass on (bypass_urgency_limit > 0): a path that has had
+     * packets outstanding without any acknowledgement for this long is
+     * declared failed (QK_EV_PATH_FAILED, the connection closes with reason
+     * "path failed"), even while a bypass drip keeps sending. Never below 3x
+     * the un-backed-off PTO. Default 1 s; 0 = off. Without the bypass the
+     * PTO and idle timers decide as before (a 3 s outage is survived);
+     * QK_EV_PATH_DEGRADED is raised either way. */
+    qk_time path_failed_ns;
     uint64_t max_datagram_frame_bytes; /**< 0 = DATAGRAM not supported */
     size_t max_pending_datagrams;      /**< queued outgoing DATAGRAM frames */
     uint8_t cid_bytes; /**< length of our connection IDs (1..20; 0 is refused: no address demux) */
@@ -325,6 +343,10 @@ typedef enum qk_event_type {
                                   valid until the next qk_endpoint_poll_event() */
     QK_EV_STREAMS_AVAILABLE, /**< the peer raised a stream limit */
     QK_EV_SESSION_TICKET,    /**< client: a session ticket arrived; qk_conn_session_get() */
+    QK_EV_PATH_DEGRADED,     /**< packets outstanding and no ACK for about one RTT past when
+                                  one was due (lost feedback); raised once per silence */
+    QK_EV_PATH_FAILED,       /**< silent past qk_config.path_failed_ns: the connection
+                                  closes (QK_EV_CLOSED follows, reason "path failed") */
 } qk_event_type;
 
 typedef struct qk_event {
@@ -391,6 +413,9 @@ typedef struct qk_conn_stats {
     uint8_t resumed;                /**< 1: the handshake resumed a session (PSK) */
     uint8_t zerortt; /**< 0: no 0-RTT, 1: accepted, 2: rejected (the client resent its
                           0-RTT data in 1-RTT, RFC 9000 §17.2.3) */
+    uint64_t bypass_pkts, bypass_bytes; /**< sent past cwnd/pacer by the urgency bypass */
+    uint64_t path_degraded_events;      /**< QK_EV_PATH_DEGRADED raised */
+    uint64_t path_failed;               /**< 1 when the path was declared failed */
 } qk_conn_stats;
 
 /**

@@ -47,6 +47,7 @@ typedef enum qk_sim_loss {
 
 #define QK_SIM_MAX_SCHEDULE  32  /**< entries in a rate schedule */
 #define QK_SIM_MAX_LOSS_LIST 256 /**< ranges in an explicit loss list */
+#define QK_SIM_MAX_SUSPEND   128 /**< intervals in an explicit suspension list */
 
 /** One step of a rate schedule: from at_ns on, the link runs at rate_bps. */
 typedef struct qk_sim_rate_step {
@@ -111,6 +112,10 @@ typedef struct qk_sim_link_cfg {
     qk_time suspend_period_ns; /**< one suspension every period */
     qk_time suspend_ns;        /**< each suspension lasts this long (0 = none) */
     uint32_t suspend_count;    /**< number of suspensions (0 = unbounded) */
+    /** Explicit suspensions [start, end), increasing and disjoint, on top of
+     * the periodic ones (bench/scenarios/media-wifi.ini). */
+    qk_time suspend_list[QK_SIM_MAX_SUSPEND][2];
+    size_t n_suspend_list;
 
     qk_sim_rate_step rate_schedule[QK_SIM_MAX_SCHEDULE];
     size_t n_rate_schedule;

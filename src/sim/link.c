@@ -89,6 +89,11 @@ int qk_sim_link_cfg_check(const qk_sim_link_cfg *c, const char **why)
         if (c->rate_schedule[i].at_ns < c->rate_schedule[i - 1].at_ns)
             w = "rate_schedule times must be increasing";
     if (c->blackhole_end_ns < c->blackhole_start_ns) w = "blackhole end before its start";
+    if (c->n_suspend_list > QK_SIM_MAX_SUSPEND) w = "too many suspend_list entries";
+    for (size_t i = 0; i < c->n_suspend_list && i < QK_SIM_MAX_SUSPEND; i++)
+        if (c->suspend_list[i][1] <= c->suspend_list[i][0] ||
+            (i && c->suspend_list[i][0] < c->suspend_list[i - 1][1]))
+            w = "suspend_list intervals must be increasing and disjoint";
     if (why) *why = w;
     return w ? QK_ERR_CONFIG : 0;
 }
@@ -163,7 +168,7 @@ static uint64_t rate_at(const qk_sim_link_cfg *c, qk_time t)
 }
 
 /* First time >= t at which the link is not suspended. */
-static qk_time unsuspend(const qk_sim_link_cfg *c, qk_time t)
+static qk_time unsuspend_periodic(const qk_sim_link_cfg *c, qk_time t)
 {
     if (!c->suspend_ns || t < c->suspend_start_ns) return t;
     qk_time off = t - c->suspend_start_ns;
@@ -171,6 +176,16 @@ static qk_time unsuspend(const qk_sim_link_cfg *c, qk_time t)
     if (c->suspend_count && k >= c->suspend_count) return t;
     qk_time begin = c->suspend_start_ns + k * c->suspend_period_ns;
     if (t < begin + c->suspend_ns) return begin + c->suspend_ns;
+    return t;
+}
+
+static qk_time unsuspend(const qk_sim_link_cfg *c, qk_time t)
+{
+    t = unsuspend_periodic(c, t);
+    /* The explicit list is sorted: one pass moves t past every interval
+     * holding it (back-to-back intervals chain). */
+    for (size_t i = 0; i < c->n_suspend_list && i < QK_SIM_MAX_SUSPEND; i++)
+        if (t >= c->suspend_list[i][0] && t < c->suspend_list[i][1]) t = c->suspend_list[i][1];
     return t;
 }
 

@@ -118,6 +118,27 @@ static int parse_loss_list(qk_sim_link_cfg *c, const char *s)
     return 0;
 }
 
+static int parse_period(const char *s, qk_time *a, qk_time *b);
+
+/* "0.9s-1s, 1.9s-2s" -> explicit suspensions, appended: the list may span
+ * several suspend_list lines (libinih's lines are short). */
+static int parse_suspend_list(qk_sim_link_cfg *c, const char *s)
+{
+    char buf[8192];
+    if (strlen(s) >= sizeof buf) return QK_ERR_CONFIG;
+    strcpy(buf, s);
+    for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (c->n_suspend_list == QK_SIM_MAX_SUSPEND) return QK_ERR_CONFIG;
+        qk_time *iv = c->suspend_list[c->n_suspend_list];
+        while (*tok == ' ') tok++;
+        if (parse_period(tok, &iv[0], &iv[1]) || iv[1] <= iv[0]) return QK_ERR_CONFIG;
+        if (c->n_suspend_list && iv[0] < c->suspend_list[c->n_suspend_list - 1][1])
+            return QK_ERR_CONFIG;
+        c->n_suspend_list++;
+    }
+    return 0;
+}
+
 /* "2s:50mbit, 5s:100mbit" */
 static int parse_schedule(qk_sim_link_cfg *c, const char *s)
 {
@@ -301,7 +322,9 @@ int qk_sim_link_cfg_set(qk_sim_link_cfg *c, const char *k, const char *v, const 
         r = parse_count(v, &n, "x"), f = "a count, e.g. 20 (0 = unbounded)";
         if (!r && n > UINT32_MAX) r = QK_ERR_CONFIG;
         if (!r) c->suspend_count = (uint32_t)n;
-    } else if (IS("rate_schedule"))
+    } else if (IS("suspend_list"))
+        r = parse_suspend_list(c, v), f = "increasing START-END periods, e.g. 0.9s-1s, 1.9s-2s";
+    else if (IS("rate_schedule"))
         r = parse_schedule(c, v), f = "increasing TIME:RATE pairs, e.g. 2s:50mbit, 5s:100mbit";
     else if (IS("blackhole"))
         r = parse_period(v, &c->blackhole_start_ns, &c->blackhole_end_ns),

@@ -22,6 +22,7 @@ static const struct {
 } builtin_types[] = {
     {"cbr", qk_sim_cbr_factory},
     {"quic", qk_sim_quic_factory},
+    {"media", qk_sim_media_factory},
 };
 
 #define MAX_FLOW_TYPES 16

@@ -21,6 +21,8 @@ int qk_sim_cbr_factory(qk_sim *sim, const qk_sim_flow_args *args, void **flow,
                        const qk_sim_flow_ops **ops);
 int qk_sim_quic_factory(qk_sim *sim, const qk_sim_flow_args *args, void **flow,
                         const qk_sim_flow_ops **ops);
+int qk_sim_media_factory(qk_sim *sim, const qk_sim_flow_args *args, void **flow,
+                         const qk_sim_flow_ops **ops);
 
 int qk_sim_timer_add(qk_sim *sim, const qk_sim_node_ops *ops, void *ctx);
 

@@ -280,6 +280,7 @@ qk_conn *qk_conn_new_ex(const qk_conn_env *env, const qk_config *cfg, bool is_se
     c->pacing_wait = 0;
     c->first_1rtt_pn = UINT64_MAX;
     qk_ku_init(&c->ku);
+    qk_feedback_init(&c->fb);
 
     init_cids(c, dcid, scid, opts);
 
@@ -288,6 +289,13 @@ qk_conn *qk_conn_new_ex(const qk_conn_env *env, const qk_config *cfg, bool is_se
 
     if ((rc = init_feedback(c, now))) goto fail;
     if ((rc = init_streams(c))) goto fail;
+    /* The CC bypass (issue 20): urgencies below the limit, through a bucket. */
+    if (cfg->bypass_urgency_limit && cfg->bypass_rate_bps && cfg->bypass_bucket_bytes) {
+        c->bypass_limit = cfg->bypass_urgency_limit;
+        qk_bypass_init(&c->bypass, cfg->bypass_rate_bps, cfg->bypass_bucket_bytes, now);
+        for (uint8_t u = 0; u < QK_SCHED_URGENCIES && u < c->bypass_limit; u++)
+            qk_sched_set_bypass(&c->sched, u, true);
+    }
     qk_ackfreq_config afc = {.mode = (qk_ackfreq_mode)cfg->ack_frequency,
                              .threshold = cfg->ack_frequency_threshold,
                              .max_delay_ns = cfg->ack_frequency_delay_ns,
@@ -636,6 +644,58 @@ static qk_time keep_alive_deadline(const qk_conn *c)
     return last + c->keep_alive_ns;
 }
 
+/* Lost-feedback timing inputs of the current path. */
+static qk_feedback_params feedback_params(const qk_conn *c)
+{
+    return (qk_feedback_params){
+        .srtt_ns = c->rtt.smoothed_rtt_ns,
+        .max_ack_delay_ns = c->have_peer_tp ? c->peer_tp.max_ack_delay_ms * QK_NS_PER_MS : 0,
+        .pto_ns = qk_conn_pto_ns(c),
+        /* Only a bypass drip can hide a dead path from the PTO/idle timers. */
+        .failed_ns = c->bypass_limit ? c->cfg->path_failed_ns : 0};
+}
+
+static qk_time feedback_deadline(const qk_conn *c)
+{
+    if (!c->handshake_complete || c->state != QK_CONN_ESTABLISHED) return QK_TIME_INFINITE;
+    qk_feedback_params fp = feedback_params(c);
+    return qk_feedback_next_timeout(&c->fb, &fp);
+}
+
+void qk_conn_feedback_on_ack(qk_conn *c, qk_time now)
+{
+    uint64_t out = 0;
+    for (int s = 0; s < QK_PN_SPACE_COUNT; s++) out += c->rec.sp[s].ack_eliciting_in_flight;
+    qk_feedback_on_ack(&c->fb, out > 0, now);
+}
+
+/* Issue 20: no ACK for about an RTT past when one was due: the path is
+ * degraded (the controller's window stops growing, commit_packet); silent
+ * past qk_config.path_failed_ns: it failed, the connection closes saying
+ * so (a bypass drip keeps packets outstanding, so the RACK/PTO timers alone
+ * would wait for the idle timeout). Returns true when it closed. */
+static bool feedback_on_timeout(qk_conn *c, qk_time now)
+{
+    if (now < feedback_deadline(c)) return false;
+    qk_feedback_params fp = feedback_params(c);
+    qk_time since = c->fb.wait_since;
+    qk_feedback_state st = qk_feedback_check(&c->fb, &fp, now);
+    if (st == QK_FEEDBACK_DEGRADED) {
+        c->stats.path_degraded_events++;
+        qk_conn_push_event(c, &(qk_event){.type = QK_EV_PATH_DEGRADED, .conn = c});
+        return false;
+    }
+    if (st != QK_FEEDBACK_FAILED) return false;
+    c->stats.path_failed = 1;
+    qk_conn_push_event(c, &(qk_event){.type = QK_EV_PATH_FAILED, .conn = c});
+    /* Nothing reaches the peer: close silently, as the idle timeout would. */
+    c->close_err = QK_ERR_TIMEOUT;
+    snprintf(c->close_reason, sizeof c->close_reason, "path failed: no acknowledgement for %.0f ms",
+             (double)(now - since) / 1e6);
+    qk_conn_enter_closed(c, now);
+    return true;
+}
+
 qk_time qk_conn_next_timeout(const qk_conn *c)
 {
     if (c->state == QK_CONN_CLOSED) return 0; /* let the endpoint reap it */
@@ -653,6 +713,8 @@ qk_time qk_conn_next_timeout(const qk_conn *c)
     if (pt < t) t = pt;
     qk_time ka = keep_alive_deadline(c);
     if (ka < t) t = ka;
+    qk_time fb = feedback_deadline(c);
+    if (fb < t) t = fb;
     return t;
 }
 
@@ -681,6 +743,7 @@ void qk_conn_on_timeout(qk_conn *c, qk_time now)
         qk_conn_enter_closed(c, now);
         return;
     }
+    if (feedback_on_timeout(c, now)) return;
     if (c->pacing_wait && now >= c->pacing_wait) c->pacing_wait = 0;
     if (now >= keep_alive_deadline(c)) c->pend |= QK_PEND_PING;
     qk_conn_path_on_timeout(c, now);
@@ -853,8 +916,8 @@ int qk_stream_set_priority(qk_conn *c, uint64_t stream_id, uint8_t urgency, bool
 
 int qk_datagram_send(qk_conn *c, const uint8_t *data, size_t len, uint8_t urgency)
 {
+    if (urgency >= QK_SCHED_URGENCIES) return QK_ERR_INVALID_ARG;
     qk_conn_env_wake(c); /* the endpoint visits it at its next send */
-    (void)urgency;
     if (c->state >= QK_CONN_CLOSING) return QK_ERR_CLOSED;
     if (!c->have_peer_tp || !(c->peer_tp.present & QK_TPB_MAX_DATAGRAM_FRAME_SIZE))
         return QK_ERR_UNSUPPORTED;
@@ -872,7 +935,15 @@ int qk_datagram_send(qk_conn *c, const uint8_t *data, size_t len, uint8_t urgenc
     uint8_t *copy = malloc(len ? len : 1);
     if (!copy) return QK_ERR_NOMEM;
     memcpy(copy, data, len);
-    c->dgq[(c->dgq_head + c->dgq_count++) % c->dgq_cap] = (qk_dgram_out){copy, len};
+    /* RFC 9218 §4.1: lower urgency first; FIFO within one urgency. */
+    size_t i = c->dgq_count++;
+    while (i > 0) {
+        qk_dgram_out *prev = &c->dgq[(c->dgq_head + i - 1) % c->dgq_cap];
+        if (prev->urgency <= urgency) break;
+        c->dgq[(c->dgq_head + i) % c->dgq_cap] = *prev;
+        i--;
+    }
+    c->dgq[(c->dgq_head + i) % c->dgq_cap] = (qk_dgram_out){copy, len, urgency};
     return 0;
 }
 

@@ -20,6 +20,7 @@
 #include "transport/path/pmtud.h"
 #include "transport/recovery/recovery.h"
 #include "transport/recovery/rtt.h"
+#include "transport/path/feedback.h"
 #include "transport/streams/sched.h"
 #include "transport/streams/sendbuf.h"
 #include "transport/streams/recvbuf.h"
@@ -108,6 +109,7 @@ typedef struct qk_space {
 typedef struct qk_dgram_out {
     uint8_t *data;
     size_t len;
+    uint8_t urgency; /* RFC 9218 §4.1, the queue is kept in urgency order */
 } qk_dgram_out;
 
 typedef struct qk_endpoint_core qk_endpoint_core;
@@ -257,6 +259,14 @@ struct qk_conn {
     qk_dgram_out *dgq;
     size_t dgq_head, dgq_count, dgq_cap;
 
+    /* CC bypass for urgent traffic (qk_config.bypass_urgency_limit). */
+    qk_bypass_bucket bypass;
+    uint8_t bypass_limit; /* urgency strictly below may bypass; 0 = off */
+
+    /* Lost-feedback detection (path/feedback.c). While degraded, packets are
+     * sent as not cwnd-limited: their ACKs do not grow the window. */
+    qk_feedback fb;
+
     qk_conn_stats stats;
     void *user;
     FILE *qlog;        /* stdio cookie stream over qk_config.qlog_write (qlog.c) */
@@ -300,6 +310,8 @@ void qk_conn_on_timeout(qk_conn *c, qk_time now);
 void qk_conn_touch_idle(qk_conn *c, qk_time now);
 void qk_conn_enter_closed(qk_conn *c, qk_time now);
 void qk_conn_schedule_stream(qk_conn *c, qk_stream *s);
+/* Lost-feedback detection: an ACK arrived (path/feedback.h). */
+void qk_conn_feedback_on_ack(qk_conn *c, qk_time now);
 /* A short write left the application waiting: STREAM_WRITABLE once there is room. */
 void qk_conn_notify_writable(qk_conn *c, qk_stream *s);
 /* RFC 9000 §3.3: a stream whose both halves are terminal is forgotten. */

@@ -62,6 +62,7 @@ static int on_ack(qk_conn *c, const rx_ctx *rx, const qk_frame_ack *a)
     if (rx->space == QK_PN_SPACE_APP) qk_ackfreq_on_ack_received(&c->af, rx->now);
     int rc = qk_recovery_on_ack_received(&c->rec, rx->space, &ar, rx->now);
     qk_conn_apply_deferred(c, rx->now); /* what the sink recorded inside the ACK loop */
+    qk_conn_feedback_on_ack(c, rx->now);
     if (rc < 0) return rc;
     if (rx->space == QK_PN_SPACE_APP && n) qk_ku_on_acked(&c->ku, ranges[0].largest, rx->now);
     /* RFC 8899 §4.3: decide on a black hole once acks and losses are all in. */

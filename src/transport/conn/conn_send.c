@@ -36,6 +36,7 @@ static void tx_ctx_init(qk_tx_ctx *t, qk_conn *c, uint8_t *buf, size_t cap, qk_t
     t->n = 0;
     t->now = now;
     t->cc_ok = false;
+    t->bypass = false;
     t->pad = false;
     /* qlog and the trace hook read each packet's plaintext before sealing. */
     t->defer = !c->qlog && !c->cfg->trace;
@@ -175,22 +176,38 @@ static void write_crypto(qk_tx_ctx *t, qk_tx_pkt *p)
     }
 }
 
-static void write_datagrams(qk_tx_ctx *t, qk_tx_pkt *p)
+/* The next stream to serve: in bypass mode only urgencies below the limit. */
+static qk_sched_node *next_stream(const qk_tx_ctx *t)
+{
+    const qk_conn *c = t->c;
+    return t->bypass ? qk_sched_next_bypass(&c->sched, (uint8_t)(c->bypass_limit - 1))
+                     : qk_sched_next(&c->sched);
+}
+
+/* The head of the DATAGRAM queue (urgency order) if it may go now. */
+static qk_dgram_out *next_datagram(const qk_tx_ctx *t)
+{
+    const qk_conn *c = t->c;
+    if (!c->dgq_count) return NULL;
+    qk_dgram_out *d = &c->dgq[c->dgq_head];
+    return t->bypass && d->urgency >= c->bypass_limit ? NULL : d;
+}
+
+/* One DATAGRAM frame from the head of the queue; false when it did not fit. */
+static bool write_one_datagram(qk_tx_ctx *t, qk_tx_pkt *p, qk_dgram_out *d)
 {
     qk_conn *c = t->c;
-    while (c->dgq_count) {
-        qk_dgram_out *d = &c->dgq[c->dgq_head];
-        qk_frame f = {.type = QK_FT_DATAGRAM_LEN};
-        f.u.datagram.data = d->data;
-        f.u.datagram.len = d->len;
-        f.u.datagram.has_length = true;
-        if (!qk_tx_put_frame(t, p, &f)) return;
-        qk_tx_record(p, &(qk_sent_frame){.kind = QK_SF_DATAGRAM, .length = (uint32_t)d->len});
-        free(d->data);
-        c->dgq_head = (c->dgq_head + 1) % c->dgq_cap;
-        c->dgq_count--;
-        c->stats.datagrams_sent++;
-    }
+    qk_frame f = {.type = QK_FT_DATAGRAM_LEN};
+    f.u.datagram.data = d->data;
+    f.u.datagram.len = d->len;
+    f.u.datagram.has_length = true;
+    if (!qk_tx_put_frame(t, p, &f)) return false;
+    qk_tx_record(p, &(qk_sent_frame){.kind = QK_SF_DATAGRAM, .length = (uint32_t)d->len});
+    free(d->data);
+    c->dgq_head = (c->dgq_head + 1) % c->dgq_cap;
+    c->dgq_count--;
+    c->stats.datagrams_sent++;
+    return true;
 }
 
 /* Leave s's bytes [off, off + len) in its send buffer, to be read by the
@@ -230,7 +247,7 @@ static void put_stream_header(uint8_t *dst, size_t n, uint64_t id, uint64_t off,
 static bool write_one_stream(qk_tx_ctx *t, qk_tx_pkt *p)
 {
     qk_conn *c = t->c;
-    qk_sched_node *n = qk_sched_next(&c->sched);
+    qk_sched_node *n = next_stream(t);
     if (!n) return false;
     qk_stream *s = QK_CONTAINER_OF(n, qk_stream, sched);
     size_t r = room(t, p);
@@ -320,6 +337,7 @@ static bool space_wants_send(qk_tx_ctx *t, qk_pn_space s)
     if (sp->discarded || !sp->has_tx) return false;
     if (qk_ack_has_new(&sp->ack) && qk_ack_should_ack_now(&sp->ack, t->now)) return true;
     if (sp->probes) return true;
+    if (t->bypass) return s == QK_PN_SPACE_APP; /* bypass_wanted() saw urgent data */
     if (!t->cc_ok) return false;
     if (qk_sendbuf_has_pending(&sp->crypto_send)) return true;
     if (s != QK_PN_SPACE_APP || !qk_session_app_data_ok(c)) return false;
@@ -369,6 +387,21 @@ static void write_immediate_ack(qk_tx_ctx *t, qk_tx_pkt *p, bool probe)
     c->stats.immediate_acks_sent++;
 }
 
+/* RFC 9218 §4.1: DATAGRAM and STREAM data by urgency, a datagram before a
+ * stream of the same urgency. */
+static void write_app_data(qk_tx_ctx *t, qk_tx_pkt *p)
+{
+    for (;;) {
+        qk_sched_node *n = next_stream(t);
+        qk_dgram_out *d = next_datagram(t);
+        if (d && (!n || d->urgency <= n->urgency)) {
+            if (!write_one_datagram(t, p, d)) return;
+            continue;
+        }
+        if (!n || !write_one_stream(t, p)) return;
+    }
+}
+
 static void fill_packet(qk_tx_ctx *t, qk_tx_pkt *p)
 {
     qk_conn *c = t->c;
@@ -389,12 +422,13 @@ static void fill_packet(qk_tx_ctx *t, qk_tx_pkt *p)
     if (imm) t->cap--; /* keep a byte for IMMEDIATE_ACK */
     if (qk_ack_has_new(&sp->ack)) write_ack(t, p);
     if (t->cc_ok || sp->probes) write_crypto(t, p);
-    if (p->space == QK_PN_SPACE_APP && qk_session_app_data_ok(c) && (t->cc_ok || sp->probes)) {
-        qk_ctrl_write_conn(t, p);
-        qk_ctrl_write_streams(t, p);
-        write_datagrams(t, p);
-        while (write_one_stream(t, p)) {
+    if (p->space == QK_PN_SPACE_APP && qk_session_app_data_ok(c) &&
+        (t->cc_ok || sp->probes || t->bypass)) {
+        if (!t->bypass) { /* the bypass carries urgent data only */
+            qk_ctrl_write_conn(t, p);
+            qk_ctrl_write_streams(t, p);
         }
+        write_app_data(t, p);
     }
     if (imm) {
         t->cap++;
@@ -491,14 +525,18 @@ static void commit_packet(qk_tx_ctx *t, qk_tx_pkt *p)
         c->rec.ecn_testing_sent++;
     if (sp.in_flight) qk_pacer_on_sent(&c->pacer, sp.size_bytes, t->now);
     uint64_t after = qk_recovery_bytes_in_flight(&c->rec) + (sp.in_flight ? sp.size_bytes : 0);
-    sp.app_limited = !cwnd_limited(c, after, t->now);
+    /* Lost feedback (path/feedback.h): while degraded, ACKs grow nothing. */
+    sp.app_limited = c->fb.degraded || !cwnd_limited(c, after, t->now);
     if (sp.in_flight) {
         c->cwnd_limited = !sp.app_limited; /* the pacer's gain (pacer.h) */
         if (sp.app_limited) c->stats.pkts_sent_not_cwnd_limited++;
     }
     qk_recovery_on_packet_sent(&c->rec, p->space, &sp, p->frames, p->n_frames, t->now);
     qk_qlog_metrics(c, t->now); /* bytes_in_flight with this packet counted */
-    if (p->ack_eliciting) c->last_ack_eliciting_sent = t->now;
+    if (p->ack_eliciting) {
+        c->last_ack_eliciting_sent = t->now;
+        qk_feedback_on_sent(&c->fb, t->now);
+    }
     c->stats.pkts_sent++;
     if (p->type == QK_PKT_0RTT) c->stats.zerortt_pkts_sent++;
     if (p->type == QK_PKT_1RTT && c->first_1rtt_pn == UINT64_MAX) c->first_1rtt_pn = p->pn;
@@ -653,6 +691,43 @@ static bool cc_allows(qk_conn *c, qk_time now)
     return ok;
 }
 
+#define BYPASS_MIN_BYTES 128 /* below this the bucket waits to refill */
+
+/* Issue 20: when cwnd or the pacer blocks, data of an urgency below
+ * qk_config.bypass_urgency_limit may still go, within the bypass bucket (at
+ * most its rate beyond the window). The datagram size the bucket allows now,
+ * 0 for no bypass (then c->pacing_wait says when the bucket refills). */
+static size_t bypass_cap(qk_conn *c, size_t cap, qk_time now)
+{
+    if (!c->bypass_limit || !c->handshake_complete || c->state != QK_CONN_ESTABLISHED ||
+        c->fb.failed)
+        return 0;
+    qk_tx_ctx q = {.c = c, .bypass = true};
+    bool urgent = next_datagram(&q) != NULL;
+    /* Flow control is never bypassed: new stream bytes need credit. */
+    if (!urgent && next_stream(&q))
+        urgent = qk_flow_tx_available(&c->flow_tx) || lost_stream_data(c);
+    if (!urgent) return 0;
+    uint64_t tokens = qk_bypass_tokens(&c->bypass, now);
+    if (tokens < BYPASS_MIN_BYTES) {
+        qk_time at = qk_bypass_ready_at(&c->bypass, BYPASS_MIN_BYTES, now);
+        if (!c->pacing_wait || at < c->pacing_wait) c->pacing_wait = at;
+        return 0;
+    }
+    return tokens < cap ? (size_t)tokens : cap;
+}
+
+/* After a datagram went through the bypass: charge the bucket. */
+static void bypass_charge(qk_conn *c, const qk_tx_ctx *t, size_t len)
+{
+    bool data = false;
+    for (size_t i = 0; i < t->n; i++) data |= t->pkts[i].ack_eliciting;
+    if (!data) return; /* an ACK alone is not congestion controlled anyway */
+    qk_bypass_consume(&c->bypass, len, t->now);
+    c->stats.bypass_pkts++;
+    c->stats.bypass_bytes += len;
+}
+
 /* The datagram size allowed now: the path MTU, the 3x anti-amplification
  * limit before the address is validated (RFC 9000 §8.1) and toward an
  * unvalidated new peer address (§9.3); 0 when such a limit leaves less than
@@ -710,6 +785,11 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
     qk_tx_ctx t;
     tx_ctx_init(&t, c, buf, cap, now);
     t.cc_ok = cc_allows(c, now);
+    size_t bcap = t.cc_ok ? 0 : bypass_cap(c, cap, now);
+    if (bcap) {
+        t.bypass = true;
+        cap = bcap;
+    }
     size_t probe = maybe_pmtu_probe(&t, buf_cap);
     if (probe) {
         c->stats.bytes_sent += probe;
@@ -743,6 +823,7 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
         commit_packet(&t, &t.pkts[i]);
     }
     size_t len = t.pkts[t.n - 1].end;
+    if (t.bypass) bypass_charge(c, &t, len);
     c->stats.bytes_sent += len;
     if (!c->path.validated) c->path.tx_bytes += len;
     if (!c->address_validated) c->unvalidated_tx_bytes += len;

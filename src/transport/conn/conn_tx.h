@@ -47,6 +47,7 @@ typedef struct qk_tx_ctx {
     size_t n;
     qk_time now;
     bool cc_ok;  /* congestion window and pacer allow new data */
+    bool bypass; /* cc_ok is false, urgent data may go through the bypass bucket */
     bool pad;    /* datagram must reach the minimum Initial size */
     bool defer;  /* stream bytes may stay in the send buffer until sealing */
     uint8_t ecn; /* codepoint the datagram will carry */

@@ -61,6 +61,9 @@ void qk_config_default(qk_config *c)
     c->min_ack_delay_ns = 1 * QK_NS_PER_MS;
     c->ack_frequency = 2;
     c->max_pending_datagrams = 64;
+    c->bypass_rate_bps = 125000; /* 1 Mbit/s, the seed's cap */
+    c->bypass_bucket_bytes = 2560;
+    c->path_failed_ns = QK_NS_PER_S;
     c->cid_bytes = 8;
     c->active_cid_limit = 4;
     c->max_connections = 1024;

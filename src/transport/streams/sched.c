@@ -176,3 +176,20 @@ int qk_bypass_consume(qk_bypass_bucket *b, uint64_t bytes, qk_time now)
     b->tokens -= bytes;
     return 0;
 }
+
+uint64_t qk_bypass_tokens(qk_bypass_bucket *b, qk_time now)
+{
+    bypass_refill(b, now);
+    return b->tokens;
+}
+
+qk_time qk_bypass_ready_at(qk_bypass_bucket *b, uint64_t bytes, qk_time now)
+{
+    bypass_refill(b, now);
+    if (b->tokens >= bytes) return now;
+    if (bytes > b->burst_bytes || !b->rate_bps) return QK_TIME_INFINITE;
+    /* (bytes - tokens) * 1e9 - frac byte*ns still to accrue, rounded up. */
+    unsigned __int128 need = (unsigned __int128)(bytes - b->tokens) * QK_NS_PER_S - b->frac;
+    qk_time from = b->last_ns > now ? b->last_ns : now; /* tokens accrue from last_ns */
+    return from + (qk_time)((need + b->rate_bps - 1) / b->rate_bps);
+}

@@ -113,4 +113,11 @@ bool qk_bypass_can(qk_bypass_bucket *b, uint64_t bytes, qk_time now);
  */
 int qk_bypass_consume(qk_bypass_bucket *b, uint64_t bytes, qk_time now);
 
+/** Bytes the bucket holds at now (refills first). */
+uint64_t qk_bypass_tokens(qk_bypass_bucket *b, qk_time now);
+
+/** The earliest time >= now at which bytes (<= burst) are available;
+ * QK_TIME_INFINITE when bytes exceed the bucket or the rate is 0. */
+qk_time qk_bypass_ready_at(qk_bypass_bucket *b, uint64_t bytes, qk_time now);
+
 #endif

@@ -1,0 +1,66 @@
+/* The "media" flow type (issue 20): a QUIC client sends three media flows
+ * to a server over one connection, each on its own unidirectional stream
+ * with an RFC 9218 urgency: audio 32 B every 20 ms (urgency 2), low-
+ * definition video 2,048 B at 30 fps with a 32,768 B I-frame every 100th
+ * (urgency 4), high-definition video 6,144 B at 60 fps with a 65,536 B
+ * I-frame every 100th (urgency 6). Every frame carries its number and send
+ * time; the server measures each frame's delay from send to fully
+ * received. Built on the "quic" flow (flow_quic.h) with no bulk transfer. */
+#ifndef QK_SIM_FLOW_MEDIA_H
+#define QK_SIM_FLOW_MEDIA_H
+
+#include <stdio.h>
+
+#include "sim/flow_quic.h"
+
+#define QK_SIMM_FLOWS 3 /* audio, ld, hd */
+
+typedef struct qk_simm qk_simm;
+
+/** What runs. Zero = all three flows for 10 s from time 0, CUBIC, no bypass. */
+typedef struct qk_simm_cfg {
+    qk_cc_kind cc;
+    qk_time start_ns;         /**< the client connects */
+    qk_time duration_ns;      /**< media is generated for this long after connecting (0 = 10 s) */
+    bool skip[QK_SIMM_FLOWS]; /**< leave a flow out */
+    uint8_t bypass_limit;     /**< qk_config.bypass_urgency_limit of the sender (0 = off) */
+    bool no_bucket;           /**< bypass without the cap (rate and bucket unbounded) */
+    qk_time path_failed_ns;   /**< qk_config.path_failed_ns (0 = default) */
+    FILE *frames_csv;         /**< per-frame rows "flow,frame,bytes,sent_s,recv_s", or NULL */
+    const char *qlog_dir;
+} qk_simm_cfg;
+
+/** One media flow's results. */
+typedef struct qk_simm_flow_result {
+    const char *name;
+    uint64_t frames_sent, frames_received;
+    uint64_t bytes_sent, bytes_received;
+    double avg_ms, p99_ms, max_ms; /**< delay send -> fully received */
+} qk_simm_flow_result;
+
+/** Results so far. */
+typedef struct qk_simm_result {
+    qk_simm_flow_result f[QK_SIMM_FLOWS];
+    uint64_t path_degraded, path_failed; /**< events at the sender */
+    qk_time path_failed_ns;              /**< when (absolute), QK_TIME_INFINITE = never */
+    qk_conn_stats client_stats;          /**< the sender's connection */
+    bool client_closed;
+    char close_reason[128]; /**< the sender's QK_EV_CLOSED reason */
+    bool mismatch;          /**< a frame header was malformed */
+} qk_simm_result;
+
+/** Create the flow (client = sender on client_host). NULL with *err on failure.
+ * Delete it after the simulator, like qk_simq. */
+qk_simm *qk_simm_new(qk_sim *sim, int client_host, int server_host, uint16_t port,
+                     const qk_simm_cfg *cfg, int *err);
+void qk_simm_del(qk_simm *m);
+/** Current results (delay statistics computed on each call). */
+const qk_simm_result *qk_simm_result_get(qk_simm *m);
+/** The underlying QUIC flow. */
+qk_simq *qk_simm_quic(qk_simm *m);
+
+/** Scenario factory of type "media" (keys: cc, start, duration, flows, bypass, frames). */
+int qk_sim_media_factory(qk_sim *sim, const qk_sim_flow_args *args, void **flow,
+                         const qk_sim_flow_ops **ops);
+
+#endif
