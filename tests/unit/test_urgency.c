@@ -101,6 +101,9 @@ static uint64_t bypass_after(uint8_t limit, uint8_t urgency, qk_time wait, uint6
     uint8_t buf[1500];
     qk_time end = p.now + wait;
     for (qk_time t = p.now; t <= end; t += MS) {
+        /* As a driver does: timers first (the endpoint visits only the
+         * connections a timer, a datagram or an API call woke). */
+        if (qk_endpoint_next_timeout(p.client) <= t) qk_endpoint_on_timeout(p.client, t);
         qk_datagram out = {.data = buf, .len = sizeof buf};
         while (qk_endpoint_send(p.client, &out, 1, t) == 1) out.len = sizeof buf; /* dropped */
     }
