@@ -438,8 +438,7 @@ static void get_usage(FILE *f)
 typedef struct get_opts {
     const char *out, *pin, *offer, *session;
     perf_h3_opts h3; /* --qlog --keylog --cc --quic-version */
-    bool discard, insecure, quiet, no_gso, ecn, no_early_data;
-    uint64_t key_update_pkts;                       /* 0: only at the AEAD limits */
+    bool discard, insecure, quiet;
     uint64_t max_data_bytes, max_stream_data_bytes; /* 0: defaults, auto-tuned */
 } get_opts;
 
@@ -448,6 +447,7 @@ static int get_parse(getter *g, get_opts *o, int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char **dst = NULL;
+        int flag;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             get_usage(stdout);
             return -1;
@@ -478,15 +478,8 @@ static int get_parse(getter *g, get_opts *o, int argc, char **argv)
             o->insecure = true;
         } else if (!strcmp(a, "--quiet")) {
             o->quiet = true;
-        } else if (!strcmp(a, "--ecn")) {
-            o->ecn = true;
-        } else if (!strcmp(a, "--no-gso")) {
-            o->no_gso = true;
-        } else if (!strcmp(a, "--no-early-data")) {
-            o->no_early_data = true;
-        } else if (!strncmp(a, "--key-update", 12)) {
-            if (perf_parse_key_update(a, &o->key_update_pkts))
-                return get_bad("%s: want --key-update or --key-update=N (N >= 1 packets)", a);
+        } else if ((flag = perf_h3_flag("get", &o->h3, a))) {
+            if (flag == 2) return 2;
         } else if (a[0] == '-') {
             return get_bad("unknown option %s", a);
         } else {
@@ -533,9 +526,6 @@ static int get_config(getter *g, const get_opts *o, qk_config *cfg, qk_addr *pee
         cfg->max_stream_window_bytes = o->max_stream_data_bytes;
     }
     if (perf_h3_apply("quack get", &o->h3, cfg)) return 2;
-    cfg->key_update_after_pkts = o->key_update_pkts; /* RFC 9001 §6.1 */
-    cfg->ecn = o->ecn;
-    cfg->early_data = !o->no_early_data; /* RFC 9001 §4.6 */
     g->session_file = o->session;
     /* Checked by qk_endpoint_new (qk_config_check explains a bad one). */
     if (o->offer && (perf_parse_version(o->offer, &cfg->offer_version) || !cfg->offer_version))
@@ -665,8 +655,8 @@ int qk_cmd_get(int argc, char **argv)
     qk_config cfg;
     qk_addr peer;
     rc = get_config(&g, &o, &cfg, &peer);
-    g.ecn = o.ecn;
-    if (!rc) rc = get_run(&g, &cfg, &peer, o.no_gso ? QK_UDP_NO_GSO : 0);
+    g.ecn = o.h3.ecn;
+    if (!rc) rc = get_run(&g, &cfg, &peer, o.h3.no_gso ? QK_UDP_NO_GSO : 0);
     if (!rc && !o.quiet)
         fprintf(stderr, "%zu URLs, %llu bytes\n", g.n, (unsigned long long)g.total);
     free(g.u);

@@ -370,9 +370,8 @@ static void serve_usage(FILE *f)
 typedef struct serve_opts {
     const char *root, *listen, *cert, *key, *ticket_life;
     perf_h3_opts h3; /* --qlog --keylog --cc --quic-version */
-    bool quiet, no_gso, stats, ecn, no_early_data, no_tickets;
+    bool quiet, stats, no_tickets;
     perf_admission admission;
-    uint64_t key_update_pkts; /* 0: only at the AEAD limits */
 } serve_opts;
 
 static int serve_parse(serve_opts *o, int argc, char **argv)
@@ -380,6 +379,7 @@ static int serve_parse(serve_opts *o, int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char **dst = NULL;
+        int flag;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             serve_usage(stdout);
             return -1;
@@ -400,19 +400,12 @@ static int serve_parse(serve_opts *o, int argc, char **argv)
             *dst = argv[++i];
         } else if (!strcmp(a, "--quiet")) {
             o->quiet = true;
-        } else if (!strcmp(a, "--ecn")) {
-            o->ecn = true;
-        } else if (!strcmp(a, "--no-gso")) {
-            o->no_gso = true;
         } else if (!strcmp(a, "--stats")) {
             o->stats = true;
-        } else if (!strcmp(a, "--no-early-data")) {
-            o->no_early_data = true;
         } else if (!strcmp(a, "--no-tickets")) {
             o->no_tickets = true;
-        } else if (!strncmp(a, "--key-update", 12)) {
-            if (perf_parse_key_update(a, &o->key_update_pkts))
-                return serve_bad("%s: want --key-update or --key-update=N (N >= 1 packets)", a);
+        } else if ((flag = perf_h3_flag("serve", &o->h3, a))) {
+            if (flag == 2) return 2;
         } else {
             return serve_bad("unknown argument %s", a);
         }
@@ -452,9 +445,7 @@ static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr 
     cfg->max_stream_send_buffer_bytes = 4u << 20;
     cfg->max_streams_bidi = 256;
     cfg->idle_timeout_ns = 30 * QK_NS_PER_S;
-    perf_admission_apply(&o->admission, cfg);        /* RFC 9000 §8.1.2 */
-    cfg->key_update_after_pkts = o->key_update_pkts; /* RFC 9001 §6.1 */
-    cfg->early_data = !o->no_early_data;             /* RFC 9001 §4.6 */
+    perf_admission_apply(&o->admission, cfg); /* RFC 9000 §8.1.2 */
     cfg->session_tickets = !o->no_tickets;
     if (o->ticket_life) {
         char *end;
@@ -464,7 +455,6 @@ static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr 
             return serve_bad("--ticket-lifetime %s: want 1..604800 seconds", o->ticket_life);
         cfg->ticket_lifetime_ns = (qk_time)secs * QK_NS_PER_S;
     }
-    cfg->ecn = o->ecn;
     if (perf_h3_apply("quack serve", &o->h3, cfg)) return 2;
     return 0;
 }
@@ -529,7 +519,7 @@ int qk_cmd_serve(int argc, char **argv)
     char *cert_pem = NULL, *key_pem = NULL;
     rc = serve_config(&o, s, &cfg, &addr);
     if (!rc) rc = perf_load_cert("quack serve", o.cert, o.key, &cfg, &cert_pem, &key_pem) ? 1 : 0;
-    if (!rc) rc = serve_run(s, &cfg, &addr, o.listen, o.no_gso ? QK_UDP_NO_GSO : 0);
+    if (!rc) rc = serve_run(s, &cfg, &addr, o.listen, o.h3.no_gso ? QK_UDP_NO_GSO : 0);
     free(s->h3s);
     free(s);
     free(cert_pem);

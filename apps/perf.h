@@ -101,7 +101,14 @@ __attribute__((format(printf, 2, 3))) int perf_usage_error(const char *cmd, cons
 /* The options quack get and quack serve share (HTTP/3 commands). */
 typedef struct perf_h3_opts {
     const char *qlog, *keylog, *cc, *version;
+    bool ecn, no_gso, no_early_data;
+    uint64_t key_update_pkts; /* 0: only at the AEAD limits */
 } perf_h3_opts;
+
+/* A shared flag (--ecn, --no-gso, --no-early-data, --key-update[=N]) of
+ * quack get/serve: 1 when a was one and was set, 0 when it is not one,
+ * 2 after a usage error was printed ("quack CMD: ..."). */
+int perf_h3_flag(const char *cmd, perf_h3_opts *o, const char *a);
 
 /* Where the value of shared option a goes, or NULL when a is not one. */
 const char **perf_h3_opt(perf_h3_opts *o, const char *a);

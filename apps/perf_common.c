@@ -464,6 +464,23 @@ const char **perf_h3_opt(perf_h3_opts *o, const char *a)
     return perf_str_opt_find(tab, a);
 }
 
+int perf_h3_flag(const char *cmd, perf_h3_opts *o, const char *a)
+{
+    if (!strcmp(a, "--ecn"))
+        o->ecn = true;
+    else if (!strcmp(a, "--no-gso"))
+        o->no_gso = true;
+    else if (!strcmp(a, "--no-early-data"))
+        o->no_early_data = true;
+    else if (!strncmp(a, "--key-update", 12)) {
+        if (perf_parse_key_update(a, &o->key_update_pkts))
+            return perf_usage_error(cmd, "%s: want --key-update or --key-update=N (N >= 1 packets)",
+                                    a);
+    } else
+        return 0;
+    return 1;
+}
+
 int perf_h3_apply(const char *who, const perf_h3_opts *o, qk_config *cfg)
 {
     if (qk_io_log_files(cfg, o->qlog, o->keylog)) {
@@ -480,6 +497,9 @@ int perf_h3_apply(const char *who, const perf_h3_opts *o, qk_config *cfg)
         fprintf(stderr, "%s: --quic-version %s: want v1, v2 or a number\n", who, o->version);
         return 2;
     }
+    cfg->key_update_after_pkts = o->key_update_pkts; /* RFC 9001 §6.1 */
+    cfg->ecn = o->ecn;
+    cfg->early_data = !o->no_early_data; /* RFC 9001 §4.6 */
     return 0;
 }
 
