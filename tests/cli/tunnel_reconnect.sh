@@ -16,18 +16,7 @@ build=${1:?usage: tunnel_reconnect.sh BUILD_DIR}
 q="$build/quack"
 here=$(cd "$(dirname "$0")" && pwd)
 peer="python3 $here/tunnel_peer.py"
-tmp=$(mktemp -d)
-pids=()
-fails=0
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-    wait 2>/dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-ok() { echo "ok   - $*"; }
-no() { echo "FAIL - $*"; fails=$((fails + 1)); }
-check() { if eval "$2"; then ok "$1"; else no "$1"; fi; }
+. "$(dirname "$0")/lib/harness.bash" # tmp, pids, fails, cleanup, ok/no/check
 base=$((20000 + ($$ % 15000) * 2))
 echo_port=$base udp_port=$((base + 1)) tcp_port=$((base + 2)) relay_port=$((base + 3))
 tcp2_port=$((base + 4))

@@ -8,18 +8,7 @@
 set -uo pipefail
 build=${1:?usage: tunnel_socks5.sh BUILD_DIR}
 q="$build/quack"
-tmp=$(mktemp -d)
-pids=()
-fails=0
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-    wait 2>/dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-ok() { echo "ok   - $*"; }
-no() { echo "FAIL - $*"; fails=$((fails + 1)); }
-check() { if eval "$2"; then ok "$1"; else no "$1"; fi; }
+. "$(dirname "$0")/lib/harness.bash" # tmp, pids, fails, cleanup, ok/no/check
 base=$((20000 + ($$ % 15000) * 2))
 http_port=$base tcp_port=$((base + 1)) closed_port=$((base + 2))
 command -v curl >/dev/null || {

@@ -1,0 +1,15 @@
+# Shared by the tunnel CLI tests (source it): a scratch directory removed at
+# exit with every process in $pids killed, and the ok/no/check reporters that
+# count failures in $fails.
+tmp=$(mktemp -d)
+pids=()
+fails=0
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+    wait 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+ok() { echo "ok   - $*"; }
+no() { echo "FAIL - $*"; fails=$((fails + 1)); }
+check() { if eval "$2"; then ok "$1"; else no "$1"; fi; }
