@@ -5,6 +5,7 @@
 #include "perf.h"
 
 #include <quack/cert.h>
+#include <quack/sim.h>
 #include <quack/driver.h>
 #include <quack/h3.h>
 
@@ -419,6 +420,8 @@ static void get_usage(FILE *f)
                "                 server's transport parameters); when the ticket allows,\n"
                "                 the requests go out in 0-RTT (RFC 9001 §4.6)\n"
                "  --no-early-data  resume without 0-RTT (requests after the handshake)\n"
+               "  --handshake-timeout T  give up when the handshake has not completed\n"
+               "                 after T (default 10s)\n"
                "  --no-gso       one datagram per send (packet captures show each packet)\n"
                "  --ecn          mark ECT(0) and validate ECN (RFC 9000 §13.4; default off)\n"
                "  --key-update[=N]  initiate a 1-RTT key update every N packets sent\n"
@@ -439,6 +442,7 @@ typedef struct get_opts {
     const char *out, *pin, *offer, *session;
     perf_h3_opts h3; /* --qlog --keylog --cc --quic-version */
     bool discard, insecure, quiet;
+    qk_time handshake_timeout_ns;                   /* 0: the library default (10 s) */
     uint64_t max_data_bytes, max_stream_data_bytes; /* 0: defaults, auto-tuned */
 } get_opts;
 
@@ -478,6 +482,10 @@ static int get_parse(getter *g, get_opts *o, int argc, char **argv)
             o->insecure = true;
         } else if (!strcmp(a, "--quiet")) {
             o->quiet = true;
+        } else if (!strcmp(a, "--handshake-timeout")) {
+            if (i + 1 >= argc || qk_sim_parse_time(argv[++i], &o->handshake_timeout_ns) ||
+                !o->handshake_timeout_ns)
+                return get_bad("%s wants a time, e.g. 10s or 500ms", a);
         } else if ((flag = perf_h3_flag("get", &o->h3, a))) {
             if (flag == 2) return 2;
         } else if (a[0] == '-') {
@@ -526,6 +534,7 @@ static int get_config(getter *g, const get_opts *o, qk_config *cfg, qk_addr *pee
         cfg->max_stream_window_bytes = o->max_stream_data_bytes;
     }
     if (perf_h3_apply("quack get", &o->h3, cfg)) return 2;
+    if (o->handshake_timeout_ns) cfg->handshake_timeout_ns = o->handshake_timeout_ns;
     g->session_file = o->session;
     /* Checked by qk_endpoint_new (qk_config_check explains a bad one). */
     if (o->offer && (perf_parse_version(o->offer, &cfg->offer_version) || !cfg->offer_version))
