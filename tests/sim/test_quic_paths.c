@@ -311,9 +311,11 @@ static void test_sim_rebind_api(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sim_rebind_api),   cmocka_unit_test(test_migrate_twice_server_dcid),
+        cmocka_unit_test(test_sim_rebind_api),
+        cmocka_unit_test(test_migrate_twice_server_dcid),
         cmocka_unit_test(test_disable_active_migration),
-        cmocka_unit_test(test_nat_rebinding),    cmocka_unit_test(test_nat_rebinding_silent_client),
+        cmocka_unit_test(test_nat_rebinding),
+        cmocka_unit_test(test_nat_rebinding_silent_client),
         cmocka_unit_test(test_active_migration),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -77,10 +77,9 @@ static void test_cipher_list(void **state)
     (void)state;
     char prio[256];
     const char *bad;
-    assert_int_equal(
-        qk_tls_priority_for_ciphers("TLS_AES_128_CCM_SHA256:TLS_AES_128_GCM_SHA256", prio,
-                                    sizeof prio, &bad),
-        0);
+    assert_int_equal(qk_tls_priority_for_ciphers("TLS_AES_128_CCM_SHA256:TLS_AES_128_GCM_SHA256",
+                                                 prio, sizeof prio, &bad),
+                     0);
     assert_non_null(strstr(prio, ":+AES-128-CCM:+AES-128-GCM:"));
     assert_int_equal(qk_tls_priority_for_ciphers("TLS_AES_128_GCM_SHA256:TLS_AES_128_CCM_8_SHA256",
                                                  prio, sizeof prio, &bad),

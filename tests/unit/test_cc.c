@@ -1,4 +1,5 @@
-/* covers: src/transport/recovery/cc/cc.c src/transport/recovery/cc/newreno.c src/transport/recovery/cc/dctcp.c */
+/* covers: src/transport/recovery/cc/cc.c src/transport/recovery/cc/newreno.c
+ * src/transport/recovery/cc/dctcp.c */
 /* NewReno (RFC 9002 §7, Appendix B), DCTCP (RFC 8257) and the cc.c helpers,
  * checked against arithmetic from the RFCs. */
 #include "qk_test.h"

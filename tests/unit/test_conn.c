@@ -1,4 +1,5 @@
-/* covers: src/transport/conn/conn_send.c src/transport/conn/conn_recv.c src/transport/conn/trace.c */
+/* covers: src/transport/conn/conn_send.c src/transport/conn/conn_recv.c src/transport/conn/trace.c
+ */
 /* End-to-end connection tests on an in-memory path (tests/support/qk_pair). */
 #include "qk_pair.h"
 #include "qk_test.h"
