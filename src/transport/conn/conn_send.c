@@ -693,6 +693,25 @@ static bool cc_allows(qk_conn *c, qk_time now)
 
 #define BYPASS_MIN_BYTES 128 /* below this the bucket waits to refill */
 
+/* Issue 20, with a bypass configured: packets are outstanding and no ACK
+ * has come for half the path's min RTT plus the timer granularity (since
+ * the last ACK, or since the first packet after an idle spell). We ask for
+ * an ACK at the end of every burst (IMMEDIATE_ACK, ack-frequency §8.1), so
+ * on a working path they keep coming; silence means the link (a Wi-Fi
+ * suspension) has stopped. Until an ACK arrives only urgent data leaves,
+ * through the bypass: anything else sent now would wait in the suspended
+ * link's queue ahead of the urgent frames written after it (media-wifi:
+ * audio +5.4 ms over its floor without this rule, docs/experiments/media.md).
+ * Sending less than the window allows is always permitted (RFC 9002 §7:
+ * the window is a limit); ACKs and PTO probes (§6.2.4) still go. A false
+ * alarm costs non-urgent data the wait for the next ACK. */
+static bool feedback_late(const qk_conn *c, qk_time now)
+{
+    if (!c->bypass_limit || c->fb.wait_since == QK_TIME_INFINITE || !c->rtt.min_rtt_ns)
+        return false;
+    return now >= c->fb.wait_since + c->rtt.min_rtt_ns / 2 + QK_RTT_GRANULARITY_NS;
+}
+
 /* Issue 20: when cwnd or the pacer blocks, data of an urgency below
  * qk_config.bypass_urgency_limit may still go, within the bypass bucket (at
  * most its rate beyond the window). The datagram size the bucket allows now,
@@ -784,7 +803,7 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
      * records per datagram; open_packet clears what each packet uses. */
     qk_tx_ctx t;
     tx_ctx_init(&t, c, buf, cap, now);
-    t.cc_ok = cc_allows(c, now);
+    t.cc_ok = cc_allows(c, now) && !feedback_late(c, now);
     size_t bcap = t.cc_ok ? 0 : bypass_cap(c, cap, now);
     if (bcap) {
         t.bypass = true;
