@@ -12,6 +12,7 @@ static const struct qk_cmd commands[] = {
     {"tunnel", qk_cmd_tunnel, "carry TCP connections over QUIC (client and server)"},
     {"get", qk_cmd_get, "download https:// URLs over HTTP/3"},
     {"serve", qk_cmd_serve, "serve a directory over HTTP/3"},
+    {"media", qk_cmd_media, "audio / LD / HD video flows by urgency, per-flow delays"},
 };
 
 static void usage(FILE *f)
