@@ -6,7 +6,7 @@
 # (the server's received count equals the client's sent count, and the count
 # is what --duration implies) and the server checks every body byte and
 # closes cleanly. Counts, not timings. Usage: media.sh BUILD_DIR
-set -euo pipefail
+set -uo pipefail
 build=${1:?usage: media.sh BUILD_DIR}
 quack=$build/quack
 here=$(cd "$(dirname "$0")" && pwd)
