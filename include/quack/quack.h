@@ -248,6 +248,9 @@ typedef struct qk_config {
      * it, through a token bucket of bypass_rate_bps bytes per second (default
      * 125,000 B/s = 1 Mbit/s) holding at most bypass_bucket_bytes (default
      * 2,560). Never past the anti-amplification limit or flow control.
+     * With it on, while ACKs are late (packets outstanding and none for half
+     * the min RTT + 1 ms, e.g. a Wi-Fi suspension) data at or above the limit
+     * waits in the sender, so the stalled link queues only urgent frames.
      * 0 = off (default); the rate or bucket 0 also turns it off. */
     uint8_t bypass_urgency_limit;
     uint64_t bypass_rate_bps;     /**< bytes per second (the bucket's refill rate) */
