@@ -189,6 +189,11 @@ for c in ccs:
         w(f"* {c} {fl}: average {s['avg']:.1f} ms vs floor {s['floor']:.1f} ms (excess {s['avg']-s['floor']:+.1f}, target <= 1.5): "
           f"{'met' if s['avg']-s['floor'] <= 1.5 else 'NOT met'}; max {s['max']:.1f} ms vs {longest*1e3+2+5:.0f} "
           f"(longest suspension + one-way + 5 ms): {'met' if s['max'] <= longest*1e3+7 else 'NOT met'}\n")
+    if c == 'bbr' and S[('bucket', c)]['ld-video']['avg'] - S[('bucket', c)]['ld-video']['floor'] > 1.5:
+        w("  (qlog of this run: after a suspension BBR paces the held HD video out faster than "
+          "the link drains it, and an ACK that left the receiver just before the next "
+          "suspension releases more HD video into it before any ACK is late; the LD frames "
+          "written in that suspension queue behind it)\n")
     w(f"* {c} HD video flowing: {S[('bucket', c)]['hd-video']['n']} frames received\n")
     w(f"* {c} bulk: {'met' if util_of(c)[2] >= 0.9 else 'NOT met'}\n")
 w("* path-failed events: " + ", ".join(f"{n}-{c} {M[(n, c)].group(7)}" for (n, c) in S) + "\n\n")
