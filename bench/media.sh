@@ -190,7 +190,7 @@ for c in ccs:
           f"{'met' if s['avg']-s['floor'] <= 1.5 else 'NOT met'}; max {s['max']:.1f} ms vs {longest*1e3+2+5:.0f} "
           f"(longest suspension + one-way + 5 ms): {'met' if s['max'] <= longest*1e3+7 else 'NOT met'}\n")
     if c == 'bbr' and S[('bucket', c)]['ld-video']['avg'] - S[('bucket', c)]['ld-video']['floor'] > 1.5:
-        w("  (qlog of this run: after a suspension BBR paces the held HD video out faster than "
+        w("  (a qlog of the bucket run with BBR, `qlog = DIR` in the ini, shows: after a suspension BBR paces the held HD video out faster than "
           "the link drains it, and an ACK that left the receiver just before the next "
           "suspension releases more HD video into it before any ACK is late; the LD frames "
           "written in that suspension queue behind it)\n")
