@@ -9,8 +9,8 @@ Usage: netlog.py NET_JSON DOM_HTML SITE_DIR ORIGIN PATHS_FILE
 Asserts, from the net log (event names looked up in its constants table):
   - every URL request to ORIGIN is one of the 51 paths, and each of the 51
     was requested;
-  - each got response headers with status 200, and the body bytes it read
-    equal the file's size;
+  - each got response headers with status 200 and the Content-Type of its
+    extension, and the body bytes it read equal the file's size;
   - each was bound to a QUIC session (HTTP_STREAM_REQUEST_BOUND_TO_QUIC_SESSION)
     that negotiated QUIC v1 with HTTP/3 (ALPN h3 is the only one RFC 9114 §3.1
     defines for v1; quack serve offers nothing else) to localhost:PORT,
@@ -25,6 +25,12 @@ import json
 import os
 import re
 import sys
+
+
+# What quack serve must label each kind of file (RFC 9110 §8.3).
+TYPES = {".html": "text/html; charset=utf-8", ".css": "text/css", ".js": "text/javascript",
+         ".png": "image/png", ".gif": "image/gif", ".json": "application/json",
+         ".bin": "application/octet-stream"}
 
 
 def load_netlog(path):
@@ -85,6 +91,11 @@ def main():
         heads = [p["headers"] for n, p, _ in evs if n == "HTTP_TRANSACTION_READ_RESPONSE_HEADERS"]
         if not heads or not re.match(r"HTTP/\S+ 200\b", heads[-1][0]):
             fails.append("%s: status line %r" % (url, heads[-1][0] if heads else None))
+        ctype = [h.split(":", 1)[1].strip() for h in (heads[-1] if heads else [])
+                 if h.lower().startswith("content-type:")]
+        want_type = TYPES[os.path.splitext(path)[1] or ".html"]
+        if ctype != [want_type]:
+            fails.append("%s: content-type %s (want %s)" % (url, ctype, want_type))
         errs = [p["net_error"] for n, p, _ in evs if "net_error" in p]
         if errs:
             fails.append("%s: net_error %s" % (url, errs))
