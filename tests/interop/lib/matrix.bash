@@ -28,7 +28,7 @@ the client (and from `quack serve` after SIGTERM, i.e. no ASan report). SKIP
 cells name the feature that is not in the tree yet.
 
 HDR
-    echo "Run: $(date -u '+%Y-%m-%d %H:%M UTC'), build \`$(basename "$BUILD")\`, quack $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null), $(dpkg-query -W -f '${Package} ${Version}' ngtcp2-client 2>/dev/null), $(tshark --version 2>/dev/null | head -1), $(dpkg-query -W -f '${Package} ${Version}' chromium 2>/dev/null)"
+    echo "Run: $(date -u '+%Y-%m-%d %H:%M UTC'), build \`$(basename "$BUILD")\`, quack $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null), $(dpkg-query -W -f '${Package} ${Version}' ngtcp2-client 2>/dev/null), $(tshark --version 2>/dev/null | head -1 | sed 's/\.$//'), $(dpkg-query -W -f '${Package} ${Version}' chromium 2>/dev/null)"
     echo
     echo "| case | q>n | n>q | notes |"
     echo "|---|---|---|---|"
@@ -109,6 +109,7 @@ build/release/quack netem --listen 127.0.0.1:5000 --to 127.0.0.1:4433 --loss 5% 
 build/release/quack get --insecure --output out https://127.0.0.1:5000/file.bin
 
 # a browser: Chromium over HTTP/3 only, trusting this certificate's key
+echo '<p>hello over HTTP/3</p>' > www/index.html
 SPKI=$(openssl x509 -in cert.pem -pubkey -noout | openssl pkey -pubin -outform der |
     openssl dgst -sha256 -binary | base64)
 chromium --headless=new --no-sandbox --user-data-dir=/tmp/qk-profile \
