@@ -54,8 +54,11 @@ a script fetches and hashes (SHA-256). From the net log, every one of the 51
 URLs must have been answered 200 over a QUIC v1 session speaking HTTP/3 (the
 session's own SETTINGS and decoded header sections), with the Content-Type of
 its extension and every body byte read; no session may be closed by the
-server; the dumped DOM must show the 20 MiB file's length and SHA-256 equal to
-the served file's, all 30 images decoded and all scripts run.
+server. The page's last request reports what its script saw (`report.txt?...`,
+also 200 over HTTP/3): the 20 MiB file's length and SHA-256 must equal the
+served file's, all 30 images decoded and all scripts run. The test waits for
+that request in `quack serve`'s log, then stops the browser with SIGINT (a
+clean shutdown that completes the net log).
 
 | case | c>q | notes |
 |---|---|---|
