@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -146,16 +147,43 @@ static bool decode_path(const char *in, char *out, size_t cap)
     return true;
 }
 
+/* Content-Type by file extension (RFC 9110 §8.3). Browsers sniff images, but
+ * refuse a script or stylesheet of another type under "nosniff" (Fetch
+ * §3.5), and a module script of any non-JavaScript type. */
+static const struct {
+    const char *ext, *type;
+} mime_tab[] = {
+    {".html", "text/html; charset=utf-8"},
+    {".htm", "text/html; charset=utf-8"},
+    {".txt", "text/plain; charset=utf-8"},
+    {".css", "text/css"},
+    {".js", "text/javascript"},
+    {".mjs", "text/javascript"},
+    {".json", "application/json"},
+    {".xml", "application/xml"},
+    {".wasm", "application/wasm"},
+    {".png", "image/png"},
+    {".gif", "image/gif"},
+    {".jpg", "image/jpeg"},
+    {".jpeg", "image/jpeg"},
+    {".webp", "image/webp"},
+    {".avif", "image/avif"},
+    {".svg", "image/svg+xml"},
+    {".ico", "image/x-icon"},
+    {".woff", "font/woff"},
+    {".woff2", "font/woff2"},
+    {".mp4", "video/mp4"},
+    {".webm", "video/webm"},
+    {".mp3", "audio/mpeg"},
+    {".pdf", "application/pdf"},
+};
+
 static const char *mime_type(const char *path)
 {
     const char *dot = strrchr(path, '.');
-    if (!dot || strchr(dot, '/')) return "application/octet-stream";
-    if (!strcmp(dot, ".html") || !strcmp(dot, ".htm")) return "text/html";
-    if (!strcmp(dot, ".txt")) return "text/plain";
-    if (!strcmp(dot, ".css")) return "text/css";
-    if (!strcmp(dot, ".js")) return "text/javascript";
-    if (!strcmp(dot, ".json")) return "application/json";
-    if (!strcmp(dot, ".png")) return "image/png";
+    if (dot && !strchr(dot, '/'))
+        for (size_t i = 0; i < sizeof mime_tab / sizeof mime_tab[0]; i++)
+            if (!strcasecmp(dot, mime_tab[i].ext)) return mime_tab[i].type;
     return "application/octet-stream";
 }
 

@@ -22,6 +22,8 @@ PKGS=(
   unbound dnsmasq iproute2 iodine
   # quack tunnel (tests/cli/tunnel_{socks5,udp}.sh, bench/tunnel.sh): curl, dig, kcptun baseline
   curl dnsutils kcptun
+  # a real browser over HTTP/3 (tests/interop/chromium.sh): headless Chromium
+  chromium
 )
 
 missing=()
