@@ -11,6 +11,7 @@ static void sync_stream(qk_stream *s)
     qk_flow_rx *fc = &s->fc;
     fc->consumed_bytes = s->recv.read_off;
     if (fc->received_bytes < s->recv.max_off) fc->received_bytes = s->recv.max_off;
+    fc->held_bytes = s->recv.max_off - s->recv.read_off - qk_recvbuf_readable(&s->recv);
     if (fc->max_data_bytes < s->recv.limit) fc->max_data_bytes = s->recv.limit;
 }
 
@@ -61,19 +62,21 @@ void qk_conn_flow_tick(qk_conn *c, qk_time now)
     if (!c->flow_rx.autotune || !srtt || now < c->flow_tick_ns) return;
     c->flow_tick_ns = now + srtt;
     c->flow_rx.min_rtt_ns = c->rtt.min_rtt_ns;
-    uint64_t largest = 0, stream_credit = 0;
+    uint64_t largest = 0, stream_credit = 0, held = 0;
     for (qk_stream *s = qk_streams_next(&c->streams, NULL); s;
          s = qk_streams_next(&c->streams, s)) {
         qk_flow_rx *fc = &s->fc;
         if (!fc->autotune) continue;
         sync_stream(s);
         stream_credit += s->recv.limit - s->recv.read_off;
+        held += fc->held_bytes;
         /* An unused window stops being re-extended at its old size: the next
          * MAX_STREAM_DATA grants only the smaller window. */
         if (qk_flow_rx_tick(fc, now, srtt)) s->recv_window_bytes = fc->window_bytes;
         if (fc->window_bytes > largest) largest = fc->window_bytes;
     }
     c->stats.max_stream_rx_window_bytes = largest;
+    c->flow_rx.held_bytes = held; /* behind gaps, as of this tick */
     c->flow_rx.min_window_bytes = largest + largest / 2;
     /* The streams' credit is already committed (the memory the peer may make
      * us hold is min(connection credit, sum of stream credit)): a connection

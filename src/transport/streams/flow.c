@@ -163,6 +163,13 @@ static double delivery_per_rtt(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
     return rate;
 }
 
+/* Received and readable but not read: what the reader is behind by. */
+static uint64_t unread(const qk_flow_rx *rx)
+{
+    uint64_t buffered = rx->received_bytes - rx->consumed_bytes;
+    return buffered > rx->held_bytes ? buffered - rx->held_bytes : 0;
+}
+
 /* Did the credit go fast, by the configured rule? Updates the EPOCH state. */
 static bool credit_went_fast(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
 {
@@ -197,8 +204,9 @@ static void autotune(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
         conn_sized = QK_FLOW_SIZE_RTTS * delivery_since(rx->parent, now, sizing_rtt(rx, srtt_ns));
     bool fast = credit_went_fast(rx, now, srtt_ns);
     /* A reader that leaves more than a quarter window unread is the limit,
-     * not the window: no growth (the backpressure the yamux seed describes). */
-    bool kept_up = 4 * (rx->received_bytes - rx->consumed_bytes) <= rx->window_bytes;
+     * not the window: no growth (the backpressure the yamux seed describes).
+     * Bytes held behind a gap (a lost packet) cannot be read: not the reader. */
+    bool kept_up = 4 * unread(rx) <= rx->window_bytes;
     if (!fast || !kept_up) return;
     rx->period_start_ns = now; /* window-limited: the shrink clock restarts */
     rx->period_start_consumed_bytes = rx->consumed_bytes;
@@ -211,6 +219,13 @@ static void autotune(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
      * link (or a slow reader) is the limit, it stops near 2 x rate x base
      * RTT, where plain doubling overshoots to 4-8x. */
     double sized = (rx->early_updates ? QK_FLOW_SIZE_RTTS_EARLY : QK_FLOW_SIZE_RTTS) * rate_rtt;
+    /* Under loss the window must also cover what waits behind each gap until
+     * its retransmission arrives (about one RTT of data at 1 % random loss):
+     * the credit for it is spent but cannot be read, so without this the
+     * window settles where it limits the sender to ~1/2.2 x window per RTT.
+     * The average (not one loss burst's peak: a slow-start overshoot would
+     * then leave the window at 3.5 BDP), at most one more RTT of delivery. */
+    sized += rx->held_avg_bytes < rate_rtt ? rx->held_avg_bytes : rate_rtt;
     /* Climbing (slow start: the congestion window is about 2x the delivery
      * of the last RTT and doubles again in the next): up to 2x sized. */
     if (rx->climb_doubling && climbing) sized *= 2;
@@ -254,9 +269,9 @@ bool qk_flow_rx_tick(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
         return false;
     }
     if (rx->autotune) checkpoint(rx, now, sizing_rtt(rx, srtt_ns));
-    if (4 * (rx->received_bytes - rx->consumed_bytes) <= rx->window_bytes)
-        rx->period_reader_kept_up = true;
+    if (4 * unread(rx) <= rx->window_bytes) rx->period_reader_kept_up = true;
     bool shrank = false;
+    rx->held_avg_bytes += ((double)rx->held_bytes - rx->held_avg_bytes) / 8; /* per tick */
     if (now - rx->period_start_ns >= (qk_time)QK_FLOW_DECAY_RTTS * srtt_ns) {
         uint64_t used = rx->consumed_bytes - rx->period_start_consumed_bytes;
         bool unused = 2 * used < rx->window_bytes || !rx->period_reader_kept_up;
