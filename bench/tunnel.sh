@@ -8,7 +8,7 @@
 # download is checked byte for byte (SHA-256 of a fixed pattern).
 # kcptun: --crypt none --mode fast3 --sndwnd 1024 --rcvwnd 1024 --nocomp on
 # both ends, with FEC off (--ds 0 --ps 0) and with its default FEC 10/3.
-# quack: defaults (cubic); a `--cc bbr` row when `quack tunnel` accepts it.
+# quack: defaults, and a `--cc bbr` row (quack-bbr). TOOLS="..." picks a subset.
 # Tools alternate inside each round; the table has the median of ROUNDS.
 # Writes docs/perf.md's "tunnel.sh" section, docs/tunnel_bench.csv (every
 # run) and docs/tunnel_bench.png.
@@ -37,11 +37,7 @@ cleanup() {
 trap cleanup EXIT
 base=$((20000 + ($$ % 14000) * 2))
 src_port=$base relay_port=$((base + 1)) srv_port=$((base + 2)) cli_port=$((base + 3))
-tools="quack kcptun kcptun-fec"
-if "$q" tunnel server --cc bbr --listen 127.0.0.1:0 --to 127.0.0.1:1 --help >/dev/null 2>&1 &&
-    ! "$q" tunnel server --cc bbr --listen 127.0.0.1:0 --to 127.0.0.1:1 2>&1 | grep -q 'cc wants'; then
-    tools="$tools quack-bbr"
-fi
+tools=${TOOLS:-quack quack-bbr kcptun kcptun-fec}
 kcp_opts=(--crypt none --mode fast3 --sndwnd 1024 --rcvwnd 1024 --nocomp --quiet)
 
 # The source: "N\n" in, the first N bytes of a fixed pattern out.
