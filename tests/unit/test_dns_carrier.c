@@ -63,6 +63,35 @@ static void test_sizes(void **state)
     }
 }
 
+/* The public API (quack/dns.h): heap client, sizes and domain checks. */
+static void test_public_api(void **state)
+{
+    (void)state;
+    assert_int_equal(qk_dns_domain_check(DOMAIN), 0);
+    assert_int_equal(qk_dns_domain_check("a..b"), QK_ERR_INVALID_ARG);
+    assert_int_equal(qk_dns_domain_check(""), QK_ERR_INVALID_ARG);
+    assert_int_equal(qk_dns_domain_check(NULL), QK_ERR_INVALID_ARG);
+    assert_int_equal(qk_dns_datagram_bytes(DOMAIN, 0), 144);
+    assert_int_equal(qk_dns_datagram_bytes(DOMAIN, 101), 50);
+    assert_int_equal(qk_dns_datagram_bytes(DOMAIN, 59), QK_ERR_INVALID_ARG);
+    assert_int_equal(qk_dns_datagram_bytes(DOMAIN, 254), QK_ERR_INVALID_ARG);
+    qk_dns_client *c = NULL;
+    assert_int_equal(qk_dns_client_new("a..b", 0, 1, &c), QK_ERR_INVALID_ARG);
+    assert_null(c);
+    assert_int_equal(qk_dns_client_new(DOMAIN, 101, 1, &c), 0);
+    assert_int_equal(qk_dns_client_max_datagram(c), 50);
+    uint8_t dg[51] = {0}, q[600];
+    assert_true(qk_dns_client_query(c, 1, dg, 50, NULL, q, sizeof q) > 0);
+    assert_int_equal(qk_dns_client_query(c, 1, dg, 51, NULL, q, sizeof q), QK_ERR_TOO_LARGE);
+    qk_dns_client_del(c);
+    qk_dns_client_del(NULL);
+    qk_addr a;
+    uint32_t id = 0;
+    qk_dns_client_addr(0x01020304, &a);
+    assert_int_equal(qk_dns_addr_client(&a, &id), 0);
+    assert_int_equal(id, 0x01020304);
+}
+
 typedef struct got {
     uint8_t data[8][1000];
     size_t len[8];
@@ -287,9 +316,10 @@ static void test_rate_limit(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_base32),        cmocka_unit_test(test_sizes),
-        cmocka_unit_test(test_round_trip),    cmocka_unit_test(test_duplicates),
-        cmocka_unit_test(test_other_queries), cmocka_unit_test(test_rate_limit),
+        cmocka_unit_test(test_base32),     cmocka_unit_test(test_sizes),
+        cmocka_unit_test(test_public_api), cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_duplicates), cmocka_unit_test(test_other_queries),
+        cmocka_unit_test(test_rate_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
