@@ -185,7 +185,7 @@ typedef struct qk_dns_server_config {
     uint32_t rate_qps;   /**< per-client query rate limit (default 20000/s) */
     uint32_t rate_burst; /**< token bucket depth (default 2000) */
     size_t max_clients;  /**< clients tracked at once (default 64) */
-    size_t queue_pkts;   /**< downstream datagrams queued per client (default 64) */
+    size_t queue_pkts;   /**< downstream datagrams queued per client (default 256) */
     size_t max_held;     /**< queries held per client (default 256) */
 } qk_dns_server_config;
 

@@ -110,7 +110,7 @@ int qk_dns_server_new(const qk_dns_server_config *cfg, qk_dns_server **out)
     if (!s->cfg.rate_qps) s->cfg.rate_qps = 20000;
     if (!s->cfg.rate_burst) s->cfg.rate_burst = 2000;
     if (!s->cfg.max_clients) s->cfg.max_clients = 64;
-    if (!s->cfg.queue_pkts) s->cfg.queue_pkts = 64;
+    if (!s->cfg.queue_pkts) s->cfg.queue_pkts = 256;
     if (!s->cfg.max_held) s->cfg.max_held = 256;
     if (qk_dns_name_from_text(cfg->domain, &s->domain) || s->domain.len < 2 ||
         prefixed_name("ns", &s->domain, &s->ns_name) ||
@@ -439,8 +439,12 @@ bool qk_dns_server_wants_data(const qk_dns_server *s)
 {
     for (size_t i = 0; i < s->cfg.max_clients; i++) {
         const dcli *c = &s->cl[i];
-        /* Enough datagrams for every held query, plus two to pack small ones. */
-        if (c->used && c->q_n < s->cfg.queue_pkts && c->q_n < c->h_n + 2) return true;
+        /* Enough datagrams for every held query, plus two to pack small ones.
+         * Only a client with queries held: one without (gone, or idle) would
+         * keep this true forever, and what the endpoint sends next may be for
+         * another client, whose queue would then overflow and drop (losses
+         * the congestion controller takes for congestion). */
+        if (c->used && c->h_n && c->q_n < s->cfg.queue_pkts && c->q_n < c->h_n + 2) return true;
     }
     return false;
 }

@@ -195,6 +195,33 @@ static void test_round_trip(void **state)
     qk_dns_server_del(r.s);
 }
 
+/* Only a client with queries held asks for data: a known client with none
+ * (gone, or idle) must not, or the caller pulls datagrams that overflow the
+ * queue of whichever client the endpoint serves next. */
+static void test_wants_data(void **state)
+{
+    (void)state;
+    rig r;
+    rig_init(&r, NULL);
+    uint8_t dg[100] = {0}, q[600], resp[1500];
+    qk_dns_upstream up;
+    qk_addr to;
+    int n = qk_dns_client_query(&r.c, 1, dg, sizeof dg, NULL, q, sizeof q);
+    assert_int_equal(qk_dns_server_on_query(r.s, q, (size_t)n, &r.resolver, 0, &up), 1);
+    assert_true(qk_dns_server_wants_data(r.s));
+    /* three datagrams queued for one held query: enough (one, plus two to pack) */
+    for (int i = 0; i < 3; i++) {
+        assert_true(qk_dns_server_wants_data(r.s));
+        assert_int_equal(qk_dns_server_push(r.s, &up.client, dg, sizeof dg), 0);
+    }
+    assert_false(qk_dns_server_wants_data(r.s));
+    /* answered: no query held, so no want, even with the queue empty */
+    assert_true(qk_dns_server_next_response(r.s, 1 * MS, resp, sizeof resp, &to) > 0);
+    assert_int_equal(qk_dns_server_next_response(r.s, 1 * MS, resp, sizeof resp, &to), 0);
+    assert_false(qk_dns_server_wants_data(r.s));
+    qk_dns_server_del(r.s);
+}
+
 static void test_duplicates(void **state)
 {
     (void)state;
@@ -316,10 +343,10 @@ static void test_rate_limit(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_base32),     cmocka_unit_test(test_sizes),
-        cmocka_unit_test(test_public_api), cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_duplicates), cmocka_unit_test(test_other_queries),
-        cmocka_unit_test(test_rate_limit),
+        cmocka_unit_test(test_base32),        cmocka_unit_test(test_sizes),
+        cmocka_unit_test(test_public_api),    cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_wants_data),    cmocka_unit_test(test_duplicates),
+        cmocka_unit_test(test_other_queries), cmocka_unit_test(test_rate_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
