@@ -261,6 +261,40 @@ static void test_duplicates(void **state)
     qk_dns_server_del(r.s);
 }
 
+/* A retransmission arriving after 1500 other queries (a quarter second at
+ * full speed) still gets the data of the answer it repeats. */
+static void test_duplicate_late(void **state)
+{
+    (void)state;
+    qk_dns_server_config cfg = {.domain = DOMAIN, .patience_ns = 1, .rate_qps = 1000000};
+    rig r;
+    rig_init(&r, &cfg);
+    uint8_t dg[50] = {1}, q[600], first[600], resp[1500], want[1500];
+    qk_dns_upstream up;
+    qk_addr to;
+    int fn = qk_dns_client_query(&r.c, 0x1111, dg, sizeof dg, NULL, first, sizeof first);
+    assert_int_equal(qk_dns_server_on_query(r.s, first, (size_t)fn, &r.resolver, 0, &up), 1);
+    uint8_t data[300];
+    memset(data, 9, sizeof data);
+    assert_int_equal(qk_dns_server_push(r.s, &up.client, data, sizeof data), 0);
+    size_t wl = qk_dns_server_next_response(r.s, 0, want, sizeof want, &to);
+    assert_true(wl > 0);
+    for (uint32_t i = 0; i < 1500; i++) { /* polls, answered empty */
+        uint8_t nonce[4] = {(uint8_t)i, (uint8_t)(i >> 8), 1, 2};
+        int n = qk_dns_client_query(&r.c, 1, NULL, 0, nonce, q, sizeof q);
+        qk_dns_server_on_query(r.s, q, (size_t)n, &r.resolver, 0, &up);
+        while (qk_dns_server_next_response(r.s, 1, resp, sizeof resp, &to)) {
+        }
+    }
+    assert_int_equal(qk_dns_server_on_query(r.s, first, (size_t)fn, &r.resolver, 2, &up), 0);
+    assert_int_equal(qk_dns_server_next_response(r.s, 2, resp, sizeof resp, &to), wl);
+    assert_memory_equal(resp, want, wl);
+    qk_dns_server_stats st;
+    qk_dns_server_get_stats(r.s, &st);
+    assert_int_equal(st.replayed, 1);
+    qk_dns_server_del(r.s);
+}
+
 /* A query for name/type; returns the answer's rcode and answer count. */
 static void ask(rig *r, const char *name, uint16_t type, int *rcode, int *an, int *ns)
 {
@@ -343,10 +377,11 @@ static void test_rate_limit(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_base32),        cmocka_unit_test(test_sizes),
-        cmocka_unit_test(test_public_api),    cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_wants_data),    cmocka_unit_test(test_duplicates),
-        cmocka_unit_test(test_other_queries), cmocka_unit_test(test_rate_limit),
+        cmocka_unit_test(test_base32),         cmocka_unit_test(test_sizes),
+        cmocka_unit_test(test_public_api),     cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_wants_data),     cmocka_unit_test(test_duplicates),
+        cmocka_unit_test(test_duplicate_late), cmocka_unit_test(test_other_queries),
+        cmocka_unit_test(test_rate_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
