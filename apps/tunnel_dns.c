@@ -5,7 +5,7 @@
  * from a socket picked at random from a pool (a fresh source port per query,
  * as resolvers expect of stub clients) to the next healthy resolver (round
  * robin; one that stops answering is skipped for a while); the poll policy
- * (src/dns/poll.c) adds empty queries. Answers feed the endpoint.
+ * (qk_dns_poll, quack/dns.h) adds empty queries. Answers feed the endpoint.
  * Server: queries arrive on one socket; their datagrams go to the endpoint
  * under the client's synthetic address, and the endpoint's datagrams are
  * pulled only while some client has a query waiting for them, so QUIC is
@@ -18,8 +18,7 @@
 #include <netinet/in.h>
 #include <sys/random.h>
 
-#include "dns/carrier.h"
-#include "dns/poll.h"
+#include <quack/dns.h>
 #include <quack/sim.h>
 
 #define DOWN_AFTER_UNANSWERED 32
@@ -48,7 +47,8 @@ struct tun_dns {
     qk_io_loop *loop;
     uint64_t rng;
     /* client */
-    qk_dns_client cli;
+    qk_dns_client *cli;
+    size_t max_dgram;
     qk_dns_poll poll;
     pool_sock pool[TUN_DNS_POOL_SOCKETS];
     size_t n_pool;
@@ -97,8 +97,7 @@ int tun_dns_parse_opt(tun_dns_opts *o, const char *a, const char *v)
 {
     char *end;
     if (!strcmp(a, "--domain")) {
-        qk_dns_name n;
-        if (qk_dns_name_from_text(v, &n) || n.len < 2)
+        if (qk_dns_domain_check(v))
             return dns_bad("--domain wants a domain name such as t.example.com", v);
         o->domain = v;
     } else if (!strcmp(a, "--resolver")) {
@@ -148,22 +147,21 @@ int tun_dns_check(tun_dns_opts *o, bool server)
     if (!o->domain) return dns_need("--carrier dns needs --domain NAME (the tunnel zone)");
     if (!server && !o->n_resolvers)
         return dns_need("the DNS client needs --resolver ADDR:PORT (repeatable)");
-    qk_dns_client c;
-    if (!server && qk_dns_client_init(&c, o->domain, o->max_qname_len, 0))
+    if (!server && qk_dns_datagram_bytes(o->domain, o->max_qname_len) < 0)
         return dns_bad("--max-qname-len leaves no room for a datagram under --domain", o->domain);
     return 0;
 }
 
 void tun_dns_config(const tun_dns_opts *o, bool server, qk_config *cfg)
 {
-    qk_dns_client c;
+    int dg;
     cfg->min_datagram_bytes = 40; /* docs/dns.md: the profile */
     cfg->cid_bytes = 4;           /* short headers: 4-byte CIDs leave more room per query */
     cfg->pmtud = false;
     if (server) {
         cfg->max_udp_payload_bytes = QK_DNS_SERVER_DGRAM_MAX;
-    } else if (!qk_dns_client_init(&c, o->domain, o->max_qname_len, 0)) {
-        cfg->max_udp_payload_bytes = c.max_dgram;
+    } else if ((dg = qk_dns_datagram_bytes(o->domain, o->max_qname_len)) > 0) {
+        cfg->max_udp_payload_bytes = (size_t)dg;
     }
     /* The client's ACKs are polls: do not ask it to acknowledge less often
      * (ack-frequency), and acknowledge every second packet ourselves. */
@@ -223,7 +221,7 @@ static void send_query(tun_dns *d, const uint8_t *dg, size_t len, qk_time now)
     uint8_t q[QK_DNS_MAX_MSG_BYTES];
     uint64_t x = rnd(d);
     uint8_t nonce[4] = {(uint8_t)x, (uint8_t)(x >> 8), (uint8_t)(x >> 16), (uint8_t)(x >> 24)};
-    int n = qk_dns_client_query(&d->cli, (uint16_t)(x >> 32), dg, len, nonce, q, sizeof q);
+    int n = qk_dns_client_query(d->cli, (uint16_t)(x >> 32), dg, len, nonce, q, sizeof q);
     if (n < 0) return;
     resolver *r = pick_resolver(d, now);
     pool_sock *ps = &d->pool[(x >> 48) % d->n_pool];
@@ -239,12 +237,12 @@ static void send_query(tun_dns *d, const uint8_t *dg, size_t len, qk_time now)
 
 static void client_send(tun_dns *d, qk_time now)
 {
-    uint8_t buf[QK_DNS_MAX_NAME_BYTES];
+    uint8_t buf[QK_DNS_MAX_QNAME_TEXT]; /* a datagram is shorter than its name */
     for (int guard = 0; guard < 4096; guard++) {
         qk_datagram m;
         memset(&m, 0, sizeof m);
         m.data = buf;
-        m.len = d->cli.max_dgram;
+        m.len = d->max_dgram;
         if (qk_endpoint_send(d->ep, &m, 1, now) != 1) {
             if (!run_app(d, now)) break;
             continue;
@@ -275,7 +273,7 @@ static void feed(void *ctx, const uint8_t *data, size_t len)
 static void client_answer(tun_dns *d, const qk_datagram *a, qk_time now)
 {
     feed_ctx f = {d, now};
-    int n = qk_dns_client_response(&d->cli, a->data, a->len, feed, &f);
+    int n = qk_dns_client_response(d->cli, a->data, a->len, feed, &f);
     if (n == QK_ERR_IGNORE) {
         d->answers_bad++;
         return;
@@ -427,7 +425,8 @@ int tun_dns_new(const tun_dns_opts *o, bool server, qk_endpoint *ep, qk_udp *u, 
         qk_dns_server_config sc = {.domain = o->domain, .patience_ns = o->patience_ns};
         rc = qk_dns_server_new(&sc, &d->srv);
     } else {
-        rc = qk_dns_client_init(&d->cli, o->domain, o->max_qname_len, (uint32_t)rnd(d));
+        rc = qk_dns_client_new(o->domain, o->max_qname_len, (uint32_t)rnd(d), &d->cli);
+        if (!rc) d->max_dgram = qk_dns_client_max_datagram(d->cli);
         qk_dns_poll_config pc;
         qk_dns_poll_config_default(&pc);
         if (o->polls >= 0) pc.polls_per_response = (unsigned)o->polls;
@@ -488,6 +487,7 @@ void tun_dns_del(tun_dns *d)
         if (d->pool[i].owned) qk_udp_close(d->pool[i].u);
     }
     qk_dns_server_del(d->srv);
+    qk_dns_client_del(d->cli);
     free(d);
 }
 
@@ -514,13 +514,12 @@ void tun_dns_print_stats(const tun_dns *d, FILE *f)
             "dns client: %zu-byte datagrams, %llu queries (%llu data, %llu polls of which %llu "
             "idle), %llu answers (%llu with data, %llu empty, %llu bad), %llu acks as polls, "
             "%llu polls over the cap, %u owed, idle delay %.1f s, %llu send errors\n",
-            d->cli.max_dgram, (unsigned long long)d->queries_sent,
-            (unsigned long long)d->data_queries, (unsigned long long)p->polls_sent,
-            (unsigned long long)p->idle_polls, (unsigned long long)d->answers,
-            (unsigned long long)p->responses_data, (unsigned long long)p->responses_empty,
-            (unsigned long long)d->answers_bad, (unsigned long long)p->acks_as_polls,
-            (unsigned long long)p->capped, d->poll.owed, (double)d->poll.idle_delay / 1e9,
-            (unsigned long long)d->send_errors);
+            d->max_dgram, (unsigned long long)d->queries_sent, (unsigned long long)d->data_queries,
+            (unsigned long long)p->polls_sent, (unsigned long long)p->idle_polls,
+            (unsigned long long)d->answers, (unsigned long long)p->responses_data,
+            (unsigned long long)p->responses_empty, (unsigned long long)d->answers_bad,
+            (unsigned long long)p->acks_as_polls, (unsigned long long)p->capped, d->poll.owed,
+            (double)d->poll.idle_delay / 1e9, (unsigned long long)d->send_errors);
     for (size_t i = 0; i < d->n_res; i++) {
         char a[QK_ADDR_STRLEN];
         if (qk_addr_format(&d->res[i].addr, a, sizeof a) < 0) snprintf(a, sizeof a, "?");

@@ -1,7 +1,8 @@
-/* The DNS carrier's client side and base32 (see dns/carrier.h). */
+/* The DNS carrier's client side and base32 (see dns/carrier.h, quack/dns.h). */
 #include "dns/carrier.h"
 
 #include <netinet/in.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char b32[] = "abcdefghijklmnopqrstuvwxyz234567"; /* RFC 4648 §6 */
@@ -89,6 +90,44 @@ int qk_dns_client_init(qk_dns_client *c, const char *domain, size_t max_qname, u
     c->id = id & 0xffff; /* a short id: 2 bytes of every name */
     c->edns_bytes = QK_DNS_EDNS_BYTES;
     return 0;
+}
+
+int qk_dns_domain_check(const char *domain)
+{
+    qk_dns_name n;
+    if (!domain || qk_dns_name_from_text(domain, &n) || n.len < 2) return QK_ERR_INVALID_ARG;
+    return 0;
+}
+
+int qk_dns_datagram_bytes(const char *domain, size_t max_qname)
+{
+    qk_dns_client c;
+    int rc = qk_dns_client_init(&c, domain, max_qname, 0);
+    return rc ? rc : (int)c.max_dgram;
+}
+
+int qk_dns_client_new(const char *domain, size_t max_qname, uint32_t id, qk_dns_client **out)
+{
+    if (!out) return QK_ERR_INVALID_ARG;
+    qk_dns_client *c = malloc(sizeof *c);
+    if (!c) return QK_ERR_NOMEM;
+    int rc = qk_dns_client_init(c, domain, max_qname, id);
+    if (rc) {
+        free(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+void qk_dns_client_del(qk_dns_client *c)
+{
+    free(c);
+}
+
+size_t qk_dns_client_max_datagram(const qk_dns_client *c)
+{
+    return c->max_dgram;
 }
 
 /* The query name: base32 of payload in labels, then the domain. */

@@ -1,5 +1,5 @@
-/* The DNS carrier's poll policy (see dns/poll.h). */
-#include "dns/poll.h"
+/* The DNS carrier's poll policy (see quack/dns.h). */
+#include <quack/dns.h>
 
 #include <string.h>
 

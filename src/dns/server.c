@@ -14,7 +14,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define REPLAY_SLOTS   64
+/* Answers remembered per client for resolver retransmissions: unbound
+ * retransmits after 50..400 ms, and a client makes thousands of queries a
+ * second (docs/experiments/dns.md), so 64 covered ~10 ms and most
+ * duplicates of answered queries found nothing: the datagrams of the lost
+ * answer were lost. 2048 cover ~300 ms at full speed; a two-choice hash
+ * index over the ring finds them. */
+#define REPLAY_SLOTS   2048
+#define REPLAY_INDEX   8192 /* power of two */
 #define IMM_SLOTS      64
 #define IMM_BYTES      1280
 #define MAX_ANSWER     QK_DNS_EDNS_BYTES /* we never answer larger */
@@ -52,7 +59,8 @@ typedef struct dcli {
     dslot *q;
     size_t q_head, q_n;
     replay *r;
-    size_t r_next;
+    uint32_t r_next; /* sequence number of the next replay slot */
+    uint32_t *r_idx; /* REPLAY_INDEX buckets: sequence number + 1, 0 = empty */
 } dcli;
 
 typedef struct imm {
@@ -77,6 +85,7 @@ static void cli_free(dcli *c)
     free(c->h);
     free(c->q);
     free(c->r);
+    free(c->r_idx);
     memset(c, 0, sizeof *c);
 }
 
@@ -110,7 +119,7 @@ int qk_dns_server_new(const qk_dns_server_config *cfg, qk_dns_server **out)
     if (!s->cfg.rate_qps) s->cfg.rate_qps = 20000;
     if (!s->cfg.rate_burst) s->cfg.rate_burst = 2000;
     if (!s->cfg.max_clients) s->cfg.max_clients = 64;
-    if (!s->cfg.queue_pkts) s->cfg.queue_pkts = 64;
+    if (!s->cfg.queue_pkts) s->cfg.queue_pkts = 256;
     if (!s->cfg.max_held) s->cfg.max_held = 256;
     if (qk_dns_name_from_text(cfg->domain, &s->domain) || s->domain.len < 2 ||
         prefixed_name("ns", &s->domain, &s->ns_name) ||
@@ -156,7 +165,8 @@ static dcli *find_client(qk_dns_server *s, uint32_t id, qk_time now, bool create
     c->h = calloc(s->cfg.max_held, sizeof *c->h);
     c->q = calloc(s->cfg.queue_pkts, sizeof *c->q);
     c->r = calloc(REPLAY_SLOTS, sizeof *c->r);
-    if (!c->h || !c->q || !c->r) {
+    c->r_idx = calloc(REPLAY_INDEX, sizeof *c->r_idx);
+    if (!c->h || !c->q || !c->r || !c->r_idx) {
         cli_free(c);
         return NULL;
     }
@@ -256,11 +266,41 @@ static size_t build_txt(const held *h, const uint8_t *payload, size_t len, uint8
     return (size_t)(w.p - buf);
 }
 
+/* The index bucket choice k (0, 1) of hash. */
+static size_t replay_bucket(uint64_t hash, int k)
+{
+    return (size_t)(k ? hash >> 32 : hash) & (REPLAY_INDEX - 1);
+}
+
+/* The live replay slot bucket b points to, or NULL (empty, or overwritten). */
+static replay *replay_at(dcli *c, size_t b)
+{
+    uint32_t seq = c->r_idx[b];
+    if (!seq || c->r_next - (seq - 1) > REPLAY_SLOTS) return NULL;
+    return &c->r[(seq - 1) % REPLAY_SLOTS];
+}
+
 static replay *find_replay(dcli *c, uint64_t hash)
 {
-    for (size_t i = 0; i < REPLAY_SLOTS; i++)
-        if (c->r[i].hash == hash) return &c->r[i];
+    for (int k = 0; k < 2; k++) {
+        replay *r = replay_at(c, replay_bucket(hash, k));
+        if (r && r->hash == hash) return r;
+    }
     return NULL;
+}
+
+/* A new replay slot for hash (the oldest in the ring), indexed in the
+ * bucket of the two whose entry is gone or older. */
+static replay *new_replay(dcli *c, uint64_t hash)
+{
+    uint32_t seq = c->r_next++;
+    replay *r = &c->r[seq % REPLAY_SLOTS];
+    r->hash = hash;
+    r->answered = false;
+    size_t b0 = replay_bucket(hash, 0), b1 = replay_bucket(hash, 1);
+    size_t b = !replay_at(c, b0) || (replay_at(c, b1) && c->r_idx[b0] < c->r_idx[b1]) ? b0 : b1;
+    c->r_idx[b] = seq + 1;
+    return r;
 }
 
 /* A duplicate name (a resolver's retransmission). Returns true when handled. */
@@ -315,9 +355,7 @@ static int on_carrier_query(qk_dns_server *s, const qk_dns_msg *m, const uint8_t
                .hash = name_hash(&m->qname),
                .at = now};
     if (on_duplicate(s, c, &nq)) return 0;
-    replay *r = &c->r[c->r_next++ % REPLAY_SLOTS];
-    r->hash = nq.hash;
-    r->answered = false;
+    new_replay(c, nq.hash);
     hold(s, c, &nq, now);
     if (p[2] != QK_DNS_KIND_DATA || n <= QK_DNS_HDR_BYTES) {
         s->st.polls++;
@@ -439,8 +477,12 @@ bool qk_dns_server_wants_data(const qk_dns_server *s)
 {
     for (size_t i = 0; i < s->cfg.max_clients; i++) {
         const dcli *c = &s->cl[i];
-        /* Enough datagrams for every held query, plus two to pack small ones. */
-        if (c->used && c->q_n < s->cfg.queue_pkts && c->q_n < c->h_n + 2) return true;
+        /* Enough datagrams for every held query, plus two to pack small ones.
+         * Only a client with queries held: one without (gone, or idle) would
+         * keep this true forever, and what the endpoint sends next may be for
+         * another client, whose queue would then overflow and drop (losses
+         * the congestion controller takes for congestion). */
+        if (c->used && c->h_n && c->q_n < s->cfg.queue_pkts && c->q_n < c->h_n + 2) return true;
     }
     return false;
 }

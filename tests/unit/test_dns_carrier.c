@@ -63,6 +63,35 @@ static void test_sizes(void **state)
     }
 }
 
+/* The public API (quack/dns.h): heap client, sizes and domain checks. */
+static void test_public_api(void **state)
+{
+    (void)state;
+    assert_int_equal(qk_dns_domain_check(DOMAIN), 0);
+    assert_int_equal(qk_dns_domain_check("a..b"), QK_ERR_INVALID_ARG);
+    assert_int_equal(qk_dns_domain_check(""), QK_ERR_INVALID_ARG);
+    assert_int_equal(qk_dns_domain_check(NULL), QK_ERR_INVALID_ARG);
+    assert_int_equal(qk_dns_datagram_bytes(DOMAIN, 0), 144);
+    assert_int_equal(qk_dns_datagram_bytes(DOMAIN, 101), 50);
+    assert_int_equal(qk_dns_datagram_bytes(DOMAIN, 59), QK_ERR_INVALID_ARG);
+    assert_int_equal(qk_dns_datagram_bytes(DOMAIN, 254), QK_ERR_INVALID_ARG);
+    qk_dns_client *c = NULL;
+    assert_int_equal(qk_dns_client_new("a..b", 0, 1, &c), QK_ERR_INVALID_ARG);
+    assert_null(c);
+    assert_int_equal(qk_dns_client_new(DOMAIN, 101, 1, &c), 0);
+    assert_int_equal(qk_dns_client_max_datagram(c), 50);
+    uint8_t dg[51] = {0}, q[600];
+    assert_true(qk_dns_client_query(c, 1, dg, 50, NULL, q, sizeof q) > 0);
+    assert_int_equal(qk_dns_client_query(c, 1, dg, 51, NULL, q, sizeof q), QK_ERR_TOO_LARGE);
+    qk_dns_client_del(c);
+    qk_dns_client_del(NULL);
+    qk_addr a;
+    uint32_t id = 0;
+    qk_dns_client_addr(0x01020304, &a);
+    assert_int_equal(qk_dns_addr_client(&a, &id), 0);
+    assert_int_equal(id, 0x01020304);
+}
+
 typedef struct got {
     uint8_t data[8][1000];
     size_t len[8];
@@ -166,6 +195,33 @@ static void test_round_trip(void **state)
     qk_dns_server_del(r.s);
 }
 
+/* Only a client with queries held asks for data: a known client with none
+ * (gone, or idle) must not, or the caller pulls datagrams that overflow the
+ * queue of whichever client the endpoint serves next. */
+static void test_wants_data(void **state)
+{
+    (void)state;
+    rig r;
+    rig_init(&r, NULL);
+    uint8_t dg[100] = {0}, q[600], resp[1500];
+    qk_dns_upstream up;
+    qk_addr to;
+    int n = qk_dns_client_query(&r.c, 1, dg, sizeof dg, NULL, q, sizeof q);
+    assert_int_equal(qk_dns_server_on_query(r.s, q, (size_t)n, &r.resolver, 0, &up), 1);
+    assert_true(qk_dns_server_wants_data(r.s));
+    /* three datagrams queued for one held query: enough (one, plus two to pack) */
+    for (int i = 0; i < 3; i++) {
+        assert_true(qk_dns_server_wants_data(r.s));
+        assert_int_equal(qk_dns_server_push(r.s, &up.client, dg, sizeof dg), 0);
+    }
+    assert_false(qk_dns_server_wants_data(r.s));
+    /* answered: no query held, so no want, even with the queue empty */
+    assert_true(qk_dns_server_next_response(r.s, 1 * MS, resp, sizeof resp, &to) > 0);
+    assert_int_equal(qk_dns_server_next_response(r.s, 1 * MS, resp, sizeof resp, &to), 0);
+    assert_false(qk_dns_server_wants_data(r.s));
+    qk_dns_server_del(r.s);
+}
+
 static void test_duplicates(void **state)
 {
     (void)state;
@@ -202,6 +258,40 @@ static void test_duplicates(void **state)
     assert_int_equal(st.duplicates, 2);
     assert_int_equal(st.replayed, 1);
     assert_int_equal(st.data_queries, 1); /* delivered upstream once */
+    qk_dns_server_del(r.s);
+}
+
+/* A retransmission arriving after 1500 other queries (a quarter second at
+ * full speed) still gets the data of the answer it repeats. */
+static void test_duplicate_late(void **state)
+{
+    (void)state;
+    qk_dns_server_config cfg = {.domain = DOMAIN, .patience_ns = 1, .rate_qps = 1000000};
+    rig r;
+    rig_init(&r, &cfg);
+    uint8_t dg[50] = {1}, q[600], first[600], resp[1500], want[1500];
+    qk_dns_upstream up;
+    qk_addr to;
+    int fn = qk_dns_client_query(&r.c, 0x1111, dg, sizeof dg, NULL, first, sizeof first);
+    assert_int_equal(qk_dns_server_on_query(r.s, first, (size_t)fn, &r.resolver, 0, &up), 1);
+    uint8_t data[300];
+    memset(data, 9, sizeof data);
+    assert_int_equal(qk_dns_server_push(r.s, &up.client, data, sizeof data), 0);
+    size_t wl = qk_dns_server_next_response(r.s, 0, want, sizeof want, &to);
+    assert_true(wl > 0);
+    for (uint32_t i = 0; i < 1500; i++) { /* polls, answered empty */
+        uint8_t nonce[4] = {(uint8_t)i, (uint8_t)(i >> 8), 1, 2};
+        int n = qk_dns_client_query(&r.c, 1, NULL, 0, nonce, q, sizeof q);
+        qk_dns_server_on_query(r.s, q, (size_t)n, &r.resolver, 0, &up);
+        while (qk_dns_server_next_response(r.s, 1, resp, sizeof resp, &to)) {
+        }
+    }
+    assert_int_equal(qk_dns_server_on_query(r.s, first, (size_t)fn, &r.resolver, 2, &up), 0);
+    assert_int_equal(qk_dns_server_next_response(r.s, 2, resp, sizeof resp, &to), wl);
+    assert_memory_equal(resp, want, wl);
+    qk_dns_server_stats st;
+    qk_dns_server_get_stats(r.s, &st);
+    assert_int_equal(st.replayed, 1);
     qk_dns_server_del(r.s);
 }
 
@@ -287,9 +377,11 @@ static void test_rate_limit(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_base32),        cmocka_unit_test(test_sizes),
-        cmocka_unit_test(test_round_trip),    cmocka_unit_test(test_duplicates),
-        cmocka_unit_test(test_other_queries), cmocka_unit_test(test_rate_limit),
+        cmocka_unit_test(test_base32),         cmocka_unit_test(test_sizes),
+        cmocka_unit_test(test_public_api),     cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_wants_data),     cmocka_unit_test(test_duplicates),
+        cmocka_unit_test(test_duplicate_late), cmocka_unit_test(test_other_queries),
+        cmocka_unit_test(test_rate_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

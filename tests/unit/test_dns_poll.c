@@ -1,5 +1,5 @@
 /* The DNS carrier's poll policy (src/dns/poll.c) on a virtual clock. */
-#include "dns/poll.h"
+#include <quack/dns.h>
 #include "qk_test.h"
 
 #define MS QK_NS_PER_MS
