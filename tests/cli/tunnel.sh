@@ -13,10 +13,7 @@ set -uo pipefail
 build=${1:?usage: tunnel.sh BUILD_DIR}
 carrier=${TUNNEL_CARRIER:-udp}
 echo "# carrier: $carrier"
-q="$build/quack"
-here=$(cd "$(dirname "$0")" && pwd)
-peer="python3 $here/tunnel_peer.py"
-. "$(dirname "$0")/lib/harness.bash" # tmp, pids, check, pick_ports, wait_*, listen_*
+. "$(dirname "$0")/lib/harness.bash" # q, peer, tmp, pids, check, pick_ports, wait_*, ...
 pick_ports echo_port banner_port dead_port tcp_port relay_port tcp2_port
 
 "$q" tunnel --help >"$tmp/help" 2>&1
@@ -30,11 +27,10 @@ check "server without --to exits 2 and says so" "[ $? -eq 2 ] && grep -q -- '--t
     >/dev/null 2>"$tmp/err"
 check "--keep-alive above --idle-timeout exits 2" "[ $? -eq 2 ] && grep -q 'idle-timeout' $tmp/err"
 
-$peer echo "$echo_port" &
-pids+=($!)
+start_echo_peer "$echo_port"
 $peer banner "$banner_port" 3000000 7 &
 pids+=($!)
-wait_tcp "$echo_port" && wait_tcp "$banner_port" || no "the echo and banner peers did not listen"
+wait_tcp "$banner_port" || no "the banner peer did not listen"
 
 # start_pair TARGET_PORT CLIENT_TCP_PORT [NETEM OPTIONS...]: a tunnel server
 # to 127.0.0.1:TARGET_PORT and a client on 127.0.0.1:CLIENT_TCP_PORT, through

@@ -13,10 +13,7 @@
 # Usage: tests/cli/tunnel_auth.sh BUILD_DIR
 set -uo pipefail
 build=${1:?usage: tunnel_auth.sh BUILD_DIR}
-q="$build/quack"
-here=$(cd "$(dirname "$0")" && pwd)
-peer="python3 $here/tunnel_peer.py"
-. "$(dirname "$0")/lib/harness.bash" # tmp, pids, check, pick_ports, wait_*, listen_*
+. "$(dirname "$0")/lib/harness.bash" # q, peer, tmp, pids, check, pick_ports, wait_*, ...
 pick_ports target_port tcp_port relay_port tcp2_port tcp3_port
 
 # The target: an echo server that appends "conn" per connection and

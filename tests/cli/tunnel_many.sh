@@ -7,15 +7,10 @@
 # resets the client's TCP connection. Usage: tests/cli/tunnel_many.sh BUILD_DIR
 set -uo pipefail
 build=${1:?usage: tunnel_many.sh BUILD_DIR}
-q="$build/quack"
-here=$(cd "$(dirname "$0")" && pwd)
-peer="python3 $here/tunnel_peer.py"
-. "$(dirname "$0")/lib/harness.bash" # tmp, pids, check, pick_ports, wait_*, listen_*
+. "$(dirname "$0")/lib/harness.bash" # q, peer, tmp, pids, check, pick_ports, wait_*, ...
 pick_ports echo_port relay_port tcp_port sink_port tcp2_port
 
-$peer echo "$echo_port" &
-pids+=($!)
-wait_tcp "$echo_port" || no "the echo peer did not listen"
+start_echo_peer "$echo_port"
 "$q" tunnel server --listen 127.0.0.1:0 --to "127.0.0.1:$echo_port" --quiet >"$tmp/s.out" 2>"$tmp/s.err" &
 pids+=($!)
 wait_line "$tmp/s.out" '^listening on' || no "server did not come up"

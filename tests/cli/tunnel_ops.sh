@@ -6,10 +6,7 @@
 # denied is in tunnel_auth.sh). Usage: tests/cli/tunnel_ops.sh BUILD_DIR
 set -uo pipefail
 build=${1:?usage: tunnel_ops.sh BUILD_DIR}
-q="$build/quack"
-here=$(cd "$(dirname "$0")" && pwd)
-peer="python3 $here/tunnel_peer.py"
-. "$(dirname "$0")/lib/harness.bash" # tmp, pids, check, pick_ports, wait_*, listen_*
+. "$(dirname "$0")/lib/harness.bash" # q, peer, tmp, pids, check, pick_ports, wait_*, ...
 pick_ports echo_port tcp_port
 
 "$q" tunnel --help >"$tmp/help"
@@ -17,9 +14,7 @@ check "--help lists the exit codes" "grep -q '3 access denied' $tmp/help && grep
 "$q" tunnel server --listen 127.0.0.1:0 --to 127.0.0.1:1 --bogus >/dev/null 2>&1
 check "an unknown option exits 2" "[ $? -eq 2 ]"
 
-$peer echo "$echo_port" &
-pids+=($!)
-wait_tcp "$echo_port" || no "the echo peer did not listen"
+start_echo_peer "$echo_port"
 "$q" tunnel server --listen 127.0.0.1:0 --to "127.0.0.1:$echo_port" --stats --log "$tmp/s.log" \
     >"$tmp/s.out" &
 spid=$!

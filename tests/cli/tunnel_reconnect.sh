@@ -13,15 +13,10 @@
 # Usage: tests/cli/tunnel_reconnect.sh BUILD_DIR
 set -uo pipefail
 build=${1:?usage: tunnel_reconnect.sh BUILD_DIR}
-q="$build/quack"
-here=$(cd "$(dirname "$0")" && pwd)
-peer="python3 $here/tunnel_peer.py"
-. "$(dirname "$0")/lib/harness.bash" # tmp, pids, check, pick_ports, wait_*, listen_*
+. "$(dirname "$0")/lib/harness.bash" # q, peer, tmp, pids, check, pick_ports, wait_*, ...
 pick_ports echo_port udp_port tcp_port relay_port tcp2_port
 
-$peer echo "$echo_port" &
-pids+=($!)
-wait_tcp "$echo_port" || no "the echo peer did not listen"
+start_echo_peer "$echo_port"
 
 start_server() { # start_server LOG: on the fixed UDP port, sets spid
     "$q" tunnel server --listen "127.0.0.1:$udp_port" --to "127.0.0.1:$echo_port" \

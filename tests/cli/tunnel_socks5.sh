@@ -7,8 +7,7 @@
 # wrong one is refused. Usage: tests/cli/tunnel_socks5.sh BUILD_DIR
 set -uo pipefail
 build=${1:?usage: tunnel_socks5.sh BUILD_DIR}
-q="$build/quack"
-. "$(dirname "$0")/lib/harness.bash" # tmp, pids, check, pick_ports, wait_*, listen_*
+. "$(dirname "$0")/lib/harness.bash" # q, peer, tmp, pids, check, pick_ports, wait_*, ...
 pick_ports http_port tcp_port closed_port
 command -v curl >/dev/null || {
     echo "skip - curl not installed"

@@ -9,8 +9,7 @@
 # Usage: tests/cli/tunnel_udp.sh BUILD_DIR
 set -uo pipefail
 build=${1:?usage: tunnel_udp.sh BUILD_DIR}
-q="$build/quack"
-. "$(dirname "$0")/lib/harness.bash" # tmp, pids, check, pick_ports, wait_*, listen_*
+. "$(dirname "$0")/lib/harness.bash" # q, peer, tmp, pids, check, pick_ports, wait_*, ...
 pick_ports echo_port udp_port dns_port tcp_port udp2_port tcp2_port
 
 python3 - "$echo_port" <<'PY' &

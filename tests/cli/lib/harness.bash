@@ -1,7 +1,10 @@
-# Shared by the tunnel CLI tests (source it): a scratch directory removed at
-# exit with every process in $pids killed, the ok/no/check reporters that
-# count failures in $fails, loopback ports for the test, and waits that poll
-# instead of sleeping a guessed time.
+# Shared by the tunnel CLI tests (source it after setting build, the build
+# directory): q (its quack) and peer (tests/cli/tunnel_peer.py), a scratch
+# directory removed at exit with every process in $pids killed, the
+# ok/no/check reporters that count failures in $fails, loopback ports for the
+# test, and waits that poll instead of sleeping a guessed time.
+q="${build:?set build before sourcing harness.bash}/quack"
+peer="python3 $(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tunnel_peer.py"
 tmp=$(mktemp -d)
 pids=()
 fails=0
@@ -74,3 +77,11 @@ wait_udp() { wait_until "${2:-100}" udp_open "$1"; }
 # ('listening on ADDR ...') and its key pin ('pin: HEX') from its stdout.
 listen_addr() { sed -n 's/^listening on \([^ ]*\).*/\1/p' "$1"; }
 listen_pin() { sed -n 's/^pin: //p' "$1"; }
+
+# start_echo_peer PORT: tunnel_peer.py's TCP echo on 127.0.0.1:PORT, listening
+# when this returns (else a failure is counted).
+start_echo_peer() {
+    $peer echo "$1" &
+    pids+=($!)
+    wait_tcp "$1" || no "the echo peer on port $1 did not listen"
+}
