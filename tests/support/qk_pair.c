@@ -229,3 +229,10 @@ int qk_pair_request_download(qk_pair *p, uint64_t *sid)
     long w = qk_stream_write(p->cconn, *sid, (const uint8_t *)"download", 8, true);
     return w == 8 ? 0 : (w < 0 ? (int)w : QK_ERR_STATE);
 }
+
+long qk_pair_read_request(qk_conn *s, uint64_t sid)
+{
+    uint8_t req[8];
+    bool fin = false;
+    return qk_stream_read(s, sid, req, sizeof req, &fin);
+}

@@ -70,6 +70,11 @@ void qk_pair_flush(qk_pair *p);
  * qk_stream_open / a short write (QK_ERR_STATE). */
 int qk_pair_request_download(qk_pair *p, uint64_t *sid);
 
+/** The server's side of that request: read (and drop) up to its 8 bytes from
+ * stream sid of conn s. Returns qk_stream_read's result (8 once it is all
+ * there). */
+long qk_pair_read_request(qk_conn *s, uint64_t sid);
+
 /** Write qk_test_pattern bytes [*written, total) to stream sid until the
  * stream stops taking them (flow control, send buffer); the FIN goes with
  * the last byte. Advances *written. */

@@ -61,9 +61,7 @@ static bool xfer_done(qk_pair *p, void *ctx)
         xfer_write(p->cconn, x);
         if (p->sconn) xfer_read(p->sconn, x);
     } else if (p->sconn) {
-        uint8_t req[8];
-        bool fin;
-        qk_stream_read(p->sconn, x->sid, req, sizeof req, &fin);
+        qk_pair_read_request(p->sconn, x->sid);
         xfer_write(p->sconn, x);
         xfer_read(p->cconn, x);
     }

@@ -65,9 +65,7 @@ static bool zc_done(qk_pair *p, void *ctx)
         x->opened = true;
     }
     if (p->sconn) {
-        uint8_t req[8];
-        bool fin;
-        qk_stream_read(p->sconn, x->sid, req, sizeof req, &fin);
+        qk_pair_read_request(p->sconn, x->sid);
         zc_write(p->sconn, x);
         zc_read(p->cconn, x);
     }
