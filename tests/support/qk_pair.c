@@ -236,3 +236,13 @@ long qk_pair_read_request(qk_conn *s, uint64_t sid)
     bool fin = false;
     return qk_stream_read(s, sid, req, sizeof req, &fin);
 }
+
+bool qk_pair_loss5_filter(void *ctx, bool to_server, uint64_t idx, uint8_t *data, size_t *len)
+{
+    uint64_t *rng = ctx;
+    (void)to_server;
+    (void)idx;
+    (void)data;
+    (void)len;
+    return qk_test_rand64(rng) % 100 >= 5; /* 5% loss both ways */
+}

@@ -75,6 +75,10 @@ int qk_pair_request_download(qk_pair *p, uint64_t *sid);
  * there). */
 long qk_pair_read_request(qk_conn *s, uint64_t sid);
 
+/** A filter that drops 5% of the datagrams both ways at random; filter_ctx
+ * is the uint64_t state of qk_test_rand64. */
+bool qk_pair_loss5_filter(void *ctx, bool to_server, uint64_t idx, uint8_t *data, size_t *len);
+
 /** Write qk_test_pattern bytes [*written, total) to stream sid until the
  * stream stops taking them (flow control, send buffer); the FIN goes with
  * the last byte. Advances *written. */

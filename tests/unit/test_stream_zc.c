@@ -73,16 +73,6 @@ static bool zc_done(qk_pair *p, void *ctx)
     return x->fin_read;
 }
 
-static bool drop_filter(void *ctx, bool to_server, uint64_t idx, uint8_t *data, size_t *len)
-{
-    uint64_t *rng = ctx;
-    (void)to_server;
-    (void)idx;
-    (void)data;
-    (void)len;
-    return qk_test_rand64(rng) % 100 >= 5; /* 5% loss both ways */
-}
-
 static void run_zc(bool lossy, uint64_t window)
 {
     uint8_t *src = malloc(TOTAL), *src2 = malloc(TOTAL);
@@ -93,7 +83,7 @@ static void run_zc(bool lossy, uint64_t window)
     uint64_t rng = 11;
     assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
     if (lossy) {
-        p.filter = drop_filter;
+        p.filter = qk_pair_loss5_filter;
         p.filter_ctx = &rng;
     }
     if (window) {
