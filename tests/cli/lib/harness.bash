@@ -7,16 +7,13 @@ q="${build:?set build before sourcing harness.bash}/quack"
 peer="python3 $(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tunnel_peer.py"
 tmp=$(mktemp -d)
 pids=()
-fails=0
 cleanup() {
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
     wait 2>/dev/null
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-ok() { echo "ok   - $*"; }
-no() { echo "FAIL - $*"; fails=$((fails + 1)); }
-check() { if eval "$2"; then ok "$1"; else no "$1"; fi; }
+. "$(dirname "${BASH_SOURCE[0]}")/report.bash" # ok, no, check, fails
 
 # port_in_use PORT: something has PORT as a TCP or UDP port on this host.
 port_in_use() {
