@@ -246,3 +246,14 @@ bool qk_pair_loss5_filter(void *ctx, bool to_server, uint64_t idx, uint8_t *data
     (void)len;
     return qk_test_rand64(rng) % 100 >= 5; /* 5% loss both ways */
 }
+
+int qk_pair_deliver_vn(qk_pair *p, const uint32_t *versions, size_t n)
+{
+    qk_conn *c = p->cconn;
+    static uint8_t vn[256];
+    int len = qk_pkt_encode_vn(vn, sizeof vn, 0x40, c->lcid[0].cid.b, c->lcid[0].cid.len,
+                               c->initial_dcid.b, c->initial_dcid.len, versions, n);
+    if (len <= 0) return QK_ERR_INVALID_ARG;
+    qk_datagram d = {.data = vn, .len = (size_t)len, .peer = p->saddr, .local = p->caddr};
+    return qk_endpoint_recv(p->client, &d, p->now);
+}

@@ -371,18 +371,6 @@ static void test_client_fails_on_vn(void **state)
     qk_pair_free(&p);
 }
 
-/* Delivers to the client a VN that echoes its CIDs and lists n versions. */
-static void deliver_vn(qk_pair *p, const uint32_t *list, size_t n)
-{
-    qk_conn *c = p->cconn;
-    static uint8_t vn[256];
-    int len = qk_pkt_encode_vn(vn, sizeof vn, 0x40, c->lcid[0].cid.b, c->lcid[0].cid.len,
-                               c->odcid.b, c->odcid.len, list, n);
-    assert_true(len > 0);
-    qk_datagram d = {.data = vn, .len = (size_t)len, .peer = p->saddr, .local = p->caddr};
-    qk_endpoint_recv(p->client, &d, p->now);
-}
-
 static void test_vn_listing_our_version_ignored(void **state)
 {
     (void)state;
@@ -392,11 +380,11 @@ static void test_vn_listing_our_version_ignored(void **state)
     qk_conn *c = p.cconn;
     /* A VN echoing the client's CIDs but listing v1: RFC 9000 §6.2 discard. */
     uint32_t list[2] = {0x5a5a5a5a, QK_VERSION_1};
-    deliver_vn(&p, list, 2);
+    assert_int_equal(qk_pair_deliver_vn(&p, list, 2), 0);
     assert_int_equal(c->state, QK_CONN_HANDSHAKE);
     /* Without v1 it ends the attempt. */
     list[1] = 0x7a7a7a7a;
-    deliver_vn(&p, list, 2);
+    assert_int_equal(qk_pair_deliver_vn(&p, list, 2), 0);
     qk_pair_step(&p);
     const qk_event *ev = qk_pair_client_closed(&p);
     assert_non_null(ev);
@@ -414,7 +402,7 @@ static void test_vn_long_list_reason_whole(void **state)
     assert_int_equal(qk_pair_start(&p), 0);
     uint32_t list[20];
     for (size_t i = 0; i < 20; i++) list[i] = 0x1a2a3a00u + (uint32_t)i;
-    deliver_vn(&p, list, 20);
+    assert_int_equal(qk_pair_deliver_vn(&p, list, 20), 0);
     qk_pair_step(&p);
     const qk_event *ev = qk_pair_client_closed(&p);
     assert_non_null(ev);
