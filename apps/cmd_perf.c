@@ -90,8 +90,12 @@ __attribute__((format(printf, 1, 2))) static int bad(const char *fmt, ...)
     return 2;
 }
 
-/* Parse one option at argv[*i]. Returns 0, or an exit code for a bad option. */
-static int parse_opt(perf_opts *o, int argc, char **argv, int *i)
+/* parse_*_opt's answer for an option that is not theirs. */
+#define OPT_NOT_MINE (-1)
+
+/* The value of an option that takes one: *v = argv[++*i] (NULL for a flag).
+ * Returns 0, or an exit code when the value is missing. */
+static int option_value(int argc, char **argv, int *i, const char **v)
 {
     const char *a = argv[*i];
     static const char *const with_arg[] = {
@@ -99,16 +103,19 @@ static int parse_opt(perf_opts *o, int argc, char **argv, int *i)
         "--duration", "--download-size",   "--upload-size", "--streams",   "--cc",
         "--qlog",     "--ack-frequency",   "--autotune",    "--window",    "--max-window",
         "--budget",   "--max-udp-payload", "--pacing-gain", "--keep-alive"};
-    if (o->server) {
-        int r = perf_parse_admission(&o->admission, argc, argv, i, "quack perf server");
-        if (r) return r < 0 ? 2 : 0;
-    }
-    const char *v = NULL;
+    *v = NULL;
     for (size_t k = 0; k < sizeof with_arg / sizeof with_arg[0]; k++)
         if (!strcmp(a, with_arg[k])) {
             if (*i + 1 >= argc) return bad("%s needs a value", a);
-            v = argv[++*i];
+            *v = argv[++*i];
         }
+    return 0;
+}
+
+/* Where to listen or connect and how the server is known: --listen,
+ * --connect, --cert, --key, --pin. Returns 0, an exit code, or OPT_NOT_MINE. */
+static int parse_endpoint_opt(perf_opts *o, const char *a, const char *v)
+{
     if (!strcmp(a, "--listen") || !strcmp(a, "--connect")) {
         if ((o->server != !strcmp(a, "--listen")))
             return bad("%s does not apply to this side (server: --listen, client: --connect)", a);
@@ -121,7 +128,17 @@ static int parse_opt(perf_opts *o, int argc, char **argv, int *i)
         o->key_file = v;
     } else if (!strcmp(a, "--pin")) {
         o->pin = v;
-    } else if (!strcmp(a, "--duration")) {
+    } else {
+        return OPT_NOT_MINE;
+    }
+    return 0;
+}
+
+/* The requests the client makes: --duration, --download-size, --upload-size,
+ * --streams. Returns 0, an exit code, or OPT_NOT_MINE. */
+static int parse_load_opt(perf_opts *o, const char *a, const char *v)
+{
+    if (!strcmp(a, "--duration")) {
         char *end;
         o->duration_s = strtod(v, &end);
         if (*end || !(o->duration_s > 0) || o->duration_s > 86400)
@@ -135,7 +152,17 @@ static int parse_opt(perf_opts *o, int argc, char **argv, int *i)
         if (*end || n < 1 || n > (long)QK_PERF_MAX_STREAMS)
             return bad("--streams wants 1..1000, not '%s'", v);
         o->streams = (unsigned)n;
-    } else if (!strcmp(a, "--cc")) {
+    } else {
+        return OPT_NOT_MINE;
+    }
+    return 0;
+}
+
+/* How packets are sent: --cc, --ack-frequency, --pacing-gain, --keep-alive,
+ * --max-udp-payload. Returns 0, an exit code, or OPT_NOT_MINE. */
+static int parse_sending_opt(perf_opts *o, const char *a, const char *v)
+{
+    if (!strcmp(a, "--cc")) {
         if (perf_parse_cc(v, &o->cc))
             return bad("--cc wants one of %s, not '%s'", qk_cc_kind_names(), v);
     } else if (!strcmp(a, "--ack-frequency")) {
@@ -144,21 +171,6 @@ static int parse_opt(perf_opts *o, int argc, char **argv, int *i)
                 "--ack-frequency wants off, auto, auto-threshold or THRESHOLD[,DELAY_US[,REORDER]] "
                 "(e.g. 10,25000,3), not '%s'",
                 v);
-    } else if (!strcmp(a, "--qlog")) {
-        o->qlog_dir = v;
-    } else if (!strcmp(a, "--autotune")) {
-        if (!strcmp(v, "on"))
-            o->autotune = 1;
-        else if (!strcmp(v, "off"))
-            o->autotune = -1;
-        else
-            return bad("--autotune wants on or off, not '%s'", v);
-    } else if (!strcmp(a, "--window") || !strcmp(a, "--max-window") || !strcmp(a, "--budget")) {
-        uint64_t *dst = !strcmp(a, "--window")       ? &o->window_bytes
-                        : !strcmp(a, "--max-window") ? &o->max_window_bytes
-                                                     : &o->budget_bytes;
-        if (perf_parse_size(v, dst) || *dst < 16384 || *dst > (1ull << 40))
-            return bad("bad size '%s' for a window or budget (16K to 1T, e.g. 64K, 16M)", v);
     } else if (!strcmp(a, "--pacing-gain")) {
         char *end;
         long n = strtol(v, &end, 10);
@@ -177,20 +189,73 @@ static int parse_opt(perf_opts *o, int argc, char **argv, int *i)
         if (perf_parse_size(v, &o->max_udp_bytes) || o->max_udp_bytes < 1200 ||
             o->max_udp_bytes > 65527)
             return bad("--max-udp-payload wants 1200..65527 bytes, not '%s'", v);
-    } else if (!strcmp(a, "--insecure")) {
-        o->insecure = true;
-    } else if (!strcmp(a, "--no-protection")) {
-        o->no_protection = true;
-    } else if (!strcmp(a, "--no-ecn")) {
-        o->no_ecn = true;
-    } else if (!strcmp(a, "--stats")) {
-        o->stats = true;
-    } else if (!strcmp(a, "--quiet")) {
-        o->quiet = true;
-    } else if (!v) {
-        return bad("unknown option '%s'", a);
+    } else {
+        return OPT_NOT_MINE;
     }
     return 0;
+}
+
+/* The receive windows: --autotune, --window, --max-window, --budget. Returns
+ * 0, an exit code, or OPT_NOT_MINE. */
+static int parse_window_opt(perf_opts *o, const char *a, const char *v)
+{
+    if (!strcmp(a, "--autotune")) {
+        if (!strcmp(v, "on"))
+            o->autotune = 1;
+        else if (!strcmp(v, "off"))
+            o->autotune = -1;
+        else
+            return bad("--autotune wants on or off, not '%s'", v);
+    } else if (!strcmp(a, "--window") || !strcmp(a, "--max-window") || !strcmp(a, "--budget")) {
+        uint64_t *dst = !strcmp(a, "--window")       ? &o->window_bytes
+                        : !strcmp(a, "--max-window") ? &o->max_window_bytes
+                                                     : &o->budget_bytes;
+        if (perf_parse_size(v, dst) || *dst < 16384 || *dst > (1ull << 40))
+            return bad("bad size '%s' for a window or budget (16K to 1T, e.g. 64K, 16M)", v);
+    } else {
+        return OPT_NOT_MINE;
+    }
+    return 0;
+}
+
+/* The options without a value, and --qlog DIR. Returns 0 or OPT_NOT_MINE. */
+static int parse_flag_opt(perf_opts *o, const char *a, const char *v)
+{
+    if (!strcmp(a, "--qlog"))
+        o->qlog_dir = v;
+    else if (!strcmp(a, "--insecure"))
+        o->insecure = true;
+    else if (!strcmp(a, "--no-protection"))
+        o->no_protection = true;
+    else if (!strcmp(a, "--no-ecn"))
+        o->no_ecn = true;
+    else if (!strcmp(a, "--stats"))
+        o->stats = true;
+    else if (!strcmp(a, "--quiet"))
+        o->quiet = true;
+    else
+        return OPT_NOT_MINE;
+    return 0;
+}
+
+/* Parse one option at argv[*i]. Returns 0, or an exit code for a bad option. */
+static int parse_opt(perf_opts *o, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    if (o->server) {
+        int r = perf_parse_admission(&o->admission, argc, argv, i, "quack perf server");
+        if (r) return r < 0 ? 2 : 0;
+    }
+    const char *v;
+    int rc = option_value(argc, argv, i, &v);
+    if (rc) return rc;
+    rc = parse_endpoint_opt(o, a, v);
+    if (rc == OPT_NOT_MINE) rc = parse_load_opt(o, a, v);
+    if (rc == OPT_NOT_MINE) rc = parse_sending_opt(o, a, v);
+    if (rc == OPT_NOT_MINE) rc = parse_window_opt(o, a, v);
+    if (rc == OPT_NOT_MINE) rc = parse_flag_opt(o, a, v);
+    if (rc == OPT_NOT_MINE) rc = v ? 0 : bad("unknown option '%s'", a);
+    return rc;
 }
 
 static int check_opts(perf_opts *o)

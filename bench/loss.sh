@@ -30,66 +30,36 @@ while [ $# -gt 0 ]; do
     shift
 done
 src=$(cd "$(dirname "$0")/.." && pwd)
+. "$src/bench/lib/h3_netem.bash" # h3_bench_setup, start_h3_server, start_netem, median, ...
 load0=$(cut -d' ' -f1 /proc/loadavg)
-Q="$build/quack"
-[ -x "$Q" ] || { echo "loss.sh: $Q missing; run 'make release' first" >&2; exit 1; }
-for t in gtlsclient gtlsserver openssl; do
-    command -v $t >/dev/null || { echo "loss.sh: $t missing (scripts/deps.sh)" >&2; exit 1; }
-done
-work=$(mktemp -d /tmp/qk-loss.XXXXXX)
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-    wait 2>/dev/null
-    rm -rf "$work"
-}
-trap cleanup EXIT
-mkdir -p "$work/root"
-head -c "$size" /dev/urandom >"$work/root/f.bin"
-want=$(sha256sum <"$work/root/f.bin" | cut -d' ' -f1)
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/key.pem" \
-    -out "$work/cert.pem" -days 30 -subj /CN=localhost >/dev/null 2>&1
-free_port() {
-    python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-wait_udp() {
-    local hex
-    hex=$(printf '%04X' "$1")
-    for _ in $(seq 100); do
-        grep -q ":$hex " /proc/net/udp 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
+h3_bench_setup loss "$build" "$size" gtlsclient gtlsserver openssl
+
+# The sender's options: CUBIC on both, a qlog into directory $1 if given.
+sender_opts() { # quack|ngtcp2 [qlog-dir]
+    if [ "$1" = quack ]; then
+        opts=(--cc cubic ${2:+--qlog "$2"})
+    else
+        opts=(--cc=cubic ${2:+--qlog-dir "$2"})
+    fi
 }
 
 # One download; prints seconds (client wall time) or FAIL.
 run_one() { # quack|ngtcp2 seed
-    local who=$1 seed=$2 sp cp np out="$work/out.$1.$2"
+    local who=$1 seed=$2 sp cp out="$work/out.$1.$2"
     sp=$(free_port)
     cp=$(free_port)
     mkdir -p "$out"
-    if [ "$who" = quack ]; then
-        "$Q" serve --quiet --cc cubic --root "$work/root" --listen "127.0.0.1:$sp" \
-            --cert "$work/cert.pem" --key "$work/key.pem" >/dev/null 2>"$work/serve.err" &
-    else
-        gtlsserver -q --cc=cubic -d "$work/root" 127.0.0.1 "$sp" "$work/key.pem" "$work/cert.pem" \
-            >/dev/null 2>&1 &
-    fi
-    local spid=$!
-    pids+=("$spid")
-    wait_udp "$sp" || { echo FAIL; return; }
-    "$Q" netem --listen "127.0.0.1:$cp" --to "127.0.0.1:$sp" --delay "$delay" --loss "$loss" \
-        --seed "$seed" >/dev/null 2>&1 &
-    np=$!
-    pids+=("$np")
-    wait_udp "$cp" || { echo FAIL; return; }
+    local opts spid npid
+    sender_opts "$who"
+    start_h3_server "$who" "$sp" "$work/serve.log" "${opts[@]}" || { echo FAIL; return; }
+    start_netem "$cp" "$sp" --delay "$delay" --loss "$loss" --seed "$seed" || { echo FAIL; return; }
     local t0 t1 rc=0
     t0=$(date +%s%N)
     timeout 600 gtlsclient -q --cc=cubic --download "$out" --exit-on-all-streams-close \
         127.0.0.1 "$cp" "https://127.0.0.1:$cp/f.bin" >/dev/null 2>&1 || rc=$?
     t1=$(date +%s%N)
-    kill "$np" "$spid" 2>/dev/null
-    wait "$np" "$spid" 2>/dev/null
+    kill "$npid" "$spid" 2>/dev/null
+    wait "$npid" "$spid" 2>/dev/null
     local got
     got=$(sha256sum <"$out/f.bin" 2>/dev/null | cut -d' ' -f1)
     rm -rf "$out"
@@ -99,8 +69,6 @@ run_one() { # quack|ngtcp2 seed
     fi
     awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f\n", (b - a) / 1e9 }'
 }
-
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 # One more download of each with qlog on the sender: time-averaged cwnd and
 # bytes in flight (both qlogs write recovery:metrics_updated after a sent
@@ -135,29 +103,18 @@ print("%.0f %.0f %.2f %.0f" % (sc / tw, sb / tw, sb / sc, sent / max(red, 1)))
 PY
 }
 qlog_run() { # quack|ngtcp2 -> stats
-    local who=$1 sp cp np qd="$work/qlog.$1" out="$work/qout.$1"
+    local who=$1 sp cp qd="$work/qlog.$1" out="$work/qout.$1"
     mkdir -p "$qd" "$out"
     sp=$(free_port)
     cp=$(free_port)
-    if [ "$who" = quack ]; then
-        "$Q" serve --quiet --cc cubic --qlog "$qd" --root "$work/root" --listen "127.0.0.1:$sp" \
-            --cert "$work/cert.pem" --key "$work/key.pem" >/dev/null 2>&1 &
-    else
-        gtlsserver -q --cc=cubic --qlog-dir "$qd" -d "$work/root" 127.0.0.1 "$sp" \
-            "$work/key.pem" "$work/cert.pem" >/dev/null 2>&1 &
-    fi
-    local spid=$!
-    pids+=("$spid")
-    wait_udp "$sp" || return 1
-    "$Q" netem --listen "127.0.0.1:$cp" --to "127.0.0.1:$sp" --delay "$delay" --loss "$loss" \
-        --seed 5 >/dev/null 2>&1 &
-    np=$!
-    pids+=("$np")
-    wait_udp "$cp" || return 1
+    local opts spid npid
+    sender_opts "$who" "$qd"
+    start_h3_server "$who" "$sp" "$work/serve.log" "${opts[@]}" || return 1
+    start_netem "$cp" "$sp" --delay "$delay" --loss "$loss" --seed 5 || return 1
     timeout 600 gtlsclient -q --cc=cubic --download "$out" --exit-on-all-streams-close \
         127.0.0.1 "$cp" "https://127.0.0.1:$cp/small.bin" >/dev/null 2>&1
-    kill "$np" "$spid" 2>/dev/null
-    wait "$np" "$spid" 2>/dev/null
+    kill "$npid" "$spid" 2>/dev/null
+    wait "$npid" "$spid" 2>/dev/null
     qlog_stats "$(ls -S "$qd"/* | head -1)"
 }
 head -c 3145728 "$work/root/f.bin" >"$work/root/small.bin"
@@ -245,15 +202,6 @@ packets, and netem drops packets, not bytes), and the one packet RFC 9002
 EOF
 )
 doc_file="$src/docs/perf.md"
-python3 - "$doc_file" "$section" <<'PY'
-import sys, re
-path, section = sys.argv[1], sys.argv[2]
-text = open(path).read()
-pat = re.compile(r"<!-- loss.sh begin.*?<!-- loss.sh end -->", re.S)
-if pat.search(text):
-    text = pat.sub(lambda m: section, text)
-else:
-    text = text.rstrip("\n") + "\n\n" + section + "\n"
-open(path, "w").write(text)
-PY
+printf '%s\n' "$section" >"$work/section"
+replace_doc_section "$doc_file" loss.sh "$work/section" append
 echo "wrote $doc_file" >&2

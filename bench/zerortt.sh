@@ -30,36 +30,8 @@ while [ $# -gt 0 ]; do
     shift
 done
 src=$(cd "$(dirname "$0")/.." && pwd)
-Q="$build/quack"
-[ -x "$Q" ] || { echo "zerortt.sh: $Q missing; run 'make release' first" >&2; exit 1; }
-for t in gtlsserver openssl python3; do
-    command -v $t >/dev/null || { echo "zerortt.sh: $t missing (scripts/deps.sh)" >&2; exit 1; }
-done
-work=$(mktemp -d /tmp/qk-0rtt.XXXXXX)
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-    wait 2>/dev/null
-    rm -rf "$work"
-}
-trap cleanup EXIT
-mkdir -p "$work/root"
-head -c "$size" /dev/urandom >"$work/root/f.bin"
-want=$(sha256sum <"$work/root/f.bin" | cut -d' ' -f1)
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/key.pem" \
-    -out "$work/cert.pem" -days 30 -subj /CN=localhost >/dev/null 2>&1
-free_port() {
-    python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-wait_udp() {
-    local hex
-    hex=$(printf '%04X' "$1")
-    for _ in $(seq 100); do
-        grep -q ":$hex " /proc/net/udp 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
-}
+. "$src/bench/lib/h3_netem.bash" # h3_bench_setup, start_h3_server, start_netem, median, ...
+h3_bench_setup zerortt "$build" "$size" gtlsserver openssl python3
 
 # Response time (ms) from a qlog: first received STREAM frame on stream 0 with FIN.
 response_ms() {
@@ -79,19 +51,6 @@ for path in glob.glob(sys.argv[1] + "/*"):
                 sys.exit(0)
 sys.exit(1)
 EOF
-}
-
-start_server() { # kind port
-    if [ "$1" = quack ]; then
-        "$Q" serve --quiet --root "$work/root" --listen "127.0.0.1:$2" --cert "$work/cert.pem" \
-            --key "$work/key.pem" >"$work/serve.log" 2>&1 &
-    else
-        gtlsserver -q -d "$work/root" 127.0.0.1 "$2" "$work/key.pem" "$work/cert.pem" \
-            >"$work/serve.log" 2>&1 &
-    fi
-    pids+=($!)
-    SPID=$!
-    wait_udp "$2" || { echo "zerortt.sh: $1 server did not start" >&2; exit 1; }
 }
 
 # One download in a mode; prints the response time or exits on failure.
@@ -116,18 +75,14 @@ one() { # mode authority session-file
     response_ms "$work/q"
 }
 
-median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
-
 declare -A res
 for server in quack ngtcp2; do
     sport=$(free_port)
     nport=$(free_port)
-    start_server "$server" "$sport"
-    "$Q" netem --listen "127.0.0.1:$nport" --to "127.0.0.1:$sport" --delay "$delay" \
-        >"$work/netem.log" 2>&1 &
-    pids+=($!)
-    NPID=$!
-    wait_udp "$nport" || { echo "zerortt.sh: netem did not start" >&2; exit 1; }
+    start_h3_server "$server" "$sport" "$work/serve.log" ||
+        { echo "zerortt.sh: $server server did not start" >&2; exit 1; }
+    start_netem "$nport" "$sport" --delay "$delay" ||
+        { echo "zerortt.sh: netem did not start" >&2; exit 1; }
     sess="$work/$server.sess"
     # Each run with --session-file stores the new ticket it received, so
     # every resumption uses a fresh one (0-RTT tickets are single-use).
@@ -138,8 +93,8 @@ for server in quack ngtcp2; do
             res[$server.$mode]+="$t "
         done
     done
-    kill "$NPID" "$SPID" 2>/dev/null
-    wait "$NPID" "$SPID" 2>/dev/null
+    kill "$npid" "$spid" 2>/dev/null
+    wait "$npid" "$spid" 2>/dev/null
 done
 
 rtt_ms=$(echo "$delay" | sed 's/ms$//' | awk '{print 2 * $1}')
@@ -167,14 +122,6 @@ if [ "$doc" = 1 ]; then
         echo "$table"
         echo "<!-- zerortt.sh end -->"
     } >"$work/section"
-    python3 - "$d" "$work/section" <<'EOF'
-import re, sys
-doc, sec = sys.argv[1], open(sys.argv[2]).read().rstrip("\n")
-text = open(doc).read()
-pat = re.compile(r"<!-- zerortt.sh begin.*?<!-- zerortt.sh end -->", re.S)
-if not pat.search(text):
-    sys.exit("docs/0rtt.md has no zerortt.sh markers")
-open(doc, "w").write(pat.sub(lambda m: sec, text))
-EOF
+    replace_doc_section "$d" zerortt.sh "$work/section" || exit 1
     echo "docs/0rtt.md updated"
 fi

@@ -7,15 +7,12 @@ set -u
 q="$1/quack"
 tmp=$(mktemp -d)
 spid=
-fails=0
 cleanup() {
     [ -n "$spid" ] && kill -TERM "$spid" 2>/dev/null && wait "$spid" 2>/dev/null
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-ok() { echo "ok   - $*"; }
-no() { echo "FAIL - $*"; fails=$((fails + 1)); }
-check() { if eval "$2"; then ok "$1"; else no "$1"; fi; }
+. "$(dirname "$0")/lib/report.bash" # ok, no, check, fails
 
 mkdir -p "$tmp/root"
 head -c 3000000 /dev/urandom >"$tmp/root/f.bin"

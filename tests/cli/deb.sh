@@ -16,10 +16,7 @@ if ! command -v dpkg-buildpackage >/dev/null || ! command -v dh >/dev/null; then
     exit 0
 fi
 tmp=$(mktemp -d)
-fails=0
-ok() { echo "ok   - $*"; }
-no() { echo "FAIL - $*"; fails=$((fails + 1)); return 1; }
-check() { if eval "$2"; then ok "$1"; else no "$1"; fi; }
+. "$(dirname "$0")/lib/report.bash" # ok, no, check, fails
 # shellcheck source=lib/echo_examples.bash
 source "$(dirname "$0")/lib/echo_examples.bash"
 trap 'stop_echo_server; rm -rf "$tmp"' EXIT

@@ -17,16 +17,13 @@ secs=${FLOOD_SECONDS:-20}
 tmp=$(mktemp -d)
 spid=
 fpid=
-fails=0
 cleanup() {
     [ -n "$fpid" ] && kill "$fpid" 2>/dev/null
     [ -n "$spid" ] && kill -TERM "$spid" 2>/dev/null && wait "$spid" 2>/dev/null
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-ok() { echo "ok   - $*"; }
-no() { echo "FAIL - $*"; fails=$((fails + 1)); }
-check() { if eval "$2"; then ok "$1"; else no "$1"; fi; }
+. "$(dirname "$0")/lib/report.bash" # ok, no, check, fails
 rss_kb() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\).*/\1/p' "/proc/$1/status" 2>/dev/null; }
 
 mkdir -p "$tmp/root"

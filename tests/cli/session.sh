@@ -10,19 +10,14 @@ q="$build/quack"
 tmp=$(mktemp -d)
 spid=""
 trap '[ -n "$spid" ] && kill "$spid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
-fails=0
-ok() { echo "ok   - $1"; }
-bad() {
-    echo "FAIL - $1"
-    fails=$((fails + 1))
-}
+. "$(dirname "$0")/lib/report.bash" # ok, no, check, fails
 
 expect_usage() { # name stderr_substring args...
     local name=$1 text=$2 rc=0
     shift 2
     timeout 10 "$q" "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
     if [ "$rc" -eq 2 ] && grep -qF -- "$text" "$tmp/err"; then ok "$name"; else
-        bad "$name: exit $rc, stderr: $(head -2 "$tmp/err")"
+        no "$name: exit $rc, stderr: $(head -2 "$tmp/err")"
     fi
 }
 expect_usage "serve: --ticket-lifetime 0" "--ticket-lifetime 0: want 1..604800 seconds" \
@@ -56,11 +51,11 @@ get() { # name extra-args...: runs quack get, checks the file; stderr in $tmp/ge
     timeout 20 "$q" get --pin "$pin" --output "$tmp/dl" "$@" "https://$addr/f.bin" \
         >"$tmp/get.out" 2>"$tmp/get.err" || rc=$?
     if [ "$rc" -ne 0 ]; then
-        bad "$name: quack get exited $rc: $(head -2 "$tmp/get.err")"
+        no "$name: quack get exited $rc: $(head -2 "$tmp/get.err")"
         return 1
     fi
     if [ "$(sha256sum <"$tmp/dl/f.bin" | cut -d' ' -f1)" != "$want" ]; then
-        bad "$name: file differs (sha256)"
+        no "$name: file differs (sha256)"
         return 1
     fi
 }
@@ -68,17 +63,17 @@ get() { # name extra-args...: runs quack get, checks the file; stderr in $tmp/ge
 S="$tmp/session"
 if get "first connection" --session-file "$S"; then
     if [ -s "$S" ] && ! grep -q 'session resumed' "$tmp/get.err"; then ok "first: full handshake, session stored"; else
-        bad "first: no session stored or claimed a resumption"
+        no "first: no session stored or claimed a resumption"
     fi
 fi
 if get "resumed" --session-file "$S"; then
     if grep -q 'session resumed, 0-RTT accepted' "$tmp/get.err"; then ok "second: resumed with 0-RTT"; else
-        bad "second: $(grep connected "$tmp/get.err")"
+        no "second: $(grep connected "$tmp/get.err")"
     fi
 fi
 if get "no early data" --session-file "$S" --no-early-data; then
     if grep -q 'session resumed$' "$tmp/get.err"; then ok "--no-early-data: resumed without 0-RTT"; else
-        bad "--no-early-data: $(grep connected "$tmp/get.err")"
+        no "--no-early-data: $(grep connected "$tmp/get.err")"
     fi
 fi
 head -c 300 /dev/urandom >"$S"
@@ -86,12 +81,12 @@ if get "damaged session file" --session-file "$S"; then
     if grep -q 'not a usable session, ignored' "$tmp/get.err" && [ "$(head -c 4 "$S")" = QKS1 ]; then
         ok "damaged file: ignored with a warning and replaced"
     else
-        bad "damaged file: $(head -2 "$tmp/get.err")"
+        no "damaged file: $(head -2 "$tmp/get.err")"
     fi
 fi
 kill -TERM "$spid"
 rc=0
 wait "$spid" || rc=$?
 spid=""
-[ "$rc" -eq 0 ] && ok "quack serve exits 0 on SIGTERM" || bad "quack serve exited $rc"
+[ "$rc" -eq 0 ] && ok "quack serve exits 0 on SIGTERM" || no "quack serve exited $rc"
 [ "$fails" -eq 0 ]

@@ -13,22 +13,8 @@ set -uo pipefail
 build=${1:?usage: tunnel.sh BUILD_DIR}
 carrier=${TUNNEL_CARRIER:-udp}
 echo "# carrier: $carrier"
-q="$build/quack"
-here=$(cd "$(dirname "$0")" && pwd)
-peer="python3 $here/tunnel_peer.py"
-. "$(dirname "$0")/lib/harness.bash" # tmp, pids, fails, cleanup, ok/no/check
-base=$((20000 + ($$ % 15000) * 2))
-echo_port=$base banner_port=$((base + 1)) dead_port=$((base + 2))
-tcp_port=$((base + 3)) relay_port=$((base + 4)) tcp2_port=$((base + 5))
-
-# wait_line FILE REGEX: up to 10 s for a line to appear.
-wait_line() {
-    for _ in $(seq 200); do
-        grep -q "$2" "$1" 2>/dev/null && return 0
-        sleep 0.05
-    done
-    return 1
-}
+. "$(dirname "$0")/lib/harness.bash" # q, peer, tmp, pids, check, pick_ports, wait_*, ...
+pick_ports echo_port banner_port dead_port tcp_port relay_port tcp2_port
 
 "$q" tunnel --help >"$tmp/help" 2>&1
 check "--help exits 0 and explains both sides" \
@@ -41,11 +27,10 @@ check "server without --to exits 2 and says so" "[ $? -eq 2 ] && grep -q -- '--t
     >/dev/null 2>"$tmp/err"
 check "--keep-alive above --idle-timeout exits 2" "[ $? -eq 2 ] && grep -q 'idle-timeout' $tmp/err"
 
-$peer echo "$echo_port" &
-pids+=($!)
+start_echo_peer "$echo_port"
 $peer banner "$banner_port" 3000000 7 &
 pids+=($!)
-sleep 0.3
+wait_tcp "$banner_port" || no "the banner peer did not listen"
 
 # start_pair TARGET_PORT CLIENT_TCP_PORT [NETEM OPTIONS...]: a tunnel server
 # to 127.0.0.1:TARGET_PORT and a client on 127.0.0.1:CLIENT_TCP_PORT, through
@@ -61,8 +46,8 @@ start_pair() {
     pids+=($spid)
     wait_line "$tmp/s.out" '^listening on' || return 1
     local saddr pin connect
-    saddr=$(sed -n 's/^listening on \([^ ]*\).*/\1/p' "$tmp/s.out")
-    pin=$(sed -n 's/^pin: //p' "$tmp/s.out")
+    saddr=$(listen_addr "$tmp/s.out")
+    pin=$(listen_pin "$tmp/s.out")
     connect=$saddr
     npid=
     if [ $# -gt 0 ]; then
@@ -72,7 +57,8 @@ start_pair() {
             >"$tmp/netem.out" 2>&1 &
         npid=$!
         pids+=($npid)
-        sleep 0.3
+        if [ "$carrier" = tcp ]; then wait_tcp "$relay_port"; else wait_udp "$relay_port"; fi ||
+            return 1
         connect=127.0.0.1:$relay_port
     fi
     : >"$tmp/c.out"
@@ -158,7 +144,7 @@ except socket.timeout:
     print("still open")
 EOF2
         stallpid=$!
-        "$q" tunnel client --carrier tcp --connect "$(sed -n 's/^listening on \([^ ]*\).*/\1/p' "$tmp/s.out")" \
+        "$q" tunnel client --carrier tcp --connect "$(listen_addr "$tmp/s.out")" \
             --pin "$(printf '%064d' 0)" --listen "127.0.0.1:$tcp2_port" --quiet >/dev/null 2>"$tmp/pin.err"
         rc=$?
         check "wrong pin: client exits 1 and says so ($(head -c 120 "$tmp/pin.err"))" \

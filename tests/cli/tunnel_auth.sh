@@ -13,21 +13,8 @@
 # Usage: tests/cli/tunnel_auth.sh BUILD_DIR
 set -uo pipefail
 build=${1:?usage: tunnel_auth.sh BUILD_DIR}
-q="$build/quack"
-here=$(cd "$(dirname "$0")" && pwd)
-peer="python3 $here/tunnel_peer.py"
-. "$(dirname "$0")/lib/harness.bash" # tmp, pids, fails, cleanup, ok/no/check
-base=$((20000 + ($$ % 15000) * 2))
-target_port=$base tcp_port=$((base + 1)) relay_port=$((base + 2)) tcp2_port=$((base + 3))
-tcp3_port=$((base + 4))
-
-wait_line() {
-    for _ in $(seq 100); do
-        grep -q "$2" "$1" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
-}
+. "$(dirname "$0")/lib/harness.bash" # q, peer, tmp, pids, check, pick_ports, wait_*, ...
+pick_ports target_port tcp_port relay_port tcp2_port tcp3_port
 
 # The target: an echo server that appends "conn" per connection and
 # "bytes N" per received chunk to $tmp/target.log.
@@ -57,6 +44,7 @@ while True:
     threading.Thread(target=conn, args=(c,), daemon=True).start()
 EOF
 pids+=($!)
+wait_tcp "$target_port" || no "the target did not listen"
 
 # The relay: forwards client datagrams to the server (and replies back),
 # appending each client datagram to $tmp/capture (2-byte length + bytes).
@@ -95,8 +83,8 @@ head -c 32 /dev/urandom | base64 >"$tmp/wrong"
 spid=$!
 pids+=($spid)
 wait_line "$tmp/s.out" '^listening on' || no "server did not come up: $(cat "$tmp/s.log")"
-saddr=$(sed -n 's/^listening on \([^ ]*\).*/\1/p' "$tmp/s.out")
-pin=$(sed -n 's/^pin: //p' "$tmp/s.out")
+saddr=$(listen_addr "$tmp/s.out")
+pin=$(listen_pin "$tmp/s.out")
 
 printf 'short\n' >"$tmp/short"
 "$q" tunnel server --listen 127.0.0.1:0 --to 127.0.0.1:1 --secret-file "$tmp/short" \
@@ -105,7 +93,7 @@ check "a secret under 16 bytes exits 2" "[ $? -eq 2 ] && grep -q '16 to 1024' $t
 
 # The right secret, through the capturing relay.
 relay "$saddr"
-sleep 0.3
+wait_udp "$relay_port" || no "the relay did not come up"
 "$q" tunnel client --connect "127.0.0.1:$relay_port" --pin "$pin" --secret-file "$tmp/secret" \
     --listen "127.0.0.1:$tcp_port" >"$tmp/c.out" 2>"$tmp/c.err" &
 cpid=$!
@@ -129,7 +117,7 @@ check "the target saw the good client's flow ($n_conn connection)" "[ $n_conn -g
     --listen "127.0.0.1:$tcp2_port" >"$tmp/w.out" 2>"$tmp/w.err" &
 wpid=$!
 pids+=($wpid)
-timeout 10 bash -c "while kill -0 $wpid 2>/dev/null; do sleep 0.1; done"
+wait_gone "$wpid"
 wait "$wpid"
 rc=$?
 check "a wrong secret: the client exits 3 and says why ($(grep -m1 denied "$tmp/w.err"))" \
@@ -152,7 +140,7 @@ try:
 except (ConnectionResetError, socket.timeout) as e:
     print(type(e).__name__)
 EOF
-    timeout 10 bash -c "while kill -0 $npid 2>/dev/null; do sleep 0.1; done"
+    wait_gone "$npid"
     wait "$npid"
     rc=$?
     check "no secret: the flow gets no data ($(cat "$tmp/n.flow"))" "! grep -q '^data' $tmp/n.flow"

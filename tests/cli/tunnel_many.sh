@@ -7,31 +7,18 @@
 # resets the client's TCP connection. Usage: tests/cli/tunnel_many.sh BUILD_DIR
 set -uo pipefail
 build=${1:?usage: tunnel_many.sh BUILD_DIR}
-q="$build/quack"
-here=$(cd "$(dirname "$0")" && pwd)
-peer="python3 $here/tunnel_peer.py"
-. "$(dirname "$0")/lib/harness.bash" # tmp, pids, fails, cleanup, ok/no/check
-base=$((20000 + ($$ % 15000) * 2))
-echo_port=$base relay_port=$((base + 1)) tcp_port=$((base + 2)) sink_port=$((base + 3))
-tcp2_port=$((base + 4))
-wait_line() {
-    for _ in $(seq 100); do
-        grep -q "$2" "$1" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
-}
+. "$(dirname "$0")/lib/harness.bash" # q, peer, tmp, pids, check, pick_ports, wait_*, ...
+pick_ports echo_port relay_port tcp_port sink_port tcp2_port
 
-$peer echo "$echo_port" &
-pids+=($!)
+start_echo_peer "$echo_port"
 "$q" tunnel server --listen 127.0.0.1:0 --to "127.0.0.1:$echo_port" --quiet >"$tmp/s.out" 2>"$tmp/s.err" &
 pids+=($!)
 wait_line "$tmp/s.out" '^listening on' || no "server did not come up"
-saddr=$(sed -n 's/^listening on \([^ ]*\).*/\1/p' "$tmp/s.out")
+saddr=$(listen_addr "$tmp/s.out")
 "$q" netem --listen "127.0.0.1:$relay_port" --to "$saddr" --delay 10ms --loss 1% --seed 5 \
     --duration 120s >/dev/null 2>&1 &
 pids+=($!)
-sleep 0.3
+wait_udp "$relay_port" || no "the relay did not come up"
 "$q" tunnel client --connect "127.0.0.1:$relay_port" --insecure --listen "127.0.0.1:$tcp_port" \
     --quiet >"$tmp/c.out" 2>"$tmp/c.err" &
 pids+=($!)
@@ -68,7 +55,7 @@ pids+=($sinkpid)
 "$q" tunnel server --listen 127.0.0.1:0 --to "127.0.0.1:$sink_port" --quiet >"$tmp/s2.out" 2>&1 &
 pids+=($!)
 wait_line "$tmp/s2.out" '^listening on'
-saddr=$(sed -n 's/^listening on \([^ ]*\).*/\1/p' "$tmp/s2.out")
+saddr=$(listen_addr "$tmp/s2.out")
 "$q" tunnel client --connect "$saddr" --insecure --listen "127.0.0.1:$tcp2_port" --quiet \
     >"$tmp/c2.out" 2>&1 &
 pids+=($!)

@@ -6,33 +6,21 @@
 # denied is in tunnel_auth.sh). Usage: tests/cli/tunnel_ops.sh BUILD_DIR
 set -uo pipefail
 build=${1:?usage: tunnel_ops.sh BUILD_DIR}
-q="$build/quack"
-here=$(cd "$(dirname "$0")" && pwd)
-peer="python3 $here/tunnel_peer.py"
-. "$(dirname "$0")/lib/harness.bash" # tmp, pids, fails, cleanup, ok/no/check
-base=$((20000 + ($$ % 15000) * 2))
-echo_port=$base tcp_port=$((base + 1))
-wait_line() {
-    for _ in $(seq 100); do
-        grep -q "$2" "$1" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
-}
+. "$(dirname "$0")/lib/harness.bash" # q, peer, tmp, pids, check, pick_ports, wait_*, ...
+pick_ports echo_port tcp_port
 
 "$q" tunnel --help >"$tmp/help"
 check "--help lists the exit codes" "grep -q '3 access denied' $tmp/help && grep -q '4 a local' $tmp/help"
 "$q" tunnel server --listen 127.0.0.1:0 --to 127.0.0.1:1 --bogus >/dev/null 2>&1
 check "an unknown option exits 2" "[ $? -eq 2 ]"
 
-$peer echo "$echo_port" &
-pids+=($!)
+start_echo_peer "$echo_port"
 "$q" tunnel server --listen 127.0.0.1:0 --to "127.0.0.1:$echo_port" --stats --log "$tmp/s.log" \
     >"$tmp/s.out" &
 spid=$!
 pids+=($spid)
 wait_line "$tmp/s.out" '^listening on' || no "server did not come up"
-saddr=$(sed -n 's/^listening on \([^ ]*\).*/\1/p' "$tmp/s.out")
+saddr=$(listen_addr "$tmp/s.out")
 "$q" tunnel client --connect "$saddr" --insecure --listen "127.0.0.1:$tcp_port" \
     >"$tmp/c.out" 2>"$tmp/c.err" &
 cpid=$!
@@ -52,7 +40,7 @@ check "the stats line counts the flow's bytes" \
     "grep -q 'flows_opened=1 .*tcp_to_tunnel_bytes=300000 tunnel_to_tcp_bytes=300000' $tmp/s.log"
 mv "$tmp/s.log" "$tmp/s.log.1"
 kill -HUP "$spid"
-wait_line "$tmp/s.log" 'log reopened' 30
+wait_line "$tmp/s.log" 'log reopened'
 check "SIGHUP reopens --log (a new file after the move)" "grep -q 'log reopened (SIGHUP)' $tmp/s.log"
 check "the server survives SIGHUP" "kill -0 $spid"
 kill -TERM "$cpid" "$spid"
@@ -65,7 +53,7 @@ wait "$spid"
 spid=$!
 pids+=($spid)
 wait_line "$tmp/s2.out" '^listening on'
-saddr=$(sed -n 's/^listening on \([^ ]*\).*/\1/p' "$tmp/s2.out")
+saddr=$(listen_addr "$tmp/s2.out")
 "$q" tunnel client --connect "$saddr" --insecure --listen "127.0.0.1:$echo_port" \
     >/dev/null 2>"$tmp/busy.err"
 rc=$?

@@ -13,26 +13,10 @@
 # Usage: tests/cli/tunnel_reconnect.sh BUILD_DIR
 set -uo pipefail
 build=${1:?usage: tunnel_reconnect.sh BUILD_DIR}
-q="$build/quack"
-here=$(cd "$(dirname "$0")" && pwd)
-peer="python3 $here/tunnel_peer.py"
-. "$(dirname "$0")/lib/harness.bash" # tmp, pids, fails, cleanup, ok/no/check
-base=$((20000 + ($$ % 15000) * 2))
-echo_port=$base udp_port=$((base + 1)) tcp_port=$((base + 2)) relay_port=$((base + 3))
-tcp2_port=$((base + 4))
+. "$(dirname "$0")/lib/harness.bash" # q, peer, tmp, pids, check, pick_ports, wait_*, ...
+pick_ports echo_port udp_port tcp_port relay_port tcp2_port
 
-# wait_line FILE REGEX [TENTHS]: up to TENTHS/10 s (default 10 s) for a line.
-wait_line() {
-    for _ in $(seq "${3:-100}"); do
-        grep -q "$2" "$1" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
-}
-
-$peer echo "$echo_port" &
-pids+=($!)
-sleep 0.3
+start_echo_peer "$echo_port"
 
 start_server() { # start_server LOG: on the fixed UDP port, sets spid
     "$q" tunnel server --listen "127.0.0.1:$udp_port" --to "127.0.0.1:$echo_port" \
@@ -133,10 +117,8 @@ check "and the refusal is logged ($(grep -m1 'refused a TCP' "$tmp/c.err"))" \
     "grep -q 'refused a TCP connection: no connection to the tunnel server' $tmp/c.err"
 start_server "$tmp/s3.log"
 n0=$(grep -c reconnected "$tmp/c.err")
-for _ in $(seq 100); do
-    [ "$(grep -c reconnected "$tmp/c.err")" -gt "$n0" ] && break
-    sleep 0.1
-done
+reconnected_since() { [ "$(grep -c reconnected "$tmp/c.err")" -gt "$1" ]; }
+wait_until 100 reconnected_since "$n0"
 r=$($peer roundtrip "$tcp_port" 500000)
 check "after the second restart flows work again ($r)" "[ '${r%% *}' = ok ]"
 kill -TERM "$cpid"
@@ -149,7 +131,7 @@ check "client exits 0 on SIGTERM" "[ $? -eq 0 ]"
     --rate 50mbit --duration 60s >"$tmp/n1.log" 2>&1 &
 npid=$!
 pids+=($npid)
-sleep 0.3
+wait_udp "$relay_port" || no "the relay did not come up"
 "$q" tunnel client --connect "127.0.0.1:$relay_port" --insecure --listen "127.0.0.1:$tcp2_port" \
     --keep-alive 300ms --idle-timeout 5s \
     >"$tmp/m.out" 2>"$tmp/m.err" &

@@ -7,21 +7,11 @@
 # wrong one is refused. Usage: tests/cli/tunnel_socks5.sh BUILD_DIR
 set -uo pipefail
 build=${1:?usage: tunnel_socks5.sh BUILD_DIR}
-q="$build/quack"
-. "$(dirname "$0")/lib/harness.bash" # tmp, pids, fails, cleanup, ok/no/check
-base=$((20000 + ($$ % 15000) * 2))
-http_port=$base tcp_port=$((base + 1)) closed_port=$((base + 2))
+. "$(dirname "$0")/lib/harness.bash" # q, peer, tmp, pids, check, pick_ports, wait_*, ...
+pick_ports http_port tcp_port closed_port
 command -v curl >/dev/null || {
     echo "skip - curl not installed"
     exit 0
-}
-
-wait_line() {
-    for _ in $(seq 100); do
-        grep -q "$2" "$1" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
 }
 
 mkdir "$tmp/www"
@@ -38,7 +28,7 @@ start_pair() {
     pids+=($spid)
     wait_line "$tmp/s.out" '^listening on' || return 1
     local saddr
-    saddr=$(sed -n 's/^listening on \([^ ]*\).*/\1/p' "$tmp/s.out")
+    saddr=$(listen_addr "$tmp/s.out")
     : >"$tmp/c.out"
     "$q" tunnel client --connect "$saddr" --insecure --listen "127.0.0.1:$tcp_port" --quiet \
         >"$tmp/c.out" 2>"$tmp/c.err" &
@@ -56,7 +46,7 @@ sha() { sha256sum "$1" | cut -d' ' -f1; }
 check "--allow without --to socks5 exits 2" "[ $? -eq 2 ] && grep -q 'socks5' $tmp/err"
 "$q" tunnel server --listen 127.0.0.1:0 --to socks5 --allow 127.0.0.0/33 >/dev/null 2>"$tmp/err"
 check "a bad --allow exits 2" "[ $? -eq 2 ] && grep -q -- '--allow wants' $tmp/err"
-sleep 0.3
+wait_tcp "$http_port" || no "the HTTP server did not listen"
 
 if start_pair; then
     curl -sS --max-time 20 --socks5-hostname "127.0.0.1:$tcp_port" \

@@ -9,19 +9,8 @@
 # Usage: tests/cli/tunnel_udp.sh BUILD_DIR
 set -uo pipefail
 build=${1:?usage: tunnel_udp.sh BUILD_DIR}
-q="$build/quack"
-. "$(dirname "$0")/lib/harness.bash" # tmp, pids, fails, cleanup, ok/no/check
-base=$((20000 + ($$ % 15000) * 2))
-echo_port=$base udp_port=$((base + 1)) dns_port=$((base + 2)) tcp_port=$((base + 3))
-udp2_port=$((base + 4)) tcp2_port=$((base + 5))
-
-wait_line() {
-    for _ in $(seq 100); do
-        grep -q "$2" "$1" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
-}
+. "$(dirname "$0")/lib/harness.bash" # q, peer, tmp, pids, check, pick_ports, wait_*, ...
+pick_ports echo_port udp_port dns_port tcp_port udp2_port tcp2_port
 
 python3 - "$echo_port" <<'PY' &
 import socket, sys
@@ -33,6 +22,7 @@ while True:
     s.sendto(d, a)
 PY
 pids+=($!)
+wait_udp "$echo_port" || no "the UDP echo did not come up"
 
 # start_pair UDP_TO TCP_PORT UDP_PORT [CLIENT OPTIONS]: sets spid, cpid.
 start_pair() {
@@ -44,8 +34,8 @@ start_pair() {
     pids+=($spid)
     wait_line "$tmp/s.out" '^listening on' || return 1
     local saddr pin
-    saddr=$(sed -n 's/^listening on \([^ ]*\).*/\1/p' "$tmp/s.out")
-    pin=$(sed -n 's/^pin: //p' "$tmp/s.out")
+    saddr=$(listen_addr "$tmp/s.out")
+    pin=$(listen_pin "$tmp/s.out")
     "$q" tunnel client --connect "$saddr" --pin "$pin" --listen "127.0.0.1:$tport" \
         --udp-listen "127.0.0.1:$uport" "$@" >"$tmp/c.out" 2>"$tmp/c.err" &
     cpid=$!
@@ -109,7 +99,7 @@ if command -v dnsmasq >/dev/null && command -v dig >/dev/null; then
         --no-resolv --no-hosts --address=/tunnel.test/192.0.2.77 --pid-file= \
         >"$tmp/dnsmasq.log" 2>&1 &
     pids+=($!)
-    sleep 0.5
+    wait_udp "$dns_port" || no "dnsmasq did not come up: $(cat "$tmp/dnsmasq.log")"
     if start_pair "127.0.0.1:$dns_port" "$tcp2_port" "$udp2_port"; then
         a=$(dig +short +time=3 +tries=1 @127.0.0.1 -p "$udp2_port" www.tunnel.test A)
         check "dig through the tunnel gets dnsmasq's answer ($a)" "[ '$a' = 192.0.2.77 ]"

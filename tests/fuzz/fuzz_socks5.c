@@ -6,10 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(x)                                                                                   \
-    do {                                                                                           \
-        if (!(x)) abort();                                                                         \
-    } while (0)
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

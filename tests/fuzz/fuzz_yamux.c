@@ -5,10 +5,7 @@
 #include <quack/yamux.h>
 #include <stdlib.h>
 
-#define CHECK(x)                                                                                   \
-    do {                                                                                           \
-        if (!(x)) abort();                                                                         \
-    } while (0)
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -10,17 +10,7 @@ set -uo pipefail
 build=$(cd "${1:?usage: yamux.sh BUILD_DIR}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 drive="$build/ydrive"
-tmp=$(mktemp -d)
-pids=()
-fails=0
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-    wait 2>/dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-ok() { echo "ok   - $*"; }
-no() { echo "FAIL - $*"; fails=$((fails + 1)); }
+. "$here/../cli/lib/harness.bash" # tmp, pids, ok/no, cleanup, pick_ports, wait_tcp
 
 peer="$build/yamux-peer"
 if ! (cd "$here/yamux" && GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE="$tmp/gocache" \
@@ -79,11 +69,11 @@ run "quack client -> quack server, 200 streams" "$drive server" "$drive" 200 100
 "$drive" server 127.0.0.1:0 >"$tmp/d.s" 2>/dev/null &
 pids+=($!)
 if daddr=$(wait_addr "$tmp/d.s"); then
-    rport=$((20000 + ($$ % 15000) * 2))
-    "$build/quack" netem --tcp --listen "127.0.0.1:$rport" --to "$daddr" --delay 20ms \
+    pick_ports rport
+    "$q" netem --tcp --listen "127.0.0.1:$rport" --to "$daddr" --delay 20ms \
         --rate 200mbit --duration 60s >/dev/null 2>&1 &
     pids+=($!)
-    sleep 0.3
+    wait_tcp "$rport" || no "the TCP delay line did not listen"
     out=$(timeout 60 "$peer" client "127.0.0.1:$rport" 8 2000000 2>/dev/null | tail -1)
     ms=$(echo "$out" | sed -n 's/.*ping=\([0-9.]*\)ms.*/\1/p')
     if [ "${out%% *}" = ok ] && [ -n "$ms" ] && awk "BEGIN{exit !($ms >= 39 && $ms < 80)}"; then

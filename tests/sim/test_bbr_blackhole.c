@@ -7,6 +7,7 @@
  * after the collapse (it was 0.7x before the fix: see below). NewReno,
  * CUBIC and BBR; the transfer still completes byte-exact. */
 #include "bbr_env.h"
+#include "per_cc.h"
 #include "transport/conn/conn.h"
 
 #define MS QK_NS_PER_MS
@@ -57,30 +58,7 @@ static void blackhole(qk_cc_kind cc, const char *name)
     quic_env_free(&e);
 }
 
-static void test_newreno(void **state)
-{
-    (void)state;
-    blackhole(QK_CONFIG_CC_NEWRENO, "newreno");
-}
-
-static void test_cubic(void **state)
-{
-    (void)state;
-    blackhole(QK_CONFIG_CC_CUBIC, "cubic");
-}
-
-static void test_bbr(void **state)
-{
-    (void)state;
-    blackhole(QK_CONFIG_CC_BBR, "bbr");
-}
-
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_newreno),
-        cmocka_unit_test(test_cubic),
-        cmocka_unit_test(test_bbr),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return qk_run_per_cc("test_bbr_blackhole", blackhole);
 }

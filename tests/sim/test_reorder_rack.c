@@ -8,6 +8,7 @@
  * retransmissions must stay <= 0.5% of packets for NewReno, CUBIC and BBR,
  * and goodput near the link rate. */
 #include "bbr_env.h"
+#include "per_cc.h"
 
 #define MS QK_NS_PER_MS
 #define S  QK_NS_PER_S
@@ -29,30 +30,7 @@ static void reorder(qk_cc_kind cc, const char *name)
     assert_true(r.goodput_bps >= 80e6);
 }
 
-static void test_newreno(void **state)
-{
-    (void)state;
-    reorder(QK_CONFIG_CC_NEWRENO, "newreno");
-}
-
-static void test_cubic(void **state)
-{
-    (void)state;
-    reorder(QK_CONFIG_CC_CUBIC, "cubic");
-}
-
-static void test_bbr(void **state)
-{
-    (void)state;
-    reorder(QK_CONFIG_CC_BBR, "bbr");
-}
-
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_newreno),
-        cmocka_unit_test(test_cubic),
-        cmocka_unit_test(test_bbr),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return qk_run_per_cc("test_reorder_rack", reorder);
 }

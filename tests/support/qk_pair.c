@@ -229,3 +229,31 @@ int qk_pair_request_download(qk_pair *p, uint64_t *sid)
     long w = qk_stream_write(p->cconn, *sid, (const uint8_t *)"download", 8, true);
     return w == 8 ? 0 : (w < 0 ? (int)w : QK_ERR_STATE);
 }
+
+long qk_pair_read_request(qk_conn *s, uint64_t sid)
+{
+    uint8_t req[8];
+    bool fin = false;
+    return qk_stream_read(s, sid, req, sizeof req, &fin);
+}
+
+bool qk_pair_loss5_filter(void *ctx, bool to_server, uint64_t idx, uint8_t *data, size_t *len)
+{
+    uint64_t *rng = ctx;
+    (void)to_server;
+    (void)idx;
+    (void)data;
+    (void)len;
+    return qk_test_rand64(rng) % 100 >= 5; /* 5% loss both ways */
+}
+
+int qk_pair_deliver_vn(qk_pair *p, const uint32_t *versions, size_t n)
+{
+    qk_conn *c = p->cconn;
+    static uint8_t vn[256];
+    int len = qk_pkt_encode_vn(vn, sizeof vn, 0x40, c->lcid[0].cid.b, c->lcid[0].cid.len,
+                               c->initial_dcid.b, c->initial_dcid.len, versions, n);
+    if (len <= 0) return QK_ERR_INVALID_ARG;
+    qk_datagram d = {.data = vn, .len = (size_t)len, .peer = p->saddr, .local = p->caddr};
+    return qk_endpoint_recv(p->client, &d, p->now);
+}

@@ -70,6 +70,20 @@ void qk_pair_flush(qk_pair *p);
  * qk_stream_open / a short write (QK_ERR_STATE). */
 int qk_pair_request_download(qk_pair *p, uint64_t *sid);
 
+/** The server's side of that request: read (and drop) up to its 8 bytes from
+ * stream sid of conn s. Returns qk_stream_read's result (8 once it is all
+ * there). */
+long qk_pair_read_request(qk_conn *s, uint64_t sid);
+
+/** A filter that drops 5% of the datagrams both ways at random; filter_ctx
+ * is the uint64_t state of qk_test_rand64. */
+bool qk_pair_loss5_filter(void *ctx, bool to_server, uint64_t idx, uint8_t *data, size_t *len);
+
+/** Delivers to the client a Version Negotiation packet that echoes the CIDs
+ * of its current Initials (RFC 8999 §6) and lists the n versions. Returns
+ * qk_endpoint_recv's result, or QK_ERR_INVALID_ARG when it does not encode. */
+int qk_pair_deliver_vn(qk_pair *p, const uint32_t *versions, size_t n);
+
 /** Write qk_test_pattern bytes [*written, total) to stream sid until the
  * stream stops taking them (flow control, send buffer); the FIN goes with
  * the last byte. Advances *written. */

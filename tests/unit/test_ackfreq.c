@@ -4,6 +4,26 @@
 
 #define MS QK_NS_PER_MS
 
+/* A fresh policy with cfg, talking to a peer whose min_ack_delay is 1 ms. */
+static void start_policy(qk_ackfreq *a, const qk_ackfreq_config *cfg)
+{
+    qk_ackfreq_init(a, cfg);
+    qk_ackfreq_set_peer(a, true, 1 * MS);
+}
+
+/* The policy sees a cwnd_bytes window of mds_bytes datagrams in congestion
+ * avoidance at srtt_ns (packet threshold 3) at now; it must ask: the request
+ * is sent at now and returned. */
+static qk_ackfreq_req ask_and_send(qk_ackfreq *a, uint64_t cwnd_bytes, uint64_t mds_bytes,
+                                   qk_time srtt_ns, qk_time now)
+{
+    qk_ackfreq_update(a, cwnd_bytes, mds_bytes, srtt_ns, false, 3, now);
+    qk_ackfreq_req r;
+    assert_true(qk_ackfreq_poll(a, &r));
+    qk_ackfreq_on_sent(a, &r, now);
+    return r;
+}
+
 static void test_never_without_peer_support(void **state)
 {
     (void)state;
@@ -15,8 +35,7 @@ static void test_never_without_peer_support(void **state)
     assert_false(qk_ackfreq_poll(&a, &r)); /* §3: peer did not advertise min_ack_delay */
     qk_ackfreq_set_peer(&a, true, 1 * MS);
     cfg.mode = QK_ACKFREQ_OFF;
-    qk_ackfreq_init(&a, &cfg);
-    qk_ackfreq_set_peer(&a, true, 1 * MS);
+    start_policy(&a, &cfg);
     qk_ackfreq_update(&a, 100 * 1200, 1200, 40 * MS, false, 3, 0);
     assert_false(qk_ackfreq_poll(&a, &r)); /* mode off */
 }
@@ -26,8 +45,7 @@ static void test_fixed(void **state)
     (void)state;
     qk_ackfreq a;
     qk_ackfreq_config cfg = {.mode = QK_ACKFREQ_FIXED, .threshold = 10, .max_delay_ns = 5 * MS};
-    qk_ackfreq_init(&a, &cfg);
-    qk_ackfreq_set_peer(&a, true, 1 * MS);
+    start_policy(&a, &cfg);
     qk_ackfreq_update(&a, 100 * 1200, 1200, 40 * MS, false, 3, 0);
     qk_ackfreq_req r;
     assert_true(qk_ackfreq_poll(&a, &r));
@@ -120,8 +138,7 @@ static void test_cwnd_allowance(void **state)
     (void)state;
     qk_ackfreq a;
     qk_ackfreq_config cfg = {.mode = QK_ACKFREQ_FIXED, .threshold = 11, .max_delay_ns = 5 * MS};
-    qk_ackfreq_init(&a, &cfg);
-    qk_ackfreq_set_peer(&a, true, 1 * MS);
+    start_policy(&a, &cfg);
     assert_int_equal(qk_ackfreq_cwnd_allowance(&a, 100 * 1452, 1452), 0);
     qk_ackfreq_update(&a, 100 * 1452, 1452, 40 * MS, false, 3, 0);
     qk_ackfreq_req r;
@@ -133,11 +150,8 @@ static void test_cwnd_allowance(void **state)
     /* A collapsed window (2 datagrams) gets at most cwnd / 8, not 5 more. */
     assert_int_equal(qk_ackfreq_cwnd_allowance(&a, 2 * 1452, 1452), 2 * 1452 / 8);
     cfg.threshold = 1;
-    qk_ackfreq_init(&a, &cfg);
-    qk_ackfreq_set_peer(&a, true, 1 * MS);
-    qk_ackfreq_update(&a, 100 * 1452, 1452, 40 * MS, false, 3, 0);
-    assert_true(qk_ackfreq_poll(&a, &r));
-    qk_ackfreq_on_sent(&a, &r, 0);
+    start_policy(&a, &cfg);
+    r = ask_and_send(&a, 100 * 1452, 1452, 40 * MS, 0);
     assert_int_equal(qk_ackfreq_cwnd_allowance(&a, 100 * 1452, 1452), 0);
 }
 
@@ -150,17 +164,14 @@ static void test_auto_refill(void **state)
     (void)state;
     qk_ackfreq a;
     qk_ackfreq_config cfg = {.mode = QK_ACKFREQ_AUTO};
-    qk_ackfreq_init(&a, &cfg);
-    qk_ackfreq_set_peer(&a, true, 1 * MS);
+    start_policy(&a, &cfg);
     qk_ackfreq_set_min_rtt(&a, 40 * MS);
     qk_ackfreq_req r;
     qk_time now = 1000 * MS;
     /* 344-packet window, no queue: T = 12, backstop 16. */
     qk_ackfreq_on_congestion(&a, 0, 40 * MS);
-    qk_ackfreq_update(&a, 344 * 1452, 1452, 40 * MS, false, 3, now);
-    assert_true(qk_ackfreq_poll(&a, &r));
+    r = ask_and_send(&a, 344 * 1452, 1452, 40 * MS, now);
     assert_int_equal(r.threshold, 16);
-    qk_ackfreq_on_sent(&a, &r, now);
     /* A random loss without a queue: nothing changes. */
     now += 100 * MS;
     qk_ackfreq_on_congestion(&a, 1, 40 * MS);
@@ -183,10 +194,8 @@ static void test_auto_refill(void **state)
     now += 100 * MS;
     qk_ackfreq_on_congestion(&a, 2, 42 * MS);
     assert_int_equal(a.refill, QK_ACKFREQ_REFILL_ON);
-    qk_ackfreq_update(&a, 344 * 1452, 1452, 42 * MS, false, 3, now);
-    assert_true(qk_ackfreq_poll(&a, &r));
+    r = ask_and_send(&a, 344 * 1452, 1452, 42 * MS, now);
     assert_int_equal(r.threshold, 1);
-    qk_ackfreq_on_sent(&a, &r, now);
     assert_int_equal(qk_ackfreq_pacer_burst_pkts(&a), 0);
     /* The window's growth builds a queue past 1/16 of min_rtt: back to T. */
     now += 500 * MS;
@@ -197,8 +206,7 @@ static void test_auto_refill(void **state)
     assert_int_equal(r.threshold, 16);
     /* AUTO_THRESHOLD never refills at RFC 9000's cadence. */
     cfg.mode = QK_ACKFREQ_AUTO_THRESHOLD;
-    qk_ackfreq_init(&a, &cfg);
-    qk_ackfreq_set_peer(&a, true, 1 * MS);
+    start_policy(&a, &cfg);
     qk_ackfreq_set_min_rtt(&a, 40 * MS);
     qk_ackfreq_on_congestion(&a, 1, 80 * MS);
     qk_ackfreq_on_congestion(&a, 1, 40 * MS);
@@ -212,13 +220,9 @@ static void test_pto_delay(void **state)
     (void)state;
     qk_ackfreq a;
     qk_ackfreq_config cfg = {.mode = QK_ACKFREQ_FIXED, .threshold = 4, .max_delay_ns = 50 * MS};
-    qk_ackfreq_init(&a, &cfg);
-    qk_ackfreq_set_peer(&a, true, 1 * MS);
+    start_policy(&a, &cfg);
     assert_int_equal(qk_ackfreq_pto_delay(&a, 25 * MS), 25 * MS);
-    qk_ackfreq_update(&a, 100 * 1200, 1200, 40 * MS, false, 3, 0);
-    qk_ackfreq_req r;
-    assert_true(qk_ackfreq_poll(&a, &r));
-    qk_ackfreq_on_sent(&a, &r, 0);
+    ask_and_send(&a, 100 * 1200, 1200, 40 * MS, 0);
     /* §7: in flight requested delays count for PTO. */
     assert_int_equal(qk_ackfreq_pto_delay(&a, 25 * MS), 50 * MS);
 }
@@ -238,13 +242,28 @@ static void send_unmarked(qk_ackfreq *a, const qk_ackfreq_pkt *pk, int n)
     }
 }
 
+/* pk asks for IMMEDIATE_ACK (CWND_FULL) now. The rule is for data packets
+ * with more behind them only (an application-limited one is IDLE_ENTER's
+ * job); once one asked, the next n do not, the one after does. */
+static void check_cwnd_full_rule(qk_ackfreq *a, qk_ackfreq_pkt *pk, int n)
+{
+    pk->more_data = false;
+    assert_int_equal(qk_ackfreq_want_immediate(a, pk) & QK_IMM_CWND_FULL, 0);
+    pk->more_data = true;
+    pk->data = false;
+    assert_int_equal(qk_ackfreq_want_immediate(a, pk), 0);
+    pk->data = true;
+    qk_ackfreq_on_data_sent(a, QK_IMM_CWND_FULL);
+    send_unmarked(a, pk, n);
+    assert_int_equal(qk_ackfreq_want_immediate(a, pk), QK_IMM_CWND_FULL);
+}
+
 static void test_cwnd_full(void **state)
 {
     (void)state;
     qk_ackfreq a;
     qk_ackfreq_config cfg = {.mode = QK_ACKFREQ_FIXED, .threshold = 10, .max_delay_ns = 20 * MS};
-    qk_ackfreq_init(&a, &cfg);
-    qk_ackfreq_set_peer(&a, true, 1 * MS);
+    start_policy(&a, &cfg);
     qk_ackfreq_pkt pk = {.data = true,
                          .more_data = true,
                          .ae_in_flight = true,
@@ -253,25 +272,14 @@ static void test_cwnd_full(void **state)
                          .now = 1000 * MS};
     qk_ackfreq_on_ack_received(&a, 1000 * MS);
     assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), 0); /* nothing asked yet */
-    qk_ackfreq_update(&a, 100 * 1200, 1200, 40 * MS, false, 3, 1000 * MS);
-    qk_ackfreq_req r;
-    assert_true(qk_ackfreq_poll(&a, &r));
-    qk_ackfreq_on_sent(&a, &r, 1000 * MS);
+    ask_and_send(&a, 100 * 1200, 1200, 40 * MS, 1000 * MS);
     /* 8 data packets since (none filled the window): the 9th = T - 1 may ask. */
     pk.cwnd_full = false;
     send_unmarked(&a, &pk, 8);
     pk.cwnd_full = true;
     assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), QK_IMM_CWND_FULL);
-    pk.more_data = false; /* application-limited: that is IDLE_ENTER's job */
-    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk) & QK_IMM_CWND_FULL, 0);
-    pk.more_data = true;
-    pk.data = false;
-    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), 0);
-    pk.data = true;
-    qk_ackfreq_on_data_sent(&a, QK_IMM_CWND_FULL);
     /* Right after one: the next window-filling packet waits for 9 more. */
-    send_unmarked(&a, &pk, 8);
-    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), QK_IMM_CWND_FULL);
+    check_cwnd_full_rule(&a, &pk, 8);
 }
 
 /* AUTO places the ACK points at burst ends: the last data packet after
@@ -284,8 +292,7 @@ static void test_auto_burst_end(void **state)
     (void)state;
     qk_ackfreq a;
     qk_ackfreq_config cfg = {.mode = QK_ACKFREQ_AUTO};
-    qk_ackfreq_init(&a, &cfg);
-    qk_ackfreq_set_peer(&a, true, 1 * MS);
+    start_policy(&a, &cfg);
     qk_ackfreq_set_min_rtt(&a, 38 * MS); /* srtt 40 ms: no standing queue */
     qk_ackfreq_pkt pk = {.data = true,
                          .more_data = true,
@@ -299,10 +306,7 @@ static void test_auto_burst_end(void **state)
     assert_int_equal(qk_ackfreq_pacer_burst_pkts(&a), 0);
     /* 48-packet window in congestion avoidance: T = 12 (at most 3/4 of the
      * cap 16), peer threshold min(2T, 16) = 16. */
-    qk_ackfreq_update(&a, 48 * 1452, 1452, 40 * MS, false, 3, 1000 * MS);
-    qk_ackfreq_req r;
-    assert_true(qk_ackfreq_poll(&a, &r));
-    qk_ackfreq_on_sent(&a, &r, 1000 * MS);
+    qk_ackfreq_req r = ask_and_send(&a, 48 * 1452, 1452, 40 * MS, 1000 * MS);
     assert_int_equal(a.mark_every, 12);
     assert_int_equal(r.threshold, 16);
     /* The pacer lets 2 x 16 go back to back. */
@@ -328,23 +332,12 @@ static void test_auto_burst_end(void **state)
     pk.cwnd_full = true;
     assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), QK_IMM_CWND_FULL);
     pk.cwnd_full = false;
-    /* Application-limited or not data: not this rule. */
-    pk.more_data = false;
-    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk) & QK_IMM_CWND_FULL, 0);
-    pk.more_data = true;
-    pk.data = false;
-    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), 0);
-    pk.data = true;
-    qk_ackfreq_on_data_sent(&a, QK_IMM_CWND_FULL);
     /* Right after one: 11 burst ends in a row do not ask, the 12th does. */
-    send_unmarked(&a, &pk, 11);
-    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), QK_IMM_CWND_FULL);
+    check_cwnd_full_rule(&a, &pk, 11);
     /* A standing queue (srtt 50 ms > 9/8 x 38 ms): the threshold rules, threshold
      * T = 12 on the wire, the default pacer, burst ends are no reason. */
-    qk_ackfreq_update(&a, 48 * 1452, 1452, 50 * MS, false, 3, 2000 * MS);
-    assert_true(qk_ackfreq_poll(&a, &r));
+    r = ask_and_send(&a, 48 * 1452, 1452, 50 * MS, 2000 * MS);
     assert_int_equal(r.threshold, 12);
-    qk_ackfreq_on_sent(&a, &r, 2000 * MS);
     assert_int_equal(qk_ackfreq_pacer_burst_pkts(&a), 0);
     pk.now = 2000 * MS;
     qk_ackfreq_on_ack_received(&a, 2000 * MS);
@@ -356,23 +349,17 @@ static void test_auto_burst_end(void **state)
     pk.cwnd_full = false;
     /* AUTO_THRESHOLD never places burst-end ACK points. */
     cfg = (qk_ackfreq_config){.mode = QK_ACKFREQ_AUTO_THRESHOLD};
-    qk_ackfreq_init(&a, &cfg);
-    qk_ackfreq_set_peer(&a, true, 1 * MS);
-    qk_ackfreq_update(&a, 48 * 1452, 1452, 40 * MS, false, 3, 1000 * MS);
-    assert_true(qk_ackfreq_poll(&a, &r));
+    start_policy(&a, &cfg);
+    r = ask_and_send(&a, 48 * 1452, 1452, 40 * MS, 1000 * MS);
     assert_int_equal(r.threshold, 12);
-    qk_ackfreq_on_sent(&a, &r, 1000 * MS);
     assert_int_equal(qk_ackfreq_pacer_burst_pkts(&a), 0);
     pk.now = 1000 * MS;
     qk_ackfreq_on_ack_received(&a, 1000 * MS);
     send_unmarked(&a, &pk, 20);
     /* FIXED keeps the window-full rule only: an empty pacer is no reason. */
     cfg = (qk_ackfreq_config){.mode = QK_ACKFREQ_FIXED, .threshold = 10, .max_delay_ns = 20 * MS};
-    qk_ackfreq_init(&a, &cfg);
-    qk_ackfreq_set_peer(&a, true, 1 * MS);
-    qk_ackfreq_update(&a, 48 * 1452, 1452, 40 * MS, false, 3, 1000 * MS);
-    assert_true(qk_ackfreq_poll(&a, &r));
-    qk_ackfreq_on_sent(&a, &r, 1000 * MS);
+    start_policy(&a, &cfg);
+    r = ask_and_send(&a, 48 * 1452, 1452, 40 * MS, 1000 * MS);
     assert_int_equal(qk_ackfreq_pacer_burst_pkts(&a), 0);
     send_unmarked(&a, &pk, 20);
 }
@@ -403,10 +390,7 @@ static void test_immediate_ack_rules(void **state)
     pk.ae_in_flight = true;
     pk.now = 500 * MS;
     assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), 0);
-    qk_ackfreq_update(&a, 100 * 1200, 1200, 40 * MS, false, 3, 1000 * MS);
-    qk_ackfreq_req r;
-    assert_true(qk_ackfreq_poll(&a, &r));
-    qk_ackfreq_on_sent(&a, &r, 1000 * MS);
+    ask_and_send(&a, 100 * 1200, 1200, 40 * MS, 1000 * MS);
     /* Bulk, ACKs flowing: nothing. */
     pk = (qk_ackfreq_pkt){.data = true,
                           .more_data = true,
@@ -441,12 +425,8 @@ static void test_immediate_no_ack_needs_inflight(void **state)
     (void)state;
     qk_ackfreq a;
     qk_ackfreq_config cfg = {.mode = QK_ACKFREQ_AUTO};
-    qk_ackfreq_init(&a, &cfg);
-    qk_ackfreq_set_peer(&a, true, 1 * MS);
-    qk_ackfreq_update(&a, 100 * 1200, 1200, 40 * MS, false, 3, 0);
-    qk_ackfreq_req r;
-    assert_true(qk_ackfreq_poll(&a, &r));
-    qk_ackfreq_on_sent(&a, &r, 0);
+    start_policy(&a, &cfg);
+    ask_and_send(&a, 100 * 1200, 1200, 40 * MS, 0);
     qk_ackfreq_pkt pk = {.more_data = true, .srtt_ns = 40 * MS, .now = 100 * MS};
     assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), 0); /* nothing outstanding */
     pk.ae_in_flight = true;

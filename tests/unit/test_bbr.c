@@ -104,6 +104,26 @@ static void to_probe_bw(drv *d)
     assert_int_equal(st(d)->mode, QK_BBR_PROBE_BW_DOWN);
 }
 
+/* to_probe_bw, then an ACK with half the BDP in flight: DOWN -> CRUISE
+ * (§5.3.3.9). */
+static void to_cruise(drv *d)
+{
+    to_probe_bw(d);
+    ack_ex(d, RATE, BDP / 2, RTT, false, false);
+    assert_int_equal(st(d)->mode, QK_BBR_PROBE_BW_CRUISE);
+}
+
+/* to_cruise, then no wait for the next probe: REFILL, one round later UP. */
+static void to_probe_up(drv *d)
+{
+    to_cruise(d);
+    d->cc.u.bbr.bw_probe_wait_ns = 0;
+    ack_ex(d, RATE, BDP / 2, RTT, false, false);
+    assert_int_equal(st(d)->mode, QK_BBR_PROBE_BW_REFILL);
+    ack(d, RATE, BDP);
+    assert_int_equal(st(d)->mode, QK_BBR_PROBE_BW_UP);
+}
+
 static void test_winmax(void **state)
 {
     (void)state;
@@ -207,10 +227,8 @@ static void test_probe_bw_cycle(void **state)
 {
     (void)state;
     drv d;
-    to_probe_bw(&d);
     /* DOWN -> CRUISE once inflight <= BDP with headroom (§5.3.3.9). */
-    ack_ex(&d, RATE, BDP / 2, RTT, false, false);
-    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_CRUISE);
+    to_cruise(&d);
     assert_int_equal(st(&d)->pacing_gain_pct, 100);
     /* CRUISE holds until bw_probe_wait (2..3 s) has elapsed. */
     qk_time wait = st(&d)->bw_probe_wait_ns;
@@ -242,9 +260,7 @@ static void test_reno_coexistence_probe_time(void **state)
 {
     (void)state;
     drv d;
-    to_probe_bw(&d);
-    ack_ex(&d, RATE, BDP / 2, RTT, false, false);
-    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_CRUISE);
+    to_cruise(&d);
     /* BDP 625 kB = 520 packets, capped at 63 rounds: after 63 rounds (of
      * 50 ms: 3.15 s > 3 s, so use a shorter RTT's worth of rounds). */
     uint64_t rounds = st(&d)->rounds_since_probe_up;
@@ -264,13 +280,7 @@ static void test_probe_up_loss_too_high(void **state)
 {
     (void)state;
     drv d;
-    to_probe_bw(&d);
-    ack_ex(&d, RATE, BDP / 2, RTT, false, false);
-    d.cc.u.bbr.bw_probe_wait_ns = 0;
-    ack_ex(&d, RATE, BDP / 2, RTT, false, false);
-    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_REFILL);
-    ack(&d, RATE, BDP);
-    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_UP);
+    to_probe_up(&d);
     uint64_t target = d.cc.cwnd_bytes < BDP ? d.cc.cwnd_bytes : BDP; /* TargetInflight */
     /* 1% lost: tolerated. */
     uint64_t tx = 100 * MDS;
@@ -325,9 +335,7 @@ static void test_loss_gate(void **state)
 {
     (void)state;
     drv d;
-    to_probe_bw(&d);
-    ack_ex(&d, RATE, BDP / 2, RTT, false, false);
-    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_CRUISE);
+    to_cruise(&d);
     assert_true(st(&d)->loss_gate);
     /* 1 packet lost, then a round delivering 100 packets (one ACK). */
     lose(&d, 5000, BDP, d.lost);
@@ -463,12 +471,7 @@ static void test_ecn_ends_probe(void **state)
 {
     (void)state;
     drv d;
-    to_probe_bw(&d);
-    ack_ex(&d, RATE, BDP / 2, RTT, false, false);
-    d.cc.u.bbr.bw_probe_wait_ns = 0;
-    ack_ex(&d, RATE, BDP / 2, RTT, false, false);
-    ack(&d, RATE, BDP);
-    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_UP);
+    to_probe_up(&d);
     d.cc.ops->on_congestion_event(&d.cc, d.now - RTT, true, d.now);
     assert_true(st(&d)->is_loss_in_round);
     d.cc.ops->on_ecn(&d.cc, 20, 10 * MDS, d.now); /* 24 kB of ~625 kB > 2% */

@@ -3,25 +3,12 @@
  * fallbacks on loss and on a classic-ECN (deep) queue (RFC 9331 §4.3). */
 #include "qk_test.h"
 #include "transport/recovery/cc/cc.h"
+#include "cc_ack.h"
 #include <math.h>
 #include <string.h>
 
 #define MDS 1200u
 #define MS  QK_NS_PER_MS
-
-static void ack_rtt(qk_cc *cc, qk_time now, qk_time sent, uint64_t bytes, qk_time srtt,
-                    qk_time min_rtt)
-{
-    qk_cc_ack a;
-    memset(&a, 0, sizeof a);
-    a.now = now;
-    a.sent_time = sent;
-    a.bytes = bytes;
-    a.smoothed_rtt_ns = srtt;
-    a.min_rtt_ns = min_rtt;
-    a.latest_rtt_ns = srtt;
-    cc->ops->on_packet_acked(cc, &a);
-}
 
 static void test_prague_parse_and_alpha(void **state)
 {
@@ -36,7 +23,7 @@ static void test_prague_parse_and_alpha(void **state)
     for (int r = 1; r <= 40; r++) {
         qk_time now = (qk_time)r * 10 * MS;
         for (int i = 0; i < 10; i++) {
-            ack_rtt(&cc, now, now - 10 * MS + 1, MDS, 10 * MS, 10 * MS);
+            qk_test_cc_ack_rtts(&cc, now, now - 10 * MS + 1, MDS, 10 * MS, 10 * MS);
             if (i == 0 && r > 1) {
                 expect = (15.0 / 16) * expect + 0.2 / 16;
                 assert_true(fabs(cc.u.prague.alpha - expect) < 1e-12);
@@ -52,7 +39,7 @@ static void test_prague_scalable_cut_once_per_rtt(void **state)
     (void)state;
     qk_cc cc;
     assert_int_equal(qk_cc_init(&cc, QK_CC_PRAGUE, MDS, 0), 0);
-    for (int i = 0; i < 10; i++) ack_rtt(&cc, 10 * MS, 0, MDS, 10 * MS, 10 * MS);
+    for (int i = 0; i < 10; i++) qk_test_cc_ack_rtts(&cc, 10 * MS, 0, MDS, 10 * MS, 10 * MS);
     assert_int_equal(cc.cwnd_bytes, 24000);
     cc.u.prague.alpha = 0.125;
     cc.ops->on_congestion_event(&cc, 5 * MS, true, 20 * MS);
@@ -91,7 +78,8 @@ static void test_prague_rtt_independence(void **state)
         for (int n = 0; n < rounds; n++) {
             now += r;
             uint64_t w = cc.cwnd_bytes;
-            for (uint64_t b = 0; b < w; b += MDS) ack_rtt(&cc, now, now - r + 1, MDS, r, r);
+            for (uint64_t b = 0; b < w; b += MDS)
+                qk_test_cc_ack_rtts(&cc, now, now - r + 1, MDS, r, r);
         }
         double secs = (double)rounds * (double)r / 1e9;
         double d_rate = (double)(cc.cwnd_bytes - start) / ((double)r / 1e9);
@@ -107,14 +95,14 @@ static void test_prague_classic_ecn_fallback(void **state)
     qk_cc cc;
     assert_int_equal(qk_cc_init(&cc, QK_CC_PRAGUE, MDS, 0), 0);
     /* Acks with 20 ms of queue on a 10 ms path: a classic (RFC 3168) AQM. */
-    for (int i = 0; i < 10; i++) ack_rtt(&cc, 40 * MS, 0, MDS, 30 * MS, 10 * MS);
+    for (int i = 0; i < 10; i++) qk_test_cc_ack_rtts(&cc, 40 * MS, 0, MDS, 30 * MS, 10 * MS);
     assert_true(qk_prague_classic_queue(&cc));
     cc.u.prague.alpha = 0.125;
     cc.ops->on_congestion_event(&cc, 35 * MS, true, 40 * MS);
     assert_true(cc.u.prague.classic);
     assert_int_equal(cc.cwnd_bytes, 12000); /* halved, not cut by alpha / 2 */
     /* Shallow queue again: scalable response. */
-    for (int i = 0; i < 10; i++) ack_rtt(&cc, 80 * MS, 50 * MS, MDS, 11 * MS, 10 * MS);
+    for (int i = 0; i < 10; i++) qk_test_cc_ack_rtts(&cc, 80 * MS, 50 * MS, MDS, 11 * MS, 10 * MS);
     assert_false(qk_prague_classic_queue(&cc));
     uint64_t w = cc.cwnd_bytes;
     cc.ops->on_congestion_event(&cc, 81 * MS, true, 90 * MS);

@@ -10,22 +10,12 @@
  * ack stream, not read back from the implementation. */
 #include "qk_test.h"
 #include "transport/recovery/cc/cc.h"
+#include "cc_ack.h"
 #include <string.h>
 
 #define MDS 1200u
 #define MS  QK_NS_PER_MS
 #define US  QK_NS_PER_US
-
-static void ack_at(qk_cc *cc, qk_time now, qk_time sent, uint64_t bytes, qk_time rtt)
-{
-    qk_cc_ack a;
-    memset(&a, 0, sizeof a);
-    a.now = now;
-    a.sent_time = sent;
-    a.bytes = bytes;
-    a.smoothed_rtt_ns = a.min_rtt_ns = a.latest_rtt_ns = rtt;
-    cc->ops->on_packet_acked(cc, &a);
-}
 
 /* A bottleneck of 100 Mbit/s acks one 1200-byte packet every 96 us; srtt
  * 100 ms. Ack from t = 1 s for `secs` seconds, each packet sent one RTT
@@ -35,7 +25,7 @@ static void ack_at(qk_cc *cc, qk_time now, qk_time sent, uint64_t bytes, qk_time
 static qk_time saturate(qk_cc *cc, double secs)
 {
     qk_time t = QK_NS_PER_S, end = t + (qk_time)(secs * 1e9);
-    for (; t < end; t += 96 * US) ack_at(cc, t, t - 100 * MS, MDS, 100 * MS);
+    for (; t < end; t += 96 * US) qk_test_cc_ack(cc, t, t - 100 * MS, MDS, 100 * MS);
     return t - 96 * US;
 }
 
@@ -119,7 +109,8 @@ static void test_avoidance_uses_cwnd(void **state)
     /* Leave recovery; cwnd 0.5 x delivered, then 2 s of acks at the same rate. */
     uint64_t w = cc.cwnd_bytes;
     qk_time t = last + 96 * US;
-    for (int i = 0; i < 20000; i++, t += 96 * US) ack_at(&cc, t, t - 100 * MS, MDS, 100 * MS);
+    for (int i = 0; i < 20000; i++, t += 96 * US)
+        qk_test_cc_ack(&cc, t, t - 100 * MS, MDS, 100 * MS);
     assert_int_equal(cc.state, QK_CC_CONGESTION_AVOIDANCE);
     uint64_t cw = cc.cwnd_bytes;
     assert_true(cw > w);
@@ -144,7 +135,7 @@ static void test_first_flight_loss_keeps_slow_start(void **state)
         assert_true(cc.ssthresh_bytes == UINT64_MAX);
         /* Acks of packets sent after recovery began: slow start again. */
         uint64_t w = cc.cwnd_bytes;
-        ack_at(&cc, 120 * MS, 61 * MS, MDS, 50 * MS);
+        qk_test_cc_ack(&cc, 120 * MS, 61 * MS, MDS, 50 * MS);
         assert_int_equal(cc.cwnd_bytes, w + MDS);
         assert_int_equal(cc.state, QK_CC_SLOW_START);
         /* A later loss of a packet sent after the first ack ends slow start. */
@@ -152,7 +143,7 @@ static void test_first_flight_loss_keeps_slow_start(void **state)
         assert_true(cc.ssthresh_bytes < UINT64_MAX);
 
         assert_int_equal(qk_cc_init(&cc, a, MDS, 0), 0);
-        ack_at(&cc, 50 * MS, 0, MDS, 50 * MS);                     /* first ack at 50 ms */
+        qk_test_cc_ack(&cc, 50 * MS, 0, MDS, 50 * MS);             /* first ack at 50 ms */
         cc.ops->on_congestion_event(&cc, 10 * MS, false, 55 * MS); /* sent before it */
         assert_true(cc.ssthresh_bytes == UINT64_MAX);
 

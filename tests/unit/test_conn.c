@@ -61,9 +61,7 @@ static bool xfer_done(qk_pair *p, void *ctx)
         xfer_write(p->cconn, x);
         if (p->sconn) xfer_read(p->sconn, x);
     } else if (p->sconn) {
-        uint8_t req[8];
-        bool fin;
-        qk_stream_read(p->sconn, x->sid, req, sizeof req, &fin);
+        qk_pair_read_request(p->sconn, x->sid);
         xfer_write(p->sconn, x);
         xfer_read(p->cconn, x);
     }
@@ -102,23 +100,13 @@ static void test_download_clean(void **state)
     qk_pair_free(&p);
 }
 
-static bool drop_filter(void *ctx, bool to_server, uint64_t idx, uint8_t *data, size_t *len)
-{
-    uint64_t *rng = ctx;
-    (void)to_server;
-    (void)idx;
-    (void)data;
-    (void)len;
-    return qk_test_rand64(rng) % 100 >= 5; /* 5% loss both ways */
-}
-
 static void test_download_loss(void **state)
 {
     (void)state;
     qk_pair p;
     uint64_t rng = 7;
     assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
-    p.filter = drop_filter;
+    p.filter = qk_pair_loss5_filter;
     p.filter_ctx = &rng;
     run_xfer(&p, false, 1 << 20, 60 * QK_NS_PER_S);
     qk_pair_free(&p);

@@ -63,9 +63,7 @@ static bool dl_step(qk_pair *p, void *ctx)
     dl_events(p, x);
     if (p->sconn) {
         if (!x->req_read) {
-            uint8_t req[8];
-            bool fin = false;
-            if (qk_stream_read(p->sconn, x->sid, req, sizeof req, &fin) == 8) x->req_read = true;
+            if (qk_pair_read_request(p->sconn, x->sid) == 8) x->req_read = true;
             if (x->req_read) dl_write(p->sconn, x);
         } else if (!x->write_on_event_only || x->writable_pending) {
             x->writable_pending = false;

@@ -2,6 +2,7 @@
  * independently here; and HyStart++ (RFC 9406). */
 #include "qk_test.h"
 #include "transport/recovery/cc/cc.h"
+#include "cc_ack.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,17 +12,6 @@
 #define SEC QK_NS_PER_S
 
 static const double C = 0.4, BETA = 0.7;
-
-static void ack(qk_cc *cc, qk_time now, qk_time sent, uint64_t bytes, qk_time rtt)
-{
-    qk_cc_ack a;
-    memset(&a, 0, sizeof a);
-    a.now = now;
-    a.sent_time = sent;
-    a.bytes = bytes;
-    a.smoothed_rtt_ns = a.min_rtt_ns = a.latest_rtt_ns = rtt;
-    cc->ops->on_packet_acked(cc, &a);
-}
 
 /* W_cubic(t) in segments, RFC 9438 eq. 1 and 2 (cwnd_epoch = beta * W_max). */
 static double w_cubic_seg(double w_max_seg, double t_s)
@@ -59,7 +49,7 @@ static qk_time drive(qk_cc *cc, qk_time t_loss, qk_time rtt, double until_s, sam
                     smp[k].cwnd_seg = (double)cc->cwnd_bytes / MDS;
                 }
             }
-            ack(cc, now, sent, MDS, rtt);
+            qk_test_cc_ack(cc, now, sent, MDS, rtt);
         }
         t += rtt;
     }
@@ -128,19 +118,19 @@ static void test_cubic_fast_convergence_and_clamp(void **state)
     cc.ops->on_congestion_event(&cc, 0, false, SEC); /* W_max = 100 seg */
     assert_true(cc.u.cubic.w_max_bytes == 100.0 * MDS);
     /* Second loss below W_max: W_max = cwnd * (1 + beta) / 2 (§4.7). */
-    ack(&cc, 2 * SEC, SEC + 1, MDS, 100 * MS); /* leaves recovery, starts an epoch */
+    qk_test_cc_ack(&cc, 2 * SEC, SEC + 1, MDS, 100 * MS); /* leaves recovery, starts an epoch */
     uint64_t cw = cc.cwnd_bytes;
     cc.ops->on_congestion_event(&cc, 2 * SEC, false, 3 * SEC);
     assert_true(fabs(cc.u.cubic.w_max_bytes - cw * (1 + BETA) / 2) < 1e-6);
     assert_int_equal(cc.cwnd_bytes, (uint64_t)(cw * BETA));
     /* K uses cwnd_epoch: cbrt((W_max - cwnd_epoch) / C) in segments. */
-    ack(&cc, 4 * SEC, 3 * SEC + 1, MDS, 100 * MS);
+    qk_test_cc_ack(&cc, 4 * SEC, 3 * SEC + 1, MDS, 100 * MS);
     double k = cbrt((cw * (1 + BETA) / 2 / MDS - (double)(uint64_t)(cw * BETA) / MDS) / C);
     assert_true(fabs(cc.u.cubic.k_s - k) < 1e-3);
     /* Far beyond K the target is clamped at 1.5 cwnd (§4.2): acking one
      * window grows it by exactly half a window. */
     uint64_t w = cc.cwnd_bytes, n = (w + MDS - 1) / MDS;
-    for (uint64_t i = 0; i < n; i++) ack(&cc, 100 * SEC, 99 * SEC, MDS, 100 * MS);
+    for (uint64_t i = 0; i < n; i++) qk_test_cc_ack(&cc, 100 * SEC, 99 * SEC, MDS, 100 * MS);
     assert_true(llabs((long long)cc.cwnd_bytes - (long long)(w + n * MDS / 2)) <= 1);
 }
 
@@ -224,7 +214,7 @@ static void test_cubic_app_limited_pause(void **state)
 static void ss_round(qk_cc *cc, qk_time T, qk_time rtt, uint64_t n)
 {
     for (uint64_t i = 0; i < n; i++) cc->ops->on_packet_sent(cc, MDS, T + i);
-    for (uint64_t i = 0; i < n; i++) ack(cc, T + i + rtt, T + i, MDS, rtt);
+    for (uint64_t i = 0; i < n; i++) qk_test_cc_ack(cc, T + i + rtt, T + i, MDS, rtt);
 }
 
 static void test_hystart(void **state)
@@ -255,7 +245,7 @@ static void test_hystart(void **state)
     }
     T += SEC;
     uint64_t before = cc.cwnd_bytes;
-    ack(&cc, T + 60 * MS, T, MDS, 60 * MS); /* first ack of CSS round 5 */
+    qk_test_cc_ack(&cc, T + 60 * MS, T, MDS, 60 * MS); /* first ack of CSS round 5 */
     assert_false(cc.u.cubic.hystart_css);
     assert_int_equal(cc.ssthresh_bytes, before);
     assert_int_equal(cc.state, QK_CC_CONGESTION_AVOIDANCE);

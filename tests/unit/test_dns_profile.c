@@ -117,9 +117,7 @@ static bool download_done(qk_pair *p, void *ctx)
         x->opened = true;
     }
     if (p->sconn) {
-        uint8_t req[8];
-        bool fin;
-        qk_stream_read(p->sconn, x->sid, req, sizeof req, &fin);
+        qk_pair_read_request(p->sconn, x->sid);
         qk_pair_write_pattern(p->sconn, x->sid, x->total, &x->written);
     }
     if (qk_pair_read_pattern(p->cconn, x->sid, &x->read, &x->mismatch)) x->fin = true;

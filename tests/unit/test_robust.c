@@ -91,19 +91,58 @@ static void deliver_to_server(qk_pair *p, uint8_t *buf, size_t len, const qk_add
     qk_endpoint_recv(p->server, &d, p->now);
 }
 
+/* The server's counters now. */
+static qk_endpoint_stats server_stats(qk_pair *p)
+{
+    qk_endpoint_stats st;
+    qk_endpoint_stats_get(p->server, &st);
+    return st;
+}
+
+/* Starts an initialised pair and runs it until both sides confirmed the
+ * handshake. */
+static void start_confirmed(qk_pair *p)
+{
+    assert_int_equal(qk_pair_start(p), 0);
+    assert_true(qk_pair_run_until(p, qk_pair_confirmed, NULL, p->now + 5 * QK_NS_PER_S));
+}
+
+/* The client opens a stream and sends "ping" on it (no FIN). */
+static void client_sends_ping(qk_pair *p)
+{
+    uint64_t sid;
+    assert_int_equal(qk_stream_open(p->cconn, true, &sid), 0);
+    assert_int_equal(qk_stream_write(p->cconn, sid, (const uint8_t *)"ping", 4, false), 4);
+    qk_pair_flush(p);
+}
+
+/* Starts an initialised pair and forgets the client's first Initial: only
+ * what the test delivers reaches the server. */
+static void start_server_only(qk_pair *p)
+{
+    assert_int_equal(qk_pair_start(p), 0);
+    p->nq = 0;
+}
+
 /* ---- Retry and tokens ---- */
+
+/* A pair whose server always answers with Retry, w watching what reaches the
+ * client, run until the handshake is confirmed. */
+static void start_retry_pair(qk_pair *p, watch *w)
+{
+    assert_int_equal(qk_pair_init(p, 10 * QK_NS_PER_MS), 0);
+    p->scfg.retry = true;
+    p->filter = watch_filter;
+    p->filter_ctx = w;
+    start_confirmed(p);
+}
 
 static void test_retry_forced(void **state)
 {
     (void)state;
     qk_pair p;
     watch w = {0};
-    assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
-    p.scfg.retry = true;
-    p.filter = watch_filter;
-    p.filter_ctx = &w;
-    assert_int_equal(qk_pair_start(&p), 0);
-    assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 5 * QK_NS_PER_S));
+    start_retry_pair(&p, &w);
     assert_int_equal(w.retries, 1);
     qk_conn *c = p.cconn, *s = p.sconn;
     /* RFC 9000 §7.3: the server names the client's first DCID and the Retry SCID. */
@@ -115,8 +154,7 @@ static void test_retry_forced(void **state)
     assert_memory_equal(s->local_tp.original_dcid.id, c->odcid.b, c->odcid.len);
     assert_true(c->retried);
     assert_true(s->address_validated); /* the token proved the address */
-    qk_endpoint_stats st;
-    qk_endpoint_stats_get(p.server, &st);
+    qk_endpoint_stats st = server_stats(&p);
     assert_int_equal(st.retry_sent, 1);
     assert_int_equal(st.tokens_accepted, 1);
 
@@ -144,8 +182,7 @@ static void test_retry_token_expired(void **state)
     assert_int_equal(ev->error_code, 0x0b);
     assert_true(ev->remote);
     assert_int_equal(qk_endpoint_conn_count(p.server), 0);
-    qk_endpoint_stats st;
-    qk_endpoint_stats_get(p.server, &st);
+    qk_endpoint_stats st = server_stats(&p);
     assert_int_equal(st.tokens_refused, 1);
     assert_int_equal(st.tokens_accepted, 0);
     qk_pair_free(&p);
@@ -156,16 +193,10 @@ static void test_token_forged_or_moved(void **state)
     (void)state;
     qk_pair p;
     watch w = {0};
-    assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
-    p.scfg.retry = true;
-    p.filter = watch_filter;
-    p.filter_ctx = &w;
-    assert_int_equal(qk_pair_start(&p), 0);
-    assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 5 * QK_NS_PER_S));
+    start_retry_pair(&p, &w);
     assert_true(w.token_len > 0);
     size_t conns = qk_endpoint_conn_count(p.server);
-    qk_endpoint_stats st0;
-    qk_endpoint_stats_get(p.server, &st0);
+    qk_endpoint_stats st0 = server_stats(&p);
 
     static uint8_t dg[1500], out[16][1500];
     size_t lens[16];
@@ -199,8 +230,7 @@ static void test_token_forged_or_moved(void **state)
     assert_int_equal(h.type, QK_PKT_INITIAL); /* carrying CONNECTION_CLOSE(INVALID_TOKEN) */
     assert_true(lens[0] < 200);
     assert_int_equal(qk_endpoint_conn_count(p.server), conns);
-    qk_endpoint_stats st;
-    qk_endpoint_stats_get(p.server, &st);
+    qk_endpoint_stats st = server_stats(&p);
     assert_int_equal(st.tokens_ignored, st0.tokens_ignored + 1);
     assert_int_equal(st.tokens_refused, st0.tokens_refused + 1);
     assert_int_equal(st.tokens_accepted, st0.tokens_accepted);
@@ -218,12 +248,7 @@ static void test_new_token_skips_retry(void **state)
     (void)state;
     qk_pair p;
     watch w = {0};
-    assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
-    p.scfg.retry = true;
-    p.filter = watch_filter;
-    p.filter_ctx = &w;
-    assert_int_equal(qk_pair_start(&p), 0);
-    assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 5 * QK_NS_PER_S));
+    start_retry_pair(&p, &w);
     assert_true(qk_pair_run_until(&p, got_new_token, NULL, p.now + 5 * QK_NS_PER_S));
     assert_int_equal(w.retries, 1);
     qk_conn_close(p.cconn, 0, "bye");
@@ -245,8 +270,7 @@ static void test_new_token_skips_retry(void **state)
     assert_int_equal(w.retries, 1); /* no second Retry */
     assert_false(p.sconn->retried);
     assert_true(p.sconn->address_validated);
-    qk_endpoint_stats st;
-    qk_endpoint_stats_get(p.server, &st);
+    qk_endpoint_stats st = server_stats(&p);
     assert_int_equal(st.retry_sent, 1);
     assert_int_equal(st.tokens_accepted, 2);
     /* RFC 9000 §8.1.3: a token is used once; the third attempt carries the
@@ -285,8 +309,7 @@ static void test_vn_for_unknown_version(void **state)
     qk_pair p;
     assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
     p.ccfg.server = false;
-    assert_int_equal(qk_pair_start(&p), 0);
-    p.nq = 0; /* forget the real client's Initial */
+    start_server_only(&p);
     static uint8_t dg[1500], out[16][1500];
     size_t lens[16];
     make_unknown_version(dg, 1200, 0x1a2a3a4a);
@@ -320,8 +343,7 @@ static void test_vn_for_unknown_version(void **state)
     make_unknown_version(dg, 1200, 0);
     deliver_to_server(&p, dg, 1200, NULL);
     assert_int_equal(server_out(&p, out, lens, 16), 0);
-    qk_endpoint_stats st;
-    qk_endpoint_stats_get(p.server, &st);
+    qk_endpoint_stats st = server_stats(&p);
     assert_int_equal(st.vn_sent, 1);
     qk_pair_free(&p);
 }
@@ -357,20 +379,12 @@ static void test_vn_listing_our_version_ignored(void **state)
     assert_int_equal(qk_pair_start(&p), 0);
     qk_conn *c = p.cconn;
     /* A VN echoing the client's CIDs but listing v1: RFC 9000 §6.2 discard. */
-    static uint8_t vn[256];
     uint32_t list[2] = {0x5a5a5a5a, QK_VERSION_1};
-    int n = qk_pkt_encode_vn(vn, sizeof vn, 0x40, c->lcid[0].cid.b, c->lcid[0].cid.len, c->odcid.b,
-                             c->odcid.len, list, 2);
-    assert_true(n > 0);
-    qk_datagram d = {.data = vn, .len = (size_t)n, .peer = p.saddr, .local = p.caddr};
-    qk_endpoint_recv(p.client, &d, p.now);
+    assert_int_equal(qk_pair_deliver_vn(&p, list, 2), 0);
     assert_int_equal(c->state, QK_CONN_HANDSHAKE);
     /* Without v1 it ends the attempt. */
     list[1] = 0x7a7a7a7a;
-    n = qk_pkt_encode_vn(vn, sizeof vn, 0x40, c->lcid[0].cid.b, c->lcid[0].cid.len, c->odcid.b,
-                         c->odcid.len, list, 2);
-    d.len = (size_t)n;
-    qk_endpoint_recv(p.client, &d, p.now);
+    assert_int_equal(qk_pair_deliver_vn(&p, list, 2), 0);
     qk_pair_step(&p);
     const qk_event *ev = qk_pair_client_closed(&p);
     assert_non_null(ev);
@@ -386,15 +400,9 @@ static void test_vn_long_list_reason_whole(void **state)
     qk_pair p;
     assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
     assert_int_equal(qk_pair_start(&p), 0);
-    qk_conn *c = p.cconn;
-    static uint8_t vn[256];
     uint32_t list[20];
     for (size_t i = 0; i < 20; i++) list[i] = 0x1a2a3a00u + (uint32_t)i;
-    int n = qk_pkt_encode_vn(vn, sizeof vn, 0x40, c->lcid[0].cid.b, c->lcid[0].cid.len, c->odcid.b,
-                             c->odcid.len, list, 20);
-    assert_true(n > 0);
-    qk_datagram d = {.data = vn, .len = (size_t)n, .peer = p.saddr, .local = p.caddr};
-    qk_endpoint_recv(p.client, &d, p.now);
+    assert_int_equal(qk_pair_deliver_vn(&p, list, 20), 0);
     qk_pair_step(&p);
     const qk_event *ev = qk_pair_client_closed(&p);
     assert_non_null(ev);
@@ -413,8 +421,7 @@ static void test_quic_v2_handshake(void **state)
     qk_pair p;
     assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
     p.ccfg.version = QK_VERSION_2;
-    assert_int_equal(qk_pair_start(&p), 0);
-    assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 5 * QK_NS_PER_S));
+    start_confirmed(&p);
     assert_int_equal(p.sconn->version, QK_VERSION_2);
     qk_pair_free(&p);
 }
@@ -478,8 +485,7 @@ static void test_cids_issued_and_replaced(void **state)
     set_key(&p.scfg, 7);
     p.ccfg.active_cid_limit = 5;
     p.scfg.cid_bytes = 12;
-    assert_int_equal(qk_pair_start(&p), 0);
-    assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 5 * QK_NS_PER_S));
+    start_confirmed(&p);
     uint64_t want = 4;
     assert_true(qk_pair_run_until(&p, client_has_seq, &want, p.now + 2 * QK_NS_PER_S));
     /* RFC 9000 §5.1.1: the client holds as many server CIDs as its limit (5). */
@@ -523,8 +529,7 @@ static void test_retire_prior_to(void **state)
     (void)state;
     qk_pair p;
     assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
-    assert_int_equal(qk_pair_start(&p), 0);
-    assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 5 * QK_NS_PER_S));
+    start_confirmed(&p);
     uint64_t want = 3;
     assert_true(qk_pair_run_until(&p, client_has_seq, &want, p.now + 2 * QK_NS_PER_S));
     qk_conn *c = p.cconn, *s = p.sconn;
@@ -559,33 +564,35 @@ static void test_retire_prior_to(void **state)
 
 /* ---- stateless reset ---- */
 
+/* A confirmed pair whose server has static key seed 42, nothing in flight;
+ * then the server restarts: a new endpoint with key seed new_key. */
+static void confirmed_then_server_restart(qk_pair *p, uint8_t new_key)
+{
+    assert_int_equal(qk_pair_init(p, 10 * QK_NS_PER_MS), 0);
+    set_key(&p->scfg, 42);
+    start_confirmed(p);
+    while (p->nq) qk_pair_step(p);
+    qk_endpoint_del(p->server);
+    set_key(&p->scfg, new_key);
+    p->server = qk_endpoint_new(&p->scfg);
+    p->sconn = NULL;
+    assert_non_null(p->server);
+}
+
 static void test_reset_after_server_restart(void **state)
 {
     (void)state;
     qk_pair p;
-    assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
-    set_key(&p.scfg, 42);
-    assert_int_equal(qk_pair_start(&p), 0);
-    assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 5 * QK_NS_PER_S));
-    while (p.nq) qk_pair_step(&p);
-    /* The server restarts: a new endpoint with the same static key. */
-    qk_endpoint_del(p.server);
-    p.server = qk_endpoint_new(&p.scfg);
-    p.sconn = NULL;
-    assert_non_null(p.server);
+    confirmed_then_server_restart(&p, 42); /* the same static key */
     qk_time t0 = p.now;
-    uint64_t sid;
-    assert_int_equal(qk_stream_open(p.cconn, true, &sid), 0);
-    assert_int_equal(qk_stream_write(p.cconn, sid, (const uint8_t *)"ping", 4, false), 4);
-    qk_pair_flush(&p);
+    client_sends_ping(&p);
     assert_true(qk_pair_run_until(&p, qk_pair_client_gone, NULL, p.now + 5 * QK_NS_PER_S));
     const qk_event *ev = qk_pair_client_closed(&p);
     assert_string_equal(ev->reason, "stateless reset");
     assert_true(ev->remote);
     /* One round trip plus the 3-PTO draining period, not an idle timeout. */
     assert_true(p.now - t0 < 2 * QK_NS_PER_S);
-    qk_endpoint_stats st;
-    qk_endpoint_stats_get(p.server, &st);
+    qk_endpoint_stats st = server_stats(&p);
     assert_true(st.resets_sent >= 1);
     assert_int_equal(qk_endpoint_conn_count(p.server), 0);
     qk_pair_free(&p);
@@ -595,24 +602,13 @@ static void test_reset_needs_same_key(void **state)
 {
     (void)state;
     qk_pair p;
-    assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
-    set_key(&p.scfg, 42);
-    assert_int_equal(qk_pair_start(&p), 0);
-    assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 5 * QK_NS_PER_S));
-    while (p.nq) qk_pair_step(&p);
-    qk_endpoint_del(p.server);
-    set_key(&p.scfg, 43); /* another key: resets carry tokens the client does not know */
-    p.server = qk_endpoint_new(&p.scfg);
-    p.sconn = NULL;
-    uint64_t sid;
-    assert_int_equal(qk_stream_open(p.cconn, true, &sid), 0);
-    assert_int_equal(qk_stream_write(p.cconn, sid, (const uint8_t *)"ping", 4, false), 4);
-    qk_pair_flush(&p);
+    /* Another key: resets carry tokens the client does not know. */
+    confirmed_then_server_restart(&p, 43);
+    client_sends_ping(&p);
     qk_time end = p.now + 1 * QK_NS_PER_S;
     while (p.now < end && qk_pair_step(&p)) {
     }
-    qk_endpoint_stats st;
-    qk_endpoint_stats_get(p.server, &st);
+    qk_endpoint_stats st = server_stats(&p);
     assert_true(st.resets_sent >= 1);
     assert_null(qk_pair_client_closed(&p));
     assert_int_equal(p.cconn->state, QK_CONN_ESTABLISHED);
@@ -626,8 +622,7 @@ static void test_reset_to_known_cid(void **state)
     (void)state;
     qk_pair p;
     assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
-    assert_int_equal(qk_pair_start(&p), 0);
-    assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 5 * QK_NS_PER_S));
+    start_confirmed(&p);
     while (p.nq) qk_pair_step(&p);
     qk_conn *c = p.cconn;
     uint8_t dg[60];
@@ -655,8 +650,7 @@ static void test_reset_size_and_rate(void **state)
     qk_pair p;
     assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
     set_key(&p.scfg, 5);
-    assert_int_equal(qk_pair_start(&p), 0);
-    p.nq = 0;
+    start_server_only(&p);
     static uint8_t dg[1500], out[16][1500];
     size_t lens[16];
     const size_t sizes[] = {21, 22, 30, 43, 44, 100, 1200};
@@ -690,8 +684,7 @@ static void test_reset_size_and_rate(void **state)
     }
     assert_true(sent <= 101);
     assert_true(sent >= 90);
-    qk_endpoint_stats st;
-    qk_endpoint_stats_get(p.server, &st);
+    qk_endpoint_stats st = server_stats(&p);
     assert_true(st.resets_limited >= 899);
     qk_pair_free(&p);
 }
@@ -729,16 +722,14 @@ static void test_spoofed_initial_flood(void **state)
     p.scfg.max_connections = 32;
     p.scfg.retry = QK_RETRY_NEVER;
     p.scfg.max_handshakes = 10000; /* only max_connections limits here */
-    assert_int_equal(qk_pair_start(&p), 0);
-    p.nq = 0;
+    start_server_only(&p);
     /* Undecryptable "Initials" leave no state at all. */
     spoof_flood(&p, 500, false, &rng);
     assert_int_equal(qk_endpoint_conn_count(p.server), 0);
     /* Valid Initials from spoofed addresses: bounded by max_connections. */
     spoof_flood(&p, 2000, true, &rng);
     assert_int_equal(qk_endpoint_conn_count(p.server), 32);
-    qk_endpoint_stats st;
-    qk_endpoint_stats_get(p.server, &st);
+    qk_endpoint_stats st = server_stats(&p);
     assert_int_equal(st.initials_dropped, 500 + 2000 - 32);
     assert_int_equal(st.drops_connections, 2000 - 32);
     assert_int_equal(st.initials_accepted, 32);
@@ -753,13 +744,11 @@ static void test_flood_answered_with_retry(void **state)
     assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
     p.scfg.max_connections = 1000;
     p.scfg.max_handshakes = 8;
-    assert_int_equal(qk_pair_start(&p), 0);
-    p.nq = 0;
+    start_server_only(&p);
     spoof_flood(&p, 1000, true, &rng);
     /* RFC 9000 §8.1.2: past the handshake limit, Retry keeps no state. */
     assert_int_equal(qk_endpoint_conn_count(p.server), 8);
-    qk_endpoint_stats st;
-    qk_endpoint_stats_get(p.server, &st);
+    qk_endpoint_stats st = server_stats(&p);
     assert_int_equal(st.retry_sent, 1000 - 8);
     assert_int_equal(st.retry_load, 1000 - 8);
     assert_int_equal(st.handshakes_unvalidated_now, 8);
@@ -774,14 +763,12 @@ static void test_flood_default_limits(void **state)
     uint64_t rng = 11;
     assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
     p.scfg.max_connections = 400;
-    assert_int_equal(qk_pair_start(&p), 0);
-    p.nq = 0;
+    start_server_only(&p);
     assert_int_equal(qk_endpoint_max_handshakes(&p.scfg), 50);
     assert_int_equal(qk_endpoint_max_handshakes_drop(&p.scfg), 100);
     spoof_flood(&p, 300, true, &rng);
     assert_int_equal(qk_endpoint_conn_count(p.server), 50);
-    qk_endpoint_stats st;
-    qk_endpoint_stats_get(p.server, &st);
+    qk_endpoint_stats st = server_stats(&p);
     assert_int_equal(st.retry_load, 250);
     assert_int_equal(st.initials_accepted, 50);
     qk_pair_free(&p);
@@ -797,12 +784,10 @@ static void test_flood_retry_never_drops(void **state)
     p.scfg.max_connections = 1000;
     p.scfg.max_handshakes = 10;
     p.scfg.retry = QK_RETRY_NEVER;
-    assert_int_equal(qk_pair_start(&p), 0);
-    p.nq = 0;
+    start_server_only(&p);
     spoof_flood(&p, 50, true, &rng);
     assert_int_equal(qk_endpoint_conn_count(p.server), 10);
-    qk_endpoint_stats st;
-    qk_endpoint_stats_get(p.server, &st);
+    qk_endpoint_stats st = server_stats(&p);
     assert_int_equal(st.retry_sent, 0);
     assert_int_equal(st.drops_handshakes, 40);
     qk_pair_free(&p);
@@ -817,8 +802,7 @@ static void test_handshake_timeout_frees_slots(void **state)
     assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
     p.scfg.max_handshakes = 5;
     p.scfg.handshake_timeout_ns = 2 * QK_NS_PER_S;
-    assert_int_equal(qk_pair_start(&p), 0);
-    p.nq = 0;
+    start_server_only(&p);
     spoof_flood(&p, 5, true, &rng);
     assert_int_equal(qk_endpoint_conn_count(p.server), 5);
     qk_time t = qk_endpoint_next_timeout(p.server);
@@ -829,12 +813,11 @@ static void test_handshake_timeout_frees_slots(void **state)
     while (qk_endpoint_poll_event(p.server, &ev)) {
     }
     assert_int_equal(qk_endpoint_conn_count(p.server), 0);
-    qk_endpoint_stats st;
-    qk_endpoint_stats_get(p.server, &st);
+    qk_endpoint_stats st = server_stats(&p);
     assert_int_equal(st.handshakes_now, 0);
     spoof_flood(&p, 5, true, &rng);
     assert_int_equal(qk_endpoint_conn_count(p.server), 5); /* admitted again, no Retry */
-    qk_endpoint_stats_get(p.server, &st);
+    st = server_stats(&p);
     assert_int_equal(st.retry_sent, 0);
     qk_pair_free(&p);
 }

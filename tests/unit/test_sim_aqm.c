@@ -23,15 +23,30 @@ static qk_pkt *mk(qk_pkt_pool *pool, uint8_t ecn, uint16_t port, uint32_t len)
     return p;
 }
 
+/* A packet from mk() that arrives at t (arrive_ns set), into a DualPI2. */
+static qk_pkt *dualpi2_arrive(qk_dualpi2 *d, qk_pkt *p, qk_time t)
+{
+    p->arrive_ns = t;
+    qk_dualpi2_enqueue(d, p, t);
+    return p;
+}
+
+/* An empty packet pool and a DualPI2 with the default parameters (a link
+ * configuration of zeros). */
+static void dualpi2_setup(qk_pkt_pool *pool, qk_dualpi2 *d)
+{
+    qk_pkt_pool_init(pool, 0);
+    qk_sim_link_cfg c;
+    memset(&c, 0, sizeof c);
+    qk_dualpi2_init(d, &c);
+}
+
 static void test_dualpi2_pi_update_and_coupling(void **state)
 {
     (void)state;
     qk_pkt_pool pool;
-    qk_pkt_pool_init(&pool, 0);
-    qk_sim_link_cfg c;
-    memset(&c, 0, sizeof c);
     qk_dualpi2 d;
-    qk_dualpi2_init(&d, &c);
+    dualpi2_setup(&pool, &d);
     /* RFC 9332 §A.1 defaults */
     assert_int_equal(d.target_ns, 15 * MS);
     assert_int_equal(d.tupdate_ns, 16 * MS);
@@ -39,9 +54,7 @@ static void test_dualpi2_pi_update_and_coupling(void **state)
     assert_true(d.p_cmax == 0.25);
     /* A classic packet sits at the head from t = 0 (never dequeued): the
      * classic queue delay at the n-th update (t = 16n ms) is 16n ms. */
-    qk_pkt *p = mk(&pool, QK_ECN_ECT0, 1, 1200);
-    p->arrive_ns = 0;
-    qk_dualpi2_enqueue(&d, p, 0);
+    qk_pkt *p = dualpi2_arrive(&d, mk(&pool, QK_ECN_ECT0, 1, 1200), 0);
     double expect = 0, prevq = 0;
     for (int n = 1; n <= 12; n++) {
         qk_time t = (qk_time)n * 16 * MS;
@@ -83,11 +96,8 @@ static void test_dualpi2_classify_and_marking_rates(void **state)
 {
     (void)state;
     qk_pkt_pool pool;
-    qk_pkt_pool_init(&pool, 0);
-    qk_sim_link_cfg c;
-    memset(&c, 0, sizeof c);
     qk_dualpi2 d;
-    qk_dualpi2_init(&d, &c);
+    dualpi2_setup(&pool, &d);
     qk_rng rng;
     qk_rng_seed(&rng, 7, 3);
     qk_dualpi2_update(&d, 0);
@@ -95,10 +105,7 @@ static void test_dualpi2_classify_and_marking_rates(void **state)
     qk_pkt *a = mk(&pool, QK_ECN_ECT0, 1, 1200), *b = mk(&pool, QK_ECN_ECT1, 2, 1200);
     qk_pkt *e = mk(&pool, QK_ECN_CE, 3, 1200), *n = mk(&pool, QK_ECN_NOT_ECT, 4, 1200);
     qk_pkt *all[4] = {a, b, e, n};
-    for (int i = 0; i < 4; i++) {
-        all[i]->arrive_ns = (qk_time)i * US;
-        qk_dualpi2_enqueue(&d, all[i], (qk_time)i * US);
-    }
+    for (int i = 0; i < 4; i++) dualpi2_arrive(&d, all[i], (qk_time)i * US);
     assert_int_equal(d.l_pkts, 2);
     assert_int_equal(d.c_pkts, 2);
     /* Time-shifted FIFO: L first although the ECT(0) packet is older, until
@@ -121,10 +128,8 @@ static void test_dualpi2_classify_and_marking_rates(void **state)
         d.next_update_ns = QK_TIME_INFINITE;
         uint8_t ecns[3] = {QK_ECN_ECT1, QK_ECN_ECT0, QK_ECN_NOT_ECT};
         for (int k = 0; k < 3; k++) {
-            qk_pkt *p = mk(&pool, ecns[k], 1, 100);
-            p->arrive_ns = 50 * MS;
-            qk_dualpi2_enqueue(&d, p, 50 * MS);
-            p = qk_dualpi2_dequeue(&d, 50 * MS, &rng, &v);
+            dualpi2_arrive(&d, mk(&pool, ecns[k], 1, 100), 50 * MS);
+            qk_pkt *p = qk_dualpi2_dequeue(&d, 50 * MS, &rng, &v);
             if (k == 0) marks_l += v == QK_AQM_MARK;
             if (k == 1) marks_c += v == QK_AQM_MARK;
             if (k == 2) drops_c += v == QK_AQM_DROP;
@@ -135,6 +140,13 @@ static void test_dualpi2_classify_and_marking_rates(void **state)
     assert_true(fabs((double)marks_c / trials - 0.04) < 0.008);
     assert_true(fabs((double)drops_c / trials - 0.04) < 0.008);
     qk_pkt_pool_free(&pool);
+}
+
+/* A packet from mk() that arrives at t (arrive_ns set), into FQ-CoDel. */
+static void fqcodel_arrive(qk_fqcodel *f, qk_pkt *p, qk_time t)
+{
+    p->arrive_ns = t;
+    qk_fqcodel_enqueue(f, p, t);
 }
 
 static void test_fqcodel_drr_and_codel(void **state)
@@ -150,18 +162,12 @@ static void test_fqcodel_drr_and_codel(void **state)
     assert_int_equal(f.quantum_bytes, 1514);
     /* A bulk flow queues 20 packets, then a sparse flow sends one: the
      * sparse flow's queue is new, so it leaves before most of the bulk. */
-    for (int i = 0; i < 20; i++) {
-        qk_pkt *p = mk(&pool, QK_ECN_ECT0, 1000, 1400);
-        p->arrive_ns = 0;
-        qk_fqcodel_enqueue(&f, p, 0);
-    }
+    for (int i = 0; i < 20; i++) fqcodel_arrive(&f, mk(&pool, QK_ECN_ECT0, 1000, 1400), 0);
     qk_aqm_verdict v;
     qk_pkt *p = qk_fqcodel_dequeue(&f, 0, &v); /* bulk's quantum: one packet */
     assert_int_equal(p->src_port, 1000);
     qk_pkt_put(&pool, p);
-    qk_pkt *s = mk(&pool, QK_ECN_NOT_ECT, 2000, 200);
-    s->arrive_ns = 1 * US;
-    qk_fqcodel_enqueue(&f, s, 1 * US);
+    fqcodel_arrive(&f, mk(&pool, QK_ECN_NOT_ECT, 2000, 200), 1 * US);
     int pos = 0;
     for (pos = 1; (p = qk_fqcodel_dequeue(&f, 2 * US, &v)); pos++) {
         bool sparse = p->src_port == 2000;
@@ -177,11 +183,7 @@ static void test_fqcodel_drr_and_codel(void **state)
     qk_time t = 0, first = 0;
     int marks = 0;
     for (int i = 0; i < 400; i++) {
-        for (int k = 0; k < 2; k++) {
-            qk_pkt *q = mk(&pool, QK_ECN_ECT0, 1000, 1400);
-            q->arrive_ns = t;
-            qk_fqcodel_enqueue(&f, q, t);
-        }
+        for (int k = 0; k < 2; k++) fqcodel_arrive(&f, mk(&pool, QK_ECN_ECT0, 1000, 1400), t);
         t += 1 * MS;
         if (t < 10 * MS) continue;
         p = qk_fqcodel_dequeue(&f, t, &v);

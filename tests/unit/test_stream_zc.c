@@ -65,24 +65,12 @@ static bool zc_done(qk_pair *p, void *ctx)
         x->opened = true;
     }
     if (p->sconn) {
-        uint8_t req[8];
-        bool fin;
-        qk_stream_read(p->sconn, x->sid, req, sizeof req, &fin);
+        qk_pair_read_request(p->sconn, x->sid);
         zc_write(p->sconn, x);
         zc_read(p->cconn, x);
     }
     qk_pair_flush(p);
     return x->fin_read;
-}
-
-static bool drop_filter(void *ctx, bool to_server, uint64_t idx, uint8_t *data, size_t *len)
-{
-    uint64_t *rng = ctx;
-    (void)to_server;
-    (void)idx;
-    (void)data;
-    (void)len;
-    return qk_test_rand64(rng) % 100 >= 5; /* 5% loss both ways */
 }
 
 static void run_zc(bool lossy, uint64_t window)
@@ -95,7 +83,7 @@ static void run_zc(bool lossy, uint64_t window)
     uint64_t rng = 11;
     assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
     if (lossy) {
-        p.filter = drop_filter;
+        p.filter = qk_pair_loss5_filter;
         p.filter_ctx = &rng;
     }
     if (window) {

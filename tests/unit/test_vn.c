@@ -68,18 +68,6 @@ static bool got_server_packet(qk_pair *p, void *ctx)
     return p->cconn->got_packet;
 }
 
-/* A VN toward the client echoing its CIDs (RFC 8999 §6) and listing versions. */
-static void inject_vn(qk_pair *p, const uint32_t *versions, size_t n)
-{
-    qk_conn *c = p->cconn;
-    static uint8_t vn[256];
-    int len = qk_pkt_encode_vn(vn, sizeof vn, 0x40, c->lcid[0].cid.b, c->lcid[0].cid.len,
-                               c->initial_dcid.b, c->initial_dcid.len, versions, n);
-    assert_true(len > 0);
-    qk_datagram d = {.data = vn, .len = (size_t)len, .peer = p->saddr, .local = p->caddr};
-    assert_int_equal(qk_endpoint_recv(p->client, &d, p->now), 0);
-}
-
 /* Offer an unknown version, get a VN from the quack server (v1, v2, a greased
  * one), restart in v1 under a fresh DCID, complete the handshake, move data. */
 static void test_offer_unknown_then_v1(void **state)
@@ -179,7 +167,7 @@ static void test_vn_after_packet_ignored(void **state)
     assert_true(qk_pair_run_until(&p, got_server_packet, NULL, p.now + 5 * QK_NS_PER_S));
     assert_int_equal(p.cconn->version, QK_VERSION_2);
     uint32_t v1_only[1] = {QK_VERSION_1};
-    inject_vn(&p, v1_only, 1);
+    assert_int_equal(qk_pair_deliver_vn(&p, v1_only, 1), 0);
     assert_false(p.cconn->vn_restarted);
     assert_int_equal(p.cconn->version, QK_VERSION_2);
     assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 5 * QK_NS_PER_S));
@@ -200,7 +188,7 @@ static void test_second_vn_ignored(void **state)
     assert_int_equal(qk_pair_start(&p), 0);
     assert_true(qk_pair_run_until(&p, restarted, NULL, p.now + 5 * QK_NS_PER_S));
     uint32_t bogus[2] = {0x5a5a5a5a, 0x00000042};
-    inject_vn(&p, bogus, 2);
+    assert_int_equal(qk_pair_deliver_vn(&p, bogus, 2), 0);
     assert_int_equal(p.cconn->state, QK_CONN_HANDSHAKE);
     assert_int_equal(p.cconn->version, QK_VERSION_1);
     assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 5 * QK_NS_PER_S));
@@ -221,11 +209,11 @@ static void test_vn_without_our_version_fails(void **state)
     p.filter_ctx = &w;
     assert_int_equal(qk_pair_start(&p), 0);
     uint32_t with_offer[2] = {QK_VERSION_1, UNKNOWN_VERSION};
-    inject_vn(&p, with_offer, 2);
+    assert_int_equal(qk_pair_deliver_vn(&p, with_offer, 2), 0);
     assert_false(p.cconn->vn_restarted);
     assert_int_equal(p.cconn->state, QK_CONN_HANDSHAKE);
     uint32_t v2_only[2] = {0x7a7a7a7a, QK_VERSION_2};
-    inject_vn(&p, v2_only, 2);
+    assert_int_equal(qk_pair_deliver_vn(&p, v2_only, 2), 0);
     qk_pair_step(&p);
     const qk_event *ev = qk_pair_client_closed(&p);
     assert_non_null(ev);

@@ -14,6 +14,14 @@
 
 #define REQ_BYTES 20000 /* more than the first flight's window: 0-RTT, then 1-RTT */
 
+/* A connection's counters now. */
+static qk_conn_stats stats_of(const qk_conn *c)
+{
+    qk_conn_stats st;
+    qk_conn_stats_get(c, &st);
+    return st;
+}
+
 static bool got_ticket(qk_pair *p, void *ctx)
 {
     (void)ctx;
@@ -35,8 +43,7 @@ static long first_connection(qk_pair *p, uint8_t *sess, size_t cap)
     assert_int_equal(qk_pair_start(p), 0);
     assert_true(qk_pair_run_until(p, qk_pair_confirmed, NULL, p->now + 2 * QK_NS_PER_S));
     assert_true(qk_pair_run_until(p, got_ticket, NULL, p->now + 2 * QK_NS_PER_S));
-    qk_conn_stats st;
-    qk_conn_stats_get(p->cconn, &st);
+    qk_conn_stats st = stats_of(p->cconn);
     assert_int_equal(st.resumed, 0);
     assert_int_equal(st.zerortt, 0);
     long n = qk_conn_session_get(p->cconn, sess, cap);
@@ -82,14 +89,34 @@ static bool read_request(qk_pair *p, uint64_t sid, size_t written)
         if (p->cconn) qk_pair_write_pattern(p->cconn, sid, REQ_BYTES, &written);
     }
     if (getenv("QK_PAIR_DEBUG") && p->sconn) {
-        qk_conn_stats ss;
-        qk_conn_stats_get(p->sconn, &ss);
+        qk_conn_stats ss = stats_of(p->sconn);
         fprintf(stderr, "server: state %d hs %d pkts_rx %llu 0rtt_rx %llu read %zu fin %d bad %d\n",
                 (int)p->sconn->state, p->sconn->handshake_complete,
                 (unsigned long long)ss.pkts_received, (unsigned long long)ss.zerortt_pkts_received,
                 r, fin, bad);
     }
     return fin && !bad && r == REQ_BYTES;
+}
+
+/* A pair whose server encrypts tickets with new keys *tk (so that a
+ * restarted server can still read them; the caller frees them), after a
+ * first connection that stored its session in sess; returns its length. */
+static long first_connection_with_keys(qk_pair *p, qk_ticket_keys **tk, uint8_t *sess, size_t cap)
+{
+    int err;
+    *tk = qk_ticket_keys_new(0, 0, &err);
+    assert_non_null(*tk);
+    assert_int_equal(qk_pair_init(p, 10 * QK_NS_PER_MS), 0);
+    p->scfg.ticket_keys = *tk;
+    return first_connection(p, sess, cap);
+}
+
+/* A new server process with p->scfg (changed by the caller). */
+static void restart_server(qk_pair *p)
+{
+    qk_endpoint_del(p->server);
+    p->server = qk_endpoint_new(&p->scfg);
+    assert_non_null(p->server);
 }
 
 /* Index of the first server event of a type, or SIZE_MAX. */
@@ -134,16 +161,14 @@ static void test_resume_0rtt_accepted(void **state)
     size_t w;
     uint64_t sid = resume(&p, sess, n, &w, true);
     cap.on = false;
-    qk_conn_stats cs;
-    qk_conn_stats_get(p.cconn, &cs);
+    qk_conn_stats cs = stats_of(p.cconn);
     assert_true(cs.zerortt_pkts_sent > 0); /* the request left before the handshake */
     assert_true(cap.n > 0);
     assert_true(read_request(&p, sid, w));
-    qk_conn_stats_get(p.cconn, &cs);
+    cs = stats_of(p.cconn);
     assert_int_equal(cs.resumed, 1);
     assert_int_equal(cs.zerortt, 1);
-    qk_conn_stats ss;
-    qk_conn_stats_get(p.sconn, &ss);
+    qk_conn_stats ss = stats_of(p.sconn);
     assert_int_equal(ss.resumed, 1);
     assert_int_equal(ss.zerortt, 1);
     assert_true(ss.zerortt_pkts_received > 0);
@@ -174,31 +199,23 @@ static void test_resume_0rtt_accepted(void **state)
 static void test_0rtt_rejected_falls_back(void **state)
 {
     (void)state;
-    int err;
-    qk_ticket_keys *tk = qk_ticket_keys_new(0, 0, &err);
-    assert_non_null(tk);
+    qk_ticket_keys *tk;
     qk_pair p;
     uint8_t sess[8192];
-    assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
-    p.scfg.ticket_keys = tk;
-    long n = first_connection(&p, sess, sizeof sess);
+    long n = first_connection_with_keys(&p, &tk, sess, sizeof sess);
 
     /* A new server process sharing the ticket keys, early data off. */
-    qk_endpoint_del(p.server);
     p.scfg.early_data = false;
-    p.server = qk_endpoint_new(&p.scfg);
-    assert_non_null(p.server);
+    restart_server(&p);
     size_t w;
     uint64_t sid = resume(&p, sess, n, &w, true);
-    qk_conn_stats cs;
-    qk_conn_stats_get(p.cconn, &cs);
+    qk_conn_stats cs = stats_of(p.cconn);
     assert_true(cs.zerortt_pkts_sent > 0);
     assert_true(read_request(&p, sid, w));
-    qk_conn_stats_get(p.cconn, &cs);
+    cs = stats_of(p.cconn);
     assert_int_equal(cs.resumed, 1);
     assert_int_equal(cs.zerortt, 2);
-    qk_conn_stats ss;
-    qk_conn_stats_get(p.sconn, &ss);
+    qk_conn_stats ss = stats_of(p.sconn);
     assert_int_equal(ss.zerortt_pkts_received, 0);
     assert_true(ss.zerortt_pkts_dropped > 0);
     assert_true(server_event(&p, QK_EV_STREAM_OPENED) > server_event(&p, QK_EV_CONNECTED));
@@ -219,8 +236,7 @@ static void test_0rtt_within_remembered_limits(void **state)
     long n = first_connection(&p, sess, sizeof sess);
     size_t w;
     uint64_t sid = resume(&p, sess, n, &w, true);
-    qk_conn_stats cs;
-    qk_conn_stats_get(p.cconn, &cs);
+    qk_conn_stats cs = stats_of(p.cconn);
     assert_true(cs.zerortt_pkts_sent > 0);
     assert_true(cs.stream_bytes_sent > 0);
     assert_true(cs.stream_bytes_sent <= 3000);
@@ -233,18 +249,12 @@ static void test_0rtt_within_remembered_limits(void **state)
 static void test_0rtt_reduced_limits_refused(void **state)
 {
     (void)state;
-    int err;
-    qk_ticket_keys *tk = qk_ticket_keys_new(0, 0, &err);
-    assert_non_null(tk);
+    qk_ticket_keys *tk;
     qk_pair p;
     uint8_t sess[8192];
-    assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
-    p.scfg.ticket_keys = tk;
-    long n = first_connection(&p, sess, sizeof sess);
-    qk_endpoint_del(p.server);
+    long n = first_connection_with_keys(&p, &tk, sess, sizeof sess);
     p.scfg.initial_max_data_bytes /= 2; /* same keys, early data on, less credit */
-    p.server = qk_endpoint_new(&p.scfg);
-    assert_non_null(p.server);
+    restart_server(&p);
     size_t w;
     resume(&p, sess, n, &w, true);
     assert_true(qk_pair_run_until(&p, qk_pair_client_gone, NULL, p.now + 5 * QK_NS_PER_S));
@@ -269,8 +279,7 @@ static void test_resume_without_early_data(void **state)
     size_t w;
     uint64_t sid = resume(&p, sess, n, &w, false);
     assert_true(read_request(&p, sid, w));
-    qk_conn_stats cs;
-    qk_conn_stats_get(p.cconn, &cs);
+    qk_conn_stats cs = stats_of(p.cconn);
     assert_int_equal(cs.zerortt_pkts_sent, 0);
     assert_int_equal(cs.resumed, 1);
     assert_int_equal(cs.zerortt, 0);

@@ -382,6 +382,103 @@ static bool client_first_server_packet(qk_conn *c, const qk_pkt_hdr *h)
     return true;
 }
 
+/* A packet whose protection came off (open_packet): its number space, number
+ * and payload (pkt + off, len bytes), and the keys that opened it. */
+typedef struct opened_pkt {
+    qk_pn_space space;
+    bool zrtt;
+    uint64_t pn;
+    size_t off;
+    int len;
+    qk_ku_keys which;
+} opened_pkt;
+
+/* Removes the packet's protection with the keys of its space. False: dropped
+ * (no keys, undecryptable) or the connection was closed (reserved bits). */
+static bool open_packet(qk_conn *c, uint8_t *pkt, const qk_pkt_hdr *h, opened_pkt *o, qk_time now)
+{
+    o->zrtt = h->type == QK_PKT_0RTT;
+    /* RFC 9001 §4.6.1: only a server that accepted early data has 0-RTT keys;
+     * without them (rejected, replayed) the packets are dropped. */
+    if (o->zrtt && (!c->is_server || !c->has_early)) {
+        if (c->is_server) c->stats.zerortt_pkts_dropped++;
+        return false;
+    }
+    o->space = qk_space_of_pkt(h->type);
+    qk_space *sp = &c->sp[o->space];
+    if (sp->discarded || (!o->zrtt && !sp->has_rx)) return false; /* keys gone or not yet: drop */
+    o->pn = 0;
+    o->off = 0; /* both set by unprotect() when it succeeds; gcc -O2 cannot tell */
+    o->which = QK_KU_CURRENT;
+    o->len =
+        unprotect(c, sp, o->zrtt ? &c->early : &sp->rx, pkt, h, &o->pn, &o->off, &o->which, now);
+    if (o->len == QK_ERR_PROTOCOL_VIOLATION) {
+        qk_conn_error(c, o->len, 0, "reserved bits set", now);
+        return false;
+    }
+    return o->len >= 0; /* undecryptable: drop silently (RFC 9001 §9.3) */
+}
+
+/* Whether an opened packet is processed: not a duplicate, not refused by the
+ * client's first-server-packet check, and its key phase accepted (which may
+ * close the connection). */
+static bool accept_packet(qk_conn *c, const qk_pkt_hdr *h, const opened_pkt *o, qk_time now)
+{
+    qk_space *sp = &c->sp[o->space];
+    if (!client_first_server_packet(c, h)) return false;
+    if (qk_rangeset_contains(&sp->ack.received, o->pn) || o->pn < sp->ack.floor_pn)
+        return false; /* dup */
+    if (h->is_long) return true;
+    /* RFC 9001 §6.2: answer a peer's key update before acknowledging it. */
+    int rc = qk_ku_on_opened(&c->ku, o->which, o->pn, &sp->rx, &sp->tx, &c->key_phase, sp->next_pn,
+                             qk_conn_pto_ns(c), now);
+    if (rc) {
+        qk_conn_error(c, rc, 0, rc == QK_ERR_KEY_UPDATE ? "consecutive key updates" : NULL, now);
+        return false;
+    }
+    if (o->which == QK_KU_NEXT) {
+        c->stats.key_updates++;
+        qk_qlog_event(c, "security:key_updated", "{\"trigger\":\"remote_update\"}", now);
+    }
+    return true;
+}
+
+/* Counts an accepted packet and applies what its arrival alone implies
+ * (address validation, Initial keys discarded). */
+static void note_packet_received(qk_conn *c, const opened_pkt *o, qk_time now)
+{
+    c->stats.pkts_received++;
+    if (o->zrtt) c->stats.zerortt_pkts_received++;
+    c->got_packet = true;
+    /* RFC 9000 §8.1: a Handshake packet from the client validates its address. */
+    if (c->is_server && o->space == QK_PN_SPACE_HANDSHAKE && !c->address_validated) {
+        c->address_validated = true;
+        qk_recovery_set_peer_address_validated(&c->rec, now);
+    }
+    /* RFC 9001 §4.9.1: the server discards Initial keys on its first Handshake packet. */
+    if (c->is_server && o->space == QK_PN_SPACE_HANDSHAKE)
+        qk_conn_discard_space(c, QK_PN_SPACE_INITIAL, now);
+}
+
+/* After the frames: the peer's address, the ACK to send, ECN counts, the idle
+ * timer. largest: the packet had the largest number yet seen in its space. */
+static void finish_packet(qk_conn *c, const rx_ctx *rx, bool largest, const qk_datagram *d,
+                          qk_time now)
+{
+    qk_pn_space space = rx->space;
+    /* RFC 9000 §9.3: only the packet with the largest pn moves the peer's address. */
+    if (space == QK_PN_SPACE_APP && rx->non_probing && largest) c->rxp.migrate = true;
+    /* ack-frequency-12 §6: the long-idle rule, once the peer tuned our ACKs. */
+    if (space == QK_PN_SPACE_APP && c->ackfreq_seen)
+        qk_ack_tracker_set_idle(&c->sp[space].ack, c->rtt.smoothed_rtt_ns);
+    if (!c->sp[space].discarded)
+        qk_ack_on_packet_received(&c->sp[space].ack, rx->pn, rx->ack_eliciting, d->ecn, now);
+    if (d->ecn == QK_ECN_CE) c->stats.ecn_ce_received++;
+    if (d->ecn == QK_ECN_ECT0) c->stats.ecn_ect0_received++;
+    if (d->ecn == QK_ECN_ECT1) c->stats.ecn_ect1_received++;
+    qk_conn_touch_idle(c, now);
+}
+
 static void process_packet(qk_conn *c, uint8_t *pkt, const qk_pkt_hdr *h, qk_datagram *d,
                            qk_time now)
 {
@@ -394,74 +491,22 @@ static void process_packet(qk_conn *c, uint8_t *pkt, const qk_pkt_hdr *h, qk_dat
         qk_conn_on_retry(c, pkt, h, now);
         return;
     }
-    bool zrtt = h->type == QK_PKT_0RTT;
-    /* RFC 9001 §4.6.1: only a server that accepted early data has 0-RTT keys;
-     * without them (rejected, replayed) the packets are dropped. */
-    if (zrtt && (!c->is_server || !c->has_early)) {
-        if (c->is_server) c->stats.zerortt_pkts_dropped++;
-        return;
-    }
-    qk_pn_space space = qk_space_of_pkt(h->type);
-    qk_space *sp = &c->sp[space];
-    if (sp->discarded || (!zrtt && !sp->has_rx)) return; /* keys gone or not yet: drop */
-    uint64_t pn = 0;
-    size_t off = 0; /* both set by unprotect() when it succeeds; gcc -O2 cannot tell */
-    qk_ku_keys which = QK_KU_CURRENT;
-    int len = unprotect(c, sp, zrtt ? &c->early : &sp->rx, pkt, h, &pn, &off, &which, now);
-    if (len == QK_ERR_PROTOCOL_VIOLATION) {
-        qk_conn_error(c, len, 0, "reserved bits set", now);
-        return;
-    }
-    if (len < 0) return; /* undecryptable: drop silently (RFC 9001 §9.3) */
-    if (!client_first_server_packet(c, h)) return;
-    if (qk_rangeset_contains(&sp->ack.received, pn) || pn < sp->ack.floor_pn) return; /* dup */
-    if (!h->is_long) {
-        /* RFC 9001 §6.2: answer a peer's key update before acknowledging it. */
-        int rc = qk_ku_on_opened(&c->ku, which, pn, &sp->rx, &sp->tx, &c->key_phase, sp->next_pn,
-                                 qk_conn_pto_ns(c), now);
-        if (rc) {
-            qk_conn_error(c, rc, 0, rc == QK_ERR_KEY_UPDATE ? "consecutive key updates" : NULL,
-                          now);
-            return;
-        }
-        if (which == QK_KU_NEXT) {
-            c->stats.key_updates++;
-            qk_qlog_event(c, "security:key_updated", "{\"trigger\":\"remote_update\"}", now);
-        }
-    }
-    c->stats.pkts_received++;
-    if (zrtt) c->stats.zerortt_pkts_received++;
-    c->got_packet = true;
-    /* RFC 9000 §8.1: a Handshake packet from the client validates its address. */
-    if (c->is_server && space == QK_PN_SPACE_HANDSHAKE && !c->address_validated) {
-        c->address_validated = true;
-        qk_recovery_set_peer_address_validated(&c->rec, now);
-    }
-    /* RFC 9001 §4.9.1: the server discards Initial keys on its first Handshake packet. */
-    if (c->is_server && space == QK_PN_SPACE_HANDSHAKE)
-        qk_conn_discard_space(c, QK_PN_SPACE_INITIAL, now);
-    rx_ctx rx = {.space = space,
+    opened_pkt o = {0};
+    if (!open_packet(c, pkt, h, &o, now) || !accept_packet(c, h, &o, now)) return;
+    note_packet_received(c, &o, now);
+    rx_ctx rx = {.space = o.space,
                  .pkt_type = h->type,
-                 .pn = pn,
+                 .pn = o.pn,
                  .now = now,
                  .ecn = d->ecn,
                  .dcid = h->dcid,
                  .dcid_len = h->dcid_len};
-    qk_qlog_packet(c, false, h->type, pn, h->packet_len, pkt + off, (size_t)len, now);
-    qk_trace_emit(c, false, h->type, pn, h->packet_len, pkt + off, (size_t)len, now);
-    bool largest = !sp->ack.has_largest || pn > sp->ack.largest_pn;
-    if (process_frames(c, &rx, pkt + off, (size_t)len) < 0) return;
-    /* RFC 9000 §9.3: only the packet with the largest pn moves the peer's address. */
-    if (space == QK_PN_SPACE_APP && rx.non_probing && largest) c->rxp.migrate = true;
-    /* ack-frequency-12 §6: the long-idle rule, once the peer tuned our ACKs. */
-    if (space == QK_PN_SPACE_APP && c->ackfreq_seen)
-        qk_ack_tracker_set_idle(&c->sp[space].ack, c->rtt.smoothed_rtt_ns);
-    if (!c->sp[space].discarded)
-        qk_ack_on_packet_received(&c->sp[space].ack, pn, rx.ack_eliciting, d->ecn, now);
-    if (d->ecn == QK_ECN_CE) c->stats.ecn_ce_received++;
-    if (d->ecn == QK_ECN_ECT0) c->stats.ecn_ect0_received++;
-    if (d->ecn == QK_ECN_ECT1) c->stats.ecn_ect1_received++;
-    qk_conn_touch_idle(c, now);
+    qk_qlog_packet(c, false, h->type, o.pn, h->packet_len, pkt + o.off, (size_t)o.len, now);
+    qk_trace_emit(c, false, h->type, o.pn, h->packet_len, pkt + o.off, (size_t)o.len, now);
+    qk_ack_tracker *ack = &c->sp[o.space].ack;
+    bool largest = !ack->has_largest || o.pn > ack->largest_pn;
+    if (process_frames(c, &rx, pkt + o.off, (size_t)o.len) < 0) return;
+    finish_packet(c, &rx, largest, d, now);
 }
 
 void qk_conn_recv(qk_conn *c, qk_datagram *d, qk_time now)

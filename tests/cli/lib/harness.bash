@@ -1,15 +1,84 @@
-# Shared by the tunnel CLI tests (source it): a scratch directory removed at
-# exit with every process in $pids killed, and the ok/no/check reporters that
-# count failures in $fails.
+# Shared by the tunnel CLI tests (source it after setting build, the build
+# directory): q (its quack) and peer (tests/cli/tunnel_peer.py), a scratch
+# directory removed at exit with every process in $pids killed, the
+# ok/no/check reporters that count failures in $fails, loopback ports for the
+# test, and waits that poll instead of sleeping a guessed time.
+q="${build:?set build before sourcing harness.bash}/quack"
+peer="python3 $(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tunnel_peer.py"
 tmp=$(mktemp -d)
 pids=()
-fails=0
 cleanup() {
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
     wait 2>/dev/null
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-ok() { echo "ok   - $*"; }
-no() { echo "FAIL - $*"; fails=$((fails + 1)); }
-check() { if eval "$2"; then ok "$1"; else no "$1"; fi; }
+. "$(dirname "${BASH_SOURCE[0]}")/report.bash" # ok, no, check, fails
+
+# port_in_use PORT: something has PORT as a TCP or UDP port on this host.
+port_in_use() {
+    local hex
+    hex=$(printf '%04X' "$1")
+    grep -q ":$hex " /proc/net/tcp /proc/net/tcp6 /proc/net/udp /proc/net/udp6 2>/dev/null
+}
+
+# pick_ports NAME...: sets each NAME to a loopback port of its own: a block
+# of 10 consecutive ports in 20000..49999 from this shell's pid (so tests
+# running side by side do not share one), moved on while a port of it is in
+# use.
+pick_ports() {
+    [ $# -le 10 ] || { echo "pick_ports: at most 10 ports" >&2; return 1; }
+    local block=$(($$ % 3000)) try k name
+    for try in $(seq 20); do
+        local base=$((20000 + ((block + try - 1) % 3000) * 10)) busy=0
+        for ((k = 0; k < $#; k++)); do port_in_use $((base + k)) && busy=1; done
+        [ $busy = 0 ] && break
+    done
+    k=0
+    for name in "$@"; do
+        printf -v "$name" '%d' $((base + k))
+        k=$((k + 1))
+    done
+}
+
+# wait_until TENTHS CMD [ARG...]: runs CMD every 0.05 s until it succeeds
+# (true) or TENTHS tenths of a second have passed (false).
+wait_until() {
+    local n=$(($1 * 2))
+    shift
+    for ((; n > 0; n--)); do
+        "$@" 2>/dev/null && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
+# wait_line FILE REGEX [TENTHS]: a line of FILE matches REGEX, within
+# TENTHS/10 s (default 10 s).
+wait_line() { wait_until "${3:-100}" grep -q "$2" "$1"; }
+
+# wait_gone PID [TENTHS]: PID has exited, within TENTHS/10 s (default 10 s).
+gone() { ! kill -0 "$1" 2>/dev/null; }
+wait_gone() { wait_until "${2:-100}" gone "$1"; }
+
+# wait_tcp PORT / wait_udp PORT [TENTHS]: something listens on TCP port PORT
+# (state LISTEN) / has UDP port PORT open, within TENTHS/10 s (default 10 s).
+tcp_listening() {
+    grep -q ":$(printf '%04X' "$1") [0-9A-F:]* 0A " /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+udp_open() { grep -q ":$(printf '%04X' "$1") " /proc/net/udp /proc/net/udp6 2>/dev/null; }
+wait_tcp() { wait_until "${2:-100}" tcp_listening "$1"; }
+wait_udp() { wait_until "${2:-100}" udp_open "$1"; }
+
+# listen_addr FILE / listen_pin FILE: the address of a `quack tunnel server`
+# ('listening on ADDR ...') and its key pin ('pin: HEX') from its stdout.
+listen_addr() { sed -n 's/^listening on \([^ ]*\).*/\1/p' "$1"; }
+listen_pin() { sed -n 's/^pin: //p' "$1"; }
+
+# start_echo_peer PORT: tunnel_peer.py's TCP echo on 127.0.0.1:PORT, listening
+# when this returns (else a failure is counted).
+start_echo_peer() {
+    $peer echo "$1" &
+    pids+=($!)
+    wait_tcp "$1" || no "the echo peer on port $1 did not listen"
+}

@@ -3,7 +3,6 @@
 # The caller sets q (the quack binary) before sourcing.
 tmp=$(mktemp -d)
 spid=
-fails=0
 cleanup() {
     if [ -n "$spid" ] && kill -0 "$spid" 2>/dev/null; then
         kill -TERM "$spid"
@@ -13,9 +12,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ok() { echo "ok   - $*"; }
-no() { echo "FAIL - $*"; fails=$((fails + 1)); }
-check() { if eval "$2"; then ok "$1"; else no "$1"; fi; }
+. "$(dirname "${BASH_SOURCE[0]}")/report.bash" # ok, no, check, fails
 
 # start_server LISTEN [extra server args]: sets addr and pin; false if it
 # did not come up within 10 s.
