@@ -35,6 +35,7 @@ typedef struct tun_opts {
     bool insecure, quiet, stats;
     perf_admission admission; /* server: --retry, --max-handshakes, --handshake-timeout */
     qk_cc_kind cc;
+    bool cc_set; /* --cc given; else BBR over UDP, CUBIC over DNS */
     qk_time keep_alive_ns, idle_timeout_ns;
     qk_time reconnect_max_ns, hold_ns; /* client: backoff cap (0 = no redial); backlog wait */
     uint64_t max_flows;
@@ -123,8 +124,8 @@ static void usage(FILE *f)
             "                         server's --listen and client's --connect are TCP);\n"
             "                         dns: QUIC in DNS queries (options below)\n"
             "  --fixed-window         tcp: keep yamux windows at 256 KiB (no auto-tuning)\n"
-            "  --cc NAME              congestion controller: reno, cubic (default), dctcp,\n"
-            "                         bbr, prague\n"
+            "  --cc NAME              congestion controller: reno, cubic, dctcp, bbr, prague\n"
+            "                         (default bbr; cubic with --carrier dns)\n"
             "  --keep-alive TIME      PING after TIME without traffic (client default 10s,\n"
             "                         server default off; 0 = off), below --idle-timeout\n"
             "  --idle-timeout TIME    close after TIME without traffic (default 30s)\n"
@@ -281,6 +282,7 @@ static int parse_value(tun_opts *o, const char *a, const char *v)
     } else if (!strcmp(a, "--cc")) {
         if (perf_parse_cc(v, &o->cc))
             return bad("--cc wants one of %s, not '%s'", qk_cc_kind_names(), v);
+        o->cc_set = true;
     } else if (!strcmp(a, "--keep-alive")) {
         if (parse_time_opt(a, v, &o->keep_alive_ns)) return 2;
     } else if (!strcmp(a, "--reconnect-max") && !o->server) {
@@ -328,6 +330,11 @@ static int check_opts(tun_opts *o)
         return bad("%s", "--allow and --socks-auth-file go with --to socks5");
     if (!o->socks5 && qk_addr_parse(o->tcp_str, &o->tcp))
         return bad("cannot parse address '%s' (want HOST:PORT or [V6]:PORT)", o->tcp_str);
+    /* Tunnels live on lossy paths (Wi-Fi, cellular, long hauls) where CUBIC
+     * reads random loss as congestion: BBR by default over UDP (docs/cc.md,
+     * bench/tunnel.sh). The DNS carrier's queue of polls stays with CUBIC
+     * (bench/dns.sh: BBR was slower there and stalled once). */
+    if (!o->cc_set) o->cc = o->carrier == TUN_CARRIER_DNS ? QK_CONFIG_CC_CUBIC : QK_CONFIG_CC_BBR;
     return 0;
 }
 

@@ -8,7 +8,9 @@
 # download is checked byte for byte (SHA-256 of a fixed pattern).
 # kcptun: --crypt none --mode fast3 --sndwnd 1024 --rcvwnd 1024 --nocomp on
 # both ends, with FEC off (--ds 0 --ps 0) and with its default FEC 10/3.
-# quack: defaults, and a `--cc bbr` row (quack-bbr). TOOLS="..." picks a subset.
+# quack: defaults (BBR over UDP), and `--cc cubic` (quack-cubic; its transfers
+# give up after CUBIC_LIMIT_S, default 30 s: at 1 % loss CUBIC moves ~0.35 MB/s).
+# TOOLS="..." picks a subset.
 # Tools alternate inside each round; the table has the median of ROUNDS.
 # Writes docs/perf.md's "tunnel.sh" section, docs/tunnel_bench.csv (every
 # run) and docs/tunnel_bench.png.
@@ -37,7 +39,9 @@ cleanup() {
 trap cleanup EXIT
 base=$((20000 + ($$ % 14000) * 2))
 src_port=$base relay_port=$((base + 1)) srv_port=$((base + 2)) cli_port=$((base + 3))
-tools=${TOOLS:-quack quack-bbr kcptun kcptun-fec}
+tools=${TOOLS:-quack quack-cubic kcptun kcptun-fec}
+cubic_limit_s=${CUBIC_LIMIT_S:-30}
+load0=$(cut -d' ' -f1 /proc/loadavg)
 kcp_opts=(--crypt none --mode fast3 --sndwnd 1024 --rcvwnd 1024 --nocomp --quiet)
 
 # The source: "N\n" in, the first N bytes of a fixed pattern out.
@@ -72,7 +76,7 @@ pids+=($!)
 # fetch COUNT MB: COUNT parallel downloads of MB MiB through 127.0.0.1:cli_port;
 # prints "ok|bad SECONDS_LAST_END TTFB_FIRST".
 fetch() {
-    python3 - "$cli_port" "$1" "$2" "$size_mb" "$limit_s" <<'PY'
+    python3 - "$cli_port" "$1" "$2" "$size_mb" "${3:-$limit_s}" <<'PY'
 import hashlib, random, socket, sys, threading, time
 port, count, mb, total_mb, limit = (int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]),
                                     int(sys.argv[4]), float(sys.argv[5]))
@@ -121,8 +125,9 @@ start() {
         --rate 100mbit --limit-time 50ms --loss "$loss%" --seed "$RANDOM" >/dev/null 2>&1 &
     tpids+=($!)
     case $tool in
-    quack | quack-bbr)
+    quack | quack-cubic | quack-bbr)
         local cc=()
+        [ "$tool" = quack-cubic ] && cc=(--cc cubic)
         [ "$tool" = quack-bbr ] && cc=(--cc bbr)
         "$q" tunnel server --listen "127.0.0.1:$srv_port" --to "127.0.0.1:$src_port" --quiet \
             "${cc[@]}" >"$tmp/s.out" 2>&1 &
@@ -162,8 +167,10 @@ for loss in $losses_run; do
         [ $((r % 2)) -eq 0 ] && order=$(echo "$tools" | tr ' ' '\n' | tac | tr '\n' ' ')
         for tool in $order; do
             start "$tool" "$loss"
-            read -r ok1 t1 f1 < <(fetch 1 "$size_mb")
-            read -r ok2 t2 _ < <(fetch 10 "$par_mb")
+            lim=$limit_s
+            [ "$tool" = quack-cubic ] && lim=$cubic_limit_s
+            read -r ok1 t1 f1 < <(fetch 1 "$size_mb" "$lim")
+            read -r ok2 t2 _ < <(fetch 10 "$par_mb" "$lim")
             stop
             echo "$loss,$r,$tool,$t1,$f1,$ok1,$t2,$ok2" | tee -a "$csv" >&2
         done
@@ -180,8 +187,14 @@ for r in rows:
     k = (r["loss_pct"], r["tool"])
     if k not in keys:
         keys.append(k)
-print("| loss each way | tool | %d MB: s (Mbit/s) | TTFB ms | 10 x %d MB: s (Mbit/s) | runs ok |" % (size, par))
-print("|---|---|---|---|---|---|")
+print("| loss each way | tool | %d MB: s (Mbit/s) | x kcptun | TTFB ms | 10 x %d MB: s (Mbit/s) | x kcptun | runs ok |" % (size, par))
+print("|---|---|---|---|---|---|---|---|")
+def med(loss, tool, col, okcol):
+    ts = [float(r[col]) for r in rows if r["loss_pct"] == loss and r["tool"] == tool and r[okcol] == "ok"]
+    return statistics.median(ts) if ts else None
+def ratio(loss, tool, col, okcol):
+    k, t = med(loss, "kcptun", col, okcol), med(loss, tool, col, okcol)
+    return "%.2f" % (k / t) if k and t else "-"
 for loss, tool in keys:
     rs = [r for r in rows if r["loss_pct"] == loss and r["tool"] == tool]
     ok1 = [float(r["single_s"]) for r in rs if r["single_ok"] == "ok"]
@@ -192,9 +205,11 @@ for loss, tool in keys:
             return "failed"
         m = statistics.median(ts)
         return "%.2f (%.1f)" % (m, mb * 8.388608 / m)
-    print("| %s %% | %s | %s | %s | %s | %d+%d of %d+%d |" % (
-        loss, tool, cell(ok1, size), "%.0f" % (statistics.median(ttfb) * 1000) if ttfb else "-",
-        cell(ok2, 10 * par), len(ok1), len(ok2), len(rs), len(rs)))
+    print("| %s %% | %s | %s | %s | %s | %s | %s | %d+%d of %d+%d |" % (
+        loss, tool, cell(ok1, size), ratio(loss, tool, "single_s", "single_ok"),
+        "%.0f" % (statistics.median(ttfb) * 1000) if ttfb else "-",
+        cell(ok2, 10 * par), ratio(loss, tool, "par10_s", "par10_ok"),
+        len(ok1), len(ok2), len(rs), len(rs)))
 PY
 )
 echo "$table"
@@ -244,11 +259,15 @@ TCP downloads through each tunnel over the same \`quack netem\` path: 25 ms
 each way, 100 Mbit/s, 50 ms queue, random loss each way as listed (0 % is
 plotted at 0.05 %). kcptun (Debian) runs \`--crypt none --mode fast3 --sndwnd
 1024 --rcvwnd 1024 --nocomp\` on both ends, FEC off (\`kcptun\`, --ds 0 --ps 0)
-or its default 10/3 (\`kcptun-fec\`); quack runs its defaults (cubic). Tools
+or its default 10/3 (\`kcptun-fec\`); quack runs its defaults (BBR over
+UDP) and \`--cc cubic\` (\`quack-cubic\`, whose transfers give up after
+${cubic_limit_s} s: "failed" there means slower than that). "x kcptun" = kcptun's
+median time / the tool's (above 1: faster than kcptun without FEC). Tools
 alternate within each round; medians of $rounds rounds; every download is
 checked by SHA-256. TTFB = connect to first byte of the single download.
 The machine is shared (2 cores, other jobs running): absolute numbers are
-noisy, the comparison runs interleaved. Raw runs: docs/tunnel_bench.csv.
+noisy, the comparison runs interleaved; load average at the start $load0,
+at the end $(cut -d' ' -f1 /proc/loadavg). Raw runs: docs/tunnel_bench.csv.
 
 $table
 
