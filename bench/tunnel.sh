@@ -92,7 +92,7 @@ def one():
         h, got, first = hashlib.sha256(), 0, None
         while True:
             b = s.recv(1 << 16)
-            if not b:
+            if not b or time.time() - t0 > limit:  # the limit is on the whole transfer
                 break
             if first is None:
                 first = time.time() - t0

@@ -130,7 +130,8 @@ static void test_idle_caps_burst(void **state)
         qk_pacer_on_sent(&p, MDS, t);
     }
     assert_true(qk_pacer_next_send_time(&p, t, 30000, 10 * MS, MDS) > t);
-    /* Idle for 10 s: only one quantum (3 packets) may burst. */
+    /* Idle for 10 s (nothing to send): only one quantum (3 packets) may burst. */
+    qk_pacer_on_idle(&p);
     t = 10 * SEC;
     int burst = 0;
     while (qk_pacer_next_send_time(&p, t, 30000, 10 * MS, MDS) == t) {
@@ -150,7 +151,61 @@ static int burst_at(qk_pacer *p, qk_time t, uint64_t cwnd, qk_time srtt)
         n++;
         assert_true(n < 100000);
     }
+    qk_pacer_on_idle(p); /* then nothing more to send until the next call */
     return n;
+}
+
+/* A caller that comes back late from a wait (a descheduled I/O loop) may
+ * send what the rate earned while it was late, at most QK_PACER_MAX_LATE_NS
+ * worth above the quantum; one that comes back on time gets no more than
+ * the quantum, and an idle one (qk_pacer_on_idle) neither. */
+static void test_late_return_catches_up(void **state)
+{
+    (void)state;
+    qk_pacer p;
+    /* 1.25 * 96000 B / 10 ms = 12000 B per ms = 10 packets per ms. */
+    init125(&p, 3);
+    qk_time t = 0;
+    while (qk_pacer_next_send_time(&p, t, 96000, 10 * MS, MDS) == t) qk_pacer_on_sent(&p, MDS, t);
+    qk_time wake = qk_pacer_next_send_time(&p, t, 96000, 10 * MS, MDS);
+    assert_true(wake > t);
+    /* On time: one packet. */
+    int n = 0;
+    while (qk_pacer_next_send_time(&p, wake, 96000, 10 * MS, MDS) == wake) {
+        qk_pacer_on_sent(&p, MDS, wake);
+        n++;
+    }
+    assert_int_equal(n, 1);
+    /* 2 ms late: the quantum (3) plus what 2 ms earned beyond it (~20). */
+    wake = qk_pacer_next_send_time(&p, wake, 96000, 10 * MS, MDS);
+    t = wake + 2 * MS;
+    n = 0;
+    while (qk_pacer_next_send_time(&p, t, 96000, 10 * MS, MDS) == t) {
+        qk_pacer_on_sent(&p, MDS, t);
+        n++;
+        assert_true(n < 1000);
+    }
+    assert_true(n >= 20 && n <= 24);
+    /* 100 ms late: capped at QK_PACER_MAX_LATE_NS (4 ms = 40 packets) + quantum. */
+    wake = qk_pacer_next_send_time(&p, t, 96000, 10 * MS, MDS);
+    t = wake + 100 * MS;
+    n = 0;
+    while (qk_pacer_next_send_time(&p, t, 96000, 10 * MS, MDS) == t) {
+        qk_pacer_on_sent(&p, MDS, t);
+        n++;
+        assert_true(n < 1000);
+    }
+    assert_true(n >= 40 && n <= 44);
+    /* Idle, then back 100 ms later: the quantum only. */
+    wake = qk_pacer_next_send_time(&p, t, 96000, 10 * MS, MDS);
+    qk_pacer_on_idle(&p);
+    t = wake + 100 * MS;
+    n = 0;
+    while (qk_pacer_next_send_time(&p, t, 96000, 10 * MS, MDS) == t) {
+        qk_pacer_on_sent(&p, MDS, t);
+        n++;
+    }
+    assert_int_equal(n, 3);
 }
 
 static void test_burst_interval(void **state)
@@ -311,6 +366,7 @@ int main(void)
         cmocka_unit_test(test_no_drift),
         cmocka_unit_test(test_gain_ca),
         cmocka_unit_test(test_idle_caps_burst),
+        cmocka_unit_test(test_late_return_catches_up),
         cmocka_unit_test(test_burst_interval),
         cmocka_unit_test(test_burst_interval_keeps_rate),
         cmocka_unit_test(test_debt_and_unpaced),

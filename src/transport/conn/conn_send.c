@@ -828,6 +828,7 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
     /* Window and pacer had room but nothing was ready: application-limited
      * (draft-ietf-ccwg-bbr §4.1.2.4, for the delivery-rate sampler). */
     if (t.n == 0 && t.cc_ok && c->cc.pacing_rate_bytes_per_s) qk_recovery_mark_app_limited(&c->rec);
+    if (t.n == 0 && t.cc_ok) qk_pacer_on_idle(&c->pacer); /* idle, not late (pacer.h) */
     if (t.n == 0) return 0;
     for (size_t i = 0; i < t.n; i++) {
         bool last = i + 1 == t.n;

@@ -252,11 +252,12 @@ void qk_qlog_metrics(qk_conn *c, qk_time now)
     fprintf(c->qlog,
             "\x1e{\"time\":%.3f,\"name\":\"recovery:metrics_updated\",\"data\":{"
             "\"smoothed_rtt\":%.3f,\"min_rtt\":%.3f,\"latest_rtt\":%.3f,\"rtt_variance\":%.3f,"
-            "\"congestion_window\":%llu,\"bytes_in_flight\":%llu}}\n",
+            "\"congestion_window\":%llu,\"bytes_in_flight\":%llu,\"pacing_rate\":%llu}}\n",
             ms(c, now), c->rtt.smoothed_rtt_ns / 1e6, c->rtt.min_rtt_ns / 1e6,
             c->rtt.latest_rtt_ns / 1e6, c->rtt.rttvar_ns / 1e6,
             (unsigned long long)c->cc.cwnd_bytes,
-            (unsigned long long)qk_recovery_bytes_in_flight(&c->rec));
+            (unsigned long long)qk_recovery_bytes_in_flight(&c->rec),
+            (unsigned long long)c->cc.pacing_rate_bytes_per_s * 8); /* qlog: bits per second */
 }
 
 void qk_qlog_event(qk_conn *c, const char *name, const char *data_json, qk_time now)

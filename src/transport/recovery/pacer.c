@@ -50,24 +50,53 @@ static void refill(qk_pacer *p, qk_time now)
     qk_time dt = now - p->last_ns;
     p->last_ns = now;
     if (p->rate_den == 0) { /* not pacing: the bucket stays full */
+        p->late_bytes = 0;
         p->tokens_bytes = (int64_t)p->quantum_bytes;
         p->frac = 0;
         return;
     }
-    if (p->tokens_bytes >= (int64_t)p->quantum_bytes) {
+    int64_t cap = (int64_t)(p->quantum_bytes + p->late_bytes);
+    if (p->tokens_bytes >= cap) {
         p->frac = 0;
         return;
     }
     qk_u128 num = (qk_u128)dt * p->rate_num + p->frac;
     qk_u128 add = num / p->rate_den;
-    uint64_t room = (uint64_t)((int64_t)p->quantum_bytes - p->tokens_bytes);
+    uint64_t room = (uint64_t)(cap - p->tokens_bytes);
     if (add >= room) { /* bucket full: the excess is not saved up */
-        p->tokens_bytes = (int64_t)p->quantum_bytes;
+        p->tokens_bytes = cap;
         p->frac = 0;
     } else {
         p->tokens_bytes += (int64_t)add;
         p->frac = (uint64_t)(num % p->rate_den);
     }
+}
+
+/* The caller was told to wait until wake_ns and comes back at now: what the
+ * current rate earned in the lateness (at most QK_PACER_MAX_LATE_NS) may go
+ * on top of the quantum (QK_PACER_MAX_LATE_NS). */
+static void note_lateness(qk_pacer *p, qk_time now)
+{
+    if (p->wake_ns && now > p->wake_ns && p->rate_den) {
+        qk_time late = now - p->wake_ns;
+        if (late > QK_PACER_MAX_LATE_NS) late = QK_PACER_MAX_LATE_NS;
+        p->late_bytes = (uint64_t)((qk_u128)late * p->rate_num / p->rate_den);
+    }
+    p->wake_ns = 0;
+}
+
+/* Clip the bucket to the quantum (plus a lateness allowance still unspent). */
+static void clip_tokens(qk_pacer *p)
+{
+    int64_t cap = (int64_t)(p->quantum_bytes + p->late_bytes);
+    if (p->tokens_bytes > cap) p->tokens_bytes = cap;
+}
+
+/* A wait is due: remember when it ends, to notice a late return. */
+static qk_time wait_until(qk_pacer *p, qk_time t)
+{
+    p->wake_ns = t;
+    return t;
 }
 
 qk_time qk_pacer_next_send_time(qk_pacer *p, qk_time now, uint64_t cwnd_bytes, qk_time srtt_ns,
@@ -79,6 +108,7 @@ qk_time qk_pacer_next_send_time(qk_pacer *p, qk_time now, uint64_t cwnd_bytes, q
         p->quantum_bytes = p->burst_pkts * max_datagram_bytes;
         p->tokens_bytes = (int64_t)p->quantum_bytes; /* the first burst may go at once */
     }
+    note_lateness(p, now);
     refill(p, now); /* at the rate in force until now */
     if (srtt_ns == 0 || cwnd_bytes == 0) {
         p->rate_num = p->rate_den = 0; /* no RTT yet: do not pace */
@@ -102,13 +132,13 @@ qk_time qk_pacer_next_send_time(qk_pacer *p, qk_time now, uint64_t cwnd_bytes, q
         p->rate_den = den;
     }
     p->quantum_bytes = quantum_for(p, max_datagram_bytes);
-    if (p->tokens_bytes > (int64_t)p->quantum_bytes) p->tokens_bytes = (int64_t)p->quantum_bytes;
+    clip_tokens(p);
     if (p->tokens_bytes >= (int64_t)max_datagram_bytes) return now;
     uint64_t need = (uint64_t)((int64_t)max_datagram_bytes - p->tokens_bytes);
     /* Smallest wait w with (w * num + frac) / den >= need. */
     qk_u128 target = (qk_u128)need * den - p->frac;
     qk_u128 wait = (target + num - 1) / num;
-    return now + (qk_time)wait;
+    return wait_until(p, now + (qk_time)wait);
 }
 
 /* Switch to rate num/den bytes per ns, keeping the fractional byte. */
@@ -121,13 +151,13 @@ static void set_rate(qk_pacer *p, uint64_t num, uint64_t den)
 }
 
 /* Tokens permitting, now; else when a full packet's worth exists. */
-static qk_time wait_for_packet(const qk_pacer *p, qk_time now, uint64_t max_datagram_bytes)
+static qk_time wait_for_packet(qk_pacer *p, qk_time now, uint64_t max_datagram_bytes)
 {
     if (p->tokens_bytes >= (int64_t)max_datagram_bytes) return now;
     uint64_t need = (uint64_t)((int64_t)max_datagram_bytes - p->tokens_bytes);
     qk_u128 target = (qk_u128)need * p->rate_den - p->frac;
     qk_u128 wait = (target + p->rate_num - 1) / p->rate_num;
-    return now + (qk_time)wait;
+    return wait_until(p, now + (qk_time)wait);
 }
 
 qk_time qk_pacer_next_send_time_rate(qk_pacer *p, qk_time now, uint64_t rate_bytes_per_s,
@@ -139,10 +169,11 @@ qk_time qk_pacer_next_send_time_rate(qk_pacer *p, qk_time now, uint64_t rate_byt
         p->quantum_bytes = p->burst_pkts * max_datagram_bytes;
         p->tokens_bytes = (int64_t)p->quantum_bytes;
     }
+    note_lateness(p, now);
     refill(p, now);
     uint64_t floor_bytes = p->burst_pkts * max_datagram_bytes;
     p->quantum_bytes = quantum_bytes > floor_bytes ? quantum_bytes : floor_bytes;
-    if (p->tokens_bytes > (int64_t)p->quantum_bytes) p->tokens_bytes = (int64_t)p->quantum_bytes;
+    clip_tokens(p);
     if (rate_bytes_per_s == 0) {
         p->rate_num = p->rate_den = 0;
         return now;
@@ -167,6 +198,12 @@ void qk_pacer_on_sent(qk_pacer *p, uint64_t bytes, qk_time now)
     int64_t floor_bytes = -(int64_t)p->quantum_bytes;
     int64_t t = p->tokens_bytes - (int64_t)bytes;
     p->tokens_bytes = t < floor_bytes ? floor_bytes : t;
+    if (p->tokens_bytes <= (int64_t)p->quantum_bytes) p->late_bytes = 0; /* allowance spent */
+}
+
+void qk_pacer_on_idle(qk_pacer *p)
+{
+    p->wake_ns = 0;
 }
 
 uint64_t qk_pacer_quantum_bytes(const qk_pacer *p)
