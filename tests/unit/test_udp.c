@@ -656,7 +656,7 @@ static void test_loop_would_block(void **state)
     (void)state;
     qk_udp *tx = open_at("127.0.0.1:0", 0), *rx = open_at("127.0.0.1:0", 0);
     qk_udp_set_sendmmsg(tx, fake_sendmmsg);
-    static const qk_io_driver_ops ops = {burst_in, burst_poll, burst_next, burst_timeout};
+    static const qk_io_driver_ops ops = {burst_in, burst_poll, burst_next, burst_timeout, NULL};
     burst b = {0};
     qk_udp_local_addr(rx, &b.dst);
     b.stop_at = qk_io_now() + 30 * QK_NS_PER_MS;
@@ -908,9 +908,10 @@ static void test_loop_echo(void **state)
     echo_srv *srv = calloc(1, sizeof(*srv));
     echo_cli cli = {0};
     cli.server = at_port("127.0.0.1:%u", su);
-    static const qk_io_driver_ops srv_ops = {srv_on_datagrams, srv_poll_send, never, no_timeout};
+    static const qk_io_driver_ops srv_ops = {srv_on_datagrams, srv_poll_send, never, no_timeout,
+                                             NULL};
     static const qk_io_driver_ops cli_ops = {cli_on_datagrams, cli_poll_send, cli_next_timeout,
-                                             cli_on_timeout};
+                                             cli_on_timeout, NULL};
     qk_io_loop *sl = NULL;
     assert_int_equal(qk_io_loop_new(su, &srv_ops, srv, NULL, &sl), 0);
     /* Both drivers share one libev loop. */
@@ -974,7 +975,7 @@ static void test_loop_signal(void **state)
     (void)state;
     qk_udp *u = open_at("127.0.0.1:0", 0);
     qk_time deadline = qk_io_now() + QK_NS_PER_MS;
-    static const qk_io_driver_ops ops = {nothing_in, nothing_out, soon, raise_usr1};
+    static const qk_io_driver_ops ops = {nothing_in, nothing_out, soon, raise_usr1, NULL};
     qk_io_loop *l = NULL;
     assert_int_equal(qk_io_loop_new(u, &ops, &deadline, NULL, &l), 0);
     assert_int_equal(qk_io_loop_stop_on_signal(l, SIGUSR1), 0);
@@ -997,7 +998,7 @@ static void test_loop_break_from_thread(void **state)
 {
     (void)state;
     qk_udp *u = open_at("127.0.0.1:0", 0);
-    static const qk_io_driver_ops ops = {nothing_in, nothing_out, never, no_timeout};
+    static const qk_io_driver_ops ops = {nothing_in, nothing_out, never, no_timeout, NULL};
     qk_io_loop *l = NULL;
     assert_int_equal(qk_io_loop_new(u, &ops, NULL, NULL, &l), 0);
     pthread_t th;
