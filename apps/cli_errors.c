@@ -3,6 +3,7 @@
 #include "perf.h"
 
 #include <quack/cert.h>
+#include <quack/sim.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,18 @@ bool cli_log_failed_handshake(FILE *f, const char *who, const qk_event *ev)
             ev->remote ? "the client closed the connection: " : "",
             ev->reason[0] ? ev->reason : qk_strerror(ev->reason_err));
     return true;
+}
+
+int cli_parse_handshake_timeout(const char *cmd, int argc, char **argv, int *i, perf_admission *a)
+{
+    const char *o = argv[*i];
+    if (strcmp(o, "--handshake-timeout")) return 0;
+    if (*i + 1 >= argc) return perf_usage_error(cmd, "%s needs a value", o);
+    const char *v = argv[++*i];
+    if (qk_sim_parse_time(v, &a->handshake_timeout_ns) || !a->handshake_timeout_ns)
+        return perf_usage_error(cmd, "--handshake-timeout %s: want a time, e.g. 10s or 500ms", v);
+    a->timeout_set = true;
+    return 1;
 }
 
 void cli_warn_insecure(const char *who)

@@ -6,6 +6,8 @@
 #ifndef QK_APPS_CLI_ERRORS_H
 #define QK_APPS_CLI_ERRORS_H
 
+#include "perf.h"
+
 #include <quack/io.h>
 #include <quack/quack.h>
 #include <stdbool.h>
@@ -24,6 +26,11 @@ void cli_handshake_failed(const qk_event *ev, cli_verify v, char *out, size_t ca
  * connection closed before its handshake completed (qk_conn_alpn NULL).
  * Returns true when it printed (the handshake had not completed). */
 bool cli_log_failed_handshake(FILE *f, const char *who, const qk_event *ev);
+
+/* The client's --handshake-timeout T at argv[*i] (advancing *i past T) of
+ * `quack CMD`, into a->handshake_timeout_ns. Returns 1 when parsed, 0 when
+ * argv[*i] is another option, 2 after a usage error was printed. */
+int cli_parse_handshake_timeout(const char *cmd, int argc, char **argv, int *i, perf_admission *a);
 
 /* "WHO: --insecure: the server's certificate is NOT verified ..." on stderr. */
 void cli_warn_insecure(const char *who);

@@ -1,6 +1,7 @@
 /* `quack serve --root DIR`: a static-file HTTP/3 server (src/h3). Files are
  * mapped read-only and served from the mapping (no copy until quack's send
  * buffer); paths are resolved with realpath() and must stay under the root. */
+#include "cli_errors.h"
 #include "commands.h"
 #include "perf.h"
 
@@ -291,6 +292,8 @@ static void on_event(server *s, const qk_event *ev)
             h3_untrack(s, h);
             qk_h3_del(h);
         }
+        /* A failed handshake is logged even with --quiet: peer and reason. */
+        if (cli_log_failed_handshake(stderr, "quack serve", ev)) return;
         if (!s->quiet && !(ev->app_error && ev->error_code == QK_H3_NO_ERROR) && ev->reason_err)
             fprintf(stderr, "connection closed: %s (code 0x%llx, error %d)\n", ev->reason,
                     (unsigned long long)ev->error_code, ev->reason_err);
@@ -432,8 +435,8 @@ static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr 
     if (s->root_len == 1) s->root_len = 0; /* "/": every path is below it */
     s->quiet = o->quiet;
     s->stats = o->stats;
-    if (qk_addr_parse(o->listen, addr))
-        return serve_bad("--listen %s: want ADDR:PORT, e.g. 127.0.0.1:4433", o->listen);
+    int arc = cli_parse_addr("serve", "--listen", o->listen, addr);
+    if (arc) return arc;
     qk_config_default(cfg);
     cfg->server = true;
     cfg->alpn[0] = QK_H3_ALPN;

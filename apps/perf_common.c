@@ -56,7 +56,7 @@ void perf_config(qk_config *cfg, const perf_opts *o)
     cfg->no_protection = o->no_protection;
     cfg->cc = o->cc;
     cfg->pacing_gain_ca_pct = o->pacing_gain_pct;
-    if (o->server) perf_admission_apply(&o->admission, cfg);
+    perf_admission_apply(&o->admission, cfg); /* client: only --handshake-timeout */
     cfg->keep_alive_ns = o->keep_alive_ns;
     cfg->ecn = !o->no_ecn;
     qk_io_log_files(cfg, o->qlog_dir, NULL); /* $SSLKEYLOGFILE unreadable: no key log */
