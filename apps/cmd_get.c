@@ -431,6 +431,8 @@ static void get_usage(FILE *f)
                "  --ecn          mark ECT(0) and validate ECN (RFC 9000 §13.4; default off)\n"
                "  --key-update[=N]  initiate a 1-RTT key update every N packets sent\n"
                "                 (default 100; RFC 9001 §6), e.g. for interop tests\n"
+               "  --ciphers LIST     TLS 1.3 cipher suites to offer, colon-separated IANA\n"
+               "                 names (e.g. TLS_AES_128_GCM_SHA256:TLS_CHACHA20_POLY1305_SHA256)\n"
                "  --quic-version V   QUIC version to use: v1 (default), v2 or a number\n"
                "  --offer-version V  offer version V first (e.g. 0x1a2a3a4a, unknown to\n"
                "                 the server); on its Version Negotiation, start again\n"

@@ -360,6 +360,8 @@ static void serve_usage(FILE *f)
         "  --stats                print the endpoint's admission counters at exit\n"
         "  --key-update[=N]       initiate a 1-RTT key update every N packets sent\n"
         "                         (default 100; RFC 9001 §6)\n"
+        "  --ciphers LIST         TLS 1.3 cipher suites to accept, colon-separated IANA\n"
+        "                         names (default: AES-GCM, ChaCha20-Poly1305, AES-128-CCM)\n"
         "  --quic-version V       accept only QUIC version V (v1, v2 or a number);\n"
         "                         default v1 and v2. Others get Version Negotiation.\n"
         "  --no-early-data        resume sessions but refuse 0-RTT (RFC 9001 §4.6.2)\n"

@@ -456,11 +456,9 @@ const char **perf_str_opt_find(const perf_str_opt *tab, const char *a)
 
 const char **perf_h3_opt(perf_h3_opts *o, const char *a)
 {
-    const perf_str_opt tab[] = {{"--qlog", &o->qlog},
-                                {"--keylog", &o->keylog},
-                                {"--cc", &o->cc},
-                                {"--quic-version", &o->version},
-                                {NULL, NULL}};
+    const perf_str_opt tab[] = {{"--qlog", &o->qlog},       {"--keylog", &o->keylog},
+                                {"--cc", &o->cc},           {"--quic-version", &o->version},
+                                {"--ciphers", &o->ciphers}, {NULL, NULL}};
     return perf_str_opt_find(tab, a);
 }
 
@@ -500,7 +498,17 @@ int perf_h3_apply(const char *who, const perf_h3_opts *o, qk_config *cfg)
     cfg->key_update_after_pkts = o->key_update_pkts; /* RFC 9001 §6.1 */
     cfg->ecn = o->ecn;
     cfg->early_data = !o->no_early_data; /* RFC 9001 §4.6 */
-    return 0;
+    cfg->ciphers = o->ciphers;
+    /* A version or cipher list the library refuses is a usage error: name
+     * the option (qk_config_check's text says what it accepts). */
+    char why[300];
+    if (qk_config_check(cfg, why, sizeof why) == 0) return 0;
+    const char *opt = !strncmp(why, "version", 7)   ? "--quic-version"
+                      : !strncmp(why, "ciphers", 7) ? "--ciphers"
+                                                    : NULL;
+    if (!opt) return 0; /* other fields: explained by perf_endpoint_new */
+    fprintf(stderr, "%s: %s %s: %s\n", who, opt, opt[2] == 'q' ? o->version : o->ciphers, why);
+    return 2;
 }
 
 int perf_usage_error(const char *cmd, const char *fmt, ...)
