@@ -188,8 +188,8 @@ static void s_end(void *u, qk_h3 *h, uint64_t sid)
     r->used = false;
 }
 
-static const qk_h3_callbacks ccb = {c_headers, c_data, c_end, c_reset, c_goaway};
-static const qk_h3_callbacks scb = {s_headers, s_data, s_end, NULL, NULL};
+static const qk_h3_callbacks ccb = {c_headers, c_data, c_end, c_reset, c_goaway, NULL};
+static const qk_h3_callbacks scb = {s_headers, s_data, s_end, NULL, NULL, NULL};
 
 static void send_requests(world *w)
 {
