@@ -188,6 +188,9 @@ static int on_close(qk_conn *c, const rx_ctx *rx, const qk_frame *f)
     c->state = QK_CONN_DRAINING;
     c->close_send = false;
     c->close_deadline = rx->now + 3 * qk_conn_pto_ns(c);
+    /* RFC 9000 §10.2 (the 3 PTOs are a SHOULD, for late packets): a client
+     * the server refused during the handshake reports it at once. */
+    if (!c->is_server && !c->handshake_complete) c->close_deadline = rx->now;
     return 0;
 }
 
