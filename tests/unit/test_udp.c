@@ -334,6 +334,42 @@ static void test_recv_again_and_errors(void **state)
     assert_int_equal(errno, EADDRNOTAVAIL);
 }
 
+/* QK_UDP_RECVERR: a datagram to a closed port comes back as an ICMP port
+ * unreachable in the error queue, naming where it was going (v4 and v6). */
+static void recverr_case(const char *bind_s, const char *ip_fmt)
+{
+    qk_udp *closed = open_at(bind_s, 0);
+    qk_addr dst = at_port(ip_fmt, closed);
+    qk_udp_close(closed); /* nothing listens there now */
+    qk_udp *u = open_at(bind_s, QK_UDP_RECVERR), *plain = open_at(bind_s, 0);
+    qk_udp_error e;
+    assert_int_equal(qk_udp_recv_error(u, &e), QK_ERR_AGAIN);
+    uint8_t payload[64] = {1};
+    qk_datagram d = {.data = payload, .len = sizeof payload, .peer = dst};
+    assert_int_equal(qk_udp_send(u, &d, 1), 1);
+    assert_int_equal(qk_udp_send(plain, &d, 1), 1);
+    struct pollfd p = {.fd = qk_udp_fd(u), .events = POLLIN};
+    assert_int_equal(poll(&p, 1, 1000), 1);
+    assert_int_equal(qk_udp_recv_error(u, &e), 0);
+    assert_true(e.icmp);
+    assert_true(e.unreachable);
+    assert_int_equal(e.err, ECONNREFUSED);
+    assert_true(qk_addr_equal(&e.peer, &dst));
+    assert_int_equal(qk_udp_recv_error(u, &e), QK_ERR_AGAIN);
+    /* Without the flag nothing is queued (and nothing to read). */
+    assert_int_equal(qk_udp_recv_error(plain, &e), QK_ERR_AGAIN);
+    assert_int_equal(qk_udp_recv_error(NULL, &e), QK_ERR_INVALID_ARG);
+    qk_udp_close(plain);
+    qk_udp_close(u);
+}
+
+static void test_recverr_port_unreachable(void **state)
+{
+    (void)state;
+    recverr_case("127.0.0.1:0", "127.0.0.1:%u");
+    recverr_case("[::1]:0", "[::1]:%u");
+}
+
 static void test_caps_buffers(void **state)
 {
     (void)state;
@@ -1034,6 +1070,7 @@ int main(void)
         cmocka_unit_test(test_batch_v6),
         cmocka_unit_test(test_many_entries),
         cmocka_unit_test(test_recv_again_and_errors),
+        cmocka_unit_test(test_recverr_port_unreachable),
         cmocka_unit_test(test_caps_buffers),
         cmocka_unit_test(test_ecn),
         cmocka_unit_test(test_gso_gro),
