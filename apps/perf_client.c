@@ -236,10 +236,13 @@ static void on_closed(cli *c, const qk_event *ev)
     c->closed = true;
     if (!c->stopping) {
         char msg[600];
-        if (!c->connected)
+        if (!c->connected) {
             cli_handshake_failed(ev, c->o->pin ? CLI_VERIFY_PIN : CLI_VERIFY_INSECURE, msg,
                                  sizeof msg);
-        else
+            if (strstr(ev->reason, QK_PERF_ALPN_NOPROT)) /* the ALPN says which side */
+                strncat(msg, " - set --no-protection on both sides or neither",
+                        sizeof msg - strlen(msg) - 1);
+        } else
             snprintf(msg, sizeof msg, "connection closed by %s: %s (error %d)",
                      ev->remote ? "the peer" : "us (idle timeout?)", ev->reason, ev->reason_err);
         fail(c, msg);
