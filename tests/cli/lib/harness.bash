@@ -13,3 +13,13 @@ trap cleanup EXIT
 ok() { echo "ok   - $*"; }
 no() { echo "FAIL - $*"; fails=$((fails + 1)); }
 check() { if eval "$2"; then ok "$1"; else no "$1"; fi; }
+# wait_udp PORT: until a socket is bound to UDP PORT (at most 5 s). A QUIC
+# client fails at once on the ICMP port unreachable of a port nobody has
+# bound yet, so a test starts it only once its relay or server is up.
+wait_udp() {
+    for _ in $(seq 100); do
+        ss -Huln "sport = :$1" | grep -q . && return 0
+        sleep 0.05
+    done
+    return 1
+}
