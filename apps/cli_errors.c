@@ -5,8 +5,11 @@
 #include <quack/cert.h>
 #include <quack/sim.h>
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* The hint after the library's reason: what the user can change. */
 static const char *hint(const qk_event *ev, cli_verify v, char *buf, size_t cap)
@@ -68,6 +71,24 @@ int cli_parse_handshake_timeout(const char *cmd, int argc, char **argv, int *i, 
         return perf_usage_error(cmd, "--handshake-timeout %s: want a time, e.g. 10s or 500ms", v);
     a->timeout_set = true;
     return 1;
+}
+
+int cli_check_dir(const char *who, const char *opt, const char *path)
+{
+    struct stat st;
+    if (!path) return 0;
+    int rc = stat(path, &st);
+    if (rc == 0 && S_ISDIR(st.st_mode)) return 0;
+    fprintf(stderr, "%s: %s %s: %s\n", who, opt, path,
+            rc == 0 ? "not a directory" : "no such directory (create it first)");
+    return 2;
+}
+
+int cli_check_file(const char *who, const char *opt, const char *path)
+{
+    if (!path || access(path, R_OK) == 0) return 0;
+    fprintf(stderr, "%s: %s %s: cannot read it (%s)\n", who, opt, path, strerror(errno));
+    return 2;
 }
 
 void cli_warn_insecure(const char *who)

@@ -32,6 +32,11 @@ bool cli_log_failed_handshake(FILE *f, const char *who, const qk_event *ev);
  * argv[*i] is another option, 2 after a usage error was printed. */
 int cli_parse_handshake_timeout(const char *cmd, int argc, char **argv, int *i, perf_admission *a);
 
+/* Paths given to options: 0, or 2 after printing "WHO: OPT PATH: why"
+ * (a usage error). NULL path: 0. */
+int cli_check_dir(const char *who, const char *opt, const char *path);
+int cli_check_file(const char *who, const char *opt, const char *path);
+
 /* "WHO: --insecure: the server's certificate is NOT verified ..." on stderr. */
 void cli_warn_insecure(const char *who);
 

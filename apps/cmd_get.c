@@ -492,8 +492,7 @@ static int get_parse(getter *g, get_opts *o, int argc, char **argv)
         } else if (!strcmp(a, "--handshake-timeout")) {
             if (i + 1 >= argc || qk_sim_parse_time(argv[++i], &o->handshake_timeout_ns) ||
                 !o->handshake_timeout_ns)
-                return get_bad("%s %s: want a time, e.g. 10s or 500ms", a,
-                               i < argc ? argv[i] : "");
+                return get_bad("%s %s: want a time, e.g. 10s or 500ms", a, i < argc ? argv[i] : "");
         } else if ((flag = perf_h3_flag("get", &o->h3, a))) {
             if (flag == 2) return 2;
         } else if (a[0] == '-') {

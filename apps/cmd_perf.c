@@ -239,6 +239,10 @@ int qk_cmd_perf(int argc, char **argv)
     }
     int rc = check_opts(&o);
     if (rc) return rc;
+    const char *who = o.server ? "quack perf server" : "quack perf client";
+    if (cli_check_dir(who, "--qlog", o.qlog_dir) || cli_check_file(who, "--cert", o.cert_file) ||
+        cli_check_file(who, "--key", o.key_file))
+        return 2;
     if (o.insecure) cli_warn_insecure("quack perf client");
     rc = o.server ? perf_server(&o) : perf_client(&o);
     return rc ? 1 : 0;

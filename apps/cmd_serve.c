@@ -456,12 +456,15 @@ static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr 
 {
     if (!realpath(o->root, s->root)) {
         fprintf(stderr, "quack serve: --root %s: %s\n", o->root, strerror(errno));
-        return 1;
+        return 2; /* a usage error, like every bad path given to an option */
     }
+    if (cli_check_file("quack serve", "--cert", o->cert) ||
+        cli_check_file("quack serve", "--key", o->key))
+        return 2;
     struct stat st;
     if (stat(s->root, &st) || !S_ISDIR(st.st_mode)) {
         fprintf(stderr, "quack serve: --root %s is not a directory\n", o->root);
-        return 1;
+        return 2;
     }
     s->root_len = strlen(s->root);
     if (s->root_len == 1) s->root_len = 0; /* "/": every path is below it */

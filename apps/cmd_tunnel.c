@@ -888,6 +888,10 @@ int qk_cmd_tunnel(int argc, char **argv)
     memset(&o, 0, sizeof o);
     int prc = parse(&o, argc, argv);
     if (prc) return prc < 0 ? 0 : prc;
+    if (cli_check_dir("quack tunnel", "--qlog", o.qlog_dir) ||
+        cli_check_file("quack tunnel", "--cert", o.cert_file) ||
+        cli_check_file("quack tunnel", "--key", o.key_file))
+        return TUN_EXIT_USAGE;
     if (o.log_file && open_log(o.log_file)) {
         fprintf(stderr, "quack tunnel: cannot open --log %s: %m\n", o.log_file);
         return TUN_EXIT_LOCAL;

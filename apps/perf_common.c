@@ -1,4 +1,5 @@
 /* `quack perf`: pattern, options helpers, tables (see perf.h). */
+#include "cli_errors.h"
 #include "perf.h"
 
 #include <stdarg.h>
@@ -481,6 +482,7 @@ int perf_h3_flag(const char *cmd, perf_h3_opts *o, const char *a)
 
 int perf_h3_apply(const char *who, const perf_h3_opts *o, qk_config *cfg)
 {
+    if (cli_check_dir(who, "--qlog", o->qlog)) return 2;
     if (qk_io_log_files(cfg, o->qlog, o->keylog)) {
         fprintf(stderr, "%s: --keylog %s (or $SSLKEYLOGFILE): cannot open it for appending\n", who,
                 o->keylog ? o->keylog : getenv("SSLKEYLOGFILE"));

@@ -172,6 +172,17 @@ run "serve: bad version" 2 "$q" serve --root "$tmp/root" --listen 127.0.0.1:0 --
 has "serve: bad version" "--quic-version v9"
 run "get: bad output path" 2 "$q" get --insecure --output "$tmp/nonexistent" "https://127.0.0.1:$S/a.txt"
 has "get: bad output path" "--output $tmp/nonexistent: not a directory"
+run "serve: bad --root" 2 "$q" serve --root "$tmp/nonexistent" --listen 127.0.0.1:0
+has "serve: bad --root" "--root $tmp/nonexistent"
+run "serve: unreadable --cert" 2 "$q" serve --root "$tmp/root" --listen 127.0.0.1:0 \
+    --cert "$tmp/none.pem" --key "$tmp/none.key"
+has "serve: unreadable --cert" "--cert $tmp/none.pem: cannot read it"
+run "perf: bad --qlog" 2 "$q" perf client --insecure --connect 127.0.0.1:9 --qlog "$tmp/root/a.txt"
+has "perf: bad --qlog" "--qlog $tmp/root/a.txt: not a directory"
+run "tunnel: bad --qlog" 2 "$q" tunnel server --listen 127.0.0.1:0 --to 127.0.0.1:9 --qlog "$tmp/nonexistent"
+has "tunnel: bad --qlog" "--qlog $tmp/nonexistent: no such directory"
+run "get: bad --qlog" 2 "$q" get --insecure --qlog "$tmp/nonexistent" "https://127.0.0.1:$S/a.txt"
+has "get: bad --qlog" "--qlog $tmp/nonexistent"
 run "get: bad cipher" 2 "$q" get --insecure --ciphers TLS_AES_128_CCM_8_SHA256 "https://127.0.0.1:$S/a.txt"
 has "get: bad cipher" "--ciphers TLS_AES_128_CCM_8_SHA256"
 for cmd in "get https://127.0.0.1:9/" "serve --root $tmp/root --listen 127.0.0.1:0" \
