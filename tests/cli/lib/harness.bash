@@ -17,8 +17,11 @@ check() { if eval "$2"; then ok "$1"; else no "$1"; fi; }
 # client fails at once on the ICMP port unreachable of a port nobody has
 # bound yet, so a test starts it only once its relay or server is up.
 wait_udp() {
+    local hex
+    hex=$(printf ':%04X ' "$1")
     for _ in $(seq 100); do
-        ss -Huln "sport = :$1" | grep -q . && return 0
+        # /proc/net/udp: local_address is column 2, "0100007F:PORT" in hex
+        awk -v p="$hex" 'index($2 " ", p) { f = 1 } END { exit !f }' /proc/net/udp && return 0
         sleep 0.05
     done
     return 1
