@@ -1,6 +1,7 @@
 /* `quack get URL…`: an HTTP/3 client (src/h3) that downloads over one
  * connection, all requests concurrently (as many as the server's stream
  * limit allows at a time). */
+#include "cli_errors.h"
 #include "commands.h"
 #include "perf.h"
 
@@ -46,6 +47,7 @@ typedef struct getter {
     qk_io_loop *loop;
     bool connected, closing, closed, failed;
     bool ecn; /* --ecn: report the ECN outcome at the end */
+    cli_verify verify;
     qk_time t_start, t_last;
     uint64_t total, last_total;
     int exit_code;
@@ -239,7 +241,7 @@ static void on_goaway(void *user, qk_h3 *h, uint64_t id)
     }
 }
 
-static const qk_h3_callbacks get_cb = {on_headers, on_data, on_end, on_reset, on_goaway};
+static const qk_h3_callbacks get_cb = {on_headers, on_data, on_end, on_reset, on_goaway, NULL};
 
 static bool start_requests(getter *g)
 {
@@ -336,13 +338,16 @@ static bool get_app(void *app, qk_endpoint *ep, qk_time now)
         } else if (ev.type == QK_EV_CLOSED) {
             bool clean = ev.app_error && ev.error_code == QK_H3_NO_ERROR;
             if (g->ecn) ecn_report(ev.conn);
-            if (!g->closing || (!clean && ev.remote)) {
-                char why[300];
+            if (!g->connected) {
+                char why[600];
+                cli_handshake_failed(&ev, g->verify, why, sizeof why);
+                gfail(g, "%s", why);
+            } else if (!g->closing || (!clean && ev.remote)) {
+                char why[400];
                 snprintf(why, sizeof why, "%s (code 0x%llx%s, error %d)",
                          ev.reason[0] ? ev.reason : "no reason", (unsigned long long)ev.error_code,
                          ev.app_error ? " app" : "", ev.reason_err);
-                if (!g->closing || !clean)
-                    gfail(g, g->connected ? "connection closed: %s" : "handshake failed: %s", why);
+                gfail(g, "connection closed: %s", why);
             }
             qk_h3_del(g->h3);
             g->h3 = NULL;
@@ -426,6 +431,8 @@ static void get_usage(FILE *f)
                "  --ecn          mark ECT(0) and validate ECN (RFC 9000 §13.4; default off)\n"
                "  --key-update[=N]  initiate a 1-RTT key update every N packets sent\n"
                "                 (default 100; RFC 9001 §6), e.g. for interop tests\n"
+               "  --ciphers LIST     TLS 1.3 cipher suites to offer, colon-separated IANA\n"
+               "                 names (e.g. TLS_AES_128_GCM_SHA256:TLS_CHACHA20_POLY1305_SHA256)\n"
                "  --quic-version V   QUIC version to use: v1 (default), v2 or a number\n"
                "  --offer-version V  offer version V first (e.g. 0x1a2a3a4a, unknown to\n"
                "                 the server); on its Version Negotiation, start again\n"
@@ -485,7 +492,7 @@ static int get_parse(getter *g, get_opts *o, int argc, char **argv)
         } else if (!strcmp(a, "--handshake-timeout")) {
             if (i + 1 >= argc || qk_sim_parse_time(argv[++i], &o->handshake_timeout_ns) ||
                 !o->handshake_timeout_ns)
-                return get_bad("%s wants a time, e.g. 10s or 500ms", a);
+                return get_bad("%s %s: want a time, e.g. 10s or 500ms", a, i < argc ? argv[i] : "");
         } else if ((flag = perf_h3_flag("get", &o->h3, a))) {
             if (flag == 2) return 2;
         } else if (a[0] == '-') {
@@ -548,21 +555,18 @@ static int get_config(getter *g, const get_opts *o, qk_config *cfg, qk_addr *pee
     snprintf(hp, sizeof hp, "%s", g->authority);
     if (!strchr(g->authority[0] == '[' ? strchr(g->authority, ']') : g->authority, ':'))
         snprintf(hp, sizeof hp, "%s:443", g->authority);
-    if (qk_addr_parse(hp, peer)) {
-        fprintf(stderr, "quack get: cannot resolve %s\n", hp);
-        return 1;
-    }
+    int arc = cli_parse_addr("get", "URL", hp, peer);
+    if (arc) return arc;
     g->outdir = o->out ? o->out : ".";
     g->discard = o->discard;
     g->quiet = o->quiet;
     if (!g->discard) {
         struct stat st;
-        if (stat(g->outdir, &st) || !S_ISDIR(st.st_mode)) {
-            fprintf(stderr, "quack get: --output %s is not a directory (create it first)\n",
-                    g->outdir);
-            return 1;
-        }
+        if (stat(g->outdir, &st) || !S_ISDIR(st.st_mode))
+            return get_bad("--output %s: not a directory (create it first)", g->outdir);
     }
+    g->verify = o->pin ? CLI_VERIFY_PIN : o->insecure ? CLI_VERIFY_INSECURE : CLI_VERIFY_SYSTEM;
+    if (o->insecure) cli_warn_insecure("quack get");
     return 0;
 }
 
@@ -665,7 +669,7 @@ int qk_cmd_get(int argc, char **argv)
     qk_addr peer;
     rc = get_config(&g, &o, &cfg, &peer);
     g.ecn = o.h3.ecn;
-    if (!rc) rc = get_run(&g, &cfg, &peer, o.h3.no_gso ? QK_UDP_NO_GSO : 0);
+    if (!rc) rc = get_run(&g, &cfg, &peer, (o.h3.no_gso ? QK_UDP_NO_GSO : 0) | QK_UDP_RECVERR);
     if (!rc && !o.quiet)
         fprintf(stderr, "%zu URLs, %llu bytes\n", g.n, (unsigned long long)g.total);
     free(g.u);

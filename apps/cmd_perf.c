@@ -1,4 +1,5 @@
 /* `quack perf server|client`: option parsing (see perf.h for the protocol). */
+#include "cli_errors.h"
 #include "commands.h"
 #include "perf.h"
 
@@ -30,6 +31,8 @@ static void perf_usage(FILE *f)
             "  --connect ADDR:PORT    server address\n"
             "  --pin HEX              accept only the server key with this SHA-256 SPKI pin\n"
             "  --insecure             do not verify the server at all\n"
+            "  --handshake-timeout T  give up when the handshake has not completed after T\n"
+            "                         (default 10s)\n"
             "  --duration S           issue requests back to back for S seconds\n"
             "                         (without it: one round of --streams requests)\n"
             "  --download-size N      bytes the server sends per request (default 1M;\n"
@@ -120,8 +123,8 @@ static int parse_endpoint_opt(perf_opts *o, const char *a, const char *v)
         if ((o->server != !strcmp(a, "--listen")))
             return bad("%s does not apply to this side (server: --listen, client: --connect)", a);
         o->addr_str = v;
-        if (qk_addr_parse(v, &o->addr))
-            return bad("cannot parse address '%s' (want HOST:PORT or [V6]:PORT)", v);
+        int arc = cli_parse_addr("perf", a, v, &o->addr);
+        if (arc) return arc;
     } else if (!strcmp(a, "--cert")) {
         o->cert_file = v;
     } else if (!strcmp(a, "--key")) {
@@ -293,12 +296,19 @@ int qk_cmd_perf(int argc, char **argv)
             perf_usage(stdout);
             return 0;
         }
-        int rc = parse_opt(&o, argc, argv, &i);
+        int rc = o.server ? 0 : cli_parse_handshake_timeout("perf", argc, argv, &i, &o.admission);
+        if (rc == 1) continue;
+        if (rc) return rc;
+        rc = parse_opt(&o, argc, argv, &i);
         if (rc) return rc;
     }
     int rc = check_opts(&o);
     if (rc) return rc;
-    if (o.insecure) fprintf(stderr, "quack perf client: --insecure: the server is NOT verified\n");
+    const char *who = o.server ? "quack perf server" : "quack perf client";
+    if (cli_check_dir(who, "--qlog", o.qlog_dir) || cli_check_file(who, "--cert", o.cert_file) ||
+        cli_check_file(who, "--key", o.key_file))
+        return 2;
+    if (o.insecure) cli_warn_insecure("quack perf client");
     rc = o.server ? perf_server(&o) : perf_client(&o);
     return rc ? 1 : 0;
 }

@@ -1,6 +1,7 @@
 /* `quack serve --root DIR`: a static-file HTTP/3 server (src/h3). Files are
  * mapped read-only and served from the mapping (no copy until quack's send
  * buffer); paths are resolved with realpath() and must stay under the root. */
+#include "cli_errors.h"
 #include "commands.h"
 #include "perf.h"
 
@@ -38,10 +39,11 @@ typedef struct server {
     size_t root_len;
     bool quiet, stats;
     qk_endpoint *ep;
-    sreq *reqs;  /* requests whose headers arrived, not yet answered */
-    qk_h3 **h3s; /* live HTTP/3 layers, one per connection */
+    sreq *reqs;    /* requests whose headers arrived, not yet answered */
+    sreq *sending; /* file responses submitted, not yet handed to QUIC in full */
+    qk_h3 **h3s;   /* live HTTP/3 layers, one per connection */
     size_t nh3, cap_h3;
-    uint64_t served, errors;
+    uint64_t served, errors, unfinished; /* served: responses sent in full */
 } server;
 
 typedef struct mapping {
@@ -220,23 +222,25 @@ static int open_under_root(server *s, const char *decoded, char *full, size_t ca
     return fd >= 0 ? fd : (errno == EACCES ? -403 : -404);
 }
 
-static void serve_file(server *s, qk_h3 *h, sreq *r)
+/* Returns true when a file response was submitted (r then waits in
+ * s->sending until on_response_done says how it ended). */
+static bool serve_file(server *s, qk_h3 *h, sreq *r)
 {
     bool head = !strcmp(r->method, "HEAD");
     if (strcmp(r->method, "GET") && !head) {
         respond_error(s, h, r->sid, 405, "405 Method Not Allowed\n");
-        return;
+        return false;
     }
     char decoded[SERVE_MAX_PATH_BYTES], full[PATH_MAX];
     if (r->bad || !decode_path(r->path, decoded, sizeof decoded)) {
         respond_error(s, h, r->sid, 403, "403 Forbidden\n");
-        return;
+        return false;
     }
     int fd = open_under_root(s, decoded, full, sizeof full);
     if (fd < 0) {
         respond_error(s, h, r->sid, (unsigned)-fd,
                       fd == -403 ? "403 Forbidden\n" : "404 Not Found\n");
-        return;
+        return false;
     }
     struct stat st;
     mapping *m = calloc(1, sizeof *m);
@@ -244,7 +248,7 @@ static void serve_file(server *s, qk_h3 *h, sreq *r)
         close(fd);
         free(m);
         respond_error(s, h, r->sid, 500, "500 Internal Server Error\n");
-        return;
+        return false;
     }
     m->len = (size_t)st.st_size;
     m->p = m->len ? mmap(NULL, m->len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
@@ -252,7 +256,7 @@ static void serve_file(server *s, qk_h3 *h, sreq *r)
     if (m->p == MAP_FAILED) {
         free(m);
         respond_error(s, h, r->sid, 500, "500 Internal Server Error\n");
-        return;
+        return false;
     }
     char len[24];
     snprintf(len, sizeof len, "%zu", m->len);
@@ -262,7 +266,7 @@ static void serve_file(server *s, qk_h3 *h, sreq *r)
                   : qk_h3_respond(h, r->sid, 200, hd, 3, (const uint8_t *)(m->p ? m->p : ""),
                                   m->len, unmap, m);
     if (rc || head) unmap(m);
-    if (!rc) s->served++;
+    return rc == 0;
 }
 
 static void s_end(void *user, qk_h3 *h, uint64_t sid)
@@ -273,10 +277,37 @@ static void s_end(void *user, qk_h3 *h, uint64_t sid)
         respond_error(s, h, sid, 500, "500 Internal Server Error\n");
         return;
     }
-    serve_file(s, h, r);
+    bool sending = serve_file(s, h, r);
     if (!s->quiet)
         fprintf(stderr, "%s %s stream %llu\n", r->method, r->path, (unsigned long long)sid);
-    free(r);
+    if (!sending) {
+        free(r);
+        return;
+    }
+    r->next = s->sending;
+    s->sending = r;
+}
+
+/* A file response ended: served only when all of it reached QUIC. */
+static void s_done(void *user, qk_h3 *h, uint64_t sid, bool complete)
+{
+    server *s = user;
+    for (sreq **pp = &s->sending; *pp; pp = &(*pp)->next) {
+        sreq *r = *pp;
+        if (r->h3 != h || r->sid != sid) continue;
+        *pp = r->next;
+        if (complete) {
+            s->served++;
+        } else {
+            s->unfinished++;
+            fprintf(stderr,
+                    "quack serve: %s %s stream %llu: response not finished (stream reset or "
+                    "connection closed first)\n",
+                    r->method, r->path, (unsigned long long)sid);
+        }
+        free(r);
+        return;
+    }
 }
 
 static void s_reset(void *user, qk_h3 *h, uint64_t sid, uint64_t code)
@@ -286,7 +317,7 @@ static void s_reset(void *user, qk_h3 *h, uint64_t sid, uint64_t code)
     free(req_find(s, h, sid, true));
 }
 
-static const qk_h3_callbacks serve_cb = {s_headers, NULL, s_end, s_reset, NULL};
+static const qk_h3_callbacks serve_cb = {s_headers, NULL, s_end, s_reset, NULL, s_done};
 
 static int h3_track(server *s, qk_h3 *h)
 {
@@ -319,6 +350,8 @@ static void on_event(server *s, const qk_event *ev)
             h3_untrack(s, h);
             qk_h3_del(h);
         }
+        /* A failed handshake is logged even with --quiet: peer and reason. */
+        if (cli_log_failed_handshake(stderr, "quack serve", ev)) return;
         if (!s->quiet && !(ev->app_error && ev->error_code == QK_H3_NO_ERROR) && ev->reason_err)
             fprintf(stderr, "connection closed: %s (code 0x%llx, error %d)\n", ev->reason,
                     (unsigned long long)ev->error_code, ev->reason_err);
@@ -385,6 +418,8 @@ static void serve_usage(FILE *f)
         "  --stats                print the endpoint's admission counters at exit\n"
         "  --key-update[=N]       initiate a 1-RTT key update every N packets sent\n"
         "                         (default 100; RFC 9001 §6)\n"
+        "  --ciphers LIST         TLS 1.3 cipher suites to accept, colon-separated IANA\n"
+        "                         names (default: AES-GCM, ChaCha20-Poly1305, AES-128-CCM)\n"
         "  --quic-version V       accept only QUIC version V (v1, v2 or a number);\n"
         "                         default v1 and v2. Others get Version Negotiation.\n"
         "  --no-early-data        resume sessions but refuse 0-RTT (RFC 9001 §4.6.2)\n"
@@ -449,19 +484,22 @@ static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr 
 {
     if (!realpath(o->root, s->root)) {
         fprintf(stderr, "quack serve: --root %s: %s\n", o->root, strerror(errno));
-        return 1;
+        return 2; /* a usage error, like every bad path given to an option */
     }
+    if (cli_check_file("quack serve", "--cert", o->cert) ||
+        cli_check_file("quack serve", "--key", o->key))
+        return 2;
     struct stat st;
     if (stat(s->root, &st) || !S_ISDIR(st.st_mode)) {
         fprintf(stderr, "quack serve: --root %s is not a directory\n", o->root);
-        return 1;
+        return 2;
     }
     s->root_len = strlen(s->root);
     if (s->root_len == 1) s->root_len = 0; /* "/": every path is below it */
     s->quiet = o->quiet;
     s->stats = o->stats;
-    if (qk_addr_parse(o->listen, addr))
-        return serve_bad("--listen %s: want ADDR:PORT, e.g. 127.0.0.1:4433", o->listen);
+    int arc = cli_parse_addr("serve", "--listen", o->listen, addr);
+    if (arc) return arc;
     qk_config_default(cfg);
     cfg->server = true;
     cfg->alpn[0] = QK_H3_ALPN;
@@ -520,16 +558,20 @@ static int serve_run(server *s, const qk_config *cfg, const qk_addr *addr, const
         }
         qk_io_ep_driver_free(&drv);
     }
-    fprintf(stderr, "quack serve: stopped; %llu files served, %llu error responses\n",
-            (unsigned long long)s->served, (unsigned long long)s->errors);
-    if (s->stats && s->ep) perf_print_endpoint_stats(stderr, s->ep);
-    for (size_t i = 0; i < s->nh3; i++) qk_h3_del(s->h3s[i]);
+    for (size_t i = 0; i < s->nh3; i++) qk_h3_del(s->h3s[i]); /* s_done: unfinished ones */
     s->nh3 = 0;
-    while (s->reqs) {
-        sreq *r = s->reqs;
-        s->reqs = r->next;
-        free(r);
-    }
+    fprintf(stderr,
+            "quack serve: stopped; %llu files served, %llu error responses, %llu responses not "
+            "finished\n",
+            (unsigned long long)s->served, (unsigned long long)s->errors,
+            (unsigned long long)s->unfinished);
+    if (s->stats && s->ep) perf_print_endpoint_stats(stderr, s->ep);
+    for (sreq **l = &s->reqs; l; l = l == &s->reqs ? &s->sending : NULL)
+        while (*l) {
+            sreq *r = *l;
+            *l = r->next;
+            free(r);
+        }
     qk_endpoint_del(s->ep);
     qk_udp_close(u);
     return rc ? 1 : 0;

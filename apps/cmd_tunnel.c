@@ -1,5 +1,6 @@
 /* `quack tunnel`: TCP over QUIC over UDP, or over yamux over TLS/TCP
  * (include/quack/tunnel.h). */
+#include "cli_errors.h"
 #include "commands.h"
 #include "perf.h"
 #include "tunnel_dns.h"
@@ -33,7 +34,8 @@ typedef struct tun_opts {
     const char *cert_file, *key_file, *pin, *qlog_dir;
     const char *log_file; /* --log: stderr goes here; SIGHUP reopens it */
     bool insecure, quiet, stats;
-    perf_admission admission; /* server: --retry, --max-handshakes, --handshake-timeout */
+    perf_admission admission; /* server: --retry, --max-handshakes, --handshake-timeout;
+                                 client: --handshake-timeout */
     qk_cc_kind cc;
     bool cc_set; /* --cc given; else BBR over UDP, CUBIC over DNS */
     qk_time keep_alive_ns, idle_timeout_ns;
@@ -116,6 +118,7 @@ static void usage(FILE *f)
             "  --connect ADDR:PORT    the tunnel server (UDP)\n"
             "  --pin HEX              SHA-256 of the server's public key (as printed)\n"
             "  --insecure             do not verify the server at all\n"
+            "  --handshake-timeout T  give up on a connection attempt after T (default 10s)\n"
             "  --listen ADDR:PORT     TCP address to accept connections on (port 0 picks\n"
             "                         one; printed as \"tunnel: listening on ...\")\n"
             "options:\n"
@@ -319,8 +322,8 @@ static int check_opts(tun_opts *o)
         return bad("%s", "--cert and --key go together");
     if (o->keep_alive_ns && o->idle_timeout_ns && o->keep_alive_ns >= o->idle_timeout_ns)
         return bad("%s", "--keep-alive must be shorter than --idle-timeout");
-    if (qk_addr_parse(o->udp_str, &o->udp))
-        return bad("cannot parse address '%s' (want HOST:PORT or [V6]:PORT)", o->udp_str);
+    int arc = cli_parse_addr("tunnel", o->server ? "--listen" : "--connect", o->udp_str, &o->udp);
+    if (arc) return arc;
     o->socks5 = o->server && !strcmp(o->tcp_str, "socks5");
     if (o->udp_fwd_str && o->carrier == TUN_CARRIER_TCP)
         return bad("%s", "UDP forwarding needs QUIC DATAGRAM frames: not with --carrier tcp");
@@ -370,6 +373,10 @@ static int parse(tun_opts *o, int argc, char **argv)
             *b = true;
             continue;
         }
+        int hto =
+            o->server ? 0 : cli_parse_handshake_timeout("tunnel", argc, argv, &i, &o->admission);
+        if (hto == 1) continue;
+        if (hto) return hto;
         if (o->server) { /* RFC 9000 §8.1.2: admission control */
             int adm = perf_parse_admission(&o->admission, argc, argv, &i, "quack tunnel server");
             if (adm < 0) return 2;
@@ -575,6 +582,18 @@ static void conn_lost(tun *s, bool denied)
     schedule_redial(s);
 }
 
+/* A connection closed before its handshake completed: one line saying why
+ * and what to fix (client) or with the peer's address (server). */
+static bool tun_closed_before_handshake(tun *s, const qk_event *ev)
+{
+    if (!ev->conn || qk_conn_alpn(ev->conn)) return false;
+    if (s->o->server) return cli_log_failed_handshake(stderr, s->who, ev);
+    char msg[600];
+    cli_handshake_failed(ev, s->o->pin ? CLI_VERIFY_PIN : CLI_VERIFY_INSECURE, msg, sizeof msg);
+    fprintf(stderr, "%s: %s\n", s->who, msg);
+    return true;
+}
+
 static bool app(void *ctx, qk_endpoint *ep, qk_time now)
 {
     (void)now;
@@ -587,7 +606,9 @@ static bool app(void *ctx, qk_endpoint *ep, qk_time now)
         qk_tunnel_udp_on_event(s->udp, &ev);
         if (ev.type == QK_EV_CLOSED) {
             bool clean = !ev.reason_err || (ev.app_error && ev.error_code == 0);
-            if (!clean || !s->o->server)
+            if (tun_closed_before_handshake(s, &ev))
+                ; /* one line that says what to fix */
+            else if (!clean || !s->o->server)
                 fprintf(stderr, "%s: connection closed%s%s: %s\n", s->who,
                         ev.remote ? " by the peer" : "", clean ? "" : " (error)",
                         ev.reason[0] ? ev.reason : "no reason given");
@@ -693,8 +714,8 @@ static void config(qk_config *cfg, const tun_opts *o)
     cfg->idle_timeout_ns = o->idle_timeout_ns;
     cfg->max_streams_bidi = o->max_flows ? o->max_flows : QK_TUNNEL_DEFAULT_MAX_FLOWS;
     cfg->insecure = o->insecure;
-    if (o->server) perf_admission_apply(&o->admission, cfg);
-    if (o->udp_fwd_str) { /* RFC 9221 §3: advertise max_datagram_frame_size */
+    perf_admission_apply(&o->admission, cfg); /* client: only --handshake-timeout */
+    if (o->udp_fwd_str) {                     /* RFC 9221 §3: advertise max_datagram_frame_size */
         cfg->max_datagram_frame_bytes = 1500;
         cfg->max_pending_datagrams = 4096;
     }
@@ -880,6 +901,10 @@ int qk_cmd_tunnel(int argc, char **argv)
     memset(&o, 0, sizeof o);
     int prc = parse(&o, argc, argv);
     if (prc) return prc < 0 ? 0 : prc;
+    if (cli_check_dir("quack tunnel", "--qlog", o.qlog_dir) ||
+        cli_check_file("quack tunnel", "--cert", o.cert_file) ||
+        cli_check_file("quack tunnel", "--key", o.key_file))
+        return TUN_EXIT_USAGE;
     if (o.log_file && open_log(o.log_file)) {
         fprintf(stderr, "quack tunnel: cannot open --log %s: %m\n", o.log_file);
         return TUN_EXIT_LOCAL;
@@ -888,6 +913,7 @@ int qk_cmd_tunnel(int argc, char **argv)
     memset(&s, 0, sizeof s);
     s.o = &o;
     s.who = o.server ? "quack tunnel server" : "quack tunnel client";
+    if (o.insecure) cli_warn_insecure(s.who);
     qk_config cfg;
     config(&cfg, &o);
     char *cert_pem = NULL, *key_pem = NULL;
@@ -916,7 +942,10 @@ int qk_cmd_tunnel(int argc, char **argv)
         else
             bind_addr.ss.ss_family = o.udp.ss.ss_family;
         bind_addr.len = o.udp.len;
-        rc = qk_udp_open(&bind_addr, bind_addr.ss.ss_family == AF_INET6 ? QK_UDP_DUALSTACK : 0, &u);
+        rc = qk_udp_open(&bind_addr,
+                         (bind_addr.ss.ss_family == AF_INET6 ? QK_UDP_DUALSTACK : 0) |
+                             (o.server ? 0 : QK_UDP_RECVERR), /* client: ICMP fails fast */
+                         &u);
         if (rc) fprintf(stderr, "%s: cannot open a UDP socket for %s: %m\n", s.who, o.udp_str);
     }
     if (!rc) {

@@ -100,7 +100,7 @@ __attribute__((format(printf, 2, 3))) int perf_usage_error(const char *cmd, cons
 
 /* The options quack get and quack serve share (HTTP/3 commands). */
 typedef struct perf_h3_opts {
-    const char *qlog, *keylog, *cc, *version;
+    const char *qlog, *keylog, *cc, *version, *ciphers;
     bool ecn, no_gso, no_early_data;
     uint64_t key_update_pkts; /* 0: only at the AEAD limits */
 } perf_h3_opts;

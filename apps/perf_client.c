@@ -1,4 +1,5 @@
 /* `quack perf client`: issues perf requests and measures them. */
+#include "cli_errors.h"
 #include "perf.h"
 
 #include <quack/cert.h>
@@ -234,14 +235,14 @@ static void on_closed(cli *c, const qk_event *ev)
     c->conn = NULL;
     c->closed = true;
     if (!c->stopping) {
-        char msg[300];
-        if (!c->connected)
-            snprintf(msg, sizeof msg, "handshake failed: %s (error %d, code 0x%llx)%s",
-                     ev->reason[0] ? ev->reason : "connection closed", ev->reason_err,
-                     (unsigned long long)ev->error_code,
-                     " - check the address, --pin/--insecure, and that --no-protection is set on "
-                     "both sides or neither");
-        else
+        char msg[600];
+        if (!c->connected) {
+            cli_handshake_failed(ev, c->o->pin ? CLI_VERIFY_PIN : CLI_VERIFY_INSECURE, msg,
+                                 sizeof msg);
+            if (strstr(ev->reason, QK_PERF_ALPN_NOPROT)) /* the ALPN says which side */
+                strncat(msg, " - set --no-protection on both sides or neither",
+                        sizeof msg - strlen(msg) - 1);
+        } else
             snprintf(msg, sizeof msg, "connection closed by %s: %s (error %d)",
                      ev->remote ? "the peer" : "us (idle timeout?)", ev->reason, ev->reason_err);
         fail(c, msg);
@@ -392,7 +393,7 @@ static int cli_setup(cli *c, const perf_opts *o, qk_config *cfg, qk_udp **u)
     qk_addr bind = {0};
     bind.ss.ss_family = o->addr.ss.ss_family;
     bind.len = o->addr.len;
-    int rc = qk_udp_open(&bind, 0, u);
+    int rc = qk_udp_open(&bind, QK_UDP_RECVERR, u); /* ICMP: fail fast */
     if (rc) {
         fprintf(stderr, "quack perf client: cannot open a UDP socket: %m\n");
         return rc;

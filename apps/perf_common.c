@@ -1,4 +1,5 @@
 /* `quack perf`: pattern, options helpers, tables (see perf.h). */
+#include "cli_errors.h"
 #include "perf.h"
 
 #include <stdarg.h>
@@ -56,7 +57,7 @@ void perf_config(qk_config *cfg, const perf_opts *o)
     cfg->no_protection = o->no_protection;
     cfg->cc = o->cc;
     cfg->pacing_gain_ca_pct = o->pacing_gain_pct;
-    if (o->server) perf_admission_apply(&o->admission, cfg);
+    perf_admission_apply(&o->admission, cfg); /* client: only --handshake-timeout */
     cfg->keep_alive_ns = o->keep_alive_ns;
     cfg->ecn = !o->no_ecn;
     qk_io_log_files(cfg, o->qlog_dir, NULL); /* $SSLKEYLOGFILE unreadable: no key log */
@@ -456,11 +457,9 @@ const char **perf_str_opt_find(const perf_str_opt *tab, const char *a)
 
 const char **perf_h3_opt(perf_h3_opts *o, const char *a)
 {
-    const perf_str_opt tab[] = {{"--qlog", &o->qlog},
-                                {"--keylog", &o->keylog},
-                                {"--cc", &o->cc},
-                                {"--quic-version", &o->version},
-                                {NULL, NULL}};
+    const perf_str_opt tab[] = {{"--qlog", &o->qlog},       {"--keylog", &o->keylog},
+                                {"--cc", &o->cc},           {"--quic-version", &o->version},
+                                {"--ciphers", &o->ciphers}, {NULL, NULL}};
     return perf_str_opt_find(tab, a);
 }
 
@@ -483,6 +482,7 @@ int perf_h3_flag(const char *cmd, perf_h3_opts *o, const char *a)
 
 int perf_h3_apply(const char *who, const perf_h3_opts *o, qk_config *cfg)
 {
+    if (cli_check_dir(who, "--qlog", o->qlog)) return 2;
     if (qk_io_log_files(cfg, o->qlog, o->keylog)) {
         fprintf(stderr, "%s: --keylog %s (or $SSLKEYLOGFILE): cannot open it for appending\n", who,
                 o->keylog ? o->keylog : getenv("SSLKEYLOGFILE"));
@@ -500,7 +500,17 @@ int perf_h3_apply(const char *who, const perf_h3_opts *o, qk_config *cfg)
     cfg->key_update_after_pkts = o->key_update_pkts; /* RFC 9001 §6.1 */
     cfg->ecn = o->ecn;
     cfg->early_data = !o->no_early_data; /* RFC 9001 §4.6 */
-    return 0;
+    cfg->ciphers = o->ciphers;
+    /* A version or cipher list the library refuses is a usage error: name
+     * the option (qk_config_check's text says what it accepts). */
+    char why[300];
+    if (qk_config_check(cfg, why, sizeof why) == 0) return 0;
+    const char *opt = !strncmp(why, "version", 7)   ? "--quic-version"
+                      : !strncmp(why, "ciphers", 7) ? "--ciphers"
+                                                    : NULL;
+    if (!opt) return 0; /* other fields: explained by perf_endpoint_new */
+    fprintf(stderr, "%s: %s %s: %s\n", who, opt, opt[2] == 'q' ? o->version : o->ciphers, why);
+    return 2;
 }
 
 int perf_usage_error(const char *cmd, const char *fmt, ...)

@@ -1,4 +1,5 @@
 /* `quack perf server`: answers perf requests on every connection. */
+#include "cli_errors.h"
 #include "perf.h"
 
 #include <quack/cert.h>
@@ -182,6 +183,8 @@ static void conn_closed(srv *s, const qk_event *ev)
 {
     sconn *t = conn_track(s, ev->conn, false);
     bool clean = !ev->reason_err || (ev->app_error && ev->error_code == 0);
+    if (cli_log_failed_handshake(stderr, "quack perf server", ev))
+        clean = true; /* one line: peer and reason */
     if (!clean)
         fprintf(stderr, "quack perf server: connection closed: error %d (%s)\n", ev->reason_err,
                 ev->reason);

@@ -69,10 +69,11 @@ static void drv_on_timeout(void *ctx, qk_time now)
 }
 
 static const qk_io_driver_ops echo_driver_ops = {
-    drv_on_datagrams,
-    drv_poll_send,
-    drv_next_timeout,
-    drv_on_timeout,
+    .on_datagrams = drv_on_datagrams,
+    .poll_send = drv_poll_send,
+    .next_timeout = drv_next_timeout,
+    .on_timeout = drv_on_timeout,
+    /* .on_error (optional): ICMP errors of a QK_UDP_RECVERR socket */
 };
 
 /* Run the loop over socket u until the application or a signal breaks it.

@@ -52,6 +52,11 @@ typedef struct qk_h3_callbacks {
     void (*on_reset)(void *user, qk_h3 *h, uint64_t stream_id, uint64_t app_error);
     /** The peer sent GOAWAY with this stream (client) or push (server) id. */
     void (*on_goaway)(void *user, qk_h3 *h, uint64_t id);
+    /** Server (optional): the response submitted on stream_id is over.
+     * complete: all of it, FIN included, was handed to the QUIC stream (QUIC
+     * delivers it unless the connection fails); false: the stream was reset
+     * or stopped, or the layer was freed (connection closed) first. */
+    void (*on_response_done)(void *user, qk_h3 *h, uint64_t stream_id, bool complete);
 } qk_h3_callbacks;
 
 /**

@@ -69,6 +69,9 @@ enum {
     QK_UDP_REUSEPORT = 1u << 1, /**< SO_REUSEPORT */
     QK_UDP_NO_GSO = 1u << 2,    /**< never use UDP_SEGMENT (always split batches) */
     QK_UDP_NO_GRO = 1u << 3,    /**< do not enable UDP_GRO on receive */
+    QK_UDP_RECVERR = 1u << 4,   /**< IP_RECVERR / IPV6_RECVERR: queue ICMP errors for
+                                     qk_udp_recv_error() (clients: fail fast when nothing
+                                     listens; qk_io_loop drains them) */
 };
 
 /** Socket buffer size qk_udp_open() asks for (both directions). */
@@ -149,6 +152,21 @@ void qk_udp_get_stats(const qk_udp *u, qk_udp_stats *out);
  */
 int qk_udp_recv(qk_udp *u, qk_datagram *d, size_t n);
 
+/** An error the kernel queued for a datagram we sent (QK_UDP_RECVERR). */
+typedef struct qk_udp_error {
+    qk_addr peer;     /**< where the datagram that failed was going */
+    int err;          /**< errno value: ECONNREFUSED (port unreachable), EHOSTUNREACH, ... */
+    bool icmp;        /**< reported by an ICMP / ICMPv6 message */
+    bool unreachable; /**< ICMP port unreachable: nothing listens at peer */
+} qk_udp_error;
+
+/**
+ * Pop one entry of the socket's error queue (recvmsg MSG_ERRQUEUE; needs
+ * QK_UDP_RECVERR). Returns 0 and fills out, QK_ERR_AGAIN when the queue is
+ * empty (or QK_UDP_RECVERR is off), QK_ERR_INVALID_ARG, QK_ERR_IO.
+ */
+int qk_udp_recv_error(qk_udp *u, qk_udp_error *out);
+
 /**
  * Send n datagrams with as few sendmmsg() calls as possible. An entry with
  * segment_bytes != 0 is a run of equal segments (the last may be shorter),
@@ -204,6 +222,8 @@ typedef struct qk_io_driver_ops {
     size_t (*poll_send)(void *ctx, qk_datagram *out, size_t max, qk_time now);
     qk_time (*next_timeout)(void *ctx);
     void (*on_timeout)(void *ctx, qk_time now);
+    /** Optional (may be NULL): an error the socket queued (QK_UDP_RECVERR). */
+    void (*on_error)(void *ctx, const qk_udp_error *e, qk_time now);
 } qk_io_driver_ops;
 
 /** Loop settings; zero fields take the defaults. */

@@ -361,7 +361,7 @@ typedef struct qk_event {
     bool app_error;      /**< CLOSED: application (0x1d) vs transport (0x1c) */
     bool remote;         /**< CLOSED: the peer closed (or idle timeout when false) */
     int reason_err;      /**< CLOSED: QK_ERR_* that made us close, 0 for a clean close */
-    char reason[128];    /**< CLOSED: reason phrase */
+    char reason[256];    /**< CLOSED: reason phrase (what to fix, for handshake failures) */
     const uint8_t *data; /**< DATAGRAM payload */
     size_t len;
 } qk_event;
@@ -494,6 +494,21 @@ void qk_endpoint_on_timeout(qk_endpoint *ep, qk_time now);
 /** Pop the next event into ev. Returns true when one was returned. */
 bool qk_endpoint_poll_event(qk_endpoint *ep, qk_event *ev);
 
+/**
+ * The socket reported that datagrams to peer cannot be delivered (an ICMP
+ * port or host unreachable read from its error queue; src/io does this with
+ * IP_RECVERR). Each client connection to peer whose handshake has not
+ * completed closes at once, without a CONNECTION_CLOSE, with reason_err
+ * QK_ERR_CONNECTION_REFUSED and reason (e.g. "connection refused: nothing
+ * listening on 127.0.0.1:4433 (ICMP port unreachable)") instead of waiting
+ * for the handshake timeout. Established connections and servers ignore it:
+ * ICMP is unauthenticated (RFC 8085 §5.2; RFC 9000 §14.2 treats it as a
+ * hint). Returns the number of connections closed (their QK_EV_CLOSED is
+ * queued), or QK_ERR_INVALID_ARG.
+ */
+int qk_endpoint_on_unreachable(qk_endpoint *ep, const qk_addr *peer, const char *reason,
+                               qk_time now);
+
 /** Number of live connections. */
 size_t qk_endpoint_conn_count(const qk_endpoint *ep);
 
@@ -621,6 +636,19 @@ void qk_conn_stats_get(const qk_conn *c, qk_conn_stats *out);
 
 /** Negotiated ALPN (NULL before the handshake completes). */
 const char *qk_conn_alpn(const qk_conn *c);
+
+/** The peer's address on the current path into out (e.g. for a log line). */
+void qk_conn_peer_addr(const qk_conn *c, qk_addr *out);
+
+/**
+ * The SHA-256 of the SubjectPublicKeyInfo of the certificate the peer
+ * presented (the value quack's pins take), into out (32 bytes). Available
+ * once the peer's Certificate arrived, also when its verification failed
+ * (e.g. while handling QK_EV_CLOSED after a pin mismatch), so a tool can show
+ * the key it was offered. Returns 0, QK_ERR_STATE (no certificate received;
+ * the server side without client certificates) or QK_ERR_INVALID_ARG.
+ */
+int qk_conn_peer_spki_sha256(const qk_conn *c, uint8_t out[32]);
 
 /**
  * Keying material exported from this connection's TLS handshake (RFC 8446

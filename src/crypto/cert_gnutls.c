@@ -228,7 +228,7 @@ int qk_pin_parse(const char *s, uint8_t pin[QK_TLS_PIN_BYTES])
     return 0;
 }
 
-bool qk_gnutls_peer_pin_ok(gnutls_session_t s, const uint8_t pin[QK_PIN_BYTES])
+bool qk_gnutls_peer_spki(gnutls_session_t s, uint8_t out[QK_PIN_BYTES])
 {
     unsigned n = 0;
     const gnutls_datum_t *certs = gnutls_certificate_get_peers(s, &n);
@@ -240,10 +240,18 @@ bool qk_gnutls_peer_pin_ok(gnutls_session_t s, const uint8_t pin[QK_PIN_BYTES])
     if (gnutls_x509_crt_import(crt, &certs[0], GNUTLS_X509_FMT_DER) == 0 &&
         gnutls_x509_crt_get_key_id(crt, GNUTLS_KEYID_USE_SHA256, id, &id_len) == 0 &&
         id_len == QK_PIN_BYTES) {
-        uint8_t d = 0; /* constant time */
-        for (size_t i = 0; i < QK_PIN_BYTES; i++) d |= (uint8_t)(id[i] ^ pin[i]);
-        ok = d == 0;
+        memcpy(out, id, QK_PIN_BYTES);
+        ok = true;
     }
     gnutls_x509_crt_deinit(crt);
     return ok;
+}
+
+bool qk_gnutls_peer_pin_ok(gnutls_session_t s, const uint8_t pin[QK_PIN_BYTES])
+{
+    uint8_t id[QK_PIN_BYTES];
+    if (!qk_gnutls_peer_spki(s, id)) return false;
+    uint8_t d = 0; /* constant time */
+    for (size_t i = 0; i < QK_PIN_BYTES; i++) d |= (uint8_t)(id[i] ^ pin[i]);
+    return d == 0;
 }

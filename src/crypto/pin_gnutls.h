@@ -12,4 +12,8 @@
  * broken certificate is false. */
 bool qk_gnutls_peer_pin_ok(gnutls_session_t s, const uint8_t pin[QK_PIN_BYTES]);
 
+/** The SHA-256 of the SubjectPublicKeyInfo of the peer's first certificate
+ * (what a pin is compared with) into out. False when there is none (yet). */
+bool qk_gnutls_peer_spki(gnutls_session_t s, uint8_t out[QK_PIN_BYTES]);
+
 #endif

@@ -25,6 +25,7 @@ typedef enum qk_tls_verify {
 } qk_tls_verify;
 
 #define QK_TLS_PIN_BYTES         QK_PIN_BYTES
+#define QK_TLS_ERR_BYTES         256 /* qk_tls_last_error() text, NUL included */
 #define QK_TLS_ALPN_MAX          8
 #define QK_TLS_OUT_MAX_BYTES     (64 * 1024) /* per level, bounded */
 #define QK_TLS_PEER_TP_MAX_BYTES 4096
@@ -142,6 +143,22 @@ int qk_tls_alert(const qk_tls *tls);
 
 /** Negotiated packet-protection suite (QK_SUITE_UNKNOWN before ServerHello). */
 qk_crypto_suite qk_tls_cipher_suite(const qk_tls *tls);
+
+/**
+ * The SHA-256 of the SubjectPublicKeyInfo of the certificate the peer
+ * presented (what a pin is), also after its verification failed. Returns 0,
+ * QK_ERR_STATE (no certificate received) or QK_ERR_INVALID_ARG.
+ */
+int qk_tls_peer_spki_sha256(const qk_tls *tls, uint8_t out[QK_TLS_PIN_BYTES]);
+
+/**
+ * The text for a handshake the peer ended with TLS alert (a CRYPTO_ERROR
+ * CONNECTION_CLOSE, RFC 9001 §4.8): peer_reason when it has one, otherwise
+ * what the alert likely means with what we offered (handshake_failure: our
+ * cipher suites; no_application_protocol: our ALPN list). Writes out.
+ */
+void qk_tls_explain_peer_alert(const qk_tls *tls, int alert, const char *peer_reason, char *out,
+                               size_t cap);
 
 /** Human-readable description of the last GnuTLS failure (never NULL). */
 const char *qk_tls_last_error(const qk_tls *tls);

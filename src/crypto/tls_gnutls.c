@@ -10,6 +10,8 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <string.h>
@@ -61,7 +63,12 @@ struct qk_tls {
     uint8_t pin[QK_TLS_PIN_BYTES];
     void (*keylog)(void *ctx, const char *line);
     void *keylog_ctx;
-    char err[160];
+    char err[QK_TLS_ERR_BYTES];
+    /* For error texts (handshake failures that say what to fix). */
+    char alpn_list[128];    /* ours, "h3, hq-interop" */
+    char cipher_list[160];  /* ours, IANA names */
+    char peer_ciphers[160]; /* server: what the ClientHello offered */
+    char peer_alpn[128];    /* server: the ClientHello's ALPN list */
     /* resumption / 0-RTT */
     int offered_early; /* client: resumed with early data allowed */
     int early_secret;  /* an EARLY secret was installed */
@@ -204,6 +211,15 @@ static qk_crypto_suite suite_from_gnutls(gnutls_cipher_algorithm_t c)
     }
 }
 
+/* An error text, cut at the buffer's end (texts naming lists may be long). */
+__attribute__((format(printf, 2, 3))) static void err_text(qk_tls *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(t->err, sizeof t->err, fmt, ap);
+    va_end(ap);
+}
+
 static void set_err(qk_tls *t, const char *what, int rv)
 {
     snprintf(t->err, sizeof t->err, "%s: %s", what, gnutls_strerror(rv));
@@ -313,8 +329,65 @@ static int verify_pin(gnutls_session_t s)
 {
     qk_tls *t = gnutls_session_get_ptr(s);
     if (qk_gnutls_peer_pin_ok(s, t->pin)) return 0;
-    snprintf(t->err, sizeof t->err, "server key does not match the pinned SHA-256");
+    char want[65], got[65] = "none";
+    uint8_t spki[QK_PIN_BYTES];
+    qk_pin_to_hex(t->pin, want);
+    if (qk_gnutls_peer_spki(s, spki)) qk_pin_to_hex(spki, got);
+    err_text(t, "certificate pin mismatch: expected SPKI SHA-256 %s, server presented %s", want,
+             got);
     return -1;
+}
+
+/* IANA name of a TLS 1.3 cipher suite (RFC 8446 §B.4, RFC 9001 §5.3). */
+static const char *suite_name(unsigned id)
+{
+    static const char *const names[] = {"TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384",
+                                        "TLS_CHACHA20_POLY1305_SHA256", "TLS_AES_128_CCM_SHA256",
+                                        "TLS_AES_128_CCM_8_SHA256"};
+    return id >= 0x1301 && id <= 0x1305 ? names[id - 0x1301] : NULL;
+}
+
+static void list_add(char *list, size_t cap, const char *item, size_t len)
+{
+    size_t n = strlen(list);
+    if (n + len + 3 >= cap) return;
+    snprintf(list + n, cap - n, "%s%.*s", n ? ", " : "", (int)len, item);
+}
+
+/* Server: a ClientHello's cipher suites and ALPN list (RFC 8446 §4.1.2,
+ * RFC 7301 §3.1), kept for the error text when nothing matches. */
+static void parse_client_hello(qk_tls *t, const uint8_t *p, size_t len)
+{
+    size_t o = 34; /* legacy_version, random */
+    if (o >= len || (o += 1 + p[o]) + 2 > len) return;
+    size_t cs = (size_t)p[o] << 8 | p[o + 1];
+    o += 2;
+    for (size_t i = 0; i + 1 < cs && o + i + 1 < len; i += 2) {
+        const char *nm = suite_name((unsigned)p[o + i] << 8 | p[o + i + 1]);
+        if (nm) list_add(t->peer_ciphers, sizeof t->peer_ciphers, nm, strlen(nm));
+    }
+    o += cs;
+    if (o >= len || (o += 1 + p[o]) + 2 > len) return; /* legacy_compression_methods */
+    size_t end = o + 2 + ((size_t)p[o] << 8 | p[o + 1]);
+    for (o += 2; o + 4 <= len && o + 4 <= end;) {
+        unsigned type = (unsigned)p[o] << 8 | p[o + 1];
+        size_t el = (size_t)p[o + 2] << 8 | p[o + 3];
+        o += 4;
+        if (o + el > len) return;
+        for (size_t i = 2; type == 16 && i < el && i + 1 + p[o + i] <= el; i += 1 + p[o + i])
+            list_add(t->peer_alpn, sizeof t->peer_alpn, (const char *)p + o + i + 1, p[o + i]);
+        o += el;
+    }
+}
+
+static int on_client_hello(gnutls_session_t s, unsigned htype, unsigned when, unsigned incoming,
+                           const gnutls_datum_t *msg)
+{
+    (void)when;
+    qk_tls *t = gnutls_session_get_ptr(s);
+    if (htype == GNUTLS_HANDSHAKE_CLIENT_HELLO && incoming && msg && !t->peer_ciphers[0])
+        parse_client_hello(t, msg->data, msg->size);
+    return 0;
 }
 
 static int on_keylog(gnutls_session_t s, const char *label, const gnutls_datum_t *secret)
@@ -414,6 +487,7 @@ static int setup_alpn(qk_tls *t, const qk_tls_config *cfg)
         if (l == 0 || l > 255) return QK_ERR_CONFIG;
         d[n].data = (unsigned char *)cfg->alpn[n];
         d[n].size = (unsigned)l;
+        list_add(t->alpn_list, sizeof t->alpn_list, cfg->alpn[n], l);
     }
     /* RFC 9001 §8.1: ALPN is mandatory for QUIC. */
     if (n == 0) {
@@ -476,6 +550,18 @@ static int setup_session(qk_tls *t, const qk_tls_config *cfg)
         set_err(t, "priority string", rv);
         return QK_ERR_CONFIG;
     }
+    /* Our TLS 1.3 suites, by IANA name, for error texts. */
+    const char *prio = cfg->priority ? cfg->priority : default_priority;
+    for (size_t i = 0; i < sizeof suites / sizeof *suites; i++) {
+        char tok[40];
+        size_t tl = (size_t)snprintf(tok, sizeof tok, ":+%s", suites[i].gnutls);
+        const char *at = strstr(prio, tok);
+        if (at && (at[tl] == ':' || at[tl] == 0))
+            list_add(t->cipher_list, sizeof t->cipher_list, suites[i].iana, strlen(suites[i].iana));
+    }
+    if (t->is_server)
+        gnutls_handshake_set_hook_function(t->s, GNUTLS_HANDSHAKE_CLIENT_HELLO, GNUTLS_HOOK_PRE,
+                                           on_client_hello);
     gnutls_handshake_set_secret_function(t->s, on_secret);
     gnutls_handshake_set_read_function(t->s, on_handshake_out);
     gnutls_alert_set_read_function(t->s, on_alert);
@@ -532,8 +618,37 @@ void qk_tls_del(qk_tls *t)
 
 /* ---- driving ---- */
 
+/* What to fix, for the handshake failures a user can act on. */
+static void explain(qk_tls *t, int rv)
+{
+    const char *peer = t->is_server ? "client" : "server";
+    if (rv == GNUTLS_E_NO_CIPHER_SUITES || rv == GNUTLS_E_UNKNOWN_CIPHER_SUITE) {
+        err_text(t, "no common TLS cipher suite: %s offers %s; %s accepts %s",
+                 t->is_server ? "client" : "server", t->peer_ciphers[0] ? t->peer_ciphers : "?",
+                 t->is_server ? "server" : "client", t->cipher_list);
+    } else if (rv == GNUTLS_E_NO_APPLICATION_PROTOCOL) {
+        err_text(t, "ALPN mismatch: %s offers %s; %s accepts %s", peer,
+                 t->peer_alpn[0] ? t->peer_alpn : "none", t->is_server ? "server" : "client",
+                 t->alpn_list);
+    } else if (rv == GNUTLS_E_CERTIFICATE_VERIFICATION_ERROR && !t->is_server) {
+        gnutls_datum_t why = {0};
+        unsigned st = gnutls_session_get_verify_cert_status(t->s);
+        char got[65] = "?";
+        uint8_t spki[QK_PIN_BYTES];
+        if (qk_gnutls_peer_spki(t->s, spki)) qk_pin_to_hex(spki, got);
+        gnutls_certificate_verification_status_print(st, GNUTLS_CRT_X509, &why, 0);
+        for (unsigned n = why.data ? why.size : 0;
+             n && (why.data[n - 1] == ' ' || !why.data[n - 1]);)
+            why.data[--n] = 0; /* GnuTLS ends the text with a space */
+        err_text(t, "untrusted certificate (%s); server SPKI SHA-256 %s",
+                 why.data ? (const char *)why.data : "verification failed", got);
+        gnutls_free(why.data);
+    }
+}
+
 static int fail_with(qk_tls *t, int rv)
 {
+    if (rv != 0 && t->err[0] == '\0') explain(t, rv);
     if (rv != 0 && t->err[0] == '\0') set_err(t, "handshake", rv);
     if (t->alert == 0) {
         gnutls_alert_send_appropriate(t->s, rv); /* reported through on_alert */
@@ -564,7 +679,9 @@ static int finish(qk_tls *t)
         return fail_alert(t, QK_TLS_ALERT_MISSING_EXTENSION, "peer sent no transport parameters");
     /* RFC 9001 §8.1: no ALPN agreed -> no_application_protocol. */
     if (gnutls_alpn_get_selected_protocol(t->s, &p) < 0 || p.size == 0 || p.size >= sizeof t->alpn)
-        return fail_alert(t, QK_TLS_ALERT_NO_APPLICATION_PROTOCOL, "no ALPN protocol agreed");
+        return fail_alert(t, QK_TLS_ALERT_NO_APPLICATION_PROTOCOL,
+                          t->is_server ? "ALPN mismatch: no ALPN protocol agreed"
+                                       : "ALPN mismatch: server selected none of ours");
     memcpy(t->alpn, p.data, p.size);
     t->alpn[p.size] = '\0';
     t->complete = 1;
@@ -670,6 +787,32 @@ qk_crypto_suite qk_tls_cipher_suite(const qk_tls *t)
 const char *qk_tls_last_error(const qk_tls *t)
 {
     return t && t->err[0] ? t->err : "no error";
+}
+
+int qk_tls_peer_spki_sha256(const qk_tls *t, uint8_t out[QK_TLS_PIN_BYTES])
+{
+    if (!t || !out) return QK_ERR_INVALID_ARG;
+    return qk_gnutls_peer_spki(t->s, out) ? 0 : QK_ERR_STATE;
+}
+
+void qk_tls_explain_peer_alert(const qk_tls *t, int alert, const char *peer_reason, char *out,
+                               size_t cap)
+{
+    /* Another stack's close may carry no reason: say what the alert means. */
+    const char *peer = t && t->is_server ? "client" : "server";
+    const char *us = t && t->is_server ? "server" : "client";
+    if (!t || (peer_reason && peer_reason[0])) {
+        snprintf(out, cap, "%s", peer_reason ? peer_reason : "");
+    } else if (alert == QK_TLS_ALERT_HANDSHAKE_FAILURE) {
+        snprintf(out, cap,
+                 "TLS handshake_failure from the %s (no common TLS cipher suite?): %s offers %s",
+                 peer, us, t->cipher_list);
+    } else if (alert == QK_TLS_ALERT_NO_APPLICATION_PROTOCOL) {
+        snprintf(out, cap, "ALPN mismatch: %s offers %s; the %s accepts none of them", us,
+                 t->alpn_list, peer);
+    } else {
+        snprintf(out, cap, "TLS alert %d from the %s", alert, peer);
+    }
 }
 
 const uint8_t *qk_tls_ticket(const qk_tls *t, size_t *len)

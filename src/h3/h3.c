@@ -40,6 +40,7 @@ typedef struct h3_stream {
     size_t nfields;
     bool overflow;
     bool responded;   /* server: response submitted */
+    bool reported;    /* server: on_response_done called */
     bool got_headers; /* a final header section was delivered */
     bool send_done, recv_done;
 } h3_stream;
@@ -83,8 +84,17 @@ static void body_release(h3_stream *s)
     s->body = NULL;
 }
 
+/* Server: tell the application how a response it submitted ended. */
+static void report_done(qk_h3 *h, h3_stream *s, bool complete)
+{
+    if (!s->responded || s->reported) return;
+    s->reported = true;
+    if (h->cb.on_response_done) h->cb.on_response_done(h->user, h, s->sid, complete);
+}
+
 static void stream_free(qk_h3 *h, h3_stream *s)
 {
+    report_done(h, s, false); /* reset, stopped, or the connection went first */
     for (h3_stream **pp = &h->streams; *pp; pp = &(*pp)->next)
         if (*pp == s) {
             *pp = s->next;
@@ -113,6 +123,7 @@ static int fatal(qk_h3 *h, int liberr)
 static void maybe_close(qk_h3 *h, h3_stream *s)
 {
     if (!s->send_done || !s->recv_done) return;
+    report_done(h, s, true);
     uint64_t sid = s->sid;
     stream_free(h, s);
     nghttp3_conn_close_stream(h->ng, (int64_t)sid, QK_H3_NO_ERROR);

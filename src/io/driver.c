@@ -8,6 +8,7 @@
  * lost. No allocation per packet. */
 #include <quack/driver.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -131,9 +132,23 @@ static void on_timeout(void *ctx, qk_time now)
     run_app(d, now);
 }
 
+/* RFC 8085 §5.2: an ICMP port unreachable for a server we are connecting
+ * to fails the attempt now instead of at the handshake timeout. */
+static void on_error(void *ctx, const qk_udp_error *e, qk_time now)
+{
+    qk_io_ep_driver *d = ctx;
+    if (!e->unreachable) return;
+    char addr[QK_ADDR_STRLEN], why[160];
+    if (qk_addr_format(&e->peer, addr, sizeof addr) < 0) snprintf(addr, sizeof addr, "the server");
+    snprintf(why, sizeof why, "connection refused: nothing listening on %s (ICMP port unreachable)",
+             addr);
+    if (qk_endpoint_on_unreachable(d->ep, &e->peer, why, now) > 0) run_app(d, now);
+}
+
 const qk_io_driver_ops qk_io_ep_driver_ops = {
     .on_datagrams = on_datagrams,
     .poll_send = poll_send,
     .next_timeout = next_timeout,
     .on_timeout = on_timeout,
+    .on_error = on_error,
 };

@@ -174,10 +174,20 @@ static void settle(qk_io_loop *l)
 /* libev callbacks                                                          */
 /* ------------------------------------------------------------------------ */
 
+/* ICMP errors the socket queued (QK_UDP_RECVERR), before the datagrams:
+ * the driver may fail a connection attempt at once. */
+static void read_errors(qk_io_loop *l)
+{
+    qk_udp_error e;
+    for (int i = 0; i < 64 && qk_udp_recv_error(l->udp, &e) == 0; i++)
+        if (l->ops.on_error) l->ops.on_error(l->ctx, &e, qk_io_now());
+}
+
 static void on_readable(struct ev_loop *ev, ev_io *w, int revents)
 {
     qk_io_loop *l = w->data;
     l->stats.wakeups++;
+    read_errors(l);
     read_socket(l);
     settle(l);
 }

@@ -16,6 +16,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <linux/errqueue.h>
+
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT 103
 #endif
@@ -46,6 +48,7 @@ typedef struct qk_udp_msgmap {
 struct qk_udp {
     int fd;
     bool wildcard; /* bound to 0.0.0.0 / :: : pktinfo gives the local address */
+    bool recverr;  /* QK_UDP_RECVERR: ICMP errors are queued */
     qk_addr local;
     qk_udp_caps caps;
     qk_udp_stats stats;
@@ -264,6 +267,51 @@ static void setup_opts(qk_udp *u, unsigned flags)
         u->caps.gso = getsockopt(u->fd, SOL_UDP, UDP_SEGMENT, &v, &l) == 0;
     }
     if (!(flags & QK_UDP_NO_GRO)) u->caps.gro = setopt_int(u->fd, SOL_UDP, UDP_GRO, 1);
+    /* RFC 8085 §5.2: let the application see ICMP errors (error queue). */
+    if (flags & QK_UDP_RECVERR) {
+        u->recverr = setopt_int(u->fd, IPPROTO_IP, IP_RECVERR, 1);
+        if (u->caps.family == AF_INET6)
+            u->recverr = setopt_int(u->fd, IPPROTO_IPV6, IPV6_RECVERR, 1) || u->recverr;
+    }
+}
+
+int qk_udp_recv_error(qk_udp *u, qk_udp_error *out)
+{
+    if (!u || !out) return QK_ERR_INVALID_ARG;
+    if (!u->recverr) return QK_ERR_AGAIN;
+    uint8_t data[64];
+    union {
+        char buf[512];
+        struct cmsghdr align;
+    } ctl;
+    struct iovec iov = {data, sizeof data};
+    memset(out, 0, sizeof *out);
+    struct msghdr mh = {.msg_name = &out->peer.ss,
+                        .msg_namelen = sizeof out->peer.ss,
+                        .msg_iov = &iov,
+                        .msg_iovlen = 1,
+                        .msg_control = ctl.buf,
+                        .msg_controllen = sizeof ctl.buf};
+    ssize_t r;
+    do {
+        r = recvmsg(u->fd, &mh, MSG_ERRQUEUE | MSG_DONTWAIT);
+    } while (r < 0 && errno == EINTR);
+    if (r < 0) return (errno == EAGAIN || errno == EWOULDBLOCK) ? QK_ERR_AGAIN : QK_ERR_IO;
+    out->peer.len = mh.msg_namelen;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+        if (!((c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_RECVERR) ||
+              (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_RECVERR)))
+            continue;
+        struct sock_extended_err ee;
+        memcpy(&ee, CMSG_DATA(c), sizeof ee);
+        out->err = (int)ee.ee_errno;
+        out->icmp = ee.ee_origin == SO_EE_ORIGIN_ICMP || ee.ee_origin == SO_EE_ORIGIN_ICMP6;
+        /* RFC 792: type 3 code 3; RFC 4443 §3.1: type 1 code 4. */
+        out->unreachable =
+            (ee.ee_origin == SO_EE_ORIGIN_ICMP && ee.ee_type == 3 && ee.ee_code == 3) ||
+            (ee.ee_origin == SO_EE_ORIGIN_ICMP6 && ee.ee_type == 1 && ee.ee_code == 4);
+    }
+    return 0;
 }
 
 int qk_udp_open(const qk_addr *bind_addr, unsigned flags, qk_udp **out)

@@ -45,7 +45,7 @@ typedef struct qk_simm_result {
     qk_time path_failed_ns;              /**< when (absolute), QK_TIME_INFINITE = never */
     qk_conn_stats client_stats;          /**< the sender's connection */
     bool client_closed;
-    char close_reason[128]; /**< the sender's QK_EV_CLOSED reason */
+    char close_reason[256]; /**< the sender's QK_EV_CLOSED reason */
     bool mismatch;          /**< a frame header was malformed */
 } qk_simm_result;
 

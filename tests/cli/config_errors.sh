@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The CLI commands explain a configuration qk_endpoint_new refuses (with
-# qk_config_check's text) and exit non-zero; bad option values exit 2.
+# qk_config_check's text), naming the option, and exit 2 like other bad
+# option values.
 # Usage: bash tests/cli/config_errors.sh BUILD_DIR
 set -uo pipefail
 build=${1:?usage: config_errors.sh BUILD_DIR}
@@ -19,15 +20,15 @@ expect() { # name want_rc want_stderr_substring cmd...
         fails=$((fails + 1))
     fi
 }
-V="invalid configuration: version must be 0, 0x00000001 (QUIC v1) or 0x6b3343cf (QUIC v2)"
-expect "get: unsupported --quic-version" 1 "quack get: $V" \
+V="version must be 0, 0x00000001 (QUIC v1) or 0x6b3343cf (QUIC v2)"
+expect "get: unsupported --quic-version" 2 "quack get: --quic-version 0x1a2a3a4a: $V" \
     "$q" get --insecure --quic-version 0x1a2a3a4a https://127.0.0.1:9/x
 # Only the explanation: no per-URL noise after a refused configuration.
 if grep -q 'not completed' "$tmp/err"; then
     echo "FAIL - get: per-URL lines after a configuration error"
     fails=$((fails + 1))
 fi
-expect "serve: unsupported --quic-version" 1 "quack serve: $V" \
+expect "serve: unsupported --quic-version" 2 "quack serve: --quic-version 7: $V" \
     "$q" serve --root "$tmp" --listen 127.0.0.1:0 --quic-version 7
 expect "get: --quic-version junk" 2 "--quic-version v3: want v1, v2 or a number" \
     "$q" get --insecure --quic-version v3 https://127.0.0.1:9/x

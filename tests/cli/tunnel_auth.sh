@@ -74,6 +74,7 @@ with open(cap, "ab") as f:
 EOF
     rpid=$!
     pids+=($rpid)
+    wait_udp "$relay_port" || no "the relay did not bind 127.0.0.1:$relay_port"
 }
 
 head -c 32 /dev/urandom | base64 >"$tmp/secret"

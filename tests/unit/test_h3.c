@@ -40,6 +40,7 @@ typedef struct world {
     bool client_goaway, server_goaway_at_end;
     uint64_t goaway_id;
     unsigned releases;
+    unsigned responded, done_complete, done_incomplete; /* on_response_done */
     bool reset_first; /* server resets the first request instead of answering */
 } world;
 
@@ -186,10 +187,22 @@ static void s_end(void *u, qk_h3 *h, uint64_t sid)
     }
     assert_int_equal(qk_h3_respond(h, sid, 200, NULL, 0, NULL, 0, NULL, NULL), QK_ERR_STATE);
     r->used = false;
+    w->responded++;
 }
 
-static const qk_h3_callbacks ccb = {c_headers, c_data, c_end, c_reset, c_goaway};
-static const qk_h3_callbacks scb = {s_headers, s_data, s_end, NULL, NULL};
+static void s_done(void *u, qk_h3 *h, uint64_t sid, bool complete)
+{
+    world *w = u;
+    (void)h;
+    (void)sid;
+    if (complete)
+        w->done_complete++;
+    else
+        w->done_incomplete++;
+}
+
+static const qk_h3_callbacks ccb = {c_headers, c_data, c_end, c_reset, c_goaway, NULL};
+static const qk_h3_callbacks scb = {s_headers, s_data, s_end, NULL, NULL, s_done};
 
 static void send_requests(world *w)
 {
@@ -297,7 +310,36 @@ static void test_get_sizes_and_404(void **state)
     /* every non-empty body was released once nghttp3 no longer needed it */
     assert_true(w.releases >= 5);
     assert_int_equal(qk_h3_active(w.ch), 0);
+    /* Every response went out in full (404 included), none unfinished. */
+    assert_int_equal(w.done_complete, 7);
+    assert_int_equal(w.done_incomplete, 0);
     world_free(&w);
+}
+
+static bool responded(qk_pair *p, void *ctx)
+{
+    step(p, ctx);
+    return ((world *)ctx)->responded > 0;
+}
+
+/* A response cut short (the server's layer freed while the body waits for
+ * the client's 1000-byte window and a 16 KiB send buffer) is reported
+ * unfinished, once. */
+static void test_response_unfinished(void **state)
+{
+    (void)state;
+    world w;
+    world_init(&w, 1, 300000);
+    w.p.ccfg.initial_max_data_bytes = w.p.ccfg.max_conn_window_bytes = 1000;
+    w.p.ccfg.initial_max_stream_data_bytes = w.p.ccfg.max_stream_window_bytes = 1000;
+    w.p.scfg.max_stream_send_buffer_bytes = 16384;
+    snprintf(w.reqs[0].path, sizeof w.reqs[0].path, "/size/300000");
+    assert_int_equal(qk_pair_start(&w.p), 0);
+    assert_true(qk_pair_run_until(&w.p, responded, &w, w.p.now + 5 * QK_NS_PER_S));
+    assert_int_equal(w.done_complete + w.done_incomplete, 0);
+    world_free(&w);
+    assert_int_equal(w.done_complete, 0);
+    assert_int_equal(w.done_incomplete, 1);
 }
 
 /* Issue 17: every response larger than the client's fixed 1000-byte
@@ -405,6 +447,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_get_sizes_and_404),
+        cmocka_unit_test(test_response_unfinished),
         cmocka_unit_test(test_tiny_client_windows),
         cmocka_unit_test(test_many_concurrent_beyond_stream_limit),
         cmocka_unit_test(test_post_body),

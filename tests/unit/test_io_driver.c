@@ -6,6 +6,7 @@
 #include "qk_pair.h"
 #include "qk_test.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,6 +151,51 @@ static void test_driver_gso_transfer(void **state)
     qk_pair_free(&p);
 }
 
+/* An ICMP port unreachable (qk_udp_error from the socket's error queue)
+ * fails a client's handshake at once; other errors, other peers and
+ * established connections are left alone (ICMP is unauthenticated). */
+static void test_driver_unreachable(void **state)
+{
+    (void)state;
+    qk_pair p;
+    assert_int_equal(qk_pair_init(&p, 0), 0);
+    qk_endpoint *ce = qk_endpoint_new(&p.ccfg), *se = qk_endpoint_new(&p.scfg);
+    assert_non_null(ce);
+    assert_non_null(se);
+    qk_io_ep_driver cd;
+    assert_int_equal(qk_io_ep_driver_init(&cd, ce, 1452, NULL, NULL), 0);
+    qk_conn *conn;
+    assert_int_equal(qk_connect(ce, &p.caddr, &p.saddr, "quack.test", p.now, &conn), 0);
+    qk_udp_error e = {.peer = p.caddr, .err = ECONNREFUSED, .icmp = true, .unreachable = true};
+    qk_io_ep_driver_ops.on_error(&cd, &e, p.now); /* another peer */
+    e.peer = p.saddr;
+    e.unreachable = false; /* e.g. host unreachable: may be transient */
+    qk_io_ep_driver_ops.on_error(&cd, &e, p.now);
+    qk_event ev;
+    while (qk_endpoint_poll_event(ce, &ev)) assert_int_not_equal(ev.type, QK_EV_CLOSED);
+    assert_int_equal(qk_endpoint_conn_count(ce), 1);
+    e.unreachable = true;
+    qk_io_ep_driver_ops.on_error(&cd, &e, p.now + 1000);
+    bool closed = false;
+    while (qk_endpoint_poll_event(ce, &ev)) {
+        if (ev.type != QK_EV_CLOSED) continue;
+        closed = true;
+        assert_int_equal(ev.reason_err, QK_ERR_CONNECTION_REFUSED);
+        assert_false(ev.remote);
+        assert_non_null(strstr(ev.reason, "connection refused: nothing listening on "));
+        assert_non_null(strstr(ev.reason, "(ICMP port unreachable)"));
+    }
+    assert_true(closed);
+    assert_int_equal(qk_endpoint_conn_count(ce), 0);
+    /* A server (or anyone with no connection to that peer) ignores it. */
+    assert_int_equal(qk_endpoint_on_unreachable(se, &p.caddr, "x", p.now), 0);
+    assert_int_equal(qk_endpoint_on_unreachable(NULL, &p.caddr, "x", p.now), QK_ERR_INVALID_ARG);
+    qk_io_ep_driver_free(&cd);
+    qk_endpoint_del(ce);
+    qk_endpoint_del(se);
+    qk_pair_free(&p);
+}
+
 static void test_driver_init_rejects(void **state)
 {
     (void)state;
@@ -176,6 +222,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_driver_gso_transfer),
         cmocka_unit_test(test_driver_init_rejects),
+        cmocka_unit_test(test_driver_unreachable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

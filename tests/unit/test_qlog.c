@@ -155,10 +155,39 @@ static void test_qlog_schema(void **state)
     for (int i = 0; i < 2; i++) free(traces[i].buf);
 }
 
+/* Endpoints freed with the connection open (the CLI on SIGTERM): each
+ * trace is flushed, closed, valid to the end, and its last record is
+ * connection_closed saying so. */
+static void test_qlog_freed_open(void **state)
+{
+    (void)state;
+    memset(traces, 0, sizeof traces);
+    qk_pair p;
+    assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
+    p.ccfg.qlog_open = p.scfg.qlog_open = t_open;
+    p.ccfg.qlog_write = p.scfg.qlog_write = t_write;
+    p.ccfg.qlog_close = p.scfg.qlog_close = t_close;
+    assert_int_equal(qk_pair_start(&p), 0);
+    assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 2 * QK_NS_PER_S));
+    qk_pair_free(&p);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(traces[i].closed, 1);
+        jq_valid(&traces[i]);
+        const char *last = strrchr(traces[i].buf, '\x1e');
+        assert_non_null(last);
+        assert_non_null(strstr(last, "\"name\":\"connectivity:connection_closed\""));
+        assert_non_null(strstr(last, "\"owner\":\"local\",\"connection_code\":0"));
+        assert_non_null(strstr(last, "\"reason\":\"endpoint freed with the connection open\""));
+        assert_int_equal(traces[i].buf[traces[i].len - 1], '\n');
+        free(traces[i].buf);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_qlog_schema),
+        cmocka_unit_test(test_qlog_freed_open),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -230,6 +230,47 @@ static void test_wrong_pin(void **state)
     assert_false(qk_tls_complete(s.tls));
     /* No 1-RTT write secret was handed out on the failing client. */
     assert_int_equal(c.secret_len[QK_LEVEL_APPLICATION][1] == 0 || c.rc < 0, 1);
+    /* The error names both keys; the presented one is readable. */
+    uint8_t real[32], got[32];
+    char want_hex[65], real_hex[65], text[300];
+    assert_int_equal(qk_cert_pin_pem(g_cert, strlen(g_cert), real), 0);
+    qk_pin_to_hex(pin, want_hex);
+    qk_pin_to_hex(real, real_hex);
+    snprintf(text, sizeof text,
+             "certificate pin mismatch: expected SPKI SHA-256 %s, server presented %s", want_hex,
+             real_hex);
+    assert_string_equal(qk_tls_last_error(c.tls), text);
+    assert_int_equal(qk_tls_peer_spki_sha256(c.tls, got), 0);
+    assert_memory_equal(got, real, 32);
+    assert_int_equal(qk_tls_peer_spki_sha256(s.tls, got), QK_ERR_STATE); /* no client cert */
+    qk_tls_del(c.tls);
+    qk_tls_del(s.tls);
+}
+
+/* No common cipher suite: the server's text lists both sides (the
+ * ClientHello's offer and what it accepts); a client told only the alert
+ * says what it offered. */
+static void test_no_common_suite(void **state)
+{
+    side c = {0}, s = {0};
+    c.tls = make(0, "hq-interop", NULL, QK_TLS_VERIFY_INSECURE, NULL, "client-tp",
+                 "NORMAL:-VERS-ALL:+VERS-TLS1.3:-CIPHER-ALL:+AES-256-GCM:+AES-128-GCM:"
+                 "%DISABLE_TLS13_COMPAT_MODE");
+    s.tls = make(1, "hq-interop", NULL, 0, NULL, "server-tp",
+                 "NORMAL:-VERS-ALL:+VERS-TLS1.3:-CIPHER-ALL:+CHACHA20-POLY1305:"
+                 "%DISABLE_TLS13_COMPAT_MODE");
+    run(&c, &s);
+    assert_int_equal(s.rc, QK_ERR_CRYPTO_ALERT(QK_TLS_ALERT_HANDSHAKE_FAILURE));
+    assert_string_equal(qk_tls_last_error(s.tls),
+                        "no common TLS cipher suite: client offers TLS_AES_256_GCM_SHA384, "
+                        "TLS_AES_128_GCM_SHA256; server accepts TLS_CHACHA20_POLY1305_SHA256");
+    char out[256];
+    qk_tls_explain_peer_alert(c.tls, QK_TLS_ALERT_HANDSHAKE_FAILURE, "", out, sizeof out);
+    assert_non_null(strstr(out, "no common TLS cipher suite?"));
+    assert_non_null(strstr(out, "client offers TLS_AES_128_GCM_SHA256, TLS_AES_256_GCM_SHA384"));
+    qk_tls_explain_peer_alert(c.tls, QK_TLS_ALERT_HANDSHAKE_FAILURE, "server text", out,
+                              sizeof out);
+    assert_string_equal(out, "server text");
     qk_tls_del(c.tls);
     qk_tls_del(s.tls);
 }
@@ -244,6 +285,11 @@ static void test_alpn_mismatch(void **state)
     assert_int_equal(qk_err_transport_code(s.rc), 0x178);
     assert_int_equal(qk_tls_alert(s.tls), 120);
     assert_false(qk_tls_complete(c.tls));
+    assert_string_equal(qk_tls_last_error(s.tls),
+                        "ALPN mismatch: client offers h3; server accepts hq-interop");
+    char out[256];
+    qk_tls_explain_peer_alert(c.tls, QK_TLS_ALERT_NO_APPLICATION_PROTOCOL, "", out, sizeof out);
+    assert_string_equal(out, "ALPN mismatch: client offers h3; the server accepts none of them");
     qk_tls_del(c.tls);
     qk_tls_del(s.tls);
 }
@@ -387,11 +433,11 @@ static void test_cert_files(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_handshake_pin), cmocka_unit_test(test_handshake_suites),
-        cmocka_unit_test(test_wrong_pin),     cmocka_unit_test(test_alpn_mismatch),
-        cmocka_unit_test(test_keylog),        cmocka_unit_test(test_keylog_env_ignored),
-        cmocka_unit_test(test_config_errors), cmocka_unit_test(test_pin_printers),
-        cmocka_unit_test(test_cert_files),
+        cmocka_unit_test(test_handshake_pin),      cmocka_unit_test(test_handshake_suites),
+        cmocka_unit_test(test_wrong_pin),          cmocka_unit_test(test_alpn_mismatch),
+        cmocka_unit_test(test_no_common_suite),    cmocka_unit_test(test_keylog),
+        cmocka_unit_test(test_keylog_env_ignored), cmocka_unit_test(test_config_errors),
+        cmocka_unit_test(test_pin_printers),       cmocka_unit_test(test_cert_files),
     };
     return cmocka_run_group_tests(tests, setup_cert, teardown_cert);
 }

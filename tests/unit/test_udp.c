@@ -334,6 +334,42 @@ static void test_recv_again_and_errors(void **state)
     assert_int_equal(errno, EADDRNOTAVAIL);
 }
 
+/* QK_UDP_RECVERR: a datagram to a closed port comes back as an ICMP port
+ * unreachable in the error queue, naming where it was going (v4 and v6). */
+static void recverr_case(const char *bind_s, const char *ip_fmt)
+{
+    qk_udp *closed = open_at(bind_s, 0);
+    qk_addr dst = at_port(ip_fmt, closed);
+    qk_udp_close(closed); /* nothing listens there now */
+    qk_udp *u = open_at(bind_s, QK_UDP_RECVERR), *plain = open_at(bind_s, 0);
+    qk_udp_error e;
+    assert_int_equal(qk_udp_recv_error(u, &e), QK_ERR_AGAIN);
+    uint8_t payload[64] = {1};
+    qk_datagram d = {.data = payload, .len = sizeof payload, .peer = dst};
+    assert_int_equal(qk_udp_send(u, &d, 1), 1);
+    assert_int_equal(qk_udp_send(plain, &d, 1), 1);
+    struct pollfd p = {.fd = qk_udp_fd(u), .events = POLLIN};
+    assert_int_equal(poll(&p, 1, 1000), 1);
+    assert_int_equal(qk_udp_recv_error(u, &e), 0);
+    assert_true(e.icmp);
+    assert_true(e.unreachable);
+    assert_int_equal(e.err, ECONNREFUSED);
+    assert_true(qk_addr_equal(&e.peer, &dst));
+    assert_int_equal(qk_udp_recv_error(u, &e), QK_ERR_AGAIN);
+    /* Without the flag nothing is queued (and nothing to read). */
+    assert_int_equal(qk_udp_recv_error(plain, &e), QK_ERR_AGAIN);
+    assert_int_equal(qk_udp_recv_error(NULL, &e), QK_ERR_INVALID_ARG);
+    qk_udp_close(plain);
+    qk_udp_close(u);
+}
+
+static void test_recverr_port_unreachable(void **state)
+{
+    (void)state;
+    recverr_case("127.0.0.1:0", "127.0.0.1:%u");
+    recverr_case("[::1]:0", "[::1]:%u");
+}
+
 static void test_caps_buffers(void **state)
 {
     (void)state;
@@ -656,7 +692,7 @@ static void test_loop_would_block(void **state)
     (void)state;
     qk_udp *tx = open_at("127.0.0.1:0", 0), *rx = open_at("127.0.0.1:0", 0);
     qk_udp_set_sendmmsg(tx, fake_sendmmsg);
-    static const qk_io_driver_ops ops = {burst_in, burst_poll, burst_next, burst_timeout};
+    static const qk_io_driver_ops ops = {burst_in, burst_poll, burst_next, burst_timeout, NULL};
     burst b = {0};
     qk_udp_local_addr(rx, &b.dst);
     b.stop_at = qk_io_now() + 30 * QK_NS_PER_MS;
@@ -908,9 +944,10 @@ static void test_loop_echo(void **state)
     echo_srv *srv = calloc(1, sizeof(*srv));
     echo_cli cli = {0};
     cli.server = at_port("127.0.0.1:%u", su);
-    static const qk_io_driver_ops srv_ops = {srv_on_datagrams, srv_poll_send, never, no_timeout};
+    static const qk_io_driver_ops srv_ops = {srv_on_datagrams, srv_poll_send, never, no_timeout,
+                                             NULL};
     static const qk_io_driver_ops cli_ops = {cli_on_datagrams, cli_poll_send, cli_next_timeout,
-                                             cli_on_timeout};
+                                             cli_on_timeout, NULL};
     qk_io_loop *sl = NULL;
     assert_int_equal(qk_io_loop_new(su, &srv_ops, srv, NULL, &sl), 0);
     /* Both drivers share one libev loop. */
@@ -974,7 +1011,7 @@ static void test_loop_signal(void **state)
     (void)state;
     qk_udp *u = open_at("127.0.0.1:0", 0);
     qk_time deadline = qk_io_now() + QK_NS_PER_MS;
-    static const qk_io_driver_ops ops = {nothing_in, nothing_out, soon, raise_usr1};
+    static const qk_io_driver_ops ops = {nothing_in, nothing_out, soon, raise_usr1, NULL};
     qk_io_loop *l = NULL;
     assert_int_equal(qk_io_loop_new(u, &ops, &deadline, NULL, &l), 0);
     assert_int_equal(qk_io_loop_stop_on_signal(l, SIGUSR1), 0);
@@ -997,7 +1034,7 @@ static void test_loop_break_from_thread(void **state)
 {
     (void)state;
     qk_udp *u = open_at("127.0.0.1:0", 0);
-    static const qk_io_driver_ops ops = {nothing_in, nothing_out, never, no_timeout};
+    static const qk_io_driver_ops ops = {nothing_in, nothing_out, never, no_timeout, NULL};
     qk_io_loop *l = NULL;
     assert_int_equal(qk_io_loop_new(u, &ops, NULL, NULL, &l), 0);
     pthread_t th;
@@ -1033,6 +1070,7 @@ int main(void)
         cmocka_unit_test(test_batch_v6),
         cmocka_unit_test(test_many_entries),
         cmocka_unit_test(test_recv_again_and_errors),
+        cmocka_unit_test(test_recverr_port_unreachable),
         cmocka_unit_test(test_caps_buffers),
         cmocka_unit_test(test_ecn),
         cmocka_unit_test(test_gso_gro),

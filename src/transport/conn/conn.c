@@ -628,6 +628,10 @@ void qk_conn_error(qk_conn *c, int err, uint64_t frame_type, const char *reason,
     c->close_frame_type = frame_type;
     c->close_app = false;
     c->close_remote = false;
+    /* A TLS failure: the TLS layer's text says what went wrong. */
+    if (!reason && err <= QK_ERR_CRYPTO_BASE && err >= -0x11ff && c->tls &&
+        strcmp(qk_tls_last_error(c->tls), "no error"))
+        reason = qk_tls_last_error(c->tls);
     snprintf(c->close_reason, sizeof c->close_reason, "%s", reason ? reason : qk_strerror(err));
     enter_closing(c, now);
 }
@@ -1051,6 +1055,32 @@ void qk_conn_stats_get(const qk_conn *c, qk_conn_stats *o)
 const char *qk_conn_alpn(const qk_conn *c)
 {
     return c->handshake_complete ? qk_tls_alpn(c->tls) : NULL;
+}
+
+void qk_conn_peer_addr(const qk_conn *c, qk_addr *out)
+{
+    *out = c->peer;
+}
+
+/* A client whose handshake is in progress learns that its datagrams cannot
+ * be delivered to the server (RFC 8085 §5.2: ICMP port unreachable): it
+ * closes silently at once, nobody is there to receive a CONNECTION_CLOSE.
+ * Returns true when it closed. */
+bool qk_conn_on_unreachable(qk_conn *c, const char *reason, qk_time now)
+{
+    if (c->is_server || c->handshake_complete || c->state >= QK_CONN_CLOSING) return false;
+    c->close_err = QK_ERR_CONNECTION_REFUSED;
+    c->close_code = 0;
+    c->close_remote = false;
+    snprintf(c->close_reason, sizeof c->close_reason, "%s", reason ? reason : "unreachable");
+    qk_conn_enter_closed(c, now);
+    return true;
+}
+
+int qk_conn_peer_spki_sha256(const qk_conn *c, uint8_t out[32])
+{
+    if (!c || !out) return QK_ERR_INVALID_ARG;
+    return c->tls ? qk_tls_peer_spki_sha256(c->tls, out) : QK_ERR_STATE;
 }
 
 int qk_conn_export_keying_material(const qk_conn *c, const char *label, const uint8_t *context,

@@ -243,7 +243,7 @@ struct qk_conn {
     uint64_t close_code, close_frame_type;
     bool close_app, close_remote;
     int close_err;
-    char close_reason[128];
+    char close_reason[256];
     bool close_send; /* a CONNECTION_CLOSE packet is owed */
 
     /* ACK-frequency extension, receiver side. */
@@ -309,6 +309,9 @@ qk_time qk_conn_next_timeout(const qk_conn *c);
 void qk_conn_on_timeout(qk_conn *c, qk_time now);
 void qk_conn_touch_idle(qk_conn *c, qk_time now);
 void qk_conn_enter_closed(qk_conn *c, qk_time now);
+/* Client before handshake completion: datagrams to the peer cannot be
+ * delivered (ICMP); closes silently with reason. True when it closed. */
+bool qk_conn_on_unreachable(qk_conn *c, const char *reason, qk_time now);
 void qk_conn_schedule_stream(qk_conn *c, qk_stream *s);
 /* Lost-feedback detection: an ACK arrived (path/feedback.h). */
 void qk_conn_feedback_on_ack(qk_conn *c, qk_time now);

@@ -175,10 +175,22 @@ static int on_close(qk_conn *c, const rx_ctx *rx, const qk_frame *f)
         c->close_reason[i] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
     }
     c->close_reason[n] = 0;
+    /* RFC 9001 §4.8: a TLS alert ended the handshake; without a reason
+     * phrase, say what it likely means. */
+    if (!c->close_app && c->close_code >= 0x100 && c->close_code <= 0x1ff && c->tls &&
+        !c->handshake_complete) {
+        char why[sizeof c->close_reason];
+        qk_tls_explain_peer_alert(c->tls, (int)(c->close_code - 0x100), c->close_reason, why,
+                                  sizeof why);
+        memcpy(c->close_reason, why, sizeof why);
+    }
     /* RFC 9000 §10.2.2: draining, no more packets. */
     c->state = QK_CONN_DRAINING;
     c->close_send = false;
     c->close_deadline = rx->now + 3 * qk_conn_pto_ns(c);
+    /* RFC 9000 §10.2 (the 3 PTOs are a SHOULD, for late packets): a client
+     * the server refused during the handshake reports it at once. */
+    if (!c->is_server && !c->handshake_complete) c->close_deadline = rx->now;
     return 0;
 }
 

@@ -68,6 +68,16 @@ void qk_qlog_open(qk_conn *c, qk_time now)
 
 void qk_qlog_close(qk_conn *c)
 {
+    /* Freed while open (its endpoint is deleted, e.g. the process stops on
+     * SIGTERM): the trace still ends with connection_closed. */
+    if (c->qlog && c->state < QK_CONN_CLOSING) {
+        c->close_err = QK_ERR_CLOSED;
+        c->close_code = 0;
+        c->close_app = c->close_remote = false;
+        snprintf(c->close_reason, sizeof c->close_reason,
+                 "endpoint freed with the connection open");
+    }
+    if (c->qlog && c->state != QK_CONN_CLOSED) qk_qlog_closed(c, c->qlog_last);
     if (c->qlog) fclose(c->qlog); /* flushes, then cookie_close */
     c->qlog = NULL;
 }

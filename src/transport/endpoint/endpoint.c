@@ -703,6 +703,20 @@ size_t qk_endpoint_send(qk_endpoint *ep, qk_datagram *out, size_t max, qk_time n
     return n;
 }
 
+int qk_endpoint_on_unreachable(qk_endpoint *ep, const qk_addr *peer, const char *reason,
+                               qk_time now)
+{
+    if (!ep || !peer) return QK_ERR_INVALID_ARG;
+    int n = 0;
+    for (qk_conn *c = ep->conns, *nx; c; c = nx) {
+        nx = c->next;
+        if (!qk_addr_equal(&c->peer, peer) || !qk_conn_on_unreachable(c, reason, now)) continue;
+        n++;
+        touch(ep, c);
+    }
+    return n;
+}
+
 qk_time qk_endpoint_next_timeout(const qk_endpoint *ep)
 {
     qk_conn *top = qk_ep_timer_top(&ep->sched);
