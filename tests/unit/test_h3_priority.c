@@ -162,8 +162,10 @@ typedef struct world {
     uint64_t sid;                  /* the request */
     bool sent, got_headers, ended; /* server saw the request headers / end */
     qk_h3_priority at_headers;     /* server's priority at on_headers */
+    qk_h3_priority by_sid[32];     /* the same per request (stream id / 4) */
+    size_t nmore, nmore_sent;      /* more requests, sent after the raw bytes */
     int raw;                       /* 1: a raw PRIORITY_UPDATE after the request */
-    uint8_t rawbuf[32];
+    uint8_t rawbuf[512];
     size_t rawlen;
     bool raw_on_request; /* write rawbuf on a new bidi stream instead */
     bool raw_done;
@@ -177,6 +179,7 @@ static bool reached(world *w)
 {
     qk_h3_priority p;
     if (w->closed) return true;
+    if (w->nmore) return w->nmore_sent == w->nmore && w->by_sid[w->nmore].urgency != 0;
     if (w->until == 0) return w->ended;
     if (w->until < 0 || !w->sh || qk_h3_stream_priority(w->sh, w->sid, &p)) return false;
     return p.urgency == w->until - 1;
@@ -190,6 +193,7 @@ static void s_headers(void *u, qk_h3 *h, uint64_t sid, const qk_h3_header *hd, s
     world *w = u;
     w->got_headers = true;
     assert_int_equal(qk_h3_stream_priority(h, sid, &w->at_headers), 0);
+    if (sid / 4 < 32) w->by_sid[sid / 4] = w->at_headers;
 }
 
 static void s_end(void *u, qk_h3 *h, uint64_t sid)
@@ -222,6 +226,13 @@ static void client_acts(world *w)
         assert_int_equal(qk_stream_write(w->p.cconn, sid, w->rawbuf, w->rawlen, false),
                          (long)w->rawlen);
         w->raw_done = true;
+    } else if (w->raw_done && w->nmore_sent < w->nmore) {
+        qk_h3_header hd[5] = {qk_h3_hdr(":method", "GET"), qk_h3_hdr(":scheme", "https"),
+                              qk_h3_hdr(":authority", "quack.test"), qk_h3_hdr(":path", "/"),
+                              qk_h3_hdr("priority", "u=1")};
+        uint64_t sid;
+        while (w->nmore_sent < w->nmore && !qk_h3_request(w->ch, hd, 5, NULL, 0, NULL, NULL, &sid))
+            w->nmore_sent++;
     }
 }
 
@@ -343,6 +354,33 @@ static void test_raw_update_applied(void **state)
     done(&w);
 }
 
+/* RFC 9218 §7.1: PRIORITY_UPDATEs for requests not open yet are kept (the
+ * frame overrides the later header), at most H3_PRIO_PENDING_MAX (16). */
+static void test_update_before_request(void **state)
+{
+    (void)state;
+    world w = {.raw = 1, .nmore = 20};
+    for (uint64_t id = 4; id <= 80; id += 4) { /* ids 4..80: 20 frames */
+        static const uint8_t hdr[] = {0x80, 0x0f, 0x07, 0x00, 0x05};
+        memcpy(w.rawbuf + w.rawlen, hdr, sizeof hdr);
+        w.rawlen += sizeof hdr;
+        w.rawbuf[w.rawlen++] = 0x40; /* a 2-byte varint id */
+        w.rawbuf[w.rawlen++] = (uint8_t)id;
+        memcpy(w.rawbuf + w.rawlen, "u=6", 3);
+        w.rawlen += 3;
+    }
+    run(&w, 3 * QK_NS_PER_S);
+    if (getenv("QK_H3_DEBUG")) fprintf(stderr, "sent %zu more\n", w.nmore_sent);
+    assert_false(w.closed);
+    assert_int_equal(w.nmore_sent, 20);
+    for (size_t k = 1; k <= 20; k++) {
+        if (getenv("QK_H3_DEBUG")) fprintf(stderr, "request %zu: u=%u\n", k, w.by_sid[k].urgency);
+        /* the first 16 were remembered; the rest were dropped: header u=1 */
+        assert_int_equal(w.by_sid[k].urgency, k <= 16 ? 6 : 1);
+    }
+    done(&w);
+}
+
 static void expect_close(const uint8_t *frame, size_t len, bool on_request, uint64_t code)
 {
     world w = {.raw = 1, .rawlen = len, .raw_on_request = on_request, .until = -1};
@@ -378,7 +416,8 @@ int main(void)
         cmocka_unit_test(test_parse_valid),          cmocka_unit_test(test_parse_ignored),
         cmocka_unit_test(test_parse_invalid),        cmocka_unit_test(test_scanner),
         cmocka_unit_test(test_header_sets_priority), cmocka_unit_test(test_update_overrides_header),
-        cmocka_unit_test(test_raw_update_applied),   cmocka_unit_test(test_bad_updates_close),
+        cmocka_unit_test(test_raw_update_applied),   cmocka_unit_test(test_update_before_request),
+        cmocka_unit_test(test_bad_updates_close),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
