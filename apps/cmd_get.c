@@ -33,6 +33,7 @@ typedef struct gurl {
     uint64_t sid;
     unsigned status;
     uint64_t got, length; /* length: content-length, 0 when unknown */
+    char prio[64];        /* the priority header (RFC 9218 §4), "" for none */
 } gurl;
 
 typedef struct getter {
@@ -248,10 +249,11 @@ static bool start_requests(getter *g)
     bool any = false;
     while (g->next < g->n) {
         gurl *u = &g->u[g->next];
-        qk_h3_header hd[5] = {qk_h3_hdr(":method", "GET"), qk_h3_hdr(":scheme", "https"),
-                              qk_h3_hdr(":authority", g->authority), qk_h3_hdr(":path", u->path),
-                              qk_h3_hdr("user-agent", "quack")};
-        int rc = qk_h3_request(g->h3, hd, 5, NULL, 0, NULL, NULL, &u->sid);
+        qk_h3_header hd[6] = {
+            qk_h3_hdr(":method", "GET"),           qk_h3_hdr(":scheme", "https"),
+            qk_h3_hdr(":authority", g->authority), qk_h3_hdr(":path", u->path),
+            qk_h3_hdr("user-agent", "quack"),      qk_h3_hdr("priority", u->prio)};
+        int rc = qk_h3_request(g->h3, hd, u->prio[0] ? 6 : 5, NULL, 0, NULL, NULL, &u->sid);
         if (rc == QK_ERR_STREAM_LIMIT) return any; /* more once the server raises the limit */
         u->started = true;
         g->next++;
@@ -399,6 +401,7 @@ static void get_usage(FILE *f)
                "                 [--qlog DIR] [--keylog FILE] [--cc NAME] [--quiet]\n"
                "                 [--max-data SIZE] [--max-stream-data SIZE]\n"
                "                 [--session-file FILE [--no-early-data]]\n"
+               "                 [--urgency N[,i] | --priority VALUE] URL...\n"
                "\n"
                "Downloads https:// URLs over HTTP/3 (ALPN h3), all on one QUIC connection\n"
                "and concurrently (as many at a time as the server's stream limit allows).\n"
@@ -433,6 +436,12 @@ static void get_usage(FILE *f)
                "                 (default 100; RFC 9001 §6), e.g. for interop tests\n"
                "  --ciphers LIST     TLS 1.3 cipher suites to offer, colon-separated IANA\n"
                "                 names (e.g. TLS_AES_128_GCM_SHA256:TLS_CHACHA20_POLY1305_SHA256)\n"
+               "  --urgency N[,i]  request priority (RFC 9218): urgency 0 (first) .. 7\n"
+               "                 (last), default 3; ',i': the response is useful in\n"
+               "                 pieces (incremental). Applies to the URLs after it, or\n"
+               "                 when it comes last to all URLs without one; repeat it\n"
+               "                 to give URLs different priorities\n"
+               "  --priority VALUE  the same as a priority header value, e.g. 'u=0, i'\n"
                "  --quic-version V   QUIC version to use: v1 (default), v2 or a number\n"
                "  --offer-version V  offer version V first (e.g. 0x1a2a3a4a, unknown to\n"
                "                 the server); on its Version Negotiation, start again\n"
@@ -446,6 +455,8 @@ static void get_usage(FILE *f)
 #define get_bad(...) perf_usage_error("get", __VA_ARGS__)
 
 typedef struct get_opts {
+    char prio[64];      /* --urgency/--priority in force for the next URLs */
+    bool prio_trailing; /* one was given after the last URL */
     const char *out, *pin, *offer, *session;
     perf_h3_opts h3; /* --qlog --keylog --cc --quic-version */
     bool discard, insecure, quiet;
@@ -453,12 +464,48 @@ typedef struct get_opts {
     uint64_t max_data_bytes, max_stream_data_bytes; /* 0: defaults, auto-tuned */
 } get_opts;
 
+/* --urgency N[,i] / --priority VALUE at argv[*i]: -1 when a is neither,
+ * 0 when taken, 2 on a bad value. */
+static int get_prio_opt(get_opts *o, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    bool urg = !strcmp(a, "--urgency");
+    if (!urg && strcmp(a, "--priority")) return -1;
+    if (*i + 1 >= argc) return get_bad("%s needs a value", a);
+    const char *v = argv[++*i];
+    qk_h3_priority p = {QK_H3_DEFAULT_URGENCY, false};
+    if (urg) {
+        if (v[0] < '0' || v[0] > '7' || (v[1] && strcmp(v + 1, ",i")))
+            return get_bad("--urgency %s: want 0..7, optionally followed by ,i", v);
+        snprintf(o->prio, sizeof o->prio, "u=%c%s", v[0], v[1] ? ", i" : "");
+    } else {
+        if (strlen(v) >= sizeof o->prio || qk_h3_priority_parse(v, strlen(v), &p))
+            return get_bad("--priority '%s': want a priority field value, e.g. 'u=1, i'", v);
+        snprintf(o->prio, sizeof o->prio, "%s", v);
+    }
+    o->prio_trailing = true;
+    return 0;
+}
+
+/* A URL takes the --urgency/--priority before it; one given after the last
+ * URL applies to the URLs that have none. */
+static void get_prio_assign(getter *g, get_opts *o, gurl *u)
+{
+    if (u) {
+        snprintf(u->prio, sizeof u->prio, "%s", o->prio);
+        o->prio_trailing = false;
+        return;
+    }
+    for (size_t k = 0; o->prio_trailing && k < g->n; k++)
+        if (!g->u[k].prio[0]) snprintf(g->u[k].prio, sizeof g->u[k].prio, "%s", o->prio);
+}
+
 static int get_parse(getter *g, get_opts *o, int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char **dst = NULL;
-        int flag;
+        int flag, pr;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             get_usage(stdout);
             return -1;
@@ -495,6 +542,8 @@ static int get_parse(getter *g, get_opts *o, int argc, char **argv)
                 return get_bad("%s %s: want a time, e.g. 10s or 500ms", a, i < argc ? argv[i] : "");
         } else if ((flag = perf_h3_flag("get", &o->h3, a))) {
             if (flag == 2) return 2;
+        } else if ((pr = get_prio_opt(o, argc, argv, &i)) >= 0) {
+            if (pr) return pr;
         } else if (a[0] == '-') {
             return get_bad("unknown option %s", a);
         } else {
@@ -512,8 +561,10 @@ static int get_parse(getter *g, get_opts *o, int argc, char **argv)
                 return get_bad("'%s': all URLs must name the same server (one connection)", a);
             }
             file_name(u->path, u->file, sizeof u->file);
+            get_prio_assign(g, o, u);
         }
     }
+    get_prio_assign(g, o, NULL);
     if (g->n == 0) return get_bad("%s", "no URL given");
     if (o->discard && o->out) return get_bad("%s", "--output and --discard exclude each other");
     if (o->pin && o->insecure) return get_bad("%s", "--pin and --insecure exclude each other");

@@ -269,6 +269,17 @@ static bool serve_file(server *s, qk_h3 *h, sreq *r)
     return rc == 0;
 }
 
+/* One line per request, with the priority the response is sent at (the
+ * HTTP/3 layer sets the stream's urgency from the request's `priority`
+ * header and PRIORITY_UPDATE frames, RFC 9218). */
+static void serve_log(qk_h3 *h, const sreq *r)
+{
+    qk_h3_priority p = {QK_H3_DEFAULT_URGENCY, false};
+    qk_h3_stream_priority(h, r->sid, &p);
+    fprintf(stderr, "%s %s stream %llu u=%u%s\n", r->method, r->path, (unsigned long long)r->sid,
+            p.urgency, p.incremental ? ",i" : "");
+}
+
 static void s_end(void *user, qk_h3 *h, uint64_t sid)
 {
     server *s = user;
@@ -278,8 +289,7 @@ static void s_end(void *user, qk_h3 *h, uint64_t sid)
         return;
     }
     bool sending = serve_file(s, h, r);
-    if (!s->quiet)
-        fprintf(stderr, "%s %s stream %llu\n", r->method, r->path, (unsigned long long)sid);
+    if (!s->quiet) serve_log(h, r);
     if (!sending) {
         free(r);
         return;
@@ -400,6 +410,8 @@ static void serve_usage(FILE *f)
         "Serves the files under DIR over HTTP/3 (ALPN h3) until SIGINT/SIGTERM.\n"
         "GET and HEAD; a directory serves its index.html; missing files give 404;\n"
         "paths that leave DIR (\"..\", symlinks pointing outside) give 403.\n"
+        "Responses are sent in the order of the requests' priority (RFC 9218:\n"
+        "the priority header and PRIORITY_UPDATE frames; urgency 0 first).\n"
         "\n"
         "  --root DIR             document root (required)\n"
         "  --listen ADDR:PORT     e.g. 127.0.0.1:4433 or [::1]:4433 (port 0: any free\n"

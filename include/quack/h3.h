@@ -123,6 +123,43 @@ int qk_h3_shutdown(qk_h3 *h);
 /** Requests (client) or requests in progress (server) not finished yet. */
 size_t qk_h3_active(const qk_h3 *h);
 
+/** RFC 9218 priority of a request: urgency 0 (highest) .. 7, incremental. */
+typedef struct qk_h3_priority {
+    uint8_t urgency;
+    bool incremental;
+} qk_h3_priority;
+
+#define QK_H3_DEFAULT_URGENCY 3 /* RFC 9218 §4.1 */
+
+/**
+ * Parse a Priority Field Value (the `priority` header, RFC 9218 §4, or a
+ * PRIORITY_UPDATE payload, §7): an RFC 8941 Dictionary whose `u` (Integer
+ * 0..7) and `i` (Boolean; a bare `i` is true) overwrite p's fields. Unknown
+ * keys and `u`/`i` of the wrong type or out of range are ignored (§4.1,
+ * §4.2), leaving that field of p as it was. Returns 0, or QK_ERR_INVALID_ARG
+ * when value is not a Dictionary (the whole field is then ignored, RFC 8941
+ * §4.2; p is unchanged).
+ */
+int qk_h3_priority_parse(const char *value, size_t len, qk_h3_priority *p);
+
+/**
+ * Server: the priority applied to the response on stream_id, from the
+ * request's `priority` header or a later PRIORITY_UPDATE (RFC 9218 §7.1;
+ * default u=3, not incremental). The layer sets the stream's transport
+ * urgency from it (qk_stream_set_priority) by itself. Returns 0,
+ * QK_ERR_NOT_FOUND (no such request) or QK_ERR_STATE (client side).
+ */
+int qk_h3_stream_priority(const qk_h3 *h, uint64_t stream_id, qk_h3_priority *p);
+
+/**
+ * Change the priority of the request on stream_id. Client: send a
+ * PRIORITY_UPDATE frame on the control stream (RFC 9218 §7.1) with the
+ * complete value. Server: override what the client asked for (§8) and set the
+ * transport urgency. Returns 0, QK_ERR_INVALID_ARG (urgency above 7),
+ * QK_ERR_NOT_FOUND (no such request), QK_ERR_NOMEM.
+ */
+int qk_h3_set_priority(qk_h3 *h, uint64_t stream_id, qk_h3_priority p);
+
 /** Convenience: a header from a NUL-terminated name and value. */
 qk_h3_header qk_h3_hdr(const char *name, const char *value);
 

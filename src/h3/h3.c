@@ -8,6 +8,8 @@
  * referenced). */
 #include <quack/h3.h>
 
+#include "priority.h"
+
 #include <nghttp3/nghttp3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +26,10 @@
 #define H3_READ_BYTES              65536u
 #define H3_VECS                    16
 #define H3_CRITICAL_URGENCY        0 /* control + QPACK streams (RFC 9218 §4.1) */
+#define H3_UNI_SCANS               8 /* peer uni streams watched for the control stream */
+/* RFC 9218 §7.1: PRIORITY_UPDATEs for request streams not open yet are kept,
+ * at most this many (the latest per stream); beyond it they are dropped. */
+#define H3_PRIO_PENDING_MAX 16
 
 typedef struct h3_stream {
     struct h3_stream *next;
@@ -43,7 +49,20 @@ typedef struct h3_stream {
     bool reported;    /* server: on_response_done called */
     bool got_headers; /* a final header section was delivered */
     bool send_done, recv_done;
+    qk_h3_priority prio; /* server: applied to the transport stream */
+    bool prio_update;    /* a PRIORITY_UPDATE set prio: the header no longer counts */
+    bool prio_server; /* qk_h3_set_priority on the server: the client's signals no longer count */
 } h3_stream;
+
+typedef struct h3_uni_scan {
+    uint64_t sid;
+    qk_h3_ctrl_scan sc;
+} h3_uni_scan;
+
+typedef struct h3_prio_pending {
+    uint64_t sid;
+    qk_h3_priority prio;
+} h3_prio_pending;
 
 struct qk_h3 {
     qk_conn *c;
@@ -56,6 +75,10 @@ struct qk_h3 {
     uint64_t max_seen_bidi; /* server: highest client bidi stream + 4 seen (0: none) */
     int64_t *blocked;       /* streams whose send buffer was full */
     size_t nblocked, cap_blocked;
+    h3_uni_scan uni[H3_UNI_SCANS]; /* server: the client's uni streams, by arrival */
+    size_t nuni;
+    h3_prio_pending pending[H3_PRIO_PENDING_MAX];
+    size_t npending;
     uint8_t buf[H3_READ_BYTES];
 };
 
@@ -71,6 +94,7 @@ static h3_stream *stream_add(qk_h3 *h, uint64_t sid)
     h3_stream *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     s->sid = sid;
+    s->prio = (qk_h3_priority){QK_H3_DEFAULT_URGENCY, false};
     s->next = h->streams;
     h->streams = s;
     h->nstreams++;
@@ -127,6 +151,109 @@ static void maybe_close(qk_h3 *h, h3_stream *s)
     uint64_t sid = s->sid;
     stream_free(h, s);
     nghttp3_conn_close_stream(h->ng, (int64_t)sid, QK_H3_NO_ERROR);
+}
+
+/* ---- priorities (RFC 9218) ----------------------------------------------- */
+
+static void prio_apply(qk_h3 *h, h3_stream *s, qk_h3_priority p)
+{
+    s->prio = p;
+    qk_stream_set_priority(h->c, s->sid, p.urgency, p.incremental);
+}
+
+static bool pending_take(qk_h3 *h, uint64_t sid, qk_h3_priority *p)
+{
+    for (size_t i = 0; i < h->npending; i++)
+        if (h->pending[i].sid == sid) {
+            *p = h->pending[i].prio;
+            h->pending[i] = h->pending[--h->npending];
+            return true;
+        }
+    return false;
+}
+
+/* A PRIORITY_UPDATE nghttp3 accepted (RFC 9218 §7.1: it validated the ID
+ * and the frame's place). Missing parameters take their defaults (§7). */
+static void on_prio_update(void *ctx, uint64_t sid, const char *v, size_t len)
+{
+    qk_h3 *h = ctx;
+    qk_h3_priority p = {QK_H3_DEFAULT_URGENCY, false};
+    if (getenv("QK_H3_DEBUG"))
+        fprintf(stderr, "h3 server: PRIORITY_UPDATE %llu %.*s\n", (unsigned long long)sid, (int)len,
+                v);
+    if ((sid & 3) != 0 || qk_h3_priority_parse(v, len, &p)) return;
+    h3_stream *s = find(h, sid);
+    if (s) {
+        s->prio_update = true;
+        if (!s->prio_server) prio_apply(h, s, p);
+        return;
+    }
+    if (sid < h->max_seen_bidi) return; /* that request is over */
+    qk_h3_priority old;
+    pending_take(h, sid, &old); /* the latest one counts */
+    if (h->npending == H3_PRIO_PENDING_MAX) return;
+    h->pending[h->npending++] = (h3_prio_pending){sid, p};
+}
+
+/* Bytes of the client's unidirectional stream sid: the control stream's
+ * PRIORITY_UPDATE frames are applied; other streams are ignored. */
+static void scan_uni(qk_h3 *h, uint64_t sid, const uint8_t *p, size_t n)
+{
+    h3_uni_scan *u = NULL;
+    for (size_t i = 0; i < h->nuni; i++)
+        if (h->uni[i].sid == sid) u = &h->uni[i];
+    if (!u) {
+        if (h->nuni == H3_UNI_SCANS) return;
+        u = &h->uni[h->nuni++];
+        u->sid = sid;
+        qk_h3_ctrl_scan_init(&u->sc);
+    }
+    qk_h3_ctrl_scan_feed(&u->sc, p, n, on_prio_update, h);
+}
+
+/* A request's header section arrived: its priority, unless a PRIORITY_UPDATE
+ * came first (RFC 9218 §7.1: the frame overrides the header). */
+static void prio_on_request(qk_h3 *h, h3_stream *s, const qk_h3_header *hd, size_t n)
+{
+    qk_h3_priority p = {QK_H3_DEFAULT_URGENCY, false};
+    if (s->prio_update) return;
+    if (pending_take(h, s->sid, &p)) {
+        s->prio_update = true;
+    } else {
+        /* RFC 9218 §4: the `priority` request header (RFC 9110 §5.3: several
+         * lines form one list; a later member overwrites an earlier one). */
+        for (size_t i = 0; i < n; i++)
+            if (hd[i].name_len == 8 && !memcmp(hd[i].name, "priority", 8))
+                qk_h3_priority_parse(hd[i].value, hd[i].value_len, &p);
+    }
+    prio_apply(h, s, p);
+}
+
+int qk_h3_stream_priority(const qk_h3 *h, uint64_t stream_id, qk_h3_priority *p)
+{
+    if (!h->server) return QK_ERR_STATE;
+    for (h3_stream *s = h->streams; s; s = s->next)
+        if (s->sid == stream_id) {
+            *p = s->prio;
+            return 0;
+        }
+    return QK_ERR_NOT_FOUND;
+}
+
+int qk_h3_set_priority(qk_h3 *h, uint64_t stream_id, qk_h3_priority p)
+{
+    if (p.urgency > 7) return QK_ERR_INVALID_ARG;
+    h3_stream *s = find(h, stream_id);
+    if (!s) return QK_ERR_NOT_FOUND;
+    if (h->server) {
+        s->prio_update = s->prio_server = true; /* RFC 9218 §8: the server decides */
+        prio_apply(h, s, p);
+        return 0;
+    }
+    nghttp3_pri np = {p.urgency, p.incremental};
+    int rv = nghttp3_conn_set_stream_priority(h->ng, (int64_t)stream_id, &np);
+    if (rv == NGHTTP3_ERR_STREAM_NOT_FOUND) return QK_ERR_NOT_FOUND;
+    return rv ? QK_ERR_NOMEM : 0;
 }
 
 /* ---- nghttp3 callbacks ---------------------------------------------------- */
@@ -254,6 +381,7 @@ static int cb_end_headers(nghttp3_conn *ng, int64_t sid, int fin, void *cu, void
         hdrs[0].value_len && hdrs[0].value[0] == '1')
         return 0;
     s->got_headers = true;
+    if (h->server) prio_on_request(h, s, hdrs, s->nfields);
     if (h->cb.on_headers) h->cb.on_headers(h->user, h, s->sid, hdrs, s->nfields, fin != 0);
     return 0;
 }
@@ -420,6 +548,8 @@ static int read_stream(qk_h3 *h, uint64_t sid)
         if (n < 0) return 0; /* QK_ERR_AGAIN, or the stream is gone */
         nghttp3_ssize rv = nghttp3_conn_read_stream(h->ng, (int64_t)sid, h->buf, (size_t)n, fin);
         if (rv < 0) return fatal(h, (int)rv);
+        /* nghttp3 accepted the bytes (frame rules hold): pick out priorities. */
+        if (h->server && (sid & 3) == 2) scan_uni(h, sid, h->buf, (size_t)n);
         if (fin) {
             h3_stream *s = find(h, sid);
             if (s) {
