@@ -26,7 +26,7 @@ static void perf_usage(FILE *f)
             "                         P-256 certificate is generated in memory\n"
             "                         The server prints 'pin: HEX' (SHA-256 of its public key)\n"
             "                         for the client's --pin. It runs until "
-            "SIGINT/SIGTERM.\n" PERF_ADMISSION_HELP "client options:\n"
+            "SIGINT/SIGTERM.\n" PERF_ADMISSION_HELP PERF_PREFERRED_HELP "client options:\n"
             "  --connect ADDR:PORT    server address\n"
             "  --pin HEX              accept only the server key with this SHA-256 SPKI pin\n"
             "  --insecure             do not verify the server at all\n"
@@ -36,6 +36,8 @@ static void perf_usage(FILE *f)
             "                         suffixes K, M, G = KiB, MiB, GiB)\n"
             "  --upload-size N        bytes the client sends per request (default 1M)\n"
             "  --streams N            concurrent requests (default 1, max %u)\n"
+            "  --no-preferred-addr    stay on the address connected to even when the server\n"
+            "                         offers a preferred_address (RFC 9000 §9.6)\n"
             "common options:\n"
             "  --cc reno|cubic|bbr    congestion controller (default cubic)\n"
             "  --pacing-gain PCT      pacing rate in congestion avoidance = PCT/100 x\n"
@@ -95,10 +97,10 @@ static int parse_opt(perf_opts *o, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
     static const char *const with_arg[] = {
-        "--listen",   "--connect",         "--cert",        "--key",       "--pin",
-        "--duration", "--download-size",   "--upload-size", "--streams",   "--cc",
-        "--qlog",     "--ack-frequency",   "--autotune",    "--window",    "--max-window",
-        "--budget",   "--max-udp-payload", "--pacing-gain", "--keep-alive"};
+        "--listen",   "--connect",         "--cert",        "--key",        "--pin",
+        "--duration", "--download-size",   "--upload-size", "--streams",    "--cc",
+        "--qlog",     "--ack-frequency",   "--autotune",    "--window",     "--max-window",
+        "--budget",   "--max-udp-payload", "--pacing-gain", "--keep-alive", "--preferred-addr"};
     if (o->server) {
         int r = perf_parse_admission(&o->admission, argc, argv, i, "quack perf server");
         if (r) return r < 0 ? 2 : 0;
@@ -177,6 +179,13 @@ static int parse_opt(perf_opts *o, int argc, char **argv, int *i)
         if (perf_parse_size(v, &o->max_udp_bytes) || o->max_udp_bytes < 1200 ||
             o->max_udp_bytes > 65527)
             return bad("--max-udp-payload wants 1200..65527 bytes, not '%s'", v);
+    } else if (!strcmp(a, "--preferred-addr")) {
+        if (!o->server) return bad("%s", "--preferred-addr is a server option");
+        if (perf_parse_preferred(v, &o->preferred_v4, &o->preferred_v6))
+            return bad("--preferred-addr %s: want ADDR:PORT, at most one per address family", v);
+    } else if (!strcmp(a, "--no-preferred-addr")) {
+        if (o->server) return bad("%s", "--no-preferred-addr is a client option");
+        o->no_preferred = true;
     } else if (!strcmp(a, "--insecure")) {
         o->insecure = true;
     } else if (!strcmp(a, "--no-protection")) {
