@@ -18,8 +18,7 @@ static bool local_match(const qk_addr *a, const qk_addr *b)
 /* The same hosts at both ends (a NAT rebinding changes only ports). */
 static bool same_hosts(const qk_path *a, const qk_path *b)
 {
-    return qk_addr_same_host(&a->peer, &b->peer) &&
-           (a->local.len == 0 || b->local.len == 0 || qk_addr_same_host(&a->local, &b->local));
+    return qk_addr_same_host(&a->peer, &b->peer) && qk_addr_same_host(&a->local, &b->local);
 }
 
 void qk_conn_path_rx_begin(qk_conn *c, const qk_datagram *d)
