@@ -327,6 +327,7 @@ static void on_connected(getter *g, qk_conn *c, qk_time now)
  * address (or its probe failed). */
 static void preferred_report(getter *g)
 {
+    if (g->pref_state >= QK_PREFADDR_MOVED) return; /* told already */
     qk_conn_stats st;
     qk_conn_stats_get(g->conn, &st);
     if (st.preferred_address == g->pref_state) return;
