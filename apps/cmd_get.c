@@ -54,6 +54,7 @@ typedef struct getter {
     int exit_code;
     const char *session_file; /* --session-file: read before, written on each ticket */
     bool early;               /* the requests went out in 0-RTT */
+    uint8_t pref_state;       /* qk_conn_stats.preferred_address last reported */
 } getter;
 
 /* --ecn: one line on how ECN went (RFC 9000 §13.4.2), even with --quiet. */
@@ -326,6 +327,26 @@ static void on_connected(getter *g, qk_conn *c, qk_time now)
                               : "");
 }
 
+/* RFC 9000 §9.6: say when the connection moved to the server's preferred
+ * address (or its probe failed). */
+static void preferred_report(getter *g)
+{
+    if (g->pref_state >= QK_PREFADDR_MOVED) return; /* told already */
+    qk_conn_stats st;
+    qk_conn_stats_get(g->conn, &st);
+    if (st.preferred_address == g->pref_state) return;
+    g->pref_state = st.preferred_address;
+    qk_addr peer;
+    char buf[QK_ADDR_STRLEN] = "?";
+    qk_conn_path_addrs(g->conn, NULL, &peer);
+    qk_addr_format(&peer, buf, sizeof buf);
+    if (g->quiet) return;
+    if (st.preferred_address == QK_PREFADDR_MOVED)
+        fprintf(stderr, "moved to the server's preferred address %s\n", buf);
+    else if (st.preferred_address == QK_PREFADDR_FAILED)
+        fprintf(stderr, "the server's preferred address did not validate; staying on %s\n", buf);
+}
+
 static bool get_app(void *app, qk_endpoint *ep, qk_time now)
 {
     getter *g = app;
@@ -361,6 +382,7 @@ static bool get_app(void *app, qk_endpoint *ep, qk_time now)
             qk_h3_on_event(g->h3, &ev);
         }
     }
+    if (g->conn) preferred_report(g);
     /* RFC 9001 §4.6.1: with a resumed session the requests go in 0-RTT. */
     if (!g->h3 && !g->closing && g->conn && qk_conn_early_data(g->conn)) {
         start_h3(g, g->conn);
@@ -431,6 +453,9 @@ static void get_usage(FILE *f)
                "  --handshake-timeout T  give up when the handshake has not completed\n"
                "                 after T (default 10s)\n"
                "  --no-gso       one datagram per send (packet captures show each packet)\n"
+               "  --no-preferred-addr  stay on the address connected to when the server\n"
+               "                 offers a preferred_address (default: move there once\n"
+               "                 the path validates, RFC 9000 §9.6; reported on stderr)\n"
                "  --ecn          mark ECT(0) and validate ECN (RFC 9000 §13.4; default off)\n"
                "  --key-update[=N]  initiate a 1-RTT key update every N packets sent\n"
                "                 (default 100; RFC 9001 §6), e.g. for interop tests\n"
@@ -460,6 +485,7 @@ typedef struct get_opts {
     const char *out, *pin, *offer, *session;
     perf_h3_opts h3; /* --qlog --keylog --cc --quic-version */
     bool discard, insecure, quiet;
+    bool no_preferred;                              /* --no-preferred-addr (RFC 9000 §9.6) */
     qk_time handshake_timeout_ns;                   /* 0: the library default (10 s) */
     uint64_t max_data_bytes, max_stream_data_bytes; /* 0: defaults, auto-tuned */
 } get_opts;
@@ -536,6 +562,8 @@ static int get_parse(getter *g, get_opts *o, int argc, char **argv)
             o->insecure = true;
         } else if (!strcmp(a, "--quiet")) {
             o->quiet = true;
+        } else if (!strcmp(a, "--no-preferred-addr")) {
+            o->no_preferred = true;
         } else if (!strcmp(a, "--handshake-timeout")) {
             if (i + 1 >= argc || qk_sim_parse_time(argv[++i], &o->handshake_timeout_ns) ||
                 !o->handshake_timeout_ns)
@@ -593,6 +621,7 @@ static int get_config(getter *g, const get_opts *o, qk_config *cfg, qk_addr *pee
     }
     if (perf_h3_apply("quack get", &o->h3, cfg)) return 2;
     if (o->handshake_timeout_ns) cfg->handshake_timeout_ns = o->handshake_timeout_ns;
+    cfg->disable_preferred_address = o->no_preferred;
     g->session_file = o->session;
     /* Checked by qk_endpoint_new (qk_config_check explains a bad one). */
     if (o->offer && (perf_parse_version(o->offer, &cfg->offer_version) || !cfg->offer_version))

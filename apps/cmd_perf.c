@@ -27,7 +27,7 @@ static void perf_usage(FILE *f)
             "                         P-256 certificate is generated in memory\n"
             "                         The server prints 'pin: HEX' (SHA-256 of its public key)\n"
             "                         for the client's --pin. It runs until "
-            "SIGINT/SIGTERM.\n" PERF_ADMISSION_HELP "client options:\n"
+            "SIGINT/SIGTERM.\n" PERF_ADMISSION_HELP PERF_PREFERRED_HELP "client options:\n"
             "  --connect ADDR:PORT    server address\n"
             "  --pin HEX              accept only the server key with this SHA-256 SPKI pin\n"
             "  --insecure             do not verify the server at all\n"
@@ -39,6 +39,8 @@ static void perf_usage(FILE *f)
             "                         suffixes K, M, G = KiB, MiB, GiB)\n"
             "  --upload-size N        bytes the client sends per request (default 1M)\n"
             "  --streams N            concurrent requests (default 1, max %u)\n"
+            "  --no-preferred-addr    stay on the address connected to even when the server\n"
+            "                         offers a preferred_address (RFC 9000 §9.6)\n"
             "common options:\n"
             "  --cc reno|cubic|bbr    congestion controller (default cubic)\n"
             "  --pacing-gain PCT      pacing rate in congestion avoidance = PCT/100 x\n"
@@ -102,10 +104,10 @@ static int option_value(int argc, char **argv, int *i, const char **v)
 {
     const char *a = argv[*i];
     static const char *const with_arg[] = {
-        "--listen",   "--connect",         "--cert",        "--key",       "--pin",
-        "--duration", "--download-size",   "--upload-size", "--streams",   "--cc",
-        "--qlog",     "--ack-frequency",   "--autotune",    "--window",    "--max-window",
-        "--budget",   "--max-udp-payload", "--pacing-gain", "--keep-alive"};
+        "--listen",   "--connect",         "--cert",        "--key",        "--pin",
+        "--duration", "--download-size",   "--upload-size", "--streams",    "--cc",
+        "--qlog",     "--ack-frequency",   "--autotune",    "--window",     "--max-window",
+        "--budget",   "--max-udp-payload", "--pacing-gain", "--keep-alive", "--preferred-addr"};
     *v = NULL;
     for (size_t k = 0; k < sizeof with_arg / sizeof with_arg[0]; k++)
         if (!strcmp(a, with_arg[k])) {
@@ -192,6 +194,13 @@ static int parse_sending_opt(perf_opts *o, const char *a, const char *v)
         if (perf_parse_size(v, &o->max_udp_bytes) || o->max_udp_bytes < 1200 ||
             o->max_udp_bytes > 65527)
             return bad("--max-udp-payload wants 1200..65527 bytes, not '%s'", v);
+    } else if (!strcmp(a, "--preferred-addr")) {
+        if (!o->server) return bad("%s", "--preferred-addr is a server option");
+        if (perf_parse_preferred(v, &o->preferred_v4, &o->preferred_v6))
+            return bad("--preferred-addr %s: want ADDR:PORT, at most one per address family", v);
+    } else if (!strcmp(a, "--no-preferred-addr")) {
+        if (o->server) return bad("%s", "--no-preferred-addr is a client option");
+        o->no_preferred = true;
     } else {
         return OPT_NOT_MINE;
     }

@@ -437,13 +437,15 @@ static void serve_usage(FILE *f)
         "  --no-early-data        resume sessions but refuse 0-RTT (RFC 9001 §4.6.2)\n"
         "  --no-tickets           issue no session tickets (every handshake is full)\n"
         "  --ticket-lifetime SECS session ticket lifetime and ticket-key rotation\n"
-        "                         period (default 21600; at most 604800)\n");
+        "                         period (default 21600; at most 604800)\n" PERF_PREFERRED_HELP);
 }
 
 #define serve_bad(...) perf_usage_error("serve", __VA_ARGS__)
 
 typedef struct serve_opts {
     const char *root, *listen, *cert, *key, *ticket_life;
+    const char *preferred[2]; /* --preferred-addr, once per family */
+    size_t n_preferred;
     perf_h3_opts h3; /* --qlog --keylog --cc --quic-version */
     bool quiet, stats, no_tickets;
     perf_admission admission;
@@ -479,6 +481,11 @@ static int serve_parse(serve_opts *o, int argc, char **argv)
             o->stats = true;
         } else if (!strcmp(a, "--no-tickets")) {
             o->no_tickets = true;
+        } else if (!strcmp(a, "--preferred-addr")) {
+            if (i + 1 >= argc) return serve_bad("%s needs a value", a);
+            if (o->n_preferred == 2)
+                return serve_bad("%s", "--preferred-addr: at most one IPv4 and one IPv6 address");
+            o->preferred[o->n_preferred++] = argv[++i];
         } else if ((flag = perf_h3_flag("serve", &o->h3, a))) {
             if (flag == 2) return 2;
         } else {
@@ -534,20 +541,26 @@ static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr 
         cfg->ticket_lifetime_ns = (qk_time)secs * QK_NS_PER_S;
     }
     if (perf_h3_apply("quack serve", &o->h3, cfg)) return 2;
+    for (size_t i = 0; i < o->n_preferred; i++) /* RFC 9000 §9.6 */
+        if (perf_parse_preferred(o->preferred[i], &cfg->preferred_addr_v4, &cfg->preferred_addr_v6))
+            return serve_bad("--preferred-addr %s: want ADDR:PORT, at most one per address family",
+                             o->preferred[i]);
     return 0;
 }
 
-static int serve_run(server *s, const qk_config *cfg, const qk_addr *addr, const char *addr_str,
+static int serve_run(server *s, qk_config *cfg, const qk_addr *addr, const char *addr_str,
                      unsigned flags)
 {
-    qk_udp *u = NULL;
+    qk_udp *u = NULL, *pref[2] = {NULL, NULL};
     int rc = qk_udp_open(addr, flags | (addr->ss.ss_family == AF_INET6 ? QK_UDP_DUALSTACK : 0), &u);
     if (rc) {
         fprintf(stderr, "quack serve: cannot listen on %s: %s\n", addr_str, strerror(errno));
         return 1;
     }
-    s->ep = perf_endpoint_new(cfg, "quack serve");
-    if (!s->ep) {
+    if (perf_preferred_open("quack serve", cfg, addr, flags, pref) ||
+        !(s->ep = perf_endpoint_new(cfg, "quack serve"))) {
+        qk_udp_close(pref[0]);
+        qk_udp_close(pref[1]);
         qk_udp_close(u);
         return 1;
     }
@@ -562,6 +575,7 @@ static int serve_run(server *s, const qk_config *cfg, const qk_addr *addr, const
     rc = qk_io_ep_driver_init(&drv, s->ep, cfg->max_udp_payload_bytes, serve_app, s);
     if (!rc) {
         rc = qk_io_loop_new(u, &qk_io_ep_driver_ops, &drv, NULL, &loop);
+        if (!rc && (rc = perf_preferred_add(loop, pref))) qk_io_loop_del(loop);
         if (!rc) {
             qk_io_loop_stop_on_signal(loop, SIGINT);
             qk_io_loop_stop_on_signal(loop, SIGTERM);
@@ -585,6 +599,8 @@ static int serve_run(server *s, const qk_config *cfg, const qk_addr *addr, const
             free(r);
         }
     qk_endpoint_del(s->ep);
+    qk_udp_close(pref[0]);
+    qk_udp_close(pref[1]);
     qk_udp_close(u);
     return rc ? 1 : 0;
 }

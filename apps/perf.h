@@ -76,6 +76,9 @@ typedef struct perf_opts {
     uint64_t ackfreq_threshold; /* fixed */
     uint64_t ackfreq_delay_us;  /* fixed, 0 = 25 ms */
     uint64_t ackfreq_reorder;   /* fixed, 0 = the loss packet threshold */
+    /* preferred_address (RFC 9000 §9.6): server --preferred-addr, client --no-preferred-addr */
+    qk_addr preferred_v4, preferred_v6;
+    bool no_preferred;
 } perf_opts;
 
 /** Parse off|auto|THRESHOLD[,DELAY_US[,REORDER]] into o. Returns 0 or QK_ERR_INVALID_ARG. */
@@ -170,6 +173,28 @@ void perf_print_stats(FILE *f, const qk_conn_stats *st);
 /** Print one progress line: elapsed, rx/tx Mbit/s over the last interval, RTT, cwnd, lost. */
 void perf_print_progress(FILE *f, const char *who, double elapsed_s, double interval_s,
                          uint64_t rx_bytes, uint64_t tx_bytes, const qk_conn_stats *st);
+
+/* --preferred-addr (RFC 9000 §9.6), for quack serve and quack perf server. */
+#define PERF_PREFERRED_HELP                                                                        \
+    "  --preferred-addr ADDR:PORT  also listen there and advertise it as the\n"                    \
+    "                         preferred_address (RFC 9000 §9.6): clients move to it\n"            \
+    "                         after the handshake; once per family (IPv4, IPv6)\n"
+
+/** --preferred-addr's value into *v4 or *v6 by family (qk_config's
+ *  preferred_addr_v4 / _v6). Returns 0, QK_ERR_INVALID_ARG (not ADDR:PORT
+ *  with a port) or QK_ERR_LIMIT (that family was given already). */
+int perf_parse_preferred(const char *s, qk_addr *v4, qk_addr *v6);
+
+/** Open a socket on each of cfg's preferred addresses (socks[0] IPv4, [1]
+ *  IPv6, NULL when none); cfg's addresses become the bound ones (port 0
+ *  picks one). An IPv4 one is opened v4-mapped when the listening address
+ *  listen is IPv6 (dual-stack). Prints "preferred address ADDR" on stdout.
+ *  Returns 0, or 1 after printing why (prefixed by who). */
+int perf_preferred_open(const char *who, qk_config *cfg, const qk_addr *listen, unsigned flags,
+                        qk_udp *socks[2]);
+
+/** qk_io_loop_add_udp for the sockets perf_preferred_open opened. Returns 0 or its error. */
+int perf_preferred_add(qk_io_loop *loop, qk_udp *socks[2]);
 
 /** Open a UDP socket and an endpoint-driven loop. Returns 0 or a QK_ERR_*. */
 int perf_server(const perf_opts *o);

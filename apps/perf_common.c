@@ -7,6 +7,7 @@
 #include <quack/sim.h>
 
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -78,6 +79,9 @@ void perf_config(qk_config *cfg, const perf_opts *o)
             cfg->max_stream_send_buffer_bytes = o->max_window_bytes;
     }
     if (o->budget_bytes) cfg->recv_budget_bytes = o->budget_bytes;
+    cfg->preferred_addr_v4 = o->preferred_v4; /* RFC 9000 §9.6 */
+    cfg->preferred_addr_v6 = o->preferred_v6;
+    cfg->disable_preferred_address = o->no_preferred;
     cfg->max_streams_bidi = QK_PERF_MAX_STREAMS;
     cfg->idle_timeout_ns = 10 * QK_NS_PER_S;
     if (o->ackfreq_set) {
@@ -296,6 +300,77 @@ void perf_print_stats(FILE *f, const qk_conn_stats *st)
             (unsigned long long)st->peak_stream_rx_window_bytes,
             (unsigned long long)st->rx_buffered_bytes,
             (unsigned long long)st->peak_rx_buffered_bytes);
+    static const char *const pref[] = {"none", "offered", "probing", "moved", "failed"};
+    fprintf(f, "stats: path migrations %llu, validations %llu; preferred address %s\n",
+            (unsigned long long)st->migrations, (unsigned long long)st->path_validations,
+            pref[st->preferred_address < 5 ? st->preferred_address : 0]);
+}
+
+int perf_parse_preferred(const char *s, qk_addr *v4_out, qk_addr *v6_out)
+{
+    qk_addr a;
+    if (!s || qk_addr_parse(s, &a) || !qk_addr_port(&a)) return QK_ERR_INVALID_ARG;
+    const struct sockaddr_in6 *s6 = (const void *)&a.ss;
+    bool v4 = a.ss.ss_family == AF_INET || IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr);
+    qk_addr *dst = v4 ? v4_out : v6_out;
+    if (dst->len) return QK_ERR_LIMIT;
+    *dst = a;
+    return 0;
+}
+
+/* Open one preferred-address socket for *a; *a takes the bound address. */
+static int open_preferred(const char *who, qk_addr *a, const qk_addr *listen, unsigned flags,
+                          qk_udp **out)
+{
+    qk_addr b = *a;
+    if (listen->ss.ss_family == AF_INET6 && b.ss.ss_family == AF_INET) {
+        /* a dual-stack listener sees IPv4 clients v4-mapped: so must this one */
+        struct sockaddr_in v4 = *(const struct sockaddr_in *)&a->ss;
+        struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&b.ss;
+        memset(&b, 0, sizeof b);
+        s6->sin6_family = AF_INET6;
+        s6->sin6_port = v4.sin_port;
+        s6->sin6_addr.s6_addr[10] = s6->sin6_addr.s6_addr[11] = 0xff;
+        memcpy(s6->sin6_addr.s6_addr + 12, &v4.sin_addr, 4);
+        b.len = sizeof *s6;
+    }
+    int rc = qk_udp_open(&b, flags | (b.ss.ss_family == AF_INET6 ? QK_UDP_DUALSTACK : 0), out);
+    char buf[QK_ADDR_STRLEN] = "?";
+    qk_addr_format(a, buf, sizeof buf);
+    if (rc) {
+        fprintf(stderr, "%s: --preferred-addr %s: cannot listen there: %s\n", who, buf,
+                strerror(errno));
+        return rc;
+    }
+    qk_udp_local_addr(*out, a);
+    qk_addr_format(a, buf, sizeof buf);
+    printf("preferred address %s\n", buf);
+    return 0;
+}
+
+int perf_preferred_open(const char *who, qk_config *cfg, const qk_addr *listen, unsigned flags,
+                        qk_udp *socks[2])
+{
+    qk_addr *want[2] = {&cfg->preferred_addr_v4, &cfg->preferred_addr_v6};
+    for (int i = 0; i < 2; i++) {
+        socks[i] = NULL;
+        if (want[i]->len && open_preferred(who, want[i], listen, flags, &socks[i])) {
+            qk_udp_close(socks[0]);
+            socks[0] = NULL;
+            return 1;
+        }
+    }
+    fflush(stdout);
+    return 0;
+}
+
+int perf_preferred_add(qk_io_loop *loop, qk_udp *socks[2])
+{
+    for (int i = 0; i < 2; i++) {
+        int rc = socks[i] ? qk_io_loop_add_udp(loop, socks[i]) : 0;
+        if (rc) return rc;
+    }
+    return 0;
 }
 
 void perf_print_progress(FILE *f, const char *who, double elapsed_s, double interval_s,

@@ -264,12 +264,13 @@ static void on_tick(struct ev_loop *evl, ev_timer *w, int revents)
     fflush(stderr);
 }
 
-static int srv_run(srv *s, qk_udp *u, const qk_config *cfg)
+static int srv_run(srv *s, qk_udp *u, qk_udp *pref[2], const qk_config *cfg)
 {
     qk_io_ep_driver drv;
     int rc = qk_io_ep_driver_init(&drv, s->ep, cfg->max_udp_payload_bytes, srv_app, s);
     if (rc) return rc;
     rc = qk_io_loop_new(u, &qk_io_ep_driver_ops, &drv, NULL, &s->loop);
+    if (!rc && (rc = perf_preferred_add(s->loop, pref))) qk_io_loop_del(s->loop);
     if (rc) {
         qk_io_ep_driver_free(&drv);
         return rc;
@@ -306,11 +307,13 @@ int perf_server(const perf_opts *o)
     if (!rc)
         rc = perf_load_cert("quack perf server", o->cert_file, o->key_file, &cfg, &cert_pem,
                             &key_pem);
-    qk_udp *u = NULL;
+    qk_udp *u = NULL, *pref[2] = {NULL, NULL};
     if (!rc) {
         rc = qk_udp_open(&o->addr, o->addr.ss.ss_family == AF_INET6 ? QK_UDP_DUALSTACK : 0, &u);
         if (rc) fprintf(stderr, "quack perf server: cannot listen on %s: %m\n", o->addr_str);
     }
+    if (!rc && perf_preferred_open("quack perf server", &cfg, &o->addr, 0, pref))
+        rc = QK_ERR_IO; /* RFC 9000 §9.6 */
     if (!rc) {
         s->o = o;
         s->ep = perf_endpoint_new(&cfg, "quack perf server");
@@ -323,13 +326,15 @@ int perf_server(const perf_opts *o)
         if (qk_addr_format(&la, lbuf, sizeof lbuf) < 0) snprintf(lbuf, sizeof lbuf, "?");
         printf("listening on %s (ALPN %s)\n", lbuf, cfg.alpn[0]);
         fflush(stdout);
-        rc = srv_run(s, u, &cfg);
+        rc = srv_run(s, u, pref, &cfg);
     }
     if (s) {
         qk_endpoint_del(s->ep);
         free(s->slots);
     }
     free(s);
+    qk_udp_close(pref[0]);
+    qk_udp_close(pref[1]);
     qk_udp_close(u);
     free(cert_pem);
     free(key_pem);

@@ -256,6 +256,18 @@ typedef struct qk_io_loop_stats {
 int qk_io_loop_new(qk_udp *u, const qk_io_driver_ops *ops, void *ctx, const qk_io_loop_config *cfg,
                    qk_io_loop **out);
 
+/**
+ * Also drive the loop's driver from socket u (not owned: close it after
+ * qk_io_loop_del), e.g. a server's preferred address (qk_config
+ * .preferred_addr_v4/_v6): its datagrams go to the same on_datagrams, and
+ * a datagram poll_send fills leaves from the socket bound to its local
+ * address (else a wildcard one on that port, else the first socket).
+ * Up to 3 sockets besides the first. Returns 0, QK_ERR_INVALID_ARG (NULL,
+ * already in the loop, or a GRO socket with buf_bytes below 65535) or
+ * QK_ERR_LIMIT.
+ */
+int qk_io_loop_add_udp(qk_io_loop *l, qk_udp *u);
+
 /** Stop watchers and free the loop (and its private libev loop). NULL is a no-op. */
 void qk_io_loop_del(qk_io_loop *l);
 

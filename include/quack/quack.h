@@ -197,6 +197,19 @@ typedef struct qk_config {
     uint64_t key_update_after_pkts; /**< initiate a 1-RTT key update after this many packets
                                          (0 = only at the AEAD limits, RFC 9001 §6.6) */
     bool disable_active_migration;  /**< advertise disable_active_migration (RFC 9000 §18.2) */
+    /** Server: addresses to advertise in the preferred_address transport
+     * parameter (RFC 9000 §9.6, §18.2), len 0 = none: an IPv4 one (AF_INET,
+     * or a v4-mapped AF_INET6) and/or an IPv6 one. The application must
+     * receive there too and hand those datagrams to the same endpoint (e.g.
+     * a second socket in the same loop, qk_io_loop_add_udp); the endpoint
+     * sends from them once a client moved (qk_datagram.local). Clients get a
+     * connection ID (sequence number 1) for it, and move after validating
+     * the path. Not with cid_bytes 0 (qk_config_check). */
+    qk_addr preferred_addr_v4, preferred_addr_v6;
+    /** Client: do not move to a server's preferred_address (default: move,
+     * RFC 9000 §9.6.1, once the handshake is confirmed and the path to the
+     * address of our family is validated). */
+    bool disable_preferred_address;
 
     /* Flow control (RFC 9000 §4). */
     uint64_t initial_max_data_bytes;
@@ -419,7 +432,20 @@ typedef struct qk_conn_stats {
     uint64_t bypass_pkts, bypass_bytes; /**< sent past cwnd/pacer by the urgency bypass */
     uint64_t path_degraded_events;      /**< QK_EV_PATH_DEGRADED raised */
     uint64_t path_failed;               /**< 1 when the path was declared failed */
+    uint8_t preferred_address; /**< client: the server's preferred_address (RFC 9000 §9.6):
+                                    0 none offered (or not usable: other family, disabled),
+                                    1 offered, not probed yet, 2 probing, 3 moved there,
+                                    4 validation failed (stayed on the original path) */
 } qk_conn_stats;
+
+/** Values of qk_conn_stats.preferred_address. */
+enum {
+    QK_PREFADDR_NONE = 0,
+    QK_PREFADDR_OFFERED = 1,
+    QK_PREFADDR_PROBING = 2,
+    QK_PREFADDR_MOVED = 3,
+    QK_PREFADDR_FAILED = 4,
+};
 
 /**
  * Create an endpoint. The config is copied (strings must outlive the endpoint).
@@ -627,6 +653,14 @@ int qk_conn_key_update(qk_conn *c, qk_time now);
  * (no spare connection ID from the peer yet).
  */
 int qk_conn_migrate(qk_conn *c, const qk_addr *new_local, qk_time now);
+
+/**
+ * The addresses of the connection's current path (either may be NULL): the
+ * local one (unspecified when the connection was started without one) and
+ * the peer's, which changes when the peer migrates (server) or when the
+ * client moves to a server's preferred_address (RFC 9000 §9). Never fails.
+ */
+void qk_conn_path_addrs(const qk_conn *c, qk_addr *local, qk_addr *peer);
 
 /** Close with an application error code and reason. Returns 0 or QK_ERR_CLOSED. */
 int qk_conn_close(qk_conn *c, uint64_t app_error, const char *reason);

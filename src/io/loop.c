@@ -1,24 +1,37 @@
-/* A libev loop driving a sans-I/O driver over one qk_udp socket:
- * readable -> recv batch -> on_datagrams; then drain poll_send -> sendmmsg
+/* A libev loop driving a sans-I/O driver over one qk_udp socket (or a few,
+ * qk_io_loop_add_udp): readable -> recv batch -> on_datagrams; then drain
+ * poll_send -> sendmmsg on the socket of each datagram's local address
  * (park the rest and wait for EV_WRITE when the socket would block); one
  * timer re-armed from next_timeout. */
 #include "io/loop.h"
 #include "io/udp.h"
 
+#include <arpa/inet.h>
 #include <ev.h>
+#include <netinet/in.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+/* One socket of the loop and its watchers. */
+typedef struct loop_sock {
+    qk_udp *udp;
+    ev_io rio, wio;
+    struct qk_io_loop *l;
+    qk_addr local; /* the bound address */
+    bool any;      /* bound to 0.0.0.0 / :: (its datagrams name the address by pktinfo) */
+} loop_sock;
+
 struct qk_io_loop {
     struct ev_loop *ev;
     bool own_ev;
-    qk_udp *udp;
+    loop_sock socks[QK_IO_LOOP_MAX_SOCKETS]; /* [0]: the one given to qk_io_loop_new */
+    size_t n_socks;
+    loop_sock *blocked; /* the socket a parked batch waits for */
     qk_io_driver_ops ops;
     void *ctx;
 
-    ev_io rio, wio;
     ev_timer timer;
     ev_async wake;
     ev_signal sigs[QK_IO_LOOP_MAX_SIGNALS];
@@ -73,14 +86,14 @@ static void deliver(qk_io_loop *l, size_t n, qk_time now)
     }
 }
 
-static void read_socket(qk_io_loop *l)
+static void read_socket(qk_io_loop *l, qk_udp *u)
 {
     for (int round = 0; round < QK_IO_LOOP_READ_ROUNDS && !l->stop; round++) {
         for (size_t i = 0; i < l->recv_batch; i++) {
             l->rx[i].data = l->rbuf + i * l->buf_bytes;
             l->rx[i].len = l->buf_bytes;
         }
-        int r = qk_udp_recv(l->udp, l->rx, l->recv_batch);
+        int r = qk_udp_recv(u, l->rx, l->recv_batch);
         if (r <= 0) break; /* QK_ERR_AGAIN, or an error the next readiness retries */
         deliver(l, (size_t)r, qk_io_now());
         if ((size_t)r < l->recv_batch) break;
@@ -91,13 +104,34 @@ static void read_socket(qk_io_loop *l)
 /* Send path                                                                */
 /* ------------------------------------------------------------------------ */
 
-/* Send parked entries. Returns false when the socket would block. */
+/* The socket a datagram leaves from: the one bound to its local address,
+ * else a wildcard one on that port and family, else the first. */
+static loop_sock *sock_for(qk_io_loop *l, const qk_datagram *d)
+{
+    if (l->n_socks == 1 || d->local.len == 0) return &l->socks[0];
+    for (size_t i = 0; i < l->n_socks; i++)
+        if (qk_addr_equal(&d->local, &l->socks[i].local)) return &l->socks[i];
+    for (size_t i = 0; i < l->n_socks; i++) {
+        const loop_sock *s = &l->socks[i];
+        if (s->any && s->local.ss.ss_family == d->local.ss.ss_family &&
+            qk_addr_port(&s->local) == qk_addr_port(&d->local))
+            return &l->socks[i];
+    }
+    return &l->socks[0];
+}
+
+/* Send parked entries, each run of entries for one socket with one call.
+ * Returns false when a socket would block (l->blocked). */
 static bool send_parked(qk_io_loop *l)
 {
     while (l->tx_head < l->tx_count) {
-        int r = qk_udp_send(l->udp, l->tx + l->tx_head, l->tx_count - l->tx_head);
+        loop_sock *s = sock_for(l, &l->tx[l->tx_head]);
+        size_t run = 1;
+        while (l->tx_head + run < l->tx_count && sock_for(l, &l->tx[l->tx_head + run]) == s) run++;
+        int r = qk_udp_send(s->udp, l->tx + l->tx_head, run);
         if (r == QK_ERR_AGAIN) {
             l->stats.send_blocked++;
+            l->blocked = s;
             return false;
         }
         if (r < 0) {
@@ -120,7 +154,7 @@ static void flush(qk_io_loop *l)
     l->in_flush = true;
     while (!l->stop) {
         if (l->tx_count && !send_parked(l)) {
-            ev_io_start(l->ev, &l->wio);
+            ev_io_start(l->ev, &l->blocked->wio);
             break;
         }
         qk_time now = qk_io_now();
@@ -176,25 +210,26 @@ static void settle(qk_io_loop *l)
 
 /* ICMP errors the socket queued (QK_UDP_RECVERR), before the datagrams:
  * the driver may fail a connection attempt at once. */
-static void read_errors(qk_io_loop *l)
+static void read_errors(qk_io_loop *l, qk_udp *u)
 {
     qk_udp_error e;
-    for (int i = 0; i < 64 && qk_udp_recv_error(l->udp, &e) == 0; i++)
+    for (int i = 0; i < 64 && qk_udp_recv_error(u, &e) == 0; i++)
         if (l->ops.on_error) l->ops.on_error(l->ctx, &e, qk_io_now());
 }
 
 static void on_readable(struct ev_loop *ev, ev_io *w, int revents)
 {
-    qk_io_loop *l = w->data;
+    loop_sock *s = w->data;
+    qk_io_loop *l = s->l;
     l->stats.wakeups++;
-    read_errors(l);
-    read_socket(l);
+    read_errors(l, s->udp);
+    read_socket(l, s->udp);
     settle(l);
 }
 
 static void on_writable(struct ev_loop *ev, ev_io *w, int revents)
 {
-    qk_io_loop *l = w->data;
+    qk_io_loop *l = ((loop_sock *)w->data)->l;
     l->stats.wakeups++;
     ev_io_stop(ev, w);
     settle(l); /* flush() re-starts wio if it still blocks */
@@ -255,6 +290,25 @@ static int alloc_buffers(qk_io_loop *l)
     return (l->rbuf && l->sbuf && l->rx && l->split && l->tx) ? 0 : QK_ERR_NOMEM;
 }
 
+/* Watch socket u as l->socks[l->n_socks]. */
+static void sock_add(qk_io_loop *l, qk_udp *u)
+{
+    loop_sock *s = &l->socks[l->n_socks++];
+    s->udp = u;
+    s->l = l;
+    qk_udp_local_addr(u, &s->local);
+    qk_addr any = s->local;
+    if (any.ss.ss_family == AF_INET)
+        ((struct sockaddr_in *)&any.ss)->sin_addr.s_addr = htonl(INADDR_ANY);
+    else if (any.ss.ss_family == AF_INET6)
+        ((struct sockaddr_in6 *)&any.ss)->sin6_addr = in6addr_any;
+    s->any = qk_addr_equal(&any, &s->local);
+    ev_io_init(&s->rio, on_readable, qk_udp_fd(u), EV_READ);
+    ev_io_init(&s->wio, on_writable, qk_udp_fd(u), EV_WRITE);
+    s->rio.data = s->wio.data = s;
+    ev_io_start(l->ev, &s->rio);
+}
+
 int qk_io_loop_new(qk_udp *u, const qk_io_driver_ops *ops, void *ctx, const qk_io_loop_config *cfg,
                    qk_io_loop **out)
 {
@@ -263,7 +317,6 @@ int qk_io_loop_new(qk_udp *u, const qk_io_driver_ops *ops, void *ctx, const qk_i
         return QK_ERR_INVALID_ARG;
     qk_io_loop *l = calloc(1, sizeof(*l));
     if (!l) return QK_ERR_NOMEM;
-    l->udp = u;
     l->ops = *ops;
     l->ctx = ctx;
     l->armed_deadline = QK_TIME_INFINITE;
@@ -282,13 +335,11 @@ int qk_io_loop_new(qk_udp *u, const qk_io_driver_ops *ops, void *ctx, const qk_i
         qk_io_loop_del(l);
         return rc;
     }
-    ev_io_init(&l->rio, on_readable, qk_udp_fd(u), EV_READ);
-    ev_io_init(&l->wio, on_writable, qk_udp_fd(u), EV_WRITE);
     ev_timer_init(&l->timer, on_timer, 0.0, 0.0);
     ev_async_init(&l->wake, on_wake);
-    l->rio.data = l->wio.data = l->timer.data = l->wake.data = l;
+    l->timer.data = l->wake.data = l;
     /* Watchers live from creation so several loops can share one ev_loop. */
-    ev_io_start(l->ev, &l->rio);
+    sock_add(l, u);
     ev_async_start(l->ev, &l->wake);
     *out = l;
     return 0;
@@ -298,8 +349,10 @@ void qk_io_loop_del(qk_io_loop *l)
 {
     if (!l) return;
     if (l->ev) {
-        ev_io_stop(l->ev, &l->rio);
-        ev_io_stop(l->ev, &l->wio);
+        for (size_t i = 0; i < l->n_socks; i++) {
+            ev_io_stop(l->ev, &l->socks[i].rio);
+            ev_io_stop(l->ev, &l->socks[i].wio);
+        }
         ev_timer_stop(l->ev, &l->timer);
         ev_async_stop(l->ev, &l->wake);
         for (size_t i = 0; i < l->nsigs; i++) ev_signal_stop(l->ev, &l->sigs[i]);
@@ -311,6 +364,20 @@ void qk_io_loop_del(qk_io_loop *l)
     free(l->split);
     free(l->tx);
     free(l);
+}
+
+int qk_io_loop_add_udp(qk_io_loop *l, qk_udp *u)
+{
+    if (!l || !u) return QK_ERR_INVALID_ARG;
+    for (size_t i = 0; i < l->n_socks; i++)
+        if (l->socks[i].udp == u) return QK_ERR_INVALID_ARG;
+    if (l->n_socks == QK_IO_LOOP_MAX_SOCKETS) return QK_ERR_LIMIT;
+    qk_udp_caps caps;
+    qk_udp_get_caps(u, &caps);
+    /* A GRO batch larger than the buffer would be truncated and dropped. */
+    if (caps.gro && l->buf_bytes < QK_UDP_MAX_PAYLOAD_BYTES) return QK_ERR_INVALID_ARG;
+    sock_add(l, u);
+    return 0;
 }
 
 int qk_io_loop_run(qk_io_loop *l)

@@ -204,7 +204,7 @@ static void s_end(void *u, qk_h3 *h, uint64_t sid)
     w->ended = true;
 }
 
-static const qk_h3_callbacks scb = {s_headers, NULL, s_end, NULL, NULL};
+static const qk_h3_callbacks scb = {.on_headers = s_headers, .on_end = s_end};
 static const qk_h3_callbacks ccb = {0};
 
 static void client_acts(world *w)

@@ -100,6 +100,7 @@ static void fill_local_tparams(qk_conn *c)
             tp->retry_scid.len = c->retry_scid.len;
             memcpy(tp->retry_scid.id, c->retry_scid.b, c->retry_scid.len);
         }
+        qk_conn_prefaddr_advertise(c, tp); /* RFC 9000 §9.6 */
     }
 }
 
@@ -381,6 +382,7 @@ static int apply_peer_tparams(qk_conn *c, qk_time now)
             c->rcid[0].has_token = true;
             qk_conn_env_add_reset_token(c, c->rcid[0].reset_token);
         }
+        if ((rc = qk_conn_prefaddr_on_tparams(c))) return rc; /* RFC 9000 §9.6 */
     }
     c->have_peer_tp = true;
     qk_qlog_params(c, false, tp, now);

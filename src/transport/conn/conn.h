@@ -155,6 +155,8 @@ struct qk_conn {
     qk_path alt;         /* a path being probed, or the previous one after a change */
     bool alt_active;
     qk_addr dg_local, dg_peer; /* addresses of the datagram qk_conn_send just built */
+    qk_addr prefaddr;          /* client: the server's preferred_address we will probe */
+    bool prefaddr_pending;     /* client: probe it once the handshake is confirmed (§9.6.1) */
     /* What the datagram being received says about paths (conn_path.c). */
     struct {
         int which;          /* QK_RXPATH_* */
@@ -372,6 +374,20 @@ qk_time qk_conn_path_next_timeout(const qk_conn *c);
 void qk_conn_path_on_timeout(qk_conn *c, qk_time now);
 /* A new path: congestion controller, RTT and PMTU start over (RFC 9000 §9.4). */
 void qk_conn_path_reset_state(qk_conn *c, qk_time now);
+
+/* ---- prefaddr.c: preferred_address (RFC 9000 §9.6, §18.2) ---- */
+/* qk_config's preferred addresses are well-formed (families, ports). */
+bool qk_conn_prefaddr_config_ok(const qk_config *cfg);
+/* Server: put qk_config's preferred address in tp with a new connection ID
+ * (sequence number 1, §5.1.1) registered like the others. */
+void qk_conn_prefaddr_advertise(qk_conn *c, qk_tparams *tp);
+/* Client: the server's preferred_address arrived in c->peer_tp: take its
+ * connection ID, pick the address of our family. 0 or a QK_ERR_* transport error. */
+int qk_conn_prefaddr_on_tparams(qk_conn *c);
+/* Client: once the handshake is confirmed, probe the preferred address. */
+void qk_conn_prefaddr_maybe_probe(qk_conn *c, qk_time now);
+/* Client: the probe of the preferred address validated (moved) or failed. */
+void qk_conn_prefaddr_done(qk_conn *c, bool moved, qk_time now);
 
 /* ---- conn_recv.c ---- */
 /* Process one datagram addressed to this connection. The buffer is modified. */

@@ -544,6 +544,15 @@ static void commit_packet(qk_tx_ctx *t, qk_tx_pkt *p)
     if (!c->is_server && p->space == QK_PN_SPACE_HANDSHAKE) c->sent_handshake = true;
 }
 
+/* Window and pacer had room but nothing was ready: application-limited
+ * (draft-ietf-ccwg-bbr §4.1.2.4, for the delivery-rate sampler), and for the
+ * pacer idle, not late (pacer.h QK_PACER_MAX_LATE_NS). */
+static void nothing_ready(qk_conn *c)
+{
+    if (c->cc.pacing_rate_bytes_per_s) qk_recovery_mark_app_limited(&c->rec);
+    qk_pacer_on_idle(&c->pacer);
+}
+
 static size_t build_close(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
 {
     qk_tx_ctx t;
@@ -825,10 +834,7 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
         t.len = p->end + QK_AEAD_TAG_BYTES;
         t.n++;
     }
-    /* Window and pacer had room but nothing was ready: application-limited
-     * (draft-ietf-ccwg-bbr §4.1.2.4, for the delivery-rate sampler). */
-    if (t.n == 0 && t.cc_ok && c->cc.pacing_rate_bytes_per_s) qk_recovery_mark_app_limited(&c->rec);
-    if (t.n == 0 && t.cc_ok) qk_pacer_on_idle(&c->pacer); /* idle, not late (pacer.h) */
+    if (t.n == 0 && t.cc_ok) nothing_ready(c);
     if (t.n == 0) return 0;
     for (size_t i = 0; i < t.n; i++) {
         bool last = i + 1 == t.n;

@@ -107,6 +107,9 @@ int qk_config_check(const qk_config *cfg, char *why, size_t why_len)
     else if (cfg->max_udp_payload_bytes < qk_config_min_datagram_bytes(cfg))
         msg = "max_udp_payload_bytes must be at least 1200 (RFC 9000 §14; min_datagram_bytes for "
               "the DNS carrier)";
+    else if (!qk_conn_prefaddr_config_ok(cfg))
+        msg = "preferred_addr_v4 must be an IPv4 (or v4-mapped IPv6) address and "
+              "preferred_addr_v6 an IPv6 one, each with a port (RFC 9000 §18.2)";
     else if (cfg->active_cid_limit < 2 || cfg->active_cid_limit > QK_CONN_MAX_REMOTE_CIDS)
         msg = "active_cid_limit must be 2..8 (RFC 9000 §18.2 minimum 2; quack keeps 8)";
     else if (cfg->pacing_gain_ca_pct &&

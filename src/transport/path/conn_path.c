@@ -8,19 +8,40 @@
 
 #include <string.h>
 
+/* Our address as a datagram names it: unspecified (no socket told us)
+ * matches anything. */
+static bool local_match(const qk_addr *a, const qk_addr *b)
+{
+    return a->len == 0 || b->len == 0 || qk_addr_equal(a, b);
+}
+
+/* The same hosts at both ends (a NAT rebinding changes only ports). */
+static bool same_hosts(const qk_path *a, const qk_path *b)
+{
+    return qk_addr_same_host(&a->peer, &b->peer) && qk_addr_same_host(&a->local, &b->local);
+}
+
 void qk_conn_path_rx_begin(qk_conn *c, const qk_datagram *d)
 {
     memset(&c->rxp, 0, sizeof c->rxp);
     if (!c->is_server) {
-        /* The client's peer does not move; its own probe path is told by the
-         * local address the datagram arrived at. */
-        c->rxp.which = c->alt_active && qk_addr_equal(&d->local, &c->alt.local) ? QK_RXPATH_ALT
-                                                                                : QK_RXPATH_CUR;
+        /* The client's peer moves only to its preferred address (RFC 9000
+         * §9.6): that probe path is told by the server address a datagram
+         * came from, our own probe path by the local address it reached. */
+        bool alt = false;
+        if (c->alt_active)
+            alt = qk_addr_equal(&c->alt.peer, &c->path.peer)
+                      ? qk_addr_equal(&d->local, &c->alt.local)
+                      : qk_addr_equal(&d->peer, &c->alt.peer);
+        c->rxp.which = alt ? QK_RXPATH_ALT : QK_RXPATH_CUR;
         return;
     }
-    if (qk_addr_equal(&d->peer, &c->path.peer))
+    /* A path is both addresses: the client probing our preferred address
+     * keeps its own (RFC 9000 §9.6.3). */
+    if (qk_addr_equal(&d->peer, &c->path.peer) && local_match(&d->local, &c->path.local))
         c->rxp.which = QK_RXPATH_CUR;
-    else if (c->alt_active && qk_addr_equal(&d->peer, &c->alt.peer))
+    else if (c->alt_active && qk_addr_equal(&d->peer, &c->alt.peer) &&
+             local_match(&d->local, &c->alt.local))
         c->rxp.which = QK_RXPATH_ALT;
     else
         c->rxp.which = QK_RXPATH_NEW;
@@ -94,14 +115,14 @@ static void use_path(qk_conn *c, const qk_path *p)
  * 3x of what it sent until validated; keep the old path to fall back to. */
 static void peer_moved(qk_conn *c, const qk_path *to, qk_time now)
 {
-    bool port_only = qk_addr_same_host(&to->peer, &c->path.peer);
+    bool port_only = same_hosts(to, &c->path);
     qk_path old = c->path;
     old.response_due = false;
     old.challenge_due = false;
     old.validating = false;
     use_path(c, to);
     c->alt = old;
-    c->alt_active = old.validated;
+    c->alt_active = old.validated && !c->path.validated;
     /* RFC 9000 §9.5: toward the new address with a connection ID never used
      * on the old one, when the peer gave us a spare (else the same: MAY). */
     size_t spare = spare_dcid(c);
@@ -121,6 +142,7 @@ static void peer_moved(qk_conn *c, const qk_path *to, qk_time now)
 void qk_conn_path_rx_end(qk_conn *c, const qk_datagram *d, qk_time now)
 {
     if (c->state != QK_CONN_ESTABLISHED) return;
+    if (c->prefaddr_pending) qk_conn_prefaddr_maybe_probe(c, now); /* RFC 9000 §9.6.1 */
     switch (c->rxp.which) {
     case QK_RXPATH_CUR:
         if (!c->path.validated) c->path.rx_bytes += d->len;
@@ -130,7 +152,10 @@ void qk_conn_path_rx_end(qk_conn *c, const qk_datagram *d, qk_time now)
         /* RFC 9000 §9.3: non-probing frames with the largest pn move the path. */
         if (c->is_server && c->rxp.migrate && c->handshake_confirmed) {
             qk_path to = c->alt;
-            to.validated = false; /* RFC 9000 §9.3.3: validate before trusting it */
+            /* RFC 9000 §9.3.3: validate before trusting it, unless only our
+             * address changed (the client moved to our preferred address,
+             * §9.6.3: its own address is the one already validated). */
+            to.validated = c->path.validated && qk_addr_equal(&to.peer, &c->path.peer);
             to.rx_bytes = d->len;
             to.tx_bytes = 0;
             peer_moved(c, &to, now);
@@ -141,7 +166,8 @@ void qk_conn_path_rx_end(qk_conn *c, const qk_datagram *d, qk_time now)
     /* A datagram from an address we have not seen (server only). */
     if (!c->handshake_confirmed || (!c->rxp.migrate && !c->rxp.has_challenge)) return;
     qk_path np;
-    qk_path_init(&np, &d->local, &d->peer, false);
+    qk_path_init(&np, &d->local, &d->peer,
+                 c->path.validated && qk_addr_equal(&d->peer, &c->path.peer));
     np.rx_bytes = d->len;
     np.dcid_idx = c->rcid_cur;
     if (c->rxp.has_challenge) {
@@ -161,7 +187,8 @@ static void client_switch(qk_conn *c, qk_time now)
 {
     /* RFC 9000 §9.2, §9.5: move to the probed path and its connection ID,
      * retire the old one. */
-    bool port_only = qk_addr_same_host(&c->alt.local, &c->path.local);
+    bool port_only = same_hosts(&c->alt, &c->path);
+    bool preferred = !qk_addr_equal(&c->alt.peer, &c->path.peer); /* §9.6.2 */
     if (c->alt.dcid_idx != c->rcid_cur) {
         switch_dcid(c, c->alt.dcid_idx);
         c->stats.dcid_changes++;
@@ -171,7 +198,9 @@ static void client_switch(qk_conn *c, qk_time now)
     c->alt_active = false;
     if (!port_only) qk_conn_path_reset_state(c, now);
     c->stats.migrations++;
-    qk_qlog_event(c, "quack:connection_migrated", "{\"kind\":\"active\"}", now);
+    qk_qlog_event(c, "quack:connection_migrated",
+                  preferred ? "{\"kind\":\"preferred_address\"}" : "{\"kind\":\"active\"}", now);
+    if (preferred) qk_conn_prefaddr_done(c, true, now);
 }
 
 void qk_conn_path_on_response(qk_conn *c, const uint8_t data[8], qk_time now)
@@ -214,6 +243,10 @@ void qk_conn_path_on_timeout(qk_conn *c, qk_time now)
     if (c->alt_active && qk_path_on_timeout(&c->alt, now)) {
         c->alt_active = false; /* a failed probe: stay where we are */
         qk_qlog_event(c, "quack:path_validation_failed", "{}", now);
+        /* RFC 9000 §9.6.1: a preferred address that does not validate is
+         * not used; the connection stays on the original one. */
+        if (!c->is_server && !qk_addr_equal(&c->alt.peer, &c->path.peer))
+            qk_conn_prefaddr_done(c, false, now);
     }
 }
 
@@ -235,4 +268,10 @@ int qk_conn_migrate(qk_conn *c, const qk_addr *new_local, qk_time now)
     c->alt_active = true;
     new_challenge(c, &c->alt, now);
     return 0;
+}
+
+void qk_conn_path_addrs(const qk_conn *c, qk_addr *local, qk_addr *peer)
+{
+    if (local) *local = c->path.local;
+    if (peer) *peer = c->path.peer;
 }

@@ -20,6 +20,7 @@ void qk_path_start_validation(qk_path *p, const uint8_t data[8], qk_time pto_ns,
     memcpy(p->challenge, data, 8);
     p->validating = true;
     p->challenge_due = true;
+    p->challenges = 0;
     p->retry_at = QK_TIME_INFINITE;
     /* RFC 9000 §8.2.4: three times the larger of the current PTO and the PTO
      * of a new path (kInitialRtt, RFC 9002 §6.2.2). */
@@ -30,8 +31,11 @@ void qk_path_start_validation(qk_path *p, const uint8_t data[8], qk_time pto_ns,
 void qk_path_on_challenge_sent(qk_path *p, qk_time pto_ns, qk_time now)
 {
     p->challenge_due = false;
-    /* RFC 9000 §8.2.1: not more often than an Initial would be: once per PTO. */
-    if (p->validating) p->retry_at = now + pto_ns;
+    /* RFC 9000 §8.2.1: not more often than an Initial would be: once per
+     * PTO, backing off (RFC 9002 §6.2.1) so a dead path costs a few probes. */
+    unsigned shift = p->challenges < 6 ? p->challenges : 6;
+    p->challenges++;
+    if (p->validating) p->retry_at = now + (pto_ns << shift);
 }
 
 bool qk_path_on_response(qk_path *p, const uint8_t data[8])

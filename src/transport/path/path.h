@@ -14,8 +14,9 @@
 typedef struct qk_path {
     qk_addr local, peer;
     bool validated;
-    bool validating;    /* a PATH_CHALLENGE is outstanding */
-    bool challenge_due; /* send (or resend) the PATH_CHALLENGE */
+    bool validating;     /* a PATH_CHALLENGE is outstanding */
+    bool challenge_due;  /* send (or resend) the PATH_CHALLENGE */
+    unsigned challenges; /* PATH_CHALLENGEs sent in this validation (backoff) */
     uint8_t challenge[8];
     qk_time retry_at;  /* resend the challenge at this time */
     qk_time deadline;  /* abandon validation at this time */
@@ -35,7 +36,8 @@ void qk_path_init(qk_path *p, const qk_addr *local, const qk_addr *peer, bool va
  */
 void qk_path_start_validation(qk_path *p, const uint8_t data[8], qk_time pto_ns, qk_time now);
 
-/** A PATH_CHALLENGE went out on p: the next one only after a PTO. */
+/** A PATH_CHALLENGE went out on p: the next one only after a PTO, doubled
+ * for each one already sent (as Initial retransmissions back off). */
 void qk_path_on_challenge_sent(qk_path *p, qk_time pto_ns, qk_time now);
 
 /** A PATH_RESPONSE arrived: true when it answers p's challenge (p is now validated). */
