@@ -14,6 +14,12 @@
 #      buffers (DUR2, default 60 s; shares over the second half).
 #   4. two BBR flows at 10 vs 100 ms RTT (same bottleneck).
 #   5. reordering: 1% of data packets held 10 ms, 100 Mbit/s x 50 ms.
+#   3a. (with 3) per-round traces of the BBR vs CUBIC runs at 1 and 5 BDP
+#      (bench_cc trace): BBR's state, model bounds, losses per round and
+#      CUBIC's window cuts, summarised over the second half + a PNG.
+# PARTS (default "1 2 3 4 5") re-runs only the listed parts; the CSVs of the
+# others are kept from their last run (congestion-runs.csv records when each
+# part last ran) and the page is rewritten from all of them.
 set -euo pipefail
 build=${1:-build/release}
 out=${2:-docs/experiments}
@@ -21,6 +27,7 @@ dur=${DUR:-30}
 dur2=${DUR2:-60}
 seed=${SEED:-1}
 jobs=${JOBS:-2}
+parts=" ${PARTS:-1 2 3 4 5} "
 bin=$build/bench_cc
 [[ -x $bin ]] || { echo "cc.sh: $bin missing; run 'make release' first" >&2; exit 1; }
 command -v gnuplot >/dev/null || { echo "cc.sh: gnuplot missing (scripts/deps.sh)" >&2; exit 1; }
@@ -61,10 +68,49 @@ run() { # run JOBFILE -> CSV rows in job order
 }
 hdr1=cc,rate_mbit,rtt_ms,loss_pct,buf_bdp,goodput_mbit,util_pct,qd_p50_ms,qd_p95_ms,retx_pct,spurious_pct,ok
 hdr2=cc1,cc2,rate_mbit,rtt1_ms,rtt2_ms,buf_bdp,goodput1_mbit,goodput2_mbit,share1_pct,util_pct,ok
-{ echo "$hdr1"; run "$tmp/jobs1"; } >"$out/congestion-matrix.csv"
-{ echo "$hdr1"; run "$tmp/jobs2"; } >"$out/congestion-queue.csv"
-{ echo "$hdr2"; run "$tmp/jobs3"; run "$tmp/jobs4"; } >"$out/congestion-share.csv"
-{ echo "$hdr1"; run "$tmp/jobs5"; } >"$out/congestion-reorder.csv"
+hdrt=t_s,mode,round,max_bw_mbit,bw_mbit,bw_shortterm_mbit,inflight_longterm_pkts,inflight_shortterm_pkts,cwnd_pkts,inflight_pkts,pacing_mbit,bbr_sent,bbr_lost,cubic_cwnd_pkts,cubic_cuts,cubic_sent,cubic_lost,queue_pkts,mss
+runs=$out/congestion-runs.csv
+[[ -f $runs ]] || echo "part,date,secs,dur_s,seed,commit" >"$runs"
+commit=$(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo unknown)
+part() { # part N -> true if part N is to be re-run (and note it in congestion-runs.csv)
+    [[ $parts == *" $1 "* ]] || return 1
+}
+note_run() { # note_run N T0: record when part N ran
+    local d=$dur
+    [[ $1 == 3 || $1 == 4 ]] && d=$dur2
+    {
+        grep -v -e '^part,' -e "^$1," "$runs" || true
+        echo "$1,$(date -u +%Y-%m-%d),$(($(date +%s) - $2)),$d,$seed,$commit"
+    } | sort -t, -k1,1n >"$tmp/runs"
+    { echo "part,date,secs,dur_s,seed,commit"; cat "$tmp/runs"; } >"$runs"
+}
+t0=$(date +%s)
+if part 1; then { echo "$hdr1"; run "$tmp/jobs1"; } >"$out/congestion-matrix.csv"; note_run 1 "$t0"; fi
+t0=$(date +%s)
+if part 2; then { echo "$hdr1"; run "$tmp/jobs2"; } >"$out/congestion-queue.csv"; note_run 2 "$t0"; fi
+t0=$(date +%s)
+t_share=$t0
+if part 3 || part 4; then
+    # the share CSV holds parts 3 and 4: keep the rows of the part not re-run
+    : >"$tmp/share.old"
+    [[ -f $out/congestion-share.csv ]] && cp "$out/congestion-share.csv" "$tmp/share.old"
+    {
+        echo "$hdr2"
+        if part 3; then run "$tmp/jobs3"; else awk -F, 'NR > 1 && !($1 == "bbr" && $2 == "bbr")' "$tmp/share.old"; fi
+        if part 4; then run "$tmp/jobs4"; else awk -F, 'NR > 1 && $1 == "bbr" && $2 == "bbr"' "$tmp/share.old"; fi
+    } >"$out/congestion-share.csv"
+fi
+if part 3; then
+    for buf in 1 5; do
+        { echo "$hdrt"; "$bin" trace "$buf" "$dur2" "$seed"; } >"$out/congestion-trace-${buf}bdp.csv" &
+    done
+    wait
+    note_run 3 "$t0"
+fi
+t0=$(date +%s)
+if part 4; then note_run 4 "$t_share"; fi
+t0=$(date +%s)
+if part 5; then { echo "$hdr1"; run "$tmp/jobs5"; } >"$out/congestion-reorder.csv"; note_run 5 "$t0"; fi
 secs=$(($(date +%s) - start))
 
 # ---- plots -----------------------------------------------------------------
@@ -109,8 +155,13 @@ table1() { # table1 RATE -> goodput table for that rate
 {
     echo "# Congestion control matrix (NewReno, CUBIC, BBR)"
     echo
-    echo "Written by \`bench/cc.sh\` ($(date -u +%Y-%m-%d), $secs s on this machine; seed $seed,"
-    echo "$dur simulated seconds per matrix run, $dur2 s for the shared-bottleneck runs)."
+    echo "Written by \`bench/cc.sh\`. Each part's last run (\`PARTS\` re-runs a subset; the"
+    echo "others' CSVs are kept), from congestion-runs.csv:"
+    echo
+    echo "| part | run | seconds on this machine | simulated s per run | seed | commit |"
+    echo "|---|---|---|---|---|---|"
+    awk -F, 'NR > 1 { printf "| %s | %s | %s | %s | %s | `%s` |\n", $1, $2, $3, $4, $5, $6 }' "$runs"
+    echo
     echo "Each row is one run of \`bench_cc\` (bench/cc.c) in the simulator: a QUIC"
     echo "download over a symmetric path, drop-tail queues, Bernoulli loss on the"
     echo "data direction only. Goodput is application bytes read over the whole run"
