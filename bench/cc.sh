@@ -71,7 +71,7 @@ hdr2=cc1,cc2,rate_mbit,rtt1_ms,rtt2_ms,buf_bdp,goodput1_mbit,goodput2_mbit,share
 hdrt=t_s,mode,round,max_bw_mbit,bw_mbit,bw_shortterm_mbit,inflight_longterm_pkts,inflight_shortterm_pkts,cwnd_pkts,inflight_pkts,pacing_mbit,bbr_sent,bbr_lost,cubic_cwnd_pkts,cubic_cuts,cubic_sent,cubic_lost,queue_pkts,mss
 runs=$out/congestion-runs.csv
 [[ -f $runs ]] || echo "part,date,secs,dur_s,seed,commit" >"$runs"
-commit=$(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo unknown)
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown) # run from the tree
 part() { # part N -> true if part N is to be re-run (and note it in congestion-runs.csv)
     [[ $parts == *" $1 "* ]] || return 1
 }
