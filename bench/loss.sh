@@ -9,7 +9,12 @@
 # the table into docs/perf.md between the "loss.sh" markers (the section this
 # script owns) unless --no-doc.
 # usage: bench/loss.sh [BUILD_DIR (build/release)] [--runs N (5)] [--size BYTES (10485760)]
-#                      [--loss P (5%)] [--delay D (25ms)] [--no-doc]
+#                      [--loss P (5%)] [--delay D (25ms)] [--bbr] [--no-doc]
+# --bbr (issue 18): the BBR row instead: both senders BBR (`quack serve --cc bbr`
+# vs `gtlsserver --cc=bbr2`), the netem path of issue 18 (25 ms each way,
+# 100 Mbit/s, 50 ms queue, 1 % loss each way; --loss/--delay still apply),
+# 50 MiB unless --size; its own section of docs/perf.md ("loss.sh bbr"
+# markers), no qlog comparison.
 set -uo pipefail
 build=build/release
 runs=5
@@ -17,11 +22,15 @@ size=10485760
 loss=5%
 delay=25ms
 doc=1
+bbr=0
+size_set=0
+loss_set=0
 while [ $# -gt 0 ]; do
     case $1 in
     --runs) runs=$2; shift ;;
-    --size) size=$2; shift ;;
-    --loss) loss=$2; shift ;;
+    --size) size=$2; size_set=1; shift ;;
+    --loss) loss=$2; loss_set=1; shift ;;
+    --bbr) bbr=1 ;;
     --delay) delay=$2; shift ;;
     --no-doc) doc=0 ;;
     -*) echo "loss.sh: unknown option $1" >&2; exit 2 ;;
@@ -29,6 +38,12 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
+qcc=cubic ncc=cubic nlink=()
+if [ "$bbr" = 1 ]; then
+    qcc=bbr ncc=bbr2 nlink=(--rate 100mbit --limit-time 50ms)
+    [ "$size_set" = 1 ] || size=52428800
+    [ "$loss_set" = 1 ] || loss=1%
+fi
 src=$(cd "$(dirname "$0")/.." && pwd)
 load0=$(cut -d' ' -f1 /proc/loadavg)
 Q="$build/quack"
@@ -69,17 +84,17 @@ run_one() { # quack|ngtcp2 seed
     cp=$(free_port)
     mkdir -p "$out"
     if [ "$who" = quack ]; then
-        "$Q" serve --quiet --cc cubic --root "$work/root" --listen "127.0.0.1:$sp" \
+        "$Q" serve --quiet --cc "$qcc" --root "$work/root" --listen "127.0.0.1:$sp" \
             --cert "$work/cert.pem" --key "$work/key.pem" >/dev/null 2>"$work/serve.err" &
     else
-        gtlsserver -q --cc=cubic -d "$work/root" 127.0.0.1 "$sp" "$work/key.pem" "$work/cert.pem" \
+        gtlsserver -q --cc="$ncc" -d "$work/root" 127.0.0.1 "$sp" "$work/key.pem" "$work/cert.pem" \
             >/dev/null 2>&1 &
     fi
     local spid=$!
     pids+=("$spid")
     wait_udp "$sp" || { echo FAIL; return; }
     "$Q" netem --listen "127.0.0.1:$cp" --to "127.0.0.1:$sp" --delay "$delay" --loss "$loss" \
-        --seed "$seed" >/dev/null 2>&1 &
+        "${nlink[@]}" --seed "$seed" >/dev/null 2>&1 &
     np=$!
     pids+=("$np")
     wait_udp "$cp" || { echo FAIL; return; }
@@ -160,11 +175,13 @@ qlog_run() { # quack|ngtcp2 -> stats
     wait "$np" "$spid" 2>/dev/null
     qlog_stats "$(ls -S "$qd"/* | head -1)"
 }
+if [ "$bbr" = 0 ]; then
 head -c 3145728 "$work/root/f.bin" >"$work/root/small.bin"
 read -r aq_cwnd aq_flight aq_ratio aq_ppr <<<"$(qlog_run quack)"
 read -r an_cwnd an_flight an_ratio an_ppr <<<"$(qlog_run ngtcp2)"
 flight_x=$(awk -v a="$an_flight" -v b="$aq_flight" 'BEGIN { printf "%.2f", a / b }')
 echo "qlog: quack cwnd $aq_cwnd in flight $aq_flight ($aq_ratio); ngtcp2 cwnd $an_cwnd in flight $an_flight ($an_ratio)" >&2
+fi
 
 qs=()
 ns=()
@@ -185,8 +202,8 @@ mbit() { awk -v s="$1" -v b="$size" 'BEGIN { printf "%.2f", b * 8 / s / 1e6 }'; 
 table=$(
     echo "| sender | runs (s) | median (s) | goodput (Mbit/s) |"
     echo "|---|---|---|---|"
-    echo "| quack serve --cc cubic | ${qs[*]} | **$qm** | $(mbit "$qm") |"
-    echo "| gtlsserver --cc=cubic (ngtcp2 0.12) | ${ns[*]} | **$nm** | $(mbit "$nm") |"
+    echo "| quack serve --cc $qcc | ${qs[*]} | **$qm** | $(mbit "$qm") |"
+    echo "| gtlsserver --cc=$ncc (ngtcp2 0.12) | ${ns[*]} | **$nm** | $(mbit "$nm") |"
     echo
     echo "quack / ngtcp2 time: **${ratio}×**"
 )
@@ -194,6 +211,37 @@ echo "$table"
 [ "$doc" = 1 ] || exit 0
 
 head=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [ "$bbr" = 1 ]; then
+    verdict="quack (BBR) as sender is **slower** than ngtcp2 with \`--cc=bbr2\` (issue 18's bound: quack ≥ ngtcp2)."
+    awk -v q="$qm" -v n="$nm" 'BEGIN { exit !(q <= n) }' &&
+        verdict="quack (BBR) as sender is **at least as fast** as ngtcp2 with \`--cc=bbr2\` (issue 18's bound: quack ≥ ngtcp2)."
+    marker="loss.sh bbr"
+    section=$(
+        cat <<EOF
+<!-- loss.sh bbr begin: written by bench/loss.sh --bbr, do not edit by hand -->
+## 1 % loss at 100 Mbit/s: quack (BBR) vs ngtcp2 (\`bbr2\`) as sender (\`bench/loss.sh --bbr\`)
+
+Issue 18's path: one $((size / 1048576)) MiB HTTP/3 download through
+\`quack netem --delay $delay --rate 100mbit --limit-time 50ms --loss $loss\` (each
+direction: $delay one way, 100 Mbit/s, a 50 ms drop-tail queue, $loss of
+datagrams dropped), the same receiver (\`gtlsclient --cc=cubic\`, Debian
+ngtcp2 0.12) for both senders: \`quack serve --cc bbr\` (BBRv3,
+draft-ietf-ccwg-bbr; docs/cc.md) vs \`gtlsserver --cc=bbr2\` (ngtcp2 0.12's
+BBRv2). $runs runs each, alternating, run i of both with netem seed i,
+every download checked by sha256; time = client wall time. Run:
+$(date -u '+%Y-%m-%d %H:%M UTC'), quack \`$head\` (\`$build\`), load at start $load0
+(the machine is shared; pairs alternate so both senders see the same load).
+
+$table
+
+$verdict
+
+Command: \`bash bench/loss.sh $build --bbr --runs $runs\`.
+<!-- loss.sh bbr end -->
+EOF
+    )
+else
+marker="loss.sh"
 section=$(
     cat <<EOF
 <!-- loss.sh begin: written by bench/loss.sh, do not edit by hand -->
@@ -244,14 +292,17 @@ packets, and netem drops packets, not bytes), and the one packet RFC 9002
 <!-- loss.sh end -->
 EOF
 )
+fi
 doc_file="$src/docs/perf.md"
-python3 - "$doc_file" "$section" <<'PY'
+python3 - "$doc_file" "$section" "$marker" <<'PY'
 import sys, re
-path, section = sys.argv[1], sys.argv[2]
+path, section, marker = sys.argv[1], sys.argv[2], re.escape(sys.argv[3])
 text = open(path).read()
-pat = re.compile(r"<!-- loss.sh begin.*?<!-- loss.sh end -->", re.S)
+pat = re.compile(r"<!-- " + marker + r" begin.*?<!-- " + marker + r" end -->", re.S)
 if pat.search(text):
     text = pat.sub(lambda m: section, text)
+elif "<!-- loss.sh end -->" in text:  # the BBR row goes right after the CUBIC one
+    text = text.replace("<!-- loss.sh end -->", "<!-- loss.sh end -->\n\n" + section, 1)
 else:
     text = text.rstrip("\n") + "\n\n" + section + "\n"
 open(path, "w").write(text)
