@@ -152,6 +152,7 @@ if [[ -f $out/congestion-trace-1bdp.csv ]]; then
     gnuplot <<EOF
 set terminal pngcairo size 1100,500
 set output '$out/congestion-trace.png'
+set termoption noenhanced
 set title 'BBR vs CUBIC, 100 Mbit/s x 50 ms, 1-BDP drop-tail buffer: one point per BBR round (bench_cc trace)'
 set xlabel 'time (s)'
 set ylabel 'volume (BDPs)'
