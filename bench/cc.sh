@@ -27,7 +27,7 @@ dur=${DUR:-30}
 dur2=${DUR2:-60}
 seed=${SEED:-1}
 jobs=${JOBS:-2}
-parts=" ${PARTS:-1 2 3 4 5} "
+parts=" ${PARTS-1 2 3 4 5} " # PARTS="" rewrites the page only
 bin=$build/bench_cc
 here=$(cd "$(dirname "$0")" && pwd)
 [[ -x $bin ]] || { echo "cc.sh: $bin missing; run 'make release' first" >&2; exit 1; }
@@ -234,8 +234,8 @@ the text bbr.c cites), rule by rule:
 * **DOWN drains to the target** (IsTimeToCruise: in flight ≤ the
   headroom bound and ≤ Inflight(max_bw, 1)): DOWN is ${a[down_pct]} % of the rounds.
 * **Short-term bounds cut on loss** (§5.5.10.3): outside probing BBR lost
-  ${a[bbr_loss_other_pct]} % of its packets, in ${a[bbr_loss_rounds_other]} rounds — the DOWN rounds in which a probe's
-  own losses are detected. Those rounds set bw_shortterm (${a[shortterm_rounds]} rounds with
+  ${a[bbr_loss_other_pct]} % of its packets, in ${a[bbr_loss_rounds_other]} rounds, ${a[bbr_loss_rounds_down]} of them DOWN rounds (where a probe's
+  own losses are detected). Such rounds set bw_shortterm (${a[shortterm_rounds]} rounds with
   it set; mean bw_shortterm / max_bw ${a[shortterm_over_max_bw]}): bw_latest, the round's best
   delivery rate, is still the probe's, so the cut is small, and REFILL
   resets the short-term model at the next probe (§5.3.3.9). In CRUISE no
@@ -250,8 +250,8 @@ the text bbr.c cites), rule by rule:
   packets, 63) = 63 rounds here (BDP ≈ 520 packets), about 5 s at this
   RTT, so the wall clock decides; ProbeRTT (every 5 s, §5.3.4) restarts
   the wait on exit. Measured: an UP phase every ${a[up_gap_s]} s, ${a[cubic_cuts_per_up]} CUBIC
-  cuts per UP phase; all ${a[cubic_cuts]} of CUBIC's cuts came while BBR was in
-  DOWN / REFILL / UP (${a[cubic_cuts_probe_down]}).
+  cuts per UP phase; of CUBIC's ${a[cubic_cuts]} cuts, ${a[cubic_cuts_probe_down]} came while BBR was in
+  DOWN / REFILL / UP, ${a[cubic_cuts_probertt]} in ProbeRTT, ${a[cubic_cuts_cruise]} in CRUISE.
 * **Pacing gains** (§5.6.1): DOWN 0.9, CRUISE and REFILL 1.0, UP 1.25.
 
 So the split is what the draft's rules settle to on this path, not a

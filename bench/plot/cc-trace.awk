@@ -8,7 +8,7 @@ $1 < from { prev = $2; lastup = -1; pcub = $14; next }
     t = $1; m = $2; mss = $19; bdpk = bdp / mss
     n++; mode[m]++
     probing = (m == 4 || m == 5)
-    if (probing) { ps += $12; pl += $13 } else { ns += $12; nl += $13; if ($13 > 0) nlr++ }
+    if (probing) { ps += $12; pl += $13 } else { ns += $12; nl += $13; if ($13 > 0) { nlr++; if (m == 2) nld++ } }
     if ($12 > 0 && $13 > 0.02 * $12) hi++
     if (m == 5 && prev != 5) {
         ups++; if (lastup >= 0) { gap += t - lastup; gapr += $3 - lastr; gaps++ } lastup = t; lastr = $3
@@ -20,6 +20,7 @@ $1 < from { prev = $2; lastup = -1; pcub = $14; next }
     if ($6 >= 0 && $4 > 0) { str += $6 / $4; stn++ }
     cuts += $15; if (m == 3) ccr += $15
     if (probing || m == 2) cpd += $15
+    if (m == 6) cpr += $15
     cl += $17; cs += $16
     ccub += $14 / bdpk; q += $18 / bdpk
     prev = m
@@ -39,5 +40,6 @@ END {
     if (stn) printf "shortterm_over_max_bw %.2f\n", str / stn; else print "shortterm_over_max_bw -"
     printf "cubic_cuts %d\ncubic_cuts_cruise %d\ncubic_cuts_probe_down %d\ncubic_cuts_per_up %.2f\n",
         cuts, ccr, cpd, ups ? cuts / ups : 0
+    printf "cubic_cuts_probertt %d\nbbr_loss_rounds_down %d\n", cpr, nld
     printf "cubic_loss_pct %.3f\ncubic_cwnd_bdp %.2f\nqueue_bdp %.2f\n", cs ? 100 * cl / cs : 0, ccub / n, q / n
 }
