@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ACK-frequency experiments (docs/experiments/ack-frequency.md).
-# usage: bench/ackfreq.sh [BUILD_DIR] [OUT_DIR] [--no-loopback | --loopback-only]
+# usage: bench/ackfreq.sh [BUILD_DIR] [OUT_DIR] [--no-loopback | --loopback-only | --bbr]
 #   2-4: simulator scenarios bench/scenarios/ackfreq-{lossy,asym,reorder}.ini
 #        run with ack_frequency = off (RFC 9000), a fixed threshold and auto,
 #        every mode on the same seeds (paired: same loss pattern); tables give
@@ -40,7 +40,8 @@ sim_row() {
     awk -v q="$q" '/^\[/ { s = ($0 == "[link.forward]") }
                    { if (s && q != "" && $1 ~ /^limit/) print q; else print }' "$1" |
         sed -e "s/^ack_frequency = .*/ack_frequency = $2/" \
-            -e "s/^duration = .*/duration = $4/" >"$tmp/s.ini"
+            -e "s/^duration = .*/duration = $4/" \
+            -e "${SIM_CC:+s/^cc = .*/cc = $SIM_CC/}" >"$tmp/s.ini"
     "$quack" sim "$tmp/s.ini" --seed "$3" --quiet | grep '^bulk '
 }
 
@@ -105,6 +106,99 @@ asym_sweep() {
     done
     gnuplot -e "csv='$csv'; png='$out/ackfreq-asym-sweep.png'; title='exp. 3: goodput vs ACK-direction queue ($dur)'" "$here/plot/ackfreq-asym-sweep.gp"
 }
+
+# --bbr (issue 18): exp. 2 and 4 again with each scenario's controller and
+# with BBR (cc = bbr), same seeds and modes, short runs (SEEDS default 3,
+# LOSSY_S / REORDER_S default 10 s); CSVs ackfreq-bbr-{lossy,reorder}.csv;
+# the section between the "ackfreq.sh bbr" markers of
+# docs/experiments/ack-frequency.md (OUT_DIR/ack-frequency.md) is rewritten.
+bbr_exp() { # bbr_exp NAME DURATION SEEDS MODES... -> markdown table
+    local name=$1 dur=$2 nseeds=$3; shift 3
+    local csv=$out/ackfreq-bbr-$name.csv ini=$here/scenarios/ackfreq-$name.ini
+    local base; base=$(sed -n 's/^cc = //p' "$ini")
+    echo "cc,mode,seed,goodput_mbps,acks_per_pkt,acks_imm,spurious,retx,af_sent,imm_sent,srtt_ms" >"$csv"
+    for seed in $(seq 1 "$nseeds"); do
+        for cc in "$base" bbr; do
+            for mode in "$@"; do
+                row=$(SIM_CC=$cc sim_row "$ini" "$mode" "$seed" "$dur")
+                gp=$(awk '{print $5}' <<<"$row" | sed 's/M$//')
+                echo "$cc,${mode//,//},$seed,$gp,$(field acks_per_pkt "$row"),$(field acks_imm "$row"),$(field spurious "$row"),$(field retx "$row"),$(field af_sent "$row"),$(field imm_sent "$row"),$(field srtt_ms "$row")" >>"$csv"
+            done
+        done
+    done
+    # per cc and mode: mean +- stderr of goodput, mean per-seed ratio to the
+    # same cc's first mode (off), means of the counters
+    awk -F, 'NR > 1 { k = $1 SUBSEP $2; if (!(k in o)) { o[k] = ++n; ord[n] = k }
+                      if (!($1 in first)) first[$1] = $2
+                      if ($2 == first[$1]) base[$1, $3] = $4
+                      c[k]++; g[k] += $4; gg[k] += $4 * $4; a[k] += $5; im[k] += $6; sp[k] += $7; r[k] += $8
+                      isent[k] += $10; srtt[k] += $11; gp[k, $3] = $4 }
+             function se(sum, sq, cnt,   mu) { if (cnt < 2) return 0; mu = sum / cnt
+                      return sqrt((sq - cnt * mu * mu) / (cnt - 1) / cnt) }
+             END { printf "| cc | mode | goodput Mbit/s | goodput / off (same cc, paired) | ACKs per data packet | immediate ACKs | IMMEDIATE_ACK frames sent | spurious retx | retx | srtt ms |\n|---|---|---|---|---|---|---|---|---|---|\n"
+                   for (j = 1; j <= n; j++) { k = ord[j]; split(k, kk, SUBSEP); rs = rr = m = 0
+                     for (q in gp) { split(q, qq, SUBSEP); if (qq[1] SUBSEP qq[2] != k || base[kk[1], qq[3]] == 0) continue
+                                     x = gp[q] / base[kk[1], qq[3]]; rs += x; rr += x * x; m++ }
+                     printf "| %s | %s | %.2f ± %.2f | %.4f ± %.4f | %.4f | %.0f | %.0f | %.1f | %.1f | %.1f |\n", kk[1], kk[2],
+                            g[k] / c[k], se(g[k], gg[k], c[k]), rs / m, se(rs, rr, m), a[k] / c[k], im[k] / c[k],
+                            isent[k] / c[k], sp[k] / c[k], r[k] / c[k], srtt[k] / c[k] } }' "$csv"
+}
+bbr_section() {
+    local nseeds=${SEEDS:-3} ls=${LOSSY_S:-10}s rs=${REORDER_S:-10}s t0 head
+    t0=$(date +%s)
+    head=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+    # shellcheck disable=SC2086
+    bbr_exp lossy "$ls" "$nseeds" ${LOSSY_MODES:-off 10 auto} >"$tmp/bbr-lossy.md"
+    # shellcheck disable=SC2086
+    bbr_exp reorder "$rs" "$nseeds" ${REORDER_MODES:-off 10,25000,1 auto} >"$tmp/bbr-reorder.md"
+    {
+        echo "<!-- ackfreq.sh bbr begin: written by bench/ackfreq.sh --bbr, do not edit by hand -->"
+        echo "## Exp. 2 and 4 with BBR (issue 18)"
+        echo
+        echo "BBR (draft-ietf-ccwg-bbr, docs/cc.md) sets its rate from delivery-rate"
+        echo "samples (draft §4.1): each ACK yields delivered / max(send interval, ACK"
+        echo "interval). A thinned ACK stream gives fewer, larger samples, and an ACK"
+        echo "delayed by the receiver stretches the ACK interval; the experiments below"
+        echo "rerun exp. 2 and 4 with each scenario's own controller and with \`cc = bbr\`,"
+        echo "same modes, same seeds 1..$nseeds (paired), short runs: $ls (exp. 2) and $rs"
+        echo "(exp. 4) of simulated time, so Startup weighs more than in the long runs"
+        echo "above. \"goodput / off\" is the per-seed ratio to the same controller's RFC"
+        echo "9000 run. Written by \`SEEDS=$nseeds LOSSY_S=$ls REORDER_S=$rs bench/ackfreq.sh"
+        echo "$build $out --bbr\` at \`$head\` ($(date -u +%Y-%m-%d), $(($(date +%s) - t0)) s on this machine)."
+        echo "CSVs: ackfreq-bbr-lossy.csv, ackfreq-bbr-reorder.csv."
+        echo
+        echo "### Exp. 2 (1 Gbit/s, 40 ms RTT, 0.1 % loss)"
+        echo
+        cat "$tmp/bbr-lossy.md"
+        echo
+        echo "### Exp. 4 (5 % reordering)"
+        echo
+        cat "$tmp/bbr-reorder.md"
+        echo
+        awk -F'|' 'function t(x) { gsub(/^ +| +$/, "", x); return x }
+                   NR > 2 && $2 ~ /bbr/ { m = t($3); r[m] = t($5); a[m] = t($6); i[m] = t($8) }
+                   END { for (m in r) if (m != "off") printf "BBR with `%s`: goodput / off %s, %s ACKs per data packet, %s IMMEDIATE_ACK frames sent (exp. 2).\n", m, r[m], a[m], i[m] }' \
+            "$tmp/bbr-lossy.md" | sort
+        awk -F'|' 'function t(x) { gsub(/^ +| +$/, "", x); return x }
+                   NR > 2 && $2 ~ /bbr/ { m = t($3); r[m] = t($5); a[m] = t($6); s[m] = t($9) }
+                   END { for (m in r) if (m != "off") printf "BBR with `%s`: goodput / off %s, %s ACKs per data packet, %s spurious retransmissions (exp. 4).\n", m, r[m], a[m], s[m] }' \
+            "$tmp/bbr-reorder.md" | sort
+        echo "<!-- ackfreq.sh bbr end -->"
+    } >"$tmp/bbr-section.md"
+    python3 - "$out/ack-frequency.md" "$tmp/bbr-section.md" <<'PY'
+import re, sys
+path, sec = sys.argv[1], open(sys.argv[2]).read().rstrip("\n")
+text = open(path).read()
+pat = re.compile(r"<!-- ackfreq.sh bbr begin.*?<!-- ackfreq.sh bbr end -->", re.S)
+text = pat.sub(lambda m: sec, text) if pat.search(text) else text.rstrip("\n") + "\n\n" + sec + "\n"
+open(path, "w").write(text)
+PY
+    cat "$tmp/bbr-section.md"
+}
+if [[ ${3:-} == --bbr ]]; then
+    bbr_section
+    exit 0
+fi
 
 if [[ $sims == 1 ]]; then
 echo "## 2: 1 Gbit/s, 40 ms RTT, 0.1% loss"

@@ -17,6 +17,17 @@
  *          goodput1_mbit,goodput2_mbit,share1_pct,util_pct,ok
  *     goodput over the second half of the run.
  *
+ *   bench_cc trace BUF_BDP DUR_S SEED
+ *     the "two bbr cubic 100 50 50 BUF_BDP" run, one row per BBR round
+ *     (packet-timed, draft-ietf-ccwg-bbr §5.5.1) of flow 1: the BBR state
+ *     and model and what the CUBIC flow saw in that round; row:
+ *     t_s,mode,round,max_bw_mbit,bw_mbit,bw_shortterm_mbit,
+ *     inflight_longterm_pkts,inflight_shortterm_pkts,cwnd_pkts,inflight_pkts,
+ *     pacing_mbit,bbr_sent,bbr_lost,cubic_cwnd_pkts,cubic_cuts,cubic_sent,
+ *     cubic_lost,queue_pkts,mss (-1 = unset/infinite; mode 0 Startup, 1 Drain,
+ *     2 DOWN, 3 CRUISE, 4 REFILL, 5 UP, 6 ProbeRTT; packets = BBR's max
+ *     datagram size).
+ *
  * CC: reno, cubic or bbr.
  */
 #include <stdio.h>
@@ -133,7 +144,49 @@ static int run_one(char **a, int n)
 
 /* Dumbbell: senders s1, s2 -> left -> (bottleneck) -> right -> r; the
  * access links carry each sender's extra delay, the bottleneck 1 ms. */
-static int run_two(char **a, int n)
+typedef struct trace_ctx {
+    qk_sim *sim;
+    qk_simq *q1, *q2;
+    int link;
+    uint64_t round, sent1, lost1, sent2, lost2, cuts2;
+} trace_ctx;
+
+static double trace_v(uint64_t v, double unit)
+{
+    return v == UINT64_MAX ? -1 : (double)v / unit;
+}
+
+/* One row when flow 1's BBR round counter moved (called every 1 ms). */
+static void trace_step(trace_ctx *t)
+{
+    qk_simq_cc_probe b, c;
+    if (!qk_simq_cc_probe_get(t->q1, false, &b) || !qk_simq_cc_probe_get(t->q2, false, &c)) return;
+    if (!b.bbr || b.bbr_round_count == t->round) return;
+    t->round = b.bbr_round_count;
+    const double pkt = (double)b.max_datagram_bytes, mbit = 1e6 / 8;
+    printf("%.3f,%d,%llu,%.2f,%.2f,%.2f,%.0f,%.0f,%.0f,%.0f,%.2f,", (double)qk_sim_now(t->sim) / S,
+           b.bbr_mode, (unsigned long long)b.bbr_round_count,
+           (double)b.bbr_max_bw_bytes_per_s / mbit, (double)b.bbr_bw_bytes_per_s / mbit,
+           trace_v(b.bbr_bw_shortterm_bytes_per_s, mbit),
+           trace_v(b.bbr_inflight_longterm_bytes, pkt),
+           trace_v(b.bbr_inflight_shortterm_bytes, pkt), (double)b.cwnd_bytes / pkt,
+           (double)b.bbr_inflight_bytes / pkt, (double)b.bbr_pacing_rate_bytes_per_s / mbit);
+    printf("%llu,%llu,%.0f,%llu,%llu,%llu,%.0f,%llu\n",
+           (unsigned long long)(b.packets_sent - t->sent1),
+           (unsigned long long)(b.packets_lost - t->lost1), (double)c.cwnd_bytes / pkt,
+           (unsigned long long)(c.congestion_events - t->cuts2),
+           (unsigned long long)(c.packets_sent - t->sent2),
+           (unsigned long long)(c.packets_lost - t->lost2),
+           (double)qk_sim_link_stats_get(t->sim, t->link)->queue_bytes / pkt,
+           (unsigned long long)b.max_datagram_bytes);
+    t->sent1 = b.packets_sent;
+    t->lost1 = b.packets_lost;
+    t->sent2 = c.packets_sent;
+    t->lost2 = c.packets_lost;
+    t->cuts2 = c.congestion_events;
+}
+
+static int run_two_traced(char **a, int n, bool trace)
 {
     if (n < 8) return 2;
     qk_cc_kind cc1, cc2;
@@ -185,6 +238,19 @@ static int run_two(char **a, int n)
     qk_simq *q1 = flow(sim, hs[0], r, 4433, cc1, true, dur, win);
     qk_simq *q2 = flow(sim, hs[1], r, 4434, cc2, true, dur, win);
     if (!q1 || !q2) return 1;
+    if (trace) { /* per-round rows instead of the summary row */
+        trace_ctx t = {.sim = sim, .q1 = q1, .q2 = q2, .link = f};
+        printf("# bdp_bytes=%llu buffer_bytes=%llu\n", (unsigned long long)bdp,
+               (unsigned long long)bn.limit_bytes);
+        for (qk_time now = MS; now <= dur; now += MS) {
+            qk_sim_run(sim, now);
+            trace_step(&t);
+        }
+        qk_sim_del(sim);
+        qk_simq_del(q1);
+        qk_simq_del(q2);
+        return 0;
+    }
     qk_sim_run(sim, dur / 2);
     uint64_t r1 = qk_simq_result_get(q1)->read_bytes, r2 = qk_simq_result_get(q2)->read_bytes;
     uint64_t l0 = qk_sim_link_stats_get(sim, f)->delivered_bytes;
@@ -204,15 +270,30 @@ static int run_two(char **a, int n)
     return 0;
 }
 
+static int run_two(char **a, int n)
+{
+    return run_two_traced(a, n, false);
+}
+
+/* bench_cc trace BUF_BDP DUR_S SEED = two bbr cubic 100 50 50 ..., traced */
+static int run_trace(char **a, int n)
+{
+    if (n < 3) return 2;
+    char *args[] = {"bbr", "cubic", "100", "50", "50", a[0], a[1], a[2]};
+    return run_two_traced(args, 8, true);
+}
+
 int main(int argc, char **argv)
 {
     int rc = 2;
     if (argc >= 2 && !strcmp(argv[1], "one")) rc = run_one(argv + 2, argc - 2);
     if (argc >= 2 && !strcmp(argv[1], "two")) rc = run_two(argv + 2, argc - 2);
+    if (argc >= 2 && !strcmp(argv[1], "trace")) rc = run_trace(argv + 2, argc - 2);
     if (rc == 2)
         fprintf(stderr, "usage: bench_cc one CC RATE_MBIT RTT_MS LOSS_PCT BUF_BDP DUR_S SEED "
                         "[REORDER_MS REORDER_PCT]\n"
                         "       bench_cc two CC1 CC2 RATE_MBIT RTT1_MS RTT2_MS BUF_BDP DUR_S "
-                        "SEED\n");
+                        "SEED\n"
+                        "       bench_cc trace BUF_BDP DUR_S SEED\n");
     return rc;
 }

@@ -9,7 +9,12 @@
 # the table into docs/perf.md between the "loss.sh" markers (the section this
 # script owns) unless --no-doc.
 # usage: bench/loss.sh [BUILD_DIR (build/release)] [--runs N (5)] [--size BYTES (10485760)]
-#                      [--loss P (5%)] [--delay D (25ms)] [--no-doc]
+#                      [--loss P (5%)] [--delay D (25ms)] [--bbr] [--no-doc]
+# --bbr (issue 18): the BBR row instead: both senders BBR (`quack serve --cc bbr`
+# vs `gtlsserver --cc=bbr2`), the netem path of issue 18 (25 ms each way,
+# 100 Mbit/s, 50 ms queue, 1 % loss each way; --loss/--delay still apply),
+# 50 MiB unless --size; its own section of docs/perf.md ("loss.sh bbr"
+# markers), no qlog comparison.
 set -uo pipefail
 build=build/release
 runs=5
@@ -17,11 +22,15 @@ size=10485760
 loss=5%
 delay=25ms
 doc=1
+bbr=0
+size_set=0
+loss_set=0
 while [ $# -gt 0 ]; do
     case $1 in
     --runs) runs=$2; shift ;;
-    --size) size=$2; shift ;;
-    --loss) loss=$2; shift ;;
+    --size) size=$2; size_set=1; shift ;;
+    --loss) loss=$2; loss_set=1; shift ;;
+    --bbr) bbr=1 ;;
     --delay) delay=$2; shift ;;
     --no-doc) doc=0 ;;
     -*) echo "loss.sh: unknown option $1" >&2; exit 2 ;;
@@ -29,17 +38,23 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
+qcc=cubic ncc=cubic nlink=()
+if [ "$bbr" = 1 ]; then
+    qcc=bbr ncc=bbr2 nlink=(--rate 100mbit --limit-time 50ms)
+    [ "$size_set" = 1 ] || size=52428800
+    [ "$loss_set" = 1 ] || loss=1%
+fi
 src=$(cd "$(dirname "$0")/.." && pwd)
 . "$src/bench/lib/h3_netem.bash" # h3_bench_setup, start_h3_server, start_netem, median, ...
 load0=$(cut -d' ' -f1 /proc/loadavg)
 h3_bench_setup loss "$build" "$size" gtlsclient gtlsserver openssl
 
-# The sender's options: CUBIC on both, a qlog into directory $1 if given.
+# The sender's options: CUBIC on both (--bbr: BBR / bbr2), a qlog into directory $1 if given.
 sender_opts() { # quack|ngtcp2 [qlog-dir]
     if [ "$1" = quack ]; then
-        opts=(--cc cubic ${2:+--qlog "$2"})
+        opts=(--cc "$qcc" ${2:+--qlog "$2"})
     else
-        opts=(--cc=cubic ${2:+--qlog-dir "$2"})
+        opts=(--cc="$ncc" ${2:+--qlog-dir "$2"})
     fi
 }
 
@@ -52,7 +67,7 @@ run_one() { # quack|ngtcp2 seed
     local opts spid npid
     sender_opts "$who"
     start_h3_server "$who" "$sp" "$work/serve.log" "${opts[@]}" || { echo FAIL; return; }
-    start_netem "$cp" "$sp" --delay "$delay" --loss "$loss" --seed "$seed" || { echo FAIL; return; }
+    start_netem "$cp" "$sp" --delay "$delay" --loss "$loss" "${nlink[@]}" --seed "$seed" || { echo FAIL; return; }
     local t0 t1 rc=0
     t0=$(date +%s%N)
     timeout 600 gtlsclient -q --cc=cubic --download "$out" --exit-on-all-streams-close \
@@ -117,11 +132,13 @@ qlog_run() { # quack|ngtcp2 -> stats
     wait "$npid" "$spid" 2>/dev/null
     qlog_stats "$(ls -S "$qd"/* | head -1)"
 }
+if [ "$bbr" = 0 ]; then
 head -c 3145728 "$work/root/f.bin" >"$work/root/small.bin"
 read -r aq_cwnd aq_flight aq_ratio aq_ppr <<<"$(qlog_run quack)"
 read -r an_cwnd an_flight an_ratio an_ppr <<<"$(qlog_run ngtcp2)"
 flight_x=$(awk -v a="$an_flight" -v b="$aq_flight" 'BEGIN { printf "%.2f", a / b }')
 echo "qlog: quack cwnd $aq_cwnd in flight $aq_flight ($aq_ratio); ngtcp2 cwnd $an_cwnd in flight $an_flight ($an_ratio)" >&2
+fi
 
 qs=()
 ns=()
@@ -142,8 +159,8 @@ mbit() { awk -v s="$1" -v b="$size" 'BEGIN { printf "%.2f", b * 8 / s / 1e6 }'; 
 table=$(
     echo "| sender | runs (s) | median (s) | goodput (Mbit/s) |"
     echo "|---|---|---|---|"
-    echo "| quack serve --cc cubic | ${qs[*]} | **$qm** | $(mbit "$qm") |"
-    echo "| gtlsserver --cc=cubic (ngtcp2 0.12) | ${ns[*]} | **$nm** | $(mbit "$nm") |"
+    echo "| quack serve --cc $qcc | ${qs[*]} | **$qm** | $(mbit "$qm") |"
+    echo "| gtlsserver --cc=$ncc (ngtcp2 0.12) | ${ns[*]} | **$nm** | $(mbit "$nm") |"
     echo
     echo "quack / ngtcp2 time: **${ratio}×**"
 )
@@ -151,6 +168,87 @@ echo "$table"
 [ "$doc" = 1 ] || exit 0
 
 head=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [ "$bbr" = 1 ]; then
+    # median and best of the runs: on a loaded machine they can disagree
+    qb=$(printf '%s\n' "${qs[@]}" | sort -n | head -1)
+    nb=$(printf '%s\n' "${ns[@]}" | sort -n | head -1)
+    med_ok=0 best_ok=0
+    awk -v q="$qm" -v n="$nm" 'BEGIN { exit !(q <= n) }' && med_ok=1
+    awk -v q="$qb" -v n="$nb" 'BEGIN { exit !(q <= n) }' && best_ok=1
+    # The same path in the simulator (quack at both ends, no CPU contention):
+    # what the protocol alone does on it.
+    lp=${loss%\%}
+    cat >"$work/sim.ini" <<EOF
+[sim]
+topology = p2p
+duration = 120s
+seed = 3
+
+[link.forward]
+rate = 100mbit
+delay = $delay
+limit_time = 50ms
+loss = $lp%
+
+[link.return]
+rate = 100mbit
+delay = $delay
+limit_time = 50ms
+loss = $lp%
+
+[flow.bulk]
+type = quic
+from = a
+to = b
+direction = download
+size = $size
+window = 64MiB
+cc = bbr
+EOF
+    simrow=$("$Q" sim "$work/sim.ini" --quiet | grep '^bulk ')
+    sim_s=$(awk '{ print $12 }' <<<"$simrow")
+    table="$table
+
+Best run: quack $qb s ($(mbit "$qb") Mbit/s), ngtcp2 $nb s ($(mbit "$nb") Mbit/s).
+
+The same path in the simulator (\`quack sim\`, quack at both ends, seed 3,
+no CPU contention; the ini is in \`bench/loss.sh\`): $sim_s s ($(mbit "$sim_s") Mbit/s)."
+    if [ "$med_ok$best_ok" = 11 ]; then
+        verdict="quack (BBR) as sender is **at least as fast** as ngtcp2 with \`--cc=bbr2\` by the median and by the best run (issue 18's bound: quack ≥ ngtcp2)."
+    elif [ "$med_ok$best_ok" = 00 ]; then
+        verdict="quack (BBR) as sender is **slower** than ngtcp2 with \`--cc=bbr2\` by the median and by the best run (issue 18's bound: quack ≥ ngtcp2)."
+    else
+        verdict="**Inconclusive**: the median and the best run disagree (quack ahead by the $([ $med_ok = 1 ] && echo median || echo best run), ngtcp2 by the $([ $med_ok = 1 ] && echo best run || echo median)); the spread of the runs is larger than the difference (issue 18's bound: quack ≥ ngtcp2)."
+    fi
+    marker="loss.sh bbr"
+    section=$(
+        cat <<EOF
+<!-- loss.sh bbr begin: written by bench/loss.sh --bbr, do not edit by hand -->
+## 1 % loss at 100 Mbit/s: quack (BBR) vs ngtcp2 (\`bbr2\`) as sender (\`bench/loss.sh --bbr\`)
+
+Issue 18's path: one $((size / 1048576)) MiB HTTP/3 download through
+\`quack netem --delay $delay --rate 100mbit --limit-time 50ms --loss $loss\` (each
+direction: $delay one way, 100 Mbit/s, a 50 ms drop-tail queue, $loss of
+datagrams dropped), the same receiver (\`gtlsclient --cc=cubic\`, Debian
+ngtcp2 0.12) for both senders: \`quack serve --cc bbr\` (BBRv3,
+draft-ietf-ccwg-bbr; docs/cc.md) vs \`gtlsserver --cc=bbr2\` (ngtcp2 0.12's
+BBRv2). $runs runs each, alternating, run i of both with netem seed i,
+every download checked by sha256; time = client wall time. Run:
+$(date -u '+%Y-%m-%d %H:%M UTC'), quack \`$head\` (\`$build\`), load average $load0 at the
+start and $(cut -d' ' -f1 /proc/loadavg) at the end on $(nproc) cores (the machine is shared;
+pairs alternate so both senders see the same load, but a starved netem or
+sender stretches single runs).
+
+$table
+
+$verdict
+
+Command: \`bash bench/loss.sh $build --bbr --runs $runs\`.
+<!-- loss.sh bbr end -->
+EOF
+    )
+else
+marker="loss.sh"
 section=$(
     cat <<EOF
 <!-- loss.sh begin: written by bench/loss.sh, do not edit by hand -->
@@ -201,6 +299,7 @@ packets, and netem drops packets, not bytes), and the one packet RFC 9002
 <!-- loss.sh end -->
 EOF
 )
+fi
 doc_file="$src/docs/perf.md"
 printf '%s\n' "$section" >"$work/section"
 replace_doc_section "$doc_file" loss.sh "$work/section" append

@@ -892,6 +892,21 @@ bool qk_simq_cc_probe_get(qk_simq *q, bool server, qk_simq_cc_probe *out)
                               .cwnd_bytes = c->cc.cwnd_bytes,
                               .ssthresh_bytes = c->cc.ssthresh_bytes,
                               .max_datagram_bytes = c->cc.max_datagram_bytes};
+    if (c->cc.ops == &qk_cc_bbr_ops) {
+        const struct qk_cc_bbr_state *b = &c->cc.u.bbr;
+        out->bbr = true;
+        out->bbr_mode = b->mode;
+        out->bbr_round_count = b->round_count;
+        out->bbr_max_bw_bytes_per_s = b->max_bw;
+        out->bbr_bw_bytes_per_s = b->bw;
+        out->bbr_bw_shortterm_bytes_per_s = b->bw_shortterm;
+        out->bbr_inflight_longterm_bytes = b->inflight_longterm;
+        out->bbr_inflight_shortterm_bytes = b->inflight_shortterm;
+        out->bbr_inflight_bytes = c->rec.bytes_in_flight;
+        out->bbr_pacing_rate_bytes_per_s = c->cc.pacing_rate_bytes_per_s;
+        out->bbr_min_rtt_ns = b->min_rtt_ns;
+        return true;
+    }
     if (c->cc.ops != &qk_cc_cubic_ops) return true;
     const struct qk_cc_cubic_state *cs = &c->cc.u.cubic;
     out->cubic = true;

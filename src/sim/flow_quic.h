@@ -125,6 +125,15 @@ typedef struct qk_simq_cc_probe {
     bool cubic_in_epoch; /**< a congestion-avoidance epoch is running */
     qk_time cubic_epoch_start;
     double cubic_w_max_bytes, cubic_k_s, cubic_w_est_bytes;
+    bool bbr;     /**< the fields below are set (draft-ietf-ccwg-bbr state) */
+    int bbr_mode; /**< 0 Startup, 1 Drain, 2-5 ProbeBW DOWN/CRUISE/REFILL/UP, 6 ProbeRTT */
+    uint64_t bbr_round_count;
+    uint64_t bbr_max_bw_bytes_per_s, bbr_bw_bytes_per_s;
+    uint64_t bbr_bw_shortterm_bytes_per_s; /**< UINT64_MAX = unset (infinite) */
+    uint64_t bbr_inflight_longterm_bytes;  /**< UINT64_MAX = unset (infinite) */
+    uint64_t bbr_inflight_shortterm_bytes; /**< UINT64_MAX = unset (infinite) */
+    uint64_t bbr_inflight_bytes, bbr_pacing_rate_bytes_per_s;
+    qk_time bbr_min_rtt_ns;
 } qk_simq_cc_probe;
 
 /** Fill *out for the server's (server = true) or client's connection.

@@ -303,6 +303,103 @@ static void test_probe_up_loss_too_high(void **state)
     assert_true(d.cc.cwnd_bytes <= want);
 }
 
+/* Into ProbeBW UP with inflight_longterm = ilt (CRUISE, then an elapsed wait). */
+static void to_probe_up(drv *d, uint64_t ilt)
+{
+    to_probe_bw(d);
+    ack_ex(d, RATE, BDP / 2, RTT, false, false);
+    assert_int_equal(st(d)->mode, QK_BBR_PROBE_BW_CRUISE);
+    d->cc.u.bbr.inflight_longterm = ilt;
+    d->cc.u.bbr.bw_probe_wait_ns = 0;
+    ack_ex(d, RATE, BDP / 2, RTT, false, false);
+    assert_int_equal(st(d)->mode, QK_BBR_PROBE_BW_REFILL);
+    ack(d, RATE, ilt);
+    assert_int_equal(st(d)->mode, QK_BBR_PROBE_BW_UP);
+}
+
+/* CRUISE leaves headroom (§5.3.3.9 InflightWithHeadroom, §5.6.4.7): cwnd
+ * <= inflight_longterm - max(1 MDS, 15 %). The bench/cc.sh 1-BDP trace (CRUISE cwnd = 85 %
+ * of inflight_longterm) rests on this rule. */
+static void test_cruise_headroom(void **state)
+{
+    (void)state;
+    drv d;
+    to_probe_bw(&d);
+    ack_ex(&d, RATE, 300 * MDS, RTT, false, false);
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_CRUISE);
+    uint64_t ilt = 400 * MDS; /* below BBR.max_inflight (2 x BDP) */
+    d.cc.u.bbr.inflight_longterm = ilt;
+    for (int i = 0; i < 10; i++) ack_ex(&d, RATE, 300 * MDS, RTT, false, false);
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_CRUISE);
+    assert_int_equal(d.cc.cwnd_bytes, ilt - ilt * 15 / 100); /* 340 packets */
+    /* A tiny bound keeps MinPipeCwnd (4 packets). */
+    d.cc.u.bbr.inflight_longterm = 3 * MDS;
+    ack_ex(&d, RATE, 2 * MDS, RTT, false, false);
+    assert_int_equal(d.cc.cwnd_bytes, 4 * MDS);
+}
+
+/* §5.3.3.9 IsTimeToGoDown: an ACK that finds the flow cwnd-limited with
+ * cwnd >= inflight_longterm restarts the plateau count (full_bw = this
+ * sample), so UP keeps probing while the bound, not the path, limits it;
+ * when not cwnd-limited the count stands and 3 flat rounds end UP. */
+static void test_probe_up_cwnd_limited(void **state)
+{
+    (void)state;
+    drv d;
+    to_probe_up(&d, 300 * MDS);
+    assert_int_equal(d.cc.cwnd_bytes, st(&d)->inflight_longterm);
+    d.cc.u.bbr.probe_up_acked_per_inc = QK_BBR_INF; /* the bound does not grow on this ACK */
+    d.cc.u.bbr.full_bw_count = 2;
+    d.cc.u.bbr.full_bw = RATE;
+    transmit(&d, d.cc.cwnd_bytes - MDS, true, false);
+    ack_ex(&d, RATE / 2, st(&d)->inflight_longterm, RTT, false, false);
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_UP);
+    assert_int_equal(st(&d)->full_bw_count, 0);
+    assert_int_equal(st(&d)->full_bw, RATE / 2);
+    /* Not cwnd-limited: the count stands; three flat rounds end UP. */
+    d.cc.u.bbr.full_bw = RATE;
+    transmit(&d, MDS, false, false);
+    ack_ex(&d, RATE, MDS, RTT, false, false);
+    assert_int_equal(st(&d)->full_bw, RATE);
+    for (int i = 0; i < 4 && st(&d)->mode == QK_BBR_PROBE_BW_UP; i++) {
+        transmit(&d, MDS, false, false);
+        ack(&d, RATE, MDS);
+    }
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_DOWN);
+    assert_false(st(&d)->prev_probe_too_high);
+}
+
+/* §5.3.3.6 precautionary probing: after a probe that ended on loss, the
+ * next UP stops as soon as inflight reaches inflight_longterm
+ * (deceleration), and one round into DOWN the flow refills again
+ * (acceleration), instead of waiting 2-3 s. */
+static void test_precautionary_probe(void **state)
+{
+    (void)state;
+    drv d;
+    uint64_t ilt = 300 * MDS;
+    to_probe_up(&d, ilt);
+    uint64_t tx = 100 * MDS, at_send = d.lost;
+    for (int i = 0; i < 3; i++) lose(&d, 2000 + 2 * (uint64_t)i, tx, at_send);
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_DOWN);
+    assert_true(st(&d)->prev_probe_too_high);
+    /* The next probe: REFILL, UP; inflight at the bound ends it at once. */
+    d.cc.u.bbr.bw_probe_wait_ns = 0;
+    ack(&d, RATE, BDP / 4);
+    for (int i = 0; i < 3 && st(&d)->mode != QK_BBR_PROBE_BW_UP; i++) ack(&d, RATE, BDP / 4);
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_UP);
+    assert_true(st(&d)->prev_probe_too_high);
+    transmit(&d, st(&d)->inflight_longterm, true, false);
+    ack_ex(&d, RATE, st(&d)->inflight_longterm, RTT, false, false);
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_DOWN);
+    assert_true(st(&d)->prev_probe_precautionary);
+    assert_false(st(&d)->prev_probe_too_high);
+    /* The end of this probe's samples (a round later): REFILL again. */
+    d.cc.u.bbr.bw_probe_wait_ns = 100 * QK_NS_PER_S;
+    ack(&d, RATE, BDP / 4);
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_REFILL);
+}
+
 /* Losses outside probing cut the short-term model once per round by Beta
  * (the draft's rule: loss_gate off). */
 static void test_short_term_bounds(void **state)
@@ -502,6 +599,9 @@ int main(void)
         cmocka_unit_test(test_probe_bw_cycle),
         cmocka_unit_test(test_reno_coexistence_probe_time),
         cmocka_unit_test(test_probe_up_loss_too_high),
+        cmocka_unit_test(test_cruise_headroom),
+        cmocka_unit_test(test_probe_up_cwnd_limited),
+        cmocka_unit_test(test_precautionary_probe),
         cmocka_unit_test(test_short_term_bounds),
         cmocka_unit_test(test_loss_gate),
         cmocka_unit_test(test_probe_rtt),
