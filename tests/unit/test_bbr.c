@@ -304,11 +304,9 @@ static void test_probe_up_loss_too_high(void **state)
 }
 
 /* Into ProbeBW UP with inflight_longterm = ilt (CRUISE, then an elapsed wait). */
-static void to_probe_up(drv *d, uint64_t ilt)
+static void to_probe_up_with(drv *d, uint64_t ilt)
 {
-    to_probe_bw(d);
-    ack_ex(d, RATE, BDP / 2, RTT, false, false);
-    assert_int_equal(st(d)->mode, QK_BBR_PROBE_BW_CRUISE);
+    to_cruise(d);
     d->cc.u.bbr.inflight_longterm = ilt;
     d->cc.u.bbr.bw_probe_wait_ns = 0;
     ack_ex(d, RATE, BDP / 2, RTT, false, false);
@@ -346,7 +344,7 @@ static void test_probe_up_cwnd_limited(void **state)
 {
     (void)state;
     drv d;
-    to_probe_up(&d, 300 * MDS);
+    to_probe_up_with(&d, 300 * MDS);
     assert_int_equal(d.cc.cwnd_bytes, st(&d)->inflight_longterm);
     d.cc.u.bbr.probe_up_acked_per_inc = QK_BBR_INF; /* the bound does not grow on this ACK */
     d.cc.u.bbr.full_bw_count = 2;
@@ -378,7 +376,7 @@ static void test_precautionary_probe(void **state)
     (void)state;
     drv d;
     uint64_t ilt = 300 * MDS;
-    to_probe_up(&d, ilt);
+    to_probe_up_with(&d, ilt);
     uint64_t tx = 100 * MDS, at_send = d.lost;
     for (int i = 0; i < 3; i++) lose(&d, 2000 + 2 * (uint64_t)i, tx, at_send);
     assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_DOWN);
