@@ -302,5 +302,5 @@ EOF
 fi
 doc_file="$src/docs/perf.md"
 printf '%s\n' "$section" >"$work/section"
-replace_doc_section "$doc_file" loss.sh "$work/section" append
+replace_doc_section "$doc_file" "$marker" "$work/section" append
 echo "wrote $doc_file" >&2
