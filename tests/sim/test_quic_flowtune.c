@@ -203,7 +203,7 @@ static uint64_t lossy_goodput(uint64_t seed, int autotune)
     l.loss = QK_SIM_LOSS_BERNOULLI;
     l.loss_p = 0.01;
     assert_int_equal(quic_env_init(&e, seed, &l, &l), 0);
-    qk_simq_cfg c = {.duration_ns = 8 * QK_NS_PER_S,
+    qk_simq_cfg c = {.duration_ns = 6 * QK_NS_PER_S,
                      .cc = QK_CONFIG_CC_BBR,
                      .autotune = autotune,
                      .window_bytes = autotune > 0 ? 64u << 10 : 16u << 20,
@@ -215,10 +215,10 @@ static uint64_t lossy_goodput(uint64_t seed, int autotune)
                      .no_protection = true};
     qk_simq *q = quic_env_flow(&e, 4433, &c);
     assert_non_null(q);
-    uint64_t b = run_between(&e, q, 2 * QK_NS_PER_S, 8 * QK_NS_PER_S);
+    uint64_t b = run_between(&e, q, 2 * QK_NS_PER_S, 6 * QK_NS_PER_S);
     const qk_conn_stats *rs = &qk_simq_result_get(q)->client_stats;
     fprintf(stderr, "1%% loss, %s: %.1f Mbit/s, stream window %.2f BDP, peak buffered %.2f BDP\n",
-            autotune > 0 ? "auto-tuned" : "fixed 16 MiB", (double)b * 8 / 6e6,
+            autotune > 0 ? "auto-tuned" : "fixed 16 MiB", (double)b * 8 / 4e6,
             (double)rs->peak_stream_rx_window_bytes / 625000,
             (double)rs->peak_rx_buffered_bytes / 625000);
     assert_false(qk_simq_result_get(q)->mismatch);
