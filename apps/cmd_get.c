@@ -51,6 +51,8 @@ typedef struct getter {
     int exit_code;
     const char *session_file; /* --session-file: read before, written on each ticket */
     bool early;               /* the requests went out in 0-RTT */
+    double stall_s;           /* --stall: read no body, hold the connection this long */
+    bool stall_over;          /* ... and it is over: unfinished URLs are not errors */
 } getter;
 
 /* --ecn: one line on how ECN went (RFC 9000 §13.4.2), even with --quiet. */
@@ -146,7 +148,7 @@ static void url_finish(getter *g, gurl *u, bool ok, const char *why)
     if (!ok) {
         u->failed = true;
         g->nfailed++;
-        fprintf(stderr, "quack get: %s: %s\n", u->url, why);
+        if (!g->stall_over) fprintf(stderr, "quack get: %s: %s\n", u->url, why);
     } else if (!g->quiet) {
         fprintf(stderr, "%s: %u, %llu bytes\n", u->url, u->status, (unsigned long long)u->got);
     }
@@ -351,6 +353,10 @@ static bool get_app(void *app, qk_endpoint *ep, qk_time now)
             qk_io_loop_break(g->loop);
             return false;
         } else if (g->h3) {
+            /* --stall: request streams are never read (their windows stay shut). */
+            if (g->stall_s > 0 && !(ev.stream_id & 2) &&
+                (ev.type == QK_EV_STREAM_READABLE || ev.type == QK_EV_STREAM_OPENED))
+                continue;
             qk_h3_on_event(g->h3, &ev);
         }
     }
@@ -386,6 +392,15 @@ static void on_tick(struct ev_loop *evl, ev_timer *w, int revents)
     }
     g->t_last = now;
     g->last_total = g->total;
+}
+
+static void on_stall_end(struct ev_loop *evl, ev_timer *w, int revents)
+{
+    (void)evl;
+    (void)revents;
+    getter *g = w->data;
+    if (!g->quiet) fprintf(stderr, "quack get: --stall: %.1f s over\n", g->stall_s);
+    qk_io_loop_break(g->loop);
 }
 
 static void get_usage(FILE *f)
@@ -426,6 +441,8 @@ static void get_usage(FILE *f)
                "  --ecn          mark ECT(0) and validate ECN (RFC 9000 §13.4; default off)\n"
                "  --key-update[=N]  initiate a 1-RTT key update every N packets sent\n"
                "                 (default 100; RFC 9001 §6), e.g. for interop tests\n"
+               "  --stall SECS   (testing) request the URLs, read no response body,\n"
+               "                 hold the connection SECS seconds, exit 0\n"
                "  --quic-version V   QUIC version to use: v1 (default), v2 or a number\n"
                "  --offer-version V  offer version V first (e.g. 0x1a2a3a4a, unknown to\n"
                "                 the server); on its Version Negotiation, start again\n"
@@ -482,6 +499,11 @@ static int get_parse(getter *g, get_opts *o, int argc, char **argv)
             o->insecure = true;
         } else if (!strcmp(a, "--quiet")) {
             o->quiet = true;
+        } else if (!strcmp(a, "--stall")) {
+            char *end = NULL;
+            g->stall_s = i + 1 < argc ? strtod(argv[++i], &end) : 0;
+            if (!end || *end || !(g->stall_s > 0))
+                return get_bad("%s", "--stall wants seconds > 0");
         } else if (!strcmp(a, "--handshake-timeout")) {
             if (i + 1 >= argc || qk_sim_parse_time(argv[++i], &o->handshake_timeout_ns) ||
                 !o->handshake_timeout_ns)
@@ -617,7 +639,7 @@ static int get_run(getter *g, const qk_config *cfg, const qk_addr *peer, unsigne
         return 1;
     }
     qk_io_ep_driver drv;
-    bool drv_ok = false;
+    bool drv_ok = false, stalled = false;
     g->t_start = g->t_last = qk_io_now();
     rc = get_connect(g, peer);
     if (!rc) rc = qk_io_ep_driver_init(&drv, g->ep, cfg->max_udp_payload_bytes, get_app, g);
@@ -632,13 +654,20 @@ static int get_run(getter *g, const qk_config *cfg, const qk_addr *peer, unsigne
         ev_timer_init(&tick, on_tick, 1.0, 1.0);
         tick.data = g;
         ev_timer_start(qk_io_loop_ev(g->loop), &tick);
+        ev_timer stall;
+        ev_timer_init(&stall, on_stall_end, g->stall_s, 0.0);
+        stall.data = g;
+        if (g->stall_s > 0) ev_timer_start(qk_io_loop_ev(g->loop), &stall);
         rc = qk_io_loop_run(g->loop);
+        ev_timer_stop(qk_io_loop_ev(g->loop), &stall);
         ev_timer_stop(qk_io_loop_ev(g->loop), &tick);
+        stalled = g->stall_s > 0 && !g->failed && !g->closed;
         if (qk_io_loop_stop_signal(g->loop)) gfail(g, "%s", "interrupted");
         qk_io_loop_del(g->loop);
     }
     for (size_t i = 0; i < g->n; i++) {
         g->u[i].started = true;
+        g->stall_over = stalled;
         url_finish(g, &g->u[i], false,
                    g->closed ? "connection closed before the response" : "not completed");
     }
@@ -647,6 +676,7 @@ static int get_run(getter *g, const qk_config *cfg, const qk_addr *peer, unsigne
     if (drv_ok) qk_io_ep_driver_free(&drv);
     qk_endpoint_del(g->ep);
     qk_udp_close(udp);
+    if (stalled) return 0; /* --stall: nothing was meant to complete */
     return rc || g->failed || g->nfailed ? 1 : 0;
 }
 

@@ -1,6 +1,8 @@
-/* `quack serve --root DIR`: a static-file HTTP/3 server (src/h3). Files are
- * mapped read-only and served from the mapping (no copy until quack's send
- * buffer); paths are resolved with realpath() and must stay under the root. */
+/* `quack serve --root DIR`: a static-file HTTP/3 server (src/h3). Bodies are
+ * pulled (qk_h3_respond_pull): read from the open file with pread as the
+ * connection has room for them, so a client that stops reading makes the
+ * server hold no more than the credit it granted; paths are resolved with
+ * realpath() and must stay under the root. */
 #include "commands.h"
 #include "perf.h"
 
@@ -15,7 +17,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,16 +45,26 @@ typedef struct server {
     uint64_t served, errors;
 } server;
 
-typedef struct mapping {
-    void *p;
-    size_t len;
-} mapping;
+/* An open file being served: read at the offsets the HTTP/3 layer asks for. */
+typedef struct body_file {
+    int fd;
+} body_file;
 
-static void unmap(void *ctx)
+static long file_read(void *ctx, uint64_t off, uint8_t *buf, size_t len)
 {
-    mapping *m = ctx;
-    if (m->len) munmap(m->p, m->len);
-    free(m);
+    body_file *f = ctx;
+    for (;;) {
+        ssize_t r = pread(f->fd, buf, len, (off_t)off);
+        if (r < 0 && errno == EINTR) continue;
+        return r; /* 0 (the file shrank) or -1: the response is reset */
+    }
+}
+
+static void file_close(void *ctx)
+{
+    body_file *f = ctx;
+    close(f->fd);
+    free(f);
 }
 
 static sreq *req_find(server *s, qk_h3 *h, uint64_t sid, bool unlink_it)
@@ -211,29 +223,22 @@ static void serve_file(server *s, qk_h3 *h, sreq *r)
         return;
     }
     struct stat st;
-    mapping *m = calloc(1, sizeof *m);
-    if (!m || fstat(fd, &st)) {
+    body_file *f = calloc(1, sizeof *f);
+    if (!f || fstat(fd, &st)) {
         close(fd);
-        free(m);
+        free(f);
         respond_error(s, h, r->sid, 500, "500 Internal Server Error\n");
         return;
     }
-    m->len = (size_t)st.st_size;
-    m->p = m->len ? mmap(NULL, m->len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
-    close(fd);
-    if (m->p == MAP_FAILED) {
-        free(m);
-        respond_error(s, h, r->sid, 500, "500 Internal Server Error\n");
-        return;
-    }
+    f->fd = fd;
     char len[24];
-    snprintf(len, sizeof len, "%zu", m->len);
+    snprintf(len, sizeof len, "%llu", (unsigned long long)st.st_size);
     qk_h3_header hd[3] = {qk_h3_hdr("content-type", mime_type(full)),
                           qk_h3_hdr("content-length", len), qk_h3_hdr("server", "quack")};
     int rc = head ? qk_h3_respond(h, r->sid, 200, hd, 3, NULL, 0, NULL, NULL)
-                  : qk_h3_respond(h, r->sid, 200, hd, 3, (const uint8_t *)(m->p ? m->p : ""),
-                                  m->len, unmap, m);
-    if (rc || head) unmap(m);
+                  : qk_h3_respond_pull(h, r->sid, 200, hd, 3, (uint64_t)st.st_size, file_read,
+                                       file_close, f);
+    if (rc || head) file_close(f);
     if (!rc) s->served++;
 }
 
@@ -355,6 +360,8 @@ static void serve_usage(FILE *f)
         "  --no-gso               one datagram per send (packet captures show each packet)\n"
         "  --ecn                  mark ECT(0), validate ECN (RFC 9000 §13.4)\n" PERF_ADMISSION_HELP
         "  --stats                print the endpoint's admission counters at exit\n"
+        "  --send-budget SIZE     stream data held for all clients at most (default\n"
+        "                         128M; per connection 16M and the client's credit)\n"
         "  --key-update[=N]       initiate a 1-RTT key update every N packets sent\n"
         "                         (default 100; RFC 9001 §6)\n"
         "  --quic-version V       accept only QUIC version V (v1, v2 or a number);\n"
@@ -368,9 +375,10 @@ static void serve_usage(FILE *f)
 #define serve_bad(...) perf_usage_error("serve", __VA_ARGS__)
 
 typedef struct serve_opts {
-    const char *root, *listen, *cert, *key, *ticket_life;
+    const char *root, *listen, *cert, *key, *ticket_life, *send_budget;
     perf_h3_opts h3; /* --qlog --keylog --cc --quic-version */
     bool quiet, stats, no_tickets;
+    uint64_t send_budget_bytes; /* 0: 128 MB */
     perf_admission admission;
 } serve_opts;
 
@@ -389,6 +397,7 @@ static int serve_parse(serve_opts *o, int argc, char **argv)
                                     {"--cert", &o->cert},
                                     {"--key", &o->key},
                                     {"--ticket-lifetime", &o->ticket_life},
+                                    {"--send-budget", &o->send_budget},
                                     {NULL, NULL}};
         dst = perf_str_opt_find(tab, a);
         if (!dst) dst = perf_h3_opt(&o->h3, a);
@@ -413,6 +422,9 @@ static int serve_parse(serve_opts *o, int argc, char **argv)
     if (!o->root) return serve_bad("%s", "--root DIR is required");
     if (!o->listen) return serve_bad("%s", "--listen ADDR:PORT is required");
     if (!o->cert != !o->key) return serve_bad("%s", "--cert and --key go together");
+    if (o->send_budget && (perf_parse_size(o->send_budget, &o->send_budget_bytes) ||
+                           o->send_budget_bytes < (1u << 20)))
+        return serve_bad("--send-budget %s: want a size of at least 1M", o->send_budget);
     return 0;
 }
 
@@ -443,6 +455,11 @@ static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr 
     cfg->initial_max_data_bytes = 16u << 20;
     cfg->initial_max_stream_data_bytes = 1u << 20;
     cfg->max_stream_send_buffer_bytes = 4u << 20;
+    /* Issue 24: buffer what the peer's credit allows (plus 64 KiB), at most
+     * 16 MB per connection and the --send-budget over all of them. */
+    cfg->send_credit_lookahead_bytes = 64u << 10;
+    cfg->max_conn_send_buffer_bytes = 16u << 20;
+    cfg->send_budget_bytes = o->send_budget_bytes ? o->send_budget_bytes : 128u << 20;
     cfg->max_streams_bidi = 256;
     cfg->idle_timeout_ns = 30 * QK_NS_PER_S;
     perf_admission_apply(&o->admission, cfg); /* RFC 9000 §8.1.2 */
@@ -479,6 +496,12 @@ static int serve_run(server *s, const qk_config *cfg, const qk_addr *addr, const
     if (qk_addr_format(&la, lbuf, sizeof lbuf) < 0) snprintf(lbuf, sizeof lbuf, "?");
     printf("listening on %s (ALPN h3), root %s\n", lbuf, s->root_len ? s->root : "/");
     fflush(stdout);
+    /* One open file per response in progress: allow as many as we may. */
+    struct rlimit rl;
+    if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
     qk_io_ep_driver drv;
     qk_io_loop *loop = NULL;
     rc = qk_io_ep_driver_init(&drv, s->ep, cfg->max_udp_payload_bytes, serve_app, s);

@@ -207,6 +207,22 @@ typedef struct qk_config {
     uint64_t max_stream_window_bytes;      /**< auto-tuning cap per stream */
     uint64_t max_conn_window_bytes;        /**< auto-tuning cap per connection */
     uint64_t recv_budget_bytes;            /**< endpoint-wide cap on window growth, 0 = none */
+    /* Send-side memory (issue 24, "pull, don't copy"): qk_stream_write and
+     * qk_stream_write_ref accept no more than these allow; a short write is
+     * answered later by QK_EV_STREAM_WRITABLE, and qk_stream_send_room says
+     * how many bytes a stream takes now, so an application can produce
+     * (read from a file, generate) exactly that much. */
+    /** Per connection: stream bytes written and not yet acknowledged, summed
+     * over its streams. 0 = no bound beyond max_stream_send_buffer_bytes. */
+    uint64_t max_conn_send_buffer_bytes;
+    /** Per endpoint: the same sum over all its connections. 0 = none. */
+    uint64_t send_budget_bytes;
+    /** When nonzero, a stream accepts bytes only up to what the peer's flow
+     * control lets it send (its MAX_STREAM_DATA and the connection's
+     * remaining MAX_DATA, RFC 9000 §4.1) plus this many: a peer that stops
+     * reading makes the sender hold no more than the credit it granted.
+     * 0 = off (writes fill the send buffers whatever the credit). */
+    uint64_t send_credit_lookahead_bytes;
     int autotune_rule; /**< trigger 0: credit lasted < 2 srtt (quiche/yamux), 1: quic-go epoch;
                           +2: plain doubling (else grow to 2.5x rate x srtt, at most 2x) */
 
@@ -513,7 +529,9 @@ typedef struct qk_endpoint_stats {
                                       initials_dropped) */
     uint64_t handshakes_now;     /**< server handshakes in progress now */
     uint64_t handshakes_unvalidated_now; /**< of which from unvalidated addresses */
-    uint64_t stateless_dropped; /**< stateless packets dropped because the queue was full */
+    uint64_t stateless_dropped;        /**< stateless packets dropped because the queue was full */
+    uint64_t send_buffered_bytes;      /**< stream bytes written, not yet acknowledged, now */
+    uint64_t send_buffered_peak_bytes; /**< the most ever (bounded by send_budget_bytes) */
 } qk_endpoint_stats;
 
 /** Copy the endpoint's statistics. */
@@ -547,6 +565,18 @@ long qk_stream_write(qk_conn *c, uint64_t stream_id, const uint8_t *data, size_t
  * QK_ERR_NOMEM.
  */
 long qk_stream_write_ref(qk_conn *c, uint64_t stream_id, const uint8_t *data, size_t len, bool fin);
+
+/**
+ * How many bytes qk_stream_write would accept on stream_id now: the least of
+ * the stream's send-buffer room, the connection's and the endpoint's send
+ * budgets (max_conn_send_buffer_bytes, send_budget_bytes) and, with
+ * send_credit_lookahead_bytes, the peer's flow-control credit plus that
+ * lookahead. The pull model: produce this many bytes, write them, and wait
+ * for QK_EV_STREAM_WRITABLE (or the next step) when it is 0. Returns the
+ * count, QK_ERR_NOT_FOUND (no such stream), QK_ERR_STATE (no send side, or
+ * finished or reset), QK_ERR_CLOSED.
+ */
+long qk_stream_send_room(qk_conn *c, uint64_t stream_id);
 
 /**
  * Read up to cap bytes. Returns bytes read (0 with *fin true at the end),

@@ -134,6 +134,7 @@ typedef struct qk_conn_env {
     void (*store_token)(void *ctx, const qk_addr *peer, const uint8_t *tok, size_t len,
                         qk_time now);
     qk_flow_budget *budget; /* shared flow-control budget, NULL = none */
+    qk_flow_budget *send_budget; /* shared send-buffer budget, NULL = none */
     /* The application touched c (write, read, close, ...): it may have
      * something to send; the endpoint puts it on its ready list. */
     void (*wake)(void *ctx, qk_conn *c);
@@ -211,6 +212,11 @@ struct qk_conn {
     /* Flow control and streams. */
     qk_flow_rx flow_rx;
     qk_flow_tx flow_tx;
+    /* Send-side memory over all streams (conn_flow.c): written and not yet
+     * acknowledged, written and never sent; a write was cut short by a
+     * connection-level limit (writers are woken when room returns). */
+    uint64_t send_held_bytes, send_unsent_bytes;
+    bool send_capped;
     qk_time flow_tick_ns; /* next window shrink check (conn_flow.c) */
     qk_streams streams;
     qk_sched sched;
@@ -288,6 +294,17 @@ struct qk_conn {
 void qk_conn_tune_stream_window(qk_conn *c, qk_stream *s, qk_time now);
 /* At most once per srtt: shrink unused stream/connection windows, return budget. */
 void qk_conn_flow_tick(qk_conn *c, qk_time now);
+/* Re-charge s's send-side memory to the connection and the endpoint budget
+ * after its send buffer changed (write, send, ack, reset, free). */
+void qk_conn_send_account(qk_conn *c, qk_stream *s);
+/* Bytes a write on s may take now (buffer, budgets, credit lookahead);
+ * *capped (may be NULL): a connection or endpoint limit was the smallest. */
+size_t qk_conn_send_room(const qk_conn *c, const qk_stream *s, bool *capped);
+/* After a write was capped: WRITABLE for every waiting stream that has room
+ * again (credit arrived, acknowledgements, the endpoint budget freed). */
+void qk_conn_wake_writers(qk_conn *c);
+/* The connection goes away: return everything it charged to the endpoint. */
+void qk_conn_send_release(qk_conn *c);
 
 /* ---- conn.c ---- */
 qk_conn *qk_conn_new(const qk_conn_env *env, const qk_config *cfg, bool is_server,
