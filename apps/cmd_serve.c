@@ -9,6 +9,7 @@
 #include <quack/cert.h>
 #include <quack/driver.h>
 #include <quack/h3.h>
+#include <quack/workers.h>
 
 #include <errno.h>
 #include <ev.h>
@@ -360,6 +361,9 @@ static void serve_usage(FILE *f)
         "  --no-gso               one datagram per send (packet captures show each packet)\n"
         "  --ecn                  mark ECT(0), validate ECN (RFC 9000 §13.4)\n" PERF_ADMISSION_HELP
         "  --stats                print the endpoint's admission counters at exit\n"
+        "  --threads N            worker threads, each with its own endpoint and\n"
+        "                         SO_REUSEPORT socket (default 1); datagrams reach the\n"
+        "                         worker named in their connection ID (migration)\n"
         "  --send-budget SIZE     stream data held for all clients at most (default\n"
         "                         128M; per connection 16M and the client's credit)\n"
         "  --key-update[=N]       initiate a 1-RTT key update every N packets sent\n"
@@ -375,10 +379,11 @@ static void serve_usage(FILE *f)
 #define serve_bad(...) perf_usage_error("serve", __VA_ARGS__)
 
 typedef struct serve_opts {
-    const char *root, *listen, *cert, *key, *ticket_life, *send_budget;
+    const char *root, *listen, *cert, *key, *ticket_life, *send_budget, *threads;
     perf_h3_opts h3; /* --qlog --keylog --cc --quic-version */
     bool quiet, stats, no_tickets;
     uint64_t send_budget_bytes; /* 0: 128 MB */
+    unsigned threads_n;         /* --threads N, 0: 1 */
     perf_admission admission;
 } serve_opts;
 
@@ -398,6 +403,7 @@ static int serve_parse(serve_opts *o, int argc, char **argv)
                                     {"--key", &o->key},
                                     {"--ticket-lifetime", &o->ticket_life},
                                     {"--send-budget", &o->send_budget},
+                                    {"--threads", &o->threads},
                                     {NULL, NULL}};
         dst = perf_str_opt_find(tab, a);
         if (!dst) dst = perf_h3_opt(&o->h3, a);
@@ -425,6 +431,14 @@ static int serve_parse(serve_opts *o, int argc, char **argv)
     if (o->send_budget && (perf_parse_size(o->send_budget, &o->send_budget_bytes) ||
                            o->send_budget_bytes < (1u << 20)))
         return serve_bad("--send-budget %s: want a size of at least 1M", o->send_budget);
+    if (o->threads) {
+        char *end;
+        unsigned long t = strtoul(o->threads, &end, 10);
+        if (*end || t < 1 || t > QK_WORKERS_MAX || o->threads[0] == '-')
+            return serve_bad("--threads %s: want 1..%d", o->threads, QK_WORKERS_MAX);
+        o->threads = NULL;
+        o->threads_n = (unsigned)t;
+    }
     return 0;
 }
 
@@ -476,48 +490,19 @@ static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr 
     return 0;
 }
 
-static int serve_run(server *s, const qk_config *cfg, const qk_addr *addr, const char *addr_str,
-                     unsigned flags)
+/* Worker hooks (quack/workers.h): one server state per worker thread. */
+static void *serve_worker_start(void *user, unsigned index, qk_endpoint *ep)
 {
-    qk_udp *u = NULL;
-    int rc = qk_udp_open(addr, flags | (addr->ss.ss_family == AF_INET6 ? QK_UDP_DUALSTACK : 0), &u);
-    if (rc) {
-        fprintf(stderr, "quack serve: cannot listen on %s: %s\n", addr_str, strerror(errno));
-        return 1;
-    }
-    s->ep = perf_endpoint_new(cfg, "quack serve");
-    if (!s->ep) {
-        qk_udp_close(u);
-        return 1;
-    }
-    qk_addr la;
-    char lbuf[QK_ADDR_STRLEN];
-    qk_udp_local_addr(u, &la);
-    if (qk_addr_format(&la, lbuf, sizeof lbuf) < 0) snprintf(lbuf, sizeof lbuf, "?");
-    printf("listening on %s (ALPN h3), root %s\n", lbuf, s->root_len ? s->root : "/");
-    fflush(stdout);
-    /* One open file per response in progress: allow as many as we may. */
-    struct rlimit rl;
-    if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
-        rl.rlim_cur = rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
-    }
-    qk_io_ep_driver drv;
-    qk_io_loop *loop = NULL;
-    rc = qk_io_ep_driver_init(&drv, s->ep, cfg->max_udp_payload_bytes, serve_app, s);
-    if (!rc) {
-        rc = qk_io_loop_new(u, &qk_io_ep_driver_ops, &drv, NULL, &loop);
-        if (!rc) {
-            qk_io_loop_stop_on_signal(loop, SIGINT);
-            qk_io_loop_stop_on_signal(loop, SIGTERM);
-            rc = qk_io_loop_run(loop);
-            qk_io_loop_del(loop);
-        }
-        qk_io_ep_driver_free(&drv);
-    }
-    fprintf(stderr, "quack serve: stopped; %llu files served, %llu error responses\n",
-            (unsigned long long)s->served, (unsigned long long)s->errors);
-    if (s->stats && s->ep) perf_print_endpoint_stats(stderr, s->ep);
+    server *ss = user;
+    ss[index].ep = ep;
+    return &ss[index];
+}
+
+static void serve_worker_stop(void *user, unsigned index, void *app)
+{
+    (void)user;
+    (void)index;
+    server *s = app;
     for (size_t i = 0; i < s->nh3; i++) qk_h3_del(s->h3s[i]);
     s->nh3 = 0;
     while (s->reqs) {
@@ -525,8 +510,68 @@ static int serve_run(server *s, const qk_config *cfg, const qk_addr *addr, const
         s->reqs = r->next;
         free(r);
     }
-    qk_endpoint_del(s->ep);
-    qk_udp_close(u);
+}
+
+static void serve_report(server *ss, qk_workers *w)
+{
+    unsigned n = qk_workers_count(w);
+    uint64_t served = 0, errors = 0;
+    for (unsigned i = 0; i < n; i++) {
+        served += ss[i].served;
+        errors += ss[i].errors;
+    }
+    fprintf(stderr, "quack serve: stopped; %llu files served, %llu error responses\n",
+            (unsigned long long)served, (unsigned long long)errors);
+    if (!ss[0].stats) return;
+    if (n == 1) {
+        perf_print_endpoint_stats(stderr, qk_workers_endpoint(w, 0));
+        return;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        fprintf(stderr, "worker %u ", i);
+        perf_print_endpoint_stats(stderr, qk_workers_endpoint(w, i));
+    }
+    qk_workers_stats st;
+    qk_workers_get_stats(w, UINT32_MAX, &st);
+    fprintf(stderr, "workers: %u steered_short %llu steered_long %llu steer_dropped %llu\n", n,
+            (unsigned long long)st.steered_short, (unsigned long long)st.steered_long,
+            (unsigned long long)st.steer_dropped);
+}
+
+static int serve_run(server *ss, unsigned threads, const qk_config *cfg, const qk_addr *addr,
+                     const char *addr_str, unsigned flags)
+{
+    for (unsigned i = 1; i < threads; i++) ss[i] = ss[0]; /* root, options; no state yet */
+    qk_workers_app app = {serve_worker_start, serve_app, serve_worker_stop, ss};
+    qk_workers *w = NULL;
+    flags |= addr->ss.ss_family == AF_INET6 ? QK_UDP_DUALSTACK : 0;
+    int rc = qk_workers_new(cfg, addr, flags, threads, &app, &w);
+    if (rc == QK_ERR_CONFIG) {
+        perf_endpoint_new(cfg, "quack serve"); /* prints why (and returns NULL) */
+        return 1;
+    }
+    if (rc) {
+        fprintf(stderr, "quack serve: cannot listen on %s: %s\n", addr_str,
+                rc == QK_ERR_NOMEM ? "out of memory" : strerror(errno));
+        return 1;
+    }
+    qk_addr la;
+    char lbuf[QK_ADDR_STRLEN];
+    qk_workers_local_addr(w, &la);
+    if (qk_addr_format(&la, lbuf, sizeof lbuf) < 0) snprintf(lbuf, sizeof lbuf, "?");
+    printf("listening on %s (ALPN h3), root %s", lbuf, ss[0].root_len ? ss[0].root : "/");
+    if (threads > 1) printf(", %u threads", threads);
+    printf("\n");
+    fflush(stdout);
+    /* One open file per response in progress: allow as many as we may. */
+    struct rlimit rl;
+    if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    rc = qk_workers_run(w);
+    serve_report(ss, w);
+    qk_workers_del(w);
     return rc ? 1 : 0;
 }
 
@@ -535,16 +580,17 @@ int qk_cmd_serve(int argc, char **argv)
     serve_opts o = {0};
     int rc = serve_parse(&o, argc, argv);
     if (rc) return rc < 0 ? 0 : rc;
-    server *s = calloc(1, sizeof *s);
-    if (!s) return 1;
+    unsigned threads = o.threads_n ? o.threads_n : 1;
+    server *ss = calloc(threads, sizeof *ss);
+    if (!ss) return 1;
     qk_config cfg;
     qk_addr addr;
     char *cert_pem = NULL, *key_pem = NULL;
-    rc = serve_config(&o, s, &cfg, &addr);
+    rc = serve_config(&o, &ss[0], &cfg, &addr);
     if (!rc) rc = perf_load_cert("quack serve", o.cert, o.key, &cfg, &cert_pem, &key_pem) ? 1 : 0;
-    if (!rc) rc = serve_run(s, &cfg, &addr, o.listen, o.h3.no_gso ? QK_UDP_NO_GSO : 0);
-    free(s->h3s);
-    free(s);
+    if (!rc) rc = serve_run(ss, threads, &cfg, &addr, o.listen, o.h3.no_gso ? QK_UDP_NO_GSO : 0);
+    for (unsigned i = 0; i < threads; i++) free(ss[i].h3s);
+    free(ss);
     free(cert_pem);
     free(key_pem);
     return rc;

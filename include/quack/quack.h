@@ -279,6 +279,14 @@ typedef struct qk_config {
     uint64_t max_datagram_frame_bytes; /**< 0 = DATAGRAM not supported */
     size_t max_pending_datagrams;      /**< queued outgoing DATAGRAM frames */
     uint8_t cid_bytes; /**< length of our connection IDs (1..20; 0 is refused: no address demux) */
+    /** Server ID in every connection ID we issue, in clear (QUIC-LB plaintext
+     * CIDs, draft-ietf-quic-load-balancers §5.2): first octet = config
+     * rotation 0 and the length self-description (cid_bytes - 1), then this
+     * one-byte server ID, then random nonce bytes. Lets a worker thread (or a
+     * QUIC-LB load balancer) route a datagram by its DCID alone
+     * (qk_cid_server_id). Needs cid_bytes >= 4. */
+    bool cid_encode_server_id;
+    uint8_t cid_server_id;
     uint64_t active_cid_limit; /**< CIDs we accept from the peer (2..8) */
     size_t max_connections;
 
@@ -627,6 +635,17 @@ int qk_datagram_send(qk_conn *c, const uint8_t *data, size_t len, uint8_t urgenc
  * yet acknowledged by the peer) or QK_ERR_INVALID_ARG.
  */
 int qk_conn_key_update(qk_conn *c, qk_time now);
+
+/**
+ * The server ID a datagram's destination CID carries (QUIC-LB plaintext
+ * format of qk_config.cid_encode_server_id, our CIDs being cid_bytes long):
+ * for a short header the DCID after the first byte, for a long header the
+ * DCID field. Sans-I/O and stateless, for steering datagrams between
+ * endpoints. Returns the server ID (0..255), or -1 when the DCID is not in
+ * that format (e.g. the random DCID of a client's first Initial) or the
+ * packet is too short. *short_header (may be NULL) says which form it was.
+ */
+int qk_cid_server_id(const uint8_t *pkt, size_t len, uint8_t cid_bytes, bool *short_header);
 
 /**
  * Client: migrate the connection to a new local address (RFC 9000 §9.2):

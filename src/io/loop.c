@@ -324,6 +324,23 @@ void qk_io_loop_break(qk_io_loop *l)
     ev_async_send(l->ev, &l->wake);
 }
 
+int qk_io_loop_replace_udp(qk_io_loop *l, qk_udp *u)
+{
+    if (!l || !u) return QK_ERR_INVALID_ARG;
+    qk_udp_caps caps;
+    qk_udp_get_caps(u, &caps);
+    if (caps.gro && l->buf_bytes < QK_UDP_MAX_PAYLOAD_BYTES) return QK_ERR_INVALID_ARG;
+    bool writing = ev_is_active(&l->wio);
+    ev_io_stop(l->ev, &l->rio);
+    ev_io_stop(l->ev, &l->wio);
+    l->udp = u;
+    ev_io_set(&l->rio, qk_udp_fd(u), EV_READ);
+    ev_io_set(&l->wio, qk_udp_fd(u), EV_WRITE);
+    ev_io_start(l->ev, &l->rio);
+    if (writing) ev_io_start(l->ev, &l->wio);
+    return 0;
+}
+
 void qk_io_loop_kick(qk_io_loop *l)
 {
     if (l && !l->stop) settle(l);

@@ -193,6 +193,7 @@ qk_conn *qk_conn_new(const qk_conn_env *env, const qk_config *cfg, bool is_serve
 static void init_cids(qk_conn *c, const qk_cid *dcid, const qk_cid *scid, const qk_conn_opts *o)
 {
     random_cid(c, &c->lcid[0].cid, c->cfg->cid_bytes);
+    qk_cid_encode_server_id(c->cfg, &c->lcid[0].cid);
     c->lcid[0].active = true;
     qk_conn_env_reset_token(c, &c->lcid[0].cid, c->lcid[0].reset_token);
     c->lcid_next_seq = 1;

@@ -398,6 +398,9 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now);
 /* ---- cid.c: connection IDs (RFC 9000 §5.1) ---- */
 /* Issue NEW_CONNECTION_IDs up to the peer's active_connection_id_limit. */
 int qk_cid_issue(qk_conn *c);
+/* With cfg->cid_encode_server_id: write the QUIC-LB plaintext first octet
+ * and the server ID into a freshly randomised CID of ours. */
+void qk_cid_encode_server_id(const qk_config *cfg, qk_cid *cid);
 /* NEW_CONNECTION_ID from the peer. Returns 0 or a QK_ERR_* transport error. */
 int qk_cid_on_new(qk_conn *c, const qk_frame_new_cid *f);
 /* RETIRE_CONNECTION_ID for one of ours; dcid is the packet's DCID. */

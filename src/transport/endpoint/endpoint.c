@@ -102,6 +102,8 @@ int qk_config_check(const qk_config *cfg, char *why, size_t why_len)
               "demultiplexing, which quack does not do";
     else if (cfg->cid_bytes > QK_MAX_CID_LEN)
         msg = "cid_bytes must be 1..20 (RFC 9000 §17.2)";
+    else if (cfg->cid_encode_server_id && cfg->cid_bytes < 4)
+        msg = "cid_encode_server_id needs cid_bytes >= 4 (first octet, server ID, nonce)";
     else if (cfg->min_datagram_bytes &&
              (cfg->min_datagram_bytes < 32 || cfg->min_datagram_bytes > 1200))
         msg = "min_datagram_bytes must be 0 (RFC 9000 §14: 1200) or 32..1200 (DNS carrier)";
