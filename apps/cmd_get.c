@@ -15,6 +15,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -53,6 +56,11 @@ typedef struct getter {
     bool early;               /* the requests went out in 0-RTT */
     double stall_s;           /* --stall: read no body, hold the connection this long */
     bool stall_over;          /* ... and it is over: unfinished URLs are not errors */
+    double migrate_s;         /* --migrate-every: move to a new local port this often */
+    qk_udp *udp;              /* the current socket */
+    unsigned udp_flags;
+    qk_addr peer;
+    unsigned migrations, migrate_probes;
 } getter;
 
 /* --ecn: one line on how ECN went (RFC 9000 §13.4.2), even with --quiet. */
@@ -403,6 +411,53 @@ static void on_stall_end(struct ev_loop *evl, ev_timer *w, int revents)
     qk_io_loop_break(g->loop);
 }
 
+/* The local IP the kernel picks to reach peer (a connected UDP socket). */
+static int local_ip_for(const qk_addr *peer, qk_addr *out)
+{
+    int fd = socket(peer->ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    socklen_t len = sizeof out->ss;
+    int rc = connect(fd, (const struct sockaddr *)&peer->ss, peer->len);
+    if (!rc) rc = getsockname(fd, (struct sockaddr *)&out->ss, &len);
+    out->len = len;
+    close(fd);
+    return rc;
+}
+
+/* --migrate-every: continue from a new socket (new local port, RFC 9000 §9):
+ * probe it with qk_conn_migrate; the old socket is closed, so what the
+ * server sends to the old port is lost and recovered. */
+static void on_migrate(struct ev_loop *evl, ev_timer *w, int revents)
+{
+    (void)evl;
+    (void)revents;
+    getter *g = w->data;
+    if (!g->conn || !g->connected || g->closing || g->ndone == g->n) return;
+    qk_addr bind = {0}, na;
+    bind.ss.ss_family = g->peer.ss.ss_family;
+    bind.len = g->peer.len;
+    qk_udp *u = NULL;
+    if (qk_udp_open(&bind, g->udp_flags, &u) || local_ip_for(&g->peer, &na)) {
+        if (u) qk_udp_close(u);
+        return;
+    }
+    qk_addr port;
+    qk_udp_local_addr(u, &port);
+    if (na.ss.ss_family == AF_INET)
+        ((struct sockaddr_in *)&na.ss)->sin_port = ((struct sockaddr_in *)&port.ss)->sin_port;
+    else
+        ((struct sockaddr_in6 *)&na.ss)->sin6_port = ((struct sockaddr_in6 *)&port.ss)->sin6_port;
+    if (qk_io_loop_replace_udp(g->loop, u)) {
+        qk_udp_close(u);
+        return;
+    }
+    qk_udp_close(g->udp);
+    g->udp = u;
+    g->migrations++;
+    if (qk_conn_migrate(g->conn, &na, qk_io_now()) == 0) g->migrate_probes++;
+    qk_io_loop_kick(g->loop);
+}
+
 static void get_usage(FILE *f)
 {
     fprintf(f, "usage: quack get URL... [--output DIR | --discard] [--pin HEX | --insecure]\n"
@@ -441,6 +496,8 @@ static void get_usage(FILE *f)
                "  --ecn          mark ECT(0) and validate ECN (RFC 9000 §13.4; default off)\n"
                "  --key-update[=N]  initiate a 1-RTT key update every N packets sent\n"
                "                 (default 100; RFC 9001 §6), e.g. for interop tests\n"
+               "  --migrate-every SECS  (testing) move the connection to a new local\n"
+               "                 port this often during the download (RFC 9000 §9)\n"
                "  --stall SECS   (testing) request the URLs, read no response body,\n"
                "                 hold the connection SECS seconds, exit 0\n"
                "  --quic-version V   QUIC version to use: v1 (default), v2 or a number\n"
@@ -499,6 +556,11 @@ static int get_parse(getter *g, get_opts *o, int argc, char **argv)
             o->insecure = true;
         } else if (!strcmp(a, "--quiet")) {
             o->quiet = true;
+        } else if (!strcmp(a, "--migrate-every")) {
+            char *end = NULL;
+            g->migrate_s = i + 1 < argc ? strtod(argv[++i], &end) : 0;
+            if (!end || *end || !(g->migrate_s > 0))
+                return get_bad("%s", "--migrate-every wants seconds > 0");
         } else if (!strcmp(a, "--stall")) {
             char *end = NULL;
             g->stall_s = i + 1 < argc ? strtod(argv[++i], &end) : 0;
@@ -629,6 +691,9 @@ static int get_run(getter *g, const qk_config *cfg, const qk_addr *peer, unsigne
     bind.len = peer->len;
     qk_udp *udp = NULL;
     int rc = qk_udp_open(&bind, udp_flags, &udp);
+    g->udp = udp;
+    g->udp_flags = udp_flags;
+    g->peer = *peer;
     if (rc) {
         fprintf(stderr, "quack get: cannot open a UDP socket: %s\n", strerror(errno));
         return 1;
@@ -658,8 +723,16 @@ static int get_run(getter *g, const qk_config *cfg, const qk_addr *peer, unsigne
         ev_timer_init(&stall, on_stall_end, g->stall_s, 0.0);
         stall.data = g;
         if (g->stall_s > 0) ev_timer_start(qk_io_loop_ev(g->loop), &stall);
+        ev_timer mig;
+        ev_timer_init(&mig, on_migrate, g->migrate_s, g->migrate_s);
+        mig.data = g;
+        if (g->migrate_s > 0) ev_timer_start(qk_io_loop_ev(g->loop), &mig);
         rc = qk_io_loop_run(g->loop);
         ev_timer_stop(qk_io_loop_ev(g->loop), &stall);
+        ev_timer_stop(qk_io_loop_ev(g->loop), &mig);
+        if (g->migrate_s > 0)
+            fprintf(stderr, "migrations: %u (%u probed with PATH_CHALLENGE)\n", g->migrations,
+                    g->migrate_probes);
         ev_timer_stop(qk_io_loop_ev(g->loop), &tick);
         stalled = g->stall_s > 0 && !g->failed && !g->closed;
         if (qk_io_loop_stop_signal(g->loop)) gfail(g, "%s", "interrupted");
@@ -675,7 +748,7 @@ static int get_run(getter *g, const qk_config *cfg, const qk_addr *peer, unsigne
     g->h3 = NULL;
     if (drv_ok) qk_io_ep_driver_free(&drv);
     qk_endpoint_del(g->ep);
-    qk_udp_close(udp);
+    qk_udp_close(g->udp);
     if (stalled) return 0; /* --stall: nothing was meant to complete */
     return rc || g->failed || g->nfailed ? 1 : 0;
 }
