@@ -2,6 +2,8 @@
 #include "commands.h"
 #include "perf.h"
 
+#include <quack/workers.h>
+
 #include <stdarg.h>
 #include <quack/sim.h>
 #include <stdlib.h>
@@ -26,7 +28,10 @@ static void perf_usage(FILE *f)
             "                         P-256 certificate is generated in memory\n"
             "                         The server prints 'pin: HEX' (SHA-256 of its public key)\n"
             "                         for the client's --pin. It runs until "
-            "SIGINT/SIGTERM.\n" PERF_ADMISSION_HELP "client options:\n"
+            "SIGINT/SIGTERM.\n"
+            "  --threads N            worker threads, each with its own endpoint and\n"
+            "                         SO_REUSEPORT socket (default 1)\n" PERF_ADMISSION_HELP
+            "client options:\n"
             "  --connect ADDR:PORT    server address\n"
             "  --pin HEX              accept only the server key with this SHA-256 SPKI pin\n"
             "  --insecure             do not verify the server at all\n"
@@ -95,10 +100,10 @@ static int parse_opt(perf_opts *o, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
     static const char *const with_arg[] = {
-        "--listen",   "--connect",         "--cert",        "--key",       "--pin",
-        "--duration", "--download-size",   "--upload-size", "--streams",   "--cc",
-        "--qlog",     "--ack-frequency",   "--autotune",    "--window",    "--max-window",
-        "--budget",   "--max-udp-payload", "--pacing-gain", "--keep-alive"};
+        "--listen",   "--connect",         "--cert",        "--key",        "--pin",
+        "--duration", "--download-size",   "--upload-size", "--streams",    "--cc",
+        "--qlog",     "--ack-frequency",   "--autotune",    "--window",     "--max-window",
+        "--budget",   "--max-udp-payload", "--pacing-gain", "--keep-alive", "--threads"};
     if (o->server) {
         int r = perf_parse_admission(&o->admission, argc, argv, i, "quack perf server");
         if (r) return r < 0 ? 2 : 0;
@@ -166,6 +171,12 @@ static int parse_opt(perf_opts *o, int argc, char **argv, int *i)
             return bad("--pacing-gain wants a percentage 100..400 (RFC 9002 §7.7 N >= 1), not '%s'",
                        v);
         o->pacing_gain_pct = (uint32_t)n;
+    } else if (!strcmp(a, "--threads")) {
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (!o->server) return bad("%s", "--threads applies to the server");
+        if (*end || n < 1 || n > QK_WORKERS_MAX) return bad("--threads wants 1..64, not '%s'", v);
+        o->threads = (unsigned)n;
     } else if (!strcmp(a, "--keep-alive")) {
         /* RFC 9000 §10.1.2: useful only below the idle timeout (10 s here). */
         if (qk_sim_parse_time(v, &o->keep_alive_ns) || !o->keep_alive_ns ||

@@ -139,5 +139,24 @@ echo "# server qlogs: $files connections, $acc with 0-RTT accepted (5 genuine re
 c "the replayed 0-RTT flight (8 ports) reached the server and was not accepted again" \
     "[ $acc = 5 ] && [ $files -ge 14 ]"
 
+# ---- 4. quack perf server --threads 2 -------------------------------------
+"$q" perf server --threads 2 --stats --listen 127.0.0.1:0 >"$tmp/perf.out" 2>"$tmp/perf.err" &
+spid=$!
+pids+=("$spid")
+for _ in $(seq 200); do
+    grep -q 'listening on' "$tmp/perf.out" 2>/dev/null && break
+    sleep 0.05
+done
+paddr=$(sed -n 's/.*listening on \([^ ]*\).*/\1/p' "$tmp/perf.out" | head -1)
+ok_runs=0
+for i in 1 2 3 4; do
+    timeout 60 "$q" perf client --connect "$paddr" --insecure --download-size 2M --quiet \
+        >"$tmp/pc$i.out" 2>&1 && grep -q 'download 2097152 bytes (2097152 verified)' "$tmp/pc$i.out" &&
+        ok_runs=$((ok_runs + 1))
+done
+stop_server
+c "quack perf server --threads 2: four verified transfers ($ok_runs of 4)" \
+    "[ $ok_runs = 4 ] && grep -q '2 threads' \"$tmp/perf.out\" && grep -q '4 requests served' \"$tmp/perf.err\""
+
 echo "$((checks - fails)) passed, $fails failed"
 [ "$fails" = 0 ]
