@@ -547,7 +547,9 @@ static int serve_run(server *ss, unsigned threads, const qk_config *cfg, const q
     flags |= addr->ss.ss_family == AF_INET6 ? QK_UDP_DUALSTACK : 0;
     int rc = qk_workers_new(cfg, addr, flags, threads, &app, &w);
     if (rc == QK_ERR_CONFIG) {
-        perf_endpoint_new(cfg, "quack serve"); /* prints why (and returns NULL) */
+        char why[256];
+        qk_config_check(cfg, why, sizeof why);
+        fprintf(stderr, "quack serve: invalid configuration: %s\n", why);
         return 1;
     }
     if (rc) {
