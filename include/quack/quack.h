@@ -360,7 +360,8 @@ typedef enum qk_event_type {
     QK_EV_STREAM_READABLE,   /**< stream_id has data or FIN to read; raised once until the
                                   application calls qk_stream_read (read until QK_ERR_AGAIN) */
     QK_EV_STREAM_WRITABLE,   /**< stream_id accepts more data: after a short write, once ACKs
-                                  free a quarter of the send buffer (or its queue drained) */
+                                  free a quarter of the send buffer (or its queue drained),
+                                  or credit / the send budgets let 16 KiB more in */
     QK_EV_STREAM_RESET,      /**< peer reset stream_id (error_code) */
     QK_EV_STREAM_STOP,       /**< peer asked us to stop sending on stream_id (error_code) */
     QK_EV_DATAGRAM,          /**< a DATAGRAM frame: data/len, a copy owned by the endpoint,
@@ -554,7 +555,9 @@ int qk_stream_open(qk_conn *c, bool bidi, uint64_t *stream_id);
 
 /**
  * Queue data (and optionally FIN) on a stream. Returns bytes accepted (may be
- * less than len when the send buffer is full; wait for QK_EV_STREAM_WRITABLE),
+ * less than len when the send buffer, the send budgets or the credit
+ * lookahead of qk_config are full: see qk_stream_send_room; wait for
+ * QK_EV_STREAM_WRITABLE),
  * QK_ERR_NOT_FOUND, QK_ERR_STATE (stream cannot send), QK_ERR_CLOSED.
  */
 long qk_stream_write(qk_conn *c, uint64_t stream_id, const uint8_t *data, size_t len, bool fin);
