@@ -133,7 +133,7 @@ typedef struct qk_conn_env {
     /* Client: remember a NEW_TOKEN token for the server at peer. */
     void (*store_token)(void *ctx, const qk_addr *peer, const uint8_t *tok, size_t len,
                         qk_time now);
-    qk_flow_budget *budget; /* shared flow-control budget, NULL = none */
+    qk_flow_budget *budget;      /* shared flow-control budget, NULL = none */
     qk_flow_budget *send_budget; /* shared send-buffer budget, NULL = none */
     /* The application touched c (write, read, close, ...): it may have
      * something to send; the endpoint puts it on its ready list. */
