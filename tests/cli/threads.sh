@@ -91,6 +91,9 @@ if command -v gtlsclient >/dev/null; then
         timeout 120 gtlsclient -q --change-local-addr=150ms --download "$tmp/ng" \
             --exit-on-all-streams-close 127.0.0.1 "$port" "https://127.0.0.1:$port/big.bin" \
             >"$tmp/ng$i.out" 2>"$tmp/ng$i.err"
+        nrc=$?
+        [ "$(sha "$tmp/ng/big.bin")" = "$want" ] ||
+            echo "# gtlsclient $i exited $nrc: $(grep -v '^$' "$tmp/ng$i.err" | tail -3 | tr '\n' ' ')"
         c "gtlsclient $i --change-local-addr: byte-exact" "[ \"\$(sha \"$tmp/ng/big.bin\")\" = $want ]"
     done
 else
