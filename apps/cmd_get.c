@@ -16,6 +16,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -55,6 +58,13 @@ typedef struct getter {
     const char *session_file; /* --session-file: read before, written on each ticket */
     bool early;               /* the requests went out in 0-RTT */
     uint8_t pref_state;       /* qk_conn_stats.preferred_address last reported */
+    double stall_s;           /* --stall: read no body, hold the connection this long */
+    bool stall_over;          /* ... and it is over: unfinished URLs are not errors */
+    double migrate_s;         /* --migrate-every: move to a new local port this often */
+    qk_udp *udp;              /* the current socket */
+    unsigned udp_flags;
+    qk_addr peer;
+    unsigned migrations, migrate_probes;
 } getter;
 
 /* --ecn: one line on how ECN went (RFC 9000 §13.4.2), even with --quiet. */
@@ -150,7 +160,7 @@ static void url_finish(getter *g, gurl *u, bool ok, const char *why)
     if (!ok) {
         u->failed = true;
         g->nfailed++;
-        fprintf(stderr, "quack get: %s: %s\n", u->url, why);
+        if (!g->stall_over) fprintf(stderr, "quack get: %s: %s\n", u->url, why);
     } else if (!g->quiet) {
         fprintf(stderr, "%s: %u, %llu bytes\n", u->url, u->status, (unsigned long long)u->got);
     }
@@ -379,6 +389,10 @@ static bool get_app(void *app, qk_endpoint *ep, qk_time now)
             qk_io_loop_break(g->loop);
             return false;
         } else if (g->h3) {
+            /* --stall: request streams are never read (their windows stay shut). */
+            if (g->stall_s > 0 && !(ev.stream_id & 2) &&
+                (ev.type == QK_EV_STREAM_READABLE || ev.type == QK_EV_STREAM_OPENED))
+                continue;
             qk_h3_on_event(g->h3, &ev);
         }
     }
@@ -415,6 +429,62 @@ static void on_tick(struct ev_loop *evl, ev_timer *w, int revents)
     }
     g->t_last = now;
     g->last_total = g->total;
+}
+
+static void on_stall_end(struct ev_loop *evl, ev_timer *w, int revents)
+{
+    (void)evl;
+    (void)revents;
+    getter *g = w->data;
+    if (!g->quiet) fprintf(stderr, "quack get: --stall: %.1f s over\n", g->stall_s);
+    qk_io_loop_break(g->loop);
+}
+
+/* The local IP the kernel picks to reach peer (a connected UDP socket). */
+static int local_ip_for(const qk_addr *peer, qk_addr *out)
+{
+    int fd = socket(peer->ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    socklen_t len = sizeof out->ss;
+    int rc = connect(fd, (const struct sockaddr *)&peer->ss, peer->len);
+    if (!rc) rc = getsockname(fd, (struct sockaddr *)&out->ss, &len);
+    out->len = len;
+    close(fd);
+    return rc;
+}
+
+/* --migrate-every: continue from a new socket (new local port, RFC 9000 §9):
+ * probe it with qk_conn_migrate; the old socket is closed, so what the
+ * server sends to the old port is lost and recovered. */
+static void on_migrate(struct ev_loop *evl, ev_timer *w, int revents)
+{
+    (void)evl;
+    (void)revents;
+    getter *g = w->data;
+    if (!g->conn || !g->connected || g->closing || g->ndone == g->n) return;
+    qk_addr bind = {0}, na;
+    bind.ss.ss_family = g->peer.ss.ss_family;
+    bind.len = g->peer.len;
+    qk_udp *u = NULL;
+    if (qk_udp_open(&bind, g->udp_flags, &u) || local_ip_for(&g->peer, &na)) {
+        if (u) qk_udp_close(u);
+        return;
+    }
+    qk_addr port;
+    qk_udp_local_addr(u, &port);
+    if (na.ss.ss_family == AF_INET)
+        ((struct sockaddr_in *)&na.ss)->sin_port = ((struct sockaddr_in *)&port.ss)->sin_port;
+    else
+        ((struct sockaddr_in6 *)&na.ss)->sin6_port = ((struct sockaddr_in6 *)&port.ss)->sin6_port;
+    if (qk_io_loop_replace_udp(g->loop, u)) {
+        qk_udp_close(u);
+        return;
+    }
+    qk_udp_close(g->udp);
+    g->udp = u;
+    g->migrations++;
+    if (qk_conn_migrate(g->conn, &na, qk_io_now()) == 0) g->migrate_probes++;
+    qk_io_loop_kick(g->loop);
 }
 
 static void get_usage(FILE *f)
@@ -467,6 +537,10 @@ static void get_usage(FILE *f)
                "                 when it comes last to all URLs without one; repeat it\n"
                "                 to give URLs different priorities\n"
                "  --priority VALUE  the same as a priority header value, e.g. 'u=0, i'\n"
+               "  --migrate-every SECS  (testing) move the connection to a new local\n"
+               "                 port this often during the download (RFC 9000 §9)\n"
+               "  --stall SECS   (testing) request the URLs, read no response body,\n"
+               "                 hold the connection SECS seconds, exit 0\n"
                "  --quic-version V   QUIC version to use: v1 (default), v2 or a number\n"
                "  --offer-version V  offer version V first (e.g. 0x1a2a3a4a, unknown to\n"
                "                 the server); on its Version Negotiation, start again\n"
@@ -564,6 +638,16 @@ static int get_parse(getter *g, get_opts *o, int argc, char **argv)
             o->quiet = true;
         } else if (!strcmp(a, "--no-preferred-addr")) {
             o->no_preferred = true;
+        } else if (!strcmp(a, "--migrate-every")) {
+            char *end = NULL;
+            g->migrate_s = i + 1 < argc ? strtod(argv[++i], &end) : 0;
+            if (!end || *end || !(g->migrate_s > 0))
+                return get_bad("%s", "--migrate-every wants seconds > 0");
+        } else if (!strcmp(a, "--stall")) {
+            char *end = NULL;
+            g->stall_s = i + 1 < argc ? strtod(argv[++i], &end) : 0;
+            if (!end || *end || !(g->stall_s > 0))
+                return get_bad("%s", "--stall wants seconds > 0");
         } else if (!strcmp(a, "--handshake-timeout")) {
             if (i + 1 >= argc || qk_sim_parse_time(argv[++i], &o->handshake_timeout_ns) ||
                 !o->handshake_timeout_ns)
@@ -691,6 +775,9 @@ static int get_run(getter *g, const qk_config *cfg, const qk_addr *peer, unsigne
     bind.len = peer->len;
     qk_udp *udp = NULL;
     int rc = qk_udp_open(&bind, udp_flags, &udp);
+    g->udp = udp;
+    g->udp_flags = udp_flags;
+    g->peer = *peer;
     if (rc) {
         fprintf(stderr, "quack get: cannot open a UDP socket: %s\n", strerror(errno));
         return 1;
@@ -701,7 +788,7 @@ static int get_run(getter *g, const qk_config *cfg, const qk_addr *peer, unsigne
         return 1;
     }
     qk_io_ep_driver drv;
-    bool drv_ok = false;
+    bool drv_ok = false, stalled = false;
     g->t_start = g->t_last = qk_io_now();
     rc = get_connect(g, peer);
     if (!rc) rc = qk_io_ep_driver_init(&drv, g->ep, cfg->max_udp_payload_bytes, get_app, g);
@@ -716,13 +803,28 @@ static int get_run(getter *g, const qk_config *cfg, const qk_addr *peer, unsigne
         ev_timer_init(&tick, on_tick, 1.0, 1.0);
         tick.data = g;
         ev_timer_start(qk_io_loop_ev(g->loop), &tick);
+        ev_timer stall;
+        ev_timer_init(&stall, on_stall_end, g->stall_s, 0.0);
+        stall.data = g;
+        if (g->stall_s > 0) ev_timer_start(qk_io_loop_ev(g->loop), &stall);
+        ev_timer mig;
+        ev_timer_init(&mig, on_migrate, g->migrate_s, g->migrate_s);
+        mig.data = g;
+        if (g->migrate_s > 0) ev_timer_start(qk_io_loop_ev(g->loop), &mig);
         rc = qk_io_loop_run(g->loop);
+        ev_timer_stop(qk_io_loop_ev(g->loop), &stall);
+        ev_timer_stop(qk_io_loop_ev(g->loop), &mig);
+        if (g->migrate_s > 0)
+            fprintf(stderr, "migrations: %u (%u probed with PATH_CHALLENGE)\n", g->migrations,
+                    g->migrate_probes);
         ev_timer_stop(qk_io_loop_ev(g->loop), &tick);
+        stalled = g->stall_s > 0 && !g->failed && !g->closed;
         if (qk_io_loop_stop_signal(g->loop)) gfail(g, "%s", "interrupted");
         qk_io_loop_del(g->loop);
     }
     for (size_t i = 0; i < g->n; i++) {
         g->u[i].started = true;
+        g->stall_over = stalled;
         url_finish(g, &g->u[i], false,
                    g->closed ? "connection closed before the response" : "not completed");
     }
@@ -730,7 +832,8 @@ static int get_run(getter *g, const qk_config *cfg, const qk_addr *peer, unsigne
     g->h3 = NULL;
     if (drv_ok) qk_io_ep_driver_free(&drv);
     qk_endpoint_del(g->ep);
-    qk_udp_close(udp);
+    qk_udp_close(g->udp);
+    if (stalled) return 0; /* --stall: nothing was meant to complete */
     return rc || g->failed || g->nfailed ? 1 : 0;
 }
 

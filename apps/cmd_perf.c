@@ -3,6 +3,8 @@
 #include "commands.h"
 #include "perf.h"
 
+#include <quack/workers.h>
+
 #include <stdarg.h>
 #include <quack/sim.h>
 #include <stdlib.h>
@@ -27,7 +29,10 @@ static void perf_usage(FILE *f)
             "                         P-256 certificate is generated in memory\n"
             "                         The server prints 'pin: HEX' (SHA-256 of its public key)\n"
             "                         for the client's --pin. It runs until "
-            "SIGINT/SIGTERM.\n" PERF_ADMISSION_HELP PERF_PREFERRED_HELP "client options:\n"
+            "SIGINT/SIGTERM.\n"
+            "  --threads N            worker threads, each with its own endpoint and\n"
+            "                         SO_REUSEPORT socket (default 1)\n" PERF_ADMISSION_HELP
+                PERF_PREFERRED_HELP "client options:\n"
             "  --connect ADDR:PORT    server address\n"
             "  --pin HEX              accept only the server key with this SHA-256 SPKI pin\n"
             "  --insecure             do not verify the server at all\n"
@@ -107,7 +112,8 @@ static int option_value(int argc, char **argv, int *i, const char **v)
         "--listen",   "--connect",         "--cert",        "--key",        "--pin",
         "--duration", "--download-size",   "--upload-size", "--streams",    "--cc",
         "--qlog",     "--ack-frequency",   "--autotune",    "--window",     "--max-window",
-        "--budget",   "--max-udp-payload", "--pacing-gain", "--keep-alive", "--preferred-addr"};
+        "--budget",   "--max-udp-payload", "--pacing-gain", "--keep-alive", "--preferred-addr",
+        "--threads"};
     *v = NULL;
     for (size_t k = 0; k < sizeof with_arg / sizeof with_arg[0]; k++)
         if (!strcmp(a, with_arg[k])) {
@@ -183,6 +189,12 @@ static int parse_sending_opt(perf_opts *o, const char *a, const char *v)
             return bad("--pacing-gain wants a percentage 100..400 (RFC 9002 §7.7 N >= 1), not '%s'",
                        v);
         o->pacing_gain_pct = (uint32_t)n;
+    } else if (!strcmp(a, "--threads")) {
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (!o->server) return bad("%s", "--threads applies to the server");
+        if (*end || n < 1 || n > QK_WORKERS_MAX) return bad("--threads wants 1..64, not '%s'", v);
+        o->threads = (unsigned)n;
     } else if (!strcmp(a, "--keep-alive")) {
         /* RFC 9000 §10.1.2: useful only below the idle timeout (10 s here). */
         if (qk_sim_parse_time(v, &o->keep_alive_ns) || !o->keep_alive_ns ||

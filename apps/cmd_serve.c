@@ -1,6 +1,8 @@
-/* `quack serve --root DIR`: a static-file HTTP/3 server (src/h3). Files are
- * mapped read-only and served from the mapping (no copy until quack's send
- * buffer); paths are resolved with realpath() and must stay under the root. */
+/* `quack serve --root DIR`: a static-file HTTP/3 server (src/h3). Bodies are
+ * pulled (qk_h3_respond_pull): read from the open file with pread as the
+ * connection has room for them, so a client that stops reading makes the
+ * server hold no more than the credit it granted; paths are resolved with
+ * realpath() and must stay under the root. */
 #include "cli_errors.h"
 #include "commands.h"
 #include "perf.h"
@@ -8,6 +10,7 @@
 #include <quack/cert.h>
 #include <quack/driver.h>
 #include <quack/h3.h>
+#include <quack/workers.h>
 
 #include <errno.h>
 #include <ev.h>
@@ -17,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,16 +49,26 @@ typedef struct server {
     uint64_t served, errors, unfinished; /* served: responses sent in full */
 } server;
 
-typedef struct mapping {
-    void *p;
-    size_t len;
-} mapping;
+/* An open file being served: read at the offsets the HTTP/3 layer asks for. */
+typedef struct body_file {
+    int fd;
+} body_file;
 
-static void unmap(void *ctx)
+static long file_read(void *ctx, uint64_t off, uint8_t *buf, size_t len)
 {
-    mapping *m = ctx;
-    if (m->len) munmap(m->p, m->len);
-    free(m);
+    body_file *f = ctx;
+    for (;;) {
+        ssize_t r = pread(f->fd, buf, len, (off_t)off);
+        if (r < 0 && errno == EINTR) continue;
+        return r; /* 0 (the file shrank) or -1: the response is reset */
+    }
+}
+
+static void file_close(void *ctx)
+{
+    body_file *f = ctx;
+    close(f->fd);
+    free(f);
 }
 
 static sreq *req_find(server *s, qk_h3 *h, uint64_t sid, bool unlink_it)
@@ -243,29 +256,22 @@ static bool serve_file(server *s, qk_h3 *h, sreq *r)
         return false;
     }
     struct stat st;
-    mapping *m = calloc(1, sizeof *m);
-    if (!m || fstat(fd, &st)) {
+    body_file *f = calloc(1, sizeof *f);
+    if (!f || fstat(fd, &st)) {
         close(fd);
-        free(m);
+        free(f);
         respond_error(s, h, r->sid, 500, "500 Internal Server Error\n");
         return false;
     }
-    m->len = (size_t)st.st_size;
-    m->p = m->len ? mmap(NULL, m->len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
-    close(fd);
-    if (m->p == MAP_FAILED) {
-        free(m);
-        respond_error(s, h, r->sid, 500, "500 Internal Server Error\n");
-        return false;
-    }
+    f->fd = fd;
     char len[24];
-    snprintf(len, sizeof len, "%zu", m->len);
+    snprintf(len, sizeof len, "%llu", (unsigned long long)st.st_size);
     qk_h3_header hd[3] = {qk_h3_hdr("content-type", mime_type(full)),
                           qk_h3_hdr("content-length", len), qk_h3_hdr("server", "quack")};
     int rc = head ? qk_h3_respond(h, r->sid, 200, hd, 3, NULL, 0, NULL, NULL)
-                  : qk_h3_respond(h, r->sid, 200, hd, 3, (const uint8_t *)(m->p ? m->p : ""),
-                                  m->len, unmap, m);
-    if (rc || head) unmap(m);
+                  : qk_h3_respond_pull(h, r->sid, 200, hd, 3, (uint64_t)st.st_size, file_read,
+                                       file_close, f);
+    if (rc || head) file_close(f);
     return rc == 0;
 }
 
@@ -428,6 +434,11 @@ static void serve_usage(FILE *f)
         "  --no-gso               one datagram per send (packet captures show each packet)\n"
         "  --ecn                  mark ECT(0), validate ECN (RFC 9000 §13.4)\n" PERF_ADMISSION_HELP
         "  --stats                print the endpoint's admission counters at exit\n"
+        "  --threads N            worker threads, each with its own endpoint and\n"
+        "                         SO_REUSEPORT socket (default 1); datagrams reach the\n"
+        "                         worker named in their connection ID (migration)\n"
+        "  --send-budget SIZE     stream data held for all clients at most (default\n"
+        "                         128M; per connection 16M and the client's credit)\n"
         "  --key-update[=N]       initiate a 1-RTT key update every N packets sent\n"
         "                         (default 100; RFC 9001 §6)\n"
         "  --ciphers LIST         TLS 1.3 cipher suites to accept, colon-separated IANA\n"
@@ -443,11 +454,13 @@ static void serve_usage(FILE *f)
 #define serve_bad(...) perf_usage_error("serve", __VA_ARGS__)
 
 typedef struct serve_opts {
-    const char *root, *listen, *cert, *key, *ticket_life;
+    const char *root, *listen, *cert, *key, *ticket_life, *send_budget, *threads;
     const char *preferred[2]; /* --preferred-addr, once per family */
     size_t n_preferred;
     perf_h3_opts h3; /* --qlog --keylog --cc --quic-version */
     bool quiet, stats, no_tickets;
+    uint64_t send_budget_bytes; /* 0: 128 MB */
+    unsigned threads_n;         /* --threads N, 0: 1 */
     perf_admission admission;
 } serve_opts;
 
@@ -466,6 +479,8 @@ static int serve_parse(serve_opts *o, int argc, char **argv)
                                     {"--cert", &o->cert},
                                     {"--key", &o->key},
                                     {"--ticket-lifetime", &o->ticket_life},
+                                    {"--send-budget", &o->send_budget},
+                                    {"--threads", &o->threads},
                                     {NULL, NULL}};
         dst = perf_str_opt_find(tab, a);
         if (!dst) dst = perf_h3_opt(&o->h3, a);
@@ -495,6 +510,19 @@ static int serve_parse(serve_opts *o, int argc, char **argv)
     if (!o->root) return serve_bad("%s", "--root DIR is required");
     if (!o->listen) return serve_bad("%s", "--listen ADDR:PORT is required");
     if (!o->cert != !o->key) return serve_bad("%s", "--cert and --key go together");
+    if (o->send_budget && (perf_parse_size(o->send_budget, &o->send_budget_bytes) ||
+                           o->send_budget_bytes < (1u << 20)))
+        return serve_bad("--send-budget %s: want a size of at least 1M", o->send_budget);
+    if (o->threads) {
+        char *end;
+        unsigned long t = strtoul(o->threads, &end, 10);
+        if (*end || t < 1 || t > QK_WORKERS_MAX || o->threads[0] == '-')
+            return serve_bad("--threads %s: want 1..%d", o->threads, QK_WORKERS_MAX);
+        o->threads = NULL;
+        o->threads_n = (unsigned)t;
+    }
+    if (o->threads_n > 1 && o->n_preferred)
+        return serve_bad("%s", "--preferred-addr does not work with --threads yet");
     return 0;
 }
 
@@ -528,6 +556,11 @@ static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr 
     cfg->initial_max_data_bytes = 16u << 20;
     cfg->initial_max_stream_data_bytes = 1u << 20;
     cfg->max_stream_send_buffer_bytes = 4u << 20;
+    /* Issue 24: buffer what the peer's credit allows (plus 64 KiB), at most
+     * 16 MB per connection and the --send-budget over all of them. */
+    cfg->send_credit_lookahead_bytes = 64u << 10;
+    cfg->max_conn_send_buffer_bytes = 16u << 20;
+    cfg->send_budget_bytes = o->send_budget_bytes ? o->send_budget_bytes : 128u << 20;
     cfg->max_streams_bidi = 256;
     cfg->idle_timeout_ns = 30 * QK_NS_PER_S;
     perf_admission_apply(&o->admission, cfg); /* RFC 9000 §8.1.2 */
@@ -548,8 +581,41 @@ static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr 
     return 0;
 }
 
-static int serve_run(server *s, qk_config *cfg, const qk_addr *addr, const char *addr_str,
-                     unsigned flags)
+/* Free the HTTP/3 sessions (s_done counts the responses they cut short) and
+ * the requests left. */
+static void serve_release(server *s)
+{
+    for (size_t i = 0; i < s->nh3; i++) qk_h3_del(s->h3s[i]);
+    s->nh3 = 0;
+    for (sreq **l = &s->reqs; l; l = l == &s->reqs ? &s->sending : NULL)
+        while (*l) {
+            sreq *r = *l;
+            *l = r->next;
+            free(r);
+        }
+}
+
+static void serve_stopped_line(const server *s)
+{
+    fprintf(stderr,
+            "quack serve: stopped; %llu files served, %llu error responses, %llu responses not "
+            "finished\n",
+            (unsigned long long)s->served, (unsigned long long)s->errors,
+            (unsigned long long)s->unfinished);
+}
+
+/* One open file per response in progress: allow as many as we may. */
+static void raise_nofile(void)
+{
+    struct rlimit rl;
+    if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+static int serve_run_one(server *s, qk_config *cfg, const qk_addr *addr, const char *addr_str,
+                         unsigned flags)
 {
     qk_udp *u = NULL, *pref[2] = {NULL, NULL};
     int rc = qk_udp_open(addr, flags | (addr->ss.ss_family == AF_INET6 ? QK_UDP_DUALSTACK : 0), &u);
@@ -584,24 +650,87 @@ static int serve_run(server *s, qk_config *cfg, const qk_addr *addr, const char 
         }
         qk_io_ep_driver_free(&drv);
     }
-    for (size_t i = 0; i < s->nh3; i++) qk_h3_del(s->h3s[i]); /* s_done: unfinished ones */
-    s->nh3 = 0;
-    fprintf(stderr,
-            "quack serve: stopped; %llu files served, %llu error responses, %llu responses not "
-            "finished\n",
-            (unsigned long long)s->served, (unsigned long long)s->errors,
-            (unsigned long long)s->unfinished);
+    serve_release(s);
+    serve_stopped_line(s);
     if (s->stats && s->ep) perf_print_endpoint_stats(stderr, s->ep);
-    for (sreq **l = &s->reqs; l; l = l == &s->reqs ? &s->sending : NULL)
-        while (*l) {
-            sreq *r = *l;
-            *l = r->next;
-            free(r);
-        }
     qk_endpoint_del(s->ep);
     qk_udp_close(pref[0]);
     qk_udp_close(pref[1]);
     qk_udp_close(u);
+    return rc ? 1 : 0;
+}
+
+/* Worker hooks (quack/workers.h): one server state per worker thread. */
+static void *serve_worker_start(void *user, unsigned index, qk_endpoint *ep)
+{
+    server *ss = user;
+    ss[index].ep = ep;
+    return &ss[index];
+}
+
+static void serve_worker_stop(void *user, unsigned index, void *app)
+{
+    (void)user;
+    (void)index;
+    serve_release((server *)app);
+}
+
+static void serve_report(server *ss, qk_workers *w)
+{
+    unsigned n = qk_workers_count(w);
+    server sum = {0};
+    for (unsigned i = 0; i < n; i++) {
+        sum.served += ss[i].served;
+        sum.errors += ss[i].errors;
+        sum.unfinished += ss[i].unfinished;
+    }
+    serve_stopped_line(&sum);
+    if (!ss[0].stats) return;
+    if (n == 1) {
+        perf_print_endpoint_stats(stderr, qk_workers_endpoint(w, 0));
+        return;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        fprintf(stderr, "worker %u ", i);
+        perf_print_endpoint_stats(stderr, qk_workers_endpoint(w, i));
+    }
+    qk_workers_stats st;
+    qk_workers_get_stats(w, UINT32_MAX, &st);
+    fprintf(stderr, "workers: %u steered_short %llu steered_long %llu steer_dropped %llu\n", n,
+            (unsigned long long)st.steered_short, (unsigned long long)st.steered_long,
+            (unsigned long long)st.steer_dropped);
+}
+
+static int serve_run_threads(server *ss, unsigned threads, const qk_config *cfg,
+                             const qk_addr *addr, const char *addr_str, unsigned flags)
+{
+    for (unsigned i = 1; i < threads; i++) ss[i] = ss[0]; /* root, options; no state yet */
+    qk_workers_app app = {serve_worker_start, serve_app, serve_worker_stop, ss};
+    qk_workers *w = NULL;
+    flags |= addr->ss.ss_family == AF_INET6 ? QK_UDP_DUALSTACK : 0;
+    int rc = qk_workers_new(cfg, addr, flags, threads, &app, &w);
+    if (rc == QK_ERR_CONFIG) {
+        char why[256];
+        qk_config_check(cfg, why, sizeof why);
+        fprintf(stderr, "quack serve: invalid configuration: %s\n", why);
+        return 1;
+    }
+    if (rc) {
+        fprintf(stderr, "quack serve: cannot listen on %s: %s\n", addr_str,
+                rc == QK_ERR_NOMEM ? "out of memory" : strerror(errno));
+        return 1;
+    }
+    qk_addr la;
+    char lbuf[QK_ADDR_STRLEN];
+    qk_workers_local_addr(w, &la);
+    if (qk_addr_format(&la, lbuf, sizeof lbuf) < 0) snprintf(lbuf, sizeof lbuf, "?");
+    printf("listening on %s (ALPN h3), root %s", lbuf, ss[0].root_len ? ss[0].root : "/");
+    if (threads > 1) printf(", %u threads", threads);
+    printf("\n");
+    fflush(stdout);
+    rc = qk_workers_run(w);
+    serve_report(ss, w);
+    qk_workers_del(w);
     return rc ? 1 : 0;
 }
 
@@ -610,16 +739,21 @@ int qk_cmd_serve(int argc, char **argv)
     serve_opts o = {0};
     int rc = serve_parse(&o, argc, argv);
     if (rc) return rc < 0 ? 0 : rc;
-    server *s = calloc(1, sizeof *s);
-    if (!s) return 1;
+    unsigned threads = o.threads_n ? o.threads_n : 1;
+    server *ss = calloc(threads, sizeof *ss);
+    if (!ss) return 1;
     qk_config cfg;
     qk_addr addr;
     char *cert_pem = NULL, *key_pem = NULL;
-    rc = serve_config(&o, s, &cfg, &addr);
+    rc = serve_config(&o, &ss[0], &cfg, &addr);
     if (!rc) rc = perf_load_cert("quack serve", o.cert, o.key, &cfg, &cert_pem, &key_pem) ? 1 : 0;
-    if (!rc) rc = serve_run(s, &cfg, &addr, o.listen, o.h3.no_gso ? QK_UDP_NO_GSO : 0);
-    free(s->h3s);
-    free(s);
+    unsigned flags = o.h3.no_gso ? QK_UDP_NO_GSO : 0;
+    raise_nofile();
+    if (!rc)
+        rc = threads > 1 ? serve_run_threads(ss, threads, &cfg, &addr, o.listen, flags)
+                         : serve_run_one(&ss[0], &cfg, &addr, o.listen, flags);
+    for (unsigned i = 0; i < threads; i++) free(ss[i].h3s);
+    free(ss);
     free(cert_pem);
     free(key_pem);
     return rc;

@@ -64,6 +64,7 @@ typedef struct perf_opts {
     bool stats;
     bool quiet;               /* no progress lines */
     perf_admission admission; /* server */
+    unsigned threads;         /* server: --threads N (0: 1) */
     /* Flow control (0 = perf's defaults). */
     int autotune;              /* 1 on, -1 off, 0 default (on) */
     uint64_t window_bytes;     /* initial stream receive window */

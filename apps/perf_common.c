@@ -515,12 +515,13 @@ void perf_print_endpoint_stats(FILE *f, const qk_endpoint *ep)
     fprintf(f,
             "endpoint: initials_accepted %llu initials_validated %llu retry_sent %llu "
             "retry_load %llu drops_handshakes %llu drops_connections %llu initials_dropped %llu "
-            "handshakes_now %llu resets_sent %llu vn_sent %llu\n",
+            "handshakes_now %llu resets_sent %llu vn_sent %llu send_buffered_peak_bytes %llu\n",
             (unsigned long long)st.initials_accepted, (unsigned long long)st.initials_validated,
             (unsigned long long)st.retry_sent, (unsigned long long)st.retry_load,
             (unsigned long long)st.drops_handshakes, (unsigned long long)st.drops_connections,
             (unsigned long long)st.initials_dropped, (unsigned long long)st.handshakes_now,
-            (unsigned long long)st.resets_sent, (unsigned long long)st.vn_sent);
+            (unsigned long long)st.resets_sent, (unsigned long long)st.vn_sent,
+            (unsigned long long)st.send_buffered_peak_bytes);
 }
 
 const char **perf_str_opt_find(const perf_str_opt *tab, const char *a)

@@ -4,6 +4,7 @@
 
 #include <quack/cert.h>
 #include <quack/driver.h>
+#include <quack/workers.h>
 #include <ev.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -293,6 +294,59 @@ static int srv_run(srv *s, qk_udp *u, qk_udp *pref[2], const qk_config *cfg)
     return rc;
 }
 
+/* --threads N > 1: one srv per worker (quack/workers.h), no progress lines. */
+static void *thr_start(void *user, unsigned index, qk_endpoint *ep)
+{
+    srv *ss = user;
+    ss[index].ep = ep;
+    ss[index].start = ss[index].last_tick = qk_io_now();
+    return &ss[index];
+}
+
+static int perf_server_threads(const perf_opts *o, const qk_config *cfg, srv *ss)
+{
+    unsigned n = o->threads;
+    for (unsigned i = 0; i < n; i++) {
+        ss[i].o = o;
+        ss[i].slots = calloc(SRV_SLOTS, sizeof *ss[i].slots);
+        if (!ss[i].slots) return QK_ERR_NOMEM;
+    }
+    qk_workers_app app = {thr_start, srv_app, NULL, ss};
+    qk_workers *w = NULL;
+    int rc = qk_workers_new(cfg, &o->addr, o->addr.ss.ss_family == AF_INET6 ? QK_UDP_DUALSTACK : 0,
+                            n, &app, &w);
+    if (rc) {
+        fprintf(stderr, "quack perf server: cannot listen on %s (error %d)\n", o->addr_str, rc);
+        return rc;
+    }
+    qk_addr la;
+    char lbuf[QK_ADDR_STRLEN];
+    qk_workers_local_addr(w, &la);
+    if (qk_addr_format(&la, lbuf, sizeof lbuf) < 0) snprintf(lbuf, sizeof lbuf, "?");
+    printf("listening on %s (ALPN %s), %u threads\n", lbuf, cfg->alpn[0], n);
+    fflush(stdout);
+    rc = qk_workers_run(w);
+    uint64_t req = 0, err = 0;
+    for (unsigned i = 0; i < n; i++) {
+        req += ss[i].requests;
+        err += ss[i].errors;
+        if (o->stats) {
+            fprintf(stderr, "worker %u ", i);
+            perf_print_endpoint_stats(stderr, qk_workers_endpoint(w, i));
+        }
+    }
+    qk_workers_stats st;
+    qk_workers_get_stats(w, UINT32_MAX, &st);
+    fprintf(stderr, "quack perf server: stopped; %llu requests served, %llu errors\n",
+            (unsigned long long)req, (unsigned long long)err);
+    if (o->stats)
+        fprintf(stderr, "workers: %u steered_short %llu steered_long %llu steer_dropped %llu\n", n,
+                (unsigned long long)st.steered_short, (unsigned long long)st.steered_long,
+                (unsigned long long)st.steer_dropped);
+    qk_workers_del(w);
+    return rc;
+}
+
 int perf_server(const perf_opts *o)
 {
     qk_config cfg;
@@ -307,6 +361,17 @@ int perf_server(const perf_opts *o)
     if (!rc)
         rc = perf_load_cert("quack perf server", o->cert_file, o->key_file, &cfg, &cert_pem,
                             &key_pem);
+    if (!rc && o->threads > 1) {
+        srv *ss = calloc(o->threads, sizeof *ss);
+        rc = ss ? perf_server_threads(o, &cfg, ss) : QK_ERR_NOMEM;
+        for (unsigned i = 0; ss && i < o->threads; i++) free(ss[i].slots);
+        free(ss);
+        free(s->slots);
+        free(s);
+        free(cert_pem);
+        free(key_pem);
+        return rc;
+    }
     qk_udp *u = NULL, *pref[2] = {NULL, NULL};
     if (!rc) {
         rc = qk_udp_open(&o->addr, o->addr.ss.ss_family == AF_INET6 ? QK_UDP_DUALSTACK : 0, &u);

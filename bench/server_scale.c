@@ -5,19 +5,25 @@
  *  - handshakes/s: 200 new connections (client and server work together,
  *    one thread) on top of 0, 1,000 and 10,000 established ones;
  *  - per-datagram cost of a junk short-header datagram (unknown CID: the
- *    stateless-reset lookup and the send path) at each of those levels.
- * Usage: bench_server_scale [--write docs/perf.md] [MAX_CONNS (default 10000)]
- * With --write it replaces the section between its markers in that file.
+ *    stateless-reset lookup and the send path) at each of those levels;
+ *  - handshakes/s with 1 and 2 threads (--threads-only: just this), each
+ *    thread with its own client and server endpoint as a `quack serve
+ *    --threads` worker has its own, measured in wall-clock time, and the
+ *    ratio.
+ * Usage: bench_server_scale [--write docs/perf.md] [--threads-only] [MAX_CONNS (default 10000)]
+ * With --write it replaces the sections between its markers in that file.
  */
 #include <quack/cert.h>
 #include <quack/quack.h>
 
 #include <arpa/inet.h>
+#include <pthread.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define BATCH  64
 #define NEW_HS 200
@@ -152,10 +158,11 @@ typedef struct row {
     double hs_per_s, junk_ns;
 } row;
 
-static int write_section(const char *path, const char *text)
+static int write_section(const char *path, const char *text, const char *tag, const char *title)
 {
-    static const char *begin = "<!-- bench_server_scale:begin -->",
-                      *end = "<!-- bench_server_scale:end -->";
+    char begin[96], end[96];
+    snprintf(begin, sizeof begin, "<!-- %s:begin -->", tag);
+    snprintf(end, sizeof end, "<!-- %s:end -->", tag);
     FILE *f = fopen(path, "rb");
     if (!f) return -1;
     fseek(f, 0, SEEK_END);
@@ -172,20 +179,116 @@ static int write_section(const char *path, const char *text)
         fwrite(doc, 1, (size_t)(b - doc), f);
         fprintf(f, "%s\n%s%s", begin, text, e);
     } else {
-        fprintf(f, "%s\n## Server scale (`bench_server_scale`)\n\n%s\n%s%s\n", doc, begin, text,
-                end);
+        fprintf(f, "%s\n## %s\n\n%s\n%s%s\n", doc, title, begin, text, end);
     }
     free(doc);
     return fclose(f);
+}
+
+/* ---- handshakes/s with 1 and 2 threads ---------------------------------- */
+
+#define THREAD_HS 400 /* handshakes per thread */
+
+typedef struct hs_job {
+    qk_config cc, sc;
+    uint64_t seed_c, seed_s;
+} hs_job;
+
+static double mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* One worker: its own client and server endpoints, THREAD_HS handshakes. */
+static void *hs_thread(void *arg)
+{
+    hs_job *j = arg;
+    j->cc.rng_ctx = &j->seed_c;
+    j->sc.rng_ctx = &j->seed_s;
+    bench *b = calloc(1, sizeof *b);
+    if (!b) exit(1);
+    b->now = QK_NS_PER_S;
+    b->cli = qk_endpoint_new(&j->cc);
+    b->srv = qk_endpoint_new(&j->sc);
+    if (!b->cli || !b->srv) exit(1);
+    connect_n(b, THREAD_HS, 0);
+    qk_endpoint_del(b->cli);
+    qk_endpoint_del(b->srv);
+    free(b);
+    return NULL;
+}
+
+/* Handshakes per wall-clock second with t threads working at once; *cores:
+ * the process's CPU time over the wall time (how many cores it really got). */
+static double threads_rate(const qk_config *cc, const qk_config *sc, unsigned t, double *cores)
+{
+    hs_job jobs[2];
+    pthread_t th[2];
+    double t0 = mono(), c0 = wall();
+    for (unsigned i = 0; i < t; i++) {
+        jobs[i] = (hs_job){.cc = *cc, .sc = *sc, .seed_c = 11 + i, .seed_s = 101 + i};
+        if (pthread_create(&th[i], NULL, hs_thread, &jobs[i])) exit(1);
+    }
+    for (unsigned i = 0; i < t; i++) pthread_join(th[i], NULL);
+    double dt = mono() - t0;
+    *cores = (wall() - c0) / dt;
+    return (double)(t * THREAD_HS) / dt;
+}
+
+static int threads_section(const qk_config *cc, const qk_config *sc, const char *out_path)
+{
+    double best[2] = {0, 0}, cores[2] = {0, 0}, load[1] = {0};
+    for (int rep = 0; rep < 3; rep++) /* best of 3: the machine is shared */
+        for (unsigned t = 1; t <= 2; t++) {
+            double c, r = threads_rate(cc, sc, t, &c);
+            if (r > best[t - 1]) {
+                best[t - 1] = r;
+                cores[t - 1] = c;
+            }
+        }
+    if (getloadavg(load, 1) != 1) load[0] = -1;
+    char text[1400];
+    snprintf(text, sizeof text,
+             "Written by `bench_server_scale --threads-only` (%s build): each thread runs its\n"
+             "own client and server endpoint (as each `quack serve --threads` worker has its\n"
+             "own endpoint) and completes %d handshakes; wall-clock time, best of 3, on a\n"
+             "machine with %ld cores shared with other jobs.\n\n"
+             "| threads | handshakes/s | cores the process got (CPU time / wall time) | "
+             "handshakes per CPU second |\n"
+             "|---:|---:|---:|---:|\n| 1 | %.0f | %.2f | %.0f |\n| 2 | %.0f | %.2f | %.0f |\n\n"
+             "Ratio 2 threads / 1 thread: %.2fx in handshakes/s, %.2fx per CPU second (load\n"
+             "average %.1f when written: the wall-clock ratio can only approach 2 when the\n"
+             "second thread gets a core of its own; the per-CPU-second ratio near 1 says the\n"
+             "threads do not slow each other down).\n",
+#ifdef NDEBUG
+             "release",
+#else
+             "debug",
+#endif
+             THREAD_HS, sysconf(_SC_NPROCESSORS_ONLN), best[0], cores[0], best[0] / cores[0],
+             best[1], cores[1], best[1] / cores[1], best[1] / best[0],
+             (best[1] / cores[1]) / (best[0] / cores[0]), load[0]);
+    fputs(text, stdout);
+    if (out_path && write_section(out_path, text, "bench_server_threads",
+                                  "Handshakes/s with 1 and 2 threads")) {
+        fprintf(stderr, "cannot update %s\n", out_path);
+        return 1;
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)
 {
     const char *out_path = NULL;
     size_t max_conns = 10000;
+    bool threads_only = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--write") && i + 1 < argc)
             out_path = argv[++i];
+        else if (!strcmp(argv[i], "--threads-only"))
+            threads_only = true;
         else
             max_conns = (size_t)strtoull(argv[i], NULL, 10);
     }
@@ -209,6 +312,12 @@ int main(int argc, char **argv)
     sc.key_pem = key;
     sc.rng_ctx = &rs_;
     sc.max_handshakes = 100000; /* no Retry: every handshake completes here */
+    if (threads_only) {
+        int trc = threads_section(&cc, &sc, out_path);
+        free(cert);
+        free(key);
+        return trc;
+    }
     bench b = {.now = QK_NS_PER_S};
     b.cli = qk_endpoint_new(&cc);
     b.srv = qk_endpoint_new(&sc);
@@ -246,7 +355,8 @@ int main(int argc, char **argv)
                       rows[l].hs_per_s);
     fputs(text, stdout);
     int rc = 0;
-    if (out_path && write_section(out_path, text)) {
+    if (out_path && write_section(out_path, text, "bench_server_scale",
+                                  "Server scale (`bench_server_scale`)")) {
         fprintf(stderr, "cannot update %s\n", out_path);
         rc = 1;
     }

@@ -42,6 +42,11 @@ typedef struct qk_io_ep_driver {
     qk_datagram carry_d;
     bool has_carry;
     qk_io_ep_stats stats;
+    /** Optional: offered each received datagram first; returning true means
+     * it was taken elsewhere (e.g. handed to the worker thread that owns its
+     * connection ID) and is not given to ep. NULL = none. */
+    bool (*steer)(void *steer_ctx, const qk_datagram *d, qk_time now);
+    void *steer_ctx;
 } qk_io_ep_driver;
 
 /** The ops table to give qk_io_loop_new together with a qk_io_ep_driver. */

@@ -39,6 +39,15 @@ typedef struct qk_h3_header {
 /** Releases a body once the stack no longer needs it (may be NULL). */
 typedef void (*qk_h3_release_fn)(void *ctx);
 
+/**
+ * Produces body bytes on demand (qk_h3_respond_pull): copy up to len bytes
+ * of the body starting at offset into buf (e.g. pread from a file). Called
+ * only inside qk_h3_flush, in order, with len no more than the stream
+ * accepts now (qk_stream_send_room). Returns the bytes copied (1..len); 0 or
+ * a negative value ends the response with a reset (H3_INTERNAL_ERROR).
+ */
+typedef long (*qk_h3_read_fn)(void *ctx, uint64_t offset, uint8_t *buf, size_t len);
+
 typedef struct qk_h3_callbacks {
     /** A complete header section: a request (server) or a final response
      * (client). fin: the stream ends with it (no body). */
@@ -112,6 +121,19 @@ int qk_h3_request(qk_h3 *h, const qk_h3_header *hdrs, size_t n, const uint8_t *b
 int qk_h3_respond(qk_h3 *h, uint64_t stream_id, unsigned status, const qk_h3_header *hdrs, size_t n,
                   const uint8_t *body, uint64_t body_len, qk_h3_release_fn release,
                   void *release_ctx);
+
+/**
+ * Server: like qk_h3_respond, but the body (body_len bytes) is pulled: read
+ * is called as the connection has room for more (flow control, congestion
+ * and the send budgets of qk_config), so the layer holds at most one chunk
+ * (64 KiB) per stream and nothing the peer cannot take yet. release(ctx)
+ * runs once the body is no longer needed (done, reset or freed; may be
+ * NULL). Returns 0, QK_ERR_INVALID_ARG (read NULL), QK_ERR_NOT_FOUND,
+ * QK_ERR_STATE, QK_ERR_NOMEM (ctx stays the caller's on failure).
+ */
+int qk_h3_respond_pull(qk_h3 *h, uint64_t stream_id, unsigned status, const qk_h3_header *hdrs,
+                       size_t n, uint64_t body_len, qk_h3_read_fn read, qk_h3_release_fn release,
+                       void *ctx);
 
 /**
  * Begin a graceful shutdown: send GOAWAY (RFC 9114 §5.2); the server stops

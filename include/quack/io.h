@@ -291,6 +291,15 @@ void qk_io_loop_break(qk_io_loop *l);
 void qk_io_loop_kick(qk_io_loop *l);
 
 /**
+ * Carry on over socket u instead (not owned; the old one is not closed):
+ * e.g. a client that moves to a new local port (RFC 9000 §9). Parked
+ * datagrams go out through u. Must be called from the loop's thread.
+ * Returns 0, or QK_ERR_INVALID_ARG (NULL, or u has GRO and the loop's
+ * buffers are small).
+ */
+int qk_io_loop_replace_udp(qk_io_loop *l, qk_udp *u);
+
+/**
  * Stop the loop when signum arrives (e.g. SIGINT, SIGTERM). Up to 4 signals.
  * Returns 0, QK_ERR_LIMIT when 4 are registered, QK_ERR_INVALID_ARG.
  */

@@ -220,6 +220,22 @@ typedef struct qk_config {
     uint64_t max_stream_window_bytes;      /**< auto-tuning cap per stream */
     uint64_t max_conn_window_bytes;        /**< auto-tuning cap per connection */
     uint64_t recv_budget_bytes;            /**< endpoint-wide cap on window growth, 0 = none */
+    /* Send-side memory (issue 24, "pull, don't copy"): qk_stream_write and
+     * qk_stream_write_ref accept no more than these allow; a short write is
+     * answered later by QK_EV_STREAM_WRITABLE, and qk_stream_send_room says
+     * how many bytes a stream takes now, so an application can produce
+     * (read from a file, generate) exactly that much. */
+    /** Per connection: stream bytes written and not yet acknowledged, summed
+     * over its streams. 0 = no bound beyond max_stream_send_buffer_bytes. */
+    uint64_t max_conn_send_buffer_bytes;
+    /** Per endpoint: the same sum over all its connections. 0 = none. */
+    uint64_t send_budget_bytes;
+    /** When nonzero, a stream accepts bytes only up to what the peer's flow
+     * control lets it send (its MAX_STREAM_DATA and the connection's
+     * remaining MAX_DATA, RFC 9000 §4.1) plus this many: a peer that stops
+     * reading makes the sender hold no more than the credit it granted.
+     * 0 = off (writes fill the send buffers whatever the credit). */
+    uint64_t send_credit_lookahead_bytes;
     int autotune_rule; /**< trigger 0: credit lasted < 2 srtt (quiche/yamux), 1: quic-go epoch;
                           +2: plain doubling (else grow to 2.5x rate x srtt, at most 2x) */
 
@@ -279,6 +295,14 @@ typedef struct qk_config {
     uint64_t max_datagram_frame_bytes; /**< 0 = DATAGRAM not supported */
     size_t max_pending_datagrams;      /**< queued outgoing DATAGRAM frames */
     uint8_t cid_bytes; /**< length of our connection IDs (1..20; 0 is refused: no address demux) */
+    /** Server ID in every connection ID we issue, in clear (QUIC-LB plaintext
+     * CIDs, draft-ietf-quic-load-balancers §5.2): first octet = config
+     * rotation 0 and the length self-description (cid_bytes - 1), then this
+     * one-byte server ID, then random nonce bytes. Lets a worker thread (or a
+     * QUIC-LB load balancer) route a datagram by its DCID alone
+     * (qk_cid_server_id). Needs cid_bytes >= 4. */
+    bool cid_encode_server_id;
+    uint8_t cid_server_id;
     uint64_t active_cid_limit; /**< CIDs we accept from the peer (2..8) */
     size_t max_connections;
 
@@ -352,7 +376,8 @@ typedef enum qk_event_type {
     QK_EV_STREAM_READABLE,   /**< stream_id has data or FIN to read; raised once until the
                                   application calls qk_stream_read (read until QK_ERR_AGAIN) */
     QK_EV_STREAM_WRITABLE,   /**< stream_id accepts more data: after a short write, once ACKs
-                                  free a quarter of the send buffer (or its queue drained) */
+                                  free a quarter of the send buffer (or its queue drained),
+                                  or credit / the send budgets let 16 KiB more in */
     QK_EV_STREAM_RESET,      /**< peer reset stream_id (error_code) */
     QK_EV_STREAM_STOP,       /**< peer asked us to stop sending on stream_id (error_code) */
     QK_EV_DATAGRAM,          /**< a DATAGRAM frame: data/len, a copy owned by the endpoint,
@@ -557,7 +582,9 @@ typedef struct qk_endpoint_stats {
                                       initials_dropped) */
     uint64_t handshakes_now;     /**< server handshakes in progress now */
     uint64_t handshakes_unvalidated_now; /**< of which from unvalidated addresses */
-    uint64_t stateless_dropped; /**< stateless packets dropped because the queue was full */
+    uint64_t stateless_dropped;        /**< stateless packets dropped because the queue was full */
+    uint64_t send_buffered_bytes;      /**< stream bytes written, not yet acknowledged, now */
+    uint64_t send_buffered_peak_bytes; /**< the most ever (bounded by send_budget_bytes) */
 } qk_endpoint_stats;
 
 /** Copy the endpoint's statistics. */
@@ -572,7 +599,9 @@ int qk_stream_open(qk_conn *c, bool bidi, uint64_t *stream_id);
 
 /**
  * Queue data (and optionally FIN) on a stream. Returns bytes accepted (may be
- * less than len when the send buffer is full; wait for QK_EV_STREAM_WRITABLE),
+ * less than len when the send buffer, the send budgets or the credit
+ * lookahead of qk_config are full: see qk_stream_send_room; wait for
+ * QK_EV_STREAM_WRITABLE),
  * QK_ERR_NOT_FOUND, QK_ERR_STATE (stream cannot send), QK_ERR_CLOSED.
  */
 long qk_stream_write(qk_conn *c, uint64_t stream_id, const uint8_t *data, size_t len, bool fin);
@@ -591,6 +620,18 @@ long qk_stream_write(qk_conn *c, uint64_t stream_id, const uint8_t *data, size_t
  * QK_ERR_NOMEM.
  */
 long qk_stream_write_ref(qk_conn *c, uint64_t stream_id, const uint8_t *data, size_t len, bool fin);
+
+/**
+ * How many bytes qk_stream_write would accept on stream_id now: the least of
+ * the stream's send-buffer room, the connection's and the endpoint's send
+ * budgets (max_conn_send_buffer_bytes, send_budget_bytes) and, with
+ * send_credit_lookahead_bytes, the peer's flow-control credit plus that
+ * lookahead. The pull model: produce this many bytes, write them, and wait
+ * for QK_EV_STREAM_WRITABLE (or the next step) when it is 0. Returns the
+ * count, QK_ERR_NOT_FOUND (no such stream), QK_ERR_STATE (no send side, or
+ * finished or reset), QK_ERR_CLOSED.
+ */
+long qk_stream_send_room(qk_conn *c, uint64_t stream_id);
 
 /**
  * Read up to cap bytes. Returns bytes read (0 with *fin true at the end),
@@ -641,6 +682,17 @@ int qk_datagram_send(qk_conn *c, const uint8_t *data, size_t len, uint8_t urgenc
  * yet acknowledged by the peer) or QK_ERR_INVALID_ARG.
  */
 int qk_conn_key_update(qk_conn *c, qk_time now);
+
+/**
+ * The server ID a datagram's destination CID carries (QUIC-LB plaintext
+ * format of qk_config.cid_encode_server_id, our CIDs being cid_bytes long):
+ * for a short header the DCID after the first byte, for a long header the
+ * DCID field. Sans-I/O and stateless, for steering datagrams between
+ * endpoints. Returns the server ID (0..255), or -1 when the DCID is not in
+ * that format (e.g. the random DCID of a client's first Initial) or the
+ * packet is too short. *short_header (may be NULL) says which form it was.
+ */
+int qk_cid_server_id(const uint8_t *pkt, size_t len, uint8_t cid_bytes, bool *short_header);
 
 /**
  * Client: migrate the connection to a new local address (RFC 9000 §9.2):

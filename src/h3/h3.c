@@ -30,6 +30,8 @@
 /* RFC 9218 §7.1: PRIORITY_UPDATEs for request streams not open yet are kept,
  * at most this many (the latest per stream); beyond it they are dropped. */
 #define H3_PRIO_PENDING_MAX 16
+#define H3_PULL_CHUNK_BYTES (64u * 1024u) /* most bytes one pull read produces */
+#define H3_PULL_SLACK_BYTES 16u /* room kept for the DATA frame header (RFC 9114 §7.2.1) */
 
 typedef struct h3_stream {
     struct h3_stream *next;
@@ -39,6 +41,12 @@ typedef struct h3_stream {
     uint64_t body_len, body_given, body_acked;
     qk_h3_release_fn release;
     void *release_ctx;
+    /* Pull model: body bytes read on demand into chunk (nghttp3 references
+     * it until the bytes are written into the stream and acked to it). */
+    qk_h3_read_fn reader;
+    uint8_t *chunk;
+    bool reader_blocked; /* read_body answered WOULDBLOCK: resume at the next flush */
+    bool read_failed;    /* the reader failed: reset the stream */
     /* Incoming header section: name and value bytes, offsets per field. */
     char hbuf[H3_MAX_FIELD_SECTION_BYTES];
     size_t hlen;
@@ -106,6 +114,9 @@ static void body_release(h3_stream *s)
     if (s->release) s->release(s->release_ctx);
     s->release = NULL;
     s->body = NULL;
+    s->reader = NULL;
+    free(s->chunk);
+    s->chunk = NULL;
 }
 
 /* Server: tell the application how a response it submitted ended. */
@@ -593,6 +604,37 @@ int qk_h3_on_event(qk_h3 *h, const qk_event *ev)
 
 /* ---- output --------------------------------------------------------------- */
 
+/* The pull model: read as many body bytes as the stream accepts now (no
+ * more than a chunk), only once nghttp3 released the previous chunk. */
+static nghttp3_ssize pull_body(qk_h3 *h, h3_stream *s, nghttp3_vec *vec, uint32_t *pflags)
+{
+    uint64_t left = s->body_len - s->body_given;
+    if (left == 0) {
+        *pflags |= NGHTTP3_DATA_FLAG_EOF;
+        return 0;
+    }
+    long room = s->body_acked < s->body_given ? 0 : qk_stream_send_room(h->c, s->sid);
+    if (room <= (long)H3_PULL_SLACK_BYTES) {
+        s->reader_blocked = true;
+        return NGHTTP3_ERR_WOULDBLOCK;
+    }
+    free(s->chunk);
+    size_t n = (size_t)room - H3_PULL_SLACK_BYTES;
+    if (n > H3_PULL_CHUNK_BYTES) n = H3_PULL_CHUNK_BYTES;
+    if (n > left) n = (size_t)left;
+    s->chunk = malloc(n);
+    long got = s->chunk ? s->reader(s->release_ctx, s->body_given, s->chunk, n) : -1;
+    if (got <= 0 || (size_t)got > n) {
+        s->read_failed = s->reader_blocked = true;
+        return NGHTTP3_ERR_WOULDBLOCK;
+    }
+    vec[0].base = s->chunk;
+    vec[0].len = (size_t)got;
+    s->body_given += (uint64_t)got;
+    if (s->body_given == s->body_len) *pflags |= NGHTTP3_DATA_FLAG_EOF;
+    return 1;
+}
+
 static nghttp3_ssize read_body(nghttp3_conn *ng, int64_t sid, nghttp3_vec *vec, size_t veccnt,
                                uint32_t *pflags, void *cu, void *su)
 {
@@ -600,10 +642,11 @@ static nghttp3_ssize read_body(nghttp3_conn *ng, int64_t sid, nghttp3_vec *vec, 
     (void)su;
     qk_h3 *h = cu;
     h3_stream *s = find(h, (uint64_t)sid);
-    if (!s || veccnt == 0) {
+    if (!s || veccnt == 0 || (!s->body && !s->reader)) {
         *pflags |= NGHTTP3_DATA_FLAG_EOF;
         return 0;
     }
+    if (s->reader) return pull_body(h, s, vec, pflags);
     uint64_t left = s->body_len - s->body_given;
     size_t n = left < H3_BODY_CHUNK_BYTES ? (size_t)left : H3_BODY_CHUNK_BYTES;
     if (n == left) *pflags |= NGHTTP3_DATA_FLAG_EOF;
@@ -649,12 +692,34 @@ static int write_vecs(qk_h3 *h, int64_t sid, const nghttp3_vec *v, size_t n, int
     return *accepted || (fin && !*blocked);
 }
 
+/* Pulled bodies that waited for room (or for their chunk to be written)
+ * are offered again; a body whose reader failed ends in a reset. */
+static void pull_resume(qk_h3 *h, h3_stream *only)
+{
+    for (h3_stream *s = only ? only : h->streams; s; s = only ? NULL : s->next)
+        if (s->reader && s->reader_blocked && !s->read_failed && s->body_acked == s->body_given) {
+            s->reader_blocked = false;
+            nghttp3_conn_resume_stream(h->ng, (int64_t)s->sid);
+        }
+}
+
+static void pull_reap_failed(qk_h3 *h)
+{
+    for (h3_stream *s = h->streams, *nx; s; s = nx) {
+        nx = s->next;
+        if (!s->read_failed) continue;
+        if (h->cb.on_reset) h->cb.on_reset(h->user, h, s->sid, QK_H3_INTERNAL_ERROR);
+        stream_abort(h, s, QK_H3_INTERNAL_ERROR);
+    }
+}
+
 int qk_h3_flush(qk_h3 *h)
 {
     if (h->dead) return QK_ERR_APPLICATION;
     size_t nb = h->nblocked;
     h->nblocked = 0;
     for (size_t i = 0; i < nb; i++) nghttp3_conn_unblock_stream(h->ng, h->blocked[i]);
+    pull_resume(h, NULL);
     int wrote = 0;
     for (int iter = 0; iter < 100000; iter++) {
         int64_t sid = -1;
@@ -675,6 +740,8 @@ int qk_h3_flush(qk_h3 *h)
         int rv = nghttp3_conn_add_write_offset(h->ng, sid, acc);
         if (!rv) rv = nghttp3_conn_add_ack_offset(h->ng, sid, acc);
         if (rv) return fatal(h, rv);
+        h3_stream *ps = acc ? find(h, (uint64_t)sid) : NULL;
+        if (ps && ps->reader) pull_resume(h, ps); /* its chunk is written */
         if (blocked || (n == 0 && !fin) || (!acc && !fin)) {
             block(h, sid);
             continue;
@@ -687,6 +754,7 @@ int qk_h3_flush(qk_h3 *h)
             }
         }
     }
+    pull_reap_failed(h);
     return wrote;
 }
 
@@ -736,14 +804,11 @@ int qk_h3_request(qk_h3 *h, const qk_h3_header *hdrs, size_t n, const uint8_t *b
     return 0;
 }
 
-int qk_h3_respond(qk_h3 *h, uint64_t stream_id, unsigned status, const qk_h3_header *hdrs, size_t n,
-                  const uint8_t *body, uint64_t body_len, qk_h3_release_fn release,
-                  void *release_ctx)
+/* Submit a response on s: status, headers, and a body through read_body
+ * (has_body) or none. */
+static int respond(qk_h3 *h, h3_stream *s, unsigned status, const qk_h3_header *hdrs, size_t n,
+                   bool has_body)
 {
-    if (!h->server || n + 1 > H3_MAX_FIELDS || status < 100 || status > 999) return QK_ERR_STATE;
-    h3_stream *s = find(h, stream_id);
-    if (!s) return QK_ERR_NOT_FOUND;
-    if (s->responded) return QK_ERR_STATE;
     char st[4] = {(char)('0' + status / 100), (char)('0' + status / 10 % 10),
                   (char)('0' + status % 10), 0};
     qk_h3_header stat = qk_h3_hdr(":status", st);
@@ -751,15 +816,50 @@ int qk_h3_respond(qk_h3 *h, uint64_t stream_id, unsigned status, const qk_h3_hea
     nva[0] = nv_of(&stat);
     for (size_t i = 0; i < n; i++) nva[i + 1] = nv_of(&hdrs[i]);
     nghttp3_data_reader dr = {read_body};
-    if (body) set_body(s, body, body_len, release, release_ctx);
-    int rv = nghttp3_conn_submit_response(h->ng, (int64_t)stream_id, nva, n + 1, body ? &dr : NULL);
+    int rv =
+        nghttp3_conn_submit_response(h->ng, (int64_t)s->sid, nva, n + 1, has_body ? &dr : NULL);
     if (rv) {
-        s->release = NULL;
+        s->release = NULL; /* the caller keeps ownership on failure */
         s->body = NULL;
+        s->reader = NULL;
         return rv == NGHTTP3_ERR_NOMEM ? QK_ERR_NOMEM : QK_ERR_STATE;
     }
     s->responded = true;
     return 0;
+}
+
+static h3_stream *respondable(qk_h3 *h, uint64_t stream_id, unsigned status, size_t n, int *rc)
+{
+    *rc = QK_ERR_STATE;
+    if (!h->server || n + 1 > H3_MAX_FIELDS || status < 100 || status > 999) return NULL;
+    h3_stream *s = find(h, stream_id);
+    if (!s) *rc = QK_ERR_NOT_FOUND;
+    if (!s || s->responded) return NULL;
+    return s;
+}
+
+int qk_h3_respond(qk_h3 *h, uint64_t stream_id, unsigned status, const qk_h3_header *hdrs, size_t n,
+                  const uint8_t *body, uint64_t body_len, qk_h3_release_fn release,
+                  void *release_ctx)
+{
+    int rc;
+    h3_stream *s = respondable(h, stream_id, status, n, &rc);
+    if (!s) return rc;
+    if (body) set_body(s, body, body_len, release, release_ctx);
+    return respond(h, s, status, hdrs, n, body != NULL);
+}
+
+int qk_h3_respond_pull(qk_h3 *h, uint64_t stream_id, unsigned status, const qk_h3_header *hdrs,
+                       size_t n, uint64_t body_len, qk_h3_read_fn read, qk_h3_release_fn release,
+                       void *ctx)
+{
+    int rc;
+    if (!read) return QK_ERR_INVALID_ARG;
+    h3_stream *s = respondable(h, stream_id, status, n, &rc);
+    if (!s) return rc;
+    set_body(s, NULL, body_len, release, ctx);
+    s->reader = read;
+    return respond(h, s, status, hdrs, n, true);
 }
 
 int qk_h3_shutdown(qk_h3 *h)

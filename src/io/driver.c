@@ -41,7 +41,8 @@ static bool run_app(qk_io_ep_driver *d, qk_time now)
 static void on_datagrams(void *ctx, qk_datagram *dg, size_t n, qk_time now)
 {
     qk_io_ep_driver *d = ctx;
-    for (size_t i = 0; i < n; i++) qk_endpoint_recv(d->ep, &dg[i], now);
+    for (size_t i = 0; i < n; i++)
+        if (!d->steer || !d->steer(d->steer_ctx, &dg[i], now)) qk_endpoint_recv(d->ep, &dg[i], now);
     d->stats.rx_datagrams += n;
     run_app(d, now);
 }

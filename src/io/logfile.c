@@ -2,17 +2,26 @@
  * library formats, this file (the I/O layer, used by the CLI and the
  * simulator) opens and writes. */
 #include <quack/io.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 static FILE *keylog_fp; /* one per process, like SSLKEYLOGFILE itself */
 
+/* NAME.sqlog, or NAME.2.sqlog ... when a connection with the same original
+ * DCID already wrote one (a replayed Initial, or another worker thread):
+ * created exclusively, so none overwrites another. */
 static void *qlog_open(void *ctx, const char *name)
 {
     char path[4096];
-    int n = snprintf(path, sizeof path, "%s/%s.sqlog", (const char *)ctx, name);
-    if (n < 0 || (size_t)n >= sizeof path) return NULL;
-    return fopen(path, "w");
+    for (int k = 1; k < 100; k++) {
+        int n = k == 1 ? snprintf(path, sizeof path, "%s/%s.sqlog", (const char *)ctx, name)
+                       : snprintf(path, sizeof path, "%s/%s.%d.sqlog", (const char *)ctx, name, k);
+        if (n < 0 || (size_t)n >= sizeof path) return NULL;
+        FILE *f = fopen(path, "wx");
+        if (f || errno != EEXIST) return f;
+    }
+    return NULL;
 }
 
 static void qlog_write(void *handle, const char *data, size_t len)

@@ -401,6 +401,24 @@ void qk_io_loop_break(qk_io_loop *l)
     ev_async_send(l->ev, &l->wake);
 }
 
+int qk_io_loop_replace_udp(qk_io_loop *l, qk_udp *u)
+{
+    if (!l || !u) return QK_ERR_INVALID_ARG;
+    qk_udp_caps caps;
+    qk_udp_get_caps(u, &caps);
+    if (caps.gro && l->buf_bytes < QK_UDP_MAX_PAYLOAD_BYTES) return QK_ERR_INVALID_ARG;
+    loop_sock *s = &l->socks[0]; /* the one given to qk_io_loop_new */
+    bool writing = ev_is_active(&s->wio);
+    ev_io_stop(l->ev, &s->rio);
+    ev_io_stop(l->ev, &s->wio);
+    size_t n = l->n_socks;
+    l->n_socks = 0;
+    sock_add(l, u); /* re-initialises socks[0] (address, watchers) and starts reading */
+    l->n_socks = n;
+    if (writing) ev_io_start(l->ev, &s->wio);
+    return 0;
+}
+
 void qk_io_loop_kick(qk_io_loop *l)
 {
     if (l && !l->stop) settle(l);

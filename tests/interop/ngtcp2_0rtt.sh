@@ -11,6 +11,8 @@
 #   rejected q>q  quack serve restarted between the two (new ticket keys):
 #                 0-RTT rejected, the request resent in 1-RTT
 #   refused n>q   quack serve --no-early-data: resumed, 0-RTT refused
+#   resume-threads n>q  gtlsclient, three sessions, against quack serve
+#                 --threads 2: 0-RTT accepted each time
 # Usage: bash ngtcp2_0rtt.sh BUILD_DIR
 source "$(dirname "$0")/lib/common.bash" "$1"
 
@@ -139,6 +141,23 @@ resume_nq() {
         { echo "quack serve did not accept 0-RTT (qlog)"; return 1; }
 }
 
+# quack serve --threads 2 (issue 24): tickets and the anti-replay store are
+# shared by the workers, so gtlsclient resumes with 0-RTT accepted whichever
+# worker its 4-tuple hashes to; three sessions (three client ports).
+resume_nq_threads() {
+    local port k acc
+    port=$(free_port)
+    start_serve resume_nqt "$port" "--threads 2" || return 1
+    for k in 1 2 3; do
+        gtls_twice "resume_nqt$k" "$port" || { stop_quack "$QS_PID" resume_nqt.serve; return 1; }
+        grep -q 'frm tx [0-9]* 0RTT STREAM(0x0[a-f]) id=0x0 ' "$WORK/resume_nqt$k.client2.err" ||
+            { stop_quack "$QS_PID" resume_nqt.serve; echo "gtlsclient $k sent no request in 0-RTT"; return 1; }
+    done
+    stop_quack "$QS_PID" resume_nqt.serve || return 1
+    acc=$(grep -l '"name":"quack:zero_rtt","data":{"status":"accepted"}' "$WORK/resume_nqt.sqlog"/* | wc -l)
+    [ "$acc" = 3 ] || { echo "quack serve --threads 2 accepted 0-RTT $acc times, not 3"; return 1; }
+}
+
 refused_nq() {
     local port
     port=$(free_port)
@@ -157,6 +176,7 @@ refused_nq() {
 cell resume q\>n "" resume_qn
 cell resume q\>q "" resume_qq
 cell resume n\>q "" resume_nq
+cell resume-threads n\>q "" resume_nq_threads
 cell rejected q\>q "" rejected_qq
 cell refused n\>q "" refused_nq
 

@@ -1,6 +1,8 @@
 /* HTTP/3 (src/h3) between a quack client and a quack server in a qk_pair:
  * requests and responses with bodies, 404s, request bodies, more concurrent
- * requests than the stream limit, GOAWAY, and a reset request. */
+ * requests than the stream limit, GOAWAY, a reset request, and pulled bodies
+ * (qk_h3_respond_pull: in order, no read larger than the stream takes, a
+ * failing reader ends in a reset). */
 #include "qk_pair.h"
 #include "qk_test.h"
 
@@ -42,6 +44,11 @@ typedef struct world {
     unsigned releases;
     unsigned responded, done_complete, done_incomplete; /* on_response_done */
     bool reset_first; /* server resets the first request instead of answering */
+    bool pull;        /* server answers with qk_h3_respond_pull */
+    bool pull_fail;   /* ... whose reader fails half-way */
+    size_t pull_reads, pull_max_ask;
+    bool pull_out_of_order;
+    uint64_t pull_next[MAX_REQ]; /* next offset each pulled body expects */
 } world;
 
 static uint8_t pat(size_t i)
@@ -163,6 +170,44 @@ static void released(void *ctx)
     w->releases++;
 }
 
+/* The pull reader: bytes of the pattern body, in order, as asked. */
+typedef struct pull_ctx {
+    world *w;
+    size_t idx, len;
+} pull_ctx;
+
+static long pull_read(void *ctx, uint64_t off, uint8_t *buf, size_t len)
+{
+    pull_ctx *pc = ctx;
+    world *w = pc->w;
+    w->pull_reads++;
+    if (len > w->pull_max_ask) w->pull_max_ask = len;
+    if (off != w->pull_next[pc->idx]) w->pull_out_of_order = true;
+    if (w->pull_fail && off >= pc->len / 2) return -1;
+    size_t n = pc->len - (size_t)off < len ? pc->len - (size_t)off : len;
+    memcpy(buf, w->body + off, n);
+    w->pull_next[pc->idx] = off + n;
+    return (long)n;
+}
+
+static void pull_release(void *ctx)
+{
+    pull_ctx *pc = ctx;
+    pc->w->releases++;
+    free(pc);
+}
+
+static void respond_pull(world *w, qk_h3 *h, uint64_t sid, size_t n, const qk_h3_header *cl)
+{
+    pull_ctx *pc = calloc(1, sizeof *pc);
+    assert_non_null(pc);
+    pc->w = w;
+    pc->idx = (size_t)(sid / 4) % MAX_REQ;
+    pc->len = n;
+    w->pull_next[pc->idx] = 0;
+    assert_int_equal(qk_h3_respond_pull(h, sid, 200, cl, 1, n, pull_read, pull_release, pc), 0);
+}
+
 static void s_end(void *u, qk_h3 *h, uint64_t sid)
 {
     world *w = u;
@@ -183,7 +228,10 @@ static void s_end(void *u, qk_h3 *h, uint64_t sid)
         assert_int_equal(r->upload, w->upload_len); /* the whole request body arrived */
         snprintf(len, sizeof len, "%zu", n);
         qk_h3_header cl = qk_h3_hdr("content-length", len);
-        assert_int_equal(qk_h3_respond(h, sid, 200, &cl, 1, w->body, n, released, w), 0);
+        if (w->pull)
+            respond_pull(w, h, sid, n, &cl);
+        else
+            assert_int_equal(qk_h3_respond(h, sid, 200, &cl, 1, w->body, n, released, w), 0);
     }
     assert_int_equal(qk_h3_respond(h, sid, 200, NULL, 0, NULL, 0, NULL, NULL), QK_ERR_STATE);
     r->used = false;
@@ -368,6 +416,69 @@ static void test_tiny_client_windows(void **state)
     world_free(&w);
 }
 
+/* Issue 24, the pull model: bodies produced on demand, never more per read
+ * than the stream takes (the server buffers the client's credit plus a 16 KiB
+ * lookahead), in order, released once done; with tiny client windows too. */
+static void run_pull(bool tiny)
+{
+    world w;
+    static const size_t sizes[] = {0, 1, 1000, 65536, 300000, 2u << 20};
+    world_init(&w, 6, 2u << 20);
+    w.pull = true;
+    w.p.scfg.send_credit_lookahead_bytes = 16u << 10;
+    w.p.scfg.max_conn_send_buffer_bytes = 1u << 20;
+    if (tiny) {
+        w.p.ccfg.initial_max_data_bytes = w.p.ccfg.max_conn_window_bytes = 3000;
+        w.p.ccfg.initial_max_stream_data_bytes = w.p.ccfg.max_stream_window_bytes = 1000;
+    }
+    for (size_t i = 0; i < 6; i++) {
+        snprintf(w.reqs[i].path, sizeof w.reqs[i].path, "/size/%zu", sizes[i]);
+        w.reqs[i].want = sizes[i];
+    }
+    world_run(&w, 300 * QK_NS_PER_S);
+    for (size_t i = 0; i < 6; i++) {
+        assert_int_equal(w.reqs[i].status, 200);
+        assert_int_equal(w.reqs[i].got, sizes[i]);
+        assert_false(w.reqs[i].mismatch);
+    }
+    assert_false(w.pull_out_of_order);
+    assert_true(w.pull_reads >= (2u << 20) / (64u << 10));
+    assert_true(w.pull_max_ask <= (tiny ? 1000u + (16u << 10) : 64u << 10));
+    assert_int_equal(w.releases, 6); /* every body released, the empty one too */
+    qk_endpoint_stats st;
+    qk_endpoint_stats_get(w.p.server, &st);
+    assert_true(st.send_buffered_peak_bytes <= (1u << 20));
+    world_free(&w);
+}
+
+static void test_pull(void **state)
+{
+    (void)state;
+    run_pull(false);
+}
+
+static void test_pull_tiny_windows(void **state)
+{
+    (void)state;
+    run_pull(true);
+}
+
+/* A reader that fails ends its response with a reset; the others complete. */
+static void test_pull_reader_fails(void **state)
+{
+    (void)state;
+    world w;
+    world_init(&w, 1, 300000);
+    w.pull = w.pull_fail = true;
+    snprintf(w.reqs[0].path, sizeof w.reqs[0].path, "/size/300000");
+    w.reqs[0].want = 300000;
+    world_run(&w, 30 * QK_NS_PER_S);
+    assert_true(w.reqs[0].reset);
+    assert_true(w.reqs[0].got < 300000);
+    assert_int_equal(w.releases, 1);
+    world_free(&w);
+}
+
 static void test_many_concurrent_beyond_stream_limit(void **state)
 {
     (void)state;
@@ -453,6 +564,9 @@ int main(void)
         cmocka_unit_test(test_post_body),
         cmocka_unit_test(test_goaway),
         cmocka_unit_test(test_server_reset),
+        cmocka_unit_test(test_pull),
+        cmocka_unit_test(test_pull_tiny_windows),
+        cmocka_unit_test(test_pull_reader_fails),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

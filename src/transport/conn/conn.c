@@ -13,7 +13,7 @@
 void qk_conn_notify_writable(qk_conn *c, qk_stream *s)
 {
     if (!s->write_blocked || s->send_state == QK_SEND_RESET_SENT) return;
-    size_t room = qk_sendbuf_writable(&s->send);
+    size_t room = qk_conn_send_room(c, s, NULL);
     if (room == 0 || room < s->send.max_buffered_bytes / 4) return;
     s->write_blocked = false;
     qk_event ev = {.type = QK_EV_STREAM_WRITABLE, .conn = c, .stream_id = s->id};
@@ -194,6 +194,7 @@ qk_conn *qk_conn_new(const qk_conn_env *env, const qk_config *cfg, bool is_serve
 static void init_cids(qk_conn *c, const qk_cid *dcid, const qk_cid *scid, const qk_conn_opts *o)
 {
     random_cid(c, &c->lcid[0].cid, c->cfg->cid_bytes);
+    qk_cid_encode_server_id(c->cfg, &c->lcid[0].cid);
     c->lcid[0].active = true;
     qk_conn_env_reset_token(c, &c->lcid[0].cid, c->lcid[0].reset_token);
     c->lcid_next_seq = 1;
@@ -344,6 +345,7 @@ void qk_conn_del(qk_conn *c)
     qk_ku_free(&c->ku);
     qk_pkt_keys_free(&c->early);
     qk_recovery_free(&c->rec);
+    qk_conn_send_release(c);
     qk_streams_free(&c->streams);
     qk_flow_rx_free(&c->flow_rx);
     for (size_t i = 0; i < c->dgq_count; i++) free(c->dgq[(c->dgq_head + i) % c->dgq_cap].data);
@@ -518,6 +520,7 @@ void qk_conn_discard_space(qk_conn *c, qk_pn_space space, qk_time now)
 void qk_conn_forget_if_closed(qk_conn *c, qk_stream *s)
 {
     if (!qk_stream_is_closed(s)) return;
+    qk_conn_send_account(c, s);
     qk_sched_remove(&c->sched, &s->sched);
     qk_streams_gc(&c->streams, s);
 }
@@ -823,11 +826,21 @@ static long stream_write(qk_conn *c, uint64_t stream_id, const uint8_t *data, si
     qk_stream *s = qk_streams_get(&c->streams, stream_id);
     if (!s) return QK_ERR_NOT_FOUND;
     long n = 0;
-    if (len)
-        n = borrow ? qk_stream_send_write_ref(s, data, len) : qk_stream_send_write(s, data, len);
+    bool capped = false;
+    size_t take = len ? qk_conn_send_room(c, s, &capped) : 0;
+    if (take > len) take = len;
+    if (take)
+        n = borrow ? qk_stream_send_write_ref(s, data, take) : qk_stream_send_write(s, data, take);
     if (n < 0) return n;
-    /* Short write: QK_EV_STREAM_WRITABLE is owed once acknowledgements free room. */
-    if ((size_t)n < len) s->write_blocked = true;
+    qk_conn_send_account(c, s);
+    /* Short write: QK_EV_STREAM_WRITABLE is owed once acknowledgements,
+     * credit or the endpoint's budget free room. */
+    if ((size_t)n < len) {
+        s->write_blocked = true;
+        if (capped) c->send_capped = true;
+        qk_flow_budget *b = c->env.send_budget;
+        if (capped && b && qk_flow_budget_room(b) <= take) b->starved = true;
+    }
     if (fin && (size_t)n == len) {
         int rc = qk_stream_finish(s);
         if (rc) return rc;
@@ -846,6 +859,16 @@ long qk_stream_write_ref(qk_conn *c, uint64_t stream_id, const uint8_t *data, si
 {
     qk_conn_env_wake(c); /* the endpoint visits it at its next send */
     return stream_write(c, stream_id, data, len, fin, true);
+}
+
+long qk_stream_send_room(qk_conn *c, uint64_t stream_id)
+{
+    if (c->state >= QK_CONN_CLOSING) return QK_ERR_CLOSED;
+    qk_stream *s = qk_streams_get(&c->streams, stream_id);
+    if (!s) return QK_ERR_NOT_FOUND;
+    if (s->send_state == QK_SEND_NONE || s->send.fin || s->send.discarded) return QK_ERR_STATE;
+    size_t room = qk_conn_send_room(c, s, NULL);
+    return room > (size_t)LONG_MAX ? LONG_MAX : (long)room;
 }
 
 long qk_stream_read(qk_conn *c, uint64_t stream_id, uint8_t *buf, size_t cap, bool *fin)
@@ -897,6 +920,7 @@ int qk_stream_reset(qk_conn *c, uint64_t stream_id, uint64_t app_error)
     if (!s) return QK_ERR_NOT_FOUND;
     int rc = qk_stream_send_reset(s, app_error);
     if (!rc) qk_sched_remove(&c->sched, &s->sched);
+    qk_conn_send_account(c, s);
     return rc;
 }
 

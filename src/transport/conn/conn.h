@@ -133,7 +133,8 @@ typedef struct qk_conn_env {
     /* Client: remember a NEW_TOKEN token for the server at peer. */
     void (*store_token)(void *ctx, const qk_addr *peer, const uint8_t *tok, size_t len,
                         qk_time now);
-    qk_flow_budget *budget; /* shared flow-control budget, NULL = none */
+    qk_flow_budget *budget;      /* shared flow-control budget, NULL = none */
+    qk_flow_budget *send_budget; /* shared send-buffer budget, NULL = none */
     /* The application touched c (write, read, close, ...): it may have
      * something to send; the endpoint puts it on its ready list. */
     void (*wake)(void *ctx, qk_conn *c);
@@ -213,6 +214,11 @@ struct qk_conn {
     /* Flow control and streams. */
     qk_flow_rx flow_rx;
     qk_flow_tx flow_tx;
+    /* Send-side memory over all streams (conn_flow.c): written and not yet
+     * acknowledged, written and never sent; a write was cut short by a
+     * connection-level limit (writers are woken when room returns). */
+    uint64_t send_held_bytes, send_unsent_bytes;
+    bool send_capped;
     qk_time flow_tick_ns; /* next window shrink check (conn_flow.c) */
     qk_streams streams;
     qk_sched sched;
@@ -290,6 +296,17 @@ struct qk_conn {
 void qk_conn_tune_stream_window(qk_conn *c, qk_stream *s, qk_time now);
 /* At most once per srtt: shrink unused stream/connection windows, return budget. */
 void qk_conn_flow_tick(qk_conn *c, qk_time now);
+/* Re-charge s's send-side memory to the connection and the endpoint budget
+ * after its send buffer changed (write, send, ack, reset, free). */
+void qk_conn_send_account(qk_conn *c, qk_stream *s);
+/* Bytes a write on s may take now (buffer, budgets, credit lookahead);
+ * *capped (may be NULL): a connection or endpoint limit was the smallest. */
+size_t qk_conn_send_room(const qk_conn *c, const qk_stream *s, bool *capped);
+/* After a write was capped: WRITABLE for every waiting stream that has room
+ * again (credit arrived, acknowledgements, the endpoint budget freed). */
+void qk_conn_wake_writers(qk_conn *c);
+/* The connection goes away: return everything it charged to the endpoint. */
+void qk_conn_send_release(qk_conn *c);
 
 /* ---- conn.c ---- */
 qk_conn *qk_conn_new(const qk_conn_env *env, const qk_config *cfg, bool is_server,
@@ -400,6 +417,9 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now);
 /* ---- cid.c: connection IDs (RFC 9000 §5.1) ---- */
 /* Issue NEW_CONNECTION_IDs up to the peer's active_connection_id_limit. */
 int qk_cid_issue(qk_conn *c);
+/* With cfg->cid_encode_server_id: write the QUIC-LB plaintext first octet
+ * and the server ID into a freshly randomised CID of ours. */
+void qk_cid_encode_server_id(const qk_config *cfg, qk_cid *cid);
 /* NEW_CONNECTION_ID from the peer. Returns 0 or a QK_ERR_* transport error. */
 int qk_cid_on_new(qk_conn *c, const qk_frame_new_cid *f);
 /* RETIRE_CONNECTION_ID for one of ours; dcid is the packet's DCID. */

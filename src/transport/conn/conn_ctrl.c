@@ -452,6 +452,7 @@ static void stream_acked(qk_conn *c, qk_pn_space space, const qk_sent_frame *f)
     qk_stream *s = qk_streams_get(&c->streams, f->id);
     if (!s) return;
     qk_stream_on_acked(s, f->offset, f->length, f->fin);
+    qk_conn_send_account(c, s);
     qk_conn_notify_writable(c, s);
     qk_conn_forget_if_closed(c, s);
 }

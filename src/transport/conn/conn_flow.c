@@ -86,3 +86,93 @@ void qk_conn_flow_tick(qk_conn *c, qk_time now)
         c->pend |= QK_PEND_MAX_DATA;
     qk_flow_rx_tick(&c->flow_rx, now, srtt);
 }
+
+/* ---- Send-side memory (issue 24: buffer what the peer can take) ---- */
+
+#define QK_WAKE_MIN_ROOM_BYTES (16u << 10) /* WRITABLE once this much fits */
+
+static uint64_t held_of(const qk_stream *s)
+{
+    const qk_sendbuf *b = &s->send;
+    if (s->send_state == QK_SEND_NONE || b->discarded || b->acked_off >= b->write_off) return 0;
+    return b->write_off - b->acked_off;
+}
+
+static uint64_t unsent_of(const qk_stream *s)
+{
+    const qk_sendbuf *b = &s->send;
+    if (s->send_state == QK_SEND_NONE || b->discarded || b->max_sent_off >= b->write_off) return 0;
+    return b->write_off - b->max_sent_off;
+}
+
+void qk_conn_send_account(qk_conn *c, qk_stream *s)
+{
+    uint64_t held = held_of(s), unsent = unsent_of(s);
+    qk_flow_budget *b = c->env.send_budget;
+    c->send_unsent_bytes = c->send_unsent_bytes - s->send_unsent_charged + unsent;
+    s->send_unsent_charged = unsent;
+    if (held >= s->send_held_charged) {
+        uint64_t d = held - s->send_held_charged;
+        c->send_held_bytes += d;
+        if (b && d) qk_flow_budget_charge(b, d);
+    } else {
+        uint64_t d = s->send_held_charged - held;
+        c->send_held_bytes -= d;
+        if (b) qk_flow_budget_release(b, d);
+    }
+    s->send_held_charged = held;
+}
+
+void qk_conn_send_release(qk_conn *c)
+{
+    if (c->env.send_budget) qk_flow_budget_release(c->env.send_budget, c->send_held_bytes);
+    c->send_held_bytes = 0;
+}
+
+static uint64_t room_under(uint64_t limit, uint64_t used)
+{
+    return used >= limit ? 0 : limit - used;
+}
+
+size_t qk_conn_send_room(const qk_conn *c, const qk_stream *s, bool *capped)
+{
+    uint64_t own = qk_sendbuf_writable(&s->send), room = own;
+    uint64_t la = c->cfg->send_credit_lookahead_bytes;
+    if (la) {
+        /* RFC 9000 §4.1: nothing past the peer's MAX_STREAM_DATA / MAX_DATA
+         * can be sent; buffer at most that credit plus the lookahead. */
+        uint64_t st = room_under(s->send_max_data + la, s->send.write_off);
+        uint64_t cn = room_under(c->flow_tx.max_data_bytes + la,
+                                 c->flow_tx.sent_bytes + c->send_unsent_bytes);
+        if (st < room) room = st;
+        if (cn < room) room = cn;
+    }
+    uint64_t cap = c->cfg->max_conn_send_buffer_bytes;
+    if (cap && room_under(cap, c->send_held_bytes) < room)
+        room = room_under(cap, c->send_held_bytes);
+    if (c->env.send_budget && qk_flow_budget_room(c->env.send_budget) < room)
+        room = qk_flow_budget_room(c->env.send_budget);
+    if (capped) *capped = room < own;
+    return (size_t)room;
+}
+
+void qk_conn_wake_writers(qk_conn *c)
+{
+    if (!c->send_capped || c->state >= QK_CONN_CLOSING) return;
+    bool waiting = false;
+    for (qk_stream *s = qk_streams_next(&c->streams, NULL); s;
+         s = qk_streams_next(&c->streams, s)) {
+        if (!s->write_blocked || s->send_state == QK_SEND_RESET_SENT) continue;
+        size_t room = qk_conn_send_room(c, s, NULL);
+        size_t want = s->send.max_buffered_bytes / 4;
+        if (want > QK_WAKE_MIN_ROOM_BYTES) want = QK_WAKE_MIN_ROOM_BYTES;
+        if (room == 0 || room < want) {
+            waiting = true;
+            continue;
+        }
+        s->write_blocked = false;
+        qk_event ev = {.type = QK_EV_STREAM_WRITABLE, .conn = c, .stream_id = s->id};
+        qk_conn_push_event(c, &ev);
+    }
+    c->send_capped = waiting;
+}

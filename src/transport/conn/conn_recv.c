@@ -148,6 +148,7 @@ static int on_stop_sending(qk_conn *c, uint64_t id, uint64_t code)
     if (rc || !s) return rc;
     if ((rc = qk_stream_on_stop_sending(s, code))) return rc;
     qk_sched_remove(&c->sched, &s->sched);
+    qk_conn_send_account(c, s);
     push_stream_event(c, QK_EV_STREAM_STOP, id, code);
     return 0;
 }
@@ -544,6 +545,7 @@ void qk_conn_recv(qk_conn *c, qk_datagram *d, qk_time now)
         off += h.packet_len;
     }
     qk_conn_path_rx_end(c, d, now);
+    qk_conn_wake_writers(c); /* credit or acknowledgements may have made room */
     if (qk_recovery_bytes_in_flight(&c->rec) || 1)
         qk_recovery_set_amplification_blocked(
             &c->rec,

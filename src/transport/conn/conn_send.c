@@ -291,6 +291,7 @@ static bool write_one_stream(qk_tx_ctx *t, qk_tx_pkt *p)
     p->end = at + len;
     p->ack_eliciting = p->in_flight = true; /* RFC 9002 §2 */
     qk_stream_on_sent(s, off, len, fin);
+    qk_conn_send_account(c, s);
     if (new_bytes) qk_flow_tx_on_sent(&c->flow_tx, new_bytes);
     c->stats.stream_bytes_sent += len;
     qk_tx_record(
@@ -301,10 +302,15 @@ static bool write_one_stream(qk_tx_ctx *t, qk_tx_pkt *p)
         qk_sched_requeue(&c->sched, n);
     } else {
         qk_sched_remove(&c->sched, n);
-        if (qk_sendbuf_writable(&s->send) > 0) {
+        bool capped = false;
+        if (qk_conn_send_room(c, s, &capped) > 0) {
             s->write_blocked = false;
             qk_event ev = {.type = QK_EV_STREAM_WRITABLE, .conn = c, .stream_id = s->id};
             qk_conn_push_event(c, &ev);
+        } else if (capped && !s->send.fin) {
+            /* Drained but out of credit or budget: WRITABLE when room returns. */
+            s->write_blocked = true;
+            c->send_capped = true;
         }
     }
     return true;

@@ -31,6 +31,7 @@ int qk_cid_issue(qk_conn *c)
         for (int tries = 0; tries < 4 && rc; tries++) { /* collisions are astronomically rare */
             l->cid.len = c->lcid[0].cid.len;
             qk_conn_env_random(c, l->cid.b, l->cid.len);
+            qk_cid_encode_server_id(c->cfg, &l->cid);
             rc = qk_conn_env_add_cid(c, &l->cid);
         }
         if (rc) return rc;
@@ -173,4 +174,38 @@ bool qk_cid_is_stateless_reset(const qk_conn *c, const uint8_t *dgram, size_t le
             hit |= qk_crypto_memeq(r->reset_token, tail, QK_RESET_TOKEN_LEN) != 0;
     }
     return hit;
+}
+
+/* QUIC-LB plaintext CIDs (draft-ietf-quic-load-balancers §5.2): the first
+ * octet carries config rotation 0 (top 3 bits) and the length
+ * self-description (CID length - 1, low 5 bits), the server ID follows in
+ * clear, the rest stays random (the nonce). */
+#define QK_LB_MIN_CID_BYTES 4u
+
+void qk_cid_encode_server_id(const qk_config *cfg, qk_cid *cid)
+{
+    if (!cfg->cid_encode_server_id || cid->len < QK_LB_MIN_CID_BYTES) return;
+    cid->b[0] = (uint8_t)((cid->len - 1) & 0x1f);
+    cid->b[1] = cfg->cid_server_id;
+}
+
+int qk_cid_server_id(const uint8_t *pkt, size_t len, uint8_t cid_bytes, bool *short_header)
+{
+    if (len < 1) return -1;
+    bool sh = !(pkt[0] & 0x80); /* RFC 9000 §17.2: header form bit */
+    if (short_header) *short_header = sh;
+    const uint8_t *d;
+    size_t dlen;
+    if (sh) {
+        d = pkt + 1; /* RFC 9000 §17.3.1: the DCID follows the first byte */
+        dlen = cid_bytes;
+        if (len < 1 + (size_t)dlen) return -1;
+    } else {
+        if (len < 6) return -1; /* RFC 9000 §17.2: version, then DCID length */
+        dlen = pkt[5];
+        d = pkt + 6;
+        if (dlen != cid_bytes || len < 6 + dlen) return -1;
+    }
+    if (dlen < QK_LB_MIN_CID_BYTES || d[0] != (uint8_t)((dlen - 1) & 0x1f)) return -1;
+    return d[1];
 }

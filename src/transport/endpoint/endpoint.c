@@ -25,12 +25,13 @@ struct qk_endpoint {
     /* Event ring (grows). */
     qk_event *ev;
     size_t ev_head, ev_count, ev_cap;
-    uint8_t *ev_polled_data; /* payload of the DATAGRAM event polled last (owned) */
-    qk_ep_sched sched;       /* timer heap, ready list, reset tokens (sched.c) */
-    size_t n_hs, n_hs_unval; /* server handshakes in progress, of which unvalidated */
-    qk_flow_budget budget;   /* receive-window growth across connections */
-    qk_stateless sl;         /* VN, Retry, stateless reset, tokens (stateless.c) */
-    qk_ticket_keys *own_tk;  /* server: ticket keys made for this endpoint */
+    uint8_t *ev_polled_data;    /* payload of the DATAGRAM event polled last (owned) */
+    qk_ep_sched sched;          /* timer heap, ready list, reset tokens (sched.c) */
+    size_t n_hs, n_hs_unval;    /* server handshakes in progress, of which unvalidated */
+    qk_flow_budget budget;      /* receive-window growth across connections */
+    qk_flow_budget send_budget; /* stream bytes written, not acknowledged, all connections */
+    qk_stateless sl;            /* VN, Retry, stateless reset, tokens (stateless.c) */
+    qk_ticket_keys *own_tk;     /* server: ticket keys made for this endpoint */
 };
 
 void qk_config_default(qk_config *c)
@@ -101,6 +102,8 @@ int qk_config_check(const qk_config *cfg, char *why, size_t why_len)
               "demultiplexing, which quack does not do";
     else if (cfg->cid_bytes > QK_MAX_CID_LEN)
         msg = "cid_bytes must be 1..20 (RFC 9000 §17.2)";
+    else if (cfg->cid_encode_server_id && cfg->cid_bytes < 4)
+        msg = "cid_encode_server_id needs cid_bytes >= 4 (first octet, server ID, nonce)";
     else if (cfg->min_datagram_bytes &&
              (cfg->min_datagram_bytes < 32 || cfg->min_datagram_bytes > 1200))
         msg = "min_datagram_bytes must be 0 (RFC 9000 §14: 1200) or 32..1200 (DNS carrier)";
@@ -133,6 +136,8 @@ void qk_endpoint_stats_get(const qk_endpoint *ep, qk_endpoint_stats *out)
     *out = ep->sl.stats;
     out->handshakes_now = ep->n_hs;
     out->handshakes_unvalidated_now = ep->n_hs_unval;
+    out->send_buffered_bytes = ep->send_budget.used_bytes;
+    out->send_buffered_peak_bytes = ep->send_budget.peak_used_bytes;
 }
 
 void qk_endpoint_reset_token(qk_endpoint *ep, const qk_cid *cid, uint8_t token[QK_RESET_TOKEN_LEN])
@@ -169,6 +174,8 @@ qk_endpoint *qk_endpoint_new(const qk_config *cfg)
     if (!ep) return NULL;
     ep->cfg = *cfg;
     qk_flow_budget_init(&ep->budget, cfg->recv_budget_bytes ? cfg->recv_budget_bytes : UINT64_MAX);
+    qk_flow_budget_init(&ep->send_budget,
+                        cfg->send_budget_bytes ? cfg->send_budget_bytes : UINT64_MAX);
     /* RFC 9000 §10.3.2: a static key makes resets survive a restart; without
      * one configured, a random key per endpoint. */
     uint8_t key[QK_SL_STATIC_KEY_LEN], zero[QK_SL_STATIC_KEY_LEN] = {0};
@@ -354,6 +361,7 @@ qk_conn_env qk_endpoint_conn_env(qk_endpoint *ep)
                          .mint_token = env_mint_token,
                          .store_token = env_store_token,
                          .budget = qk_endpoint_budget(ep),
+                         .send_budget = &ep->send_budget,
                          .wake = env_wake,
                          .add_reset_token = env_add_reset_token,
                          .remove_reset_token = env_remove_reset_token};
@@ -648,6 +656,17 @@ static bool detect_reset(qk_endpoint *ep, const qk_datagram *d, qk_time now)
     return true;
 }
 
+/* The send budget refused a write and has room again: WRITABLE for the
+ * connections whose writers wait (a scan, only after starvation). */
+static void send_budget_wake(qk_endpoint *ep)
+{
+    qk_flow_budget *b = &ep->send_budget;
+    if (!b->starved || qk_flow_budget_room(b) < b->capacity_bytes / 16) return;
+    b->starved = false;
+    for (qk_conn *c = ep->conns; c; c = c->next)
+        if (c->send_capped) qk_conn_wake_writers(c);
+}
+
 int qk_endpoint_recv(qk_endpoint *ep, qk_datagram *d, qk_time now)
 {
     if (!ep || !d || !d->data) return QK_ERR_INVALID_ARG;
@@ -671,6 +690,7 @@ int qk_endpoint_recv(qk_endpoint *ep, qk_datagram *d, qk_time now)
         }
         if (c->ep_linked) qk_ep_ready_push(&ep->sched, c); /* acknowledgements, answers */
         touch(ep, c);
+        send_budget_wake(ep);
     } else if (is_long) {
         if (ep->cfg.server) accept_initial(ep, d, now);
     } else if (!detect_reset(ep, d, now)) {
@@ -753,4 +773,5 @@ void qk_endpoint_on_timeout(qk_endpoint *ep, qk_time now)
         qk_ep_ready_push(&ep->sched, c);
     }
     refresh_ready(ep);
+    send_budget_wake(ep);
 }

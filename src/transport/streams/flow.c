@@ -6,6 +6,7 @@ void qk_flow_budget_init(qk_flow_budget *b, uint64_t capacity_bytes)
     b->capacity_bytes = capacity_bytes;
     b->used_bytes = 0;
     b->peak_used_bytes = 0;
+    b->starved = false;
 }
 
 bool qk_flow_budget_grant(qk_flow_budget *b, uint64_t delta_bytes)
@@ -14,6 +15,12 @@ bool qk_flow_budget_grant(qk_flow_budget *b, uint64_t delta_bytes)
     b->used_bytes += delta_bytes;
     if (b->used_bytes > b->peak_used_bytes) b->peak_used_bytes = b->used_bytes;
     return true;
+}
+
+void qk_flow_budget_charge(qk_flow_budget *b, uint64_t delta_bytes)
+{
+    b->used_bytes += delta_bytes;
+    if (b->used_bytes > b->peak_used_bytes) b->peak_used_bytes = b->used_bytes;
 }
 
 void qk_flow_budget_release(qk_flow_budget *b, uint64_t delta_bytes)

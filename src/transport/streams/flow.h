@@ -17,7 +17,17 @@ typedef struct qk_flow_budget {
     uint64_t capacity_bytes;
     uint64_t used_bytes;      /**< sum of window growth granted and not released */
     uint64_t peak_used_bytes; /**< most ever in use (experiments check the cap) */
+    bool starved;             /**< a request was refused; cleared by whoever wakes waiters */
 } qk_flow_budget;
+
+/** Room left: capacity minus what is in use (0 when full). */
+static inline uint64_t qk_flow_budget_room(const qk_flow_budget *b)
+{
+    return b->used_bytes >= b->capacity_bytes ? 0 : b->capacity_bytes - b->used_bytes;
+}
+
+/** Charge delta_bytes whatever the capacity (the caller checked the room). */
+void qk_flow_budget_charge(qk_flow_budget *b, uint64_t delta_bytes);
 
 /** Initialise a budget of capacity_bytes. Never fails. */
 void qk_flow_budget_init(qk_flow_budget *b, uint64_t capacity_bytes);

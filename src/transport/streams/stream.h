@@ -117,6 +117,9 @@ typedef struct qk_stream {
      * short (send buffer full), so WRITABLE is owed when room frees up. */
     bool readable_event_pending;
     bool write_blocked;
+    /** Send-side memory charged to the connection and endpoint (conn_flow.c):
+     * written and unacknowledged, written and never sent. */
+    uint64_t send_held_charged, send_unsent_charged;
     /** Scheduler node (sched.c): queued while the stream has data to send. */
     qk_sched_node sched;
 

@@ -1,0 +1,90 @@
+/* quack — a server on every core: N worker threads, each with its own
+ * endpoint, libev loop and UDP socket bound with SO_REUSEPORT to the same
+ * address. Every connection ID a worker issues carries its index in clear
+ * (qk_config.cid_encode_server_id, QUIC-LB plaintext format), so a datagram
+ * that the kernel's 4-tuple hash delivers to another worker (after a client
+ * migrated or a NAT rebound) is handed to the owner through a
+ * mutex-protected queue and an ev_async wake-up, and counted as steered.
+ * Datagrams without such a DCID (a client's first Initials) stay where the
+ * kernel put them. Session-ticket keys and the 0-RTT anti-replay store
+ * (qk_ticket_keys) and the static key (reset tokens, Retry and NEW_TOKEN
+ * tokens) are shared by all workers, so what one issues the others accept.
+ * The library stays thread-unaware: each endpoint is used by one thread. */
+#ifndef QUACK_WORKERS_H
+#define QUACK_WORKERS_H
+
+#include <quack/driver.h>
+#include <quack/io.h>
+#include <quack/quack.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define QK_WORKERS_MAX 64
+
+typedef struct qk_workers qk_workers;
+
+/** What the application does in each worker (all run in that worker's thread,
+ * except start, which runs before the threads are started). */
+typedef struct qk_workers_app {
+    /** Per-worker application state for endpoint ep of worker index; NULL
+     * fails qk_workers_new with QK_ERR_NOMEM. */
+    void *(*start)(void *user, unsigned index, qk_endpoint *ep);
+    /** The driver's application step (qk_io_ep_app_fn) with that state. */
+    qk_io_ep_app_fn step;
+    /** After the worker's loop ended and before its endpoint is freed (may be NULL). */
+    void (*stop)(void *user, unsigned index, void *app);
+    void *user;
+} qk_workers_app;
+
+/** Counters, summed over the workers or per worker. */
+typedef struct qk_workers_stats {
+    uint64_t steered_short; /**< 1-RTT datagrams handed to the worker owning their DCID */
+    uint64_t steered_long;  /**< long-header datagrams likewise (after a Retry, say) */
+    uint64_t steer_dropped; /**< owner's queue full: dropped (QUIC recovers) */
+    uint64_t rx_datagrams;  /**< datagrams read from this worker's socket */
+} qk_workers_stats;
+
+/**
+ * Open n (1..QK_WORKERS_MAX) sockets on bind (SO_REUSEPORT; udp_flags as
+ * qk_udp_open, e.g. QK_UDP_DUALSTACK) and n endpoints from cfg (copied; its
+ * cid_encode_server_id / cid_server_id are set per worker; a server without
+ * ticket_keys gets one shared set, and a zero static_key is replaced by one
+ * random key for all). Port 0 picks one free port for all. Returns 0 and
+ * *out, QK_ERR_INVALID_ARG, QK_ERR_CONFIG (cfg refused: qk_config_check),
+ * QK_ERR_NOMEM, QK_ERR_IO (socket; errno tells).
+ */
+int qk_workers_new(const qk_config *cfg, const qk_addr *bind, unsigned udp_flags, unsigned n,
+                   const qk_workers_app *app, qk_workers **out);
+
+/** The address the sockets are bound to. */
+void qk_workers_local_addr(const qk_workers *w, qk_addr *out);
+
+/**
+ * Run worker 0 in the calling thread and the others in their own threads
+ * until SIGINT/SIGTERM or qk_workers_break(); then stop and join all.
+ * Returns 0, QK_ERR_NOMEM or QK_ERR_STATE (a thread could not start).
+ */
+int qk_workers_run(qk_workers *w);
+
+/** Stop every worker's loop (any thread, or a signal handler). */
+void qk_workers_break(qk_workers *w);
+
+/** Worker i's endpoint (NULL past the count). Only its own thread may drive it
+ * while running; after qk_workers_run returned anyone may read it. */
+qk_endpoint *qk_workers_endpoint(qk_workers *w, unsigned i);
+
+/** Number of workers. */
+unsigned qk_workers_count(const qk_workers *w);
+
+/** Counters of worker i, or the sum over all with i = UINT32_MAX. */
+void qk_workers_get_stats(const qk_workers *w, unsigned i, qk_workers_stats *out);
+
+/** Free everything (after run returned; NULL ok): stop callbacks were run by run. */
+void qk_workers_del(qk_workers *w);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

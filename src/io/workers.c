@@ -1,0 +1,292 @@
+/* N worker threads, one endpoint + loop + SO_REUSEPORT socket each, with
+ * datagrams steered to the worker whose index their DCID carries (see
+ * include/quack/workers.h). */
+#include <quack/workers.h>
+
+#include <errno.h>
+#include <ev.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport/streams/strbuf.h"
+
+#define STEER_QUEUE_MAX 4096 /* datagrams waiting for one owner */
+
+typedef struct steer_item {
+    qk_datagram d; /* d.data points just after the item */
+} steer_item;
+
+typedef struct worker {
+    struct qk_workers *w;
+    unsigned idx;
+    qk_config cfg; /* this worker's copy (server ID) */
+    qk_udp *udp;
+    qk_endpoint *ep;
+    qk_io_ep_driver drv;
+    bool drv_ok;
+    qk_io_loop *loop;
+    void *app;
+    pthread_t th;
+    bool th_started;
+    ev_async inbox_wake;
+    pthread_mutex_t lock; /* guards inbox */
+    steer_item **inbox;
+    size_t ninbox;
+    qk_workers_stats stats; /* written by this worker's thread only */
+} worker;
+
+struct qk_workers {
+    unsigned n;
+    qk_workers_app app;
+    qk_ticket_keys *own_tk;
+    qk_addr local;
+    worker ws[QK_WORKERS_MAX];
+};
+
+/* In the receiving worker's thread: hand d to the worker its DCID names. */
+static bool steer(void *ctx, const qk_datagram *d, qk_time now)
+{
+    (void)now;
+    worker *me = ctx;
+    qk_workers *w = me->w;
+    me->stats.rx_datagrams++;
+    bool sh = false;
+    int id = qk_cid_server_id(d->data, d->len, me->cfg.cid_bytes, &sh);
+    if (id < 0 || (unsigned)id == me->idx || (unsigned)id >= w->n) return false;
+    worker *to = &w->ws[id];
+    steer_item *it = malloc(sizeof *it + d->len);
+    if (!it) {
+        me->stats.steer_dropped++;
+        return true;
+    }
+    it->d = *d;
+    it->d.data = (uint8_t *)(it + 1);
+    memcpy(it->d.data, d->data, d->len);
+    pthread_mutex_lock(&to->lock);
+    bool ok = to->ninbox < STEER_QUEUE_MAX;
+    if (ok) to->inbox[to->ninbox++] = it;
+    pthread_mutex_unlock(&to->lock);
+    if (!ok) {
+        free(it);
+        me->stats.steer_dropped++;
+        return true;
+    }
+    if (sh)
+        me->stats.steered_short++;
+    else
+        me->stats.steered_long++;
+    ev_async_send(qk_io_loop_ev(to->loop), &to->inbox_wake);
+    return true;
+}
+
+/* In the owner's thread: take the steered datagrams, feed them, send. */
+static void on_inbox(struct ev_loop *evl, ev_async *a, int revents)
+{
+    (void)evl;
+    (void)revents;
+    worker *me = a->data;
+    steer_item *batch[256];
+    for (;;) {
+        size_t n = 0;
+        pthread_mutex_lock(&me->lock);
+        n = me->ninbox < 256 ? me->ninbox : 256;
+        memcpy(batch, me->inbox, n * sizeof *batch);
+        memmove(me->inbox, me->inbox + n, (me->ninbox - n) * sizeof *batch);
+        me->ninbox -= n;
+        pthread_mutex_unlock(&me->lock);
+        if (!n) break;
+        qk_time now = qk_io_now();
+        for (size_t i = 0; i < n; i++) {
+            qk_endpoint_recv(me->ep, &batch[i]->d, now);
+            free(batch[i]);
+        }
+        if (me->drv.app_fn) me->drv.app_fn(me->drv.app, me->ep, now);
+    }
+    qk_io_loop_kick(me->loop); /* send what the datagrams asked for, re-arm the timer */
+}
+
+static int open_socket(qk_workers *w, worker *k, const qk_addr *bind, unsigned flags)
+{
+    qk_addr at = *bind;
+    if (k->idx > 0) at = w->local; /* the port worker 0 got */
+    int rc = qk_udp_open(&at, flags | (w->n > 1 ? QK_UDP_REUSEPORT : 0), &k->udp);
+    if (rc) return rc;
+    if (k->idx == 0) qk_udp_local_addr(k->udp, &w->local);
+    return 0;
+}
+
+static int worker_init(qk_workers *w, worker *k, const qk_config *cfg, const qk_addr *bind,
+                       unsigned flags)
+{
+    k->cfg = *cfg;
+    k->cfg.cid_encode_server_id = w->n > 1;
+    k->cfg.cid_server_id = (uint8_t)k->idx;
+    if (pthread_mutex_init(&k->lock, NULL)) return QK_ERR_NOMEM;
+    k->inbox = calloc(STEER_QUEUE_MAX, sizeof *k->inbox);
+    if (!k->inbox) return QK_ERR_NOMEM;
+    int rc = open_socket(w, k, bind, flags);
+    if (rc) return rc;
+    k->ep = qk_endpoint_new(&k->cfg);
+    if (!k->ep) return qk_config_check(&k->cfg, NULL, 0) ? QK_ERR_CONFIG : QK_ERR_NOMEM;
+    k->app = w->app.start ? w->app.start(w->app.user, k->idx, k->ep) : NULL;
+    if (w->app.start && !k->app) return QK_ERR_NOMEM;
+    rc = qk_io_ep_driver_init(&k->drv, k->ep, k->cfg.max_udp_payload_bytes, w->app.step, k->app);
+    if (rc) return rc;
+    k->drv_ok = true;
+    k->drv.steer = steer;
+    k->drv.steer_ctx = k;
+    rc = qk_io_loop_new(k->udp, &qk_io_ep_driver_ops, &k->drv, NULL, &k->loop);
+    if (rc) return rc;
+    ev_async_init(&k->inbox_wake, on_inbox);
+    k->inbox_wake.data = k;
+    ev_async_start(qk_io_loop_ev(k->loop), &k->inbox_wake);
+    return 0;
+}
+
+/* Shared secrets: one ticket-key set (and anti-replay store), one static key. */
+static int share_secrets(qk_workers *w, qk_config *cfg)
+{
+    uint8_t zero[sizeof cfg->static_key] = {0};
+    if (!memcmp(cfg->static_key, zero, sizeof zero) && cfg->rng)
+        cfg->rng(cfg->rng_ctx, cfg->static_key, sizeof cfg->static_key);
+    if (cfg->server && cfg->session_tickets && !cfg->ticket_keys) {
+        int err = 0;
+        w->own_tk = qk_ticket_keys_new(cfg->ticket_lifetime_ns, 0, &err);
+        if (!w->own_tk) return err ? err : QK_ERR_NOMEM;
+        cfg->ticket_keys = w->own_tk;
+    }
+    return 0;
+}
+
+int qk_workers_new(const qk_config *cfg, const qk_addr *bind, unsigned udp_flags, unsigned n,
+                   const qk_workers_app *app, qk_workers **out)
+{
+    if (!cfg || !bind || !out || n < 1 || n > QK_WORKERS_MAX) return QK_ERR_INVALID_ARG;
+    if (qk_config_check(cfg, NULL, 0)) return QK_ERR_CONFIG;
+    qk_workers *w = calloc(1, sizeof *w);
+    if (!w) return QK_ERR_NOMEM;
+    w->n = n;
+    if (app) w->app = *app;
+    qk_config shared = *cfg;
+    int rc = share_secrets(w, &shared);
+    for (unsigned i = 0; i < n && !rc; i++) {
+        w->ws[i].w = w;
+        w->ws[i].idx = i;
+        rc = worker_init(w, &w->ws[i], &shared, bind, udp_flags);
+    }
+    if (rc) {
+        qk_workers_del(w);
+        return rc;
+    }
+    *out = w;
+    return 0;
+}
+
+void qk_workers_local_addr(const qk_workers *w, qk_addr *out)
+{
+    *out = w->local;
+}
+
+static void *worker_main(void *arg)
+{
+    worker *k = arg;
+    qk_io_loop_run(k->loop);
+    qk_strbuf_pool_trim(); /* this thread's cache of stream blocks dies with it */
+    return NULL;
+}
+
+int qk_workers_run(qk_workers *w)
+{
+    int rc = 0;
+    /* Signals go to worker 0 (this thread): the others block them. */
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    for (unsigned i = 1; i < w->n; i++) {
+        if (pthread_create(&w->ws[i].th, NULL, worker_main, &w->ws[i])) {
+            rc = QK_ERR_STATE;
+            break;
+        }
+        w->ws[i].th_started = true;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (!rc) {
+        qk_io_loop_stop_on_signal(w->ws[0].loop, SIGINT);
+        qk_io_loop_stop_on_signal(w->ws[0].loop, SIGTERM);
+        rc = qk_io_loop_run(w->ws[0].loop);
+    }
+    qk_workers_break(w);
+    for (unsigned i = 1; i < w->n; i++)
+        if (w->ws[i].th_started) {
+            pthread_join(w->ws[i].th, NULL);
+            w->ws[i].th_started = false;
+        }
+    for (unsigned i = 0; i < w->n; i++)
+        if (w->app.stop && w->ws[i].app) {
+            w->app.stop(w->app.user, i, w->ws[i].app);
+            w->ws[i].app = NULL;
+        }
+    return rc;
+}
+
+void qk_workers_break(qk_workers *w)
+{
+    for (unsigned i = 0; i < w->n; i++)
+        if (w->ws[i].loop) qk_io_loop_break(w->ws[i].loop);
+}
+
+qk_endpoint *qk_workers_endpoint(qk_workers *w, unsigned i)
+{
+    return i < w->n ? w->ws[i].ep : NULL;
+}
+
+unsigned qk_workers_count(const qk_workers *w)
+{
+    return w->n;
+}
+
+void qk_workers_get_stats(const qk_workers *w, unsigned i, qk_workers_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    for (unsigned k = 0; k < w->n; k++) {
+        if (i != UINT32_MAX && k != i) continue;
+        const qk_workers_stats *s = &w->ws[k].stats;
+        out->steered_short += s->steered_short;
+        out->steered_long += s->steered_long;
+        out->steer_dropped += s->steer_dropped;
+        out->rx_datagrams += s->rx_datagrams;
+    }
+}
+
+static void worker_free(worker *k)
+{
+    if (k->loop) {
+        ev_async_stop(qk_io_loop_ev(k->loop), &k->inbox_wake);
+        qk_io_loop_del(k->loop);
+    }
+    if (k->drv_ok) qk_io_ep_driver_free(&k->drv);
+    qk_endpoint_del(k->ep);
+    if (k->udp) qk_udp_close(k->udp);
+    if (k->inbox) {
+        for (size_t i = 0; i < k->ninbox; i++) free(k->inbox[i]);
+        free(k->inbox);
+        pthread_mutex_destroy(&k->lock);
+    }
+}
+
+void qk_workers_del(qk_workers *w)
+{
+    if (!w) return;
+    for (unsigned i = 0; i < w->n; i++) {
+        worker *k = &w->ws[i];
+        if (k->app && w->app.stop) w->app.stop(w->app.user, i, k->app);
+        k->app = NULL;
+        worker_free(k);
+    }
+    qk_ticket_keys_del(w->own_tk);
+    free(w);
+}
