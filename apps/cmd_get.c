@@ -600,6 +600,14 @@ static void get_prio_assign(getter *g, get_opts *o, gurl *u)
         if (!g->u[k].prio[0]) snprintf(g->u[k].prio, sizeof g->u[k].prio, "%s", o->prio);
 }
 
+/* The testing options' value: seconds > 0 after argv[*i]. Returns 0 or -1. */
+static int get_seconds(int argc, char **argv, int *i, double *secs)
+{
+    char *end = NULL;
+    *secs = *i + 1 < argc ? strtod(argv[++*i], &end) : 0;
+    return !end || *end || !(*secs > 0) ? -1 : 0;
+}
+
 static int get_parse(getter *g, get_opts *o, int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
@@ -638,16 +646,9 @@ static int get_parse(getter *g, get_opts *o, int argc, char **argv)
             o->quiet = true;
         } else if (!strcmp(a, "--no-preferred-addr")) {
             o->no_preferred = true;
-        } else if (!strcmp(a, "--migrate-every")) {
-            char *end = NULL;
-            g->migrate_s = i + 1 < argc ? strtod(argv[++i], &end) : 0;
-            if (!end || *end || !(g->migrate_s > 0))
-                return get_bad("%s", "--migrate-every wants seconds > 0");
-        } else if (!strcmp(a, "--stall")) {
-            char *end = NULL;
-            g->stall_s = i + 1 < argc ? strtod(argv[++i], &end) : 0;
-            if (!end || *end || !(g->stall_s > 0))
-                return get_bad("%s", "--stall wants seconds > 0");
+        } else if (!strcmp(a, "--migrate-every") || !strcmp(a, "--stall")) {
+            double *secs = a[2] == 'm' ? &g->migrate_s : &g->stall_s;
+            if (get_seconds(argc, argv, &i, secs)) return get_bad("%s wants seconds > 0", a);
         } else if (!strcmp(a, "--handshake-timeout")) {
             if (i + 1 >= argc || qk_sim_parse_time(argv[++i], &o->handshake_timeout_ns) ||
                 !o->handshake_timeout_ns)
