@@ -2,16 +2,21 @@
  * Bernoulli loss each way, no rate limit (as `quack netem --delay 25ms
  * --loss 5%`), one CUBIC download. The sender's bytes in flight, sampled
  * every millisecond of virtual time after slow start, must average at least
- * 85 % of its congestion window: with full-size datagrams and RFC 9002 §7
- * ("MUST NOT ... larger than the congestion window") floor(cwnd / mds)
- * packets fit, which is 91-92 % of a 4-8 packet window on average; a sender
- * that leaves a further datagram of the window unused (an off-by-one in the
- * send test, a pacer or an ACK path that stalls) lands at 70-80 %.
+ * 95 % of its congestion window. RFC 9002 §7 ("MUST NOT send a packet if it
+ * would cause bytes_in_flight ... to be larger than the congestion window")
+ * limits bytes: with full-size datagrams only floor(cwnd / mds) packets fit,
+ * 91-92 % of a 4-8 packet window on average (the rule before this test's
+ * 95 %: it failed here), so the sender fills the remainder with a shorter
+ * datagram when it is at least half a datagram (conn_send.c
+ * cwnd_room_bytes): 97-98 %. A sender that leaves a datagram of the window
+ * unused (an off-by-one in the send test, a pacer or an ACK path that
+ * stalls) lands at 70-80 %.
  *
- * Measured when written: 0.917 (qlog, seed 3, 10 MiB). The issue's "~4 KB
- * in flight against a ~9 KB window" was the qlog logging metrics_updated
- * before the packet it follows was counted; the rate gap to ngtcp2 0.12 is
- * its CUBIC (docs/perf.md "Random loss").
+ * Measured when written first: 0.917 (qlog, seed 3, 10 MiB). The issue's
+ * "~4 KB in flight against a ~9 KB window" was the qlog logging
+ * metrics_updated before the packet it follows was counted; the rest of the
+ * rate gap to ngtcp2 0.12 is its CUBIC and its overshoot of the window
+ * (docs/perf.md "Random loss").
  *
  * The sender's loss machinery is checked on the same runs: no persistent
  * congestion (RFC 9002 §7.6: random loss never spans 3 PTOs without an
@@ -105,7 +110,7 @@ static void test_window_use_5pct_loss(void **s)
         double use = window_use(seed, &gp);
         fprintf(stderr, "seed %llu: in flight / cwnd %.3f, goodput %.2f Mbit/s\n",
                 (unsigned long long)seed, use, gp / 1e6);
-        assert_true(use >= 0.85);
+        assert_true(use >= 0.95);
         /* Reno-friendly CUBIC at p = 5 %: ~1.2 Mbit/s of 1.4 kB packets per
          * 50 ms (RFC 9438 §4.3); far below means the window collapsed. */
         assert_true(gp >= 0.8e6);
