@@ -679,20 +679,22 @@ static uint64_t cwnd_room_bytes(const qk_conn *c)
     return 2 * room >= c->max_udp_bytes ? room : 0;
 }
 
-/* The datagram size cap once cc_allows: a shorter datagram fills the
- * window's remainder (cwnd_room_bytes) once only 1-RTT packets go; Initials
- * are padded to 1200 bytes (RFC 9000 §14.1). */
-static size_t fill_cap(const qk_conn *c, size_t cap)
+/* Whether a shorter datagram may fill the window's remainder
+ * (cwnd_room_bytes): once only 1-RTT packets go (Initials are padded to
+ * 1200 bytes, RFC 9000 §14.1), and for a window-based controller: a
+ * rate-based one (BBR) paces, and its cwnd is a cap above the BDP
+ * (draft-ietf-ccwg-bbr §5.6.4), not the working limit. */
+static bool fill_ok(const qk_conn *c)
 {
-    uint64_t room = cwnd_room_bytes(c);
-    return c->handshake_confirmed && room < cap ? (size_t)room : cap;
+    return c->handshake_confirmed && !c->cc.pacing_rate_bytes_per_s;
 }
 
 /* RFC 9002 §7, §7.7: the congestion window has room (cwnd_room_bytes) and
  * the pacer lets a datagram go now (else c->pacing_wait says when). */
 static bool cc_allows(qk_conn *c, qk_time now)
 {
-    bool ok = cwnd_room_bytes(c) > 0;
+    uint64_t room = cwnd_room_bytes(c);
+    bool ok = room >= c->max_udp_bytes || (room && fill_ok(c));
     if (ok) {
         qk_pacer_set_slow_start(&c->pacer, c->cc.state == QK_CC_SLOW_START);
         qk_pacer_set_window_limited(&c->pacer, c->cwnd_limited);
@@ -828,7 +830,7 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
     qk_tx_ctx t;
     tx_ctx_init(&t, c, buf, cap, now);
     t.cc_ok = cc_allows(c, now) && !feedback_late(c, now);
-    if (t.cc_ok) cap = fill_cap(c, cap);
+    if (t.cc_ok && fill_ok(c) && cwnd_room_bytes(c) < cap) cap = (size_t)cwnd_room_bytes(c);
     size_t bcap = t.cc_ok ? 0 : bypass_cap(c, cap, now);
     if (bcap) {
         t.bypass = true;
