@@ -2,18 +2,33 @@
  * Bernoulli loss each way, no rate limit (as `quack netem --delay 25ms
  * --loss 5%`), one CUBIC download. The sender's bytes in flight, sampled
  * every millisecond of virtual time after slow start, must average at least
- * 85 % of its congestion window: with full-size datagrams and RFC 9002 §7
- * ("MUST NOT ... larger than the congestion window") floor(cwnd / mds)
- * packets fit, which is 91-92 % of a 4-8 packet window on average; a sender
- * that leaves a further datagram of the window unused (an off-by-one in the
- * send test, a pacer or an ACK path that stalls) lands at 70-80 %.
+ * 95 % of its congestion window. RFC 9002 §7 ("MUST NOT send a packet if it
+ * would cause bytes_in_flight ... to be larger than the congestion window")
+ * limits bytes: with full-size datagrams only floor(cwnd / mds) packets fit,
+ * 91-92 % of a 4-8 packet window on average (the rule before this test's
+ * 95 %: it failed here), so the sender fills the remainder with a shorter
+ * datagram when it is at least half a datagram (conn_send.c
+ * cwnd_room_bytes): 97-98 %. A sender that leaves a datagram of the window
+ * unused (an off-by-one in the send test, a pacer or an ACK path that
+ * stalls) lands at 70-80 %.
  *
- * Measured when written: 0.917 (qlog, seed 3, 10 MiB). The issue's "~4 KB
- * in flight against a ~9 KB window" was the qlog logging metrics_updated
- * before the packet it follows was counted; the rate gap to ngtcp2 0.12 is
- * its CUBIC (docs/perf.md "Random loss"). */
+ * Measured when written first: 0.917 (qlog, seed 3, 10 MiB). The issue's
+ * "~4 KB in flight against a ~9 KB window" was the qlog logging
+ * metrics_updated before the packet it follows was counted; the rest of the
+ * rate gap to ngtcp2 0.12 is its CUBIC and its overshoot of the window
+ * (docs/perf.md "Random loss").
+ *
+ * The sender's loss machinery is checked on the same runs: no persistent
+ * congestion (RFC 9002 §7.6: random loss never spans 3 PTOs without an
+ * acknowledgement), no spurious loss and so no reordering window (RFC 8985
+ * §6.2: it must stay at its minimum without reordering), at most one
+ * reduction per loss (§7.3.2: fewer, as losses within a recovery period do
+ * not reduce again), few PTOs (tail losses are found by the thresholds,
+ * §6.1). Seed 7 loses the client's first Initial: the handshake takes over
+ * a second there, and the test waits for the server's connection. */
 #include "qk_test.h"
 #include "quic_env.h"
+#include "transport/conn/conn.h" /* the sender's recovery state */
 
 #define LOSS_P     0.05
 #define DELAY_NS   (25 * QK_NS_PER_MS)
@@ -27,6 +42,29 @@ static void loss_path(quic_env *e, uint64_t seed)
     l.loss = QK_SIM_LOSS_BERNOULLI;
     l.loss_p = LOSS_P;
     assert_int_equal(quic_env_init(e, seed, &l, &l), 0);
+}
+
+/* The loss machinery's behaviour under pure random loss (see above). */
+static void sender_checks(qk_conn *s)
+{
+    assert_non_null(s);
+    qk_conn_stats st;
+    qk_conn_stats_get(s, &st);
+    fprintf(stderr,
+            "  sent %llu lost %llu spurious %llu PTOs %llu reductions %llu (%.2f per loss), "
+            "persistent %llu, reordering window x%u\n",
+            (unsigned long long)st.pkts_sent, (unsigned long long)st.pkts_lost,
+            (unsigned long long)st.pkts_spurious, (unsigned long long)st.pto_count,
+            (unsigned long long)st.congestion_events,
+            st.pkts_lost ? (double)st.congestion_events / (double)st.pkts_lost : 0.0,
+            (unsigned long long)s->rec.stats.persistent_congestion, (unsigned)s->rec.reo_wnd_mult);
+    assert_true(st.pkts_lost > 0);
+    assert_int_equal(s->rec.stats.persistent_congestion, 0); /* RFC 9002 §7.6 */
+    assert_int_equal(st.pkts_spurious, 0);
+    assert_false(s->rec.reordering_seen); /* RFC 8985 §6.2 */
+    assert_int_equal(s->rec.reo_wnd_mult, 1);
+    assert_true(st.congestion_events <= st.pkts_lost); /* RFC 9002 §7.3.2 */
+    assert_true(st.pto_count <= 10);
 }
 
 /* One download; returns mean in-flight / mean cwnd while the server sent. */
@@ -47,7 +85,7 @@ static double window_use(uint64_t seed, double *goodput_bps)
         t += QK_NS_PER_MS;
         qk_sim_run(e.sim, t);
         qk_conn *s = qk_simq_server_conn(q);
-        if (!s) break;
+        if (!s) continue; /* a lost Initial: the handshake is still running */
         qk_conn_stats st;
         qk_conn_stats_get(s, &st);
         sum_flight += (double)st.bytes_in_flight;
@@ -55,6 +93,7 @@ static double window_use(uint64_t seed, double *goodput_bps)
     }
     const qk_simq_result *r = qk_simq_result_get(q);
     assert_true(r->done);
+    sender_checks(qk_simq_server_conn(q));
     assert_false(r->mismatch);
     *goodput_bps = (double)SIZE_BYTES * 8 / ((double)r->completion_ns / 1e9);
     quic_env_free(&e);
@@ -64,12 +103,14 @@ static double window_use(uint64_t seed, double *goodput_bps)
 static void test_window_use_5pct_loss(void **s)
 {
     (void)s;
-    for (uint64_t seed = 3; seed <= 4; seed++) {
+    static const uint64_t seeds[] = {3, 4, 7};
+    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
+        uint64_t seed = seeds[i];
         double gp;
         double use = window_use(seed, &gp);
         fprintf(stderr, "seed %llu: in flight / cwnd %.3f, goodput %.2f Mbit/s\n",
                 (unsigned long long)seed, use, gp / 1e6);
-        assert_true(use >= 0.85);
+        assert_true(use >= 0.95);
         /* Reno-friendly CUBIC at p = 5 %: ~1.2 Mbit/s of 1.4 kB packets per
          * 50 ms (RFC 9438 §4.3); far below means the window collapsed. */
         assert_true(gp >= 0.8e6);

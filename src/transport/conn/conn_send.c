@@ -671,18 +671,45 @@ static size_t build_path_probe(qk_conn *c, qk_path *a, uint8_t *buf, size_t cap,
     return p->end;
 }
 
-/* RFC 9002 §7, §7.7: the congestion window has room for a full datagram
- * and the pacer lets it go now (else c->pacing_wait says when). */
-static bool cc_allows(qk_conn *c, qk_time now)
+/* The datagram size the congestion window leaves room for: a full one, or
+ * the remainder when that is at least half a datagram; 0 for none.
+ * RFC 9002 §7 limits bytes, not packets ("MUST NOT send a packet if it
+ * would cause bytes_in_flight ... to be larger than the congestion
+ * window"), so a shorter last packet may fill the window. Not below half a
+ * datagram: a lost datagram costs a window reduction whatever its size, and
+ * on a 5 %-loss path with 4-8 packet windows filling from half a datagram
+ * up raised goodput 4 % in the simulator (tests/sim/test_quic_loss.c) while
+ * any remainder (down to 100 B) lowered it. */
+static uint64_t cwnd_room_bytes(const qk_conn *c)
 {
     uint64_t inflight = qk_recovery_bytes_in_flight(&c->rec);
-    /* RFC 9002 §7: bytes in flight stay within cwnd. The allowance for the
-     * packets the peer holds under our ACK_FREQUENCY threshold (ackfreq.c)
-     * is an opt-in experiment that relaxes it. */
+    /* The allowance for the packets the peer holds under our ACK_FREQUENCY
+     * threshold (ackfreq.c) is an opt-in experiment that relaxes §7. */
     uint64_t allow = c->cfg->ack_frequency_cwnd_allowance
                          ? qk_ackfreq_cwnd_allowance(&c->af, c->cc.cwnd_bytes, c->max_udp_bytes)
                          : 0;
-    bool ok = inflight + c->max_udp_bytes <= c->cc.cwnd_bytes + allow;
+    uint64_t limit = c->cc.cwnd_bytes + allow;
+    uint64_t room = limit > inflight ? limit - inflight : 0;
+    if (room >= c->max_udp_bytes) return c->max_udp_bytes;
+    return 2 * room >= c->max_udp_bytes ? room : 0;
+}
+
+/* Whether a shorter datagram may fill the window's remainder
+ * (cwnd_room_bytes): once only 1-RTT packets go (Initials are padded to
+ * 1200 bytes, RFC 9000 §14.1), and for a window-based controller: a
+ * rate-based one (BBR) paces, and its cwnd is a cap above the BDP
+ * (draft-ietf-ccwg-bbr §5.6.4), not the working limit. */
+static bool fill_ok(const qk_conn *c)
+{
+    return c->handshake_confirmed && !c->cc.pacing_rate_bytes_per_s;
+}
+
+/* RFC 9002 §7, §7.7: the congestion window has room (cwnd_room_bytes) and
+ * the pacer lets a datagram go now (else c->pacing_wait says when). */
+static bool cc_allows(qk_conn *c, qk_time now)
+{
+    uint64_t room = cwnd_room_bytes(c);
+    bool ok = room >= c->max_udp_bytes || (room && fill_ok(c));
     if (ok) {
         qk_pacer_set_slow_start(&c->pacer, c->cc.state == QK_CC_SLOW_START);
         qk_pacer_set_window_limited(&c->pacer, c->cwnd_limited);
@@ -814,11 +841,11 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
     if (qk_pmtud_check(&c->pmtud, now)) qk_conn_set_mtu(c, c->pmtud.cur_bytes);
     qk_conn_flow_tick(c, now);
 
-    /* Not an aggregate initialiser: that would zero ~12 KiB of frame
-     * records per datagram; open_packet clears what each packet uses. */
+    /* No aggregate initialiser (~12 KiB of frame records); see open_packet. */
     qk_tx_ctx t;
     tx_ctx_init(&t, c, buf, cap, now);
     t.cc_ok = cc_allows(c, now) && !feedback_late(c, now);
+    if (t.cc_ok && fill_ok(c) && cwnd_room_bytes(c) < cap) cap = (size_t)cwnd_room_bytes(c);
     size_t bcap = t.cc_ok ? 0 : bypass_cap(c, cap, now);
     if (bcap) {
         t.bypass = true;
