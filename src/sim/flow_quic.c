@@ -656,7 +656,13 @@ static void quic_summary(void *obj, qk_sim *sim, qk_sim_flow_summary *o)
             qk_sim_now(sim) > q->cfg.start_ns
                 ? (double)o->recv_bytes * 8e9 / (double)(qk_sim_now(sim) - q->cfg.start_ns)
                 : 0;
-        qk_rpc_summary(&f->rpc, o->extra, sizeof o->extra);
+        char rs[96];
+        qk_rpc_summary(&f->rpc, rs, sizeof rs);
+        /* the client sends the requests: its losses, PTOs and ECN state */
+        const qk_conn_stats *cs = &r->client_stats;
+        snprintf(o->extra, sizeof o->extra, "%s lost=%llu pto=%llu ecn=%u cwnd=%llu", rs,
+                 (unsigned long long)cs->pkts_lost, (unsigned long long)cs->pto_count,
+                 cs->ecn_state, (unsigned long long)cs->cwnd_bytes);
     }
 }
 
