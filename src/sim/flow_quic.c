@@ -656,6 +656,8 @@ static void quic_summary(void *obj, qk_sim *sim, qk_sim_flow_summary *o)
             qk_sim_now(sim) > q->cfg.start_ns
                 ? (double)o->recv_bytes * 8e9 / (double)(qk_sim_now(sim) - q->cfg.start_ns)
                 : 0;
+        o->rpcs_done = f->rpc.done;
+        o->rpc_size_bytes = f->rpc.size_bytes;
         char rs[96];
         qk_rpc_summary(&f->rpc, rs, sizeof rs);
         /* the client sends the requests: its losses, PTOs and ECN state */
