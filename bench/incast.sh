@@ -16,7 +16,7 @@
 #   RPC latencies (both senders merged) give p50/p99/p99.9; the bottleneck's
 #   queue occupancy comes from its 1 ms samples (mean and p99, packets).
 #   At 10 Gbit/s also dctcp-k20: DCTCP with K = 20 packets (not the issue's 65).
-#   The nine runs go two at a time (JOBS, 2). SEED (1).
+#   The nine runs go JOBS (2) at a time. SEED (1).
 set -euo pipefail
 build=${1:-build/release}
 out=${2:-docs/experiments}
@@ -68,6 +68,20 @@ mbps() {
     awk -v f="$1" '$1 == f { v = $5; m = (v ~ /G$/) ? 1000 : 1; sub(/[MG]$/, "", v); printf "%.0f", v * m }' "$2"
 }
 
+# conn FLOW KEY TABLE -> the value of KEY=... in that flow's extra column
+conn() {
+    awk -v f="$1" -v k="$2" '$1 == f { for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) print substr($i, length(k) + 2) }' "$3"
+}
+
+# tail_s2 SIZE DIR -> % of the slowest 0.1 % RPCs (at or above the merged
+# p99.9) that sender 2's connection made
+tail_s2() {
+    local t
+    t=$(pct "$2/all-$1.csv" 99.9)
+    awk -F, -v t="$t" 'FNR > 1 && $2 / 1000 >= t { n++; if (FILENAME ~ /2\.csv$/) s++ } END { printf "%.0f", n ? 100 * s / n : 0 }' \
+        "$2/rpc${1}1.csv" "$2/rpc${1}2.csv"
+}
+
 # run_row RATE ROW: one run, its summary lines into $tmp/row-RATE-ROW.csv
 run_row() {
     local rate=$1 row=$2 dur=$d1 dir fwd occ lk size n end bulk
@@ -91,7 +105,7 @@ run_row() {
     for size in 1m 10k; do
         cat "$dir/rpc${size}1.csv" <(tail -n +2 "$dir/rpc${size}2.csv") >"$dir/all-$size.csv"
         n=$(($(wc -l <"$dir/all-$size.csv") - 1))
-        echo "$rate,$row,$size,$n,$(pct "$dir/all-$size.csv" 50),$(pct "$dir/all-$size.csv" 99),$(pct "$dir/all-$size.csv" 99.9),$(pct "$dir/all-$size.csv" 100),$occ,$lk,$end,$bulk,$(pct "$dir/rpc${size}1.csv" 50),$(pct "$dir/rpc${size}2.csv" 50)" >>"$tmp/row-$rate-$row.csv"
+        echo "$rate,$row,$size,$n,$(pct "$dir/all-$size.csv" 50),$(pct "$dir/all-$size.csv" 99),$(pct "$dir/all-$size.csv" 99.9),$(pct "$dir/all-$size.csv" 100),$occ,$lk,$end,$bulk,$(pct "$dir/rpc${size}1.csv" 50),$(pct "$dir/rpc${size}2.csv" 50),$(tail_s2 $size "$dir"),$(($(conn rpc${size}1 lost "$dir/table.txt") + $(conn rpc${size}2 lost "$dir/table.txt"))),$(($(conn rpc${size}1 pto "$dir/table.txt") + $(conn rpc${size}2 pto "$dir/table.txt"))),$(conn rpc${size}1 ecn "$dir/table.txt")$(conn rpc${size}2 ecn "$dir/table.txt")" >>"$tmp/row-$rate-$row.csv"
         # CDF points (ms, fraction)
         awk -F, 'NR > 1 { print $2 / 1000 }' "$dir/all-$size.csv" | sort -g |
             awk -v n="$n" '{ if (NR % (int(n / 2000) + 1) == 0 || NR == n) printf "%.4f %.6f\n", $1, NR / n }' \
@@ -113,7 +127,7 @@ else
         pids+=($!)
     done
     for p in "${pids[@]}"; do wait "$p"; done
-    echo "rate,row,size,rpcs,p50_ms,p99_ms,p999_ms,max_ms,q_mean_pkts,q_p99_pkts,drops,marks,sim_s,bulk_mbps,s1_p50_ms,s2_p50_ms" >"$summary"
+    echo "rate,row,size,rpcs,p50_ms,p99_ms,p999_ms,max_ms,q_mean_pkts,q_p99_pkts,drops,marks,sim_s,bulk_mbps,s1_p50_ms,s2_p50_ms,tail_s2_pct,lost_pkts,ptos,ecn_states" >"$summary"
     for rate in 1g 10g; do
         for row in $(rows_of $rate); do cat "$tmp/row-$rate-$row.csv"; done
     done >>"$summary"
@@ -154,12 +168,15 @@ done
     echo "Latencies of both senders are merged (s1 / s2 p50: each sender's own median). ACK frequency"
     echo "is off on every row (RFC 9000). p99.9 of N RPCs is the ceil(0.999 N)-th smallest."
     echo "RPC Mbit/s: what that RPC class (both senders) carried, RPCs x size / sim s; bulk Mbit/s:"
-    echo "the two bulk uploads together."
+    echo "the two bulk uploads together. Slowest 0.1 %: the share of the RPCs at or above the p99.9"
+    echo "that sender 2's connection made; lost / PTOs: packets declared lost and PTOs of the two"
+    echo "RPC connections of that size over the run; ECN: their validation state at the end (2 ="
+    echo "capable, 3 = failed, 0 = off; RFC 9000 §13.4.2)."
     echo
-    echo "| rate | row | RPC | RPCs | sim s | RPC Mbit/s | bulk Mbit/s | p50 ms | p99 ms | p99.9 ms | max ms | s1 / s2 p50 ms | queue mean pkts | queue p99 pkts | drops | marks |"
-    echo "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    echo "| rate | row | RPC | RPCs | sim s | RPC Mbit/s | bulk Mbit/s | p50 ms | p99 ms | p99.9 ms | max ms | s1 / s2 p50 ms | slowest 0.1 % from s2 | lost / PTOs | ECN s1 / s2 | queue mean pkts | queue p99 pkts | drops | marks |"
+    echo "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     tail -n +2 "$summary" | awk -F, '{ b = ($3 == "1m" ? 1000000 : 10000)
-        printf "| %s | %s | %s | %s | %.2f | %.0f | %s | %s | %s | %s | %s | %s / %s | %s | %s | %s | %s |\n", $1, $2, ($3 == "1m" ? "1 MB" : "10 KB"), $4, $13, $4 * b * 8 / $13 / 1e6, $14, $5, $6, $7, $8, $15, $16, $9, $10, $11, $12 }'
+        printf "| %s | %s | %s | %s | %.2f | %.0f | %s | %s | %s | %s | %s | %s / %s | %s %% | %s / %s | %s / %s | %s | %s | %s | %s |\n", $1, $2, ($3 == "1m" ? "1 MB" : "10 KB"), $4, $13, $4 * b * 8 / $13 / 1e6, $14, $5, $6, $7, $8, $15, $16, $17, $18, $19, substr($20, 1, 1), substr($20, 2, 1), $9, $10, $11, $12 }'
     echo
     echo "![1 Gbit/s CDFs](incast-1g.png)"
     echo
