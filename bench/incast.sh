@@ -25,8 +25,16 @@ quack=$build/quack
 here=$(cd "$(dirname "$0")" && pwd)
 ini=$here/scenarios/incast.ini
 mkdir -p "$out"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# WORK_DIR: keep the runs there (default: a temporary directory, removed at
+# exit); a row whose run another invocation started there (its incast.ini
+# exists) is not run again: this one waits for that run's table and uses it.
+if [[ -n ${WORK_DIR:-} ]]; then
+    tmp=$WORK_DIR
+    mkdir -p "$tmp"
+else
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+fi
 d1=${DURATION_1G:-900s}
 d10=${DURATION_10G:-60s}
 rpcs=${RPCS:-10000}
@@ -87,11 +95,18 @@ run_row() {
     local rate=$1 row=$2 dur=$d1 dir fwd occ lk size n end bulk
     [[ $rate == 10g ]] && dur=$d10
     dir=$tmp/$rate-$row
-    mkdir -p "$dir/csv"
-    make_ini "$rate" "$row" "$dir"
-    echo "incast.sh: $rate $row (until $rpcs 1 MB RPCs, at most $dur simulated)" >&2
-    "$quack" sim "$dir/incast.ini" --duration "$dur" --seed "$seed" --out "$dir/csv" --quiet \
-        >"$dir/table.txt"
+    if [[ -e $dir/incast.ini ]]; then
+        echo "incast.sh: $rate $row: using the run in $dir" >&2
+        while [[ ! -s $dir/table.txt ]]; do sleep 10; done
+        sleep 2
+    else
+        mkdir -p "$dir/csv"
+        make_ini "$rate" "$row" "$dir"
+        echo "incast.sh: $rate $row (until $rpcs 1 MB RPCs, at most $dur simulated)" >&2
+        "$quack" sim "$dir/incast.ini" --duration "$dur" --seed "$seed" --out "$dir/csv" --quiet \
+            >"$dir/table.txt.part"
+        mv "$dir/table.txt.part" "$dir/table.txt"
+    fi
     # simulated seconds the run lasted (stop_rpcs, else the cap)
     end=$(awk '/^stopped at/ { print $3 }' "$dir/table.txt")
     [[ -n $end ]] || end=${dur%s}
