@@ -16,7 +16,7 @@
 #   RPC latencies (both senders merged) give p50/p99/p99.9; the bottleneck's
 #   queue occupancy comes from its 1 ms samples (mean and p99, packets).
 #   At 10 Gbit/s also dctcp-k20: DCTCP with K = 20 packets (not the issue's 65).
-#   The nine runs go JOBS (2) at a time. SEED (1).
+#   The nine runs go JOBS (2) at a time. SEED (1). NOTE: a remark for the report.
 set -euo pipefail
 build=${1:-build/release}
 out=${2:-docs/experiments}
@@ -174,6 +174,8 @@ done
     echo "Written by \`bench/incast.sh\` (seed $seed; each run until the 1 MB connections completed"
     echo "$rpcs RPCs, at most $d1 simulated at 1 Gbit/s and $d10 at 10 Gbit/s: the sim s column;"
     echo "release build; commit ${MEASURED_AT:-$(git -C "$here/.." rev-parse --short HEAD 2>/dev/null || echo unknown)}). Do not edit by hand."
+    # NOTE: a remark on how this measurement was taken (e.g. runs cut short)
+    [[ -z ${NOTE:-} ]] || { echo; echo "**Note.** $NOTE"; }
     echo
     echo "Setup (\`bench/scenarios/incast.ini\`, shared/seeds/003): 2 senders -> 1 receiver, a"
     echo "bottleneck of 1 Gbit/s (K = 20 packets) or 10 Gbit/s (K = 65), base RTT ~100 us, a"
