@@ -348,6 +348,8 @@ typedef struct qk_sim_flow_summary {
     qk_time completion_ns;          /**< time the flow completed, QK_TIME_INFINITE = n/a */
     qk_time owd_p50_ns, owd_p99_ns; /**< one-way delay, QK_TIME_INFINITE = n/a */
     char extra[160];                /**< free-form "key=value ..." columns */
+    uint64_t rpcs_done;             /**< RPC flows: RPCs completed (else 0) */
+    uint64_t rpc_size_bytes;        /**< RPC flows: request size (else 0) */
 } qk_sim_flow_summary;
 
 /** Callbacks a flow instance provides. */

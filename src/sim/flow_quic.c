@@ -64,7 +64,7 @@ struct qk_simq {
     uint32_t cache_idx;
     uint64_t cache_off;
     size_t cache_len;
-    uint8_t cache[SIMQ_CHUNK_BYTES];
+    uint8_t cache[2 * SIMQ_CHUNK_BYTES];
     uint8_t rx[65536];
     uint8_t tx[SIMQ_BATCH][1500];
     uint8_t scratch[SIMQ_CHUNK_BYTES];
@@ -207,13 +207,23 @@ static void drain_response(qk_simq *q, simq_side *s, simq_stream *k)
     }
 }
 
-static void fill_cache(qk_simq *q, uint32_t idx, uint64_t off, size_t len)
+/* Stream idx's bytes [off, off + len), len <= SIMQ_CHUNK_BYTES. A send
+ * buffer that takes a packet's worth at a time moves off by little: the
+ * cache (two chunks) keeps what it holds from off on and computes only the
+ * bytes beyond, so each byte of the pattern is computed about once. */
+static const uint8_t *fill_cache(qk_simq *q, uint32_t idx, uint64_t off, size_t len)
 {
-    if (q->cache_idx == idx && q->cache_off == off && q->cache_len >= len) return;
-    for (size_t i = 0; i < len; i++) q->cache[i] = pattern(idx, off + i);
+    size_t keep = 0;
+    if (q->cache_idx == idx && off >= q->cache_off && off <= q->cache_off + q->cache_len) {
+        keep = (size_t)(q->cache_off + q->cache_len - off);
+        if (keep >= len) return q->cache + (off - q->cache_off);
+        memmove(q->cache, q->cache + (off - q->cache_off), keep);
+    }
+    for (size_t i = keep; i < sizeof q->cache; i++) q->cache[i] = pattern(idx, off + i);
     q->cache_idx = idx;
     q->cache_off = off;
-    q->cache_len = len;
+    q->cache_len = sizeof q->cache;
+    return q->cache;
 }
 
 /* Sender: write as much of stream k as the send buffer takes. */
@@ -231,10 +241,10 @@ static void write_data(qk_simq *q, simq_side *s, simq_stream *k, qk_time now)
         uint64_t left = k->total - k->written;
         size_t n = left < SIMQ_CHUNK_BYTES ? (size_t)left : SIMQ_CHUNK_BYTES;
         bool fin = !timed && k->written + n == k->total;
-        fill_cache(q, idx, k->written, n);
-        long w = qk_stream_write(s->conn, k->sid, q->cache, n, fin);
+        const uint8_t *data = fill_cache(q, idx, k->written, n);
+        long w = qk_stream_write(s->conn, k->sid, data, n, fin);
         if (w <= 0) return;
-        k->hash_w = fnv(k->hash_w, q->cache, (size_t)w);
+        k->hash_w = fnv(k->hash_w, data, (size_t)w);
         k->written += (uint64_t)w;
         q->r.written_bytes += (uint64_t)w;
         if (fin && (size_t)w == n) {
@@ -656,7 +666,15 @@ static void quic_summary(void *obj, qk_sim *sim, qk_sim_flow_summary *o)
             qk_sim_now(sim) > q->cfg.start_ns
                 ? (double)o->recv_bytes * 8e9 / (double)(qk_sim_now(sim) - q->cfg.start_ns)
                 : 0;
-        qk_rpc_summary(&f->rpc, o->extra, sizeof o->extra);
+        o->rpcs_done = f->rpc.done;
+        o->rpc_size_bytes = f->rpc.size_bytes;
+        char rs[96];
+        qk_rpc_summary(&f->rpc, rs, sizeof rs);
+        /* the client sends the requests: its losses, PTOs and ECN state */
+        const qk_conn_stats *cs = &r->client_stats;
+        snprintf(o->extra, sizeof o->extra, "%s lost=%llu pto=%llu ecn=%u cwnd=%llu", rs,
+                 (unsigned long long)cs->pkts_lost, (unsigned long long)cs->pto_count,
+                 cs->ecn_state, (unsigned long long)cs->cwnd_bytes);
     }
 }
 

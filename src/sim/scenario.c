@@ -82,6 +82,8 @@ struct qk_sim_scenario {
     size_t n_e, cap_e;
     int cur_line;
     qk_time duration_ns, interval_ns;
+    uint64_t stop_rpcs, stop_rpc_bytes; /* [sim] stop_rpcs / stop_rpc_size (0 = off / any) */
+    qk_time end_ns;                     /* when the run ended (duration or stop_rpcs) */
     flow *flows;
     size_t n_flows;
     link_csv *lcsv;
@@ -187,6 +189,13 @@ static int parse_sim(qk_sim_scenario *sc, char *topology, size_t cap, uint64_t *
             *seed = strtoull(e->value, &end, 0);
             bad = end == e->value || *end;
             fix = "an integer, e.g. 42";
+        } else if (!strcmp(e->key, "stop_rpcs")) {
+            sc->stop_rpcs = strtoull(e->value, &end, 10);
+            bad = end == e->value || *end || !sc->stop_rpcs;
+            fix = "a positive count, e.g. 10000";
+        } else if (!strcmp(e->key, "stop_rpc_size")) {
+            bad = qk_sim_parse_bytes(e->value, &sc->stop_rpc_bytes) || !sc->stop_rpc_bytes;
+            fix = "a byte count, e.g. 1MB";
         } else if (!strcmp(e->key, "topology")) {
             bad = strcmp(e->value, "p2p") && strcmp(e->value, "dumbbell");
             snprintf(topology, cap, "%s", e->value);
@@ -198,8 +207,8 @@ static int parse_sim(qk_sim_scenario *sc, char *topology, size_t cap, uint64_t *
             fix = "a count from 1 to 250";
         } else {
             return fail(sc, e,
-                        "unknown key; use duration, seed, topology, senders, receivers "
-                        "or interval");
+                        "unknown key; use duration, seed, topology, senders, receivers, "
+                        "interval, stop_rpcs or stop_rpc_size");
         }
         if (bad) return fail(sc, e, "bad value '%s'; expected %s", e->value, fix);
     }
@@ -627,6 +636,21 @@ static double wall_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+#define STOP_CHECK_NS (10 * QK_NS_PER_MS) /* stop_rpcs: checked this often */
+
+/* RPCs completed by the RPC flows of size stop_rpc_size (any size if 0). */
+static uint64_t rpcs_done(qk_sim_scenario *sc)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < sc->n_flows; i++) {
+        qk_sim_flow_summary s;
+        qk_sim_scenario_flow_summary(sc, i, NULL, &s);
+        if (s.rpc_size_bytes && (!sc->stop_rpc_bytes || s.rpc_size_bytes == sc->stop_rpc_bytes))
+            n += s.rpcs_done;
+    }
+    return n;
+}
+
 int qk_sim_scenario_run(qk_sim_scenario *sc, char *err, size_t err_cap)
 {
     sampler *smp = calloc(1, sizeof *smp);
@@ -649,9 +673,12 @@ int qk_sim_scenario_run(qk_sim_scenario *sc, char *err, size_t err_cap)
     }
     double w0 = wall_s(), last = w0;
     qk_time step = sc->duration_ns / 100 ? sc->duration_ns / 100 : 1;
+    if (sc->stop_rpcs && step > STOP_CHECK_NS) step = STOP_CHECK_NS;
     for (qk_time t = 0; t < sc->duration_ns;) {
         t = t + step < sc->duration_ns ? t + step : sc->duration_ns;
         qk_sim_run(sc->sim, t);
+        sc->end_ns = t;
+        if (sc->stop_rpcs && rpcs_done(sc) >= sc->stop_rpcs) break;
         double w = wall_s();
         if (sc->opts.progress && w - last >= 1.0) {
             fprintf(sc->opts.progress, "sim: %5.1f%% (t=%.3fs of %.3fs, %llu events, %.1fs wall)\n",
@@ -723,4 +750,7 @@ void qk_sim_scenario_print(qk_sim_scenario *sc, FILE *f)
     fprintf(f, "\nseed %llu, %llu events, %llu no-route drops\n",
             (unsigned long long)qk_sim_seed(sc->sim), (unsigned long long)qk_sim_events(sc->sim),
             (unsigned long long)qk_sim_noroute_drops(sc->sim));
+    if (sc->stop_rpcs && sc->end_ns < sc->duration_ns)
+        fprintf(f, "stopped at %.3f s: %llu RPCs done (stop_rpcs)\n", (double)sc->end_ns / 1e9,
+                (unsigned long long)rpcs_done(sc));
 }

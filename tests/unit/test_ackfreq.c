@@ -364,6 +364,39 @@ static void test_auto_burst_end(void **state)
     send_unmarked(&a, &pk, 20);
 }
 
+/* An ECN-scalable sender (cfg.paced: DCTCP, Prague) never gets AUTO's burst
+ * mode: its step-marking bottleneck (RFC 8257 §3.1, RFC 9332's L queue)
+ * marks a 2T-packet burst. The same no-queue path and window as
+ * test_auto_burst_end: the peer's threshold is T = 12 (not 2T = 16), the
+ * pacer keeps its own burst, and an empty pacer is no ACK point. */
+static void test_auto_paced(void **state)
+{
+    (void)state;
+    qk_ackfreq a;
+    qk_ackfreq_config cfg = {.mode = QK_ACKFREQ_AUTO, .paced = true};
+    qk_ackfreq_init(&a, &cfg);
+    qk_ackfreq_set_peer(&a, true, 1 * MS);
+    qk_ackfreq_set_min_rtt(&a, 38 * MS); /* srtt 40 ms: no standing queue */
+    qk_ackfreq_update(&a, 48 * 1452, 1452, 40 * MS, false, 3, 1000 * MS);
+    qk_ackfreq_req r;
+    assert_true(qk_ackfreq_poll(&a, &r));
+    qk_ackfreq_on_sent(&a, &r, 1000 * MS);
+    assert_false(a.burst_mode);
+    assert_int_equal(r.threshold, 12);
+    assert_int_equal(qk_ackfreq_pacer_burst_pkts(&a), 0);
+    qk_ackfreq_pkt pk = {.data = true,
+                         .more_data = true,
+                         .ae_in_flight = true,
+                         .burst_left = 0,
+                         .srtt_ns = 40 * MS,
+                         .now = 1000 * MS};
+    qk_ackfreq_on_ack_received(&a, 1000 * MS);
+    send_unmarked(&a, &pk, 20);
+    /* The window-full rule stays (once per T - 1 packets). */
+    pk.cwnd_full = true;
+    assert_int_equal(qk_ackfreq_want_immediate(&a, &pk), QK_IMM_CWND_FULL);
+}
+
 static void test_immediate_ack_rules(void **state)
 {
     (void)state;
@@ -450,6 +483,7 @@ int main(void)
         cmocka_unit_test(test_auto_burst_end),
         cmocka_unit_test(test_auto_refill),
         cmocka_unit_test(test_pto_delay),
+        cmocka_unit_test(test_auto_paced),
         cmocka_unit_test(test_immediate_ack_rules),
         cmocka_unit_test(test_immediate_no_ack_needs_inflight),
     };

@@ -285,12 +285,57 @@ static void test_registry(void **state)
     qk_sim_scenario_del(sc);
 }
 
+/* [sim] stop_rpcs ends the run once the RPC flows of stop_rpc_size have
+ * completed that many RPCs (checked every 10 ms); RPCs of another size do
+ * not count, and the duration stays the cap. */
+static qk_sim_scenario *rpc_run(const char *stop_size, char *err, size_t cap)
+{
+    char path[] = "/tmp/qk_sim_rpc_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    char text[512];
+    snprintf(text, sizeof text,
+             "[sim]\nduration = 2s\nstop_rpcs = 4\nstop_rpc_size = %s\n"
+             "[link.forward]\nrate = 10mbit\ndelay = 5ms\n[link.return]\nrate = 10mbit\n"
+             "delay = 5ms\n[flow.r]\ntype = quic\nfrom = a\nto = b\nrpc_size = 100kB\n"
+             "protection = off\n",
+             stop_size);
+    write_file(path, text);
+    qk_sim_scenario *sc = qk_sim_scenario_load(path, NULL, err, cap);
+    unlink(path);
+    assert_non_null(sc);
+    assert_int_equal(qk_sim_scenario_run(sc, err, cap), 0);
+    return sc;
+}
+
+static void test_stop_rpcs(void **state)
+{
+    (void)state;
+    char err[512];
+    qk_sim_scenario *sc = rpc_run("100kB", err, sizeof err);
+    qk_sim_flow_summary s;
+    summary(sc, "r", &s);
+    /* 100 kB at 10 Mbit/s is 80 ms: the 4th RPC ends it, 10 ms later at most */
+    assert_int_equal(s.rpcs_done, 4);
+    assert_int_equal(s.rpc_size_bytes, 100000);
+    assert_true(qk_sim_now(qk_sim_scenario_sim(sc)) < 1 * QK_NS_PER_S);
+    qk_sim_scenario_del(sc);
+    sc = rpc_run("1MB", err, sizeof err); /* no flow of that size: the cap ends it */
+    summary(sc, "r", &s);
+    assert_true(s.rpcs_done > 4);
+    assert_int_equal(qk_sim_now(qk_sim_scenario_sim(sc)), 2 * QK_NS_PER_S);
+    qk_sim_scenario_del(sc);
+    expect_error("[sim]\nstop_rpcs = 0\n", "stop_rpcs", "positive count");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_p2p_60ms_5g),   cmocka_unit_test(test_bad_wifi),
         cmocka_unit_test(test_dumbbell_step), cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_errors),        cmocka_unit_test(test_registry),
+        cmocka_unit_test(test_stop_rpcs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -301,7 +301,9 @@ qk_conn *qk_conn_new_ex(const qk_conn_env *env, const qk_config *cfg, bool is_se
     qk_ackfreq_config afc = {.mode = (qk_ackfreq_mode)cfg->ack_frequency,
                              .threshold = cfg->ack_frequency_threshold,
                              .max_delay_ns = cfg->ack_frequency_delay_ns,
-                             .reordering_threshold = cfg->ack_frequency_reorder};
+                             .reordering_threshold = cfg->ack_frequency_reorder,
+                             .paced =
+                                 cfg->cc == QK_CONFIG_CC_DCTCP || cfg->cc == QK_CONFIG_CC_PRAGUE};
     qk_ackfreq_init(&c->af, &afc);
 
     fill_local_tparams(c);

@@ -65,6 +65,12 @@ static qk_ackfreq_req auto_request(qk_ackfreq *a, uint64_t cwnd_bytes, uint64_t 
      * lasts, and larger bursts only feed drop-tail losses: keep the
      * threshold and the window-full rule. */
     a->burst_mode = a->cfg.mode == QK_ACKFREQ_AUTO && !standing_queue(a, srtt_ns);
+    /* Not for an ECN-scalable sender (DCTCP, Prague): its bottleneck marks
+     * a queue of K packets (RFC 8257 §3.1), under 1 ms in an L4S queue (RFC
+     * 9332 Appendix A: its ramp starts at 800 us), so a 2T-packet burst is marked whatever the
+     * flow's window; RFC 9331 §4.3 / RFC 9330 expect L4S senders to pace. The pacer keeps its small
+     * burst and the peer's threshold sets the ACK points. */
+    if (a->cfg.paced) a->burst_mode = false;
     uint64_t wire;
     if (a->burst_mode && a->refill == QK_ACKFREQ_REFILL_ON) {
         /* Refill after a reduction that drained the queue the flow had

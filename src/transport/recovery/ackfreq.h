@@ -26,6 +26,7 @@ typedef struct qk_ackfreq_config {
     qk_time max_delay_ns;          /**< FIXED: requested max ack delay */
     uint64_t reordering_threshold; /**< FIXED: 0 = use the loss packet threshold */
     uint64_t max_threshold;        /**< AUTO: upper bound on the threshold (0 = 16) */
+    bool paced; /**< AUTO: never burst-end ACK points (an ECN-scalable sender, see auto_request) */
 } qk_ackfreq_config;
 
 /** What one ACK_FREQUENCY frame asks. */
