@@ -8,6 +8,7 @@
 #include <quack/driver.h>
 #include <quack/io.h>
 #include <quack/quack.h>
+#include <quack/sim.h>
 #include <ev.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -19,7 +20,7 @@
 #include <time.h>
 
 #define MEDIA_ALPN    "quack-media"
-#define NFLOWS        3
+#define NFLOWS        QK_MEDIA_FLOWS
 #define HDR_BYTES     16 /* flow (1), 0 (3), frame number (4), send time ns (8) */
 #define DG_HDR_BYTES  20 /* flow (1), 0 (1), fragment (2), fragments (2), 0 (2), number, time */
 #define DG_FRAG_BYTES 1000
@@ -29,24 +30,12 @@
 #define FRAME_MAX     65536
 #define END_WAIT_S    10.0 /* client: wait this long for the server's table after the end */
 
-typedef struct mdef {
-    const char *name;
-    uint8_t urgency;
-    qk_time period_ns;
-    uint32_t bytes, iframe_bytes, iframe_every;
-} mdef;
-
-/* The flows (picoquic's mediatest shapes; sim/flow_media.c). */
-static const mdef DEFS[NFLOWS] = {
-    {"audio", 2, 20 * QK_NS_PER_MS, 32, 32, 0},
-    {"ld-video", 4, 33333333, 2048, 32768, 100},
-    {"hd-video", 6, 16666667, 6144, 65536, 100},
-};
+/* The flows (quack/sim.h: the simulator's media flow uses the same). */
+#define DEFS (qk_media_defs())
 
 static uint32_t frame_bytes(int flow, uint32_t no)
 {
-    const mdef *d = &DEFS[flow];
-    return d->iframe_every && no % d->iframe_every == 0 ? d->iframe_bytes : d->bytes;
+    return qk_media_frame_bytes(&DEFS[flow], no);
 }
 
 static uint8_t body_byte(uint32_t no, size_t i)

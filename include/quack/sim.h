@@ -429,6 +429,27 @@ int qk_sim_parse_prob(const char *s, double *out);
  */
 int qk_sim_link_cfg_set(qk_sim_link_cfg *cfg, const char *key, const char *value, const char **fix);
 
+/**
+ * The media flows of issue 20 (picoquic's mediatest shapes), shared by the
+ * simulator's `media` flow type and `quack media`: audio 32 B every 20 ms at
+ * urgency 2, low-definition video 2,048 B at 30 fps with a 32,768 B I-frame
+ * every 100th at urgency 4, high-definition video 6,144 B at 60 fps with a
+ * 65,536 B I-frame every 100th at urgency 6.
+ */
+#define QK_MEDIA_FLOWS 3
+typedef struct qk_media_def {
+    const char *name; /**< "audio", "ld-video", "hd-video" */
+    uint8_t urgency;  /**< RFC 9218 urgency */
+    qk_time period_ns;
+    uint32_t bytes, iframe_bytes, iframe_every; /**< iframe_every 0: no I-frames */
+} qk_media_def;
+
+/** The QK_MEDIA_FLOWS definitions, in the order above. Never fails. */
+const qk_media_def *qk_media_defs(void);
+
+/** Size of frame number frame_no of flow d (an I-frame every iframe_every). */
+uint32_t qk_media_frame_bytes(const qk_media_def *d, uint32_t frame_no);
+
 #ifdef __cplusplus
 }
 #endif

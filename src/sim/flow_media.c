@@ -9,19 +9,24 @@
 
 #define HDR_BYTES 16 /* flow (1), pad (3), frame number (4), send time ns (8) */
 
-typedef struct media_def {
-    const char *name;
-    uint8_t urgency;
-    qk_time period_ns;
-    uint32_t bytes, iframe_bytes, iframe_every;
-} media_def;
+typedef qk_media_def media_def;
 
 /* The three flows (picoquic's mediatest shapes). */
-static const media_def DEFS[QK_SIMM_FLOWS] = {
+static const media_def DEFS[QK_MEDIA_FLOWS] = {
     {"audio", 2, 20 * QK_NS_PER_MS, 32, 32, 0},
     {"ld-video", 4, 33333333, 2048, 32768, 100},
     {"hd-video", 6, 16666667, 6144, 65536, 100},
 };
+
+const qk_media_def *qk_media_defs(void)
+{
+    return DEFS;
+}
+
+uint32_t qk_media_frame_bytes(const qk_media_def *d, uint32_t frame_no)
+{
+    return d->iframe_every && frame_no % d->iframe_every == 0 ? d->iframe_bytes : d->bytes;
+}
 
 typedef struct media_flow {
     const media_def *d;

@@ -13,7 +13,7 @@
 
 #include "sim/flow_quic.h"
 
-#define QK_SIMM_FLOWS 3 /* audio, ld, hd */
+#define QK_SIMM_FLOWS QK_MEDIA_FLOWS /* audio, ld, hd (quack/sim.h) */
 
 typedef struct qk_simm qk_simm;
 
