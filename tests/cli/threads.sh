@@ -20,6 +20,7 @@
 # $1 = build dir.
 set -u
 b="$1"
+build=$b
 q="$b/quack"
 conns="$b/bench_conns"
 . "$(dirname "$0")/lib/harness.bash"
