@@ -9,6 +9,12 @@ void qk_pacer_init(qk_pacer *p, uint64_t burst_pkts)
     *p = (qk_pacer){0};
     p->burst_pkts = burst_pkts ? burst_pkts : QK_PACER_DEFAULT_BURST_PKTS;
     p->gain_ca_pct = QK_PACER_GAIN_CA_PCT;
+    p->late_max_ns = QK_PACER_MAX_LATE_NS;
+}
+
+void qk_pacer_set_late_max(qk_pacer *p, qk_time late_max_ns)
+{
+    p->late_max_ns = late_max_ns;
 }
 
 void qk_pacer_set_gain_ca(qk_pacer *p, uint64_t gain_pct)
@@ -79,7 +85,7 @@ static void note_lateness(qk_pacer *p, qk_time now)
 {
     if (p->wake_ns && now > p->wake_ns && p->rate_den) {
         qk_time late = now - p->wake_ns;
-        if (late > QK_PACER_MAX_LATE_NS) late = QK_PACER_MAX_LATE_NS;
+        if (late > p->late_max_ns) late = p->late_max_ns;
         p->late_bytes = (uint64_t)((qk_u128)late * p->rate_num / p->rate_den);
     }
     p->wake_ns = 0;

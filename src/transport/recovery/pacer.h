@@ -68,6 +68,7 @@ typedef struct qk_pacer {
     bool window_limited;  /**< cwnd is the limit: gain_ca_pct, else the slack gain */
     bool started;
     qk_time wake_ns;     /**< time the last wait ended (0: no wait pending) */
+    qk_time late_max_ns; /**< lateness that earns an allowance (QK_PACER_MAX_LATE_NS; 0 off) */
     uint64_t late_bytes; /**< allowance above the quantum earned while the caller was late */
 } qk_pacer;
 
@@ -95,6 +96,13 @@ void qk_pacer_set_gain_ca(qk_pacer *p, uint64_t gain_pct);
  * default after qk_pacer_init). Never fails.
  */
 void qk_pacer_set_burst_interval(qk_pacer *p, qk_time interval_ns, uint64_t max_burst_bytes);
+
+/**
+ * How much lateness may earn an allowance above the quantum (default
+ * QK_PACER_MAX_LATE_NS after qk_pacer_init; 0 turns it off, e.g. for an L4S
+ * sender whose bursts the L queue marks, RFC 9331 §4.3). Never fails.
+ */
+void qk_pacer_set_late_max(qk_pacer *p, qk_time late_max_ns);
 
 /** Select the slow-start gain (2) or the congestion-avoidance gain. */
 void qk_pacer_set_slow_start(qk_pacer *p, bool slow_start);
