@@ -250,16 +250,24 @@ static void ackfreq_lost(qk_conn *c, qk_pn_space space, const qk_sent_frame *f)
 
 /* ---- DATA_BLOCKED (RFC 9000 §4.1, §19.12): data waits for connection credit ---- */
 
+/* Data waits for connection credit: a scheduled stream, or one the sender
+ * took off the schedule when the credit ran out (it returns with MAX_DATA;
+ * with pulled bodies nothing else re-queues it meanwhile). */
+static bool data_waiting(const qk_conn *c)
+{
+    return !qk_sched_empty(&c->sched) || c->conn_credit_waiting;
+}
+
 static bool dblocked_owed(const qk_conn *c)
 {
-    return qk_flow_tx_blocked_pending(&c->flow_tx, !qk_sched_empty(&c->sched), NULL);
+    return qk_flow_tx_blocked_pending(&c->flow_tx, data_waiting(c), NULL);
 }
 
 static void dblocked_write(qk_tx_ctx *t, qk_tx_pkt *p)
 {
     qk_conn *c = t->c;
     uint64_t limit;
-    if (!qk_flow_tx_blocked_pending(&c->flow_tx, !qk_sched_empty(&c->sched), &limit)) return;
+    if (!qk_flow_tx_blocked_pending(&c->flow_tx, data_waiting(c), &limit)) return;
     qk_frame f = {.type = QK_FT_DATA_BLOCKED};
     f.u.max.max = limit;
     if (put(t, p, &f, &(qk_sent_frame){.kind = QK_SF_DATA_BLOCKED, .extra = limit})) {

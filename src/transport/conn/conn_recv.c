@@ -258,6 +258,7 @@ static int dispatch(qk_conn *c, const rx_ctx *rx, const qk_frame *f)
         return qk_conn_on_new_token(c, f->u.new_token.token, f->u.new_token.len, rx->now);
     case QK_FT_MAX_DATA:
         if (qk_flow_tx_on_max(&c->flow_tx, f->u.max.max)) {
+            c->conn_credit_waiting = false;
             for (qk_stream *s = qk_streams_next(&c->streams, NULL); s;
                  s = qk_streams_next(&c->streams, s))
                 qk_conn_schedule_stream(c, s);
