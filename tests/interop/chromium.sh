@@ -66,7 +66,11 @@ browser() {
     stop_quack "$sp" serve || return 1
     grep -q '^GET /report.txt?' "$WORK/serve.err" ||
         { echo "no report from the page (chromium exited $rc; $WORK/chromium.err)"; return 1; }
-    [ "$rc" -eq 0 ] || { echo "chromium exited $rc after SIGINT ($WORK/chromium.err)"; return 1; }
+    # 130: killed by the SIGINT before its handler ran (seen under a loaded
+    # make test); the net log must then still be complete: netlog.py parses
+    # all of it and fails otherwise.
+    [ "$rc" -eq 0 ] || [ "$rc" -eq 130 ] ||
+        { echo "chromium exited $rc after SIGINT ($WORK/chromium.err)"; return 1; }
     grep -q '52 files served, 0 error responses' "$WORK/serve.err" ||
         { echo "quack serve: $(tail -1 "$WORK/serve.err")"; return 1; }
     python3 "$SRC/tests/interop/chromium/netlog.py" "$WORK/net.json" "$site" "$origin" \
