@@ -21,7 +21,7 @@
 
 #define MEDIA_ALPN    "quack-media"
 #define NFLOWS        QK_MEDIA_FLOWS
-#define HDR_BYTES     16 /* flow (1), 0 (3), frame number (4), send time ns (8) */
+#define HDR_BYTES     QK_MEDIA_HDR_BYTES /* quack/sim.h: flow, frame number, send time */
 #define DG_HDR_BYTES  20 /* flow (1), 0 (1), fragment (2), fragments (2), 0 (2), number, time */
 #define DG_FRAG_BYTES 1000
 #define CTL_MARK      0xff /* first byte of the control stream: the client's sent counts */
@@ -253,10 +253,11 @@ static void stream_bytes(msrv *s, rstream *r, const uint8_t *p, size_t n, qk_tim
                 r->flow = NFLOWS;
                 return;
             }
-            r->body_left = frame_bytes(r->flow, (uint32_t)get_be(r->hdr + 4, 4)) - HDR_BYTES;
+            r->body_left = frame_bytes(r->flow, qk_media_hdr_read(r->hdr).frame_no) - HDR_BYTES;
             r->body_off = HDR_BYTES;
         }
-        uint32_t no = (uint32_t)get_be(r->hdr + 4, 4);
+        qk_media_hdr h = qk_media_hdr_read(r->hdr);
+        uint32_t no = h.frame_no;
         size_t k = r->body_left < n ? r->body_left : n;
         for (size_t i = 0; i < k; i++)
             if (p[i] != body_byte(no, r->body_off + i)) s->bad_bytes = true;
@@ -265,7 +266,7 @@ static void stream_bytes(msrv *s, rstream *r, const uint8_t *p, size_t n, qk_tim
         p += k;
         n -= k;
         if (r->body_left == 0) {
-            record(&s->f[r->flow], get_be(r->hdr + 8, 8), now, frame_bytes(r->flow, no));
+            record(&s->f[r->flow], h.sent_ns, now, frame_bytes(r->flow, no));
             r->hdr_len = 0;
         }
     }
@@ -474,10 +475,7 @@ typedef struct mcli {
 
 static void cli_frame_stream(mcli *c, int i, uint32_t no, uint32_t bytes, qk_time now)
 {
-    memset(c->buf, 0, HDR_BYTES);
-    c->buf[0] = (uint8_t)i;
-    put_be(c->buf + 4, no, 4);
-    put_be(c->buf + 8, now, 8);
+    qk_media_hdr_write(c->buf, &(qk_media_hdr){(uint8_t)i, no, now});
     for (uint32_t k = HDR_BYTES; k < bytes; k++) c->buf[k] = body_byte(no, k);
     long w = qk_stream_write(c->conn, c->sid[i], c->buf, bytes, false);
     if (w == (long)bytes)

@@ -450,6 +450,22 @@ const qk_media_def *qk_media_defs(void);
 /** Size of frame number frame_no of flow d (an I-frame every iframe_every). */
 uint32_t qk_media_frame_bytes(const qk_media_def *d, uint32_t frame_no);
 
+/** Bytes of the header that starts every media frame on a stream: flow (1),
+ * zero (3), frame number (4), send time in ns (8), big-endian. */
+#define QK_MEDIA_HDR_BYTES 16
+typedef struct qk_media_hdr {
+    uint8_t flow;      /**< index into qk_media_defs() */
+    uint32_t frame_no; /**< per flow, from 0 */
+    qk_time sent_ns;   /**< when the sender wrote the frame */
+} qk_media_hdr;
+
+/** Writes h into out[0 .. QK_MEDIA_HDR_BYTES). Never fails. */
+void qk_media_hdr_write(uint8_t *out, const qk_media_hdr *h);
+
+/** Reads the header at in[0 .. QK_MEDIA_HDR_BYTES). Never fails; a reader
+ * checks h.flow against the flow it expects. */
+qk_media_hdr qk_media_hdr_read(const uint8_t *in);
+
 #ifdef __cplusplus
 }
 #endif

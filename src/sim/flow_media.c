@@ -7,7 +7,7 @@
 
 #include "sim/sim_int.h"
 
-#define HDR_BYTES 16 /* flow (1), pad (3), frame number (4), send time ns (8) */
+#define HDR_BYTES QK_MEDIA_HDR_BYTES
 
 typedef qk_media_def media_def;
 
@@ -26,6 +26,24 @@ const qk_media_def *qk_media_defs(void)
 uint32_t qk_media_frame_bytes(const qk_media_def *d, uint32_t frame_no)
 {
     return d->iframe_every && frame_no % d->iframe_every == 0 ? d->iframe_bytes : d->bytes;
+}
+
+void qk_media_hdr_write(uint8_t *out, const qk_media_hdr *h)
+{
+    memset(out, 0, QK_MEDIA_HDR_BYTES);
+    out[0] = h->flow;
+    uint64_t v = h->frame_no;
+    for (int i = 7; i >= 4; i--, v >>= 8) out[i] = (uint8_t)v;
+    v = h->sent_ns;
+    for (int i = 15; i >= 8; i--, v >>= 8) out[i] = (uint8_t)v;
+}
+
+qk_media_hdr qk_media_hdr_read(const uint8_t *in)
+{
+    qk_media_hdr h = {.flow = in[0]};
+    for (int i = 4; i < 8; i++) h.frame_no = h.frame_no << 8 | in[i];
+    for (int i = 8; i < 16; i++) h.sent_ns = h.sent_ns << 8 | in[i];
+    return h;
 }
 
 typedef struct media_flow {
@@ -53,18 +71,6 @@ struct qk_simm {
     uint8_t buf[65536 + HDR_BYTES];
 };
 
-static void put_be(uint8_t *p, uint64_t v, int n)
-{
-    for (int i = n - 1; i >= 0; i--, v >>= 8) p[i] = (uint8_t)v;
-}
-
-static uint64_t get_be(const uint8_t *p, int n)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < n; i++) v = v << 8 | p[i];
-    return v;
-}
-
 static qk_time stop_ns(const qk_simm *m)
 {
     return m->t0 + (m->cfg.duration_ns ? m->cfg.duration_ns : 10 * QK_NS_PER_S);
@@ -81,9 +87,10 @@ static media_flow *flow_of_sid(qk_simm *m, uint64_t sid)
 
 static void frame_done(qk_simm *m, media_flow *f, qk_time now)
 {
-    uint32_t no = (uint32_t)get_be(f->hdr + 4, 4);
-    qk_time sent = get_be(f->hdr + 8, 8);
-    if (f->hdr[0] != (uint8_t)(f - m->f) || sent > now) m->r.mismatch = true;
+    qk_media_hdr h = qk_media_hdr_read(f->hdr);
+    uint32_t no = h.frame_no;
+    qk_time sent = h.sent_ns;
+    if (h.flow != (uint8_t)(f - m->f) || sent > now) m->r.mismatch = true;
     if (f->n_delay == f->cap_delay) {
         size_t cap = f->cap_delay ? 2 * f->cap_delay : 1024;
         double *n = realloc(f->delay_ms, cap * sizeof *n);
@@ -110,18 +117,16 @@ static void consume(qk_simm *m, media_flow *f, const uint8_t *p, size_t n, qk_ti
             p += k;
             n -= k;
             if (f->hdr_len < HDR_BYTES) return;
-            uint32_t no = (uint32_t)get_be(f->hdr + 4, 4);
-            bool big = f->d->iframe_every && no % f->d->iframe_every == 0;
-            f->body_left = (big ? f->d->iframe_bytes : f->d->bytes) - HDR_BYTES;
+            f->body_left =
+                qk_media_frame_bytes(f->d, qk_media_hdr_read(f->hdr).frame_no) - HDR_BYTES;
         }
         size_t k = f->body_left < n ? (size_t)f->body_left : n;
         f->body_left -= k;
         p += k;
         n -= k;
         if (f->body_left == 0) {
-            uint32_t no = (uint32_t)get_be(f->hdr + 4, 4);
-            bool big = f->d->iframe_every && no % f->d->iframe_every == 0;
-            f->body_left = (big ? f->d->iframe_bytes : f->d->bytes) - HDR_BYTES; /* for the csv */
+            f->body_left = qk_media_frame_bytes(f->d, qk_media_hdr_read(f->hdr).frame_no) -
+                           HDR_BYTES; /* for the csv */
             frame_done(m, f, now);
             f->body_left = 0;
             f->hdr_len = 0;
@@ -196,13 +201,9 @@ static void send_frame(qk_simm *m, qk_conn *c, media_flow *f)
 {
     const media_def *d = f->d;
     uint32_t no = f->next_frame++;
-    bool big = d->iframe_every && no % d->iframe_every == 0;
-    uint32_t bytes = big ? d->iframe_bytes : d->bytes;
+    uint32_t bytes = qk_media_frame_bytes(d, no);
     memset(m->buf, 0x5a, bytes);
-    m->buf[0] = (uint8_t)(f - m->f);
-    m->buf[1] = m->buf[2] = m->buf[3] = 0;
-    put_be(m->buf + 4, no, 4);
-    put_be(m->buf + 8, f->next_ns, 8);
+    qk_media_hdr_write(m->buf, &(qk_media_hdr){(uint8_t)(f - m->f), no, f->next_ns});
     long w = qk_stream_write(c, f->sid, m->buf, bytes, false);
     if (w != (long)bytes) m->r.mismatch = true; /* the buffer is sized never to refuse */
     qk_simm_flow_result *fr = &m->r.f[f - m->f];
