@@ -13,70 +13,10 @@
 #include <cmocka.h>
 
 #include "qk_pair.h"
+#include "qk_stub_env.h"
 #include "qk_test.h"
 #include "transport/conn/conn.h"
 #include "wire/packet.h"
-
-typedef struct stub {
-    qk_event ev[64];
-    size_t n_ev;
-    qk_cid cids[16];
-    size_t n_cids; /* registered and not removed */
-    size_t n_random;
-    uint64_t seed;
-} stub;
-
-static void stub_push(void *ctx, const qk_event *ev)
-{
-    stub *s = ctx;
-    if (s->n_ev < 64) s->ev[s->n_ev++] = *ev;
-}
-
-static int stub_add_cid(void *ctx, const qk_cid *cid, qk_conn *c)
-{
-    stub *s = ctx;
-    if (s->n_cids == 16) return QK_ERR_NOMEM;
-    s->cids[s->n_cids++] = *cid;
-    return 0;
-}
-
-static void stub_remove_cid(void *ctx, const qk_cid *cid)
-{
-    stub *s = ctx;
-    for (size_t i = 0; i < s->n_cids; i++)
-        if (s->cids[i].len == cid->len && !memcmp(s->cids[i].b, cid->b, cid->len)) {
-            s->cids[i] = s->cids[--s->n_cids];
-            return;
-        }
-}
-
-static void stub_random(void *ctx, uint8_t *buf, size_t len)
-{
-    stub *s = ctx;
-    s->n_random++;
-    for (size_t i = 0; i < len; i++) {
-        s->seed = s->seed * 6364136223846793005ull + 1442695040888963407ull;
-        buf[i] = (uint8_t)(s->seed >> 56);
-    }
-}
-
-static qk_conn_env stub_env(stub *s, uint64_t seed)
-{
-    memset(s, 0, sizeof *s);
-    s->seed = seed;
-    return (qk_conn_env){.ctx = s,
-                         .push_event = stub_push,
-                         .add_cid = stub_add_cid,
-                         .remove_cid = stub_remove_cid,
-                         .random = stub_random};
-}
-
-static bool has_event(const stub *s, qk_event_type t)
-{
-    for (size_t i = 0; i < s->n_ev; i++)
-        if (s->ev[i].type == t) return true;
-    return false;
-}
 
 /* Every datagram from one connection to the other, at time now. */
 static size_t shuttle(qk_conn *from, qk_conn *to, qk_time now)
@@ -110,8 +50,8 @@ static void test_handshake_without_endpoint(void **state)
     qk_pair_set_addr(&ca, 1, 40000);
     qk_pair_set_addr(&sa, 2, 443);
 
-    stub cs, ss;
-    qk_conn_env cenv = stub_env(&cs, 1), senv = stub_env(&ss, 2);
+    qk_stub_env cs, ss;
+    qk_conn_env cenv = qk_stub_env_init(&cs, 1), senv = qk_stub_env_init(&ss, 2);
     qk_time now = QK_NS_PER_S;
     int err = 0;
     qk_conn *cl = qk_conn_new(&cenv, &ccfg, false, &ca, &sa, NULL, NULL, "quack.test", now, &err);
@@ -136,13 +76,14 @@ static void test_handshake_without_endpoint(void **state)
     qk_datagram d = {.data = buf, .len = n, .local = sa, .peer = ca};
     qk_conn_recv(sv, &d, now);
 
-    for (int i = 0; i < 20 && !(has_event(&cs, QK_EV_CONNECTED) && cl->handshake_confirmed); i++) {
+    for (int i = 0; i < 20 && !(qk_stub_has_event(&cs, QK_EV_CONNECTED) && cl->handshake_confirmed);
+         i++) {
         now += QK_NS_PER_MS;
         shuttle(sv, cl, now);
         shuttle(cl, sv, now);
     }
-    assert_true(has_event(&cs, QK_EV_CONNECTED));
-    assert_true(has_event(&ss, QK_EV_CONNECTED));
+    assert_true(qk_stub_has_event(&cs, QK_EV_CONNECTED));
+    assert_true(qk_stub_has_event(&ss, QK_EV_CONNECTED));
     assert_true(cl->handshake_confirmed); /* deferred out of the ACK loop, then applied */
     /* The handshake timeout is over once the handshake completed: no stale
      * deadline may drive the timer (it would spin at it, 10 s in). */

@@ -22,83 +22,9 @@
 
 #include "crypto/tls.h"
 #include "qk_pair.h"
+#include "qk_stub_env.h"
 #include "qk_test.h"
 #include "transport/conn/conn.h"
-
-typedef struct stub {
-    qk_cid cids[16];
-    size_t n_cids;
-    uint8_t tokens[16][QK_RESET_TOKEN_LEN]; /* the peer's reset tokens registered */
-    size_t n_tokens;
-    uint64_t seed;
-} stub;
-
-static int stub_add_cid(void *ctx, const qk_cid *cid, qk_conn *c)
-{
-    (void)c;
-    stub *s = ctx;
-    if (s->n_cids == 16) return QK_ERR_NOMEM;
-    s->cids[s->n_cids++] = *cid;
-    return 0;
-}
-
-static void stub_remove_cid(void *ctx, const qk_cid *cid)
-{
-    stub *s = ctx;
-    for (size_t i = 0; i < s->n_cids; i++)
-        if (s->cids[i].len == cid->len && !memcmp(s->cids[i].b, cid->b, cid->len)) {
-            s->cids[i] = s->cids[--s->n_cids];
-            return;
-        }
-}
-
-static void stub_random(void *ctx, uint8_t *buf, size_t len)
-{
-    stub *s = ctx;
-    for (size_t i = 0; i < len; i++) {
-        s->seed = s->seed * 6364136223846793005ull + 1442695040888963407ull;
-        buf[i] = (uint8_t)(s->seed >> 56);
-    }
-}
-
-/* A token derived from the CID, so the test can recompute it. */
-static void stub_reset_token(void *ctx, const qk_cid *cid, uint8_t token[QK_RESET_TOKEN_LEN])
-{
-    (void)ctx;
-    for (size_t i = 0; i < QK_RESET_TOKEN_LEN; i++)
-        token[i] = (uint8_t)(0xa0 ^ i ^ (cid->len ? cid->b[i % cid->len] : 0));
-}
-
-static void stub_add_token(void *ctx, const uint8_t token[QK_RESET_TOKEN_LEN], qk_conn *c)
-{
-    (void)c;
-    stub *s = ctx;
-    if (s->n_tokens < 16) memcpy(s->tokens[s->n_tokens++], token, QK_RESET_TOKEN_LEN);
-}
-
-static void stub_remove_token(void *ctx, const uint8_t token[QK_RESET_TOKEN_LEN], qk_conn *c)
-{
-    (void)c;
-    stub *s = ctx;
-    for (size_t i = 0; i < s->n_tokens; i++)
-        if (!memcmp(s->tokens[i], token, QK_RESET_TOKEN_LEN)) {
-            memcpy(s->tokens[i], s->tokens[--s->n_tokens], QK_RESET_TOKEN_LEN);
-            return;
-        }
-}
-
-static qk_conn_env stub_env(stub *s, uint64_t seed)
-{
-    memset(s, 0, sizeof *s);
-    s->seed = seed;
-    return (qk_conn_env){.ctx = s,
-                         .add_cid = stub_add_cid,
-                         .remove_cid = stub_remove_cid,
-                         .random = stub_random,
-                         .reset_token = stub_reset_token,
-                         .add_reset_token = stub_add_token,
-                         .remove_reset_token = stub_remove_token};
-}
 
 static qk_addr v4(const char *ip, uint16_t port)
 {
@@ -150,12 +76,12 @@ static void base_config(qk_config *cfg, bool server)
     cfg->rng = qk_test_rng;
 }
 
-static qk_conn *server_conn(stub *s, qk_conn_env *env, const qk_config *cfg)
+static qk_conn *server_conn(qk_stub_env *s, qk_conn_env *env, const qk_config *cfg)
 {
     qk_addr ca = v4("10.0.0.1", 40000), sa = v4("10.0.0.2", 443);
     qk_cid dcid = {.len = 8, .b = {1, 2, 3, 4, 5, 6, 7, 8}}, scid = {.len = 4, .b = {9, 9, 9, 9}};
     int err = 0;
-    *env = stub_env(s, 7);
+    *env = qk_stub_env_init(s, 7);
     qk_conn *c = qk_conn_new(env, cfg, true, &sa, &ca, &dcid, &scid, NULL, QK_NS_PER_S, &err);
     assert_non_null(c);
     return c;
@@ -172,7 +98,7 @@ static void test_server_advertises(void **st)
     cfg.preferred_addr_v4 = v4("10.0.0.9", 4444);
     cfg.preferred_addr_v6 = v6("2001:db8::9", 4445);
     assert_int_equal(qk_config_check(&cfg, NULL, 0), 0);
-    stub s;
+    qk_stub_env s;
     qk_conn_env env;
     qk_conn *c = server_conn(&s, &env, &cfg);
     const qk_tparams *tp = &c->local_tp;
@@ -192,7 +118,7 @@ static void test_server_advertises(void **st)
     assert_memory_equal(pa->cid.id, c->lcid[1].cid.b, pa->cid.len);
     assert_false(!memcmp(pa->cid.id, c->lcid[0].cid.b, pa->cid.len)); /* a new one */
     uint8_t tok[QK_RESET_TOKEN_LEN];
-    stub_reset_token(NULL, &c->lcid[1].cid, tok);
+    qk_stub_reset_token(NULL, &c->lcid[1].cid, tok);
     assert_memory_equal(pa->reset_token, tok, QK_RESET_TOKEN_LEN);
     /* registered: own CID, the client's Initial DCID, the preferred one */
     assert_int_equal(s.n_cids, 3);
@@ -219,7 +145,7 @@ static void test_server_zero_length_cid(void **st)
     base_config(&cfg, true);
     cfg.preferred_addr_v4 = v4("10.0.0.9", 4444);
     cfg.cid_bytes = 0; /* qk_config_check refuses it; the connection must still not send it */
-    stub s;
+    qk_stub_env s;
     qk_conn_env env;
     qk_conn *c = server_conn(&s, &env, &cfg);
     assert_false(c->local_tp.present & QK_TPB_PREFERRED_ADDRESS);
@@ -235,11 +161,12 @@ static void test_server_zero_length_cid(void **st)
 }
 
 /* A client connection to peer, with the server's parameters set by hand. */
-static qk_conn *client_conn(stub *s, qk_conn_env *env, const qk_config *cfg, const qk_addr *peer)
+static qk_conn *client_conn(qk_stub_env *s, qk_conn_env *env, const qk_config *cfg,
+                            const qk_addr *peer)
 {
     qk_addr none = {0};
     int err = 0;
-    *env = stub_env(s, 11);
+    *env = qk_stub_env_init(s, 11);
     qk_conn *c =
         qk_conn_new(env, cfg, false, &none, peer, NULL, NULL, "quack.test", QK_NS_PER_S, &err);
     assert_non_null(c);
@@ -277,7 +204,7 @@ static void test_client_takes_cid_and_address(void **st)
     (void)st;
     qk_config cfg;
     base_config(&cfg, false);
-    stub s;
+    qk_stub_env s;
     qk_conn_env env;
     qk_addr peer = v4("192.0.2.1", 443);
     qk_conn *c = client_conn(&s, &env, &cfg, &peer);
@@ -321,7 +248,7 @@ static void test_client_family(void **st)
     (void)st;
     qk_config cfg;
     base_config(&cfg, false);
-    stub s;
+    qk_stub_env s;
     qk_conn_env env;
     /* IPv6 peer, IPv6 given */
     qk_addr peer = v6("2001:db8::1", 443);
@@ -367,7 +294,7 @@ static void test_client_disabled(void **st)
     qk_config cfg;
     base_config(&cfg, false);
     cfg.disable_preferred_address = true;
-    stub s;
+    qk_stub_env s;
     qk_conn_env env;
     qk_addr peer = v4("192.0.2.1", 443);
     qk_conn *c = client_conn(&s, &env, &cfg, &peer);
@@ -388,7 +315,7 @@ static void test_client_malformed(void **st)
     (void)st;
     qk_config cfg;
     base_config(&cfg, false);
-    stub s;
+    qk_stub_env s;
     qk_conn_env env;
     qk_addr peer = v4("192.0.2.1", 443);
     qk_conn *c = client_conn(&s, &env, &cfg, &peer);
