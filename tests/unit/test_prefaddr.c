@@ -76,13 +76,13 @@ static void base_config(qk_config *cfg, bool server)
     cfg->rng = qk_test_rng;
 }
 
-static qk_conn *server_conn(qk_stub_env *s, qk_conn_env *env, const qk_config *cfg)
+static qk_conn *server_conn(qk_stub_env *s, const qk_config *cfg)
 {
     qk_addr ca = v4("10.0.0.1", 40000), sa = v4("10.0.0.2", 443);
     qk_cid dcid = {.len = 8, .b = {1, 2, 3, 4, 5, 6, 7, 8}}, scid = {.len = 4, .b = {9, 9, 9, 9}};
     int err = 0;
-    *env = qk_stub_env_init(s, 7);
-    qk_conn *c = qk_conn_new(env, cfg, true, &sa, &ca, &dcid, &scid, NULL, QK_NS_PER_S, &err);
+    qk_conn_env env = qk_stub_env_init(s, 7); /* copied by qk_conn_new */
+    qk_conn *c = qk_conn_new(&env, cfg, true, &sa, &ca, &dcid, &scid, NULL, QK_NS_PER_S, &err);
     assert_non_null(c);
     return c;
 }
@@ -99,8 +99,7 @@ static void test_server_advertises(void **st)
     cfg.preferred_addr_v6 = v6("2001:db8::9", 4445);
     assert_int_equal(qk_config_check(&cfg, NULL, 0), 0);
     qk_stub_env s;
-    qk_conn_env env;
-    qk_conn *c = server_conn(&s, &env, &cfg);
+    qk_conn *c = server_conn(&s, &cfg);
     const qk_tparams *tp = &c->local_tp;
     assert_true(tp->present & QK_TPB_PREFERRED_ADDRESS);
     const qk_preferred_address *pa = &tp->preferred_address;
@@ -146,14 +145,13 @@ static void test_server_zero_length_cid(void **st)
     cfg.preferred_addr_v4 = v4("10.0.0.9", 4444);
     cfg.cid_bytes = 0; /* qk_config_check refuses it; the connection must still not send it */
     qk_stub_env s;
-    qk_conn_env env;
-    qk_conn *c = server_conn(&s, &env, &cfg);
+    qk_conn *c = server_conn(&s, &cfg);
     assert_false(c->local_tp.present & QK_TPB_PREFERRED_ADDRESS);
     assert_false(c->lcid[1].active);
     qk_conn_del(c);
 
     base_config(&cfg, true);
-    c = server_conn(&s, &env, &cfg);
+    c = server_conn(&s, &cfg);
     assert_false(c->local_tp.present & QK_TPB_PREFERRED_ADDRESS);
     assert_false(c->lcid[1].active);
     assert_int_equal(c->lcid_next_seq, 1);
@@ -161,14 +159,13 @@ static void test_server_zero_length_cid(void **st)
 }
 
 /* A client connection to peer, with the server's parameters set by hand. */
-static qk_conn *client_conn(qk_stub_env *s, qk_conn_env *env, const qk_config *cfg,
-                            const qk_addr *peer)
+static qk_conn *client_conn(qk_stub_env *s, const qk_config *cfg, const qk_addr *peer)
 {
     qk_addr none = {0};
     int err = 0;
-    *env = qk_stub_env_init(s, 11);
+    qk_conn_env env = qk_stub_env_init(s, 11); /* copied by qk_conn_new */
     qk_conn *c =
-        qk_conn_new(env, cfg, false, &none, peer, NULL, NULL, "quack.test", QK_NS_PER_S, &err);
+        qk_conn_new(&env, cfg, false, &none, peer, NULL, NULL, "quack.test", QK_NS_PER_S, &err);
     assert_non_null(c);
     c->peer_scid = (qk_cid){.len = 8, .b = {0x5e, 1, 2, 3, 4, 5, 6, 7}}; /* the server's SCID */
     c->rcid[0].cid = c->peer_scid;
@@ -197,6 +194,16 @@ static void set_pref(qk_tparams *tp, bool with_v4, bool with_v6, uint8_t cid_len
     memset(pa->reset_token, 0x77, QK_RESET_TOKEN_LEN);
 }
 
+/* client_conn with the server's preferred_address already in its view of
+ * the server's transport parameters (set_pref). */
+static qk_conn *client_offered(qk_stub_env *s, const qk_config *cfg, const qk_addr *peer,
+                               bool with_v4, bool with_v6, uint8_t cid_len)
+{
+    qk_conn *c = client_conn(s, cfg, peer);
+    set_pref(&c->peer_tp, with_v4, with_v6, cid_len);
+    return c;
+}
+
 /* The client takes the CID as sequence number 1 (§5.1.1) with its reset
  * token (§10.3.1), and the address of its own family (§9.6.1). */
 static void test_client_takes_cid_and_address(void **st)
@@ -205,10 +212,8 @@ static void test_client_takes_cid_and_address(void **st)
     qk_config cfg;
     base_config(&cfg, false);
     qk_stub_env s;
-    qk_conn_env env;
     qk_addr peer = v4("192.0.2.1", 443);
-    qk_conn *c = client_conn(&s, &env, &cfg, &peer);
-    set_pref(&c->peer_tp, true, true, 8);
+    qk_conn *c = client_offered(&s, &cfg, &peer, true, true, 8);
     assert_int_equal(qk_conn_prefaddr_on_tparams(c), 0);
     size_t seq1 = QK_CONN_MAX_REMOTE_CIDS;
     for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++)
@@ -249,19 +254,16 @@ static void test_client_family(void **st)
     qk_config cfg;
     base_config(&cfg, false);
     qk_stub_env s;
-    qk_conn_env env;
     /* IPv6 peer, IPv6 given */
     qk_addr peer = v6("2001:db8::1", 443);
-    qk_conn *c = client_conn(&s, &env, &cfg, &peer);
-    set_pref(&c->peer_tp, true, true, 8);
+    qk_conn *c = client_offered(&s, &cfg, &peer, true, true, 8);
     assert_int_equal(qk_conn_prefaddr_on_tparams(c), 0);
     assert_true(c->prefaddr_pending);
     qk_addr want = v6("2001::7", 9443);
     assert_true(qk_addr_equal(&c->prefaddr, &want));
     qk_conn_del(c);
     /* IPv6 peer, only IPv4 given: the CID is taken, the address is not used */
-    c = client_conn(&s, &env, &cfg, &peer);
-    set_pref(&c->peer_tp, true, false, 8);
+    c = client_offered(&s, &cfg, &peer, true, false, 8);
     assert_int_equal(qk_conn_prefaddr_on_tparams(c), 0);
     assert_false(c->prefaddr_pending);
     assert_int_equal(s.n_tokens, 1);
@@ -271,15 +273,13 @@ static void test_client_family(void **st)
     qk_conn_del(c);
     /* IPv4 peer, only IPv6 given */
     peer = v4("192.0.2.1", 443);
-    c = client_conn(&s, &env, &cfg, &peer);
-    set_pref(&c->peer_tp, false, true, 8);
+    c = client_offered(&s, &cfg, &peer, false, true, 8);
     assert_int_equal(qk_conn_prefaddr_on_tparams(c), 0);
     assert_false(c->prefaddr_pending);
     qk_conn_del(c);
     /* v4-mapped peer (a dual-stack socket): the IPv4 one, mapped */
     peer = v6("::ffff:192.0.2.1", 443);
-    c = client_conn(&s, &env, &cfg, &peer);
-    set_pref(&c->peer_tp, true, true, 8);
+    c = client_offered(&s, &cfg, &peer, true, true, 8);
     assert_int_equal(qk_conn_prefaddr_on_tparams(c), 0);
     want = v6("::ffff:192.0.2.7", 8443);
     assert_true(c->prefaddr_pending);
@@ -295,10 +295,8 @@ static void test_client_disabled(void **st)
     base_config(&cfg, false);
     cfg.disable_preferred_address = true;
     qk_stub_env s;
-    qk_conn_env env;
     qk_addr peer = v4("192.0.2.1", 443);
-    qk_conn *c = client_conn(&s, &env, &cfg, &peer);
-    set_pref(&c->peer_tp, true, false, 8);
+    qk_conn *c = client_offered(&s, &cfg, &peer, true, false, 8);
     assert_int_equal(qk_conn_prefaddr_on_tparams(c), 0);
     assert_false(c->prefaddr_pending);
     assert_int_equal(s.n_tokens, 1);
@@ -316,14 +314,12 @@ static void test_client_malformed(void **st)
     qk_config cfg;
     base_config(&cfg, false);
     qk_stub_env s;
-    qk_conn_env env;
     qk_addr peer = v4("192.0.2.1", 443);
-    qk_conn *c = client_conn(&s, &env, &cfg, &peer);
-    set_pref(&c->peer_tp, true, false, 0);
+    qk_conn *c = client_offered(&s, &cfg, &peer, true, false, 0);
     assert_int_equal(qk_conn_prefaddr_on_tparams(c), QK_ERR_TRANSPORT_PARAMETER);
     assert_false(c->prefaddr_pending);
     qk_conn_del(c);
-    c = client_conn(&s, &env, &cfg, &peer);
+    c = client_conn(&s, &cfg, &peer);
     c->peer_scid.len = 0;
     c->rcid[0].cid.len = 0;
     set_pref(&c->peer_tp, true, false, 8);
