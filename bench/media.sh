@@ -32,6 +32,7 @@ mkdir -p "$out"
 run() { # name bypass bulk cc
     local name=$1 bypass=$2 bulk=$3 cc=$4 f="$tmp/$1.ini" q=
     [ "$name" = base-cubic ] && q="\nqlog = $tmp/qlog" && mkdir -p "$tmp/qlog"
+    case $name in bucket-*) q="\nqlog = $tmp/qlog-$name" && mkdir -p "$tmp/qlog-$name" ;; esac
     sed -e "s/^bypass = .*/bypass = $bypass/" -e "s/^cc = .*/cc = $cc/" \
         -e "s|^duration = 10s|duration = 10s\nframes = $tmp/$name.frames.csv$q|" "$ini" >"$f"
     if [ "$bulk" = 1 ]; then
@@ -119,6 +120,63 @@ def sender_split():
         net += float(r['recv_s']) - tx[off] - floor(s)
         n += 1
     return n, hold / max(n, 1) * 1e3, net / max(n, 1) * 1e3, cwnd, resent
+def ahead(c):
+    """bucket-<c>, the sender's qlog: for each suspension in 5-11 s that follows
+    an opening of at most 20 ms, the HD video ahead of the first LD frame
+    written in it, from a model of the forward link (a FIFO serving UDP
+    payload at 50 Mbit/s, closed during the ini's suspensions, fed with the
+    sender's packets at their qlog times): HD bytes still in the link when it
+    suspends, and HD bytes the sender put into the suspended link before that
+    frame. Also the sender's pacing rate (median after 4 s; 0 = cwnd/srtt
+    pacing, not a controller-set rate) and the longest run of data packets
+    (>= 1000 B) sent at one instant after 4 s."""
+    pk, rates = [], []
+    for fn in glob.glob(f"{tmp}/qlog-bucket-{c}/*client*"):
+        for line in open(fn):
+            if 'packet_sent' not in line and 'pacing_rate' not in line: continue
+            e = json.loads(line.strip().lstrip('\x1e'))
+            t = e['time'] / 1e3
+            if e['name'] == 'transport:packet_sent':
+                sid = {}
+                for x in e['data'].get('frames', []):
+                    if x['frame_type'] == 'stream':
+                        sid[x['stream_id']] = sid.get(x['stream_id'], 0) + x.get('length', 0)
+                pk.append((t, e['data']['raw']['length'], sid))
+            elif t >= 4 and 'pacing_rate' in e['data']:
+                rates.append(e['data']['pacing_rate'])
+    pk.sort(key=lambda x: x[0])
+    tot = {}
+    for _, _, sid in pk:
+        for k, v in sid.items(): tot[k] = tot.get(k, 0) + v
+    hd = max(tot, key=tot.get)  # HD video carries the most bytes
+    def resume(t):
+        for a, b in susp:
+            if a <= t < b: return b
+        return t
+    free, ent, run, maxrun, last = 0.0, [], 0, 0, -1.0
+    for t, l, sid in pk:
+        st = resume(max(t, free))
+        free = st + l * 8 / 50e6
+        ent.append((t, st, sid.get(hd, 0)))
+        if t >= 4 and l >= 1000:
+            run = run + 1 if t == last else 1
+            last, maxrun = t, max(maxrun, run)
+    ld = [(float(r['sent_s']), float(r['recv_s'])) for r in
+          csv.DictReader(open(f"{tmp}/bucket-{c}.frames.csv")) if r['flow'] == 'ld-video']
+    rows, prev_b = [], 0.0
+    for a, b in susp:
+        opening, prev_b = a - prev_b, b
+        f = [(s_, r_) for s_, r_ in ld if a <= s_ < b]
+        if a < 5 or opening > 0.020 + 1e-9 or not f: continue
+        f0 = min(s_ for s_, _ in f)
+        queued = sum(h for t, st, h in ent if t < a and st >= a)
+        into = sum(h for t, st, h in ent if a <= t < f0)
+        exc = sum(r_ - s_ - floor(s_) for s_, r_ in f) / len(f) * 1e3
+        sent_open = sum(h for t, st, h in ent if a - opening <= t < a)
+        rows.append((a, b, opening, queued, into, exc, len(f), sent_open))
+    rates.sort()
+    med = rates[len(rates) // 2] / 1e6 if rates else 0.0
+    return rows, med, maxrun
 o = open(f"{out}/media.md", 'w')
 w = o.write
 w("# Urgent media over bad Wi-Fi: urgency, the capped CC bypass (issue 20)\n\n")
@@ -167,6 +225,53 @@ w("## Why base is above the floor, and what the bypass changes\n\n"
   "before the rule (this file at ee9da02): bypass + bucket audio +5.4 ms over the floor, "
   "LD video +6.6, maxima 278 / 319 ms. A false alarm (ACKs merely slow) costs HD video "
   "the wait for the next ACK: compare the HD rows of base and bucket below.\n\n")
+A = {c: ahead(c) for c in ccs}
+if len(ccs) > 1:
+    w("## Why BBR sits further above the floor than CUBIC (bypass + bucket)\n\n"
+      "From 5 s the link opens for only 10-20 ms between suspensions. Each opening "
+      "releases the HD video held during the suspension before it (the hold above), "
+      "more than the link carries in what is left of 10-20 ms once the sender has heard "
+      "that it resumed (an RTT), and what the sender puts into the link "
+      "but the link has not sent when the next suspension starts, or what it sends "
+      "into that suspension before its ACKs are late, waits there ahead of the LD "
+      "frames written in it. Per suspension after such an opening, HD bytes ahead of "
+      "the first LD frame written in it (model of the forward link fed with the "
+      "sender's qlog, see `ahead()` in the script), and the LD frames' average excess "
+      "over the floor:\n\n| suspension (s) | opening (ms) | "
+      + " | ".join(f"{c}: HD in link at start / sent into it (B) | {c}: LD excess (ms)" for c in ccs)
+      + " |\n|---|---|" + "---|---|" * len(ccs) + "\n")
+    keyed = {c: {(r[0], r[1]): r for r in A[c][0]} for c in ccs}
+    for k in sorted(set().union(*[set(v) for v in keyed.values()])):
+        w(f"| {k[0]:.2f}-{k[1]:.2f} | {(next(v[k] for v in keyed.values() if k in v)[2])*1e3:.0f} | "
+          + " | ".join((f"{keyed[c][k][3]} / {keyed[c][k][4]} | {keyed[c][k][5]:+.1f}" if k in keyed[c] else "- | -") for c in ccs) + " |\n")
+    w("| total | | " + " | ".join(f"{sum(r[3] for r in A[c][0])} / {sum(r[4] for r in A[c][0])} | {sum(r[5]*r[6] for r in A[c][0]) / max(1, sum(r[6] for r in A[c][0])):+.1f}" for c in ccs) + " |\n\n")
+    cap = sum(r[2] for r in A[ccs[0]][0]) * 50e6 / 8
+    w("HD video the sender put on the wire during these openings: "
+      + ", ".join(f"{c} {sum(r[7] for r in A[c][0])} B" for c in ccs)
+      + f" (the link carries {cap:.0f} B in them).\n\n")
+    w("Sender pacing rate after 4 s (median of the qlog's metrics; 0 = paced at N x cwnd / srtt, "
+      "no rate set by the controller), and the longest run of data packets sent at one "
+      "instant after 4 s: " + "; ".join(f"{c} {A[c][1]:.1f} Mbit/s, {A[c][2]} packets" for c in ccs)
+      + ". BBR paces the held video at its bandwidth estimate times the ProbeBW_UP gain "
+      f"1.25, {'above' if 'bbr' in A and A['bbr'][1] > 50 else 'near'} the 50 Mbit/s link: an application-limited flow stays in ProbeBW_UP "
+      "because the full-pipe check skips application-limited samples "
+      "(draft-ietf-ccwg-bbr §5.3.3.9 IsTimeToGoDown, §5.3.1.2). CUBIC's window "
+      "over a smoothed RTT that the suspensions inflate paces it far slower, so more of "
+      "it waits in the sender, where the scheduler lets urgent frames pass. Pacing BBR "
+      "at gain 1 (still about the link rate) only moves bytes from the first column to the second: the HD video that "
+      "the opening cannot carry is in the link either way, unless the sender holds it "
+      "before it knows the link stopped, one one-way delay plus the hold's threshold "
+      "after the suspension began. The same holds for a BBR that honoured its send "
+      "quantum (below), for capping its bandwidth estimate at the link rate, for pacing "
+      "at gain 1 while application-limited and for dropping the ACK-aggregation "
+      "allowance from its window (tried while investigating, not run by this script): none brought the LD average within the target. BBR gets the "
+      "HD video through faster in exchange (the hd-video rows below).\n\n"
+      "Fixed on the way: the pacer let a rate-based controller send at least 10 "
+      "datagrams back to back (RFC 9002 §7.7's initial-window burst, a limit for "
+      "window-based controllers) where BBR's send quantum (draft-ietf-ccwg-bbr "
+      f"§5.6.3: 1 ms at the pacing rate, {A['bbr'][2] if 'bbr' in A else '-'} datagrams after 4 s in this run) is the aggregate; now BBR's "
+      "quantum rules (conn_send.c `pacer_floor_pkts`, "
+      "tests/sim/test_media.c `test_bbr_bursts_within_send_quantum`).\n\n")
 w("## Per flow (frames received/sent, delays in ms)\n\n| cc | run | flow | frames | avg | p99 | max | floor avg | excess avg | path failed |\n|---|---|---|---|---|---|---|---|---|---|\n")
 for (n, c) in S:
     m = M[(n, c)]
@@ -186,14 +291,11 @@ w("## Targets (bypass + bucket)\n\n")
 for c in ccs:
     for fl in ('audio', 'ld-video'):
         s = S[('bucket', c)][fl]
-        w(f"* {c} {fl}: average {s['avg']:.1f} ms vs floor {s['floor']:.1f} ms (excess {s['avg']-s['floor']:+.1f}, target <= 1.5): "
+        w(f"* {c} {fl}: average {s['avg']:.1f} ms vs floor {s['floor']:.1f} ms (excess {s['avg']-s['floor']:+.2f}, target <= 1.5): "
           f"{'met' if s['avg']-s['floor'] <= 1.5 else 'NOT met'}; max {s['max']:.1f} ms vs {longest*1e3+2+5:.0f} "
           f"(longest suspension + one-way + 5 ms): {'met' if s['max'] <= longest*1e3+7 else 'NOT met'}\n")
     if c == 'bbr' and S[('bucket', c)]['ld-video']['avg'] - S[('bucket', c)]['ld-video']['floor'] > 1.5:
-        w("  (a qlog of the bucket run with BBR, `qlog = DIR` in the ini, shows: after a suspension BBR paces the held HD video out faster than "
-          "the link drains it, and an ACK that left the receiver just before the next "
-          "suspension releases more HD video into it before any ACK is late; the LD frames "
-          "written in that suspension queue behind it)\n")
+        w("  (why: \"Why BBR sits further above the floor than CUBIC\" above)\n")
     w(f"* {c} HD video flowing: {S[('bucket', c)]['hd-video']['n']} frames received\n")
     w(f"* {c} bulk: {'met' if util_of(c)[2] >= 0.9 else 'NOT met'}\n")
 w("* path-failed events: " + ", ".join(f"{n}-{c} {M[(n, c)].group(7)}" for (n, c) in S) + "\n\n")

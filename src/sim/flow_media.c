@@ -252,6 +252,13 @@ static void clock_fire(void *ctx, qk_sim *sim, qk_time now)
 
 static const qk_sim_node_ops clock_ops = {NULL, clock_next, clock_fire};
 
+/* Pass the observer's datagrams on (qk_simq calls back with the flow). */
+static void on_send(void *ctx, qk_simq *q, bool server, const qk_datagram *d, qk_time now)
+{
+    qk_simm *m = ctx;
+    m->cfg.on_send(m->cfg.send_ctx, q, server, d, now);
+}
+
 qk_simm *qk_simm_new(qk_sim *sim, int client_host, int server_host, uint16_t port,
                      const qk_simm_cfg *cfg, int *err)
 {
@@ -269,6 +276,7 @@ qk_simm *qk_simm_new(qk_sim *sim, int client_host, int server_host, uint16_t por
         m->r.f[i].name = DEFS[i].name;
     }
     qk_simq_cfg qc = {.upload = true,
+                      .on_send = cfg->on_send ? on_send : NULL,
                       .cc = cfg->cc,
                       .start_ns = cfg->start_ns,
                       .keep_open = true,

@@ -28,6 +28,8 @@ typedef struct qk_simm_cfg {
     qk_time path_failed_ns;   /**< qk_config.path_failed_ns (0 = default) */
     FILE *frames_csv;         /**< per-frame rows "flow,frame,bytes,sent_s,recv_s", or NULL */
     const char *qlog_dir;
+    qk_simq_send_fn on_send; /**< observer of every datagram (tests), or NULL */
+    void *send_ctx;          /**< for on_send */
 } qk_simm_cfg;
 
 /** One media flow's results. */

@@ -193,6 +193,71 @@ static void test_hold_free_on_working_path(void **state)
     assert_true(on <= off * 1.02);
 }
 
+/* Data datagrams the media sender hands over at one instant (back to back),
+ * from from_ns on. */
+typedef struct burst_ctx {
+    qk_time from_ns, last_ns;
+    uint32_t run, max_run;
+    uint64_t data_pkts;
+} burst_ctx;
+
+static void burst_on_send(void *ctx, qk_simq *q, bool server, const qk_datagram *d, qk_time now)
+{
+    burst_ctx *b = ctx;
+    (void)q;
+    if (server || now < b->from_ns || d->len < 1000) return; /* ACKs and audio are small */
+    b->run = now == b->last_ns ? b->run + 1 : 1;
+    b->last_ns = now;
+    if (b->run > b->max_run) b->max_run = b->run;
+    b->data_pkts++;
+}
+
+/* Media with BBR and the bypass over 50 Mbit/s, 2 ms each way, 200 ms
+ * suspensions 10 ms apart from 4 s (media-wifi's worst stretch, once BBR has
+ * left Startup). When the link resumes the held video may go, and the pacer
+ * lets only BBR's send quantum leave back to back (draft-ietf-ccwg-bbr
+ * §5.6.3: 1 ms at the pacing rate, ~60 Mbit/s here: 5 datagrams), not the
+ * 10-datagram initial-window burst of a window-based controller (RFC 9002
+ * §7.7) that it allowed before (conn_send.c pacer_floor_pkts): those extra
+ * datagrams sat in the link queue ahead of the urgent frames written in the
+ * next suspension. */
+static void test_bbr_bursts_within_send_quantum(void **state)
+{
+    (void)state;
+    qk_sim_link_cfg l = quic_env_link();
+    l.rate_bps = 50000000;
+    l.delay_ns = 2 * MS;
+    l.limit_bytes = 0;
+    l.suspend_start_ns = 4 * SEC;
+    l.suspend_period_ns = 210 * MS;
+    l.suspend_ns = 200 * MS;
+    l.suspend_count = 8;
+    quic_env e;
+    assert_int_equal(quic_env_init(&e, 3, &l, &l), 0);
+    burst_ctx b = {.from_ns = 4 * SEC};
+    qk_simm_cfg c = {.cc = QK_CONFIG_CC_BBR,
+                     .duration_ns = 6 * SEC,
+                     .bypass_limit = 5,
+                     .on_send = burst_on_send,
+                     .send_ctx = &b};
+    int err = 0;
+    qk_simm *m = qk_simm_new(e.sim, e.a, e.b, 4433, &c, &err);
+    assert_non_null(m);
+    qk_sim_run(e.sim, 8 * SEC);
+    const qk_simm_result *r = qk_simm_result_get(m);
+    printf("bbr media: at most %u data datagrams back to back after 4 s (%llu sent), "
+           "HD %llu/%llu\n",
+           b.max_run, (unsigned long long)b.data_pkts, (unsigned long long)r->f[2].frames_received,
+           (unsigned long long)r->f[2].frames_sent);
+    assert_true(b.data_pkts > 300);
+    assert_true(b.max_run >= 2 && b.max_run <= 6);
+    for (int i = 0; i < QK_SIMM_FLOWS; i++)
+        assert_int_equal(r->f[i].frames_received, r->f[i].frames_sent);
+    assert_false(r->mismatch);
+    qk_sim_del(e.sim);
+    qk_simm_del(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -200,6 +265,7 @@ int main(void)
         cmocka_unit_test(test_dead_path_failed_in_time),
         cmocka_unit_test(test_urgent_leads_suspended_queue),
         cmocka_unit_test(test_hold_free_on_working_path),
+        cmocka_unit_test(test_bbr_bursts_within_send_quantum),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

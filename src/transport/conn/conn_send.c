@@ -714,6 +714,22 @@ static bool fill_ok(const qk_conn *c)
     return c->handshake_confirmed && !c->cc.pacing_rate_bytes_per_s && !marks_per_packet(c);
 }
 
+/* The least pacer bucket depth, in datagrams. RFC 9002 §7.7 caps a burst at
+ * the initial window (QK_PACER_DEFAULT_BURST_PKTS) for a window-based
+ * controller. A rate-based one (BBR) sizes its own aggregates:
+ * draft-ietf-ccwg-bbr §5.6.3 C.send_quantum, 1 ms at the pacing rate and at
+ * least 2 SMSS, so no floor above it. With the initial-window floor BBR at
+ * ~60 Mbit/s (quantum 5 datagrams) sent 10 back to back after every pause,
+ * e.g. when a Wi-Fi suspension ends (docs/experiments/media.md). RFC 9331
+ * §4.3: an L4S sender keeps its bursts within the L queue's ~1 ms marking
+ * threshold (QK_PACER_L4S_BURST_PKTS). */
+static uint64_t pacer_floor_pkts(const qk_conn *c)
+{
+    if (c->cfg->cc == QK_CONFIG_CC_PRAGUE) return QK_PACER_L4S_BURST_PKTS;
+    if (c->cc.pacing_rate_bytes_per_s) return 1; /* the controller's quantum rules */
+    return QK_PACER_DEFAULT_BURST_PKTS;
+}
+
 /* RFC 9002 §7, §7.7: the congestion window has room (cwnd_room_bytes) and
  * the pacer lets a datagram go now (else c->pacing_wait says when). */
 static bool cc_allows(qk_conn *c, qk_time now)
@@ -724,10 +740,7 @@ static bool cc_allows(qk_conn *c, qk_time now)
         qk_pacer_set_slow_start(&c->pacer, c->cc.state == QK_CC_SLOW_START);
         qk_pacer_set_window_limited(&c->pacer, c->cwnd_limited);
         uint64_t burst = qk_ackfreq_pacer_burst_pkts(&c->af);
-        /* RFC 9331 §4.3: an L4S sender keeps its bursts within the L queue's
-         * ~1 ms marking threshold (QK_PACER_L4S_BURST_PKTS). */
-        uint64_t floor = c->cfg->cc == QK_CONFIG_CC_PRAGUE ? QK_PACER_L4S_BURST_PKTS
-                                                           : QK_PACER_DEFAULT_BURST_PKTS;
+        uint64_t floor = pacer_floor_pkts(c);
         qk_pacer_set_burst_pkts(&c->pacer, burst > floor ? burst : floor);
         /* A rate-based controller (BBR) sets the pacing rate itself. */
         qk_time when =

@@ -128,8 +128,10 @@ qk_time qk_pacer_next_send_time(qk_pacer *p, qk_time now, uint64_t cwnd_bytes, q
  * Earliest send time at a rate the congestion controller chose (BBR,
  * draft-ietf-ccwg-bbr §5.6.2: the pacer follows C.pacing_rate, no gain
  * applied), with a bucket depth of max(quantum_bytes, burst_pkts
- * datagrams) (§5.6.3 C.send_quantum; the burst floor keeps a sender
- * whose timer is coarse at its rate). rate_bytes_per_s == 0 disables
+ * datagrams) (§5.6.3 C.send_quantum; a connection sets burst_pkts to 1
+ * for such a controller, conn_send.c pacer_floor_pkts, unless ACK-frequency
+ * burst mode asks for more; a late wake-up still earns the lateness
+ * allowance, qk_pacer_set_late_max). rate_bytes_per_s == 0 disables
  * pacing. Never fails.
  */
 qk_time qk_pacer_next_send_time_rate(qk_pacer *p, qk_time now, uint64_t rate_bytes_per_s,
