@@ -17,7 +17,8 @@
 #   queue occupancy comes from its 1 ms samples (mean and p99, packets).
 #   At 10 Gbit/s also dctcp-k20: DCTCP with K = 20 packets (not the issue's 65).
 #   Then shorter diagnostic runs at 1 Gbit/s (until DIAG_RPCS (2000) 1 MB
-#   RPCs) for the sharing among the window-limited DCTCP flows: the two
+#   RPCs) for the sharing among the window-limited DCTCP flows: as it is
+#   (dctcp), the two
 #   senders' hosts swapped (dctcp-hosts), seeded per-packet jitter of 10 us
 #   on the access links (dctcp-jitter, seeds 1-3; cubic-jitter), ACK
 #   frequency auto (dctcp-af). DIAG=0 skips them.
@@ -176,7 +177,7 @@ diag_row() {
     diag_line "$row" "$s" "$dir" >"$tmp/diag-$row.csv"
 }
 diag_rpcs=${DIAG_RPCS:-2000}
-diag_rows="dctcp-hosts dctcp-jitter-s1 dctcp-jitter-s2 dctcp-jitter-s3 cubic-jitter-s1 dctcp-af"
+diag_rows="dctcp dctcp-hosts dctcp-jitter-s1 dctcp-jitter-s2 dctcp-jitter-s3 cubic-jitter-s1 dctcp-af"
 [[ ${DIAG:-1} != 0 ]] || diag_rows=
 diag=$tmp/diag.csv
 
@@ -203,7 +204,6 @@ else
     for p in "${pids[@]}"; do wait "$p"; done
     echo "row,seed,rpcs_1m,bulk1_mbps,bulk1_marks_mb,rpc1m1_mbps,rpc1m1_marks_mb,bulk2_mbps,bulk2_marks_mb,rpc1m2_mbps,rpc1m2_marks_mb,rpc10k_mbps,s1_p50_ms,s2_p50_ms,p999_ms,access_max_queue_bytes" >"$diag"
     if [[ -n $diag_rows ]]; then
-        diag_line dctcp "$seed" "$tmp/1g-dctcp" >>"$diag"
         for r in $diag_rows; do cat "$tmp/diag-$r.csv"; done >>"$diag"
     fi
     cp "$diag" "$out/incast-diag.csv"
@@ -235,7 +235,7 @@ done
 # diag_report: the diagnostic runs' table and what they show (from $diag)
 diag_report() {
     echo "**Why the window-limited DCTCP connections do not share equally: diagnostic runs.** The"
-    echo "same 1 Gbit/s DCTCP scenario, each run until $diag_rpcs 1 MB RPCs (dctcp: the full run above):"
+    echo "same 1 Gbit/s DCTCP scenario, each run until $diag_rpcs 1 MB RPCs (dctcp: as in the table above):"
     echo "dctcp-hosts swaps the two senders' hosts (the connections listed first in incast.ini then"
     echo "run from s2); dctcp-jitter-sN adds a seeded random delay of 0-10 us to every packet on the"
     echo "access links (about one packet's serialization time at the bottleneck, FIFO order per"
@@ -254,7 +254,7 @@ diag_report() {
             split(r["dctcp"], a, ","); split(r["dctcp-hosts"], b, ",")
             same = 1; for (i = 4; i <= 12; i++) if (a[i] != b[i]) same = 0
             if ("dctcp-hosts" in r)
-                printf "- Swapping the hosts %s: the connection listed first keeps the larger share whichever host it runs from, so the host and its access links play no part; the order in which the connections are created and start (all at t = 0) decides which one ends up ahead.\n", (same ? "changes none of the rates (same Mbit/s per connection as the dctcp run)" : "changes the rates (see the table)")
+                printf "- Swapping the hosts %s\n", (same ? "changes none of the rates (the same Mbit/s per connection as the dctcp run): the same connections stay ahead from the other host, so the hosts and their access links play no part; the connections differ only in the order in which they are created and start (all at t = 0)." : "changes the rates (see the table).")
             if (n > 1) {
                 mx = my = 0; for (i = 1; i <= n; i++) { mx += x[i]; my += y[i] } mx /= n; my /= n
                 sxy = sxx = syy = 0; for (i = 1; i <= n; i++) { sxy += (x[i] - mx) * (y[i] - my); sxx += (x[i] - mx) ^ 2; syy += (y[i] - my) ^ 2 }
