@@ -306,8 +306,8 @@ queue_model() {
             }
             bdp = 1e10 * 100e-6 / (1242 * 8); t = q["10g,cubic"] / 3
             for (k = 1; k <= 100 && k + 4 - amp(4, bdp, k) / 2 <= t; k++) kmax = k
-            printf "\nAt 10 Gbit/s the model puts the mean at K = 65 %.0f packets above a third of CUBIC%ss; it\n", 65 + 4 - amp(4, bdp, 65) / 2 - t, "\047"
-            printf "meets the third (%.1f packets) only for K <= %d packets (N = 4). The measured means follow\n", t, kmax
+            printf "\nAt 10 Gbit/s and K = 65 the model%ss mean is %.0f packets above a third of CUBIC%ss mean\n", "\047", 65 + 4 - amp(4, bdp, 65) / 2 - t, "\047"
+            printf "(%.1f packets); it is within that third only for K <= %d packets (N = 4). The measured means follow\n", t, kmax
             printf "the model, so nothing adds a standing queue beyond what DCTCP%ss step at K implies (no\n", "\047"
             printf "excess from pacing bursts, ACK frequency or the once-per-window reaction): the 10 Gbit/s\n"
             printf "queue target is out of reach at K = 65 by construction and met at K = 20 (dctcp-k20).\n"
