@@ -385,8 +385,9 @@ writes, so it sends about one ACK per flight (packets per ACK close to
 packets per RTT): a lost ACK leaves either sender silent until its PTO,
 and a lost last packet of a flight is found only by the next flight's ACK
 (RFC 9002 §6.1: only packets sent before an acknowledged one can be
-declared lost). The silences column counts both; they fall on the two
-senders alike. Swapping the receiver for \`quack get\` (same $small_mib MiB
+declared lost). The silences column counts both; per flight they come
+from the receiver and RFC 9002's rules alike for both senders (quack, with
+smaller flights, sends more flights per byte). Swapping the receiver for \`quack get\` (same $small_mib MiB
 download, netem seed 5):
 
 | receiver | quack sends (s) | ngtcp2 sends (s) | quack / ngtcp2 | receiver: packets per ACK (from quack / from ngtcp2) |
