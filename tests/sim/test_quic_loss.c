@@ -18,6 +18,10 @@
  * rate gap to ngtcp2 0.12 is its CUBIC and its overshoot of the window
  * (docs/perf.md "Random loss").
  *
+ * The mean window must also reach 80 % of the AIMD model of RFC 9438
+ * §4.3 at the run's own reduction rate (aimd_window_pkts): in flight /
+ * cwnd alone does not see a window that fills but grows too slowly.
+ *
  * The sender's loss machinery is checked on the same runs: no persistent
  * congestion (RFC 9002 §7.6: random loss never spans 3 PTOs without an
  * acknowledgement), no spurious loss and so no reordering window (RFC 8985
@@ -26,6 +30,8 @@
  * not reduce again), few PTOs (tail losses are found by the thresholds,
  * §6.1). Seed 7 loses the client's first Initial: the handshake takes over
  * a second there, and the test waits for the server's connection. */
+#include <math.h>
+
 #include "qk_test.h"
 #include "quic_env.h"
 #include "transport/conn/conn.h" /* the sender's recovery state */
@@ -33,6 +39,7 @@
 #define LOSS_P     0.05
 #define DELAY_NS   (25 * QK_NS_PER_MS)
 #define SIZE_BYTES (3u << 20)
+#define MDS_BYTES  1452
 
 static void loss_path(quic_env *e, uint64_t seed)
 {
@@ -67,20 +74,39 @@ static void sender_checks(qk_conn *s)
     assert_true(st.pto_count <= 10);
 }
 
-/* One download; returns mean in-flight / mean cwnd while the server sent. */
-static double window_use(uint64_t seed, double *goodput_bps)
+typedef struct loss_run {
+    double use;         /* mean bytes in flight / mean cwnd */
+    double goodput_bps; /* application bytes / completion time */
+    double cwnd_pkts;   /* mean cwnd, in datagrams */
+    double model_pkts;  /* aimd_window_pkts at the run's reduction rate */
+} loss_run;
+
+/* The mean window of AIMD(alpha, beta) with one reduction per 1/p packets
+ * sent (a sawtooth between beta W and W growing alpha datagrams per round
+ * trip): sqrt(alpha (1 + beta) / (2 (1 - beta) p)) datagrams. RFC 9438
+ * §4.3 sets CUBIC's Reno-friendly alpha = 3 (1 - beta) / (1 + beta) so that
+ * this equals Reno's sqrt(3 / (2 p)); at 5 % loss and 50 ms the window is
+ * 4-8 datagrams and CUBIC lives in that region (K is over a second). */
+static double aimd_window_pkts(double p)
+{
+    const double beta = 0.7, alpha = 3 * (1 - beta) / (1 + beta);
+    return sqrt(alpha * (1 + beta) / (2 * (1 - beta) * p));
+}
+
+/* One download: window use, goodput, mean window and its model. */
+static loss_run run_download(uint64_t seed)
 {
     quic_env e;
     loss_path(&e, seed);
     qk_simq_cfg c = {.size_bytes = SIZE_BYTES,
                      .cc = QK_CONFIG_CC_CUBIC,
                      .window_bytes = 16u << 20,
-                     .udp_payload_bytes = 1452};
+                     .udp_payload_bytes = MDS_BYTES};
     qk_simq *q = quic_env_flow(&e, 4433, &c);
     assert_non_null(q);
     qk_time t = QK_NS_PER_S, end = 200 * QK_NS_PER_S;
     qk_sim_run(e.sim, t); /* past the handshake and slow start */
-    double sum_flight = 0, sum_cwnd = 0;
+    double sum_flight = 0, sum_cwnd = 0, samples = 0;
     while (!qk_simq_result_get(q)->done && t < end) {
         t += QK_NS_PER_MS;
         qk_sim_run(e.sim, t);
@@ -90,14 +116,23 @@ static double window_use(uint64_t seed, double *goodput_bps)
         qk_conn_stats_get(s, &st);
         sum_flight += (double)st.bytes_in_flight;
         sum_cwnd += (double)st.cwnd_bytes;
+        samples++;
     }
     const qk_simq_result *r = qk_simq_result_get(q);
     assert_true(r->done);
-    sender_checks(qk_simq_server_conn(q));
+    qk_conn *s = qk_simq_server_conn(q);
+    sender_checks(s);
     assert_false(r->mismatch);
-    *goodput_bps = (double)SIZE_BYTES * 8 / ((double)r->completion_ns / 1e9);
+    qk_conn_stats st;
+    qk_conn_stats_get(s, &st);
+    loss_run out = {
+        .use = sum_cwnd > 0 ? sum_flight / sum_cwnd : 0,
+        .goodput_bps = (double)SIZE_BYTES * 8 / ((double)r->completion_ns / 1e9),
+        .cwnd_pkts = samples > 0 ? sum_cwnd / samples / MDS_BYTES : 0,
+        .model_pkts = aimd_window_pkts((double)st.congestion_events / (double)st.pkts_sent),
+    };
     quic_env_free(&e);
-    return sum_cwnd > 0 ? sum_flight / sum_cwnd : 0;
+    return out;
 }
 
 static void test_window_use_5pct_loss(void **s)
@@ -106,14 +141,27 @@ static void test_window_use_5pct_loss(void **s)
     static const uint64_t seeds[] = {3, 4, 7};
     for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
         uint64_t seed = seeds[i];
-        double gp;
-        double use = window_use(seed, &gp);
-        fprintf(stderr, "seed %llu: in flight / cwnd %.3f, goodput %.2f Mbit/s\n",
-                (unsigned long long)seed, use, gp / 1e6);
-        assert_true(use >= 0.95);
+        loss_run r = run_download(seed);
+        fprintf(stderr,
+                "seed %llu: in flight / cwnd %.3f, goodput %.2f Mbit/s, "
+                "mean cwnd %.2f datagrams, AIMD model %.2f (x%.2f)\n",
+                (unsigned long long)seed, r.use, r.goodput_bps / 1e6, r.cwnd_pkts, r.model_pkts,
+                r.cwnd_pkts / r.model_pkts);
+        assert_true(r.use >= 0.95);
         /* Reno-friendly CUBIC at p = 5 %: ~1.2 Mbit/s of 1.4 kB packets per
          * 50 ms (RFC 9438 §4.3); far below means the window collapsed. */
-        assert_true(gp >= 0.8e6);
+        assert_true(r.goodput_bps >= 0.8e6);
+        /* Between the reductions it takes, the window grows as RFC 9438
+         * §4.3 says: at least 80 % of the AIMD model at the run's own
+         * reduction rate (measured 0.87-0.89: each recovery period, RFC
+         * 9002 §7.3.2, grows nothing for a round trip, two here where the
+         * flight sent at the same virtual instant as the reduction counts
+         * as sent before it). The checks above do not see a window that
+         * stops growing (ACKs wrongly taken as app-limited, RFC 9002 §7.8;
+         * a recovery period that outlasts its round trip): in flight / cwnd stays high
+         * and goodput drops only a little at first. Reno-friendly growth cut
+         * to 0.75 alpha lands at 0.78. */
+        assert_true(r.cwnd_pkts >= 0.80 * r.model_pkts);
     }
 }
 

@@ -1,8 +1,9 @@
 /* qlog (qlog.c) through the caller's writer: every record is valid JSON-SEQ
  * (checked with jq), every event name is one of the qlog QUIC event schema
  * (draft-ietf-quic-qlog-quic-events-03) or quack's own "quack:" namespace,
- * every frame has its schema name (none "unknown"), and connection_closed
- * carries the codes and the reason. */
+ * every frame has its schema name (none "unknown"), connection_closed
+ * carries the codes and the reason, and a lost packet is logged at the
+ * time it was declared lost, with the window it left. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -183,11 +184,86 @@ static void test_qlog_freed_open(void **state)
     }
 }
 
+/* The time of a record: its "time" field in ms. */
+static double rec_time(const char *rec)
+{
+    const char *t = strstr(rec, "\"time\":");
+    assert_non_null(t);
+    return strtod(t + 7, NULL);
+}
+
+/* Under 5 % loss each way: every recovery:packet_lost record carries the
+ * time of the ACK or of the loss timer that declared it (RFC 9002 §6.1.2
+ * time-threshold losses are found by the timer, between records), and a
+ * recovery:metrics_updated with that time follows it at once, so the
+ * window reduction shows when it happens, not at the next packet sent.
+ * Stamped with the previous record's time, as before, a timer-declared
+ * loss appeared up to 9/8 RTT early and the reduction up to an RTT late.
+ * Returns the losses seen. */
+static int check_loss_records(const char *buf)
+{
+    int lost = 0;
+    for (const char *p = strchr(buf, '\x1e'); p; p = strchr(p + 1, '\x1e')) {
+        if (strncmp(strstr(p, "\"name\":\""), "\"name\":\"recovery:packet_lost\"", 29)) continue;
+        lost++;
+        double t = rec_time(p);
+        const char *q = strchr(p + 1, '\x1e');
+        bool metrics = false;
+        for (; q && rec_time(q) == t; q = strchr(q + 1, '\x1e'))
+            if (!strncmp(strstr(q, "\"name\":\""), "\"name\":\"recovery:metrics_updated\"", 33))
+                metrics = true;
+        if (!metrics) fail_msg("packet_lost at %.3f ms: no metrics_updated at that time", t);
+        if (q && rec_time(q) < t)
+            fail_msg("packet_lost at %.3f ms after a record at %.3f", t, rec_time(q));
+    }
+    return lost;
+}
+
+static void test_qlog_loss_stamped(void **state)
+{
+    (void)state;
+    memset(traces, 0, sizeof traces);
+    qk_pair p;
+    assert_int_equal(qk_pair_init(&p, 25 * QK_NS_PER_MS), 0);
+    p.ccfg.qlog_open = p.scfg.qlog_open = t_open;
+    p.ccfg.qlog_write = p.scfg.qlog_write = t_write;
+    p.ccfg.qlog_close = p.scfg.qlog_close = t_close;
+    uint64_t rng = 17;
+    assert_int_equal(qk_pair_start(&p), 0);
+    assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 5 * QK_NS_PER_S));
+    p.filter = qk_pair_loss5_filter;
+    p.filter_ctx = &rng;
+    uint64_t a;
+    assert_int_equal(qk_stream_open(p.cconn, true, &a), 0);
+    const size_t total = 1000000;
+    size_t wa = 0, ra = 0;
+    bool bad = false;
+    qk_pair_write_pattern(p.cconn, a, total, &wa);
+    qk_pair_flush(&p);
+    qk_time end = p.now + 60 * QK_NS_PER_S;
+    while (p.now < end && ra < total && qk_pair_step(&p)) {
+        if (p.sconn) qk_pair_read_pattern(p.sconn, a, &ra, &bad);
+        qk_pair_write_pattern(p.cconn, a, total, &wa);
+    }
+    assert_int_equal(ra, total);
+    assert_false(bad);
+    qk_conn_stats st;
+    qk_conn_stats_get(p.cconn, &st);
+    qk_pair_free(&p);
+    int lost = check_loss_records(traces[0].buf);
+    fprintf(stderr, "  client: %d packet_lost records, %llu packets lost\n", lost,
+            (unsigned long long)st.pkts_lost);
+    assert_true(lost >= 10);
+    assert_int_equal((uint64_t)lost, st.pkts_lost);
+    for (int i = 0; i < 2; i++) free(traces[i].buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_qlog_schema),
         cmocka_unit_test(test_qlog_freed_open),
+        cmocka_unit_test(test_qlog_loss_stamped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

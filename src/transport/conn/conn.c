@@ -764,8 +764,11 @@ void qk_conn_on_timeout(qk_conn *c, qk_time now)
     qk_conn_path_on_timeout(c, now);
     if (qk_recovery_next_timeout(&c->rec) <= now) {
         qk_recovery_timeout to;
+        c->qlog_last = now; /* packet_lost records: the timer's time, not the last record's */
         int trc = qk_recovery_on_timeout(&c->rec, now, &to);
         qk_conn_apply_deferred(c, now);
+        /* The reduction and the smaller bytes_in_flight, when they happen. */
+        if (trc == 0 && to.kind == QK_RECOVERY_TIMEOUT_LOSS) qk_qlog_metrics(c, now);
         if (trc == 0 && to.kind == QK_RECOVERY_TIMEOUT_PROBE) {
             c->sp[to.space].probes += to.probe_pkts;
             c->stats.pto_count++;

@@ -281,7 +281,8 @@ struct qk_conn {
     FILE *qlog;        /* stdio cookie stream over qk_config.qlog_write (qlog.c) */
     void *qlog_handle; /* what qk_config.qlog_open returned */
     qk_time qlog_start;
-    qk_time qlog_last;    /* time of the last qlog record (for events without a clock) */
+    qk_time qlog_last;    /* time of the last qlog record, or of the loss timer that fired:
+                           * events without a clock (packet_lost) are stamped with it */
     struct qk_conn *next; /* endpoint list */
     /* Owned by the endpoint (endpoint.c): the doubly linked list, the ready
      * list, the timer heap and handshake admission accounting. */
@@ -523,7 +524,8 @@ void qk_qlog_metrics(qk_conn *c, qk_time now);
 void qk_qlog_event(qk_conn *c, const char *name, const char *data_json, qk_time now);
 /* transport:parameters_set for the local or the peer's transport parameters. */
 void qk_qlog_params(qk_conn *c, bool local, const qk_tparams *tp, qk_time now);
-/* recovery:packet_lost, stamped with the time of the last record. */
+/* recovery:packet_lost, stamped with qlog_last: the time of the ACK or the loss timer
+ * that declared it (conn.c sets it before the timer runs). */
 void qk_qlog_lost(qk_conn *c, qk_pn_space space, uint64_t pn);
 /* connectivity:connection_closed with who closed, the codes and the reason. */
 void qk_qlog_closed(qk_conn *c, qk_time now);

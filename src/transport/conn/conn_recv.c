@@ -60,8 +60,11 @@ static int on_ack(qk_conn *c, const rx_ctx *rx, const qk_frame_ack *a)
                           .ce = a->ce};
     c->stats.ack_frames_received++;
     if (rx->space == QK_PN_SPACE_APP) qk_ackfreq_on_ack_received(&c->af, rx->now);
+    uint64_t lost0 = c->rec.stats.packets_lost;
     int rc = qk_recovery_on_ack_received(&c->rec, rx->space, &ar, rx->now);
     qk_conn_apply_deferred(c, rx->now); /* what the sink recorded inside the ACK loop */
+    /* qlog: a reduction is logged when it happens, also when nothing can be sent. */
+    if (c->rec.stats.packets_lost != lost0) qk_qlog_metrics(c, rx->now);
     qk_conn_feedback_on_ack(c, rx->now);
     if (rc < 0) return rc;
     if (rx->space == QK_PN_SPACE_APP && n) qk_ku_on_acked(&c->ku, ranges[0].largest, rx->now);
