@@ -23,6 +23,9 @@ void qk_stream_init(qk_stream *s, uint64_t id, const qk_stream_params *p)
     qk_recvbuf_raise_max_ranges(&s->recv, (size_t)((p->has_recv ? p->recv_max_data : 0) >> 10));
     s->fc.rule = (p->autotune_rule & 1) ? QK_FLOW_RULE_EPOCH : QK_FLOW_RULE_RTT2;
     s->fc.plain_doubling = (p->autotune_rule & 2) != 0;
+    /* A stream's window must not lag the sender's slow start either: while
+     * its delivery climbs it may reach 2x the sized target (flow.h). */
+    s->fc.climb_doubling = true;
     s->urgency = QK_STREAM_DEFAULT_URGENCY;
     s->pend_list = p->pend_list;
 }
