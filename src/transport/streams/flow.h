@@ -96,6 +96,7 @@ typedef struct qk_flow_rx {
     double held_avg_bytes;     /**< held_bytes averaged over ticks (gain 1/8) */
     uint64_t window_bytes;     /**< current window: next limit = consumed + window */
     uint64_t sent_limit_bytes; /**< max_data_bytes as of the last update (what the peer has) */
+    uint64_t hint_limit_bytes; /**< stream.c: the limit the peer nearly used up, once per limit */
     uint64_t initial_window_bytes;
     uint64_t max_window_bytes;  /**< auto-tuning cap */
     bool autotune;              /**< double the window when credit goes fast */
