@@ -505,6 +505,40 @@ static void test_startup_high_loss(void **state)
     assert_false(d.cc.in_recovery);
 }
 
+/* Extension (bbr.c exit_startup): packets sent in Startup and found lost
+ * after it ended (Drain) are the overshoot the exit answered, not a new
+ * loss round for the short-term bounds; a packet sent after the exit
+ * counts. With startup_loss_once off, the draft's rule: the same losses
+ * set bw_shortterm / inflight_shortterm at the end of the round. */
+static void test_startup_losses_once(void **state)
+{
+    (void)state;
+    for (int once = 1; once >= 0; once--) {
+        drv d;
+        drv_init(&d);
+        d.cc.u.bbr.startup_loss_once = once;
+        for (int i = 0; i < 10 && st(&d)->mode == QK_BBR_STARTUP; i++) ack(&d, RATE, 2 * BDP);
+        assert_int_equal(st(&d)->mode, QK_BBR_DRAIN);
+        assert_int_equal(st(&d)->startup_exit_ns, d.now);
+        /* 1 ms into Drain: 5 of the ~100 packets of Startup's last round
+         * (sent an RTT ago) are declared lost, 5%. */
+        ack_ex(&d, RATE, 2 * BDP, RTT, false, false);
+        for (uint64_t k = 0; k < 5; k++) lose(&d, 7000 + 2 * k, 100 * MDS, d.lost);
+        assert_int_equal(st(&d)->is_loss_in_round, !once);
+        ack(&d, RATE * 6 / 10, BDP / 2);
+        if (once) {
+            assert_true(st(&d)->bw_shortterm == QK_BBR_INF);
+            assert_true(st(&d)->inflight_shortterm == QK_BBR_INF);
+        } else {
+            assert_true(st(&d)->inflight_shortterm != QK_BBR_INF);
+        }
+        /* A packet sent after the exit (now - RTT is past it) counts. */
+        d.now += RTT;
+        lose(&d, 9000, BDP, d.lost);
+        assert_true(st(&d)->is_loss_in_round);
+    }
+}
+
 static void test_recovery_restores_cwnd(void **state)
 {
     (void)state;
@@ -604,6 +638,7 @@ int main(void)
         cmocka_unit_test(test_loss_gate),
         cmocka_unit_test(test_probe_rtt),
         cmocka_unit_test(test_startup_high_loss),
+        cmocka_unit_test(test_startup_losses_once),
         cmocka_unit_test(test_recovery_restores_cwnd),
         cmocka_unit_test(test_persistent_congestion),
         cmocka_unit_test(test_idle_restart),

@@ -295,7 +295,7 @@ static void test_caps_and_budget_invariants(void **state)
 
 /* Sizing: on a trigger the window grows to min(2w, 2 x delivery per sizing
  * RTT), the delivery measured since a checkpoint 0.5-1.5 sizing RTT old, as
- * the smaller of bytes received and bytes read; the sizing RTT is
+ * the growth of the highest offset received; the sizing RTT is
  * min(srtt, min_rtt + min(1 ms, min_rtt / 4)). Arithmetic below with srtt =
  * 10 ms (checkpoints >= 5 ms apart, 2.5 ms once the sizing RTT is 5 ms). */
 static void test_sizing(void **state)
@@ -349,6 +349,43 @@ static void test_sizing(void **state)
     assert_int_equal(qk_flow_rx_on_data(&sh, 1000, NULL), 0);
     assert_int_equal(qk_flow_rx_on_consumed(&sh, 1000), 0);
     assert_int_equal(qk_flow_rx_update(&sh, 2 * MS, srtt), 1000 + 1250);
+}
+
+/* Under loss (the tunnel's 1 % path): the peer used up its credit, but the
+ * reads stalled behind a gap, so the credit did not go "fast" by the timing
+ * rule (read 25 ms after the update, srtt 10 ms). The window still grows:
+ * the peer was blocked by it. The delivery is what arrived since the
+ * checkpoint at 6 ms: 1000 in 19 ms = 526.3 per 10 ms; the held bytes
+ * (average 300) take the sizing factor too: 2 x (526.3 + 300) = 1652. */
+static void test_sizing_under_loss(void **state)
+{
+    (void)state;
+    const qk_time srtt = 10 * MS;
+    qk_flow_rx rx;
+    qk_flow_rx_init(&rx, 1000, 1u << 20, true, NULL);
+    qk_flow_rx_update(&rx, 0, srtt);
+    qk_flow_rx_tick(&rx, 6 * MS, srtt); /* checkpoint: nothing arrived yet */
+    assert_int_equal(qk_flow_rx_on_data(&rx, 1000, NULL), 0);
+    assert_int_equal(qk_flow_rx_on_consumed(&rx, 1000), 0);
+    rx.held_avg_bytes = 300;
+    assert_int_equal(qk_flow_rx_update(&rx, 25 * MS, srtt), 1000 + 1652);
+    assert_int_equal(rx.window_bytes, 1652);
+    assert_int_equal(rx.sent_limit_bytes, 2652);
+    /* The peer stops 300 short of that limit (more than an eighth of the
+     * window left), read late again: not blocked, not fast, no growth. */
+    qk_flow_rx_tick(&rx, 31 * MS, srtt);
+    assert_int_equal(qk_flow_rx_on_data(&rx, 2352, NULL), 0);
+    assert_int_equal(qk_flow_rx_on_consumed(&rx, 1352), 0);
+    assert_int_equal(qk_flow_rx_update(&rx, 60 * MS, srtt), 2352 + 1652);
+    assert_int_equal(rx.window_bytes, 1652);
+    /* plain_doubling keeps the peers' timing rules alone (no blocked trigger). */
+    qk_flow_rx pd;
+    qk_flow_rx_init(&pd, 1000, 1u << 20, true, NULL);
+    pd.plain_doubling = true;
+    qk_flow_rx_update(&pd, 0, srtt);
+    assert_int_equal(qk_flow_rx_on_data(&pd, 1000, NULL), 0);
+    assert_int_equal(qk_flow_rx_on_consumed(&pd, 1000), 0);
+    assert_int_equal(qk_flow_rx_update(&pd, 25 * MS, srtt), 1000 + 1000);
 }
 
 /* Feed rx: n more bytes arrive and are read, then an update at t. */
@@ -553,6 +590,7 @@ int main(void)
         cmocka_unit_test(test_epoch_rule_exact),
         cmocka_unit_test(test_slow_reader_caps_window),
         cmocka_unit_test(test_sizing),
+        cmocka_unit_test(test_sizing_under_loss),
         cmocka_unit_test(test_climb_doubling),
         cmocka_unit_test(test_stream_sized_by_connection),
         cmocka_unit_test(test_caps_and_budget_invariants),

@@ -36,6 +36,7 @@ void qk_flow_rx_init(qk_flow_rx *rx, uint64_t initial_window_bytes, uint64_t max
     rx->window_bytes = initial_window_bytes;
     rx->initial_window_bytes = initial_window_bytes;
     rx->peak_credit_bytes = initial_window_bytes;
+    rx->sent_limit_bytes = initial_window_bytes;
     rx->max_window_bytes =
         max_window_bytes > initial_window_bytes ? max_window_bytes : initial_window_bytes;
     rx->autotune = autotune;
@@ -149,16 +150,20 @@ static void checkpoint(qk_flow_rx *rx, qk_time now, qk_time rtt_ns)
     rx->cp_consumed_bytes[1] = rx->consumed_bytes;
 }
 
-/* Delivery since the older checkpoint (the smaller of bytes read and new
- * bytes received: a read burst after a hole is filled is not link rate),
- * scaled to bytes per sizing RTT. */
+/* Delivery since the older checkpoint, scaled to bytes per sizing RTT: the
+ * growth of the highest offset received, i.e. what the path carried. Not
+ * the bytes read: under random loss a gap holds back every byte behind it
+ * until its retransmission arrives (about one RTT), so reads come in bursts
+ * out of phase with arrivals, and the smaller of the two over a checkpoint
+ * interval (what this used to take) read 5-30 % of the link rate at 1 %
+ * loss (100 Mbit/s x 50 ms), which held the window, and the sender, to
+ * ~60 % of the link. A slow reader is caught by the kept-up test instead
+ * (autotune()), and when it is the limit arrivals follow its reads. */
 static double delivery_since(const qk_flow_rx *rx, qk_time now, qk_time rtt)
 {
     qk_time dt = now - rx->cp_ns[0];
     uint64_t arrived = rx->received_bytes - rx->cp_received_bytes[0];
-    uint64_t used = rx->consumed_bytes - rx->cp_consumed_bytes[0];
-    uint64_t delivered = arrived < used ? arrived : used;
-    return dt ? (double)delivered * (double)rtt / (double)dt : 0;
+    return dt ? (double)arrived * (double)rtt / (double)dt : 0;
 }
 
 static double delivery_per_rtt(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
@@ -200,6 +205,22 @@ static bool credit_went_fast(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
     return (rx->early_updates ? 4 : 2) * used >= w && now - rx->last_update_ns < 2 * srtt_ns;
 }
 
+/* Did the peer use (nearly) all the credit it had? The highest offset
+ * received is within an eighth of a window of the limit: the sender was
+ * blocked by this window, whatever the reads did. Under loss the
+ * credit-went-fast test misses it: the reads stall behind each gap for
+ * about an RTT, so the window that blocks the sender is not consumed
+ * "fast" (at 1 % loss on 100 Mbit/s x 50 ms it held a 443 KB window for
+ * 0.6 s of slow start while the sender waited for credit). */
+static bool peer_used_credit(const qk_flow_rx *rx)
+{
+    /* The limit the peer had: a stream's limit may have moved with the reads
+     * (stream.c regrant_credit) before this update runs. */
+    uint64_t limit = rx->sent_limit_bytes;
+    uint64_t left = limit > rx->received_bytes ? limit - rx->received_bytes : 0;
+    return 8 * left <= rx->window_bytes;
+}
+
 static void autotune(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
 {
     if (!rx->autotune || !rx->updated_once || srtt_ns == 0) return;
@@ -209,7 +230,9 @@ static void autotune(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
     double conn_sized = 0;
     if (rx->parent && rx->parent->updated_once)
         conn_sized = QK_FLOW_SIZE_RTTS * delivery_since(rx->parent, now, sizing_rtt(rx, srtt_ns));
-    bool fast = credit_went_fast(rx, now, srtt_ns);
+    /* The peers' rules alone with plain doubling (docs/experiments/flow-control.md
+     * compares them); quack's sizing also grows a window the peer used up. */
+    bool fast = credit_went_fast(rx, now, srtt_ns) || (!rx->plain_doubling && peer_used_credit(rx));
     /* A reader that leaves more than a quarter window unread is the limit,
      * not the window: no growth (the backpressure the yamux seed describes).
      * Bytes held behind a gap (a lost packet) cannot be read: not the reader. */
@@ -225,14 +248,18 @@ static void autotune(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
      * RTT, so it still grows ~1.5x per update (one per ~2/3 RTT); once the
      * link (or a slow reader) is the limit, it stops near 2 x rate x base
      * RTT, where plain doubling overshoots to 4-8x. */
-    double sized = (rx->early_updates ? QK_FLOW_SIZE_RTTS_EARLY : QK_FLOW_SIZE_RTTS) * rate_rtt;
     /* Under loss the window must also cover what waits behind each gap until
      * its retransmission arrives (about one RTT of data at 1 % random loss):
-     * the credit for it is spent but cannot be read, so without this the
-     * window settles where it limits the sender to ~1/2.2 x window per RTT.
-     * The average (not one loss burst's peak: a slow-start overshoot would
-     * then leave the window at 3.5 BDP), at most one more RTT of delivery. */
-    sized += rx->held_avg_bytes < rate_rtt ? rx->held_avg_bytes : rate_rtt;
+     * the credit for it is spent but cannot be read. The average (not one
+     * loss burst's peak: a slow-start overshoot would then leave the window
+     * at 3.5 BDP), at most one more RTT of delivery. It takes the same
+     * factor as the delivery: the update goes out when half the window is
+     * left, and that half must still cover the pipe and what is held (with
+     * the held bytes counted once, the window settled near 1.9 BDP at 1 %
+     * loss and limited the sender to ~65 % of the link). */
+    double held = rx->held_avg_bytes < rate_rtt ? rx->held_avg_bytes : rate_rtt;
+    double sized =
+        (rx->early_updates ? QK_FLOW_SIZE_RTTS_EARLY : QK_FLOW_SIZE_RTTS) * (rate_rtt + held);
     /* Climbing (slow start: the congestion window is about 2x the delivery
      * of the last RTT and doubles again in the next): up to 2x sized. */
     if (rx->climb_doubling && climbing) sized *= 2;
@@ -264,6 +291,7 @@ uint64_t qk_flow_rx_update(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)
         rx->peak_credit_bytes = rx->max_data_bytes - rx->consumed_bytes;
     rx->last_update_ns = now;
     rx->last_update_consumed_bytes = rx->consumed_bytes;
+    rx->sent_limit_bytes = rx->max_data_bytes;
     rx->updated_once = true;
     qk_flow_rx_tick(rx, now, srtt_ns);
     return rx->max_data_bytes;

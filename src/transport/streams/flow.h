@@ -89,12 +89,14 @@ typedef enum qk_flow_rule {
 
 /** Receive side: the limit we advertise to the peer. */
 typedef struct qk_flow_rx {
-    uint64_t max_data_bytes; /**< limit advertised (MAX_DATA / MAX_STREAM_DATA) */
-    uint64_t received_bytes; /**< highest offset received (sum for a connection) */
-    uint64_t consumed_bytes; /**< bytes delivered to the application */
-    uint64_t held_bytes;     /**< received beyond a gap, not yet readable (caller sets) */
-    double held_avg_bytes;   /**< held_bytes averaged over ticks (gain 1/8) */
-    uint64_t window_bytes;   /**< current window: next limit = consumed + window */
+    uint64_t max_data_bytes;   /**< limit advertised (MAX_DATA / MAX_STREAM_DATA) */
+    uint64_t received_bytes;   /**< highest offset received (sum for a connection) */
+    uint64_t consumed_bytes;   /**< bytes delivered to the application */
+    uint64_t held_bytes;       /**< received beyond a gap, not yet readable (caller sets) */
+    double held_avg_bytes;     /**< held_bytes averaged over ticks (gain 1/8) */
+    uint64_t window_bytes;     /**< current window: next limit = consumed + window */
+    uint64_t sent_limit_bytes; /**< max_data_bytes as of the last update (what the peer has) */
+    uint64_t hint_limit_bytes; /**< stream.c: the limit the peer nearly used up, once per limit */
     uint64_t initial_window_bytes;
     uint64_t max_window_bytes;  /**< auto-tuning cap */
     bool autotune;              /**< double the window when credit goes fast */

@@ -23,6 +23,9 @@ void qk_stream_init(qk_stream *s, uint64_t id, const qk_stream_params *p)
     qk_recvbuf_raise_max_ranges(&s->recv, (size_t)((p->has_recv ? p->recv_max_data : 0) >> 10));
     s->fc.rule = (p->autotune_rule & 1) ? QK_FLOW_RULE_EPOCH : QK_FLOW_RULE_RTT2;
     s->fc.plain_doubling = (p->autotune_rule & 2) != 0;
+    /* A stream's window must not lag the sender's slow start either: while
+     * its delivery climbs it may reach 2x the sized target (flow.h). */
+    s->fc.climb_doubling = true;
     s->urgency = QK_STREAM_DEFAULT_URGENCY;
     s->pend_list = p->pend_list;
 }
@@ -90,6 +93,22 @@ static void recv_update_state(qk_stream *s)
     }
 }
 
+/* The peer is about to run out of credit (its highest offset within an
+ * eighth of a window of the limit) while the reads may stall behind a gap:
+ * let the tuner look now (flow.c peer_used_credit), not when the reads
+ * catch up about an RTT later (under random loss that made every window
+ * step take two RTTs in slow start). Once per limit; RFC 9000 §4.2 leaves
+ * when to send MAX_STREAM_DATA to the receiver. */
+static void credit_nearly_used(qk_stream *s)
+{
+    qk_flow_rx *fc = &s->fc;
+    if (!fc->autotune || fc->plain_doubling || s->recv_state != QK_RECV_RECV) return;
+    if (fc->hint_limit_bytes == s->recv.limit) return;
+    if (8 * (s->recv.limit - s->recv.max_off) > s->recv_window_bytes) return;
+    fc->hint_limit_bytes = s->recv.limit;
+    qk_stream_set_pending(s, QK_STREAM_PEND_MAX_STREAM_DATA);
+}
+
 int qk_stream_on_stream(qk_stream *s, uint64_t off, const uint8_t *data, size_t len, bool fin)
 {
     if (s->recv_state == QK_RECV_NONE) return QK_ERR_STREAM_STATE; /* RFC 9000 §19.8 */
@@ -105,6 +124,7 @@ int qk_stream_on_stream(qk_stream *s, uint64_t off, const uint8_t *data, size_t 
     int rc = qk_recvbuf_insert(&s->recv, off, data, len, fin);
     if (rc) return rc;
     recv_update_state(s);
+    credit_nearly_used(s);
     return 0;
 }
 
