@@ -231,12 +231,12 @@ static void test_autotune_under_loss(void **s)
     (void)s;
     uint64_t fixed = lossy_goodput(31, -1), tuned = lossy_goodput(31, 1);
     assert_true(fixed > 0);
-    /* The rule sized by delivery alone gave 33.5 Mbit/s. 0.9 until the pacer
-     * let BBR burst only its send quantum (conn_send.c pacer_floor_pkts):
-     * that raised the fixed window's goodput on this seed from 86.6 to 92.6
-     * Mbit/s (seeds 32-35: 87-95 before and after) and left the tuned one at
-     * 79.9. */
-    assert_true((double)tuned >= 0.85 * (double)fixed);
+    /* The rule sized by delivery alone gave 33.5 Mbit/s; with the tuner
+     * measuring arrivals and sizing held bytes by 2x (flow.c) the tuned
+     * window carries 93.3 vs the fixed window's 93.1 Mbit/s on this seed.
+     * (Between the two merges of session 7 the tuned run was at 79.9 vs
+     * 92.6 and this bound was briefly 0.85.) */
+    assert_true((double)tuned >= 0.9 * (double)fixed);
 }
 
 /* The same lossy path over a whole 20 MiB download, slow start included
