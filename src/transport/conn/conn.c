@@ -338,6 +338,7 @@ void qk_conn_del(qk_conn *c)
     if (!c) return;
     for (size_t i = 0; i < QK_CONN_MAX_LOCAL_CIDS; i++)
         if (c->lcid[i].active) qk_conn_env_remove_cid(c, &c->lcid[i].cid);
+    qk_cid_linger_expire(c, QK_TIME_INFINITE);
     for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++)
         if (c->rcid[i].has_token) qk_conn_env_remove_reset_token(c, c->rcid[i].reset_token);
     if (c->is_server && !c->handshake_complete) qk_conn_env_remove_cid(c, &c->initial_dcid);
@@ -730,12 +731,15 @@ qk_time qk_conn_next_timeout(const qk_conn *c)
     if (ka < t) t = ka;
     qk_time fb = feedback_deadline(c);
     if (fb < t) t = fb;
+    qk_time lg = qk_cid_linger_deadline(c);
+    if (lg < t) t = lg;
     return t;
 }
 
 void qk_conn_on_timeout(qk_conn *c, qk_time now)
 {
     if (c->state == QK_CONN_CLOSED) return;
+    qk_cid_linger_expire(c, now); /* retired CIDs past their 3 PTO (cid.c) */
     if (c->state >= QK_CONN_CLOSING) {
         if (now >= c->close_deadline) qk_conn_enter_closed(c, now);
         return;

@@ -32,6 +32,7 @@
 #define QK_CONN_MAX_LOCAL_CIDS    8
 #define QK_CONN_MAX_REMOTE_CIDS   8
 #define QK_CONN_MAX_RETIRING      16  /* RFC 9000 §5.1.2: >= 2x active_connection_id_limit */
+#define QK_CONN_MAX_LINGER_CIDS   8   /* our retired CIDs still routed here (cid.c) */
 #define QK_CONN_TOKEN_MAX         256 /* client: Retry / NEW_TOKEN token we echo */
 #define QK_CONN_CRYPTO_BUF_BYTES  (64 * 1024) /* RFC 9000 §7.5: at least 4096 */
 #define QK_CONN_MAX_ACK_RANGES_IN 256         /* ranges of a received ACK we process */
@@ -56,6 +57,14 @@ typedef struct qk_local_cid {
     bool active;
     bool send_pending; /* NEW_CONNECTION_ID to (re)send */
 } qk_local_cid;
+
+/* One of our CIDs the peer retired, still routed to this connection until
+ * expire_at so that packets reordered behind the RETIRE_CONNECTION_ID are
+ * processed, never answered with a stateless reset (cid.c). */
+typedef struct qk_linger_cid {
+    qk_cid cid;
+    qk_time expire_at;
+} qk_linger_cid;
 
 typedef struct qk_remote_cid {
     qk_cid cid;
@@ -176,6 +185,8 @@ struct qk_conn {
     bool have_server_scid; /* client: switched DCID to the server's scid */
     qk_retiring_cid retiring[QK_CONN_MAX_RETIRING];
     size_t n_retiring;
+    qk_linger_cid linger[QK_CONN_MAX_LINGER_CIDS];
+    size_t n_linger;
     qk_cid initial_dcid; /* DCID of the client's (current) Initials: Initial keys, server demux */
     qk_cid retry_scid;   /* SCID of the Retry (client: to check; server: tparam) */
     bool retried;        /* a Retry was processed (client) / validated our Retry (server) */
@@ -423,8 +434,14 @@ int qk_cid_issue(qk_conn *c);
 void qk_cid_encode_server_id(const qk_config *cfg, qk_cid *cid);
 /* NEW_CONNECTION_ID from the peer. Returns 0 or a QK_ERR_* transport error. */
 int qk_cid_on_new(qk_conn *c, const qk_frame_new_cid *f);
-/* RETIRE_CONNECTION_ID for one of ours; dcid is the packet's DCID. */
-int qk_cid_on_retire(qk_conn *c, const uint8_t *dcid, size_t dcid_len, uint64_t seq);
+/* RETIRE_CONNECTION_ID for one of ours; dcid is the packet's DCID. The
+ * retired CID stays routed to c for 3 PTO (qk_cid_linger_expire). */
+int qk_cid_on_retire(qk_conn *c, const uint8_t *dcid, size_t dcid_len, uint64_t seq, qk_time now);
+/* Unroute the retired CIDs whose linger time is over (all with now =
+ * QK_TIME_INFINITE, as qk_conn_del does). */
+void qk_cid_linger_expire(qk_conn *c, qk_time now);
+/* When the next retired CID is unrouted (QK_TIME_INFINITE: none lingers). */
+qk_time qk_cid_linger_deadline(const qk_conn *c);
 void qk_cid_on_retire_acked(qk_conn *c, uint64_t seq);
 void qk_cid_on_retire_lost(qk_conn *c, uint64_t seq);
 /* True when the datagram ends with the reset token of a peer CID (RFC 9000 §10.3.1). */

@@ -289,7 +289,7 @@ static int dispatch(qk_conn *c, const rx_ctx *rx, const qk_frame *f)
                                              f->u.max.max);
     case QK_FT_NEW_CONNECTION_ID: return qk_cid_on_new(c, &f->u.new_cid);
     case QK_FT_RETIRE_CONNECTION_ID:
-        return qk_cid_on_retire(c, rx->dcid, rx->dcid_len, f->u.retire_cid.seq);
+        return qk_cid_on_retire(c, rx->dcid, rx->dcid_len, f->u.retire_cid.seq, rx->now);
     case QK_FT_PATH_CHALLENGE: qk_conn_path_on_challenge(c, f->u.path.data); return 0;
     case QK_FT_PATH_RESPONSE: qk_conn_path_on_response(c, f->u.path.data, rx->now); return 0;
     case QK_FT_CONNECTION_CLOSE:
