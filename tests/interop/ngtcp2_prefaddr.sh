@@ -14,6 +14,7 @@
 #   moved q>q    quack get -> quack serve --preferred-addr (both qlogs)
 #   declined q>q quack get --no-preferred-addr -> quack serve --preferred-addr:
 #                nothing moves, nothing reaches PORT2
+#   moved-2w     n>q and q>q again with quack serve --threads 2
 # Usage: bash ngtcp2_prefaddr.sh BUILD_DIR
 source "$(dirname "$0")/lib/common.bash" "$1"
 
@@ -79,11 +80,11 @@ moved_qn() {
         { echo "gtlsserver's log shows nothing received at $PREF_IP:$port2"; return 1; }
 }
 
-moved_nq() {
+moved_nq() { # [serve opts]
     local port port2 rc=0
     port=$(free_port)
     port2=$(free_port)
-    start_serve moved_nq "$port" "$port2" || return 1
+    start_serve moved_nq "$port" "$port2" "${1:-}" || return 1
     rm -rf "$WORK/moved_nq.out" && mkdir -p "$WORK/moved_nq.out"
     # shellcheck disable=SC2046
     timeout 60 gtlsclient --no-quic-dump --no-http-dump --download "$WORK/moved_nq.out" \
@@ -105,11 +106,11 @@ moved_nq() {
     ! grep -q ' SR token=' "$e" || { echo "gtlsclient received a stateless reset"; return 1; }
 }
 
-moved_qq() {
+moved_qq() { # [serve opts]
     local port port2
     port=$(free_port)
     port2=$(free_port)
-    start_serve moved_qq "$port" "$port2" || return 1
+    start_serve moved_qq "$port" "$port2" "${1:-}" || return 1
     quack_get moved_qq "$port" || { stop_quack "$QS_PID" moved_qq.serve; return 1; }
     stop_quack "$QS_PID" moved_qq.serve || return 1
     client_moved moved_qq "$port2" || return 1
@@ -136,6 +137,12 @@ cell moved q\>n "" moved_qn
 # 3 PTO (src/transport/endpoint/cid.c, docs/robustness.md).
 cell moved n\>q "" moved_nq
 cell moved q\>q "" moved_qq
+# The same moves to a server with two worker threads: both bind the listen
+# and the preferred address (SO_REUSEPORT), the preferred address's CID
+# names the owner like every other, so whichever worker the kernel hands
+# the moved client's datagrams to steers them to it (docs/io.md).
+cell moved-2w n\>q "" moved_nq "--threads 2"
+cell moved-2w q\>q "" moved_qq "--threads 2"
 cell declined q\>q "" declined_qq
 
 finish
