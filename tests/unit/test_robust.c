@@ -631,6 +631,81 @@ static void test_late_packet_for_retired_cid(void **state)
     qk_pair_free(&p);
 }
 
+/* Holds back the client's first datagram with a Handshake packet (its
+ * Finished) while armed. */
+typedef struct finished_hold {
+    bool armed;
+    uint8_t data[1500];
+    size_t len;
+} finished_hold;
+
+static bool hold_finished_filter(void *ctx, bool to_server, uint64_t idx, uint8_t *d, size_t *len)
+{
+    (void)idx;
+    finished_hold *f = ctx;
+    if (!to_server || !f->armed || f->len) return true;
+    for (size_t off = 0; off < *len;) {
+        qk_pkt_hdr h;
+        if (qk_pkt_parse(d + off, *len - off, 8, &h)) break;
+        if (h.type == QK_PKT_HANDSHAKE) {
+            memcpy(f->data, d, *len);
+            f->len = *len;
+            return false;
+        }
+        off += h.packet_len;
+    }
+    return true;
+}
+
+static bool client_complete(qk_pair *p, void *ctx)
+{
+    (void)ctx;
+    return p->cconn && p->cconn->handshake_complete;
+}
+
+static bool server_stream0(qk_pair *p, void *ctx)
+{
+    (void)ctx;
+    for (size_t i = 0; i < p->nsev; i++)
+        if (p->sev[i].type == QK_EV_STREAM_READABLE && p->sev[i].stream_id == 0) return true;
+    return false;
+}
+
+/* RFC 9001 §5.7: a client's 1-RTT packet that overtakes its Finished (ngtcp2
+ * probes the preferred address right after sending it; another socket or a
+ * worker's steering queue delivers the probe first) is held by the server,
+ * not dropped, and processed once the handshake completes. */
+static void test_1rtt_before_finished_is_held(void **state)
+{
+    (void)state;
+    qk_pair p;
+    finished_hold f = {.armed = true};
+    assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
+    p.filter = hold_finished_filter;
+    p.filter_ctx = &f;
+    assert_int_equal(qk_pair_start(&p), 0);
+    assert_true(qk_pair_run_until(&p, client_complete, NULL, p.now + 2 * QK_NS_PER_S));
+    assert_true(f.len > 0); /* the Finished is ours to deliver */
+    /* A 1-RTT packet from the client arrives first: STREAM 0 "hello" + FIN. */
+    const uint8_t frames[] = {0x0b, 0x00, 0x05, 'h', 'e', 'l', 'l', 'o'};
+    assert_int_equal(qk_pair_inject(&p, true, QK_PKT_1RTT, frames, sizeof frames, 0), 0);
+    assert_false(server_stream0(&p, NULL));
+    /* Then the Finished: the handshake completes and the held packet is processed. */
+    f.armed = false;
+    qk_datagram d = {.data = f.data, .len = f.len, .peer = p.caddr, .local = p.saddr};
+    qk_endpoint_recv(p.server, &d, p.now);
+    qk_pair_flush(&p);
+    assert_true(qk_pair_run_until(&p, server_stream0, NULL, p.now + 200 * QK_NS_PER_MS));
+    assert_non_null(p.sconn);
+    assert_int_equal(p.sconn->stats.held_1rtt_pkts, 1);
+    uint8_t buf[16];
+    bool fin = false;
+    assert_int_equal(qk_stream_read(p.sconn, 0, buf, sizeof buf, &fin), 5);
+    assert_memory_equal(buf, "hello", 5);
+    assert_true(fin);
+    qk_pair_free(&p);
+}
+
 /* ---- stateless reset ---- */
 
 /* A confirmed pair whose server has static key seed 42, nothing in flight;
@@ -907,6 +982,7 @@ int main(void)
         cmocka_unit_test(test_cids_issued_and_replaced),
         cmocka_unit_test(test_retire_prior_to),
         cmocka_unit_test(test_late_packet_for_retired_cid),
+        cmocka_unit_test(test_1rtt_before_finished_is_held),
         cmocka_unit_test(test_reset_after_server_restart),
         cmocka_unit_test(test_reset_needs_same_key),
         cmocka_unit_test(test_reset_to_known_cid),

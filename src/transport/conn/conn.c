@@ -339,6 +339,7 @@ void qk_conn_del(qk_conn *c)
     for (size_t i = 0; i < QK_CONN_MAX_LOCAL_CIDS; i++)
         if (c->lcid[i].active) qk_conn_env_remove_cid(c, &c->lcid[i].cid);
     qk_cid_linger_expire(c, QK_TIME_INFINITE);
+    qk_conn_held_free(c);
     for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++)
         if (c->rcid[i].has_token) qk_conn_env_remove_reset_token(c, c->rcid[i].reset_token);
     if (c->is_server && !c->handshake_complete) qk_conn_env_remove_cid(c, &c->initial_dcid);

@@ -31,9 +31,10 @@
 
 #define QK_CONN_MAX_LOCAL_CIDS    8
 #define QK_CONN_MAX_REMOTE_CIDS   8
-#define QK_CONN_MAX_RETIRING      16  /* RFC 9000 §5.1.2: >= 2x active_connection_id_limit */
-#define QK_CONN_MAX_LINGER_CIDS   8   /* our retired CIDs still routed here (cid.c) */
-#define QK_CONN_TOKEN_MAX         256 /* client: Retry / NEW_TOKEN token we echo */
+#define QK_CONN_MAX_RETIRING      16 /* RFC 9000 §5.1.2: >= 2x active_connection_id_limit */
+#define QK_CONN_MAX_LINGER_CIDS   8  /* our retired CIDs still routed here (cid.c) */
+#define QK_CONN_MAX_HELD_1RTT     4  /* server: 1-RTT packets before its 1-RTT keys (conn_recv.c) */
+#define QK_CONN_TOKEN_MAX         256         /* client: Retry / NEW_TOKEN token we echo */
 #define QK_CONN_CRYPTO_BUF_BYTES  (64 * 1024) /* RFC 9000 §7.5: at least 4096 */
 #define QK_CONN_MAX_ACK_RANGES_IN 256         /* ranges of a received ACK we process */
 
@@ -65,6 +66,16 @@ typedef struct qk_linger_cid {
     qk_cid cid;
     qk_time expire_at;
 } qk_linger_cid;
+
+/* A 1-RTT packet that reached the server before it could open it (the
+ * client's Finished still on its way): processed once the handshake
+ * completes (RFC 9001 §5.7; conn_recv.c). */
+typedef struct qk_held_pkt {
+    uint8_t *data; /* owned copy of the packet */
+    size_t len;
+    qk_addr local, peer;
+    uint8_t ecn;
+} qk_held_pkt;
 
 typedef struct qk_remote_cid {
     qk_cid cid;
@@ -187,6 +198,8 @@ struct qk_conn {
     size_t n_retiring;
     qk_linger_cid linger[QK_CONN_MAX_LINGER_CIDS];
     size_t n_linger;
+    qk_held_pkt held[QK_CONN_MAX_HELD_1RTT];
+    size_t n_held;
     qk_cid initial_dcid; /* DCID of the client's (current) Initials: Initial keys, server demux */
     qk_cid retry_scid;   /* SCID of the Retry (client: to check; server: tparam) */
     bool retried;        /* a Retry was processed (client) / validated our Retry (server) */
@@ -421,6 +434,8 @@ void qk_conn_prefaddr_done(qk_conn *c, bool moved, qk_time now);
 /* ---- conn_recv.c ---- */
 /* Process one datagram addressed to this connection. The buffer is modified. */
 void qk_conn_recv(qk_conn *c, qk_datagram *d, qk_time now);
+/* Free the 1-RTT packets held for the handshake's end (qk_conn_del). */
+void qk_conn_held_free(qk_conn *c);
 
 /* ---- conn_send.c ---- */
 /* Build one datagram into buf (cap bytes). Returns its length, 0 when nothing is due. */
