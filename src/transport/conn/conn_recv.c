@@ -440,8 +440,7 @@ static bool accept_packet(qk_conn *c, const qk_pkt_hdr *h, const opened_pkt *o, 
 {
     qk_space *sp = &c->sp[o->space];
     if (!client_first_server_packet(c, h)) return false;
-    if (qk_rangeset_contains(&sp->ack.received, o->pn) || o->pn < sp->ack.floor_pn)
-        return false; /* dup */
+    if (qk_ack_is_duplicate(&sp->ack, o->pn)) return false; /* RFC 9000 §12.3 */
     if (h->is_long) return true;
     /* RFC 9001 §6.2: answer a peer's key update before acknowledging it. */
     int rc = qk_ku_on_opened(&c->ku, o->which, o->pn, &sp->rx, &sp->tx, &c->key_phase, sp->next_pn,
