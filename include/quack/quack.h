@@ -751,6 +751,11 @@ int qk_conn_export_keying_material(const qk_conn *c, const char *label, const ui
 /** True once the handshake is complete. */
 bool qk_conn_established(const qk_conn *c);
 
+/** True once the handshake is confirmed (RFC 9001 §4.1.2: the server at
+ * completion, the client when HANDSHAKE_DONE arrives); before that an
+ * endpoint must not migrate (RFC 9000 §9). */
+bool qk_conn_handshake_confirmed(const qk_conn *c);
+
 /** Opaque user pointer. */
 void qk_conn_set_user(qk_conn *c, void *user);
 void *qk_conn_user(const qk_conn *c);

@@ -1133,6 +1133,11 @@ bool qk_conn_established(const qk_conn *c)
     return c->handshake_complete && c->state == QK_CONN_ESTABLISHED;
 }
 
+bool qk_conn_handshake_confirmed(const qk_conn *c)
+{
+    return c->handshake_confirmed && c->state == QK_CONN_ESTABLISHED;
+}
+
 void qk_conn_set_user(qk_conn *c, void *user)
 {
     c->user = user;
