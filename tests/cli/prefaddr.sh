@@ -61,7 +61,7 @@ port2=$(free_port)
 "$q" serve --threads 2 --stats --quiet --root "$tmp/root" --listen 127.0.0.1:0 \
     --preferred-addr "127.0.0.2:$port2" >"$tmp/serve.out" 2>"$tmp/serve.err" &
 srv=$!
-pids+=($srv)
+pids+=("$srv")
 for _ in $(seq 100); do grep -q "^listening on" "$tmp/serve.out" 2>/dev/null && break; sleep 0.1; done
 check "serve --threads 2 prints its preferred address and 2 threads" \
     "grep -qx 'preferred address 127.0.0.2:$port2' '$tmp/serve.out' && grep -q '^listening on .*, 2 threads' '$tmp/serve.out'"
