@@ -198,7 +198,7 @@ struct qk_conn {
     size_t n_retiring;
     qk_linger_cid linger[QK_CONN_MAX_LINGER_CIDS];
     size_t n_linger;
-    qk_held_pkt held[QK_CONN_MAX_HELD_1RTT];
+    qk_held_pkt *held; /* QK_CONN_MAX_HELD_1RTT entries once one is held, else NULL */
     size_t n_held;
     qk_cid initial_dcid; /* DCID of the client's (current) Initials: Initial keys, server demux */
     qk_cid retry_scid;   /* SCID of the Retry (client: to check; server: tparam) */

@@ -505,6 +505,7 @@ static bool hold_1rtt(qk_conn *c, const uint8_t *pkt, size_t len, const qk_datag
         c->sp[QK_PN_SPACE_APP].discarded)
         return false;
     if (c->n_held == QK_CONN_MAX_HELD_1RTT) return true; /* no keys either: dropped */
+    if (!c->held && !(c->held = calloc(QK_CONN_MAX_HELD_1RTT, sizeof *c->held))) return true;
     uint8_t *copy = malloc(len ? len : 1);
     if (!copy) return true;
     memcpy(copy, pkt, len);
@@ -565,9 +566,9 @@ static void recv_packets(qk_conn *c, qk_datagram *d, qk_time now)
  * datagram it came in (its addresses tell its path). */
 static void release_held(qk_conn *c, qk_time now)
 {
-    qk_held_pkt h[QK_CONN_MAX_HELD_1RTT];
+    qk_held_pkt *h = c->held;
     size_t n = c->n_held;
-    memcpy(h, c->held, n * sizeof *h);
+    c->held = NULL;
     c->n_held = 0;
     for (size_t i = 0; i < n; i++) {
         qk_datagram d = {.data = h[i].data,
@@ -578,11 +579,14 @@ static void release_held(qk_conn *c, qk_time now)
         if (c->state < QK_CONN_CLOSING) recv_packets(c, &d, now);
         free(h[i].data);
     }
+    free(h);
 }
 
 void qk_conn_held_free(qk_conn *c)
 {
     for (size_t i = 0; i < c->n_held; i++) free(c->held[i].data);
+    free(c->held);
+    c->held = NULL;
     c->n_held = 0;
 }
 
