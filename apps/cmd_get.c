@@ -462,6 +462,11 @@ static void on_migrate(struct ev_loop *evl, ev_timer *w, int revents)
     (void)revents;
     getter *g = w->data;
     if (!g->conn || !g->connected || g->closing || g->ndone == g->n) return;
+    /* RFC 9000 §9: not before the handshake is confirmed. A client that
+     * moved then sent only Handshake packets (RFC 9002 §6.2.4), which a
+     * server that dropped its Handshake keys cannot answer or follow: it
+     * kept sending HANDSHAKE_DONE to the closed port until the idle timeout. */
+    if (!qk_conn_handshake_confirmed(g->conn)) return;
     qk_addr bind = {0}, na;
     bind.ss.ss_family = g->peer.ss.ss_family;
     bind.len = g->peer.len;

@@ -521,8 +521,6 @@ static int serve_parse(serve_opts *o, int argc, char **argv)
         o->threads = NULL;
         o->threads_n = (unsigned)t;
     }
-    if (o->threads_n > 1 && o->n_preferred)
-        return serve_bad("%s", "--preferred-addr does not work with --threads yet");
     return 0;
 }
 
@@ -614,52 +612,6 @@ static void raise_nofile(void)
     }
 }
 
-static int serve_run_one(server *s, qk_config *cfg, const qk_addr *addr, const char *addr_str,
-                         unsigned flags)
-{
-    qk_udp *u = NULL, *pref[2] = {NULL, NULL};
-    int rc = qk_udp_open(addr, flags | (addr->ss.ss_family == AF_INET6 ? QK_UDP_DUALSTACK : 0), &u);
-    if (rc) {
-        fprintf(stderr, "quack serve: cannot listen on %s: %s\n", addr_str, strerror(errno));
-        return 1;
-    }
-    if (perf_preferred_open("quack serve", cfg, addr, flags, pref) ||
-        !(s->ep = perf_endpoint_new(cfg, "quack serve"))) {
-        qk_udp_close(pref[0]);
-        qk_udp_close(pref[1]);
-        qk_udp_close(u);
-        return 1;
-    }
-    qk_addr la;
-    char lbuf[QK_ADDR_STRLEN];
-    qk_udp_local_addr(u, &la);
-    if (qk_addr_format(&la, lbuf, sizeof lbuf) < 0) snprintf(lbuf, sizeof lbuf, "?");
-    printf("listening on %s (ALPN h3), root %s\n", lbuf, s->root_len ? s->root : "/");
-    fflush(stdout);
-    qk_io_ep_driver drv;
-    qk_io_loop *loop = NULL;
-    rc = qk_io_ep_driver_init(&drv, s->ep, cfg->max_udp_payload_bytes, serve_app, s);
-    if (!rc) {
-        rc = qk_io_loop_new(u, &qk_io_ep_driver_ops, &drv, NULL, &loop);
-        if (!rc && (rc = perf_preferred_add(loop, pref))) qk_io_loop_del(loop);
-        if (!rc) {
-            qk_io_loop_stop_on_signal(loop, SIGINT);
-            qk_io_loop_stop_on_signal(loop, SIGTERM);
-            rc = qk_io_loop_run(loop);
-            qk_io_loop_del(loop);
-        }
-        qk_io_ep_driver_free(&drv);
-    }
-    serve_release(s);
-    serve_stopped_line(s);
-    if (s->stats && s->ep) perf_print_endpoint_stats(stderr, s->ep);
-    qk_endpoint_del(s->ep);
-    qk_udp_close(pref[0]);
-    qk_udp_close(pref[1]);
-    qk_udp_close(u);
-    return rc ? 1 : 0;
-}
-
 /* Worker hooks (quack/workers.h): one server state per worker thread. */
 static void *serve_worker_start(void *user, unsigned index, qk_endpoint *ep)
 {
@@ -701,27 +653,48 @@ static void serve_report(server *ss, qk_workers *w)
             (unsigned long long)st.steer_dropped);
 }
 
-static int serve_run_threads(server *ss, unsigned threads, const qk_config *cfg,
-                             const qk_addr *addr, const char *addr_str, unsigned flags)
+/* Why qk_workers_new_ex failed, on stderr. */
+static void serve_listen_error(const qk_config *cfg, const char *addr_str, int rc, unsigned which)
+{
+    if (rc == QK_ERR_CONFIG) {
+        char why[256];
+        qk_config_check(cfg, why, sizeof why);
+        fprintf(stderr, "quack serve: invalid configuration: %s\n", why);
+        return;
+    }
+    const char *err = rc == QK_ERR_NOMEM ? "out of memory" : strerror(errno);
+    if (which == QK_WORKERS_SOCKET_PREFERRED_V4 || which == QK_WORKERS_SOCKET_PREFERRED_V6) {
+        const qk_addr *a = which == QK_WORKERS_SOCKET_PREFERRED_V4 ? &cfg->preferred_addr_v4
+                                                                   : &cfg->preferred_addr_v6;
+        char buf[QK_ADDR_STRLEN] = "?";
+        qk_addr_format(a, buf, sizeof buf);
+        fprintf(stderr, "quack serve: --preferred-addr %s: cannot listen there: %s\n", buf, err);
+        return;
+    }
+    fprintf(stderr, "quack serve: cannot listen on %s: %s\n", addr_str, err);
+}
+
+/* The one run path: threads workers (quack/workers.h; one is the plain
+ * server), each with the listen socket and the preferred-address sockets
+ * (RFC 9000 §9.6). */
+static int serve_run(server *ss, unsigned threads, const qk_config *cfg, const qk_addr *addr,
+                     const char *addr_str, unsigned flags)
 {
     for (unsigned i = 1; i < threads; i++) ss[i] = ss[0]; /* root, options; no state yet */
     qk_workers_app app = {serve_worker_start, serve_app, serve_worker_stop, ss};
     qk_workers *w = NULL;
     flags |= addr->ss.ss_family == AF_INET6 ? QK_UDP_DUALSTACK : 0;
-    int rc = qk_workers_new(cfg, addr, flags, threads, &app, &w);
-    if (rc == QK_ERR_CONFIG) {
-        char why[256];
-        qk_config_check(cfg, why, sizeof why);
-        fprintf(stderr, "quack serve: invalid configuration: %s\n", why);
-        return 1;
-    }
+    unsigned which = QK_WORKERS_SOCKET_NONE;
+    int rc = qk_workers_new_ex(cfg, addr, flags, threads, &app, &which, &w);
     if (rc) {
-        fprintf(stderr, "quack serve: cannot listen on %s: %s\n", addr_str,
-                rc == QK_ERR_NOMEM ? "out of memory" : strerror(errno));
+        serve_listen_error(cfg, addr_str, rc, which);
         return 1;
     }
     qk_addr la;
     char lbuf[QK_ADDR_STRLEN];
+    for (unsigned f = 0; f < 2; f++)
+        if (qk_workers_preferred_addr(w, f, &la) && qk_addr_format(&la, lbuf, sizeof lbuf) >= 0)
+            printf("preferred address %s\n", lbuf);
     qk_workers_local_addr(w, &la);
     if (qk_addr_format(&la, lbuf, sizeof lbuf) < 0) snprintf(lbuf, sizeof lbuf, "?");
     printf("listening on %s (ALPN h3), root %s", lbuf, ss[0].root_len ? ss[0].root : "/");
@@ -749,9 +722,7 @@ int qk_cmd_serve(int argc, char **argv)
     if (!rc) rc = perf_load_cert("quack serve", o.cert, o.key, &cfg, &cert_pem, &key_pem) ? 1 : 0;
     unsigned flags = o.h3.no_gso ? QK_UDP_NO_GSO : 0;
     raise_nofile();
-    if (!rc)
-        rc = threads > 1 ? serve_run_threads(ss, threads, &cfg, &addr, o.listen, flags)
-                         : serve_run_one(&ss[0], &cfg, &addr, o.listen, flags);
+    if (!rc) rc = serve_run(ss, threads, &cfg, &addr, o.listen, flags);
     for (unsigned i = 0; i < threads; i++) free(ss[i].h3s);
     free(ss);
     free(cert_pem);

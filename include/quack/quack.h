@@ -451,9 +451,10 @@ typedef struct qk_conn_stats {
     uint64_t zerortt_pkts_sent;     /**< client: 0-RTT packets sent */
     uint64_t zerortt_pkts_received; /**< server: 0-RTT packets accepted and processed */
     uint64_t zerortt_pkts_dropped;  /**< server: 0-RTT packets dropped (no 0-RTT keys) */
-    uint8_t resumed;                /**< 1: the handshake resumed a session (PSK) */
-    uint8_t zerortt; /**< 0: no 0-RTT, 1: accepted, 2: rejected (the client resent its
-                          0-RTT data in 1-RTT, RFC 9000 §17.2.3) */
+    uint64_t held_1rtt_pkts; /**< server: 1-RTT packets held until its 1-RTT keys (RFC 9001 §5.7) */
+    uint8_t resumed;         /**< 1: the handshake resumed a session (PSK) */
+    uint8_t zerortt;         /**< 0: no 0-RTT, 1: accepted, 2: rejected (the client resent its
+                                  0-RTT data in 1-RTT, RFC 9000 §17.2.3) */
     uint64_t bypass_pkts, bypass_bytes; /**< sent past cwnd/pacer by the urgency bypass */
     uint64_t path_degraded_events;      /**< QK_EV_PATH_DEGRADED raised */
     uint64_t path_failed;               /**< 1 when the path was declared failed */
@@ -749,6 +750,11 @@ int qk_conn_export_keying_material(const qk_conn *c, const char *label, const ui
 
 /** True once the handshake is complete. */
 bool qk_conn_established(const qk_conn *c);
+
+/** True once the handshake is confirmed (RFC 9001 §4.1.2: the server at
+ * completion, the client when HANDSHAKE_DONE arrives); before that an
+ * endpoint must not migrate (RFC 9000 §9). */
+bool qk_conn_handshake_confirmed(const qk_conn *c);
 
 /** Opaque user pointer. */
 void qk_conn_set_user(qk_conn *c, void *user);

@@ -58,6 +58,31 @@ typedef struct qk_workers_stats {
 int qk_workers_new(const qk_config *cfg, const qk_addr *bind, unsigned udp_flags, unsigned n,
                    const qk_workers_app *app, qk_workers **out);
 
+/** Which socket qk_workers_new_ex could not open. */
+enum {
+    QK_WORKERS_SOCKET_NONE = 0,
+    QK_WORKERS_SOCKET_LISTEN,       /**< bind */
+    QK_WORKERS_SOCKET_PREFERRED_V4, /**< cfg->preferred_addr_v4 */
+    QK_WORKERS_SOCKET_PREFERRED_V6, /**< cfg->preferred_addr_v6 */
+};
+
+/**
+ * qk_workers_new with a report of which bind failed. Both: when cfg has a preferred address
+ * (preferred_addr_v4 / _v6, RFC 9000 §9.6), every worker binds a socket
+ * there too (SO_REUSEPORT with n > 1; an IPv4 one v4-mapped when bind is
+ * IPv6), its datagrams are steered like the listen socket's, and the
+ * endpoints advertise the address worker 0 bound (qk_workers_preferred_addr).
+ * The preferred-address CID carries the worker index like every other.
+ * On QK_ERR_IO, *failed_socket (may be NULL) names the socket that could not
+ * be bound (QK_WORKERS_SOCKET_*). Returns as qk_workers_new.
+ */
+int qk_workers_new_ex(const qk_config *cfg, const qk_addr *bind, unsigned udp_flags, unsigned n,
+                      const qk_workers_app *app, unsigned *failed_socket, qk_workers **out);
+
+/** The bound preferred address of family 0 (IPv4) or 1 (IPv6): true and
+ * *out, or false when there is none. */
+bool qk_workers_preferred_addr(const qk_workers *w, unsigned family, qk_addr *out);
+
 /** The address the sockets are bound to. */
 void qk_workers_local_addr(const qk_workers *w, qk_addr *out);
 

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <ev.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@ typedef struct worker {
     unsigned idx;
     qk_config cfg; /* this worker's copy (server ID) */
     qk_udp *udp;
+    qk_udp *pref[2]; /* on cfg.preferred_addr_v4 / _v6 (RFC 9000 §9.6), or NULL */
     qk_endpoint *ep;
     qk_io_ep_driver drv;
     bool drv_ok;
@@ -42,6 +44,8 @@ struct qk_workers {
     qk_workers_app app;
     qk_ticket_keys *own_tk;
     qk_addr local;
+    qk_addr pref_local[2];  /* where worker 0's preferred-address sockets are bound */
+    unsigned failed_socket; /* QK_WORKERS_SOCKET_* of the bind that failed */
     worker ws[QK_WORKERS_MAX];
 };
 
@@ -107,13 +111,47 @@ static void on_inbox(struct ev_loop *evl, ev_async *a, int revents)
     qk_io_loop_kick(me->loop); /* send what the datagrams asked for, re-arm the timer */
 }
 
-static int open_socket(qk_workers *w, worker *k, const qk_addr *bind, unsigned flags)
+/* Where a preferred-address socket binds: a dual-stack (IPv6) listener sees
+ * IPv4 clients v4-mapped, so an IPv4 preferred address becomes ::ffff:a.b.c.d. */
+static qk_addr pref_bind_addr(const qk_addr *listen, const qk_addr *a)
 {
-    qk_addr at = *bind;
-    if (k->idx > 0) at = w->local; /* the port worker 0 got */
-    int rc = qk_udp_open(&at, flags | (w->n > 1 ? QK_UDP_REUSEPORT : 0), &k->udp);
+    qk_addr b = *a;
+    if (listen->ss.ss_family != AF_INET6 || a->ss.ss_family != AF_INET) return b;
+    struct sockaddr_in v4;
+    memcpy(&v4, &a->ss, sizeof v4);
+    struct sockaddr_in6 s6 = {.sin6_family = AF_INET6, .sin6_port = v4.sin_port};
+    s6.sin6_addr.s6_addr[10] = s6.sin6_addr.s6_addr[11] = 0xff;
+    memcpy(s6.sin6_addr.s6_addr + 12, &v4.sin_addr, 4);
+    memset(&b, 0, sizeof b);
+    memcpy(&b.ss, &s6, sizeof s6);
+    b.len = sizeof s6;
+    return b;
+}
+
+/* The worker's sockets: the listen address, then each preferred address
+ * of k->cfg (RFC 9000 §9.6), all SO_REUSEPORT with several workers. Worker 0
+ * binds first (port 0 picks a port); the others bind where it did, and
+ * every endpoint advertises the address worker 0 got. */
+static int open_sockets(qk_workers *w, worker *k, const qk_addr *bind, unsigned flags)
+{
+    unsigned rp = w->n > 1 ? QK_UDP_REUSEPORT : 0;
+    qk_addr at = k->idx > 0 ? w->local : *bind;
+    w->failed_socket = QK_WORKERS_SOCKET_LISTEN;
+    int rc = qk_udp_open(&at, flags | rp, &k->udp);
     if (rc) return rc;
     if (k->idx == 0) qk_udp_local_addr(k->udp, &w->local);
+    qk_addr *pref[2] = {&k->cfg.preferred_addr_v4, &k->cfg.preferred_addr_v6};
+    for (unsigned i = 0; i < 2; i++) {
+        if (!pref[i]->len) continue;
+        w->failed_socket = QK_WORKERS_SOCKET_PREFERRED_V4 + i;
+        at = k->idx > 0 ? w->pref_local[i] : pref_bind_addr(bind, pref[i]);
+        unsigned f = (flags & ~(unsigned)QK_UDP_DUALSTACK) |
+                     (at.ss.ss_family == AF_INET6 ? QK_UDP_DUALSTACK : 0);
+        if ((rc = qk_udp_open(&at, f | rp, &k->pref[i]))) return rc;
+        if (k->idx == 0) qk_udp_local_addr(k->pref[i], &w->pref_local[i]);
+        *pref[i] = w->pref_local[i]; /* what the transport parameter advertises */
+    }
+    w->failed_socket = QK_WORKERS_SOCKET_NONE;
     return 0;
 }
 
@@ -126,7 +164,7 @@ static int worker_init(qk_workers *w, worker *k, const qk_config *cfg, const qk_
     if (pthread_mutex_init(&k->lock, NULL)) return QK_ERR_NOMEM;
     k->inbox = calloc(STEER_QUEUE_MAX, sizeof *k->inbox);
     if (!k->inbox) return QK_ERR_NOMEM;
-    int rc = open_socket(w, k, bind, flags);
+    int rc = open_sockets(w, k, bind, flags);
     if (rc) return rc;
     k->ep = qk_endpoint_new(&k->cfg);
     if (!k->ep) return qk_config_check(&k->cfg, NULL, 0) ? QK_ERR_CONFIG : QK_ERR_NOMEM;
@@ -138,6 +176,8 @@ static int worker_init(qk_workers *w, worker *k, const qk_config *cfg, const qk_
     k->drv.steer = steer;
     k->drv.steer_ctx = k;
     rc = qk_io_loop_new(k->udp, &qk_io_ep_driver_ops, &k->drv, NULL, &k->loop);
+    for (unsigned i = 0; i < 2 && !rc; i++)
+        if (k->pref[i]) rc = qk_io_loop_add_udp(k->loop, k->pref[i]);
     if (rc) return rc;
     ev_async_init(&k->inbox_wake, on_inbox);
     k->inbox_wake.data = k;
@@ -163,6 +203,13 @@ static int share_secrets(qk_workers *w, qk_config *cfg)
 int qk_workers_new(const qk_config *cfg, const qk_addr *bind, unsigned udp_flags, unsigned n,
                    const qk_workers_app *app, qk_workers **out)
 {
+    return qk_workers_new_ex(cfg, bind, udp_flags, n, app, NULL, out);
+}
+
+int qk_workers_new_ex(const qk_config *cfg, const qk_addr *bind, unsigned udp_flags, unsigned n,
+                      const qk_workers_app *app, unsigned *failed_socket, qk_workers **out)
+{
+    if (failed_socket) *failed_socket = QK_WORKERS_SOCKET_NONE;
     if (!cfg || !bind || !out || n < 1 || n > QK_WORKERS_MAX) return QK_ERR_INVALID_ARG;
     if (qk_config_check(cfg, NULL, 0)) return QK_ERR_CONFIG;
     qk_workers *w = calloc(1, sizeof *w);
@@ -177,6 +224,7 @@ int qk_workers_new(const qk_config *cfg, const qk_addr *bind, unsigned udp_flags
         rc = worker_init(w, &w->ws[i], &shared, bind, udp_flags);
     }
     if (rc) {
+        if (failed_socket) *failed_socket = w->failed_socket;
         qk_workers_del(w);
         return rc;
     }
@@ -187,6 +235,13 @@ int qk_workers_new(const qk_config *cfg, const qk_addr *bind, unsigned udp_flags
 void qk_workers_local_addr(const qk_workers *w, qk_addr *out)
 {
     *out = w->local;
+}
+
+bool qk_workers_preferred_addr(const qk_workers *w, unsigned family, qk_addr *out)
+{
+    if (family > 1 || !w->pref_local[family].len) return false;
+    *out = w->pref_local[family];
+    return true;
 }
 
 static void *worker_main(void *arg)
@@ -271,6 +326,8 @@ static void worker_free(worker *k)
     if (k->drv_ok) qk_io_ep_driver_free(&k->drv);
     qk_endpoint_del(k->ep);
     if (k->udp) qk_udp_close(k->udp);
+    qk_udp_close(k->pref[0]);
+    qk_udp_close(k->pref[1]);
     if (k->inbox) {
         for (size_t i = 0; i < k->ninbox; i++) free(k->inbox[i]);
         free(k->inbox);

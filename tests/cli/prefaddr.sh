@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# covers: apps/perf_common.c apps/cmd_perf.c apps/cmd_serve.c
+# covers: apps/perf_common.c apps/cmd_perf.c apps/cmd_serve.c src/io/workers.c
 # --preferred-addr / --no-preferred-addr (RFC 9000 §9.6) on the command
 # line: usage errors exit 2 naming the option, an address that cannot be
-# bound exits 1 saying so, and `quack perf` between two real sockets moves
+# bound exits 1 saying so (also with --threads 2), `quack serve --threads 2
+# --preferred-addr` moves quack get's downloads there byte-exact (every worker
+# binds both addresses), and `quack perf` between two real sockets moves
 # to the server's preferred address (127.0.0.2, loopback) unless the client
 # declines (its --stats line says which). Loopback only.
 # Usage: bash tests/cli/prefaddr.sh BUILD_DIR
@@ -48,6 +50,37 @@ pids+=($!)
 for _ in $(seq 100); do [ -e "$tmp/bound" ] && break; sleep 0.1; done
 expect "serve: preferred address in use" 1 "--preferred-addr 127.0.0.2:$busy: cannot listen there" \
     "$q" serve --root "$tmp/root" --listen 127.0.0.1:0 --preferred-addr "127.0.0.2:$busy"
+expect "serve --threads 2: preferred address in use" 1 \
+    "--preferred-addr 127.0.0.2:$busy: cannot listen there" \
+    "$q" serve --threads 2 --root "$tmp/root" --listen 127.0.0.1:0 --preferred-addr "127.0.0.2:$busy"
+
+# quack serve --threads 2 with a preferred address (one run path: every
+# worker binds both addresses): quack get moves there, byte-exact
+head -c 4000000 /dev/urandom >"$tmp/root/big.bin"
+port2=$(free_port)
+"$q" serve --threads 2 --stats --quiet --root "$tmp/root" --listen 127.0.0.1:0 \
+    --preferred-addr "127.0.0.2:$port2" >"$tmp/serve.out" 2>"$tmp/serve.err" &
+srv=$!
+pids+=("$srv")
+for _ in $(seq 100); do grep -q "^listening on" "$tmp/serve.out" 2>/dev/null && break; sleep 0.1; done
+check "serve --threads 2 prints its preferred address and 2 threads" \
+    "grep -qx 'preferred address 127.0.0.2:$port2' '$tmp/serve.out' && grep -q '^listening on .*, 2 threads' '$tmp/serve.out'"
+saddr=$(sed -n 's/^listening on \([^ ]*\).*/\1/p' "$tmp/serve.out")
+pin=$(sed -n 's/^pin: //p' "$tmp/serve.out")
+for i in 1 2 3; do
+    rm -rf "$tmp/get" && mkdir -p "$tmp/get"
+    rc=0
+    timeout 60 "$q" get --pin "$pin" --output "$tmp/get" "https://$saddr/big.bin" \
+        >"$tmp/get.out" 2>"$tmp/get$i.err" || rc=$?
+    check "serve --threads 2, get $i: moved to 127.0.0.2:$port2, byte-exact" \
+        "[ $rc -eq 0 ] && grep -q \"moved to the server's preferred address 127.0.0.2:$port2\" '$tmp/get$i.err' && cmp -s '$tmp/root/big.bin' '$tmp/get/big.bin'"
+done
+kill -TERM "$srv"
+rc=0
+wait "$srv" || rc=$?
+echo "# $(grep '^workers:' "$tmp/serve.err")"
+check "serve --threads 2 exits 0 on SIGTERM, no stateless reset sent" \
+    "[ $rc -eq 0 ] && [ \$(grep -c 'resets_sent 0 ' '$tmp/serve.err') -eq 2 ]"
 
 # quack perf, client -> server with a preferred address, both ways of the flag
 port=$(free_port)

@@ -431,7 +431,9 @@ static void test_prune_on_ack_of_ack(void **state)
     qk_ack_on_ack_frame_acked(&t, 9);
     assert_int_equal(t.received.n, 1);
     assert_int_equal(qk_rangeset_min(&t.received), 9);
-    assert_int_equal(qk_ack_on_packet_received(&t, 5, true, 0, 2), 1);
+    /* Below the floor everything received counts as a duplicate... */
+    assert_true(qk_ack_is_duplicate(&t, 4));
+    assert_true(qk_ack_is_duplicate(&t, 8));
     qk_ack_on_packet_received(&t, 10, true, 0, 2);
     qk_ack_frame_info f;
     assert_int_equal(qk_ack_build(&t, 3, 3, &f), 0);
@@ -441,6 +443,36 @@ static void test_prune_on_ack_of_ack(void **state)
     /* An older ack-of-ack changes nothing. */
     qk_ack_on_ack_frame_acked(&t, 3);
     assert_int_equal(qk_rangeset_min(&t.received), 9);
+    /* ...but pn 5 never arrived (RFC 9000 §12.3 forbids only processing a
+     * packet twice): arriving late, it is new once and reported. */
+    assert_false(qk_ack_is_duplicate(&t, 5));
+    assert_int_equal(qk_ack_on_packet_received(&t, 5, true, 0, 3), 0);
+    assert_int_equal(qk_ack_on_packet_received(&t, 5, true, 0, 3), 1);
+    assert_true(qk_ack_is_duplicate(&t, 5));
+    assert_int_equal(qk_ack_build(&t, 4, 3, &f), 0);
+    assert_int_equal(f.n_ranges, 2);
+    assert_int_equal(f.ranges[0].start, 5); /* ascending */
+    assert_int_equal(f.ranges[0].end, 6);
+    assert_int_equal(f.ranges[1].start, 9);
+    qk_ack_tracker_free(&t);
+}
+
+/* The gaps kept below the floor are bounded (QK_ACK_MAX_GAPS): with more,
+ * the oldest are forgotten and count as duplicates again. */
+static void test_gaps_bounded(void **state)
+{
+    (void)state;
+    qk_ack_tracker t;
+    init_policy(&t, QK_PN_SPACE_APP, 1, 1, true);
+    for (uint64_t pn = 0; pn < 40; pn += 2) qk_ack_on_packet_received(&t, pn, true, 0, 0);
+    qk_ack_on_ack_frame_acked(&t, 38); /* 19 one-pn gaps: 1, 3, ..., 37 */
+    assert_int_equal(t.n_gaps, QK_ACK_MAX_GAPS);
+    assert_true(qk_ack_is_duplicate(&t, 1));   /* the oldest: forgotten */
+    assert_false(qk_ack_is_duplicate(&t, 37)); /* the newest: kept */
+    assert_true(qk_ack_is_duplicate(&t, 36));  /* received */
+    assert_int_equal(qk_ack_on_packet_received(&t, 37, true, 0, 1), 0);
+    assert_true(qk_ack_is_duplicate(&t, 37));
+    assert_int_equal(t.n_gaps, QK_ACK_MAX_GAPS - 1);
     qk_ack_tracker_free(&t);
 }
 
@@ -631,6 +663,7 @@ int main(void)
         cmocka_unit_test(test_no_lost_obligation),
         cmocka_unit_test(test_bounded_ranges),
         cmocka_unit_test(test_prune_on_ack_of_ack),
+        cmocka_unit_test(test_gaps_bounded),
         cmocka_unit_test(test_long_idle_rule),
         cmocka_unit_test(test_every_packet_acked_once),
         cmocka_unit_test(test_ce_with_delayed_pending),

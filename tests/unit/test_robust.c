@@ -562,6 +562,150 @@ static void test_retire_prior_to(void **state)
     qk_pair_free(&p);
 }
 
+/* A packet the client sent to a CID just before retiring it arrives after
+ * the RETIRE_CONNECTION_ID (reordered: the migration tests' datagram
+ * steering between worker threads, or two server sockets). RFC 9000 §10.3:
+ * a stateless reset only for a packet the server "cannot associate with an
+ * active connection"; the CID stays routed for 3 PTO (cid.c), so the late
+ * packet is processed and the connection survives. Afterwards the CID is
+ * unrouted and the same packet draws a reset. */
+static void test_late_packet_for_retired_cid(void **state)
+{
+    (void)state;
+    qk_pair p;
+    assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
+    set_key(&p.scfg, 9);
+    start_confirmed(&p);
+    uint64_t want = 3;
+    assert_true(qk_pair_run_until(&p, client_has_seq, &want, p.now + 2 * QK_NS_PER_S));
+    qk_conn *c = p.cconn, *s = p.sconn;
+    /* The late packet: a PING to the client's current DCID, held back. */
+    static uint8_t late[1500];
+    const uint8_t ping[] = {0x01};
+    int n = qk_inject_seal(c, QK_PKT_1RTT, ping, sizeof ping, 0, p.now, late, sizeof late);
+    assert_true(n > 0);
+    /* The client moves to another CID and retires the old one (RFC 9000 §5.1.2). */
+    size_t old = c->rcid_cur;
+    uint64_t old_seq = c->rcid[old].seq;
+    qk_cid old_cid = c->rcid[old].cid; /* its slot is reused by the replacement */
+    for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++)
+        if (i != old && c->rcid[i].active) c->rcid_cur = i;
+    assert_int_not_equal(c->rcid_cur, old);
+    c->rcid[old].active = false;
+    c->retiring[c->n_retiring++] = (qk_retiring_cid){.seq = old_seq};
+    qk_conn_env_wake(c); /* poked from outside the API: tell the endpoint */
+    qk_pair_flush(&p);
+    for (int i = 0; i < 100 && c->n_retiring; i++) qk_pair_step(&p);
+    assert_int_equal(c->n_retiring, 0); /* the server processed and acknowledged it */
+    for (size_t i = 0; i < QK_CONN_MAX_LOCAL_CIDS; i++)
+        assert_false(s->lcid[i].active && s->lcid[i].seq == old_seq);
+    /* Now the late packet arrives: processed by the connection, no reset. */
+    uint64_t rx_before = s->stats.pkts_received;
+    qk_datagram d = {.data = late, .len = (size_t)n, .peer = p.caddr, .local = p.saddr};
+    qk_endpoint_recv(p.server, &d, p.now);
+    qk_pair_flush(&p);
+    assert_int_equal(s->stats.pkts_received, rx_before + 1);
+    assert_int_equal(server_stats(&p).resets_sent, 0);
+    client_sends_ping(&p);
+    for (int i = 0; i < 100 && p.nq; i++) qk_pair_step(&p);
+    assert_int_equal(s->state, QK_CONN_ESTABLISHED);
+    assert_int_equal(c->state, QK_CONN_ESTABLISHED);
+    /* 3 PTO later (a timer, well before any idle timeout) the retired CID is
+     * forgotten. */
+    assert_int_equal(s->n_linger, 1);
+    qk_time t_late = p.now, pto3 = 3 * qk_conn_pto_ns(s);
+    while (s->n_linger && qk_pair_step(&p)) {
+    }
+    assert_int_equal(s->n_linger, 0);
+    assert_true(p.now - t_late <= pto3);
+    assert_int_equal(s->state, QK_CONN_ESTABLISHED);
+    /* A packet from the client (its CID rewritten to the retired one: it no
+     * longer decrypts, as nothing routes it any more). */
+    uint8_t padded[100] = {0x01}; /* PING + PADDING: a reset must be smaller (§10.3.3) */
+    n = qk_inject_seal(c, QK_PKT_1RTT, padded, sizeof padded, 0, p.now, late, sizeof late);
+    assert_true(n > 0);
+    memcpy(late + 1, old_cid.b, old_cid.len);
+    d = (qk_datagram){.data = late, .len = (size_t)n, .peer = p.caddr, .local = p.saddr};
+    qk_endpoint_recv(p.server, &d, p.now);
+    assert_int_equal(server_stats(&p).resets_sent, 1);
+    qk_pair_free(&p);
+}
+
+/* Holds back the client's first datagram with a Handshake packet (its
+ * Finished) while armed. */
+typedef struct finished_hold {
+    bool armed;
+    uint8_t data[1500];
+    size_t len;
+} finished_hold;
+
+static bool hold_finished_filter(void *ctx, bool to_server, uint64_t idx, uint8_t *d, size_t *len)
+{
+    (void)idx;
+    finished_hold *f = ctx;
+    if (!to_server || !f->armed || f->len) return true;
+    for (size_t off = 0; off < *len;) {
+        qk_pkt_hdr h;
+        if (qk_pkt_parse(d + off, *len - off, 8, &h)) break;
+        if (h.type == QK_PKT_HANDSHAKE) {
+            memcpy(f->data, d, *len);
+            f->len = *len;
+            return false;
+        }
+        off += h.packet_len;
+    }
+    return true;
+}
+
+static bool client_complete(qk_pair *p, void *ctx)
+{
+    (void)ctx;
+    return p->cconn && p->cconn->handshake_complete;
+}
+
+static bool server_stream0(qk_pair *p, void *ctx)
+{
+    (void)ctx;
+    for (size_t i = 0; i < p->nsev; i++)
+        if (p->sev[i].type == QK_EV_STREAM_READABLE && p->sev[i].stream_id == 0) return true;
+    return false;
+}
+
+/* RFC 9001 §5.7: a client's 1-RTT packet that overtakes its Finished (ngtcp2
+ * probes the preferred address right after sending it; another socket or a
+ * worker's steering queue delivers the probe first) is held by the server,
+ * not dropped, and processed once the handshake completes. */
+static void test_1rtt_before_finished_is_held(void **state)
+{
+    (void)state;
+    qk_pair p;
+    finished_hold f = {.armed = true};
+    assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
+    p.filter = hold_finished_filter;
+    p.filter_ctx = &f;
+    assert_int_equal(qk_pair_start(&p), 0);
+    assert_true(qk_pair_run_until(&p, client_complete, NULL, p.now + 2 * QK_NS_PER_S));
+    assert_true(f.len > 0); /* the Finished is ours to deliver */
+    /* A 1-RTT packet from the client arrives first: STREAM 0 "hello" + FIN. */
+    const uint8_t frames[] = {0x0b, 0x00, 0x05, 'h', 'e', 'l', 'l', 'o'};
+    assert_int_equal(qk_pair_inject(&p, true, QK_PKT_1RTT, frames, sizeof frames, 0), 0);
+    assert_false(server_stream0(&p, NULL));
+    /* Then the Finished: the handshake completes and the held packet is processed. */
+    f.armed = false;
+    qk_datagram d = {.data = f.data, .len = f.len, .peer = p.caddr, .local = p.saddr};
+    qk_endpoint_recv(p.server, &d, p.now);
+    qk_pair_flush(&p);
+    assert_true(qk_pair_run_until(&p, server_stream0, NULL, p.now + 200 * QK_NS_PER_MS));
+    assert_non_null(p.sconn);
+    assert_int_equal(p.sconn->stats.held_1rtt_pkts, 1);
+    uint8_t buf[16];
+    bool fin = false;
+    assert_int_equal(qk_stream_read(p.sconn, 0, buf, sizeof buf, &fin), 5);
+    assert_memory_equal(buf, "hello", 5);
+    assert_true(fin);
+    qk_pair_free(&p);
+}
+
 /* ---- stateless reset ---- */
 
 /* A confirmed pair whose server has static key seed 42, nothing in flight;
@@ -837,6 +981,8 @@ int main(void)
         cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_cids_issued_and_replaced),
         cmocka_unit_test(test_retire_prior_to),
+        cmocka_unit_test(test_late_packet_for_retired_cid),
+        cmocka_unit_test(test_1rtt_before_finished_is_held),
         cmocka_unit_test(test_reset_after_server_restart),
         cmocka_unit_test(test_reset_needs_same_key),
         cmocka_unit_test(test_reset_to_known_cid),

@@ -338,6 +338,8 @@ void qk_conn_del(qk_conn *c)
     if (!c) return;
     for (size_t i = 0; i < QK_CONN_MAX_LOCAL_CIDS; i++)
         if (c->lcid[i].active) qk_conn_env_remove_cid(c, &c->lcid[i].cid);
+    qk_cid_linger_expire(c, QK_TIME_INFINITE);
+    qk_conn_held_free(c);
     for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++)
         if (c->rcid[i].has_token) qk_conn_env_remove_reset_token(c, c->rcid[i].reset_token);
     if (c->is_server && !c->handshake_complete) qk_conn_env_remove_cid(c, &c->initial_dcid);
@@ -730,12 +732,15 @@ qk_time qk_conn_next_timeout(const qk_conn *c)
     if (ka < t) t = ka;
     qk_time fb = feedback_deadline(c);
     if (fb < t) t = fb;
+    qk_time lg = qk_cid_linger_deadline(c);
+    if (lg < t) t = lg;
     return t;
 }
 
 void qk_conn_on_timeout(qk_conn *c, qk_time now)
 {
     if (c->state == QK_CONN_CLOSED) return;
+    qk_cid_linger_expire(c, now); /* retired CIDs past their 3 PTO (cid.c) */
     if (c->state >= QK_CONN_CLOSING) {
         if (now >= c->close_deadline) qk_conn_enter_closed(c, now);
         return;
@@ -1129,6 +1134,11 @@ int qk_conn_export_keying_material(const qk_conn *c, const char *label, const ui
 bool qk_conn_established(const qk_conn *c)
 {
     return c->handshake_complete && c->state == QK_CONN_ESTABLISHED;
+}
+
+bool qk_conn_handshake_confirmed(const qk_conn *c)
+{
+    return c->handshake_confirmed && c->state == QK_CONN_ESTABLISHED;
 }
 
 void qk_conn_set_user(qk_conn *c, void *user)

@@ -31,8 +31,10 @@
 
 #define QK_CONN_MAX_LOCAL_CIDS    8
 #define QK_CONN_MAX_REMOTE_CIDS   8
-#define QK_CONN_MAX_RETIRING      16  /* RFC 9000 §5.1.2: >= 2x active_connection_id_limit */
-#define QK_CONN_TOKEN_MAX         256 /* client: Retry / NEW_TOKEN token we echo */
+#define QK_CONN_MAX_RETIRING      16 /* RFC 9000 §5.1.2: >= 2x active_connection_id_limit */
+#define QK_CONN_MAX_LINGER_CIDS   8  /* our retired CIDs still routed here (cid.c) */
+#define QK_CONN_MAX_HELD_1RTT     4  /* server: 1-RTT packets before its 1-RTT keys (conn_recv.c) */
+#define QK_CONN_TOKEN_MAX         256         /* client: Retry / NEW_TOKEN token we echo */
 #define QK_CONN_CRYPTO_BUF_BYTES  (64 * 1024) /* RFC 9000 §7.5: at least 4096 */
 #define QK_CONN_MAX_ACK_RANGES_IN 256         /* ranges of a received ACK we process */
 
@@ -56,6 +58,24 @@ typedef struct qk_local_cid {
     bool active;
     bool send_pending; /* NEW_CONNECTION_ID to (re)send */
 } qk_local_cid;
+
+/* One of our CIDs the peer retired, still routed to this connection until
+ * expire_at so that packets reordered behind the RETIRE_CONNECTION_ID are
+ * processed, never answered with a stateless reset (cid.c). */
+typedef struct qk_linger_cid {
+    qk_cid cid;
+    qk_time expire_at;
+} qk_linger_cid;
+
+/* A 1-RTT packet that reached the server before it could open it (the
+ * client's Finished still on its way): processed once the handshake
+ * completes (RFC 9001 §5.7; conn_recv.c). */
+typedef struct qk_held_pkt {
+    uint8_t *data; /* owned copy of the packet */
+    size_t len;
+    qk_addr local, peer;
+    uint8_t ecn;
+} qk_held_pkt;
 
 typedef struct qk_remote_cid {
     qk_cid cid;
@@ -176,6 +196,10 @@ struct qk_conn {
     bool have_server_scid; /* client: switched DCID to the server's scid */
     qk_retiring_cid retiring[QK_CONN_MAX_RETIRING];
     size_t n_retiring;
+    qk_linger_cid linger[QK_CONN_MAX_LINGER_CIDS];
+    size_t n_linger;
+    qk_held_pkt *held; /* QK_CONN_MAX_HELD_1RTT entries once one is held, else NULL */
+    size_t n_held;
     qk_cid initial_dcid; /* DCID of the client's (current) Initials: Initial keys, server demux */
     qk_cid retry_scid;   /* SCID of the Retry (client: to check; server: tparam) */
     bool retried;        /* a Retry was processed (client) / validated our Retry (server) */
@@ -411,6 +435,8 @@ void qk_conn_prefaddr_done(qk_conn *c, bool moved, qk_time now);
 /* ---- conn_recv.c ---- */
 /* Process one datagram addressed to this connection. The buffer is modified. */
 void qk_conn_recv(qk_conn *c, qk_datagram *d, qk_time now);
+/* Free the 1-RTT packets held for the handshake's end (qk_conn_del). */
+void qk_conn_held_free(qk_conn *c);
 
 /* ---- conn_send.c ---- */
 /* Build one datagram into buf (cap bytes). Returns its length, 0 when nothing is due. */
@@ -424,8 +450,14 @@ int qk_cid_issue(qk_conn *c);
 void qk_cid_encode_server_id(const qk_config *cfg, qk_cid *cid);
 /* NEW_CONNECTION_ID from the peer. Returns 0 or a QK_ERR_* transport error. */
 int qk_cid_on_new(qk_conn *c, const qk_frame_new_cid *f);
-/* RETIRE_CONNECTION_ID for one of ours; dcid is the packet's DCID. */
-int qk_cid_on_retire(qk_conn *c, const uint8_t *dcid, size_t dcid_len, uint64_t seq);
+/* RETIRE_CONNECTION_ID for one of ours; dcid is the packet's DCID. The
+ * retired CID stays routed to c for 3 PTO (qk_cid_linger_expire). */
+int qk_cid_on_retire(qk_conn *c, const uint8_t *dcid, size_t dcid_len, uint64_t seq, qk_time now);
+/* Unroute the retired CIDs whose linger time is over (all with now =
+ * QK_TIME_INFINITE, as qk_conn_del does). */
+void qk_cid_linger_expire(qk_conn *c, qk_time now);
+/* When the next retired CID is unrouted (QK_TIME_INFINITE: none lingers). */
+qk_time qk_cid_linger_deadline(const qk_conn *c);
 void qk_cid_on_retire_acked(qk_conn *c, uint64_t seq);
 void qk_cid_on_retire_lost(qk_conn *c, uint64_t seq);
 /* True when the datagram ends with the reset token of a peer CID (RFC 9000 §10.3.1). */

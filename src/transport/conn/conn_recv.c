@@ -292,7 +292,7 @@ static int dispatch(qk_conn *c, const rx_ctx *rx, const qk_frame *f)
                                              f->u.max.max);
     case QK_FT_NEW_CONNECTION_ID: return qk_cid_on_new(c, &f->u.new_cid);
     case QK_FT_RETIRE_CONNECTION_ID:
-        return qk_cid_on_retire(c, rx->dcid, rx->dcid_len, f->u.retire_cid.seq);
+        return qk_cid_on_retire(c, rx->dcid, rx->dcid_len, f->u.retire_cid.seq, rx->now);
     case QK_FT_PATH_CHALLENGE: qk_conn_path_on_challenge(c, f->u.path.data); return 0;
     case QK_FT_PATH_RESPONSE: qk_conn_path_on_response(c, f->u.path.data, rx->now); return 0;
     case QK_FT_CONNECTION_CLOSE:
@@ -443,8 +443,7 @@ static bool accept_packet(qk_conn *c, const qk_pkt_hdr *h, const opened_pkt *o, 
 {
     qk_space *sp = &c->sp[o->space];
     if (!client_first_server_packet(c, h)) return false;
-    if (qk_rangeset_contains(&sp->ack.received, o->pn) || o->pn < sp->ack.floor_pn)
-        return false; /* dup */
+    if (qk_ack_is_duplicate(&sp->ack, o->pn)) return false; /* RFC 9000 §12.3 */
     if (h->is_long) return true;
     /* RFC 9001 §6.2: answer a peer's key update before acknowledging it. */
     int rc = qk_ku_on_opened(&c->ku, o->which, o->pn, &sp->rx, &sp->tx, &c->key_phase, sp->next_pn,
@@ -496,6 +495,29 @@ static void finish_packet(qk_conn *c, const rx_ctx *rx, bool largest, const qk_d
     qk_conn_touch_idle(c, now);
 }
 
+/* RFC 9001 §5.7: a server must not process 1-RTT packets before the
+ * handshake is complete and may buffer them. A client that probes our
+ * preferred address right after its Finished (ngtcp2 does) can have the
+ * probe arrive first: the other socket, or a worker thread's steering queue,
+ * overtakes the Finished. Dropped, the PATH_CHALLENGE goes unanswered and
+ * the client gives up the preferred address; held (a few, copied), it is
+ * processed once the 1-RTT keys are in. True when the packet was taken. */
+static bool hold_1rtt(qk_conn *c, const uint8_t *pkt, size_t len, const qk_datagram *d)
+{
+    if (!c->is_server || c->state != QK_CONN_HANDSHAKE || c->sp[QK_PN_SPACE_APP].has_rx ||
+        c->sp[QK_PN_SPACE_APP].discarded)
+        return false;
+    if (c->n_held == QK_CONN_MAX_HELD_1RTT) return true; /* no keys either: dropped */
+    if (!c->held && !(c->held = calloc(QK_CONN_MAX_HELD_1RTT, sizeof *c->held))) return true;
+    uint8_t *copy = malloc(len ? len : 1);
+    if (!copy) return true;
+    memcpy(copy, pkt, len);
+    c->held[c->n_held++] =
+        (qk_held_pkt){.data = copy, .len = len, .local = d->local, .peer = d->peer, .ecn = d->ecn};
+    c->stats.held_1rtt_pkts++;
+    return true;
+}
+
 static void process_packet(qk_conn *c, uint8_t *pkt, const qk_pkt_hdr *h, qk_datagram *d,
                            qk_time now)
 {
@@ -508,6 +530,7 @@ static void process_packet(qk_conn *c, uint8_t *pkt, const qk_pkt_hdr *h, qk_dat
         qk_conn_on_retry(c, pkt, h, now);
         return;
     }
+    if (h->type == QK_PKT_1RTT && hold_1rtt(c, pkt, h->packet_len, d)) return;
     opened_pkt o = {0};
     if (!open_packet(c, pkt, h, &o, now) || !accept_packet(c, h, &o, now)) return;
     note_packet_received(c, &o, now);
@@ -526,6 +549,50 @@ static void process_packet(qk_conn *c, uint8_t *pkt, const qk_pkt_hdr *h, qk_dat
     finish_packet(c, &rx, largest, d, now);
 }
 
+/* The packets of one datagram, with what they say about paths. */
+static void recv_packets(qk_conn *c, qk_datagram *d, qk_time now)
+{
+    qk_conn_path_rx_begin(c, d);
+    size_t off = 0;
+    /* RFC 9000 §10.2.1: once closing, later packets of the datagram are not processed. */
+    while (off < d->len && c->state < QK_CONN_CLOSING) {
+        qk_pkt_hdr h;
+        if (qk_pkt_parse(d->data + off, d->len - off, c->lcid[0].cid.len, &h)) break;
+        /* RFC 9000 §12.2: coalesced packets must share the DCID; ignore others. */
+        process_packet(c, d->data + off, &h, d, now);
+        off += h.packet_len;
+    }
+    qk_conn_path_rx_end(c, d, now);
+}
+
+/* The 1-RTT keys are in: the held packets, in arrival order, each as the
+ * datagram it came in (its addresses tell its path). */
+static void release_held(qk_conn *c, qk_time now)
+{
+    qk_held_pkt *h = c->held;
+    size_t n = c->n_held;
+    c->held = NULL;
+    c->n_held = 0;
+    for (size_t i = 0; i < n; i++) {
+        qk_datagram d = {.data = h[i].data,
+                         .len = h[i].len,
+                         .local = h[i].local,
+                         .peer = h[i].peer,
+                         .ecn = h[i].ecn};
+        if (c->state < QK_CONN_CLOSING) recv_packets(c, &d, now);
+        free(h[i].data);
+    }
+    free(h);
+}
+
+void qk_conn_held_free(qk_conn *c)
+{
+    for (size_t i = 0; i < c->n_held; i++) free(c->held[i].data);
+    free(c->held);
+    c->held = NULL;
+    c->n_held = 0;
+}
+
 void qk_conn_recv(qk_conn *c, qk_datagram *d, qk_time now)
 {
     if (c->state >= QK_CONN_DRAINING) return;
@@ -538,17 +605,8 @@ void qk_conn_recv(qk_conn *c, qk_datagram *d, qk_time now)
         c->close_send = true; /* RFC 9000 §10.2.1: answer with CONNECTION_CLOSE again */
         return;
     }
-    qk_conn_path_rx_begin(c, d);
-    size_t off = 0;
-    /* RFC 9000 §10.2.1: once closing, later packets of the datagram are not processed. */
-    while (off < d->len && c->state < QK_CONN_CLOSING) {
-        qk_pkt_hdr h;
-        if (qk_pkt_parse(d->data + off, d->len - off, c->lcid[0].cid.len, &h)) break;
-        /* RFC 9000 §12.2: coalesced packets must share the DCID; ignore others. */
-        process_packet(c, d->data + off, &h, d, now);
-        off += h.packet_len;
-    }
-    qk_conn_path_rx_end(c, d, now);
+    recv_packets(c, d, now);
+    if (c->n_held && c->sp[QK_PN_SPACE_APP].has_rx) release_held(c, now);
     qk_conn_wake_writers(c); /* credit or acknowledgements may have made room */
     if (qk_recovery_bytes_in_flight(&c->rec) || 1)
         qk_recovery_set_amplification_blocked(

@@ -119,8 +119,49 @@ int qk_cid_on_new(qk_conn *c, const qk_frame_new_cid *f)
     return 0;
 }
 
-int qk_cid_on_retire(qk_conn *c, const uint8_t *dcid, size_t dcid_len, uint64_t seq)
+void qk_cid_linger_expire(qk_conn *c, qk_time now)
 {
+    for (size_t i = 0; i < c->n_linger;) {
+        if (c->linger[i].expire_at > now) {
+            i++;
+            continue;
+        }
+        qk_conn_env_remove_cid(c, &c->linger[i].cid);
+        c->linger[i] = c->linger[--c->n_linger];
+    }
+}
+
+qk_time qk_cid_linger_deadline(const qk_conn *c)
+{
+    qk_time t = QK_TIME_INFINITE;
+    for (size_t i = 0; i < c->n_linger; i++)
+        if (c->linger[i].expire_at < t) t = c->linger[i].expire_at;
+    return t;
+}
+
+/* Keep a retired CID of ours routed to c until expire_at. RFC 9000 §19.16
+ * invalidates its reset token, and §10.3 allows a stateless reset only for a
+ * packet "it cannot associate with an active connection": a packet that left
+ * the peer before its RETIRE_CONNECTION_ID but arrives after it (reordered on
+ * the way, or steered between worker threads or sockets) still belongs to
+ * c. Answering it with a reset for a CID the peer holds (ngtcp2 keeps the
+ * old path's CID until path validation ends) kills a live connection. The
+ * table is bounded: when full, the entry closest to expiry is unrouted. */
+static void linger(qk_conn *c, const qk_cid *cid, qk_time expire_at)
+{
+    if (c->n_linger == QK_CONN_MAX_LINGER_CIDS) {
+        size_t old = 0;
+        for (size_t i = 1; i < c->n_linger; i++)
+            if (c->linger[i].expire_at < c->linger[old].expire_at) old = i;
+        qk_conn_env_remove_cid(c, &c->linger[old].cid);
+        c->linger[old] = c->linger[--c->n_linger];
+    }
+    c->linger[c->n_linger++] = (qk_linger_cid){.cid = *cid, .expire_at = expire_at};
+}
+
+int qk_cid_on_retire(qk_conn *c, const uint8_t *dcid, size_t dcid_len, uint64_t seq, qk_time now)
+{
+    qk_cid_linger_expire(c, now);
     if (seq >= c->lcid_next_seq) return QK_ERR_PROTOCOL_VIOLATION; /* RFC 9000 §19.16 */
     for (size_t i = 0; i < QK_CONN_MAX_LOCAL_CIDS; i++) {
         qk_local_cid *l = &c->lcid[i];
@@ -128,7 +169,9 @@ int qk_cid_on_retire(qk_conn *c, const uint8_t *dcid, size_t dcid_len, uint64_t 
         /* §19.16: the CID this very packet was sent to must not be retired. */
         if (l->cid.len == dcid_len && !memcmp(l->cid.b, dcid, dcid_len))
             return QK_ERR_PROTOCOL_VIOLATION;
-        qk_conn_env_remove_cid(c, &l->cid);
+        /* RFC 9000 §10.2 waits 3 PTO for delayed and reordered packets before
+         * forgetting a connection; a retired CID gets the same time. */
+        linger(c, &l->cid, now + 3 * qk_conn_pto_ns(c));
         l->active = false;
         l->send_pending = false;
         /* lcid[0] is also our long-header SCID: keep using an active one there. */

@@ -68,6 +68,7 @@ void qk_conn_prefaddr_advertise(qk_conn *c, qk_tparams *tp)
     for (int tries = 0; tries < 4 && rc; tries++) { /* collisions are astronomically rare */
         l->cid.len = c->lcid[0].cid.len;
         qk_conn_env_random(c, l->cid.b, l->cid.len);
+        qk_cid_encode_server_id(cfg, &l->cid); /* routed like every other CID of ours */
         rc = qk_conn_env_add_cid(c, &l->cid);
     }
     if (rc) {

@@ -110,10 +110,44 @@ static int record(qk_ack_tracker *t, uint64_t pn)
     }
 }
 
+static size_t gap_of(const qk_ack_tracker *t, uint64_t pn)
+{
+    for (size_t i = 0; i < t->n_gaps; i++)
+        if (pn >= t->gaps[i].start && pn < t->gaps[i].end) return i;
+    return SIZE_MAX;
+}
+
+/* Remember [start, end) as never received; the oldest gap goes when full. */
+static void gap_push(qk_ack_tracker *t, uint64_t start, uint64_t end)
+{
+    if (start >= end) return;
+    if (t->n_gaps == QK_ACK_MAX_GAPS) {
+        memmove(t->gaps, t->gaps + 1, (QK_ACK_MAX_GAPS - 1) * sizeof *t->gaps);
+        t->n_gaps--;
+    }
+    t->gaps[t->n_gaps++] = (qk_range){start, end};
+}
+
+/* pn of gap i arrived: it is no longer missing. */
+static void gap_take(qk_ack_tracker *t, size_t i, uint64_t pn)
+{
+    qk_range g = t->gaps[i];
+    memmove(t->gaps + i, t->gaps + i + 1, (t->n_gaps - i - 1) * sizeof *t->gaps);
+    t->n_gaps--;
+    gap_push(t, g.start, pn);
+    gap_push(t, pn + 1, g.end);
+}
+
+bool qk_ack_is_duplicate(const qk_ack_tracker *t, uint64_t pn)
+{
+    if (qk_rangeset_contains(&t->received, pn)) return true;
+    return pn < t->floor_pn && gap_of(t, pn) == SIZE_MAX;
+}
+
 int qk_ack_on_packet_received(qk_ack_tracker *t, uint64_t pn, bool ack_eliciting, uint8_t ecn,
                               qk_time now)
 {
-    if (pn < t->floor_pn || qk_rangeset_contains(&t->received, pn)) {
+    if (qk_ack_is_duplicate(t, pn)) {
         t->stats.duplicates++; /* RFC 9000 §12.3 */
         return 1;
     }
@@ -123,6 +157,8 @@ int qk_ack_on_packet_received(qk_ack_tracker *t, uint64_t pn, bool ack_eliciting
         t->stats.duplicates++;
         return 1;
     }
+    size_t g = pn < t->floor_pn ? gap_of(t, pn) : SIZE_MAX;
+    if (g != SIZE_MAX) gap_take(t, g, pn); /* a late packet into a gap: new, reported */
     t->stats.packets_received++;
     t->bug_armed = false; /* a later arrival: the bug's ACK would cover it */
     uint64_t prior_ect0 = t->ecn_ect0, prior_ect1 = t->ecn_ect1, prior_ce = t->ecn_ce;
@@ -318,6 +354,16 @@ void qk_ack_on_ack_frame_acked(qk_ack_tracker *t, uint64_t largest)
      * reporting below it. Keep largest itself so an ACK stays buildable. */
     if (largest <= t->floor_pn) return;
     if (t->has_largest && largest > t->largest_pn) largest = t->largest_pn;
+    /* RFC 9000 §12.3 only asks that no packet be processed twice: the pns
+     * below largest that never arrived stay acceptable (a probe steered
+     * between threads or sockets can arrive after the ACK of the ACK). */
+    uint64_t cur = t->floor_pn;
+    for (size_t i = 0; i < t->received.n && t->received.r[i].start < largest; i++) {
+        if (t->received.r[i].end <= cur) continue;
+        gap_push(t, cur, t->received.r[i].start);
+        cur = t->received.r[i].end;
+    }
+    gap_push(t, cur, largest);
     qk_rangeset_remove_below(&t->received, largest);
     if (largest > t->floor_pn) t->floor_pn = largest;
 }

@@ -95,11 +95,17 @@ typedef struct qk_ack_pending {
     qk_time why_time;   /**< when the first of those conditions arose */
 } qk_ack_pending;
 
+#define QK_ACK_MAX_GAPS 8 /* never-received pn ranges kept below floor_pn */
+
 typedef struct qk_ack_tracker {
     qk_pn_space space;
     qk_ack_policy policy;
     qk_rangeset received; /**< pns received and still reported */
-    uint64_t floor_pn;    /**< pn < floor_pn is treated as already received */
+    uint64_t floor_pn;    /**< pn < floor_pn is treated as already received, */
+    /** except in these gaps: pns below floor_pn never received when an ACK
+     * of ours was acknowledged (qk_ack_on_ack_frame_acked), newest last. */
+    qk_range gaps[QK_ACK_MAX_GAPS];
+    size_t n_gaps;
     bool has_largest;
     uint64_t largest_pn;       /**< largest pn received (any packet) */
     qk_time largest_recv_time; /**< when largest_pn arrived (for ACK Delay) */
@@ -208,5 +214,8 @@ int qk_ack_on_ack_sent(qk_ack_tracker *t, qk_time now);
  * acknowledged: stop reporting pns below it (RFC 9000 §13.2.4). Never fails.
  */
 void qk_ack_on_ack_frame_acked(qk_ack_tracker *t, uint64_t largest);
+/** Whether pn was received already (or may have been: below floor_pn and in
+ * no remembered gap), so a packet with it must be dropped (RFC 9000 §12.3). */
+bool qk_ack_is_duplicate(const qk_ack_tracker *t, uint64_t pn);
 
 #endif
