@@ -187,14 +187,12 @@ static void test_streams_under_budget(void **s)
     quic_env_free(&e);
 }
 
-/* Under random loss (1 % each way, 100 Mbit/s x 50 ms, BBR) the receive
- * window must also cover the bytes held behind each gap until its
- * retransmission arrives (~1 RTT of data): sized by delivery alone it
- * settled at ~1.5 BDP, where it held the sender to ~75 % of a fixed 16 MiB
- * window's goodput (bench/tunnel.sh, quack perf through quack netem). */
-static uint64_t lossy_goodput(uint64_t seed, int autotune)
+/* The tunnel's lossy path (100 Mbit/s, 25 ms each way, 1 % loss each way,
+ * a one-BDP queue) with one BBR download: windows auto-tuned from 64 KiB
+ * (autotune > 0) or fixed at 16 MiB; duration_ns or size_bytes ends it. */
+static qk_simq *lossy_flow(quic_env *e, uint64_t seed, int autotune, qk_time duration_ns,
+                           uint64_t size_bytes)
 {
-    quic_env e;
     qk_sim_link_cfg l;
     memset(&l, 0, sizeof l);
     l.rate_bps = 100000000ull;
@@ -202,8 +200,9 @@ static uint64_t lossy_goodput(uint64_t seed, int autotune)
     l.limit_bytes = 625000; /* one BDP */
     l.loss = QK_SIM_LOSS_BERNOULLI;
     l.loss_p = 0.01;
-    assert_int_equal(quic_env_init(&e, seed, &l, &l), 0);
-    qk_simq_cfg c = {.duration_ns = 6 * QK_NS_PER_S,
+    assert_int_equal(quic_env_init(e, seed, &l, &l), 0);
+    qk_simq_cfg c = {.duration_ns = duration_ns,
+                     .size_bytes = size_bytes,
                      .cc = QK_CONFIG_CC_BBR,
                      .autotune = autotune,
                      .window_bytes = autotune > 0 ? 64u << 10 : 16u << 20,
@@ -213,8 +212,20 @@ static uint64_t lossy_goodput(uint64_t seed, int autotune)
                      .send_buffer_bytes = 16u << 20,
                      .udp_payload_bytes = 1452,
                      .no_protection = true};
-    qk_simq *q = quic_env_flow(&e, 4433, &c);
+    qk_simq *q = quic_env_flow(e, 4433, &c);
     assert_non_null(q);
+    return q;
+}
+
+/* Under random loss (1 % each way, 100 Mbit/s x 50 ms, BBR) the receive
+ * window must also cover the bytes held behind each gap until its
+ * retransmission arrives (~1 RTT of data): sized by delivery alone it
+ * settled at ~1.5 BDP, where it held the sender to ~75 % of a fixed 16 MiB
+ * window's goodput (bench/tunnel.sh, quack perf through quack netem). */
+static uint64_t lossy_goodput(uint64_t seed, int autotune)
+{
+    quic_env e;
+    qk_simq *q = lossy_flow(&e, seed, autotune, 6 * QK_NS_PER_S, 0);
     uint64_t b = run_between(&e, q, 2 * QK_NS_PER_S, 6 * QK_NS_PER_S);
     const qk_conn_stats *rs = &qk_simq_result_get(q)->client_stats;
     fprintf(stderr, "1%% loss, %s: %.1f Mbit/s, stream window %.2f BDP, peak buffered %.2f BDP\n",
@@ -250,26 +261,7 @@ static void test_autotune_under_loss(void **s)
 static qk_time lossy_completion(uint64_t seed, int autotune)
 {
     quic_env e;
-    qk_sim_link_cfg l;
-    memset(&l, 0, sizeof l);
-    l.rate_bps = 100000000ull;
-    l.delay_ns = 25 * MS;
-    l.limit_bytes = 625000;
-    l.loss = QK_SIM_LOSS_BERNOULLI;
-    l.loss_p = 0.01;
-    assert_int_equal(quic_env_init(&e, seed, &l, &l), 0);
-    qk_simq_cfg c = {.size_bytes = 20u << 20,
-                     .cc = QK_CONFIG_CC_BBR,
-                     .autotune = autotune,
-                     .window_bytes = autotune > 0 ? 64u << 10 : 16u << 20,
-                     .conn_window_bytes = autotune > 0 ? 256u << 10 : 32u << 20,
-                     .max_window_bytes = 64u << 20,
-                     .max_conn_window_bytes = 96u << 20,
-                     .send_buffer_bytes = 16u << 20,
-                     .udp_payload_bytes = 1452,
-                     .no_protection = true};
-    qk_simq *q = quic_env_flow(&e, 4433, &c);
-    assert_non_null(q);
+    qk_simq *q = lossy_flow(&e, seed, autotune, 0, 20u << 20);
     qk_sim_run(e.sim, 20 * QK_NS_PER_S);
     const qk_simq_result *r = qk_simq_result_get(q);
     assert_true(r->done);
