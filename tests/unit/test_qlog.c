@@ -95,15 +95,21 @@ static void jq_valid(const trace *t)
     assert_int_equal(rc, 0);
 }
 
+/* A pair at rtt whose both ends write qlog traces into traces[] (cleared). */
+static void traced_pair(qk_pair *p, qk_time rtt)
+{
+    memset(traces, 0, sizeof traces);
+    assert_int_equal(qk_pair_init(p, rtt), 0);
+    p->ccfg.qlog_open = p->scfg.qlog_open = t_open;
+    p->ccfg.qlog_write = p->scfg.qlog_write = t_write;
+    p->ccfg.qlog_close = p->scfg.qlog_close = t_close;
+}
+
 static void test_qlog_schema(void **state)
 {
     (void)state;
-    memset(traces, 0, sizeof traces);
     qk_pair p;
-    assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
-    p.ccfg.qlog_open = p.scfg.qlog_open = t_open;
-    p.ccfg.qlog_write = p.scfg.qlog_write = t_write;
-    p.ccfg.qlog_close = p.scfg.qlog_close = t_close;
+    traced_pair(&p, 10 * QK_NS_PER_MS);
     p.scfg.initial_max_data_bytes = 8000; /* MAX_DATA, DATA_BLOCKED */
     p.scfg.initial_max_stream_data_bytes = 100000;
     p.scfg.autotune = false;
@@ -162,12 +168,8 @@ static void test_qlog_schema(void **state)
 static void test_qlog_freed_open(void **state)
 {
     (void)state;
-    memset(traces, 0, sizeof traces);
     qk_pair p;
-    assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
-    p.ccfg.qlog_open = p.scfg.qlog_open = t_open;
-    p.ccfg.qlog_write = p.scfg.qlog_write = t_write;
-    p.ccfg.qlog_close = p.scfg.qlog_close = t_close;
+    traced_pair(&p, 10 * QK_NS_PER_MS);
     assert_int_equal(qk_pair_start(&p), 0);
     assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 2 * QK_NS_PER_S));
     qk_pair_free(&p);
@@ -222,12 +224,8 @@ static int check_loss_records(const char *buf)
 static void test_qlog_loss_stamped(void **state)
 {
     (void)state;
-    memset(traces, 0, sizeof traces);
     qk_pair p;
-    assert_int_equal(qk_pair_init(&p, 25 * QK_NS_PER_MS), 0);
-    p.ccfg.qlog_open = p.scfg.qlog_open = t_open;
-    p.ccfg.qlog_write = p.scfg.qlog_write = t_write;
-    p.ccfg.qlog_close = p.scfg.qlog_close = t_close;
+    traced_pair(&p, 25 * QK_NS_PER_MS);
     uint64_t rng = 17;
     assert_int_equal(qk_pair_start(&p), 0);
     assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 5 * QK_NS_PER_S));
