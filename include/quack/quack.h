@@ -452,9 +452,11 @@ typedef struct qk_conn_stats {
     uint64_t zerortt_pkts_received; /**< server: 0-RTT packets accepted and processed */
     uint64_t zerortt_pkts_dropped;  /**< server: 0-RTT packets dropped (no 0-RTT keys) */
     uint64_t held_1rtt_pkts; /**< server: 1-RTT packets held until its 1-RTT keys (RFC 9001 §5.7) */
-    uint8_t resumed;         /**< 1: the handshake resumed a session (PSK) */
-    uint8_t zerortt;         /**< 0: no 0-RTT, 1: accepted, 2: rejected (the client resent its
-                                  0-RTT data in 1-RTT, RFC 9000 §17.2.3) */
+    uint64_t session_fallbacks; /**< client: 1 when the session given could not be used
+                                     locally (e.g. an expired ticket): full handshake */
+    uint8_t resumed;            /**< 1: the handshake resumed a session (PSK) */
+    uint8_t zerortt;            /**< 0: no 0-RTT, 1: accepted, 2: rejected (the client resent its
+                                     0-RTT data in 1-RTT, RFC 9000 §17.2.3) */
     uint64_t bypass_pkts, bypass_bytes; /**< sent past cwnd/pacer by the urgency bypass */
     uint64_t path_degraded_events;      /**< QK_EV_PATH_DEGRADED raised */
     uint64_t path_failed;               /**< 1 when the path was declared failed */

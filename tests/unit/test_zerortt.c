@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "qk_pair.h"
 #include "qk_test.h"
@@ -100,11 +101,13 @@ static bool read_request(qk_pair *p, uint64_t sid, size_t written)
 
 /* A pair whose server encrypts tickets with new keys *tk (so that a
  * restarted server can still read them; the caller frees them), after a
- * first connection that stored its session in sess; returns its length. */
-static long first_connection_with_keys(qk_pair *p, qk_ticket_keys **tk, uint8_t *sess, size_t cap)
+ * first connection that stored its session in sess; returns its length.
+ * lifetime_ns: the tickets' lifetime (0: the default). */
+static long first_connection_with_keys(qk_pair *p, qk_ticket_keys **tk, uint8_t *sess, size_t cap,
+                                       qk_time lifetime_ns)
 {
     int err;
-    *tk = qk_ticket_keys_new(0, 0, &err);
+    *tk = qk_ticket_keys_new(lifetime_ns, 0, &err);
     assert_non_null(*tk);
     assert_int_equal(qk_pair_init(p, 10 * QK_NS_PER_MS), 0);
     p->scfg.ticket_keys = *tk;
@@ -202,7 +205,7 @@ static void test_0rtt_rejected_falls_back(void **state)
     qk_ticket_keys *tk;
     qk_pair p;
     uint8_t sess[8192];
-    long n = first_connection_with_keys(&p, &tk, sess, sizeof sess);
+    long n = first_connection_with_keys(&p, &tk, sess, sizeof sess, 0);
 
     /* A new server process sharing the ticket keys, early data off. */
     p.scfg.early_data = false;
@@ -252,7 +255,7 @@ static void test_0rtt_reduced_limits_refused(void **state)
     qk_ticket_keys *tk;
     qk_pair p;
     uint8_t sess[8192];
-    long n = first_connection_with_keys(&p, &tk, sess, sizeof sess);
+    long n = first_connection_with_keys(&p, &tk, sess, sizeof sess, 0);
     p.scfg.initial_max_data_bytes /= 2; /* same keys, early data on, less credit */
     restart_server(&p);
     size_t w;
@@ -286,6 +289,31 @@ static void test_resume_without_early_data(void **state)
     qk_pair_free(&p);
 }
 
+/* An expired ticket (lifetime 1 s; GnuTLS judges by the wall clock): the
+ * client makes a full handshake instead of failing. With early data on,
+ * GnuTLS leaves the expired PSK out of its ClientHello and then fails to set
+ * early keys; qk_conn_new starts again without the session. This is also
+ * what the fuzz/session seed corpus hit once its tickets were 6 h old. */
+static void test_expired_ticket_full_handshake(void **state)
+{
+    (void)state;
+    qk_pair p;
+    qk_ticket_keys *tk;
+    uint8_t sess[8192];
+    long n = first_connection_with_keys(&p, &tk, sess, sizeof sess, QK_NS_PER_S);
+    struct timespec wait = {.tv_sec = 2, .tv_nsec = 500000000};
+    nanosleep(&wait, NULL);
+    size_t w;
+    uint64_t sid = resume(&p, sess, n, &w, false);
+    assert_true(read_request(&p, sid, w));
+    qk_conn_stats cs = stats_of(p.cconn);
+    assert_int_equal(cs.session_fallbacks, 1);
+    assert_int_equal(cs.resumed, 0);
+    assert_int_equal(cs.zerortt_pkts_sent, 0);
+    qk_pair_free(&p);
+    qk_ticket_keys_del(tk);
+}
+
 /* Session data that is not ours is refused at qk_connect_ex. */
 static void test_bad_session(void **state)
 {
@@ -310,6 +338,7 @@ int main(void)
         cmocka_unit_test(test_0rtt_reduced_limits_refused),
         cmocka_unit_test(test_resume_without_early_data),
         cmocka_unit_test(test_bad_session),
+        cmocka_unit_test(test_expired_ticket_full_handshake),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -146,6 +146,22 @@ static int init_tls(qk_conn *c, const char *server_name, const uint8_t *session,
     return c->tls ? 0 : (err ? err : QK_ERR_TLS);
 }
 
+/* The client's first flight failed with a session to resume: GnuTLS does
+ * that when the ticket has expired and early data is enabled (it leaves the
+ * PSK out of the ClientHello, then fails to set the early keys). RFC 9001
+ * §4.5 resumption is an option, not a requirement: start again as a full
+ * handshake, as if no session had been given. Nothing was sent yet and no
+ * secret installed (qk_conn_drive_tls fails before either). */
+static int restart_without_session(qk_conn *c, const char *server_name, qk_time now)
+{
+    qk_tls_del(c->tls);
+    c->tls = NULL;
+    c->have_remembered = false;
+    c->stats.session_fallbacks++;
+    int rc = init_tls(c, server_name, NULL, 0);
+    return rc ? rc : qk_conn_drive_tls(c, now);
+}
+
 static void init_space(qk_conn *c, qk_pn_space s)
 {
     qk_ack_policy pol;
@@ -324,7 +340,9 @@ qk_conn *qk_conn_new_ex(const qk_conn_env *env, const qk_config *cfg, bool is_se
     qk_conn_touch_idle(c, now);
     qk_qlog_open(c, now); /* no-op without qk_config.qlog_open */
     qk_qlog_params(c, true, &c->local_tp, now);
-    if (!is_server && (rc = qk_conn_drive_tls(c, now)) < 0) goto fail;
+    if (!is_server && (rc = qk_conn_drive_tls(c, now)) < 0 &&
+        (!sess || (rc = restart_without_session(c, server_name, now)) < 0))
+        goto fail;
     return c;
 fail:
     qk_conn_del(c);
