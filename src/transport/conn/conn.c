@@ -268,6 +268,26 @@ static int init_feedback(qk_conn *c, qk_time now)
     return 0;
 }
 
+/* The CC bypass (issue 20: urgencies below the limit, through a bucket)
+ * and the ACK-frequency sender policy. */
+static void init_bypass_ackfreq(qk_conn *c, qk_time now)
+{
+    const qk_config *cfg = c->cfg;
+    if (cfg->bypass_urgency_limit && cfg->bypass_rate_bps && cfg->bypass_bucket_bytes) {
+        c->bypass_limit = cfg->bypass_urgency_limit;
+        qk_bypass_init(&c->bypass, cfg->bypass_rate_bps, cfg->bypass_bucket_bytes, now);
+        for (uint8_t u = 0; u < QK_SCHED_URGENCIES && u < c->bypass_limit; u++)
+            qk_sched_set_bypass(&c->sched, u, true);
+    }
+    qk_ackfreq_config afc = {.mode = (qk_ackfreq_mode)cfg->ack_frequency,
+                             .threshold = cfg->ack_frequency_threshold,
+                             .max_delay_ns = cfg->ack_frequency_delay_ns,
+                             .reordering_threshold = cfg->ack_frequency_reorder,
+                             .paced =
+                                 cfg->cc == QK_CONFIG_CC_DCTCP || cfg->cc == QK_CONFIG_CC_PRAGUE};
+    qk_ackfreq_init(&c->af, &afc);
+}
+
 qk_conn *qk_conn_new_ex(const qk_conn_env *env, const qk_config *cfg, bool is_server,
                         const qk_addr *local, const qk_addr *peer, const qk_cid *dcid,
                         const qk_cid *scid, const char *server_name, const qk_conn_opts *opts,
@@ -311,21 +331,7 @@ qk_conn *qk_conn_new_ex(const qk_conn_env *env, const qk_config *cfg, bool is_se
 
     if ((rc = init_feedback(c, now))) goto fail;
     if ((rc = init_streams(c))) goto fail;
-    /* The CC bypass (issue 20): urgencies below the limit, through a bucket. */
-    if (cfg->bypass_urgency_limit && cfg->bypass_rate_bps && cfg->bypass_bucket_bytes) {
-        c->bypass_limit = cfg->bypass_urgency_limit;
-        qk_bypass_init(&c->bypass, cfg->bypass_rate_bps, cfg->bypass_bucket_bytes, now);
-        for (uint8_t u = 0; u < QK_SCHED_URGENCIES && u < c->bypass_limit; u++)
-            qk_sched_set_bypass(&c->sched, u, true);
-    }
-    qk_ackfreq_config afc = {.mode = (qk_ackfreq_mode)cfg->ack_frequency,
-                             .threshold = cfg->ack_frequency_threshold,
-                             .max_delay_ns = cfg->ack_frequency_delay_ns,
-                             .reordering_threshold = cfg->ack_frequency_reorder,
-                             .paced =
-                                 cfg->cc == QK_CONFIG_CC_DCTCP || cfg->cc == QK_CONFIG_CC_PRAGUE};
-    qk_ackfreq_init(&c->af, &afc);
-
+    init_bypass_ackfreq(c, now);
     fill_local_tparams(c);
     const uint8_t *sess = NULL;
     size_t sess_len = 0;
