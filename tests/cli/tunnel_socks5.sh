@@ -34,7 +34,7 @@ start_pair() {
         >"$tmp/c.out" 2>"$tmp/c.err" &
     cpid=$!
     pids+=($cpid)
-    wait_line "$tmp/c.out" '^tunnel: listening on'
+    wait_line "$tmp/c.out" '^tunnel: listening on' 300
 }
 stop_pair() {
     kill -TERM "$cpid" "$spid"
@@ -102,7 +102,7 @@ if start_pair --socks-auth-file "$tmp/auth"; then
     check "no credentials are refused ($(head -c 150 "$tmp/curl5"))" "[ ! -s $tmp/auth_none ]"
     stop_pair
 else
-    no "socks5 tunnel with auth did not come up"
+    no "socks5 tunnel with auth did not come up: $(cat "$tmp/s.log" "$tmp/c.err")"
 fi
 echo "$fails failure(s)"
 [ "$fails" -eq 0 ]
