@@ -251,8 +251,7 @@ static int init_feedback(qk_conn *c, qk_time now)
     qk_pacer_init(&c->pacer, QK_PACER_DEFAULT_BURST_PKTS);
     /* RFC 9331 §4.3: the L queue marks bursts; an L4S (or DCTCP) sender does
      * not catch up after a late wake-up (pacer.h QK_PACER_MAX_LATE_NS). */
-    if (cfg->cc == QK_CONFIG_CC_PRAGUE || cfg->cc == QK_CONFIG_CC_DCTCP)
-        qk_pacer_set_late_max(&c->pacer, 0);
+    if (qk_conn_cc_scalable(cfg)) qk_pacer_set_late_max(&c->pacer, 0);
     if (cfg->pacing_gain_ca_pct) qk_pacer_set_gain_ca(&c->pacer, cfg->pacing_gain_ca_pct);
     /* RFC 9002 §7.7: bursts as large as the loop timer needs (pacer.h). */
     qk_pacer_set_burst_interval(&c->pacer,
@@ -283,8 +282,7 @@ static void init_bypass_ackfreq(qk_conn *c, qk_time now)
                              .threshold = cfg->ack_frequency_threshold,
                              .max_delay_ns = cfg->ack_frequency_delay_ns,
                              .reordering_threshold = cfg->ack_frequency_reorder,
-                             .paced =
-                                 cfg->cc == QK_CONFIG_CC_DCTCP || cfg->cc == QK_CONFIG_CC_PRAGUE};
+                             .paced = qk_conn_cc_scalable(cfg)};
     qk_ackfreq_init(&c->af, &afc);
 }
 

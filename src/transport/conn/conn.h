@@ -494,6 +494,15 @@ static inline qk_streams_peer_params qk_conn_stream_limits(const qk_tparams *tp)
 }
 
 /* ---- the owner's services (qk_conn_env), NULL-safe ---- */
+/* A scalable controller (DCTCP, Prague) answers each ECN mark an AQM sets
+ * per packet (RFC 8257, RFC 9331): its sender keeps bursts and packet sizes
+ * to what the marking threshold expects (pacer lateness, ACK-frequency burst
+ * mode and window fill are off for it: conn.c, conn_send.c). */
+static inline bool qk_conn_cc_scalable(const qk_config *cfg)
+{
+    return cfg->cc == QK_CONFIG_CC_PRAGUE || cfg->cc == QK_CONFIG_CC_DCTCP;
+}
+
 static inline void qk_conn_push_event(qk_conn *c, const qk_event *ev)
 {
     if (c->env.push_event) c->env.push_event(c->env.ctx, ev);

@@ -608,8 +608,7 @@ void qk_conn_recv(qk_conn *c, qk_datagram *d, qk_time now)
     recv_packets(c, d, now);
     if (c->n_held && c->sp[QK_PN_SPACE_APP].has_rx) release_held(c, now);
     qk_conn_wake_writers(c); /* credit or acknowledgements may have made room */
-    if (qk_recovery_bytes_in_flight(&c->rec) || 1)
-        qk_recovery_set_amplification_blocked(
-            &c->rec,
-            !c->address_validated && c->unvalidated_tx_bytes >= 3 * c->unvalidated_rx_bytes, now);
+    qk_recovery_set_amplification_blocked(
+        &c->rec, !c->address_validated && c->unvalidated_tx_bytes >= 3 * c->unvalidated_rx_bytes,
+        now);
 }

@@ -695,15 +695,6 @@ static uint64_t cwnd_room_bytes(const qk_conn *c)
     return 2 * room >= c->max_udp_bytes ? room : 0;
 }
 
-/* DCTCP and Prague answer ECN marks, which an AQM sets per packet (RFC 9332
- * §2.1 DualPI2's L queue): shorter fill-in packets only draw more marks per
- * byte (the L4S test: Prague fell from 38 to 17 Mbit/s beside CUBIC, its
- * queue p99 from 0.2 to 9.8 ms). The fill is for loss-based windows. */
-static bool marks_per_packet(const qk_conn *c)
-{
-    return c->cfg->cc == QK_CONFIG_CC_PRAGUE || c->cfg->cc == QK_CONFIG_CC_DCTCP;
-}
-
 /* Whether a shorter datagram may fill the window's remainder
  * (cwnd_room_bytes): once only 1-RTT packets go (Initials are padded to
  * 1200 bytes, RFC 9000 §14.1), and for a window-based controller: a
@@ -711,7 +702,10 @@ static bool marks_per_packet(const qk_conn *c)
  * (draft-ietf-ccwg-bbr §5.6.4), not the working limit. */
 static bool fill_ok(const qk_conn *c)
 {
-    return c->handshake_confirmed && !c->cc.pacing_rate_bytes_per_s && !marks_per_packet(c);
+    return c->handshake_confirmed && !c->cc.pacing_rate_bytes_per_s &&
+           /* marks come per packet: shorter fill-ins only draw more marks
+            * per byte (the L4S test: Prague 38 -> 17 Mbit/s beside CUBIC) */
+           !qk_conn_cc_scalable(c->cfg);
 }
 
 /* The least pacer bucket depth, in datagrams. RFC 9002 §7.7 caps a burst at
