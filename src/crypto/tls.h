@@ -44,6 +44,11 @@ enum {
 typedef struct qk_ticket_keys qk_ticket_keys;
 
 /** Handshake configuration. Strings are copied by qk_tls_new. */
+/* Server credentials (certificate chain, key) and the parsed priority
+ * string, loaded once and shared by every session of an endpoint instead of
+ * per handshake (qk_tls_creds_new). */
+typedef struct qk_tls_creds qk_tls_creds;
+
 typedef struct qk_tls_config {
     const char *alpn[QK_TLS_ALPN_MAX]; /* preference order, NULL-terminated or alpn_count */
     size_t alpn_count;
@@ -66,6 +71,10 @@ typedef struct qk_tls_config {
      * set. Client: `session` (GnuTLS session data of an earlier connection,
      * qk_tls_ticket()) resumes it; early_data lets it send 0-RTT. */
     qk_ticket_keys *tickets;
+    /* server: shared credentials (cert, key and priority above are then not
+     * loaded again, unless priority differs from the one creds parsed);
+     * NULL = this session loads its own */
+    const qk_tls_creds *creds;
     int early_data;
     const uint8_t *session;
     size_t session_len;
@@ -85,6 +94,19 @@ typedef struct qk_tls qk_tls;
  */
 qk_tls *qk_tls_new(const qk_tls_config *cfg, int is_server, const uint8_t *local_tparams,
                    size_t tparams_len, int *err);
+
+/**
+ * Server credentials for many sessions: cfg's certificate chain and key
+ * (cert_pem/key_pem or cert_file/key_file) and its priority string (NULL =
+ * the default), loaded and parsed once; put the result in
+ * qk_tls_config.creds. Immutable once made: sessions only read it. Returns
+ * NULL with *err (if not NULL) QK_ERR_INVALID_ARG (cfg NULL), QK_ERR_CONFIG
+ * (no or unusable certificate/key, bad priority) or QK_ERR_NOMEM.
+ */
+qk_tls_creds *qk_tls_creds_new(const qk_tls_config *cfg, int *err);
+
+/** Free credentials (NULL ok) once no session made with them remains. */
+void qk_tls_creds_del(qk_tls_creds *creds);
 
 /** Free a handshake context (NULL ok). */
 void qk_tls_del(qk_tls *tls);

@@ -46,6 +46,7 @@ typedef struct tls_secret_ev {
 struct qk_tls {
     gnutls_session_t s;
     gnutls_certificate_credentials_t cred;
+    int own_cred; /* cred is this session's (else the shared qk_tls_creds') */
     int is_server;
     uint8_t *local_tp;
     size_t local_tp_len;
@@ -430,25 +431,78 @@ static int is_ip_literal(const char *name)
     return inet_pton(AF_INET, name, addr) == 1 || inet_pton(AF_INET6, name, addr) == 1;
 }
 
+/* Server: the certificate chain and key of cfg into cred; 0 or a GnuTLS
+ * error (its text in err). */
+static int load_server_cert(gnutls_certificate_credentials_t cred, const qk_tls_config *cfg,
+                            const char **what)
+{
+    *what = "loading certificate/key";
+    if (cfg->cert_pem && cfg->key_pem) {
+        gnutls_datum_t c = {(unsigned char *)cfg->cert_pem, (unsigned)strlen(cfg->cert_pem)};
+        gnutls_datum_t k = {(unsigned char *)cfg->key_pem, (unsigned)strlen(cfg->key_pem)};
+        return gnutls_certificate_set_x509_key_mem2(cred, &c, &k, GNUTLS_X509_FMT_PEM, NULL, 0);
+    }
+    if (cfg->cert_file && cfg->key_file)
+        return gnutls_certificate_set_x509_key_file2(cred, cfg->cert_file, cfg->key_file,
+                                                     GNUTLS_X509_FMT_PEM, NULL, 0);
+    *what = NULL; /* neither given */
+    return GNUTLS_E_INVALID_REQUEST;
+}
+
+struct qk_tls_creds {
+    gnutls_certificate_credentials_t cred;
+    gnutls_priority_t prio;
+    char *prio_str; /* the priority string prio was parsed from */
+};
+
+qk_tls_creds *qk_tls_creds_new(const qk_tls_config *cfg, int *err)
+{
+    int e = QK_ERR_NOMEM;
+    const char *what, *errpos = NULL;
+    const char *prio = cfg && cfg->priority ? cfg->priority : default_priority;
+    qk_tls_creds *k = cfg ? calloc(1, sizeof *k) : NULL;
+    if (!k || gnutls_certificate_allocate_credentials(&k->cred) < 0) goto fail;
+    e = QK_ERR_CONFIG;
+    if (load_server_cert(k->cred, cfg, &what) < 0) goto fail;
+    if (gnutls_priority_init(&k->prio, prio, &errpos) < 0) goto fail;
+    e = QK_ERR_NOMEM;
+    if (!(k->prio_str = strdup(prio))) goto fail;
+    if (err) *err = 0;
+    return k;
+fail:
+    qk_tls_creds_del(k);
+    if (err) *err = cfg ? e : QK_ERR_INVALID_ARG;
+    return NULL;
+}
+
+void qk_tls_creds_del(qk_tls_creds *k)
+{
+    if (!k) return;
+    if (k->prio) gnutls_priority_deinit(k->prio);
+    if (k->cred) gnutls_certificate_free_credentials(k->cred);
+    free(k->prio_str);
+    free(k);
+}
+
 static int setup_credentials(qk_tls *t, const qk_tls_config *cfg)
 {
-    int rv = gnutls_certificate_allocate_credentials(&t->cred);
+    int rv;
+    if (t->is_server && cfg->creds) { /* loaded once for the endpoint */
+        rv = gnutls_credentials_set(t->s, GNUTLS_CRD_CERTIFICATE, cfg->creds->cred);
+        return rv < 0 ? QK_ERR_TLS : 0;
+    }
+    rv = gnutls_certificate_allocate_credentials(&t->cred);
     if (rv < 0) return QK_ERR_NOMEM;
+    t->own_cred = 1;
     if (t->is_server) {
-        if (cfg->cert_pem && cfg->key_pem) {
-            gnutls_datum_t c = {(unsigned char *)cfg->cert_pem, (unsigned)strlen(cfg->cert_pem)};
-            gnutls_datum_t k = {(unsigned char *)cfg->key_pem, (unsigned)strlen(cfg->key_pem)};
-            rv =
-                gnutls_certificate_set_x509_key_mem2(t->cred, &c, &k, GNUTLS_X509_FMT_PEM, NULL, 0);
-        } else if (cfg->cert_file && cfg->key_file) {
-            rv = gnutls_certificate_set_x509_key_file2(t->cred, cfg->cert_file, cfg->key_file,
-                                                       GNUTLS_X509_FMT_PEM, NULL, 0);
-        } else {
+        const char *what;
+        rv = load_server_cert(t->cred, cfg, &what);
+        if (rv < 0 && !what) {
             snprintf(t->err, sizeof t->err, "server needs a certificate and key");
             return QK_ERR_CONFIG;
         }
         if (rv < 0) {
-            set_err(t, "loading certificate/key", rv);
+            set_err(t, what, rv);
             return QK_ERR_CONFIG;
         }
     } else {
@@ -544,8 +598,11 @@ static int setup_session(qk_tls *t, const qk_tls_config *cfg)
     if (rv < 0) return QK_ERR_NOMEM;
     gnutls_session_set_ptr(t->s, t);
     const char *errpos = NULL;
-    rv =
-        gnutls_priority_set_direct(t->s, cfg->priority ? cfg->priority : default_priority, &errpos);
+    const char *want = cfg->priority ? cfg->priority : default_priority;
+    if (t->is_server && cfg->creds && !strcmp(cfg->creds->prio_str, want))
+        rv = gnutls_priority_set(t->s, cfg->creds->prio); /* parsed once */
+    else
+        rv = gnutls_priority_set_direct(t->s, want, &errpos);
     if (rv < 0) {
         set_err(t, "priority string", rv);
         return QK_ERR_CONFIG;
@@ -608,7 +665,7 @@ void qk_tls_del(qk_tls *t)
 {
     if (!t) return;
     if (t->s) gnutls_deinit(t->s);
-    if (t->cred) gnutls_certificate_free_credentials(t->cred);
+    if (t->cred && t->own_cred) gnutls_certificate_free_credentials(t->cred);
     for (int i = 0; i < QK_LEVEL_COUNT; i++) free(t->out[i].buf);
     free(t->local_tp);
     free(t->ticket);
@@ -724,7 +781,11 @@ void qk_tls_consume(qk_tls *t, qk_crypto_level level, size_t n)
     tls_outbuf *o = &t->out[level];
     if (n > o->len - o->off) n = o->len - o->off;
     o->off += n;
-    if (o->off == o->len) o->off = o->len = 0;
+    if (o->off == o->len) { /* drained: the handshake rarely writes again */
+        free(o->buf);
+        o->buf = NULL;
+        o->off = o->len = o->cap = 0;
+    }
 }
 
 int qk_tls_poll_secret(qk_tls *t, qk_crypto_level *level, int *is_write, qk_crypto_suite *suite,

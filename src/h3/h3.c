@@ -23,7 +23,7 @@
 #define H3_MAX_FIELD_SECTION_BYTES 16384u /* what we advertise and accept */
 #define H3_MAX_FIELDS              64u
 #define H3_BODY_CHUNK_BYTES        (256u * 1024u) /* bytes per DATA frame we emit */
-#define H3_READ_BYTES              65536u
+#define H3_READ_BYTES              16384u         /* on the stack of read_stream */
 #define H3_VECS                    16
 #define H3_CRITICAL_URGENCY        0 /* control + QPACK streams (RFC 9218 §4.1) */
 #define H3_UNI_SCANS               8 /* peer uni streams watched for the control stream */
@@ -87,7 +87,6 @@ struct qk_h3 {
     size_t nuni;
     h3_prio_pending pending[H3_PRIO_PENDING_MAX];
     size_t npending;
-    uint8_t buf[H3_READ_BYTES];
 };
 
 static h3_stream *find(qk_h3 *h, uint64_t sid)
@@ -553,14 +552,17 @@ static bool stream_wanted(qk_h3 *h, uint64_t sid)
 static int read_stream(qk_h3 *h, uint64_t sid)
 {
     if (!stream_wanted(h, sid)) return 0;
+    /* Not in qk_h3: a per-connection buffer would cost every idle
+     * connection its size. */
+    uint8_t buf[H3_READ_BYTES];
     for (;;) {
         bool fin = false;
-        long n = qk_stream_read(h->c, sid, h->buf, sizeof h->buf, &fin);
+        long n = qk_stream_read(h->c, sid, buf, sizeof buf, &fin);
         if (n < 0) return 0; /* QK_ERR_AGAIN, or the stream is gone */
-        nghttp3_ssize rv = nghttp3_conn_read_stream(h->ng, (int64_t)sid, h->buf, (size_t)n, fin);
+        nghttp3_ssize rv = nghttp3_conn_read_stream(h->ng, (int64_t)sid, buf, (size_t)n, fin);
         if (rv < 0) return fatal(h, (int)rv);
         /* nghttp3 accepted the bytes (frame rules hold): pick out priorities. */
-        if (h->server && (sid & 3) == 2) scan_uni(h, sid, h->buf, (size_t)n);
+        if (h->server && (sid & 3) == 2) scan_uni(h, sid, buf, (size_t)n);
         if (fin) {
             h3_stream *s = find(h, sid);
             if (s) {

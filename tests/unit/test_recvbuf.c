@@ -265,14 +265,39 @@ static void test_memory_released(void **state)
     free(d);
 }
 
+/* Everything received has been read: the buffer keeps no block; with data
+ * beyond a gap still held, it keeps them. */
+static void test_read_all_holds_no_block(void **state)
+{
+    (void)state;
+    uint8_t d[9000], out[9000];
+    fill_pattern(d, sizeof d, 11);
+    qk_recvbuf b;
+    qk_recvbuf_init(&b, sizeof d, 0);
+    assert_int_equal(qk_recvbuf_insert(&b, 0, d, 100, false), 0);
+    assert_true(qk_recvbuf_mem_bytes(&b) > 0);
+    assert_int_equal(qk_recvbuf_read(&b, out, 60), 60);
+    assert_true(qk_recvbuf_mem_bytes(&b) > 0); /* 40 bytes unread */
+    assert_int_equal(qk_recvbuf_read(&b, out + 60, 100), 40);
+    assert_int_equal(qk_recvbuf_mem_bytes(&b), 0);
+    assert_int_equal(qk_recvbuf_insert(&b, 5000, d + 5000, 4000, false), 0); /* beyond a gap */
+    assert_int_equal(qk_recvbuf_insert(&b, 100, d + 100, 4900, false), 0);
+    assert_int_equal(qk_recvbuf_read(&b, out + 100, 4900), 4900);
+    assert_true(qk_recvbuf_mem_bytes(&b) > 0);
+    assert_int_equal(qk_recvbuf_read(&b, out + 5000, 4000), 4000);
+    assert_int_equal(qk_recvbuf_mem_bytes(&b), 0);
+    assert_memory_equal(out, d, sizeof d);
+    qk_recvbuf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_in_order),        cmocka_unit_test(test_out_of_order_gap),
-        cmocka_unit_test(test_random_model),    cmocka_unit_test(test_many_small_reverse),
-        cmocka_unit_test(test_flow_limit),      cmocka_unit_test(test_final_size),
-        cmocka_unit_test(test_crypto),          cmocka_unit_test(test_gap_limit),
-        cmocka_unit_test(test_memory_released),
+        cmocka_unit_test(test_in_order),           cmocka_unit_test(test_out_of_order_gap),
+        cmocka_unit_test(test_random_model),       cmocka_unit_test(test_read_all_holds_no_block),
+        cmocka_unit_test(test_many_small_reverse), cmocka_unit_test(test_flow_limit),
+        cmocka_unit_test(test_final_size),         cmocka_unit_test(test_crypto),
+        cmocka_unit_test(test_gap_limit),          cmocka_unit_test(test_memory_released),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

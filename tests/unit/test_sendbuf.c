@@ -368,6 +368,34 @@ static void test_discard(void **state)
     qk_sendbuf_free(&b);
 }
 
+/* An idle stream keeps no block: once everything written is acknowledged
+ * the blocks go back to the pool; the next write at a mid-block offset
+ * reads back correctly. */
+static void test_idle_holds_no_block(void **state)
+{
+    (void)state;
+    uint8_t d[6000], out[6000];
+    fill_pattern(d, sizeof d, 7);
+    qk_sendbuf b;
+    qk_sendbuf_init(&b, 100000);
+    assert_int_equal(qk_sendbuf_write(&b, d, 100), 100);
+    qk_sendbuf_on_sent(&b, 0, 100, false);
+    qk_sendbuf_on_acked(&b, 0, 60, false);
+    assert_true(qk_sendbuf_mem_bytes(&b) > 0); /* 40 bytes still unacknowledged */
+    qk_sendbuf_on_acked(&b, 60, 40, false);
+    assert_int_equal(qk_sendbuf_mem_bytes(&b), 0);
+    assert_int_equal(qk_sendbuf_write(&b, d + 100, 5900), 5900); /* spans a block edge */
+    assert_true(qk_sendbuf_mem_bytes(&b) > 0);
+    assert_int_equal(qk_sendbuf_copy(&b, 100, 5900, out), 0);
+    assert_memory_equal(out, d + 100, 5900);
+    qk_sendbuf_on_sent(&b, 100, 5900, false);
+    qk_sendbuf_on_acked(&b, 3000, 3000, false); /* a gap below: keep the blocks */
+    assert_true(qk_sendbuf_mem_bytes(&b) > 0);
+    qk_sendbuf_on_acked(&b, 100, 2900, false);
+    assert_int_equal(qk_sendbuf_mem_bytes(&b), 0);
+    qk_sendbuf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -378,6 +406,7 @@ int main(void)
         cmocka_unit_test(test_random_spurious),
         cmocka_unit_test(test_fragment_overflow),
         cmocka_unit_test(test_discard),
+        cmocka_unit_test(test_idle_holds_no_block),
         cmocka_unit_test(test_write_ref),
         cmocka_unit_test(test_random_refs),
     };

@@ -430,6 +430,69 @@ static void test_cert_files(void **state)
     rmdir(dir);
 }
 
+/* A server session made with shared credentials (certificate, key and
+ * priority loaded once, qk_tls_creds) and no certificate of its own. */
+static qk_tls *make_with_creds(const qk_tls_creds *creds, const char *priority)
+{
+    qk_tls_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.alpn[0] = "hq-interop";
+    cfg.creds = creds;
+    cfg.priority = priority;
+    int err = 1;
+    qk_tls *t = qk_tls_new(&cfg, 1, (const uint8_t *)"server-tp", 9, &err);
+    assert_non_null(t);
+    assert_int_equal(err, 0);
+    return t;
+}
+
+static void test_shared_creds(void **state)
+{
+    (void)state;
+    qk_tls_config kc;
+    memset(&kc, 0, sizeof kc);
+    int err = 0;
+    assert_null(qk_tls_creds_new(&kc, &err)); /* no certificate */
+    assert_int_equal(err, QK_ERR_CONFIG);
+    kc.cert_pem = g_cert;
+    kc.key_pem = g_key;
+    kc.priority = "NORMAL:+NO-SUCH-THING";
+    assert_null(qk_tls_creds_new(&kc, &err));
+    assert_int_equal(err, QK_ERR_CONFIG);
+    assert_null(qk_tls_creds_new(NULL, &err));
+    assert_int_equal(err, QK_ERR_INVALID_ARG);
+    kc.priority = NULL;
+    qk_tls_creds *creds = qk_tls_creds_new(&kc, &err);
+    assert_non_null(creds);
+    assert_int_equal(err, 0);
+    uint8_t pin[32];
+    assert_int_equal(qk_cert_pin_pem(g_cert, strlen(g_cert), pin), 0);
+    /* Two sessions on the same credentials; the client checks the pin, so the
+     * certificate came from them. The second session asks for another
+     * priority than the one creds parsed: it parses its own. */
+    const char *chacha =
+        "NORMAL:-VERS-ALL:+VERS-TLS1.3:-CIPHER-ALL:+CHACHA20-POLY1305:%DISABLE_TLS13_COMPAT_MODE";
+    for (int i = 0; i < 2; i++) {
+        side c = {0}, s = {0};
+        c.tls = make(0, "hq-interop", NULL, QK_TLS_VERIFY_PIN, pin, "client-tp", NULL);
+        s.tls = make_with_creds(creds, i ? chacha : NULL);
+        run(&c, &s);
+        check_success(&c, &s, i ? QK_SUITE_CHACHA20_POLY1305 : QK_SUITE_AES_128_GCM);
+        /* Drained handshake output holds no buffer (move_bytes consumed it). */
+        for (int lv = 0; lv < QK_LEVEL_COUNT; lv++) {
+            const uint8_t *p = (const uint8_t *)"x";
+            size_t n = 1;
+            assert_int_equal(qk_tls_out(s.tls, (qk_crypto_level)lv, &p, &n), 0);
+            assert_null(p);
+            assert_int_equal(n, 0);
+        }
+        qk_tls_del(c.tls);
+        qk_tls_del(s.tls);
+    }
+    qk_tls_creds_del(creds);
+    qk_tls_creds_del(NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -438,6 +501,7 @@ int main(void)
         cmocka_unit_test(test_no_common_suite),    cmocka_unit_test(test_keylog),
         cmocka_unit_test(test_keylog_env_ignored), cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_pin_printers),       cmocka_unit_test(test_cert_files),
+        cmocka_unit_test(test_shared_creds),
     };
     return cmocka_run_group_tests(tests, setup_cert, teardown_cert);
 }

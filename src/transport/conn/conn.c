@@ -104,6 +104,16 @@ static void fill_local_tparams(qk_conn *c)
     }
 }
 
+int qk_conn_tls_priority(const qk_config *cfg, char *prio, size_t cap, const char **out)
+{
+    const char *bad;
+    *out = NULL;
+    if (!cfg->ciphers) return 0;
+    if (qk_tls_priority_for_ciphers(cfg->ciphers, prio, cap, &bad)) return QK_ERR_CONFIG;
+    *out = prio;
+    return 0;
+}
+
 static int init_tls(qk_conn *c, const char *server_name, const uint8_t *session, size_t session_len)
 {
     const qk_config *cfg = c->cfg;
@@ -135,12 +145,8 @@ static int init_tls(qk_conn *c, const char *server_name, const uint8_t *session,
     int n = qk_tparams_encode(&c->local_tp, c->is_server, tp, sizeof tp);
     if (n < 0) return n;
     char prio[256];
-    const char *bad;
-    if (cfg->ciphers) {
-        if (qk_tls_priority_for_ciphers(cfg->ciphers, prio, sizeof prio, &bad))
-            return QK_ERR_CONFIG;
-        tc.priority = prio;
-    }
+    if (qk_conn_tls_priority(cfg, prio, sizeof prio, &tc.priority)) return QK_ERR_CONFIG;
+    if (c->is_server) tc.creds = c->env.tls_creds; /* loaded once by the owner */
     int err = 0;
     c->tls = qk_tls_new(&tc, c->is_server, tp, (size_t)n, &err);
     return c->tls ? 0 : (err ? err : QK_ERR_TLS);
@@ -542,6 +548,11 @@ void qk_conn_discard_space(qk_conn *c, qk_pn_space space, qk_time now)
     qk_pkt_keys_free(&s->rx);
     qk_pkt_keys_free(&s->tx);
     qk_recovery_discard_space(&c->rec, space, now);
+    /* Its CRYPTO stream is never sent or read again: free its buffers. */
+    qk_sendbuf_free(&s->crypto_send);
+    qk_recvbuf_free(&s->crypto_recv);
+    qk_sendbuf_init(&s->crypto_send, QK_CONN_CRYPTO_BUF_BYTES);
+    qk_recvbuf_init_crypto(&s->crypto_recv, QK_CONN_CRYPTO_BUF_BYTES);
 }
 
 /* ---- recovery sink: rebuild what was lost, release what was acked ---- */

@@ -163,6 +163,9 @@ typedef struct qk_conn_env {
      * qk_cid_is_stateless_reset decides). */
     void (*add_reset_token)(void *ctx, const uint8_t token[QK_RESET_TOKEN_LEN], qk_conn *c);
     void (*remove_reset_token)(void *ctx, const uint8_t token[QK_RESET_TOKEN_LEN], qk_conn *c);
+    /* Server: certificate, key and priority loaded once for every
+     * connection (crypto/tls.h); NULL = each connection loads its own. */
+    const qk_tls_creds *tls_creds;
 } qk_conn_env;
 
 struct qk_conn {
@@ -335,6 +338,10 @@ void qk_conn_wake_writers(qk_conn *c);
 void qk_conn_send_release(qk_conn *c);
 
 /* ---- conn.c ---- */
+/* The TLS priority string that cfg->ciphers asks for, written into prio (cap
+ * bytes): 0 with *out = prio, or *out = NULL when no ciphers are set (the
+ * TLS layer's default); QK_ERR_CONFIG for an unknown or refused cipher. */
+int qk_conn_tls_priority(const qk_config *cfg, char *prio, size_t cap, const char **out);
 qk_conn *qk_conn_new(const qk_conn_env *env, const qk_config *cfg, bool is_server,
                      const qk_addr *local, const qk_addr *peer, const qk_cid *dcid,
                      const qk_cid *scid, const char *server_name, qk_time now, int *err);

@@ -32,6 +32,7 @@ struct qk_endpoint {
     qk_flow_budget send_budget; /* stream bytes written, not acknowledged, all connections */
     qk_stateless sl;            /* VN, Retry, stateless reset, tokens (stateless.c) */
     qk_ticket_keys *own_tk;     /* server: ticket keys made for this endpoint */
+    qk_tls_creds *tls_creds;    /* server: certificate, key, priority loaded once */
 };
 
 void qk_config_default(qk_config *c)
@@ -167,6 +168,25 @@ void qk_endpoint_random(qk_endpoint *ep, uint8_t *buf, size_t len)
     ep->cfg.rng(ep->cfg.rng_ctx, buf, len);
 }
 
+/* Server: the certificate, key and priority parsed once for every
+ * connection rather than per handshake. NULL (no server, no certificate, or
+ * it does not load) leaves each connection to load its own, which then
+ * reports what is wrong as before. */
+static qk_tls_creds *server_creds(const qk_config *cfg)
+{
+    if (!cfg->server || !((cfg->cert_pem && cfg->key_pem) || (cfg->cert_file && cfg->key_file)))
+        return NULL;
+    qk_tls_config tc;
+    char prio[256];
+    memset(&tc, 0, sizeof tc);
+    tc.cert_file = cfg->cert_file;
+    tc.key_file = cfg->key_file;
+    tc.cert_pem = cfg->cert_pem;
+    tc.key_pem = cfg->key_pem;
+    if (qk_conn_tls_priority(cfg, prio, sizeof prio, &tc.priority)) return NULL;
+    return qk_tls_creds_new(&tc, NULL);
+}
+
 qk_endpoint *qk_endpoint_new(const qk_config *cfg)
 {
     if (qk_config_check(cfg, NULL, 0)) return NULL;
@@ -201,6 +221,7 @@ qk_endpoint *qk_endpoint_new(const qk_config *cfg)
         }
         ep->cfg.ticket_keys = ep->own_tk;
     }
+    ep->tls_creds = server_creds(&ep->cfg);
     return ep;
 }
 
@@ -219,6 +240,7 @@ void qk_endpoint_del(qk_endpoint *ep)
     }
     qk_stateless_free(&ep->sl);
     qk_ticket_keys_del(ep->own_tk);
+    qk_tls_creds_del(ep->tls_creds); /* after every session made with them */
     qk_ep_sched_free(&ep->sched);
     free(ep->cids);
     for (size_t i = 0; i < ep->ev_count; i++) {
@@ -364,7 +386,8 @@ qk_conn_env qk_endpoint_conn_env(qk_endpoint *ep)
                          .send_budget = &ep->send_budget,
                          .wake = env_wake,
                          .add_reset_token = env_add_reset_token,
-                         .remove_reset_token = env_remove_reset_token};
+                         .remove_reset_token = env_remove_reset_token,
+                         .tls_creds = ep->tls_creds};
 }
 
 void qk_endpoint_push_event(qk_endpoint *ep, const qk_event *ev)

@@ -147,6 +147,7 @@ int qk_recvbuf_consume(qk_recvbuf *b, size_t n)
     b->read_off += n;
     qk_rangeset_remove_below(&b->recvd, b->read_off);
     qk_blockring_advance(&b->ring, b->read_off);
+    if (b->recvd.n == 0) qk_blockring_release(&b->ring); /* all read: keep no block */
     return 0;
 }
 

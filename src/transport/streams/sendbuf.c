@@ -259,6 +259,9 @@ void qk_sendbuf_on_acked(qk_sendbuf *b, uint64_t off, size_t len, bool fin)
         qk_rangeset_remove_below(&b->lost, b->acked_off);
         if (b->sent_off < b->acked_off) b->sent_off = b->acked_off;
         qk_blockring_advance(&b->ring, b->acked_off < b->write_off ? b->acked_off : b->write_off);
+        /* Everything written is acknowledged: an idle stream (HTTP/3 control,
+         * crypto after the handshake) keeps no block. */
+        if (b->acked_off >= b->write_off) qk_blockring_release(&b->ring);
         refs_advance(b);
     }
 }

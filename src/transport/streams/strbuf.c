@@ -167,6 +167,17 @@ void qk_blockring_advance(qk_blockring *r, uint64_t off)
     }
 }
 
+void qk_blockring_release(qk_blockring *r)
+{
+    for (size_t i = 0; i < r->cap; i++) {
+        if (r->slot[i]) block_release(r->slot[i]);
+        r->slot[i] = NULL;
+    }
+    if (r->spare) block_release(r->spare);
+    r->spare = NULL;
+    r->nalloc = 0;
+}
+
 size_t qk_blockring_mem_bytes(const qk_blockring *r)
 {
     return (r->nalloc + (r->spare ? 1 : 0)) * BLK;

@@ -60,6 +60,11 @@ size_t qk_blockring_peek(const qk_blockring *r, uint64_t off, size_t max, const 
 /** Move the window base to the block holding off, freeing blocks below it. */
 void qk_blockring_advance(qk_blockring *r, uint64_t off);
 
+/** Give every block back (spare included) when nothing in the ring is needed
+ * any more, keeping its window: an idle stream holds no block (a later write
+ * takes one from the pool again). */
+void qk_blockring_release(qk_blockring *r);
+
 /** Bytes of block memory held (allocated blocks, spare included). */
 size_t qk_blockring_mem_bytes(const qk_blockring *r);
 
