@@ -20,11 +20,12 @@
 #define QK_PERF_MAX_STREAMS    1000u
 
 /* Server admission control (RFC 9000 §8.1.2): --retry, --max-handshakes,
- * --handshake-timeout, shared by serve, perf server and tunnel server. */
+ * --handshake-timeout, --max-connections, shared by serve, perf server and tunnel server. */
 typedef struct perf_admission {
-    bool retry_set, max_set, timeout_set;
+    bool retry_set, max_set, timeout_set, conns_set;
     qk_retry_mode retry;
     size_t max_handshakes;
+    size_t max_connections;
     qk_time handshake_timeout_ns;
 } perf_admission;
 
@@ -34,7 +35,9 @@ typedef struct perf_admission {
     "                         bare --retry) or never (then drop above the limit)\n"                \
     "  --max-handshakes N     unvalidated handshakes in progress before Retry\n"                   \
     "                         (default max connections / 8); Initials are dropped at 2N\n"         \
-    "  --handshake-timeout T  close half-open connections after T (default 10s)\n"
+    "  --handshake-timeout T  close half-open connections after T (default 10s)\n"                 \
+    "  --max-connections N    connections at once (default 1024 per worker); one more\n"           \
+    "                         is refused at once with CONNECTION_REFUSED\n"
 
 /** Parse the admission option at argv[*i] (advancing *i past its value).
  * Returns 1 when it was one, 0 when argv[*i] is not an admission option, or

@@ -475,13 +475,24 @@ int perf_parse_admission(perf_admission *a, int argc, char **argv, int *i, const
         }
         return 1;
     }
-    if (strcmp(o, "--max-handshakes") && strcmp(o, "--handshake-timeout")) return 0;
+    if (strcmp(o, "--max-handshakes") && strcmp(o, "--handshake-timeout") &&
+        strcmp(o, "--max-connections"))
+        return 0;
     if (*i + 1 >= argc) {
         fprintf(stderr, "%s: %s needs a value\n", who, o);
         return -1;
     }
     const char *v = argv[++*i];
-    if (o[2] == 'm') {
+    if (!strcmp(o, "--max-connections")) {
+        char *end;
+        unsigned long long n = strtoull(v, &end, 10);
+        if (!*v || *end || n < 1 || n > (1ull << 24)) {
+            fprintf(stderr, "%s: --max-connections wants 1..16777216, not '%s'\n", who, v);
+            return -1;
+        }
+        a->max_connections = (size_t)n;
+        a->conns_set = true;
+    } else if (o[2] == 'm') {
         char *end;
         unsigned long long n = strtoull(v, &end, 10);
         if (*end || n < 1 || n > (1ull << 24)) {
@@ -506,6 +517,7 @@ void perf_admission_apply(const perf_admission *a, qk_config *cfg)
     if (a->retry_set) cfg->retry = a->retry; /* RFC 9000 §8.1.2 */
     if (a->max_set) cfg->max_handshakes = a->max_handshakes;
     if (a->timeout_set) cfg->handshake_timeout_ns = a->handshake_timeout_ns;
+    if (a->conns_set) cfg->max_connections = a->max_connections;
 }
 
 void perf_print_endpoint_stats(FILE *f, const qk_endpoint *ep)

@@ -581,7 +581,8 @@ typedef struct qk_endpoint_stats {
     uint64_t retry_load;         /**< Retries sent because of max_handshakes (part of retry_sent) */
     uint64_t drops_handshakes;   /**< Initials dropped at max_handshakes_drop / NEVER's limit
                                       (part of initials_dropped) */
-    uint64_t drops_connections;  /**< Initials dropped at max_connections (part of
+    uint64_t drops_connections;  /**< Initials refused at max_connections: answered with a
+                                      CONNECTION_REFUSED close, no state kept (part of
                                       initials_dropped) */
     uint64_t handshakes_now;     /**< server handshakes in progress now */
     uint64_t handshakes_unvalidated_now; /**< of which from unvalidated addresses */

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Handshake admission control (issue 24, RFC 9000 §8.1.2) through `quack serve`:
 # without load no Retry is sent (auto mode), --retry always validates every
-# client with a Retry, and the download is byte-exact either way (SHA-256).
+# client with a Retry, and the download is byte-exact either way (SHA-256);
+# --max-connections refuses the connection beyond it at once.
 # $1 = build dir.
 set -u
 q="$1/quack"
@@ -58,6 +59,41 @@ check "always: Retry not counted as load" "[ \"\$(counter always retry_load)\" =
 check "always: admitted with a validated address" \
     "[ \"\$(counter always initials_validated)\" -ge 1 ]"
 
+# --max-connections 1: with one connection held open (bench_conns), the next
+# client is refused at once with CONNECTION_REFUSED (RFC 9000 §20.1), not
+# left to its handshake timeout (10 s).
+"$q" serve --quiet --stats --root "$tmp/root" --listen 127.0.0.1:0 --max-connections 1 \
+    >"$tmp/limit.out" 2>"$tmp/limit.err" &
+spid=$!
+for _ in $(seq 200); do
+    grep -q 'listening on' "$tmp/limit.out" 2>/dev/null && break
+    sleep 0.05
+done
+addr=$(sed -n 's/.*listening on \([^ ]*\).*/\1/p' "$tmp/limit.out" | head -1)
+pin=$(sed -n 's/^pin: //p' "$tmp/limit.out" | head -1)
+"$1/bench_conns" "$addr" 1 1 4 30 >"$tmp/hold.out" 2>&1 &
+hpid=$!
+for _ in $(seq 100); do
+    grep -q 'connected 1 of 1' "$tmp/hold.out" 2>/dev/null && break
+    sleep 0.05
+done
+check "limit: the first connection is up" "grep -q 'connected 1 of 1' \"$tmp/hold.out\""
+mkdir -p "$tmp/get2"
+t0=$(date +%s%N)
+timeout 30 "$q" get --pin "$pin" --output "$tmp/get2" "https://$addr/f.bin" 2>"$tmp/limit.get.err"
+rc=$?
+t1=$(date +%s%N)
+check "limit: the second client fails (exit 1)" "[ $rc -eq 1 ]"
+check "limit: it is told why" "grep -q 'connection limit (code 0x2)' \"$tmp/limit.get.err\""
+check "limit: at once, not at the handshake timeout" "[ $(((t1 - t0) / 1000000)) -lt 5000 ]"
+wait "$hpid"
+kill -TERM "$spid"
+wait "$spid"
+spid=
+check "limit: counted as refused" "[ \"\$(counter limit drops_connections)\" = 1 ]"
+
+"$q" serve --root "$tmp/root" --listen 127.0.0.1:0 --max-connections 0 >/dev/null 2>"$tmp/bad.err"
+check "--max-connections 0 refused (exit 2)" "[ $? -eq 2 ] && grep -q 'max-connections' \"$tmp/bad.err\""
 "$q" serve --root "$tmp/root" --listen 127.0.0.1:0 --max-handshakes 0 >/dev/null 2>"$tmp/bad.err"
 check "--max-handshakes 0 refused (exit 2)" "[ $? -eq 2 ]"
 "$q" serve --root "$tmp/root" --listen 127.0.0.1:0 --handshake-timeout x >/dev/null 2>"$tmp/bad.err"

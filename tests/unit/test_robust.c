@@ -880,6 +880,46 @@ static void test_spoofed_initial_flood(void **state)
     qk_pair_free(&p);
 }
 
+/* RFC 9000 §20.1: a client the server has no room for is refused with
+ * CONNECTION_REFUSED at once, not left to its idle timeout. */
+static bool second_closed(qk_pair *p, void *ctx)
+{
+    qk_conn *c2 = ctx;
+    for (size_t i = 0; i < p->ncev; i++)
+        if (p->cev[i].type == QK_EV_CLOSED && p->cev[i].conn == c2) return true;
+    return false;
+}
+
+static void test_refused_at_max_connections(void **state)
+{
+    (void)state;
+    qk_pair p;
+    assert_int_equal(qk_pair_init(&p, 10 * QK_NS_PER_MS), 0);
+    p.scfg.max_connections = 1;
+    assert_int_equal(qk_pair_start(&p), 0);
+    assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + QK_NS_PER_S));
+    qk_addr a2;
+    qk_pair_set_addr(&a2, 1, 4434);
+    qk_conn *c2 = NULL;
+    qk_time t0 = p.now;
+    assert_int_equal(qk_connect(p.client, &a2, &p.saddr, "quack.test", p.now, &c2), 0);
+    qk_pair_flush(&p);
+    assert_true(qk_pair_run_until(&p, second_closed, c2, p.now + 5 * QK_NS_PER_S));
+    assert_true(p.now - t0 < 100 * QK_NS_PER_MS); /* one round trip, not the idle timeout */
+    const qk_event *ev = NULL;
+    for (size_t i = 0; i < p.ncev; i++)
+        if (p.cev[i].type == QK_EV_CLOSED && p.cev[i].conn == c2) ev = &p.cev[i];
+    assert_non_null(ev);
+    assert_true(ev->remote);
+    assert_false(ev->app_error);
+    assert_int_equal(ev->error_code, 0x02); /* CONNECTION_REFUSED */
+    assert_non_null(strstr(ev->reason, "connection limit"));
+    qk_endpoint_stats st = server_stats(&p);
+    assert_int_equal(st.drops_connections, 1);
+    assert_int_equal(qk_endpoint_conn_count(p.server), 1); /* the first one stays */
+    qk_pair_free(&p);
+}
+
 static void test_flood_answered_with_retry(void **state)
 {
     (void)state;
@@ -989,6 +1029,7 @@ int main(void)
         cmocka_unit_test(test_reset_size_and_rate),
         cmocka_unit_test(test_spoofed_initial_flood),
         cmocka_unit_test(test_flood_answered_with_retry),
+        cmocka_unit_test(test_refused_at_max_connections),
         cmocka_unit_test(test_flood_default_limits),
         cmocka_unit_test(test_flood_retry_never_drops),
         cmocka_unit_test(test_handshake_timeout_frees_slots),

@@ -573,7 +573,7 @@ size_t qk_endpoint_max_handshakes_drop(const qk_config *cfg)
 }
 
 /* RFC 9000 §8.1.2: the admission decision for an Initial that would create
- * state: 0 accept, 1 answer with Retry, -1 drop. */
+ * state: 0 accept, 1 answer with Retry, -1 drop, -2 refuse (max_connections). */
 static int admit(qk_endpoint *ep, bool validated)
 {
     qk_endpoint_stats *st = &ep->sl.stats;
@@ -597,7 +597,7 @@ static int admit(qk_endpoint *ep, bool validated)
     if (ep->n_conns >= ep->cfg.max_connections) {
         st->drops_connections++;
         st->initials_dropped++;
-        return -1;
+        return -2;
     }
     return 0;
 }
@@ -643,6 +643,10 @@ static void accept_initial(qk_endpoint *ep, qk_datagram *d, qk_time now)
     }
     int a = admit(ep, o.validated);
     if (a > 0) qk_stateless_send_retry(&ep->sl, d, &h, ep->cfg.cid_bytes, now);
+    /* RFC 9000 §20.1 CONNECTION_REFUSED: a client the server has no room
+     * for hears so at once instead of waiting for its idle timeout; a small
+     * Initial, no state kept (as the INVALID_TOKEN close). */
+    if (a == -2) qk_stateless_send_close(&ep->sl, d, &h, 0x02, "server at its connection limit");
     if (a) return;
     qk_conn_env env = qk_endpoint_conn_env(ep);
     qk_conn *c = qk_conn_new_ex(&env, &ep->cfg, true, &d->local, &d->peer, &dcid, &scid, NULL, &o,
