@@ -291,6 +291,11 @@ qk_endpoint *qk_workers_endpoint(qk_workers *w, unsigned i)
     return i < w->n ? w->ws[i].ep : NULL;
 }
 
+qk_io_loop *qk_workers_loop(qk_workers *w, unsigned i)
+{
+    return i < w->n ? w->ws[i].loop : NULL;
+}
+
 unsigned qk_workers_count(const qk_workers *w)
 {
     return w->n;
