@@ -637,41 +637,7 @@ static void serve_report(server *ss, qk_workers *w)
         sum.unfinished += ss[i].unfinished;
     }
     serve_stopped_line(&sum);
-    if (!ss[0].stats) return;
-    if (n == 1) {
-        perf_print_endpoint_stats(stderr, qk_workers_endpoint(w, 0));
-        return;
-    }
-    for (unsigned i = 0; i < n; i++) {
-        fprintf(stderr, "worker %u ", i);
-        perf_print_endpoint_stats(stderr, qk_workers_endpoint(w, i));
-    }
-    qk_workers_stats st;
-    qk_workers_get_stats(w, UINT32_MAX, &st);
-    fprintf(stderr, "workers: %u steered_short %llu steered_long %llu steer_dropped %llu\n", n,
-            (unsigned long long)st.steered_short, (unsigned long long)st.steered_long,
-            (unsigned long long)st.steer_dropped);
-}
-
-/* Why qk_workers_new_ex failed, on stderr. */
-static void serve_listen_error(const qk_config *cfg, const char *addr_str, int rc, unsigned which)
-{
-    if (rc == QK_ERR_CONFIG) {
-        char why[256];
-        qk_config_check(cfg, why, sizeof why);
-        fprintf(stderr, "quack serve: invalid configuration: %s\n", why);
-        return;
-    }
-    const char *err = rc == QK_ERR_NOMEM ? "out of memory" : strerror(errno);
-    if (which == QK_WORKERS_SOCKET_PREFERRED_V4 || which == QK_WORKERS_SOCKET_PREFERRED_V6) {
-        const qk_addr *a = which == QK_WORKERS_SOCKET_PREFERRED_V4 ? &cfg->preferred_addr_v4
-                                                                   : &cfg->preferred_addr_v6;
-        char buf[QK_ADDR_STRLEN] = "?";
-        qk_addr_format(a, buf, sizeof buf);
-        fprintf(stderr, "quack serve: --preferred-addr %s: cannot listen there: %s\n", buf, err);
-        return;
-    }
-    fprintf(stderr, "quack serve: cannot listen on %s: %s\n", addr_str, err);
+    if (ss[0].stats) perf_print_workers_stats(stderr, w);
 }
 
 /* The one run path: threads workers (quack/workers.h; one is the plain
@@ -687,16 +653,11 @@ static int serve_run(server *ss, unsigned threads, const qk_config *cfg, const q
     unsigned which = QK_WORKERS_SOCKET_NONE;
     int rc = qk_workers_new_ex(cfg, addr, flags, threads, &app, &which, &w);
     if (rc) {
-        serve_listen_error(cfg, addr_str, rc, which);
+        perf_listen_error("quack serve", cfg, addr_str, rc, which);
         return 1;
     }
-    qk_addr la;
     char lbuf[QK_ADDR_STRLEN];
-    for (unsigned f = 0; f < 2; f++)
-        if (qk_workers_preferred_addr(w, f, &la) && qk_addr_format(&la, lbuf, sizeof lbuf) >= 0)
-            printf("preferred address %s\n", lbuf);
-    qk_workers_local_addr(w, &la);
-    if (qk_addr_format(&la, lbuf, sizeof lbuf) < 0) snprintf(lbuf, sizeof lbuf, "?");
+    perf_workers_addrs(w, lbuf, sizeof lbuf);
     printf("listening on %s (ALPN h3), root %s", lbuf, ss[0].root_len ? ss[0].root : "/");
     if (threads > 1) printf(", %u threads", threads);
     printf("\n");

@@ -9,6 +9,7 @@
 
 #include <quack/io.h>
 #include <quack/quack.h>
+#include <quack/workers.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -189,18 +190,22 @@ void perf_print_progress(FILE *f, const char *who, double elapsed_s, double inte
  *  with a port) or QK_ERR_LIMIT (that family was given already). */
 int perf_parse_preferred(const char *s, qk_addr *v4, qk_addr *v6);
 
-/** Open a socket on each of cfg's preferred addresses (socks[0] IPv4, [1]
- *  IPv6, NULL when none); cfg's addresses become the bound ones (port 0
- *  picks one). An IPv4 one is opened v4-mapped when the listening address
- *  listen is IPv6 (dual-stack). Prints "preferred address ADDR" on stdout.
- *  Returns 0, or 1 after printing why (prefixed by who). */
-int perf_preferred_open(const char *who, qk_config *cfg, const qk_addr *listen, unsigned flags,
-                        qk_udp *socks[2]);
+/** Why qk_workers_new_ex failed with rc, on stderr, prefixed by who: the
+ *  configuration (QK_ERR_CONFIG), the preferred address whose socket could
+ *  not be bound (which: QK_WORKERS_SOCKET_*), or the listen address addr_str. */
+void perf_listen_error(const char *who, const qk_config *cfg, const char *addr_str, int rc,
+                       unsigned which);
 
-/** qk_io_loop_add_udp for the sockets perf_preferred_open opened. Returns 0 or its error. */
-int perf_preferred_add(qk_io_loop *loop, qk_udp *socks[2]);
+/** Print "preferred address ADDR" on stdout for each preferred address w
+ *  bound (RFC 9000 §9.6), and format the listen address into buf ("?" when
+ *  it does not fit). */
+void perf_workers_addrs(const qk_workers *w, char *buf, size_t cap);
 
-/** Open a UDP socket and an endpoint-driven loop. Returns 0 or a QK_ERR_*. */
+/** --stats after the workers stopped: the endpoint's counters (one worker),
+ *  or "worker I " + those per worker and a "workers: N steered_short ..." line. */
+void perf_print_workers_stats(FILE *f, qk_workers *w);
+
+/** Run the server on --threads workers (quack/workers.h) / the client. Returns 0 or a QK_ERR_*. */
 int perf_server(const perf_opts *o);
 int perf_client(const perf_opts *o);
 

@@ -310,67 +310,61 @@ int perf_parse_preferred(const char *s, qk_addr *v4_out, qk_addr *v6_out)
 {
     qk_addr a;
     if (!s || qk_addr_parse(s, &a) || !qk_addr_port(&a)) return QK_ERR_INVALID_ARG;
-    const struct sockaddr_in6 *s6 = (const void *)&a.ss;
-    bool v4 = a.ss.ss_family == AF_INET || IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr);
-    qk_addr *dst = v4 ? v4_out : v6_out;
+    qk_addr v4;
+    qk_addr *dst = qk_addr_unmap_v4(&a, &v4) ? v4_out : v6_out; /* IPv4 or v4-mapped */
     if (dst->len) return QK_ERR_LIMIT;
     *dst = a;
     return 0;
 }
 
-/* Open one preferred-address socket for *a; *a takes the bound address. */
-static int open_preferred(const char *who, qk_addr *a, const qk_addr *listen, unsigned flags,
-                          qk_udp **out)
+void perf_listen_error(const char *who, const qk_config *cfg, const char *addr_str, int rc,
+                       unsigned which)
 {
-    qk_addr b = *a;
-    if (listen->ss.ss_family == AF_INET6 && b.ss.ss_family == AF_INET) {
-        /* a dual-stack listener sees IPv4 clients v4-mapped: so must this one */
-        struct sockaddr_in v4 = *(const struct sockaddr_in *)&a->ss;
-        struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&b.ss;
-        memset(&b, 0, sizeof b);
-        s6->sin6_family = AF_INET6;
-        s6->sin6_port = v4.sin_port;
-        s6->sin6_addr.s6_addr[10] = s6->sin6_addr.s6_addr[11] = 0xff;
-        memcpy(s6->sin6_addr.s6_addr + 12, &v4.sin_addr, 4);
-        b.len = sizeof *s6;
+    if (rc == QK_ERR_CONFIG) {
+        char why[256];
+        qk_config_check(cfg, why, sizeof why);
+        fprintf(stderr, "%s: invalid configuration: %s\n", who, why);
+        return;
     }
-    int rc = qk_udp_open(&b, flags | (b.ss.ss_family == AF_INET6 ? QK_UDP_DUALSTACK : 0), out);
-    char buf[QK_ADDR_STRLEN] = "?";
-    qk_addr_format(a, buf, sizeof buf);
-    if (rc) {
-        fprintf(stderr, "%s: --preferred-addr %s: cannot listen there: %s\n", who, buf,
-                strerror(errno));
-        return rc;
+    const char *err = rc == QK_ERR_NOMEM ? "out of memory" : strerror(errno);
+    if (which == QK_WORKERS_SOCKET_PREFERRED_V4 || which == QK_WORKERS_SOCKET_PREFERRED_V6) {
+        const qk_addr *a = which == QK_WORKERS_SOCKET_PREFERRED_V4 ? &cfg->preferred_addr_v4
+                                                                   : &cfg->preferred_addr_v6;
+        char buf[QK_ADDR_STRLEN] = "?";
+        qk_addr_format(a, buf, sizeof buf);
+        fprintf(stderr, "%s: --preferred-addr %s: cannot listen there: %s\n", who, buf, err);
+        return;
     }
-    qk_udp_local_addr(*out, a);
-    qk_addr_format(a, buf, sizeof buf);
-    printf("preferred address %s\n", buf);
-    return 0;
+    fprintf(stderr, "%s: cannot listen on %s: %s\n", who, addr_str, err);
 }
 
-int perf_preferred_open(const char *who, qk_config *cfg, const qk_addr *listen, unsigned flags,
-                        qk_udp *socks[2])
+void perf_workers_addrs(const qk_workers *w, char *buf, size_t cap)
 {
-    qk_addr *want[2] = {&cfg->preferred_addr_v4, &cfg->preferred_addr_v6};
-    for (int i = 0; i < 2; i++) {
-        socks[i] = NULL;
-        if (want[i]->len && open_preferred(who, want[i], listen, flags, &socks[i])) {
-            qk_udp_close(socks[0]);
-            socks[0] = NULL;
-            return 1;
-        }
-    }
-    fflush(stdout);
-    return 0;
+    qk_addr la;
+    char pbuf[QK_ADDR_STRLEN];
+    for (unsigned f = 0; f < 2; f++) /* RFC 9000 §9.6 */
+        if (qk_workers_preferred_addr(w, f, &la) && qk_addr_format(&la, pbuf, sizeof pbuf) >= 0)
+            printf("preferred address %s\n", pbuf);
+    qk_workers_local_addr(w, &la);
+    if (qk_addr_format(&la, buf, cap) < 0) snprintf(buf, cap, "?");
 }
 
-int perf_preferred_add(qk_io_loop *loop, qk_udp *socks[2])
+void perf_print_workers_stats(FILE *f, qk_workers *w)
 {
-    for (int i = 0; i < 2; i++) {
-        int rc = socks[i] ? qk_io_loop_add_udp(loop, socks[i]) : 0;
-        if (rc) return rc;
+    unsigned n = qk_workers_count(w);
+    if (n == 1) {
+        perf_print_endpoint_stats(f, qk_workers_endpoint(w, 0));
+        return;
     }
-    return 0;
+    for (unsigned i = 0; i < n; i++) {
+        fprintf(f, "worker %u ", i);
+        perf_print_endpoint_stats(f, qk_workers_endpoint(w, i));
+    }
+    qk_workers_stats st;
+    qk_workers_get_stats(w, UINT32_MAX, &st);
+    fprintf(f, "workers: %u steered_short %llu steered_long %llu steer_dropped %llu\n", n,
+            (unsigned long long)st.steered_short, (unsigned long long)st.steered_long,
+            (unsigned long long)st.steer_dropped);
 }
 
 void perf_print_progress(FILE *f, const char *who, double elapsed_s, double interval_s,

@@ -3,7 +3,6 @@
 #include "perf.h"
 
 #include <quack/cert.h>
-#include <quack/driver.h>
 #include <quack/workers.h>
 #include <ev.h>
 #include <signal.h>
@@ -32,7 +31,6 @@ typedef struct sconn {
 typedef struct srv {
     const perf_opts *o;
     qk_endpoint *ep;
-    qk_io_loop *loop;
     sreq *slots;
     sconn conns[SRV_CONNS];
     uint64_t rx_bytes, tx_bytes, rx_mark, tx_mark; /* stream payload */
@@ -265,37 +263,8 @@ static void on_tick(struct ev_loop *evl, ev_timer *w, int revents)
     fflush(stderr);
 }
 
-static int srv_run(srv *s, qk_udp *u, qk_udp *pref[2], const qk_config *cfg)
-{
-    qk_io_ep_driver drv;
-    int rc = qk_io_ep_driver_init(&drv, s->ep, cfg->max_udp_payload_bytes, srv_app, s);
-    if (rc) return rc;
-    rc = qk_io_loop_new(u, &qk_io_ep_driver_ops, &drv, NULL, &s->loop);
-    if (!rc && (rc = perf_preferred_add(s->loop, pref))) qk_io_loop_del(s->loop);
-    if (rc) {
-        qk_io_ep_driver_free(&drv);
-        return rc;
-    }
-    qk_io_loop_stop_on_signal(s->loop, SIGINT);
-    qk_io_loop_stop_on_signal(s->loop, SIGTERM);
-    ev_timer tick;
-    ev_timer_init(&tick, on_tick, 1.0, 1.0);
-    tick.data = s;
-    ev_timer_start(qk_io_loop_ev(s->loop), &tick);
-    s->start = s->last_tick = qk_io_now();
-    rc = qk_io_loop_run(s->loop);
-    ev_timer_stop(qk_io_loop_ev(s->loop), &tick);
-    fprintf(stderr, "quack perf server: stopped (%s); %llu requests served, %llu errors\n",
-            qk_io_loop_stop_signal(s->loop) ? "signal" : "loop ended",
-            (unsigned long long)s->requests, (unsigned long long)s->errors);
-    if (s->o->stats) perf_print_endpoint_stats(stderr, s->ep);
-    qk_io_loop_del(s->loop);
-    qk_io_ep_driver_free(&drv);
-    return rc;
-}
-
-/* --threads N > 1: one srv per worker (quack/workers.h), no progress lines. */
-static void *thr_start(void *user, unsigned index, qk_endpoint *ep)
+/* Worker hooks (quack/workers.h): one srv per worker thread. */
+static void *srv_start(void *user, unsigned index, qk_endpoint *ep)
 {
     srv *ss = user;
     ss[index].ep = ep;
@@ -303,46 +272,49 @@ static void *thr_start(void *user, unsigned index, qk_endpoint *ep)
     return &ss[index];
 }
 
-static int perf_server_threads(const perf_opts *o, const qk_config *cfg, srv *ss)
+static void srv_report(const srv *ss, qk_workers *w)
 {
-    unsigned n = o->threads;
-    for (unsigned i = 0; i < n; i++) {
-        ss[i].o = o;
-        ss[i].slots = calloc(SRV_SLOTS, sizeof *ss[i].slots);
-        if (!ss[i].slots) return QK_ERR_NOMEM;
-    }
-    qk_workers_app app = {thr_start, srv_app, NULL, ss};
-    qk_workers *w = NULL;
-    int rc = qk_workers_new(cfg, &o->addr, o->addr.ss.ss_family == AF_INET6 ? QK_UDP_DUALSTACK : 0,
-                            n, &app, &w);
-    if (rc) {
-        fprintf(stderr, "quack perf server: cannot listen on %s (error %d)\n", o->addr_str, rc);
-        return rc;
-    }
-    qk_addr la;
-    char lbuf[QK_ADDR_STRLEN];
-    qk_workers_local_addr(w, &la);
-    if (qk_addr_format(&la, lbuf, sizeof lbuf) < 0) snprintf(lbuf, sizeof lbuf, "?");
-    printf("listening on %s (ALPN %s), %u threads\n", lbuf, cfg->alpn[0], n);
-    fflush(stdout);
-    rc = qk_workers_run(w);
     uint64_t req = 0, err = 0;
-    for (unsigned i = 0; i < n; i++) {
+    for (unsigned i = 0; i < qk_workers_count(w); i++) {
         req += ss[i].requests;
         err += ss[i].errors;
-        if (o->stats) {
-            fprintf(stderr, "worker %u ", i);
-            perf_print_endpoint_stats(stderr, qk_workers_endpoint(w, i));
-        }
     }
-    qk_workers_stats st;
-    qk_workers_get_stats(w, UINT32_MAX, &st);
-    fprintf(stderr, "quack perf server: stopped; %llu requests served, %llu errors\n",
+    fprintf(stderr, "quack perf server: stopped (%s); %llu requests served, %llu errors\n",
+            qk_io_loop_stop_signal(qk_workers_loop(w, 0)) ? "signal" : "loop ended",
             (unsigned long long)req, (unsigned long long)err);
-    if (o->stats)
-        fprintf(stderr, "workers: %u steered_short %llu steered_long %llu steer_dropped %llu\n", n,
-                (unsigned long long)st.steered_short, (unsigned long long)st.steered_long,
-                (unsigned long long)st.steer_dropped);
+    if (ss[0].o->stats) perf_print_workers_stats(stderr, w);
+}
+
+/* The one run path, as quack serve's: n workers (quack/workers.h; one is
+ * the plain server), each with the listen socket and the preferred-address
+ * sockets (RFC 9000 §9.6). Progress lines with one worker (the others'
+ * connections live in other threads). */
+static int srv_run(srv *ss, unsigned n, const perf_opts *o, const qk_config *cfg)
+{
+    qk_workers_app app = {srv_start, srv_app, NULL, ss};
+    qk_workers *w = NULL;
+    unsigned which = QK_WORKERS_SOCKET_NONE;
+    unsigned flags = o->addr.ss.ss_family == AF_INET6 ? QK_UDP_DUALSTACK : 0;
+    int rc = qk_workers_new_ex(cfg, &o->addr, flags, n, &app, &which, &w);
+    if (rc) {
+        perf_listen_error("quack perf server", cfg, o->addr_str, rc, which);
+        return rc;
+    }
+    char lbuf[QK_ADDR_STRLEN];
+    perf_workers_addrs(w, lbuf, sizeof lbuf);
+    printf("listening on %s (ALPN %s)", lbuf, cfg->alpn[0]);
+    if (n > 1) printf(", %u threads", n);
+    printf("\n");
+    fflush(stdout);
+    struct ev_loop *evl = qk_io_loop_ev(qk_workers_loop(w, 0));
+    ev_timer tick;
+    ev_timer_init(&tick, on_tick, 1.0, 1.0);
+    tick.data = &ss[0];
+    if (n == 1) ev_timer_start(evl, &tick);
+    ss[0].start = ss[0].last_tick = qk_io_now();
+    rc = qk_workers_run(w);
+    ev_timer_stop(evl, &tick);
+    srv_report(ss, w);
     qk_workers_del(w);
     return rc;
 }
@@ -352,55 +324,20 @@ int perf_server(const perf_opts *o)
     qk_config cfg;
     perf_config(&cfg, o);
     char *cert_pem = NULL, *key_pem = NULL;
-    srv *s = calloc(1, sizeof *s);
-    int rc = s ? 0 : QK_ERR_NOMEM;
-    if (s) {
-        s->slots = calloc(SRV_SLOTS, sizeof *s->slots);
-        if (!s->slots) rc = QK_ERR_NOMEM;
+    unsigned n = o->threads ? o->threads : 1;
+    srv *ss = calloc(n, sizeof *ss);
+    int rc = ss ? 0 : QK_ERR_NOMEM;
+    for (unsigned i = 0; !rc && i < n; i++) {
+        ss[i].o = o;
+        ss[i].slots = calloc(SRV_SLOTS, sizeof *ss[i].slots);
+        if (!ss[i].slots) rc = QK_ERR_NOMEM;
     }
     if (!rc)
         rc = perf_load_cert("quack perf server", o->cert_file, o->key_file, &cfg, &cert_pem,
                             &key_pem);
-    if (!rc && o->threads > 1) {
-        srv *ss = calloc(o->threads, sizeof *ss);
-        rc = ss ? perf_server_threads(o, &cfg, ss) : QK_ERR_NOMEM;
-        for (unsigned i = 0; ss && i < o->threads; i++) free(ss[i].slots);
-        free(ss);
-        free(s->slots);
-        free(s);
-        free(cert_pem);
-        free(key_pem);
-        return rc;
-    }
-    qk_udp *u = NULL, *pref[2] = {NULL, NULL};
-    if (!rc) {
-        rc = qk_udp_open(&o->addr, o->addr.ss.ss_family == AF_INET6 ? QK_UDP_DUALSTACK : 0, &u);
-        if (rc) fprintf(stderr, "quack perf server: cannot listen on %s: %m\n", o->addr_str);
-    }
-    if (!rc && perf_preferred_open("quack perf server", &cfg, &o->addr, 0, pref))
-        rc = QK_ERR_IO; /* RFC 9000 §9.6 */
-    if (!rc) {
-        s->o = o;
-        s->ep = perf_endpoint_new(&cfg, "quack perf server");
-        if (!s->ep) rc = QK_ERR_CONFIG;
-    }
-    if (!rc) {
-        qk_addr la;
-        char lbuf[QK_ADDR_STRLEN];
-        qk_udp_local_addr(u, &la);
-        if (qk_addr_format(&la, lbuf, sizeof lbuf) < 0) snprintf(lbuf, sizeof lbuf, "?");
-        printf("listening on %s (ALPN %s)\n", lbuf, cfg.alpn[0]);
-        fflush(stdout);
-        rc = srv_run(s, u, pref, &cfg);
-    }
-    if (s) {
-        qk_endpoint_del(s->ep);
-        free(s->slots);
-    }
-    free(s);
-    qk_udp_close(pref[0]);
-    qk_udp_close(pref[1]);
-    qk_udp_close(u);
+    if (!rc) rc = srv_run(ss, n, o, &cfg);
+    for (unsigned i = 0; ss && i < n; i++) free(ss[i].slots);
+    free(ss);
     free(cert_pem);
     free(key_pem);
     return rc;

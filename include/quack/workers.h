@@ -100,6 +100,12 @@ void qk_workers_break(qk_workers *w);
  * while running; after qk_workers_run returned anyone may read it. */
 qk_endpoint *qk_workers_endpoint(qk_workers *w, unsigned i);
 
+/** Worker i's loop (NULL past the count): e.g. to start a timer on
+ * qk_io_loop_ev() before qk_workers_run (it then runs in that worker's
+ * thread; stop it before qk_workers_del), or, after run returned, to ask
+ * qk_io_loop_stop_signal() of worker 0 (which takes SIGINT/SIGTERM). */
+qk_io_loop *qk_workers_loop(qk_workers *w, unsigned i);
+
 /** Number of workers. */
 unsigned qk_workers_count(const qk_workers *w);
 

@@ -55,7 +55,7 @@ struct qk_udp {
     struct mmsghdr msgs[QK_UDP_BATCH_MAX];
     struct iovec iov[QK_UDP_BATCH_MAX];
     qk_cmsg_buf cmsg[QK_UDP_BATCH_MAX];
-    struct sockaddr_storage names[QK_UDP_BATCH_MAX]; /* converted send addresses */
+    qk_addr names[QK_UDP_BATCH_MAX]; /* converted send addresses */
     qk_udp_msgmap map[QK_UDP_BATCH_MAX];
     qk_udp_sendmmsg_fn sendmmsg_fn;
 };
@@ -158,28 +158,6 @@ int qk_addr_format(const qk_addr *a, char *buf, size_t cap)
     }
     if (n < 0 || (size_t)n >= cap) return QK_ERR_BUFFER_TOO_SMALL;
     return n;
-}
-
-/* v4 address -> v4-mapped IPv6 (for dual-stack sockets). */
-static void map_v4(const struct sockaddr_in *in, struct sockaddr_in6 *out)
-{
-    memset(out, 0, sizeof(*out));
-    out->sin6_family = AF_INET6;
-    out->sin6_port = in->sin_port;
-    out->sin6_addr.s6_addr[10] = 0xff;
-    out->sin6_addr.s6_addr[11] = 0xff;
-    memcpy(&out->sin6_addr.s6_addr[12], &in->sin_addr, 4);
-}
-
-/* v4-mapped IPv6 -> v4; false when not mapped. */
-static bool unmap_v4(const struct sockaddr_in6 *in, struct sockaddr_in *out)
-{
-    if (!IN6_IS_ADDR_V4MAPPED(&in->sin6_addr)) return false;
-    memset(out, 0, sizeof(*out));
-    out->sin_family = AF_INET;
-    out->sin_port = in->sin6_port;
-    memcpy(&out->sin_addr, &in->sin6_addr.s6_addr[12], 4);
-    return true;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -386,16 +364,12 @@ void qk_udp_get_stats(const qk_udp *u, qk_udp_stats *out)
 /* Destination address from IP_PKTINFO, in the socket's family. */
 static void local_from_pktinfo4(const qk_udp *u, const struct in_pktinfo *pi, qk_addr *local)
 {
-    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr = pi->ipi_addr};
-    if (u->caps.family == AF_INET) {
-        sin.sin_port = ((const struct sockaddr_in *)&u->local.ss)->sin_port;
-        memcpy(&local->ss, &sin, sizeof(sin));
-        local->len = sizeof(sin);
-    } else {
-        sin.sin_port = ((const struct sockaddr_in6 *)&u->local.ss)->sin6_port;
-        map_v4(&sin, (struct sockaddr_in6 *)&local->ss);
-        local->len = sizeof(struct sockaddr_in6);
-    }
+    struct sockaddr_in sin = {.sin_family = AF_INET,
+                              .sin_addr = pi->ipi_addr,
+                              .sin_port = htons(qk_addr_port(&u->local))};
+    memcpy(&local->ss, &sin, sizeof(sin));
+    local->len = sizeof(sin);
+    if (u->caps.family != AF_INET) qk_addr_map_v4(local, local);
 }
 
 static void local_from_pktinfo6(const qk_udp *u, const struct in6_pktinfo *pi, qk_addr *local)
@@ -523,8 +497,8 @@ static void cw_add(qk_cmsg_writer *w, int level, int type, const void *data, siz
 
 /* Destination in the socket's family; may use scratch. Sets *v4 when the
  * datagram leaves as IPv4 (for which TOS is the SOL_IP cmsg). */
-static bool dest_addr(const qk_udp *u, const qk_addr *peer, struct sockaddr_storage *scratch,
-                      struct msghdr *mh, bool *v4)
+static bool dest_addr(const qk_udp *u, const qk_addr *peer, qk_addr *scratch, struct msghdr *mh,
+                      bool *v4)
 {
     int fam = peer->ss.ss_family;
     mh->msg_name = (void *)&peer->ss;
@@ -532,17 +506,16 @@ static bool dest_addr(const qk_udp *u, const qk_addr *peer, struct sockaddr_stor
     if (u->caps.family == AF_INET) {
         *v4 = true;
         if (fam == AF_INET6) {
-            if (!unmap_v4((const struct sockaddr_in6 *)&peer->ss, (struct sockaddr_in *)scratch))
-                return false;
-            mh->msg_name = scratch;
-            mh->msg_namelen = sizeof(struct sockaddr_in);
+            if (!qk_addr_unmap_v4(peer, scratch)) return false;
+            mh->msg_name = &scratch->ss;
+            mh->msg_namelen = scratch->len;
         }
         return true;
     }
     if (fam == AF_INET) {
-        map_v4((const struct sockaddr_in *)&peer->ss, (struct sockaddr_in6 *)scratch);
-        mh->msg_name = scratch;
-        mh->msg_namelen = sizeof(struct sockaddr_in6);
+        qk_addr_map_v4(peer, scratch);
+        mh->msg_name = &scratch->ss;
+        mh->msg_namelen = scratch->len;
         *v4 = true;
     } else {
         *v4 = fam == AF_INET6 &&
@@ -560,18 +533,18 @@ static void add_pktinfo(const qk_udp *u, qk_cmsg_writer *w, const qk_addr *local
         if (local->ss.ss_family == AF_INET) {
             pi.ipi_spec_dst = ((const struct sockaddr_in *)&local->ss)->sin_addr;
         } else {
-            struct sockaddr_in sin;
-            if (!unmap_v4((const struct sockaddr_in6 *)&local->ss, &sin)) return;
-            pi.ipi_spec_dst = sin.sin_addr;
+            qk_addr a;
+            if (!qk_addr_unmap_v4(local, &a)) return;
+            pi.ipi_spec_dst = ((const struct sockaddr_in *)&a.ss)->sin_addr;
         }
         cw_add(w, IPPROTO_IP, IP_PKTINFO, &pi, sizeof(pi));
         return;
     }
     struct in6_pktinfo pi = {0};
     if (local->ss.ss_family == AF_INET) {
-        struct sockaddr_in6 s6;
-        map_v4((const struct sockaddr_in *)&local->ss, &s6);
-        pi.ipi6_addr = s6.sin6_addr;
+        qk_addr a;
+        qk_addr_map_v4(local, &a);
+        pi.ipi6_addr = ((const struct sockaddr_in6 *)&a.ss)->sin6_addr;
     } else {
         const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)&local->ss;
         pi.ipi6_addr = s6->sin6_addr;

@@ -116,15 +116,7 @@ static void on_inbox(struct ev_loop *evl, ev_async *a, int revents)
 static qk_addr pref_bind_addr(const qk_addr *listen, const qk_addr *a)
 {
     qk_addr b = *a;
-    if (listen->ss.ss_family != AF_INET6 || a->ss.ss_family != AF_INET) return b;
-    struct sockaddr_in v4;
-    memcpy(&v4, &a->ss, sizeof v4);
-    struct sockaddr_in6 s6 = {.sin6_family = AF_INET6, .sin6_port = v4.sin_port};
-    s6.sin6_addr.s6_addr[10] = s6.sin6_addr.s6_addr[11] = 0xff;
-    memcpy(s6.sin6_addr.s6_addr + 12, &v4.sin_addr, 4);
-    memset(&b, 0, sizeof b);
-    memcpy(&b.ss, &s6, sizeof s6);
-    b.len = sizeof s6;
+    if (listen->ss.ss_family == AF_INET6) qk_addr_map_v4(&b, &b);
     return b;
 }
 
@@ -297,6 +289,11 @@ void qk_workers_break(qk_workers *w)
 qk_endpoint *qk_workers_endpoint(qk_workers *w, unsigned i)
 {
     return i < w->n ? w->ws[i].ep : NULL;
+}
+
+qk_io_loop *qk_workers_loop(qk_workers *w, unsigned i)
+{
+    return i < w->n ? w->ws[i].loop : NULL;
 }
 
 unsigned qk_workers_count(const qk_workers *w)

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# covers: apps/perf_common.c apps/cmd_perf.c apps/cmd_serve.c src/io/workers.c
+# covers: apps/perf_common.c apps/cmd_perf.c apps/cmd_serve.c apps/perf_server.c src/io/workers.c
 # --preferred-addr / --no-preferred-addr (RFC 9000 §9.6) on the command
 # line: usage errors exit 2 naming the option, an address that cannot be
-# bound exits 1 saying so (also with --threads 2), `quack serve --threads 2
+# bound exits 1 saying so (serve and perf server, also with --threads 2), `quack serve --threads 2
 # --preferred-addr` moves quack get's downloads there byte-exact (every worker
 # binds both addresses), and `quack perf` between two real sockets moves
 # to the server's preferred address (127.0.0.2, loopback) unless the client
@@ -53,6 +53,12 @@ expect "serve: preferred address in use" 1 "--preferred-addr 127.0.0.2:$busy: ca
 expect "serve --threads 2: preferred address in use" 1 \
     "--preferred-addr 127.0.0.2:$busy: cannot listen there" \
     "$q" serve --threads 2 --root "$tmp/root" --listen 127.0.0.1:0 --preferred-addr "127.0.0.2:$busy"
+# quack perf server runs on the same workers: the same refusal, both ways
+for t in 1 2; do
+    expect "perf server --threads $t: preferred address in use" 1 \
+        "quack perf server: --preferred-addr 127.0.0.2:$busy: cannot listen there" \
+        "$q" perf server --threads "$t" --listen 127.0.0.1:0 --preferred-addr "127.0.0.2:$busy"
+done
 
 # quack serve --threads 2 with a preferred address (one run path: every
 # worker binds both addresses): quack get moves there, byte-exact

@@ -579,6 +579,28 @@ static void test_tx(void **state)
     assert_int_equal(lim, 1500);
 }
 
+static void test_credit_nearly_used_boundary(void **state)
+{
+    (void)state;
+    qk_flow_rx rx;
+    qk_flow_rx_init(&rx, 800, 800, false, NULL);
+    /* An eighth of the 800-byte window: 100 bytes left is "nearly used", 101 is not. */
+    assert_true(qk_flow_rx_credit_nearly_used(&rx, 10000, 9900));
+    assert_false(qk_flow_rx_credit_nearly_used(&rx, 10000, 9899));
+    assert_true(qk_flow_rx_credit_nearly_used(&rx, 10000, 10000)); /* all used */
+    assert_true(qk_flow_rx_credit_nearly_used(&rx, 10000, 10001)); /* an older, lower limit */
+    /* The window's eighth rounds down: 799 bytes -> 99 left at most. */
+    qk_flow_rx r2;
+    qk_flow_rx_init(&r2, 799, 799, false, NULL);
+    assert_false(qk_flow_rx_credit_nearly_used(&r2, 10000, 9900));
+    assert_true(qk_flow_rx_credit_nearly_used(&r2, 10000, 9901));
+    /* A limit far beyond the window is not nearly used (8 x left would
+     * overflow 64 bits here). */
+    assert_false(qk_flow_rx_credit_nearly_used(&rx, (uint64_t)1 << 62, 0));
+    qk_flow_rx_free(&rx);
+    qk_flow_rx_free(&r2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -597,6 +619,7 @@ int main(void)
         cmocka_unit_test(test_idle_returns_budget),
         cmocka_unit_test(test_raise_through_budget),
         cmocka_unit_test(test_tx),
+        cmocka_unit_test(test_credit_nearly_used_boundary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -214,10 +214,55 @@ static void test_bypass_never_exceeds_bucket(void **state)
     assert_true(qk_bypass_ready_at(&b, burst + 1, t) == QK_TIME_INFINITE);
 }
 
+/* Streams out of connection credit wait in a set of their own (RFC 9000
+ * §4.1): not served, back in the order they ran out of it. */
+static void test_credit_blocked_set(void **state)
+{
+    (void)state;
+    qk_sched s;
+    qk_sched_init(&s);
+    stream st[3];
+    for (int i = 0; i < 3; i++) {
+        qk_sched_node_init(&st[i].node, (uint64_t)i * 4);
+        assert_int_equal(qk_sched_add(&s, &st[i].node, 3, true), 0);
+    }
+    assert_false(qk_sched_credit_blocked(&s));
+    assert_null(qk_sched_unblock(&s));
+    qk_sched_block(&s, &st[1].node);
+    qk_sched_block(&s, &st[0].node);
+    qk_sched_block(&s, &st[0].node); /* idempotent */
+    assert_true(qk_sched_credit_blocked(&s));
+    assert_int_equal(s.count, 1);
+    assert_int_equal(s.blocked_count, 2);
+    assert_int_equal(next_id(&s), 8); /* blocked streams are not served */
+    /* A new priority while blocked: kept, the stream stays blocked. */
+    assert_int_equal(qk_sched_set_priority(&s, &st[1].node, 1, false), 0);
+    assert_true(st[1].node.blocked);
+    assert_int_equal(next_id(&s), 8);
+    /* Unblocked in the order they ran out: 4, then 0. */
+    qk_sched_node *n = qk_sched_unblock(&s);
+    assert_ptr_equal(n, &st[1].node);
+    assert_false(n->blocked);
+    assert_false(n->queued);
+    assert_int_equal(qk_sched_add(&s, n, n->urgency, n->incremental), 0);
+    assert_int_equal(next_id(&s), 4); /* urgency 1 now */
+    /* qk_sched_add takes a blocked stream straight back (a retransmission
+     * needs no connection credit); qk_sched_remove drops it from the set. */
+    qk_sched_block(&s, &st[2].node);
+    assert_int_equal(qk_sched_add(&s, &st[0].node, 3, true), 0);
+    assert_true(st[0].node.queued);
+    assert_int_equal(s.blocked_count, 1);
+    qk_sched_remove(&s, &st[2].node);
+    assert_false(qk_sched_credit_blocked(&s));
+    assert_null(qk_sched_unblock(&s));
+    assert_int_equal(s.count, 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_urgency_order),
+        cmocka_unit_test(test_credit_blocked_set),
         cmocka_unit_test(test_sequential_by_id),
         cmocka_unit_test(test_incremental_round_robin),
         cmocka_unit_test(test_bypass_lookup),

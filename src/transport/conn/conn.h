@@ -246,8 +246,7 @@ struct qk_conn {
      * connection-level limit (writers are woken when room returns). */
     uint64_t send_held_bytes, send_unsent_bytes;
     bool send_capped;
-    qk_time flow_tick_ns;     /* next window shrink check (conn_flow.c) */
-    bool conn_credit_waiting; /* a stream waits for MAX_DATA (DATA_BLOCKED is owed) */
+    qk_time flow_tick_ns; /* next window shrink check (conn_flow.c) */
     qk_streams streams;
     qk_sched sched;
 

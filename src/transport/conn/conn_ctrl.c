@@ -250,12 +250,12 @@ static void ackfreq_lost(qk_conn *c, qk_pn_space space, const qk_sent_frame *f)
 
 /* ---- DATA_BLOCKED (RFC 9000 §4.1, §19.12): data waits for connection credit ---- */
 
-/* Data waits for connection credit: a scheduled stream, or one the sender
- * took off the schedule when the credit ran out (it returns with MAX_DATA;
- * with pulled bodies nothing else re-queues it meanwhile). */
+/* Data waits for connection credit: a scheduled stream, or one in the
+ * scheduler's credit-blocked set (it returns with MAX_DATA; with pulled
+ * bodies nothing else re-queues it meanwhile). */
 static bool data_waiting(const qk_conn *c)
 {
-    return !qk_sched_empty(&c->sched) || c->conn_credit_waiting;
+    return !qk_sched_empty(&c->sched) || qk_sched_credit_blocked(&c->sched);
 }
 
 static bool dblocked_owed(const qk_conn *c)

@@ -260,12 +260,9 @@ static int dispatch(qk_conn *c, const rx_ctx *rx, const qk_frame *f)
         if (c->is_server) return QK_ERR_PROTOCOL_VIOLATION;
         return qk_conn_on_new_token(c, f->u.new_token.token, f->u.new_token.len, rx->now);
     case QK_FT_MAX_DATA:
-        if (qk_flow_tx_on_max(&c->flow_tx, f->u.max.max)) {
-            c->conn_credit_waiting = false;
-            for (qk_stream *s = qk_streams_next(&c->streams, NULL); s;
-                 s = qk_streams_next(&c->streams, s))
-                qk_conn_schedule_stream(c, s);
-        }
+        if (qk_flow_tx_on_max(&c->flow_tx, f->u.max.max)) /* the streams waiting for it */
+            for (qk_sched_node *n; (n = qk_sched_unblock(&c->sched));)
+                qk_conn_schedule_stream(c, QK_CONTAINER_OF(n, qk_stream, sched));
         return 0;
     case QK_FT_MAX_STREAM_DATA:
         return on_max_stream_data(c, f->u.stream_max.stream_id, f->u.stream_max.max);

@@ -277,8 +277,7 @@ static bool write_one_stream(qk_tx_ctx *t, qk_tx_pkt *p)
         fin = false;
         new_bytes = conn_credit;
         if (len == 0) { /* blocked by connection credit: MAX_DATA requeues it */
-            c->conn_credit_waiting = true;
-            qk_sched_remove(&c->sched, n);
+            qk_sched_block(&c->sched, n);
             return true;
         }
     }

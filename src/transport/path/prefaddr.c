@@ -14,17 +14,10 @@
 /* An IPv4 address (AF_INET, or v4-mapped AF_INET6): its bytes and port. */
 static bool addr_v4(const qk_addr *a, uint8_t ip[4], uint16_t *port)
 {
-    if (a->len == 0) return false;
-    if (a->ss.ss_family == AF_INET) {
-        const struct sockaddr_in *s = (const void *)&a->ss;
-        memcpy(ip, &s->sin_addr, 4);
-        *port = ntohs(s->sin_port);
-        return true;
-    }
-    const struct sockaddr_in6 *s6 = (const void *)&a->ss;
-    if (a->ss.ss_family != AF_INET6 || !IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr)) return false;
-    memcpy(ip, s6->sin6_addr.s6_addr + 12, 4);
-    *port = ntohs(s6->sin6_port);
+    qk_addr v4;
+    if (!qk_addr_unmap_v4(a, &v4)) return false;
+    memcpy(ip, &((const struct sockaddr_in *)&v4.ss)->sin_addr, 4);
+    *port = qk_addr_port(&v4);
     return true;
 }
 
@@ -95,20 +88,12 @@ static bool pick_address(const qk_conn *c, const qk_preferred_address *pa, qk_ad
     uint16_t port;
     memset(out, 0, sizeof *out);
     if (addr_v4(cur, ip, &port) && pa->ipv4_port) {
-        if (cur->ss.ss_family == AF_INET) {
-            struct sockaddr_in *s = (struct sockaddr_in *)&out->ss;
-            s->sin_family = AF_INET;
-            memcpy(&s->sin_addr, pa->ipv4, 4);
-            s->sin_port = htons(pa->ipv4_port);
-            out->len = sizeof *s;
-        } else {
-            struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&out->ss;
-            s6->sin6_family = AF_INET6;
-            s6->sin6_addr.s6_addr[10] = s6->sin6_addr.s6_addr[11] = 0xff;
-            memcpy(s6->sin6_addr.s6_addr + 12, pa->ipv4, 4);
-            s6->sin6_port = htons(pa->ipv4_port);
-            out->len = sizeof *s6;
-        }
+        struct sockaddr_in *s = (struct sockaddr_in *)&out->ss;
+        s->sin_family = AF_INET;
+        memcpy(&s->sin_addr, pa->ipv4, 4);
+        s->sin_port = htons(pa->ipv4_port);
+        out->len = sizeof *s;
+        if (cur->ss.ss_family == AF_INET6) qk_addr_map_v4(out, out);
     } else if (addr_v6(cur, ip, &port) && pa->ipv6_port) {
         struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&out->ss;
         s6->sin6_family = AF_INET6;

@@ -82,6 +82,13 @@ bool qk_flow_rx_should_update(const qk_flow_rx *rx)
     return 2 * credit < rx->window_bytes;
 }
 
+bool qk_flow_rx_credit_nearly_used(const qk_flow_rx *rx, uint64_t limit_bytes,
+                                   uint64_t received_bytes)
+{
+    uint64_t left = limit_bytes > received_bytes ? limit_bytes - received_bytes : 0;
+    return left <= rx->window_bytes / 8; /* 8 * left <= window, without overflow */
+}
+
 /* Budget needed beyond the initial window to cover window_bytes and the
  * credit already advertised (which cannot be taken back, RFC 9000 §4.1). */
 static uint64_t budget_need(const qk_flow_rx *rx, uint64_t window_bytes)
@@ -216,9 +223,7 @@ static bool peer_used_credit(const qk_flow_rx *rx)
 {
     /* The limit the peer had: a stream's limit may have moved with the reads
      * (stream.c regrant_credit) before this update runs. */
-    uint64_t limit = rx->sent_limit_bytes;
-    uint64_t left = limit > rx->received_bytes ? limit - rx->received_bytes : 0;
-    return 8 * left <= rx->window_bytes;
+    return qk_flow_rx_credit_nearly_used(rx, rx->sent_limit_bytes, rx->received_bytes);
 }
 
 static void autotune(qk_flow_rx *rx, qk_time now, qk_time srtt_ns)

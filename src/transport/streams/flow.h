@@ -170,6 +170,16 @@ int qk_flow_rx_on_consumed(qk_flow_rx *rx, uint64_t bytes);
 bool qk_flow_rx_should_update(const qk_flow_rx *rx);
 
 /**
+ * Whether the peer (nearly) used all the credit of limit_bytes: the highest
+ * offset received, received_bytes, is within an eighth of rx's window of
+ * the limit (or at or past it). The one "credit nearly used" rule of the
+ * auto-tuner (the peer was blocked by this window, whatever the reads did)
+ * and of stream.c's early MAX_STREAM_DATA hint. Never fails.
+ */
+bool qk_flow_rx_credit_nearly_used(const qk_flow_rx *rx, uint64_t limit_bytes,
+                                   uint64_t received_bytes);
+
+/**
  * Build the next limit (call when writing MAX_DATA / MAX_STREAM_DATA):
  * first auto-tunes, then advertises consumed + window. Growth: when the rule
  * (rx->rule) says the previous credit went fast AND the reader kept up (at

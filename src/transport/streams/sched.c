@@ -34,6 +34,8 @@ void qk_sched_init(qk_sched *s)
         s->bypass[u] = false;
     }
     s->count = 0;
+    list_init(&s->blocked);
+    s->blocked_count = 0;
 }
 
 void qk_sched_node_init(qk_sched_node *n, uint64_t stream_id)
@@ -63,6 +65,7 @@ int qk_sched_add(qk_sched *s, qk_sched_node *n, uint8_t urgency, bool incrementa
 {
     if (urgency >= QK_SCHED_URGENCIES) return QK_ERR_INVALID_ARG;
     if (n->queued) return 0;
+    qk_sched_remove(s, n); /* out of the credit-blocked set, if there */
     n->urgency = urgency;
     n->incremental = incremental;
     enqueue(s, n);
@@ -71,10 +74,33 @@ int qk_sched_add(qk_sched *s, qk_sched_node *n, uint8_t urgency, bool incrementa
 
 void qk_sched_remove(qk_sched *s, qk_sched_node *n)
 {
+    if (n->blocked) {
+        unlink_node(n);
+        n->blocked = false;
+        s->blocked_count--;
+        return;
+    }
     if (!n->queued) return;
     unlink_node(n);
     n->queued = false;
     s->count--;
+}
+
+void qk_sched_block(qk_sched *s, qk_sched_node *n)
+{
+    if (n->blocked) return;
+    qk_sched_remove(s, n);
+    link_before(&s->blocked.head, n); /* in the order they ran out */
+    n->blocked = true;
+    s->blocked_count++;
+}
+
+qk_sched_node *qk_sched_unblock(qk_sched *s)
+{
+    if (list_empty(&s->blocked)) return NULL;
+    qk_sched_node *n = s->blocked.head.next;
+    qk_sched_remove(s, n);
+    return n;
 }
 
 static qk_sched_node *first_at(const qk_sched *s, int u)
@@ -120,6 +146,11 @@ int qk_sched_set_priority(qk_sched *s, qk_sched_node *n, uint8_t urgency, bool i
 {
     if (urgency >= QK_SCHED_URGENCIES) return QK_ERR_INVALID_ARG;
     if (n->queued && n->urgency == urgency && n->incremental == incremental) return 0;
+    if (n->blocked) { /* stays blocked; qk_sched_add sets the priority when it returns */
+        n->urgency = urgency;
+        n->incremental = incremental;
+        return 0;
+    }
     bool was_queued = n->queued;
     qk_sched_remove(s, n);
     n->urgency = urgency;

@@ -23,6 +23,7 @@ typedef struct qk_sched_node {
     uint8_t urgency;  /**< 0..7 */
     bool incremental; /**< RFC 9218 §4.2 */
     bool queued;      /**< currently in a scheduler list */
+    bool blocked;     /**< waiting for connection credit (qk_sched_block), not queued */
 } qk_sched_node;
 
 typedef struct qk_sched_list {
@@ -36,6 +37,10 @@ typedef struct qk_sched {
     qk_sched_list incremental[QK_SCHED_URGENCIES];
     bool bypass[QK_SCHED_URGENCIES]; /**< urgency may bypass congestion control */
     size_t count;
+    /* Streams that have data but wait for connection credit (MAX_DATA), in
+     * the order they ran out of it: not served, not counted in count. */
+    qk_sched_list blocked;
+    size_t blocked_count;
 } qk_sched;
 
 /** Initialise an empty scheduler (no bypass). Never fails. */
@@ -51,8 +56,29 @@ void qk_sched_node_init(qk_sched_node *n, uint64_t stream_id);
  */
 int qk_sched_add(qk_sched *s, qk_sched_node *n, uint8_t urgency, bool incremental);
 
-/** Dequeue a stream (no more data, reset, closed). No-op if not queued. */
+/** Dequeue a stream (no more data, reset, closed), from the ready lists or
+ * the credit-blocked set. No-op if in neither. */
 void qk_sched_remove(qk_sched *s, qk_sched_node *n);
+
+/**
+ * The stream has data but the connection credit ran out (RFC 9000 §4.1):
+ * dequeue it into the credit-blocked set until qk_sched_unblock takes it
+ * back (on MAX_DATA). qk_sched_add moves it back to the ready lists at once
+ * (retransmissions need no connection credit). No-op if already blocked.
+ */
+void qk_sched_block(qk_sched *s, qk_sched_node *n);
+
+/** The stream that ran out of connection credit first, taken out of the
+ * credit-blocked set (neither queued nor blocked now: the caller re-adds it
+ * with qk_sched_add), or NULL when none waits. */
+qk_sched_node *qk_sched_unblock(qk_sched *s);
+
+/** Whether some stream waits for connection credit (DATA_BLOCKED is owed,
+ * RFC 9000 §4.1, §19.12). */
+static inline bool qk_sched_credit_blocked(const qk_sched *s)
+{
+    return s->blocked_count != 0;
+}
 
 /**
  * The next stream to serve (not dequeued): the lowest urgency first; within

@@ -93,9 +93,9 @@ static void recv_update_state(qk_stream *s)
     }
 }
 
-/* The peer is about to run out of credit (its highest offset within an
- * eighth of a window of the limit) while the reads may stall behind a gap:
- * let the tuner look now (flow.c peer_used_credit), not when the reads
+/* The peer is about to run out of credit (qk_flow_rx_credit_nearly_used:
+ * its highest offset within an eighth of a window of the limit) while the
+ * reads may stall behind a gap: let the tuner look now, not when the reads
  * catch up about an RTT later (under random loss that made every window
  * step take two RTTs in slow start). Once per limit; RFC 9000 §4.2 leaves
  * when to send MAX_STREAM_DATA to the receiver. */
@@ -104,7 +104,8 @@ static void credit_nearly_used(qk_stream *s)
     qk_flow_rx *fc = &s->fc;
     if (!fc->autotune || fc->plain_doubling || s->recv_state != QK_RECV_RECV) return;
     if (fc->hint_limit_bytes == s->recv.limit) return;
-    if (8 * (s->recv.limit - s->recv.max_off) > s->recv_window_bytes) return;
+    /* fc->window_bytes mirrors s->recv_window_bytes while auto-tuning (conn_flow.c). */
+    if (!qk_flow_rx_credit_nearly_used(fc, s->recv.limit, s->recv.max_off)) return;
     fc->hint_limit_bytes = s->recv.limit;
     qk_stream_set_pending(s, QK_STREAM_PEND_MAX_STREAM_DATA);
 }
