@@ -142,6 +142,18 @@ static uint64_t inflight_at(const qk_cc *cc, uint64_t bw, uint32_t gain_pct)
     return quantization_budget(cc, bdp_multiple(cc, bw, gain_pct));
 }
 
+/* Issue 20 (conn_send.c pipe_limit_bytes): §5.6.4.2 Inflight(BBR.bw, gain)
+ * at the current phase's pacing gain, never below 1 (the pipe itself):
+ * what the model puts in flight in this phase (1.25 x BDP while probing
+ * up, enough to measure more bandwidth), without UpdateMaxInflight's
+ * cwnd_gain (2) headroom and ACK-aggregation allowance. */
+uint64_t qk_cc_bbr_inflight_target_bytes(const qk_cc *cc)
+{
+    const bbr_t *b = &cc->u.bbr;
+    uint32_t gain = b->pacing_gain_pct > 100 ? b->pacing_gain_pct : 100;
+    return inflight_at(cc, b->bw, gain);
+}
+
 /* §5.3.3.9 InflightWithHeadroom */
 static uint64_t inflight_with_headroom(const qk_cc *cc)
 {
