@@ -361,24 +361,26 @@ static bool space_wants_send(qk_tx_ctx *t, qk_pn_space s)
     return qk_ctrl_conn_pending(c); /* conn_ctrl.c: any control frame owed */
 }
 
-/* Issue 20, with a bypass configured and a rate-based controller (BBR):
- * non-urgent data may bring bytes in flight up to BBR's in-flight target for
- * its phase (about one BDP, 1.25 x while probing up: draft-ietf-ccwg-bbr
- * §5.6.4.2 Inflight), not up to its cwnd (2 x BDP + the ACK-aggregation
- * allowance, §5.6.4.2 UpdateMaxInflight), which is a cap above the working
- * point. What goes beyond the pipe waits in the bottleneck's FIFO queue,
- * where an urgent frame written later queues behind it; held in the sender
- * the scheduler lets urgent data pass (RFC 9218 §4.1 urgency order). On
- * media-wifi a BBR sender released the HD video held during a suspension at
- * 1.25 x its bandwidth estimate with up to 2 BDP in flight when the link
- * reopened for 10-20 ms, and the LD frames of the next suspension queued
- * behind what the opening could not carry (docs/experiments/media.md).
- * Urgent data is not held (cwnd and the pacer still apply to it). A
- * window-based controller's cwnd is its own estimate: UINT64_MAX. */
+/* Issue 20, with a bypass configured and BBR: non-urgent data may bring
+ * bytes in flight up to BBR's estimate of the pipe (qk_cc_bbr_pipe_bytes:
+ * draft-ietf-ccwg-bbr §5.6.4.2 Inflight(bw, 1), one BDP plus the
+ * quantization budget), not up to its cwnd (2 x BDP + the ACK-aggregation
+ * allowance, §5.6.4.2 UpdateMaxInflight), a cap above the working point.
+ * What goes beyond the pipe waits in the bottleneck's FIFO queue, where an
+ * urgent frame written later queues behind it; held in the sender, the
+ * scheduler lets urgent data pass (RFC 9218 §4.1 urgency order). On
+ * media-wifi BBR released the HD video held during a suspension at 1.25 x
+ * its bandwidth estimate with up to 2 BDP in flight when the link reopened
+ * for 10-20 ms, and the LD frames of the next suspension queued behind what
+ * the opening could not carry (docs/experiments/media.md). Urgent data is
+ * not held (cwnd and the pacer still apply to it); a packet that fills the
+ * limit asks for an IMMEDIATE_ACK like one that fills cwnd
+ * (cwnd_room_after). A window-based controller's cwnd is its own estimate
+ * of the pipe: UINT64_MAX. */
 static uint64_t pipe_limit_bytes(const qk_conn *c)
 {
     if (!c->bypass_limit || c->cc.ops != &qk_cc_bbr_ops) return UINT64_MAX;
-    return qk_cc_bbr_inflight_target_bytes(&c->cc);
+    return qk_cc_bbr_pipe_bytes(&c->cc);
 }
 
 /* Full-size packets the congestion window (and the pipe limit, which is

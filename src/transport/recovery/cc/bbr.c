@@ -142,16 +142,17 @@ static uint64_t inflight_at(const qk_cc *cc, uint64_t bw, uint32_t gain_pct)
     return quantization_budget(cc, bdp_multiple(cc, bw, gain_pct));
 }
 
-/* Issue 20 (conn_send.c pipe_limit_bytes): §5.6.4.2 Inflight(BBR.bw, gain)
- * at the current phase's pacing gain, never below 1 (the pipe itself):
- * what the model puts in flight in this phase (1.25 x BDP while probing
- * up, enough to measure more bandwidth), without UpdateMaxInflight's
- * cwnd_gain (2) headroom and ACK-aggregation allowance. */
-uint64_t qk_cc_bbr_inflight_target_bytes(const qk_cc *cc)
+/* Issue 20 (conn_send.c pipe_limit_bytes): the pipe by BBR's model,
+ * §5.6.4.2 Inflight(BBR.bw, 1): BDP plus the quantization budget (send
+ * quantum, MinPipeCwnd, 2 SMSS in ProbeBW_UP), without UpdateMaxInflight's
+ * cwnd_gain (2) headroom and ACK-aggregation allowance. Unbounded until
+ * Startup has filled the pipe (§5.3.1.2 full_bw_reached): before that
+ * BBR.bw is a lower bound still growing, not the path's rate. */
+uint64_t qk_cc_bbr_pipe_bytes(const qk_cc *cc)
 {
     const bbr_t *b = &cc->u.bbr;
-    uint32_t gain = b->pacing_gain_pct > 100 ? b->pacing_gain_pct : 100;
-    return inflight_at(cc, b->bw, gain);
+    if (!b->full_bw_reached) return QK_BBR_INF;
+    return inflight_at(cc, b->bw, 100);
 }
 
 /* §5.3.3.9 InflightWithHeadroom */
