@@ -890,6 +890,25 @@ static size_t send_limit(const qk_conn *c, size_t cap)
     return cap;
 }
 
+/* What may go now -- t->cc_ok (window and pacer), t->urgent_only (the
+ * pipe limit holds non-urgent data), t->bypass (urgent data through the
+ * bucket) -- and the datagram size that leaves. */
+static size_t tx_gate(qk_tx_ctx *t, size_t cap)
+{
+    qk_conn *c = t->c;
+    t->cc_ok = cc_allows(c, t->now) && !feedback_late(c, t->now);
+    /* Non-urgent data beyond the pipe limit waits (pipe_limit_bytes). */
+    if (t->cc_ok && qk_recovery_bytes_in_flight(&c->rec) >= pipe_limit_bytes(c, t->now))
+        t->urgent_only = true;
+    if (t->cc_ok && fill_ok(c) && cwnd_room_bytes(c) < cap) cap = (size_t)cwnd_room_bytes(c);
+    size_t bcap = t->cc_ok ? 0 : bypass_cap(c, cap, t->now);
+    if (bcap) {
+        t->bypass = true;
+        cap = bcap;
+    }
+    return cap;
+}
+
 size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
 {
     size_t buf_cap = cap;
@@ -921,16 +940,7 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
     /* No aggregate initialiser (~12 KiB of frame records); see open_packet. */
     qk_tx_ctx t;
     tx_ctx_init(&t, c, buf, cap, now);
-    t.cc_ok = cc_allows(c, now) && !feedback_late(c, now);
-    /* Non-urgent data beyond the pipe limit waits (pipe_limit_bytes). */
-    if (t.cc_ok && qk_recovery_bytes_in_flight(&c->rec) >= pipe_limit_bytes(c, now))
-        t.urgent_only = true;
-    if (t.cc_ok && fill_ok(c) && cwnd_room_bytes(c) < cap) cap = (size_t)cwnd_room_bytes(c);
-    size_t bcap = t.cc_ok ? 0 : bypass_cap(c, cap, now);
-    if (bcap) {
-        t.bypass = true;
-        cap = bcap;
-    }
+    cap = tx_gate(&t, cap);
     size_t probe = maybe_pmtu_probe(&t, buf_cap);
     if (probe) {
         c->stats.bytes_sent += probe;
@@ -951,10 +961,8 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
      * application-limited as far as BBR's rate samples go
      * (draft-ietf-ccwg-bbr §4.1.2.4): they measure the limit, not the path,
      * and must not lower the bandwidth estimate the limit is made of. */
-    if (t.urgent_only)
-        qk_recovery_mark_app_limited(&c->rec);
-    else if (t.n == 0 && t.cc_ok)
-        nothing_ready(c);
+    if (t.urgent_only) qk_recovery_mark_app_limited(&c->rec);
+    if (t.n == 0 && t.cc_ok && !t.urgent_only) nothing_ready(c);
     if (t.n == 0) return 0;
     for (size_t i = 0; i < t.n; i++) {
         bool last = i + 1 == t.n;
