@@ -150,8 +150,8 @@ static uint64_t inflight_at(const qk_cc *cc, uint64_t bw, uint32_t gain_pct)
  * last (never below BBR.min_rtt): a standing queue no packet of the last
  * round avoided, such as a competing bulk flow's, is part of the path's
  * pipe now, and holding data back would not shorten it; BBR.min_rtt alone
- * there held a media connection to bw x min_rtt / rtt (docs/experiments/
- * media.md, the bulk runs: HD video 372 ms instead of 127 on average).
+ * there held a media connection to bw x min_rtt / rtt (bench/media.sh's
+ * bulk run with BBR: HD video 372 ms instead of 127 on average).
  * Samples of packets that waited out a suspension do not raise it while the
  * other round has a normal one. Unbounded until Startup has filled the pipe
  * (§5.3.1.2 full_bw_reached): before that BBR.bw is a lower bound still
