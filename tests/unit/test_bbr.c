@@ -620,10 +620,39 @@ static void test_send_quantum(void **state)
     assert_true(d.cc.send_quantum_bytes >= 2 * MDS);
 }
 
+/* Issue 20 (conn_send.c pipe_limit_bytes): BBR's pipe is unbounded until
+ * Startup has filled it, then BBR.bw x the least RTT of this round and the
+ * last plus the quantization budget. RTT samples inflated by a queue or a
+ * suspension do not raise it while the other round has a normal one; a
+ * queue that lasts both rounds (a competing flow's) does, and when it goes
+ * the pipe shrinks back. */
+static void test_pipe_bytes(void **state)
+{
+    (void)state;
+    drv d;
+    drv_init(&d);
+    ack(&d, RATE / 16, BDP);
+    assert_false(st(&d)->full_bw_reached);
+    assert_true(qk_cc_bbr_pipe_bytes(&d.cc) == UINT64_MAX);
+    to_cruise(&d);
+    assert_int_equal(st(&d)->bw, RATE);
+    assert_int_equal(qk_cc_bbr_pipe_bytes(&d.cc), BDP); /* above the quantum and MinPipeCwnd */
+    ack_ex(&d, RATE, BDP / 2, 4 * RTT, false, false);   /* within the round */
+    assert_int_equal(qk_cc_bbr_pipe_bytes(&d.cc), BDP);
+    ack_ex(&d, RATE, BDP / 2, 2 * RTT, false, true); /* a new round: the last had RTT */
+    assert_int_equal(qk_cc_bbr_pipe_bytes(&d.cc), BDP);
+    ack_ex(&d, RATE, BDP / 2, 2 * RTT, false, true); /* two rounds at 2 x RTT */
+    assert_int_equal(st(&d)->min_rtt_ns, RTT);
+    assert_int_equal(qk_cc_bbr_pipe_bytes(&d.cc), 2 * BDP);
+    ack_ex(&d, RATE, BDP / 2, RTT, false, true);
+    assert_int_equal(qk_cc_bbr_pipe_bytes(&d.cc), BDP);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_winmax),
+        cmocka_unit_test(test_pipe_bytes),
         cmocka_unit_test(test_init),
         cmocka_unit_test(test_max_bw_filter),
         cmocka_unit_test(test_startup_to_drain_to_probe_bw),

@@ -297,6 +297,8 @@ struct qk_conn {
     /* CC bypass for urgent traffic (qk_config.bypass_urgency_limit). */
     qk_bypass_bucket bypass;
     uint8_t bypass_limit; /* urgency strictly below may bypass; 0 = off */
+    bool urgent_sent;     /* urgent (below bypass_limit) data went out, last at urgent_tx_ns */
+    qk_time urgent_tx_ns;
 
     /* Lost-feedback detection (path/feedback.c). While degraded, packets are
      * sent as not cwnd-limited: their ACKs do not grow the window. */

@@ -37,6 +37,7 @@ static void tx_ctx_init(qk_tx_ctx *t, qk_conn *c, uint8_t *buf, size_t cap, qk_t
     t->now = now;
     t->cc_ok = false;
     t->bypass = false;
+    t->urgent_only = false;
     t->pad = false;
     /* qlog and the trace hook read each packet's plaintext before sealing. */
     t->defer = !c->qlog && !c->cfg->trace;
@@ -176,12 +177,14 @@ static void write_crypto(qk_tx_ctx *t, qk_tx_pkt *p)
     }
 }
 
-/* The next stream to serve: in bypass mode only urgencies below the limit. */
+/* The next stream to serve: in bypass mode, or while the pipe limit holds
+ * non-urgent data, only urgencies below the limit. */
 static qk_sched_node *next_stream(const qk_tx_ctx *t)
 {
     const qk_conn *c = t->c;
-    return t->bypass ? qk_sched_next_bypass(&c->sched, (uint8_t)(c->bypass_limit - 1))
-                     : qk_sched_next(&c->sched);
+    return t->bypass || t->urgent_only
+               ? qk_sched_next_bypass(&c->sched, (uint8_t)(c->bypass_limit - 1))
+               : qk_sched_next(&c->sched);
 }
 
 /* The head of the DATAGRAM queue (urgency order) if it may go now. */
@@ -190,7 +193,7 @@ static qk_dgram_out *next_datagram(const qk_tx_ctx *t)
     const qk_conn *c = t->c;
     if (!c->dgq_count) return NULL;
     qk_dgram_out *d = &c->dgq[c->dgq_head];
-    return t->bypass && d->urgency >= c->bypass_limit ? NULL : d;
+    return (t->bypass || t->urgent_only) && d->urgency >= c->bypass_limit ? NULL : d;
 }
 
 /* One DATAGRAM frame from the head of the queue; false when it did not fit. */
@@ -347,19 +350,62 @@ static bool space_wants_send(qk_tx_ctx *t, qk_pn_space s)
     if (!t->cc_ok) return false;
     if (qk_sendbuf_has_pending(&sp->crypto_send)) return true;
     if (s != QK_PN_SPACE_APP || !qk_session_app_data_ok(c)) return false;
+    if (t->urgent_only) /* only urgent application data may go (pipe_limit_bytes) */
+        return next_datagram(t) ||
+               (next_stream(t) && (qk_flow_tx_available(&c->flow_tx) || lost_stream_data(c))) ||
+               qk_ctrl_conn_pending(c);
     if (c->dgq_count || qk_streams_pending_head(&c->streams)) return true;
     if (!qk_sched_empty(&c->sched) && (qk_flow_tx_available(&c->flow_tx) || lost_stream_data(c)))
         return true;
     return qk_ctrl_conn_pending(c); /* conn_ctrl.c: any control frame owed */
 }
 
-/* Full-size packets the congestion window has room for after the one being
- * built (counted at most a datagram). */
-static uint64_t cwnd_room_after(const qk_conn *c)
+/* Urgent data flows: some went out within QK_URGENT_ACTIVE_NS. Media
+ * frames come every 10-100 ms (10-100 fps, 20 ms audio); a second also
+ * spans pauses between frames or talk spurts, and a connection that has
+ * stopped sending urgent data gets its full window back after it. */
+#define QK_URGENT_ACTIVE_NS QK_NS_PER_S
+static bool urgent_active(const qk_conn *c, qk_time now)
+{
+    return c->urgent_sent && now - c->urgent_tx_ns < QK_URGENT_ACTIVE_NS;
+}
+
+/* Issue 20, with a bypass configured and BBR: non-urgent data may bring
+ * bytes in flight up to BBR's estimate of the pipe (qk_cc_bbr_pipe_bytes:
+ * draft-ietf-ccwg-bbr §5.6.4.2 Inflight(bw, 1), one BDP plus the
+ * quantization budget), not up to its cwnd (2 x BDP + the ACK-aggregation
+ * allowance, §5.6.4.2 UpdateMaxInflight), a cap above the working point.
+ * What goes beyond the pipe waits in the bottleneck's FIFO queue, where an
+ * urgent frame written later queues behind it; held in the sender, the
+ * scheduler lets urgent data pass (RFC 9218 §4.1 urgency order). On
+ * media-wifi BBR released the HD video held during a suspension at 1.25 x
+ * its bandwidth estimate with up to 2 BDP in flight when the link reopened
+ * for 10-20 ms, and the LD frames of the next suspension queued behind what
+ * the opening could not carry (docs/experiments/media.md). Urgent data is
+ * not held (cwnd and the pacer still apply to it); a packet that fills the
+ * limit asks for an IMMEDIATE_ACK like one that fills cwnd
+ * (cwnd_room_after). A window-based controller's cwnd is its own estimate
+ * of the pipe: UINT64_MAX; so is it while no urgent data flows
+ * (urgent_active): then nothing waits behind the queue, and BBR keeps its
+ * headroom (a bulk download at urgency 6 on a bypass connection took 11 %
+ * longer under the limit, tests/sim/test_media.c). */
+static uint64_t pipe_limit_bytes(const qk_conn *c, qk_time now)
+{
+    if (!c->bypass_limit || c->cc.ops != &qk_cc_bbr_ops || !urgent_active(c, now))
+        return UINT64_MAX;
+    return qk_cc_bbr_pipe_bytes(&c->cc);
+}
+
+/* Full-size packets the congestion window (and the pipe limit, which is
+ * the window for non-urgent data) has room for after the one being built
+ * (counted at most a datagram). */
+static uint64_t cwnd_room_after(const qk_conn *c, qk_time now)
 {
     uint64_t mds = c->max_udp_bytes;
     uint64_t after = qk_recovery_bytes_in_flight(&c->rec) + mds;
-    return c->cc.cwnd_bytes > after ? (c->cc.cwnd_bytes - after) / mds : 0;
+    uint64_t limit = c->cc.cwnd_bytes, pipe = pipe_limit_bytes(c, now);
+    if (pipe < limit) limit = pipe;
+    return limit > after ? (limit - after) / mds : 0;
 }
 
 /* ack-frequency-12 §5, §8: IMMEDIATE_ACK in this 1-RTT packet? One byte was
@@ -373,7 +419,7 @@ static void write_immediate_ack(qk_tx_ctx *t, qk_tx_pkt *p, bool probe)
         if (p->frames[i].kind == QK_SF_STREAM || p->frames[i].kind == QK_SF_DATAGRAM) data = true;
     /* After this packet: room in cwnd (none = another would exceed it) and
      * what the pacer lets go at once. */
-    uint64_t room = cwnd_room_after(c);
+    uint64_t room = cwnd_room_after(c, t->now);
     uint64_t paced = qk_pacer_pkts_after(&c->pacer, c->max_udp_bytes, c->max_udp_bytes);
     qk_ackfreq_pkt pk = {.probe = probe,
                          .data = data,
@@ -393,6 +439,15 @@ static void write_immediate_ack(qk_tx_ctx *t, qk_tx_pkt *p, bool probe)
     c->stats.immediate_acks_sent++;
 }
 
+/* Urgent data (below the bypass limit) went out: see urgent_active. */
+static void note_urgent(qk_tx_ctx *t, uint8_t urgency)
+{
+    qk_conn *c = t->c;
+    if (urgency >= c->bypass_limit) return;
+    c->urgent_sent = true;
+    c->urgent_tx_ns = t->now;
+}
+
 /* RFC 9218 §4.1: DATAGRAM and STREAM data by urgency, a datagram before a
  * stream of the same urgency. */
 static void write_app_data(qk_tx_ctx *t, qk_tx_pkt *p)
@@ -401,10 +456,15 @@ static void write_app_data(qk_tx_ctx *t, qk_tx_pkt *p)
         qk_sched_node *n = next_stream(t);
         qk_dgram_out *d = next_datagram(t);
         if (d && (!n || d->urgency <= n->urgency)) {
+            uint8_t u = d->urgency;
             if (!write_one_datagram(t, p, d)) return;
+            note_urgent(t, u);
             continue;
         }
-        if (!n || !write_one_stream(t, p)) return;
+        if (!n) return;
+        uint8_t u = n->urgency;
+        if (!write_one_stream(t, p)) return;
+        note_urgent(t, u);
     }
 }
 
@@ -829,6 +889,25 @@ static size_t send_limit(const qk_conn *c, size_t cap)
     return cap;
 }
 
+/* What may go now -- t->cc_ok (window and pacer), t->urgent_only (the
+ * pipe limit holds non-urgent data), t->bypass (urgent data through the
+ * bucket) -- and the datagram size that leaves. */
+static size_t tx_gate(qk_tx_ctx *t, size_t cap)
+{
+    qk_conn *c = t->c;
+    t->cc_ok = cc_allows(c, t->now) && !feedback_late(c, t->now);
+    /* Non-urgent data beyond the pipe limit waits (pipe_limit_bytes). */
+    if (t->cc_ok && qk_recovery_bytes_in_flight(&c->rec) >= pipe_limit_bytes(c, t->now))
+        t->urgent_only = true;
+    if (t->cc_ok && fill_ok(c) && cwnd_room_bytes(c) < cap) cap = (size_t)cwnd_room_bytes(c);
+    size_t bcap = t->cc_ok ? 0 : bypass_cap(c, cap, t->now);
+    if (bcap) {
+        t->bypass = true;
+        cap = bcap;
+    }
+    return cap;
+}
+
 size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
 {
     size_t buf_cap = cap;
@@ -860,13 +939,7 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
     /* No aggregate initialiser (~12 KiB of frame records); see open_packet. */
     qk_tx_ctx t;
     tx_ctx_init(&t, c, buf, cap, now);
-    t.cc_ok = cc_allows(c, now) && !feedback_late(c, now);
-    if (t.cc_ok && fill_ok(c) && cwnd_room_bytes(c) < cap) cap = (size_t)cwnd_room_bytes(c);
-    size_t bcap = t.cc_ok ? 0 : bypass_cap(c, cap, now);
-    if (bcap) {
-        t.bypass = true;
-        cap = bcap;
-    }
+    cap = tx_gate(&t, cap);
     size_t probe = maybe_pmtu_probe(&t, buf_cap);
     if (probe) {
         c->stats.bytes_sent += probe;
@@ -883,7 +956,12 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
         t.len = p->end + QK_AEAD_TAG_BYTES;
         t.n++;
     }
-    if (t.n == 0 && t.cc_ok) nothing_ready(c);
+    /* Holding data back under the pipe limit, the sender is
+     * application-limited as far as BBR's rate samples go
+     * (draft-ietf-ccwg-bbr §4.1.2.4): they measure the limit, not the path,
+     * and must not lower the bandwidth estimate the limit is made of. */
+    if (t.urgent_only) qk_recovery_mark_app_limited(&c->rec);
+    if (t.n == 0 && t.cc_ok && !t.urgent_only) nothing_ready(c);
     if (t.n == 0) return 0;
     for (size_t i = 0; i < t.n; i++) {
         bool last = i + 1 == t.n;

@@ -46,11 +46,12 @@ typedef struct qk_tx_ctx {
     qk_tx_pkt pkts[QK_TX_MAX_PKTS_PER_DGRAM];
     size_t n;
     qk_time now;
-    bool cc_ok;  /* congestion window and pacer allow new data */
-    bool bypass; /* cc_ok is false, urgent data may go through the bypass bucket */
-    bool pad;    /* datagram must reach the minimum Initial size */
-    bool defer;  /* stream bytes may stay in the send buffer until sealing */
-    uint8_t ecn; /* codepoint the datagram will carry */
+    bool cc_ok;       /* congestion window and pacer allow new data */
+    bool bypass;      /* cc_ok is false, urgent data may go through the bypass bucket */
+    bool urgent_only; /* cc_ok, but the pipe limit holds non-urgent data */
+    bool pad;         /* datagram must reach the minimum Initial size */
+    bool defer;       /* stream bytes may stay in the send buffer until sealing */
+    uint8_t ecn;      /* codepoint the datagram will carry */
 } qk_tx_ctx;
 
 /** Encode f into p; false when it did not fit (nothing written). */

@@ -118,6 +118,7 @@ struct qk_cc_bbr_state {
     bool pc_valid;        /* no packet sent after pc_time acked yet */
     uint64_t stale_acked; /* bytes acked in this ACK that were sent before pc_time */
     uint64_t rng;         /* xorshift state for PickProbeWait (seeded from the init time) */
+    qk_time rtt_round_min_ns, rtt_prev_round_min_ns; /* least RTT sample of this / the last round */
 };
 
 #endif

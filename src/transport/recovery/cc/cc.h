@@ -281,6 +281,12 @@ double qk_prague_ai_scale(qk_time srtt_ns);
  * than 5 ms above the min RTT. */
 bool qk_prague_classic_queue(const qk_cc *cc);
 extern const qk_cc_ops qk_cc_bbr_ops;
+/** BBR's estimate of the pipe (draft-ietf-ccwg-bbr §5.6.4.2
+ * Inflight(BBR.bw, 1) over the least RTT of the last two rounds: BDP +
+ * quantization budget), below its cwnd's 2 x BDP + aggregation headroom;
+ * bytes, UINT64_MAX before Startup has filled the pipe. Only for a
+ * controller with qk_cc_bbr_ops. */
+uint64_t qk_cc_bbr_pipe_bytes(const qk_cc *cc);
 void qk_cc_reset_common(qk_cc *cc);
 void qk_cc_update_state(qk_cc *cc, bool app_limited);
 /* NewReno growth/reduction with the caller's CA byte accumulator (the union
