@@ -21,7 +21,7 @@
 #        LOSSY_MODES / ASYM_MODES / REORDER_MODES override the modes (the
 #        first is the baseline), e.g. LOSSY_MODES="off 10 auto auto-threshold"
 #   1:   loopback `quack perf` (no protection), threshold 1 vs 10 asked by the
-#        client or by the server, and auto: ROUNDS rounds (default 3) of the
+#        client or by the server, and auto: ROUNDS rounds (default 7) of the
 #        five configurations in turn, DURATION s each (default 5). The table
 #        gives medians over the rounds and the median of the per-round ratio
 #        to the same round's `off` (the machine is shared: only same-round
@@ -51,7 +51,7 @@ today=$(date -u +%Y-%m-%d)
 cmd="SEEDS=$seeds LOSSY_S=${LOSSY_S:-120} REORDER_S=${REORDER_S:-30} ASYM_S=${ASYM_S:-10}"
 cmd+=" LOSSY_MODES=\"${LOSSY_MODES:-off 10 auto}\" ASYM_MODES=\"${ASYM_MODES:-off 10 auto}\""
 cmd+=" REORDER_MODES=\"${REORDER_MODES:-off 10,25000,1 auto}\" ASYM_OVERHEADS=\"${ASYM_OVERHEADS-0 48}\""
-cmd+=" DURATION=${DURATION:-5} ROUNDS=${ROUNDS:-3} bench/ackfreq.sh $build $out${3:+ $3}"
+cmd+=" DURATION=${DURATION:-5} ROUNDS=${ROUNDS:-7} bench/ackfreq.sh $build $out${3:+ $3}"
 reduced=""
 if [[ $seeds != 10 || ${LOSSY_S:-120} != 120 || ${REORDER_S:-30} != 30 || ${ASYM_S:-10} != 10 ]]; then
     reduced="**Reduced run, not the documented one** (10 seeds; 120 s, 10 s, 30 s): "
@@ -135,7 +135,7 @@ sim_exp() { # sim_exp NAME DURATION SEEDS MODES...
                    for (j = 2; j <= k; j++) { m = ord[j]; rs = 0; c = 0; lo = 1e9; hi = -1e9
                      for (key in gp) { split(key, kk, SUBSEP); if (kk[1] != m || base[kk[2]] == 0) continue
                                        x = gp[key] / base[kk[2]]; rs += x; c++; if (x < lo) lo = x; if (x > hi) hi = x }
-                     printf "`%s`: goodput / `%s` %.4f", m, b, rs / c
+                     printf "* `%s`: goodput / `%s` %.4f", m, b, rs / c
                      if (c > 1) printf " (per seed %.4f–%.4f)", lo, hi
                      printf ", %.3f ACK frames per data packet (`%s` %.3f), %.0f immediate ACKs (`%s` %.0f: %.1f× fewer).\n",
                             a[m] / n[m], b, a[b] / n[b], i[m] / n[m], b, i[b] / n[b], i[m] ? i[b] / i[m] : 0 } }' \
@@ -207,9 +207,9 @@ asym_sweep_sections() { # the asym-sweep and asym-overhead sections
         echo
         echo "![asym sweep](ackfreq-asym-sweep.png)"
         echo
-        awk -F, 'NR > 1 { printf "%s%s %.2f×", (NR > 2 ? ", " : "auto / off by queue: "), $1, $7 }
+        awk -F, 'NR > 1 { printf "%s%s %.2f×", (NR > 2 ? ", " : "* auto / off by queue: "), $1, $7 }
                  NR > 1 && $7 >= 2 { two = two (two ? ", " : "") $1 }
-                 END { printf ".\nauto ≥ 2× off at: %s.\n", two ? two : "no queue" }' "$out/ackfreq-asym-sweep.csv"
+                 END { printf ".\n* auto ≥ 2× off at: %s.\n", two ? two : "no queue" }' "$out/ackfreq-asym-sweep.csv"
         end_marker asym-sweep
     } >"$tmp/sweep.sec"
     page_section asym-sweep "$tmp/sweep.sec"
@@ -240,7 +240,7 @@ asym_sweep_sections() { # the asym-sweep and asym-overhead sections
                  END { for (j = 2; j <= last; j++) printf "| %s |%s\n", q[j], row[j] }' "${files[@]}"
         echo
         for f in "${files[@]}"; do
-            awk -F, -v f="${f##*/}" 'NR > 1 && $1 == "1000 pkts" { printf "%s: at a 1000-packet queue off %s, auto %s Mbit/s, auto / off %s×.\n", f, $2, $5, $7 }' "$f"
+            awk -F, -v f="${f##*/}" 'NR > 1 && $1 == "1000 pkts" { printf "* %s: at a 1000-packet queue off %s, auto %s Mbit/s, auto / off %s×.\n", f, $2, $5, $7 }' "$f"
         done
         end_marker asym-overhead
     } >"$tmp/ovh.sec"
@@ -355,7 +355,7 @@ fi
 echo "## 1: loopback quack perf (no protection)"
 t0=$(date +%s)
 port=$((20000 + RANDOM % 20000))
-rounds=${ROUNDS:-3}
+rounds=${ROUNDS:-7}
 lcsv=$out/ackfreq-loopback.csv
 echo "round,config,down_mbps,up_mbps,client_acks_per_pkt_sent,client_acks_per_pkt_received,client_cpu_s" >"$lcsv"
 perf_run() { # perf_run ROUND SERVER_AF CLIENT_AF LABEL -> one CSV row
