@@ -302,7 +302,7 @@ bbr_section() {
         echo "same modes, same seeds 1..$nseeds (paired), short runs: $ls (exp. 2) and $rs"
         echo "(exp. 4) of simulated time, so Startup weighs more than in the long runs"
         echo "above. \"goodput / off\" is the per-seed ratio to the same controller's RFC"
-        echo "9000 run. Written by \`SEEDS=$nseeds LOSSY_S=$ls REORDER_S=$rs bench/ackfreq.sh"
+        echo "9000 run. Written by \`SEEDS=$nseeds LOSSY_S=${ls%s} REORDER_S=${rs%s} nice -n 10 bench/ackfreq.sh"
         echo "$build $out --bbr\` at \`$head\` ($today, $(($(date +%s) - t0)) s on this machine)."
         echo "CSVs: ackfreq-bbr-lossy.csv, ackfreq-bbr-reorder.csv."
         echo
