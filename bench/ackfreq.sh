@@ -47,11 +47,14 @@ if [[ -n $(git -C "$here/.." status --porcelain -- src include apps bench CMakeL
     head="$head + uncommitted changes"
 fi
 today=$(date -u +%Y-%m-%d)
-# The command as run, with every setting that moves a figure.
+# The command as run, with every setting that moves a figure, and the
+# niceness it ran at.
+nice_txt=""
+[[ $(nice) == 0 ]] || nice_txt="nice -n $(nice) "
 cmd="SEEDS=$seeds LOSSY_S=${LOSSY_S:-120} REORDER_S=${REORDER_S:-30} ASYM_S=${ASYM_S:-10}"
 cmd+=" LOSSY_MODES=\"${LOSSY_MODES:-off 10 auto}\" ASYM_MODES=\"${ASYM_MODES:-off 10 auto}\""
 cmd+=" REORDER_MODES=\"${REORDER_MODES:-off 10,25000,1 auto}\" ASYM_OVERHEADS=\"${ASYM_OVERHEADS-0 48}\""
-cmd+=" DURATION=${DURATION:-5} ROUNDS=${ROUNDS:-7} bench/ackfreq.sh $build $out${3:+ $3}"
+cmd+=" DURATION=${DURATION:-5} ROUNDS=${ROUNDS:-7} ${nice_txt}bench/ackfreq.sh $build $out${3:+ $3}"
 reduced=""
 if [[ $seeds != 10 || ${LOSSY_S:-120} != 120 || ${REORDER_S:-30} != 30 || ${ASYM_S:-10} != 10 ]]; then
     reduced="**Reduced run, not the documented one** (10 seeds; 120 s, 10 s, 30 s): "
@@ -302,7 +305,7 @@ bbr_section() {
         echo "same modes, same seeds 1..$nseeds (paired), short runs: $ls (exp. 2) and $rs"
         echo "(exp. 4) of simulated time, so Startup weighs more than in the long runs"
         echo "above. \"goodput / off\" is the per-seed ratio to the same controller's RFC"
-        echo "9000 run. Written by \`SEEDS=$nseeds LOSSY_S=${ls%s} REORDER_S=${rs%s} nice -n 10 bench/ackfreq.sh"
+        echo "9000 run. Written by \`SEEDS=$nseeds LOSSY_S=${ls%s} REORDER_S=${rs%s} ${nice_txt}bench/ackfreq.sh"
         echo "$build $out --bbr\` at \`$head\` ($today, $(($(date +%s) - t0)) s on this machine)."
         echo "CSVs: ackfreq-bbr-lossy.csv, ackfreq-bbr-reorder.csv."
         echo
