@@ -19,8 +19,9 @@ mkdir -p "$tmp/root"
 head -c 3000000 /dev/urandom >"$tmp/root/f.bin"
 want=$(sha256sum <"$tmp/root/f.bin" | cut -d' ' -f1)
 
-# run_once NAME [serve args]: one download; the counters land in $tmp/NAME.err.
-run_once() {
+# start_serve NAME [serve args]: quack serve in the background (spid), its
+# output in $tmp/NAME.{out,err}; sets addr and pin once it listens.
+start_serve() {
     local name=$1
     shift
     : >"$tmp/$name.out"
@@ -31,9 +32,15 @@ run_once() {
         grep -q 'listening on' "$tmp/$name.out" "$tmp/$name.err" 2>/dev/null && break
         sleep 0.05
     done
-    local addr pin
     addr=$(sed -n 's/.*listening on \([^ ]*\).*/\1/p' "$tmp/$name.out" "$tmp/$name.err" | head -1)
     pin=$(sed -n 's/^pin: //p' "$tmp/$name.out" "$tmp/$name.err" | head -1)
+}
+
+# run_once NAME [serve args]: one download; the counters land in $tmp/NAME.err.
+run_once() {
+    local name=$1
+    shift
+    start_serve "$name" "$@"
     rm -rf "$tmp/get"
     mkdir -p "$tmp/get"
     timeout 60 "$q" get --quiet --pin "$pin" --output "$tmp/get" "https://$addr/f.bin" \
@@ -62,15 +69,7 @@ check "always: admitted with a validated address" \
 # --max-connections 1: with one connection held open (bench_conns), the next
 # client is refused at once with CONNECTION_REFUSED (RFC 9000 §20.1), not
 # left to its handshake timeout (10 s).
-"$q" serve --quiet --stats --root "$tmp/root" --listen 127.0.0.1:0 --max-connections 1 \
-    >"$tmp/limit.out" 2>"$tmp/limit.err" &
-spid=$!
-for _ in $(seq 200); do
-    grep -q 'listening on' "$tmp/limit.out" 2>/dev/null && break
-    sleep 0.05
-done
-addr=$(sed -n 's/.*listening on \([^ ]*\).*/\1/p' "$tmp/limit.out" | head -1)
-pin=$(sed -n 's/^pin: //p' "$tmp/limit.out" | head -1)
+start_serve limit --max-connections 1
 "$1/bench_conns" "$addr" 1 1 4 30 >"$tmp/hold.out" 2>&1 &
 hpid=$!
 for _ in $(seq 100); do
