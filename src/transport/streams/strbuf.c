@@ -44,8 +44,10 @@ void qk_blockring_init(qk_blockring *r)
 
 void qk_blockring_free(qk_blockring *r)
 {
-    qk_blockring_release(r);
+    for (size_t i = 0; i < r->cap; i++)
+        if (r->slot[i]) block_release(r->slot[i]);
     free(r->slot);
+    if (r->spare) block_release(r->spare);
     uint64_t base = r->base_block;
     memset(r, 0, sizeof *r);
     r->base_block = base;
