@@ -40,8 +40,13 @@ static void sent_data(qk_yamux *s, ystream *st, size_t n)
     }
 }
 
-/* One stream's frames: a Data frame (with SYN/ACK/FIN riding on it) and/or
- * a WindowUpdate (credit, or the flags alone). Returns the bytes written. */
+/* One stream's frames: a Data frame (with SYN/ACK riding on it) and/or a
+ * WindowUpdate (credit, FIN, or the flags alone). Returns the bytes written.
+ * FIN never rides on a Data frame with payload: hashicorp/yamux as Debian
+ * ships it (git20190923, stream.go readData) applies a frame's flags before
+ * it buffers the payload, so a reader that wakes in between sees EOF and
+ * the frame's payload is lost (seen: a 64-stream echo came back 59271 bytes
+ * short). hashicorp's own Close sends FIN on a WindowUpdate; so do we. */
 static size_t emit_stream(qk_yamux *s, ystream *st, uint8_t *out, size_t room, qk_time now)
 {
     if (st->in_backlog || st->reset || room < QK_YAMUX_HEADER_BYTES) return 0;
@@ -51,18 +56,16 @@ static size_t emit_stream(qk_yamux *s, ystream *st, uint8_t *out, size_t room, q
     if (n > avail) n = (size_t)avail;
     if (n > room - QK_YAMUX_HEADER_BYTES) n = room - QK_YAMUX_HEADER_BYTES;
     if (n > QK_YAMUX_QUANTUM_BYTES) n = QK_YAMUX_QUANTUM_BYTES;
-    bool fin = st->fin_requested && !st->fin_sent && n == st->sbuf.len;
     size_t used = 0;
     if (n) {
-        qk_yamux_header_encode(out, YT_DATA, flags | (fin ? YF_FIN : 0), st->id, (uint32_t)n);
+        qk_yamux_header_encode(out, YT_DATA, flags, st->id, (uint32_t)n);
         memcpy(out + QK_YAMUX_HEADER_BYTES, st->sbuf.data + st->sbuf.off, n);
         used = QK_YAMUX_HEADER_BYTES + n;
         sent_data(s, st, n);
         st->syn_pending = st->ack_pending = false;
-        st->fin_sent = st->fin_sent || fin;
         flags = 0;
-        fin = false;
     }
+    bool fin = st->fin_requested && !st->fin_sent && !st->sbuf.len;
     bool due = wu_due(st);
     if ((due || flags || fin) && room - used >= QK_YAMUX_HEADER_BYTES) {
         uint32_t delta = due ? take_delta(s, st, now) : 0;

@@ -85,7 +85,7 @@ static void test_open_accept_echo_half_close(void **state)
     uint8_t buf[64];
     bool fin;
     assert_int_equal(qk_yamux_read(s, acc, buf, sizeof buf, &fin), 5);
-    assert_true(fin); /* data and FIN in one frame */
+    assert_true(fin); /* data, then FIN in a WindowUpdate of the same send */
     assert_memory_equal(buf, "hello", 5);
     /* Half-closed: the server still writes back. */
     assert_int_equal(qk_yamux_write(s, acc, (const uint8_t *)"world!", 6, false), 6);
@@ -490,11 +490,46 @@ static void test_budget(void **state)
     assert_int_equal(qk_yamux_new(&cfg, 0, &s), QK_ERR_INVALID_ARG);
 }
 
+/* FIN never rides on a Data frame with payload (Debian's hashicorp/yamux
+ * applies flags before buffering the payload and can lose it): the bytes
+ * on the wire are Data(SYN, payload) then WindowUpdate(FIN, 0). */
+static void test_fin_after_data_frame(void **state)
+{
+    (void)state;
+    qk_yamux *c = mk(false, false);
+    uint32_t sid;
+    assert_int_equal(qk_yamux_open(c, &sid), 0);
+    assert_int_equal(qk_yamux_write(c, sid, (const uint8_t *)"hello", 5, true), 5);
+    uint8_t buf[256];
+    size_t n = qk_yamux_send(c, buf, sizeof buf, 0);
+    assert_int_equal(n, 12 + 5 + 12);
+    uint8_t t;
+    uint16_t f;
+    uint32_t id, len;
+    assert_int_equal(qk_yamux_header_decode(buf, 12, &t, &f, &id, &len), 0);
+    assert_true(t == YT_DATA && f == YF_SYN && id == sid && len == 5);
+    assert_int_equal(qk_yamux_header_decode(buf + 17, 12, &t, &f, &id, &len), 0);
+    assert_true(t == YT_WINDOW_UPDATE && f == YF_FIN && id == sid && len == 0);
+    /* With no room for the WindowUpdate the FIN waits for the next send. */
+    uint32_t sid2;
+    assert_int_equal(qk_yamux_open(c, &sid2), 0);
+    assert_int_equal(qk_yamux_write(c, sid2, (const uint8_t *)"abc", 3, true), 3);
+    assert_int_equal(qk_yamux_send(c, buf, 12 + 3, 0), 15);
+    assert_int_equal(qk_yamux_header_decode(buf, 12, &t, &f, &id, &len), 0);
+    assert_true(t == YT_DATA && f == YF_SYN && id == sid2 && len == 3);
+    assert_true(qk_yamux_want_send(c));
+    assert_int_equal(qk_yamux_send(c, buf, sizeof buf, 0), 12);
+    assert_int_equal(qk_yamux_header_decode(buf, 12, &t, &f, &id, &len), 0);
+    assert_true(t == YT_WINDOW_UPDATE && f == YF_FIN && id == sid2 && len == 0);
+    qk_yamux_del(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_header_codec),
         cmocka_unit_test(test_open_accept_echo_half_close),
+        cmocka_unit_test(test_fin_after_data_frame),
         cmocka_unit_test(test_many_streams_large),
         cmocka_unit_test(test_reset_and_goaway),
         cmocka_unit_test(test_ping_rtt_and_timeout),

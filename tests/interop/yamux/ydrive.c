@@ -301,7 +301,14 @@ static int run_client(const char *addr, int streams, size_t size)
         uint8_t a[32], b[32];
         sha256_digest(&ss[i].out, 32, a);
         sha256_digest(&ss[i].in, 32, b);
-        if (memcmp(a, b, 32) || ss[i].got != ss[i].size) die("echo differs (SHA-256)");
+        if (memcmp(a, b, 32) || ss[i].got != ss[i].size) {
+            char what[160];
+            snprintf(
+                what, sizeof what,
+                "echo differs (SHA-256): stream %d (id %u) sent %zu of %zu bytes, %zu came back", i,
+                ss[i].sid, ss[i].sent, ss[i].size, ss[i].got);
+            die(what);
+        }
     }
     qk_yamux_stats st;
     qk_yamux_stats_get(c->y, &st);
