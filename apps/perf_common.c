@@ -477,24 +477,16 @@ int perf_parse_admission(perf_admission *a, int argc, char **argv, int *i, const
         return -1;
     }
     const char *v = argv[++*i];
-    if (!strcmp(o, "--max-connections")) {
-        char *end;
-        unsigned long long n = strtoull(v, &end, 10);
-        if (!*v || *end || n < 1 || n > (1ull << 24)) {
-            fprintf(stderr, "%s: --max-connections wants 1..16777216, not '%s'\n", who, v);
-            return -1;
-        }
-        a->max_connections = (size_t)n;
-        a->conns_set = true;
-    } else if (o[2] == 'm') {
+    if (strcmp(o, "--handshake-timeout")) { /* --max-handshakes, --max-connections: a count */
         char *end;
         unsigned long long n = strtoull(v, &end, 10);
         if (*end || n < 1 || n > (1ull << 24)) {
-            fprintf(stderr, "%s: --max-handshakes wants 1..16777216, not '%s'\n", who, v);
+            fprintf(stderr, "%s: %s wants 1..16777216, not '%s'\n", who, o, v);
             return -1;
         }
-        a->max_handshakes = (size_t)n;
-        a->max_set = true;
+        bool conns = !strcmp(o, "--max-connections");
+        *(conns ? &a->max_connections : &a->max_handshakes) = (size_t)n;
+        *(conns ? &a->conns_set : &a->max_set) = true;
     } else {
         if (qk_sim_parse_time(v, &a->handshake_timeout_ns) || !a->handshake_timeout_ns) {
             fprintf(stderr, "%s: --handshake-timeout wants a time, e.g. 5s or 500ms, not '%s'\n",

@@ -104,13 +104,17 @@ static void fill_local_tparams(qk_conn *c)
     }
 }
 
-int qk_conn_tls_priority(const qk_config *cfg, char *prio, size_t cap, const char **out)
+int qk_conn_tls_credentials(const qk_config *cfg, qk_tls_config *tc, char *prio, size_t cap)
 {
     const char *bad;
-    *out = NULL;
+    tc->cert_file = cfg->cert_file;
+    tc->key_file = cfg->key_file;
+    tc->cert_pem = cfg->cert_pem;
+    tc->key_pem = cfg->key_pem;
+    tc->priority = NULL; /* the TLS layer's default */
     if (!cfg->ciphers) return 0;
     if (qk_tls_priority_for_ciphers(cfg->ciphers, prio, cap, &bad)) return QK_ERR_CONFIG;
-    *out = prio;
+    tc->priority = prio;
     return 0;
 }
 
@@ -121,10 +125,6 @@ static int init_tls(qk_conn *c, const char *server_name, const uint8_t *session,
     memset(&tc, 0, sizeof tc);
     for (size_t i = 0; i < cfg->alpn_count && i < QK_TLS_ALPN_MAX; i++) tc.alpn[i] = cfg->alpn[i];
     tc.alpn_count = cfg->alpn_count < QK_TLS_ALPN_MAX ? cfg->alpn_count : QK_TLS_ALPN_MAX;
-    tc.cert_file = cfg->cert_file;
-    tc.key_file = cfg->key_file;
-    tc.cert_pem = cfg->cert_pem;
-    tc.key_pem = cfg->key_pem;
     tc.server_name = server_name;
     tc.keylog = cfg->keylog;
     tc.keylog_ctx = cfg->keylog_ctx;
@@ -145,7 +145,7 @@ static int init_tls(qk_conn *c, const char *server_name, const uint8_t *session,
     int n = qk_tparams_encode(&c->local_tp, c->is_server, tp, sizeof tp);
     if (n < 0) return n;
     char prio[256];
-    if (qk_conn_tls_priority(cfg, prio, sizeof prio, &tc.priority)) return QK_ERR_CONFIG;
+    if (qk_conn_tls_credentials(cfg, &tc, prio, sizeof prio)) return QK_ERR_CONFIG;
     if (c->is_server) tc.creds = c->env.tls_creds; /* loaded once by the owner */
     int err = 0;
     c->tls = qk_tls_new(&tc, c->is_server, tp, (size_t)n, &err);

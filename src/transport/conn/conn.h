@@ -339,10 +339,13 @@ void qk_conn_wake_writers(qk_conn *c);
 void qk_conn_send_release(qk_conn *c);
 
 /* ---- conn.c ---- */
-/* The TLS priority string that cfg->ciphers asks for, written into prio (cap
- * bytes): 0 with *out = prio, or *out = NULL when no ciphers are set (the
- * TLS layer's default); QK_ERR_CONFIG for an unknown or refused cipher. */
-int qk_conn_tls_priority(const qk_config *cfg, char *prio, size_t cap, const char **out);
+/* The credentials part of cfg's TLS configuration into *tc: certificate and
+ * key (files or PEM) and the priority string cfg->ciphers asks for, written
+ * into prio (cap bytes; tc->priority NULL = the TLS layer's default). Shared
+ * by every connection's handshake (conn.c) and the endpoint's credentials
+ * loaded once (endpoint.c). 0, or QK_ERR_CONFIG for an unknown or refused
+ * cipher. */
+int qk_conn_tls_credentials(const qk_config *cfg, qk_tls_config *tc, char *prio, size_t cap);
 qk_conn *qk_conn_new(const qk_conn_env *env, const qk_config *cfg, bool is_server,
                      const qk_addr *local, const qk_addr *peer, const qk_cid *dcid,
                      const qk_cid *scid, const char *server_name, qk_time now, int *err);

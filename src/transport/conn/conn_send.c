@@ -370,7 +370,8 @@ static bool urgent_active(const qk_conn *c, qk_time now)
     return c->urgent_sent && now - c->urgent_tx_ns < QK_URGENT_ACTIVE_NS;
 }
 
-/* Issue 20, with a bypass configured and BBR: non-urgent data may bring
+/* Issue 20, with a bypass configured and a controller with a pipe estimate
+ * (qk_cc_ops.pipe_bytes; BBR): non-urgent data may bring
  * bytes in flight up to BBR's estimate of the pipe (qk_cc_bbr_pipe_bytes:
  * draft-ietf-ccwg-bbr §5.6.4.2 Inflight(bw, 1), one BDP plus the
  * quantization budget), not up to its cwnd (2 x BDP + the ACK-aggregation
@@ -391,9 +392,8 @@ static bool urgent_active(const qk_conn *c, qk_time now)
  * longer under the limit, tests/sim/test_media.c). */
 static uint64_t pipe_limit_bytes(const qk_conn *c, qk_time now)
 {
-    if (!c->bypass_limit || c->cc.ops != &qk_cc_bbr_ops || !urgent_active(c, now))
-        return UINT64_MAX;
-    return qk_cc_bbr_pipe_bytes(&c->cc);
+    if (!c->bypass_limit || !c->cc.ops->pipe_bytes || !urgent_active(c, now)) return UINT64_MAX;
+    return c->cc.ops->pipe_bytes(&c->cc);
 }
 
 /* Full-size packets the congestion window (and the pipe limit, which is

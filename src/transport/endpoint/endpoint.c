@@ -183,11 +183,7 @@ static qk_tls_creds *server_creds(const qk_config *cfg)
     qk_tls_config tc;
     char prio[256];
     memset(&tc, 0, sizeof tc);
-    tc.cert_file = cfg->cert_file;
-    tc.key_file = cfg->key_file;
-    tc.cert_pem = cfg->cert_pem;
-    tc.key_pem = cfg->key_pem;
-    if (qk_conn_tls_priority(cfg, prio, sizeof prio, &tc.priority)) return NULL;
+    if (qk_conn_tls_credentials(cfg, &tc, prio, sizeof prio)) return NULL;
     return qk_tls_creds_new(&tc, NULL);
 }
 

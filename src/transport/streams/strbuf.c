@@ -44,10 +44,8 @@ void qk_blockring_init(qk_blockring *r)
 
 void qk_blockring_free(qk_blockring *r)
 {
-    for (size_t i = 0; i < r->cap; i++)
-        if (r->slot[i]) block_release(r->slot[i]);
+    qk_blockring_release(r);
     free(r->slot);
-    if (r->spare) block_release(r->spare);
     uint64_t base = r->base_block;
     memset(r, 0, sizeof *r);
     r->base_block = base;

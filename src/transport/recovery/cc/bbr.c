@@ -961,4 +961,5 @@ const qk_cc_ops qk_cc_bbr_ops = {
     .on_transmit = bbr_on_transmit,
     .on_packet_lost = bbr_on_packet_lost,
     .on_rate_sample = bbr_on_rate_sample,
+    .pipe_bytes = qk_cc_bbr_pipe_bytes,
 };

@@ -140,6 +140,11 @@ typedef struct qk_cc_ops {
     void (*on_packet_lost)(qk_cc *cc, const qk_cc_lost *lost);
     /** Once per ACK frame that newly acked something, after every on_packet_acked. */
     void (*on_rate_sample)(qk_cc *cc, const qk_rate_sample *rs);
+    /** The controller's estimate of the pipe, below its cwnd's headroom
+     * (bytes; UINT64_MAX while it has none): what a sender holding back
+     * non-urgent data fills (conn_send.c pipe_limit_bytes). NULL: the
+     * window is the estimate (window-based controllers). */
+    uint64_t (*pipe_bytes)(const qk_cc *cc);
 } qk_cc_ops;
 
 struct qk_cc {
@@ -281,7 +286,7 @@ double qk_prague_ai_scale(qk_time srtt_ns);
  * than 5 ms above the min RTT. */
 bool qk_prague_classic_queue(const qk_cc *cc);
 extern const qk_cc_ops qk_cc_bbr_ops;
-/** BBR's estimate of the pipe (draft-ietf-ccwg-bbr §5.6.4.2
+/** BBR's qk_cc_ops.pipe_bytes (draft-ietf-ccwg-bbr §5.6.4.2
  * Inflight(BBR.bw, 1) over the least RTT of the last two rounds: BDP +
  * quantization budget), below its cwnd's 2 x BDP + aggregation headroom;
  * bytes, UINT64_MAX before Startup has filled the pipe. Only for a
