@@ -186,6 +186,11 @@ typedef struct qk_config {
      * packets with its ACKs; docs/perf.md "Two-flow fairness" shows what
      * that does at a drop-tail queue. */
     uint32_t pacing_gain_ca_pct;
+    /** The pacer's least burst allowance, in datagrams (RFC 9002 §7.7
+     * bounds bursts by the initial window). 0 = the controller's default:
+     * 2 for DCTCP and Prague (their marks come per packet), 1 for BBR (its
+     * send quantum rules), 10 otherwise. Accepted 0..64. */
+    uint32_t pacing_burst_pkts;
     bool ecn; /**< mark ECT(0) and validate ECN (RFC 9000 §13.4) */
     /** TEST ONLY (the incast experiment's bug row): reproduce shared/seeds/003,
      * an ACK sent on a CE state change cancels the delayed ACK owed for the

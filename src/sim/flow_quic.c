@@ -513,6 +513,7 @@ static void setup_cfg(qk_simq *q, simq_side *s, bool server, uint64_t seed)
     }
     if (q->cfg.min_ack_delay_set) s->cfg.min_ack_delay_ns = q->cfg.min_ack_delay_ns;
     if (q->cfg.pacing_gain_pct) s->cfg.pacing_gain_ca_pct = q->cfg.pacing_gain_pct;
+    s->cfg.pacing_burst_pkts = q->cfg.pacing_burst_pkts;
     /* ECN end to end (RFC 9000 §13.4): the codepoint rides in the simulator's
      * packets, so marking AQMs mark these flows instead of dropping. */
     s->cfg.ecn =
@@ -785,6 +786,10 @@ static int parse_wire_key(const qk_sim_flow_args *a, const char *k, const char *
             return bad(a, k, v,
                        "a percentage from 100 to 400 (RFC 9002 §7.7 N x 100; default 100)");
         c->pacing_gain_pct = (uint32_t)n;
+    } else if (!strcmp(k, "pacing_burst")) {
+        if (qk_sim_parse_bytes(v, &n) || !n || n > 64)
+            return bad(a, k, v, "a datagram count from 1 to 64 (default: the controller's)");
+        c->pacing_burst_pkts = (uint32_t)n;
     } else if (!strcmp(k, "min_ack_delay")) {
         c->min_ack_delay_set = true;
         if (!strcasecmp(v, "off") || !strcmp(v, "0"))
@@ -838,7 +843,8 @@ static int parse_key(const qk_sim_flow_args *a, const char *k, const char *v, qk
                  "%s: unknown key for type quic; use direction, size, duration, cc, start, "
                  "streams, window, autotune, rule, max_window, conn_window, max_conn_window, "
                  "budget, send_buffer, read_rate, udp_payload, protection, ack_frequency, "
-                 "min_ack_delay, qlog, ecn, ecn_ack_bug, rpc_size, rpc_count, latency_csv",
+                 "min_ack_delay, pacing_gain, pacing_burst, qlog, ecn, ecn_ack_bug, rpc_size, "
+                 "rpc_count, latency_csv",
                  k);
         return QK_ERR_CONFIG;
     }

@@ -50,6 +50,7 @@ typedef struct qk_simq_cfg {
     qk_time ackfreq_delay_ns;      /**< fixed */
     uint64_t ackfreq_reorder;      /**< fixed (0 = loss packet threshold) */
     uint32_t pacing_gain_pct;      /**< qk_config.pacing_gain_ca_pct for both (0 = default) */
+    uint32_t pacing_burst_pkts;    /**< qk_config.pacing_burst_pkts for both (0 = default) */
     bool min_ack_delay_set;
     qk_time min_ack_delay_ns; /**< advertised min_ack_delay, 0 = none */
     int ecn;                  /**< 1 on, -1 off, 0 default: on for dctcp and prague, else off */

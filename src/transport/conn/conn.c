@@ -259,10 +259,11 @@ static int init_feedback(qk_conn *c, qk_time now)
      * not catch up after a late wake-up (pacer.h QK_PACER_MAX_LATE_NS). */
     if (qk_conn_cc_scalable(cfg)) qk_pacer_set_late_max(&c->pacer, 0);
     if (cfg->pacing_gain_ca_pct) qk_pacer_set_gain_ca(&c->pacer, cfg->pacing_gain_ca_pct);
-    /* RFC 9002 §7.7: bursts as large as the loop timer needs (pacer.h). */
+    /* RFC 9002 §7.7: bursts as large as the loop timer needs (pacer.h); a
+     * scalable controller's bursts stay short (see pacer_floor_pkts). */
     qk_pacer_set_burst_interval(&c->pacer,
-                                cfg->cc == QK_CONFIG_CC_PRAGUE ? QK_PACER_BURST_INTERVAL_NS / 8
-                                                               : QK_PACER_BURST_INTERVAL_NS,
+                                qk_conn_cc_scalable(cfg) ? QK_PACER_BURST_INTERVAL_NS / 8
+                                                         : QK_PACER_BURST_INTERVAL_NS,
                                 QK_PACER_MAX_BURST_BYTES);
     qk_flow_rx_init(&c->flow_rx, cfg->initial_max_data_bytes, cfg->max_conn_window_bytes,
                     cfg->autotune, c->env.budget);

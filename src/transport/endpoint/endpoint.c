@@ -123,6 +123,8 @@ int qk_config_check(const qk_config *cfg, char *why, size_t why_len)
     else if (cfg->pacing_gain_ca_pct &&
              (cfg->pacing_gain_ca_pct < 100 || cfg->pacing_gain_ca_pct > 400))
         msg = "pacing_gain_ca_pct must be 0 (default 100) or 100..400 (RFC 9002 §7.7: N >= 1)";
+    else if (cfg->pacing_burst_pkts > 64)
+        msg = "pacing_burst_pkts must be 0 (the controller's default) or 1..64";
     else if (cfg->ciphers && !ciphers_ok(cfg->ciphers))
         msg = "ciphers: a colon-separated list of TLS_AES_128_GCM_SHA256, TLS_AES_256_GCM_SHA384, "
               "TLS_CHACHA20_POLY1305_SHA256, TLS_AES_128_CCM_SHA256 (CCM_8 is not allowed in "
