@@ -18,10 +18,11 @@
 #   At 10 Gbit/s also dctcp-k20: DCTCP with K = 20 packets (not the issue's 65).
 #   Then shorter diagnostic runs at 1 Gbit/s (until DIAG_RPCS (2000) 1 MB
 #   RPCs) for the sharing among the window-limited DCTCP flows: as it is
-#   (dctcp), the two
-#   senders' hosts swapped (dctcp-hosts), seeded per-packet jitter of 10 us
-#   on the access links (dctcp-jitter, seeds 1-3; cubic-jitter), ACK
-#   frequency auto (dctcp-af). DIAG=0 skips them.
+#   (dctcp, paced in bursts of 2 datagrams), with the 10-datagram burst
+#   allowance (dctcp-burst10), with seeded per-packet jitter of 10 us on the
+#   access links (dctcp-jitter-s1..s3, dctcp-burst10-jitter-s1). make_ini
+#   also knows dctcp-hosts, cubic-jitter-sN and dctcp-af (earlier reports).
+#   DIAG=0 skips them.
 #   The runs go JOBS (2) at a time. SEED (1). NOTE: a remark for the report.
 set -euo pipefail
 build=${1:-build/release}
@@ -53,7 +54,7 @@ rows_of() { if [[ $1 == 10g ]]; then echo "$rows dctcp-k20"; else echo "$rows"; 
 # make_ini RATE ROW DIR [RPCS] -> scenario file for that rate (1g|10g) and row
 # (the diagnostic rows: dctcp-hosts, dctcp-jitter-sN, cubic-jitter-sN, dctcp-af)
 make_ini() {
-    local rate=$1 row=$2 dir=$3 n=${4:-$rpcs} cc=dctcp bug=0 aqm=step kt=200us k=65 jit= af=off hosts=0
+    local rate=$1 row=$2 dir=$3 n=${4:-$rpcs} cc=dctcp bug=0 aqm=step kt=200us k=65 jit= af=off hosts=0 burst=
     case $row in
     cubic) cc=cubic ;;
     dctcp-bug) bug=1 ;;
@@ -61,6 +62,8 @@ make_ini() {
     prague) cc=prague aqm=dualpi2 ;;
     dctcp-hosts) hosts=1 ;;
     dctcp-jitter-s*) jit=10us ;;
+    dctcp-burst10) burst=10 ;;
+    dctcp-burst10-jitter-s*) burst=10 jit=10us ;;
     cubic-jitter-s*) cc=cubic jit=10us ;;
     dctcp-af) af=auto ;;
     esac
@@ -69,7 +72,7 @@ make_ini() {
     # jit: per-packet jitter on the access links (seeded by the run's seed;
     # FIFO kept, docs/sim.md); hosts: s1 and s2 swapped in the from lines.
     awk -v k="$k" -v rpcs="$n" -v cc="$cc" -v bug="$bug" -v aqm="$aqm" -v kt="$kt" -v rate="$rate" -v dir="$dir" \
-        -v jit="$jit" -v af="$af" -v hosts="$hosts" '
+        -v jit="$jit" -v af="$af" -v hosts="$hosts" -v burst="$burst" '
         /^\[/ { sec = $0; if (flow != "") flow = ""; if (sec ~ /^\[flow\./) flow = substr(sec, 7, length(sec) - 7) }
         /^interval/ { print "interval = 1ms"; print "stop_rpcs = " rpcs; print "stop_rpc_size = 1MB"; next }
         /^delay/ && sec == "[link.access]" && jit != "" { print; print "jitter = " jit; next }
@@ -78,7 +81,7 @@ make_ini() {
         /^rate/ && rate == "10g" { print (sec == "[link.forward]" || sec == "[link.return]") ? "rate = 10gbit" : "rate = 25gbit"; next }
         /^step_k/ && rate == "10g" { print "step_k = " k "pkt"; next }
         /^aqm/ && aqm == "dualpi2" { print "aqm = dualpi2"; print "dualpi2_l_thresh = " kt; print "dualpi2_l_range = 0"; next }
-        /^cc =/ { print "cc = " cc; if (bug) print "ecn_ack_bug = on"; if (flow ~ /^rpc/) print "latency_csv = " dir "/" flow ".csv"; next }
+        /^cc =/ { print "cc = " cc; if (bug) print "ecn_ack_bug = on"; if (burst != "") print "pacing_burst = " burst; if (flow ~ /^rpc/) print "latency_csv = " dir "/" flow ".csv"; next }
         { print }' "$ini" >"$dir/incast.ini"
 }
 
@@ -153,11 +156,12 @@ marks_mb() {
 diag_line() {
     local t=$3/table.txt f line
     cat "$3/rpc1m1.csv" <(tail -n +2 "$3/rpc1m2.csv") >"$3/all-1m.csv"
+    cat "$3/rpc10k1.csv" <(tail -n +2 "$3/rpc10k2.csv") >"$3/all-10k.csv"
     line="$1,$2,$(($(wc -l <"$3/all-1m.csv") - 1))"
     for f in bulk1 rpc1m1 bulk2 rpc1m2; do line+=",$(mbps $f "$t"),$(marks_mb $f "$t")"; done
     line+=",$(($(mbps rpc10k1 "$t") + $(mbps rpc10k2 "$t"))),$(pct "$3/rpc1m1.csv" 50),$(pct "$3/rpc1m2.csv" 50),$(pct "$3/all-1m.csv" 99.9)"
     # the senders' access links (shared by a sender's three connections): largest queue, bytes
-    echo "$line,$(awk '$1 ~ /^access\.s[12]\.up$/ && $9 > m { m = $9 } END { print m + 0 }' "$t")"
+    echo "$line,$(awk '$1 ~ /^access\.s[12]\.up$/ && $9 > m { m = $9 } END { print m + 0 }' "$t"),$(pct "$3/all-10k.csv" 50)"
 }
 
 # diag_row ROW: a diagnostic run at 1 Gbit/s until DIAG_RPCS 1 MB RPCs (seed:
@@ -177,7 +181,7 @@ diag_row() {
     diag_line "$row" "$s" "$dir" >"$tmp/diag-$row.csv"
 }
 diag_rpcs=${DIAG_RPCS:-2000}
-diag_rows="dctcp dctcp-hosts dctcp-jitter-s1 dctcp-jitter-s2 dctcp-jitter-s3 cubic-jitter-s1 dctcp-af"
+diag_rows="dctcp dctcp-burst10 dctcp-jitter-s1 dctcp-jitter-s2 dctcp-jitter-s3 dctcp-burst10-jitter-s1"
 [[ ${DIAG:-1} != 0 ]] || diag_rows=
 diag=$tmp/diag.csv
 
@@ -202,7 +206,7 @@ else
         pids+=($!)
     done
     for p in "${pids[@]}"; do wait "$p"; done
-    echo "row,seed,rpcs_1m,bulk1_mbps,bulk1_marks_mb,rpc1m1_mbps,rpc1m1_marks_mb,bulk2_mbps,bulk2_marks_mb,rpc1m2_mbps,rpc1m2_marks_mb,rpc10k_mbps,s1_p50_ms,s2_p50_ms,p999_ms,access_max_queue_bytes" >"$diag"
+    echo "row,seed,rpcs_1m,bulk1_mbps,bulk1_marks_mb,rpc1m1_mbps,rpc1m1_marks_mb,bulk2_mbps,bulk2_marks_mb,rpc1m2_mbps,rpc1m2_marks_mb,rpc10k_mbps,s1_p50_ms,s2_p50_ms,p999_ms,access_max_queue_bytes,p50_10k_ms" >"$diag"
     if [[ -n $diag_rows ]]; then
         for r in $diag_rows; do cat "$tmp/diag-$r.csv"; done >>"$diag"
     fi
@@ -234,51 +238,57 @@ done
 
 # diag_report: the diagnostic runs' table and what they show (from $diag)
 diag_report() {
-    echo "**Why the window-limited DCTCP connections do not share equally: diagnostic runs.** The"
-    echo "same 1 Gbit/s DCTCP scenario, each run until $diag_rpcs 1 MB RPCs (dctcp: as in the table above):"
-    echo "dctcp-hosts swaps the two senders' hosts (the connections listed first in incast.ini then"
-    echo "run from s2); dctcp-jitter-sN adds a seeded random delay of 0-10 us to every packet on the"
-    echo "access links (about one packet's serialization time at the bottleneck, FIFO order per"
-    echo "link kept; seed N), which reshuffles which sender's packet reaches the bottleneck first at"
-    echo "every packet and makes the seed matter (without it this scenario draws no random numbers"
-    echo "that change its timing); cubic-jitter-s1 is CUBIC with the same jitter; dctcp-af runs ACK"
-    echo "frequency auto (IMMEDIATE_ACK when window-limited). Per connection: Mbit/s and, in"
-    echo "brackets, the CE marks it received per MB it sent."
+    echo "**Pacing and how the window-limited DCTCP connections share: diagnostic runs.** The same"
+    echo "1 Gbit/s DCTCP scenario, each run until $diag_rpcs 1 MB RPCs. dctcp: as in the table above,"
+    echo "with quack's pacing for DCTCP (bursts of at most 2 datagrams, \`conn_send.c\`"
+    echo "\`pacer_floor_pkts\`, as for Prague); dctcp-burst10: the burst allowance RFC 9002 §7.7 gives"
+    echo "any controller (the initial window, 10 datagrams; \`pacing_burst = 10\`), which is what"
+    echo "quack used for DCTCP before; -jitter-sN adds a seeded random delay of 0-10 us to every"
+    echo "packet on the access links (about one packet's serialization time at the bottleneck, FIFO"
+    echo "order per link kept; seed N), which reshuffles which sender's packet reaches the bottleneck"
+    echo "first (without it this scenario draws no random numbers that change its timing). Per"
+    echo "connection: Mbit/s and, in brackets, the CE marks it received per MB it sent."
     echo
-    echo "| run | seed | 1 MB RPCs | bulk1 | rpc1m1 | bulk2 | rpc1m2 | 10 KB Mbit/s (both) | 1 MB p50 ms s1 / s2 | 1 MB p99.9 ms |"
-    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-    tail -n +2 "$diag" | awk -F, '{ printf "| %s | %s | %s | %s (%s) | %s (%s) | %s (%s) | %s (%s) | %s | %s / %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15 }'
+    echo "| run | seed | 1 MB RPCs | bulk1 | rpc1m1 | bulk2 | rpc1m2 | 10 KB Mbit/s (both) | 10 KB p50 ms | 1 MB p50 ms s1 / s2 | 1 MB p99.9 ms |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    tail -n +2 "$diag" | awk -F, '{ printf "| %s | %s | %s | %s (%s) | %s (%s) | %s (%s) | %s (%s) | %s | %s | %s / %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $17, $13, $14, $15 }'
     echo
-    awk -F, 'NR > 1 { r[$1] = $0; for (i = 4; i <= 10; i += 2) if ($1 ~ /^dctcp-jitter/) { n++; x[n] = $i; y[n] = $(i + 1); if (lo == "" || $i < lo) lo = $i; if ($i > hi) hi = $i } }
+    awk -F, 'NR > 1 {
+            lo = hi = $4; for (i = 6; i <= 10; i += 2) { if ($i < lo) lo = $i; if ($i > hi) hi = $i }
+            spread[$1] = sprintf("%d-%d Mbit/s (max / min %.2f)", lo, hi, lo ? hi / lo : 0); ratio[$1] = lo ? hi / lo : 0
+            p999[$1] = $15; p10k[$1] = $17; m10k[$1] = $12
+            if ($1 ~ /burst10/) for (i = 4; i <= 10; i += 2) { n++; x[n] = $i; y[n] = $(i + 1) }
+            if ($1 ~ /^dctcp(-jitter-s[0-9]+)?$/ && ratio[$1] > worst) worst = ratio[$1]
+        }
         END {
-            split(r["dctcp"], a, ","); split(r["dctcp-hosts"], b, ",")
-            same = 1; for (i = 4; i <= 12; i++) if (a[i] != b[i]) same = 0
-            if ("dctcp-hosts" in r)
-                printf "- Swapping the hosts %s\n", (same ? "changes none of the rates (the same Mbit/s per connection as the dctcp run): the same connections stay ahead from the other host, so the hosts and their access links play no part; the connections differ only in the order in which they are created and start (all at t = 0)." : "changes the rates (see the table).")
+            printf "- The four window-limited connections (two bulk uploads, two 1 MB RPC streams) get %s paced\n", spread["dctcp"]
+            printf "  and %s with the 10-datagram allowance; over the paced runs with jitter the\n", spread["dctcp-burst10"]
+            printf "  widest split is max / min %.2f, with the allowance and jitter (seed 1) %s.\n", worst, spread["dctcp-burst10-jitter-s1"]
             if (n > 1) {
                 mx = my = 0; for (i = 1; i <= n; i++) { mx += x[i]; my += y[i] } mx /= n; my /= n
                 sxy = sxx = syy = 0; for (i = 1; i <= n; i++) { sxy += (x[i] - mx) * (y[i] - my); sxx += (x[i] - mx) ^ 2; syy += (y[i] - my) ^ 2 }
                 cor = (sxx > 0 && syy > 0) ? sxy / sqrt(sxx * syy) : 0
-                printf "- With the jitter the order of arrivals at the bottleneck is random, yet the four window-limited connections still split unequally (from %d to %d Mbit/s over the three seeds), and which connection is ahead changes with the seed. A tie-break artifact would vanish here; this does not. Across those %d connections the rate and the marks per MB correlate at %.2f: the connection ahead is the one that collects fewer marks.\n", lo, hi, n, cor
+                printf "- With the allowance, rate and marks per MB correlate at %.2f across those %d connections: the\n", cor, n
+                printf "  connection ahead is the one that collects fewer marks.\n"
             }
-            if ("dctcp-af" in r) printf "- ACK frequency auto does not make the shares equal either (dctcp-af).\n"
-            if (a[16] != "") printf "- A 1 MB RPC does not wait behind its sender%ss bulk upload: each class has its own QUIC connection (no stream scheduler between them), and what they share before the bottleneck, the sender%ss 10 Gbit/s access link, held at most %d bytes in its queue in the dctcp run (%.1f us at 10 Gbit/s).\n", "\047", "\047", a[16], a[16] * 8 / 1e4
+            printf "- The cost of pacing: the 10 KB requests (9 datagrams) are spread over a round trip instead of\n"
+            printf "  leaving as one burst, so a 10 KB RPC takes %s ms at the median instead of %s, and that class\n", p10k["dctcp"], p10k["dctcp-burst10"]
+            printf "  carries %s instead of %s Mbit/s; the 1 MB p99.9 goes from %s to %s ms.\n", m10k["dctcp"], m10k["dctcp-burst10"], p999["dctcp-burst10"], p999["dctcp"]
         }' "$diag"
     echo
-    echo "The mechanism: window-limited connections on one FIFO are ACK-clocked, so the order of"
-    echo "their packets in the queue repeats from one round trip to the next (each departure's ACK"
-    echo "releases the next packet at the queue's tail). The 10 KB connections send each 10 KB request"
-    echo "(9 datagrams) as one burst, so the queue rises and drains in a sawtooth within that cycle,"
-    echo "and a step marker at K = 20 marks by position in it: a connection whose packets arrive when"
-    echo "the queue is short gets fewer marks, a smaller alpha and, with one window cut per window of"
-    echo "data (RFC 8257 §3.5), a larger window (about 2 / alpha packets), which keeps it where it is."
-    echo "At windows of 3-8 packets DCTCP's additive increase of one packet per round trip does not"
-    echo "pull the windows together against this. Jitter of a packet time moves the connections'"
-    echo "positions but not the pattern. The simulator's event order is therefore left as it is: a"
-    echo "seeded tie-break would only choose which connection lands ahead (as the seeds above do), and"
-    echo "it would move the figures of every other simulated experiment. The 1 MB target needs the"
-    echo "four window-limited connections to share nearly equally (see the equal-share time and its"
-    echo "ratio to CUBIC's p99.9 above); with DCTCP at these windows they do not."
+    echo "The mechanism, with the 10-datagram allowance: DCTCP's windows here are 3-8 packets (about"
+    echo "2 / alpha per RFC 8257 §3.5's one cut per window of data), so the pacer never held a packet and"
+    echo "the connections were ACK-clocked: the order of their packets in the queue repeated from one"
+    echo "round trip to the next (each departure's ACK released the next packet at the queue's tail)."
+    echo "The 10 KB requests arrive as bursts, so the queue rises and drains in a sawtooth within that"
+    echo "cycle, and a step marker at K = 20 marks by position in it: a connection whose packets"
+    echo "arrived when the queue was short got fewer marks, a smaller alpha and a larger window, which"
+    echo "kept it where it was; additive increase of one packet per round trip did not pull the"
+    echo "windows together, and jitter of a packet time moved the positions but not the pattern."
+    echo "Paced at cwnd / smoothed RTT (RFC 9002 §7.7, N = 1) in bursts of at most 2 datagrams, every"
+    echo "connection's packets are spread over the round trip and sample the sawtooth alike, so marks"
+    echo "come in proportion to what each sends (RFC 9331 §4.3 asks the same of L4S senders, whose"
+    echo "marks also come per packet)."
     echo
 }
 
@@ -409,15 +419,14 @@ queue_model() {
             printf "  = %.1f ms with DCTCP and %.1f ms with CUBIC (measured p50: %s and %s ms).\n", 8000 / ((1000 - m["dctcp,10k"]) / 4), 8000 / ((1000 - m["cubic,10k"]) / 4), p50["dctcp,1m"], p50["cubic,1m"]
             printf "  So DCTCP starts %.2f times behind at the median: to match CUBIC%ss p99.9 (%s ms) its\n", (1000 - m["cubic,10k"]) / (1000 - m["dctcp,10k"]), "\047", p999["cubic,1m"]
             printf "  1 MB p99.9 would have to stay within %.2f times that equal-share time.\n", p999["cubic,1m"] / (8000 / ((1000 - m["dctcp,10k"]) / 4))
-            printf "- The shares are not equal either: sender 1%ss 1 MB connection has a p50 of %s ms, sender\n", "\047", s1["dctcp,1m"]
-            printf "  2%ss %s ms, and %s %% of the slowest 0.1 %% are sender 2%ss (bulk uploads: %s Mbit/s\n", "\047", s2["dctcp,1m"], ts2["dctcp,1m"], "\047", bulk["dctcp"]
-            printf "  together). Not a tie-break of the simulator: see the diagnostic runs below.\n"
+            printf "- How the four window-limited connections share it: sender 1%ss 1 MB connection has a p50 of\n", "\047"
+            printf "  %s ms, sender 2%ss %s ms; %s %% of the slowest 0.1 %% are sender 2%ss (bulk uploads: %s\n", s1["dctcp,1m"], "\047", s2["dctcp,1m"], ts2["dctcp,1m"], "\047", bulk["dctcp"]
+            printf "  Mbit/s together). Equal shares need pacing at these windows: see the diagnostic runs below.\n"
         }' "$summary"
     echo
-    echo "Both are properties of the workload (closed-loop RPCs, where a shorter queue buys the"
-    echo "latency-bound class bandwidth) and of an idealised switch, not of a stall in single RPCs:"
-    echo "compare the 10 KB rows, and the 10 Gbit/s rows, where the 1 MB connections hold windows of"
-    echo "tens of packets."
+    echo "What is left is a property of the workload (closed-loop RPCs, where a shorter queue buys the"
+    echo "latency-bound class bandwidth), not a stall in single RPCs: compare the 10 KB rows, and the"
+    echo "10 Gbit/s rows, where the 1 MB connections hold windows of tens of packets."
     echo
     if [[ -s $diag ]] && (($(wc -l <"$diag") > 1)); then
         diag_report

@@ -449,6 +449,12 @@ static void test_config_errors(void **state)
     c.pacing_gain_ca_pct = 120;
     assert_int_equal(qk_config_check(&c, why, sizeof why), 0);
     c.pacing_gain_ca_pct = 0;
+    c.pacing_burst_pkts = 65;
+    assert_int_equal(qk_config_check(&c, why, sizeof why), QK_ERR_CONFIG);
+    assert_non_null(strstr(why, "pacing_burst_pkts"));
+    c.pacing_burst_pkts = 2;
+    assert_int_equal(qk_config_check(&c, why, sizeof why), 0);
+    c.pacing_burst_pkts = 0;
     c.cid_bytes = 0;
     assert_int_equal(qk_config_check(&c, why, sizeof why), QK_ERR_CONFIG);
     assert_non_null(strstr(why, "zero-length"));
