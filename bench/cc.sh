@@ -244,7 +244,7 @@ the text bbr.c cites), rule by rule:
   the buffer); BBR keeps ${a[cruise_inflight_bdp]} BDP and CUBIC ${a[cubic_cwnd_bdp]}. The draft's steady-state
   answer to competition — cut the rate by X % after a round with X % loss
   (§5.3.3.8.3, §5.5.10.3) — has no loss to answer there. (bbr.c's
-  loss-rate gate, its one extension, only filters such rounds, and what
+  loss-rate gate, one of its three extensions, only filters such rounds, and what
   it filters is loss; docs/cc.md.)
 * **Probing frequency** (§5.3.3.8.2): T_bbr = 2–3 s, T_reno = min(BDP in
   packets, 63) = 63 rounds here (BDP ≈ 520 packets), about 5 s at this

@@ -89,8 +89,9 @@ struct qk_cc_bbr_state {
     uint64_t round_lost_bytes;           /* lost since the round's first loss */
     uint64_t round_loss_first_delivered; /* C.delivered at the round's first loss */
     /* Startup */
-    bool startup_loss_once;  /* extension (bbr.c exit_startup), on by default */
-    qk_time startup_exit_ns; /* when Startup last ended (0: not yet) */
+    bool startup_loss_once;    /* extension (bbr.c exit_startup), on by default */
+    bool startup_loss_plateau; /* extension (bbr.c check_startup_high_loss), on by default */
+    qk_time startup_exit_ns;   /* when Startup last ended (0: not yet) */
     bool full_bw_reached, full_bw_now;
     uint64_t full_bw;
     uint32_t full_bw_count;
