@@ -484,9 +484,13 @@ int perf_parse_admission(perf_admission *a, int argc, char **argv, int *i, const
             fprintf(stderr, "%s: %s wants 1..16777216, not '%s'\n", who, o, v);
             return -1;
         }
-        bool conns = !strcmp(o, "--max-connections");
-        *(conns ? &a->max_connections : &a->max_handshakes) = (size_t)n;
-        *(conns ? &a->conns_set : &a->max_set) = true;
+        if (!strcmp(o, "--max-connections")) {
+            a->max_connections = (size_t)n;
+            a->conns_set = true;
+        } else {
+            a->max_handshakes = (size_t)n;
+            a->max_set = true;
+        }
     } else {
         if (qk_sim_parse_time(v, &a->handshake_timeout_ns) || !a->handshake_timeout_ns) {
             fprintf(stderr, "%s: --handshake-timeout wants a time, e.g. 5s or 500ms, not '%s'\n",

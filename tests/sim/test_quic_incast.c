@@ -63,8 +63,10 @@ static incast_res run_for(const char *cc, qk_time duration_ns)
         const char *n;
         qk_sim_flow_summary s;
         assert_int_equal(qk_sim_scenario_flow_summary(sc, i, &n, &s), 0);
-        if (!strncmp(n, "rpc1m", 5)) r.rpcs_1m += extra(&s, "rpcs=");
-        if (!strncmp(n, "rpc1m", 5)) r.rpc1m_bps[n[5] == '2'] = s.goodput_bps;
+        if (!strncmp(n, "rpc1m", 5)) {
+            r.rpcs_1m += extra(&s, "rpcs=");
+            r.rpc1m_bps[n[5] == '2'] = s.goodput_bps;
+        }
         if (!strncmp(n, "bulk", 4)) r.bulk_bps[n[4] == '2'] = s.goodput_bps;
         if (!strncmp(n, "rpc10k", 6)) {
             r.rpcs_10k += extra(&s, "rpcs=");

@@ -393,10 +393,11 @@ static void note_loss(qk_cc *cc, uint64_t pn, bool has_pn, uint64_t bytes)
         b->round_loss_first_delivered = b->delivered;
         b->round_ce = false;
         save_state_upon_loss(cc);
+    } else {
+        /* The gate's count (round_loss_is_congestion) leaves out the loss
+         * that opened the round. */
+        b->round_lost_bytes += bytes;
     }
-    /* The gate's count (round_loss_is_congestion) leaves out the loss
-     * that opened the round. */
-    if (b->is_loss_in_round) b->round_lost_bytes += bytes;
     b->is_loss_in_round = true;
     if (!has_pn) b->round_ce = true; /* a CE mark: always a congestion signal */
     if (!has_pn || !b->last_lost_valid || pn != b->last_lost_pn + 1) b->loss_events_in_round++;

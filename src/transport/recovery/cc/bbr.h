@@ -86,7 +86,7 @@ struct qk_cc_bbr_state {
     /* Loss-rate gate on the short-term loss response (bbr.c, an extension). */
     bool loss_gate;                      /* on by default */
     bool round_ce;                       /* a CE mark in this loss round */
-    uint64_t round_lost_bytes;           /* lost since the round's first loss */
+    uint64_t round_lost_bytes;           /* lost after the round's first loss (not it) */
     uint64_t round_loss_first_delivered; /* C.delivered at the round's first loss */
     /* Startup */
     bool startup_loss_once;    /* extension (bbr.c exit_startup), on by default */
