@@ -12,7 +12,8 @@ quack=$build/quack
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib/harness.bash
 . "$here/lib/harness.bash"
-base=$((20000 + ($$ % 20000)))
+pick_ports p0 p1 p2 p3 p4 p5
+base=$p0
 
 # run NAME PORT CLIENT_OPTS...: server (--once) behind netem, client through it
 run() {

@@ -7,7 +7,9 @@ build=${1:?usage: netem.sh BUILD_DIR}
 quack=$build/quack
 here=$(cd "$(dirname "$0")" && pwd)
 py="python3 $here/udp_echo.py"
-base=$((20000 + ($$ % 20000)))
+. "$here/lib/ports.bash"
+pick_ports p0 p1 p2 p3 p4 p5
+base=$p0
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT INT TERM

@@ -25,7 +25,8 @@ if start_server 127.0.0.1:0; then
     # 20 ms = 26 Mbit/s); on bare loopback the RTT is tens of microseconds,
     # the CPU limits, and whether the window "went fast" is a scheduling
     # coin flip (it failed 4 of 12 runs on a loaded 2-core machine).
-    relay_port=$((20000 + ($$ % 20000)))
+    . "$(dirname "$0")/lib/ports.bash"
+    pick_ports relay_port
     "$q" netem --listen "127.0.0.1:$relay_port" --to "$addr" --delay 10ms --duration 60s \
         >"$tmp/netem.out" 2>&1 &
     npid=$!

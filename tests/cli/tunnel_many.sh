@@ -54,12 +54,12 @@ sinkpid=$!
 pids+=($sinkpid)
 "$q" tunnel server --listen 127.0.0.1:0 --to "127.0.0.1:$sink_port" --quiet >"$tmp/s2.out" 2>&1 &
 pids+=($!)
-wait_line "$tmp/s2.out" '^listening on'
+wait_line "$tmp/s2.out" '^listening on' || no "second server did not come up: $(cat "$tmp/s2.out")"
 saddr=$(listen_addr "$tmp/s2.out")
 "$q" tunnel client --connect "$saddr" --insecure --listen "127.0.0.1:$tcp2_port" --quiet \
     >"$tmp/c2.out" 2>&1 &
 pids+=($!)
-wait_line "$tmp/c2.out" '^tunnel: listening on'
+wait_line "$tmp/c2.out" '^tunnel: listening on' || no "second client did not come up: $(cat "$tmp/c2.out")"
 python3 - "$tcp2_port" "$sinkpid" "$tmp/sink.out" >"$tmp/killed" 2>&1 <<'EOF'
 import os, signal, socket, sys, time
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=15)

@@ -15,31 +15,7 @@ cleanup() {
 trap cleanup EXIT
 . "$(dirname "${BASH_SOURCE[0]}")/report.bash" # ok, no, check, fails
 
-# port_in_use PORT: something has PORT as a TCP or UDP port on this host.
-port_in_use() {
-    local hex
-    hex=$(printf '%04X' "$1")
-    grep -q ":$hex " /proc/net/tcp /proc/net/tcp6 /proc/net/udp /proc/net/udp6 2>/dev/null
-}
-
-# pick_ports NAME...: sets each NAME to a loopback port of its own: a block
-# of 10 consecutive ports in 20000..49999 from this shell's pid (so tests
-# running side by side do not share one), moved on while a port of it is in
-# use.
-pick_ports() {
-    [ $# -le 10 ] || { echo "pick_ports: at most 10 ports" >&2; return 1; }
-    local block=$(($$ % 3000)) try k name
-    for try in $(seq 20); do
-        local base=$((20000 + ((block + try - 1) % 3000) * 10)) busy=0
-        for ((k = 0; k < $#; k++)); do port_in_use $((base + k)) && busy=1; done
-        [ $busy = 0 ] && break
-    done
-    k=0
-    for name in "$@"; do
-        printf -v "$name" '%d' $((base + k))
-        k=$((k + 1))
-    done
-}
+. "$(dirname "${BASH_SOURCE[0]}")/ports.bash" # port_in_use, pick_ports
 
 # wait_until TENTHS CMD [ARG...]: runs CMD every 0.05 s until it succeeds
 # (true) or TENTHS tenths of a second have passed (false).

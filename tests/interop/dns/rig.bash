@@ -15,6 +15,7 @@
 
 DOMAIN=t.example.com
 RIG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$RIG_DIR/../../cli/lib/ports.bash" # pick_ports
 PIDS=()
 
 rig_cleanup() {
@@ -25,7 +26,8 @@ rig_cleanup() {
 rig_init() {
     Q="$1/quack"
     WORK=$(mktemp -d /tmp/qk-dns.XXXXXX)
-    local base=$((10000 + ($$ % 2000) * 10)) # below the ephemeral range (32768+)
+    local base p1 p2 p3 p4 p5
+    pick_ports base p1 p2 p3 p4 p5 # outside the ephemeral range, not in use
     TPORT=$base         # TCP peer
     SPORT=$((base + 1)) # tunnel server (DNS)
     UPORT=$((base + 2)) # unbound
