@@ -28,6 +28,13 @@
  *     2 DOWN, 3 CRUISE, 4 REFILL, 5 UP, 6 ProbeRTT; packets = BBR's max
  *     datagram size).
  *
+ *   bench_cc series CC RATE_MBIT RTT_MS LOSS_PCT BUF_BDP DUR_S SEED STEP_S
+ *     the "one" download (no reordering), a row per STEP_S: cc,rate_mbit,
+ *     rtt_ms,loss_pct,t_s,goodput_mbit (read in the interval),loss_pct_sent
+ *     (packets declared lost / sent in the interval),bbr_mode,max_bw_mbit,
+ *     bw_shortterm_mbit,inflight_longterm_pkts,cwnd_pkts,pacing_mbit (at the
+ *     interval's end; -1 = unset / not BBR).
+ *
  * CC: reno, cubic or bbr.
  */
 #include <stdio.h>
@@ -83,6 +90,42 @@ static const char *finish(qk_sim *sim, qk_simq *q, qk_time until)
     return r->done ? "ok" : "slow";
 }
 
+/* The "one" path: a -> b forward (ACKs), b -> a return (data, with the loss
+ * and reordering), drop-tail queues of buf_bdp x BDP (at least 15 kB). */
+typedef struct one_path {
+    qk_sim *sim;
+    int ha, hb, ret;
+    uint64_t rate_bps, bdp_bytes, limit_bytes;
+} one_path;
+
+static void one_path_init(one_path *p, double rate_mbit, double rtt_ms, double loss_pct,
+                          double buf_bdp, uint64_t seed, double reo_ms, double reo_pct)
+{
+    p->rate_bps = (uint64_t)(rate_mbit * 1e6);
+    p->bdp_bytes = (uint64_t)(rate_mbit * 1e6 / 8 * rtt_ms / 1e3);
+    qk_sim_link_cfg l;
+    memset(&l, 0, sizeof l);
+    l.rate_bps = p->rate_bps;
+    l.delay_ns = (qk_time)(rtt_ms / 2 * MS);
+    l.limit_bytes = (uint64_t)(buf_bdp * (double)p->bdp_bytes);
+    if (l.limit_bytes < 15000) l.limit_bytes = 15000;
+    p->limit_bytes = l.limit_bytes;
+    qk_sim_link_cfg d = l;
+    if (loss_pct > 0) {
+        d.loss = QK_SIM_LOSS_BERNOULLI;
+        d.loss_p = loss_pct / 100;
+    }
+    d.reorder_p = reo_pct / 100;
+    d.reorder_delay_ns = (qk_time)(reo_ms * MS);
+    p->sim = qk_sim_new(seed);
+    p->ha = qk_sim_host_add(p->sim, "a", 0x0a000001);
+    p->hb = qk_sim_host_add(p->sim, "b", 0x0a000002);
+    int fwd = qk_sim_link_add(p->sim, "forward", p->ha, p->hb, &l);
+    p->ret = qk_sim_link_add(p->sim, "return", p->hb, p->ha, &d);
+    qk_sim_route_add(p->sim, p->ha, -1, fwd);
+    qk_sim_route_add(p->sim, p->hb, -1, p->ret);
+}
+
 static int run_one(char **a, int n)
 {
     if (n < 7) return 2;
@@ -92,29 +135,13 @@ static int run_one(char **a, int n)
     double buf_bdp = atof(a[4]), dur_s = atof(a[5]);
     uint64_t seed = strtoull(a[6], NULL, 10);
     double reo_ms = n >= 9 ? atof(a[7]) : 0, reo_pct = n >= 9 ? atof(a[8]) : 0;
-    uint64_t rate = (uint64_t)(rate_mbit * 1e6);
-    uint64_t bdp = (uint64_t)(rate_mbit * 1e6 / 8 * rtt_ms / 1e3);
-    qk_sim_link_cfg l;
-    memset(&l, 0, sizeof l);
-    l.rate_bps = rate;
-    l.delay_ns = (qk_time)(rtt_ms / 2 * MS);
-    l.limit_bytes = (uint64_t)(buf_bdp * (double)bdp);
-    if (l.limit_bytes < 15000) l.limit_bytes = 15000;
-    qk_sim_link_cfg d = l;
-    if (loss_pct > 0) {
-        d.loss = QK_SIM_LOSS_BERNOULLI;
-        d.loss_p = loss_pct / 100;
-    }
-    d.reorder_p = reo_pct / 100;
-    d.reorder_delay_ns = (qk_time)(reo_ms * MS);
-    qk_sim *sim = qk_sim_new(seed);
-    int ha = qk_sim_host_add(sim, "a", 0x0a000001), hb = qk_sim_host_add(sim, "b", 0x0a000002);
-    int fwd = qk_sim_link_add(sim, "forward", ha, hb, &l);
-    int ret = qk_sim_link_add(sim, "return", hb, ha, &d);
-    qk_sim_route_add(sim, ha, -1, fwd);
-    qk_sim_route_add(sim, hb, -1, ret);
+    one_path p;
+    one_path_init(&p, rate_mbit, rtt_ms, loss_pct, buf_bdp, seed, reo_ms, reo_pct);
+    qk_sim *sim = p.sim;
+    int ha = p.ha, hb = p.hb, ret = p.ret;
+    uint64_t rate = p.rate_bps, bdp = p.bdp_bytes;
     qk_time dur = (qk_time)(dur_s * S);
-    uint64_t win = 2 * (bdp + l.limit_bytes);
+    uint64_t win = 2 * (bdp + p.limit_bytes);
     qk_simq *q = flow(sim, ha, hb, 4433, cc, false, dur, win < (1u << 20) ? 1u << 20 : win);
     if (!q) return 1;
     size_t cap = (size_t)(dur / (5 * MS)) + 2, nq = 0;
@@ -142,6 +169,55 @@ static int run_one(char **a, int n)
     return 0;
 }
 
+static double trace_v(uint64_t v, double unit)
+{
+    return v == UINT64_MAX ? -1 : (double)v / unit;
+}
+
+/* bench_cc series: the "one" download (no reordering), one row per STEP_S
+ * of simulated time: what the receiver read in that interval and the
+ * sender's controller at its end. */
+static int run_series(char **a, int n)
+{
+    if (n < 8) return 2;
+    qk_cc_kind cc;
+    if (parse_cc(a[0], &cc)) return 2;
+    double dur_s = atof(a[5]), step_s = atof(a[7]);
+    if (step_s <= 0 || dur_s < step_s) return 2;
+    one_path p;
+    one_path_init(&p, atof(a[1]), atof(a[2]), atof(a[3]), atof(a[4]), strtoull(a[6], NULL, 10), 0,
+                  0);
+    qk_time dur = (qk_time)(dur_s * S), step = (qk_time)(step_s * S);
+    uint64_t win = 2 * (p.bdp_bytes + p.limit_bytes);
+    qk_simq *q = flow(p.sim, p.ha, p.hb, 4433, cc, false, dur, win < (1u << 20) ? 1u << 20 : win);
+    if (!q) return 1;
+    uint64_t read0 = 0, sent0 = 0, lost0 = 0;
+    const double mbit = 1e6 / 8;
+    for (qk_time t = step; t <= dur; t += step) {
+        qk_sim_run(p.sim, t);
+        qk_simq_cc_probe c;
+        memset(&c, 0, sizeof c);
+        qk_simq_cc_probe_get(q, true, &c);
+        uint64_t rd = qk_simq_result_get(q)->read_bytes;
+        double pkt = c.max_datagram_bytes ? (double)c.max_datagram_bytes : 1;
+        printf("%s,%g,%g,%g,%.1f,%.2f,%.3f,%d,%.2f,%.2f,%.0f,%.0f,%.2f\n", a[0], atof(a[1]),
+               atof(a[2]), atof(a[3]), (double)t / S, (double)(rd - read0) * 8 / step_s / 1e6,
+               c.packets_sent > sent0
+                   ? 100.0 * (double)(c.packets_lost - lost0) / (double)(c.packets_sent - sent0)
+                   : 0,
+               c.bbr ? c.bbr_mode : -1, c.bbr ? (double)c.bbr_max_bw_bytes_per_s / mbit : -1,
+               c.bbr ? trace_v(c.bbr_bw_shortterm_bytes_per_s, mbit) : -1,
+               c.bbr ? trace_v(c.bbr_inflight_longterm_bytes, pkt) : -1, (double)c.cwnd_bytes / pkt,
+               c.bbr ? (double)c.bbr_pacing_rate_bytes_per_s / mbit : -1);
+        read0 = rd;
+        sent0 = c.packets_sent;
+        lost0 = c.packets_lost;
+    }
+    qk_sim_del(p.sim);
+    qk_simq_del(q);
+    return 0;
+}
+
 /* Dumbbell: senders s1, s2 -> left -> (bottleneck) -> right -> r; the
  * access links carry each sender's extra delay, the bottleneck 1 ms. */
 typedef struct trace_ctx {
@@ -150,11 +226,6 @@ typedef struct trace_ctx {
     int link;
     uint64_t round, sent1, lost1, sent2, lost2, cuts2;
 } trace_ctx;
-
-static double trace_v(uint64_t v, double unit)
-{
-    return v == UINT64_MAX ? -1 : (double)v / unit;
-}
 
 /* One row when flow 1's BBR round counter moved (called every 1 ms). */
 static void trace_step(trace_ctx *t)
@@ -289,11 +360,14 @@ int main(int argc, char **argv)
     if (argc >= 2 && !strcmp(argv[1], "one")) rc = run_one(argv + 2, argc - 2);
     if (argc >= 2 && !strcmp(argv[1], "two")) rc = run_two(argv + 2, argc - 2);
     if (argc >= 2 && !strcmp(argv[1], "trace")) rc = run_trace(argv + 2, argc - 2);
+    if (argc >= 2 && !strcmp(argv[1], "series")) rc = run_series(argv + 2, argc - 2);
     if (rc == 2)
         fprintf(stderr, "usage: bench_cc one CC RATE_MBIT RTT_MS LOSS_PCT BUF_BDP DUR_S SEED "
                         "[REORDER_MS REORDER_PCT]\n"
                         "       bench_cc two CC1 CC2 RATE_MBIT RTT1_MS RTT2_MS BUF_BDP DUR_S "
                         "SEED\n"
-                        "       bench_cc trace BUF_BDP DUR_S SEED\n");
+                        "       bench_cc trace BUF_BDP DUR_S SEED\n"
+                        "       bench_cc series CC RATE_MBIT RTT_MS LOSS_PCT BUF_BDP DUR_S SEED "
+                        "STEP_S\n");
     return rc;
 }
