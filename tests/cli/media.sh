@@ -26,7 +26,7 @@ run() {
         --delay 2ms --suspend-start 1s --suspend-period 1s --suspend 200ms --suspend-count 3 \
         --duration 30s >/dev/null 2>&1 &
     pids+=($!)
-    sleep 0.5
+    wait_udp "$port" && wait_udp $((port + 1)) || no "$name: the server or the relay did not come up"
     local rc=0
     timeout 40 "$quack" media client --connect 127.0.0.1:$((port + 1)) --insecure --duration 4 \
         "$@" >"$tmp/$name.cli" 2>&1 || rc=$?

@@ -20,7 +20,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 $py echo $base & pids+=($!)
 "$quack" netem --listen 127.0.0.1:$((base + 1)) --to 127.0.0.1:$base --delay 25ms \
     --duration 20s & pids+=($!)
-sleep 0.5
+wait_udp $base && wait_udp $((base + 1)) || fail "the echo or the relay did not come up"
 direct=$($py ping $base 20)
 relayed=$($py ping $((base + 1)) 20)
 added=$(python3 -c "print(round($relayed - $direct, 3))")
@@ -32,7 +32,7 @@ $py sink $((base + 2)) 4 > /tmp/netem_sink.$$ & sinkpid=$!
 pids+=($sinkpid)
 "$quack" netem --listen 127.0.0.1:$((base + 3)) --to 127.0.0.1:$((base + 2)) --rate 100mbit \
     --stats --duration 6s > /tmp/netem_stats.$$ & pids+=($!)
-sleep 0.3
+wait_udp $((base + 2)) && wait_udp $((base + 3)) || fail "the sink or the relay did not come up"
 $py flood $((base + 3)) 150 2.5 1400
 wait $sinkpid || true
 rate=$(cat /tmp/netem_sink.$$)
@@ -47,7 +47,7 @@ $py tos_sink $((base + 4)) 1.2 > /tmp/netem_tos.$$ & tospid=$!
 pids+=($tospid)
 "$quack" netem --listen 127.0.0.1:$((base + 5)) --to 127.0.0.1:$((base + 4)) --rate 800kbit \
     --aqm step --step-k 2pkt --duration 3s & pids+=($!)
-sleep 0.3
+wait_udp $((base + 4)) && wait_udp $((base + 5)) || fail "the sink or the relay did not come up"
 $py tos_send $((base + 5)) 2 20
 wait $tospid || true
 read -r notect ect1 ect0 ce < /tmp/netem_tos.$$

@@ -30,7 +30,7 @@ if start_server 127.0.0.1:0; then
     "$q" netem --listen "127.0.0.1:$relay_port" --to "$addr" --delay 10ms --duration 60s \
         >"$tmp/netem.out" 2>&1 &
     npid=$!
-    sleep 0.3
+    wait_udp "$relay_port" || no "the relay did not come up"
     "$q" perf client --connect "127.0.0.1:$relay_port" --pin "$pin" --quiet --stats \
         --window 64K --max-window 8M --budget 64M --download-size 8M --upload-size 1K \
         >"$tmp/c.out" 2>"$tmp/c.err"

@@ -15,19 +15,7 @@ cleanup() {
 trap cleanup EXIT
 . "$(dirname "${BASH_SOURCE[0]}")/report.bash" # ok, no, check, fails
 
-. "$(dirname "${BASH_SOURCE[0]}")/ports.bash" # port_in_use, pick_ports
-
-# wait_until TENTHS CMD [ARG...]: runs CMD every 0.05 s until it succeeds
-# (true) or TENTHS tenths of a second have passed (false).
-wait_until() {
-    local n=$(($1 * 2))
-    shift
-    for ((; n > 0; n--)); do
-        "$@" 2>/dev/null && return 0
-        sleep 0.05
-    done
-    return 1
-}
+. "$(dirname "${BASH_SOURCE[0]}")/ports.bash" # port_in_use, pick_ports, wait_until, wait_tcp, wait_udp
 
 # wait_line FILE REGEX [TENTHS]: a line of FILE matches REGEX, within
 # TENTHS/10 s (default 10 s).
@@ -36,15 +24,6 @@ wait_line() { wait_until "${3:-100}" grep -q "$2" "$1"; }
 # wait_gone PID [TENTHS]: PID has exited, within TENTHS/10 s (default 10 s).
 gone() { ! kill -0 "$1" 2>/dev/null; }
 wait_gone() { wait_until "${2:-100}" gone "$1"; }
-
-# wait_tcp PORT / wait_udp PORT [TENTHS]: something listens on TCP port PORT
-# (state LISTEN) / has UDP port PORT open, within TENTHS/10 s (default 10 s).
-tcp_listening() {
-    grep -q ":$(printf '%04X' "$1") [0-9A-F:]* 0A " /proc/net/tcp /proc/net/tcp6 2>/dev/null
-}
-udp_open() { grep -q ":$(printf '%04X' "$1") " /proc/net/udp /proc/net/udp6 2>/dev/null; }
-wait_tcp() { wait_until "${2:-100}" tcp_listening "$1"; }
-wait_udp() { wait_until "${2:-100}" udp_open "$1"; }
 
 # listen_addr FILE / listen_pin FILE: the address of a `quack tunnel server`
 # ('listening on ADDR ...') and its key pin ('pin: HEX') from its stdout.

@@ -1,5 +1,6 @@
-# Loopback ports for tests that listen: port_in_use and pick_ports. Sourced
-# by harness.bash, and alone by the tests that need only ports.
+# Loopback ports for tests that listen: port_in_use, pick_ports, and waits
+# until a port listens (wait_until, wait_tcp, wait_udp). Sourced by
+# harness.bash, and alone by the tests that need only ports.
 
 # port_in_use PORT: something has PORT as a TCP or UDP port on this host.
 port_in_use() {
@@ -38,3 +39,24 @@ pick_ports() {
         _pp_k=$((_pp_k + 1))
     done
 }
+
+# wait_until TENTHS CMD [ARG...]: runs CMD every 0.05 s until it succeeds
+# (true) or TENTHS tenths of a second have passed (false).
+wait_until() {
+    local n=$(($1 * 2))
+    shift
+    for ((; n > 0; n--)); do
+        "$@" 2>/dev/null && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
+# wait_tcp PORT / wait_udp PORT [TENTHS]: something listens on TCP port PORT
+# (state LISTEN) / has UDP port PORT open, within TENTHS/10 s (default 10 s).
+tcp_listening() {
+    grep -q ":$(printf '%04X' "$1") [0-9A-F:]* 0A " /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+udp_open() { grep -q ":$(printf '%04X' "$1") " /proc/net/udp /proc/net/udp6 2>/dev/null; }
+wait_tcp() { wait_until "${2:-100}" tcp_listening "$1"; }
+wait_udp() { wait_until "${2:-100}" udp_open "$1"; }
