@@ -80,7 +80,17 @@ typedef struct qk_tunnel_carrier {
     int (*export_key)(void *sess, const char *label, uint8_t *out, size_t len);
     /** Optional: close the session with an error code and reason. */
     void (*close)(void *sess, uint64_t app_error, const char *reason);
+    /** Optional: the peer opened stream sid; set it up before its first
+     * byte is sent (QUIC: the incremental priority `open` gives ours). */
+    void (*accepted)(void *sess, uint64_t sid);
 } qk_tunnel_carrier;
+
+/** The RFC 9218 priority of the tunnel's QUIC streams, set on both ends:
+ * urgency 3 (the default) and incremental, so the flows that have data
+ * take turns packet by packet. Non-incremental streams go one at a time in
+ * stream-id order (§4), and a small interactive flow would wait behind
+ * every byte a bulk flow opened before it keeps buffered. */
+#define QK_TUNNEL_STREAM_URGENCY 3
 
 /** QUIC over UDP (or any qk_conn): sess is a qk_conn *. */
 extern const qk_tunnel_carrier qk_tunnel_carrier_quic;

@@ -3,9 +3,16 @@
 #include <quack/tunnel.h>
 #include <quack/yamux.h>
 
+static void quic_accepted(void *sess, uint64_t sid)
+{
+    qk_stream_set_priority(sess, sid, QK_TUNNEL_STREAM_URGENCY, true); /* RFC 9218 §4 */
+}
+
 static int quic_open(void *sess, uint64_t *sid)
 {
-    return qk_stream_open(sess, true, sid);
+    int rc = qk_stream_open(sess, true, sid);
+    if (!rc) quic_accepted(sess, *sid);
+    return rc;
 }
 
 static long quic_write(void *sess, uint64_t sid, const uint8_t *buf, size_t len, bool fin)
@@ -42,7 +49,8 @@ const qk_tunnel_carrier qk_tunnel_carrier_quic = {.name = "quic",
                                                   .read = quic_read,
                                                   .abort = quic_abort,
                                                   .export_key = quic_export_key,
-                                                  .close = quic_close};
+                                                  .close = quic_close,
+                                                  .accepted = quic_accepted};
 
 static int yamux_open(void *sess, uint64_t *sid)
 {

@@ -780,6 +780,7 @@ bool qk_tunnel_on_stream_event(qk_tunnel *t, const qk_tunnel_carrier *car, void 
             return true;
         }
         if (find(t, sess, sid)) return false;
+        if (car->accepted) car->accepted(sess, sid);
         return on_stream_opened(t, car, sess, sid);
     case QK_TUNNEL_EV_READABLE:
         if (sess == t->auth_sess && sid == t->auth_sid) return auth_answer(t, car, false);

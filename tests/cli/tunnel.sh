@@ -4,8 +4,8 @@
 # transfer is checked by SHA-256 (tests/cli/tunnel_peer.py): a 32 MB echo
 # round trip, 8 concurrent connections, a server that speaks first, empty and
 # 1-byte connections, a refused target (the client's connection is reset),
-# and a 4 MB round trip through `quack netem` with 20 ms RTT and 1% loss each
-# way. Usage: tests/cli/tunnel.sh BUILD_DIR
+# a 4 MB round trip through `quack netem` with 20 ms RTT and 1% loss each
+# way, and small downloads that do not wait behind a bulk one. Usage: tests/cli/tunnel.sh BUILD_DIR
 # TUNNEL_CARRIER=tcp runs the same checks over yamux/TLS/TCP
 # (tests/cli/tunnel_tcp.sh); the lossy leg then goes through
 # `quack netem --tcp` (a delay line; TCP itself repairs loss).
@@ -14,7 +14,7 @@ build=${1:?usage: tunnel.sh BUILD_DIR}
 carrier=${TUNNEL_CARRIER:-udp}
 echo "# carrier: $carrier"
 . "$(dirname "$0")/lib/harness.bash" # q, peer, tmp, pids, check, pick_ports, wait_*, ...
-pick_ports echo_port banner_port dead_port tcp_port relay_port tcp2_port
+pick_ports echo_port banner_port dead_port tcp_port relay_port tcp2_port sized_port
 
 "$q" tunnel --help >"$tmp/help" 2>&1
 check "--help exits 0 and explains both sides" \
@@ -31,6 +31,9 @@ start_echo_peer "$echo_port"
 $peer banner "$banner_port" 3000000 7 &
 pids+=($!)
 wait_tcp "$banner_port" || no "the banner peer did not listen"
+$peer sized "$sized_port" 9 &
+pids+=($!)
+wait_tcp "$sized_port" || no "the sized peer did not listen"
 
 # start_pair TARGET_PORT CLIENT_TCP_PORT [NETEM OPTIONS...]: a tunnel server
 # to 127.0.0.1:TARGET_PORT and a client on 127.0.0.1:CLIENT_TCP_PORT, through
@@ -180,6 +183,35 @@ elif start_pair "$echo_port" "$tcp2_port" --delay 10ms --loss 1% --seed 3; then
     wait "$spid" "$npid"
 else
     no "lossy tunnel did not come up: $(cat "$tmp/s.err" "$tmp/c.err")"
+fi
+# Flows take turns (QUIC: RFC 9218 incremental streams, QK_TUNNEL_STREAM_URGENCY;
+# yamux: round-robin framing): five small downloads one after another, started
+# while a 5 MB download fills a 10 Mbit/s, 50 ms RTT relay, all end before it.
+# Non-incremental QUIC streams went one at a time in stream-id order: a small
+# download waited for the bulk one's last byte (2.9 s here; 3.4 s behind a
+# 50 MB download at 100 Mbit/s).
+qlimit=(--limit-time 50ms) # a 50 ms queue; `netem --tcp` is a delay line without one
+[ "$carrier" = tcp ] && qlimit=()
+if start_pair "$sized_port" "$tcp2_port" --delay 25ms --rate 10mbit "${qlimit[@]}"; then
+    $peer get "$tcp2_port" 5000000 9 >"$tmp/bulk" 2>&1 &
+    bpid=$!
+    sleep 1 # the bulk download is under way (5 MB at 10 Mbit/s: >= 4 s)
+    t0=$(date +%s.%N)
+    n_ok=0
+    for i in 1 2 3 4 5; do
+        r=$($peer get "$tcp2_port" 1000 9)
+        [ "${r%% *}" = ok ] && n_ok=$((n_ok + 1))
+    done
+    dt=$(python3 -c "print('%.2f' % ($(date +%s.%N) - $t0))")
+    kill -0 "$bpid" 2>/dev/null
+    running=$?
+    wait "$bpid"
+    check "5 small downloads during a 5 MB one end first ($n_ok intact, ${dt} s; bulk: $(cut -c1-40 "$tmp/bulk"))" \
+        "[ $n_ok = 5 ] && [ $running -eq 0 ] && grep -q '^ok' $tmp/bulk"
+    kill -TERM "$cpid" "$spid" "$npid"
+    wait "$cpid" "$spid" "$npid"
+else
+    no "rate-limited tunnel did not come up: $(cat "$tmp/s.err" "$tmp/c.err")"
 fi
 echo "$fails failure(s)"
 [ "$fails" -eq 0 ]

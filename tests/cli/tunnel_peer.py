@@ -9,6 +9,10 @@
                                        half-closes, prints "ok SHA" when the echo matched
   tunnel_peer.py fetch PORT N SEED     client: reads to EOF, prints "ok SHA" when it got
                                        exactly the banner's N bytes
+  tunnel_peer.py sized PORT SEED       server: reads "N\n", sends the first N bytes of a
+                                       fixed pattern, closes (a download of any size)
+  tunnel_peer.py get PORT N SEED       client of `sized`: asks for N bytes, prints "ok SHA"
+                                       when they arrived intact
 Exit status 0 on "ok", 1 otherwise.
 """
 import hashlib
@@ -93,6 +97,43 @@ def fetch(port, n, seed):
     return 1
 
 
+def get(port, n, seed):
+    s = socket.create_connection(("127.0.0.1", port), timeout=60)
+    s.sendall(b"%d\n" % n)
+    got, digest = read_all(s)
+    s.close()
+    want = hashlib.sha256(pattern(n, seed)).hexdigest()
+    if got == n and digest == want:
+        print("ok", want)
+        return 0
+    print("mismatch: want %d bytes (%s), got %d (%s)" % (n, want, got, digest))
+    return 1
+
+
+def sized_server(port, seed):
+    cache = {}
+
+    def sized_conn(c):
+        try:
+            req = b""
+            while not req.endswith(b"\n"):
+                b = c.recv(64)
+                if not b or len(req) > 32:
+                    return
+                req += b
+            n = int(req)
+            if n not in cache:
+                cache[n] = pattern(n, seed)
+            c.sendall(cache[n])
+            c.shutdown(socket.SHUT_WR)
+        except (OSError, ValueError):
+            pass
+        finally:
+            c.close()
+
+    serve(port, sized_conn)
+
+
 def main():
     mode, port = sys.argv[1], int(sys.argv[2])
     if mode == "echo":
@@ -111,6 +152,10 @@ def main():
         return roundtrip(port, int(sys.argv[3]))
     elif mode == "fetch":
         return fetch(port, int(sys.argv[3]), int(sys.argv[4]))
+    elif mode == "sized":
+        sized_server(port, int(sys.argv[3]))
+    elif mode == "get":
+        return get(port, int(sys.argv[3]), int(sys.argv[4]))
     return 2
 
 
