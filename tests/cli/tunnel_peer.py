@@ -85,8 +85,8 @@ def roundtrip(port, n):
     return 1
 
 
-def fetch(port, n, seed):
-    s = socket.create_connection(("127.0.0.1", port), timeout=60)
+def expect(s, n, seed):
+    """Read s to EOF; "ok SHA" (0) when it was the first n bytes of pattern seed."""
     got, digest = read_all(s)
     s.close()
     want = hashlib.sha256(pattern(n, seed)).hexdigest()
@@ -95,19 +95,16 @@ def fetch(port, n, seed):
         return 0
     print("mismatch: want %d bytes (%s), got %d (%s)" % (n, want, got, digest))
     return 1
+
+
+def fetch(port, n, seed):
+    return expect(socket.create_connection(("127.0.0.1", port), timeout=60), n, seed)
 
 
 def get(port, n, seed):
     s = socket.create_connection(("127.0.0.1", port), timeout=60)
     s.sendall(b"%d\n" % n)
-    got, digest = read_all(s)
-    s.close()
-    want = hashlib.sha256(pattern(n, seed)).hexdigest()
-    if got == n and digest == want:
-        print("ok", want)
-        return 0
-    print("mismatch: want %d bytes (%s), got %d (%s)" % (n, want, got, digest))
-    return 1
+    return expect(s, n, seed)
 
 
 def sized_server(port, seed):
