@@ -32,10 +32,10 @@ CSV=$OUT/dns.csv
 if [ "$ONLY" != iodine ]; then
 rig_server || exit 1
 rig_unbound "$UPORT" no || exit 1
-rig_unbound $((UPORT + 10)) yes || exit 1
+rig_unbound "$UPORT2" yes || exit 1
 rig_netem "$NPORT" "$UPORT" 100 || exit 1                    # -> unbound
-rig_netem $((NPORT + 10)) "$SPORT" 100 || exit 1             # -> tunnel server (direct)
-rig_netem $((NPORT + 20)) $((UPORT + 10)) 100 || exit 1      # -> unbound, minimising
+rig_netem "$NPORT2" "$SPORT" 100 || exit 1             # -> tunnel server (direct)
+rig_netem "$NPORT3" "$UPORT2" 100 || exit 1      # -> unbound, minimising
 
 echo "path,polls,ack_as_poll,burst_cap,max_qname,rep,kib_s,complete,seconds,queries,answers_empty,load1" >"$CSV"
 
@@ -63,7 +63,7 @@ run() { # PATH_NAME RESOLVER_PORT POLLS ACK CAP QNAME [REPS]
 
 for path in direct unbound; do
     rport=$NPORT
-    [ $path = direct ] && rport=$((NPORT + 10))
+    [ $path = direct ] && rport=$NPORT2
     for polls in 2 1 0; do
         for ack in on off; do
             reps=$REPS
@@ -74,7 +74,7 @@ for path in direct unbound; do
     for cap in 4 64; do run $path $rport 2 on $cap 253; done
     run $path $rport 2 on 16 101
 done
-run unbound-minimise $((NPORT + 20)) 2 on 16 253
+run unbound-minimise "$NPORT3" 2 on 16 253
 rig_cleanup
 PIDS=()
 fi

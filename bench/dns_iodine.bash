@@ -31,9 +31,7 @@ iodine_row() {
     $S iodined -f -c -P qkbench -p $iport -l 127.0.0.1 10.53.0.1/27 i.example.com \
         >"$dir/iodined.log" 2>&1 &
     pids+=($!)
-    sed -e "s|@DIR@|$dir|g" -e "s|@PORT@|$uport|g" -e "s|@STUB@|$iport|g" \
-        -e "s|@DOMAIN@|i.example.com|g" -e "s|@MINIMISE@|no|g" \
-        "$RIG_DIR/unbound.conf.in" >"$dir/unbound.conf"
+    rig_unbound_conf "$dir" "$uport" "$iport" i.example.com no >"$dir/unbound.conf"
     $S unbound -d -c "$dir/unbound.conf" 2>"$dir/unbound.err" &
     pids+=($!)
     $S "$Q" netem --listen 10.99.0.1:53 --to 127.0.0.1:$uport --delay 50ms --limit-pkts 10000 \

@@ -106,7 +106,7 @@ if command -v dnsmasq >/dev/null && command -v dig >/dev/null; then
         kill -TERM "$cpid" "$spid"
         wait "$cpid" "$spid"
     else
-        no "udp tunnel for dig did not come up"
+        no "udp tunnel for dig did not come up: $(cat "$tmp/s.log" "$tmp/c.err" | tail -5)"
     fi
 else
     echo "skip - dnsmasq or dig not installed"

@@ -46,7 +46,7 @@ rig_server || exit 1
 rig_unbound "$UPORT" no || exit 1
 rig_dnsmasq "$DPORT" || exit 1
 rig_netem "$NPORT" "$UPORT" 100 || exit 1
-rig_netem $((NPORT + 10)) "$DPORT" 100 || exit 1
+rig_netem "$NPORT2" "$DPORT" 100 || exit 1
 
 echo "== unbound, 100 ms RTT"
 rig_client "$NPORT" || exit 1
@@ -56,18 +56,18 @@ rig_stop_client
 grep "dns client" "$WORK/client.err"
 
 echo "== dnsmasq, 100 ms RTT"
-rig_client $((NPORT + 10)) || exit 1
+rig_client "$NPORT2" || exit 1
 check "dnsmasq: 10 MiB download" rig_get $((10 * MiB)) 3
 check "dnsmasq: 1 MiB upload" rig_put $MiB 4
 rig_stop_client
 grep "dns client" "$WORK/client.err"
 
 echo "== two resolvers, one dead: failover"
-rig_client "$NPORT" --resolver 127.0.0.1:$((SPORT + 100)) || exit 1
+rig_client "$NPORT" --resolver 127.0.0.1:$XPORT || exit 1
 check "failover: 1 MiB download" rig_get $MiB 9
 rig_stop_client
 grep "resolver" "$WORK/client.err"
-grep -q "127.0.0.1:$((SPORT + 100)): .* taken out [1-9]" "$WORK/client.err" ||
+grep -q "127.0.0.1:$XPORT: .* taken out [1-9]" "$WORK/client.err" ||
     { FAILS=$((FAILS + 1)); echo "FAIL: the dead resolver was not taken out" >&2; }
 
 echo "== unbound restarted mid-download"
@@ -93,8 +93,8 @@ grep "dns client" "$WORK/client.err"
 grep -q "50-byte datagrams" "$WORK/client.err" || { FAILS=$((FAILS + 1)); echo "FAIL: not 48-byte datagrams" >&2; }
 
 echo "== unbound with qname-minimisation yes"
-rig_unbound $((UPORT + 10)) yes || exit 1
-rig_client $((UPORT + 10)) || exit 1
+rig_unbound "$UPORT2" yes || exit 1
+rig_client "$UPORT2" || exit 1
 check "minimisation: 1 MiB download" rig_get $MiB 7
 rig_stop_client
 

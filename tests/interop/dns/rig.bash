@@ -5,7 +5,8 @@
 # and the resolver, and the tunnel client. Loopback only; every process is
 # recorded in PIDS and killed by rig_cleanup.
 #
-#   rig_init BUILD_DIR          sets Q, WORK, ports; starts the TCP peer
+#   rig_init BUILD_DIR          sets Q, WORK, ports (TPORT SPORT UPORT DPORT NPORT
+#                               CPORT NPORT2 NPORT3 UPORT2 XPORT); starts the TCP peer
 #   rig_server [ARGS]           tunnel server (DNS on $SPORT), sets PIN
 #   rig_unbound PORT [MINIMISE] unbound on PORT (qname-minimisation no|yes)
 #   rig_dnsmasq PORT            dnsmasq on PORT
@@ -26,14 +27,12 @@ rig_cleanup() {
 rig_init() {
     Q="$1/quack"
     WORK=$(mktemp -d /tmp/qk-dns.XXXXXX)
-    local base p1 p2 p3 p4 p5
-    pick_ports base p1 p2 p3 p4 p5 # outside the ephemeral range, not in use
-    TPORT=$base         # TCP peer
-    SPORT=$((base + 1)) # tunnel server (DNS)
-    UPORT=$((base + 2)) # unbound
-    DPORT=$((base + 3)) # dnsmasq
-    NPORT=$((base + 4)) # netem
-    CPORT=$((base + 5)) # tunnel client (TCP)
+    # Every port the rig's users listen on comes from this one block (a port
+    # computed past it, as NPORT + 10 once was, is another test's port).
+    pick_ports TPORT SPORT UPORT DPORT NPORT CPORT NPORT2 NPORT3 UPORT2 XPORT
+    # TPORT TCP peer, SPORT tunnel server (DNS), UPORT unbound, DPORT dnsmasq,
+    # NPORT netem, CPORT tunnel client (TCP); NPORT2, NPORT3 more netem
+    # relays, UPORT2 a second unbound, XPORT a resolver port nothing answers on.
     python3 "$RIG_DIR/peer.py" serve "$TPORT" &
     PIDS+=($!)
 }
@@ -61,21 +60,32 @@ rig_server() {
     return 1
 }
 
+# rig_unbound_conf DIR PORT STUB DOMAIN MINIMISE: unbound.conf.in filled in
+# on stdout; its outgoing queries stay in the kernel's ephemeral range.
+rig_unbound_conf() {
+    local lo=32768 hi=60999
+    read -r lo hi </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+    sed -e "s|@DIR@|$1|g" -e "s|@PORT@|$2|g" -e "s|@STUB@|$3|g" \
+        -e "s|@DOMAIN@|$4|g" -e "s|@MINIMISE@|$5|g" \
+        -e "s|@EPH_LO1@|$((lo - 1))|g" -e "s|@EPH_HI1@|$((hi + 1))|g" "$RIG_DIR/unbound.conf.in"
+}
+
 rig_unbound() { # PORT [MINIMISE]
     local port=$1 min=${2:-no} dir="$WORK/unbound-$1"
     mkdir -p "$dir"
-    sed -e "s|@DIR@|$dir|g" -e "s|@PORT@|$port|g" -e "s|@STUB@|$SPORT|g" \
-        -e "s|@DOMAIN@|$DOMAIN|g" -e "s|@MINIMISE@|$min|g" \
-        "$RIG_DIR/unbound.conf.in" >"$dir/unbound.conf"
+    rig_unbound_conf "$dir" "$port" "$SPORT" "$DOMAIN" "$min" >"$dir/unbound.conf"
     unbound -d -c "$dir/unbound.conf" 2>"$dir/stderr" &
     UNBOUND_PID=$!
     PIDS+=($UNBOUND_PID)
     rig_wait_udp "$port" || { cat "$dir/stderr" "$dir/unbound.log" >&2; return 1; }
 }
 
-rig_dnsmasq() { # PORT
+rig_dnsmasq() { # PORT (its forwarded queries leave from the ephemeral range)
+    local EPH_LO=32768 EPH_HI=60999
+    read -r EPH_LO EPH_HI </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
     dnsmasq --keep-in-foreground --port="$1" --listen-address=127.0.0.1 --bind-interfaces \
         --no-resolv --no-hosts --no-poll --cache-size=0 --dns-forward-max=4096 \
+        --min-port="$EPH_LO" --max-port="$EPH_HI" \
         --server=/"$DOMAIN"/127.0.0.1#"$SPORT" --pid-file="$WORK/dnsmasq.pid" --user=root \
         --log-facility="$WORK/dnsmasq.log" 2>"$WORK/dnsmasq.err" &
     DNSMASQ_PID=$!
