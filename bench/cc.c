@@ -126,6 +126,14 @@ static void one_path_init(one_path *p, double rate_mbit, double rtt_ms, double l
     qk_sim_route_add(p->sim, p->hb, -1, p->ret);
 }
 
+/* The download on a one_path: flow-control windows of 2 x (BDP + buffer), at
+ * least 1 MiB, so the controller alone limits it. */
+static qk_simq *one_path_flow(const one_path *p, qk_cc_kind cc, qk_time dur)
+{
+    uint64_t win = 2 * (p->bdp_bytes + p->limit_bytes);
+    return flow(p->sim, p->ha, p->hb, 4433, cc, false, dur, win < (1u << 20) ? 1u << 20 : win);
+}
+
 static int run_one(char **a, int n)
 {
     if (n < 7) return 2;
@@ -138,11 +146,10 @@ static int run_one(char **a, int n)
     one_path p;
     one_path_init(&p, rate_mbit, rtt_ms, loss_pct, buf_bdp, seed, reo_ms, reo_pct);
     qk_sim *sim = p.sim;
-    int ha = p.ha, hb = p.hb, ret = p.ret;
-    uint64_t rate = p.rate_bps, bdp = p.bdp_bytes;
+    int ret = p.ret;
+    uint64_t rate = p.rate_bps;
     qk_time dur = (qk_time)(dur_s * S);
-    uint64_t win = 2 * (bdp + p.limit_bytes);
-    qk_simq *q = flow(sim, ha, hb, 4433, cc, false, dur, win < (1u << 20) ? 1u << 20 : win);
+    qk_simq *q = one_path_flow(&p, cc, dur);
     if (!q) return 1;
     size_t cap = (size_t)(dur / (5 * MS)) + 2, nq = 0;
     double *qd = calloc(cap, sizeof *qd);
@@ -188,8 +195,7 @@ static int run_series(char **a, int n)
     one_path_init(&p, atof(a[1]), atof(a[2]), atof(a[3]), atof(a[4]), strtoull(a[6], NULL, 10), 0,
                   0);
     qk_time dur = (qk_time)(dur_s * S), step = (qk_time)(step_s * S);
-    uint64_t win = 2 * (p.bdp_bytes + p.limit_bytes);
-    qk_simq *q = flow(p.sim, p.ha, p.hb, 4433, cc, false, dur, win < (1u << 20) ? 1u << 20 : win);
+    qk_simq *q = one_path_flow(&p, cc, dur);
     if (!q) return 1;
     uint64_t read0 = 0, sent0 = 0, lost0 = 0;
     const double mbit = 1e6 / 8;

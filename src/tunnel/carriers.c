@@ -3,7 +3,8 @@
 #include <quack/tunnel.h>
 #include <quack/yamux.h>
 
-static void quic_accepted(void *sess, uint64_t sid)
+/* Both ends of every flow's stream: incremental, so flows take turns. */
+static void quic_set_priority(void *sess, uint64_t sid)
 {
     qk_stream_set_priority(sess, sid, QK_TUNNEL_STREAM_URGENCY, true); /* RFC 9218 §4 */
 }
@@ -11,7 +12,7 @@ static void quic_accepted(void *sess, uint64_t sid)
 static int quic_open(void *sess, uint64_t *sid)
 {
     int rc = qk_stream_open(sess, true, sid);
-    if (!rc) quic_accepted(sess, *sid);
+    if (!rc) quic_set_priority(sess, *sid);
     return rc;
 }
 
@@ -50,7 +51,7 @@ const qk_tunnel_carrier qk_tunnel_carrier_quic = {.name = "quic",
                                                   .abort = quic_abort,
                                                   .export_key = quic_export_key,
                                                   .close = quic_close,
-                                                  .accepted = quic_accepted};
+                                                  .accepted = quic_set_priority};
 
 static int yamux_open(void *sess, uint64_t *sid)
 {

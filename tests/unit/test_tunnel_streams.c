@@ -3,7 +3,8 @@
  * send buffer full is answered at once, not after the bulk flow's bytes.
  * With the default priority (non-incremental, RFC 9218 §4) the same run
  * answers it only once the bulk flow has ended: that is what `quack tunnel`
- * did (a 100-byte fetch waited 3.4 s behind a 50 MB download). */
+ * did (bench/tunnel_turns.sh: a 100-byte download waited 3653 ms behind a
+ * 50 MB one). */
 #include "qk_pair.h"
 #include "qk_test.h"
 

@@ -9,6 +9,13 @@ port_in_use() {
     grep -q ":$hex " /proc/net/tcp /proc/net/tcp6 /proc/net/udp /proc/net/udp6 2>/dev/null
 }
 
+# ephemeral_range: sets EPH_LO and EPH_HI to the kernel's ephemeral port
+# range (ip_local_port_range; 32768 60999 where it cannot be read).
+ephemeral_range() {
+    EPH_LO=32768 EPH_HI=60999
+    read -r EPH_LO EPH_HI </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+}
+
 # pick_ports NAME...: sets each NAME to a loopback port of its own: a block
 # of 10 consecutive ports from this shell's pid (so tests running side by
 # side do not share one), moved on while a port of it is in use. The blocks
@@ -18,15 +25,15 @@ port_in_use() {
 # the listener then fails with EADDRINUSE.
 pick_ports() {
     [ $# -le 10 ] || { echo "pick_ports: at most 10 ports" >&2; return 1; }
-    local _pp_lo=32768 _pp_hi=60999 _pp_first _pp_last
-    read -r _pp_lo _pp_hi </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
-    if [ "$_pp_lo" -ge 12000 ]; then # below the ephemeral range: 10000..lo-1
-        _pp_first=10000 _pp_last=$((_pp_lo - 1))
+    local _pp_first _pp_last
+    ephemeral_range
+    if [ "$EPH_LO" -ge 12000 ]; then # below the ephemeral range: 10000..lo-1
+        _pp_first=10000 _pp_last=$((EPH_LO - 1))
     else # above it
-        _pp_first=$((_pp_hi + 1)) _pp_last=65535
+        _pp_first=$((EPH_HI + 1)) _pp_last=65535
     fi
     local _pp_nblocks=$(((_pp_last - _pp_first + 1) / 10)) _pp_try _pp_k _pp_name
-    [ "$_pp_nblocks" -ge 1 ] || { echo "pick_ports: no room outside $_pp_lo-$_pp_hi" >&2; return 1; }
+    [ "$_pp_nblocks" -ge 1 ] || { echo "pick_ports: no room outside $EPH_LO-$EPH_HI" >&2; return 1; }
     local _pp_block=$(($$ % _pp_nblocks))
     for _pp_try in $(seq 20); do
         local _pp_base=$((_pp_first + ((_pp_block + _pp_try - 1) % _pp_nblocks) * 10)) _pp_busy=0

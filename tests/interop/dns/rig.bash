@@ -16,7 +16,7 @@
 
 DOMAIN=t.example.com
 RIG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-. "$RIG_DIR/../../cli/lib/ports.bash" # pick_ports
+. "$RIG_DIR/../../cli/lib/ports.bash" # pick_ports, ephemeral_range, wait_udp
 PIDS=()
 
 rig_cleanup() {
@@ -37,13 +37,7 @@ rig_init() {
     PIDS+=($!)
 }
 
-rig_wait_udp() { # PORT: until something listens on 127.0.0.1:PORT (UDP)
-    for _ in $(seq 50); do
-        ss -uln 2>/dev/null | grep -q "127.0.0.1:$1 " && return 0
-        sleep 0.1
-    done
-    return 1
-}
+rig_wait_udp() { wait_udp "$1" 50; } # PORT: something has UDP PORT open, within 5 s
 
 rig_server() {
     "$Q" tunnel server --carrier dns --domain "$DOMAIN" --listen 127.0.0.1:"$SPORT" \
@@ -63,11 +57,10 @@ rig_server() {
 # rig_unbound_conf DIR PORT STUB DOMAIN MINIMISE: unbound.conf.in filled in
 # on stdout; its outgoing queries stay in the kernel's ephemeral range.
 rig_unbound_conf() {
-    local lo=32768 hi=60999
-    read -r lo hi </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+    ephemeral_range
     sed -e "s|@DIR@|$1|g" -e "s|@PORT@|$2|g" -e "s|@STUB@|$3|g" \
         -e "s|@DOMAIN@|$4|g" -e "s|@MINIMISE@|$5|g" \
-        -e "s|@EPH_LO1@|$((lo - 1))|g" -e "s|@EPH_HI1@|$((hi + 1))|g" "$RIG_DIR/unbound.conf.in"
+        -e "s|@EPH_LO1@|$((EPH_LO - 1))|g" -e "s|@EPH_HI1@|$((EPH_HI + 1))|g" "$RIG_DIR/unbound.conf.in"
 }
 
 rig_unbound() { # PORT [MINIMISE]
@@ -81,8 +74,7 @@ rig_unbound() { # PORT [MINIMISE]
 }
 
 rig_dnsmasq() { # PORT (its forwarded queries leave from the ephemeral range)
-    local EPH_LO=32768 EPH_HI=60999
-    read -r EPH_LO EPH_HI </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+    ephemeral_range
     dnsmasq --keep-in-foreground --port="$1" --listen-address=127.0.0.1 --bind-interfaces \
         --no-resolv --no-hosts --no-poll --cache-size=0 --dns-forward-max=4096 \
         --min-port="$EPH_LO" --max-port="$EPH_HI" \
