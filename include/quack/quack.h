@@ -708,10 +708,13 @@ int qk_cid_server_id(const uint8_t *pkt, size_t len, uint8_t cid_bytes, bool *sh
  * probe the path from new_local with PATH_CHALLENGE on a connection ID not
  * used before, and switch to it (congestion state and RTT reset, §9.4,
  * unless only the port changed) when the PATH_RESPONSE arrives; a probe that
- * fails leaves the connection where it was. Returns 0, QK_ERR_INVALID_ARG,
- * QK_ERR_STATE (server, handshake not confirmed, the server sent
- * disable_active_migration, or a migration is in progress) or QK_ERR_LIMIT
- * (no spare connection ID from the peer yet).
+ * fails leaves the connection where it was. Nothing changes when it returns
+ * an error: keep using the current local address. Returns 0,
+ * QK_ERR_INVALID_ARG, QK_ERR_STATE (server, handshake not confirmed, closing,
+ * or a migration is in progress: may succeed later), QK_ERR_LIMIT (no spare
+ * connection ID from the peer yet: may succeed later) or QK_ERR_UNSUPPORTED
+ * (the server sent disable_active_migration, RFC 9000 §18.2: this connection
+ * must never move, so do not ask again).
  */
 int qk_conn_migrate(qk_conn *c, const qk_addr *new_local, qk_time now);
 
