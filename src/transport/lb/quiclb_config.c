@@ -116,7 +116,7 @@ static int parse_hex(const char *v, uint8_t *out, size_t cap)
     size_t n = 0, digits = 0;
     for (; *v; v++) {
         if (*v == ':') {
-            if (digits == 0 || digits % 2 || !v[1]) return -1;
+            if (digits == 0 || digits % 2 || v[-1] == ':' || !v[1]) return -1;
             continue;
         }
         int d = hex_digit(*v);
