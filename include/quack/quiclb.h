@@ -107,7 +107,8 @@ int qk_quiclb_init(qk_quiclb *lb, const qk_quiclb_config *cfg);
 /** Wipe lb's key material. lb may be NULL. Never fails. */
 void qk_quiclb_free(qk_quiclb *lb);
 
-/** Length of the CIDs lb generates: 1 + server_id_len + nonce_len. */
+/** Length of the CIDs lb (initialized, not NULL) generates: 1 + server_id_len +
+ * nonce_len. Never fails. */
 size_t qk_quiclb_cid_bytes(const qk_quiclb *lb);
 
 /**
