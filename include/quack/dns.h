@@ -5,7 +5,7 @@
  * QTYPE TXT, EDNS(0) 1232), the server, authoritative for the domain, answers
  * each query with a TXT record holding the downstream datagrams that fit. The
  * server can only speak when asked, so the client's poll policy (empty
- * queries) is the downstream window (seed 004: dnstt).
+ * queries) is the downstream window, as in dnstt.
  *
  * Three pieces, none doing I/O (the caller owns sockets and clocks):
  *  - the client codec (qk_dns_client): datagram -> query, answer -> datagrams;
@@ -113,7 +113,7 @@ int qk_dns_client_response(const qk_dns_client *c, const uint8_t *msg, size_t le
                            qk_dns_dgram_fn fn, void *ctx);
 
 /* ------------------------------------------------------------------------ */
-/* Poll policy (client side), after dnstt (seed 004)                        */
+/* Poll policy (client side), after dnstt                                   */
 /* ------------------------------------------------------------------------ */
 /* The server can only send in answer to a query, so the client's queries are
  * the downstream window. A poll is an empty query. Policy:

@@ -62,7 +62,7 @@ const char *qk_ackfreq_mode_name(qk_ackfreq_mode mode);
 
 #define QK_MAX_ALPN 8
 
-/* QUIC versions for qk_config.version (same values as src/wire/packet.h). */
+/* QUIC versions for qk_config.version. */
 #ifndef QK_VERSION_1
 #define QK_VERSION_1 0x00000001u /* RFC 9000 */
 #endif
@@ -114,7 +114,8 @@ typedef struct qk_trace_packet {
 } qk_trace_packet;
 
 /**
- * One-way trace sink (DESIGN.md principle 4): called synchronously for every
+ * One-way trace sink (like the qlog writers, the only calls the stack makes
+ * into the application): called synchronously for every
  * packet a connection sends (before protection) and receives (after
  * decryption, before its frames are processed). It must not call back into
  * the endpoint.
@@ -191,11 +192,7 @@ typedef struct qk_config {
      * 2 for DCTCP and Prague (their marks come per packet), 1 for BBR (its
      * send quantum rules), 10 otherwise. Accepted 0..64. */
     uint32_t pacing_burst_pkts;
-    bool ecn; /**< mark ECT(0) and validate ECN (RFC 9000 §13.4) */
-    /** TEST ONLY (the incast experiment's bug row): reproduce shared/seeds/003,
-     * an ACK sent on a CE state change cancels the delayed ACK owed for the
-     * packet that changed it (qk_ack_policy.ecn_ack_bug). Never set it. */
-    bool ecn_ack_bug;
+    bool ecn;                       /**< mark ECT(0) and validate ECN (RFC 9000 §13.4) */
     size_t max_udp_payload_bytes;   /**< largest datagram we send; with pmtud the upper bound
                                          of the search, which starts at 1200 */
     bool pmtud;                     /**< DPLPMTUD (RFC 8899, RFC 9000 §14.3), default on */
@@ -225,7 +222,7 @@ typedef struct qk_config {
     uint64_t max_stream_window_bytes;      /**< auto-tuning cap per stream */
     uint64_t max_conn_window_bytes;        /**< auto-tuning cap per connection */
     uint64_t recv_budget_bytes;            /**< endpoint-wide cap on window growth, 0 = none */
-    /* Send-side memory (issue 24, "pull, don't copy"): qk_stream_write and
+    /* Send-side memory ("pull, don't copy"): qk_stream_write and
      * qk_stream_write_ref accept no more than these allow; a short write is
      * answered later by QK_EV_STREAM_WRITABLE, and qk_stream_send_room says
      * how many bytes a stream takes now, so an application can produce
@@ -555,14 +552,13 @@ bool qk_endpoint_poll_event(qk_endpoint *ep, qk_event *ev);
 
 /**
  * The socket reported that datagrams to peer cannot be delivered (an ICMP
- * port or host unreachable read from its error queue; src/io does this with
- * IP_RECVERR). Each client connection to peer whose handshake has not
- * completed closes at once, without a CONNECTION_CLOSE, with reason_err
- * QK_ERR_CONNECTION_REFUSED and reason (e.g. "connection refused: nothing
- * listening on 127.0.0.1:4433 (ICMP port unreachable)") instead of waiting
- * for the handshake timeout. Established connections and servers ignore it:
- * ICMP is unauthenticated (RFC 8085 §5.2; RFC 9000 §14.2 treats it as a
- * hint). Returns the number of connections closed (their QK_EV_CLOSED is
+ * port or host unreachable read from its error queue; qk_io_ep_driver does
+ * this on sockets opened with QK_UDP_RECVERR). Each client connection to
+ * peer whose handshake has not completed closes at once, without a CONNECTION_CLOSE, with
+ * reason_err QK_ERR_CONNECTION_REFUSED and reason (e.g. "connection refused: nothing listening on
+ * 127.0.0.1:4433 (ICMP port unreachable)") instead of waiting for the handshake timeout.
+ * Established connections and servers ignore it: ICMP is unauthenticated (RFC 8085 §5.2; RFC 9000
+ * §14.2 treats it as a hint). Returns the number of connections closed (their QK_EV_CLOSED is
  * queued), or QK_ERR_INVALID_ARG.
  */
 int qk_endpoint_on_unreachable(qk_endpoint *ep, const qk_addr *peer, const char *reason,

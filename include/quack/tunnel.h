@@ -229,7 +229,7 @@ size_t qk_tunnel_flow_count(const qk_tunnel *t);
 /** Copy the counters. */
 void qk_tunnel_get_stats(const qk_tunnel *t, qk_tunnel_stats *out);
 
-/* ---- yamux over TLS 1.3 over TCP (src/tunnel/tcp_carrier.c) ---- */
+/* ---- yamux over TLS 1.3 over TCP ---- */
 
 typedef struct qk_tunnel_tcp qk_tunnel_tcp;
 
@@ -282,7 +282,7 @@ void qk_tunnel_tcp_del(qk_tunnel_tcp *o);
 /** Server: the bound listening address. Returns 0, QK_ERR_STATE, QK_ERR_IO. */
 int qk_tunnel_tcp_local_addr(const qk_tunnel_tcp *o, qk_addr *out);
 
-/* ---- SOCKS5 server side and the destination allow-list (src/tunnel/socks5.c) ---- */
+/* ---- SOCKS5 server side and the destination allow-list ---- */
 
 /** SOCKS5 reply codes (RFC 1928 §6). */
 #define QK_SOCKS5_OK               0x00u
@@ -349,7 +349,7 @@ int qk_tunnel_allow_parse(const char *str, qk_tunnel_allow *out);
  */
 bool qk_tunnel_allowed(const qk_tunnel_allow *rules, size_t n_rules, const qk_addr *dst);
 
-/* ---- UDP over QUIC DATAGRAM frames (RFC 9221; src/tunnel/udp.c) ---- */
+/* ---- UDP over QUIC DATAGRAM frames (RFC 9221) ---- */
 
 /** Bytes before the payload in each DATAGRAM frame: the session id (big endian). */
 #define QK_TUNNEL_UDP_HEADER_BYTES 4u

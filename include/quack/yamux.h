@@ -11,7 +11,7 @@
  * odd stream ids, the server even ones. Every stream starts with a 256 KiB
  * receive window; the receiver grants more with WindowUpdate. quack measures
  * the RTT with PINGs and auto-tunes each stream's receive window with the
- * QUIC flow controller's algorithm (src/transport/flow.c) under a
+ * QUIC flow controller's algorithm under a
  * session-wide budget.
  *
  * Bounds: a peer cannot make the session allocate more than the windows it

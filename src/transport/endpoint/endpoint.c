@@ -33,6 +33,7 @@ struct qk_endpoint {
     qk_stateless sl;            /* VN, Retry, stateless reset, tokens (stateless.c) */
     qk_ticket_keys *own_tk;     /* server: ticket keys made for this endpoint */
     qk_tls_creds *tls_creds;    /* server: certificate, key, priority loaded once */
+    bool ecn_ack_bug;           /* test only: qk_endpoint_set_ecn_ack_bug */
 };
 
 void qk_config_default(qk_config *c)
@@ -167,6 +168,11 @@ void qk_endpoint_store_token(qk_endpoint *ep, const qk_addr *peer, const uint8_t
 qk_flow_budget *qk_endpoint_budget(qk_endpoint *ep)
 {
     return &ep->budget;
+}
+
+void qk_endpoint_set_ecn_ack_bug(qk_endpoint *ep, bool on)
+{
+    ep->ecn_ack_bug = on;
 }
 
 void qk_endpoint_random(qk_endpoint *ep, uint8_t *buf, size_t len)
@@ -389,7 +395,8 @@ qk_conn_env qk_endpoint_conn_env(qk_endpoint *ep)
                          .wake = env_wake,
                          .add_reset_token = env_add_reset_token,
                          .remove_reset_token = env_remove_reset_token,
-                         .tls_creds = ep->tls_creds};
+                         .tls_creds = ep->tls_creds,
+                         .ecn_ack_bug = ep->ecn_ack_bug};
 }
 
 void qk_endpoint_push_event(qk_endpoint *ep, const qk_event *ev)
