@@ -82,7 +82,8 @@ def text_checks(path):
     bad = []
     text = open(path, encoding="utf-8").read()
     lines = text.split("\n")
-    if not re.match(r"/\*\*\s*@file\b", text.lstrip()):
+    start = re.sub(r"\A\s*/\*\s*SPDX-License-Identifier:[^*]*\*/", "", text).lstrip()
+    if not re.match(r"/\*\*\s*@file\b", start):
         bad.append(f"{path}:1: no /** @file ... */ block first")
     guard = None
     for i, ln in enumerate(lines):
