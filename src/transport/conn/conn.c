@@ -175,7 +175,7 @@ static void init_space(qk_conn *c, qk_pn_space s)
     if (s == QK_PN_SPACE_APP) {
         pol.ack_eliciting_threshold = c->cfg->ack_eliciting_threshold;
         pol.max_ack_delay_ns = c->cfg->max_ack_delay_ns;
-        pol.ecn_ack_bug = c->cfg->ecn_ack_bug;
+        pol.ecn_ack_bug = c->env.ecn_ack_bug;
     } else {
         pol.max_ack_delay_ns = 0; /* RFC 9000 §13.2.1: Initial/Handshake ACK at once */
     }
