@@ -46,14 +46,15 @@ bool qk_addr_same_host(const qk_addr *a, const qk_addr *b);
 /** The port of a in host byte order (0 when unspecified). Never fails. */
 uint16_t qk_addr_port(const qk_addr *a);
 
-/** *out = a as IPv6: an IPv4 address becomes the v4-mapped ::ffff:a.b.c.d
- * (RFC 4291 §2.5.5.2) with the same port, as a dual-stack socket sees it;
+/** *out = a as IPv6: an IPv4 address becomes the v4-mapped address (80 zero
+ * bits, 16 one bits, then the IPv4 address: RFC 4291 §2.5.5.2) with the same
+ * port, as a dual-stack socket sees it;
  * any other address (IPv6, unspecified) is copied unchanged. out may be a.
  * Pure (no sockets). Never fails. */
 void qk_addr_map_v4(const qk_addr *a, qk_addr *out);
 
 /** The IPv4 address in a: true and *out = a as AF_INET (same port) when a
- * is IPv4 or v4-mapped IPv6 (::ffff:a.b.c.d, RFC 4291 §2.5.5.2); false
+ * is IPv4 or v4-mapped IPv6 (the form qk_addr_map_v4() writes, RFC 4291 §2.5.5.2); false
  * (*out untouched) for any other IPv6 address or an unspecified one. out
  * may be a. Pure (no sockets). Never fails otherwise. */
 bool qk_addr_unmap_v4(const qk_addr *a, qk_addr *out);

@@ -1,4 +1,5 @@
-/* quack — QUIC-LB routable connection IDs (draft-ietf-quic-load-balancers-21).
+/** @file
+ * quack — QUIC-LB routable connection IDs (draft-ietf-quic-load-balancers-21).
  *
  * A server writes its server ID into every connection ID it issues; a load
  * balancer that shares the configuration reads it back from the Destination
@@ -40,7 +41,7 @@ typedef struct qk_quiclb_config {
     bool encode_len;       /**< the first octet's low 5 bits carry the CID length - 1 (§3.3);
                                 false: they are random */
     bool has_key;          /**< false: plaintext CIDs (the server ID is readable by anyone) */
-    uint8_t key[QK_QUICLB_KEY_BYTES];
+    uint8_t key[QK_QUICLB_KEY_BYTES]; /**< the AES-128 key (when has_key) */
     /** This server's own ID (server_id_len bytes), what qk_quiclb_encode()
      * writes when given no server ID. A load balancer leaves it zero. */
     uint8_t server_id[QK_QUICLB_MAX_SERVER_ID_BYTES];
@@ -93,7 +94,7 @@ int qk_quiclb_config_load(const char *path, qk_quiclb_config *cfg, char *err, si
 /** A configuration ready to encode and decode (embed it; qk_quiclb_init). The
  * fields are private. */
 typedef struct qk_quiclb {
-    qk_quiclb_config cfg;
+    qk_quiclb_config cfg;   /**< the configuration it was made from (a copy) */
     uint8_t aes_state[384]; /**< the AES-128 key schedules (encrypt, decrypt) */
 } qk_quiclb;
 

@@ -241,10 +241,12 @@ typedef struct qk_tunnel_tcp qk_tunnel_tcp;
 
 /** TLS/TCP carrier settings. */
 typedef struct qk_tunnel_tcp_config {
-    bool server;                      /**< listen (true) or connect (false) */
-    qk_addr addr;                     /**< server: listen here; client: connect here */
-    const char *cert_pem, *key_pem;   /**< server: certificate and key in memory, or */
-    const char *cert_file, *key_file; /**< server: as files */
+    bool server;               /**< listen (true) or connect (false) */
+    qk_addr addr;              /**< server: listen here; client: connect here */
+    const char *cert_pem;      /**< server: certificate (PEM) in memory, or NULL */
+    const char *key_pem;       /**< server: its private key (PEM) in memory, or NULL */
+    const char *cert_file;     /**< server: certificate file, used when cert_pem is NULL */
+    const char *key_file;      /**< server: key file, used when key_pem is NULL */
     const uint8_t *pin_sha256; /**< client: SHA-256 of the server's public key; NULL = insecure */
     bool fixed_window;         /**< yamux windows stay at 256 KiB (no auto-tuning) */
     size_t max_streams;        /**< yamux streams per session (default 1024) */

@@ -59,7 +59,7 @@ else
     check "the defaults page shows idle_timeout_ns = 30 * QK_NS_PER_S" \
         "grep -A3 'idle_timeout_ns' '${page:-/dev/null}' | grep -q '30 \* QK_NS_PER_S'"
     spage=$(ls "$html"/structqk__config.html 2>/dev/null)
-    n=$(grep -c 'Default:' "${spage:-/dev/null}" 2>/dev/null)
+    n=$(grep -c '<dt>Default:</dt>' "${spage:-/dev/null}" 2>/dev/null)
     check "qk_config's page shows a Default: for each of its $tags fields ($n)" "[ '${n:-0}' -eq $tags ]"
 fi
 

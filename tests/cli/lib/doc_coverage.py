@@ -25,7 +25,7 @@ KINDS = {
     "VarDecl": "variable",
 }
 # Doxygen commands the headers may use (ALIASES in docs/Doxyfile.in included).
-COMMANDS = {"file", "brief", "ref", "p", "c", "code", "endcode", "note", "see", "default", "warning"}
+COMMANDS = {"file", "brief", "ref", "p", "c", "code", "endcode", "note", "see", "default", "warning", "return"}
 
 
 def ast(include, header):
