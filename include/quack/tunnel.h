@@ -98,7 +98,9 @@ typedef struct qk_tunnel_carrier {
 
 /** QUIC over UDP (or any qk_conn): sess is a qk_conn *. */
 extern const qk_tunnel_carrier qk_tunnel_carrier_quic;
-/** yamux (over TLS/TCP, qk_tunnel_tcp_new): sess is a qk_yamux *. */
+/** yamux (over TLS/TCP, qk_tunnel_tcp_new): sess is a qk_yamux *. export_key and close
+ * work on sessions qk_tunnel_tcp made (TLS exporter; GoAway with the error code as its
+ * code, QK_TUNNEL_ERR_AUTH past the spec's 0..2, then the connection closes). */
 extern const qk_tunnel_carrier qk_tunnel_carrier_yamux;
 
 /** Carrier-neutral stream events (qk_tunnel_on_stream_event). */
@@ -281,8 +283,22 @@ void qk_tunnel_tcp_set_tunnel(qk_tunnel_tcp *o, qk_tunnel *t);
  */
 int qk_tunnel_tcp_redial(qk_tunnel_tcp *o);
 
-/** GoAway(normal) on every session, flushed as far as the sockets take it. */
+/** GoAway(normal) on every session, then TLS close_notify, flushed as far as the sockets
+ * take them; a server also stops listening. A client that gets GoAway ends its session at
+ * once (on_session: y NULL). */
 void qk_tunnel_tcp_go_away(qk_tunnel_tcp *o);
+
+/** How the client's last session ended (qk_tunnel_tcp_ended). */
+typedef enum qk_tunnel_tcp_end {
+    QK_TUNNEL_TCP_LOST = 0,    /**< connect failed, the connection broke or went silent */
+    QK_TUNNEL_TCP_GOAWAY = 1,  /**< the server sent GoAway: normal (it stops), or
+                                    QK_TUNNEL_ERR_AUTH (access denied) */
+    QK_TUNNEL_TCP_BAD_KEY = 2, /**< the server's key does not match the pin */
+} qk_tunnel_tcp_end;
+
+/** Client, after on_session reported a session gone: how it ended, and with
+ * QK_TUNNEL_TCP_GOAWAY the server's GoAway code in *goaway_code (may be NULL). */
+qk_tunnel_tcp_end qk_tunnel_tcp_ended(const qk_tunnel_tcp *o, uint32_t *goaway_code);
 
 /** Close every connection (their flows are aborted) and free o. NULL is a no-op. */
 void qk_tunnel_tcp_del(qk_tunnel_tcp *o);

@@ -203,6 +203,12 @@ const char *qk_yamux_error_reason(const qk_yamux *s);
 /** Copy the counters. */
 void qk_yamux_stats_get(const qk_yamux *s, qk_yamux_stats *out);
 
+/** Attach a pointer of the caller's to s (e.g. the TLS connection the session runs on). */
+void qk_yamux_set_user(qk_yamux *s, void *user);
+
+/** The pointer given to qk_yamux_set_user (NULL before, or for NULL s). */
+void *qk_yamux_user(const qk_yamux *s);
+
 /** A stream's flow-control state. Returns 0 or QK_ERR_NOT_FOUND. */
 int qk_yamux_stream_info_get(const qk_yamux *s, uint32_t sid, qk_yamux_stream_info *out);
 
