@@ -56,6 +56,8 @@ static int parse_cc(const char *s, qk_cc_kind *out)
         *out = QK_CONFIG_CC_CUBIC;
     else if (!strcmp(s, "bbr"))
         *out = QK_CONFIG_CC_BBR;
+    else if (!strcmp(s, "bbr-lt"))
+        *out = QK_CONFIG_CC_BBR_LT;
     else
         return -1;
     return 0;

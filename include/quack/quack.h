@@ -24,8 +24,12 @@ typedef enum qk_cc_kind {
     QK_CONFIG_CC_NEWRENO = 0,
     QK_CONFIG_CC_CUBIC = 1,
     QK_CONFIG_CC_DCTCP = 2,
-    QK_CONFIG_CC_BBR = 3,   /**< BBRv3 (draft-ietf-ccwg-bbr) */
-    QK_CONFIG_CC_PRAGUE = 4 /**< L4S Prague-style (ECT(1)) */
+    QK_CONFIG_CC_BBR = 3,    /**< BBRv3 (draft-ietf-ccwg-bbr) */
+    QK_CONFIG_CC_PRAGUE = 4, /**< L4S Prague-style (ECT(1)) */
+    /** BBRv3 that lets only congestion-classified loss (queueing delay,
+     * ECN CE, loss rising with inflight) lower its model: fills randomly
+     * lossy paths (docs/cc.md "Loss that is not congestion") */
+    QK_CONFIG_CC_BBR_LT = 5
 } qk_cc_kind;
 
 /**

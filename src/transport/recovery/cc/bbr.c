@@ -354,6 +354,15 @@ static bool inflight_too_high(uint64_t lost_bytes, uint64_t tx_in_flight_bytes)
     return (u128)lost_bytes * 100 > (u128)tx_in_flight_bytes * BBR_LOSS_THRESH_PCT;
 }
 
+/* §5.5.10.2 IsInflightTooHigh as the mode reads it: the draft's fixed
+ * BBR.LossThresh, or bbr-lt's classifier (bbr_lt.c), which answers true
+ * only for loss it classifies as congestion. count: a loss's verdict. */
+static bool loss_too_high(qk_cc *cc, uint64_t lost_bytes, uint64_t tx_in_flight_bytes, bool count)
+{
+    if (cc->u.bbr.lt.on) return qk_bbr_lt_too_high(cc, lost_bytes, tx_in_flight_bytes, count);
+    return inflight_too_high(lost_bytes, tx_in_flight_bytes);
+}
+
 /* §5.5.10.2 HandleInflightTooHigh */
 static void handle_inflight_too_high(qk_cc *cc, uint64_t tx_in_flight, bool app_limited,
                                      qk_time now)
@@ -429,7 +438,7 @@ static void check_startup_high_loss(qk_cc *cc, uint64_t lost, uint64_t tx_in_fli
     if (b->round_count <= b->recovery_round) return;
     if (b->loss_events_in_round < BBR_STARTUP_FULL_LOSS_CNT) return;
     if (b->startup_loss_plateau && b->full_bw_count == 0) return; /* still growing */
-    if (!inflight_too_high(lost, tx_in_flight)) return;
+    if (!loss_too_high(cc, lost, tx_in_flight, true)) return;
     b->undo_mode = QK_BBR_STARTUP;
     b->full_bw_reached = true;
     b->inflight_longterm = max_u64(bdp_multiple(cc, b->bw, 100), b->inflight_latest);
@@ -444,11 +453,12 @@ static void bbr_on_packet_lost(qk_cc *cc, const qk_cc_lost *l)
     if (b->startup_loss_once && b->mode != QK_BBR_STARTUP && b->startup_exit_ns &&
         l->sent_time < b->startup_exit_ns)
         return; /* Startup's overshoot, already answered (exit_startup) */
+    if (b->lt.on) qk_bbr_lt_on_lost(cc, l->bytes);
     note_loss(cc, l->pn, true, l->bytes);
     uint64_t lost = l->total_lost_bytes - l->lost_at_send_bytes; /* RS.lost */
     check_startup_high_loss(cc, lost, l->tx_in_flight_bytes, l->now);
     if (!b->is_bw_probe_sample) return; /* not sent while probing bandwidth */
-    if (!inflight_too_high(lost, l->tx_in_flight_bytes)) return;
+    if (!loss_too_high(cc, lost, l->tx_in_flight_bytes, true)) return;
     /* §5.5.10.2 InflightAtLoss: the prefix of P at which the loss rate
      * crossed BBR.LossThresh. */
     uint64_t size = l->bytes;
@@ -519,11 +529,12 @@ static void advance_max_bw_filter(bbr_t *b)
  * loss in a 430-packet round, and >= 2 % in 5.4 % of such rounds instead
  * of 2.4 %. Each false alarm held bw_shortterm ~2 % low until the next
  * REFILL (bench/loss.sh's ini, seeds 1-60: 4.871 -> 4.827 s). */
-static bool round_loss_is_congestion(const bbr_t *b)
+static bool round_loss_is_congestion(qk_cc *cc)
 {
+    const bbr_t *b = &cc->u.bbr;
     if (!b->loss_gate || b->round_ce) return true;
     uint64_t dlv = b->delivered - b->round_loss_first_delivered;
-    return inflight_too_high(b->round_lost_bytes, b->round_lost_bytes + dlv);
+    return loss_too_high(cc, b->round_lost_bytes, b->round_lost_bytes + dlv, true);
 }
 
 /* §5.5.10.3 UpdateCongestionSignals, AdaptLowerBoundsFromCongestion */
@@ -532,7 +543,7 @@ static void update_congestion_signals(qk_cc *cc, const qk_rate_sample *rs)
     bbr_t *b = &cc->u.bbr;
     update_max_bw(b, rs);
     if (!b->loss_round_start) return; /* wait until the end of the round */
-    if (!is_probing_bw(b) && b->is_loss_in_round && round_loss_is_congestion(b)) {
+    if (!is_probing_bw(b) && b->is_loss_in_round && round_loss_is_congestion(cc)) {
         /* InitLowerBounds, then LossLowerBounds once per round. */
         if (b->bw_shortterm == QK_BBR_INF) b->bw_shortterm = b->max_bw;
         if (b->inflight_shortterm == QK_BBR_INF) b->inflight_shortterm = cc->cwnd_bytes;
@@ -607,7 +618,7 @@ static bool adapt_long_term_model(qk_cc *cc, const qk_rate_sample *rs)
             return true;
         }
     }
-    if (inflight_too_high(rs->lost_bytes, rs->tx_in_flight_bytes)) return false;
+    if (loss_too_high(cc, rs->lost_bytes, rs->tx_in_flight_bytes, false)) return false;
     /* Loss rate is safe: raise the upper bound. */
     if (b->inflight_longterm == QK_BBR_INF) return false;
     if (rs->tx_in_flight_bytes > b->inflight_longterm)
@@ -693,6 +704,12 @@ static void update_min_rtt(bbr_t *b, const qk_rate_sample *rs)
     }
     if (rs->has_rtt && rs->rtt_ns < b->rtt_round_min_ns) b->rtt_round_min_ns = rs->rtt_ns;
     b->probe_rtt_expired = now > b->probe_rtt_min_stamp + BBR_PROBE_RTT_INTERVAL_NS;
+    /* bbr-lt (departs from §5.3.4.3): a sample within min_rtt / 64 of
+     * min_rtt shows no standing queue, which ProbeRTT would drain, so it
+     * postpones ProbeRTT as a new minimum does. */
+    if (b->lt.on && rs->has_rtt && b->min_rtt_ns != QK_TIME_INFINITE &&
+        rs->rtt_ns <= b->min_rtt_ns + b->min_rtt_ns / 64 && !b->probe_rtt_expired)
+        b->probe_rtt_min_stamp = now;
     if (rs->has_rtt && (rs->rtt_ns < b->probe_rtt_min_delay_ns || b->probe_rtt_expired)) {
         b->probe_rtt_min_delay_ns = rs->rtt_ns;
         b->probe_rtt_min_stamp = now;
@@ -763,6 +780,7 @@ static void set_pacing_rate_with_gain(qk_cc *cc, uint32_t gain_pct)
 {
     bbr_t *b = &cc->u.bbr;
     uint64_t rate = (uint64_t)((u128)b->bw * gain_pct * (100 - BBR_PACING_MARGIN_PCT) / 10000);
+    rate = qk_bbr_lt_pacing_rate(cc, rate); /* bbr-lt: loss compensated; --bandwidth */
     if (b->full_bw_reached || rate > cc->pacing_rate_bytes_per_s)
         cc->pacing_rate_bytes_per_s = rate;
 }
@@ -793,6 +811,10 @@ static void set_cwnd(qk_cc *cc, const qk_rate_sample *rs)
     else if (cwnd < b->max_inflight || b->delivered < qk_cc_initial_window(cc->max_datagram_bytes))
         cwnd += acked;
     cwnd = max_u64(cwnd, min_pipe(cc));
+    if (b->lt.rate_start && b->min_rtt_ns != QK_TIME_INFINITE) {
+        b->lt.rate_start = false; /* --bandwidth: the window of the given rate at once */
+        cwnd = max_u64(cwnd, b->max_inflight);
+    }
     if (b->mode == QK_BBR_PROBE_RTT) cwnd = min_u64(cwnd, probe_rtt_cwnd(cc)); /* §5.6.4.5 */
     /* §5.6.4.7 BoundCwndForModel */
     uint64_t bound = QK_BBR_INF;
@@ -808,6 +830,7 @@ static void set_cwnd(qk_cc *cc, const qk_rate_sample *rs)
 static void bbr_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs)
 {
     bbr_t *b = &cc->u.bbr;
+    if (b->lt.on) qk_bbr_lt_on_rate_sample(cc, rs);
     b->delivered = rs->total_delivered_bytes;
     b->inflight = rs->bytes_in_flight;
     /* §5.2.3 UpdateModelAndState */
@@ -864,6 +887,39 @@ static void bbr_reset(qk_cc *cc, qk_time now)
     set_send_quantum(cc);
     enter_startup(b);
     set_state_view(cc);
+}
+
+/* bbr-lt: the draft's BBR with its loss classified first (bbr_lt.c). With
+ * a rate bound (qk_cc_set_max_rate) it starts in ProbeBW CRUISE with that
+ * rate as its max_bw sample instead of searching in Startup (§5.3.1):
+ * the sample ages out of the max_bw filter after two ProbeBW cycles
+ * (§5.5.6), and loss classified as congestion lowers bw_shortterm and
+ * inflight_longterm from the start. */
+static void bbr_lt_reset(qk_cc *cc, qk_time now)
+{
+    bbr_reset(cc, now);
+    bbr_t *b = &cc->u.bbr;
+    b->lt.on = true;
+    b->lt.round_quiet = true;
+    uint64_t rate = cc->max_rate_bytes_per_s;
+    if (!rate) return;
+    b->max_bw_slot[0] = b->max_bw_slot[1] = b->max_bw = b->bw = rate;
+    b->full_bw_reached = true;
+    b->lt.rate_start = true;
+    start_probe_bw_down(b, now);
+    start_probe_bw_cruise(b);
+    set_pacing_rate_with_gain(cc, b->pacing_gain_pct);
+    set_send_quantum(cc);
+    set_state_view(cc);
+}
+
+void qk_cc_set_max_rate(qk_cc *cc, uint64_t max_rate_bytes_per_s, qk_time now)
+{
+    cc->max_rate_bytes_per_s = max_rate_bytes_per_s;
+    if (cc->ops == &qk_cc_bbr_lt_ops) bbr_lt_reset(cc, now);
+    if (qk_cc_is_bbr(cc) && max_rate_bytes_per_s &&
+        cc->pacing_rate_bytes_per_s > max_rate_bytes_per_s)
+        cc->pacing_rate_bytes_per_s = max_rate_bytes_per_s;
 }
 
 static void bbr_on_packet_sent(qk_cc *cc, uint64_t bytes, qk_time now)
@@ -928,6 +984,7 @@ static void bbr_on_ecn(qk_cc *cc, uint64_t ce_delta_pkts, uint64_t acked_bytes, 
     bbr_t *b = &cc->u.bbr;
     (void)acked_bytes;
     if (!ce_delta_pkts) return;
+    if (b->lt.on) qk_bbr_lt_on_ce(cc); /* CE is congestion in both modes */
     uint64_t ce_bytes = ce_delta_pkts * cc->max_datagram_bytes;
     uint64_t flight = b->inflight + acked_bytes;
     if (b->is_bw_probe_sample && inflight_too_high(ce_bytes, flight))
@@ -977,6 +1034,21 @@ static void bbr_on_spurious_loss(qk_cc *cc, qk_time now)
 const qk_cc_ops qk_cc_bbr_ops = {
     .name = "bbr",
     .reset = bbr_reset,
+    .on_packet_sent = bbr_on_packet_sent,
+    .on_packet_acked = bbr_on_packet_acked,
+    .on_congestion_event = bbr_on_congestion_event,
+    .on_ecn = bbr_on_ecn,
+    .on_persistent_congestion = bbr_on_persistent_congestion,
+    .on_spurious_loss = bbr_on_spurious_loss,
+    .on_transmit = bbr_on_transmit,
+    .on_packet_lost = bbr_on_packet_lost,
+    .on_rate_sample = bbr_on_rate_sample,
+    .pipe_bytes = qk_cc_bbr_pipe_bytes,
+};
+
+const qk_cc_ops qk_cc_bbr_lt_ops = {
+    .name = "bbr-lt",
+    .reset = bbr_lt_reset,
     .on_packet_sent = bbr_on_packet_sent,
     .on_packet_acked = bbr_on_packet_acked,
     .on_congestion_event = bbr_on_congestion_event,
