@@ -360,6 +360,12 @@ typedef struct qk_config {
      * anti-amplification budget (the carrier answers each query once, so it
      * bounds amplification itself). PMTUD is off below 1200. */
     size_t min_datagram_bytes;
+    /** The BBR controllers (cc bbr, bbr-lt) never pace above this many bits
+     * per second of UDP payload; bbr-lt starts at it in ProbeBW instead of
+     * searching in Startup, and still lowers it on loss it classifies as
+     * congestion (docs/cc.md "Loss that is not congestion"). 0 = no bound;
+     * the other controllers ignore it. */
+    uint64_t cc_max_rate_bps;
 } qk_config;
 
 /** Fill cfg with defaults (CUBIC; 256 KiB connection / 64 KiB stream receive windows

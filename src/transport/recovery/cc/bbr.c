@@ -305,9 +305,12 @@ static void start_probe_bw_cruise(bbr_t *b)
     b->cwnd_gain_pct = BBR_DEFAULT_CWND_GAIN_PCT;
 }
 
-static void start_probe_bw_refill(bbr_t *b)
+static void start_probe_bw_refill(qk_cc *cc)
 {
+    bbr_t *b = &cc->u.bbr;
     reset_short_term_model(b); /* §5.3.3.9 StartProbeBW_REFILL */
+    b->lt.queue_cut = false;
+    b->lt.probe_queue_free = b->lt.on && !qk_bbr_lt_queue_up(cc);
     b->bw_probe_up_rounds = 0;
     b->bw_probe_up_acked = 0;
     b->prev_probe_precautionary = false;
@@ -496,6 +499,8 @@ static void update_max_bw(bbr_t *b, const qk_rate_sample *rs)
         b->round_start = false;
     }
     uint64_t r = rs->delivery_rate_bytes_per_s;
+    if (b->lt.on && b->lt.queue_cut_time && rs->prior_time < b->lt.queue_cut_time)
+        return; /* bbr-lt: a sample reaching back before the queue response */
     if (r > 0 && (r >= b->max_bw || !rs->is_app_limited)) {
         /* §5.5.3: the max over the current and the previous ProbeBW cycle. */
         b->max_bw_slot[1] = max_u64(b->max_bw_slot[1], r);
@@ -614,7 +619,7 @@ static bool adapt_long_term_model(qk_cc *cc, const qk_rate_sample *rs)
         if (in_probe_bw(b) && !rs->is_app_limited) advance_max_bw_filter(b);
         /* §5.3.3.6 precautionary probing: accelerate. */
         if (in_probe_bw(b) && b->prev_probe_precautionary && !b->prev_probe_too_high) {
-            start_probe_bw_refill(b);
+            start_probe_bw_refill(cc);
             return true;
         }
     }
@@ -634,7 +639,7 @@ static bool is_time_to_probe_bw(qk_cc *cc, qk_time now)
     uint64_t reno_rounds = target_inflight(cc) / cc->max_datagram_bytes; /* packets */
     uint64_t rounds = min_u64(reno_rounds, 63);
     if (now > b->cycle_stamp + b->bw_probe_wait_ns || b->rounds_since_probe_up >= rounds) {
-        start_probe_bw_refill(b);
+        start_probe_bw_refill(cc);
         return true;
     }
     return false;
@@ -665,6 +670,23 @@ static bool is_time_to_go_down(qk_cc *cc, const qk_rate_sample *rs)
     return false;
 }
 
+/* bbr-lt (departs from §5.3.3.9 IsTimeToGoDown): a probe that found the
+ * path free of queue at its REFILL ends once its own queue is up (RTT a
+ * quarter of min_rtt above min_rtt): the bottleneck is saturated, the
+ * max_bw filter has the sample, and what more the probe sends only waits
+ * in the queue. The draft ends it on loss above BBR.LossThresh, which
+ * random loss makes meaningless, or after three rounds without 25 %
+ * growth, 0.75 BDP of queue later (and a CUBIC flow on the same randomly
+ * lossy path, window-limited by its loss, loses rate in proportion to its
+ * RTT). A queue that stood before the probe (a competitor's) does not end
+ * it, so a buffer-filling flow cannot hold this one's probes down. */
+static bool lt_probe_queued(qk_cc *cc)
+{
+    const bbr_t *b = &cc->u.bbr;
+    return b->lt.on && b->lt.probe_queue_free && b->ack_phase == QK_BBR_ACKS_PROBE_FEEDBACK &&
+           b->full_bw_count >= 1 && qk_bbr_lt_queue_up(cc);
+}
+
 /* §5.3.3.9 UpdateProbeBWCyclePhase */
 static void update_probe_bw_cycle_phase(qk_cc *cc, const qk_rate_sample *rs)
 {
@@ -684,7 +706,7 @@ static void update_probe_bw_cycle_phase(qk_cc *cc, const qk_rate_sample *rs)
         }
         break;
     case QK_BBR_PROBE_BW_UP:
-        if (is_time_to_go_down(cc, rs)) {
+        if (is_time_to_go_down(cc, rs) || lt_probe_queued(cc)) {
             b->prev_probe_too_high = false; /* no high loss (yet) */
             start_probe_bw_down(b, rs->now);
         }
@@ -773,6 +795,36 @@ static void check_probe_rtt(qk_cc *cc, const qk_rate_sample *rs)
     if (rs->delivered_bytes > 0) b->idle_restart = false;
 }
 
+/* bbr-lt: a queue of more than one base RTT that stood for a whole min_rtt
+ * outside the probing phases says the model's bw is above what the
+ * bottleneck gives this flow now: its rate fell, or a competitor took a
+ * share, and no loss may come to say so (a deep buffer holds the whole
+ * window). The draft waits for max_bw to age out of its filter (§5.5.6,
+ * two ProbeBW cycles) and, without loss, keeps the queue until then: a
+ * 100 -> 10 Mbit/s drop at 50 ms with a 1.25 MB buffer kept it above 950
+ * ms for 4.5 s (bench_cc drop). Once per ProbeBW cycle (REFILL re-arms
+ * it), the short-term model and both max_bw slots are bounded by the
+ * rate the window's ACKs delivered data at -- while the queue stands the
+ * bottleneck is saturated, so that rate is this flow's share of it, not
+ * an underestimate -- and inflight_shortterm by 5/4 of that rate's BDP at
+ * min_rtt, which drains the queue within about one RTT. Delivery-rate
+ * samples whose interval began before the response (they reach back an
+ * RTT, to the old rate) no longer feed max_bw. */
+static void lt_queue_response(qk_cc *cc, const qk_rate_sample *rs)
+{
+    bbr_t *b = &cc->u.bbr;
+    uint64_t rate = qk_bbr_lt_standing_queue(cc, rs);
+    if (!rate || b->lt.queue_cut || is_probing_bw(b) || b->mode == QK_BBR_PROBE_RTT) return;
+    b->lt.queue_cut = true;
+    b->lt.queue_cut_time = rs->now;
+    b->lt.congestion_verdicts++;
+    b->bw_shortterm = min_u64(b->bw_shortterm, rate);
+    b->inflight_shortterm = min_u64(b->inflight_shortterm, bdp_multiple(cc, rate, 125));
+    b->max_bw_slot[0] = min_u64(b->max_bw_slot[0], rate);
+    b->max_bw_slot[1] = min_u64(b->max_bw_slot[1], rate);
+    b->max_bw = max_u64(b->max_bw_slot[0], b->max_bw_slot[1]);
+}
+
 /* ---- control parameters (§5.6) ------------------------------------------ */
 
 /* §5.6.2 SetPacingRateWithGain */
@@ -844,6 +896,7 @@ static void bbr_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs)
         enter_probe_bw(b, rs->now);
     update_probe_bw_cycle_phase(cc, rs);
     update_min_rtt(b, rs);
+    if (b->lt.on) lt_queue_response(cc, rs);
     check_probe_rtt(cc, rs);
     if (b->loss_round_start) { /* §5.5.10.3 AdvanceLatestDeliverySignals */
         b->bw_latest = rs->delivery_rate_bytes_per_s;
@@ -1024,7 +1077,7 @@ static void bbr_on_spurious_loss(qk_cc *cc, qk_time now)
         b->full_bw_reached = false;
         if (b->mode != QK_BBR_PROBE_RTT) enter_startup(b);
     } else if (b->undo_mode == QK_BBR_PROBE_BW_UP && b->mode != QK_BBR_PROBE_BW_UP) {
-        if (b->mode != QK_BBR_PROBE_RTT) start_probe_bw_refill(b);
+        if (b->mode != QK_BBR_PROBE_RTT) start_probe_bw_refill(cc);
     }
     b->undo_mode = QK_BBR_NONE;
     (void)now;

@@ -61,11 +61,20 @@ typedef struct qk_bbr_lt {
     bool round_quiet;          /* every ACK of it came in CRUISE or a growing Startup */
     bool round_congested;      /* a loss of it was classified congestion */
     bool round_ce;             /* a CE mark arrived in it */
+    bool round_queue;          /* the queue signal was up at one of its ACKs */
+    bool probe_queue_free;     /* no queue when this probe's REFILL began */
     qk_time rtt_recent_ns;     /* EWMA (1/4) of RTT samples: the queue now */
     /* background loss: decayed sums over quiet rounds */
     double bg_lost_pkts, bg_total_pkts; /* p_bg = lost / total */
     double bg_var;                      /* per-packet variance of the loss count */
     uint32_t bg_rounds;                 /* quiet rounds seen (saturates) */
+    /* standing queue: RTT samples over windows of one min_rtt */
+    qk_time win_start;      /* the window began (0: none yet) */
+    qk_time win_min_rtt_ns; /* its least RTT sample */
+    uint64_t win_dlv_start; /* C.delivered when it began */
+    uint32_t win_samples;   /* RTT samples in it */
+    bool queue_cut;         /* the standing-queue response ran this ProbeBW cycle */
+    qk_time queue_cut_time; /* when it last ran (0: never) */
     /* counters (benchmarks, tests) */
     uint64_t congestion_verdicts; /* loss samples or rounds classified congestion */
     uint64_t random_verdicts;     /* ... above the draft's threshold, classified not */

@@ -130,6 +130,7 @@ void qk_bbr_lt_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs)
         lt->rtt_recent_ns =
             lt->rtt_recent_ns ? (3 * lt->rtt_recent_ns + rs->rtt_ns) / 4 : rs->rtt_ns;
     bool round_end = rs->prior_delivered_bytes >= b->next_round_delivered;
+    if (qk_bbr_lt_queue_up(cc)) lt->round_queue = true;
     if (!round_end) {
         if (!quiet_mode(b)) lt->round_quiet = false;
         return;
@@ -137,8 +138,7 @@ void qk_bbr_lt_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs)
     double mds = (double)cc->max_datagram_bytes;
     double dlv = (double)(rs->total_delivered_bytes - lt->round_dlv_start) / mds;
     double lost = (double)lt->round_lost_bytes / mds;
-    qk_time qd = queue_delay(b, b->rtt_round_min_ns == QK_TIME_INFINITE ? 0 : b->rtt_round_min_ns);
-    if (lt->round_quiet && !lt->round_congested && !lt->round_ce && qd < queue_threshold(b) &&
+    if (lt->round_quiet && !lt->round_congested && !lt->round_ce && !lt->round_queue &&
         dlv + lost >= LT_BG_MIN_PKTS)
         learn_background(cc, lost, dlv + lost);
     lt->round_lost_bytes = 0;
@@ -146,6 +146,37 @@ void qk_bbr_lt_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs)
     lt->round_quiet = quiet_mode(b);
     lt->round_congested = false;
     lt->round_ce = false;
+    lt->round_queue = false;
+}
+
+/* Standing queue: over a window of at least one min_rtt (and 4 samples)
+ * not one RTT sample came within one min_rtt of min_rtt, i.e. the
+ * bottleneck held more than a base RTT of queue the whole window. Returns
+ * the rate at which the window's ACKs delivered data (the saturated
+ * bottleneck's rate for this flow; RS.delivery_rate samples would reach
+ * back an RTT, to before the queue stood) when that happened, else 0. */
+uint64_t qk_bbr_lt_standing_queue(qk_cc *cc, const qk_rate_sample *rs)
+{
+    struct qk_cc_bbr_state *b = &cc->u.bbr;
+    qk_bbr_lt *lt = &b->lt;
+    if (b->min_rtt_ns == QK_TIME_INFINITE) return 0;
+    if (!lt->win_start) {
+        lt->win_start = rs->now;
+        lt->win_dlv_start = rs->total_delivered_bytes;
+        lt->win_min_rtt_ns = QK_TIME_INFINITE;
+        lt->win_samples = 0;
+        return 0;
+    }
+    if (rs->has_rtt) {
+        if (rs->rtt_ns < lt->win_min_rtt_ns) lt->win_min_rtt_ns = rs->rtt_ns;
+        lt->win_samples++;
+    }
+    qk_time dt = rs->now - lt->win_start;
+    if (dt < b->min_rtt_ns || lt->win_samples < 4) return 0;
+    bool standing = lt->win_min_rtt_ns > 2 * b->min_rtt_ns;
+    uint64_t dlv = rs->total_delivered_bytes - lt->win_dlv_start;
+    lt->win_start = 0;
+    return standing ? (uint64_t)((double)dlv * 1e9 / (double)dt) : 0;
 }
 
 uint64_t qk_bbr_lt_pacing_rate(const qk_cc *cc, uint64_t rate_bytes_per_s)

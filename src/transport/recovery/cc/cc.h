@@ -316,6 +316,9 @@ void qk_bbr_lt_on_lost(qk_cc *cc, uint64_t bytes);
 void qk_bbr_lt_on_ce(qk_cc *cc);
 /** Per rate sample, before the model update: RTT, rounds, background. */
 void qk_bbr_lt_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs);
+/** At the end of a window of one min_rtt whose every RTT sample was more
+ * than a base RTT above min_rtt: the window's best delivery rate; else 0. */
+uint64_t qk_bbr_lt_standing_queue(qk_cc *cc, const qk_rate_sample *rs);
 /** The pacing rate with the background loss compensated (bbr-lt) and
  * max_rate_bytes_per_s applied (both modes). */
 uint64_t qk_bbr_lt_pacing_rate(const qk_cc *cc, uint64_t rate_bytes_per_s);
