@@ -38,6 +38,7 @@ typedef struct lt_result {
     double retx;     /* flow 1: packets declared lost / sent, over the whole run */
     double settle_s; /* from drop_at_ns until the queue is under one base RTT (-1) */
     bool ok;         /* no byte differed; flow 1 completed with equal hashes */
+    bool intact;     /* no byte differed (a starved flow may still be draining) */
 } lt_result;
 
 static int lt_cmp_double(const void *a, const void *b)
