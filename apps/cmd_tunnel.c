@@ -51,7 +51,8 @@ typedef struct tun_opts {
     perf_admission admission; /* server: --retry, --max-handshakes, --handshake-timeout;
                                  client: --handshake-timeout */
     qk_cc_kind cc;
-    bool cc_set; /* --cc given; else BBR over UDP, CUBIC over DNS */
+    bool cc_set;            /* --cc given; else bbr-lt */
+    uint64_t bandwidth_bps; /* --bandwidth (0: none) */
     qk_time keep_alive_ns, idle_timeout_ns;
     qk_time reconnect_max_ns, hold_ns; /* client: backoff cap (0 = no redial); backlog wait */
     uint64_t max_flows;
@@ -161,8 +162,19 @@ static void usage(FILE *f)
             "                         server's --listen and client's --connect are TCP);\n"
             "                         dns: QUIC in DNS queries (options below)\n"
             "  --fixed-window         tcp: keep yamux windows at 256 KiB (no auto-tuning)\n"
-            "  --cc NAME              congestion controller: reno, cubic, dctcp, bbr, prague\n"
-            "                         (default bbr; cubic with --carrier dns)\n"
+            "  --cc NAME              congestion controller (udp and dns carriers):\n"
+            "                         bbr-lt (default) BBRv3 whose loss lowers the rate only\n"
+            "                           when the path's signals say congestion (RTT above\n"
+            "                           min RTT, ECN CE, loss rising with inflight): fills\n"
+            "                           a randomly lossy link, yields at a full buffer\n"
+            "                         bbr     BBRv3 as drafted (draft-ietf-ccwg-bbr): a probe\n"
+            "                           losing over 2 %% lowers its window: ratchets down\n"
+            "                         cubic   RFC 9438; reno RFC 9002's NewReno; dctcp and\n"
+            "                           prague: for ECN-marking (L4S) bottlenecks\n"
+            "  --bandwidth RATE       bbr-lt/bbr: never pace above RATE (bits/s: 50mbit,\n"
+            "                         1gbit, 800k); bbr-lt starts there, without a search,\n"
+            "                         and still slows down on loss it reads as congestion.\n"
+            "                         Each end bounds what it sends: give it to both ends\n"
             "  --keep-alive TIME      PING after TIME without traffic (client default 10s,\n"
             "                         server default off; 0 = off), below --idle-timeout\n"
             "  --idle-timeout TIME    close after TIME without traffic (default 30s)\n"
@@ -358,6 +370,11 @@ static int parse_value(tun_opts *o, const char *a, const char *v)
         if (perf_parse_cc(v, &o->cc))
             return bad("--cc wants one of %s, not '%s'", qk_cc_kind_names(), v);
         o->cc_set = true;
+    } else if (!strcmp(a, "--bandwidth")) {
+        if (qk_sim_parse_rate(v, &o->bandwidth_bps) || o->bandwidth_bps < 100000)
+            return bad("--bandwidth wants a rate of at least 100kbit with its unit, like 50mbit "
+                       "or 1gbit (bits per second), not '%s'",
+                       v);
     } else if (!strcmp(a, "--keep-alive")) {
         if (parse_time_opt(a, v, &o->keep_alive_ns)) return 2;
     } else if (!strcmp(a, "--reconnect-max") && !o->server) {
@@ -410,10 +427,17 @@ static int check_opts(tun_opts *o)
     if (o->server && !o->socks5 && qk_addr_parse(o->tcp_str, &o->tcp))
         return bad("cannot parse address '%s' (want HOST:PORT or [V6]:PORT)", o->tcp_str);
     /* Tunnels live on lossy paths (Wi-Fi, cellular, long hauls) where CUBIC
-     * reads random loss as congestion: BBR by default over UDP (docs/cc.md,
-     * bench/tunnel.sh). The DNS carrier's queue of polls stays with CUBIC
-     * (bench/dns.sh: BBR was slower there and stalled once). */
-    if (!o->cc_set) o->cc = o->carrier == TUN_CARRIER_DNS ? QK_CONFIG_CC_CUBIC : QK_CONFIG_CC_BBR;
+     * and the drafted BBR read random loss as congestion: bbr-lt by default
+     * on every carrier that runs QUIC (docs/cc.md "Loss that is not
+     * congestion", bench/cc.sh part 7). */
+    if (!o->cc_set) o->cc = QK_CONFIG_CC_BBR_LT;
+    if (o->bandwidth_bps && o->cc != QK_CONFIG_CC_BBR_LT && o->cc != QK_CONFIG_CC_BBR)
+        return bad("--bandwidth bounds a rate-paced controller: use it with --cc bbr-lt (the "
+                   "default) or bbr, not %s",
+                   qk_cc_kind_name(o->cc));
+    if (o->bandwidth_bps && o->carrier == TUN_CARRIER_TCP)
+        return bad("%s", "--bandwidth needs a QUIC carrier (udp or dns): with --carrier tcp the "
+                         "kernel's TCP paces");
     return 0;
 }
 
@@ -863,6 +887,7 @@ static void config(qk_config *cfg, const tun_opts *o)
     cfg->alpn_count = 1;
     cfg->rng = perf_rng;
     cfg->cc = o->cc;
+    cfg->cc_max_rate_bps = o->bandwidth_bps;
     qk_io_log_files(cfg, o->qlog_dir, NULL); /* $SSLKEYLOGFILE unreadable: no key log */
     /* Unacknowledged bytes per flow: in flight plus what waits behind a loss
      * until its retransmission is acknowledged (about two pipes at 1 % loss on

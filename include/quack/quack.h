@@ -31,7 +31,11 @@ typedef enum qk_cc_kind {
     QK_CONFIG_CC_CUBIC = 1,   /**< CUBIC (RFC 9438) */
     QK_CONFIG_CC_DCTCP = 2,   /**< DCTCP (RFC 8257; needs ECN marking at the bottleneck) */
     QK_CONFIG_CC_BBR = 3,     /**< BBRv3 (draft-ietf-ccwg-bbr) */
-    QK_CONFIG_CC_PRAGUE = 4   /**< L4S Prague-style (ECT(1)) */
+    QK_CONFIG_CC_PRAGUE = 4,  /**< L4S Prague-style (ECT(1)) */
+    /** BBRv3 that lets only congestion-classified loss (queueing delay,
+     * ECN CE, loss rising with inflight) lower its model: fills randomly
+     * lossy paths (docs/cc.md "Loss that is not congestion") */
+    QK_CONFIG_CC_BBR_LT = 5
 } qk_cc_kind;
 
 /**
@@ -539,6 +543,13 @@ typedef struct qk_config {
      * bounds amplification itself). PMTUD is off below 1200.
      * @default{0} */
     size_t min_datagram_bytes;
+    /** The BBR controllers (cc bbr, bbr-lt) never pace above this many bits
+     * per second of UDP payload; bbr-lt starts at it in ProbeBW instead of
+     * searching in Startup, and still lowers it on loss it classifies as
+     * congestion (docs/cc.md "Loss that is not congestion"). 0 = no bound;
+     * the other controllers ignore it.
+     * @default{0} */
+    uint64_t cc_max_rate_bps;
 } qk_config;
 
 /** Fill cfg with the defaults: every field as its `Default:` line says

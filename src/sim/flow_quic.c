@@ -917,7 +917,7 @@ bool qk_simq_cc_probe_get(qk_simq *q, bool server, qk_simq_cc_probe *out)
                               .cwnd_bytes = c->cc.cwnd_bytes,
                               .ssthresh_bytes = c->cc.ssthresh_bytes,
                               .max_datagram_bytes = c->cc.max_datagram_bytes};
-    if (c->cc.ops == &qk_cc_bbr_ops) {
+    if (qk_cc_is_bbr(&c->cc)) {
         const struct qk_cc_bbr_state *b = &c->cc.u.bbr;
         out->bbr = true;
         out->bbr_mode = b->mode;

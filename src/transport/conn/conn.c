@@ -251,6 +251,7 @@ static int init_feedback(qk_conn *c, qk_time now)
     int rc;
     qk_rtt_init(&c->rtt, QK_RTT_INITIAL_NS);
     if ((rc = qk_cc_init(&c->cc, (qk_cc_algo)cfg->cc, c->max_udp_bytes, now))) return rc;
+    if (cfg->cc_max_rate_bps) qk_cc_set_max_rate(&c->cc, cfg->cc_max_rate_bps / 8, now);
     qk_recovery_config rcfg = {.is_server = c->is_server};
     qk_recovery_sink sink = {.ctx = c, .on_acked = sink_on_acked, .on_lost = sink_on_lost};
     if ((rc = qk_recovery_init(&c->rec, &rcfg, &c->rtt, &c->cc, &sink))) return rc;
