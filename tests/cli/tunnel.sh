@@ -56,7 +56,7 @@ start_pair() {
     if [ $# -gt 0 ]; then
         local tcpflag=
         [ "$carrier" = tcp ] && tcpflag=--tcp
-        "$q" netem $tcpflag --listen "127.0.0.1:$relay_port" --to "$saddr" "$@" --duration 120s \
+        "$q" netem $tcpflag --listen "127.0.0.1:$relay_port" --to "$saddr" "$@" --duration 900s \
             >"$tmp/netem.out" 2>&1 &
         npid=$!
         pids+=($npid)

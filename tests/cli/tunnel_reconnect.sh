@@ -132,7 +132,7 @@ check "client exits 0 on SIGTERM" "[ $? -eq 0 ]"
 # Address change: the client sits behind a `quack netem` relay that is
 # restarted mid-transfer; the server sees a new source address.
 "$q" netem --listen "127.0.0.1:$relay_port" --to "127.0.0.1:$udp_port" --delay 5ms \
-    --rate 50mbit --duration 60s >"$tmp/n1.log" 2>&1 &
+    --rate 50mbit --duration 900s >"$tmp/n1.log" 2>&1 &
 npid=$!
 pids+=($npid)
 wait_udp "$relay_port" || no "the relay did not come up"
@@ -150,7 +150,7 @@ if wait_line "$tmp/m.out" '^tunnel: listening on'; then
     kill -KILL "$npid"
     wait "$npid" 2>/dev/null
     "$q" netem --listen "127.0.0.1:$relay_port" --to "127.0.0.1:$udp_port" --delay 5ms \
-        --rate 50mbit --duration 60s >"$tmp/n2.log" 2>&1 &
+        --rate 50mbit --duration 900s >"$tmp/n2.log" 2>&1 &
     npid=$!
     pids+=($npid)
     wait "$rpid"

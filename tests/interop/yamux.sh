@@ -73,7 +73,7 @@ pids+=($!)
 if daddr=$(wait_addr "$tmp/d.s"); then
     pick_ports rport
     "$q" netem --tcp --listen "127.0.0.1:$rport" --to "$daddr" --delay 20ms \
-        --rate 200mbit --duration 60s >/dev/null 2>&1 &
+        --rate 200mbit --duration 900s >/dev/null 2>&1 &
     pids+=($!)
     wait_tcp "$rport" || no "the TCP delay line did not listen"
     out=$(timeout 60 "$peer" client "127.0.0.1:$rport" 8 2000000 2>/dev/null | tail -1)
