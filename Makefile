@@ -7,7 +7,9 @@ BUILD_MATRIX  ?= build/matrix
 PREFIX        ?= /usr/local
 # What build-check compiles per compiler (empty = every target, tests too).
 CHECK_TARGETS ?= quack quack_shared quack_cli quack_man
-FUZZ_SECONDS  ?= 30
+# make test runs each fuzz target this long (a smoke run over the seed corpus
+# and a little more); `make fuzz FUZZ_SECONDS=600` is the long run.
+FUZZ_SECONDS  ?= 10
 JOBS          ?= $(shell nproc)
 
 all: release

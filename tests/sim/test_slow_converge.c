@@ -2,7 +2,8 @@
  * flows on the congestion-control test path (100 Mbit/s, 50 ms RTT, 1-BDP
  * drop-tail queue, 1 ms of jitter on each link), the second starting
  * together with the first or 0.5, 1 or 2 s late, must converge: goodput
- * within 20% of each other over 100-300 s. CUBIC and NewReno.
+ * within 20% of each other over 100-300 s. CUBIC here, NewReno in
+ * test_slow_converge_newreno.c (converge.h).
  *
  * Why jitter: without it the simulation is exactly periodic, and two flows
  * that start in the same nanosecond phase-lock at the drop-tail queue
@@ -11,31 +12,7 @@
  * between 17.6% and 22% apart (over 100-300 and 100-600 s) with unrelated
  * changes to the ACK policy; the matrix in docs/perf.md ("Two-flow
  * convergence") runs both, 25 CUBIC and 9 NewReno runs. */
-#include "two_flows.h"
-
-/* Each offset puts the second flow's start at a different point of the
- * first one's slow start (0: the same; 0.5 s: its overshoot; 1 s: its exit; 2 s: its
- * first congestion-avoidance epoch). With the pacing gain of 1.25 in
- * congestion avoidance the +1 s CUBIC pair stayed 31% apart over 100-300 s
- * without jitter, and with this test's jitter and seed the +2 s pair is 24%
- * apart (bench_fairness --pacing-gain 125 --jitter-ms 1 --seeds 1):
- * the window-limited sender sent its growth packets back to back with the
- * ones its ACKs released, and at a full drop-tail queue those were the
- * packets that found it full, so the flow growing fastest, under CUBIC the
- * smaller one (shorter K, convex first), took the drops (alone 8 times vs
- * 7 for the larger one, 1.6x the per-packet loss rate). Paced at N = 1
- * while the window is the limit (pacer.h), drops follow each flow's share.
- * The matrix over offsets and seeds: docs/perf.md "Two-flow convergence". */
-static void converge(qk_cc_kind cc)
-{
-    static const qk_time offsets_ms[] = {0, 500, 1000, 2000};
-    for (size_t i = 0; i < sizeof offsets_ms / sizeof offsets_ms[0]; i++) {
-        two_result r = two_flows_run(cc, offsets_ms[i] * QK_NS_PER_MS, 100 * QK_NS_PER_S,
-                                     300 * QK_NS_PER_S, 1 * QK_NS_PER_MS, 1);
-        assert_true(r.util >= 0.95);
-        assert_true(r.diff <= 0.20);
-    }
-}
+#include "converge.h"
 
 static void test_cubic_converge(void **s)
 {
@@ -43,17 +20,10 @@ static void test_cubic_converge(void **s)
     converge(QK_CONFIG_CC_CUBIC);
 }
 
-static void test_newreno_converge(void **s)
-{
-    (void)s;
-    converge(QK_CONFIG_CC_NEWRENO);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cubic_converge),
-        cmocka_unit_test(test_newreno_converge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
