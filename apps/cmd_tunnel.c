@@ -110,6 +110,7 @@ typedef struct tun {
 #define TUN_BACKOFF_MIN_NS (200 * QK_NS_PER_MS)
 
 static void usage_more(FILE *f);
+static void usage_options(FILE *f);
 
 static void usage(FILE *f)
 {
@@ -155,7 +156,15 @@ static void usage(FILE *f)
             "  --handshake-timeout T  give up on a connection attempt after T (default 10s)\n"
             "  --listen ADDR:PORT     TCP address to accept connections on (port 0 picks\n"
             "                         one; printed as \"tunnel: listening on ...\");\n"
-            "                         :PORT = every address ([::] and 0.0.0.0)\n"
+            "                         :PORT = every address ([::] and 0.0.0.0)\n");
+    usage_options(f);
+    usage_more(f);
+}
+
+/* --help, continued: the options both sides take. */
+static void usage_options(FILE *f)
+{
+    fprintf(f,
             "options:\n"
             "  --carrier udp|tcp|dns  udp: QUIC over UDP (default); tcp: yamux streams over\n"
             "                         TLS 1.3 over TCP (same --cert/--key/--pin scheme; the\n"
@@ -200,7 +209,6 @@ static void usage(FILE *f)
             "  --udp-idle TIME        forget a UDP session idle this long (default 60s)\n"
             "  --udp-urgency N        DATAGRAM urgency 0 (first) .. 7 (default 3)\n",
             QK_TUNNEL_DEFAULT_MAX_FLOWS);
-    usage_more(f);
 }
 
 /* --help, continued: access control, config files, signals, exit status, DNS. */
