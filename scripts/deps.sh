@@ -24,6 +24,8 @@ PKGS=(
   curl dnsutils kcptun
   # a real browser over HTTP/3 (tests/interop/chromium.sh): headless Chromium
   chromium
+  # load beside the suite when proving it green on a busy machine (README's test row)
+  stress-ng
 )
 
 missing=()
