@@ -1,4 +1,4 @@
-/* covers: src/transport/path/conn_path.c src/transport/path/path.c */
+/* covers: src/transport/conn/conn_path.c src/transport/path/path.c */
 /* Paths through the simulator (RFC 9000 §8.2, §9): a download survives the
  * client's NAT rebinding mid-transfer (the server validates the new address
  * and never sends it more than 3x what it received from it before that), and

@@ -1,4 +1,4 @@
-/* covers: src/transport/path/prefaddr.c src/transport/path/conn_path.c */
+/* covers: src/transport/conn/prefaddr.c src/transport/conn/conn_path.c */
 /* preferred_address through the simulator (RFC 9000 §9.6): the server node
  * also listens at a second host b2 (its preferred address, on a path with a
  * longer delay) and advertises it. The client probes it once the handshake

@@ -1,4 +1,4 @@
-/* covers: src/transport/endpoint/cid.c src/transport/endpoint/retry.c
+/* covers: src/transport/conn/cid.c src/transport/conn/retry.c
  * src/transport/endpoint/stateless.c src/transport/path/path.c */
 /* Endpoint robustness through an in-memory client/server pair: Retry and
  * address tokens (RFC 9000 §8.1), NEW_TOKEN, Version Negotiation (§6),
