@@ -53,7 +53,7 @@ static void pw_send(void *ctx, qk_simq *q, bool server, const qk_datagram *d, qk
     if (ip_of(&d->peer) != w->new_ip || port_of(&d->peer) != w->new_port) return;
     w->srv_tx_new += d->len;
     qk_conn *s = qk_simq_server_conn(q);
-    if (s && !s->path.validated) {
+    if (s && !s->paths.cur.validated) {
         w->srv_tx_unval += d->len;
         if (w->srv_tx_unval > 3 * w->cli_tx_new) w->violated = true; /* RFC 9000 §9.3 */
     }

@@ -73,8 +73,8 @@ static void fill_local_tparams(qk_conn *c)
     tp->ack_delay_exponent = cfg->ack_delay_exponent;
     tp->max_ack_delay_ms = cfg->max_ack_delay_ns / QK_NS_PER_MS;
     tp->active_connection_id_limit = cfg->active_cid_limit;
-    tp->initial_scid.len = c->lcid[0].cid.len;
-    memcpy(tp->initial_scid.id, c->lcid[0].cid.b, c->lcid[0].cid.len);
+    tp->initial_scid.len = c->cids.lcid[0].cid.len;
+    memcpy(tp->initial_scid.id, c->cids.lcid[0].cid.b, c->cids.lcid[0].cid.len);
     if (cfg->min_ack_delay_ns) {
         /* ack-frequency-12 §3: we accept ACK_FREQUENCY / IMMEDIATE_ACK. */
         tp->present |= QK_TPB_MIN_ACK_DELAY;
@@ -91,14 +91,14 @@ static void fill_local_tparams(qk_conn *c)
     if (c->is_server) {
         /* RFC 9000 §7.3: the server echoes the client's first DCID. */
         tp->present |= QK_TPB_ORIGINAL_DCID | QK_TPB_STATELESS_RESET_TOKEN;
-        tp->original_dcid.len = c->odcid.len;
-        memcpy(tp->original_dcid.id, c->odcid.b, c->odcid.len);
-        memcpy(tp->stateless_reset_token, c->lcid[0].reset_token, QK_RESET_TOKEN_LEN);
-        if (c->retried) {
+        tp->original_dcid.len = c->cids.odcid.len;
+        memcpy(tp->original_dcid.id, c->cids.odcid.b, c->cids.odcid.len);
+        memcpy(tp->stateless_reset_token, c->cids.lcid[0].reset_token, QK_RESET_TOKEN_LEN);
+        if (c->restart.retried) {
             /* RFC 9000 §7.3: after a Retry, name the Retry's SCID. */
             tp->present |= QK_TPB_RETRY_SCID;
-            tp->retry_scid.len = c->retry_scid.len;
-            memcpy(tp->retry_scid.id, c->retry_scid.b, c->retry_scid.len);
+            tp->retry_scid.len = c->restart.retry_scid.len;
+            memcpy(tp->retry_scid.id, c->restart.retry_scid.b, c->restart.retry_scid.len);
         }
         qk_conn_prefaddr_advertise(c, tp); /* RFC 9000 §9.6 */
     }
@@ -162,7 +162,7 @@ static int restart_without_session(qk_conn *c, const char *server_name, qk_time 
 {
     qk_tls_del(c->tls);
     c->tls = NULL;
-    c->have_remembered = false;
+    c->zrtt.have_remembered = false;
     c->stats.session_fallbacks++;
     int rc = init_tls(c, server_name, NULL, 0);
     return rc ? rc : qk_conn_drive_tls(c, now);
@@ -215,33 +215,33 @@ qk_conn *qk_conn_new(const qk_conn_env *env, const qk_config *cfg, bool is_serve
 /* Connection IDs and address validation state of a new connection. */
 static void init_cids(qk_conn *c, const qk_cid *dcid, const qk_cid *scid, const qk_conn_opts *o)
 {
-    random_cid(c, &c->lcid[0].cid, c->cfg->cid_bytes);
-    qk_cid_encode_server_id(c->cfg, &c->lcid[0].cid);
-    c->lcid[0].active = true;
-    qk_conn_env_reset_token(c, &c->lcid[0].cid, c->lcid[0].reset_token);
-    c->lcid_next_seq = 1;
+    random_cid(c, &c->cids.lcid[0].cid, c->cfg->cid_bytes);
+    qk_cid_encode_server_id(c->cfg, &c->cids.lcid[0].cid);
+    c->cids.lcid[0].active = true;
+    qk_conn_env_reset_token(c, &c->cids.lcid[0].cid, c->cids.lcid[0].reset_token);
+    c->cids.lcid_next_seq = 1;
     if (c->is_server) {
-        c->initial_dcid = *dcid; /* the DCID of the client's Initial: keys, demux */
+        c->cids.initial_dcid = *dcid; /* the DCID of the client's Initial: keys, demux */
         /* RFC 9000 §7.3: after a Retry, the original DCID comes from the token. */
-        c->odcid = o && o->orig_dcid ? *o->orig_dcid : *dcid;
+        c->cids.odcid = o && o->orig_dcid ? *o->orig_dcid : *dcid;
         if (o && o->retry_scid) {
-            c->retry_scid = *o->retry_scid;
-            c->retried = true;
+            c->restart.retry_scid = *o->retry_scid;
+            c->restart.retried = true;
         }
-        c->rcid[0].cid = *scid; /* the client's SCID becomes our DCID */
-        c->peer_scid = *scid;
+        c->cids.rcid[0].cid = *scid; /* the client's SCID becomes our DCID */
+        c->cids.peer_scid = *scid;
         c->address_validated = o && o->validated; /* RFC 9000 §8.1 */
     } else {
-        random_cid(c, &c->odcid, 8); /* RFC 9000 §7.2: at least 8 random bytes */
-        c->initial_dcid = c->odcid;
-        c->rcid[0].cid = c->odcid;
+        random_cid(c, &c->cids.odcid, 8); /* RFC 9000 §7.2: at least 8 random bytes */
+        c->cids.initial_dcid = c->cids.odcid;
+        c->cids.rcid[0].cid = c->cids.odcid;
         c->address_validated = true;
-        if (o && o->token_len && o->token_len <= sizeof c->token) {
-            memcpy(c->token, o->token, o->token_len); /* RFC 9000 §8.1.3 */
-            c->token_len = o->token_len;
+        if (o && o->token_len && o->token_len <= sizeof c->restart.token) {
+            memcpy(c->restart.token, o->token, o->token_len); /* RFC 9000 §8.1.3 */
+            c->restart.token_len = o->token_len;
         }
     }
-    c->rcid[0].active = true;
+    c->cids.rcid[0].active = true;
 }
 
 /* RTT, congestion control, loss recovery, pacing and connection flow control. */
@@ -309,20 +309,20 @@ qk_conn *qk_conn_new_ex(const qk_conn_env *env, const qk_config *cfg, bool is_se
         /* RFC 9000 §6.2: offer another version first. An unknown one is only a
          * header (the server cannot read the packet); Initial keys stay those
          * of the configured version. */
-        c->offer_version = cfg->offer_version;
+        c->restart.offer_version = cfg->offer_version;
         if (qk_version_supported(cfg->offer_version)) c->version = cfg->offer_version;
     }
     if (local) c->local = *local;
     c->peer = *peer;
-    qk_path_init(&c->path, &c->local, &c->peer, true); /* §8.1 covers the first path */
-    c->dg_local = c->local;
-    c->dg_peer = c->peer;
+    qk_path_init(&c->paths.cur, &c->local, &c->peer, true); /* §8.1 covers the first path */
+    c->paths.dg_local = c->local;
+    c->paths.dg_peer = c->peer;
     /* RFC 9000 §14.3: with DPLPMTUD start at the 1200-byte base and search up. */
     qk_pmtud_init(&c->pmtud, cfg->pmtud, (uint32_t)cfg->max_udp_payload_bytes);
     c->max_udp_bytes = c->pmtud.enabled ? QK_PMTUD_BASE_BYTES : cfg->max_udp_payload_bytes;
     c->stats.pmtu_bytes = c->max_udp_bytes;
-    c->idle_deadline = c->close_deadline = QK_TIME_INFINITE;
-    c->handshake_deadline =
+    c->timers.idle_deadline = c->timers.close_deadline = QK_TIME_INFINITE;
+    c->timers.handshake_deadline =
         cfg->handshake_timeout_ns ? now + cfg->handshake_timeout_ns : QK_TIME_INFINITE;
     c->pacing_wait = 0;
     c->first_1rtt_pn = UINT64_MAX;
@@ -332,7 +332,7 @@ qk_conn *qk_conn_new_ex(const qk_conn_env *env, const qk_config *cfg, bool is_se
     init_cids(c, dcid, scid, opts);
 
     for (int s = 0; s < QK_PN_SPACE_COUNT; s++) init_space(c, (qk_pn_space)s);
-    if ((rc = qk_conn_install_initial_keys(c, &c->initial_dcid))) goto fail;
+    if ((rc = qk_conn_install_initial_keys(c, &c->cids.initial_dcid))) goto fail;
 
     if ((rc = init_feedback(c, now))) goto fail;
     if ((rc = init_streams(c))) goto fail;
@@ -344,10 +344,10 @@ qk_conn *qk_conn_new_ex(const qk_conn_env *env, const qk_config *cfg, bool is_se
         (rc = qk_session_parse(c, opts->session, opts->session_len, &sess, &sess_len)))
         goto fail;
     if ((rc = init_tls(c, server_name, sess, sess_len))) goto fail;
-    if ((rc = qk_conn_env_add_cid(c, &c->lcid[0].cid))) goto fail;
-    if (is_server && (rc = qk_conn_env_add_cid(c, &c->initial_dcid))) goto fail;
-    c->idle_timeout_ns = cfg->idle_timeout_ns;
-    c->keep_alive_ns = cfg->keep_alive_ns;
+    if ((rc = qk_conn_env_add_cid(c, &c->cids.lcid[0].cid))) goto fail;
+    if (is_server && (rc = qk_conn_env_add_cid(c, &c->cids.initial_dcid))) goto fail;
+    c->timers.idle_timeout_ns = cfg->idle_timeout_ns;
+    c->timers.keep_alive_ns = cfg->keep_alive_ns;
     qk_conn_touch_idle(c, now);
     qk_qlog_open(c, now); /* no-op without qk_config.qlog_open */
     qk_qlog_params(c, true, &c->local_tp, now);
@@ -366,12 +366,13 @@ void qk_conn_del(qk_conn *c)
 {
     if (!c) return;
     for (size_t i = 0; i < QK_CONN_MAX_LOCAL_CIDS; i++)
-        if (c->lcid[i].active) qk_conn_env_remove_cid(c, &c->lcid[i].cid);
+        if (c->cids.lcid[i].active) qk_conn_env_remove_cid(c, &c->cids.lcid[i].cid);
     qk_cid_linger_expire(c, QK_TIME_INFINITE);
     qk_conn_held_free(c);
     for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++)
-        if (c->rcid[i].has_token) qk_conn_env_remove_reset_token(c, c->rcid[i].reset_token);
-    if (c->is_server && !c->handshake_complete) qk_conn_env_remove_cid(c, &c->initial_dcid);
+        if (c->cids.rcid[i].has_token)
+            qk_conn_env_remove_reset_token(c, c->cids.rcid[i].reset_token);
+    if (c->is_server && !c->handshake_complete) qk_conn_env_remove_cid(c, &c->cids.initial_dcid);
     for (int s = 0; s < QK_PN_SPACE_COUNT; s++) {
         qk_ack_tracker_free(&c->sp[s].ack);
         qk_sendbuf_free(&c->sp[s].crypto_send);
@@ -380,7 +381,7 @@ void qk_conn_del(qk_conn *c)
         qk_pkt_keys_free(&c->sp[s].tx);
     }
     qk_ku_free(&c->ku);
-    qk_pkt_keys_free(&c->early);
+    qk_pkt_keys_free(&c->zrtt.early);
     qk_recovery_free(&c->rec);
     qk_conn_send_release(c);
     qk_streams_free(&c->streams);
@@ -403,23 +404,24 @@ static int apply_peer_tparams(qk_conn *c, qk_time now)
     int rc = qk_tparams_decode(p, len, !c->is_server, tp);
     if (rc < 0) return rc;
     /* RFC 9000 §7.3: authenticate the connection IDs. */
-    if (!(tp->present & QK_TPB_INITIAL_SCID) || tp->initial_scid.len != c->peer_scid.len ||
-        memcmp(tp->initial_scid.id, c->peer_scid.b, c->peer_scid.len))
+    if (!(tp->present & QK_TPB_INITIAL_SCID) || tp->initial_scid.len != c->cids.peer_scid.len ||
+        memcmp(tp->initial_scid.id, c->cids.peer_scid.b, c->cids.peer_scid.len))
         return QK_ERR_TRANSPORT_PARAMETER;
     if (!c->is_server) {
-        if (!(tp->present & QK_TPB_ORIGINAL_DCID) || tp->original_dcid.len != c->odcid.len ||
-            memcmp(tp->original_dcid.id, c->odcid.b, c->odcid.len))
+        if (!(tp->present & QK_TPB_ORIGINAL_DCID) || tp->original_dcid.len != c->cids.odcid.len ||
+            memcmp(tp->original_dcid.id, c->cids.odcid.b, c->cids.odcid.len))
             return QK_ERR_TRANSPORT_PARAMETER;
         /* RFC 9000 §7.3: retry_source_connection_id iff we processed a Retry. */
         bool has_rscid = (tp->present & QK_TPB_RETRY_SCID) != 0;
-        if (has_rscid != c->retried ||
-            (c->retried && (tp->retry_scid.len != c->retry_scid.len ||
-                            memcmp(tp->retry_scid.id, c->retry_scid.b, c->retry_scid.len))))
+        if (has_rscid != c->restart.retried ||
+            (c->restart.retried &&
+             (tp->retry_scid.len != c->restart.retry_scid.len ||
+              memcmp(tp->retry_scid.id, c->restart.retry_scid.b, c->restart.retry_scid.len))))
             return QK_ERR_TRANSPORT_PARAMETER;
         if (tp->present & QK_TPB_STATELESS_RESET_TOKEN) {
-            memcpy(c->rcid[0].reset_token, tp->stateless_reset_token, QK_RESET_TOKEN_LEN);
-            c->rcid[0].has_token = true;
-            qk_conn_env_add_reset_token(c, c->rcid[0].reset_token);
+            memcpy(c->cids.rcid[0].reset_token, tp->stateless_reset_token, QK_RESET_TOKEN_LEN);
+            c->cids.rcid[0].has_token = true;
+            qk_conn_env_add_reset_token(c, c->cids.rcid[0].reset_token);
         }
         if ((rc = qk_conn_prefaddr_on_tparams(c))) return rc; /* RFC 9000 §9.6 */
     }
@@ -435,8 +437,8 @@ static int apply_peer_tparams(qk_conn *c, qk_time now)
                         tp->min_ack_delay_us * QK_NS_PER_US);
     /* RFC 9000 §10.1: the effective idle timeout is the minimum of both. */
     qk_time peer_idle = tp->max_idle_timeout_ms * QK_NS_PER_MS;
-    if (peer_idle && (!c->idle_timeout_ns || peer_idle < c->idle_timeout_ns))
-        c->idle_timeout_ns = peer_idle;
+    if (peer_idle && (!c->timers.idle_timeout_ns || peer_idle < c->timers.idle_timeout_ns))
+        c->timers.idle_timeout_ns = peer_idle;
     if (tp->max_udp_payload_size < c->max_udp_bytes) c->max_udp_bytes = tp->max_udp_payload_size;
     qk_pmtud_set_max(
         &c->pmtud,
@@ -450,18 +452,18 @@ static int apply_peer_tparams(qk_conn *c, qk_time now)
 static void on_handshake_complete(qk_conn *c, qk_time now)
 {
     c->handshake_complete = true;
-    c->handshake_deadline = QK_TIME_INFINITE; /* qk_config.handshake_timeout_ns met */
+    c->timers.handshake_deadline = QK_TIME_INFINITE; /* qk_config.handshake_timeout_ns met */
     c->state = QK_CONN_ESTABLISHED;
     /* The handshake timeout no longer applies (a stale deadline in the past
      * made qk_conn_next_timeout report "due" forever: drivers spun). */
-    c->handshake_deadline = QK_TIME_INFINITE;
+    c->timers.handshake_deadline = QK_TIME_INFINITE;
     if (c->is_server) {
         /* RFC 9001 §4.1.2: the server's handshake is confirmed at completion. */
         c->handshake_confirmed = true;
         c->pend |= QK_PEND_HANDSHAKE_DONE;
         qk_recovery_set_handshake_confirmed(&c->rec, now);
         qk_conn_discard_space(c, QK_PN_SPACE_HANDSHAKE, now);
-        qk_conn_env_remove_cid(c, &c->initial_dcid);
+        qk_conn_env_remove_cid(c, &c->cids.initial_dcid);
         /* RFC 9000 §8.1.3: a token for the client's next connection. */
         if (c->cfg->new_token_lifetime_ns) c->pend |= QK_PEND_NEW_TOKEN;
     }
@@ -526,8 +528,8 @@ int qk_conn_drive_tls(qk_conn *c, qk_time now)
     }
     /* RFC 9001 §4.6.1: a server that accepted 0-RTT uses the client's
      * parameters from its ClientHello for the streams 0-RTT opens at once. */
-    if (c->is_server && c->has_early && !c->have_peer_tp && qk_tls_peer_tparams(c->tls, NULL) &&
-        (rc = apply_peer_tparams(c, now)))
+    if (c->is_server && c->zrtt.has_early && !c->have_peer_tp &&
+        qk_tls_peer_tparams(c->tls, NULL) && (rc = apply_peer_tparams(c, now)))
         return rc;
     if (hs == 0 && !c->handshake_complete) {
         if (!c->have_peer_tp && (rc = apply_peer_tparams(c, now))) return rc;
@@ -636,11 +638,11 @@ qk_time qk_conn_pto_ns(const qk_conn *c)
 
 void qk_conn_touch_idle(qk_conn *c, qk_time now)
 {
-    c->last_rx_ns = now;
-    if (!c->idle_timeout_ns) return;
+    c->timers.last_rx_ns = now;
+    if (!c->timers.idle_timeout_ns) return;
     /* RFC 9000 §10.1: at least 3 PTOs. */
-    qk_time t = c->idle_timeout_ns, pto3 = 3 * qk_conn_pto_ns(c);
-    c->idle_deadline = now + (t > pto3 ? t : pto3);
+    qk_time t = c->timers.idle_timeout_ns, pto3 = 3 * qk_conn_pto_ns(c);
+    c->timers.idle_deadline = now + (t > pto3 ? t : pto3);
 }
 
 void qk_conn_enter_closed(qk_conn *c, qk_time now)
@@ -649,12 +651,12 @@ void qk_conn_enter_closed(qk_conn *c, qk_time now)
     c->state = QK_CONN_CLOSED;
     qk_event ev = {.type = QK_EV_CLOSED,
                    .conn = c,
-                   .error_code = c->close_code,
-                   .frame_type = c->close_frame_type,
-                   .app_error = c->close_app,
-                   .remote = c->close_remote,
-                   .reason_err = c->close_err};
-    snprintf(ev.reason, sizeof ev.reason, "%s", c->close_reason);
+                   .error_code = c->close.code,
+                   .frame_type = c->close.frame_type,
+                   .app_error = c->close.app,
+                   .remote = c->close.remote,
+                   .reason_err = c->close.err};
+    snprintf(ev.reason, sizeof ev.reason, "%s", c->close.reason);
     qk_conn_push_event(c, &ev);
     qk_qlog_closed(c, now);
 }
@@ -663,23 +665,23 @@ static void enter_closing(qk_conn *c, qk_time now)
 {
     if (c->state >= QK_CONN_CLOSING) return;
     c->state = QK_CONN_CLOSING;
-    c->close_send = true;
-    c->close_deadline = now + 3 * qk_conn_pto_ns(c); /* RFC 9000 §10.2 */
+    c->close.send = true;
+    c->timers.close_deadline = now + 3 * qk_conn_pto_ns(c); /* RFC 9000 §10.2 */
 }
 
 void qk_conn_error(qk_conn *c, int err, uint64_t frame_type, const char *reason, qk_time now)
 {
     if (c->state >= QK_CONN_CLOSING) return;
-    c->close_err = err;
-    c->close_code = qk_err_transport_code(err);
-    c->close_frame_type = frame_type;
-    c->close_app = false;
-    c->close_remote = false;
+    c->close.err = err;
+    c->close.code = qk_err_transport_code(err);
+    c->close.frame_type = frame_type;
+    c->close.app = false;
+    c->close.remote = false;
     /* A TLS failure: the TLS layer's text says what went wrong. */
     if (!reason && err <= QK_ERR_CRYPTO_BASE && err >= -0x11ff && c->tls &&
         strcmp(qk_tls_last_error(c->tls), "no error"))
         reason = qk_tls_last_error(c->tls);
-    snprintf(c->close_reason, sizeof c->close_reason, "%s", reason ? reason : qk_strerror(err));
+    snprintf(c->close.reason, sizeof c->close.reason, "%s", reason ? reason : qk_strerror(err));
     enter_closing(c, now);
 }
 
@@ -687,12 +689,13 @@ void qk_conn_error(qk_conn *c, int err, uint64_t frame_type, const char *reason,
  * already queued, so an unsendable PING cannot spin the timer). */
 static qk_time keep_alive_deadline(const qk_conn *c)
 {
-    if (!c->keep_alive_ns || !c->handshake_complete || c->state != QK_CONN_ESTABLISHED ||
+    if (!c->timers.keep_alive_ns || !c->handshake_complete || c->state != QK_CONN_ESTABLISHED ||
         (c->pend & QK_PEND_PING))
         return QK_TIME_INFINITE;
-    qk_time last =
-        c->last_rx_ns > c->last_ack_eliciting_sent ? c->last_rx_ns : c->last_ack_eliciting_sent;
-    return last + c->keep_alive_ns;
+    qk_time last = c->timers.last_rx_ns > c->timers.last_ack_eliciting_sent
+                       ? c->timers.last_rx_ns
+                       : c->timers.last_ack_eliciting_sent;
+    return last + c->timers.keep_alive_ns;
 }
 
 /* Lost-feedback timing inputs of the current path. */
@@ -740,8 +743,8 @@ static bool feedback_on_timeout(qk_conn *c, qk_time now)
     c->stats.path_failed = 1;
     qk_conn_push_event(c, &(qk_event){.type = QK_EV_PATH_FAILED, .conn = c});
     /* Nothing reaches the peer: close silently, as the idle timeout would. */
-    c->close_err = QK_ERR_TIMEOUT;
-    snprintf(c->close_reason, sizeof c->close_reason, "path failed: no acknowledgement for %.0f ms",
+    c->close.err = QK_ERR_TIMEOUT;
+    snprintf(c->close.reason, sizeof c->close.reason, "path failed: no acknowledgement for %.0f ms",
              (double)(now - since) / 1e6);
     qk_conn_enter_closed(c, now);
     return true;
@@ -750,8 +753,10 @@ static bool feedback_on_timeout(qk_conn *c, qk_time now)
 qk_time qk_conn_next_timeout(const qk_conn *c)
 {
     if (c->state == QK_CONN_CLOSED) return 0; /* let the endpoint reap it */
-    if (c->state >= QK_CONN_CLOSING) return c->close_deadline;
-    qk_time t = c->idle_deadline < c->handshake_deadline ? c->idle_deadline : c->handshake_deadline;
+    if (c->state >= QK_CONN_CLOSING) return c->timers.close_deadline;
+    qk_time t = c->timers.idle_deadline < c->timers.handshake_deadline
+                    ? c->timers.idle_deadline
+                    : c->timers.handshake_deadline;
     qk_time r = qk_recovery_next_timeout(&c->rec);
     if (r < t) t = r;
     for (int s = 0; s < QK_PN_SPACE_COUNT; s++) {
@@ -776,19 +781,19 @@ void qk_conn_on_timeout(qk_conn *c, qk_time now)
     if (c->state == QK_CONN_CLOSED) return;
     qk_cid_linger_expire(c, now); /* retired CIDs past their 3 PTO (cid.c) */
     if (c->state >= QK_CONN_CLOSING) {
-        if (now >= c->close_deadline) qk_conn_enter_closed(c, now);
+        if (now >= c->timers.close_deadline) qk_conn_enter_closed(c, now);
         return;
     }
-    if (now >= c->idle_deadline) {
+    if (now >= c->timers.idle_deadline) {
         /* RFC 9000 §10.1: silently close. */
-        c->close_err = QK_ERR_CLOSED;
-        snprintf(c->close_reason, sizeof c->close_reason, "idle timeout");
+        c->close.err = QK_ERR_CLOSED;
+        snprintf(c->close.reason, sizeof c->close.reason, "idle timeout");
         qk_conn_enter_closed(c, now);
         return;
     }
-    if (!c->handshake_complete && now >= c->handshake_deadline) {
-        c->close_err = QK_ERR_TIMEOUT; /* unvalidated or silent peer: no CLOSE */
-        snprintf(c->close_reason, sizeof c->close_reason,
+    if (!c->handshake_complete && now >= c->timers.handshake_deadline) {
+        c->close.err = QK_ERR_TIMEOUT; /* unvalidated or silent peer: no CLOSE */
+        snprintf(c->close.reason, sizeof c->close.reason,
                  "handshake timeout: not complete after %.1f s (%s)",
                  (double)c->cfg->handshake_timeout_ns / 1e9,
                  c->stats.pkts_received ? "the peer answered, then went silent"
@@ -803,7 +808,7 @@ void qk_conn_on_timeout(qk_conn *c, qk_time now)
     qk_conn_path_on_timeout(c, now);
     if (qk_recovery_next_timeout(&c->rec) <= now) {
         qk_recovery_timeout to;
-        c->qlog_last = now; /* packet_lost records: the timer's time, not the last record's */
+        c->qlog.last = now; /* packet_lost records: the timer's time, not the last record's */
         int trc = qk_recovery_on_timeout(&c->rec, now, &to);
         qk_conn_apply_deferred(c, now);
         /* The reduction and the smaller bytes_in_flight, when they happen. */
@@ -832,7 +837,7 @@ void qk_conn_on_timeout(qk_conn *c, qk_time now)
 
 void qk_conn_schedule_stream(qk_conn *c, qk_stream *s)
 {
-    if (!c->have_peer_tp && !c->zrtt_params) return; /* 0-RTT: RFC 9000 §7.4.1 */
+    if (!c->have_peer_tp && !c->zrtt.on_remembered) return; /* 0-RTT: RFC 9000 §7.4.1 */
     if (s->send_state == QK_SEND_NONE || !qk_sendbuf_has_pending(&s->send)) return;
     if (!s->sched.queued) qk_sched_add(&c->sched, &s->sched, s->urgency, s->incremental);
 }
@@ -1085,13 +1090,13 @@ int qk_conn_close(qk_conn *c, uint64_t app_error, const char *reason)
 {
     qk_conn_env_wake(c); /* the endpoint visits it at its next send */
     if (c->state >= QK_CONN_CLOSING) return QK_ERR_CLOSED;
-    c->close_app = true;
-    c->close_code = app_error;
-    c->close_err = 0;
-    snprintf(c->close_reason, sizeof c->close_reason, "%s", reason ? reason : "");
+    c->close.app = true;
+    c->close.code = app_error;
+    c->close.err = 0;
+    snprintf(c->close.reason, sizeof c->close.reason, "%s", reason ? reason : "");
     c->state = QK_CONN_CLOSING;
-    c->close_send = true;
-    c->close_deadline = QK_TIME_INFINITE; /* set when the close packet goes out */
+    c->close.send = true;
+    c->timers.close_deadline = QK_TIME_INFINITE; /* set when the close packet goes out */
     return 0;
 }
 
@@ -1143,10 +1148,10 @@ void qk_conn_peer_addr(const qk_conn *c, qk_addr *out)
 bool qk_conn_on_unreachable(qk_conn *c, const char *reason, qk_time now)
 {
     if (c->is_server || c->handshake_complete || c->state >= QK_CONN_CLOSING) return false;
-    c->close_err = QK_ERR_CONNECTION_REFUSED;
-    c->close_code = 0;
-    c->close_remote = false;
-    snprintf(c->close_reason, sizeof c->close_reason, "%s", reason ? reason : "unreachable");
+    c->close.err = QK_ERR_CONNECTION_REFUSED;
+    c->close.code = 0;
+    c->close.remote = false;
+    snprintf(c->close.reason, sizeof c->close.reason, "%s", reason ? reason : "unreachable");
     qk_conn_enter_closed(c, now);
     return true;
 }
