@@ -554,7 +554,7 @@ static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr 
     cfg->initial_max_data_bytes = 16u << 20;
     cfg->initial_max_stream_data_bytes = 1u << 20;
     cfg->max_stream_send_buffer_bytes = 4u << 20;
-    /* Issue 24: buffer what the peer's credit allows (plus 64 KiB), at most
+    /* Buffer what the peer's credit allows (plus 64 KiB), at most
      * 16 MB per connection and the --send-budget over all of them. */
     cfg->send_credit_lookahead_bytes = 64u << 10;
     cfg->max_conn_send_buffer_bytes = 16u << 20;

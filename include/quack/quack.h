@@ -114,7 +114,8 @@ typedef struct qk_trace_packet {
 } qk_trace_packet;
 
 /**
- * One-way trace sink (DESIGN.md principle 4): called synchronously for every
+ * One-way trace sink (events are polled; sinks like this one are the only
+ * calls out of the stack): called synchronously for every
  * packet a connection sends (before protection) and receives (after
  * decryption, before its frames are processed). It must not call back into
  * the endpoint.
@@ -225,7 +226,7 @@ typedef struct qk_config {
     uint64_t max_stream_window_bytes;      /**< auto-tuning cap per stream */
     uint64_t max_conn_window_bytes;        /**< auto-tuning cap per connection */
     uint64_t recv_budget_bytes;            /**< endpoint-wide cap on window growth, 0 = none */
-    /* Send-side memory (issue 24, "pull, don't copy"): qk_stream_write and
+    /* Send-side memory ("pull, don't copy"): qk_stream_write and
      * qk_stream_write_ref accept no more than these allow; a short write is
      * answered later by QK_EV_STREAM_WRITABLE, and qk_stream_send_room says
      * how many bytes a stream takes now, so an application can produce

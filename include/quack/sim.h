@@ -430,7 +430,7 @@ int qk_sim_parse_prob(const char *s, double *out);
 int qk_sim_link_cfg_set(qk_sim_link_cfg *cfg, const char *key, const char *value, const char **fix);
 
 /**
- * The media flows of issue 20 (picoquic's mediatest shapes), shared by the
+ * The three media flows (picoquic's mediatest shapes), shared by the
  * simulator's `media` flow type and `quack media`: audio 32 B every 20 ms at
  * urgency 2, low-definition video 2,048 B at 30 fps with a 32,768 B I-frame
  * every 100th at urgency 4, high-definition video 6,144 B at 60 fps with a

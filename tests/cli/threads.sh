@@ -1,6 +1,6 @@
 #!/bin/bash
 # covers: src/io/workers.c bench/conns.c
-# `quack serve --threads 2` (issue 24, "every core"): two workers, each with
+# `quack serve --threads 2` ("every core"): two workers, each with
 # its own endpoint and SO_REUSEPORT socket; our CIDs carry the worker index
 # (QUIC-LB plaintext), and a datagram the kernel's 4-tuple hash hands to the
 # wrong worker is steered to the owner. Asserts:

@@ -276,7 +276,7 @@ static int init_feedback(qk_conn *c, qk_time now)
     return 0;
 }
 
-/* The CC bypass (issue 20: urgencies below the limit, through a bucket)
+/* The CC bypass (urgencies below the limit, through a bucket)
  * and the ACK-frequency sender policy. */
 static void init_bypass_ackfreq(qk_conn *c, qk_time now)
 {

@@ -63,13 +63,12 @@ typedef struct qk_conn_opts {
     size_t session_len;
 } qk_conn_opts;
 
-/* Connection-level "what to send" flags (DESIGN.md principle 3). */
+/* Connection-level "what to send" flags: the frames are rebuilt at send time
+ * with current values, never replayed. */
 enum {
     QK_PEND_MAX_DATA = 1u << 0,
     QK_PEND_HANDSHAKE_DONE = 1u << 1,
-    QK_PEND_PATH_RESPONSE = 1u << 2,
     QK_PEND_PING = 1u << 3,
-    QK_PEND_CLOSE = 1u << 4,
     QK_PEND_NEW_TOKEN = 1u << 5,
 };
 
@@ -201,14 +200,13 @@ struct qk_conn {
 
     qk_conn_closing close; /* how the connection ends (conn.c) */
 
-    /* ACK-frequency extension, receiver side. */
-    qk_ackfreq af; /* sender side: what we ask the peer */
-    bool ackfreq_seen;
-    uint64_t ackfreq_seq; /* largest ACK_FREQUENCY sequence number processed */
+    /* ACK-frequency extension (ack-frequency-12). */
+    qk_ackfreq af;        /* sender side: what we ask the peer */
+    bool ackfreq_seen;    /* receiver side: the peer sent ACK_FREQUENCY */
+    uint64_t ackfreq_seq; /* receiver side: largest ACK_FREQUENCY sequence number processed */
 
-    /* Pending control frames. */
+    /* Pending control frames (QK_PEND_*). */
     uint32_t pend;
-    uint8_t path_response[8];
 
     /* DATAGRAM (RFC 9221). */
     qk_dgram_out *dgq;

@@ -1,6 +1,6 @@
 /* Control frames, one row each: when the frame is owed, how it is written,
  * and what its acknowledgement or loss does (quinn's `Retransmits`,
- * msquic's send flags). DESIGN.md principle 3: a lost control frame is not
+ * msquic's send flags). Frames are rebuilt, not replayed: a lost control frame is not
  * replayed; its row marks it owed again and the writer rebuilds it with the
  * values current at send time.
  *
@@ -490,9 +490,10 @@ static void ack_acked(qk_conn *c, qk_pn_space space, const qk_sent_frame *f)
     qk_ack_on_ack_frame_acked(&c->sp[space].ack, f->extra); /* RFC 9000 §13.2.4 */
 }
 
-/* Kinds without a row (PING, PATH_RESPONSE, DATAGRAM, IMMEDIATE_ACK,
- * CONNECTION_CLOSE) are never retransmitted: RFC 9000 §13.3, RFC 9221 §5.2,
- * ack-frequency-12 §5. */
+/* Kinds whose row has no on_lost (PATH_CHALLENGE, PATH_RESPONSE, PING) and
+ * kinds without a row (DATAGRAM, IMMEDIATE_ACK, CONNECTION_CLOSE) are never
+ * retransmitted: RFC 9000 §13.3 (a new PATH_CHALLENGE is path.c's retry),
+ * RFC 9221 §5.2, ack-frequency-12 §5. */
 static const ctrl_row rows[QK_SF_OTHER + 1] = {
     [QK_SF_STREAM] = {.on_acked = stream_acked, .on_lost = stream_lost},
     [QK_SF_CRYPTO] = {.on_acked = crypto_acked, .on_lost = crypto_lost},

@@ -370,7 +370,7 @@ static bool urgent_active(const qk_conn *c, qk_time now)
     return c->urgent_sent && now - c->urgent_tx_ns < QK_URGENT_ACTIVE_NS;
 }
 
-/* Issue 20, with a bypass configured and a controller with a pipe estimate
+/* With a bypass configured and a controller with a pipe estimate
  * (qk_cc_ops.pipe_bytes; BBR): non-urgent data may bring
  * bytes in flight up to BBR's estimate of the pipe (qk_cc_bbr_pipe_bytes:
  * draft-ietf-ccwg-bbr §5.6.4.2 Inflight(bw, 1), one BDP plus the
@@ -820,7 +820,7 @@ static bool cc_allows(qk_conn *c, qk_time now)
 
 #define BYPASS_MIN_BYTES 128 /* below this the bucket waits to refill */
 
-/* Issue 20, with a bypass configured: packets are outstanding and no ACK
+/* With a bypass configured: packets are outstanding and no ACK
  * has come for half the path's min RTT plus the timer granularity (since
  * the last ACK, or since the first packet after an idle spell). We ask for
  * an ACK at the end of every burst (IMMEDIATE_ACK, ack-frequency §8.1), so
@@ -839,7 +839,7 @@ static bool feedback_late(const qk_conn *c, qk_time now)
     return now >= c->fb.wait_since + c->rtt.min_rtt_ns / 2 + QK_RTT_GRANULARITY_NS;
 }
 
-/* Issue 20: when cwnd or the pacer blocks, data of an urgency below
+/* When cwnd or the pacer blocks, data of an urgency below
  * qk_config.bypass_urgency_limit may still go, within the bypass bucket (at
  * most its rate beyond the window). The datagram size the bucket allows now,
  * 0 for no bypass (then c->pacing_wait says when the bucket refills). */

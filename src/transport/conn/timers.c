@@ -58,7 +58,7 @@ void qk_conn_feedback_on_ack(qk_conn *c, qk_time now)
     qk_feedback_on_ack(&c->fb, out > 0, now);
 }
 
-/* Issue 20: no ACK for about an RTT past when one was due: the path is
+/* No ACK for about an RTT past when one was due: the path is
  * degraded (the controller's window stops growing, commit_packet); silent
  * past qk_config.path_failed_ns: it failed, the connection closes saying
  * so (a bypass drip keeps packets outstanding, so the RACK/PTO timers alone

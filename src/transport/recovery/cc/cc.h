@@ -307,8 +307,8 @@ void qk_newreno_persistent(qk_cc *cc, uint64_t *ca_acc_bytes);
  * revealed it: the ACKs for the last flight before a blackhole were lost)
  * do not grow it back: B.8 resets congestion_recovery_start_time to 0,
  * after which a 5 s blackhole ended with NewReno's cwnd at 0.5x and
- * CUBIC's at 0.7x of its pre-outage size within the same ACK (issue 18
- * item 3; tests/sim/test_bbr_blackhole.c). Growth resumes with the first
+ * CUBIC's at 0.7x of its pre-outage size within the same ACK
+ * (tests/sim/test_bbr_blackhole.c). Growth resumes with the first
  * packet sent after it. Never fails.
  */
 void qk_cc_persistent_recovery(qk_cc *cc, qk_time now);
