@@ -8,7 +8,10 @@
 #ifndef QK_SIM_AQM_H
 #define QK_SIM_AQM_H
 
-#include "sim/link.h"
+#include <quack/sim.h>
+
+#include "sim/pool.h"
+#include "sim/rng.h"
 
 /** What to do with a dequeued packet. */
 typedef enum qk_aqm_verdict {
