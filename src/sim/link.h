@@ -12,6 +12,7 @@
 #define QK_SIM_LINK_H
 
 #include <quack/sim.h>
+#include "sim/aqm.h"
 #include "sim/pool.h"
 #include "sim/rng.h"
 
@@ -42,9 +43,7 @@ typedef struct qk_link {
     bool ge_bad;            /**< Gilbert–Elliott state */
     struct qk_dualpi2 *dpi; /**< DualPI2 queues (aqm dualpi2) */
     struct qk_fqcodel *fq;  /**< FQ-CoDel queues (aqm fq_codel) */
-    double red_avg;         /**< RED average queue (bytes) */
-    int64_t red_count;
-    qk_time red_idle_since;
+    qk_red red;             /**< RED state (aqm.c) */
 } qk_link;
 
 /** Initialise. Returns 0, QK_ERR_CONFIG (see qk_sim_link_cfg_check). */
