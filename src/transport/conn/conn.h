@@ -272,6 +272,10 @@ qk_time qk_conn_pto_ns(const qk_conn *c);
 /* Key update (RFC 9001 §6): initiate one now; force skips the "previous update
  * acknowledged" rule (tests of a misbehaving peer). Returns 0 or QK_ERR_STATE. */
 int qk_conn_key_update_now(qk_conn *c, bool force, qk_time now);
+/* What the simulator and the benches see of c's loss recovery and
+ * congestion controller (sim/flow_quic.c qk_simq_cc_probe_get). */
+void qk_conn_cc_probe(const qk_conn *c, qk_cc_probe *cc, qk_recovery_stats *rec,
+                      uint64_t *bytes_in_flight);
 /* DPLPMTUD decided a new datagram size. */
 void qk_conn_set_mtu(qk_conn *c, uint64_t bytes);
 /* Before sending: update keys when due (config, AEAD limits, RFC 9001 §6.6). */

@@ -290,3 +290,11 @@ void *qk_conn_user(const qk_conn *c)
 {
     return c->user;
 }
+
+void qk_conn_cc_probe(const qk_conn *c, qk_cc_probe *cc, qk_recovery_stats *rec,
+                      uint64_t *bytes_in_flight)
+{
+    qk_cc_probe_get(&c->cc, cc);
+    *rec = c->rec.stats;
+    *bytes_in_flight = qk_recovery_bytes_in_flight(&c->rec);
+}
