@@ -2,9 +2,10 @@
 # covers: scripts/check-layering.sh scripts/gen-architecture.py scripts/long-functions.py scripts/check-cycles.py
 # The library's boundary and its generated docs hold: tools use only the public
 # headers (documented exceptions in check-layering.sh), no function in src/ or
-# apps/ is over 80 lines, and docs/architecture.md's module table is what
-# scripts/gen-architecture.py writes from the tree. The length check cannot
-# pass by finding nothing: on tests/cli/fixtures/long_function.c it must flag
+# apps/ is over 80 lines, docs/architecture.md's module table is what
+# scripts/gen-architecture.py writes from the tree, and every folder's README
+# names its files and allows what they include (gen-architecture.py --check).
+# The length check cannot pass by finding nothing: on tests/cli/fixtures/long_function.c it must flag
 # exactly the two 90-line functions (one per brace layout) and none of the long
 # initialisers. No include or call cycle crosses a folder boundary under src/
 # (scripts/check-cycles.py on BUILD_DIR's object files); the check cannot pass
