@@ -2,7 +2,8 @@
  * (include/quack/tunnel.h). */
 #include "cli_errors.h"
 #include "commands.h"
-#include "perf.h"
+#include "cli_options.h"
+#include "cli_stats.h"
 #include "tunnel_dns.h"
 
 #include <quack/cert.h>
@@ -34,7 +35,7 @@ typedef struct tun_opts {
     const char *cert_file, *key_file, *pin, *qlog_dir;
     const char *log_file; /* --log: stderr goes here; SIGHUP reopens it */
     bool insecure, quiet, stats;
-    perf_admission admission; /* server: --retry, --max-handshakes, --handshake-timeout;
+    cli_admission admission; /* server: --retry, --max-handshakes, --handshake-timeout;
                                  client: --handshake-timeout */
     qk_cc_kind cc;
     bool cc_set; /* --cc given; else BBR over UDP, CUBIC over DNS */
@@ -113,7 +114,7 @@ static void usage(FILE *f)
             "  --socks-auth-file F    socks5: require RFC 1929 username/password, the\n"
             "                         file's first line USER:PASS\n"
             "  --cert FILE --key FILE certificate (default: a fresh self-signed one;\n"
-            "                         its pin is printed as \"pin: HEX\")\n" PERF_ADMISSION_HELP
+            "                         its pin is printed as \"pin: HEX\")\n" CLI_ADMISSION_HELP
             "client:\n"
             "  --connect ADDR:PORT    the tunnel server (UDP)\n"
             "  --pin HEX              SHA-256 of the server's public key (as printed)\n"
@@ -283,7 +284,7 @@ static int parse_value(tun_opts *o, const char *a, const char *v)
     } else if (!strcmp(a, "--qlog")) {
         o->qlog_dir = v;
     } else if (!strcmp(a, "--cc")) {
-        if (perf_parse_cc(v, &o->cc))
+        if (cli_parse_cc(v, &o->cc))
             return bad("--cc wants one of %s, not '%s'", qk_cc_kind_names(), v);
         o->cc_set = true;
     } else if (!strcmp(a, "--keep-alive")) {
@@ -378,7 +379,7 @@ static int parse(tun_opts *o, int argc, char **argv)
         if (hto == 1) continue;
         if (hto) return hto;
         if (o->server) { /* RFC 9000 §8.1.2: admission control */
-            int adm = perf_parse_admission(&o->admission, argc, argv, &i, "quack tunnel server");
+            int adm = cli_parse_admission(&o->admission, argc, argv, &i, "quack tunnel server");
             if (adm < 0) return 2;
             if (adm) continue;
         }
@@ -432,7 +433,7 @@ static void stop(tun *s)
     if (s->o->stats && s->conn) {
         qk_conn_stats st;
         qk_conn_stats_get(s->conn, &st);
-        perf_print_stats(stderr, &st);
+        cli_print_conn_stats(stderr, &st);
     }
     if (s->o->stats && s->dns) tun_dns_print_stats(s->dns, stderr);
     qk_tunnel_tcp_set_tunnel(s->tcp, NULL);
@@ -557,7 +558,7 @@ static void on_redial(struct ev_loop *ev, ev_timer *w, int revents)
 static void schedule_redial(tun *s)
 {
     uint32_t r;
-    perf_rng(NULL, (uint8_t *)&r, sizeof r);
+    cli_rng(NULL, (uint8_t *)&r, sizeof r);
     qk_time step = s->backoff_ns ? s->backoff_ns : TUN_BACKOFF_MIN_NS;
     qk_time wait_ns = step / 2 + (qk_time)((double)(step / 2) * ((double)r / 4294967296.0));
     s->backoff_ns = step * 2 > s->o->reconnect_max_ns ? s->o->reconnect_max_ns : step * 2;
@@ -701,7 +702,7 @@ static void config(qk_config *cfg, const tun_opts *o)
     cfg->server = o->server;
     cfg->alpn[0] = TUN_ALPN;
     cfg->alpn_count = 1;
-    cfg->rng = perf_rng;
+    cfg->rng = cli_rng;
     cfg->cc = o->cc;
     qk_io_log_files(cfg, o->qlog_dir, NULL); /* $SSLKEYLOGFILE unreadable: no key log */
     /* Unacknowledged bytes per flow: in flight plus what waits behind a loss
@@ -714,8 +715,8 @@ static void config(qk_config *cfg, const tun_opts *o)
     cfg->idle_timeout_ns = o->idle_timeout_ns;
     cfg->max_streams_bidi = o->max_flows ? o->max_flows : QK_TUNNEL_DEFAULT_MAX_FLOWS;
     cfg->insecure = o->insecure;
-    perf_admission_apply(&o->admission, cfg); /* client: only --handshake-timeout */
-    if (o->udp_fwd_str) {                     /* RFC 9221 §3: advertise max_datagram_frame_size */
+    cli_admission_apply(&o->admission, cfg); /* client: only --handshake-timeout */
+    if (o->udp_fwd_str) {                    /* RFC 9221 §3: advertise max_datagram_frame_size */
         cfg->max_datagram_frame_bytes = 1500;
         cfg->max_pending_datagrams = 4096;
     }
@@ -811,7 +812,7 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
     s->udp = NULL;
     tun_dns_del(s->dns); /* before the loop: it stops its watchers in it */
     s->dns = NULL;
-    if (s->o->stats && s->o->server && s->ep) perf_print_endpoint_stats(stderr, s->ep);
+    if (s->o->stats && s->o->server && s->ep) cli_print_endpoint_stats(stderr, s->ep);
     qk_io_loop_del(s->loop);
     qk_io_ep_driver_free(&drv);
     return rc;
@@ -918,7 +919,7 @@ int qk_cmd_tunnel(int argc, char **argv)
     config(&cfg, &o);
     char *cert_pem = NULL, *key_pem = NULL;
     int rc = 0;
-    if (o.server) rc = perf_load_cert(s.who, o.cert_file, o.key_file, &cfg, &cert_pem, &key_pem);
+    if (o.server) rc = cli_load_cert(s.who, o.cert_file, o.key_file, &cfg, &cert_pem, &key_pem);
     if (!rc && o.pin) {
         if (qk_pin_parse(o.pin, cfg.pin_sha256)) {
             free(cert_pem);
@@ -949,7 +950,7 @@ int qk_cmd_tunnel(int argc, char **argv)
         if (rc) fprintf(stderr, "%s: cannot open a UDP socket for %s: %m\n", s.who, o.udp_str);
     }
     if (!rc) {
-        s.ep = perf_endpoint_new(&cfg, s.who);
+        s.ep = cli_endpoint_new(&cfg, s.who);
         if (!s.ep) rc = QK_ERR_CONFIG;
     }
     if (!rc && o.server) {
