@@ -228,7 +228,7 @@ struct qk_conn {
     qk_ep_slot ep;     /* the endpoint's bookkeeping, never read here (endpoint/slot.h) */
 };
 
-/* ---- conn.c ---- */
+/* ---- conn.c: lifecycle, TLS glue, the recovery sink, closing ---- */
 /* The credentials part of cfg's TLS configuration into *tc: certificate and
  * key (files or PEM) and the priority string cfg->ciphers asks for, written
  * into prio (cap bytes; tc->priority NULL = the TLS layer's default). Shared
@@ -251,16 +251,11 @@ void qk_conn_error(qk_conn *c, int err, uint64_t frame_type, const char *reason,
 /* Drive TLS after CRYPTO data arrived; installs keys, queues handshake bytes. */
 int qk_conn_drive_tls(qk_conn *c, qk_time now);
 void qk_conn_discard_space(qk_conn *c, qk_pn_space space, qk_time now);
-qk_time qk_conn_next_timeout(const qk_conn *c);
-void qk_conn_on_timeout(qk_conn *c, qk_time now);
-void qk_conn_touch_idle(qk_conn *c, qk_time now);
 void qk_conn_enter_closed(qk_conn *c, qk_time now);
 /* Client before handshake completion: datagrams to the peer cannot be
  * delivered (ICMP); closes silently with reason. True when it closed. */
 bool qk_conn_on_unreachable(qk_conn *c, const char *reason, qk_time now);
 void qk_conn_schedule_stream(qk_conn *c, qk_stream *s);
-/* Lost-feedback detection: an ACK arrived (path/feedback.h). */
-void qk_conn_feedback_on_ack(qk_conn *c, qk_time now);
 /* A short write left the application waiting: STREAM_WRITABLE once there is room. */
 void qk_conn_notify_writable(qk_conn *c, qk_stream *s);
 /* RFC 9000 §3.3: a stream whose both halves are terminal is forgotten. */
@@ -268,20 +263,22 @@ void qk_conn_forget_if_closed(qk_conn *c, qk_stream *s);
 /* Apply what the recovery sink deferred during an ACK (handshake confirmation,
  * a new PTO max_ack_delay); called after every qk_recovery_on_ack_received. */
 void qk_conn_apply_deferred(qk_conn *c, qk_time now);
-qk_time qk_conn_pto_ns(const qk_conn *c);
 /* Key update (RFC 9001 §6): initiate one now; force skips the "previous update
  * acknowledged" rule (tests of a misbehaving peer). Returns 0 or QK_ERR_STATE. */
 int qk_conn_key_update_now(qk_conn *c, bool force, qk_time now);
-/* What the simulator and the benches see of c's loss recovery and
- * congestion controller (sim/flow_quic.c qk_simq_cc_probe_get). */
-void qk_conn_cc_probe(const qk_conn *c, qk_cc_probe *cc, qk_recovery_stats *rec,
-                      uint64_t *bytes_in_flight);
 /* DPLPMTUD decided a new datagram size. */
 void qk_conn_set_mtu(qk_conn *c, uint64_t bytes);
 /* Before sending: update keys when due (config, AEAD limits, RFC 9001 §6.6). */
 void qk_conn_key_update_check(qk_conn *c, qk_time now);
 
-/* ---- session.c (inline: they read qk_conn) ---- */ /* Client: may 0-RTT packets be built now? */
+/* ---- conn_api.c (beside the public API) ---- */
+/* What the simulator and the benches see of c's loss recovery and
+ * congestion controller (sim/flow_quic.c qk_simq_cc_probe_get). */
+void qk_conn_cc_probe(const qk_conn *c, qk_cc_probe *cc, qk_recovery_stats *rec,
+                      uint64_t *bytes_in_flight);
+
+/* ---- session.c (inline: they read qk_conn) ---- */
+/* Client: may 0-RTT packets be built now? */
 static inline bool qk_session_can_send_0rtt(const qk_conn *c)
 {
     return !c->is_server && c->zrtt.has_early && c->zrtt.on_remembered && !c->handshake_complete &&
