@@ -1,5 +1,5 @@
 # quack — the two commands are `make run` and `make test`; see README.md.
-.PHONY: all deps debug release test run bench fuzz format clean install deb matrix build-check
+.PHONY: all deps debug release test run bench fuzz format clean install deb matrix build-check docs
 
 BUILD_DEBUG   ?= build/debug
 BUILD_RELEASE ?= build/release
@@ -60,6 +60,14 @@ install: release
 # a copy of the tree; lintian must report no error).
 deb: deps
 	@./scripts/build-deb.sh build/deb
+
+# The API reference (Doxygen) in $(BUILD_RELEASE)/docs/html: fails on any
+# undocumented public symbol, struct field, enum value or macro.
+docs: deps
+	@cmake -S . -B $(BUILD_RELEASE) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQK_WERROR=ON \
+	  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g -DNDEBUG" >/dev/null
+	@cmake --build $(BUILD_RELEASE) --target docs
+	@echo "API reference: $(BUILD_RELEASE)/docs/html/index.html"
 
 # The main demo.
 run: release

@@ -65,7 +65,8 @@ typedef struct getter {
     qk_udp *udp;              /* the current socket */
     unsigned udp_flags;
     qk_addr peer;
-    unsigned migrations, migrate_probes;
+    unsigned migrations;       /* moves qk_conn_migrate agreed to (each probed) */
+    unsigned migrate_deferred; /* ticks refused for now (probe out, no spare CID) */
 } getter;
 
 /* --ecn: one line on how ECN went (RFC 9000 §13.4.2), even with --quiet. */
@@ -454,43 +455,77 @@ static int local_ip_for(const qk_addr *peer, qk_addr *out)
     return rc;
 }
 
-/* --migrate-every: continue from a new socket (new local port, RFC 9000 §9):
- * probe it with qk_conn_migrate; the old socket is closed, so what the
- * server sends to the old port is lost and recovered. */
-static void on_migrate(struct ev_loop *evl, ev_timer *w, int revents)
+/* --migrate-every: a new socket (new local port) and the local address the
+ * server will see from it. Returns 0 or -1 (nothing left open). */
+static int migrate_socket(getter *g, qk_udp **out, qk_addr *na)
 {
-    (void)evl;
-    (void)revents;
-    getter *g = w->data;
-    if (!g->conn || !g->connected || g->closing || g->ndone == g->n) return;
-    /* RFC 9000 §9: not before the handshake is confirmed. A client that
-     * moved then sent only Handshake packets (RFC 9002 §6.2.4), which a
-     * server that dropped its Handshake keys cannot answer or follow: it
-     * kept sending HANDSHAKE_DONE to the closed port until the idle timeout. */
-    if (!qk_conn_handshake_confirmed(g->conn)) return;
-    qk_addr bind = {0}, na;
+    qk_addr bind = {0}, port;
     bind.ss.ss_family = g->peer.ss.ss_family;
     bind.len = g->peer.len;
     qk_udp *u = NULL;
-    if (qk_udp_open(&bind, g->udp_flags, &u) || local_ip_for(&g->peer, &na)) {
+    if (qk_udp_open(&bind, g->udp_flags, &u) || local_ip_for(&g->peer, na)) {
         if (u) qk_udp_close(u);
-        return;
+        return -1;
     }
-    qk_addr port;
     qk_udp_local_addr(u, &port);
-    if (na.ss.ss_family == AF_INET)
-        ((struct sockaddr_in *)&na.ss)->sin_port = ((struct sockaddr_in *)&port.ss)->sin_port;
+    if (na->ss.ss_family == AF_INET)
+        ((struct sockaddr_in *)&na->ss)->sin_port = ((struct sockaddr_in *)&port.ss)->sin_port;
     else
-        ((struct sockaddr_in6 *)&na.ss)->sin6_port = ((struct sockaddr_in6 *)&port.ss)->sin6_port;
-    if (qk_io_loop_replace_udp(g->loop, u)) {
-        qk_udp_close(u);
+        ((struct sockaddr_in6 *)&na->ss)->sin6_port = ((struct sockaddr_in6 *)&port.ss)->sin6_port;
+    *out = u;
+    return 0;
+}
+
+/* --migrate-every: continue from a new socket (new local port, RFC 9000 §9).
+ * The library is asked first: only when qk_conn_migrate starts the probe
+ * (PATH_CHALLENGE) does the loop change sockets; the old one is closed, so
+ * what the server still sends there is lost and recovered. A refusal keeps
+ * the old socket: for good when the server sent disable_active_migration
+ * (RFC 9000 §18.2; said once, no further attempts), for this tick while a
+ * probe is out or no spare connection ID has arrived. */
+static void on_migrate(struct ev_loop *evl, ev_timer *w, int revents)
+{
+    (void)revents;
+    getter *g = w->data;
+    if (!g->conn || !g->connected || g->closing || g->ndone == g->n) return;
+    /* RFC 9000 §9: not before the handshake is confirmed (qk_conn_migrate
+     * refuses too; this saves opening a socket for nothing). */
+    if (!qk_conn_handshake_confirmed(g->conn)) return;
+    qk_udp *u;
+    qk_addr na;
+    if (migrate_socket(g, &u, &na)) return;
+    int rc = qk_conn_migrate(g->conn, &na, qk_io_now());
+    if (!rc && !qk_io_loop_replace_udp(g->loop, u)) {
+        qk_udp_close(g->udp);
+        g->udp = u;
+        g->migrations++;
+        qk_io_loop_kick(g->loop);
         return;
     }
-    qk_udp_close(g->udp);
-    g->udp = u;
-    g->migrations++;
-    if (qk_conn_migrate(g->conn, &na, qk_io_now()) == 0) g->migrate_probes++;
-    qk_io_loop_kick(g->loop);
+    qk_udp_close(u); /* a probe already started fails and changes nothing */
+    if (rc == QK_ERR_UNSUPPORTED) {
+        qk_addr cur;
+        qk_udp_local_addr(g->udp, &cur);
+        fprintf(stderr,
+                "quack get: --migrate-every: the server disabled active migration "
+                "(disable_active_migration, RFC 9000 §18.2); staying on local port %u\n",
+                (unsigned)qk_addr_port(&cur));
+        ev_timer_stop(evl, w);
+    } else if (rc) {
+        g->migrate_deferred++;
+    }
+}
+
+/* --migrate-every: the count at the end ("migrations: N"), and why some
+ * ticks did not move. */
+static void migrate_report(const getter *g)
+{
+    fprintf(stderr, "migrations: %u", g->migrations);
+    if (g->migrations) fprintf(stderr, " (each probed with PATH_CHALLENGE)");
+    if (g->migrate_deferred)
+        fprintf(stderr, "; %u deferred (a probe still out or no spare connection ID yet)",
+                g->migrate_deferred);
+    fputc('\n', stderr);
 }
 
 static void get_usage(FILE *f)
@@ -544,7 +579,11 @@ static void get_usage(FILE *f)
                "                 to give URLs different priorities\n"
                "  --priority VALUE  the same as a priority header value, e.g. 'u=0, i'\n"
                "  --migrate-every SECS  (testing) move the connection to a new local\n"
-               "                 port this often during the download (RFC 9000 §9)\n"
+               "                 port this often during the download (RFC 9000 §9),\n"
+               "                 each move probed with PATH_CHALLENGE; prints\n"
+               "                 'migrations: N' at the end. Against a server that\n"
+               "                 sent disable_active_migration (RFC 9000 §18.2) the\n"
+               "                 connection stays on its port, said once on stderr\n"
                "  --stall SECS   (testing) request the URLs, read no response body,\n"
                "                 hold the connection SECS seconds, exit 0\n"
                "  --quic-version V   QUIC version to use: v1 (default), v2 or a number\n"
@@ -821,9 +860,7 @@ static int get_run(getter *g, const qk_config *cfg, const qk_addr *peer, unsigne
         rc = qk_io_loop_run(g->loop);
         ev_timer_stop(qk_io_loop_ev(g->loop), &stall);
         ev_timer_stop(qk_io_loop_ev(g->loop), &mig);
-        if (g->migrate_s > 0)
-            fprintf(stderr, "migrations: %u (%u probed with PATH_CHALLENGE)\n", g->migrations,
-                    g->migrate_probes);
+        if (g->migrate_s > 0) migrate_report(g);
         ev_timer_stop(qk_io_loop_ev(g->loop), &tick);
         stalled = g->stall_s > 0 && !g->failed && !g->closed;
         if (qk_io_loop_stop_signal(g->loop)) gfail(g, "%s", "interrupted");

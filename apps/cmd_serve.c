@@ -448,6 +448,11 @@ static void serve_usage(FILE *f)
         "                         default v1 and v2. Others get Version Negotiation.\n"
         "  --no-early-data        resume sessions but refuse 0-RTT (RFC 9001 §4.6.2)\n"
         "  --no-tickets           issue no session tickets (every handshake is full)\n"
+        "  --disable-active-migration  tell clients not to move the connection to a\n"
+        "                         new address (the disable_active_migration transport\n"
+        "                         parameter, RFC 9000 §18.2); a NAT rebinding, or a\n"
+        "                         client that moves anyway, is still followed, with\n"
+        "                         path validation (§9.3)\n"
         "  --ticket-lifetime SECS session ticket lifetime and ticket-key rotation\n"
         "                         period (default 21600; at most 604800)\n" CLI_PREFERRED_HELP);
 }
@@ -460,6 +465,7 @@ typedef struct serve_opts {
     size_t n_preferred;
     cli_h3_opts h3; /* --qlog --keylog --cc --quic-version */
     bool quiet, stats, no_tickets;
+    bool no_migration;          /* --disable-active-migration */
     uint64_t send_budget_bytes; /* 0: 128 MB */
     unsigned threads_n;         /* --threads N, 0: 1 */
     cli_admission admission;
@@ -497,6 +503,8 @@ static int serve_parse(serve_opts *o, int argc, char **argv)
             o->stats = true;
         } else if (!strcmp(a, "--no-tickets")) {
             o->no_tickets = true;
+        } else if (!strcmp(a, "--disable-active-migration")) {
+            o->no_migration = true;
         } else if (!strcmp(a, "--preferred-addr")) {
             if (i + 1 >= argc) return serve_bad("%s needs a value", a);
             if (o->n_preferred == 2)
@@ -564,6 +572,7 @@ static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr 
     cfg->idle_timeout_ns = 30 * QK_NS_PER_S;
     cli_admission_apply(&o->admission, cfg); /* RFC 9000 §8.1.2 */
     cfg->session_tickets = !o->no_tickets;
+    cfg->disable_active_migration = o->no_migration; /* RFC 9000 §18.2 */
     if (o->ticket_life) {
         char *end;
         unsigned long long secs = strtoull(o->ticket_life, &end, 10);

@@ -1,9 +1,11 @@
 /* `quack tunnel`: TCP over QUIC over UDP, or over yamux over TLS/TCP
  * (include/quack/tunnel.h). */
 #include "cli_errors.h"
+#include "cli_identity.h"
 #include "commands.h"
 #include "cli_options.h"
 #include "cli_stats.h"
+#include "tunnel_config.h"
 #include "tunnel_dns.h"
 
 #include <quack/cert.h>
@@ -15,6 +17,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #define TUN_ALPN      "quack-tunnel"
 #define TUN_MAX_ALLOW 64
@@ -25,6 +29,16 @@ typedef enum tun_carrier {
     TUN_CARRIER_TCP = 1, /* yamux over TLS 1.3 over TCP */
     TUN_CARRIER_DNS = 2, /* QUIC in DNS queries through resolvers (apps/tunnel_dns.c) */
 } tun_carrier;
+
+/* Per carrier, by tun_carrier: its --carrier name, what the listening line
+ * says it carries flows over, and the progress line's label. */
+static const struct {
+    const char *name, *listen_label, *rate_label;
+} tun_carriers[] = {
+    {"udp", "QUIC", "quic"},
+    {"tcp", "yamux/TLS/TCP", "yamux"},
+    {"dns", "QUIC", "dns"},
+};
 
 typedef struct tun_opts {
     bool server;
@@ -38,11 +52,14 @@ typedef struct tun_opts {
     cli_admission admission; /* server: --retry, --max-handshakes, --handshake-timeout;
                                  client: --handshake-timeout */
     qk_cc_kind cc;
-    bool cc_set; /* --cc given; else BBR over UDP, CUBIC over DNS */
+    bool cc_set;            /* --cc given; else bbr-lt */
+    uint64_t bandwidth_bps; /* --bandwidth (0: none) */
     qk_time keep_alive_ns, idle_timeout_ns;
     qk_time reconnect_max_ns, hold_ns; /* client: backoff cap (0 = no redial); backlog wait */
     uint64_t max_flows;
     bool socks5;                          /* server: --to socks5 */
+    bool open_proxy;                      /* server: --open-proxy (socks5 without access control) */
+    const char *state_dir;                /* server: --state-dir (its key and certificate) */
     qk_tunnel_allow allow[TUN_MAX_ALLOW]; /* server: --allow rules */
     size_t n_allow;
     char socks_user[256], socks_pass[256]; /* --socks-auth-file USER:PASS */
@@ -62,6 +79,12 @@ typedef struct tun {
     qk_conn *conn;      /* client */
     qk_io_loop *loop;   /* udp */
     qk_tunnel_tcp *tcp; /* tcp */
+    /* client: the carrier session up now (qk_conn *, qk_yamux *) and its carrier */
+    void *sess;
+    const qk_tunnel_carrier *sess_car;
+    qk_conn **conns; /* server: the connections up now, closed by stop() */
+    size_t n_conns, cap_conns;
+    const char *stop_reason; /* server: CONNECTION_CLOSE's reason */
     struct ev_loop *evl;
     qk_tunnel *t;
     qk_tunnel_udp *udp; /* --udp-listen / --udp-to */
@@ -87,6 +110,9 @@ typedef struct tun {
 /* Client redial backoff: starts here, doubles per failed attempt up to --reconnect-max. */
 #define TUN_BACKOFF_MIN_NS (200 * QK_NS_PER_MS)
 
+static void usage_options(FILE *f);
+static void usage_more(FILE *f);
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -95,7 +121,8 @@ static void usage(FILE *f)
             "       quack tunnel client --connect UDP_ADDR (--pin HEX | --insecure)\n"
             "                           --listen TCP_ADDR [options]\n"
             "       add --carrier tcp on both sides where UDP is blocked, --carrier dns\n"
-            "       (client: --resolver instead of --connect) where only DNS gets out\n"
+            "       (client: --resolver instead of --connect) where only DNS gets out;\n"
+            "       --config FILE reads options from an INI file (below)\n"
             "\n"
             "Carries TCP connections over one QUIC connection: the client accepts TCP\n"
             "connections on --listen and opens one QUIC stream for each; the server\n"
@@ -103,33 +130,61 @@ static void usage(FILE *f)
             "side holds the other back (QUIC flow control). ALPN \"" TUN_ALPN "\".\n"
             "\n"
             "server:\n"
-            "  --listen ADDR:PORT     UDP address to accept QUIC on (port 0 picks one)\n"
+            "  --listen ADDR:PORT     UDP address to accept QUIC on (port 0 picks one);\n"
+            "                         :PORT = every address ([::] and 0.0.0.0)\n"
             "  --to HOST:PORT         TCP address every tunnelled connection goes to\n"
             "  --to socks5            instead, serve SOCKS5 CONNECT (RFC 1928) on each\n"
-            "                         flow: the client's --listen is a SOCKS5 proxy\n"
+            "                         flow: the client's --listen is a SOCKS5 proxy;\n"
+            "                         refused without --secret-file or --socks-auth-file\n"
+            "  --open-proxy           socks5: run without access control anyway\n"
             "  --allow CIDR[:PORTS]   socks5: destinations allowed (repeatable; e.g.\n"
             "                         127.0.0.0/8:8000-8080, [::1]/128). Loopback,\n"
             "                         private, link-local and multicast are denied unless\n"
             "                         allowed; with any --allow, only matches are allowed\n"
             "  --socks-auth-file F    socks5: require RFC 1929 username/password, the\n"
             "                         file's first line USER:PASS\n"
-            "  --cert FILE --key FILE certificate (default: a fresh self-signed one;\n"
-            "                         its pin is printed as \"pin: HEX\")\n" CLI_ADMISSION_HELP
+            "  --cert FILE --key FILE certificate (default: the one in --state-dir; its\n"
+            "                         pin is printed as \"pin: HEX\")\n"
+            "  --state-dir DIR        where the server keeps its key (cert.pem, key.pem;\n"
+            "                         made on first start, so the pin survives restarts;\n"
+            "                         `quack keygen --out DIR` makes them ahead). Default:\n"
+            "                         $XDG_STATE_HOME/quack if set, /var/lib/quack for\n"
+            "                         root, else ~/.local/state/quack\n" CLI_ADMISSION_HELP
             "client:\n"
             "  --connect ADDR:PORT    the tunnel server (UDP)\n"
             "  --pin HEX              SHA-256 of the server's public key (as printed)\n"
             "  --insecure             do not verify the server at all\n"
             "  --handshake-timeout T  give up on a connection attempt after T (default 10s)\n"
             "  --listen ADDR:PORT     TCP address to accept connections on (port 0 picks\n"
-            "                         one; printed as \"tunnel: listening on ...\")\n"
+            "                         one; printed as \"tunnel: listening on ...\");\n"
+            "                         :PORT = every address ([::] and 0.0.0.0)\n");
+    usage_options(f);
+    usage_more(f);
+}
+
+/* --help, continued: the options both sides take. */
+static void usage_options(FILE *f)
+{
+    fprintf(f,
             "options:\n"
             "  --carrier udp|tcp|dns  udp: QUIC over UDP (default); tcp: yamux streams over\n"
             "                         TLS 1.3 over TCP (same --cert/--key/--pin scheme; the\n"
             "                         server's --listen and client's --connect are TCP);\n"
             "                         dns: QUIC in DNS queries (options below)\n"
             "  --fixed-window         tcp: keep yamux windows at 256 KiB (no auto-tuning)\n"
-            "  --cc NAME              congestion controller: reno, cubic, dctcp, bbr, prague\n"
-            "                         (default bbr; cubic with --carrier dns)\n"
+            "  --cc NAME              congestion controller (udp and dns carriers):\n"
+            "                         bbr-lt (default) BBRv3 whose loss lowers the rate only\n"
+            "                           when the path's signals say congestion (RTT above\n"
+            "                           min RTT, ECN CE, loss rising with inflight): fills\n"
+            "                           a randomly lossy link, yields at a full buffer\n"
+            "                         bbr     BBRv3 as drafted (draft-ietf-ccwg-bbr): a probe\n"
+            "                           losing over 2 %% lowers its window: ratchets down\n"
+            "                         cubic   RFC 9438; reno RFC 9002's NewReno; dctcp and\n"
+            "                           prague: for ECN-marking (L4S) bottlenecks\n"
+            "  --bandwidth RATE       bbr-lt/bbr: never pace above RATE (bits/s: 50mbit,\n"
+            "                         1gbit, 800k); bbr-lt starts there, without a search,\n"
+            "                         and still slows down on loss it reads as congestion.\n"
+            "                         Each end bounds what it sends: give it to both ends\n"
             "  --keep-alive TIME      PING after TIME without traffic (client default 10s,\n"
             "                         server default off; 0 = off), below --idle-timeout\n"
             "  --idle-timeout TIME    close after TIME without traffic (default 30s)\n"
@@ -140,9 +195,12 @@ static void usage(FILE *f)
             "  --log FILE             append log lines to FILE instead of stderr; SIGHUP\n"
             "                         reopens it (after logrotate moved it)\n"
             "  --quiet                no progress lines, no per-flow log lines\n"
-            "  --reconnect-max TIME   client: once the connection was up, redial when it\n"
-            "                         dies, backoff from 200ms doubling up to TIME,\n"
-            "                         with jitter (default 10s; 0 = exit 1)\n"
+            "  --reconnect-max TIME   client: redial when the connection fails (the first\n"
+            "                         one too) or dies, backoff from 200ms doubling up to\n"
+            "                         TIME, with jitter; at once when the server closed\n"
+            "                         it (default 10s; 0 = exit 1). A server key that does\n"
+            "                         not match --pin (exit 1) or access denied (exit 3)\n"
+            "                         ends the client\n"
             "  --hold TIME            client: while redialling, new TCP connections wait\n"
             "                         TIME in the listen backlog, then are refused with a\n"
             "                         log line (default 10s)\n"
@@ -150,17 +208,37 @@ static void usage(FILE *f)
             "                         DATAGRAM frames (RFC 9221), one session per source\n"
             "  --udp-to HOST:PORT     server: where UDP sessions go (one socket each)\n"
             "  --udp-idle TIME        forget a UDP session idle this long (default 60s)\n"
-            "  --udp-urgency N        DATAGRAM urgency 0 (first) .. 7 (default 3)\n"
-            "  --secret-file FILE     access control (both sides, udp/dns carriers): the\n"
-            "                         client proves it knows FILE's bytes (HMAC-SHA256\n"
-            "                         over this connection's TLS exporter, not\n"
-            "                         replayable) before any flow; the server closes\n"
-            "                         other connections with \"access denied: ...\"\n"
-            "Exit status: 0 after SIGINT/SIGTERM; 1 the connection failed or was lost\n"
-            "(client: the first one, or any with --reconnect-max 0); 2 bad options;\n"
-            "3 access denied by the server (wrong or missing secret); 4 a local\n"
-            "resource failed (TCP listen, UDP socket, certificate).\n",
+            "  --udp-urgency N        DATAGRAM urgency 0 (first) .. 7 (default 3)\n",
             QK_TUNNEL_DEFAULT_MAX_FLOWS);
+}
+
+/* --help, continued: access control, config files, signals, exit status, DNS. */
+static void usage_more(FILE *f)
+{
+    fputs("  --secret-file FILE     access control (both sides, every carrier): the\n"
+          "                         client proves it knows FILE's bytes (HMAC-SHA256\n"
+          "                         over this connection's TLS exporter, not\n"
+          "                         replayable) before any flow; the server closes\n"
+          "                         other connections with \"access denied: ...\"\n"
+          "  --config FILE          options from an INI file: the long options' names\n"
+          "                         without dashes as keys, at the top or in a [server]\n"
+          "                         or [client] section (the other mode's is skipped);\n"
+          "                         flags take yes/no; repeat a key to repeat it. An\n"
+          "                         option on the command line replaces the file's\n"
+          "                         (all of a repeated one), e.g.:\n"
+          "                           connect = tunnel.example.org:4433\n"
+          "                           pin = 4f1c...e2\n"
+          "                           listen = 127.0.0.1:1080\n"
+          "                           secret-file = /etc/quack/tunnel.secret\n"
+          "Signals: SIGTERM/SIGINT stop; the server first closes every connection with\n"
+          "the reason \"server shutting down\" (QUIC CONNECTION_CLOSE; tcp: yamux GoAway\n"
+          "and TLS close_notify), and clients redial at once. SIGHUP reopens --log.\n"
+          "Exit status: 0 after SIGINT/SIGTERM; 1 the connection failed or was lost\n"
+          "(client: with --reconnect-max 0, or the server's key does not match --pin);\n"
+          "2 bad options; 3 access denied by the server (wrong or missing secret);\n"
+          "4 a local resource failed (TCP listen, UDP socket, certificate, state\n"
+          "directory).\n",
+          f);
     tun_dns_usage(f);
 }
 
@@ -191,14 +269,26 @@ static int parse_time_opt(const char *name, const char *v, qk_time *out)
 /* The one place carriers are named. */
 static int parse_carrier(const char *v, tun_carrier *out)
 {
-    if (!strcmp(v, "udp"))
-        *out = TUN_CARRIER_UDP;
-    else if (!strcmp(v, "tcp"))
-        *out = TUN_CARRIER_TCP;
-    else if (!strcmp(v, "dns"))
-        *out = TUN_CARRIER_DNS;
-    else
-        return bad("--carrier wants udp, tcp or dns, not '%s'", v);
+    for (size_t i = 0; i < sizeof tun_carriers / sizeof tun_carriers[0]; i++)
+        if (!strcmp(v, tun_carriers[i].name)) {
+            *out = (tun_carrier)i;
+            return 0;
+        }
+    return bad("--carrier wants udp, tcp or dns, not '%s'", v);
+}
+
+/* A --listen address: ADDR:PORT, or :PORT for every address: [::] (the
+ * sockets clear IPV6_V6ONLY, so IPv4 too) where the host has IPv6, else
+ * 0.0.0.0. Returns 0 or a usage error's exit status. */
+static int parse_listen(const char *v, qk_addr *out)
+{
+    if (v[0] != ':') return cli_parse_addr("tunnel", "--listen", v, out);
+    char buf[64];
+    int fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0) close(fd);
+    snprintf(buf, sizeof buf, "%s%s", fd >= 0 ? "[::]" : "0.0.0.0", v);
+    if (strlen(v) > 6 || qk_addr_parse(buf, out))
+        return bad("--listen %s: want :PORT (0..65535), ADDR:PORT or [V6]:PORT", v);
     return 0;
 }
 
@@ -274,6 +364,8 @@ static int parse_value(tun_opts *o, const char *a, const char *v)
         o->cert_file = v;
     } else if (!strcmp(a, "--key") && o->server) {
         o->key_file = v;
+    } else if (!strcmp(a, "--state-dir") && o->server) {
+        o->state_dir = v;
     } else if (!strcmp(a, "--pin") && !o->server) {
         o->pin = v;
     } else if (!strcmp(a, "--carrier")) {
@@ -287,6 +379,11 @@ static int parse_value(tun_opts *o, const char *a, const char *v)
         if (cli_parse_cc(v, &o->cc))
             return bad("--cc wants one of %s, not '%s'", qk_cc_kind_names(), v);
         o->cc_set = true;
+    } else if (!strcmp(a, "--bandwidth")) {
+        if (qk_sim_parse_rate(v, &o->bandwidth_bps) || o->bandwidth_bps < 100000)
+            return bad("--bandwidth wants a rate of at least 100kbit with its unit, like 50mbit "
+                       "or 1gbit (bits per second), not '%s'",
+                       v);
     } else if (!strcmp(a, "--keep-alive")) {
         if (parse_time_opt(a, v, &o->keep_alive_ns)) return 2;
     } else if (!strcmp(a, "--reconnect-max") && !o->server) {
@@ -323,26 +420,75 @@ static int check_opts(tun_opts *o)
         return bad("%s", "--cert and --key go together");
     if (o->keep_alive_ns && o->idle_timeout_ns && o->keep_alive_ns >= o->idle_timeout_ns)
         return bad("%s", "--keep-alive must be shorter than --idle-timeout");
-    int arc = cli_parse_addr("tunnel", o->server ? "--listen" : "--connect", o->udp_str, &o->udp);
+    int arc = o->server ? parse_listen(o->udp_str, &o->udp)
+                        : cli_parse_addr("tunnel", "--connect", o->udp_str, &o->udp);
     if (arc) return arc;
     o->socks5 = o->server && !strcmp(o->tcp_str, "socks5");
     if (o->udp_fwd_str && o->carrier == TUN_CARRIER_TCP)
         return bad("%s", "UDP forwarding needs QUIC DATAGRAM frames: not with --carrier tcp");
-    if (o->secret_len && o->carrier == TUN_CARRIER_TCP)
-        return bad("%s", "--secret-file works with --carrier udp and dns (not tcp yet)");
-    if ((o->n_allow || o->socks_user[0]) && !o->socks5)
-        return bad("%s", "--allow and --socks-auth-file go with --to socks5");
-    if (!o->socks5 && qk_addr_parse(o->tcp_str, &o->tcp))
+    if ((o->n_allow || o->socks_user[0] || o->open_proxy) && !o->socks5)
+        return bad("%s", "--allow, --socks-auth-file and --open-proxy go with --to socks5");
+    if (o->socks5 && !o->secret_len && !o->socks_user[0] && !o->open_proxy)
+        return bad("%s", "--to socks5 without access control is an open proxy: anyone who "
+                         "reaches --listen may use it. Give --secret-file FILE (both sides) or "
+                         "--socks-auth-file FILE, or --open-proxy if that is what you want");
+    if (!o->server && (arc = parse_listen(o->tcp_str, &o->tcp))) return arc;
+    if (o->server && !o->socks5 && qk_addr_parse(o->tcp_str, &o->tcp))
         return bad("cannot parse address '%s' (want HOST:PORT or [V6]:PORT)", o->tcp_str);
     /* Tunnels live on lossy paths (Wi-Fi, cellular, long hauls) where CUBIC
-     * reads random loss as congestion: BBR by default over UDP (docs/cc.md,
-     * bench/tunnel.sh). The DNS carrier's queue of polls stays with CUBIC
-     * (bench/dns.sh: BBR was slower there and stalled once). */
-    if (!o->cc_set) o->cc = o->carrier == TUN_CARRIER_DNS ? QK_CONFIG_CC_CUBIC : QK_CONFIG_CC_BBR;
+     * and the drafted BBR read random loss as congestion: bbr-lt by default
+     * on every carrier that runs QUIC (docs/cc.md "Loss that is not
+     * congestion", bench/cc.sh part 7). */
+    if (!o->cc_set) o->cc = QK_CONFIG_CC_BBR_LT;
+    if (o->bandwidth_bps && o->cc != QK_CONFIG_CC_BBR_LT && o->cc != QK_CONFIG_CC_BBR)
+        return bad("--bandwidth bounds a rate-paced controller: use it with --cc bbr-lt (the "
+                   "default) or bbr, not %s",
+                   qk_cc_kind_name(o->cc));
+    if (o->bandwidth_bps && o->carrier == TUN_CARRIER_TCP)
+        return bad("%s", "--bandwidth needs a QUIC carrier (udp or dns): with --carrier tcp the "
+                         "kernel's TCP paces");
     return 0;
 }
 
-static int parse(tun_opts *o, int argc, char **argv)
+/* The options without a value (tunnel_config.c reads yes/no for them). */
+static const char *const tun_flag_names[] = {"insecure",     "quiet",      "stats",
+                                             "fixed-window", "open-proxy", NULL};
+
+static bool *flag_ptr(tun_opts *o, const char *a)
+{
+    bool *const at[] = {&o->insecure, &o->quiet, &o->stats, &o->fixed_window, &o->open_proxy};
+    for (size_t k = 0; tun_flag_names[k]; k++)
+        if (a[0] == '-' && a[1] == '-' && !strcmp(a + 2, tun_flag_names[k])) return at[k];
+    return NULL;
+}
+
+/* The option at argv[*i] (and its value: *i moves past it). Returns 0, or
+ * the exit status of a usage error (printed). */
+static int parse_one(tun_opts *o, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    bool *flag = flag_ptr(o, a);
+    if (flag) {
+        *flag = true;
+        return 0;
+    }
+    int hto = o->server ? 0 : cli_parse_handshake_timeout("tunnel", argc, argv, i, &o->admission);
+    if (hto) return hto == 1 ? 0 : hto;
+    if (o->server) { /* RFC 9000 §8.1.2: admission control */
+        int adm = cli_parse_admission(&o->admission, argc, argv, i, "quack tunnel server");
+        if (adm) return adm < 0 ? 2 : 0;
+    }
+    if (*i + 1 >= argc) return bad("%s needs a value", a);
+    const char *v = argv[++*i];
+    int drc = tun_dns_parse_opt(&o->dns, a, v);
+    if (drc != 1) return drc;
+    return parse_value(o, a, v);
+}
+
+/* argv: "tunnel", the mode, options; where[i] (may be NULL) says which
+ * --config line argument i came from. Returns 0, -1 after --help, or a usage
+ * error's exit status. */
+static int parse(tun_opts *o, int argc, char **argv, const char *const *where)
 {
     if (argc < 2) return bad("server or client?");
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
@@ -360,38 +506,15 @@ static int parse(tun_opts *o, int argc, char **argv)
     o->udp_urgency = 3;
     tun_dns_opts_init(&o->dns);
     for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
             return -1;
         }
-        if (!strcmp(a, "--insecure") || !strcmp(a, "--quiet") || !strcmp(a, "--stats") ||
-            !strcmp(a, "--fixed-window")) {
-            bool *b = a[2] == 'i'   ? &o->insecure
-                      : a[2] == 'q' ? &o->quiet
-                      : a[2] == 'f' ? &o->fixed_window
-                                    : &o->stats;
-            *b = true;
-            continue;
+        int at = i, rc = parse_one(o, argc, argv, &i);
+        if (rc) {
+            if (where && where[at]) fprintf(stderr, "quack tunnel: (from %s)\n", where[at]);
+            return rc;
         }
-        int hto =
-            o->server ? 0 : cli_parse_handshake_timeout("tunnel", argc, argv, &i, &o->admission);
-        if (hto == 1) continue;
-        if (hto) return hto;
-        if (o->server) { /* RFC 9000 §8.1.2: admission control */
-            int adm = cli_parse_admission(&o->admission, argc, argv, &i, "quack tunnel server");
-            if (adm < 0) return 2;
-            if (adm) continue;
-        }
-        if (i + 1 >= argc) return bad("%s needs a value", a);
-        const char *v = argv[++i];
-        int drc = tun_dns_parse_opt(&o->dns, a, v);
-        if (drc != 1) {
-            if (drc) return drc;
-            continue;
-        }
-        int vrc = parse_value(o, a, v);
-        if (vrc) return vrc;
     }
     return check_opts(o);
 }
@@ -423,8 +546,30 @@ static void on_exit_timer(struct ev_loop *ev, ev_timer *w, int revents)
         ev_break(s->evl, EVBREAK_ALL);
 }
 
-/* End: abort the flows (their streams are reset), close the connection, and
- * stop the loop right after the CONNECTION_CLOSE went out. */
+/* Server: connection c is up (add) or closed (remove): the ones stop() closes. */
+static void track_conn(tun *s, qk_conn *c, bool up)
+{
+    if (!up) {
+        for (size_t i = 0; i < s->n_conns; i++)
+            if (s->conns[i] == c) {
+                s->conns[i] = s->conns[--s->n_conns];
+                return;
+            }
+        return;
+    }
+    if (s->n_conns == s->cap_conns) {
+        size_t cap = s->cap_conns ? 2 * s->cap_conns : 16;
+        qk_conn **a = realloc(s->conns, cap * sizeof *a);
+        if (!a) return; /* not told on stop: it ends by its idle timeout */
+        s->conns = a;
+        s->cap_conns = cap;
+    }
+    s->conns[s->n_conns++] = c;
+}
+
+/* End: abort the flows (their streams are reset), close the connections
+ * (the client's, or every one the server has, with a reason), and stop the
+ * loop right after the CONNECTION_CLOSEs went out. */
 static void stop(tun *s)
 {
     if (s->stopping) return;
@@ -440,8 +585,10 @@ static void stop(tun *s)
     qk_tunnel_del(s->t); /* flows aborted: their streams reset */
     s->t = NULL;
     if (s->conn) qk_conn_close(s->conn, 0, "tunnel client stopped");
+    for (size_t i = 0; i < s->n_conns; i++) /* RFC 9000 §10.2: immediate close, a reason */
+        qk_conn_close(s->conns[i], 0, s->stop_reason ? s->stop_reason : "server stopped");
     if (s->loop) qk_io_loop_kick(s->loop);
-    qk_tunnel_tcp_go_away(s->tcp); /* yamux: GoAway(normal) */
+    qk_tunnel_tcp_go_away(s->tcp); /* yamux: GoAway(normal), TLS close_notify */
     ev_timer_init(&s->exit_timer, on_exit_timer, 0.05, 0.0);
     s->exit_timer.data = s;
     ev_timer_start(s->evl, &s->exit_timer);
@@ -451,7 +598,10 @@ static void on_signal(struct ev_loop *ev, ev_signal *w, int revents)
 {
     (void)ev;
     (void)revents;
-    stop(w->data);
+    tun *s = w->data;
+    s->stop_reason =
+        w->signum == SIGTERM ? "server shutting down (SIGTERM)" : "server shutting down (SIGINT)";
+    stop(s);
 }
 
 /* The client's TCP listener is up (rc 0) on top of a carrier session: say
@@ -472,30 +622,31 @@ static void listening(tun *s, int rc, const char *carrier)
     fflush(stdout);
 }
 
-/* Client: connection c is up (and authenticated): open or resume the listener. */
-static void session_ready(tun *s, qk_conn *c)
+/* Client: session sess is up (and authenticated): open or resume the listener. */
+static void session_ready(tun *s, const qk_tunnel_carrier *car, void *sess)
 {
     s->backoff_ns = TUN_BACKOFF_MIN_NS;
-    qk_tunnel_udp_set_conn(s->udp, c);
+    if (car == &qk_tunnel_carrier_quic) qk_tunnel_udp_set_conn(s->udp, sess);
     if (!s->listening) {
         s->listening = true;
-        listening(s, qk_tunnel_listen(s->t, &s->o->tcp, c), "QUIC");
+        s->attempts = 0;
+        listening(s, qk_tunnel_listen_on(s->t, &s->o->tcp, car, sess),
+                  tun_carriers[s->o->carrier].listen_label);
         return;
     }
     fprintf(stderr, "%s: reconnected to %s after %u attempt(s)\n", s->who, s->o->udp_str,
             s->attempts);
     s->attempts = 0;
-    qk_tunnel_set_session(s->t, &qk_tunnel_carrier_quic, c);
-    qk_tunnel_udp_set_conn(s->udp, c);
+    qk_tunnel_set_session(s->t, car, sess);
 }
 
 /* Client: the server's answer to our authentication stream. */
 static void on_auth(void *ctx, void *sess, bool ok)
 {
     tun *s = ctx;
-    if (sess != s->conn || s->stopping) return;
+    if (sess != s->sess || s->stopping) return;
     if (ok) {
-        session_ready(s, sess);
+        session_ready(s, s->sess_car, sess);
         return;
     }
     fprintf(stderr,
@@ -506,14 +657,16 @@ static void on_auth(void *ctx, void *sess, bool ok)
     stop(s);
 }
 
-static void on_connected(tun *s, qk_conn *c)
+/* Client: a carrier session came up: prove the secret first, if any. */
+static void session_up(tun *s, const qk_tunnel_carrier *car, void *sess)
 {
-    if (s->o->server || c != s->conn) return;
+    s->sess = sess;
+    s->sess_car = car;
     if (!s->o->secret_len) {
-        session_ready(s, c);
+        session_ready(s, car, sess);
         return;
     }
-    int rc = qk_tunnel_auth(s->t, &qk_tunnel_carrier_quic, c);
+    int rc = qk_tunnel_auth(s->t, car, sess);
     if (rc) {
         fprintf(stderr, "%s: cannot authenticate (error %d)\n", s->who, rc);
         s->exit_code = TUN_EXIT_CONN;
@@ -521,7 +674,17 @@ static void on_connected(tun *s, qk_conn *c)
     }
 }
 
-static void schedule_redial(tun *s);
+static void on_connected(tun *s, qk_conn *c)
+{
+    if (s->o->server && s->stopping) /* came in while stopping: told at once */
+        qk_conn_close(c, 0, s->stop_reason ? s->stop_reason : "server stopped");
+    else if (s->o->server)
+        track_conn(s, c, true);
+    else if (c == s->conn)
+        session_up(s, &qk_tunnel_carrier_quic, c);
+}
+
+static void schedule_redial(tun *s, bool at_once);
 
 /* Client: dial the server (again). Returns 0 or qk_connect's error. */
 static int dial(tun *s)
@@ -543,44 +706,72 @@ static void on_redial(struct ev_loop *ev, ev_timer *w, int revents)
     if (s->stopping || s->conn) return;
     s->attempts++;
     if (s->tcp) { /* yamux: the session arrives by tcp_on_session */
-        if (qk_tunnel_tcp_redial(s->tcp)) schedule_redial(s);
+        if (qk_tunnel_tcp_redial(s->tcp)) schedule_redial(s, false);
         return;
     }
     if (dial(s)) {
-        schedule_redial(s);
+        schedule_redial(s, false);
         return;
     }
     qk_io_loop_kick(s->loop);
 }
 
 /* Capped exponential backoff with jitter: wait a uniform 50..100 % of the
- * current step, then double the step up to --reconnect-max. */
-static void schedule_redial(tun *s)
+ * current step, then double the step up to --reconnect-max. at_once (the
+ * server closed the connection: it stops or restarts): now, and the backoff
+ * starts over. */
+static void schedule_redial(tun *s, bool at_once)
 {
     uint32_t r;
     cli_rng(NULL, (uint8_t *)&r, sizeof r);
+    if (at_once) s->backoff_ns = TUN_BACKOFF_MIN_NS;
     qk_time step = s->backoff_ns ? s->backoff_ns : TUN_BACKOFF_MIN_NS;
     qk_time wait_ns = step / 2 + (qk_time)((double)(step / 2) * ((double)r / 4294967296.0));
+    if (at_once) wait_ns = 0;
     s->backoff_ns = step * 2 > s->o->reconnect_max_ns ? s->o->reconnect_max_ns : step * 2;
-    fprintf(stderr, "%s: connection lost; redialling %s in %.0f ms (attempt %u)\n", s->who,
-            s->o->udp_str, (double)wait_ns / 1e6, s->attempts + 1);
+    char when[48];
+    snprintf(when, sizeof when, at_once ? "at once" : "in %.0f ms", (double)wait_ns / 1e6);
+    fprintf(stderr, "%s: %s; redialling %s %s (attempt %u)\n", s->who,
+            at_once         ? "the server closed the connection"
+            : !s->listening ? "no connection to the server yet"
+                            : "connection lost",
+            s->o->udp_str, when, s->attempts + 1);
     ev_timer_init(&s->redial, on_redial, (double)wait_ns / 1e9, 0.0);
     s->redial.data = s;
     ev_timer_start(s->evl, &s->redial);
 }
 
-/* Client: the connection ended. Redial if it had been up and redial is on. */
-static void conn_lost(tun *s, bool denied)
+/* How a client's connection ended, for conn_lost. */
+typedef enum tun_lost {
+    TUN_LOST_RETRY,   /* failed, timed out, broke: redial with backoff */
+    TUN_LOST_AT_ONCE, /* the server closed it (stopping, restarting): redial now */
+    TUN_LOST_DENIED,  /* access denied: exit 3 */
+    TUN_LOST_FATAL,   /* the server's key or ALPN is wrong: exit 1, retrying cannot help */
+} tun_lost;
+
+static tun_lost quic_lost(const qk_event *ev)
+{
+    if (ev->remote && ev->app_error && ev->error_code == QK_TUNNEL_ERR_AUTH) return TUN_LOST_DENIED;
+    /* RFC 9000 §20.1 CRYPTO_ERROR (0x100 + TLS alert): the TLS handshake
+     * refused the server's key (pin) or the server refused us (ALPN). */
+    if (!ev->app_error && ev->error_code >= 0x100 && ev->error_code <= 0x1ff) return TUN_LOST_FATAL;
+    if (ev->remote && ev->app_error && ev->error_code == 0) return TUN_LOST_AT_ONCE;
+    return TUN_LOST_RETRY;
+}
+
+/* Client: the session ended (or never came up). Redial unless told not to. */
+static void conn_lost(tun *s, tun_lost how)
 {
     s->conn = NULL;
+    s->sess = NULL;
     if (s->stopping) return;
-    if (denied || !s->listening || !s->o->reconnect_max_ns || s->dns) {
-        s->exit_code = denied ? TUN_EXIT_DENIED : TUN_EXIT_CONN;
+    if (how == TUN_LOST_DENIED || how == TUN_LOST_FATAL || !s->o->reconnect_max_ns) {
+        s->exit_code = how == TUN_LOST_DENIED ? TUN_EXIT_DENIED : TUN_EXIT_CONN;
         stop(s);
         return;
     }
-    qk_tunnel_set_session(s->t, NULL, NULL);
-    schedule_redial(s);
+    if (s->listening) qk_tunnel_set_session(s->t, NULL, NULL);
+    schedule_redial(s, how == TUN_LOST_AT_ONCE);
 }
 
 /* A connection closed before its handshake completed: one line saying why
@@ -613,8 +804,8 @@ static bool app(void *ctx, qk_endpoint *ep, qk_time now)
                 fprintf(stderr, "%s: connection closed%s%s: %s\n", s->who,
                         ev.remote ? " by the peer" : "", clean ? "" : " (error)",
                         ev.reason[0] ? ev.reason : "no reason given");
-            if (ev.conn == s->conn)
-                conn_lost(s, ev.remote && ev.app_error && ev.error_code == QK_TUNNEL_ERR_AUTH);
+            if (s->o->server) track_conn(s, ev.conn, false);
+            if (ev.conn == s->conn) conn_lost(s, quic_lost(&ev));
         }
     }
     return wrote;
@@ -631,16 +822,17 @@ static void on_tick(struct ev_loop *ev, ev_timer *w, int revents)
     s->last_tick = now;
     qk_tunnel_stats st;
     qk_tunnel_get_stats(s->t, &st);
+    const char *label = tun_carriers[s->o->carrier].rate_label; /* the carrier in use */
     if (!s->o->quiet && (st.tcp_to_quic_bytes != s->mark.tcp_to_quic_bytes ||
                          st.quic_to_tcp_bytes != s->mark.quic_to_tcp_bytes ||
                          st.flows_opened != s->mark.flows_opened)) {
         fprintf(stderr,
                 "[%s] %.0f s: %zu flows open, %llu total (%llu refused, %llu aborted); "
-                "tcp->quic %.2f Mbit/s, quic->tcp %.2f Mbit/s\n",
+                "tcp->%s %.2f Mbit/s, %s->tcp %.2f Mbit/s\n",
                 s->o->server ? "tunnel server" : "tunnel client", (double)(now - s->start) / 1e9,
                 qk_tunnel_flow_count(s->t), (unsigned long long)st.flows_opened,
-                (unsigned long long)st.flows_refused, (unsigned long long)st.flows_aborted,
-                (double)(st.tcp_to_quic_bytes - s->mark.tcp_to_quic_bytes) * 8 / 1e6 / dt,
+                (unsigned long long)st.flows_refused, (unsigned long long)st.flows_aborted, label,
+                (double)(st.tcp_to_quic_bytes - s->mark.tcp_to_quic_bytes) * 8 / 1e6 / dt, label,
                 (double)(st.quic_to_tcp_bytes - s->mark.quic_to_tcp_bytes) * 8 / 1e6 / dt);
         fflush(stderr);
     }
@@ -704,6 +896,7 @@ static void config(qk_config *cfg, const tun_opts *o)
     cfg->alpn_count = 1;
     cfg->rng = cli_rng;
     cfg->cc = o->cc;
+    cfg->cc_max_rate_bps = o->bandwidth_bps;
     qk_io_log_files(cfg, o->qlog_dir, NULL); /* $SSLKEYLOGFILE unreadable: no key log */
     /* Unacknowledged bytes per flow: in flight plus what waits behind a loss
      * until its retransmission is acknowledged (about two pipes at 1 % loss on
@@ -818,34 +1011,23 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
     return rc;
 }
 
-/* --carrier tcp: the client's yamux session came up (listen) or ended. */
+/* --carrier tcp: the client's yamux session came up (authenticate, listen)
+ * or ended (redial, or end as the server said). */
 static void tcp_on_session(void *ctx, qk_yamux *y, bool up, const char *why)
 {
     tun *s = ctx;
     if (y) {
-        s->backoff_ns = TUN_BACKOFF_MIN_NS;
-        if (!s->listening) {
-            s->listening = true;
-            listening(s, qk_tunnel_listen_on(s->t, &s->o->tcp, &qk_tunnel_carrier_yamux, y),
-                      "yamux/TLS/TCP");
-            return;
-        }
-        fprintf(stderr, "%s: reconnected to %s after %u attempt(s)\n", s->who, s->o->udp_str,
-                s->attempts);
-        s->attempts = 0;
-        qk_tunnel_set_session(s->t, &qk_tunnel_carrier_yamux, y);
+        session_up(s, &qk_tunnel_carrier_yamux, y);
         return;
     }
     fprintf(stderr, "%s: %s: %s\n", s->who, up ? "connection closed" : "cannot connect",
             why ? why : "no reason given");
-    if (s->stopping) return;
-    if (!s->listening || !s->o->reconnect_max_ns) { /* the first session never came up */
-        s->exit_code = TUN_EXIT_CONN;
-        stop(s);
-        return;
-    }
-    qk_tunnel_set_session(s->t, NULL, NULL);
-    schedule_redial(s);
+    uint32_t code = 0;
+    qk_tunnel_tcp_end end = qk_tunnel_tcp_ended(s->tcp, &code);
+    conn_lost(s, end == QK_TUNNEL_TCP_BAD_KEY  ? TUN_LOST_FATAL
+                 : end != QK_TUNNEL_TCP_GOAWAY ? TUN_LOST_RETRY
+                 : code == QK_TUNNEL_ERR_AUTH  ? TUN_LOST_DENIED
+                                               : TUN_LOST_AT_ONCE);
 }
 
 /* --carrier tcp: yamux over TLS/TCP in a plain libev loop. */
@@ -896,76 +1078,112 @@ static int run_tcp(tun *s, const qk_config *cfg)
     return rc;
 }
 
-int qk_cmd_tunnel(int argc, char **argv)
+/* --carrier udp|dns: the UDP socket, the endpoint, the loop. Returns 0 or a QK_ERR_*. */
+static int run_udp(tun *s, const qk_config *cfg)
 {
-    tun_opts o;
-    memset(&o, 0, sizeof o);
-    int prc = parse(&o, argc, argv);
-    if (prc) return prc < 0 ? 0 : prc;
-    if (cli_check_dir("quack tunnel", "--qlog", o.qlog_dir) ||
-        cli_check_file("quack tunnel", "--cert", o.cert_file) ||
-        cli_check_file("quack tunnel", "--key", o.key_file))
-        return TUN_EXIT_USAGE;
-    if (o.log_file && open_log(o.log_file)) {
-        fprintf(stderr, "quack tunnel: cannot open --log %s: %m\n", o.log_file);
-        return TUN_EXIT_LOCAL;
-    }
-    tun s;
-    memset(&s, 0, sizeof s);
-    s.o = &o;
-    s.who = o.server ? "quack tunnel server" : "quack tunnel client";
-    if (o.insecure) cli_warn_insecure(s.who);
-    qk_config cfg;
-    config(&cfg, &o);
-    char *cert_pem = NULL, *key_pem = NULL;
-    int rc = 0;
-    if (o.server) rc = cli_load_cert(s.who, o.cert_file, o.key_file, &cfg, &cert_pem, &key_pem);
-    if (!rc && o.pin) {
-        if (qk_pin_parse(o.pin, cfg.pin_sha256)) {
-            free(cert_pem);
-            free(key_pem);
-            return bad("--pin wants 64 hex digits, not '%s'", o.pin);
-        }
-        cfg.has_pin = true;
-    }
-    if (!rc && o.carrier == TUN_CARRIER_TCP) { /* the carrier switch */
-        rc = run_tcp(&s, &cfg);
-        free(cert_pem);
-        free(key_pem);
-        return rc ? TUN_EXIT_LOCAL : s.exit_code;
-    }
+    const tun_opts *o = s->o;
     qk_udp *u = NULL;
-    if (!rc) {
-        qk_addr bind_addr;
-        memset(&bind_addr, 0, sizeof bind_addr);
-        if (o.server)
-            bind_addr = o.udp;
-        else
-            bind_addr.ss.ss_family = o.udp.ss.ss_family;
-        bind_addr.len = o.udp.len;
-        rc = qk_udp_open(&bind_addr,
+    qk_addr bind_addr;
+    memset(&bind_addr, 0, sizeof bind_addr);
+    if (o->server)
+        bind_addr = o->udp;
+    else
+        bind_addr.ss.ss_family = o->udp.ss.ss_family;
+    bind_addr.len = o->udp.len;
+    int rc = qk_udp_open(&bind_addr,
                          (bind_addr.ss.ss_family == AF_INET6 ? QK_UDP_DUALSTACK : 0) |
-                             (o.server ? 0 : QK_UDP_RECVERR), /* client: ICMP fails fast */
+                             (o->server ? 0 : QK_UDP_RECVERR), /* client: ICMP fails fast */
                          &u);
-        if (rc) fprintf(stderr, "%s: cannot open a UDP socket for %s: %m\n", s.who, o.udp_str);
-    }
+    if (rc) fprintf(stderr, "%s: cannot open a UDP socket for %s: %m\n", s->who, o->udp_str);
     if (!rc) {
-        s.ep = cli_endpoint_new(&cfg, s.who);
-        if (!s.ep) rc = QK_ERR_CONFIG;
+        s->ep = cli_endpoint_new(cfg, s->who);
+        if (!s->ep) rc = QK_ERR_CONFIG;
     }
-    if (!rc && o.server) {
+    if (!rc && o->server) {
         qk_addr la;
         char lbuf[QK_ADDR_STRLEN];
         qk_udp_local_addr(u, &la);
         if (qk_addr_format(&la, lbuf, sizeof lbuf) < 0) snprintf(lbuf, sizeof lbuf, "?");
-        printf("listening on %s (QUIC, ALPN %s) -> %s (TCP)\n", lbuf, TUN_ALPN, o.tcp_str);
+        printf("listening on %s (QUIC, ALPN %s) -> %s (TCP)\n", lbuf, TUN_ALPN, o->tcp_str);
         fflush(stdout);
     }
-    if (!rc) rc = run(&s, u, &cfg);
-    qk_endpoint_del(s.ep);
+    if (!rc) rc = run(s, u, cfg);
+    qk_endpoint_del(s->ep);
     qk_udp_close(u);
+    return rc;
+}
+
+/* Server without --cert: the key in --state-dir (made there on first start).
+ * The default directory unusable: a fresh key for this run, with a warning.
+ * Returns 0 or TUN_EXIT_LOCAL (--state-dir given and unusable). */
+static int server_identity(tun_opts *o, const char *who, char *cert, char *key, size_t cap)
+{
+    if (!o->server || o->cert_file) return 0;
+    char dir[1024];
+    if (!o->state_dir && cli_state_dir_default(dir, sizeof dir)) {
+        fprintf(stderr, "%s: no state directory (HOME unset): a fresh key for this run\n", who);
+        return 0;
+    }
+    if (cli_identity_ensure(who, o->state_dir ? o->state_dir : dir, cert, key, cap)) {
+        if (o->state_dir) return TUN_EXIT_LOCAL;
+        fprintf(stderr,
+                "%s: a fresh key for this run only (its pin changes at every start); give "
+                "--state-dir DIR or --cert/--key\n",
+                who);
+        return 0;
+    }
+    o->cert_file = cert;
+    o->key_file = key;
+    return 0;
+}
+
+static int tunnel_main(tun_opts *o)
+{
+    if (cli_check_dir("quack tunnel", "--qlog", o->qlog_dir) ||
+        cli_check_file("quack tunnel", "--cert", o->cert_file) ||
+        cli_check_file("quack tunnel", "--key", o->key_file))
+        return TUN_EXIT_USAGE;
+    if (o->log_file && open_log(o->log_file)) {
+        fprintf(stderr, "quack tunnel: cannot open --log %s: %m\n", o->log_file);
+        return TUN_EXIT_LOCAL;
+    }
+    tun s;
+    memset(&s, 0, sizeof s);
+    s.o = o;
+    s.who = o->server ? "quack tunnel server" : "quack tunnel client";
+    if (o->insecure) cli_warn_insecure(s.who);
+    char cert_path[1100], key_path[1100];
+    if (server_identity(o, s.who, cert_path, key_path, sizeof cert_path)) return TUN_EXIT_LOCAL;
+    qk_config cfg;
+    config(&cfg, o);
+    char *cert_pem = NULL, *key_pem = NULL;
+    int rc = 0;
+    if (o->server) rc = cli_load_cert(s.who, o->cert_file, o->key_file, &cfg, &cert_pem, &key_pem);
+    if (!rc && o->pin) {
+        if (qk_pin_parse(o->pin, cfg.pin_sha256)) {
+            free(cert_pem);
+            free(key_pem);
+            return bad("--pin wants 64 hex digits, not '%s'", o->pin);
+        }
+        cfg.has_pin = true;
+    }
+    if (!rc) /* the carrier switch */
+        rc = o->carrier == TUN_CARRIER_TCP ? run_tcp(&s, &cfg) : run_udp(&s, &cfg);
     free(cert_pem);
     free(key_pem);
-    if (rc) return TUN_EXIT_LOCAL;
-    return s.exit_code;
+    free(s.conns);
+    return rc ? TUN_EXIT_LOCAL : s.exit_code;
+}
+
+int qk_cmd_tunnel(int argc, char **argv)
+{
+    tun_argv args;
+    int rc = tun_config_merge(argc, argv, tun_flag_names, &args);
+    if (rc) return rc;
+    tun_opts o;
+    memset(&o, 0, sizeof o);
+    int prc = parse(&o, args.argc, args.argv, args.where);
+    rc = prc ? (prc < 0 ? 0 : prc) : tunnel_main(&o);
+    tun_argv_free(&args);
+    return rc;
 }

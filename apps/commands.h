@@ -20,5 +20,6 @@ int qk_cmd_get(int argc, char **argv);
 int qk_cmd_serve(int argc, char **argv);
 int qk_cmd_tunnel(int argc, char **argv);
 int qk_cmd_media(int argc, char **argv);
+int qk_cmd_keygen(int argc, char **argv);
 
 #endif

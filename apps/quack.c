@@ -10,6 +10,7 @@ static const struct qk_cmd commands[] = {
     {"netem", qk_cmd_netem, "real-time UDP relay applying the link model"},
     {"perf", qk_cmd_perf, "QUIC perf protocol server and client (throughput, latency)"},
     {"tunnel", qk_cmd_tunnel, "carry TCP connections over QUIC (client and server)"},
+    {"keygen", qk_cmd_keygen, "make a server key + certificate in a directory, print its pin"},
     {"get", qk_cmd_get, "download https:// URLs over HTTP/3"},
     {"serve", qk_cmd_serve, "serve a directory over HTTP/3"},
     {"media", qk_cmd_media, "audio / LD / HD video flows by urgency, per-flow delays"},

@@ -72,7 +72,6 @@ void tun_dns_usage(FILE *f)
 {
     fprintf(f, "DNS carrier (--carrier dns; docs/dns.md): the client's QUIC datagrams travel as\n"
                "DNS queries through recursive resolvers, the server's as TXT answers:\n"
-               "  --carrier udp|dns      udp (default) or dns\n"
                "  --domain NAME          the tunnel zone (both ends; the server is its\n"
                "                         authoritative name server on --listen)\n"
                "  --resolver ADDR:PORT   client: a resolver to send queries to (repeatable,\n"

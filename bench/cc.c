@@ -35,7 +35,23 @@
  *     bw_shortterm_mbit,inflight_longterm_pkts,cwnd_pkts,pacing_mbit (at the
  *     interval's end; -1 = unset / not BBR).
  *
- * CC: reno, cubic or bbr.
+ *   bench_cc two ... SEED [LOSS [START2_S]]
+ *     the same with LOSS on the bottleneck's data direction and flow 2
+ *     starting START2_S late.
+ *
+ *   bench_cc drop CC RATE1_MBIT RATE2_MBIT RTT_MS BUF_BDP DROP_S DUR_S SEED
+ *     the "one" download (clean; buffer of BUF_BDP x the RATE1 BDP) whose
+ *     bottleneck falls from RATE1 to RATE2 at DROP_S; row: cc,rate1_mbit,
+ *     rate2_mbit,rtt_ms,buf_bdp,drop_s,settle_s (from the drop until the
+ *     queue, sampled every 5 ms, is back under one base RTT; -1: never),qd_p95_after_ms (from
+ * DROP_S + 2 s on),goodput2_mbit (from DROP_S + 2 s on),ok.
+ *
+ * CC: reno, cubic, bbr or bbr-lt; "bbr-lt@50" bounds the pacing rate at
+ * 50 Mbit/s (qk_config.cc_max_rate_bps, `quack tunnel --bandwidth`).
+ * LOSS: a Bernoulli percentage, or "geM" for Gilbert-Elliott bursts of M %
+ * on average (bad state: half the packets lost, 10 packets long on
+ * average), or "geM:PBG:H" with P(bad -> good) PBG and loss H in the bad
+ * state.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,17 +64,62 @@
 #define MS QK_NS_PER_MS
 #define S  QK_NS_PER_S
 
-static int parse_cc(const char *s, qk_cc_kind *out)
+static uint64_t cap_bps[2]; /* "CC@MBIT" of flow 1 and 2 (0: none) */
+
+static void tune_cap(void *ctx, qk_config *cfg, bool server)
 {
+    (void)server;
+    cfg->cc_max_rate_bps = *(const uint64_t *)ctx;
+}
+
+static int parse_cc_cap(const char *s, qk_cc_kind *out, uint64_t *cap)
+{
+    const char *at = strchr(s, '@');
+    *cap = at ? (uint64_t)(atof(at + 1) * 1e6) : 0;
+    char name[32];
+    snprintf(name, sizeof name, "%.*s", at ? (int)(at - s) : (int)strlen(s), s);
+    s = name;
     if (!strcmp(s, "reno") || !strcmp(s, "newreno"))
         *out = QK_CONFIG_CC_NEWRENO;
     else if (!strcmp(s, "cubic"))
         *out = QK_CONFIG_CC_CUBIC;
     else if (!strcmp(s, "bbr"))
         *out = QK_CONFIG_CC_BBR;
+    else if (!strcmp(s, "bbr-lt"))
+        *out = QK_CONFIG_CC_BBR_LT;
     else
         return -1;
     return 0;
+}
+
+static int parse_cc(const char *s, qk_cc_kind *out)
+{
+    return parse_cc_cap(s, out, &cap_bps[0]);
+}
+
+/* LOSS (see the top): Bernoulli percentage or Gilbert-Elliott bursts. */
+static void parse_loss(const char *s, qk_sim_link_cfg *d)
+{
+    if (strncmp(s, "ge", 2)) {
+        double pct = atof(s);
+        if (pct > 0) {
+            d->loss = QK_SIM_LOSS_BERNOULLI;
+            d->loss_p = pct / 100;
+        }
+        return;
+    }
+    double mean = atof(s + 2) / 100, pbg = 0.1, h = 0.5;
+    const char *c = strchr(s, ':');
+    if (c) {
+        pbg = atof(c + 1);
+        c = strchr(c + 1, ':');
+        if (c) h = atof(c + 1);
+    }
+    double pi_bad = mean / h; /* stationary share of the bad state */
+    d->loss = QK_SIM_LOSS_GE;
+    d->ge_p_bg = pbg;
+    d->ge_p_gb = pi_bad * pbg / (1 - pi_bad);
+    d->ge_loss_bad = h;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -71,6 +132,11 @@ static qk_simq *flow(qk_sim *sim, int c, int s, uint16_t port, qk_cc_kind cc, bo
                      qk_time dur, uint64_t win)
 {
     qk_simq_cfg cfg = {.duration_ns = dur, .cc = cc, .upload = upload, .window_bytes = win};
+    uint64_t *cap = &cap_bps[port == 4433 ? 0 : 1];
+    if (*cap) {
+        cfg.tune = tune_cap;
+        cfg.ctx = cap;
+    }
     int err = 0;
     qk_simq *q = qk_simq_new(sim, c, s, port, &cfg, &err);
     if (!q) fprintf(stderr, "bench_cc: qk_simq_new: %d\n", err);
@@ -98,7 +164,9 @@ typedef struct one_path {
     uint64_t rate_bps, bdp_bytes, limit_bytes;
 } one_path;
 
-static void one_path_init(one_path *p, double rate_mbit, double rtt_ms, double loss_pct,
+static qk_sim_rate_step one_path_step; /* a rate change of the data link (drop) */
+
+static void one_path_init(one_path *p, double rate_mbit, double rtt_ms, const char *loss,
                           double buf_bdp, uint64_t seed, double reo_ms, double reo_pct)
 {
     p->rate_bps = (uint64_t)(rate_mbit * 1e6);
@@ -111,9 +179,10 @@ static void one_path_init(one_path *p, double rate_mbit, double rtt_ms, double l
     if (l.limit_bytes < 15000) l.limit_bytes = 15000;
     p->limit_bytes = l.limit_bytes;
     qk_sim_link_cfg d = l;
-    if (loss_pct > 0) {
-        d.loss = QK_SIM_LOSS_BERNOULLI;
-        d.loss_p = loss_pct / 100;
+    parse_loss(loss, &d);
+    if (one_path_step.at_ns) {
+        d.rate_schedule[0] = one_path_step;
+        d.n_rate_schedule = 1;
     }
     d.reorder_p = reo_pct / 100;
     d.reorder_delay_ns = (qk_time)(reo_ms * MS);
@@ -139,12 +208,12 @@ static int run_one(char **a, int n)
     if (n < 7) return 2;
     qk_cc_kind cc;
     if (parse_cc(a[0], &cc)) return 2;
-    double rate_mbit = atof(a[1]), rtt_ms = atof(a[2]), loss_pct = atof(a[3]);
+    double rate_mbit = atof(a[1]), rtt_ms = atof(a[2]);
     double buf_bdp = atof(a[4]), dur_s = atof(a[5]);
     uint64_t seed = strtoull(a[6], NULL, 10);
     double reo_ms = n >= 9 ? atof(a[7]) : 0, reo_pct = n >= 9 ? atof(a[8]) : 0;
     one_path p;
-    one_path_init(&p, rate_mbit, rtt_ms, loss_pct, buf_bdp, seed, reo_ms, reo_pct);
+    one_path_init(&p, rate_mbit, rtt_ms, a[3], buf_bdp, seed, reo_ms, reo_pct);
     qk_sim *sim = p.sim;
     int ret = p.ret;
     uint64_t rate = p.rate_bps;
@@ -166,7 +235,7 @@ static int run_one(char **a, int n)
     uint64_t spur = r->server_stats.pkts_spurious;
     qsort(qd, nq, sizeof *qd, cmp_double);
     const char *ok = finish(sim, q, dur + 60 * S);
-    printf("%s,%g,%g,%g,%g,%.2f,%.1f,%.1f,%.1f,%.3f,%.3f,%s\n", a[0], rate_mbit, rtt_ms, loss_pct,
+    printf("%s,%g,%g,%s,%g,%.2f,%.1f,%.1f,%.1f,%.3f,%.3f,%s\n", a[0], rate_mbit, rtt_ms, a[3],
            buf_bdp, goodput, util * 100, nq ? qd[nq / 2] : 0, nq ? qd[nq * 95 / 100] : 0,
            sent ? 100.0 * (double)lost / (double)sent : 0,
            sent ? 100.0 * (double)spur / (double)sent : 0, ok);
@@ -192,8 +261,7 @@ static int run_series(char **a, int n)
     double dur_s = atof(a[5]), step_s = atof(a[7]);
     if (step_s <= 0 || dur_s < step_s) return 2;
     one_path p;
-    one_path_init(&p, atof(a[1]), atof(a[2]), atof(a[3]), atof(a[4]), strtoull(a[6], NULL, 10), 0,
-                  0);
+    one_path_init(&p, atof(a[1]), atof(a[2]), a[3], atof(a[4]), strtoull(a[6], NULL, 10), 0, 0);
     qk_time dur = (qk_time)(dur_s * S), step = (qk_time)(step_s * S);
     qk_simq *q = one_path_flow(&p, cc, dur);
     if (!q) return 1;
@@ -206,8 +274,8 @@ static int run_series(char **a, int n)
         qk_simq_cc_probe_get(q, true, &c);
         uint64_t rd = qk_simq_result_get(q)->read_bytes;
         double pkt = c.max_datagram_bytes ? (double)c.max_datagram_bytes : 1;
-        printf("%s,%g,%g,%g,%.1f,%.2f,%.3f,%d,%.2f,%.2f,%.0f,%.0f,%.2f\n", a[0], atof(a[1]),
-               atof(a[2]), atof(a[3]), (double)t / S, (double)(rd - read0) * 8 / step_s / 1e6,
+        printf("%s,%g,%g,%s,%.1f,%.2f,%.3f,%d,%.2f,%.2f,%.0f,%.0f,%.2f\n", a[0], atof(a[1]),
+               atof(a[2]), a[3], (double)t / S, (double)(rd - read0) * 8 / step_s / 1e6,
                c.packets_sent > sent0
                    ? 100.0 * (double)(c.packets_lost - lost0) / (double)(c.packets_sent - sent0)
                    : 0,
@@ -267,7 +335,7 @@ static int run_two_traced(char **a, int n, bool trace)
 {
     if (n < 8) return 2;
     qk_cc_kind cc1, cc2;
-    if (parse_cc(a[0], &cc1) || parse_cc(a[1], &cc2)) return 2;
+    if (parse_cc_cap(a[0], &cc1, &cap_bps[0]) || parse_cc_cap(a[1], &cc2, &cap_bps[1])) return 2;
     double rate_mbit = atof(a[2]), rtt1 = atof(a[3]), rtt2 = atof(a[4]);
     double buf_bdp = atof(a[5]), dur_s = atof(a[6]);
     uint64_t seed = strtoull(a[7], NULL, 10);
@@ -285,6 +353,7 @@ static int run_two_traced(char **a, int n, bool trace)
     bn.limit_bytes = (uint64_t)(buf_bdp * (double)bdp);
     qk_sim_link_cfg back = bn;
     back.limit_bytes = 0;
+    if (n >= 9) parse_loss(a[8], &bn);
     edge = ideal;
     edge.delay_ns = MS / 2;
     int f = qk_sim_link_add(sim, "forward", left, right, &bn);
@@ -313,7 +382,14 @@ static int run_two_traced(char **a, int n, bool trace)
     qk_time dur = (qk_time)(dur_s * S);
     uint64_t win = 4 * (bdp + bn.limit_bytes) + (4u << 20);
     qk_simq *q1 = flow(sim, hs[0], r, 4433, cc1, true, dur, win);
-    qk_simq *q2 = flow(sim, hs[1], r, 4434, cc2, true, dur, win);
+    qk_simq_cfg c2 = {.duration_ns = dur, .cc = cc2, .upload = true, .window_bytes = win};
+    c2.start_ns = n >= 10 ? (qk_time)(atof(a[9]) * S) : 0;
+    if (cap_bps[1]) {
+        c2.tune = tune_cap;
+        c2.ctx = &cap_bps[1];
+    }
+    int err = 0;
+    qk_simq *q2 = qk_simq_new(sim, hs[1], r, 4434, &c2, &err);
     if (!q1 || !q2) return 1;
     if (trace) { /* per-round rows instead of the summary row */
         trace_ctx t = {.sim = sim, .q1 = q1, .q2 = q2, .link = f};
@@ -360,6 +436,61 @@ static int run_trace(char **a, int n)
     return run_two_traced(args, 8, true);
 }
 
+/* bench_cc drop: the queue after the bottleneck's rate falls. */
+static int run_drop(char **a, int n)
+{
+    if (n < 8) return 2;
+    qk_cc_kind cc;
+    if (parse_cc(a[0], &cc)) return 2;
+    double r1 = atof(a[1]), r2 = atof(a[2]), rtt_ms = atof(a[3]), drop_s = atof(a[5]);
+    double dur_s = atof(a[6]);
+    qk_time drop = (qk_time)(drop_s * S), dur = (qk_time)(dur_s * S);
+    if (drop_s <= 0 || dur_s < drop_s + 3) return 2;
+    one_path_step = (qk_sim_rate_step){.at_ns = drop, .rate_bps = (uint64_t)(r2 * 1e6)};
+    one_path p;
+    one_path_init(&p, r1, rtt_ms, "0", atof(a[4]), strtoull(a[7], NULL, 10), 0, 0);
+    qk_simq *q = one_path_flow(&p, cc, dur);
+    if (!q) return 1;
+    size_t cap = (size_t)(dur / (5 * MS)) + 2, nq = 0;
+    double *qd = calloc(cap, sizeof *qd), settle = 0;
+    bool under = false;
+    uint64_t read2 = 0;
+    for (qk_time t = drop; t < dur && nq < cap; t += 5 * MS) {
+        qk_sim_run(p.sim, t);
+        double ms = (double)qk_sim_link_stats_get(p.sim, p.ret)->queue_bytes * 8 / (r2 * 1e6) * 1e3;
+        if (ms > rtt_ms && !under) settle = (double)(t - drop) / S + 0.005;
+        if (ms <= rtt_ms && t > drop + 100 * MS) under = true;
+        if (getenv("DROPDBG") && (t - drop) % (250 * MS) == 0) {
+            qk_simq_cc_probe c;
+            qk_simq_cc_probe_get(q, true, &c);
+            fprintf(stderr,
+                    "t %.2f q %.0f ms mode %d maxbw %.1f bw %.1f bwst %.1f ilt %.0f ist %.0f cwnd "
+                    "%.0f infl %.0f pace %.1f\n",
+                    (double)t / S, ms, c.bbr_mode, c.bbr_max_bw_bytes_per_s * 8 / 1e6,
+                    c.bbr_bw_bytes_per_s * 8 / 1e6,
+                    trace_v(c.bbr_bw_shortterm_bytes_per_s, 1e6 / 8),
+                    trace_v(c.bbr_inflight_longterm_bytes, 1200),
+                    trace_v(c.bbr_inflight_shortterm_bytes, 1200), c.cwnd_bytes / 1200.0,
+                    c.bbr_inflight_bytes / 1200.0, c.bbr_pacing_rate_bytes_per_s * 8 / 1e6);
+        }
+        if (t < drop + 2 * S) continue;
+        if (!read2) read2 = qk_simq_result_get(q)->read_bytes;
+        qd[nq++] = ms;
+    }
+    qk_sim_run(p.sim, dur);
+    double g2 =
+        (double)(qk_simq_result_get(q)->read_bytes - read2) * 8 / (dur_s - drop_s - 2) / 1e6;
+    if (settle > dur_s - drop_s - 0.01) settle = -1;
+    qsort(qd, nq, sizeof *qd, cmp_double);
+    const char *ok = finish(p.sim, q, dur + 60 * S);
+    printf("%s,%g,%g,%g,%s,%g,%.3f,%.1f,%.2f,%s\n", a[0], r1, r2, rtt_ms, a[4], drop_s, settle,
+           nq ? qd[nq * 95 / 100] : 0, g2, ok);
+    free(qd);
+    qk_sim_del(p.sim);
+    qk_simq_del(q);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int rc = 2;
@@ -367,12 +498,16 @@ int main(int argc, char **argv)
     if (argc >= 2 && !strcmp(argv[1], "two")) rc = run_two(argv + 2, argc - 2);
     if (argc >= 2 && !strcmp(argv[1], "trace")) rc = run_trace(argv + 2, argc - 2);
     if (argc >= 2 && !strcmp(argv[1], "series")) rc = run_series(argv + 2, argc - 2);
+    if (argc >= 2 && !strcmp(argv[1], "drop")) rc = run_drop(argv + 2, argc - 2);
     if (rc == 2)
         fprintf(stderr, "usage: bench_cc one CC RATE_MBIT RTT_MS LOSS_PCT BUF_BDP DUR_S SEED "
                         "[REORDER_MS REORDER_PCT]\n"
                         "       bench_cc two CC1 CC2 RATE_MBIT RTT1_MS RTT2_MS BUF_BDP DUR_S "
                         "SEED\n"
+                        " [LOSS [START2_S]]\n"
                         "       bench_cc trace BUF_BDP DUR_S SEED\n"
+                        "       bench_cc drop CC RATE1_MBIT RATE2_MBIT RTT_MS BUF_BDP DROP_S DUR_S "
+                        "SEED\n"
                         "       bench_cc series CC RATE_MBIT RTT_MS LOSS_PCT BUF_BDP DUR_S SEED "
                         "STEP_S\n");
     return rc;

@@ -6,7 +6,7 @@
 #     cubic        CUBIC, no ECN (Not-ECT: the step AQM cannot mark, the
 #                  100-packet buffer drops)
 #     dctcp        DCTCP (RFC 8257), ECT(0), step marking at K
-#     dctcp-bug    DCTCP with qk_config.ecn_ack_bug (the seed's receiver bug)
+#     dctcp-bug    DCTCP with the scenario key ecn_ack_bug (the seed's receiver bug)
 #     prague       Prague (ECT(1)) over DualPI2 whose L queue steps at K
 #                  (dualpi2_l_thresh = K's drain time, range 0)
 #   ACK frequency is off on every row (RFC 9000 ACK rules), see incast.ini.
@@ -383,7 +383,7 @@ queue_model() {
     echo "for the packets before the change if a delayed ACK was pending. The seed's bug: that ACK"
     echo "cancelled the delayed-ACK timer, so the packet that changed the state was owed no ACK; a"
     echo "sender at a one- or two-packet window then waited for the 40 ms delayed-ACK timer or the"
-    echo "200 ms minimum RTO (43 / 208 ms p99 / p99.9 in the seed). \`qk_config.ecn_ack_bug\` makes quack's"
+    echo "200 ms minimum RTO (43 / 208 ms p99 / p99.9 in the seed). The scenario key \`ecn_ack_bug\` makes quack's"
     echo "receiver do the same (src/transport/recovery/ack.c; tests/unit/test_ack.c replays the sequence). In"
     echo "QUIC the forgotten packet is acknowledged only with the next ack-eliciting packet; with RFC"
     echo "9000's every-second-packet rule a lone packet waits max_ack_delay (25 ms), and a sender at"

@@ -6,7 +6,9 @@
  * client's bidirectional streams back on the same stream, FIN included.
  * Prints "listening on ADDR:PORT" (port 0 picks a free port) and runs until
  * SIGINT or SIGTERM. Backpressure comes from QUIC flow control: a stream is
- * read only while what was read from it could be written back. */
+ * read only while what was read from it could be written back. DATAGRAM
+ * frames (RFC 9221) are echoed too, each as it arrives; one that cannot be
+ * queued (the connection's queue is full) is dropped, as a datagram may be. */
 #include "echo_common.h"
 
 #include <string.h>
@@ -99,6 +101,9 @@ static void server_step(void *app, qk_endpoint *ep, qk_time now)
             if ((s = find_stream(ev.conn, ev.stream_id, ev.type != QK_EV_STREAM_WRITABLE)))
                 echo_pump(ev.conn, s);
             break;
+        case QK_EV_DATAGRAM: /* ev.data is valid until the next poll: send copies it */
+            qk_datagram_send(ev.conn, ev.data, ev.len, 0);
+            break;
         case QK_EV_CLOSED: /* the connection is freed after this event */
             if ((ec = qk_conn_user(ev.conn))) {
                 if (ec->next) ec->next->prev = ec->prev;
@@ -130,6 +135,7 @@ int main(int argc, char **argv)
     cfg.cert_file = argv[2];
     cfg.key_file = argv[3];
     cfg.rng = echo_rng;
+    cfg.max_datagram_frame_bytes = 1200; /* accept DATAGRAM frames (RFC 9221) */
     char why[128];
     if (qk_config_check(&cfg, why, sizeof why)) {
         fprintf(stderr, "echo_server: %s\n", why);

@@ -23,6 +23,7 @@ END = "<!-- END modules -->"
 
 def purpose(path):
     text = open(path, errors="replace").read()
+    text = re.sub(r"\A\s*/\*\s*SPDX-License-Identifier:[^*]*\*/", "", text)  # scripts/spdx.sh
     m = re.match(r"\s*/\*+\s*(.*?)\*/", text, re.S)
     if not m:
         return "(no leading comment)"

@@ -1,4 +1,5 @@
-/* quack — certificates and public-key pins, for applications that serve
+/** @file
+ * quack — certificates and public-key pins, for applications that serve
  * QUIC with a self-signed certificate and clients that pin its key
  * (qk_config.pin_sha256). GnuTLS does the work; no I/O except the *_file
  * functions. */

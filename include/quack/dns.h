@@ -1,11 +1,12 @@
-/* quack — the DNS carrier (docs/dns.md), sans-I/O.
+/** @file
+ * quack — the DNS carrier (docs/dns.md), sans-I/O.
  *
  * QUIC datagrams travel in DNS through recursive resolvers: the client puts
  * each datagram in one query name (base32 in labels under the tunnel domain,
  * QTYPE TXT, EDNS(0) 1232), the server, authoritative for the domain, answers
  * each query with a TXT record holding the downstream datagrams that fit. The
  * server can only speak when asked, so the client's poll policy (empty
- * queries) is the downstream window (seed 004: dnstt).
+ * queries) is the downstream window, as in dnstt.
  *
  * Three pieces, none doing I/O (the caller owns sockets and clocks):
  *  - the client codec (qk_dns_client): datagram -> query, answer -> datagrams;
@@ -38,10 +39,12 @@ extern "C" {
  * timeouts and retransmissions cut the rate (docs/experiments/dns.md). */
 #define QK_DNS_PATIENCE_NS (30 * QK_NS_PER_MS)
 
-/** Poll policy defaults (dnstt's). */
+/** Poll policy default: polls owed at most (dnstt's pollLimit). */
 #define QK_DNS_POLL_BURST_CAP 16
-#define QK_DNS_POLL_IDLE_NS   (500 * QK_NS_PER_MS)
-#define QK_DNS_POLL_IDLE_MAX  (10 * QK_NS_PER_S)
+/** Poll policy default: first idle poll delay (dnstt's). */
+#define QK_DNS_POLL_IDLE_NS (500 * QK_NS_PER_MS)
+/** Poll policy default: idle back-off cap, in nanoseconds (dnstt's). */
+#define QK_DNS_POLL_IDLE_MAX (10 * QK_NS_PER_S)
 
 /* ------------------------------------------------------------------------ */
 /* Names                                                                    */
@@ -74,6 +77,7 @@ int qk_dns_addr_client(const qk_addr *a, uint32_t *id);
 /* Client codec                                                             */
 /* ------------------------------------------------------------------------ */
 
+/** A client codec (opaque; qk_dns_client_new, qk_dns_client_del). */
 typedef struct qk_dns_client qk_dns_client;
 
 /**
@@ -113,7 +117,7 @@ int qk_dns_client_response(const qk_dns_client *c, const uint8_t *msg, size_t le
                            qk_dns_dgram_fn fn, void *ctx);
 
 /* ------------------------------------------------------------------------ */
-/* Poll policy (client side), after dnstt (seed 004)                        */
+/* Poll policy (client side), after dnstt                                   */
 /* ------------------------------------------------------------------------ */
 /* The server can only send in answer to a query, so the client's queries are
  * the downstream window. A poll is an empty query. Policy:
@@ -149,11 +153,11 @@ typedef struct qk_dns_poll_stats {
 
 /** Poll policy state (embed it; qk_dns_poll_init). Read-only for callers. */
 typedef struct qk_dns_poll {
-    qk_dns_poll_config cfg;
-    unsigned owed;      /**< polls to send now */
-    qk_time idle_delay; /**< current idle delay */
-    qk_time idle_at;    /**< next idle poll */
-    qk_dns_poll_stats st;
+    qk_dns_poll_config cfg; /**< the settings, defaults filled in */
+    unsigned owed;          /**< polls to send now */
+    qk_time idle_delay;     /**< current idle delay */
+    qk_time idle_at;        /**< next idle poll */
+    qk_dns_poll_stats st;   /**< counters */
 } qk_dns_poll;
 
 /** Defaults: 2 polls per data response, ACK-as-poll on, burst cap 16, 500 ms .. 10 s. */
@@ -191,9 +195,9 @@ typedef struct qk_dns_server_config {
 
 /** Server counters. */
 typedef struct qk_dns_server_stats {
-    uint64_t queries;      /**< well-formed queries for our zone */
-    uint64_t data_queries; /**< carrying a datagram */
-    uint64_t polls;
+    uint64_t queries;       /**< well-formed queries for our zone */
+    uint64_t data_queries;  /**< carrying a datagram */
+    uint64_t polls;         /**< empty queries (polls) */
     uint64_t duplicates;    /**< a name seen before (resolver retransmit) */
     uint64_t replayed;      /**< duplicates answered with the data sent before */
     uint64_t answers_data;  /**< TXT answers with at least one datagram */
@@ -205,13 +209,14 @@ typedef struct qk_dns_server_stats {
     uint64_t malformed;     /**< messages dropped or answered FORMERR */
 } qk_dns_server_stats;
 
+/** A DNS carrier server (opaque; qk_dns_server_new, qk_dns_server_del). */
 typedef struct qk_dns_server qk_dns_server;
 
 /** One upstream datagram taken from a query. */
 typedef struct qk_dns_upstream {
     qk_addr client;      /**< the client's stable synthetic address (qk_dns_client_addr) */
     const uint8_t *data; /**< valid until the next call into the server */
-    size_t len;
+    size_t len;          /**< bytes of data */
 } qk_dns_upstream;
 
 /**

@@ -1,7 +1,10 @@
-/* quack — an endpoint <-> libev loop glue: a qk_io_driver_ops implementation that
- * feeds received datagrams to a qk_endpoint, pulls its datagrams into UDP GSO
- * batches, and lets the application drain events after every step.
- * Reusable by any CLI command that runs one endpoint on one socket. */
+/** @file
+ * quack — glue between an endpoint and a qk_io_loop: a qk_io_driver_ops
+ * implementation that feeds received datagrams to a qk_endpoint, pulls its
+ * datagrams into UDP GSO batches, and lets the application drain events
+ * after every step. For programs that run one endpoint on one socket and
+ * let libev own the loop (examples/echo_server.c); a program with its own
+ * loop calls the endpoint directly (examples/poll_client.c). */
 #ifndef QUACK_DRIVER_H
 #define QUACK_DRIVER_H
 
@@ -10,10 +13,6 @@
 
 #ifdef __cplusplus
 extern "C" {
-#ifdef __cplusplus
-}
-#endif
-
 #endif
 
 /**
@@ -34,19 +33,19 @@ typedef struct qk_io_ep_stats {
 
 /** The glue state. Embed it; pass &qk_io_ep_driver_ops and the struct to qk_io_loop_new. */
 typedef struct qk_io_ep_driver {
-    qk_endpoint *ep;
+    qk_endpoint *ep;           /**< the endpoint driven (not owned) */
     size_t datagram_max_bytes; /**< capacity offered to qk_endpoint_send per datagram */
     qk_io_ep_app_fn app_fn;    /**< may be NULL */
-    void *app;
-    uint8_t *carry; /**< one datagram that ended a batch (datagram_max_bytes) */
-    qk_datagram carry_d;
-    bool has_carry;
-    qk_io_ep_stats stats;
+    void *app;                 /**< passed to app_fn */
+    uint8_t *carry;            /**< one datagram that ended a batch (datagram_max_bytes) */
+    qk_datagram carry_d;       /**< the carried datagram's addresses and length */
+    bool has_carry;            /**< carry holds a datagram */
+    qk_io_ep_stats stats;      /**< counters, read them any time */
     /** Optional: offered each received datagram first; returning true means
      * it was taken elsewhere (e.g. handed to the worker thread that owns its
      * connection ID) and is not given to ep. NULL = none. */
     bool (*steer)(void *steer_ctx, const qk_datagram *d, qk_time now);
-    void *steer_ctx;
+    void *steer_ctx; /**< passed to steer */
 } qk_io_ep_driver;
 
 /** The ops table to give qk_io_loop_new together with a qk_io_ep_driver. */

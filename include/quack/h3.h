@@ -1,4 +1,5 @@
-/* quack HTTP/3 (RFC 9114) on libnghttp3, over quack streams.
+/** @file
+ * quack HTTP/3 (RFC 9114) on libnghttp3, over quack streams.
  *
  * One qk_h3 per connection. The application keeps driving the endpoint as
  * usual and hands every transport event of that connection to
@@ -21,19 +22,25 @@
 extern "C" {
 #endif
 
+/** The ALPN protocol of HTTP/3 (put it in qk_config.alpn). */
 #define QK_H3_ALPN "h3"
 
-/* RFC 9114 §8.1 error codes. */
-#define QK_H3_NO_ERROR          0x100
-#define QK_H3_INTERNAL_ERROR    0x102
+/** H3_NO_ERROR (RFC 9114 §8.1). */
+#define QK_H3_NO_ERROR 0x100
+/** H3_INTERNAL_ERROR (RFC 9114 §8.1). */
+#define QK_H3_INTERNAL_ERROR 0x102
+/** H3_REQUEST_CANCELLED (RFC 9114 §8.1). */
 #define QK_H3_REQUEST_CANCELLED 0x10c
 
+/** The HTTP/3 layer of one connection (opaque; qk_h3_new, qk_h3_del). */
 typedef struct qk_h3 qk_h3;
 
-/** One header field (not NUL-terminated in general; len given). */
+/** One header field (not NUL-terminated in general; lengths given). */
 typedef struct qk_h3_header {
-    const char *name, *value;
-    size_t name_len, value_len;
+    const char *name;  /**< field name (lower case) */
+    const char *value; /**< field value */
+    size_t name_len;   /**< bytes of name */
+    size_t value_len;  /**< bytes of value */
 } qk_h3_header;
 
 /** Releases a body once the stack no longer needs it (may be NULL). */
@@ -48,6 +55,7 @@ typedef void (*qk_h3_release_fn)(void *ctx);
  */
 typedef long (*qk_h3_read_fn)(void *ctx, uint64_t offset, uint8_t *buf, size_t len);
 
+/** What the layer reports; every callback runs inside qk_h3_on_event(). */
 typedef struct qk_h3_callbacks {
     /** A complete header section: a request (server) or a final response
      * (client). fin: the stream ends with it (no body). */
@@ -87,7 +95,7 @@ qk_conn *qk_h3_conn(const qk_h3 *h);
 /**
  * Feed one transport event of this connection (STREAM_OPENED/READABLE/
  * RESET/STOP/WRITABLE; others are ignored). Protocol errors close the
- * connection with the HTTP/3 code nghttp3 infers. Returns 0, or QK_ERR_PROTOCOL
+ * connection with the HTTP/3 code nghttp3 infers. Returns 0, or QK_ERR_APPLICATION
  * (the connection is being closed).
  */
 int qk_h3_on_event(qk_h3 *h, const qk_event *ev);
@@ -95,7 +103,7 @@ int qk_h3_on_event(qk_h3 *h, const qk_event *ev);
 /**
  * Move pending HTTP/3 output into the connection's streams as far as their
  * send buffers accept; streams left blocked are retried on the next call.
- * Returns 1 when something was written, 0 when not, QK_ERR_PROTOCOL on a
+ * Returns 1 when something was written, 0 when not, QK_ERR_APPLICATION on a
  * fatal nghttp3 error (the connection is being closed).
  */
 int qk_h3_flush(qk_h3 *h);
@@ -147,11 +155,12 @@ size_t qk_h3_active(const qk_h3 *h);
 
 /** RFC 9218 priority of a request: urgency 0 (highest) .. 7, incremental. */
 typedef struct qk_h3_priority {
-    uint8_t urgency;
-    bool incremental;
+    uint8_t urgency;  /**< 0 (highest) .. 7 */
+    bool incremental; /**< the response may be interleaved with others of its urgency */
 } qk_h3_priority;
 
-#define QK_H3_DEFAULT_URGENCY 3 /* RFC 9218 §4.1 */
+/** Urgency of a request without a priority header (RFC 9218 §4.1). */
+#define QK_H3_DEFAULT_URGENCY 3
 
 /**
  * Parse a Priority Field Value (the `priority` header, RFC 9218 §4, or a

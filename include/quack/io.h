@@ -1,4 +1,5 @@
-/* quack — real UDP sockets and a libev loop driving a sans-I/O endpoint.
+/** @file
+ * quack — real UDP sockets and a libev loop driving a sans-I/O endpoint.
  *
  * qk_udp wraps one non-blocking UDP socket (IPv4, IPv6 or dual-stack) with
  * batched I/O (recvmmsg/sendmmsg), UDP GSO on send and GRO on receive (both
@@ -30,7 +31,7 @@ struct ev_loop; /* libev */
 #define QK_ADDR_STRLEN 72
 
 /**
- * Parse "host:port", "[v6]:port" or "[v6%scope]:port" into out. Numeric hosts
+ * Parse `host:port`, `[v6]:port` or `[v6%scope]:port` into out. Numeric hosts
  * are parsed directly; other names go through getaddrinfo() (blocking) and the
  * first result is used. Returns 0, or QK_ERR_INVALID_ARG for a malformed
  * string / port out of range, QK_ERR_NOT_FOUND when the name does not resolve.
@@ -61,6 +62,7 @@ int qk_io_log_files(qk_config *cfg, const char *qlog_dir, const char *keylog_pat
 /* UDP sockets                                                              */
 /* ------------------------------------------------------------------------ */
 
+/** One UDP socket with batched I/O (opaque; qk_udp_open, qk_udp_close). */
 typedef struct qk_udp qk_udp;
 
 /** Flags for qk_udp_open(). */
@@ -82,18 +84,18 @@ enum {
 
 /** What the socket can do, as detected at open time (gso may turn off later). */
 typedef struct qk_udp_caps {
-    bool gso;     /**< UDP_SEGMENT in use for segment batches */
-    bool gro;     /**< UDP_GRO enabled: receives may return segment batches */
-    bool ecn;     /**< TOS / traffic class received with each datagram */
-    bool pktinfo; /**< local address reported per datagram and settable on send */
-    bool dualstack;
+    bool gso;                      /**< UDP_SEGMENT in use for segment batches */
+    bool gro;                      /**< UDP_GRO enabled: receives may return segment batches */
+    bool ecn;                      /**< TOS / traffic class received with each datagram */
+    bool pktinfo;                  /**< local address reported per datagram and settable on send */
+    bool dualstack;                /**< an IPv6 socket that also carries IPv4 (V6ONLY off) */
     int family;                    /**< AF_INET or AF_INET6 */
     size_t rcvbuf_requested_bytes; /**< what we asked for */
-    size_t sndbuf_requested_bytes;
-    size_t rcvbuf_bytes; /**< what the kernel reports (Linux doubles the request) */
-    size_t sndbuf_bytes;
-    bool rcvbuf_capped; /**< the kernel gave less than requested (raise rmem_max) */
-    bool sndbuf_capped; /**< same for wmem_max */
+    size_t sndbuf_requested_bytes; /**< what we asked for, send side */
+    size_t rcvbuf_bytes;           /**< what the kernel reports (Linux doubles the request) */
+    size_t sndbuf_bytes;           /**< what the kernel reports, send side */
+    bool rcvbuf_capped;            /**< the kernel gave less than requested (raise rmem_max) */
+    bool sndbuf_capped;            /**< same for wmem_max */
 } qk_udp_caps;
 
 /** Counters kept by a socket. */
@@ -204,23 +206,22 @@ qk_time qk_io_now(void);
 
 /**
  * A sans-I/O driver. The loop calls these from one thread; none may block.
- *
- * on_datagrams: received datagrams (GRO batches already split, so every entry
- *   has segment_bytes 0). data is only valid during the call.
- * poll_send: fill up to max entries of out. Each out[i].data points to a
- *   loop-owned buffer and out[i].len holds its capacity (buf_bytes, 64 KiB by
- *   default: room for a GSO batch) on input; set len to the bytes written,
- *   peer (required), local (optional source address), ecn and segment_bytes
- *   (non-zero: a run of equal segments). Return how many entries were filled;
- *   0 means nothing to send now. Not called while an earlier batch is still
- *   waiting for the socket to become writable.
- * next_timeout: absolute deadline (qk_io_now() clock) or QK_TIME_INFINITE.
- * on_timeout: the deadline passed.
  */
 typedef struct qk_io_driver_ops {
+    /** Received datagrams (GRO batches already split, so every entry has
+     * segment_bytes 0). data is only valid during the call. */
     void (*on_datagrams)(void *ctx, qk_datagram *d, size_t n, qk_time now);
+    /** Fill up to max entries of out. Each out[i].data points to a
+     * loop-owned buffer and out[i].len holds its capacity (buf_bytes, 64 KiB
+     * by default: room for a GSO batch) on input; set len to the bytes
+     * written, peer (required), local (optional source address), ecn and
+     * segment_bytes (non-zero: a run of equal segments). Return how many
+     * entries were filled; 0 means nothing to send now. Not called while an
+     * earlier batch is still waiting for the socket to become writable. */
     size_t (*poll_send)(void *ctx, qk_datagram *out, size_t max, qk_time now);
+    /** Absolute deadline (qk_io_now() clock) or QK_TIME_INFINITE. */
     qk_time (*next_timeout)(void *ctx);
+    /** The deadline passed. */
     void (*on_timeout)(void *ctx, qk_time now);
     /** Optional (may be NULL): an error the socket queued (QK_UDP_RECVERR). */
     void (*on_error)(void *ctx, const qk_udp_error *e, qk_time now);
@@ -234,6 +235,7 @@ typedef struct qk_io_loop_config {
     struct ev_loop *ev; /**< run inside this libev loop; NULL = a private one */
 } qk_io_loop_config;
 
+/** A libev loop driving one driver over one or more sockets (opaque). */
 typedef struct qk_io_loop qk_io_loop;
 
 /** Loop counters. */

@@ -1,4 +1,5 @@
-/* quack — sans-I/O QUIC v1 transport (RFC 9000/9001/9002, RFC 9221 DATAGRAM).
+/** @file
+ * quack — sans-I/O QUIC v1 transport (RFC 9000/9001/9002, RFC 9221 DATAGRAM).
  *
  * The application owns sockets and the clock. It feeds received datagrams to
  * qk_endpoint_recv(), pulls datagrams to send with qk_endpoint_send(), arms a
@@ -16,16 +17,25 @@
 extern "C" {
 #endif
 
+/** An endpoint: one UDP address's worth of connections, client and/or server
+ * (opaque; qk_endpoint_new, qk_endpoint_del). */
 typedef struct qk_endpoint qk_endpoint;
+/** A connection, owned by its endpoint: valid from qk_connect (or
+ * QK_EV_CONNECTED on a server) until the QK_EV_CLOSED event for it has
+ * been polled. */
 typedef struct qk_conn qk_conn;
 
 /** Congestion controllers. */
 typedef enum qk_cc_kind {
-    QK_CONFIG_CC_NEWRENO = 0,
-    QK_CONFIG_CC_CUBIC = 1,
-    QK_CONFIG_CC_DCTCP = 2,
-    QK_CONFIG_CC_BBR = 3,   /**< BBRv3 (draft-ietf-ccwg-bbr) */
-    QK_CONFIG_CC_PRAGUE = 4 /**< L4S Prague-style (ECT(1)) */
+    QK_CONFIG_CC_NEWRENO = 0, /**< NewReno (RFC 9002 §7) */
+    QK_CONFIG_CC_CUBIC = 1,   /**< CUBIC (RFC 9438) */
+    QK_CONFIG_CC_DCTCP = 2,   /**< DCTCP (RFC 8257; needs ECN marking at the bottleneck) */
+    QK_CONFIG_CC_BBR = 3,     /**< BBRv3 (draft-ietf-ccwg-bbr) */
+    QK_CONFIG_CC_PRAGUE = 4,  /**< L4S Prague-style (ECT(1)) */
+    /** BBRv3 that lets only congestion-classified loss (queueing delay,
+     * ECN CE, loss rising with inflight) lower its model: fills randomly
+     * lossy paths (docs/cc.md "Loss that is not congestion") */
+    QK_CONFIG_CC_BBR_LT = 5
 } qk_cc_kind;
 
 /**
@@ -60,21 +70,23 @@ int qk_ackfreq_mode_parse(const char *name, qk_ackfreq_mode *out);
 /** Name of a mode ("off", "fixed", "auto", "auto-threshold"), "unknown" otherwise. Never fails. */
 const char *qk_ackfreq_mode_name(qk_ackfreq_mode mode);
 
+/** Most ALPN protocols in qk_config.alpn. */
 #define QK_MAX_ALPN 8
 
-/* QUIC versions for qk_config.version (same values as src/wire/packet.h). */
 #ifndef QK_VERSION_1
-#define QK_VERSION_1 0x00000001u /* RFC 9000 */
+/** QUIC version 1 (RFC 9000), for qk_config.version. */
+#define QK_VERSION_1 0x00000001u
 #endif
 #ifndef QK_VERSION_2
-#define QK_VERSION_2 0x6b3343cfu /* RFC 9369 */
+/** QUIC version 2 (RFC 9369), for qk_config.version. */
+#define QK_VERSION_2 0x6b3343cfu
 #endif
 
 /** Packet types reported by the trace hook. */
 typedef enum qk_trace_pkt_type {
-    QK_TRACE_PKT_INITIAL = 0,
-    QK_TRACE_PKT_HANDSHAKE = 1,
-    QK_TRACE_PKT_1RTT = 2,
+    QK_TRACE_PKT_INITIAL = 0,   /**< Initial packet */
+    QK_TRACE_PKT_HANDSHAKE = 1, /**< Handshake packet */
+    QK_TRACE_PKT_1RTT = 2,      /**< 1-RTT (short header) packet */
 } qk_trace_pkt_type;
 
 /** One decoded plaintext frame of a traced packet. Fields not used by the
@@ -96,26 +108,27 @@ typedef struct qk_trace_frame {
     uint64_t value;           /**< MAX_DATA/MAX_STREAMS/..._BLOCKED value, close error code */
 } qk_trace_frame;
 
+/** Frames of one packet a trace record holds at most. */
 #define QK_TRACE_MAX_FRAMES 64
 
 /** One packet sent or received, as handed to qk_config.trace. */
 typedef struct qk_trace_packet {
-    qk_conn *conn;
-    bool server; /**< the tracing endpoint is the server side */
-    bool sent;   /**< sent by us (else received) */
-    qk_trace_pkt_type pkt_type;
-    uint64_t pn;
-    qk_time time_ns;  /**< the caller's clock at send/receive */
-    size_t len_bytes; /**< packet size on the wire */
-    bool ack_eliciting;
+    qk_conn *conn;                /**< the connection */
+    bool server;                  /**< the tracing endpoint is the server side */
+    bool sent;                    /**< sent by us (else received) */
+    qk_trace_pkt_type pkt_type;   /**< packet type */
+    uint64_t pn;                  /**< packet number */
+    qk_time time_ns;              /**< the caller's clock at send/receive */
+    size_t len_bytes;             /**< packet size on the wire */
+    bool ack_eliciting;           /**< holds a frame other than ACK, PADDING, CONNECTION_CLOSE */
     const qk_trace_frame *frames; /**< valid only during the call */
     size_t n_frames;              /**< at most QK_TRACE_MAX_FRAMES (PADDING runs are one frame) */
     size_t n_frames_total;        /**< frames in the packet (> n_frames when truncated) */
 } qk_trace_packet;
 
 /**
- * One-way trace sink (events are polled; sinks like this one are the only
- * calls out of the stack): called synchronously for every
+ * One-way trace sink (like the qlog writers, the only calls the stack makes
+ * into the application): called synchronously for every
  * packet a connection sends (before protection) and receives (after
  * decryption, before its frames are processed). It must not call back into
  * the endpoint.
@@ -140,7 +153,6 @@ qk_ticket_keys *qk_ticket_keys_new(qk_time rotation_ns, size_t max_entries, int 
 /** Free ticket keys (NULL ok); no endpoint may still use them. */
 void qk_ticket_keys_del(qk_ticket_keys *k);
 
-/** Everything a user tunes. Start from qk_config_default(). */
 /** When a server answers a new client with Retry (qk_config.retry). */
 typedef enum qk_retry_mode {
     QK_RETRY_AUTO = 0,   /**< above qk_config.max_handshakes unvalidated handshakes */
@@ -148,205 +160,378 @@ typedef enum qk_retry_mode {
     QK_RETRY_NEVER = 2,  /**< never; above the limit Initials are dropped */
 } qk_retry_mode;
 
+/**
+ * Everything a user tunes. Start from qk_config_default(), which sets every
+ * field to the default its documentation gives (the `Default:` lines are the
+ * table qk_config_default is generated from), then change what you need:
+ * at least alpn, alpn_count and rng, and for a server a certificate.
+ * qk_endpoint_new() copies the struct; the strings and callbacks it points
+ * to must outlive the endpoint.
+ */
 typedef struct qk_config {
-    bool server;                   /**< accept incoming connections */
-    const char *alpn[QK_MAX_ALPN]; /**< protocols in preference order (required) */
+    /** Accept incoming connections (a server endpoint; a client otherwise).
+     * @default{false} */
+    bool server;
+    /** Application protocols (ALPN, RFC 7301) in preference order; at least
+     * one is required (qk_config_check).
+     * @default{NULL} */
+    const char *alpn[QK_MAX_ALPN];
+    /** Entries used in alpn.
+     * @default{0} */
     size_t alpn_count;
-    /* TLS: server certificate (PEM files or in-memory PEM strings). */
-    const char *cert_file, *key_file;
-    const char *cert_pem, *key_pem;
-    /* TLS: client verification; exactly one of system CAs (default), pin, insecure. */
+    /** Server: certificate chain as a PEM file (or use cert_pem).
+     * @default{NULL} */
+    const char *cert_file;
+    /** Server: private key as a PEM file (or use key_pem).
+     * @default{NULL} */
+    const char *key_file;
+    /** Server: certificate chain as an in-memory PEM string.
+     * @default{NULL} */
+    const char *cert_pem;
+    /** Server: private key as an in-memory PEM string.
+     * @default{NULL} */
+    const char *key_pem;
+    /** Client: verify the server by pin_sha256 instead of the system CAs.
+     * Client verification is exactly one of system CAs (the default), a
+     * pin, or insecure.
+     * @default{false} */
     bool has_pin;
-    uint8_t pin_sha256[32]; /**< SHA-256 of the server's SubjectPublicKeyInfo */
-    bool insecure;          /**< no verification at all (loud in the CLI) */
+    /** Client, with has_pin: SHA-256 of the server's SubjectPublicKeyInfo
+     * (qk_cert_pin_pem).
+     * @default{0} */
+    uint8_t pin_sha256[32];
+    /** Client: no verification at all (loud in the CLI).
+     * @default{false} */
+    bool insecure;
     /** TLS key log (NSS format): called with one line per secret, without
      * the newline; NULL = off. The library opens no file and reads no
-     * environment: qk_io_log_files() (quack/io.h) writes SSLKEYLOGFILE. */
+     * environment: qk_io_log_files() (quack/io.h) writes SSLKEYLOGFILE.
+     * @default{NULL} */
     void (*keylog)(void *ctx, const char *line);
+    /** Passed to keylog.
+     * @default{NULL} */
     void *keylog_ctx;
-    bool no_protection; /**< null cipher: both sides must set it (benchmarks) */
+    /** Null cipher: both sides must set it (benchmarks only).
+     * @default{false} */
+    bool no_protection;
     /** TLS 1.3 cipher suites offered/accepted, colon-separated IANA names in
      * preference order (e.g. "TLS_AES_128_CCM_SHA256:TLS_AES_128_GCM_SHA256");
      * NULL = AES-128-GCM, AES-256-GCM, ChaCha20-Poly1305, AES-128-CCM.
-     * TLS_AES_128_CCM_8_SHA256 is refused (RFC 9001 §5.3). */
+     * TLS_AES_128_CCM_8_SHA256 is refused (RFC 9001 §5.3).
+     * @default{NULL} */
     const char *ciphers;
-    /* Resumption and 0-RTT (RFC 9001 §4.5-4.6, RFC 9000 §7.4.1). */
-    bool session_tickets;        /**< server: issue session tickets (default off: every client
-                                      then makes a full handshake; `quack serve` turns it on) */
-    bool early_data;             /**< server: accept 0-RTT; client: send 0-RTT when the session
-                                      given to qk_connect_ex allows it (default on) */
-    qk_ticket_keys *ticket_keys; /**< server: shared keys, NULL = the endpoint makes its own */
-    qk_time ticket_lifetime_ns;  /**< server, own keys: ticket lifetime and key rotation
-                                      period (0 = 6 h) */
+    /** Server: issue session tickets for resumption (RFC 9001 §4.5). Off by
+     * default, so every client makes a full handshake; `quack serve` turns
+     * it on.
+     * @default{false} */
+    bool session_tickets;
+    /** Server: accept 0-RTT; client: send 0-RTT when the session given to
+     * qk_connect_ex allows it (RFC 9001 §4.6, RFC 9000 §7.4.1).
+     * @default{true} */
+    bool early_data;
+    /** Server: ticket keys shared between endpoints (qk_ticket_keys_new);
+     * NULL = the endpoint makes its own.
+     * @default{NULL} */
+    qk_ticket_keys *ticket_keys;
+    /** Server with its own ticket keys: ticket lifetime and key rotation
+     * period; 0 = 6 h.
+     * @default{0} */
+    qk_time ticket_lifetime_ns;
 
+    /** Congestion controller (docs/cc.md).
+     * @default{QK_CONFIG_CC_CUBIC} */
     qk_cc_kind cc;
     /** Pacing gain N in congestion avoidance, in percent: the pacer sends at
      * N/100 x cwnd / smoothed RTT (RFC 9002 §7.7: N small but at least 1, for
-     * example 1.25). 0 = the default, 100 (N = 1). Accepted 100..400.
+     * example 1.25). 0 = 100 (N = 1). Accepted 100..400.
      * Higher values (1.25, Linux's 1.2) release a window-limited flow's
      * packets with its ACKs; docs/perf.md "Two-flow fairness" shows what
-     * that does at a drop-tail queue. */
+     * that does at a drop-tail queue.
+     * @default{0} */
     uint32_t pacing_gain_ca_pct;
     /** The pacer's least burst allowance, in datagrams (RFC 9002 §7.7
      * bounds bursts by the initial window). 0 = the controller's default:
      * 2 for DCTCP and Prague (their marks come per packet), 1 for BBR (its
-     * send quantum rules), 10 otherwise. Accepted 0..64. */
+     * send quantum rules), 10 otherwise. Accepted 0..64.
+     * @default{0} */
     uint32_t pacing_burst_pkts;
-    bool ecn; /**< mark ECT(0) and validate ECN (RFC 9000 §13.4) */
-    /** TEST ONLY (the incast experiment's bug row): reproduce shared/seeds/003,
-     * an ACK sent on a CE state change cancels the delayed ACK owed for the
-     * packet that changed it (qk_ack_policy.ecn_ack_bug). Never set it. */
-    bool ecn_ack_bug;
-    size_t max_udp_payload_bytes;   /**< largest datagram we send; with pmtud the upper bound
-                                         of the search, which starts at 1200 */
-    bool pmtud;                     /**< DPLPMTUD (RFC 8899, RFC 9000 §14.3), default on */
-    uint64_t key_update_after_pkts; /**< initiate a 1-RTT key update after this many packets
-                                         (0 = only at the AEAD limits, RFC 9001 §6.6) */
-    bool disable_active_migration;  /**< advertise disable_active_migration (RFC 9000 §18.2) */
-    /** Server: addresses to advertise in the preferred_address transport
-     * parameter (RFC 9000 §9.6, §18.2), len 0 = none: an IPv4 one (AF_INET,
-     * or a v4-mapped AF_INET6) and/or an IPv6 one. The application must
-     * receive there too and hand those datagrams to the same endpoint (e.g.
-     * a second socket in the same loop, qk_io_loop_add_udp); the endpoint
-     * sends from them once a client moved (qk_datagram.local). Clients get a
-     * connection ID (sequence number 1) for it, and move after validating
-     * the path. Not with cid_bytes 0 (qk_config_check). */
-    qk_addr preferred_addr_v4, preferred_addr_v6;
-    /** Client: do not move to a server's preferred_address (default: move,
-     * RFC 9000 §9.6.1, once the handshake is confirmed and the path to the
-     * address of our family is validated). */
+    /** Mark ECT(0) and validate ECN (RFC 9000 §13.4).
+     * @default{false} */
+    bool ecn;
+    /** Largest datagram we send; with pmtud the upper bound of the search,
+     * which starts at 1200. The default is what IPv6 carries in a 1500-byte
+     * Ethernet frame.
+     * @default{1452} */
+    size_t max_udp_payload_bytes;
+    /** DPLPMTUD (RFC 8899, RFC 9000 §14.3).
+     * @default{true} */
+    bool pmtud;
+    /** Initiate a 1-RTT key update after this many packets; 0 = only at the
+     * AEAD limits (RFC 9001 §6.6).
+     * @default{0} */
+    uint64_t key_update_after_pkts;
+    /** Advertise disable_active_migration (RFC 9000 §18.2).
+     * @default{false} */
+    bool disable_active_migration;
+    /** Server: the IPv4 address to advertise in the preferred_address
+     * transport parameter (RFC 9000 §9.6, §18.2), AF_INET or a v4-mapped
+     * AF_INET6; len 0 = none. The application must receive there too and
+     * hand those datagrams to the same endpoint (e.g. a second socket in the
+     * same loop, qk_io_loop_add_udp); the endpoint sends from it once a
+     * client moved (qk_datagram.local). Clients get a connection ID
+     * (sequence number 1) for it, and move after validating the path.
+     * @default{0} */
+    qk_addr preferred_addr_v4;
+    /** Server: the IPv6 address to advertise likewise; len 0 = none.
+     * @default{0} */
+    qk_addr preferred_addr_v6;
+    /** Client: do not move to a server's preferred_address (by default it
+     * moves, RFC 9000 §9.6.1, once the handshake is confirmed and the path
+     * to the address of our family is validated).
+     * @default{false} */
     bool disable_preferred_address;
 
-    /* Flow control (RFC 9000 §4). */
+    /** Connection receive window we start with (RFC 9000 §4, initial_max_data).
+     * A small start, auto-tuned up (docs/experiments/flow-control.md):
+     * auto-tuning reaches the bandwidth-delay product within a few RTTs.
+     * @default{256 * 1024} */
     uint64_t initial_max_data_bytes;
+    /** Stream receive window we start with (initial_max_stream_data_*).
+     * @default{64 * 1024} */
     uint64_t initial_max_stream_data_bytes;
-    uint64_t max_streams_bidi, max_streams_uni;
-    uint64_t max_stream_send_buffer_bytes; /**< per-stream unacked send data bound */
-    bool autotune;                         /**< grow receive windows when credit goes fast */
-    uint64_t max_stream_window_bytes;      /**< auto-tuning cap per stream */
-    uint64_t max_conn_window_bytes;        /**< auto-tuning cap per connection */
-    uint64_t recv_budget_bytes;            /**< endpoint-wide cap on window growth, 0 = none */
-    /* Send-side memory ("pull, don't copy"): qk_stream_write and
-     * qk_stream_write_ref accept no more than these allow; a short write is
+    /** Bidirectional streams the peer may open (initial_max_streams_bidi).
+     * @default{100} */
+    uint64_t max_streams_bidi;
+    /** Unidirectional streams the peer may open (initial_max_streams_uni).
+     * @default{100} */
+    uint64_t max_streams_uni;
+    /** Per stream: bytes written and not yet acknowledged, at most. What is in
+     * flight plus what waits behind a lost packet until its retransmission
+     * is acknowledged: 1 MiB held a bulk stream to 0.5-1 BDP of
+     * 100 Mbit/s x 50 ms at a loss rate of 0.01; Linux's tcp_wmem maximum is 4 MiB too.
+     * @default{4 * 1024 * 1024} */
+    uint64_t max_stream_send_buffer_bytes;
+    /** Grow receive windows when credit goes fast.
+     * @default{true} */
+    bool autotune;
+    /** Auto-tuning cap per stream.
+     * @default{64 * 1024 * 1024} */
+    uint64_t max_stream_window_bytes;
+    /** Auto-tuning cap per connection.
+     * @default{96 * 1024 * 1024} */
+    uint64_t max_conn_window_bytes;
+    /** Endpoint-wide cap on receive-window growth; 0 = none.
+     * @default{0} */
+    uint64_t recv_budget_bytes;
+    /** Send-side memory, per connection: stream bytes written and not yet
+     * acknowledged, summed over its streams; 0 = no bound beyond
+     * max_stream_send_buffer_bytes. qk_stream_write and qk_stream_write_ref
+     * accept no more than this and send_budget_bytes allow; a short write is
      * answered later by QK_EV_STREAM_WRITABLE, and qk_stream_send_room says
-     * how many bytes a stream takes now, so an application can produce
-     * (read from a file, generate) exactly that much. */
-    /** Per connection: stream bytes written and not yet acknowledged, summed
-     * over its streams. 0 = no bound beyond max_stream_send_buffer_bytes. */
+     * how many bytes a stream takes now, so an application can produce (read
+     * from a file, generate) exactly that much.
+     * @default{0} */
     uint64_t max_conn_send_buffer_bytes;
-    /** Per endpoint: the same sum over all its connections. 0 = none. */
+    /** Send-side memory, per endpoint: the same sum over all its
+     * connections; 0 = none.
+     * @default{0} */
     uint64_t send_budget_bytes;
     /** When nonzero, a stream accepts bytes only up to what the peer's flow
      * control lets it send (its MAX_STREAM_DATA and the connection's
      * remaining MAX_DATA, RFC 9000 §4.1) plus this many: a peer that stops
      * reading makes the sender hold no more than the credit it granted.
-     * 0 = off (writes fill the send buffers whatever the credit). */
+     * 0 = off (writes fill the send buffers whatever the credit).
+     * @default{0} */
     uint64_t send_credit_lookahead_bytes;
-    int autotune_rule; /**< trigger 0: credit lasted < 2 srtt (quiche/yamux), 1: quic-go epoch;
-                          +2: plain doubling (else grow to 2.5x rate x srtt, at most 2x) */
+    /** Window auto-tuning rule (experiments): trigger 0 = the credit lasted
+     * less than 2 smoothed RTTs (quiche, yamux), 1 = quic-go's epoch; add 2
+     * for plain doubling (else grow to 2.5 x rate x smoothed RTT, at most 2x).
+     * @default{0} */
+    int autotune_rule;
 
-    qk_time idle_timeout_ns; /**< 0 = none */
+    /** Idle timeout (RFC 9000 §10.1); 0 = none.
+     * @default{30 * QK_NS_PER_S} */
+    qk_time idle_timeout_ns;
     /** A connection whose handshake has not completed this long after it
-     * started closes silently with QK_ERR_TIMEOUT (default 10 s, 0 = only the
-     * idle timeout): a client with no server answering gives up, a server
-     * drops half-open connections, well before the idle timeout. */
+     * started closes silently with QK_ERR_TIMEOUT (0 = only the idle
+     * timeout): a client with no server answering gives up, a server drops
+     * half-open connections, well before the idle timeout.
+     * @default{10 * QK_NS_PER_S} */
     qk_time handshake_timeout_ns;
     /** Keep-alive (RFC 9000 §10.1.2): once the handshake is complete, send a
      * PING when nothing has arrived from the peer and nothing ack-eliciting
      * has been sent for this long. Keeps an idle connection under the idle
      * timeout and lets a client that only receives show the server a new
-     * NAT binding. 0 = off (default). */
+     * NAT binding. 0 = off.
+     * @default{0} */
     qk_time keep_alive_ns;
-    qk_time max_ack_delay_ns; /**< advertised max_ack_delay */
+    /** Advertised max_ack_delay (RFC 9000 §18.2).
+     * @default{25 * QK_NS_PER_MS} */
+    qk_time max_ack_delay_ns;
+    /** Advertised ack_delay_exponent (RFC 9000 §18.2).
+     * @default{3} */
     uint8_t ack_delay_exponent;
-    uint64_t ack_eliciting_threshold; /**< local ACK policy (RFC default 1) */
-    qk_time min_ack_delay_ns;         /**< advertise min_ack_delay (ack-frequency), 0 = don't;
-                                       *   default 1 ms */
-    qk_ackfreq_mode ack_frequency;    /**< what to ask the peer: 0 off, 1 fixed, 2 auto
-                                       *   (default; only a peer advertising min_ack_delay:
-                                       *   threshold from cwnd and RTT, IMMEDIATE_ACK at
-                                       *   each burst's end while the path has no standing
-                                       *   queue), 3 auto-threshold (auto without the
-                                       *   burst-end IMMEDIATE_ACKs; for comparison).
-                                       *   docs/experiments/ack-frequency.md */
-    uint64_t ack_frequency_threshold; /**< fixed: ack-eliciting threshold */
-    qk_time ack_frequency_delay_ns;   /**< fixed: requested max ack delay */
-    uint64_t ack_frequency_reorder;   /**< fixed: reordering threshold (0 = loss threshold) */
-    /** Experimental, off by default: while the peer acknowledges every T > 1
-     * packets, allow (T - 1) / 2 datagrams (at most cwnd / 8) in flight beyond
-     * cwnd for the packets it holds back. This breaks RFC 9002 §7's "MUST NOT
-     * exceed the congestion window"; see docs/experiments/ack-frequency.md. */
+    /** Local ACK policy: ack-eliciting packets that may arrive without an
+     * ACK before one is sent at once (the ack-frequency draft's threshold;
+     * 1 = an ACK every second packet, as RFC 9000 §13.2.2 recommends). The
+     * peer's ACK_FREQUENCY frames override it.
+     * @default{1} */
+    uint64_t ack_eliciting_threshold;
+    /** Advertise min_ack_delay (ack-frequency): 0 = don't. Our timers honour
+     * 1 ms; a peer without the extension sees RFC 9000 behaviour.
+     * @default{1 * QK_NS_PER_MS} */
+    qk_time min_ack_delay_ns;
+    /** What to ask the peer with ACK_FREQUENCY frames (only a peer that
+     * advertised min_ack_delay): QK_ACKFREQ_AUTO derives the threshold from
+     * cwnd and RTT and asks for IMMEDIATE_ACK at each burst's end while the
+     * path has no standing queue (docs/experiments/ack-frequency.md).
+     * @default{QK_ACKFREQ_AUTO} */
+    qk_ackfreq_mode ack_frequency;
+    /** With QK_ACKFREQ_FIXED: the ack-eliciting threshold asked for.
+     * @default{0} */
+    uint64_t ack_frequency_threshold;
+    /** With QK_ACKFREQ_FIXED: the max ack delay asked for.
+     * @default{0} */
+    qk_time ack_frequency_delay_ns;
+    /** With QK_ACKFREQ_FIXED: the reordering threshold asked for (0 = the
+     * loss threshold).
+     * @default{0} */
+    uint64_t ack_frequency_reorder;
+    /** Experimental: while the peer acknowledges every T > 1 packets, allow
+     * (T - 1) / 2 datagrams (at most cwnd / 8) in flight beyond cwnd for the
+     * packets it holds back. This breaks RFC 9002 §7's "MUST NOT exceed the
+     * congestion window"; see docs/experiments/ack-frequency.md.
+     * @default{false} */
     bool ack_frequency_cwnd_allowance;
     /** Congestion-control bypass for urgent traffic (docs/experiments/media.md):
      * stream and DATAGRAM data whose RFC 9218 urgency is strictly below this
      * limit may be sent when the congestion window or the pacer would block
-     * it, through a token bucket of bypass_rate_bps bytes per second (default
-     * 125,000 B/s = 1 Mbit/s) holding at most bypass_bucket_bytes (default
-     * 2,560). Never past the anti-amplification limit or flow control.
-     * With it on, while ACKs are late (packets outstanding and none for half
-     * the min RTT + 1 ms, e.g. a Wi-Fi suspension) data at or above the limit
-     * waits in the sender, so the stalled link queues only urgent frames.
-     * 0 = off (default); the rate or bucket 0 also turns it off. */
+     * it, through a token bucket of bypass_rate_bps holding at most
+     * bypass_bucket_bytes. Never past the anti-amplification limit or flow
+     * control. With it on, while ACKs are late (packets outstanding and none
+     * for half the min RTT + 1 ms, e.g. a Wi-Fi suspension) data at or above
+     * the limit waits in the sender, so the stalled link queues only urgent
+     * frames. 0 = off; the rate or bucket 0 also turns it off.
+     * @default{0} */
     uint8_t bypass_urgency_limit;
-    uint64_t bypass_rate_bps;     /**< bytes per second (the bucket's refill rate) */
-    uint64_t bypass_bucket_bytes; /**< bucket size */
+    /** The bypass bucket's refill rate, bytes per second (1 Mbit/s).
+     * @default{125000} */
+    uint64_t bypass_rate_bps;
+    /** The bypass bucket's size, bytes.
+     * @default{2560} */
+    uint64_t bypass_bucket_bytes;
     /** With the bypass on (bypass_urgency_limit > 0): a path that has had
      * packets outstanding without any acknowledgement for this long is
      * declared failed (QK_EV_PATH_FAILED, the connection closes with reason
      * "path failed"), even while a bypass drip keeps sending. Never below 3x
-     * the un-backed-off PTO. Default 1 s; 0 = off. Without the bypass the
-     * PTO and idle timers decide as before (a 3 s outage is survived);
-     * QK_EV_PATH_DEGRADED is raised either way. */
+     * the un-backed-off PTO; 0 = off. Without the bypass the PTO and idle
+     * timers decide (a 3 s outage is survived); QK_EV_PATH_DEGRADED is
+     * raised either way.
+     * @default{1 * QK_NS_PER_S} */
     qk_time path_failed_ns;
-    uint64_t max_datagram_frame_bytes; /**< 0 = DATAGRAM not supported */
-    size_t max_pending_datagrams;      /**< queued outgoing DATAGRAM frames */
-    uint8_t cid_bytes; /**< length of our connection IDs (1..20; 0 is refused: no address demux) */
-    /** Server ID in every connection ID we issue, in clear (QUIC-LB plaintext
-     * CIDs, draft-ietf-quic-load-balancers §5.2): first octet = config
-     * rotation 0 and the length self-description (cid_bytes - 1), then this
-     * one-byte server ID, then random nonce bytes. Lets a worker thread (or a
-     * QUIC-LB load balancer) route a datagram by its DCID alone
-     * (qk_cid_server_id). Needs cid_bytes >= 4. */
+    /** Largest DATAGRAM frame we accept (RFC 9221 max_datagram_frame_size);
+     * 0 = DATAGRAM not supported (the peer cannot send them, and
+     * qk_datagram_send on our side needs the peer's support, not ours).
+     * @default{0} */
+    uint64_t max_datagram_frame_bytes;
+    /** Outgoing DATAGRAM frames queued at most per connection
+     * (qk_datagram_send returns QK_ERR_LIMIT beyond).
+     * @default{64} */
+    size_t max_pending_datagrams;
+    /** Length of our connection IDs, 1..20 (0 is refused: quack does not
+     * demultiplex by address).
+     * @default{8} */
+    uint8_t cid_bytes;
+    /** Put cid_server_id in every connection ID we issue, in clear (QUIC-LB
+     * plaintext CIDs, draft-ietf-quic-load-balancers §5.2): first octet =
+     * config rotation 0 and the length self-description (cid_bytes - 1),
+     * then the one-byte server ID, then random nonce bytes. Lets a worker
+     * thread (or a QUIC-LB load balancer) route a datagram by its DCID alone
+     * (qk_cid_server_id). Needs cid_bytes >= 4.
+     * @default{false} */
     bool cid_encode_server_id;
+    /** The server ID cid_encode_server_id puts in connection IDs.
+     * @default{0} */
     uint8_t cid_server_id;
-    uint64_t active_cid_limit; /**< CIDs we accept from the peer (2..8) */
+    /** Connection IDs we accept from the peer (active_connection_id_limit,
+     * 2..8).
+     * @default{4} */
+    uint64_t active_cid_limit;
+    /** Connections an endpoint holds at once; a server refuses more with
+     * CONNECTION_REFUSED, a client's qk_connect returns QK_ERR_LIMIT.
+     * @default{1024} */
     size_t max_connections;
 
-    /* Robustness (RFC 9000 §6, §8.1, §10.3). */
-    uint32_t version; /**< client: version to offer (0 = v1; v1 or v2); server: 0 = accept v1 and
-                           v2, else only this one (others get Version Negotiation) */
-    uint32_t offer_version;          /**< client: version to offer first (0 = off), e.g. an unknown
-                                          0x?a?a?a?a one; on a Version Negotiation packet listing
-                                          qk_config.version (default v1) the attempt restarts in that
-                                          version (RFC 9000 §6.2) */
-    qk_retry_mode retry;             /**< server: when to validate a new client address with a Retry
-                                          (RFC 9000 §8.1.2): QK_RETRY_AUTO (default) above max_handshakes,
-                                          QK_RETRY_ALWAYS for every one (true), QK_RETRY_NEVER (then
-                                          Initials above max_handshakes are dropped) */
-    size_t max_handshakes;           /**< server: unvalidated handshakes in progress above which new
-                                          clients get a Retry (AUTO) or are dropped (NEVER);
-                                          0 = max_connections / 8, at least 16 */
-    size_t max_handshakes_drop;      /**< server: handshakes in progress (validated or not) at which
-                                          new Initials are dropped; 0 = 2 x max_handshakes */
-    qk_time retry_token_lifetime_ns; /**< server: Retry token validity (default 10 s) */
-    qk_time new_token_lifetime_ns; /**< server: NEW_TOKEN validity (default 24 h, 0 = none sent) */
-    uint8_t static_key[32];        /**< stateless-reset and token key; all zero = random per
-                                        endpoint (a restarted server needs the same key) */
-    uint32_t max_resets_per_s;     /**< stateless resets sent per second (default 100) */
+    /** Client: the QUIC version to use, QK_VERSION_1 or QK_VERSION_2 (0 =
+     * v1). Server: 0 = accept v1 and v2, else only this one (others get
+     * Version Negotiation, RFC 9000 §6).
+     * @default{0} */
+    uint32_t version;
+    /** Client: a version to offer first (0 = off), e.g. an unknown
+     * 0x?a?a?a?a one; on a Version Negotiation packet listing version the
+     * attempt restarts in that version (RFC 9000 §6.2).
+     * @default{0} */
+    uint32_t offer_version;
+    /** Server: when to validate a new client address with a Retry
+     * (RFC 9000 §8.1.2): QK_RETRY_AUTO above max_handshakes, QK_RETRY_ALWAYS
+     * for every one, QK_RETRY_NEVER (then Initials above max_handshakes are
+     * dropped).
+     * @default{QK_RETRY_AUTO} */
+    qk_retry_mode retry;
+    /** Server: unvalidated handshakes in progress above which new clients
+     * get a Retry (AUTO) or are dropped (NEVER); 0 = max_connections / 8, at
+     * least 16.
+     * @default{0} */
+    size_t max_handshakes;
+    /** Server: handshakes in progress (validated or not) at which new
+     * Initials are dropped; 0 = 2 x max_handshakes.
+     * @default{0} */
+    size_t max_handshakes_drop;
+    /** Server: Retry token validity.
+     * @default{10 * QK_NS_PER_S} */
+    qk_time retry_token_lifetime_ns;
+    /** Server: NEW_TOKEN token validity (RFC 9000 §8.1.3); 0 = none sent.
+     * @default{24 * 3600 * QK_NS_PER_S} */
+    qk_time new_token_lifetime_ns;
+    /** Stateless-reset and token key (RFC 9000 §10.3); all zero = random per
+     * endpoint (a restarted server needs the same key to reset and to accept
+     * its tokens).
+     * @default{0} */
+    uint8_t static_key[32];
+    /** Stateless resets sent per second, at most (RFC 9000 §10.3.3).
+     * @default{100} */
+    uint32_t max_resets_per_s;
 
     /** qlog (JSON-SEQ), one trace per connection, through the caller:
      * qlog_open(ctx, name) starts the trace of a connection named
-     * "<ODCID hex>_client" or "_server" and returns a handle (NULL: no trace
-     * for it); qlog_write(handle, ...) appends bytes; qlog_close(handle) ends
-     * it. qlog_open NULL = no qlog. qk_io_log_files() (quack/io.h) writes
-     * NAME.sqlog files into a directory. */
+     * "ODCID_client" or "ODCID_server" (ODCID: the original destination
+     * connection ID in hex) and returns a handle (NULL: no trace for it).
+     * NULL = no qlog. qk_io_log_files() (quack/io.h) writes NAME.sqlog files
+     * into a directory.
+     * @default{NULL} */
     void *(*qlog_open)(void *ctx, const char *name);
+    /** Append len bytes to the trace handle (from qlog_open).
+     * @default{NULL} */
     void (*qlog_write)(void *handle, const char *data, size_t len);
+    /** End the trace handle.
+     * @default{NULL} */
     void (*qlog_close)(void *handle);
+    /** Passed to qlog_open.
+     * @default{NULL} */
     void *qlog_ctx;
-    qk_trace_fn trace; /**< decoded frames of every packet sent/received, or NULL */
-    void *trace_ctx;   /**< passed to trace */
-    qk_rng_fn rng;     /**< randomness (required) */
+    /** Decoded frames of every packet sent and received, or NULL.
+     * @default{NULL} */
+    qk_trace_fn trace;
+    /** Passed to trace.
+     * @default{NULL} */
+    void *trace_ctx;
+    /** Randomness (required: qk_config_check refuses NULL). Connection IDs,
+     * tokens and keys come from it: give a cryptographically secure source
+     * (e.g. getrandom).
+     * @default{NULL} */
+    qk_rng_fn rng;
+    /** Passed to rng.
+     * @default{NULL} */
     void *rng_ctx;
 
     /** DNS-carrier profile only (docs/dns.md), 0 everywhere else: RFC 9000
@@ -355,12 +540,20 @@ typedef struct qk_config {
      * may go down to it (client Initials are padded to min(1200, max)), and a
      * datagram below 1200 bytes counts as 1200 toward the §8.1
      * anti-amplification budget (the carrier answers each query once, so it
-     * bounds amplification itself). PMTUD is off below 1200. */
+     * bounds amplification itself). PMTUD is off below 1200.
+     * @default{0} */
     size_t min_datagram_bytes;
+    /** The BBR controllers (cc bbr, bbr-lt) never pace above this many bits
+     * per second of UDP payload; bbr-lt starts at it in ProbeBW instead of
+     * searching in Startup, and still lowers it on loss it classifies as
+     * congestion (docs/cc.md "Loss that is not congestion"). 0 = no bound;
+     * the other controllers ignore it.
+     * @default{0} */
+    uint64_t cc_max_rate_bps;
 } qk_config;
 
-/** Fill cfg with defaults (CUBIC; 256 KiB connection / 64 KiB stream receive windows
- * auto-tuned up to 96 MiB / 64 MiB; 30 s idle; 100 streams). */
+/** Fill cfg with the defaults: every field as its `Default:` line says
+ * (@ref config_defaults lists them all). Never fails. */
 void qk_config_default(qk_config *cfg);
 
 /**
@@ -374,8 +567,9 @@ int qk_config_check(const qk_config *cfg, char *why, size_t why_len);
 /** The smallest datagram cfg allows: 1200 (RFC 9000 §14), or min_datagram_bytes when set. */
 size_t qk_config_min_datagram_bytes(const qk_config *cfg);
 
+/** What qk_endpoint_poll_event reports. */
 typedef enum qk_event_type {
-    QK_EV_NONE = 0,
+    QK_EV_NONE = 0,          /**< no event (never returned by qk_endpoint_poll_event) */
     QK_EV_CONNECTED,         /**< handshake complete (client: confirmed keys; server: accepted) */
     QK_EV_CLOSED,            /**< connection fully closed; conn is freed after this event */
     QK_EV_STREAM_OPENED,     /**< peer opened stream_id */
@@ -396,10 +590,11 @@ typedef enum qk_event_type {
                                   closes (QK_EV_CLOSED follows, reason "path failed") */
 } qk_event_type;
 
+/** One event (qk_endpoint_poll_event). Fields a type does not use are 0. */
 typedef struct qk_event {
-    qk_event_type type;
-    qk_conn *conn;
-    uint64_t stream_id;
+    qk_event_type type;  /**< what happened */
+    qk_conn *conn;       /**< the connection it happened to */
+    uint64_t stream_id;  /**< STREAM_*: the stream */
     uint64_t error_code; /**< CLOSED/RESET/STOP: wire code */
     uint64_t frame_type; /**< CLOSED by a transport error: the offending frame type */
     bool app_error;      /**< CLOSED: application (0x1d) vs transport (0x1c) */
@@ -407,30 +602,45 @@ typedef struct qk_event {
     int reason_err;      /**< CLOSED: QK_ERR_* that made us close, 0 for a clean close */
     char reason[256];    /**< CLOSED: reason phrase (what to fix, for handshake failures) */
     const uint8_t *data; /**< DATAGRAM payload */
-    size_t len;
+    size_t len;          /**< DATAGRAM: bytes of data */
 } qk_event;
 
 /** Connection statistics (qk_conn_stats). */
 typedef struct qk_conn_stats {
-    qk_time min_rtt_ns, smoothed_rtt_ns, rttvar_ns, latest_rtt_ns;
-    uint64_t cwnd_bytes, ssthresh_bytes, bytes_in_flight;
-    uint64_t pkts_sent, pkts_received, pkts_lost, pkts_spurious;
-    uint64_t bytes_sent, bytes_received;
-    uint64_t stream_bytes_sent, stream_bytes_received;
-    uint64_t ack_frames_sent, ack_frames_received;
-    uint64_t ack_frequency_frames_sent, ack_frequency_frames_received;
-    uint64_t immediate_acks_sent;       /**< IMMEDIATE_ACK frames sent */
-    uint64_t immediate_acks_received;   /**< IMMEDIATE_ACK frames received */
-    uint64_t ack_frames_sent_immediate; /**< ACK frames sent at once (threshold, reordering,
-                                         *   CE, IMMEDIATE_ACK, handshake) rather than on
-                                         *   the max_ack_delay timer */
-    uint64_t pto_count, congestion_events;
-    uint64_t streams_opened_local, streams_opened_remote;
-    uint64_t datagrams_sent, datagrams_received;
-    uint64_t ecn_ce_received;
-    /* ECN (RFC 9000 §13.4), when qk_config.ecn: */
-    uint64_t ecn_ect0_received, ecn_ect1_received; /**< packets received with ECT(0)/ECT(1) */
-    uint64_t pkts_sent_ect0;                       /**< packets we sent marked ECT(0) */
+    qk_time min_rtt_ns;                     /**< least RTT sample (RFC 9002 §5.2) */
+    qk_time smoothed_rtt_ns;                /**< smoothed RTT (RFC 9002 §5.3) */
+    qk_time rttvar_ns;                      /**< RTT variation (RFC 9002 §5.3) */
+    qk_time latest_rtt_ns;                  /**< last RTT sample */
+    uint64_t cwnd_bytes;                    /**< congestion window */
+    uint64_t ssthresh_bytes;                /**< slow-start threshold (UINT64_MAX: none yet) */
+    uint64_t bytes_in_flight;               /**< bytes sent, not acknowledged nor lost */
+    uint64_t pkts_sent;                     /**< packets sent */
+    uint64_t pkts_received;                 /**< packets received and decrypted */
+    uint64_t pkts_lost;                     /**< packets declared lost */
+    uint64_t pkts_spurious;                 /**< of those, acknowledged later */
+    uint64_t bytes_sent;                    /**< UDP payload bytes sent */
+    uint64_t bytes_received;                /**< UDP payload bytes received */
+    uint64_t stream_bytes_sent;             /**< stream data bytes sent (retransmissions too) */
+    uint64_t stream_bytes_received;         /**< stream data bytes received */
+    uint64_t ack_frames_sent;               /**< ACK frames sent */
+    uint64_t ack_frames_received;           /**< ACK frames received */
+    uint64_t ack_frequency_frames_sent;     /**< ACK_FREQUENCY frames sent */
+    uint64_t ack_frequency_frames_received; /**< ACK_FREQUENCY frames received */
+    uint64_t immediate_acks_sent;           /**< IMMEDIATE_ACK frames sent */
+    uint64_t immediate_acks_received;       /**< IMMEDIATE_ACK frames received */
+    uint64_t ack_frames_sent_immediate;     /**< ACK frames sent at once (threshold, reordering,
+                                             *   CE, IMMEDIATE_ACK, handshake) rather than on
+                                             *   the max_ack_delay timer */
+    uint64_t pto_count;                     /**< probe timeouts (RFC 9002 §6.2) */
+    uint64_t congestion_events;             /**< congestion window reductions */
+    uint64_t streams_opened_local;          /**< streams we opened */
+    uint64_t streams_opened_remote;         /**< streams the peer opened */
+    uint64_t datagrams_sent;                /**< DATAGRAM frames sent */
+    uint64_t datagrams_received;            /**< DATAGRAM frames received */
+    uint64_t ecn_ce_received;               /**< packets received marked CE */
+    uint64_t ecn_ect0_received;             /**< packets received marked ECT(0) */
+    uint64_t ecn_ect1_received;             /**< packets received marked ECT(1) */
+    uint64_t pkts_sent_ect0;                /**< packets we sent marked ECT(0) */
     uint64_t pkts_sent_ect1;             /**< packets we sent marked ECT(1) (the L4S controller) */
     uint64_t keep_alives_sent;           /**< keep-alive PINGs (qk_config.keep_alive_ns) */
     uint64_t handshake_timeouts;         /**< 1 when qk_config.handshake_timeout_ns closed it */
@@ -450,35 +660,39 @@ typedef struct qk_conn_stats {
     uint64_t peak_stream_rx_credit_bytes; /**< most one stream's credit (MAX_STREAM_DATA - read) */
     uint64_t key_updates;                 /**< 1-RTT key updates, both initiators (RFC 9001 §6) */
     uint64_t key_updates_initiated;       /**< of which we initiated */
-    uint64_t path_challenges_sent, path_validations; /**< RFC 9000 §8.2 */
-    uint64_t migrations; /**< peer address changes / our migrations (§9) */
-    uint64_t pmtu_bytes; /**< current datagram size (DPLPMTUD) */
-    uint64_t pmtu_probes_sent, pmtu_probes_lost, pmtu_black_holes;
-    uint64_t zerortt_pkts_sent;     /**< client: 0-RTT packets sent */
+    uint64_t path_challenges_sent;        /**< PATH_CHALLENGE frames sent (RFC 9000 §8.2) */
+    uint64_t path_validations;            /**< paths validated (RFC 9000 §8.2) */
+    uint64_t migrations;                  /**< peer address changes / our migrations (§9) */
+    uint64_t pmtu_bytes;                  /**< current datagram size (DPLPMTUD) */
+    uint64_t pmtu_probes_sent;            /**< DPLPMTUD probes sent */
+    uint64_t pmtu_probes_lost;            /**< of which lost */
+    uint64_t pmtu_black_holes;  /**< black holes detected (back to 1200 bytes, RFC 8899 §4.3) */
+    uint64_t zerortt_pkts_sent; /**< client: 0-RTT packets sent */
     uint64_t zerortt_pkts_received; /**< server: 0-RTT packets accepted and processed */
     uint64_t zerortt_pkts_dropped;  /**< server: 0-RTT packets dropped (no 0-RTT keys) */
     uint64_t held_1rtt_pkts; /**< server: 1-RTT packets held until its 1-RTT keys (RFC 9001 §5.7) */
-    uint64_t session_fallbacks; /**< client: 1 when the session given could not be used
-                                     locally (e.g. an expired ticket): full handshake */
-    uint8_t resumed;            /**< 1: the handshake resumed a session (PSK) */
-    uint8_t zerortt;            /**< 0: no 0-RTT, 1: accepted, 2: rejected (the client resent its
-                                     0-RTT data in 1-RTT, RFC 9000 §17.2.3) */
-    uint64_t bypass_pkts, bypass_bytes; /**< sent past cwnd/pacer by the urgency bypass */
-    uint64_t path_degraded_events;      /**< QK_EV_PATH_DEGRADED raised */
-    uint64_t path_failed;               /**< 1 when the path was declared failed */
-    uint8_t preferred_address; /**< client: the server's preferred_address (RFC 9000 §9.6):
-                                    0 none offered (or not usable: other family, disabled),
-                                    1 offered, not probed yet, 2 probing, 3 moved there,
-                                    4 validation failed (stayed on the original path) */
+    uint64_t session_fallbacks;    /**< client: 1 when the session given could not be used
+                                        locally (e.g. an expired ticket): full handshake */
+    uint8_t resumed;               /**< 1: the handshake resumed a session (PSK) */
+    uint8_t zerortt;               /**< 0: no 0-RTT, 1: accepted, 2: rejected (the client resent its
+                                        0-RTT data in 1-RTT, RFC 9000 §17.2.3) */
+    uint64_t bypass_pkts;          /**< packets sent past cwnd/pacer by the urgency bypass */
+    uint64_t bypass_bytes;         /**< their bytes */
+    uint64_t path_degraded_events; /**< QK_EV_PATH_DEGRADED raised */
+    uint64_t path_failed;          /**< 1 when the path was declared failed */
+    uint8_t preferred_address;     /**< client: the server's preferred_address (RFC 9000 §9.6):
+                                        0 none offered (or not usable: other family, disabled),
+                                        1 offered, not probed yet, 2 probing, 3 moved there,
+                                        4 validation failed (stayed on the original path) */
 } qk_conn_stats;
 
 /** Values of qk_conn_stats.preferred_address. */
 enum {
-    QK_PREFADDR_NONE = 0,
-    QK_PREFADDR_OFFERED = 1,
-    QK_PREFADDR_PROBING = 2,
-    QK_PREFADDR_MOVED = 3,
-    QK_PREFADDR_FAILED = 4,
+    QK_PREFADDR_NONE = 0,    /**< none offered (or not usable: other family, disabled) */
+    QK_PREFADDR_OFFERED = 1, /**< offered, not probed yet */
+    QK_PREFADDR_PROBING = 2, /**< the path to it is being validated */
+    QK_PREFADDR_MOVED = 3,   /**< the connection moved there */
+    QK_PREFADDR_FAILED = 4,  /**< validation failed: stayed on the original path */
 };
 
 /**
@@ -502,7 +716,7 @@ int qk_connect(qk_endpoint *ep, const qk_addr *local, const qk_addr *peer, const
 /** Extra inputs of qk_connect_ex. */
 typedef struct qk_connect_opts {
     const uint8_t *session; /**< from qk_conn_session_get() of an earlier connection */
-    size_t session_len;
+    size_t session_len;     /**< bytes of session */
 } qk_connect_opts;
 
 /**
@@ -556,14 +770,13 @@ bool qk_endpoint_poll_event(qk_endpoint *ep, qk_event *ev);
 
 /**
  * The socket reported that datagrams to peer cannot be delivered (an ICMP
- * port or host unreachable read from its error queue; src/io does this with
- * IP_RECVERR). Each client connection to peer whose handshake has not
- * completed closes at once, without a CONNECTION_CLOSE, with reason_err
- * QK_ERR_CONNECTION_REFUSED and reason (e.g. "connection refused: nothing
- * listening on 127.0.0.1:4433 (ICMP port unreachable)") instead of waiting
- * for the handshake timeout. Established connections and servers ignore it:
- * ICMP is unauthenticated (RFC 8085 §5.2; RFC 9000 §14.2 treats it as a
- * hint). Returns the number of connections closed (their QK_EV_CLOSED is
+ * port or host unreachable read from its error queue; qk_io_ep_driver does
+ * this on sockets opened with QK_UDP_RECVERR). Each client connection to
+ * peer whose handshake has not completed closes at once, without a CONNECTION_CLOSE, with
+ * reason_err QK_ERR_CONNECTION_REFUSED and reason (e.g. "connection refused: nothing listening on
+ * 127.0.0.1:4433 (ICMP port unreachable)") instead of waiting for the handshake timeout.
+ * Established connections and servers ignore it: ICMP is unauthenticated (RFC 8085 §5.2; RFC 9000
+ * §14.2 treats it as a hint). Returns the number of connections closed (their QK_EV_CLOSED is
  * queued), or QK_ERR_INVALID_ARG.
  */
 int qk_endpoint_on_unreachable(qk_endpoint *ep, const qk_addr *peer, const char *reason,
@@ -709,10 +922,13 @@ int qk_cid_server_id(const uint8_t *pkt, size_t len, uint8_t cid_bytes, bool *sh
  * probe the path from new_local with PATH_CHALLENGE on a connection ID not
  * used before, and switch to it (congestion state and RTT reset, §9.4,
  * unless only the port changed) when the PATH_RESPONSE arrives; a probe that
- * fails leaves the connection where it was. Returns 0, QK_ERR_INVALID_ARG,
- * QK_ERR_STATE (server, handshake not confirmed, the server sent
- * disable_active_migration, or a migration is in progress) or QK_ERR_LIMIT
- * (no spare connection ID from the peer yet).
+ * fails leaves the connection where it was. Nothing changes when it returns
+ * an error: keep using the current local address. Returns 0,
+ * QK_ERR_INVALID_ARG, QK_ERR_STATE (server, handshake not confirmed, closing,
+ * or a migration is in progress: may succeed later), QK_ERR_LIMIT (no spare
+ * connection ID from the peer yet: may succeed later) or QK_ERR_UNSUPPORTED
+ * (the server sent disable_active_migration, RFC 9000 §18.2: this connection
+ * must never move, so do not ask again).
  */
 int qk_conn_migrate(qk_conn *c, const qk_addr *new_local, qk_time now);
 
@@ -765,8 +981,9 @@ bool qk_conn_established(const qk_conn *c);
  * endpoint must not migrate (RFC 9000 §9). */
 bool qk_conn_handshake_confirmed(const qk_conn *c);
 
-/** Opaque user pointer. */
+/** Attach an application pointer to the connection (the stack never reads it). */
 void qk_conn_set_user(qk_conn *c, void *user);
+/** The pointer given to qk_conn_set_user (NULL before). */
 void *qk_conn_user(const qk_conn *c);
 
 #ifdef __cplusplus

@@ -1,4 +1,4 @@
-/*
+/** @file
  * quack — deterministic discrete-event network simulator.
  *
  * Time is virtual (qk_time, ns). One binary heap orders every entity (node
@@ -24,6 +24,7 @@
 extern "C" {
 #endif
 
+/** A simulation: hosts, links, nodes and virtual time (opaque; qk_sim_new, qk_sim_del). */
 typedef struct qk_sim qk_sim;
 
 /* ------------------------------------------------------------------------ */
@@ -40,7 +41,7 @@ typedef enum qk_sim_aqm {
 
 /** Loss model applied at the link's ingress. */
 typedef enum qk_sim_loss {
-    QK_SIM_LOSS_NONE = 0,
+    QK_SIM_LOSS_NONE = 0,  /**< no random loss */
     QK_SIM_LOSS_BERNOULLI, /**< each packet lost with probability loss_p */
     QK_SIM_LOSS_GE,        /**< Gilbert–Elliott two-state Markov chain */
 } qk_sim_loss;
@@ -51,8 +52,8 @@ typedef enum qk_sim_loss {
 
 /** One step of a rate schedule: from at_ns on, the link runs at rate_bps. */
 typedef struct qk_sim_rate_step {
-    qk_time at_ns;
-    uint64_t rate_bps;
+    qk_time at_ns;     /**< virtual time the step starts */
+    uint64_t rate_bps; /**< the link's rate from then on, bit/s */
 } qk_sim_rate_step;
 
 /** A directional link. Zero-initialised = infinitely fast, lossless, no delay. */
@@ -97,7 +98,7 @@ typedef struct qk_sim_link_cfg {
     double ge_loss_good;                         /**< GE: loss probability in the good state */
     double ge_loss_bad;                          /**< GE: loss probability in the bad state */
     uint64_t loss_list[QK_SIM_MAX_LOSS_LIST][2]; /**< [first,last] arrival indices lost */
-    size_t n_loss_list;
+    size_t n_loss_list;                          /**< entries used in loss_list */
 
     double dup_p;       /**< probability a packet is duplicated */
     double corrupt_p;   /**< probability one random byte is flipped (xor 0xff) */
@@ -115,13 +116,13 @@ typedef struct qk_sim_link_cfg {
     /** Explicit suspensions [start, end), increasing and disjoint, on top of
      * the periodic ones (bench/scenarios/media-wifi.ini). */
     qk_time suspend_list[QK_SIM_MAX_SUSPEND][2];
-    size_t n_suspend_list;
+    size_t n_suspend_list; /**< entries used in suspend_list */
 
-    qk_sim_rate_step rate_schedule[QK_SIM_MAX_SCHEDULE];
-    size_t n_rate_schedule;
+    qk_sim_rate_step rate_schedule[QK_SIM_MAX_SCHEDULE]; /**< rate changes, increasing times */
+    size_t n_rate_schedule;                              /**< entries used in rate_schedule */
 
     qk_time blackhole_start_ns; /**< drop everything arriving in [start, end) */
-    qk_time blackhole_end_ns;
+    qk_time blackhole_end_ns;   /**< end of the blackhole (0 = none) */
 } qk_sim_link_cfg;
 
 /** Why a link dropped a packet (index into qk_sim_link_stats.dropped). */
@@ -133,26 +134,26 @@ typedef enum qk_sim_drop {
     QK_SIM_DROP_BLACKHOLE, /**< blackhole period */
     QK_SIM_DROP_NOMEM,     /**< packet pool exhausted */
     QK_SIM_DROP_NOROUTE,   /**< no route / no node at the destination */
-    QK_SIM_DROP_N
+    QK_SIM_DROP_N          /**< number of reasons (array size) */
 } qk_sim_drop;
 
 /** Counters of one link since creation. */
 typedef struct qk_sim_link_stats {
-    uint64_t arrived_pkts;  /**< datagrams offered to the link */
-    uint64_t enqueued_pkts; /**< accepted into the queue (incl. duplicates) */
-    uint64_t delivered_pkts;
-    uint64_t delivered_bytes;
-    uint64_t dropped_pkts[QK_SIM_DROP_N];
-    uint64_t marked_pkts; /**< CE marks applied by the AQM */
-    uint64_t duplicated_pkts;
-    uint64_t corrupted_pkts;
-    uint64_t reordered_pkts;
-    uint64_t queue_bytes; /**< instantaneous backlog (incl. the packet in service) */
-    uint64_t queue_pkts;
-    uint64_t max_queue_bytes;
-    uint64_t qdelay_samples; /**< packets that left the queue */
-    qk_time qdelay_sum_ns;   /**< their total sojourn time */
-    qk_time qdelay_max_ns;
+    uint64_t arrived_pkts;                /**< datagrams offered to the link */
+    uint64_t enqueued_pkts;               /**< accepted into the queue (incl. duplicates) */
+    uint64_t delivered_pkts;              /**< datagrams handed to the far end */
+    uint64_t delivered_bytes;             /**< their bytes */
+    uint64_t dropped_pkts[QK_SIM_DROP_N]; /**< drops by reason (qk_sim_drop) */
+    uint64_t marked_pkts;                 /**< CE marks applied by the AQM */
+    uint64_t duplicated_pkts;             /**< duplicates made */
+    uint64_t corrupted_pkts;              /**< datagrams with a byte flipped */
+    uint64_t reordered_pkts;              /**< datagrams held back (reorder_p) */
+    uint64_t queue_bytes;     /**< instantaneous backlog (incl. the packet in service) */
+    uint64_t queue_pkts;      /**< instantaneous backlog in packets */
+    uint64_t max_queue_bytes; /**< largest backlog so far */
+    uint64_t qdelay_samples;  /**< packets that left the queue */
+    qk_time qdelay_sum_ns;    /**< their total sojourn time */
+    qk_time qdelay_max_ns;    /**< their longest sojourn time */
 } qk_sim_link_stats;
 
 /**
@@ -214,10 +215,13 @@ int qk_sim_link_add(qk_sim *sim, const char *name, int from, int to, const qk_si
  */
 int qk_sim_route_add(qk_sim *sim, int host, int dst, int link);
 
-/** Number of links, and a link's counters / name / config (NULL if bad id). */
+/** Number of links (ids 0 .. count - 1). */
 size_t qk_sim_link_count(const qk_sim *sim);
+/** A link's counters (NULL if bad id). */
 const qk_sim_link_stats *qk_sim_link_stats_get(const qk_sim *sim, int link);
+/** A link's name (NULL if bad id). */
 const char *qk_sim_link_name(const qk_sim *sim, int link);
+/** Link id by name, or QK_ERR_NOT_FOUND. */
 int qk_sim_link_find(const qk_sim *sim, const char *name);
 
 /**
@@ -277,23 +281,25 @@ uint64_t qk_sim_noroute_drops(const qk_sim *sim);
 
 /** Constant bit rate source: sends size_bytes datagrams at rate_bps. */
 typedef struct qk_sim_cbr_cfg {
-    uint64_t rate_bps;
+    uint64_t rate_bps;   /**< sending rate, bit/s */
     uint32_t size_bytes; /**< >= 24 (sequence, send time, check word) */
-    qk_time start_ns;
-    qk_time stop_ns;   /**< QK_TIME_INFINITE = forever; no packet at t >= stop */
-    uint64_t max_pkts; /**< stop after this many packets (0 = no limit) */
-    uint8_t ecn;       /**< codepoint set on every packet */
-    qk_addr dst;
+    qk_time start_ns;    /**< first packet at this virtual time */
+    qk_time stop_ns;     /**< QK_TIME_INFINITE = forever; no packet at t >= stop */
+    uint64_t max_pkts;   /**< stop after this many packets (0 = no limit) */
+    uint8_t ecn;         /**< codepoint set on every packet */
+    qk_addr dst;         /**< destination (a host address and port) */
 } qk_sim_cbr_cfg;
 
+/** A constant-bit-rate source node (owned by the simulator). */
 typedef struct qk_sim_cbr qk_sim_cbr;
 
 /** Create a CBR source at host:port (owned by the sim; *out may be NULL). Returns the node id,
  * QK_ERR_INVALID_ARG or QK_ERR_NOMEM. */
 int qk_sim_cbr_add(qk_sim *sim, int host, uint16_t port, const qk_sim_cbr_cfg *cfg,
                    qk_sim_cbr **out);
-/** Packets / bytes sent so far. */
+/** Packets sent so far. */
 uint64_t qk_sim_cbr_sent_pkts(const qk_sim_cbr *c);
+/** Bytes sent so far. */
 uint64_t qk_sim_cbr_sent_bytes(const qk_sim_cbr *c);
 
 /** Sink: records arrivals of CBR packets (count, bytes, one-way delay). */
@@ -305,15 +311,24 @@ typedef void (*qk_sim_sink_observer)(void *ctx, uint64_t seq, qk_time sent, qk_t
 
 /** Sink counters. */
 typedef struct qk_sim_sink_stats {
-    uint64_t pkts, bytes, ce_pkts, corrupt_pkts, dup_pkts, reordered_pkts;
-    qk_time first_ns, last_ns; /**< arrival of the first / last packet */
+    uint64_t pkts;           /**< packets received */
+    uint64_t bytes;          /**< bytes received */
+    uint64_t ce_pkts;        /**< of which marked CE */
+    uint64_t corrupt_pkts;   /**< of which failed the check word */
+    uint64_t dup_pkts;       /**< of which duplicates (sequence seen before) */
+    uint64_t reordered_pkts; /**< of which arrived after a later sequence number */
+    qk_time first_ns;        /**< arrival of the first packet */
+    qk_time last_ns;         /**< arrival of the last packet */
 } qk_sim_sink_stats;
 
 /** Create a sink at host:port. Returns the node id or a negative error. */
 int qk_sim_sink_add(qk_sim *sim, int host, uint16_t port, qk_sim_sink **out);
+/** Call fn(ctx, ...) for every arrival from now on (NULL fn: stop). */
 void qk_sim_sink_observe(qk_sim_sink *s, qk_sim_sink_observer fn, void *ctx);
+/** The sink's counters (valid while the simulator lives). */
 const qk_sim_sink_stats *qk_sim_sink_stats_get(const qk_sim_sink *s);
-/** One-way delay percentile (0..100) in ns from a log-linear histogram (<1.6% error). */
+/** One-way delay percentile (0..100) in ns from a log-linear histogram (error below 1.6 percent).
+ */
 qk_time qk_sim_sink_owd_pct(const qk_sim_sink *s, double pct);
 
 /** Echo node: sends every datagram back to its sender (same ECN). */
@@ -324,39 +339,45 @@ int qk_sim_echo_add(qk_sim *sim, int host, uint16_t port);
 
 /** One key = value of a [flow.NAME] section. */
 typedef struct qk_sim_kv {
-    const char *key;
-    const char *value;
-    int line;
+    const char *key;   /**< the key */
+    const char *value; /**< its value, as written */
+    int line;          /**< line number in the scenario file (error messages) */
 } qk_sim_kv;
 
 /** What a flow factory receives. */
 typedef struct qk_sim_flow_args {
     const char *name;    /**< NAME of [flow.NAME] */
     const qk_sim_kv *kv; /**< all keys of the section (incl. type/from/to) */
-    size_t n_kv;
-    int from_host, to_host; /**< endpoints (host ids) */
-    int flow_id;            /**< index of this flow; nodes added now carry it */
-    char *err;              /**< factory writes "key: problem; fix" on error */
-    size_t err_cap;
+    size_t n_kv;         /**< entries in kv */
+    int from_host;       /**< sending end (host id) */
+    int to_host;         /**< receiving end (host id) */
+    int flow_id;         /**< index of this flow; nodes added now carry it */
+    char *err;           /**< factory writes "key: problem; fix" on error */
+    size_t err_cap;      /**< bytes err holds */
 } qk_sim_flow_args;
 
 /** Per-flow summary row. */
 typedef struct qk_sim_flow_summary {
-    uint64_t sent_bytes, recv_bytes; /**< application bytes */
-    uint64_t sent_pkts, recv_pkts;
-    double goodput_bps;             /**< recv_bytes*8 / active time */
-    qk_time completion_ns;          /**< time the flow completed, QK_TIME_INFINITE = n/a */
-    qk_time owd_p50_ns, owd_p99_ns; /**< one-way delay, QK_TIME_INFINITE = n/a */
-    char extra[160];                /**< free-form "key=value ..." columns */
-    uint64_t rpcs_done;             /**< RPC flows: RPCs completed (else 0) */
-    uint64_t rpc_size_bytes;        /**< RPC flows: request size (else 0) */
+    uint64_t sent_bytes;     /**< application bytes sent */
+    uint64_t recv_bytes;     /**< application bytes received */
+    uint64_t sent_pkts;      /**< packets sent */
+    uint64_t recv_pkts;      /**< packets received */
+    double goodput_bps;      /**< recv_bytes*8 / active time */
+    qk_time completion_ns;   /**< time the flow completed, QK_TIME_INFINITE = n/a */
+    qk_time owd_p50_ns;      /**< median one-way delay, QK_TIME_INFINITE = n/a */
+    qk_time owd_p99_ns;      /**< 99th percentile one-way delay, likewise */
+    char extra[160];         /**< free-form "key=value ..." columns */
+    uint64_t rpcs_done;      /**< RPC flows: RPCs completed (else 0) */
+    uint64_t rpc_size_bytes; /**< RPC flows: request size (else 0) */
 } qk_sim_flow_summary;
 
 /** Callbacks a flow instance provides. */
 typedef struct qk_sim_flow_ops {
+    /** Fill the flow's summary row (at the end of the run). */
     void (*summary)(void *flow, qk_sim *sim, qk_sim_flow_summary *out);
     /** Application bytes received so far (CSV goodput series). May be NULL. */
     uint64_t (*recv_bytes)(void *flow);
+    /** Free the flow (its nodes belong to the simulator). */
     void (*free)(void *flow);
 } qk_sim_flow_ops;
 
@@ -377,8 +398,8 @@ typedef struct qk_sim_scenario qk_sim_scenario;
 /** Options overriding the file. */
 typedef struct qk_sim_run_opts {
     const char *out_dir; /**< CSV directory, NULL = none */
-    bool has_seed;
-    uint64_t seed;
+    bool has_seed;       /**< use seed instead of the file's */
+    uint64_t seed;       /**< the seed, with has_seed */
     qk_time duration_ns; /**< 0 = from the file */
     FILE *progress;      /**< progress lines (long runs), NULL = quiet */
 } qk_sim_run_opts;
@@ -399,11 +420,13 @@ int qk_sim_scenario_run(qk_sim_scenario *sc, char *err, size_t err_cap);
 /** Print the per-flow and per-link summary tables. */
 void qk_sim_scenario_print(qk_sim_scenario *sc, FILE *f);
 
-/** Number of flows and one flow's summary (tests). Returns 0 or QK_ERR_NOT_FOUND. */
+/** Number of flows in the scenario. */
 size_t qk_sim_scenario_flow_count(const qk_sim_scenario *sc);
+/** Flow i's name and summary row. Returns 0 or QK_ERR_NOT_FOUND. */
 int qk_sim_scenario_flow_summary(qk_sim_scenario *sc, size_t i, const char **name,
                                  qk_sim_flow_summary *out);
 
+/** Free the scenario and its simulator. NULL is a no-op. */
 void qk_sim_scenario_del(qk_sim_scenario *sc);
 
 /* ------------------------------------------------------------------------ */
@@ -415,7 +438,7 @@ int qk_sim_parse_time(const char *s, qk_time *out);
 int qk_sim_parse_rate(const char *s, uint64_t *out);
 /** "1500", "64kB", "1MB", "64KiB" (bytes). Returns 0 or QK_ERR_CONFIG. */
 int qk_sim_parse_bytes(const char *s, uint64_t *out);
-/** "1%", "0.01". Returns 0 or QK_ERR_CONFIG (outside [0,1]). */
+/** `1%`, `0.01`. Returns 0 or QK_ERR_CONFIG (outside [0,1]). */
 int qk_sim_parse_prob(const char *s, double *out);
 
 /**
@@ -430,18 +453,21 @@ int qk_sim_parse_prob(const char *s, double *out);
 int qk_sim_link_cfg_set(qk_sim_link_cfg *cfg, const char *key, const char *value, const char **fix);
 
 /**
- * The three media flows (picoquic's mediatest shapes), shared by the
+ * The media flows (picoquic's mediatest shapes), shared by the
  * simulator's `media` flow type and `quack media`: audio 32 B every 20 ms at
  * urgency 2, low-definition video 2,048 B at 30 fps with a 32,768 B I-frame
  * every 100th at urgency 4, high-definition video 6,144 B at 60 fps with a
  * 65,536 B I-frame every 100th at urgency 6.
  */
 #define QK_MEDIA_FLOWS 3
+/** One media flow's shape (qk_media_defs). */
 typedef struct qk_media_def {
-    const char *name; /**< "audio", "ld-video", "hd-video" */
-    uint8_t urgency;  /**< RFC 9218 urgency */
-    qk_time period_ns;
-    uint32_t bytes, iframe_bytes, iframe_every; /**< iframe_every 0: no I-frames */
+    const char *name;      /**< "audio", "ld-video", "hd-video" */
+    uint8_t urgency;       /**< RFC 9218 urgency */
+    qk_time period_ns;     /**< one frame every period */
+    uint32_t bytes;        /**< size of an ordinary frame */
+    uint32_t iframe_bytes; /**< size of an I-frame */
+    uint32_t iframe_every; /**< every this many frames an I-frame (0: none) */
 } qk_media_def;
 
 /** The QK_MEDIA_FLOWS definitions, in the order above. Never fails. */
@@ -453,6 +479,7 @@ uint32_t qk_media_frame_bytes(const qk_media_def *d, uint32_t frame_no);
 /** Bytes of the header that starts every media frame on a stream: flow (1),
  * zero (3), frame number (4), send time in ns (8), big-endian. */
 #define QK_MEDIA_HDR_BYTES 16
+/** The header of a media frame, decoded. */
 typedef struct qk_media_hdr {
     uint8_t flow;      /**< index into qk_media_defs() */
     uint32_t frame_no; /**< per flow, from 0 */

@@ -1,4 +1,5 @@
-/* quack — TCP over QUIC streams (the `quack tunnel` plumbing).
+/** @file
+ * quack — TCP over QUIC streams (the `quack tunnel` plumbing).
  *
  * One bidirectional QUIC stream per TCP connection. The client side accepts
  * TCP connections on a local address and opens a stream for each on one QUIC
@@ -60,6 +61,7 @@ struct ev_loop; /* libev */
 /** Default time new TCP connections wait for a session while the client redials. */
 #define QK_TUNNEL_DEFAULT_HOLD_NS (10ull * 1000000000ull)
 
+/** A tunnel: TCP flows relayed over streams (opaque; qk_tunnel_new, qk_tunnel_del). */
 typedef struct qk_tunnel qk_tunnel;
 
 /**
@@ -70,9 +72,11 @@ typedef struct qk_tunnel qk_tunnel;
  * function does (negative QK_ERR_* on failure; QK_ERR_AGAIN = nothing now).
  */
 typedef struct qk_tunnel_carrier {
-    const char *name;
+    const char *name;                       /**< "quic", "yamux" (log lines) */
     int (*open)(void *sess, uint64_t *sid); /**< a new stream: 0 or an error */
+    /** Queue bytes (and FIN): bytes taken or an error, as qk_stream_write. */
     long (*write)(void *sess, uint64_t sid, const uint8_t *buf, size_t len, bool fin);
+    /** Read bytes: the count, 0 with *fin at the end, or an error, as qk_stream_read. */
     long (*read)(void *sess, uint64_t sid, uint8_t *buf, size_t cap, bool *fin);
     /** Abort: reset our sending side and/or ask the peer to stop (yamux: RST). */
     void (*abort)(void *sess, uint64_t sid, uint64_t app_error, bool reset_send, bool stop_recv);
@@ -94,7 +98,9 @@ typedef struct qk_tunnel_carrier {
 
 /** QUIC over UDP (or any qk_conn): sess is a qk_conn *. */
 extern const qk_tunnel_carrier qk_tunnel_carrier_quic;
-/** yamux (over TLS/TCP, qk_tunnel_tcp_new): sess is a qk_yamux *. */
+/** yamux (over TLS/TCP, qk_tunnel_tcp_new): sess is a qk_yamux *. export_key and close
+ * work on sessions qk_tunnel_tcp made (TLS exporter; GoAway with the error code as its
+ * code, QK_TUNNEL_ERR_AUTH past the spec's 0..2, then the connection closes). */
 extern const qk_tunnel_carrier qk_tunnel_carrier_yamux;
 
 /** Carrier-neutral stream events (qk_tunnel_on_stream_event). */
@@ -114,40 +120,41 @@ typedef struct qk_tunnel_config {
      * destinations qk_tunnel_allowed(allow, n_allow) admits; with socks_user set, require
      * that username/password (RFC 1929). Names are resolved with getaddrinfo (blocking). */
     bool socks5;
-    const struct qk_tunnel_allow *allow;
-    size_t n_allow;
-    const char *socks_user, *socks_pass;
+    const struct qk_tunnel_allow *allow; /**< socks5: the allow rules (qk_tunnel_allow_parse) */
+    size_t n_allow;                      /**< socks5: number of rules */
+    const char *socks_user;              /**< socks5: required username, NULL = none */
+    const char *socks_pass;              /**< socks5: its password */
     /** Access control: a shared secret. Server: every session must first send an
      * authentication stream whose MAC (QK_TUNNEL_AUTH_MAC_BYTES) is HMAC-SHA256(secret,
      * TLS exporter of that session), before any flow; otherwise the session is closed
      * with QK_TUNNEL_ERR_AUTH and a reason that says why. Client: see qk_tunnel_auth. */
     const uint8_t *secret;
-    size_t secret_len;
+    size_t secret_len; /**< bytes of secret (0 = no access control) */
     /** Client: the server's answer to qk_tunnel_auth (ok false: the stream was refused). */
     void (*on_auth)(void *ctx, void *sess, bool ok);
-    void *auth_ctx;
+    void *auth_ctx;       /**< passed to on_auth */
     size_t max_flows;     /**< concurrent flows (default QK_TUNNEL_DEFAULT_MAX_FLOWS) */
     size_t buf_bytes;     /**< staging bytes per flow and direction (default 64 KiB) */
     void (*kick)(void *); /**< called after data was queued on a stream from a TCP
                                callback, so the endpoint sends it (qk_io_loop_kick) */
-    void *kick_ctx;
+    void *kick_ctx;       /**< passed to kick */
     /** Client: while there is no session (qk_tunnel_set_session(t, car, NULL)), new TCP
      * connections wait in the listen backlog this long, then are refused (RST) with a log
      * line until a session is back (default QK_TUNNEL_DEFAULT_HOLD_NS). */
     uint64_t hold_ns;
     /** Optional: one line (no newline) per flow opened/closed and per refusal. */
     void (*log)(void *ctx, const char *line);
-    void *log_ctx;
+    void *log_ctx; /**< passed to log */
 } qk_tunnel_config;
 
 /** Counters since creation. */
 typedef struct qk_tunnel_stats {
-    uint64_t flows_opened;  /**< TCP connections relayed */
-    uint64_t flows_closed;  /**< of those, finished (cleanly or not) */
-    uint64_t flows_aborted; /**< finished by an error or reset on either side */
-    uint64_t flows_refused; /**< over max_flows, no stream credit, or connect() failed */
-    uint64_t tcp_to_quic_bytes;
-    uint64_t quic_to_tcp_bytes;
+    uint64_t flows_opened;      /**< TCP connections relayed */
+    uint64_t flows_closed;      /**< of those, finished (cleanly or not) */
+    uint64_t flows_aborted;     /**< finished by an error or reset on either side */
+    uint64_t flows_refused;     /**< over max_flows, no stream credit, or connect() failed */
+    uint64_t tcp_to_quic_bytes; /**< bytes read from TCP sockets and written to streams */
+    uint64_t quic_to_tcp_bytes; /**< bytes read from streams and written to TCP sockets */
 } qk_tunnel_stats;
 
 /**
@@ -229,16 +236,19 @@ size_t qk_tunnel_flow_count(const qk_tunnel *t);
 /** Copy the counters. */
 void qk_tunnel_get_stats(const qk_tunnel *t, qk_tunnel_stats *out);
 
-/* ---- yamux over TLS 1.3 over TCP (src/tunnel/tcp_carrier.c) ---- */
+/* ---- yamux over TLS 1.3 over TCP ---- */
 
+/** The yamux-over-TLS/TCP carrier (opaque; qk_tunnel_tcp_new, qk_tunnel_tcp_del). */
 typedef struct qk_tunnel_tcp qk_tunnel_tcp;
 
 /** TLS/TCP carrier settings. */
 typedef struct qk_tunnel_tcp_config {
-    bool server;
-    qk_addr addr;                     /**< server: listen here; client: connect here */
-    const char *cert_pem, *key_pem;   /**< server: certificate and key in memory, or */
-    const char *cert_file, *key_file; /**< server: as files */
+    bool server;               /**< listen (true) or connect (false) */
+    qk_addr addr;              /**< server: listen here; client: connect here */
+    const char *cert_pem;      /**< server: certificate (PEM) in memory, or NULL */
+    const char *key_pem;       /**< server: its private key (PEM) in memory, or NULL */
+    const char *cert_file;     /**< server: certificate file, used when cert_pem is NULL */
+    const char *key_file;      /**< server: key file, used when key_pem is NULL */
     const uint8_t *pin_sha256; /**< client: SHA-256 of the server's public key; NULL = insecure */
     bool fixed_window;         /**< yamux windows stay at 256 KiB (no auto-tuning) */
     size_t max_streams;        /**< yamux streams per session (default 1024) */
@@ -246,7 +256,7 @@ typedef struct qk_tunnel_tcp_config {
     /** Client: the session came up (y set, up true) or ended (y NULL; up = it had been up;
      * why says what happened). */
     void (*on_session)(void *ctx, qk_yamux *y, bool up, const char *why);
-    void *ctx;
+    void *ctx; /**< passed to on_session */
 } qk_tunnel_tcp_config;
 
 /**
@@ -273,8 +283,22 @@ void qk_tunnel_tcp_set_tunnel(qk_tunnel_tcp *o, qk_tunnel *t);
  */
 int qk_tunnel_tcp_redial(qk_tunnel_tcp *o);
 
-/** GoAway(normal) on every session, flushed as far as the sockets take it. */
+/** GoAway(normal) on every session, then TLS close_notify, flushed as far as the sockets
+ * take them; a server also stops listening. A client that gets GoAway ends its session at
+ * once (on_session: y NULL). */
 void qk_tunnel_tcp_go_away(qk_tunnel_tcp *o);
+
+/** How the client's last session ended (qk_tunnel_tcp_ended). */
+typedef enum qk_tunnel_tcp_end {
+    QK_TUNNEL_TCP_LOST = 0,    /**< connect failed, the connection broke or went silent */
+    QK_TUNNEL_TCP_GOAWAY = 1,  /**< the server sent GoAway: normal (it stops), or
+                                    QK_TUNNEL_ERR_AUTH (access denied) */
+    QK_TUNNEL_TCP_BAD_KEY = 2, /**< the server's key does not match the pin */
+} qk_tunnel_tcp_end;
+
+/** Client, after on_session reported a session gone: how it ended, and with
+ * QK_TUNNEL_TCP_GOAWAY the server's GoAway code in *goaway_code (may be NULL). */
+qk_tunnel_tcp_end qk_tunnel_tcp_ended(const qk_tunnel_tcp *o, uint32_t *goaway_code);
 
 /** Close every connection (their flows are aborted) and free o. NULL is a no-op. */
 void qk_tunnel_tcp_del(qk_tunnel_tcp *o);
@@ -282,16 +306,16 @@ void qk_tunnel_tcp_del(qk_tunnel_tcp *o);
 /** Server: the bound listening address. Returns 0, QK_ERR_STATE, QK_ERR_IO. */
 int qk_tunnel_tcp_local_addr(const qk_tunnel_tcp *o, qk_addr *out);
 
-/* ---- SOCKS5 server side and the destination allow-list (src/tunnel/socks5.c) ---- */
+/* ---- SOCKS5 server side and the destination allow-list ---- */
 
 /** SOCKS5 reply codes (RFC 1928 §6). */
-#define QK_SOCKS5_OK               0x00u
-#define QK_SOCKS5_GENERAL_FAILURE  0x01u
-#define QK_SOCKS5_NOT_ALLOWED      0x02u
-#define QK_SOCKS5_HOST_UNREACHABLE 0x04u
-#define QK_SOCKS5_CONN_REFUSED     0x05u
-#define QK_SOCKS5_CMD_UNSUPPORTED  0x07u
-#define QK_SOCKS5_ATYP_UNSUPPORTED 0x08u
+#define QK_SOCKS5_OK               0x00u /**< succeeded */
+#define QK_SOCKS5_GENERAL_FAILURE  0x01u /**< general SOCKS server failure */
+#define QK_SOCKS5_NOT_ALLOWED      0x02u /**< connection not allowed by ruleset */
+#define QK_SOCKS5_HOST_UNREACHABLE 0x04u /**< host unreachable */
+#define QK_SOCKS5_CONN_REFUSED     0x05u /**< connection refused */
+#define QK_SOCKS5_CMD_UNSUPPORTED  0x07u /**< command not supported */
+#define QK_SOCKS5_ATYP_UNSUPPORTED 0x08u /**< address type not supported */
 /** Bytes of a reply qk_socks5_reply writes (IPv4 form, RFC 1928 §6). */
 #define QK_SOCKS5_REPLY_BYTES 10u
 
@@ -304,12 +328,13 @@ typedef enum qk_socks5_result {
 
 /** One SOCKS5 server-side negotiation (embedded; qk_socks5_init). */
 typedef struct qk_socks5 {
-    int state;               /* 0 greeting, 1 RFC 1929 auth, 2 request, 3 done */
-    const char *user, *pass; /* NULL user: no authentication (method 0) */
-    uint8_t buf[520];        /* the message being assembled */
-    size_t len;
-    char host[256]; /**< REQUEST: the destination, a name or an address literal */
-    uint16_t port;  /**< REQUEST: the destination port */
+    int state;        /**< internal: 0 greeting, 1 RFC 1929 auth, 2 request, 3 done */
+    const char *user; /**< required username; NULL: no authentication (method 0) */
+    const char *pass; /**< its password */
+    uint8_t buf[520]; /**< internal: the message being assembled */
+    size_t len;       /**< internal: bytes in buf */
+    char host[256];   /**< REQUEST: the destination, a name or an address literal */
+    uint16_t port;    /**< REQUEST: the destination port */
 } qk_socks5;
 
 /** Start a negotiation; user/pass (RFC 1929) are kept by pointer; NULL user = no auth. */
@@ -329,9 +354,10 @@ void qk_socks5_reply(uint8_t rep, uint8_t *out);
 
 /** One --allow rule: a network and a port range. */
 typedef struct qk_tunnel_allow {
-    qk_addr net; /**< network address (port unused) */
-    unsigned prefix_bits;
-    uint16_t port_lo, port_hi;
+    qk_addr net;          /**< network address (port unused) */
+    unsigned prefix_bits; /**< prefix length (32 / 128 = one host) */
+    uint16_t port_lo;     /**< first port allowed */
+    uint16_t port_hi;     /**< last port allowed */
 } qk_tunnel_allow;
 
 /**
@@ -349,7 +375,7 @@ int qk_tunnel_allow_parse(const char *str, qk_tunnel_allow *out);
  */
 bool qk_tunnel_allowed(const qk_tunnel_allow *rules, size_t n_rules, const qk_addr *dst);
 
-/* ---- UDP over QUIC DATAGRAM frames (RFC 9221; src/tunnel/udp.c) ---- */
+/* ---- UDP over QUIC DATAGRAM frames (RFC 9221) ---- */
 
 /** Bytes before the payload in each DATAGRAM frame: the session id (big endian). */
 #define QK_TUNNEL_UDP_HEADER_BYTES 4u
@@ -358,6 +384,7 @@ bool qk_tunnel_allowed(const qk_tunnel_allow *rules, size_t n_rules, const qk_ad
 /** Default limit on UDP sessions (source ports) at once. */
 #define QK_TUNNEL_UDP_DEFAULT_MAX_SESSIONS 4096u
 
+/** UDP forwarding over DATAGRAM frames (opaque; qk_tunnel_udp_new, qk_tunnel_udp_del). */
 typedef struct qk_tunnel_udp qk_tunnel_udp;
 
 /** UDP forwarding settings; zero fields take the defaults. */
@@ -368,16 +395,18 @@ typedef struct qk_tunnel_udp_config {
     size_t max_sessions;  /**< sessions at once (default 4096) */
     uint8_t urgency;      /**< qk_datagram_send urgency (RFC 9218 scale, 0 = most urgent) */
     void (*kick)(void *); /**< called after datagrams were queued from a socket callback */
-    void *kick_ctx;
+    void *kick_ctx;       /**< passed to kick */
     void (*log)(void *ctx, const char *line); /**< optional: session opened/expired lines */
-    void *log_ctx;
+    void *log_ctx;                            /**< passed to log */
 } qk_tunnel_udp_config;
 
 /** Counters since creation. */
 typedef struct qk_tunnel_udp_stats {
-    uint64_t sessions_opened, sessions_expired;
-    uint64_t dgrams_up, dgrams_down; /**< client->server, server->client, forwarded */
-    uint64_t dgrams_dropped;         /**< no connection, queue full, too large, no session */
+    uint64_t sessions_opened;  /**< UDP sessions (source addresses) created */
+    uint64_t sessions_expired; /**< sessions freed after idle_ns */
+    uint64_t dgrams_up;        /**< datagrams forwarded client to server */
+    uint64_t dgrams_down;      /**< datagrams forwarded server to client */
+    uint64_t dgrams_dropped;   /**< no connection, queue full, too large, no session */
 } qk_tunnel_udp_stats;
 
 /**

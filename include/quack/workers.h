@@ -1,4 +1,5 @@
-/* quack — a server on every core: N worker threads, each with its own
+/** @file
+ * quack — a server on every core: N worker threads, each with its own
  * endpoint, libev loop and UDP socket bound with SO_REUSEPORT to the same
  * address. Every connection ID a worker issues carries its index in clear
  * (qk_config.cid_encode_server_id, QUIC-LB plaintext format), so a datagram
@@ -21,8 +22,10 @@
 extern "C" {
 #endif
 
+/** Most workers qk_workers_new accepts. */
 #define QK_WORKERS_MAX 64
 
+/** A set of worker threads (opaque; qk_workers_new, qk_workers_del). */
 typedef struct qk_workers qk_workers;
 
 /** What the application does in each worker (all run in that worker's thread,
@@ -35,7 +38,7 @@ typedef struct qk_workers_app {
     qk_io_ep_app_fn step;
     /** After the worker's loop ended and before its endpoint is freed (may be NULL). */
     void (*stop)(void *user, unsigned index, void *app);
-    void *user;
+    void *user; /**< passed to start and stop */
 } qk_workers_app;
 
 /** Counters, summed over the workers or per worker. */
@@ -60,7 +63,7 @@ int qk_workers_new(const qk_config *cfg, const qk_addr *bind, unsigned udp_flags
 
 /** Which socket qk_workers_new_ex could not open. */
 enum {
-    QK_WORKERS_SOCKET_NONE = 0,
+    QK_WORKERS_SOCKET_NONE = 0,     /**< none failed (or not an I/O error) */
     QK_WORKERS_SOCKET_LISTEN,       /**< bind */
     QK_WORKERS_SOCKET_PREFERRED_V4, /**< cfg->preferred_addr_v4 */
     QK_WORKERS_SOCKET_PREFERRED_V6, /**< cfg->preferred_addr_v6 */

@@ -1,4 +1,5 @@
-/* quack — yamux sessions (hashicorp/yamux spec.md), sans-I/O.
+/** @file
+ * quack — yamux sessions (hashicorp/yamux spec.md), sans-I/O.
  *
  * A yamux session multiplexes streams over one reliable ordered byte pipe
  * (TCP, TLS over TCP). Like a QUIC connection it does no I/O: feed the bytes
@@ -11,7 +12,7 @@
  * odd stream ids, the server even ones. Every stream starts with a 256 KiB
  * receive window; the receiver grants more with WindowUpdate. quack measures
  * the RTT with PINGs and auto-tunes each stream's receive window with the
- * QUIC flow controller's algorithm (src/transport/flow.c) under a
+ * QUIC flow controller's algorithm under a
  * session-wide budget.
  *
  * Bounds: a peer cannot make the session allocate more than the windows it
@@ -36,11 +37,12 @@ extern "C" {
 
 /** GoAway codes (spec.md "GoAway"). */
 enum {
-    QK_YAMUX_GOAWAY_NORMAL = 0,
-    QK_YAMUX_GOAWAY_PROTOCOL = 1,
-    QK_YAMUX_GOAWAY_INTERNAL = 2,
+    QK_YAMUX_GOAWAY_NORMAL = 0,   /**< normal termination */
+    QK_YAMUX_GOAWAY_PROTOCOL = 1, /**< protocol error */
+    QK_YAMUX_GOAWAY_INTERNAL = 2, /**< internal error */
 };
 
+/** A yamux session (opaque; qk_yamux_new, qk_yamux_del). */
 typedef struct qk_yamux qk_yamux;
 
 /** Session settings; zero fields take the defaults given. */
@@ -58,8 +60,9 @@ typedef struct qk_yamux_config {
     qk_time ping_timeout_ns;  /**< no PING answer for this long: session dead (default 30 s) */
 } qk_yamux_config;
 
+/** What qk_yamux_poll_event reports. */
 typedef enum qk_yamux_event_type {
-    QK_YAMUX_EV_NONE = 0,
+    QK_YAMUX_EV_NONE = 0, /**< no event (never returned by qk_yamux_poll_event) */
     QK_YAMUX_EV_INCOMING, /**< the peer opened streams: qk_yamux_accept them */
     QK_YAMUX_EV_READABLE, /**< stream has data or its FIN to read */
     QK_YAMUX_EV_WRITABLE, /**< a stream whose write was short has room again */
@@ -68,20 +71,28 @@ typedef enum qk_yamux_event_type {
     QK_YAMUX_EV_CLOSED,   /**< the session is dead: code is the GoAway we sent or a QK_ERR_* */
 } qk_yamux_event_type;
 
+/** One session event (qk_yamux_poll_event). */
 typedef struct qk_yamux_event {
-    qk_yamux_event_type type;
-    uint32_t stream_id;
+    qk_yamux_event_type type; /**< what happened */
+    uint32_t stream_id;       /**< READABLE, WRITABLE, RESET: the stream */
     int64_t code; /**< GOAWAY: the peer's code; CLOSED: our GoAway code (>= 0) or a QK_ERR_* */
 } qk_yamux_event;
 
 /** Session counters. */
 typedef struct qk_yamux_stats {
-    qk_time srtt_ns, min_rtt_ns, latest_rtt_ns; /**< from PING (0 before the first answer) */
-    uint64_t pings_sent, pongs_received;
-    uint64_t bytes_in, bytes_out; /**< pipe bytes */
-    uint64_t streams_opened, streams_accepted, syns_refused;
-    uint64_t budget_used_bytes, budget_peak_bytes; /**< receive window growth held */
-    uint32_t streams_alive;
+    qk_time srtt_ns;            /**< smoothed RTT from PINGs (0 before the first answer) */
+    qk_time min_rtt_ns;         /**< least RTT sample */
+    qk_time latest_rtt_ns;      /**< last RTT sample */
+    uint64_t pings_sent;        /**< PINGs we sent */
+    uint64_t pongs_received;    /**< answers to them */
+    uint64_t bytes_in;          /**< bytes read from the pipe */
+    uint64_t bytes_out;         /**< bytes written to the pipe */
+    uint64_t streams_opened;    /**< streams we opened */
+    uint64_t streams_accepted;  /**< streams the peer opened that we accepted */
+    uint64_t syns_refused;      /**< streams the peer opened that we reset (limits, GoAway) */
+    uint64_t budget_used_bytes; /**< receive window growth held now, all streams */
+    uint64_t budget_peak_bytes; /**< the most held so far */
+    uint32_t streams_alive;     /**< streams open now */
 } qk_yamux_stats;
 
 /** One stream's flow-control state (experiments, tests). */
@@ -92,8 +103,9 @@ typedef struct qk_yamux_stream_info {
     uint64_t peak_credit_bytes;   /**< most credit ever outstanding */
     uint64_t send_window_bytes;   /**< the peer's credit left to us */
     uint64_t send_buffered_bytes; /**< staged, not yet framed */
-    uint64_t window_grows, window_shrinks;
-    uint64_t delivery_rtt_bytes; /**< last delivery measured by the tuner, bytes per sizing RTT */
+    uint64_t window_grows;        /**< times the tuner grew the receive window */
+    uint64_t window_shrinks;      /**< times it shrank it back */
+    uint64_t delivery_rtt_bytes;  /**< last delivery measured by the tuner, bytes per sizing RTT */
 } qk_yamux_stream_info;
 
 /** Fill cfg with the defaults. */
@@ -190,6 +202,12 @@ const char *qk_yamux_error_reason(const qk_yamux *s);
 
 /** Copy the counters. */
 void qk_yamux_stats_get(const qk_yamux *s, qk_yamux_stats *out);
+
+/** Attach a pointer of the caller's to s (e.g. the TLS connection the session runs on). */
+void qk_yamux_set_user(qk_yamux *s, void *user);
+
+/** The pointer given to qk_yamux_set_user (NULL before, or for NULL s). */
+void *qk_yamux_user(const qk_yamux *s);
 
 /** A stream's flow-control state. Returns 0 or QK_ERR_NOT_FOUND. */
 int qk_yamux_stream_info_get(const qk_yamux *s, uint32_t sid, qk_yamux_stream_info *out);

@@ -15,7 +15,9 @@
 #include <nettle/memops.h>
 #include <gnutls/crypto.h>
 #include <gnutls/gnutls.h>
+#ifndef QK_NO_OPENSSL /* -DQK_TRANSPORT_ONLY=ON: GnuTLS and nettle only */
 #include <openssl/evp.h>
+#endif
 
 #include <quack/common.h>
 
@@ -42,7 +44,11 @@ typedef struct qk_aead_ops {
 static const qk_aead_backend default_backend[QK_SUITE_COUNT] = {
     [QK_SUITE_AES_128_GCM] = QK_AEAD_BACKEND_GNUTLS,
     [QK_SUITE_AES_256_GCM] = QK_AEAD_BACKEND_GNUTLS,
+#ifndef QK_NO_OPENSSL
     [QK_SUITE_CHACHA20_POLY1305] = QK_AEAD_BACKEND_OPENSSL,
+#else
+    [QK_SUITE_CHACHA20_POLY1305] = QK_AEAD_BACKEND_NETTLE, /* next fastest (docs/perf.md) */
+#endif
     [QK_SUITE_AES_128_CCM] = QK_AEAD_BACKEND_GNUTLS, /* the only backend with CCM here */
 };
 
@@ -267,6 +273,7 @@ static const qk_aead_ops nettle_ops = {
 };
 
 /* ---------------- OpenSSL EVP ---------------- */
+#ifndef QK_NO_OPENSSL
 
 static const EVP_CIPHER *evp_aead_cipher(qk_crypto_suite s)
 {
@@ -397,6 +404,7 @@ static const qk_aead_ops evp_ops = {
     QK_AEAD_BACKEND_OPENSSL, evp_aead_init, evp_aead_free, evp_seal,    evp_open,
     evp_seal_gather,         evp_hp_init,   evp_hp_free,   evp_hp_mask,
 };
+#endif
 
 /* ---------------- GnuTLS AEAD API ---------------- */
 
@@ -549,7 +557,9 @@ static const qk_aead_ops *pick_ops(qk_crypto_suite suite, qk_aead_backend backen
     if (suite == QK_SUITE_AES_128_CCM && !hp && backend != QK_AEAD_BACKEND_GNUTLS) return NULL;
     switch (backend) {
     case QK_AEAD_BACKEND_NETTLE: return &nettle_ops;
+#ifndef QK_NO_OPENSSL
     case QK_AEAD_BACKEND_OPENSSL: return &evp_ops;
+#endif
     case QK_AEAD_BACKEND_GNUTLS: return &gtls_ops;
     default: return NULL;
     }

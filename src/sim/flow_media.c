@@ -66,6 +66,7 @@ struct qk_simm {
     qk_simq *q;
     media_flow f[QK_SIMM_FLOWS];
     bool opened, stopped; /* stopped: the sender's connection is gone */
+    uint64_t bulk_sid;    /* the bulk neighbour's stream (cfg.bulk) */
     qk_time t0;           /* media start (connected) */
     qk_simm_result r;
     uint8_t buf[65536 + HDR_BYTES];
@@ -135,8 +136,21 @@ static void consume(qk_simm *m, media_flow *f, const uint8_t *p, size_t n, qk_ti
     }
 }
 
+/* The bulk neighbour's bytes are counted and dropped. */
+static void read_bulk(qk_simm *m, qk_conn *c, uint64_t sid)
+{
+    bool fin = false;
+    long n;
+    while ((n = qk_stream_read(c, sid, m->buf, sizeof m->buf, &fin)) > 0)
+        m->r.bulk_bytes_received += (uint64_t)n;
+}
+
 static void read_stream(qk_simm *m, qk_conn *c, uint64_t sid, qk_time now)
 {
+    if (m->cfg.bulk && m->opened && sid == m->bulk_sid) {
+        read_bulk(m, c, sid);
+        return;
+    }
     media_flow *f = flow_of_sid(m, sid);
     if (!f) return;
     for (;;) {
@@ -193,8 +207,27 @@ static void open_streams(qk_simm *m, qk_conn *c, qk_time now)
             m->r.mismatch = true;
         f->next_ns = now;
     }
+    if (m->cfg.bulk && (qk_stream_open(c, false, &m->bulk_sid) ||
+                        qk_stream_set_priority(c, m->bulk_sid, QK_SIMM_BULK_URGENCY, false)))
+        m->r.mismatch = true;
     m->opened = true;
     m->t0 = now;
+}
+
+/* Keep QK_SIMM_BULK_AHEAD_BYTES of the bulk neighbour written and unsent:
+ * it always has data, so it takes whatever the media leaves. */
+static void top_up_bulk(qk_simm *m, qk_conn *c)
+{
+    long room = qk_stream_send_room(c, m->bulk_sid);
+    long cap = (long)(16u << 20); /* tune()'s send buffer */
+    if (room < 0) return;
+    memset(m->buf, 0xb5, sizeof m->buf);
+    for (long queued = cap - room; queued < QK_SIMM_BULK_AHEAD_BYTES;) {
+        long w = qk_stream_write(c, m->bulk_sid, m->buf, 65536, false);
+        if (w <= 0) return;
+        queued += w;
+        m->r.bulk_bytes_sent += (uint64_t)w;
+    }
 }
 
 static void send_frame(qk_simm *m, qk_conn *c, media_flow *f)
@@ -247,6 +280,7 @@ static void clock_fire(void *ctx, qk_sim *sim, qk_time now)
             f->next_ns = m->t0 + (qk_time)f->next_frame * f->d->period_ns;
         }
     }
+    if (m->cfg.bulk && now < stop_ns(m)) top_up_bulk(m, c);
     qk_simq_kick(m->q);
 }
 
@@ -365,6 +399,11 @@ static void media_summary(void *obj, qk_sim *sim, qk_sim_flow_summary *o)
                       (unsigned long long)f->frames_sent, f->avg_ms, f->p99_ms, f->max_ms);
         if ((size_t)n >= sizeof o->extra) return;
     }
+    if (s->m->cfg.bulk)
+        n += snprintf(o->extra + n, sizeof o->extra - (size_t)n, "bulk %llu/%llu B ",
+                      (unsigned long long)r->bulk_bytes_received,
+                      (unsigned long long)r->bulk_bytes_sent);
+    if ((size_t)n >= sizeof o->extra) return;
     snprintf(o->extra + n, sizeof o->extra - (size_t)n, "bypass=%llu failed=%llu%s",
              (unsigned long long)r->client_stats.bypass_pkts, (unsigned long long)r->path_failed,
              r->mismatch ? " MISMATCH" : "");
@@ -420,6 +459,12 @@ static int media_key(const qk_sim_flow_args *a, const char *k, const char *v, qk
         } else {
             return media_bad(a, k, v, "off, on (no cap) or bucket (1 Mbit/s, 2,560 B)");
         }
+    } else if (!strcmp(k, "bulk")) {
+        if (!strcasecmp(v, "on"))
+            c->bulk = true;
+        else if (strcasecmp(v, "off"))
+            return media_bad(a, k, v,
+                             "on (a bulk upload at urgency 7 on the same connection) or off");
     } else if (!strcmp(k, "frames")) {
         *csv = v;
     } else if (!strcmp(k, "qlog")) {
@@ -427,7 +472,7 @@ static int media_key(const qk_sim_flow_args *a, const char *k, const char *v, qk
     } else {
         snprintf(a->err, a->err_cap,
                  "%s: unknown key for type media; use cc, start, duration, flows, bypass, "
-                 "path_failed, frames, qlog",
+                 "bulk, path_failed, frames, qlog",
                  k);
         return QK_ERR_CONFIG;
     }

@@ -5,7 +5,9 @@
  * (urgency 4), high-definition video 6,144 B at 60 fps with a 65,536 B
  * I-frame every 100th (urgency 6). Every frame carries its number and send
  * time; the server measures each frame's delay from send to fully
- * received. Built on the "quic" flow (flow_quic.h) with no bulk transfer. */
+ * received. Optionally a bulk upload shares the connection (urgency 7,
+ * always data to send: the "bulk neighbour" of bench/media.sh). Built on the "quic" flow
+ * (flow_quic.h) with no bulk transfer. */
 #ifndef QK_SIM_FLOW_MEDIA_H
 #define QK_SIM_FLOW_MEDIA_H
 
@@ -14,6 +16,10 @@
 #include "sim/flow_quic.h"
 
 #define QK_SIMM_FLOWS QK_MEDIA_FLOWS /* audio, ld, hd (quack/sim.h) */
+/* The bulk neighbour (qk_simm_cfg.bulk): RFC 9218 §4 background urgency, and
+ * how much of it the sender keeps written ahead. */
+#define QK_SIMM_BULK_URGENCY     7
+#define QK_SIMM_BULK_AHEAD_BYTES (1l << 20)
 
 typedef struct qk_simm qk_simm;
 
@@ -25,8 +31,9 @@ typedef struct qk_simm_cfg {
     bool skip[QK_SIMM_FLOWS]; /**< leave a flow out */
     uint8_t bypass_limit;     /**< qk_config.bypass_urgency_limit of the sender (0 = off) */
     bool no_bucket;           /**< bypass without the cap (rate and bucket unbounded) */
-    qk_time path_failed_ns;   /**< qk_config.path_failed_ns (0 = default) */
-    FILE *frames_csv;         /**< per-frame rows "flow,frame,bytes,sent_s,recv_s", or NULL */
+    bool bulk; /**< a bulk upload on a fourth stream of the same connection, urgency 7 */
+    qk_time path_failed_ns; /**< qk_config.path_failed_ns (0 = default) */
+    FILE *frames_csv;       /**< per-frame rows "flow,frame,bytes,sent_s,recv_s", or NULL */
     const char *qlog_dir;
     qk_simq_send_fn on_send; /**< observer of every datagram (tests), or NULL */
     void *send_ctx;          /**< for on_send */
@@ -43,9 +50,10 @@ typedef struct qk_simm_flow_result {
 /** Results so far. */
 typedef struct qk_simm_result {
     qk_simm_flow_result f[QK_SIMM_FLOWS];
-    uint64_t path_degraded, path_failed; /**< events at the sender */
-    qk_time path_failed_ns;              /**< when (absolute), QK_TIME_INFINITE = never */
-    qk_conn_stats client_stats;          /**< the sender's connection */
+    uint64_t bulk_bytes_sent, bulk_bytes_received; /**< the bulk neighbour (cfg.bulk) */
+    uint64_t path_degraded, path_failed;           /**< events at the sender */
+    qk_time path_failed_ns;                        /**< when (absolute), QK_TIME_INFINITE = never */
+    qk_conn_stats client_stats;                    /**< the sender's connection */
     bool client_closed;
     char close_reason[256]; /**< the sender's QK_EV_CLOSED reason */
     bool mismatch;          /**< a frame header was malformed */
@@ -61,7 +69,7 @@ const qk_simm_result *qk_simm_result_get(qk_simm *m);
 /** The underlying QUIC flow. */
 qk_simq *qk_simm_quic(qk_simm *m);
 
-/** Scenario factory of type "media" (keys: cc, start, duration, flows, bypass, frames). */
+/** Scenario factory of type "media" (keys: cc, start, duration, flows, bypass, bulk, frames). */
 int qk_sim_media_factory(qk_sim *sim, const qk_sim_flow_args *args, void **flow,
                          const qk_sim_flow_ops **ops);
 

@@ -519,7 +519,6 @@ static void setup_cfg(qk_simq *q, simq_side *s, bool server, uint64_t seed)
     s->cfg.ecn =
         q->cfg.ecn > 0 ||
         (q->cfg.ecn == 0 && (q->cfg.cc == QK_CONFIG_CC_DCTCP || q->cfg.cc == QK_CONFIG_CC_PRAGUE));
-    s->cfg.ecn_ack_bug = q->cfg.ecn_ack_bug;
     if (q->cfg.tune) q->cfg.tune(q->cfg.ctx, &s->cfg, server);
 }
 
@@ -575,6 +574,8 @@ qk_simq *qk_simq_new(qk_sim *sim, int client_host, int server_host, uint16_t por
     q->cli.ep = qk_endpoint_new(&q->cli.cfg);
     q->srv.ep = qk_endpoint_new(&q->srv.cfg);
     if (!q->cli.ep || !q->srv.ep) goto fail;
+    qk_endpoint_set_ecn_ack_bug(q->cli.ep, q->cfg.ecn_ack_bug);
+    qk_endpoint_set_ecn_ack_bug(q->srv.ep, q->cfg.ecn_ack_bug);
     if ((e = qk_sim_node_add(sim, server_host, port, &simq_node_ops, &q->srv)) < 0) goto fail;
     q->srv.node = e;
     if ((e = qk_sim_node_add(sim, client_host, port, &simq_node_ops, &q->cli)) < 0) goto fail;

@@ -54,7 +54,7 @@ typedef struct qk_simq_cfg {
     bool min_ack_delay_set;
     qk_time min_ack_delay_ns; /**< advertised min_ack_delay, 0 = none */
     int ecn;                  /**< 1 on, -1 off, 0 default: on for dctcp and prague, else off */
-    bool ecn_ack_bug;         /**< TEST ONLY: qk_config.ecn_ack_bug on both (shared/seeds/003) */
+    bool ecn_ack_bug;         /**< TEST ONLY: qk_endpoint_set_ecn_ack_bug on both */
     qk_simq_event_fn on_event;
     qk_simq_tune_fn tune;
     qk_simq_send_fn on_send;

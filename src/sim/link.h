@@ -71,4 +71,24 @@ qk_pkt *qk_link_poll(qk_link *l, qk_time now, uint64_t *events);
 /** Serialization time of len bytes at rate (0 = infinite). */
 qk_time qk_link_tx_ns(uint64_t len, uint64_t rate_bps);
 
+/** A random suspension schedule (link key suspend_random; bench/media.sh's
+ * schedule family): count suspensions from start_ns, each of a length drawn
+ * uniformly in whole milliseconds from [len_min_ns, len_max_ns], the gap
+ * after each from [gap_min_ns, gap_max_ns], from the simulator PRNG seeded
+ * with seed (the same seed gives the same schedule everywhere). */
+typedef struct qk_sim_suspend_gen {
+    uint64_t seed;
+    uint32_t count;
+    qk_time start_ns, len_min_ns, len_max_ns, gap_min_ns, gap_max_ns;
+} qk_sim_suspend_gen;
+
+#define QK_SIM_SUSPEND_GEN_STREAM 0x5355535045ull /* "SUSPE": the generator's PRNG stream */
+
+/** Parse "seed 3, count 30, length 20ms-300ms, gap 10ms-400ms, start 1s"
+ * (all five fields). 0 or QK_ERR_CONFIG. */
+int qk_sim_suspend_gen_parse(const char *s, qk_sim_suspend_gen *g);
+/** Append g's suspensions to c's suspend_list. 0, or QK_ERR_CONFIG when they
+ * would overlap the list or overflow QK_SIM_MAX_SUSPEND. */
+int qk_sim_suspend_gen_fill(const qk_sim_suspend_gen *g, qk_sim_link_cfg *c);
+
 #endif

@@ -139,6 +139,65 @@ static int parse_suspend_list(qk_sim_link_cfg *c, const char *s)
     return 0;
 }
 
+/* "seed 3, count 30, length 20ms-300ms, gap 10ms-400ms, start 1s" ->
+ * qk_sim_suspend_gen; every field is required. */
+int qk_sim_suspend_gen_parse(const char *s, qk_sim_suspend_gen *g)
+{
+    char buf[512];
+    if (strlen(s) >= sizeof buf) return QK_ERR_CONFIG;
+    strcpy(buf, s);
+    unsigned seen = 0;
+    memset(g, 0, sizeof *g);
+    for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        while (*tok == ' ') tok++;
+        char *v = strchr(tok, ' ');
+        if (!v) return QK_ERR_CONFIG;
+        *v++ = 0;
+        uint64_t n;
+        int r = QK_ERR_CONFIG;
+        if (!strcmp(tok, "seed") && !(r = parse_count(v, &n, "")))
+            g->seed = n, seen |= 1;
+        else if (!strcmp(tok, "count") && !(r = parse_count(v, &n, "")) && n &&
+                 n <= QK_SIM_MAX_SUSPEND)
+            g->count = (uint32_t)n, seen |= 2;
+        else if (!strcmp(tok, "length") && !(r = parse_period(v, &g->len_min_ns, &g->len_max_ns)))
+            seen |= 4;
+        else if (!strcmp(tok, "gap") && !(r = parse_period(v, &g->gap_min_ns, &g->gap_max_ns)))
+            seen |= 8;
+        else if (!strcmp(tok, "start") && !(r = qk_sim_parse_time(v, &g->start_ns)))
+            seen |= 16;
+        else
+            return QK_ERR_CONFIG;
+    }
+    return seen == 31 && g->len_min_ns >= QK_NS_PER_MS && g->gap_min_ns >= QK_NS_PER_MS
+               ? 0
+               : QK_ERR_CONFIG;
+}
+
+/* A draw in whole milliseconds from [lo, hi]. */
+static qk_time draw_ms(qk_rng *r, qk_time lo, qk_time hi)
+{
+    uint64_t a = lo / QK_NS_PER_MS, b = hi / QK_NS_PER_MS;
+    return (a + qk_rng_below(r, b - a + 1)) * QK_NS_PER_MS;
+}
+
+int qk_sim_suspend_gen_fill(const qk_sim_suspend_gen *g, qk_sim_link_cfg *c)
+{
+    qk_rng r;
+    qk_rng_seed(&r, g->seed, QK_SIM_SUSPEND_GEN_STREAM);
+    qk_time t = g->start_ns;
+    if (c->n_suspend_list && t < c->suspend_list[c->n_suspend_list - 1][1]) return QK_ERR_CONFIG;
+    for (uint32_t i = 0; i < g->count; i++) {
+        if (c->n_suspend_list == QK_SIM_MAX_SUSPEND) return QK_ERR_CONFIG;
+        qk_time len = draw_ms(&r, g->len_min_ns, g->len_max_ns);
+        qk_time *iv = c->suspend_list[c->n_suspend_list++];
+        iv[0] = t;
+        iv[1] = t + len;
+        t += len + draw_ms(&r, g->gap_min_ns, g->gap_max_ns);
+    }
+    return 0;
+}
+
 /* "2s:50mbit, 5s:100mbit" */
 static int parse_schedule(qk_sim_link_cfg *c, const char *s)
 {
@@ -324,7 +383,12 @@ int qk_sim_link_cfg_set(qk_sim_link_cfg *c, const char *k, const char *v, const 
         if (!r) c->suspend_count = (uint32_t)n;
     } else if (IS("suspend_list"))
         r = parse_suspend_list(c, v), f = "increasing START-END periods, e.g. 0.9s-1s, 1.9s-2s";
-    else if (IS("rate_schedule"))
+    else if (IS("suspend_random")) {
+        qk_sim_suspend_gen g;
+        r = qk_sim_suspend_gen_parse(v, &g) || qk_sim_suspend_gen_fill(&g, c);
+        f = "seed N, count N (1-128), length MIN-MAX, gap MIN-MAX, start TIME, e.g. seed 3, "
+            "count 30, length 20ms-300ms, gap 10ms-400ms, start 1s (after any suspend_list)";
+    } else if (IS("rate_schedule"))
         r = parse_schedule(c, v), f = "increasing TIME:RATE pairs, e.g. 2s:50mbit, 5s:100mbit";
     else if (IS("blackhole"))
         r = parse_period(v, &c->blackhole_start_ns, &c->blackhole_end_ns),

@@ -702,6 +702,29 @@ static void fmt_ms(char *b, size_t cap, qk_time t)
         snprintf(b, cap, "%.3f", (double)t / 1e6);
 }
 
+/* The schedule a link's suspend_random key drew, for scripts that need it
+ * (bench/media.sh computes each frame's floor from it):
+ * "suspend_list forward = 1000ms-1088ms, ...". */
+static void print_random_suspensions(const qk_sim_scenario *sc, FILE *f)
+{
+    for (size_t i = 0; i < qk_sim_link_count(sc->sim); i++) {
+        const char *name = qk_sim_link_name(sc->sim, (int)i);
+        bool random = false;
+        for (size_t k = 0; k < sc->n_e; k++)
+            random |= !strncmp(sc->e[k].section, "link.", 5) &&
+                      !strcmp(sc->e[k].section + 5, name) &&
+                      !strcmp(sc->e[k].key, "suspend_random");
+        const qk_sim_link_cfg *c = qk_sim_link_cfg_get(sc->sim, (int)i);
+        if (!random || !c->n_suspend_list) continue;
+        fprintf(f, "%ssuspend_list %s =", i ? "" : "\n", name);
+        for (size_t k = 0; k < c->n_suspend_list; k++)
+            fprintf(f, "%s %llums-%llums", k ? "," : "",
+                    (unsigned long long)(c->suspend_list[k][0] / QK_NS_PER_MS),
+                    (unsigned long long)(c->suspend_list[k][1] / QK_NS_PER_MS));
+        fprintf(f, "\n");
+    }
+}
+
 void qk_sim_scenario_print(qk_sim_scenario *sc, FILE *f)
 {
     fprintf(f, "%-12s %-5s %12s %12s %10s %7s %7s %9s %9s %9s %9s %9s  %s\n", "flow", "type",
@@ -747,6 +770,7 @@ void qk_sim_scenario_print(qk_sim_scenario *sc, FILE *f)
                 st->qdelay_samples ? (double)st->qdelay_sum_ns / (double)st->qdelay_samples / 1e6
                                    : 0.0);
     }
+    print_random_suspensions(sc, f);
     fprintf(f, "\nseed %llu, %llu events, %llu no-route drops\n",
             (unsigned long long)qk_sim_seed(sc->sim), (unsigned long long)qk_sim_events(sc->sim),
             (unsigned long long)qk_sim_noroute_drops(sc->sim));

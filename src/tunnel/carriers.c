@@ -3,6 +3,8 @@
 #include <quack/tunnel.h>
 #include <quack/yamux.h>
 
+#include "tunnel/tcp_carrier.h"
+
 /* Both ends of every flow's stream: incremental, so flows take turns. */
 static void quic_set_priority(void *sess, uint64_t sid)
 {
@@ -84,4 +86,7 @@ const qk_tunnel_carrier qk_tunnel_carrier_yamux = {.name = "yamux",
                                                    .open = yamux_open,
                                                    .write = yamux_write,
                                                    .read = yamux_read,
-                                                   .abort = yamux_abort};
+                                                   .abort = yamux_abort,
+                                                   /* sessions of qk_tunnel_tcp only */
+                                                   .export_key = qk_tunnel_tcp_export_key,
+                                                   .close = qk_tunnel_tcp_close_session};

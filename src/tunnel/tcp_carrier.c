@@ -7,6 +7,7 @@
 #include <quack/yamux.h>
 
 #include "crypto/pin_gnutls.h"
+#include "tunnel/tcp_carrier.h"
 
 #include <errno.h>
 #include <ev.h>
@@ -24,15 +25,21 @@
  * handshake (a peer that connects and stalls must not hold memory). */
 #define TC_MAX_CONNS         256
 #define TC_HANDSHAKE_TIMEOUT 10.0
+/* tconn.magic: qk_yamux_user of a session points to one of ours. */
+#define TC_MAGIC 0x7463636fu
 
 typedef struct tconn {
+    uint32_t magic;
     qk_tunnel_tcp *o;
     struct tconn *next;
     int fd;
     gnutls_session_t tls;
     qk_yamux *y;
     bool connecting, up, dead;
+    int connect_err; /* client: connect() failed at once (reported from the loop) */
     const char *why;
+    qk_tunnel_tcp_end end; /* why it ended (client: qk_tunnel_tcp_ended) */
+    uint32_t goaway_code;
     ev_io rw, ww;
     ev_timer timer;
     size_t out_len, out_off;
@@ -51,6 +58,8 @@ struct qk_tunnel_tcp {
     tconn *conns;
     size_t n_conns;
     char why[160];
+    qk_tunnel_tcp_end end; /* client: how the last session ended */
+    uint32_t end_code;
 };
 
 static qk_time now_ns(struct ev_loop *ev)
@@ -75,6 +84,9 @@ static void tc_free(tconn *c)
     if (c->y && o->t)
         qk_tunnel_on_stream_event(o->t, &qk_tunnel_carrier_yamux, c->y, QK_TUNNEL_EV_CLOSED, 0);
     bool was_up = c->up;
+    o->end = c->end;
+    o->end_code = c->goaway_code;
+    c->magic = 0;
     if (c->tls) gnutls_deinit(c->tls);
     close(c->fd);
     qk_yamux_del(c->y);
@@ -125,6 +137,7 @@ static tconn *tc_new(qk_tunnel_tcp *o, int fd)
 {
     tconn *c = calloc(1, sizeof *c);
     if (!c) return NULL;
+    c->magic = TC_MAGIC;
     c->o = o;
     c->fd = fd;
     unsigned flags = (o->cfg.server ? GNUTLS_SERVER : GNUTLS_CLIENT) | GNUTLS_NONBLOCK;
@@ -159,9 +172,9 @@ static bool tc_handshake(tconn *c)
 {
     qk_tunnel_tcp *o = c->o;
     if (c->connecting) {
-        int err = 0;
+        int err = c->connect_err;
         socklen_t len = sizeof err;
-        getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len);
+        if (!err) getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len);
         if (err) {
             snprintf(o->why, sizeof o->why, "TCP connect failed: %s", strerror(err));
             tc_fail(c, o->why);
@@ -178,11 +191,12 @@ static bool tc_handshake(tconn *c)
         return false;
     }
     if (rc < 0) {
+        bool bad_key =
+            rc == GNUTLS_E_CERTIFICATE_VERIFICATION_ERROR || rc == GNUTLS_E_CERTIFICATE_ERROR;
         snprintf(o->why, sizeof o->why, "TLS handshake failed: %s%s", gnutls_strerror(rc),
-                 rc == GNUTLS_E_CERTIFICATE_VERIFICATION_ERROR || rc == GNUTLS_E_CERTIFICATE_ERROR
-                     ? " (server key does not match the pinned SHA-256)"
-                     : "");
+                 bad_key ? " (server key does not match the pinned SHA-256)" : "");
         tc_fail(c, o->why);
+        if (bad_key) c->end = QK_TUNNEL_TCP_BAD_KEY;
         return false;
     }
     qk_yamux_config yc;
@@ -195,11 +209,29 @@ static bool tc_handshake(tconn *c)
         tc_fail(c, "out of memory");
         return false;
     }
+    qk_yamux_set_user(c->y, c); /* qk_tunnel_tcp_export_key, qk_tunnel_tcp_close_session */
     c->up = true;
     ev_timer_stop(o->ev, &c->timer); /* from now on the yamux timer */
     ev_io_stop(o->ev, &c->ww);
     if (!o->cfg.server && o->cfg.on_session) o->cfg.on_session(o->cfg.ctx, c->y, true, NULL);
     return true;
+}
+
+/* Client: the server sent GoAway (it stops, or refused us): end the session
+ * now, so its flows are reset and the client can redial at once, instead of
+ * waiting for the server to close the TCP connection. */
+static void on_goaway(tconn *c, uint32_t code)
+{
+    qk_tunnel_tcp *o = c->o;
+    if (o->cfg.server) return; /* a client that stops: its TCP connection ends next */
+    snprintf(o->why, sizeof o->why, "the server sent GoAway (%s)",
+             code == QK_YAMUX_GOAWAY_NORMAL     ? "normal: the server is going away"
+             : code == QK_TUNNEL_ERR_AUTH       ? "access denied"
+             : code == QK_YAMUX_GOAWAY_PROTOCOL ? "protocol error"
+                                                : "internal error");
+    tc_fail(c, o->why);
+    c->end = QK_TUNNEL_TCP_GOAWAY;
+    c->goaway_code = code;
 }
 
 /* yamux events -> tunnel events. */
@@ -224,6 +256,7 @@ static void tc_events(tconn *c)
         case QK_YAMUX_EV_RESET:
             if (t) qk_tunnel_on_stream_event(t, y, c->y, QK_TUNNEL_EV_RESET, ev.stream_id);
             break;
+        case QK_YAMUX_EV_GOAWAY: on_goaway(c, (uint32_t)ev.code); break;
         case QK_YAMUX_EV_CLOSED: tc_fail(c, qk_yamux_error_reason(c->y)); break;
         default: break;
         }
@@ -339,8 +372,10 @@ static int start(qk_tunnel_tcp *o)
     int fd = socket(a->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) return QK_ERR_IO;
     if (o->cfg.server) {
-        int one = 1;
+        int one = 1, zero = 0;
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (a->ss.ss_family == AF_INET6) /* [::]: IPv4 too, whatever net.ipv6.bindv6only says */
+            setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
         if (bind(fd, (const struct sockaddr *)&a->ss, a->len) || listen(fd, 128)) {
             int e = errno;
             close(fd);
@@ -353,19 +388,17 @@ static int start(qk_tunnel_tcp *o)
         ev_io_start(o->ev, &o->accept_w);
         return 0;
     }
-    if (connect(fd, (const struct sockaddr *)&a->ss, a->len) && errno != EINPROGRESS) {
-        int e = errno;
-        close(fd);
-        errno = e;
-        return QK_ERR_IO;
-    }
+    int err =
+        connect(fd, (const struct sockaddr *)&a->ss, a->len) && errno != EINPROGRESS ? errno : 0;
     tconn *c = tc_new(o, fd);
     if (!c) {
         close(fd);
         return QK_ERR_NOMEM;
     }
     c->connecting = true;
+    c->connect_err = err;       /* refused at once (loopback): on_session says so from the loop */
     ev_io_start(o->ev, &c->ww); /* writable = connected (or failed) */
+    if (err) ev_feed_event(o->ev, &c->ww, EV_WRITE);
     return 0;
 }
 
@@ -410,12 +443,53 @@ void qk_tunnel_tcp_set_tunnel(qk_tunnel_tcp *o, qk_tunnel *t)
 void qk_tunnel_tcp_go_away(qk_tunnel_tcp *o)
 {
     if (!o) return;
+    if (o->lfd >= 0) { /* a server going away takes no one new: redials are refused at once */
+        ev_io_stop(o->ev, &o->accept_w);
+        close(o->lfd);
+        o->lfd = -1;
+    }
     for (tconn *c = o->conns, *next; c; c = next) {
         next = c->next;
         if (!c->up) continue;
         qk_yamux_go_away(c->y, QK_YAMUX_GOAWAY_NORMAL);
-        tc_pump(c);
+        tc_write(c);
+        /* RFC 8446 §6.1: close_notify after the GoAway, once it is all out. */
+        if (!c->dead && c->out_off == c->out_len) gnutls_bye(c->tls, GNUTLS_SHUT_WR);
     }
+}
+
+qk_tunnel_tcp_end qk_tunnel_tcp_ended(const qk_tunnel_tcp *o, uint32_t *goaway_code)
+{
+    if (!o) return QK_TUNNEL_TCP_LOST;
+    if (goaway_code) *goaway_code = o->end_code;
+    return o->end;
+}
+
+/* The connection a session runs on (NULL: not one of ours). */
+static tconn *tc_of(void *sess)
+{
+    tconn *c = qk_yamux_user(sess);
+    return c && c->magic == TC_MAGIC ? c : NULL;
+}
+
+int qk_tunnel_tcp_export_key(void *sess, const char *label, uint8_t *out, size_t len)
+{
+    tconn *c = tc_of(sess);
+    if (!c) return QK_ERR_UNSUPPORTED;
+    /* RFC 8446 §7.5 (no context), as QUIC's qk_conn_export_keying_material. */
+    return gnutls_prf_rfc5705(c->tls, strlen(label), label, 0, NULL, len, (char *)out) < 0
+               ? QK_ERR_TLS
+               : 0;
+}
+
+void qk_tunnel_tcp_close_session(void *sess, uint64_t code, const char *reason)
+{
+    (void)reason; /* yamux carries no text: the code says it */
+    tconn *c = tc_of(sess);
+    if (!c) return;
+    qk_yamux_go_away(c->y, (uint32_t)code);
+    tc_fail(c, reason);
+    ev_feed_event(c->o->ev, &c->ww, EV_WRITE); /* flushed and freed from the loop */
 }
 
 void qk_tunnel_tcp_del(qk_tunnel_tcp *o)

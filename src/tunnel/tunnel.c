@@ -668,8 +668,10 @@ int qk_tunnel_listen_on(qk_tunnel *t, const qk_addr *addr, const qk_tunnel_carri
     if (t->cfg.server || t->lfd >= 0) return QK_ERR_STATE;
     int fd = socket(addr->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) return QK_ERR_IO;
-    int one = 1;
+    int one = 1, zero = 0;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (addr->ss.ss_family == AF_INET6) /* [::]: IPv4 too, whatever net.ipv6.bindv6only says */
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
     if (bind(fd, (const struct sockaddr *)&addr->ss, addr->len) || listen(fd, 128)) {
         int e = errno;
         close(fd);

@@ -514,6 +514,16 @@ bool qk_yamux_is_closed(const qk_yamux *s)
     return !s || s->dead;
 }
 
+void qk_yamux_set_user(qk_yamux *s, void *user)
+{
+    if (s) s->user = user;
+}
+
+void *qk_yamux_user(const qk_yamux *s)
+{
+    return s ? s->user : NULL;
+}
+
 void qk_yamux_stats_get(const qk_yamux *s, qk_yamux_stats *out)
 {
     if (!s || !out) return;

@@ -76,6 +76,7 @@ struct qk_yamux {
     qk_time ping_sent_ns, next_ping_ns, next_tick_ns;
     qk_flow_budget budget;
     qk_yamux_stats st;
+    void *user; /* qk_yamux_set_user */
 };
 
 /* Shared between yamux.c and yamux_send.c. */

@@ -37,7 +37,7 @@ pin=$(grep -ho 'pin: [0-9a-f]*' "$tmp/serve.out" "$tmp/serve.err" | awk '{print 
     exit 1
 }
 pick_ports relay
-"$q" netem --listen 127.0.0.1:$relay --to "$addr" --rate 20mbit --delay 10ms --duration 120s \
+"$q" netem --listen 127.0.0.1:$relay --to "$addr" --rate 20mbit --delay 10ms --duration 900s \
     >"$tmp/netem.out" 2>&1 &
 pids+=($!)
 wait_udp "$relay" || no "netem listening on $relay"

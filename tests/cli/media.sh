@@ -24,7 +24,7 @@ run() {
     pids+=($spid)
     "$quack" netem --listen 127.0.0.1:$((port + 1)) --to 127.0.0.1:$port --rate 50mbit \
         --delay 2ms --suspend-start 1s --suspend-period 1s --suspend 200ms --suspend-count 3 \
-        --duration 30s >/dev/null 2>&1 &
+        --duration 900s >/dev/null 2>&1 &
     pids+=($!)
     wait_udp "$port" && wait_udp $((port + 1)) || no "$name: the server or the relay did not come up"
     local rc=0

@@ -27,7 +27,7 @@ if start_server 127.0.0.1:0; then
     # coin flip (it failed 4 of 12 runs on a loaded 2-core machine).
     . "$(dirname "$0")/lib/ports.bash"
     pick_ports relay_port
-    "$q" netem --listen "127.0.0.1:$relay_port" --to "$addr" --delay 10ms --duration 60s \
+    "$q" netem --listen "127.0.0.1:$relay_port" --to "$addr" --delay 10ms --duration 900s \
         >"$tmp/netem.out" 2>&1 &
     npid=$!
     wait_udp "$relay_port" || no "the relay did not come up"

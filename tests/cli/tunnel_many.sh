@@ -16,7 +16,7 @@ pids+=($!)
 wait_line "$tmp/s.out" '^listening on' || no "server did not come up"
 saddr=$(listen_addr "$tmp/s.out")
 "$q" netem --listen "127.0.0.1:$relay_port" --to "$saddr" --delay 10ms --loss 1% --seed 5 \
-    --duration 120s >/dev/null 2>&1 &
+    --duration 900s >/dev/null 2>&1 &
 pids+=($!)
 wait_udp "$relay_port" || no "the relay did not come up"
 "$q" tunnel client --connect "127.0.0.1:$relay_port" --insecure --listen "127.0.0.1:$tcp_port" \

@@ -61,9 +61,9 @@ check "a TCP listen address in use exits 4 ($(head -c 100 "$tmp/busy.err"))" \
     "[ $rc -eq 4 ] && grep -q 'cannot listen' $tmp/busy.err"
 kill -TERM "$spid"
 wait "$spid"
-# Connection: nobody answers.
+# Connection: nobody answers (--reconnect-max 0: no retry of the first dial).
 timeout 30 "$q" tunnel client --connect 127.0.0.1:9 --insecure --listen 127.0.0.1:0 \
-    --idle-timeout 1s --keep-alive 0 >/dev/null 2>"$tmp/none.err"
+    --idle-timeout 1s --keep-alive 0 --reconnect-max 0 >/dev/null 2>"$tmp/none.err"
 rc=$?
 check "no server exits 1 ($(head -c 100 "$tmp/none.err"))" "[ $rc -eq 1 ]"
 echo "$fails failure(s)"

@@ -21,8 +21,11 @@ head -c 1 /dev/urandom >"$tmp/www/one"
 pids+=($!)
 
 # start_pair [SERVER OPTIONS...]: sets spid, cpid; logs in s.log / c.err.
+# The proxy is open (no access control) unless the options say otherwise.
 start_pair() {
-    "$q" tunnel server --listen 127.0.0.1:0 --to socks5 --allow "127.0.0.0/8:$http_port" "$@" \
+    local open=--open-proxy
+    case " $* " in *" --socks-auth-file "*) open= ;; esac
+    "$q" tunnel server --listen 127.0.0.1:0 --to socks5 --allow "127.0.0.0/8:$http_port" $open "$@" \
         >"$tmp/s.out" 2>"$tmp/s.log" &
     spid=$!
     pids+=($spid)

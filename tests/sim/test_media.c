@@ -5,6 +5,7 @@
 #include "qk_test.h"
 #include "quic_env.h"
 #include "sim/flow_media.h"
+#include "sim/link.h"
 
 #define MS  QK_NS_PER_MS
 #define SEC QK_NS_PER_S
@@ -405,6 +406,133 @@ static void test_bbr_media_wifi_near_floor(void **state)
     qk_simm_del(m);
 }
 
+/* A member of bench/media.sh's schedule family: both links at rate_mbit and
+ * owd_ms one way, suspend_random = seed N, count 30, length 20ms-300ms,
+ * gap 10ms-300ms, start 1s; media 10 s with the bypass + bucket (and the
+ * bulk neighbour when asked). */
+typedef struct family_member {
+    uint64_t rate_mbit, owd_ms, seed;
+    bool bulk;
+    qk_cc_kind cc;
+} family_member;
+
+typedef struct family_result {
+    double excess_ms[2]; /* audio, LD: average over the floor */
+    double max_ms, bound_ms, target_ms;
+    uint64_t hd_sent, hd_received;
+} family_result;
+
+static family_result run_member(const family_member *fm)
+{
+    qk_sim_link_cfg l = quic_env_link();
+    l.rate_bps = fm->rate_mbit * 1000000;
+    l.delay_ns = fm->owd_ms * MS;
+    l.limit_bytes = 0;
+    char gen[128];
+    snprintf(gen, sizeof gen, "seed %llu, count 30, length 20ms-300ms, gap 10ms-300ms, start 1s",
+             (unsigned long long)fm->seed);
+    qk_sim_suspend_gen g;
+    assert_int_equal(qk_sim_suspend_gen_parse(gen, &g), 0);
+    assert_int_equal(qk_sim_suspend_gen_fill(&g, &l), 0);
+    quic_env e;
+    assert_int_equal(quic_env_init(&e, fm->seed, &l, &l), 0);
+    FILE *csv = tmpfile();
+    assert_non_null(csv);
+    qk_simm_cfg c = {.cc = fm->cc,
+                     .duration_ns = 10 * SEC,
+                     .bypass_limit = 5,
+                     .bulk = fm->bulk,
+                     .frames_csv = csv};
+    int err = 0;
+    qk_simm *m = qk_simm_new(e.sim, e.a, e.b, 4433, &c, &err);
+    assert_non_null(m);
+    qk_sim_run(e.sim, 12 * SEC);
+    const qk_simm_result *r = qk_simm_result_get(m);
+    family_result fr = {.max_ms = r->f[0].max_ms,
+                        .hd_sent = r->f[2].frames_sent,
+                        .hd_received = r->f[2].frames_received,
+                        .target_ms = 1.5 + 2 * 1452 * 8 * 1e3 / (double)l.rate_bps};
+    qk_time longest = 0;
+    for (size_t i = 0; i < l.n_suspend_list; i++)
+        if (l.suspend_list[i][1] - l.suspend_list[i][0] > longest)
+            longest = l.suspend_list[i][1] - l.suspend_list[i][0];
+    fr.bound_ms = (double)(longest + l.delay_ns) / 1e6 + 5;
+    const char *names[2] = {"audio", "ld-video"};
+    for (int f = 0; f < 2; f++) {
+        char line[256], name[32];
+        double sent, recv, sum = 0;
+        unsigned n = 0;
+        rewind(csv);
+        while (fgets(line, sizeof line, csv))
+            if (sscanf(line, "%31[^,],%*u,%*u,%lf,%lf", name, &sent, &recv) == 3 &&
+                !strcmp(name, names[f])) {
+                qk_time t = (qk_time)(sent * 1e9 + 0.5), resume = t;
+                for (size_t i = 0; i < l.n_suspend_list; i++)
+                    if (t >= l.suspend_list[i][0] && t < l.suspend_list[i][1])
+                        resume = l.suspend_list[i][1];
+                sum += (recv - sent) * 1e3 - (double)(resume - t + l.delay_ns) / 1e6;
+                n++;
+            }
+        fr.excess_ms[f] = n ? sum / n : 1e9;
+    }
+    printf("member %llu Mbit/s %llu ms seed %llu%s %s: audio %+.2f LD %+.2f ms over the floor "
+           "(target %.2f), audio max %.1f ms (bound %.1f), HD %llu/%llu\n",
+           (unsigned long long)fm->rate_mbit, (unsigned long long)fm->owd_ms,
+           (unsigned long long)fm->seed, fm->bulk ? " bulk" : "",
+           fm->cc == QK_CONFIG_CC_BBR ? "bbr" : "cubic", fr.excess_ms[0], fr.excess_ms[1],
+           fr.target_ms, fr.max_ms, fr.bound_ms, (unsigned long long)fr.hd_received,
+           (unsigned long long)fr.hd_sent);
+    assert_false(r->mismatch);
+    assert_int_equal(r->path_failed, 0);
+    for (int f = 0; f < 2; f++) assert_int_equal(r->f[f].frames_received, r->f[f].frames_sent);
+    fclose(csv);
+    qk_sim_del(e.sim);
+    qk_simm_del(m);
+    return fr;
+}
+
+/* Two family members where the targets hold with both controllers (the
+ * short path at 50 Mbit/s, and 15 ms one way where HD video entering a
+ * suspension before its ACKs stop is only 1 ms of link time per frame):
+ * audio and LD video within floor + 1.5 ms + two datagrams' serialization,
+ * audio max within longest suspension + one way + 5 ms, every HD frame. */
+static void test_family_targets(void **state)
+{
+    (void)state;
+    const family_member ms[] = {{50, 2, 2, false, QK_CONFIG_CC_CUBIC},
+                                {50, 2, 2, false, QK_CONFIG_CC_BBR},
+                                {50, 15, 3, false, QK_CONFIG_CC_CUBIC},
+                                {50, 15, 3, false, QK_CONFIG_CC_BBR}};
+    for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
+        family_result r = run_member(&ms[i]);
+        assert_true(r.excess_ms[0] <= r.target_ms && r.excess_ms[1] <= r.target_ms);
+        assert_true(r.max_ms <= r.bound_ms);
+        assert_int_equal(r.hd_received, r.hd_sent);
+    }
+}
+
+/* A bulk upload at urgency 7 on the media connection (20 Mbit/s, 15 ms one
+ * way): the pipe limit (conn_send.c pipe_limit_bytes, the delivery-rate BDP
+ * for every controller) keeps its standing queue out of the link, so the
+ * audio max stays within its bound and HD video keeps flowing; before, the
+ * bulk's queue put audio +130 ms over its floor with CUBIC. The averages
+ * stay above their target here (docs/experiments/media.md: the urgent
+ * frames of a suspension queue behind each other and behind the HD video
+ * sent before the sender can know), so this asserts the neighbour's cost,
+ * not the target: under 10 ms. */
+static void test_family_bulk_neighbour(void **state)
+{
+    (void)state;
+    const family_member ms[] = {{20, 15, 1, true, QK_CONFIG_CC_CUBIC},
+                                {20, 15, 1, true, QK_CONFIG_CC_BBR}};
+    for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
+        family_result r = run_member(&ms[i]);
+        assert_true(r.excess_ms[0] <= 10 && r.excess_ms[1] <= 10);
+        assert_true(r.max_ms <= r.bound_ms);
+        assert_int_equal(r.hd_received, r.hd_sent);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -414,6 +542,8 @@ int main(void)
         cmocka_unit_test(test_hold_free_on_working_path),
         cmocka_unit_test(test_bbr_bursts_within_send_quantum),
         cmocka_unit_test(test_bbr_media_wifi_near_floor),
+        cmocka_unit_test(test_family_targets),
+        cmocka_unit_test(test_family_bulk_neighbour),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

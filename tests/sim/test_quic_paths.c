@@ -277,7 +277,9 @@ static void test_disable_active_migration(void **st)
     assert_non_null(cli);
     assert_true(cli->peer_tp.disable_active_migration);
     qk_addr na = qk_sim_host_addr(e.sim, e.a, 9999);
-    assert_int_equal(qk_conn_migrate(cli, &na, qk_sim_now(e.sim)), QK_ERR_STATE);
+    /* RFC 9000 §18.2: refused for good, told apart from "not now" */
+    assert_int_equal(qk_conn_migrate(cli, &na, qk_sim_now(e.sim)), QK_ERR_UNSUPPORTED);
+    assert_false(cli->paths.alt_active); /* no probe started: the connection stays */
     /* a server never migrates actively */
     assert_int_equal(qk_conn_migrate(qk_simq_server_conn(q), &na, qk_sim_now(e.sim)), QK_ERR_STATE);
     quic_env_free(&e);

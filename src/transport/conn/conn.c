@@ -177,7 +177,7 @@ static void init_space(qk_conn *c, qk_pn_space s)
     if (s == QK_PN_SPACE_APP) {
         pol.ack_eliciting_threshold = c->cfg->ack_eliciting_threshold;
         pol.max_ack_delay_ns = c->cfg->max_ack_delay_ns;
-        pol.ecn_ack_bug = c->cfg->ecn_ack_bug;
+        pol.ecn_ack_bug = c->env.ecn_ack_bug;
     } else {
         pol.max_ack_delay_ns = 0; /* RFC 9000 §13.2.1: Initial/Handshake ACK at once */
     }
@@ -253,6 +253,7 @@ static int init_feedback(qk_conn *c, qk_time now)
     int rc;
     qk_rtt_init(&c->rtt, QK_RTT_INITIAL_NS);
     if ((rc = qk_cc_init(&c->cc, (qk_cc_algo)cfg->cc, c->max_udp_bytes, now))) return rc;
+    if (cfg->cc_max_rate_bps) qk_cc_set_max_rate(&c->cc, cfg->cc_max_rate_bps / 8, now);
     qk_recovery_config rcfg = {.is_server = c->is_server};
     qk_recovery_sink sink = {.ctx = c, .on_acked = sink_on_acked, .on_lost = sink_on_lost};
     if ((rc = qk_recovery_init(&c->rec, &rcfg, &c->rtt, &c->cc, &sink))) return rc;

@@ -134,6 +134,7 @@ typedef struct qk_conn_env {
     /* Server: certificate, key and priority loaded once for every
      * connection (crypto/tls.h); NULL = each connection loads its own. */
     const qk_tls_creds *tls_creds;
+    bool ecn_ack_bug; /* test only: qk_endpoint_set_ecn_ack_bug */
 } qk_conn_env;
 
 struct qk_conn {

@@ -260,7 +260,7 @@ int qk_conn_migrate(qk_conn *c, const qk_addr *new_local, qk_time now)
      * the server sent disable_active_migration (§18.2). */
     if (c->is_server || c->state != QK_CONN_ESTABLISHED || !c->handshake_confirmed)
         return QK_ERR_STATE;
-    if (c->peer_tp.disable_active_migration) return QK_ERR_STATE;
+    if (c->peer_tp.disable_active_migration) return QK_ERR_UNSUPPORTED; /* for good */
     if (c->paths.alt_active) return QK_ERR_STATE; /* one migration at a time */
     /* RFC 9000 §9.5: a new path needs a connection ID not used on another. */
     size_t spare = spare_dcid(c);

@@ -365,6 +365,7 @@ static bool space_wants_send(qk_tx_ctx *t, qk_pn_space s)
  * spans pauses between frames or talk spurts, and a connection that has
  * stopped sending urgent data gets its full window back after it. */
 #define QK_URGENT_ACTIVE_NS QK_NS_PER_S
+#define QK_PIPE_SLACK_PKTS  2 /* pipe_limit_bytes: the path's BDP plus this */
 static bool urgent_active(const qk_conn *c, qk_time now)
 {
     return c->urgent_sent && now - c->urgent_tx_ns < QK_URGENT_ACTIVE_NS;
@@ -389,11 +390,23 @@ static bool urgent_active(const qk_conn *c, qk_time now)
  * of the pipe: UINT64_MAX; so is it while no urgent data flows
  * (urgent_active): then nothing waits behind the queue, and BBR keeps its
  * headroom (a bulk download at urgency 6 on a bypass connection took 11 %
- * longer under the limit, tests/sim/test_media.c). */
+ * longer under the limit, tests/sim/test_media.c). For any controller the
+ * limit is also the path's BDP as the delivery-rate samples give it (their
+ * max over the last 4-8 s, qk_recovery_max_delivery_rate, times min_rtt)
+ * plus QK_PIPE_SLACK_PKTS: CUBIC's window, and BBR's recent RTT, include
+ * the standing queue that a bulk stream of the same connection builds, and
+ * every urgent frame waited behind it (bench/media.sh's family with a bulk
+ * neighbour: audio +130 ms over its floor at 20 Mbit/s, 15 ms one way,
+ * CUBIC; docs/experiments/media.md). */
 static uint64_t pipe_limit_bytes(const qk_conn *c, qk_time now)
 {
-    if (!c->bypass_limit || !c->cc.ops->pipe_bytes || !urgent_active(c, now)) return UINT64_MAX;
-    return c->cc.ops->pipe_bytes(&c->cc);
+    if (!c->bypass_limit || !urgent_active(c, now)) return UINT64_MAX;
+    uint64_t limit = c->cc.ops->pipe_bytes ? c->cc.ops->pipe_bytes(&c->cc) : UINT64_MAX;
+    uint64_t bw = qk_recovery_max_delivery_rate(&c->rec);
+    if (!bw || !c->rtt.min_rtt_ns) return limit;
+    uint64_t bdp = (uint64_t)((unsigned __int128)bw * c->rtt.min_rtt_ns / QK_NS_PER_S);
+    bdp += QK_PIPE_SLACK_PKTS * c->max_udp_bytes;
+    return bdp < limit ? bdp : limit;
 }
 
 /* Full-size packets the congestion window (and the pipe limit, which is

@@ -33,51 +33,16 @@ struct qk_endpoint {
     qk_stateless sl;            /* VN, Retry, stateless reset, tokens (stateless.c) */
     qk_ticket_keys *own_tk;     /* server: ticket keys made for this endpoint */
     qk_tls_creds *tls_creds;    /* server: certificate, key, priority loaded once */
+    bool ecn_ack_bug;           /* test only: qk_endpoint_set_ecn_ack_bug */
 };
 
+/* Every field's default is the @default{} of its doc comment in
+ * include/quack/quack.h (with the reasons); cmake/config_defaults.cmake turns
+ * them into the assignments below and the API reference's defaults page. */
 void qk_config_default(qk_config *c)
 {
     memset(c, 0, sizeof *c);
-    c->cc = QK_CONFIG_CC_CUBIC;
-    c->max_udp_payload_bytes = 1452; /* IPv6 in 1500-byte Ethernet; DPLPMTUD starts at 1200 */
-    c->pmtud = true;
-    /* Small start, auto-tuned up (docs/experiments/flow-control.md): 64 KiB
-     * per stream, 256 KiB per connection, as quic-go starts (512 KiB/768 KiB)
-     * scaled to the issue's seed; auto-tuning reaches the BDP within a few RTTs. */
-    c->initial_max_data_bytes = 256u << 10;
-    c->initial_max_stream_data_bytes = 64u << 10;
-    c->max_streams_bidi = 100;
-    c->max_streams_uni = 100;
-    /* What is in flight plus what waits behind a lost packet until its
-     * retransmission is acknowledged: 1 MiB held a bulk stream to 0.5-1 BDP
-     * of 100 Mbit/s x 50 ms at 1 % loss (quack sim, 50 MiB: 6.1 s, 5.2 s
-     * with 4 MiB); quack's own tools and Linux's tcp_wmem maximum use 4 MiB. */
-    c->max_stream_send_buffer_bytes = 4u << 20;
-    c->autotune = true;
-    c->max_stream_window_bytes = 64u << 20;
-    c->max_conn_window_bytes = 96u << 20;
-    c->idle_timeout_ns = 30 * QK_NS_PER_S;
-    c->handshake_timeout_ns = 10 * QK_NS_PER_S;
-    c->max_ack_delay_ns = 25 * QK_NS_PER_MS;
-    c->ack_delay_exponent = 3;
-    c->ack_eliciting_threshold = 1;
-    /* ack-frequency-12: advertise min_ack_delay (1 ms: our timers honour it)
-     * and tune a supporting peer's ACK rate automatically (ackfreq.c). A peer
-     * without the extension (ngtcp2, most stacks) sees RFC 9000 behaviour. */
-    c->min_ack_delay_ns = 1 * QK_NS_PER_MS;
-    c->ack_frequency = 2;
-    c->max_pending_datagrams = 64;
-    c->bypass_rate_bps = 125000; /* 1 Mbit/s, the seed's cap */
-    c->bypass_bucket_bytes = 2560;
-    c->path_failed_ns = QK_NS_PER_S;
-    c->cid_bytes = 8;
-    c->active_cid_limit = 4;
-    c->max_connections = 1024;
-    c->retry_token_lifetime_ns = 10 * QK_NS_PER_S;
-    c->new_token_lifetime_ns = 24ull * 3600 * QK_NS_PER_S;
-    c->max_resets_per_s = 100;
-    c->session_tickets = false; /* opt-in: quack serve turns it on */
-    c->early_data = true;
+#include "config_defaults.inc"
 }
 
 static bool ciphers_ok(const char *ciphers)
@@ -167,6 +132,11 @@ void qk_endpoint_store_token(qk_endpoint *ep, const qk_addr *peer, const uint8_t
 qk_flow_budget *qk_endpoint_budget(qk_endpoint *ep)
 {
     return &ep->budget;
+}
+
+void qk_endpoint_set_ecn_ack_bug(qk_endpoint *ep, bool on)
+{
+    ep->ecn_ack_bug = on;
 }
 
 void qk_endpoint_random(qk_endpoint *ep, uint8_t *buf, size_t len)
@@ -389,7 +359,8 @@ qk_conn_env qk_endpoint_conn_env(qk_endpoint *ep)
                          .wake = env_wake,
                          .add_reset_token = env_add_reset_token,
                          .remove_reset_token = env_remove_reset_token,
-                         .tls_creds = ep->tls_creds};
+                         .tls_creds = ep->tls_creds,
+                         .ecn_ack_bug = ep->ecn_ack_bug};
 }
 
 void qk_endpoint_push_event(qk_endpoint *ep, const qk_event *ev)

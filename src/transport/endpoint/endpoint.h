@@ -24,6 +24,12 @@ int qk_endpoint_mint_new_token(qk_endpoint *ep, const qk_addr *peer, qk_time now
 void qk_endpoint_store_token(qk_endpoint *ep, const qk_addr *peer, const uint8_t *tok, size_t len,
                              qk_time now);
 
+/* Test only (bench/incast.sh's bug row, through the simulator's quic flow
+ * key ecn_ack_bug): connections ep creates from now on reproduce a receiver
+ * bug, an ACK sent on a CE state change cancels the delayed ACK owed for the
+ * packet that changed it (qk_ack_policy.ecn_ack_bug). Not public API. */
+void qk_endpoint_set_ecn_ack_bug(qk_endpoint *ep, bool on);
+
 /* Admission limits in effect (qk_config.max_handshakes, _drop; 0 = derived). */
 size_t qk_endpoint_max_handshakes(const qk_config *cfg);
 size_t qk_endpoint_max_handshakes_drop(const qk_config *cfg);

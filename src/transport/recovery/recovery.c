@@ -315,6 +315,29 @@ static void rate_generate(qk_recovery *r, qk_rate_sample *rs)
         (uint64_t)((unsigned __int128)rs->delivered_bytes * QK_NS_PER_S / rs->interval_ns);
 }
 
+#define QK_RECOVERY_BW_WINDOW_NS (4 * QK_NS_PER_S)
+
+/* The max filter behind qk_recovery_max_delivery_rate: two windows. */
+static void bw_max_update(qk_recovery *r, const qk_rate_sample *rs)
+{
+    if (!rs->delivery_rate_bytes_per_s) return;
+    if (rs->now >= r->bw_window_start + QK_RECOVERY_BW_WINDOW_NS) {
+        bool adjacent = rs->now < r->bw_window_start + 2 * QK_RECOVERY_BW_WINDOW_NS;
+        r->bw_max_prev = adjacent ? r->bw_max_cur : 0;
+        r->bw_max_cur = 0;
+        r->bw_window_start = rs->now;
+    }
+    if (rs->is_app_limited && rs->delivery_rate_bytes_per_s <= qk_recovery_max_delivery_rate(r))
+        return;
+    if (rs->delivery_rate_bytes_per_s > r->bw_max_cur)
+        r->bw_max_cur = rs->delivery_rate_bytes_per_s;
+}
+
+uint64_t qk_recovery_max_delivery_rate(const qk_recovery *r)
+{
+    return r->bw_max_cur > r->bw_max_prev ? r->bw_max_cur : r->bw_max_prev;
+}
+
 /* ---- sending ----------------------------------------------------------- */
 
 int qk_recovery_on_packet_sent(qk_recovery *r, qk_pn_space space, const qk_sent_packet *pkt,
@@ -766,6 +789,7 @@ int qk_recovery_on_ack_received(qk_recovery *r, qk_pn_space space, const qk_ack_
     advance_base(sp);
     rs.newly_lost_bytes = r->dlv.lost_bytes - lost_before;
     rate_generate(r, &rs);
+    bw_max_update(r, &rs);
     r->last_rs = rs;
     qk_cc *cc = r->cc;
     if (rs.has_data && cc && cc->ops && cc->ops->on_rate_sample) {

@@ -235,6 +235,10 @@ typedef struct qk_recovery {
     qk_time reo_grow_round_end; /**< no second step before this time */
     qk_delivery_state dlv;      /**< delivery-rate sampler (draft-ietf-ccwg-bbr §4.1) */
     qk_rate_sample last_rs;     /**< the rate sample of the latest ACK */
+    /* Largest delivery rate of the last one to two QK_RECOVERY_BW_WINDOW_NS
+     * (qk_recovery_max_delivery_rate): this window's and the last one's. */
+    uint64_t bw_max_cur, bw_max_prev; /* bytes per second */
+    qk_time bw_window_start;
     qk_sent_frame scratch[QK_RECOVERY_MAX_FRAMES_PER_PKT];
     qk_recovery_stats stats;
 } qk_recovery;
@@ -340,6 +344,13 @@ uint64_t qk_recovery_recent_max_in_flight(qk_recovery *r, uint64_t inflight_now,
  * been delivered carry is_app_limited. Never fails.
  */
 void qk_recovery_mark_app_limited(qk_recovery *r);
+
+/** The largest delivery rate sampled over the last 4-8 s, bytes per
+ * second (0 = none yet): application-limited samples count only where they
+ * exceed it (draft-ietf-ccwg-bbr §4.1.2.4, as BBR.max_bw). Any controller's
+ * estimate of what the path delivers, for the pipe limit of the CC bypass
+ * (conn_send.c pipe_limit_bytes). */
+uint64_t qk_recovery_max_delivery_rate(const qk_recovery *r);
 
 /** Look up a tracked, unacknowledged packet; NULL when unknown/acked/lost. O(1). */
 const qk_sent_packet *qk_recovery_find(const qk_recovery *r, qk_pn_space space, uint64_t pn);

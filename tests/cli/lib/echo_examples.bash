@@ -24,13 +24,13 @@ build_examples() {
     check "examples (${dir#"$tmp"/}) build against the installed quack.pc (-Werror)" "[ $? -eq 0 ]" ||
         sed 's/^/    /' "$out/make.log"
     check "examples link libquack.so.0" \
-        "readelf -d $out/echo_client | grep -q 'NEEDED.*\[libquack.so.0\]'"
+        "readelf -d $out/echo_client | grep -q 'NEEDED.*\[libquack.so.0\]' && readelf -d $out/poll_client | grep -q 'NEEDED.*\[libquack.so.0\]'"
     check "examples resolve libquack.so.0 in $libdir" \
         "ldd $out/echo_server | grep -q 'libquack.so.0 => $libdir/libquack.so.0'"
 }
 
 # run_echo OUTDIR: server on 127.0.0.1:0, clients for 8 MiB, 0 bytes and a
-# wrong pin.
+# wrong pin; poll_client for 8 MiB plus 300 DATAGRAMs and a wrong pin.
 run_echo() {
     local out=$1 cert="$tmp/cert.pem" key="$tmp/key.pem"
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
@@ -60,6 +60,23 @@ run_echo() {
     b=$(sha256sum <"$tmp/back.bin" | cut -d' ' -f1)
     check "8 MiB echoed over QUIC: client exits 0 ($rc), SHA-256 ${a:0:16}... = ${b:0:16}..." \
         "[ $rc -eq 0 ] && [ '$a' = '$b' ]"
+    # poll_client: its own poll() loop, the stream plus 300 DATAGRAMs echoed.
+    mkdir -p "$tmp/pc"
+    timeout 60 "$out/poll_client" "$addr" "$pin" 300 "$tmp/pc" <"$tmp/in.bin" >"$tmp/pc/back.bin" \
+        2>"$tmp/pc.err"
+    rc=$?
+    b=$(sha256sum <"$tmp/pc/back.bin" | cut -d' ' -f1)
+    local ds de n
+    ds=$(sha256sum <"$tmp/pc/dgrams_sent.bin" 2>/dev/null | cut -d' ' -f1)
+    de=$(sha256sum <"$tmp/pc/dgrams_echoed.bin" 2>/dev/null | cut -d' ' -f1)
+    n=$(stat -c %s "$tmp/pc/dgrams_sent.bin" 2>/dev/null)
+    check "poll_client (own poll() loop): exits 0 ($rc), stream SHA-256 ${a:0:16}... = ${b:0:16}..." \
+        "[ $rc -eq 0 ] && [ '$a' = '$b' ]" || cat "$tmp/pc.err"
+    check "poll_client: 300 DATAGRAMs ($n bytes) echoed, SHA-256 sent ${ds:0:16}... = echoed ${de:0:16}..." \
+        "[ '${n:-0}' -gt 100000 ] && [ -n '$ds' ] && [ '$ds' = '$de' ]" || cat "$tmp/pc.err"
+    timeout 20 "$out/poll_client" "$addr" "$bad" 0 <"$tmp/in.bin" >"$tmp/pc/back1.bin" 2>/dev/null
+    check "poll_client with a wrong pin: refused, exits 1, nothing echoed" \
+        "[ $? -eq 1 ] && [ ! -s $tmp/pc/back1.bin ]"
     timeout 20 "$out/echo_client" "$addr" "$pin" </dev/null >"$tmp/back0.bin" 2>"$tmp/ec0.err"
     check "empty input: FIN echoed, exits 0" "[ $? -eq 0 ] && [ ! -s $tmp/back0.bin ]"
     timeout 20 "$out/echo_client" "$addr" "$bad" <"$tmp/in.bin" >"$tmp/back1.bin" 2>"$tmp/ec1.err"

@@ -6,6 +6,9 @@
 q="${build:?set build before sourcing harness.bash}/quack"
 peer="python3 $(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tunnel_peer.py"
 tmp=$(mktemp -d)
+# quack tunnel server keeps its key in $XDG_STATE_HOME/quack (--state-dir's
+# default): the test's own, not the user's or /var/lib/quack.
+export XDG_STATE_HOME="$tmp/state"
 pids=()
 cleanup() {
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done

@@ -305,9 +305,12 @@ static void start_probe_bw_cruise(bbr_t *b)
     b->cwnd_gain_pct = BBR_DEFAULT_CWND_GAIN_PCT;
 }
 
-static void start_probe_bw_refill(bbr_t *b)
+static void start_probe_bw_refill(qk_cc *cc)
 {
+    bbr_t *b = &cc->u.bbr;
     reset_short_term_model(b); /* §5.3.3.9 StartProbeBW_REFILL */
+    b->lt.queue_cut = false;
+    b->lt.probe_queue_free = b->lt.on && !qk_bbr_lt_queue_up(cc);
     b->bw_probe_up_rounds = 0;
     b->bw_probe_up_acked = 0;
     b->prev_probe_precautionary = false;
@@ -352,6 +355,15 @@ static void enter_probe_bw(bbr_t *b, qk_time now)
 static bool inflight_too_high(uint64_t lost_bytes, uint64_t tx_in_flight_bytes)
 {
     return (u128)lost_bytes * 100 > (u128)tx_in_flight_bytes * BBR_LOSS_THRESH_PCT;
+}
+
+/* §5.5.10.2 IsInflightTooHigh as the mode reads it: the draft's fixed
+ * BBR.LossThresh, or bbr-lt's classifier (bbr_lt.c), which answers true
+ * only for loss it classifies as congestion. count: a loss's verdict. */
+static bool loss_too_high(qk_cc *cc, uint64_t lost_bytes, uint64_t tx_in_flight_bytes, bool count)
+{
+    if (cc->u.bbr.lt.on) return qk_bbr_lt_too_high(cc, lost_bytes, tx_in_flight_bytes, count);
+    return inflight_too_high(lost_bytes, tx_in_flight_bytes);
 }
 
 /* §5.5.10.2 HandleInflightTooHigh */
@@ -429,7 +441,7 @@ static void check_startup_high_loss(qk_cc *cc, uint64_t lost, uint64_t tx_in_fli
     if (b->round_count <= b->recovery_round) return;
     if (b->loss_events_in_round < BBR_STARTUP_FULL_LOSS_CNT) return;
     if (b->startup_loss_plateau && b->full_bw_count == 0) return; /* still growing */
-    if (!inflight_too_high(lost, tx_in_flight)) return;
+    if (!loss_too_high(cc, lost, tx_in_flight, true)) return;
     b->undo_mode = QK_BBR_STARTUP;
     b->full_bw_reached = true;
     b->inflight_longterm = max_u64(bdp_multiple(cc, b->bw, 100), b->inflight_latest);
@@ -444,11 +456,12 @@ static void bbr_on_packet_lost(qk_cc *cc, const qk_cc_lost *l)
     if (b->startup_loss_once && b->mode != QK_BBR_STARTUP && b->startup_exit_ns &&
         l->sent_time < b->startup_exit_ns)
         return; /* Startup's overshoot, already answered (exit_startup) */
+    if (b->lt.on) qk_bbr_lt_on_lost(cc, l->bytes);
     note_loss(cc, l->pn, true, l->bytes);
     uint64_t lost = l->total_lost_bytes - l->lost_at_send_bytes; /* RS.lost */
     check_startup_high_loss(cc, lost, l->tx_in_flight_bytes, l->now);
     if (!b->is_bw_probe_sample) return; /* not sent while probing bandwidth */
-    if (!inflight_too_high(lost, l->tx_in_flight_bytes)) return;
+    if (!loss_too_high(cc, lost, l->tx_in_flight_bytes, true)) return;
     /* §5.5.10.2 InflightAtLoss: the prefix of P at which the loss rate
      * crossed BBR.LossThresh. */
     uint64_t size = l->bytes;
@@ -486,6 +499,8 @@ static void update_max_bw(bbr_t *b, const qk_rate_sample *rs)
         b->round_start = false;
     }
     uint64_t r = rs->delivery_rate_bytes_per_s;
+    if (b->lt.on && b->lt.queue_cut_time && rs->prior_time < b->lt.queue_cut_time)
+        return; /* bbr-lt: a sample reaching back before the queue response */
     if (r > 0 && (r >= b->max_bw || !rs->is_app_limited)) {
         /* §5.5.3: the max over the current and the previous ProbeBW cycle. */
         b->max_bw_slot[1] = max_u64(b->max_bw_slot[1], r);
@@ -519,11 +534,12 @@ static void advance_max_bw_filter(bbr_t *b)
  * loss in a 430-packet round, and >= 2 % in 5.4 % of such rounds instead
  * of 2.4 %. Each false alarm held bw_shortterm ~2 % low until the next
  * REFILL (bench/loss.sh's ini, seeds 1-60: 4.871 -> 4.827 s). */
-static bool round_loss_is_congestion(const bbr_t *b)
+static bool round_loss_is_congestion(qk_cc *cc)
 {
+    const bbr_t *b = &cc->u.bbr;
     if (!b->loss_gate || b->round_ce) return true;
     uint64_t dlv = b->delivered - b->round_loss_first_delivered;
-    return inflight_too_high(b->round_lost_bytes, b->round_lost_bytes + dlv);
+    return loss_too_high(cc, b->round_lost_bytes, b->round_lost_bytes + dlv, true);
 }
 
 /* §5.5.10.3 UpdateCongestionSignals, AdaptLowerBoundsFromCongestion */
@@ -532,7 +548,7 @@ static void update_congestion_signals(qk_cc *cc, const qk_rate_sample *rs)
     bbr_t *b = &cc->u.bbr;
     update_max_bw(b, rs);
     if (!b->loss_round_start) return; /* wait until the end of the round */
-    if (!is_probing_bw(b) && b->is_loss_in_round && round_loss_is_congestion(b)) {
+    if (!is_probing_bw(b) && b->is_loss_in_round && round_loss_is_congestion(cc)) {
         /* InitLowerBounds, then LossLowerBounds once per round. */
         if (b->bw_shortterm == QK_BBR_INF) b->bw_shortterm = b->max_bw;
         if (b->inflight_shortterm == QK_BBR_INF) b->inflight_shortterm = cc->cwnd_bytes;
@@ -603,11 +619,11 @@ static bool adapt_long_term_model(qk_cc *cc, const qk_rate_sample *rs)
         if (in_probe_bw(b) && !rs->is_app_limited) advance_max_bw_filter(b);
         /* §5.3.3.6 precautionary probing: accelerate. */
         if (in_probe_bw(b) && b->prev_probe_precautionary && !b->prev_probe_too_high) {
-            start_probe_bw_refill(b);
+            start_probe_bw_refill(cc);
             return true;
         }
     }
-    if (inflight_too_high(rs->lost_bytes, rs->tx_in_flight_bytes)) return false;
+    if (loss_too_high(cc, rs->lost_bytes, rs->tx_in_flight_bytes, false)) return false;
     /* Loss rate is safe: raise the upper bound. */
     if (b->inflight_longterm == QK_BBR_INF) return false;
     if (rs->tx_in_flight_bytes > b->inflight_longterm)
@@ -623,7 +639,7 @@ static bool is_time_to_probe_bw(qk_cc *cc, qk_time now)
     uint64_t reno_rounds = target_inflight(cc) / cc->max_datagram_bytes; /* packets */
     uint64_t rounds = min_u64(reno_rounds, 63);
     if (now > b->cycle_stamp + b->bw_probe_wait_ns || b->rounds_since_probe_up >= rounds) {
-        start_probe_bw_refill(b);
+        start_probe_bw_refill(cc);
         return true;
     }
     return false;
@@ -654,6 +670,23 @@ static bool is_time_to_go_down(qk_cc *cc, const qk_rate_sample *rs)
     return false;
 }
 
+/* bbr-lt (departs from §5.3.3.9 IsTimeToGoDown): a probe that found the
+ * path free of queue at its REFILL ends once its own queue is up (RTT a
+ * quarter of min_rtt above min_rtt): the bottleneck is saturated, the
+ * max_bw filter has the sample, and what more the probe sends only waits
+ * in the queue. The draft ends it on loss above BBR.LossThresh, which
+ * random loss makes meaningless, or after three rounds without 25 %
+ * growth, 0.75 BDP of queue later (and a CUBIC flow on the same randomly
+ * lossy path, window-limited by its loss, loses rate in proportion to its
+ * RTT). A queue that stood before the probe (a competitor's) does not end
+ * it, so a buffer-filling flow cannot hold this one's probes down. */
+static bool lt_probe_queued(qk_cc *cc)
+{
+    const bbr_t *b = &cc->u.bbr;
+    return b->lt.on && b->lt.probe_queue_free && b->ack_phase == QK_BBR_ACKS_PROBE_FEEDBACK &&
+           b->full_bw_count >= 1 && qk_bbr_lt_queue_up(cc);
+}
+
 /* §5.3.3.9 UpdateProbeBWCyclePhase */
 static void update_probe_bw_cycle_phase(qk_cc *cc, const qk_rate_sample *rs)
 {
@@ -673,7 +706,7 @@ static void update_probe_bw_cycle_phase(qk_cc *cc, const qk_rate_sample *rs)
         }
         break;
     case QK_BBR_PROBE_BW_UP:
-        if (is_time_to_go_down(cc, rs)) {
+        if (is_time_to_go_down(cc, rs) || lt_probe_queued(cc)) {
             b->prev_probe_too_high = false; /* no high loss (yet) */
             start_probe_bw_down(b, rs->now);
         }
@@ -693,6 +726,12 @@ static void update_min_rtt(bbr_t *b, const qk_rate_sample *rs)
     }
     if (rs->has_rtt && rs->rtt_ns < b->rtt_round_min_ns) b->rtt_round_min_ns = rs->rtt_ns;
     b->probe_rtt_expired = now > b->probe_rtt_min_stamp + BBR_PROBE_RTT_INTERVAL_NS;
+    /* bbr-lt (departs from §5.3.4.3): a sample within min_rtt / 64 of
+     * min_rtt shows no standing queue, which ProbeRTT would drain, so it
+     * postpones ProbeRTT as a new minimum does. */
+    if (b->lt.on && rs->has_rtt && b->min_rtt_ns != QK_TIME_INFINITE &&
+        rs->rtt_ns <= b->min_rtt_ns + b->min_rtt_ns / 64 && !b->probe_rtt_expired)
+        b->probe_rtt_min_stamp = now;
     if (rs->has_rtt && (rs->rtt_ns < b->probe_rtt_min_delay_ns || b->probe_rtt_expired)) {
         b->probe_rtt_min_delay_ns = rs->rtt_ns;
         b->probe_rtt_min_stamp = now;
@@ -756,6 +795,36 @@ static void check_probe_rtt(qk_cc *cc, const qk_rate_sample *rs)
     if (rs->delivered_bytes > 0) b->idle_restart = false;
 }
 
+/* bbr-lt: a queue of more than one base RTT that stood for a whole min_rtt
+ * outside the probing phases says the model's bw is above what the
+ * bottleneck gives this flow now: its rate fell, or a competitor took a
+ * share, and no loss may come to say so (a deep buffer holds the whole
+ * window). The draft waits for max_bw to age out of its filter (§5.5.6,
+ * two ProbeBW cycles) and, without loss, keeps the queue until then: a
+ * 100 -> 10 Mbit/s drop at 50 ms with a 1.25 MB buffer kept it above 950
+ * ms for 4.5 s (bench_cc drop). Once per ProbeBW cycle (REFILL re-arms
+ * it), the short-term model and both max_bw slots are bounded by the
+ * rate the window's ACKs delivered data at -- while the queue stands the
+ * bottleneck is saturated, so that rate is this flow's share of it, not
+ * an underestimate -- and inflight_shortterm by 5/4 of that rate's BDP at
+ * min_rtt, which drains the queue within about one RTT. Delivery-rate
+ * samples whose interval began before the response (they reach back an
+ * RTT, to the old rate) no longer feed max_bw. */
+static void lt_queue_response(qk_cc *cc, const qk_rate_sample *rs)
+{
+    bbr_t *b = &cc->u.bbr;
+    uint64_t rate = qk_bbr_lt_standing_queue(cc, rs);
+    if (!rate || b->lt.queue_cut || is_probing_bw(b) || b->mode == QK_BBR_PROBE_RTT) return;
+    b->lt.queue_cut = true;
+    b->lt.queue_cut_time = rs->now;
+    b->lt.congestion_verdicts++;
+    b->bw_shortterm = min_u64(b->bw_shortterm, rate);
+    b->inflight_shortterm = min_u64(b->inflight_shortterm, bdp_multiple(cc, rate, 125));
+    b->max_bw_slot[0] = min_u64(b->max_bw_slot[0], rate);
+    b->max_bw_slot[1] = min_u64(b->max_bw_slot[1], rate);
+    b->max_bw = max_u64(b->max_bw_slot[0], b->max_bw_slot[1]);
+}
+
 /* ---- control parameters (§5.6) ------------------------------------------ */
 
 /* §5.6.2 SetPacingRateWithGain */
@@ -763,6 +832,7 @@ static void set_pacing_rate_with_gain(qk_cc *cc, uint32_t gain_pct)
 {
     bbr_t *b = &cc->u.bbr;
     uint64_t rate = (uint64_t)((u128)b->bw * gain_pct * (100 - BBR_PACING_MARGIN_PCT) / 10000);
+    rate = qk_bbr_lt_pacing_rate(cc, rate); /* bbr-lt: loss compensated; --bandwidth */
     if (b->full_bw_reached || rate > cc->pacing_rate_bytes_per_s)
         cc->pacing_rate_bytes_per_s = rate;
 }
@@ -793,6 +863,10 @@ static void set_cwnd(qk_cc *cc, const qk_rate_sample *rs)
     else if (cwnd < b->max_inflight || b->delivered < qk_cc_initial_window(cc->max_datagram_bytes))
         cwnd += acked;
     cwnd = max_u64(cwnd, min_pipe(cc));
+    if (b->lt.rate_start && b->min_rtt_ns != QK_TIME_INFINITE) {
+        b->lt.rate_start = false; /* --bandwidth: the window of the given rate at once */
+        cwnd = max_u64(cwnd, b->max_inflight);
+    }
     if (b->mode == QK_BBR_PROBE_RTT) cwnd = min_u64(cwnd, probe_rtt_cwnd(cc)); /* §5.6.4.5 */
     /* §5.6.4.7 BoundCwndForModel */
     uint64_t bound = QK_BBR_INF;
@@ -808,6 +882,7 @@ static void set_cwnd(qk_cc *cc, const qk_rate_sample *rs)
 static void bbr_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs)
 {
     bbr_t *b = &cc->u.bbr;
+    if (b->lt.on) qk_bbr_lt_on_rate_sample(cc, rs);
     b->delivered = rs->total_delivered_bytes;
     b->inflight = rs->bytes_in_flight;
     /* §5.2.3 UpdateModelAndState */
@@ -821,6 +896,7 @@ static void bbr_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs)
         enter_probe_bw(b, rs->now);
     update_probe_bw_cycle_phase(cc, rs);
     update_min_rtt(b, rs);
+    if (b->lt.on) lt_queue_response(cc, rs);
     check_probe_rtt(cc, rs);
     if (b->loss_round_start) { /* §5.5.10.3 AdvanceLatestDeliverySignals */
         b->bw_latest = rs->delivery_rate_bytes_per_s;
@@ -864,6 +940,39 @@ static void bbr_reset(qk_cc *cc, qk_time now)
     set_send_quantum(cc);
     enter_startup(b);
     set_state_view(cc);
+}
+
+/* bbr-lt: the draft's BBR with its loss classified first (bbr_lt.c). With
+ * a rate bound (qk_cc_set_max_rate) it starts in ProbeBW CRUISE with that
+ * rate as its max_bw sample instead of searching in Startup (§5.3.1):
+ * the sample ages out of the max_bw filter after two ProbeBW cycles
+ * (§5.5.6), and loss classified as congestion lowers bw_shortterm and
+ * inflight_longterm from the start. */
+static void bbr_lt_reset(qk_cc *cc, qk_time now)
+{
+    bbr_reset(cc, now);
+    bbr_t *b = &cc->u.bbr;
+    b->lt.on = true;
+    b->lt.round_quiet = true;
+    uint64_t rate = cc->max_rate_bytes_per_s;
+    if (!rate) return;
+    b->max_bw_slot[0] = b->max_bw_slot[1] = b->max_bw = b->bw = rate;
+    b->full_bw_reached = true;
+    b->lt.rate_start = true;
+    start_probe_bw_down(b, now);
+    start_probe_bw_cruise(b);
+    set_pacing_rate_with_gain(cc, b->pacing_gain_pct);
+    set_send_quantum(cc);
+    set_state_view(cc);
+}
+
+void qk_cc_set_max_rate(qk_cc *cc, uint64_t max_rate_bytes_per_s, qk_time now)
+{
+    cc->max_rate_bytes_per_s = max_rate_bytes_per_s;
+    if (cc->ops == &qk_cc_bbr_lt_ops) bbr_lt_reset(cc, now);
+    if (qk_cc_is_bbr(cc) && max_rate_bytes_per_s &&
+        cc->pacing_rate_bytes_per_s > max_rate_bytes_per_s)
+        cc->pacing_rate_bytes_per_s = max_rate_bytes_per_s;
 }
 
 static void bbr_on_packet_sent(qk_cc *cc, uint64_t bytes, qk_time now)
@@ -928,6 +1037,7 @@ static void bbr_on_ecn(qk_cc *cc, uint64_t ce_delta_pkts, uint64_t acked_bytes, 
     bbr_t *b = &cc->u.bbr;
     (void)acked_bytes;
     if (!ce_delta_pkts) return;
+    if (b->lt.on) qk_bbr_lt_on_ce(cc); /* CE is congestion in both modes */
     uint64_t ce_bytes = ce_delta_pkts * cc->max_datagram_bytes;
     uint64_t flight = b->inflight + acked_bytes;
     if (b->is_bw_probe_sample && inflight_too_high(ce_bytes, flight))
@@ -967,7 +1077,7 @@ static void bbr_on_spurious_loss(qk_cc *cc, qk_time now)
         b->full_bw_reached = false;
         if (b->mode != QK_BBR_PROBE_RTT) enter_startup(b);
     } else if (b->undo_mode == QK_BBR_PROBE_BW_UP && b->mode != QK_BBR_PROBE_BW_UP) {
-        if (b->mode != QK_BBR_PROBE_RTT) start_probe_bw_refill(b);
+        if (b->mode != QK_BBR_PROBE_RTT) start_probe_bw_refill(cc);
     }
     b->undo_mode = QK_BBR_NONE;
     (void)now;
@@ -991,6 +1101,22 @@ static void bbr_probe(const qk_cc *cc, qk_cc_probe *out)
 const qk_cc_ops qk_cc_bbr_ops = {
     .name = "bbr",
     .reset = bbr_reset,
+    .on_packet_sent = bbr_on_packet_sent,
+    .on_packet_acked = bbr_on_packet_acked,
+    .on_congestion_event = bbr_on_congestion_event,
+    .on_ecn = bbr_on_ecn,
+    .on_persistent_congestion = bbr_on_persistent_congestion,
+    .on_spurious_loss = bbr_on_spurious_loss,
+    .on_transmit = bbr_on_transmit,
+    .on_packet_lost = bbr_on_packet_lost,
+    .on_rate_sample = bbr_on_rate_sample,
+    .pipe_bytes = qk_cc_bbr_pipe_bytes,
+    .probe = bbr_probe,
+};
+
+const qk_cc_ops qk_cc_bbr_lt_ops = {
+    .name = "bbr-lt",
+    .reset = bbr_lt_reset,
     .on_packet_sent = bbr_on_packet_sent,
     .on_packet_acked = bbr_on_packet_acked,
     .on_congestion_event = bbr_on_congestion_event,

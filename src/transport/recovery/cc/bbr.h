@@ -48,6 +48,38 @@ typedef enum qk_bbr_ack_phase {
 
 #define QK_BBR_INF UINT64_MAX
 
+/** The loss-tolerant mode's state (bbr_lt.c, cc kind "bbr-lt"): what it
+ * knows of the path's background (non-congestive) loss and of this round's
+ * losses. All zero with lt.on false: the draft's BBR. Rates as fractions,
+ * volumes in bytes, variances per packet. */
+typedef struct qk_bbr_lt {
+    bool on;
+    bool rate_start; /* started at the rate bound: open cwnd once min_rtt is known */
+    /* this round (draft §5.5.1 rounds) */
+    uint64_t round_lost_bytes; /* lost packets reported in it */
+    uint64_t round_dlv_start;  /* C.delivered when it began */
+    bool round_quiet;          /* every ACK of it came in CRUISE or a growing Startup */
+    bool round_congested;      /* a loss of it was classified congestion */
+    bool round_ce;             /* a CE mark arrived in it */
+    bool round_queue;          /* the queue signal was up at one of its ACKs */
+    bool probe_queue_free;     /* no queue when this probe's REFILL began */
+    qk_time rtt_recent_ns;     /* EWMA (1/4) of RTT samples: the queue now */
+    /* background loss: decayed sums over quiet rounds */
+    double bg_lost_pkts, bg_total_pkts; /* p_bg = lost / total */
+    double bg_var;                      /* per-packet variance of the loss count */
+    uint32_t bg_rounds;                 /* quiet rounds seen (saturates) */
+    /* standing queue: RTT samples over windows of one min_rtt */
+    qk_time win_start;      /* the window began (0: none yet) */
+    qk_time win_min_rtt_ns; /* its least RTT sample */
+    uint64_t win_dlv_start; /* C.delivered when it began */
+    uint32_t win_samples;   /* RTT samples in it */
+    bool queue_cut;         /* the standing-queue response ran this ProbeBW cycle */
+    qk_time queue_cut_time; /* when it last ran (0: never) */
+    /* counters (benchmarks, tests) */
+    uint64_t congestion_verdicts; /* loss samples or rounds classified congestion */
+    uint64_t random_verdicts;     /* ... above the draft's threshold, classified not */
+} qk_bbr_lt;
+
 struct qk_cc_bbr_state {
     uint8_t mode; /* qk_bbr_mode */
     uint8_t ack_phase;
@@ -120,6 +152,7 @@ struct qk_cc_bbr_state {
     uint64_t stale_acked; /* bytes acked in this ACK that were sent before pc_time */
     uint64_t rng;         /* xorshift state for PickProbeWait (seeded from the init time) */
     qk_time rtt_round_min_ns, rtt_prev_round_min_ns; /* least RTT sample of this / the last round */
+    qk_bbr_lt lt; /* loss-tolerant mode (bbr_lt.c); off = the draft */
 };
 
 #endif

@@ -126,6 +126,7 @@ int qk_cc_init(qk_cc *cc, qk_cc_algo algo, uint64_t max_datagram_bytes, qk_time 
     case QK_CC_DCTCP: ops = &qk_cc_dctcp_ops; break;
     case QK_CC_BBR: ops = &qk_cc_bbr_ops; break;
     case QK_CC_PRAGUE: ops = &qk_cc_prague_ops; break;
+    case QK_CC_BBR_LT: ops = &qk_cc_bbr_lt_ops; break;
     default: return QK_ERR_INVALID_ARG;
     }
     /* RFC 9000 §14: every QUIC path carries at least 1200-byte datagrams;
@@ -147,6 +148,7 @@ const char *qk_cc_algo_name(qk_cc_algo algo)
     case QK_CC_DCTCP: return "dctcp";
     case QK_CC_BBR: return "bbr";
     case QK_CC_PRAGUE: return "prague";
+    case QK_CC_BBR_LT: return "bbr-lt";
     }
     return "unknown";
 }
@@ -159,6 +161,7 @@ int qk_cc_algo_parse(const char *name)
     if (!strcasecmp(name, "dctcp")) return QK_CC_DCTCP;
     if (!strcasecmp(name, "bbr") || !strcasecmp(name, "bbr3")) return QK_CC_BBR;
     if (!strcasecmp(name, "prague")) return QK_CC_PRAGUE;
+    if (!strcasecmp(name, "bbr-lt")) return QK_CC_BBR_LT;
     return QK_ERR_INVALID_ARG;
 }
 

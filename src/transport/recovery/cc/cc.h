@@ -28,6 +28,7 @@ typedef enum qk_cc_algo {
     QK_CC_DCTCP = 2,
     QK_CC_BBR = 3,    /* BBRv3, draft-ietf-ccwg-bbr (bbr.c) */
     QK_CC_PRAGUE = 4, /* L4S (prague.c) */
+    QK_CC_BBR_LT = 5, /* BBRv3 whose loss is classified first (bbr.c + bbr_lt.c) */
 } qk_cc_algo;
 
 typedef enum qk_cc_state {
@@ -187,6 +188,10 @@ struct qk_cc {
      * N * cwnd / srtt (RFC 9002 §7.7). Bytes per second / bytes. */
     uint64_t pacing_rate_bytes_per_s;
     uint64_t send_quantum_bytes;
+    /* The most a rate-based controller paces at, bytes per second (0 =
+     * no bound); kept across reset. bbr-lt also starts there, without
+     * Startup (qk_cc_set_max_rate). */
+    uint64_t max_rate_bytes_per_s;
     /* Set by the controller to ask recovery.c to mark the connection
      * application-limited (draft-ietf-ccwg-bbr MarkConnectionAppLimited,
      * used by ProbeRTT); recovery clears it. */
@@ -314,6 +319,37 @@ double qk_prague_ai_scale(qk_time srtt_ns);
  * than 5 ms above the min RTT. */
 bool qk_prague_classic_queue(const qk_cc *cc);
 extern const qk_cc_ops qk_cc_bbr_ops;
+extern const qk_cc_ops qk_cc_bbr_lt_ops;
+/** True for the BBR controllers (the draft's and the loss-tolerant one). */
+static inline bool qk_cc_is_bbr(const qk_cc *cc)
+{
+    return cc->ops == &qk_cc_bbr_ops || cc->ops == &qk_cc_bbr_lt_ops;
+}
+/**
+ * Bound the pacing rate at max_rate_bytes_per_s (0 = none), for any
+ * controller that paces by rate; bbr-lt then starts in ProbeBW at that
+ * rate instead of Startup. Call after qk_cc_init (the bound survives
+ * reset). Never fails.
+ */
+void qk_cc_set_max_rate(qk_cc *cc, uint64_t max_rate_bytes_per_s, qk_time now);
+/* bbr_lt.c, for bbr.c: the loss classifier of the loss-tolerant mode. */
+/** The background (non-congestive) loss rate learnt so far, 0..0.25. */
+double qk_bbr_lt_background(const qk_cc *cc);
+/** The recent RTT is a quarter of min_rtt (at least 1 ms) above it. */
+bool qk_bbr_lt_queue_up(const qk_cc *cc);
+/** True when lost_bytes of total_bytes is congestion (count: a loss's
+ * verdict, recorded in the round and the counters). */
+bool qk_bbr_lt_too_high(qk_cc *cc, uint64_t lost_bytes, uint64_t total_bytes, bool count);
+void qk_bbr_lt_on_lost(qk_cc *cc, uint64_t bytes);
+void qk_bbr_lt_on_ce(qk_cc *cc);
+/** Per rate sample, before the model update: RTT, rounds, background. */
+void qk_bbr_lt_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs);
+/** At the end of a window of one min_rtt whose every RTT sample was more
+ * than a base RTT above min_rtt: the window's best delivery rate; else 0. */
+uint64_t qk_bbr_lt_standing_queue(qk_cc *cc, const qk_rate_sample *rs);
+/** The pacing rate with the background loss compensated (bbr-lt) and
+ * max_rate_bytes_per_s applied (both modes). */
+uint64_t qk_bbr_lt_pacing_rate(const qk_cc *cc, uint64_t rate_bytes_per_s);
 /** BBR's qk_cc_ops.pipe_bytes (draft-ietf-ccwg-bbr §5.6.4.2
  * Inflight(BBR.bw, 1) over the least RTT of the last two rounds: BDP +
  * quantization budget), below its cwnd's 2 x BDP + aggregation headroom;
@@ -382,10 +418,11 @@ uint64_t qk_cc_reduction_base(const qk_cc *cc);
  */
 bool qk_cc_early_loss(const qk_cc *cc, qk_time sent_time, bool is_ecn);
 
-/** Name of an algorithm ("newreno", "cubic", "dctcp", "bbr", "prague"), or "unknown". */
+/** Name of an algorithm ("newreno", "cubic", "dctcp", "bbr", "prague", "bbr-lt"), or "unknown". */
 const char *qk_cc_algo_name(qk_cc_algo algo);
 
-/** Parse "reno"/"newreno"/"cubic"/"dctcp"/"bbr"/"prague"; returns the algo or QK_ERR_INVALID_ARG.
+/** Parse "reno"/"newreno"/"cubic"/"dctcp"/"bbr"/"prague"/"bbr-lt"; returns the algo or
+ * QK_ERR_INVALID_ARG.
  */
 int qk_cc_algo_parse(const char *name);
 

@@ -1,0 +1,194 @@
+/* BBR's loss-tolerant mode (cc kind "bbr-lt", QK_CC_BBR_LT): the draft's
+ * BBRv3 (bbr.c) with one change of meaning: a loss lowers the model
+ * (inflight_longterm, bw_shortterm / inflight_shortterm, the Startup
+ * high-loss exit) only when the path's signals say it was congestion.
+ * docs/cc.md "Loss that is not congestion" states the rule, its signals,
+ * its failure modes and the draft sections it departs from.
+ *
+ * Signals, per loss sample (a lost packet's RS.lost over its
+ * RS.tx_in_flight, draft-ietf-ccwg-bbr §5.5.10.2) or per loss round
+ * (§5.5.10.3):
+ *  - ECN CE marks: always congestion (§3.7; bbr.c's handling is unchanged);
+ *  - the loss rate against the background: the loss rate of quiet rounds
+ *    (CRUISE at the model's BDP, or a Startup still growing, with no
+ *    standing queue), its mean p_bg and per-packet variance measured from
+ *    the rounds themselves (bursty loss has a larger variance than
+ *    Bernoulli loss of the same mean). A sample is "excess" when its loss
+ *    rate is above p_bg + max(LossThresh, Z sigma(N)) for its N packets:
+ *    the loss rate rises with inflight;
+ *  - queueing delay: a recent RTT above min_rtt by a quarter of min_rtt
+ *    (at least 1 ms) means the bottleneck's queue is up; a loss rate above
+ *    p_bg + LossThresh / 2 then counts as congestion.
+ * Units: rates as fractions, times in ns, volumes in bytes. */
+#include "transport/recovery/cc/cc.h"
+
+#include <math.h>
+
+#define LT_LOSS_THRESH  0.02         /* draft §2.8 BBR.LossThresh */
+#define LT_Z            3.0          /* standard deviations above the background */
+#define LT_BG_GAIN      0.0625       /* weight of one quiet round in the background */
+#define LT_BG_MIN_PKTS  8.0          /* a round smaller than this teaches nothing */
+#define LT_P_MAX        0.25         /* the most background loss it compensates */
+#define LT_QUEUE_DIV    4            /* queue signal at min_rtt / 4 ... */
+#define LT_QUEUE_MIN_NS QK_NS_PER_MS /* ... and at least 1 ms */
+
+/* The background loss rate: the mean of the quiet rounds (0 before any). */
+double qk_bbr_lt_background(const qk_cc *cc)
+{
+    const qk_bbr_lt *lt = &cc->u.bbr.lt;
+    if (lt->bg_total_pkts <= 0) return 0;
+    double p = lt->bg_lost_pkts / lt->bg_total_pkts;
+    return p < LT_P_MAX ? p : LT_P_MAX;
+}
+
+/* Queueing delay now: the recent RTT above min_rtt (0 without samples). */
+static qk_time queue_delay(const struct qk_cc_bbr_state *b, qk_time rtt)
+{
+    if (b->min_rtt_ns == QK_TIME_INFINITE || rtt == 0 || rtt <= b->min_rtt_ns) return 0;
+    return rtt - b->min_rtt_ns;
+}
+
+static qk_time queue_threshold(const struct qk_cc_bbr_state *b)
+{
+    qk_time q = b->min_rtt_ns == QK_TIME_INFINITE ? 0 : b->min_rtt_ns / LT_QUEUE_DIV;
+    return q > LT_QUEUE_MIN_NS ? q : LT_QUEUE_MIN_NS;
+}
+
+bool qk_bbr_lt_queue_up(const qk_cc *cc)
+{
+    const struct qk_cc_bbr_state *b = &cc->u.bbr;
+    return queue_delay(b, b->lt.rtt_recent_ns) >= queue_threshold(b);
+}
+
+/* Is lost / total_bytes congestion? total_bytes: the packets the sample
+ * covers (lost included). count: a verdict on a loss (not a per-ACK test). */
+bool qk_bbr_lt_too_high(qk_cc *cc, uint64_t lost_bytes, uint64_t total_bytes, bool count)
+{
+    qk_bbr_lt *lt = &cc->u.bbr.lt;
+    if (!total_bytes || !lost_bytes) return false;
+    double n = (double)total_bytes / (double)cc->max_datagram_bytes;
+    double rate = (double)lost_bytes / (double)total_bytes;
+    double p = qk_bbr_lt_background(cc);
+    double var = lt->bg_var > p * (1 - p) ? lt->bg_var : p * (1 - p);
+    double noise = LT_Z * sqrt(var / (n < 1 ? 1 : n));
+    bool excess = rate > p + (noise > LT_LOSS_THRESH ? noise : LT_LOSS_THRESH);
+    bool queued = qk_bbr_lt_queue_up(cc) && rate > p + LT_LOSS_THRESH / 2;
+    if (excess || queued) {
+        if (count) {
+            lt->congestion_verdicts++;
+            lt->round_congested = true;
+        }
+        return true;
+    }
+    if (count && rate > LT_LOSS_THRESH) lt->random_verdicts++;
+    return false;
+}
+
+void qk_bbr_lt_on_lost(qk_cc *cc, uint64_t bytes)
+{
+    cc->u.bbr.lt.round_lost_bytes += bytes;
+}
+
+void qk_bbr_lt_on_ce(qk_cc *cc)
+{
+    cc->u.bbr.lt.round_ce = true;
+    cc->u.bbr.lt.round_congested = true;
+}
+
+/* A quiet round that ended: fold its loss count into the background. */
+static void learn_background(qk_cc *cc, double lost, double n)
+{
+    qk_bbr_lt *lt = &cc->u.bbr.lt;
+    double p = lt->bg_total_pkts > 0 ? lt->bg_lost_pkts / lt->bg_total_pkts : lost / n;
+    double dev = lost - p * n;
+    double var = dev * dev / n;
+    if (lt->bg_rounds == 0) {
+        lt->bg_lost_pkts = lost;
+        lt->bg_total_pkts = n;
+        lt->bg_var = var;
+    } else {
+        lt->bg_lost_pkts = lt->bg_lost_pkts * (1 - LT_BG_GAIN) + lost;
+        lt->bg_total_pkts = lt->bg_total_pkts * (1 - LT_BG_GAIN) + n;
+        lt->bg_var = lt->bg_var * (1 - LT_BG_GAIN) + var * LT_BG_GAIN;
+    }
+    if (lt->bg_rounds < UINT32_MAX) lt->bg_rounds++;
+}
+
+static bool quiet_mode(const struct qk_cc_bbr_state *b)
+{
+    if (b->mode == QK_BBR_PROBE_BW_CRUISE) return true;
+    return b->mode == QK_BBR_STARTUP && b->full_bw_count == 0; /* still growing */
+}
+
+/* Per ACK, before bbr.c's model update (b->round_start is this ACK's, set
+ * by update_max_bw later: the round boundary is read here from rs). */
+void qk_bbr_lt_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs)
+{
+    struct qk_cc_bbr_state *b = &cc->u.bbr;
+    qk_bbr_lt *lt = &b->lt;
+    if (rs->has_rtt)
+        lt->rtt_recent_ns =
+            lt->rtt_recent_ns ? (3 * lt->rtt_recent_ns + rs->rtt_ns) / 4 : rs->rtt_ns;
+    bool round_end = rs->prior_delivered_bytes >= b->next_round_delivered;
+    if (qk_bbr_lt_queue_up(cc)) lt->round_queue = true;
+    if (!round_end) {
+        if (!quiet_mode(b)) lt->round_quiet = false;
+        return;
+    }
+    double mds = (double)cc->max_datagram_bytes;
+    double dlv = (double)(rs->total_delivered_bytes - lt->round_dlv_start) / mds;
+    double lost = (double)lt->round_lost_bytes / mds;
+    if (lt->round_quiet && !lt->round_congested && !lt->round_ce && !lt->round_queue &&
+        dlv + lost >= LT_BG_MIN_PKTS)
+        learn_background(cc, lost, dlv + lost);
+    lt->round_lost_bytes = 0;
+    lt->round_dlv_start = rs->total_delivered_bytes;
+    lt->round_quiet = quiet_mode(b);
+    lt->round_congested = false;
+    lt->round_ce = false;
+    lt->round_queue = false;
+}
+
+/* Standing queue: over a window of at least one min_rtt (and 4 samples)
+ * not one RTT sample came within one min_rtt of min_rtt, i.e. the
+ * bottleneck held more than a base RTT of queue the whole window. Returns
+ * the rate at which the window's ACKs delivered data (the saturated
+ * bottleneck's rate for this flow; RS.delivery_rate samples would reach
+ * back an RTT, to before the queue stood) when that happened, else 0. */
+uint64_t qk_bbr_lt_standing_queue(qk_cc *cc, const qk_rate_sample *rs)
+{
+    struct qk_cc_bbr_state *b = &cc->u.bbr;
+    qk_bbr_lt *lt = &b->lt;
+    if (b->min_rtt_ns == QK_TIME_INFINITE) return 0;
+    if (!lt->win_start) {
+        lt->win_start = rs->now;
+        lt->win_dlv_start = rs->total_delivered_bytes;
+        lt->win_min_rtt_ns = QK_TIME_INFINITE;
+        lt->win_samples = 0;
+        return 0;
+    }
+    if (rs->has_rtt) {
+        if (rs->rtt_ns < lt->win_min_rtt_ns) lt->win_min_rtt_ns = rs->rtt_ns;
+        lt->win_samples++;
+    }
+    qk_time dt = rs->now - lt->win_start;
+    if (dt < b->min_rtt_ns || lt->win_samples < 4) return 0;
+    bool standing = lt->win_min_rtt_ns > 2 * b->min_rtt_ns;
+    uint64_t dlv = rs->total_delivered_bytes - lt->win_dlv_start;
+    lt->win_start = 0;
+    return standing ? (uint64_t)((double)dlv * 1e9 / (double)dt) : 0;
+}
+
+uint64_t qk_bbr_lt_pacing_rate(const qk_cc *cc, uint64_t rate_bytes_per_s)
+{
+    const struct qk_cc_bbr_state *b = &cc->u.bbr;
+    if (b->lt.on && b->mode != QK_BBR_PROBE_RTT) {
+        /* What the path loses at random never reaches the bottleneck (or
+         * left it already): sending bw / (1 - p_bg) delivers bw. */
+        double p = qk_bbr_lt_background(cc);
+        rate_bytes_per_s = (uint64_t)((double)rate_bytes_per_s / (1 - p));
+    }
+    if (cc->max_rate_bytes_per_s && rate_bytes_per_s > cc->max_rate_bytes_per_s)
+        rate_bytes_per_s = cc->max_rate_bytes_per_s;
+    return rate_bytes_per_s;
+}

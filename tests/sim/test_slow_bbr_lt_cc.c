@@ -1,0 +1,142 @@
+/* Slow (Release build, label "slow"): bbr-lt is still congestion control
+ * (docs/cc.md "Loss that is not congestion"). 100 Mbit/s x 50 ms, no
+ * random loss unless said:
+ *  - drop-tail buffers of 0.5/1/2/5 BDP: its retransmitted fraction at
+ *    most 1.5 x the draft BBR's (or both under 0.01 %) and its p95
+ *    queueing delay at most one base RTT;
+ *  - two bbr-lt flows (the second 0 or 2 s late): neither below 25 % of
+ *    the total over 20-30 s. (Within 20 % of equal shares by then is NOT
+ *    met in general: start offsets 0/1/2/3/5 s give bbr-lt 27/35/55/34/36 %
+ *    for the smaller flow, the draft's BBR 44/23/46/40/37 %; both are
+ *    cwnd-limited with a standing queue near one BDP, where any split is
+ *    an equilibrium. docs/cc.md says so.)
+ *  - against CUBIC on 2 BDP, its share at most the draft's + 5 points;
+ *  - the bottleneck falling from 100 to 10 Mbit/s: the queue is back under
+ *    one base RTT within 2 s, and its p95 from then on is under one;
+ *  - 3 % random loss with a CUBIC flow: neither starves, CUBIC gets about
+ *    what it gets alone on that path (mean of four seeds, within 10 %);
+ *  - a rate bound of 100 Mbit/s (`quack tunnel --bandwidth 100mbit`)
+ *    through a 20 Mbit/s bottleneck: p95 queueing delay at most one base
+ *    RTT. */
+#include "lt_env.h"
+
+static const lt_path base = {.rate_mbit = 100, .rtt_ms = 50, .buf_bdp = 2};
+
+static void test_buffers(void **state)
+{
+    (void)state;
+    static const double bufs[] = {0.5, 1, 2, 5};
+    for (int i = 0; i < 4; i++) {
+        lt_path p = base;
+        p.buf_bdp = bufs[i];
+        lt_flow lt = {.cc = QK_CONFIG_CC_BBR_LT}, draft = {.cc = QK_CONFIG_CC_BBR};
+        lt_result a = lt_run(&p, &lt, 1, 1, 2 * LT_S, 20 * LT_S);
+        lt_result b = lt_run(&p, &draft, 1, 1, 2 * LT_S, 20 * LT_S);
+        fprintf(stderr, "buffer %g BDP:\n", bufs[i]);
+        lt_print("  bbr-lt", &a);
+        lt_print("  bbr", &b);
+        assert_true(a.ok && b.ok);
+        assert_true(a.retx <= 1.5 * b.retx || (a.retx < 1e-4 && b.retx < 1e-4));
+        assert_true(a.qd_p95_ms <= p.rtt_ms);
+    }
+}
+
+static void test_two_flows_share(void **state)
+{
+    (void)state;
+    for (int late_s = 0; late_s <= 2; late_s += 2) {
+        lt_flow f[2] = {{.cc = QK_CONFIG_CC_BBR_LT},
+                        {.cc = QK_CONFIG_CC_BBR_LT, .start_ns = (qk_time)late_s * LT_S}};
+        lt_result r = lt_run(&base, f, 2, 1, 20 * LT_S, 30 * LT_S);
+        fprintf(stderr, "two bbr-lt flows, the second %d s late, 20-30 s:\n", late_s);
+        lt_print("  ", &r);
+        assert_true(r.ok);
+        double total = r.goodput_mbit[0] + r.goodput_mbit[1];
+        assert_true(total >= 90);
+        for (int i = 0; i < 2; i++) assert_true(r.goodput_mbit[i] >= 0.25 * total);
+    }
+}
+
+static double share_vs_cubic(qk_cc_kind cc)
+{
+    lt_flow f[2] = {{.cc = cc}, {.cc = QK_CONFIG_CC_CUBIC}};
+    lt_result r = lt_run(&base, f, 2, 1, 30 * LT_S, 60 * LT_S);
+    lt_print(cc == QK_CONFIG_CC_BBR ? "bbr vs cubic, 30-60 s" : "bbr-lt vs cubic, 30-60 s", &r);
+    assert_true(r.ok);
+    return 100 * r.goodput_mbit[0] / (r.goodput_mbit[0] + r.goodput_mbit[1]);
+}
+
+static void test_against_cubic(void **state)
+{
+    (void)state;
+    double lt = share_vs_cubic(QK_CONFIG_CC_BBR_LT), draft = share_vs_cubic(QK_CONFIG_CC_BBR);
+    fprintf(stderr, "share: bbr-lt %.1f %%, bbr %.1f %%\n", lt, draft);
+    assert_true(lt <= draft + 5);
+}
+
+static void test_rate_drop(void **state)
+{
+    (void)state;
+    lt_path p = base;
+    p.drop_to_mbit = 10;
+    p.drop_at_ns = 10 * LT_S;
+    lt_flow f = {.cc = QK_CONFIG_CC_BBR_LT};
+    lt_result r = lt_run(&p, &f, 1, 1, 12 * LT_S, 25 * LT_S);
+    lt_print("bbr-lt, 100 -> 10 Mbit/s at 10 s (queue 12-25 s)", &r);
+    assert_true(r.ok);
+    assert_true(r.settle_s >= 0 && r.settle_s <= 2);
+    assert_true(r.qd_p95_ms <= p.rtt_ms);
+}
+
+/* CUBIC's rate at 3 % loss is its loss process's (1.40-1.63 Mbit/s alone
+ * over seeds 1-6), so the means over four seeds are compared, and the
+ * bound leaves 10 % for that noise: with bbr-lt beside it CUBIC's mean was
+ * 3 % below its mean alone when this was written (the RTT it sees is
+ * bbr-lt's probe queues longer). */
+static void test_lossy_with_cubic(void **state)
+{
+    (void)state;
+    lt_path p = base;
+    p.loss_pct = 3;
+    double alone = 0, beside = 0, lt = 0;
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        lt_flow c = {.cc = QK_CONFIG_CC_CUBIC};
+        lt_result a = lt_run(&p, &c, 1, seed, 10 * LT_S, 40 * LT_S);
+        lt_flow f[2] = {{.cc = QK_CONFIG_CC_BBR_LT}, {.cc = QK_CONFIG_CC_CUBIC}};
+        lt_result r = lt_run(&p, f, 2, seed, 10 * LT_S, 40 * LT_S);
+        fprintf(stderr, "3 %% loss, seed %llu, 10-40 s:\n", (unsigned long long)seed);
+        lt_print("  cubic alone", &a);
+        lt_print("  bbr-lt and cubic", &r);
+        assert_true(r.ok && a.intact);
+        alone += a.goodput_mbit[0] / 4;
+        lt += r.goodput_mbit[0] / 4;
+        beside += r.goodput_mbit[1] / 4;
+    }
+    fprintf(stderr, "means: cubic alone %.3f, beside bbr-lt %.3f; bbr-lt %.2f Mbit/s\n", alone,
+            beside, lt);
+    assert_true(beside >= 0.9 * alone);
+    assert_true(lt >= 80);
+}
+
+static void test_rate_bound_above_path(void **state)
+{
+    (void)state;
+    lt_path p = base;
+    p.rate_mbit = 20;
+    lt_flow f = {.cc = QK_CONFIG_CC_BBR_LT, .cap_bps = 100000000};
+    lt_result r = lt_run(&p, &f, 1, 1, 0, 30 * LT_S);
+    lt_print("bbr-lt bound at 100 Mbit/s through 20 Mbit/s x 50 ms", &r);
+    assert_true(r.ok);
+    assert_true(r.qd_p95_ms <= p.rtt_ms);
+    assert_true(r.goodput_mbit[0] >= 15);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_buffers),          cmocka_unit_test(test_two_flows_share),
+        cmocka_unit_test(test_against_cubic),    cmocka_unit_test(test_rate_drop),
+        cmocka_unit_test(test_lossy_with_cubic), cmocka_unit_test(test_rate_bound_above_path),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
