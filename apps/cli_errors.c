@@ -1,6 +1,5 @@
 /* Errors that say what to fix (see cli_errors.h). */
 #include "cli_errors.h"
-#include "perf.h"
 
 #include <quack/cert.h>
 #include <quack/sim.h>
@@ -61,18 +60,6 @@ bool cli_log_failed_handshake(FILE *f, const char *who, const qk_event *ev)
     return true;
 }
 
-int cli_parse_handshake_timeout(const char *cmd, int argc, char **argv, int *i, perf_admission *a)
-{
-    const char *o = argv[*i];
-    if (strcmp(o, "--handshake-timeout")) return 0;
-    if (*i + 1 >= argc) return perf_usage_error(cmd, "%s needs a value", o);
-    const char *v = argv[++*i];
-    if (qk_sim_parse_time(v, &a->handshake_timeout_ns) || !a->handshake_timeout_ns)
-        return perf_usage_error(cmd, "--handshake-timeout %s: want a time, e.g. 10s or 500ms", v);
-    a->timeout_set = true;
-    return 1;
-}
-
 int cli_check_dir(const char *who, const char *opt, const char *path)
 {
     struct stat st;
@@ -97,23 +84,4 @@ void cli_warn_insecure(const char *who)
             "%s: warning: --insecure: the server's certificate is NOT verified (anyone on the "
             "path can impersonate it); use --pin HEX instead\n",
             who);
-}
-
-int cli_parse_addr(const char *cmd, const char *opt, const char *value, qk_addr *out)
-{
-    int rc = qk_addr_parse(value, out);
-    if (rc == 0) return 0;
-    const char *colon = strrchr(value, ':');
-    const char *bracket = strrchr(value, ']');
-    if (!colon || (bracket && colon < bracket))
-        return perf_usage_error(cmd, "%s %s: want HOST:PORT or [IPV6]:PORT", opt, value);
-    if (rc == QK_ERR_NOT_FOUND) { /* not a usage error: the name may resolve later */
-        fprintf(stderr, "quack %s: %s %s: cannot resolve the host name\n", cmd, opt, value);
-        return 1;
-    }
-    char *end;
-    unsigned long port = strtoul(colon + 1, &end, 10);
-    if (!colon[1] || *end || port > 65535)
-        return perf_usage_error(cmd, "%s %s: bad port '%s' (want 0..65535)", opt, value, colon + 1);
-    return perf_usage_error(cmd, "%s %s: want HOST:PORT or [IPV6]:PORT", opt, value);
 }

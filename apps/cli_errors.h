@@ -6,8 +6,6 @@
 #ifndef QK_APPS_CLI_ERRORS_H
 #define QK_APPS_CLI_ERRORS_H
 
-#include "perf.h"
-
 #include <quack/io.h>
 #include <quack/quack.h>
 #include <stdbool.h>
@@ -27,11 +25,6 @@ void cli_handshake_failed(const qk_event *ev, cli_verify v, char *out, size_t ca
  * Returns true when it printed (the handshake had not completed). */
 bool cli_log_failed_handshake(FILE *f, const char *who, const qk_event *ev);
 
-/* The client's --handshake-timeout T at argv[*i] (advancing *i past T) of
- * `quack CMD`, into a->handshake_timeout_ns. Returns 1 when parsed, 0 when
- * argv[*i] is another option, 2 after a usage error was printed. */
-int cli_parse_handshake_timeout(const char *cmd, int argc, char **argv, int *i, perf_admission *a);
-
 /* Paths given to options: 0, or 2 after printing "WHO: OPT PATH: why"
  * (a usage error). NULL path: 0. */
 int cli_check_dir(const char *who, const char *opt, const char *path);
@@ -39,10 +32,5 @@ int cli_check_file(const char *who, const char *opt, const char *path);
 
 /* "WHO: --insecure: the server's certificate is NOT verified ..." on stderr. */
 void cli_warn_insecure(const char *who);
-
-/* Parse HOST:PORT given to option opt of `quack CMD`. Returns 0, 2 after
- * printing a usage error naming the option (bad port, malformed), or 1
- * after printing that the host name does not resolve. */
-int cli_parse_addr(const char *cmd, const char *opt, const char *value, qk_addr *out);
 
 #endif

@@ -3,7 +3,8 @@
  * limit allows at a time). */
 #include "cli_errors.h"
 #include "commands.h"
-#include "perf.h"
+#include "cli_options.h"
+#include "cli_stats.h"
 
 #include <quack/cert.h>
 #include <quack/sim.h>
@@ -595,13 +596,13 @@ static void get_usage(FILE *f)
                "2 for bad usage.\n");
 }
 
-#define get_bad(...) perf_usage_error("get", __VA_ARGS__)
+#define get_bad(...) cli_usage_error("get", __VA_ARGS__)
 
 typedef struct get_opts {
     char prio[64];      /* --urgency/--priority in force for the next URLs */
     bool prio_trailing; /* one was given after the last URL */
     const char *out, *pin, *offer, *session;
-    perf_h3_opts h3; /* --qlog --keylog --cc --quic-version */
+    cli_h3_opts h3; /* --qlog --keylog --cc --quic-version */
     bool discard, insecure, quiet;
     bool no_preferred;                              /* --no-preferred-addr (RFC 9000 §9.6) */
     qk_time handshake_timeout_ns;                   /* 0: the library default (10 s) */
@@ -662,19 +663,19 @@ static int get_parse(getter *g, get_opts *o, int argc, char **argv)
             get_usage(stdout);
             return -1;
         }
-        const perf_str_opt tab[] = {{"--output", &o->out},
-                                    {"--pin", &o->pin},
-                                    {"--offer-version", &o->offer},
-                                    {"--session-file", &o->session},
-                                    {NULL, NULL}};
-        dst = perf_str_opt_find(tab, a);
-        if (!dst) dst = perf_h3_opt(&o->h3, a);
+        const cli_str_opt tab[] = {{"--output", &o->out},
+                                   {"--pin", &o->pin},
+                                   {"--offer-version", &o->offer},
+                                   {"--session-file", &o->session},
+                                   {NULL, NULL}};
+        dst = cli_str_opt_find(tab, a);
+        if (!dst) dst = cli_h3_opt(&o->h3, a);
         uint64_t *size = NULL;
         if (!strcmp(a, "--max-data")) size = &o->max_data_bytes;
         if (!strcmp(a, "--max-stream-data")) size = &o->max_stream_data_bytes;
         if (size) {
             if (i + 1 >= argc) return get_bad("%s needs a value", a);
-            if (perf_parse_size(argv[++i], size) || !*size) {
+            if (cli_parse_size(argv[++i], size) || !*size) {
                 char what[96];
                 snprintf(what, sizeof what, "%s %.64s", a, argv[i]);
                 return get_bad("%s: want a size > 0 (e.g. 1000, 64K, 4M)", what);
@@ -697,7 +698,7 @@ static int get_parse(getter *g, get_opts *o, int argc, char **argv)
             if (i + 1 >= argc || qk_sim_parse_time(argv[++i], &o->handshake_timeout_ns) ||
                 !o->handshake_timeout_ns)
                 return get_bad("%s %s: want a time, e.g. 10s or 500ms", a, i < argc ? argv[i] : "");
-        } else if ((flag = perf_h3_flag("get", &o->h3, a))) {
+        } else if ((flag = cli_h3_flag("get", &o->h3, a))) {
             if (flag == 2) return 2;
         } else if ((pr = get_prio_opt(o, argc, argv, &i)) >= 0) {
             if (pr) return pr;
@@ -733,9 +734,9 @@ static int get_config(getter *g, const get_opts *o, qk_config *cfg, qk_addr *pee
     qk_config_default(cfg);
     cfg->alpn[0] = QK_H3_ALPN;
     cfg->alpn_count = 1;
-    cfg->rng = perf_rng;
+    cfg->rng = cli_rng;
     cfg->insecure = o->insecure;
-    cfg->max_udp_payload_bytes = QK_PERF_DATAGRAM_BYTES;
+    cfg->max_udp_payload_bytes = QK_CLI_DATAGRAM_BYTES;
     cfg->initial_max_data_bytes = 16u << 20;
     cfg->initial_max_stream_data_bytes = 8u << 20;
     cfg->idle_timeout_ns = 30 * QK_NS_PER_S;
@@ -748,12 +749,12 @@ static int get_config(getter *g, const get_opts *o, qk_config *cfg, qk_addr *pee
         cfg->initial_max_stream_data_bytes = o->max_stream_data_bytes;
         cfg->max_stream_window_bytes = o->max_stream_data_bytes;
     }
-    if (perf_h3_apply("quack get", &o->h3, cfg)) return 2;
+    if (cli_h3_apply("quack get", &o->h3, cfg)) return 2;
     if (o->handshake_timeout_ns) cfg->handshake_timeout_ns = o->handshake_timeout_ns;
     cfg->disable_preferred_address = o->no_preferred;
     g->session_file = o->session;
     /* Checked by qk_endpoint_new (qk_config_check explains a bad one). */
-    if (o->offer && (perf_parse_version(o->offer, &cfg->offer_version) || !cfg->offer_version))
+    if (o->offer && (cli_parse_version(o->offer, &cfg->offer_version) || !cfg->offer_version))
         return get_bad("--offer-version %s: want v1, v2 or a nonzero number", o->offer);
     if (o->pin) {
         if (qk_pin_parse(o->pin, cfg->pin_sha256))
@@ -827,7 +828,7 @@ static int get_run(getter *g, const qk_config *cfg, const qk_addr *peer, unsigne
         fprintf(stderr, "quack get: cannot open a UDP socket: %s\n", strerror(errno));
         return 1;
     }
-    g->ep = perf_endpoint_new(cfg, "quack get");
+    g->ep = cli_endpoint_new(cfg, "quack get");
     if (!g->ep) { /* qk_config_check's explanation is printed */
         qk_udp_close(udp);
         return 1;

@@ -1,4 +1,4 @@
-/* `quack media server|client`: issue 20's three media flows (audio, low- and
+/* `quack media server|client`: the three media flows (audio, low- and
  * high-definition video, the shapes of src/sim/flow_media.c) over a real
  * connection, on urgency-tagged streams or DATAGRAM frames; the server
  * prints the per-flow table (frames, average / p99 / max delay). */

@@ -31,8 +31,8 @@ static void perf_usage(FILE *f)
             "                         for the client's --pin. It runs until "
             "SIGINT/SIGTERM.\n"
             "  --threads N            worker threads, each with its own endpoint and\n"
-            "                         SO_REUSEPORT socket (default 1)\n" PERF_ADMISSION_HELP
-                PERF_PREFERRED_HELP "client options:\n"
+            "                         SO_REUSEPORT socket (default 1)\n" CLI_ADMISSION_HELP
+                CLI_PREFERRED_HELP "client options:\n"
             "  --connect ADDR:PORT    server address\n"
             "  --pin HEX              accept only the server key with this SHA-256 SPKI pin\n"
             "  --insecure             do not verify the server at all\n"
@@ -156,7 +156,7 @@ static int parse_load_opt(perf_opts *o, const char *a, const char *v)
             return bad("--duration wants seconds in (0, 86400], not '%s'", v);
     } else if (!strcmp(a, "--download-size") || !strcmp(a, "--upload-size")) {
         uint64_t *dst = a[2] == 'd' ? &o->download_bytes : &o->upload_bytes;
-        if (perf_parse_size(v, dst)) return bad("bad size '%s' (e.g. 1048576, 64K, 1M, 1G)", v);
+        if (cli_parse_size(v, dst)) return bad("bad size '%s' (e.g. 1048576, 64K, 1M, 1G)", v);
     } else if (!strcmp(a, "--streams")) {
         char *end;
         long n = strtol(v, &end, 10);
@@ -174,7 +174,7 @@ static int parse_load_opt(perf_opts *o, const char *a, const char *v)
 static int parse_sending_opt(perf_opts *o, const char *a, const char *v)
 {
     if (!strcmp(a, "--cc")) {
-        if (perf_parse_cc(v, &o->cc))
+        if (cli_parse_cc(v, &o->cc))
             return bad("--cc wants one of %s, not '%s'", qk_cc_kind_names(), v);
     } else if (!strcmp(a, "--ack-frequency")) {
         if (perf_parse_ackfreq(v, o))
@@ -203,12 +203,12 @@ static int parse_sending_opt(perf_opts *o, const char *a, const char *v)
                        "not '%s'",
                        v);
     } else if (!strcmp(a, "--max-udp-payload")) {
-        if (perf_parse_size(v, &o->max_udp_bytes) || o->max_udp_bytes < 1200 ||
+        if (cli_parse_size(v, &o->max_udp_bytes) || o->max_udp_bytes < 1200 ||
             o->max_udp_bytes > 65527)
             return bad("--max-udp-payload wants 1200..65527 bytes, not '%s'", v);
     } else if (!strcmp(a, "--preferred-addr")) {
         if (!o->server) return bad("%s", "--preferred-addr is a server option");
-        if (perf_parse_preferred(v, &o->preferred_v4, &o->preferred_v6))
+        if (cli_parse_preferred(v, &o->preferred_v4, &o->preferred_v6))
             return bad("--preferred-addr %s: want ADDR:PORT, at most one per address family", v);
     } else if (!strcmp(a, "--no-preferred-addr")) {
         if (o->server) return bad("%s", "--no-preferred-addr is a client option");
@@ -234,7 +234,7 @@ static int parse_window_opt(perf_opts *o, const char *a, const char *v)
         uint64_t *dst = !strcmp(a, "--window")       ? &o->window_bytes
                         : !strcmp(a, "--max-window") ? &o->max_window_bytes
                                                      : &o->budget_bytes;
-        if (perf_parse_size(v, dst) || *dst < 16384 || *dst > (1ull << 40))
+        if (cli_parse_size(v, dst) || *dst < 16384 || *dst > (1ull << 40))
             return bad("bad size '%s' for a window or budget (16K to 1T, e.g. 64K, 16M)", v);
     } else {
         return OPT_NOT_MINE;
@@ -267,7 +267,7 @@ static int parse_opt(perf_opts *o, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
     if (o->server) {
-        int r = perf_parse_admission(&o->admission, argc, argv, i, "quack perf server");
+        int r = cli_parse_admission(&o->admission, argc, argv, i, "quack perf server");
         if (r) return r < 0 ? 2 : 0;
     }
     const char *v;

@@ -5,7 +5,8 @@
  * realpath() and must stay under the root. */
 #include "cli_errors.h"
 #include "commands.h"
-#include "perf.h"
+#include "cli_options.h"
+#include "cli_stats.h"
 
 #include <quack/cert.h>
 #include <quack/driver.h>
@@ -432,7 +433,7 @@ static void serve_usage(FILE *f)
         "                         prague\n"
         "  --quiet                no line per request\n"
         "  --no-gso               one datagram per send (packet captures show each packet)\n"
-        "  --ecn                  mark ECT(0), validate ECN (RFC 9000 §13.4)\n" PERF_ADMISSION_HELP
+        "  --ecn                  mark ECT(0), validate ECN (RFC 9000 §13.4)\n" CLI_ADMISSION_HELP
         "  --stats                print the endpoint's admission counters at exit\n"
         "  --threads N            worker threads, each with its own endpoint and\n"
         "                         SO_REUSEPORT socket (default 1); datagrams reach the\n"
@@ -453,21 +454,21 @@ static void serve_usage(FILE *f)
         "                         client that moves anyway, is still followed, with\n"
         "                         path validation (§9.3)\n"
         "  --ticket-lifetime SECS session ticket lifetime and ticket-key rotation\n"
-        "                         period (default 21600; at most 604800)\n" PERF_PREFERRED_HELP);
+        "                         period (default 21600; at most 604800)\n" CLI_PREFERRED_HELP);
 }
 
-#define serve_bad(...) perf_usage_error("serve", __VA_ARGS__)
+#define serve_bad(...) cli_usage_error("serve", __VA_ARGS__)
 
 typedef struct serve_opts {
     const char *root, *listen, *cert, *key, *ticket_life, *send_budget, *threads;
     const char *preferred[2]; /* --preferred-addr, once per family */
     size_t n_preferred;
-    perf_h3_opts h3; /* --qlog --keylog --cc --quic-version */
+    cli_h3_opts h3; /* --qlog --keylog --cc --quic-version */
     bool quiet, stats, no_tickets;
     bool no_migration;          /* --disable-active-migration */
     uint64_t send_budget_bytes; /* 0: 128 MB */
     unsigned threads_n;         /* --threads N, 0: 1 */
-    perf_admission admission;
+    cli_admission admission;
 } serve_opts;
 
 static int serve_parse(serve_opts *o, int argc, char **argv)
@@ -480,17 +481,17 @@ static int serve_parse(serve_opts *o, int argc, char **argv)
             serve_usage(stdout);
             return -1;
         }
-        const perf_str_opt tab[] = {{"--root", &o->root},
-                                    {"--listen", &o->listen},
-                                    {"--cert", &o->cert},
-                                    {"--key", &o->key},
-                                    {"--ticket-lifetime", &o->ticket_life},
-                                    {"--send-budget", &o->send_budget},
-                                    {"--threads", &o->threads},
-                                    {NULL, NULL}};
-        dst = perf_str_opt_find(tab, a);
-        if (!dst) dst = perf_h3_opt(&o->h3, a);
-        int adm = perf_parse_admission(&o->admission, argc, argv, &i, "quack serve");
+        const cli_str_opt tab[] = {{"--root", &o->root},
+                                   {"--listen", &o->listen},
+                                   {"--cert", &o->cert},
+                                   {"--key", &o->key},
+                                   {"--ticket-lifetime", &o->ticket_life},
+                                   {"--send-budget", &o->send_budget},
+                                   {"--threads", &o->threads},
+                                   {NULL, NULL}};
+        dst = cli_str_opt_find(tab, a);
+        if (!dst) dst = cli_h3_opt(&o->h3, a);
+        int adm = cli_parse_admission(&o->admission, argc, argv, &i, "quack serve");
         if (adm < 0) return 2;
         if (adm) continue;
         if (dst) {
@@ -509,7 +510,7 @@ static int serve_parse(serve_opts *o, int argc, char **argv)
             if (o->n_preferred == 2)
                 return serve_bad("%s", "--preferred-addr: at most one IPv4 and one IPv6 address");
             o->preferred[o->n_preferred++] = argv[++i];
-        } else if ((flag = perf_h3_flag("serve", &o->h3, a))) {
+        } else if ((flag = cli_h3_flag("serve", &o->h3, a))) {
             if (flag == 2) return 2;
         } else {
             return serve_bad("unknown argument %s", a);
@@ -518,7 +519,7 @@ static int serve_parse(serve_opts *o, int argc, char **argv)
     if (!o->root) return serve_bad("%s", "--root DIR is required");
     if (!o->listen) return serve_bad("%s", "--listen ADDR:PORT is required");
     if (!o->cert != !o->key) return serve_bad("%s", "--cert and --key go together");
-    if (o->send_budget && (perf_parse_size(o->send_budget, &o->send_budget_bytes) ||
+    if (o->send_budget && (cli_parse_size(o->send_budget, &o->send_budget_bytes) ||
                            o->send_budget_bytes < (1u << 20)))
         return serve_bad("--send-budget %s: want a size of at least 1M", o->send_budget);
     if (o->threads) {
@@ -557,19 +558,19 @@ static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr 
     cfg->server = true;
     cfg->alpn[0] = QK_H3_ALPN;
     cfg->alpn_count = 1;
-    cfg->rng = perf_rng;
-    cfg->max_udp_payload_bytes = QK_PERF_DATAGRAM_BYTES;
+    cfg->rng = cli_rng;
+    cfg->max_udp_payload_bytes = QK_CLI_DATAGRAM_BYTES;
     cfg->initial_max_data_bytes = 16u << 20;
     cfg->initial_max_stream_data_bytes = 1u << 20;
     cfg->max_stream_send_buffer_bytes = 4u << 20;
-    /* Issue 24: buffer what the peer's credit allows (plus 64 KiB), at most
+    /* Buffer what the peer's credit allows (plus 64 KiB), at most
      * 16 MB per connection and the --send-budget over all of them. */
     cfg->send_credit_lookahead_bytes = 64u << 10;
     cfg->max_conn_send_buffer_bytes = 16u << 20;
     cfg->send_budget_bytes = o->send_budget_bytes ? o->send_budget_bytes : 128u << 20;
     cfg->max_streams_bidi = 256;
     cfg->idle_timeout_ns = 30 * QK_NS_PER_S;
-    perf_admission_apply(&o->admission, cfg); /* RFC 9000 §8.1.2 */
+    cli_admission_apply(&o->admission, cfg); /* RFC 9000 §8.1.2 */
     cfg->session_tickets = !o->no_tickets;
     cfg->disable_active_migration = o->no_migration; /* RFC 9000 §18.2 */
     if (o->ticket_life) {
@@ -580,9 +581,9 @@ static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr 
             return serve_bad("--ticket-lifetime %s: want 1..604800 seconds", o->ticket_life);
         cfg->ticket_lifetime_ns = (qk_time)secs * QK_NS_PER_S;
     }
-    if (perf_h3_apply("quack serve", &o->h3, cfg)) return 2;
+    if (cli_h3_apply("quack serve", &o->h3, cfg)) return 2;
     for (size_t i = 0; i < o->n_preferred; i++) /* RFC 9000 §9.6 */
-        if (perf_parse_preferred(o->preferred[i], &cfg->preferred_addr_v4, &cfg->preferred_addr_v6))
+        if (cli_parse_preferred(o->preferred[i], &cfg->preferred_addr_v4, &cfg->preferred_addr_v6))
             return serve_bad("--preferred-addr %s: want ADDR:PORT, at most one per address family",
                              o->preferred[i]);
     return 0;
@@ -646,7 +647,7 @@ static void serve_report(server *ss, qk_workers *w)
         sum.unfinished += ss[i].unfinished;
     }
     serve_stopped_line(&sum);
-    if (ss[0].stats) perf_print_workers_stats(stderr, w);
+    if (ss[0].stats) cli_print_workers_stats(stderr, w);
 }
 
 /* The one run path: threads workers (quack/workers.h; one is the plain
@@ -662,11 +663,11 @@ static int serve_run(server *ss, unsigned threads, const qk_config *cfg, const q
     unsigned which = QK_WORKERS_SOCKET_NONE;
     int rc = qk_workers_new_ex(cfg, addr, flags, threads, &app, &which, &w);
     if (rc) {
-        perf_listen_error("quack serve", cfg, addr_str, rc, which);
+        cli_listen_error("quack serve", cfg, addr_str, rc, which);
         return 1;
     }
     char lbuf[QK_ADDR_STRLEN];
-    perf_workers_addrs(w, lbuf, sizeof lbuf);
+    cli_workers_addrs(w, lbuf, sizeof lbuf);
     printf("listening on %s (ALPN h3), root %s", lbuf, ss[0].root_len ? ss[0].root : "/");
     if (threads > 1) printf(", %u threads", threads);
     printf("\n");
@@ -689,7 +690,7 @@ int qk_cmd_serve(int argc, char **argv)
     qk_addr addr;
     char *cert_pem = NULL, *key_pem = NULL;
     rc = serve_config(&o, &ss[0], &cfg, &addr);
-    if (!rc) rc = perf_load_cert("quack serve", o.cert, o.key, &cfg, &cert_pem, &key_pem) ? 1 : 0;
+    if (!rc) rc = cli_load_cert("quack serve", o.cert, o.key, &cfg, &cert_pem, &key_pem) ? 1 : 0;
     unsigned flags = o.h3.no_gso ? QK_UDP_NO_GSO : 0;
     raise_nofile();
     if (!rc) rc = serve_run(ss, threads, &cfg, &addr, o.listen, flags);

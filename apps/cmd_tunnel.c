@@ -3,7 +3,8 @@
 #include "cli_errors.h"
 #include "cli_identity.h"
 #include "commands.h"
-#include "perf.h"
+#include "cli_options.h"
+#include "cli_stats.h"
 #include "tunnel_config.h"
 #include "tunnel_dns.h"
 
@@ -48,7 +49,7 @@ typedef struct tun_opts {
     const char *cert_file, *key_file, *pin, *qlog_dir;
     const char *log_file; /* --log: stderr goes here; SIGHUP reopens it */
     bool insecure, quiet, stats;
-    perf_admission admission; /* server: --retry, --max-handshakes, --handshake-timeout;
+    cli_admission admission; /* server: --retry, --max-handshakes, --handshake-timeout;
                                  client: --handshake-timeout */
     qk_cc_kind cc;
     bool cc_set;            /* --cc given; else bbr-lt */
@@ -109,6 +110,7 @@ typedef struct tun {
 /* Client redial backoff: starts here, doubles per failed attempt up to --reconnect-max. */
 #define TUN_BACKOFF_MIN_NS (200 * QK_NS_PER_MS)
 
+static void usage_options(FILE *f);
 static void usage_more(FILE *f);
 static void usage_options(FILE *f);
 
@@ -148,7 +150,7 @@ static void usage(FILE *f)
             "                         made on first start, so the pin survives restarts;\n"
             "                         `quack keygen --out DIR` makes them ahead). Default:\n"
             "                         $XDG_STATE_HOME/quack if set, /var/lib/quack for\n"
-            "                         root, else ~/.local/state/quack\n" PERF_ADMISSION_HELP
+            "                         root, else ~/.local/state/quack\n" CLI_ADMISSION_HELP
             "client:\n"
             "  --connect ADDR:PORT    the tunnel server (UDP)\n"
             "  --pin HEX              SHA-256 of the server's public key (as printed)\n"
@@ -375,7 +377,7 @@ static int parse_value(tun_opts *o, const char *a, const char *v)
     } else if (!strcmp(a, "--qlog")) {
         o->qlog_dir = v;
     } else if (!strcmp(a, "--cc")) {
-        if (perf_parse_cc(v, &o->cc))
+        if (cli_parse_cc(v, &o->cc))
             return bad("--cc wants one of %s, not '%s'", qk_cc_kind_names(), v);
         o->cc_set = true;
     } else if (!strcmp(a, "--bandwidth")) {
@@ -474,7 +476,7 @@ static int parse_one(tun_opts *o, int argc, char **argv, int *i)
     int hto = o->server ? 0 : cli_parse_handshake_timeout("tunnel", argc, argv, i, &o->admission);
     if (hto) return hto == 1 ? 0 : hto;
     if (o->server) { /* RFC 9000 §8.1.2: admission control */
-        int adm = perf_parse_admission(&o->admission, argc, argv, i, "quack tunnel server");
+        int adm = cli_parse_admission(&o->admission, argc, argv, i, "quack tunnel server");
         if (adm) return adm < 0 ? 2 : 0;
     }
     if (*i + 1 >= argc) return bad("%s needs a value", a);
@@ -577,7 +579,7 @@ static void stop(tun *s)
     if (s->o->stats && s->conn) {
         qk_conn_stats st;
         qk_conn_stats_get(s->conn, &st);
-        perf_print_stats(stderr, &st);
+        cli_print_conn_stats(stderr, &st);
     }
     if (s->o->stats && s->dns) tun_dns_print_stats(s->dns, stderr);
     qk_tunnel_tcp_set_tunnel(s->tcp, NULL);
@@ -722,7 +724,7 @@ static void on_redial(struct ev_loop *ev, ev_timer *w, int revents)
 static void schedule_redial(tun *s, bool at_once)
 {
     uint32_t r;
-    perf_rng(NULL, (uint8_t *)&r, sizeof r);
+    cli_rng(NULL, (uint8_t *)&r, sizeof r);
     if (at_once) s->backoff_ns = TUN_BACKOFF_MIN_NS;
     qk_time step = s->backoff_ns ? s->backoff_ns : TUN_BACKOFF_MIN_NS;
     qk_time wait_ns = step / 2 + (qk_time)((double)(step / 2) * ((double)r / 4294967296.0));
@@ -893,7 +895,7 @@ static void config(qk_config *cfg, const tun_opts *o)
     cfg->server = o->server;
     cfg->alpn[0] = TUN_ALPN;
     cfg->alpn_count = 1;
-    cfg->rng = perf_rng;
+    cfg->rng = cli_rng;
     cfg->cc = o->cc;
     cfg->cc_max_rate_bps = o->bandwidth_bps;
     qk_io_log_files(cfg, o->qlog_dir, NULL); /* $SSLKEYLOGFILE unreadable: no key log */
@@ -907,8 +909,8 @@ static void config(qk_config *cfg, const tun_opts *o)
     cfg->idle_timeout_ns = o->idle_timeout_ns;
     cfg->max_streams_bidi = o->max_flows ? o->max_flows : QK_TUNNEL_DEFAULT_MAX_FLOWS;
     cfg->insecure = o->insecure;
-    perf_admission_apply(&o->admission, cfg); /* client: only --handshake-timeout */
-    if (o->udp_fwd_str) {                     /* RFC 9221 §3: advertise max_datagram_frame_size */
+    cli_admission_apply(&o->admission, cfg); /* client: only --handshake-timeout */
+    if (o->udp_fwd_str) {                    /* RFC 9221 §3: advertise max_datagram_frame_size */
         cfg->max_datagram_frame_bytes = 1500;
         cfg->max_pending_datagrams = 4096;
     }
@@ -1004,7 +1006,7 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
     s->udp = NULL;
     tun_dns_del(s->dns); /* before the loop: it stops its watchers in it */
     s->dns = NULL;
-    if (s->o->stats && s->o->server && s->ep) perf_print_endpoint_stats(stderr, s->ep);
+    if (s->o->stats && s->o->server && s->ep) cli_print_endpoint_stats(stderr, s->ep);
     qk_io_loop_del(s->loop);
     qk_io_ep_driver_free(&drv);
     return rc;
@@ -1095,7 +1097,7 @@ static int run_udp(tun *s, const qk_config *cfg)
                          &u);
     if (rc) fprintf(stderr, "%s: cannot open a UDP socket for %s: %m\n", s->who, o->udp_str);
     if (!rc) {
-        s->ep = perf_endpoint_new(cfg, s->who);
+        s->ep = cli_endpoint_new(cfg, s->who);
         if (!s->ep) rc = QK_ERR_CONFIG;
     }
     if (!rc && o->server) {
@@ -1157,7 +1159,7 @@ static int tunnel_main(tun_opts *o)
     config(&cfg, o);
     char *cert_pem = NULL, *key_pem = NULL;
     int rc = 0;
-    if (o->server) rc = perf_load_cert(s.who, o->cert_file, o->key_file, &cfg, &cert_pem, &key_pem);
+    if (o->server) rc = cli_load_cert(s.who, o->cert_file, o->key_file, &cfg, &cert_pem, &key_pem);
     if (!rc && o->pin) {
         if (qk_pin_parse(o->pin, cfg.pin_sha256)) {
             free(cert_pem);

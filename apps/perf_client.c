@@ -375,7 +375,7 @@ static void report(cli *c)
            (unsigned long long)c->rx_bytes, (unsigned long long)c->verified_bytes,
            (unsigned long long)c->tx_bytes, (double)c->rx_bytes * 8 / 1e6 / secs,
            (double)c->tx_bytes * 8 / 1e6 / secs);
-    if (c->o->stats && c->have_stats) perf_print_stats(stdout, &c->final_stats);
+    if (c->o->stats && c->have_stats) cli_print_conn_stats(stdout, &c->final_stats);
     fflush(stdout);
 }
 
@@ -400,7 +400,7 @@ static int cli_setup(cli *c, const perf_opts *o, qk_config *cfg, qk_udp **u)
     }
     c->o = o;
     c->reqs = calloc(o->streams, sizeof *c->reqs);
-    c->ep = perf_endpoint_new(cfg, "quack perf client");
+    c->ep = cli_endpoint_new(cfg, "quack perf client");
     if (!c->ep) return QK_ERR_CONFIG;
     if (!c->reqs) return QK_ERR_NOMEM;
     c->t_begin = qk_io_now();

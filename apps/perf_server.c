@@ -188,7 +188,7 @@ static void conn_closed(srv *s, const qk_event *ev)
         fprintf(stderr, "quack perf server: connection closed: error %d (%s)\n", ev->reason_err,
                 ev->reason);
     if (t) {
-        if (s->o->stats) perf_print_stats(stderr, &t->last);
+        if (s->o->stats) cli_print_conn_stats(stderr, &t->last);
         t->c = NULL;
     }
     for (size_t i = 0; i < SRV_SLOTS;) { /* drop its requests */
@@ -282,7 +282,7 @@ static void srv_report(const srv *ss, qk_workers *w)
     fprintf(stderr, "quack perf server: stopped (%s); %llu requests served, %llu errors\n",
             qk_io_loop_stop_signal(qk_workers_loop(w, 0)) ? "signal" : "loop ended",
             (unsigned long long)req, (unsigned long long)err);
-    if (ss[0].o->stats) perf_print_workers_stats(stderr, w);
+    if (ss[0].o->stats) cli_print_workers_stats(stderr, w);
 }
 
 /* The one run path, as quack serve's: n workers (quack/workers.h; one is
@@ -297,11 +297,11 @@ static int srv_run(srv *ss, unsigned n, const perf_opts *o, const qk_config *cfg
     unsigned flags = o->addr.ss.ss_family == AF_INET6 ? QK_UDP_DUALSTACK : 0;
     int rc = qk_workers_new_ex(cfg, &o->addr, flags, n, &app, &which, &w);
     if (rc) {
-        perf_listen_error("quack perf server", cfg, o->addr_str, rc, which);
+        cli_listen_error("quack perf server", cfg, o->addr_str, rc, which);
         return rc;
     }
     char lbuf[QK_ADDR_STRLEN];
-    perf_workers_addrs(w, lbuf, sizeof lbuf);
+    cli_workers_addrs(w, lbuf, sizeof lbuf);
     printf("listening on %s (ALPN %s)", lbuf, cfg->alpn[0]);
     if (n > 1) printf(", %u threads", n);
     printf("\n");
@@ -333,8 +333,8 @@ int perf_server(const perf_opts *o)
         if (!ss[i].slots) rc = QK_ERR_NOMEM;
     }
     if (!rc)
-        rc = perf_load_cert("quack perf server", o->cert_file, o->key_file, &cfg, &cert_pem,
-                            &key_pem);
+        rc = cli_load_cert("quack perf server", o->cert_file, o->key_file, &cfg, &cert_pem,
+                           &key_pem);
     if (!rc) rc = srv_run(ss, n, o, &cfg);
     for (unsigned i = 0; ss && i < n; i++) free(ss[i].slots);
     free(ss);

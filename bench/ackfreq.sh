@@ -250,7 +250,7 @@ asym_sweep_sections() { # the asym-sweep and asym-overhead sections
     page_section asym-overhead "$tmp/ovh.sec"
 }
 
-# --bbr (issue 18): exp. 2 and 4 again with each scenario's controller and
+# --bbr: exp. 2 and 4 again with each scenario's controller and
 # with BBR (cc = bbr), same seeds and modes, short runs (SEEDS default 3,
 # LOSSY_S / REORDER_S default 10 s); CSVs ackfreq-bbr-{lossy,reorder}.csv;
 # the section between the "ackfreq.sh bbr" markers of

@@ -1,6 +1,6 @@
 /*
  * bench_conns: many concurrent QUIC connections to one server, for
- * tests/cli/threads.sh (issue 24). Opens CONNS connections (ALPN h3, the
+ * tests/cli/threads.sh. Opens CONNS connections (ALPN h3, the
  * server's certificate not verified) spread over SOCKETS client sockets
  * (each its own endpoint and local port, so the server's SO_REUSEPORT hash
  * sees many 4-tuples), all in one libev loop; once every one is up it keeps

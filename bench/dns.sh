@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The DNS carrier's poll-policy table (seed 004, issue 22): a 10 MiB download
+# The DNS carrier's poll-policy table (seed 004): a 10 MiB download
 # through `quack tunnel --carrier dns` at 100 ms RTT (quack netem), "direct"
 # (client -> netem -> tunnel server) and through Debian's unbound (client ->
 # netem -> unbound -> tunnel server), for 0/1/2 polls per data answer with

@@ -1,5 +1,5 @@
 /*
- * bench_flood: spoofed-Initial flood for tests/cli/flood.sh (issue 24).
+ * bench_flood: spoofed-Initial flood for tests/cli/flood.sh.
  * Sends RATE valid client Initials per second for SECONDS to a server from
  * SOURCES loopback addresses (127.77.x.y), each bound to a socket that is
  * never read (so the server's answers draw no ICMP error and help no one).

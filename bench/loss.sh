@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Random loss: quack as sender vs ngtcp2 as sender (issue 17 item 2).
+# Random loss: quack as sender vs ngtcp2 as sender.
 # The same 10 MiB HTTP/3 download through `quack netem --delay 25ms --loss 5%`
 # (both directions: 50 ms RTT, 5 % of datagrams dropped each way), both
 # senders CUBIC (`quack serve --cc cubic`, `gtlsserver --cc=cubic`), the same
@@ -10,8 +10,8 @@
 # script owns) unless --no-doc.
 # usage: bench/loss.sh [BUILD_DIR (build/release)] [--runs N (5)] [--size BYTES (10485760)]
 #                      [--loss P (5%)] [--delay D (25ms)] [--bbr] [--no-doc]
-# --bbr (issue 18): the BBR row instead: both senders BBR (`quack serve --cc bbr`
-# vs `gtlsserver --cc=bbr2`), the netem path of issue 18 (25 ms each way,
+# --bbr: the BBR row instead: both senders BBR (`quack serve --cc bbr`
+# vs `gtlsserver --cc=bbr2`), the netem path of bench/cc.sh (25 ms each way,
 # 100 Mbit/s, 50 ms queue, 1 % loss each way; --loss/--delay still apply),
 # 50 MiB unless --size; its own section of docs/perf.md ("loss.sh bbr"
 # markers), no qlog comparison.

@@ -1,6 +1,6 @@
 /*
  * bench_server_scale: what one datagram costs a server as its number of
- * connections grows (issue 24), sans-I/O and in-process: a client endpoint
+ * connections grows, sans-I/O and in-process: a client endpoint
  * and a server endpoint exchange datagrams through memory.
  *  - handshakes/s: 200 new connections (client and server work together,
  *    one thread) on top of 0, 1,000 and 10,000 established ones;

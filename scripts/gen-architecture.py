@@ -3,6 +3,12 @@
 under src/ with the first sentence of its leading comment, and the tests that
 cover it alone (tests/unit/test_<name>*.c, or tests naming its header).
 The table sits between the BEGIN/END markers; the prose around it is typed.
+With --check it also checks the folder READMEs: every folder under src/ and
+apps/, tests/, bench/ has a README.md; every file a README names in
+backquotes exists; every .c file of a src/ or apps/ folder is named in its
+folder's README; and every header a folder's files #include "..." is
+allowed by its README's "May include:" line (folders as `dir/`, single
+headers as `dir/file.h`; the folder itself is always allowed).
 Usage: gen-architecture.py [--check]   (--check: exit 1 if the file is stale)"""
 import glob
 import os
@@ -67,6 +73,45 @@ def table():
     return "\n".join(rows)
 
 
+def readme_problems():
+    bad = []
+    dirs = sorted({os.path.dirname(p) for p in glob.glob(os.path.join(ROOT, "src", "**", "*"),
+                                                         recursive=True) if os.path.isfile(p)})
+    dirs += [os.path.join(ROOT, d) for d in ("apps", "tests", "bench")]
+    for d in dirs:
+        rel = os.path.relpath(d, ROOT)
+        readme = os.path.join(d, "README.md")
+        if not os.path.exists(readme):
+            bad.append("%s/ has no README.md" % rel)
+            continue
+        text = open(readme).read()
+        named = set(re.findall(r"`([\w./-]+\.(?:c|h|sh|py|md|ini))`", text))
+        for n in sorted(named):
+            cands = [os.path.join(d, n), os.path.join(ROOT, n), os.path.join(ROOT, "src", n)]
+            if not any(os.path.exists(c) for c in cands):
+                bad.append("%s/README.md names `%s`, which does not exist" % (rel, n))
+        if rel.startswith("src") or rel == "apps":
+            for c in sorted(glob.glob(os.path.join(d, "*.c"))):
+                if os.path.basename(c) not in named:
+                    bad.append("%s/README.md does not name `%s`" % (rel, os.path.basename(c)))
+        if not rel.startswith("src"):
+            continue
+        m = re.search(r"May include:(.*?)(?:\.\s|\.$)", text, re.S)
+        if not m:
+            bad.append("%s/README.md has no \"May include:\" line" % rel)
+            continue
+        allowed = re.findall(r"`([\w./-]+)`", m.group(1))
+        own = rel[len("src/"):]
+        for c in sorted(glob.glob(os.path.join(d, "*.[ch]"))):
+            for inc in re.findall(r'^\s*#\s*include\s+"([^"]+)"', open(c).read(), re.M):
+                if "/" not in inc or os.path.dirname(inc) == own:
+                    continue
+                if not any(inc == a or (a.endswith("/") and inc.startswith(a)) for a in allowed):
+                    bad.append("%s includes \"%s\", which %s/README.md does not allow"
+                               % (os.path.relpath(c, ROOT), inc, rel))
+    return bad
+
+
 def main():
     doc = open(DOC).read()
     if BEGIN not in doc or END not in doc:
@@ -75,10 +120,13 @@ def main():
     _, tail = rest.split(END, 1)
     new = head + BEGIN + "\n" + table() + "\n" + END + tail
     if "--check" in sys.argv:
+        bad = readme_problems()
+        for b in bad:
+            print("gen-architecture: " + b)
         if new != doc:
             print("docs/architecture.md is stale: run scripts/gen-architecture.py")
             sys.exit(1)
-        return
+        sys.exit(1 if bad else 0)
     open(DOC, "w").write(new)
 
 

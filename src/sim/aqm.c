@@ -1,10 +1,49 @@
-/* DualPI2 (RFC 9332) and FQ-CoDel (RFC 8290, CoDel per RFC 8289): the
- * scheduling AQMs of the simulator's link. */
+/* The simulator link's AQMs: step marking (RFC 8257 §3.1), RED, DualPI2
+ * (RFC 9332) and FQ-CoDel (RFC 8290, CoDel per RFC 8289). */
 #include "sim/aqm.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- step marking ---- */
+
+qk_aqm_verdict qk_step_admit(const qk_sim_link_cfg *c, uint64_t queue_pkts, qk_time backlog_ns)
+{
+    /* DCTCP step marking (RFC 8257 §3.1): CE when the instantaneous queue exceeds K. */
+    if ((c->step_k_pkts && queue_pkts > c->step_k_pkts) ||
+        (c->step_k_ns && backlog_ns > c->step_k_ns))
+        return QK_AQM_MARK;
+    return QK_AQM_PASS;
+}
+
+/* ---- RED ---- */
+
+qk_aqm_verdict qk_red_admit(qk_red *r, const qk_sim_link_cfg *c, qk_rng *rng, uint64_t queue_bytes,
+                            uint64_t queue_pkts, qk_time now, qk_time pkt_1000_ns)
+{
+    if (queue_pkts == 0 && r->idle_since) {
+        qk_time s = pkt_1000_ns;
+        double m = s ? (double)(now - r->idle_since) / (double)s : 0;
+        r->avg *= pow(1 - c->red_wq, m);
+    }
+    r->avg = (1 - c->red_wq) * r->avg + c->red_wq * (double)queue_bytes;
+    double avg = r->avg, mn = (double)c->red_min_bytes, mx = (double)c->red_max_bytes;
+    int hit = 0;
+    if (avg < mn) {
+        r->count = -1;
+    } else if (avg >= mx) {
+        hit = 1;
+    } else {
+        r->count++;
+        double pb = c->red_max_p * (avg - mn) / (mx - mn);
+        double d = 1 - (double)r->count * pb;
+        hit = d <= 0 || qk_rng_chance(rng, pb / d);
+    }
+    if (!hit) return QK_AQM_PASS;
+    r->count = 0;
+    return c->red_ecn ? QK_AQM_MARK : QK_AQM_DROP;
+}
 
 /* ---- DualPI2 ---- */
 

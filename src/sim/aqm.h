@@ -1,14 +1,17 @@
 /*
- * Scheduling AQMs of the simulator's link (link.c): DualPI2 (RFC 9332) and
- * FQ-CoDel (RFC 8290). Each owns its queues; the link asks it for the next
- * packet to serialize and applies the verdict (pass, CE mark, drop). The
- * drop-tail, step and RED AQMs stay in link.c (one FIFO, decision at
- * enqueue).
+ * The AQMs of the simulator's link (link.c), all here. Step marking and RED
+ * decide at enqueue over the link's one FIFO; DualPI2 (RFC 9332) and
+ * FQ-CoDel (RFC 8290) own their queues and decide at dequeue, when the link
+ * asks them for the next packet to serialize. Each returns a verdict (pass,
+ * CE mark, drop) that the link applies. Drop-tail is the absence of an AQM.
  */
 #ifndef QK_SIM_AQM_H
 #define QK_SIM_AQM_H
 
-#include "sim/link.h"
+#include <quack/sim.h>
+
+#include "sim/pool.h"
+#include "sim/rng.h"
 
 /** What to do with a dequeued packet. */
 typedef enum qk_aqm_verdict {
@@ -16,6 +19,28 @@ typedef enum qk_aqm_verdict {
     QK_AQM_MARK = 1, /**< set CE (the packet is ECN-capable) */
     QK_AQM_DROP = 2,
 } qk_aqm_verdict;
+
+/* ---- step marking (DCTCP, RFC 8257 §3.1) ---- */
+
+/** MARK when the instantaneous queue (queue_pkts, or backlog_ns of
+ * serialization) exceeds cfg's K, else PASS. Never fails. */
+qk_aqm_verdict qk_step_admit(const qk_sim_link_cfg *cfg, uint64_t queue_pkts, qk_time backlog_ns);
+
+/* ---- RED (Floyd & Jacobson 1993) ---- */
+
+typedef struct qk_red {
+    double avg;         /**< average queue (bytes) */
+    int64_t count;      /**< packets since the last mark or drop (-1: below min) */
+    qk_time idle_since; /**< the queue emptied then (0: busy; the link sets it) */
+} qk_red;
+
+/** At an arrival: update the average (decayed over an idle period as if
+ * 1000-byte packets, pkt_1000_ns each at the link's rate, had been sent) and
+ * decide: PASS, MARK (cfg->red_ecn) or DROP. Draws from rng only between
+ * red_min and red_max. */
+qk_aqm_verdict qk_red_admit(qk_red *r, const qk_sim_link_cfg *cfg, qk_rng *rng,
+                            uint64_t queue_bytes, uint64_t queue_pkts, qk_time now,
+                            qk_time pkt_1000_ns);
 
 /* ---- DualPI2 (RFC 9332) ---- */
 

@@ -1,4 +1,4 @@
-/* The "media" flow type (issue 20): a QUIC client sends three media flows
+/* The "media" flow type: a QUIC client sends three media flows
  * to a server over one connection, each on its own unidirectional stream
  * with an RFC 9218 urgency: audio 32 B every 20 ms (urgency 2), low-
  * definition video 2,048 B at 30 fps with a 32,768 B I-frame every 100th

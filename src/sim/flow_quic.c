@@ -909,36 +909,38 @@ bool qk_simq_cc_probe_get(qk_simq *q, bool server, qk_simq_cc_probe *out)
 {
     qk_conn *c = server ? qk_simq_server_conn(q) : qk_simq_client_conn(q);
     if (!c) return false;
-    *out = (qk_simq_cc_probe){.packets_sent = c->rec.stats.packets_sent,
-                              .packets_lost = c->rec.stats.packets_lost,
-                              .undos = c->rec.stats.undos,
-                              .spurious_losses = c->rec.stats.spurious_losses,
-                              .congestion_events = c->cc.congestion_events,
-                              .cwnd_bytes = c->cc.cwnd_bytes,
-                              .ssthresh_bytes = c->cc.ssthresh_bytes,
-                              .max_datagram_bytes = c->cc.max_datagram_bytes};
-    if (qk_cc_is_bbr(&c->cc)) {
-        const struct qk_cc_bbr_state *b = &c->cc.u.bbr;
+    qk_cc_probe p;
+    qk_recovery_stats rs;
+    uint64_t inflight;
+    qk_conn_cc_probe(c, &p, &rs, &inflight);
+    *out = (qk_simq_cc_probe){.packets_sent = rs.packets_sent,
+                              .packets_lost = rs.packets_lost,
+                              .undos = rs.undos,
+                              .spurious_losses = rs.spurious_losses,
+                              .congestion_events = p.congestion_events,
+                              .cwnd_bytes = p.cwnd_bytes,
+                              .ssthresh_bytes = p.ssthresh_bytes,
+                              .max_datagram_bytes = p.max_datagram_bytes};
+    if (p.bbr) {
         out->bbr = true;
-        out->bbr_mode = b->mode;
-        out->bbr_round_count = b->round_count;
-        out->bbr_max_bw_bytes_per_s = b->max_bw;
-        out->bbr_bw_bytes_per_s = b->bw;
-        out->bbr_bw_shortterm_bytes_per_s = b->bw_shortterm;
-        out->bbr_inflight_longterm_bytes = b->inflight_longterm;
-        out->bbr_inflight_shortterm_bytes = b->inflight_shortterm;
-        out->bbr_inflight_bytes = c->rec.bytes_in_flight;
-        out->bbr_pacing_rate_bytes_per_s = c->cc.pacing_rate_bytes_per_s;
-        out->bbr_min_rtt_ns = b->min_rtt_ns;
+        out->bbr_mode = p.bbr_mode;
+        out->bbr_round_count = p.bbr_round_count;
+        out->bbr_max_bw_bytes_per_s = p.bbr_max_bw_bytes_per_s;
+        out->bbr_bw_bytes_per_s = p.bbr_bw_bytes_per_s;
+        out->bbr_bw_shortterm_bytes_per_s = p.bbr_bw_shortterm_bytes_per_s;
+        out->bbr_inflight_longterm_bytes = p.bbr_inflight_longterm_bytes;
+        out->bbr_inflight_shortterm_bytes = p.bbr_inflight_shortterm_bytes;
+        out->bbr_inflight_bytes = inflight;
+        out->bbr_pacing_rate_bytes_per_s = p.pacing_rate_bytes_per_s;
+        out->bbr_min_rtt_ns = p.bbr_min_rtt_ns;
         return true;
     }
-    if (c->cc.ops != &qk_cc_cubic_ops) return true;
-    const struct qk_cc_cubic_state *cs = &c->cc.u.cubic;
+    if (!p.cubic) return true;
     out->cubic = true;
-    out->cubic_in_epoch = cs->in_epoch;
-    out->cubic_epoch_start = cs->epoch_start;
-    out->cubic_w_max_bytes = cs->w_max_bytes;
-    out->cubic_k_s = cs->k_s;
-    out->cubic_w_est_bytes = cs->w_est_bytes;
+    out->cubic_in_epoch = p.cubic_in_epoch;
+    out->cubic_epoch_start = p.cubic_epoch_start;
+    out->cubic_w_max_bytes = p.cubic_w_max_bytes;
+    out->cubic_k_s = p.cubic_k_s;
+    out->cubic_w_est_bytes = p.cubic_w_est_bytes;
     return true;
 }

@@ -7,61 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- packet pool ---- */
-
-void qk_pkt_pool_init(qk_pkt_pool *p, size_t max_pkts)
-{
-    p->free = NULL;
-    p->live = 0;
-    p->max_pkts = max_pkts ? max_pkts : 1u << 18;
-}
-
-void qk_pkt_pool_free(qk_pkt_pool *p)
-{
-    while (p->free) {
-        qk_pkt *n = p->free->next;
-        if (p->free->data != p->free->inline_buf) free(p->free->data);
-        free(p->free);
-        p->free = n;
-    }
-}
-
-qk_pkt *qk_pkt_get(qk_pkt_pool *p, size_t len)
-{
-    if (p->live >= p->max_pkts || len > 65535) return NULL;
-    qk_pkt *pkt = p->free;
-    if (pkt) {
-        p->free = pkt->next;
-    } else {
-        pkt = malloc(sizeof *pkt);
-        if (!pkt) return NULL;
-        pkt->data = pkt->inline_buf;
-        pkt->cap = sizeof pkt->inline_buf;
-    }
-    if (len > pkt->cap) { /* rare: jumbo / GSO batch; the buffer stays with the packet */
-        uint8_t *d = malloc(65535);
-        if (!d) {
-            pkt->next = p->free;
-            p->free = pkt;
-            return NULL;
-        }
-        if (pkt->data != pkt->inline_buf) free(pkt->data);
-        pkt->data = d;
-        pkt->cap = 65535;
-    }
-    pkt->next = NULL;
-    pkt->len = (uint32_t)len;
-    p->live++;
-    return pkt;
-}
-
-void qk_pkt_put(qk_pkt_pool *p, qk_pkt *pkt)
-{
-    pkt->next = p->free;
-    p->free = pkt;
-    p->live--;
-}
-
 /* ---- configuration ---- */
 
 int qk_sim_link_cfg_check(const qk_sim_link_cfg *c, const char **why)
@@ -295,7 +240,7 @@ static void complete_service(qk_link *l)
     if (n)
         start_service(l, n, p->tx_end_ns);
     else
-        l->red_idle_since = p->tx_end_ns ? p->tx_end_ns : 1;
+        l->red.idle_since = p->tx_end_ns ? p->tx_end_ns : 1;
 }
 
 static uint64_t advance(qk_link *l, qk_time now)
@@ -378,31 +323,14 @@ static int mark_ce(qk_link *l, qk_pkt *p)
     return 1;
 }
 
-/* RED (Floyd & Jacobson 1993), average updated at each arrival. Returns 1 to drop. */
+/* RED (aqm.c) at an arrival: 1 to drop p. A mark on a packet that is not
+ * ECN-capable is a drop (RFC 3168 §5). */
 static int red(qk_link *l, qk_pkt *p, qk_time now)
 {
-    const qk_sim_link_cfg *c = &l->cfg;
-    if (l->st.queue_pkts == 0 && l->red_idle_since) {
-        qk_time s = qk_link_tx_ns(1000, rate_at(c, now));
-        double m = s ? (double)(now - l->red_idle_since) / (double)s : 0;
-        l->red_avg *= pow(1 - c->red_wq, m);
-    }
-    l->red_avg = (1 - c->red_wq) * l->red_avg + c->red_wq * (double)l->st.queue_bytes;
-    double avg = l->red_avg, mn = (double)c->red_min_bytes, mx = (double)c->red_max_bytes;
-    int hit = 0;
-    if (avg < mn) {
-        l->red_count = -1;
-    } else if (avg >= mx) {
-        hit = 1;
-    } else {
-        l->red_count++;
-        double pb = c->red_max_p * (avg - mn) / (mx - mn);
-        double d = 1 - (double)l->red_count * pb;
-        hit = d <= 0 || qk_rng_chance(&l->rng, pb / d);
-    }
-    if (!hit) return 0;
-    l->red_count = 0;
-    if (c->red_ecn && mark_ce(l, p)) return 0;
+    qk_aqm_verdict v = qk_red_admit(&l->red, &l->cfg, &l->rng, l->st.queue_bytes, l->st.queue_pkts,
+                                    now, qk_link_tx_ns(1000, rate_at(&l->cfg, now)));
+    if (v == QK_AQM_PASS) return 0;
+    if (v == QK_AQM_MARK && mark_ce(l, p)) return 0;
     return 1;
 }
 
@@ -433,10 +361,7 @@ static int admit(qk_link *l, qk_pkt *p, qk_time now)
         return 0;
     }
     if (c->aqm == QK_SIM_AQM_STEP) {
-        /* DCTCP step marking (RFC 8257 §3.1): CE when the instantaneous queue exceeds K. */
-        if ((c->step_k_pkts && st->queue_pkts > c->step_k_pkts) ||
-            (c->step_k_ns && backlog_ns(l, now) > c->step_k_ns))
-            mark_ce(l, p);
+        if (qk_step_admit(c, st->queue_pkts, backlog_ns(l, now)) == QK_AQM_MARK) mark_ce(l, p);
     } else if (c->aqm == QK_SIM_AQM_RED) {
         if (red(l, p, now)) {
             drop(l, p, QK_SIM_DROP_AQM);
@@ -460,7 +385,7 @@ static int admit(qk_link *l, qk_pkt *p, qk_time now)
     } else {
         start_service(l, p, now);
     }
-    l->red_idle_since = 0;
+    l->red.idle_since = 0;
     return 1;
 }
 

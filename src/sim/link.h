@@ -12,37 +12,9 @@
 #define QK_SIM_LINK_H
 
 #include <quack/sim.h>
+#include "sim/aqm.h"
+#include "sim/pool.h"
 #include "sim/rng.h"
-
-#define QK_PKT_INLINE_BYTES 2048
-
-/** A packet inside the simulator or relay (pooled; never malloc'd per packet). */
-typedef struct qk_pkt {
-    struct qk_pkt *next;
-    uint8_t *data;
-    uint32_t len, cap;
-    uint8_t ecn;
-    uint32_t flow;           /**< flow tag (simulator) */
-    uint32_t src_ip, dst_ip; /**< IPv4, host order (simulator) */
-    uint16_t src_port, dst_port;
-    qk_time arrive_ns;  /**< arrival at the current link */
-    qk_time tx_end_ns;  /**< end of serialization */
-    qk_time deliver_ns; /**< delivery at the far end */
-    uint64_t seq;       /**< per-link order of enqueue (tie breaker) */
-    uint8_t inline_buf[QK_PKT_INLINE_BYTES];
-} qk_pkt;
-
-/** Free list of packets, bounded by max_pkts. */
-typedef struct qk_pkt_pool {
-    qk_pkt *free;
-    size_t live, max_pkts;
-} qk_pkt_pool;
-
-void qk_pkt_pool_init(qk_pkt_pool *p, size_t max_pkts);
-void qk_pkt_pool_free(qk_pkt_pool *p);
-/** A packet able to hold len bytes, or NULL (pool bound or no memory). */
-qk_pkt *qk_pkt_get(qk_pkt_pool *p, size_t len);
-void qk_pkt_put(qk_pkt_pool *p, qk_pkt *pkt);
 
 /** Hooks the owner receives (may be NULL). */
 typedef struct qk_link_hooks {
@@ -51,33 +23,6 @@ typedef struct qk_link_hooks {
     void (*mark)(void *ctx, const qk_pkt *p);
     void (*dequeue)(void *ctx, const qk_pkt *p, qk_time sojourn_ns);
 } qk_link_hooks;
-
-typedef struct qk_pkt_list {
-    qk_pkt *head, *tail;
-} qk_pkt_list;
-
-/** Append p to q (FIFO). Never fails. */
-static inline void qk_pkt_list_push(qk_pkt_list *q, qk_pkt *p)
-{
-    p->next = NULL;
-    if (q->tail)
-        q->tail->next = p;
-    else
-        q->head = p;
-    q->tail = p;
-}
-
-/** Take the oldest packet of q (its next cleared), or NULL. Never fails. */
-static inline qk_pkt *qk_pkt_list_pop(qk_pkt_list *q)
-{
-    qk_pkt *p = q->head;
-    if (p) {
-        q->head = p->next;
-        if (!q->head) q->tail = NULL;
-        p->next = NULL;
-    }
-    return p;
-}
 
 typedef struct qk_link {
     qk_sim_link_cfg cfg;
@@ -98,9 +43,7 @@ typedef struct qk_link {
     bool ge_bad;            /**< Gilbert–Elliott state */
     struct qk_dualpi2 *dpi; /**< DualPI2 queues (aqm dualpi2) */
     struct qk_fqcodel *fq;  /**< FQ-CoDel queues (aqm fq_codel) */
-    double red_avg;         /**< RED average queue (bytes) */
-    int64_t red_count;
-    qk_time red_idle_since;
+    qk_red red;             /**< RED state (aqm.c) */
 } qk_link;
 
 /** Initialise. Returns 0, QK_ERR_CONFIG (see qk_sim_link_cfg_check). */

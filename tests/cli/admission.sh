@@ -1,5 +1,5 @@
 #!/bin/bash
-# Handshake admission control (issue 24, RFC 9000 §8.1.2) through `quack serve`:
+# Handshake admission control (RFC 9000 §8.1.2) through `quack serve`:
 # without load no Retry is sent (auto mode), --retry always validates every
 # client with a Retry, and the download is byte-exact either way (SHA-256);
 # --max-connections refuses the connection beyond it at once.

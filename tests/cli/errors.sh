@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # covers: apps/cli_errors.c src/io/udp.c src/io/driver.c src/crypto/tls_gnutls.c
-# Errors that say what to fix (issue 17 item 6), for quack get, serve, perf
+# Errors that say what to fix, for quack get, serve, perf
 # and tunnel: each message's key words and each exit code. A pin mismatch
 # names both keys; an untrusted certificate says so and gives the --pin that
 # would trust it; no common cipher suite / ALPN lists both sides; a handshake

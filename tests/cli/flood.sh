@@ -1,5 +1,5 @@
 #!/bin/bash
-# Spoofed-Initial flood against `quack serve` (issue 24, RFC 9000 §8.1.2):
+# Spoofed-Initial flood against `quack serve` (RFC 9000 §8.1.2):
 # bench_flood sends 1,000 valid client Initials/s for 20 s from 1,000
 # loopback addresses, each bound to a socket that is never read, while
 # `quack get` downloads a 10 MB file five times. Asserts: all five

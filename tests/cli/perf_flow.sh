@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `quack perf` flow-control options (issue 10): --autotune, --window,
+# `quack perf` flow-control options: --autotune, --window,
 # --max-window, --budget, and the window/buffer lines of --stats.
 # Usage: bash tests/cli/perf_flow.sh BUILD_DIR
 set -uo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# covers: apps/perf_common.c apps/cmd_perf.c apps/cmd_serve.c apps/perf_server.c src/io/workers.c
+# covers: apps/cli_options.c apps/cmd_perf.c apps/cmd_serve.c apps/perf_server.c src/io/workers.c
 # --preferred-addr / --no-preferred-addr (RFC 9000 §9.6) on the command
 # line: usage errors exit 2 naming the option, an address that cannot be
 # bound exits 1 saying so (serve and perf server, also with --threads 2), `quack serve --threads 2

@@ -1,6 +1,6 @@
 #!/bin/bash
 # covers: src/h3/h3.c src/transport/conn/conn_flow.c
-# Issue 24, "pull, don't copy": `quack serve` reads response bodies from the
+# "pull, don't copy": `quack serve` reads response bodies from the
 # file as the connection has room (qk_h3_respond_pull + the send budgets),
 # so a client that requests a 10 MB file 256 times on one connection and
 # stops reading (quack get --stall) makes the server hold no more than the

@@ -1,6 +1,6 @@
 #!/bin/bash
 # covers: src/io/workers.c bench/conns.c
-# `quack serve --threads 2` (issue 24, "every core"): two workers, each with
+# `quack serve --threads 2` ("every core"): two workers, each with
 # its own endpoint and SO_REUSEPORT socket; our CIDs carry the worker index
 # (QUIC-LB plaintext), and a datagram the kernel's 4-tuple hash hands to the
 # wrong worker is steered to the owner. Asserts:
@@ -93,7 +93,7 @@ if command -v gtlsclient >/dev/null; then
     # One attempt each: a packet on the old path that the steering overtook
     # used to arrive after the client retired its CID and draw a stateless
     # reset (about one run in six); our retired CIDs now stay routed for
-    # 3 PTO (src/transport/endpoint/cid.c, docs/io.md).
+    # 3 PTO (src/transport/conn/cid.c, docs/io.md).
     for i in 1 2; do
         rm -rf "$tmp/ng" && mkdir -p "$tmp/ng"
         timeout 120 gtlsclient -q --change-local-addr=150ms --download "$tmp/ng" \

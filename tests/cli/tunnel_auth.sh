@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `quack tunnel --secret-file` (issue 19, item 4), end to end on loopback.
+# `quack tunnel --secret-file`, end to end on loopback.
 # The target counts every TCP connection and byte it gets, so "nothing
 # reached the target" is asserted, not assumed:
 #  - the right secret: echo round trip, SHA-256 equal;

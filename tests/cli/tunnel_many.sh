@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `quack tunnel` under load (issue 19, done-when list): 100 parallel TCP
+# `quack tunnel` under load: 100 parallel TCP
 # connections of random sizes (0..100 kB), each echoed byte-exact (SHA-256,
 # with half-close both ways: the sender shuts down its side, the echo
 # finishes and half-closes back), through `quack netem` with 10 ms each way

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `quack tunnel` operations (issue 19, item 6): one log line per flow opened
+# `quack tunnel` operations: one log line per flow opened
 # and closed (bytes each way, duration, reason), --stats once per second,
 # --log FILE reopened on SIGHUP (logrotate's move-then-HUP), and an exit
 # code per failure class (1 connection, 2 usage, 4 local resource; 3 access

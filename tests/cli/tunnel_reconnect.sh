@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `quack tunnel` survives what kills connections (issue 19, item 2), end to
+# `quack tunnel` survives what kills connections, end to
 # end on loopback, every transfer checked by SHA-256 (tunnel_peer.py):
 #  - a server killed (-KILL: no CONNECTION_CLOSE) and restarted mid-session:
 #    the flow in flight is reset, the client redials with backoff, a TCP

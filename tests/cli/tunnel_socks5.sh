@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `quack tunnel server --to socks5` (issue 19, item 3), end to end on
+# `quack tunnel server --to socks5`, end to end on
 # loopback: curl --socks5-hostname through the tunnel fetches files from a
 # local `python3 -m http.server` (SHA-256 compared); destinations outside the
 # --allow list (another port, a private address) are refused with SOCKS5

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `quack tunnel --udp-listen / --udp-to` (issue 19, item 5): UDP over QUIC
+# `quack tunnel --udp-listen / --udp-to`: UDP over QUIC
 # DATAGRAM frames (RFC 9221), end to end on loopback:
 #  - a UDP echo through the tunnel: 1,000 queries in flight at once from one
 #    socket, then 20 sockets (sessions) with 50 each; every reply must come

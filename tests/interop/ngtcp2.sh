@@ -69,8 +69,8 @@ cell keyupdate n\>q "$(skip_unless_file src/transport/conn/keyupdate.c \
     'key update not in main yet (src/transport/conn/keyupdate.c)')" ku_nq
 
 # Retry: gtlsserver -V validates every address with Retry; quack serve --retry.
-cell retry q\>n "$(skip_unless_file src/transport/endpoint/retry.c \
-    'client Retry handling not in main yet (src/transport/endpoint/retry.c)')" \
+cell retry q\>n "$(skip_unless_file src/transport/conn/retry.c \
+    'client Retry handling not in main yet (src/transport/conn/retry.c)')" \
     run_qn retry "$R" "-V" "" 127.0.0.1 small.bin mid.bin
 cell retry n\>q "$(skip_unless_opt serve --retry 'quack serve has no --retry yet (needs qk_config.retry)')" \
     run_nq retry "$R" "--retry" "" 127.0.0.1 small.bin mid.bin

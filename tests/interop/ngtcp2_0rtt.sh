@@ -141,7 +141,7 @@ resume_nq() {
         { echo "quack serve did not accept 0-RTT (qlog)"; return 1; }
 }
 
-# quack serve --threads 2 (issue 24): tickets and the anti-replay store are
+# quack serve --threads 2: tickets and the anti-replay store are
 # shared by the workers, so gtlsclient resumes with 0-RTT accepted whichever
 # worker its 4-tuple hashes to; three sessions (three client ports).
 resume_nq_threads() {

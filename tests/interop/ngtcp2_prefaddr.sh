@@ -134,7 +134,7 @@ cell moved q\>n "" moved_qn
 # moving used to be read after its RETIRE_CONNECTION_ID (which came in on
 # the preferred address's socket) and drew a stateless reset that ngtcp2
 # 0.12 accepted (about 1 run in 5); our retired CIDs now stay routed for
-# 3 PTO (src/transport/endpoint/cid.c, docs/robustness.md).
+# 3 PTO (src/transport/conn/cid.c, docs/robustness.md).
 cell moved n\>q "" moved_nq
 cell moved q\>q "" moved_qq
 # The same move to a server with two worker threads: both bind the listen

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# HTTP/3 under small flow-control windows against ngtcp2 0.12, both directions
-# (issue 17 item 1). The receiver's connection window is 1000 B, 64 KiB,
+# HTTP/3 under small flow-control windows against ngtcp2 0.12, both directions.
+# The receiver's connection window is 1000 B, 64 KiB,
 # 1 MiB or 4 MiB and cannot grow (ngtcp2: --max-window / --max-stream-window
 # set to the same value; quack get: --max-data / --max-stream-data are fixed
 # windows), x 1 KiB, 1 MiB and 10 MiB responses; then tiny (100 B) stream

@@ -1,4 +1,4 @@
-/* Issue 20 end to end in the simulator: the capped CC bypass under misuse
+/* End to end in the simulator: the capped CC bypass under misuse
  * (a bulk transfer marked urgent), the dead-path detection while audio
  * drips through the bypass, and urgent frames leading a suspended link's
  * queue (conn_send.c feedback_late). */
@@ -357,7 +357,7 @@ static double excess_ms(FILE *csv, const char *flow)
     return n ? sum / n : 1e9;
 }
 
-/* Issue 20's target with BBR: media-wifi, bypass + bucket, audio and LD
+/* The target with BBR: media-wifi, bypass + bucket, audio and LD
  * video within 1.5 ms of their floor on average. Non-urgent data (HD
  * video) brings bytes in flight only up to BBR's pipe (conn_send.c
  * pipe_limit_bytes), so when the link opens for 10-20 ms from 5 s on, the

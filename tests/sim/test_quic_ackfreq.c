@@ -1,5 +1,5 @@
-/* ACK-frequency extension end to end through the simulator (issue 9 "done
- * when"), asserting on the decoded frames the trace hook (qk_config.trace)
+/* ACK-frequency extension end to end through the simulator,
+ * asserting on the decoded frames the trace hook (qk_config.trace)
  * reports: the ACK frames the receiver actually sent and their ACK Delay
  * fields, ACK_FREQUENCY and IMMEDIATE_ACK frames. The path is 100 Mbit/s,
  * 10 ms each way, a 1-BDP queue (quic_env_link). */

@@ -1,4 +1,4 @@
-/* Flow-control window auto-tuning end to end (issue 10; the full experiments
+/* Flow-control window auto-tuning end to end (the full experiments
  * are bench/flowtune.c and docs/experiments/flow-control.md). Shortened
  * experiment 1: one download over 1 Gbit/s x 60 ms with a 1-BDP queue for
  * 5 s, auto-tuned from 64 KiB; the fixed 256 KiB window of the yamux seed for

@@ -1,5 +1,5 @@
 /* covers: src/sim/flow_rpc.c */
-/* The incast scenario (bench/scenarios/incast.ini, issue 21), shortened: the
+/* The incast scenario (bench/scenarios/incast.ini), shortened: the
  * RPC mode of the quic flow runs back-to-back RPCs whose completion times it
  * reports, DCTCP's CE marks hold the 1 Gbit/s bottleneck's queue near K = 20
  * packets without a drop, and the same run with CUBIC (Not-ECT) fills the

@@ -1,4 +1,4 @@
-/* Window use under random loss (issue 17 item 2): 25 ms each way, 5 %
+/* Window use under random loss: 25 ms each way, 5 %
  * Bernoulli loss each way, no rate limit (as `quack netem --delay 25ms
  * --loss 5%`), one CUBIC download. The sender's bytes in flight, sampled
  * every millisecond of virtual time after slow start, must average at least

@@ -1,4 +1,4 @@
-/* covers: src/transport/path/conn_path.c src/transport/path/path.c */
+/* covers: src/transport/conn/conn_path.c src/transport/path/path.c */
 /* Paths through the simulator (RFC 9000 §8.2, §9): a download survives the
  * client's NAT rebinding mid-transfer (the server validates the new address
  * and never sends it more than 3x what it received from it before that), and
@@ -53,7 +53,7 @@ static void pw_send(void *ctx, qk_simq *q, bool server, const qk_datagram *d, qk
     if (ip_of(&d->peer) != w->new_ip || port_of(&d->peer) != w->new_port) return;
     w->srv_tx_new += d->len;
     qk_conn *s = qk_simq_server_conn(q);
-    if (s && !s->path.validated) {
+    if (s && !s->paths.cur.validated) {
         w->srv_tx_unval += d->len;
         if (w->srv_tx_unval > 3 * w->cli_tx_new) w->violated = true; /* RFC 9000 §9.3 */
     }
@@ -279,7 +279,7 @@ static void test_disable_active_migration(void **st)
     qk_addr na = qk_sim_host_addr(e.sim, e.a, 9999);
     /* RFC 9000 §18.2: refused for good, told apart from "not now" */
     assert_int_equal(qk_conn_migrate(cli, &na, qk_sim_now(e.sim)), QK_ERR_UNSUPPORTED);
-    assert_false(cli->alt_active); /* no probe started: the connection stays */
+    assert_false(cli->paths.alt_active); /* no probe started: the connection stays */
     /* a server never migrates actively */
     assert_int_equal(qk_conn_migrate(qk_simq_server_conn(q), &na, qk_sim_now(e.sim)), QK_ERR_STATE);
     quic_env_free(&e);

@@ -1,4 +1,4 @@
-/* covers: src/transport/path/prefaddr.c src/transport/path/conn_path.c */
+/* covers: src/transport/conn/prefaddr.c src/transport/conn/conn_path.c */
 /* preferred_address through the simulator (RFC 9000 §9.6): the server node
  * also listens at a second host b2 (its preferred address, on a path with a
  * longer delay) and advertises it. The client probes it once the handshake
@@ -161,7 +161,7 @@ static void test_moves_to_preferred(void **st)
          * handshake's (seq 0) was retired */
         assert_int_equal(qk_conn_dcid(cli)->seq, 1);
         for (size_t i = 0; i < QK_CONN_MAX_LOCAL_CIDS; i++)
-            assert_false(srv->lcid[i].active && srv->lcid[i].seq == 0);
+            assert_false(srv->cids.lcid[i].active && srv->cids.lcid[i].seq == 0);
     }
     quic_env_free(&r.e);
 }

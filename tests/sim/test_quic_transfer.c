@@ -1,5 +1,5 @@
 /* 10 MiB downloads and uploads through the simulator over impaired links,
- * byte-exact (issue 5 "done when"): clean, 1/5/20% loss, Gilbert–Elliott
+ * byte-exact: clean, 1/5/20% loss, Gilbert–Elliott
  * bursts, 5% reordering, 2% duplication, 1% corruption, a 3 s blackhole and a
  * 1280-byte MTU. The path is 100 Mbit/s, 10 ms each way, a 1-BDP queue. */
 #include "qk_test.h"

@@ -1,4 +1,4 @@
-/* Deep reordering costs no retransmissions (issue 18 item 2): 100 Mbit/s,
+/* Deep reordering costs no retransmissions: 100 Mbit/s,
  * 50 ms RTT, 1% of the data packets held back 10 ms, i.e. overtaken by
  * ~100 packets, beyond any packet threshold (the learnt one is capped at
  * 64). Before the RACK-style window (recovery.c, RFC 8985 §6.2) every held

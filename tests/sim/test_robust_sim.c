@@ -1,4 +1,4 @@
-/* Endpoint robustness through the simulator (issue 6, part A): a forced
+/* Endpoint robustness through the simulator: a forced
  * Retry, QUIC v2 and Retry under loss still deliver byte-exact transfers; a
  * version the server does not speak ends in one round trip with a clear
  * reason. 1 MiB downloads over 100 Mbit/s, 10 ms each way. */

@@ -1,5 +1,5 @@
 /* Slow (Release build, label "slow"): BBR's loss-tolerance targets of
- * issue 18, 60 s seeded simulations. 100 Mbit/s x 50 ms with 1% random
+ * 60 s seeded simulations. 100 Mbit/s x 50 ms with 1% random
  * loss on the data direction: >= 85 Mbit/s of goodput over the whole run
  * (CUBIC: ~2.7 Mbit/s); 1 Gbit/s x 100 ms with 0.01% loss: >= 900 Mbit/s
  * over the last 20 s. Buffers of 2 BDP (1% case) and 1 BDP (1 Gbit/s). */

@@ -59,8 +59,9 @@ int qk_inject_seal(qk_conn *from, qk_pkt_type type, const uint8_t *frames, size_
     qk_space *sp = &from->sp[space];
     if (!sp->has_tx || sp->discarded) return QK_ERR_STATE;
     uint64_t pn = sp->next_pn;
-    int n = seal_with(&sp->tx, type, from->version, &qk_conn_dcid(from)->cid, &from->lcid[0].cid,
-                      from->key_phase, pn, frames, len, 0, set_bits, out, cap);
+    int n =
+        seal_with(&sp->tx, type, from->version, &qk_conn_dcid(from)->cid, &from->cids.lcid[0].cid,
+                  from->key_phase, pn, frames, len, 0, set_bits, out, cap);
     if (n < 0) return n;
     sp->next_pn++;
     /* Record it as sent so that the peer's ACK of it is legitimate (RFC 9000 §13.1). */

@@ -251,8 +251,8 @@ int qk_pair_deliver_vn(qk_pair *p, const uint32_t *versions, size_t n)
 {
     qk_conn *c = p->cconn;
     static uint8_t vn[256];
-    int len = qk_pkt_encode_vn(vn, sizeof vn, 0x40, c->lcid[0].cid.b, c->lcid[0].cid.len,
-                               c->initial_dcid.b, c->initial_dcid.len, versions, n);
+    int len = qk_pkt_encode_vn(vn, sizeof vn, 0x40, c->cids.lcid[0].cid.b, c->cids.lcid[0].cid.len,
+                               c->cids.initial_dcid.b, c->cids.initial_dcid.len, versions, n);
     if (len <= 0) return QK_ERR_INVALID_ARG;
     qk_datagram d = {.data = vn, .len = (size_t)len, .peer = p->saddr, .local = p->caddr};
     return qk_endpoint_recv(p->client, &d, p->now);

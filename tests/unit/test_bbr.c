@@ -667,7 +667,7 @@ static void test_send_quantum(void **state)
     assert_true(d.cc.send_quantum_bytes >= 2 * MDS);
 }
 
-/* Issue 20 (conn_send.c pipe_limit_bytes): BBR's pipe is unbounded until
+/* BBR's pipe (conn_send.c pipe_limit_bytes) is unbounded until
  * Startup has filled it, then BBR.bw x the least RTT of this round and the
  * last plus the quantization budget. RTT samples inflated by a queue or a
  * suspension do not raise it while the other round has a normal one; a

@@ -1,5 +1,5 @@
 /* QUIC-LB plaintext connection IDs (draft-ietf-quic-load-balancers §5.2;
- * qk_config.cid_encode_server_id, endpoint/cid.c): every CID a server issues
+ * qk_config.cid_encode_server_id, conn/cid.c): every CID a server issues
  * carries its server ID after a first octet holding the length
  * self-description, so qk_cid_server_id finds the worker from a datagram
  * alone; a client's random DCID is not taken for one. */

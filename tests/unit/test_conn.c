@@ -112,7 +112,7 @@ static void test_download_loss(void **state)
     qk_pair_free(&p);
 }
 
-/* Flow-control auto-tuning (issue 10): from a 64 KiB stream window on a
+/* Flow-control auto-tuning: from a 64 KiB stream window on a
  * 20 ms, 200 Mbit/s path, a fixed window caps the download near
  * 64 KiB / 20 ms = 26 Mbit/s; the auto-tuned window must grow (within its cap)
  * and finish at least twice as fast. */

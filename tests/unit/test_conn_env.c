@@ -58,7 +58,7 @@ static void test_handshake_without_endpoint(void **state)
     assert_non_null(cl);
     /* The client registered its CID and drew its CIDs from the stub's RNG. */
     assert_int_equal(cs.n_cids, 1);
-    assert_memory_equal(cs.cids[0].b, cl->lcid[0].cid.b, cl->lcid[0].cid.len);
+    assert_memory_equal(cs.cids[0].b, cl->cids.lcid[0].cid.b, cl->cids.lcid[0].cid.len);
     assert_true(cs.n_random >= 2);
 
     uint8_t buf[1500];
@@ -87,8 +87,8 @@ static void test_handshake_without_endpoint(void **state)
     assert_true(cl->handshake_confirmed); /* deferred out of the ACK loop, then applied */
     /* The handshake timeout is over once the handshake completed: no stale
      * deadline may drive the timer (it would spin at it, 10 s in). */
-    assert_int_equal(cl->handshake_deadline, QK_TIME_INFINITE);
-    assert_int_equal(sv->handshake_deadline, QK_TIME_INFINITE);
+    assert_int_equal(cl->timers.handshake_deadline, QK_TIME_INFINITE);
+    assert_int_equal(sv->timers.handshake_deadline, QK_TIME_INFINITE);
     assert_true(cl->sp[QK_PN_SPACE_HANDSHAKE].discarded);
     /* The server no longer routes by the client's Initial DCID. */
     for (size_t i = 0; i < ss.n_cids; i++)

@@ -82,13 +82,13 @@ static void expect_close(qk_pair *p, bool victim_is_server, uint64_t code, uint6
 {
     qk_conn *v = victim_is_server ? p->sconn : p->cconn;
     assert_non_null(v);
-    if (v->state != QK_CONN_CLOSING || v->close_code != code)
+    if (v->state != QK_CONN_CLOSING || v->close.code != code)
         fprintf(stderr, "victim state %d code 0x%llx ft 0x%llx reason '%s'\n", (int)v->state,
-                (unsigned long long)v->close_code, (unsigned long long)v->close_frame_type,
-                v->close_reason);
+                (unsigned long long)v->close.code, (unsigned long long)v->close.frame_type,
+                v->close.reason);
     assert_int_equal(v->state, QK_CONN_CLOSING);
-    assert_int_equal(v->close_code, code);
-    if (ftype != NO_FT) assert_int_equal(v->close_frame_type, ftype);
+    assert_int_equal(v->close.code, code);
+    if (ftype != NO_FT) assert_int_equal(v->close.frame_type, ftype);
     size_t steps = 0;
     while (!both_closed(p, NULL) && p->now < 1 * QK_NS_PER_S + 60 * QK_NS_PER_S && steps < 10000) {
         if (!qk_pair_step(p)) break;
@@ -387,11 +387,11 @@ static void test_new_cid_flood(void **state)
         int rc = qk_pair_inject(&p, true, QK_PKT_1RTT, f, n, 0);
         if (rc) break;
         size_t active = 0;
-        for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++) active += s->rcid[i].active;
+        for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++) active += s->cids.rcid[i].active;
         assert_true(active <= p.scfg.active_cid_limit);
         if (s->state != QK_CONN_ESTABLISHED) {
             /* RFC 9000 §5.1.2 allows CONNECTION_ID_LIMIT_ERROR when retirements pile up. */
-            assert_int_equal(s->close_code, CONNECTION_ID_LIMIT_ERROR);
+            assert_int_equal(s->close.code, CONNECTION_ID_LIMIT_ERROR);
             break;
         }
         /* Virtual time stands still: the server's packets now go to CIDs the
@@ -404,7 +404,7 @@ static void test_new_cid_flood(void **state)
      * to CIDs the client never issued), so at least QK_CONN_MAX_RETIRING
      * retirements (seq 0..3 at once, then one per frame) are tracked first. */
     assert_true(seq >= 16 + QK_CONN_MAX_RETIRING - 4);
-    assert_true(seq > 2000 || s->close_code == CONNECTION_ID_LIMIT_ERROR);
+    assert_true(seq > 2000 || s->close.code == CONNECTION_ID_LIMIT_ERROR);
     qk_pair_free(&p);
 }
 
@@ -435,8 +435,8 @@ static void test_crypto_garbage_1rtt(void **state)
     assert_int_equal(qk_pair_inject(&p, true, QK_PKT_1RTT, f, sizeof f, 0), 0);
     if (getenv("QK_DEBUG_CRYPTO"))
         fprintf(stderr, "state %d code 0x%llx reason '%s'\n", (int)p.sconn->state,
-                (unsigned long long)p.sconn->close_code, p.sconn->close_reason);
-    uint64_t code = p.sconn->close_code;
+                (unsigned long long)p.sconn->close.code, p.sconn->close.reason);
+    uint64_t code = p.sconn->close.code;
     assert_true((code >= 0x100 && code <= 0x1ff) || code == PROTOCOL_VIOLATION);
     expect_close(&p, true, code, 0x06);
     qk_pair_free(&p);
@@ -489,11 +489,11 @@ static void test_stream_gap_bomb(void **state)
     }
     if (getenv("QK_DEBUG_GAPS"))
         fprintf(stderr, "gaps: %u islands, state %d code 0x%llx '%s'\n", i, (int)s->state,
-                (unsigned long long)s->close_code, s->close_reason);
+                (unsigned long long)s->close.code, s->close.reason);
     /* RFC 9000 §21.9 leaves the response to the implementation: we close once
      * the gap bound (QK_RECVBUF_DEFAULT_MAX_RANGES) is hit, with INTERNAL_ERROR. */
     assert_int_equal(s->state, QK_CONN_CLOSING);
-    assert_int_equal(s->close_code, 0x1);
+    assert_int_equal(s->close.code, 0x1);
     assert_true(i >= QK_RECVBUF_DEFAULT_MAX_RANGES && i <= QK_RECVBUF_DEFAULT_MAX_RANGES + 40);
     qk_pair_free(&p);
 }

@@ -18,7 +18,7 @@ static qk_conn *conns(size_t n)
 {
     qk_conn *c = calloc(n, sizeof *c);
     assert_non_null(c);
-    for (size_t i = 0; i < n; i++) c[i].ep_heap_idx = SIZE_MAX;
+    for (size_t i = 0; i < n; i++) c[i].ep.heap_idx = SIZE_MAX;
     return c;
 }
 
@@ -34,22 +34,22 @@ static void test_heap_order_and_updates(void **state)
         assert_int_equal(qk_ep_timer_set(&s, &c[i], 1 + x % 1000000), 0);
     }
     /* Move some earlier, some later, remove some, some to infinity. */
-    for (size_t i = 0; i < N; i += 3) qk_ep_timer_set(&s, &c[i], c[i].ep_heap_t / 2 + 1);
-    for (size_t i = 1; i < N; i += 7) qk_ep_timer_set(&s, &c[i], c[i].ep_heap_t + 500000);
+    for (size_t i = 0; i < N; i += 3) qk_ep_timer_set(&s, &c[i], c[i].ep.heap_t / 2 + 1);
+    for (size_t i = 1; i < N; i += 7) qk_ep_timer_set(&s, &c[i], c[i].ep.heap_t + 500000);
     for (size_t i = 2; i < N; i += 11) qk_ep_timer_remove(&s, &c[i]);
     for (size_t i = 4; i < N; i += 13) qk_ep_timer_set(&s, &c[i], QK_TIME_INFINITE);
     qk_ep_timer_remove(&s, &c[2]); /* twice: a no-op */
     size_t expect = 0;
-    for (size_t i = 0; i < N; i++) expect += c[i].ep_heap_idx != SIZE_MAX;
+    for (size_t i = 0; i < N; i++) expect += c[i].ep.heap_idx != SIZE_MAX;
     assert_int_equal(s.heap_len, expect);
     qk_time last = 0;
     size_t popped = 0;
     qk_conn *t;
     while ((t = qk_ep_timer_top(&s))) {
-        assert_true(t->ep_heap_t >= last);
-        last = t->ep_heap_t;
+        assert_true(t->ep.heap_t >= last);
+        last = t->ep.heap_t;
         qk_ep_timer_remove(&s, t);
-        assert_int_equal(t->ep_heap_idx, SIZE_MAX);
+        assert_int_equal(t->ep.heap_idx, SIZE_MAX);
         popped++;
     }
     assert_int_equal(popped, expect);
@@ -73,7 +73,7 @@ static void test_ready_list(void **state)
     assert_ptr_equal(s.ready_tail, &c[0]);
     qk_ep_ready_remove(&s, &c[2]); /* 1 0 */
     qk_ep_ready_remove(&s, &c[3]); /* not on it */
-    assert_ptr_equal(s.ready_head->ep_rnext, &c[0]);
+    assert_ptr_equal(s.ready_head->ep.rnext, &c[0]);
     assert_int_equal(s.ready_len, 2);
     qk_ep_ready_remove(&s, &c[1]);
     qk_ep_ready_remove(&s, &c[0]);
@@ -94,10 +94,10 @@ static void test_reset_tokens(void **state)
         memset(tok[i], 0, sizeof tok[i]);
         memcpy(tok[i], &i, sizeof i);
         c[i].state = QK_CONN_ESTABLISHED;
-        c[i].rcid_cur = 0;
-        c[i].rcid[0].active = true;
-        c[i].rcid[0].has_token = true;
-        memcpy(c[i].rcid[0].reset_token, tok[i], QK_RESET_TOKEN_LEN);
+        c[i].cids.rcid_cur = 0;
+        c[i].cids.rcid[0].active = true;
+        c[i].cids.rcid[0].has_token = true;
+        memcpy(c[i].cids.rcid[0].reset_token, tok[i], QK_RESET_TOKEN_LEN);
         assert_int_equal(qk_ep_rt_add(&s, tok[i], &c[i]), 0);
     }
     /* RFC 9000 §10.3.1: short header, >= 21 bytes, token in the last 16. */
@@ -111,16 +111,16 @@ static void test_reset_tokens(void **state)
     d[0] = 0x40;
     assert_null(qk_ep_rt_match(&s, d + sizeof d - 20, 20)); /* too short */
     /* The index holds a token the connection no longer has: its check decides. */
-    c[321].rcid[0].has_token = false;
+    c[321].cids.rcid[0].has_token = false;
     assert_null(qk_ep_rt_match(&s, d, sizeof d));
-    c[321].rcid[0].has_token = true;
+    c[321].cids.rcid[0].has_token = true;
     c[321].state = QK_CONN_DRAINING;
     assert_null(qk_ep_rt_match(&s, d, sizeof d));
     c[321].state = QK_CONN_ESTABLISHED;
     qk_ep_rt_remove(&s, tok[321], &c[321]);
     assert_null(qk_ep_rt_match(&s, d, sizeof d));
     /* A second connection claiming the same token is found too. */
-    memcpy(c[7].rcid[0].reset_token, tok[321], QK_RESET_TOKEN_LEN);
+    memcpy(c[7].cids.rcid[0].reset_token, tok[321], QK_RESET_TOKEN_LEN);
     assert_int_equal(qk_ep_rt_add(&s, tok[321], &c[7]), 0);
     assert_ptr_equal(qk_ep_rt_match(&s, d, sizeof d), &c[7]);
     for (size_t i = 0; i < N; i++) qk_ep_rt_remove(&s, tok[i], &c[i]);

@@ -1,4 +1,4 @@
-/* Lost-feedback detection timing (src/transport/path/feedback.c, issue 20). */
+/* Lost-feedback detection timing (src/transport/path/feedback.c). */
 #include "qk_test.h"
 #include "transport/path/feedback.h"
 

@@ -390,7 +390,7 @@ static void test_response_unfinished(void **state)
     assert_int_equal(w.done_incomplete, 1);
 }
 
-/* Issue 17: every response larger than the client's fixed 1000-byte
+/* Every response larger than the client's fixed 1000-byte
  * connection and stream windows (no auto-tuning), four at once; the control
  * stream shares that credit with the bodies. (quack's decoder allows no
  * QPACK dynamic table, so the encoder stream stays empty here;
@@ -416,7 +416,7 @@ static void test_tiny_client_windows(void **state)
     world_free(&w);
 }
 
-/* Issue 24, the pull model: bodies produced on demand, never more per read
+/* The pull model: bodies produced on demand, never more per read
  * than the stream takes (the server buffers the client's credit plus a 16 KiB
  * lookahead), in order, released once done; with tiny client windows too. */
 static void run_pull(bool tiny)

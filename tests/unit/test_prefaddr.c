@@ -1,4 +1,4 @@
-/* covers: src/transport/path/prefaddr.c */
+/* covers: src/transport/conn/prefaddr.c */
 /* preferred_address (RFC 9000 §9.6, §18.2) at connection level: what the
  * server advertises (a connection ID of sequence number 1 registered with
  * its reset token; nothing with zero-length CIDs), what the client takes
@@ -110,14 +110,14 @@ static void test_server_advertises(void **st)
     assert_int_equal(pa->ipv6[15], 0x09);
     assert_int_equal(pa->ipv6_port, 4445);
     assert_int_equal(pa->cid.len, cfg.cid_bytes);
-    assert_true(c->lcid[1].active);
-    assert_int_equal(c->lcid[1].seq, 1);
-    assert_int_equal(c->lcid_next_seq, 2);
-    assert_false(c->lcid[1].send_pending); /* it travels in the parameter */
-    assert_memory_equal(pa->cid.id, c->lcid[1].cid.b, pa->cid.len);
-    assert_false(!memcmp(pa->cid.id, c->lcid[0].cid.b, pa->cid.len)); /* a new one */
+    assert_true(c->cids.lcid[1].active);
+    assert_int_equal(c->cids.lcid[1].seq, 1);
+    assert_int_equal(c->cids.lcid_next_seq, 2);
+    assert_false(c->cids.lcid[1].send_pending); /* it travels in the parameter */
+    assert_memory_equal(pa->cid.id, c->cids.lcid[1].cid.b, pa->cid.len);
+    assert_false(!memcmp(pa->cid.id, c->cids.lcid[0].cid.b, pa->cid.len)); /* a new one */
     uint8_t tok[QK_RESET_TOKEN_LEN];
-    qk_stub_reset_token(NULL, &c->lcid[1].cid, tok);
+    qk_stub_reset_token(NULL, &c->cids.lcid[1].cid, tok);
     assert_memory_equal(pa->reset_token, tok, QK_RESET_TOKEN_LEN);
     /* registered: own CID, the client's Initial DCID, the preferred one */
     assert_int_equal(s.n_cids, 3);
@@ -147,14 +147,14 @@ static void test_server_zero_length_cid(void **st)
     qk_stub_env s;
     qk_conn *c = server_conn(&s, &cfg);
     assert_false(c->local_tp.present & QK_TPB_PREFERRED_ADDRESS);
-    assert_false(c->lcid[1].active);
+    assert_false(c->cids.lcid[1].active);
     qk_conn_del(c);
 
     base_config(&cfg, true);
     c = server_conn(&s, &cfg);
     assert_false(c->local_tp.present & QK_TPB_PREFERRED_ADDRESS);
-    assert_false(c->lcid[1].active);
-    assert_int_equal(c->lcid_next_seq, 1);
+    assert_false(c->cids.lcid[1].active);
+    assert_int_equal(c->cids.lcid_next_seq, 1);
     qk_conn_del(c);
 }
 
@@ -167,8 +167,9 @@ static qk_conn *client_conn(qk_stub_env *s, const qk_config *cfg, const qk_addr 
     qk_conn *c =
         qk_conn_new(&env, cfg, false, &none, peer, NULL, NULL, "quack.test", QK_NS_PER_S, &err);
     assert_non_null(c);
-    c->peer_scid = (qk_cid){.len = 8, .b = {0x5e, 1, 2, 3, 4, 5, 6, 7}}; /* the server's SCID */
-    c->rcid[0].cid = c->peer_scid;
+    c->cids.peer_scid =
+        (qk_cid){.len = 8, .b = {0x5e, 1, 2, 3, 4, 5, 6, 7}}; /* the server's SCID */
+    c->cids.rcid[0].cid = c->cids.peer_scid;
     qk_tparams_init(&c->peer_tp);
     return c;
 }
@@ -217,29 +218,29 @@ static void test_client_takes_cid_and_address(void **st)
     assert_int_equal(qk_conn_prefaddr_on_tparams(c), 0);
     size_t seq1 = QK_CONN_MAX_REMOTE_CIDS;
     for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++)
-        if (c->rcid[i].active && c->rcid[i].seq == 1) seq1 = i;
+        if (c->cids.rcid[i].active && c->cids.rcid[i].seq == 1) seq1 = i;
     assert_true(seq1 < QK_CONN_MAX_REMOTE_CIDS);
-    assert_int_equal(c->rcid[seq1].cid.len, 8);
-    assert_int_equal(c->rcid[seq1].cid.b[0], 0xc1);
-    assert_int_equal(c->rcid_cur, 0); /* still on the handshake's CID */
+    assert_int_equal(c->cids.rcid[seq1].cid.len, 8);
+    assert_int_equal(c->cids.rcid[seq1].cid.b[0], 0xc1);
+    assert_int_equal(c->cids.rcid_cur, 0); /* still on the handshake's CID */
     assert_int_equal(s.n_tokens, 1);
     assert_int_equal(s.tokens[0][0], 0x77);
-    assert_true(c->prefaddr_pending);
+    assert_true(c->pref.pending);
     qk_addr want = v4("192.0.2.7", 8443);
-    assert_true(qk_addr_equal(&c->prefaddr, &want));
+    assert_true(qk_addr_equal(&c->pref.addr, &want));
     qk_conn_stats stats;
     qk_conn_stats_get(c, &stats);
     assert_int_equal(stats.preferred_address, QK_PREFADDR_OFFERED);
     /* not probed before the handshake is confirmed (§9.6.1) */
     qk_conn_prefaddr_maybe_probe(c, 2 * QK_NS_PER_S);
-    assert_false(c->alt_active);
+    assert_false(c->paths.alt_active);
     c->handshake_confirmed = true;
     qk_conn_prefaddr_maybe_probe(c, 2 * QK_NS_PER_S);
-    assert_true(c->alt_active);
-    assert_true(c->alt.challenge_due);
-    assert_true(qk_addr_equal(&c->alt.peer, &want));
-    assert_int_equal(c->alt.dcid_idx, seq1); /* §9.5: its own CID on the new path */
-    assert_false(c->prefaddr_pending);
+    assert_true(c->paths.alt_active);
+    assert_true(c->paths.alt.challenge_due);
+    assert_true(qk_addr_equal(&c->paths.alt.peer, &want));
+    assert_int_equal(c->paths.alt.dcid_idx, seq1); /* §9.5: its own CID on the new path */
+    assert_false(c->pref.pending);
     qk_conn_stats_get(c, &stats);
     assert_int_equal(stats.preferred_address, QK_PREFADDR_PROBING);
     qk_conn_del(c);
@@ -258,14 +259,14 @@ static void test_client_family(void **st)
     qk_addr peer = v6("2001:db8::1", 443);
     qk_conn *c = client_offered(&s, &cfg, &peer, true, true, 8);
     assert_int_equal(qk_conn_prefaddr_on_tparams(c), 0);
-    assert_true(c->prefaddr_pending);
+    assert_true(c->pref.pending);
     qk_addr want = v6("2001::7", 9443);
-    assert_true(qk_addr_equal(&c->prefaddr, &want));
+    assert_true(qk_addr_equal(&c->pref.addr, &want));
     qk_conn_del(c);
     /* IPv6 peer, only IPv4 given: the CID is taken, the address is not used */
     c = client_offered(&s, &cfg, &peer, true, false, 8);
     assert_int_equal(qk_conn_prefaddr_on_tparams(c), 0);
-    assert_false(c->prefaddr_pending);
+    assert_false(c->pref.pending);
     assert_int_equal(s.n_tokens, 1);
     qk_conn_stats stats;
     qk_conn_stats_get(c, &stats);
@@ -275,15 +276,15 @@ static void test_client_family(void **st)
     peer = v4("192.0.2.1", 443);
     c = client_offered(&s, &cfg, &peer, false, true, 8);
     assert_int_equal(qk_conn_prefaddr_on_tparams(c), 0);
-    assert_false(c->prefaddr_pending);
+    assert_false(c->pref.pending);
     qk_conn_del(c);
     /* v4-mapped peer (a dual-stack socket): the IPv4 one, mapped */
     peer = v6("::ffff:192.0.2.1", 443);
     c = client_offered(&s, &cfg, &peer, true, true, 8);
     assert_int_equal(qk_conn_prefaddr_on_tparams(c), 0);
     want = v6("::ffff:192.0.2.7", 8443);
-    assert_true(c->prefaddr_pending);
-    assert_true(qk_addr_equal(&c->prefaddr, &want));
+    assert_true(c->pref.pending);
+    assert_true(qk_addr_equal(&c->pref.addr, &want));
     qk_conn_del(c);
 }
 
@@ -298,11 +299,11 @@ static void test_client_disabled(void **st)
     qk_addr peer = v4("192.0.2.1", 443);
     qk_conn *c = client_offered(&s, &cfg, &peer, true, false, 8);
     assert_int_equal(qk_conn_prefaddr_on_tparams(c), 0);
-    assert_false(c->prefaddr_pending);
+    assert_false(c->pref.pending);
     assert_int_equal(s.n_tokens, 1);
     c->handshake_confirmed = true;
     qk_conn_prefaddr_maybe_probe(c, 2 * QK_NS_PER_S);
-    assert_false(c->alt_active);
+    assert_false(c->paths.alt_active);
     qk_conn_del(c);
 }
 
@@ -317,11 +318,11 @@ static void test_client_malformed(void **st)
     qk_addr peer = v4("192.0.2.1", 443);
     qk_conn *c = client_offered(&s, &cfg, &peer, true, false, 0);
     assert_int_equal(qk_conn_prefaddr_on_tparams(c), QK_ERR_TRANSPORT_PARAMETER);
-    assert_false(c->prefaddr_pending);
+    assert_false(c->pref.pending);
     qk_conn_del(c);
     c = client_conn(&s, &cfg, &peer);
-    c->peer_scid.len = 0;
-    c->rcid[0].cid.len = 0;
+    c->cids.peer_scid.len = 0;
+    c->cids.rcid[0].cid.len = 0;
     set_pref(&c->peer_tp, true, false, 8);
     assert_int_equal(qk_conn_prefaddr_on_tparams(c), QK_ERR_TRANSPORT_PARAMETER);
     qk_conn_del(c);

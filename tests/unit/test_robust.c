@@ -1,4 +1,4 @@
-/* covers: src/transport/endpoint/cid.c src/transport/endpoint/retry.c
+/* covers: src/transport/conn/cid.c src/transport/conn/retry.c
  * src/transport/endpoint/stateless.c src/transport/path/path.c */
 /* Endpoint robustness through an in-memory client/server pair: Retry and
  * address tokens (RFC 9000 §8.1), NEW_TOKEN, Version Negotiation (§6),
@@ -146,13 +146,13 @@ static void test_retry_forced(void **state)
     assert_int_equal(w.retries, 1);
     qk_conn *c = p.cconn, *s = p.sconn;
     /* RFC 9000 §7.3: the server names the client's first DCID and the Retry SCID. */
-    assert_true(s->retried);
+    assert_true(s->restart.retried);
     assert_true(s->local_tp.present & QK_TPB_RETRY_SCID);
     assert_int_equal(s->local_tp.retry_scid.len, w.retry_dcid_len);
     assert_memory_equal(s->local_tp.retry_scid.id, w.retry_dcid, w.retry_dcid_len);
-    assert_int_equal(s->local_tp.original_dcid.len, c->odcid.len);
-    assert_memory_equal(s->local_tp.original_dcid.id, c->odcid.b, c->odcid.len);
-    assert_true(c->retried);
+    assert_int_equal(s->local_tp.original_dcid.len, c->cids.odcid.len);
+    assert_memory_equal(s->local_tp.original_dcid.id, c->cids.odcid.b, c->cids.odcid.len);
+    assert_true(c->restart.retried);
     assert_true(s->address_validated); /* the token proved the address */
     qk_endpoint_stats st = server_stats(&p);
     assert_int_equal(st.retry_sent, 1);
@@ -261,14 +261,14 @@ static void test_new_token_skips_retry(void **state)
     /* Second connection to the same server: the NEW_TOKEN token validates it. */
     p.sconn = NULL;
     assert_int_equal(qk_connect(p.client, &p.caddr, &p.saddr, "quack.test", p.now, &p.cconn), 0);
-    assert_true(p.cconn->token_len > 0);
+    assert_true(p.cconn->restart.token_len > 0);
     uint8_t tok2[QK_CONN_TOKEN_MAX];
-    size_t len2 = p.cconn->token_len;
-    memcpy(tok2, p.cconn->token, len2);
+    size_t len2 = p.cconn->restart.token_len;
+    memcpy(tok2, p.cconn->restart.token, len2);
     qk_pair_flush(&p);
     assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 5 * QK_NS_PER_S));
     assert_int_equal(w.retries, 1); /* no second Retry */
-    assert_false(p.sconn->retried);
+    assert_false(p.sconn->restart.retried);
     assert_true(p.sconn->address_validated);
     qk_endpoint_stats st = server_stats(&p);
     assert_int_equal(st.retry_sent, 1);
@@ -278,11 +278,11 @@ static void test_new_token_skips_retry(void **state)
     assert_true(qk_pair_run_until(&p, got_new_token, NULL, p.now + 5 * QK_NS_PER_S));
     qk_conn *third;
     assert_int_equal(qk_connect(p.client, &p.caddr, &p.saddr, "quack.test", p.now, &third), 0);
-    assert_true(third->token_len > 0);
-    assert_false(third->token_len == len2 && !memcmp(third->token, tok2, len2));
+    assert_true(third->restart.token_len > 0);
+    assert_false(third->restart.token_len == len2 && !memcmp(third->restart.token, tok2, len2));
     qk_conn *fourth;
     assert_int_equal(qk_connect(p.client, &p.caddr, &p.saddr, "quack.test", p.now, &fourth), 0);
-    assert_int_equal(fourth->token_len, 0);
+    assert_int_equal(fourth->restart.token_len, 0);
     qk_pair_free(&p);
 }
 
@@ -471,7 +471,7 @@ static void test_config_errors(void **state)
 static size_t active_rcids(const qk_conn *c)
 {
     size_t n = 0;
-    for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++) n += c->rcid[i].active;
+    for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++) n += c->cids.rcid[i].active;
     return n;
 }
 
@@ -479,7 +479,7 @@ static bool client_has_seq(qk_pair *p, void *ctx)
 {
     uint64_t seq = *(uint64_t *)ctx;
     for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++)
-        if (p->cconn->rcid[i].active && p->cconn->rcid[i].seq == seq) return p->nq == 0;
+        if (p->cconn->cids.rcid[i].active && p->cconn->cids.rcid[i].seq == seq) return p->nq == 0;
     return false;
 }
 
@@ -498,7 +498,7 @@ static void test_cids_issued_and_replaced(void **state)
     qk_conn *c = p.cconn, *s = p.sconn;
     assert_int_equal(active_rcids(c), 5);
     for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++) {
-        const qk_remote_cid *r = &c->rcid[i];
+        const qk_remote_cid *r = &c->cids.rcid[i];
         if (!r->active) continue;
         assert_int_equal(r->cid.len, 12);
         /* RFC 9000 §10.3.2: token = HMAC-SHA256(static key, CID)[0..16). */
@@ -510,18 +510,18 @@ static void test_cids_issued_and_replaced(void **state)
     /* The client retires seq 1 (as a migration would): the server issues
      * seq 5 in its place. */
     for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++)
-        if (c->rcid[i].active && c->rcid[i].seq == 1) {
-            assert_int_not_equal(i, c->rcid_cur);
-            c->rcid[i].active = false;
+        if (c->cids.rcid[i].active && c->cids.rcid[i].seq == 1) {
+            assert_int_not_equal(i, c->cids.rcid_cur);
+            c->cids.rcid[i].active = false;
         }
-    c->retiring[c->n_retiring++] = (qk_retiring_cid){.seq = 1};
+    c->cids.retiring[c->cids.n_retiring++] = (qk_retiring_cid){.seq = 1};
     qk_conn_env_wake(c); /* poked from outside the API: tell the endpoint */
     qk_pair_flush(&p);
-    for (int i = 0; i < 100 && c->n_retiring; i++) qk_pair_step(&p);
+    for (int i = 0; i < 100 && c->cids.n_retiring; i++) qk_pair_step(&p);
     size_t sactive = 0;
     for (size_t i = 0; i < QK_CONN_MAX_LOCAL_CIDS; i++) {
-        sactive += s->lcid[i].active;
-        assert_false(s->lcid[i].active && s->lcid[i].seq == 1);
+        sactive += s->cids.lcid[i].active;
+        assert_false(s->cids.lcid[i].active && s->cids.lcid[i].seq == 1);
     }
     assert_int_equal(sactive, 5);
     want = 5;
@@ -540,12 +540,12 @@ static void test_retire_prior_to(void **state)
     assert_true(qk_pair_run_until(&p, client_has_seq, &want, p.now + 2 * QK_NS_PER_S));
     qk_conn *c = p.cconn, *s = p.sconn;
     /* The server owns one more CID, seq 10 (as if it had issued 4..10). */
-    qk_local_cid *l = &s->lcid[QK_CONN_MAX_LOCAL_CIDS - 1];
+    qk_local_cid *l = &s->cids.lcid[QK_CONN_MAX_LOCAL_CIDS - 1];
     assert_false(l->active);
     *l = (qk_local_cid){.cid = {.len = 8, .b = {0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0xa7, 0xa8}},
                         .seq = 10,
                         .active = true};
-    s->lcid_next_seq = 11;
+    s->cids.lcid_next_seq = 11;
     assert_int_equal(qk_endpoint_add_cid(p.server, &l->cid, s), 0);
     /* NEW_CONNECTION_ID seq 10, retire_prior_to 9: seqs 0..3 retire (RFC 9000 §5.1.2). */
     const char *hex = "18 0a 09 08 a1a2a3a4a5a6a7a8 000102030405060708090a0b0c0d0e0f";
@@ -555,10 +555,10 @@ static void test_retire_prior_to(void **state)
     assert_int_equal(c->state, QK_CONN_ESTABLISHED);
     assert_int_equal(active_rcids(c), 1);
     assert_int_equal(qk_conn_dcid(c)->seq, 10);
-    assert_int_equal(c->n_retiring, 4);
+    assert_int_equal(c->cids.n_retiring, 4);
     /* The RETIRE_CONNECTION_IDs are acknowledged, then forgotten. */
-    for (int i = 0; i < 100 && c->n_retiring; i++) qk_pair_step(&p);
-    assert_int_equal(c->n_retiring, 0);
+    for (int i = 0; i < 100 && c->cids.n_retiring; i++) qk_pair_step(&p);
+    assert_int_equal(c->cids.n_retiring, 0);
     /* The server replaced the four retired CIDs (seq 11..13 fill the limit of 4). */
     want = 13;
     assert_true(qk_pair_run_until(&p, client_has_seq, &want, p.now + 2 * QK_NS_PER_S));
@@ -591,20 +591,20 @@ static void test_late_packet_for_retired_cid(void **state)
     int n = qk_inject_seal(c, QK_PKT_1RTT, ping, sizeof ping, 0, p.now, late, sizeof late);
     assert_true(n > 0);
     /* The client moves to another CID and retires the old one (RFC 9000 §5.1.2). */
-    size_t old = c->rcid_cur;
-    uint64_t old_seq = c->rcid[old].seq;
-    qk_cid old_cid = c->rcid[old].cid; /* its slot is reused by the replacement */
+    size_t old = c->cids.rcid_cur;
+    uint64_t old_seq = c->cids.rcid[old].seq;
+    qk_cid old_cid = c->cids.rcid[old].cid; /* its slot is reused by the replacement */
     for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++)
-        if (i != old && c->rcid[i].active) c->rcid_cur = i;
-    assert_int_not_equal(c->rcid_cur, old);
-    c->rcid[old].active = false;
-    c->retiring[c->n_retiring++] = (qk_retiring_cid){.seq = old_seq};
+        if (i != old && c->cids.rcid[i].active) c->cids.rcid_cur = i;
+    assert_int_not_equal(c->cids.rcid_cur, old);
+    c->cids.rcid[old].active = false;
+    c->cids.retiring[c->cids.n_retiring++] = (qk_retiring_cid){.seq = old_seq};
     qk_conn_env_wake(c); /* poked from outside the API: tell the endpoint */
     qk_pair_flush(&p);
-    for (int i = 0; i < 100 && c->n_retiring; i++) qk_pair_step(&p);
-    assert_int_equal(c->n_retiring, 0); /* the server processed and acknowledged it */
+    for (int i = 0; i < 100 && c->cids.n_retiring; i++) qk_pair_step(&p);
+    assert_int_equal(c->cids.n_retiring, 0); /* the server processed and acknowledged it */
     for (size_t i = 0; i < QK_CONN_MAX_LOCAL_CIDS; i++)
-        assert_false(s->lcid[i].active && s->lcid[i].seq == old_seq);
+        assert_false(s->cids.lcid[i].active && s->cids.lcid[i].seq == old_seq);
     /* Now the late packet arrives: processed by the connection, no reset. */
     uint64_t rx_before = s->stats.pkts_received;
     qk_datagram d = {.data = late, .len = (size_t)n, .peer = p.caddr, .local = p.saddr};
@@ -618,11 +618,11 @@ static void test_late_packet_for_retired_cid(void **state)
     assert_int_equal(c->state, QK_CONN_ESTABLISHED);
     /* 3 PTO later (a timer, well before any idle timeout) the retired CID is
      * forgotten. */
-    assert_int_equal(s->n_linger, 1);
+    assert_int_equal(s->cids.n_linger, 1);
     qk_time t_late = p.now, pto3 = 3 * qk_conn_pto_ns(s);
-    while (s->n_linger && qk_pair_step(&p)) {
+    while (s->cids.n_linger && qk_pair_step(&p)) {
     }
-    assert_int_equal(s->n_linger, 0);
+    assert_int_equal(s->cids.n_linger, 0);
     assert_true(p.now - t_late <= pto3);
     assert_int_equal(s->state, QK_CONN_ESTABLISHED);
     /* A packet from the client (its CID rewritten to the retired one: it no
@@ -778,7 +778,7 @@ static void test_reset_to_known_cid(void **state)
     uint8_t dg[60];
     memset(dg, 0x33, sizeof dg);
     dg[0] = 0x47;
-    memcpy(dg + 1, c->lcid[0].cid.b, c->lcid[0].cid.len);
+    memcpy(dg + 1, c->cids.lcid[0].cid.b, c->cids.lcid[0].cid.len);
     /* Not a reset: a wrong token does nothing. */
     qk_datagram d = {.data = dg, .len = sizeof dg, .peer = p.saddr, .local = p.caddr};
     qk_endpoint_recv(p.client, &d, p.now);
@@ -786,7 +786,7 @@ static void test_reset_to_known_cid(void **state)
     memset(dg + 9, 0x33, sizeof dg - 9);
     memcpy(dg + sizeof dg - 16, qk_conn_dcid(c)->reset_token, 16);
     dg[0] = 0x47;
-    memcpy(dg + 1, c->lcid[0].cid.b, c->lcid[0].cid.len);
+    memcpy(dg + 1, c->cids.lcid[0].cid.b, c->cids.lcid[0].cid.len);
     qk_endpoint_recv(p.client, &d, p.now);
     assert_int_equal(c->state, QK_CONN_DRAINING);
     assert_true(qk_pair_run_until(&p, qk_pair_client_gone, NULL, p.now + 5 * QK_NS_PER_S));

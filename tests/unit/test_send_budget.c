@@ -1,4 +1,4 @@
-/* Send-side memory bounds (issue 24, "pull, don't copy"; conn_flow.c):
+/* Send-side memory bounds ("pull, don't copy"; conn_flow.c):
  * with send_credit_lookahead_bytes a stream takes no more than the peer's
  * flow-control credit plus the lookahead, max_conn_send_buffer_bytes and
  * send_budget_bytes cap what is held, qk_stream_send_room says how much a

@@ -1,4 +1,4 @@
-/* covers: src/sim/link.c src/sim/parse.c */
+/* covers: src/sim/link.c src/sim/pool.c src/sim/parse.c */
 /* Simulator link model: checked against arithmetic (serialization, queueing, loss). */
 #include "qk_test.h"
 #include "sim/sim_int.h"

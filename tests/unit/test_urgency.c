@@ -1,5 +1,5 @@
 /* Urgency (RFC 9218) of DATAGRAMs and streams in the send path, and the
- * rate-limited congestion-control bypass (issue 20), on a real connection
+ * rate-limited congestion-control bypass, on a real connection
  * pair (tests/support/qk_pair). */
 #include "qk_pair.h"
 #include "qk_test.h"

@@ -51,7 +51,7 @@ static bool watch_filter(void *ctx, bool to_server, uint64_t idx, uint8_t *d, si
 static bool restarted(qk_pair *p, void *ctx)
 {
     (void)ctx;
-    return p->cconn->vn_restarted;
+    return p->cconn->restart.vn_restarted;
 }
 
 static bool server_readable(qk_pair *p, void *ctx)
@@ -65,7 +65,7 @@ static bool server_readable(qk_pair *p, void *ctx)
 static bool got_server_packet(qk_pair *p, void *ctx)
 {
     (void)ctx;
-    return p->cconn->got_packet;
+    return p->cconn->restart.got_packet;
 }
 
 /* Offer an unknown version, get a VN from the quack server (v1, v2, a greased
@@ -91,7 +91,7 @@ static void test_offer_unknown_then_v1(void **state)
     assert_memory_not_equal(w.dcid[0], w.dcid[1], 8);
     assert_int_equal(p.cconn->version, QK_VERSION_1);
     assert_int_equal(p.sconn->version, QK_VERSION_1);
-    assert_true(p.cconn->vn_restarted);
+    assert_true(p.cconn->restart.vn_restarted);
     /* One extra round trip (20 ms here), not a timeout. */
     assert_true(p.now - t0 < 100 * QK_NS_PER_MS);
 
@@ -168,7 +168,7 @@ static void test_vn_after_packet_ignored(void **state)
     assert_int_equal(p.cconn->version, QK_VERSION_2);
     uint32_t v1_only[1] = {QK_VERSION_1};
     assert_int_equal(qk_pair_deliver_vn(&p, v1_only, 1), 0);
-    assert_false(p.cconn->vn_restarted);
+    assert_false(p.cconn->restart.vn_restarted);
     assert_int_equal(p.cconn->version, QK_VERSION_2);
     assert_true(qk_pair_run_until(&p, qk_pair_confirmed, NULL, p.now + 5 * QK_NS_PER_S));
     assert_int_equal(p.sconn->version, QK_VERSION_2);
@@ -210,7 +210,7 @@ static void test_vn_without_our_version_fails(void **state)
     assert_int_equal(qk_pair_start(&p), 0);
     uint32_t with_offer[2] = {QK_VERSION_1, UNKNOWN_VERSION};
     assert_int_equal(qk_pair_deliver_vn(&p, with_offer, 2), 0);
-    assert_false(p.cconn->vn_restarted);
+    assert_false(p.cconn->restart.vn_restarted);
     assert_int_equal(p.cconn->state, QK_CONN_HANDSHAKE);
     uint32_t v2_only[2] = {0x7a7a7a7a, QK_VERSION_2};
     assert_int_equal(qk_pair_deliver_vn(&p, v2_only, 2), 0);

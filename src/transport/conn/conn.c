@@ -1,7 +1,9 @@
-/* Connection lifecycle, TLS glue, timers and the stream/datagram API. */
+/* Connection lifecycle and TLS glue: construction and teardown, the
+ * handshake driven through TLS, the recovery sink (what an acknowledged or
+ * lost packet means to the connection), closing. The public stream and
+ * DATAGRAM API is conn_api.c, the timers timers.c. */
 #include "transport/conn/conn.h"
 
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,8 +75,8 @@ static void fill_local_tparams(qk_conn *c)
     tp->ack_delay_exponent = cfg->ack_delay_exponent;
     tp->max_ack_delay_ms = cfg->max_ack_delay_ns / QK_NS_PER_MS;
     tp->active_connection_id_limit = cfg->active_cid_limit;
-    tp->initial_scid.len = c->lcid[0].cid.len;
-    memcpy(tp->initial_scid.id, c->lcid[0].cid.b, c->lcid[0].cid.len);
+    tp->initial_scid.len = c->cids.lcid[0].cid.len;
+    memcpy(tp->initial_scid.id, c->cids.lcid[0].cid.b, c->cids.lcid[0].cid.len);
     if (cfg->min_ack_delay_ns) {
         /* ack-frequency-12 §3: we accept ACK_FREQUENCY / IMMEDIATE_ACK. */
         tp->present |= QK_TPB_MIN_ACK_DELAY;
@@ -91,14 +93,14 @@ static void fill_local_tparams(qk_conn *c)
     if (c->is_server) {
         /* RFC 9000 §7.3: the server echoes the client's first DCID. */
         tp->present |= QK_TPB_ORIGINAL_DCID | QK_TPB_STATELESS_RESET_TOKEN;
-        tp->original_dcid.len = c->odcid.len;
-        memcpy(tp->original_dcid.id, c->odcid.b, c->odcid.len);
-        memcpy(tp->stateless_reset_token, c->lcid[0].reset_token, QK_RESET_TOKEN_LEN);
-        if (c->retried) {
+        tp->original_dcid.len = c->cids.odcid.len;
+        memcpy(tp->original_dcid.id, c->cids.odcid.b, c->cids.odcid.len);
+        memcpy(tp->stateless_reset_token, c->cids.lcid[0].reset_token, QK_RESET_TOKEN_LEN);
+        if (c->restart.retried) {
             /* RFC 9000 §7.3: after a Retry, name the Retry's SCID. */
             tp->present |= QK_TPB_RETRY_SCID;
-            tp->retry_scid.len = c->retry_scid.len;
-            memcpy(tp->retry_scid.id, c->retry_scid.b, c->retry_scid.len);
+            tp->retry_scid.len = c->restart.retry_scid.len;
+            memcpy(tp->retry_scid.id, c->restart.retry_scid.b, c->restart.retry_scid.len);
         }
         qk_conn_prefaddr_advertise(c, tp); /* RFC 9000 §9.6 */
     }
@@ -162,7 +164,7 @@ static int restart_without_session(qk_conn *c, const char *server_name, qk_time 
 {
     qk_tls_del(c->tls);
     c->tls = NULL;
-    c->have_remembered = false;
+    c->zrtt.have_remembered = false;
     c->stats.session_fallbacks++;
     int rc = init_tls(c, server_name, NULL, 0);
     return rc ? rc : qk_conn_drive_tls(c, now);
@@ -215,33 +217,33 @@ qk_conn *qk_conn_new(const qk_conn_env *env, const qk_config *cfg, bool is_serve
 /* Connection IDs and address validation state of a new connection. */
 static void init_cids(qk_conn *c, const qk_cid *dcid, const qk_cid *scid, const qk_conn_opts *o)
 {
-    random_cid(c, &c->lcid[0].cid, c->cfg->cid_bytes);
-    qk_cid_encode_server_id(c->cfg, &c->lcid[0].cid);
-    c->lcid[0].active = true;
-    qk_conn_env_reset_token(c, &c->lcid[0].cid, c->lcid[0].reset_token);
-    c->lcid_next_seq = 1;
+    random_cid(c, &c->cids.lcid[0].cid, c->cfg->cid_bytes);
+    qk_cid_encode_server_id(c->cfg, &c->cids.lcid[0].cid);
+    c->cids.lcid[0].active = true;
+    qk_conn_env_reset_token(c, &c->cids.lcid[0].cid, c->cids.lcid[0].reset_token);
+    c->cids.lcid_next_seq = 1;
     if (c->is_server) {
-        c->initial_dcid = *dcid; /* the DCID of the client's Initial: keys, demux */
+        c->cids.initial_dcid = *dcid; /* the DCID of the client's Initial: keys, demux */
         /* RFC 9000 §7.3: after a Retry, the original DCID comes from the token. */
-        c->odcid = o && o->orig_dcid ? *o->orig_dcid : *dcid;
+        c->cids.odcid = o && o->orig_dcid ? *o->orig_dcid : *dcid;
         if (o && o->retry_scid) {
-            c->retry_scid = *o->retry_scid;
-            c->retried = true;
+            c->restart.retry_scid = *o->retry_scid;
+            c->restart.retried = true;
         }
-        c->rcid[0].cid = *scid; /* the client's SCID becomes our DCID */
-        c->peer_scid = *scid;
+        c->cids.rcid[0].cid = *scid; /* the client's SCID becomes our DCID */
+        c->cids.peer_scid = *scid;
         c->address_validated = o && o->validated; /* RFC 9000 §8.1 */
     } else {
-        random_cid(c, &c->odcid, 8); /* RFC 9000 §7.2: at least 8 random bytes */
-        c->initial_dcid = c->odcid;
-        c->rcid[0].cid = c->odcid;
+        random_cid(c, &c->cids.odcid, 8); /* RFC 9000 §7.2: at least 8 random bytes */
+        c->cids.initial_dcid = c->cids.odcid;
+        c->cids.rcid[0].cid = c->cids.odcid;
         c->address_validated = true;
-        if (o && o->token_len && o->token_len <= sizeof c->token) {
-            memcpy(c->token, o->token, o->token_len); /* RFC 9000 §8.1.3 */
-            c->token_len = o->token_len;
+        if (o && o->token_len && o->token_len <= sizeof c->restart.token) {
+            memcpy(c->restart.token, o->token, o->token_len); /* RFC 9000 §8.1.3 */
+            c->restart.token_len = o->token_len;
         }
     }
-    c->rcid[0].active = true;
+    c->cids.rcid[0].active = true;
 }
 
 /* RTT, congestion control, loss recovery, pacing and connection flow control. */
@@ -275,7 +277,7 @@ static int init_feedback(qk_conn *c, qk_time now)
     return 0;
 }
 
-/* The CC bypass (issue 20: urgencies below the limit, through a bucket)
+/* The CC bypass (urgencies below the limit, through a bucket)
  * and the ACK-frequency sender policy. */
 static void init_bypass_ackfreq(qk_conn *c, qk_time now)
 {
@@ -310,20 +312,20 @@ qk_conn *qk_conn_new_ex(const qk_conn_env *env, const qk_config *cfg, bool is_se
         /* RFC 9000 §6.2: offer another version first. An unknown one is only a
          * header (the server cannot read the packet); Initial keys stay those
          * of the configured version. */
-        c->offer_version = cfg->offer_version;
+        c->restart.offer_version = cfg->offer_version;
         if (qk_version_supported(cfg->offer_version)) c->version = cfg->offer_version;
     }
     if (local) c->local = *local;
     c->peer = *peer;
-    qk_path_init(&c->path, &c->local, &c->peer, true); /* §8.1 covers the first path */
-    c->dg_local = c->local;
-    c->dg_peer = c->peer;
+    qk_path_init(&c->paths.cur, &c->local, &c->peer, true); /* §8.1 covers the first path */
+    c->paths.dg_local = c->local;
+    c->paths.dg_peer = c->peer;
     /* RFC 9000 §14.3: with DPLPMTUD start at the 1200-byte base and search up. */
     qk_pmtud_init(&c->pmtud, cfg->pmtud, (uint32_t)cfg->max_udp_payload_bytes);
     c->max_udp_bytes = c->pmtud.enabled ? QK_PMTUD_BASE_BYTES : cfg->max_udp_payload_bytes;
     c->stats.pmtu_bytes = c->max_udp_bytes;
-    c->idle_deadline = c->close_deadline = QK_TIME_INFINITE;
-    c->handshake_deadline =
+    c->timers.idle_deadline = c->timers.close_deadline = QK_TIME_INFINITE;
+    c->timers.handshake_deadline =
         cfg->handshake_timeout_ns ? now + cfg->handshake_timeout_ns : QK_TIME_INFINITE;
     c->pacing_wait = 0;
     c->first_1rtt_pn = UINT64_MAX;
@@ -333,7 +335,7 @@ qk_conn *qk_conn_new_ex(const qk_conn_env *env, const qk_config *cfg, bool is_se
     init_cids(c, dcid, scid, opts);
 
     for (int s = 0; s < QK_PN_SPACE_COUNT; s++) init_space(c, (qk_pn_space)s);
-    if ((rc = qk_conn_install_initial_keys(c, &c->initial_dcid))) goto fail;
+    if ((rc = qk_conn_install_initial_keys(c, &c->cids.initial_dcid))) goto fail;
 
     if ((rc = init_feedback(c, now))) goto fail;
     if ((rc = init_streams(c))) goto fail;
@@ -345,10 +347,10 @@ qk_conn *qk_conn_new_ex(const qk_conn_env *env, const qk_config *cfg, bool is_se
         (rc = qk_session_parse(c, opts->session, opts->session_len, &sess, &sess_len)))
         goto fail;
     if ((rc = init_tls(c, server_name, sess, sess_len))) goto fail;
-    if ((rc = qk_conn_env_add_cid(c, &c->lcid[0].cid))) goto fail;
-    if (is_server && (rc = qk_conn_env_add_cid(c, &c->initial_dcid))) goto fail;
-    c->idle_timeout_ns = cfg->idle_timeout_ns;
-    c->keep_alive_ns = cfg->keep_alive_ns;
+    if ((rc = qk_conn_env_add_cid(c, &c->cids.lcid[0].cid))) goto fail;
+    if (is_server && (rc = qk_conn_env_add_cid(c, &c->cids.initial_dcid))) goto fail;
+    c->timers.idle_timeout_ns = cfg->idle_timeout_ns;
+    c->timers.keep_alive_ns = cfg->keep_alive_ns;
     qk_conn_touch_idle(c, now);
     qk_qlog_open(c, now); /* no-op without qk_config.qlog_open */
     qk_qlog_params(c, true, &c->local_tp, now);
@@ -367,12 +369,13 @@ void qk_conn_del(qk_conn *c)
 {
     if (!c) return;
     for (size_t i = 0; i < QK_CONN_MAX_LOCAL_CIDS; i++)
-        if (c->lcid[i].active) qk_conn_env_remove_cid(c, &c->lcid[i].cid);
+        if (c->cids.lcid[i].active) qk_conn_env_remove_cid(c, &c->cids.lcid[i].cid);
     qk_cid_linger_expire(c, QK_TIME_INFINITE);
     qk_conn_held_free(c);
     for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++)
-        if (c->rcid[i].has_token) qk_conn_env_remove_reset_token(c, c->rcid[i].reset_token);
-    if (c->is_server && !c->handshake_complete) qk_conn_env_remove_cid(c, &c->initial_dcid);
+        if (c->cids.rcid[i].has_token)
+            qk_conn_env_remove_reset_token(c, c->cids.rcid[i].reset_token);
+    if (c->is_server && !c->handshake_complete) qk_conn_env_remove_cid(c, &c->cids.initial_dcid);
     for (int s = 0; s < QK_PN_SPACE_COUNT; s++) {
         qk_ack_tracker_free(&c->sp[s].ack);
         qk_sendbuf_free(&c->sp[s].crypto_send);
@@ -381,7 +384,7 @@ void qk_conn_del(qk_conn *c)
         qk_pkt_keys_free(&c->sp[s].tx);
     }
     qk_ku_free(&c->ku);
-    qk_pkt_keys_free(&c->early);
+    qk_pkt_keys_free(&c->zrtt.early);
     qk_recovery_free(&c->rec);
     qk_conn_send_release(c);
     qk_streams_free(&c->streams);
@@ -404,23 +407,24 @@ static int apply_peer_tparams(qk_conn *c, qk_time now)
     int rc = qk_tparams_decode(p, len, !c->is_server, tp);
     if (rc < 0) return rc;
     /* RFC 9000 §7.3: authenticate the connection IDs. */
-    if (!(tp->present & QK_TPB_INITIAL_SCID) || tp->initial_scid.len != c->peer_scid.len ||
-        memcmp(tp->initial_scid.id, c->peer_scid.b, c->peer_scid.len))
+    if (!(tp->present & QK_TPB_INITIAL_SCID) || tp->initial_scid.len != c->cids.peer_scid.len ||
+        memcmp(tp->initial_scid.id, c->cids.peer_scid.b, c->cids.peer_scid.len))
         return QK_ERR_TRANSPORT_PARAMETER;
     if (!c->is_server) {
-        if (!(tp->present & QK_TPB_ORIGINAL_DCID) || tp->original_dcid.len != c->odcid.len ||
-            memcmp(tp->original_dcid.id, c->odcid.b, c->odcid.len))
+        if (!(tp->present & QK_TPB_ORIGINAL_DCID) || tp->original_dcid.len != c->cids.odcid.len ||
+            memcmp(tp->original_dcid.id, c->cids.odcid.b, c->cids.odcid.len))
             return QK_ERR_TRANSPORT_PARAMETER;
         /* RFC 9000 §7.3: retry_source_connection_id iff we processed a Retry. */
         bool has_rscid = (tp->present & QK_TPB_RETRY_SCID) != 0;
-        if (has_rscid != c->retried ||
-            (c->retried && (tp->retry_scid.len != c->retry_scid.len ||
-                            memcmp(tp->retry_scid.id, c->retry_scid.b, c->retry_scid.len))))
+        if (has_rscid != c->restart.retried ||
+            (c->restart.retried &&
+             (tp->retry_scid.len != c->restart.retry_scid.len ||
+              memcmp(tp->retry_scid.id, c->restart.retry_scid.b, c->restart.retry_scid.len))))
             return QK_ERR_TRANSPORT_PARAMETER;
         if (tp->present & QK_TPB_STATELESS_RESET_TOKEN) {
-            memcpy(c->rcid[0].reset_token, tp->stateless_reset_token, QK_RESET_TOKEN_LEN);
-            c->rcid[0].has_token = true;
-            qk_conn_env_add_reset_token(c, c->rcid[0].reset_token);
+            memcpy(c->cids.rcid[0].reset_token, tp->stateless_reset_token, QK_RESET_TOKEN_LEN);
+            c->cids.rcid[0].has_token = true;
+            qk_conn_env_add_reset_token(c, c->cids.rcid[0].reset_token);
         }
         if ((rc = qk_conn_prefaddr_on_tparams(c))) return rc; /* RFC 9000 §9.6 */
     }
@@ -436,8 +440,8 @@ static int apply_peer_tparams(qk_conn *c, qk_time now)
                         tp->min_ack_delay_us * QK_NS_PER_US);
     /* RFC 9000 §10.1: the effective idle timeout is the minimum of both. */
     qk_time peer_idle = tp->max_idle_timeout_ms * QK_NS_PER_MS;
-    if (peer_idle && (!c->idle_timeout_ns || peer_idle < c->idle_timeout_ns))
-        c->idle_timeout_ns = peer_idle;
+    if (peer_idle && (!c->timers.idle_timeout_ns || peer_idle < c->timers.idle_timeout_ns))
+        c->timers.idle_timeout_ns = peer_idle;
     if (tp->max_udp_payload_size < c->max_udp_bytes) c->max_udp_bytes = tp->max_udp_payload_size;
     qk_pmtud_set_max(
         &c->pmtud,
@@ -451,18 +455,18 @@ static int apply_peer_tparams(qk_conn *c, qk_time now)
 static void on_handshake_complete(qk_conn *c, qk_time now)
 {
     c->handshake_complete = true;
-    c->handshake_deadline = QK_TIME_INFINITE; /* qk_config.handshake_timeout_ns met */
+    c->timers.handshake_deadline = QK_TIME_INFINITE; /* qk_config.handshake_timeout_ns met */
     c->state = QK_CONN_ESTABLISHED;
     /* The handshake timeout no longer applies (a stale deadline in the past
      * made qk_conn_next_timeout report "due" forever: drivers spun). */
-    c->handshake_deadline = QK_TIME_INFINITE;
+    c->timers.handshake_deadline = QK_TIME_INFINITE;
     if (c->is_server) {
         /* RFC 9001 §4.1.2: the server's handshake is confirmed at completion. */
         c->handshake_confirmed = true;
         c->pend |= QK_PEND_HANDSHAKE_DONE;
         qk_recovery_set_handshake_confirmed(&c->rec, now);
         qk_conn_discard_space(c, QK_PN_SPACE_HANDSHAKE, now);
-        qk_conn_env_remove_cid(c, &c->initial_dcid);
+        qk_conn_env_remove_cid(c, &c->cids.initial_dcid);
         /* RFC 9000 §8.1.3: a token for the client's next connection. */
         if (c->cfg->new_token_lifetime_ns) c->pend |= QK_PEND_NEW_TOKEN;
     }
@@ -527,8 +531,8 @@ int qk_conn_drive_tls(qk_conn *c, qk_time now)
     }
     /* RFC 9001 §4.6.1: a server that accepted 0-RTT uses the client's
      * parameters from its ClientHello for the streams 0-RTT opens at once. */
-    if (c->is_server && c->has_early && !c->have_peer_tp && qk_tls_peer_tparams(c->tls, NULL) &&
-        (rc = apply_peer_tparams(c, now)))
+    if (c->is_server && c->zrtt.has_early && !c->have_peer_tp &&
+        qk_tls_peer_tparams(c->tls, NULL) && (rc = apply_peer_tparams(c, now)))
         return rc;
     if (hs == 0 && !c->handshake_complete) {
         if (!c->have_peer_tp && (rc = apply_peer_tparams(c, now))) return rc;
@@ -627,22 +631,7 @@ void qk_conn_apply_deferred(qk_conn *c, qk_time now)
     }
 }
 
-/* ---- timers ---- */
-
-qk_time qk_conn_pto_ns(const qk_conn *c)
-{
-    return qk_rtt_pto_ns(&c->rtt, c->have_peer_tp ? c->peer_tp.max_ack_delay_ms * QK_NS_PER_MS
-                                                  : QK_ACK_DEFAULT_MAX_DELAY_NS);
-}
-
-void qk_conn_touch_idle(qk_conn *c, qk_time now)
-{
-    c->last_rx_ns = now;
-    if (!c->idle_timeout_ns) return;
-    /* RFC 9000 §10.1: at least 3 PTOs. */
-    qk_time t = c->idle_timeout_ns, pto3 = 3 * qk_conn_pto_ns(c);
-    c->idle_deadline = now + (t > pto3 ? t : pto3);
-}
+/* ---- closing ---- */
 
 void qk_conn_enter_closed(qk_conn *c, qk_time now)
 {
@@ -650,12 +639,12 @@ void qk_conn_enter_closed(qk_conn *c, qk_time now)
     c->state = QK_CONN_CLOSED;
     qk_event ev = {.type = QK_EV_CLOSED,
                    .conn = c,
-                   .error_code = c->close_code,
-                   .frame_type = c->close_frame_type,
-                   .app_error = c->close_app,
-                   .remote = c->close_remote,
-                   .reason_err = c->close_err};
-    snprintf(ev.reason, sizeof ev.reason, "%s", c->close_reason);
+                   .error_code = c->close.code,
+                   .frame_type = c->close.frame_type,
+                   .app_error = c->close.app,
+                   .remote = c->close.remote,
+                   .reason_err = c->close.err};
+    snprintf(ev.reason, sizeof ev.reason, "%s", c->close.reason);
     qk_conn_push_event(c, &ev);
     qk_qlog_closed(c, now);
 }
@@ -664,366 +653,33 @@ static void enter_closing(qk_conn *c, qk_time now)
 {
     if (c->state >= QK_CONN_CLOSING) return;
     c->state = QK_CONN_CLOSING;
-    c->close_send = true;
-    c->close_deadline = now + 3 * qk_conn_pto_ns(c); /* RFC 9000 §10.2 */
+    c->close.send = true;
+    c->timers.close_deadline = now + 3 * qk_conn_pto_ns(c); /* RFC 9000 §10.2 */
 }
 
 void qk_conn_error(qk_conn *c, int err, uint64_t frame_type, const char *reason, qk_time now)
 {
     if (c->state >= QK_CONN_CLOSING) return;
-    c->close_err = err;
-    c->close_code = qk_err_transport_code(err);
-    c->close_frame_type = frame_type;
-    c->close_app = false;
-    c->close_remote = false;
+    c->close.err = err;
+    c->close.code = qk_err_transport_code(err);
+    c->close.frame_type = frame_type;
+    c->close.app = false;
+    c->close.remote = false;
     /* A TLS failure: the TLS layer's text says what went wrong. */
     if (!reason && err <= QK_ERR_CRYPTO_BASE && err >= -0x11ff && c->tls &&
         strcmp(qk_tls_last_error(c->tls), "no error"))
         reason = qk_tls_last_error(c->tls);
-    snprintf(c->close_reason, sizeof c->close_reason, "%s", reason ? reason : qk_strerror(err));
+    snprintf(c->close.reason, sizeof c->close.reason, "%s", reason ? reason : qk_strerror(err));
     enter_closing(c, now);
 }
 
-/* RFC 9000 §10.1.2: when a keep-alive PING is due (never while one is
- * already queued, so an unsendable PING cannot spin the timer). */
-static qk_time keep_alive_deadline(const qk_conn *c)
-{
-    if (!c->keep_alive_ns || !c->handshake_complete || c->state != QK_CONN_ESTABLISHED ||
-        (c->pend & QK_PEND_PING))
-        return QK_TIME_INFINITE;
-    qk_time last =
-        c->last_rx_ns > c->last_ack_eliciting_sent ? c->last_rx_ns : c->last_ack_eliciting_sent;
-    return last + c->keep_alive_ns;
-}
-
-/* Lost-feedback timing inputs of the current path. */
-static qk_feedback_params feedback_params(const qk_conn *c)
-{
-    return (qk_feedback_params){
-        .srtt_ns = c->rtt.smoothed_rtt_ns,
-        .max_ack_delay_ns = c->have_peer_tp ? c->peer_tp.max_ack_delay_ms * QK_NS_PER_MS : 0,
-        .pto_ns = qk_conn_pto_ns(c),
-        /* Only a bypass drip can hide a dead path from the PTO/idle timers. */
-        .failed_ns = c->bypass_limit ? c->cfg->path_failed_ns : 0};
-}
-
-static qk_time feedback_deadline(const qk_conn *c)
-{
-    if (!c->handshake_complete || c->state != QK_CONN_ESTABLISHED) return QK_TIME_INFINITE;
-    qk_feedback_params fp = feedback_params(c);
-    return qk_feedback_next_timeout(&c->fb, &fp);
-}
-
-void qk_conn_feedback_on_ack(qk_conn *c, qk_time now)
-{
-    uint64_t out = 0;
-    for (int s = 0; s < QK_PN_SPACE_COUNT; s++) out += c->rec.sp[s].ack_eliciting_in_flight;
-    qk_feedback_on_ack(&c->fb, out > 0, now);
-}
-
-/* Issue 20: no ACK for about an RTT past when one was due: the path is
- * degraded (the controller's window stops growing, commit_packet); silent
- * past qk_config.path_failed_ns: it failed, the connection closes saying
- * so (a bypass drip keeps packets outstanding, so the RACK/PTO timers alone
- * would wait for the idle timeout). Returns true when it closed. */
-static bool feedback_on_timeout(qk_conn *c, qk_time now)
-{
-    if (now < feedback_deadline(c)) return false;
-    qk_feedback_params fp = feedback_params(c);
-    qk_time since = c->fb.wait_since;
-    qk_feedback_state st = qk_feedback_check(&c->fb, &fp, now);
-    if (st == QK_FEEDBACK_DEGRADED) {
-        c->stats.path_degraded_events++;
-        qk_conn_push_event(c, &(qk_event){.type = QK_EV_PATH_DEGRADED, .conn = c});
-        return false;
-    }
-    if (st != QK_FEEDBACK_FAILED) return false;
-    c->stats.path_failed = 1;
-    qk_conn_push_event(c, &(qk_event){.type = QK_EV_PATH_FAILED, .conn = c});
-    /* Nothing reaches the peer: close silently, as the idle timeout would. */
-    c->close_err = QK_ERR_TIMEOUT;
-    snprintf(c->close_reason, sizeof c->close_reason, "path failed: no acknowledgement for %.0f ms",
-             (double)(now - since) / 1e6);
-    qk_conn_enter_closed(c, now);
-    return true;
-}
-
-qk_time qk_conn_next_timeout(const qk_conn *c)
-{
-    if (c->state == QK_CONN_CLOSED) return 0; /* let the endpoint reap it */
-    if (c->state >= QK_CONN_CLOSING) return c->close_deadline;
-    qk_time t = c->idle_deadline < c->handshake_deadline ? c->idle_deadline : c->handshake_deadline;
-    qk_time r = qk_recovery_next_timeout(&c->rec);
-    if (r < t) t = r;
-    for (int s = 0; s < QK_PN_SPACE_COUNT; s++) {
-        if (c->sp[s].discarded || !c->sp[s].has_tx) continue;
-        qk_time a = qk_ack_deadline(&c->sp[s].ack);
-        if (a < t) t = a;
-    }
-    if (c->pacing_wait && c->pacing_wait < t) t = c->pacing_wait;
-    qk_time pt = qk_conn_path_next_timeout(c);
-    if (pt < t) t = pt;
-    qk_time ka = keep_alive_deadline(c);
-    if (ka < t) t = ka;
-    qk_time fb = feedback_deadline(c);
-    if (fb < t) t = fb;
-    qk_time lg = qk_cid_linger_deadline(c);
-    if (lg < t) t = lg;
-    return t;
-}
-
-void qk_conn_on_timeout(qk_conn *c, qk_time now)
-{
-    if (c->state == QK_CONN_CLOSED) return;
-    qk_cid_linger_expire(c, now); /* retired CIDs past their 3 PTO (cid.c) */
-    if (c->state >= QK_CONN_CLOSING) {
-        if (now >= c->close_deadline) qk_conn_enter_closed(c, now);
-        return;
-    }
-    if (now >= c->idle_deadline) {
-        /* RFC 9000 §10.1: silently close. */
-        c->close_err = QK_ERR_CLOSED;
-        snprintf(c->close_reason, sizeof c->close_reason, "idle timeout");
-        qk_conn_enter_closed(c, now);
-        return;
-    }
-    if (!c->handshake_complete && now >= c->handshake_deadline) {
-        c->close_err = QK_ERR_TIMEOUT; /* unvalidated or silent peer: no CLOSE */
-        snprintf(c->close_reason, sizeof c->close_reason,
-                 "handshake timeout: not complete after %.1f s (%s)",
-                 (double)c->cfg->handshake_timeout_ns / 1e9,
-                 c->stats.pkts_received ? "the peer answered, then went silent"
-                                        : "nothing received from the peer");
-        c->stats.handshake_timeouts++;
-        qk_conn_enter_closed(c, now);
-        return;
-    }
-    if (feedback_on_timeout(c, now)) return;
-    if (c->pacing_wait && now >= c->pacing_wait) c->pacing_wait = 0;
-    if (now >= keep_alive_deadline(c)) c->pend |= QK_PEND_PING;
-    qk_conn_path_on_timeout(c, now);
-    if (qk_recovery_next_timeout(&c->rec) <= now) {
-        qk_recovery_timeout to;
-        c->qlog_last = now; /* packet_lost records: the timer's time, not the last record's */
-        int trc = qk_recovery_on_timeout(&c->rec, now, &to);
-        qk_conn_apply_deferred(c, now);
-        /* The reduction and the smaller bytes_in_flight, when they happen. */
-        if (trc == 0 && to.kind == QK_RECOVERY_TIMEOUT_LOSS) qk_qlog_metrics(c, now);
-        if (trc == 0 && to.kind == QK_RECOVERY_TIMEOUT_PROBE) {
-            c->sp[to.space].probes += to.probe_pkts;
-            c->stats.pto_count++;
-            /* RFC 8899 §4.3: full-size packets that keep vanishing: a black hole. */
-            if (qk_pmtud_on_pto(&c->pmtud, c->rec.pto_count, now))
-                qk_conn_set_mtu(c, c->pmtud.cur_bytes);
-            /* RFC 9002 §6.2.4: a probe carries data when it can. In the
-             * handshake spaces that is the unacknowledged CRYPTO data: a PING
-             * alone never recovers a lost ClientHello (the server has no
-             * state to answer it with). */
-            if (to.space != QK_PN_SPACE_APP) {
-                qk_sendbuf *cb = &c->sp[to.space].crypto_send;
-                if (cb->sent_off > cb->acked_off)
-                    qk_sendbuf_on_lost(cb, cb->acked_off, (size_t)(cb->sent_off - cb->acked_off),
-                                       false);
-            }
-        }
-    }
-}
-
-/* ---- streams ---- */
+/* ---- stream scheduling ---- */
 
 void qk_conn_schedule_stream(qk_conn *c, qk_stream *s)
 {
-    if (!c->have_peer_tp && !c->zrtt_params) return; /* 0-RTT: RFC 9000 §7.4.1 */
+    if (!c->have_peer_tp && !c->zrtt.on_remembered) return; /* 0-RTT: RFC 9000 §7.4.1 */
     if (s->send_state == QK_SEND_NONE || !qk_sendbuf_has_pending(&s->send)) return;
     if (!s->sched.queued) qk_sched_add(&c->sched, &s->sched, s->urgency, s->incremental);
-}
-
-int qk_stream_open(qk_conn *c, bool bidi, uint64_t *stream_id)
-{
-    qk_conn_env_wake(c); /* the endpoint visits it at its next send */
-    if (c->state >= QK_CONN_CLOSING) return QK_ERR_CLOSED;
-    qk_stream *s;
-    int rc = qk_streams_open(&c->streams, !bidi, &s);
-    if (rc) return rc;
-    qk_sched_node_init(&s->sched, s->id);
-    *stream_id = s->id;
-    c->stats.streams_opened_local++;
-    return 0;
-}
-
-/* After the application took n bytes of stream s: connection credit, FIN
- * (the stream is forgotten once both sides are done), QK_ERR_AGAIN for
- * nothing at all. */
-static long after_read(qk_conn *c, qk_stream *s, long n, bool *fin)
-{
-    if (n > 0) {
-        /* Connection-level credit follows what the application consumed. */
-        qk_flow_rx_on_consumed(&c->flow_rx, (uint64_t)n);
-        if (qk_flow_rx_should_update(&c->flow_rx)) c->pend |= QK_PEND_MAX_DATA;
-    }
-    bool done = qk_stream_read_done(s);
-    if (fin) *fin = done;
-    if (done) qk_conn_forget_if_closed(c, s);
-    if (n == 0 && !done) return QK_ERR_AGAIN;
-    return n;
-}
-
-static long stream_write(qk_conn *c, uint64_t stream_id, const uint8_t *data, size_t len, bool fin,
-                         bool borrow)
-{
-    if (c->state >= QK_CONN_CLOSING) return QK_ERR_CLOSED;
-    qk_stream *s = qk_streams_get(&c->streams, stream_id);
-    if (!s) return QK_ERR_NOT_FOUND;
-    long n = 0;
-    bool capped = false;
-    size_t take = len ? qk_conn_send_room(c, s, &capped) : 0;
-    if (take > len) take = len;
-    if (take)
-        n = borrow ? qk_stream_send_write_ref(s, data, take) : qk_stream_send_write(s, data, take);
-    if (n < 0) return n;
-    qk_conn_send_account(c, s);
-    /* Short write: QK_EV_STREAM_WRITABLE is owed once acknowledgements,
-     * credit or the endpoint's budget free room. */
-    if ((size_t)n < len) {
-        s->write_blocked = true;
-        if (capped) c->send_capped = true;
-        qk_flow_budget *b = c->env.send_budget;
-        if (capped && b && qk_flow_budget_room(b) <= take) b->starved = true;
-    }
-    if (fin && (size_t)n == len) {
-        int rc = qk_stream_finish(s);
-        if (rc) return rc;
-    }
-    qk_conn_schedule_stream(c, s);
-    return n;
-}
-
-long qk_stream_write(qk_conn *c, uint64_t stream_id, const uint8_t *data, size_t len, bool fin)
-{
-    qk_conn_env_wake(c); /* the endpoint visits it at its next send */
-    return stream_write(c, stream_id, data, len, fin, false);
-}
-
-long qk_stream_write_ref(qk_conn *c, uint64_t stream_id, const uint8_t *data, size_t len, bool fin)
-{
-    qk_conn_env_wake(c); /* the endpoint visits it at its next send */
-    return stream_write(c, stream_id, data, len, fin, true);
-}
-
-long qk_stream_send_room(qk_conn *c, uint64_t stream_id)
-{
-    if (c->state >= QK_CONN_CLOSING) return QK_ERR_CLOSED;
-    qk_stream *s = qk_streams_get(&c->streams, stream_id);
-    if (!s) return QK_ERR_NOT_FOUND;
-    if (s->send_state == QK_SEND_NONE || s->send.fin || s->send.discarded) return QK_ERR_STATE;
-    size_t room = qk_conn_send_room(c, s, NULL);
-    return room > (size_t)LONG_MAX ? LONG_MAX : (long)room;
-}
-
-long qk_stream_read(qk_conn *c, uint64_t stream_id, uint8_t *buf, size_t cap, bool *fin)
-{
-    qk_conn_env_wake(c); /* the endpoint visits it at its next send */
-    qk_stream *s = qk_streams_get(&c->streams, stream_id);
-    if (fin) *fin = false;
-    if (!s) return QK_ERR_NOT_FOUND;
-    s->readable_event_pending = false; /* the next arrival raises READABLE again */
-    long n = qk_stream_recv_read(s, buf, cap);
-    if (n < 0) return n;
-    return after_read(c, s, n, fin);
-}
-
-long qk_stream_peek(qk_conn *c, uint64_t stream_id, const uint8_t **data, bool *fin)
-{
-    qk_conn_env_wake(c); /* the endpoint visits it at its next send */
-    *data = NULL;
-    if (fin) *fin = false;
-    qk_stream *s = qk_streams_get(&c->streams, stream_id);
-    if (!s) return QK_ERR_NOT_FOUND;
-    s->readable_event_pending = false; /* the next arrival raises READABLE again */
-    size_t n = s->recv_state == QK_RECV_NONE ? 0 : qk_recvbuf_peek(&s->recv, data);
-    if (n) return n > (size_t)LONG_MAX ? LONG_MAX : (long)n;
-    /* Nothing contiguous: a read of nothing reports FIN, reset or AGAIN. */
-    return qk_stream_read(c, stream_id, NULL, 0, fin);
-}
-
-long qk_stream_consume(qk_conn *c, uint64_t stream_id, size_t n, bool *fin)
-{
-    qk_conn_env_wake(c); /* the endpoint visits it at its next send */
-    if (fin) *fin = false;
-    qk_stream *s = qk_streams_get(&c->streams, stream_id);
-    if (!s) return QK_ERR_NOT_FOUND;
-    if (s->recv_state == QK_RECV_NONE || n > qk_recvbuf_readable(&s->recv))
-        return QK_ERR_INVALID_ARG;
-    qk_recvbuf_consume(&s->recv, n);
-    /* A read of nothing re-grants stream credit and moves the state. */
-    long r = qk_stream_recv_read(s, NULL, 0);
-    if (r < 0) return r;
-    r = after_read(c, s, (long)n, fin);
-    return r == QK_ERR_AGAIN ? 0 : r;
-}
-
-int qk_stream_reset(qk_conn *c, uint64_t stream_id, uint64_t app_error)
-{
-    qk_conn_env_wake(c); /* the endpoint visits it at its next send */
-    qk_stream *s = qk_streams_get(&c->streams, stream_id);
-    if (!s) return QK_ERR_NOT_FOUND;
-    int rc = qk_stream_send_reset(s, app_error);
-    if (!rc) qk_sched_remove(&c->sched, &s->sched);
-    qk_conn_send_account(c, s);
-    return rc;
-}
-
-int qk_stream_stop(qk_conn *c, uint64_t stream_id, uint64_t app_error)
-{
-    qk_conn_env_wake(c); /* the endpoint visits it at its next send */
-    qk_stream *s = qk_streams_get(&c->streams, stream_id);
-    if (!s) return QK_ERR_NOT_FOUND;
-    return qk_stream_recv_stop(s, app_error);
-}
-
-int qk_stream_set_priority(qk_conn *c, uint64_t stream_id, uint8_t urgency, bool incremental)
-{
-    qk_conn_env_wake(c); /* the endpoint visits it at its next send */
-    qk_stream *s = qk_streams_get(&c->streams, stream_id);
-    if (!s) return QK_ERR_NOT_FOUND;
-    qk_stream_apply_priority(s, urgency, incremental);
-    if (s->sched.queued) qk_sched_set_priority(&c->sched, &s->sched, s->urgency, s->incremental);
-    return 0;
-}
-
-/* ---- DATAGRAM (RFC 9221) ---- */
-
-int qk_datagram_send(qk_conn *c, const uint8_t *data, size_t len, uint8_t urgency)
-{
-    if (urgency >= QK_SCHED_URGENCIES) return QK_ERR_INVALID_ARG;
-    qk_conn_env_wake(c); /* the endpoint visits it at its next send */
-    if (c->state >= QK_CONN_CLOSING) return QK_ERR_CLOSED;
-    if (!c->have_peer_tp || !(c->peer_tp.present & QK_TPB_MAX_DATAGRAM_FRAME_SIZE))
-        return QK_ERR_UNSUPPORTED;
-    /* RFC 9221 §3: the frame (type + length + data) must fit the peer's limit
-     * and one packet. */
-    size_t frame = 1 + 8 + len;
-    if (frame > c->peer_tp.max_datagram_frame_size || frame > c->max_udp_bytes - 64)
-        return QK_ERR_TOO_LARGE;
-    if (!c->dgq) {
-        c->dgq_cap = c->cfg->max_pending_datagrams ? c->cfg->max_pending_datagrams : 64;
-        c->dgq = calloc(c->dgq_cap, sizeof *c->dgq);
-        if (!c->dgq) return QK_ERR_NOMEM;
-    }
-    if (c->dgq_count == c->dgq_cap) return QK_ERR_LIMIT;
-    uint8_t *copy = malloc(len ? len : 1);
-    if (!copy) return QK_ERR_NOMEM;
-    memcpy(copy, data, len);
-    /* RFC 9218 §4.1: lower urgency first; FIFO within one urgency. */
-    size_t i = c->dgq_count++;
-    while (i > 0) {
-        qk_dgram_out *prev = &c->dgq[(c->dgq_head + i - 1) % c->dgq_cap];
-        if (prev->urgency <= urgency) break;
-        c->dgq[(c->dgq_head + i) % c->dgq_cap] = *prev;
-        i--;
-    }
-    c->dgq[(c->dgq_head + i) % c->dgq_cap] = (qk_dgram_out){copy, len, urgency};
-    return 0;
 }
 
 /* ---- DPLPMTUD ---- */
@@ -1073,69 +729,7 @@ void qk_conn_key_update_check(qk_conn *c, qk_time now)
         qk_conn_key_update_now(c, false, now);
 }
 
-int qk_conn_key_update(qk_conn *c, qk_time now)
-{
-    if (!c) return QK_ERR_INVALID_ARG;
-    qk_conn_env_wake(c);
-    return qk_conn_key_update_now(c, false, now);
-}
-
-/* ---- misc API ---- */
-
-int qk_conn_close(qk_conn *c, uint64_t app_error, const char *reason)
-{
-    qk_conn_env_wake(c); /* the endpoint visits it at its next send */
-    if (c->state >= QK_CONN_CLOSING) return QK_ERR_CLOSED;
-    c->close_app = true;
-    c->close_code = app_error;
-    c->close_err = 0;
-    snprintf(c->close_reason, sizeof c->close_reason, "%s", reason ? reason : "");
-    c->state = QK_CONN_CLOSING;
-    c->close_send = true;
-    c->close_deadline = QK_TIME_INFINITE; /* set when the close packet goes out */
-    return 0;
-}
-
-void qk_conn_stats_get(const qk_conn *c, qk_conn_stats *o)
-{
-    *o = c->stats;
-    o->min_rtt_ns = c->rtt.min_rtt_ns;
-    o->smoothed_rtt_ns = c->rtt.smoothed_rtt_ns;
-    o->rttvar_ns = c->rtt.rttvar_ns;
-    o->latest_rtt_ns = c->rtt.latest_rtt_ns;
-    o->cwnd_bytes = c->cc.cwnd_bytes;
-    o->ssthresh_bytes = c->cc.ssthresh_bytes;
-    o->bytes_in_flight = qk_recovery_bytes_in_flight(&c->rec);
-    o->pkts_lost = c->rec.stats.packets_lost;
-    o->pkts_spurious = c->rec.stats.spurious_losses;
-    o->congestion_events = c->cc.congestion_events;
-    o->conn_rx_window_bytes = c->flow_rx.window_bytes;
-    o->peak_rx_credit_bytes = c->flow_rx.peak_credit_bytes;
-    o->pmtu_probes_sent = c->pmtud.probes_sent;
-    o->pmtu_probes_lost = c->pmtud.probes_lost;
-    o->pmtu_black_holes = c->pmtud.black_holes;
-    o->rx_buffered_bytes = c->flow_rx.received_bytes - c->flow_rx.consumed_bytes;
-    o->ecn_ce_events = c->rec.stats.ecn_ce_events;
-    o->ecn_ce_reported = 0;
-    for (int s = 0; s < QK_PN_SPACE_COUNT; s++) o->ecn_ce_reported += c->rec.sp[s].ecn_ce;
-    o->ecn_state = c->cfg->ecn ? (uint8_t)(c->rec.ecn_state + 1) : 0;
-    o->ack_frames_sent = 0;
-    o->ack_frames_sent_immediate = 0;
-    for (int s = 0; s < QK_PN_SPACE_COUNT; s++) {
-        o->ack_frames_sent += c->sp[s].ack.stats.acks_sent;
-        o->ack_frames_sent_immediate += c->sp[s].ack.stats.immediate_acks;
-    }
-}
-
-const char *qk_conn_alpn(const qk_conn *c)
-{
-    return c->handshake_complete ? qk_tls_alpn(c->tls) : NULL;
-}
-
-void qk_conn_peer_addr(const qk_conn *c, qk_addr *out)
-{
-    *out = c->peer;
-}
+/* ---- an unreachable peer ---- */
 
 /* A client whose handshake is in progress learns that its datagrams cannot
  * be delivered to the server (RFC 8085 §5.2: ICMP port unreachable): it
@@ -1144,44 +738,10 @@ void qk_conn_peer_addr(const qk_conn *c, qk_addr *out)
 bool qk_conn_on_unreachable(qk_conn *c, const char *reason, qk_time now)
 {
     if (c->is_server || c->handshake_complete || c->state >= QK_CONN_CLOSING) return false;
-    c->close_err = QK_ERR_CONNECTION_REFUSED;
-    c->close_code = 0;
-    c->close_remote = false;
-    snprintf(c->close_reason, sizeof c->close_reason, "%s", reason ? reason : "unreachable");
+    c->close.err = QK_ERR_CONNECTION_REFUSED;
+    c->close.code = 0;
+    c->close.remote = false;
+    snprintf(c->close.reason, sizeof c->close.reason, "%s", reason ? reason : "unreachable");
     qk_conn_enter_closed(c, now);
     return true;
-}
-
-int qk_conn_peer_spki_sha256(const qk_conn *c, uint8_t out[32])
-{
-    if (!c || !out) return QK_ERR_INVALID_ARG;
-    return c->tls ? qk_tls_peer_spki_sha256(c->tls, out) : QK_ERR_STATE;
-}
-
-int qk_conn_export_keying_material(const qk_conn *c, const char *label, const uint8_t *context,
-                                   size_t context_len, uint8_t *out, size_t out_len)
-{
-    if (!c) return QK_ERR_INVALID_ARG;
-    if (!c->handshake_complete) return QK_ERR_STATE;
-    return qk_tls_export(c->tls, label, context, context_len, out, out_len);
-}
-
-bool qk_conn_established(const qk_conn *c)
-{
-    return c->handshake_complete && c->state == QK_CONN_ESTABLISHED;
-}
-
-bool qk_conn_handshake_confirmed(const qk_conn *c)
-{
-    return c->handshake_confirmed && c->state == QK_CONN_ESTABLISHED;
-}
-
-void qk_conn_set_user(qk_conn *c, void *user)
-{
-    c->user = user;
-}
-
-void *qk_conn_user(const qk_conn *c)
-{
-    return c->user;
 }

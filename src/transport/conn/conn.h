@@ -1,6 +1,7 @@
-/* The connection: internal state shared by conn.c (lifecycle, API, TLS glue),
- * conn_recv.c (packets and frames in) and conn_send.c (packets out).
- * Not a public header. */
+/* The connection: qk_conn, built from named parts each declared in the
+ * header of the file that owns it (cid.h, retry.h, conn_path.h, prefaddr.h,
+ * session.h, timers.h, qlog.h, conn_recv.h), and the functions of conn.c.
+ * Every file of src/transport/conn/ includes this one. Not a public header. */
 #ifndef QK_TRANSPORT_CONN_H
 #define QK_TRANSPORT_CONN_H
 
@@ -28,13 +29,17 @@
 #include "wire/frame.h"
 #include "wire/packet.h"
 #include "wire/tparams.h"
+#include "transport/conn/cid.h"
+#include "transport/conn/conn_flow.h"
+#include "transport/conn/conn_path.h"
+#include "transport/conn/conn_recv.h"
+#include "transport/conn/prefaddr.h"
+#include "transport/conn/qlog.h"
+#include "transport/conn/retry.h"
+#include "transport/conn/session.h"
+#include "transport/conn/timers.h"
+#include "transport/endpoint/slot.h"
 
-#define QK_CONN_MAX_LOCAL_CIDS    8
-#define QK_CONN_MAX_REMOTE_CIDS   8
-#define QK_CONN_MAX_RETIRING      16 /* RFC 9000 §5.1.2: >= 2x active_connection_id_limit */
-#define QK_CONN_MAX_LINGER_CIDS   8  /* our retired CIDs still routed here (cid.c) */
-#define QK_CONN_MAX_HELD_1RTT     4  /* server: 1-RTT packets before its 1-RTT keys (conn_recv.c) */
-#define QK_CONN_TOKEN_MAX         256         /* client: Retry / NEW_TOKEN token we echo */
 #define QK_CONN_CRYPTO_BUF_BYTES  (64 * 1024) /* RFC 9000 §7.5: at least 4096 */
 #define QK_CONN_MAX_ACK_RANGES_IN 256         /* ranges of a received ACK we process */
 
@@ -45,51 +50,6 @@ typedef enum qk_conn_state {
     QK_CONN_DRAINING, /* the peer sent CONNECTION_CLOSE (RFC 9000 §10.2.2) */
     QK_CONN_CLOSED,   /* gone; freed after the CLOSED event */
 } qk_conn_state;
-
-typedef struct qk_cid {
-    uint8_t len;
-    uint8_t b[QK_MAX_CID_LEN];
-} qk_cid;
-
-typedef struct qk_local_cid {
-    qk_cid cid;
-    uint64_t seq;
-    uint8_t reset_token[QK_RESET_TOKEN_LEN];
-    bool active;
-    bool send_pending; /* NEW_CONNECTION_ID to (re)send */
-} qk_local_cid;
-
-/* One of our CIDs the peer retired, still routed to this connection until
- * expire_at so that packets reordered behind the RETIRE_CONNECTION_ID are
- * processed, never answered with a stateless reset (cid.c). */
-typedef struct qk_linger_cid {
-    qk_cid cid;
-    qk_time expire_at;
-} qk_linger_cid;
-
-/* A 1-RTT packet that reached the server before it could open it (the
- * client's Finished still on its way): processed once the handshake
- * completes (RFC 9001 §5.7; conn_recv.c). */
-typedef struct qk_held_pkt {
-    uint8_t *data; /* owned copy of the packet */
-    size_t len;
-    qk_addr local, peer;
-    uint8_t ecn;
-} qk_held_pkt;
-
-typedef struct qk_remote_cid {
-    qk_cid cid;
-    uint64_t seq;
-    uint8_t reset_token[QK_RESET_TOKEN_LEN];
-    bool has_token;
-    bool active;
-} qk_remote_cid;
-
-/* A peer CID we retired: RETIRE_CONNECTION_ID owed (pending) or unacked (sent). */
-typedef struct qk_retiring_cid {
-    uint64_t seq;
-    bool sent;
-} qk_retiring_cid;
 
 /* Extra inputs of a new connection (qk_conn_new_ex). */
 typedef struct qk_conn_opts {
@@ -103,13 +63,12 @@ typedef struct qk_conn_opts {
     size_t session_len;
 } qk_conn_opts;
 
-/* Connection-level "what to send" flags (DESIGN.md principle 3). */
+/* Connection-level "what to send" flags: the frames are rebuilt at send time
+ * with current values, never replayed. */
 enum {
     QK_PEND_MAX_DATA = 1u << 0,
     QK_PEND_HANDSHAKE_DONE = 1u << 1,
-    QK_PEND_PATH_RESPONSE = 1u << 2,
     QK_PEND_PING = 1u << 3,
-    QK_PEND_CLOSE = 1u << 4,
     QK_PEND_NEW_TOKEN = 1u << 5,
 };
 
@@ -133,6 +92,15 @@ typedef struct qk_dgram_out {
 } qk_dgram_out;
 
 typedef struct qk_endpoint_core qk_endpoint_core;
+
+/* How the connection ends (conn.c): qk_conn.close. */
+typedef struct qk_conn_closing {
+    uint64_t code, frame_type;
+    bool app, remote;
+    int err;
+    char reason[256];
+    bool send; /* a CONNECTION_CLOSE packet is owed */
+} qk_conn_closing;
 
 /* What a connection needs from its owner (normally the endpoint, a stub in
  * unit tests), handed over at creation: events out, connection-ID
@@ -175,55 +143,18 @@ struct qk_conn {
     bool is_server;
     qk_conn_state state;
     uint32_t version;
-    qk_addr local, peer; /* the current path's addresses (= path.local, path.peer) */
-    qk_path path;        /* current path: validation, amplification budget (path.c) */
-    qk_path alt;         /* a path being probed, or the previous one after a change */
-    bool alt_active;
-    qk_addr dg_local, dg_peer; /* addresses of the datagram qk_conn_send just built */
-    qk_addr prefaddr;          /* client: the server's preferred_address we will probe */
-    bool prefaddr_pending;     /* client: probe it once the handshake is confirmed (§9.6.1) */
-    /* What the datagram being received says about paths (conn_path.c). */
-    struct {
-        int which;          /* QK_RXPATH_* */
-        bool migrate;       /* a non-probing 1-RTT packet with the largest pn */
-        bool has_challenge; /* a PATH_CHALLENGE from a new address */
-        uint8_t challenge[8];
-    } rxp;
-
-    /* Connection IDs (RFC 9000 §5.1). */
-    qk_cid odcid;     /* client's first DCID: Initial keys, original_dcid tparam */
-    qk_cid peer_scid; /* the scid the peer put in its first long header */
-    qk_local_cid lcid[QK_CONN_MAX_LOCAL_CIDS];
-    uint64_t lcid_next_seq;
-    qk_remote_cid rcid[QK_CONN_MAX_REMOTE_CIDS];
-    size_t rcid_cur;       /* index of the DCID we use */
-    bool have_server_scid; /* client: switched DCID to the server's scid */
-    qk_retiring_cid retiring[QK_CONN_MAX_RETIRING];
-    size_t n_retiring;
-    qk_linger_cid linger[QK_CONN_MAX_LINGER_CIDS];
-    size_t n_linger;
-    qk_held_pkt *held; /* QK_CONN_MAX_HELD_1RTT entries once one is held, else NULL */
-    size_t n_held;
-    qk_cid initial_dcid; /* DCID of the client's (current) Initials: Initial keys, server demux */
-    qk_cid retry_scid;   /* SCID of the Retry (client: to check; server: tparam) */
-    bool retried;        /* a Retry was processed (client) / validated our Retry (server) */
-    bool got_packet;     /* client: a packet from the server was processed (VN/Retry ignored) */
-    uint32_t offer_version; /* client: version in our long headers until a VN (0 = c->version) */
-    bool vn_restarted;      /* client: a VN restarted the attempt (later VNs are ignored) */
-    uint8_t token[QK_CONN_TOKEN_MAX]; /* client: echoed in Initial packets */
-    size_t token_len;
+    qk_addr local, peer;     /* the current path's addresses (= paths.cur.local, .peer) */
+    qk_conn_paths paths;     /* current and alternative path (conn_path.c) */
+    qk_conn_prefaddr pref;   /* client: the server's preferred address (prefaddr.c) */
+    qk_conn_cids cids;       /* connection IDs (cid.c) */
+    qk_conn_held held;       /* server: 1-RTT packets that came before the keys (conn_recv.c) */
+    qk_conn_restart restart; /* client: Retry, VN, the token it echoes (retry.c) */
 
     /* TLS and packet protection. */
     qk_tls *tls;
     qk_space sp[QK_PN_SPACE_COUNT];
-    bool key_phase; /* current 1-RTT key phase, both directions (RFC 9001 §6) */
-    /* 0-RTT (RFC 9001 §4.6; session.c): client write / server read keys. */
-    qk_pkt_keys early;
-    bool has_early;
-    bool zrtt_params;      /* client: sending on the remembered parameters */
-    qk_tparams remembered; /* client: the server's parameters from the session */
-    bool have_remembered;
-    unsigned tickets_seen;  /* client: tickets already announced (QK_EV_SESSION_TICKET) */
+    bool key_phase;         /* current 1-RTT key phase, both directions (RFC 9001 §6) */
+    qk_conn_zrtt zrtt;      /* resumption and 0-RTT (session.c) */
     uint64_t first_1rtt_pn; /* our first 1-RTT packet (earlier app-space pns were 0-RTT) */
     qk_keyupdate ku;        /* next/previous 1-RTT keys, update rules (keyupdate.c) */
 
@@ -266,30 +197,17 @@ struct qk_conn {
     uint64_t unvalidated_tx_bytes; /* bytes sent before validation */
     bool connected_event;
 
-    /* Timers (absolute, QK_TIME_INFINITE when off). */
-    qk_time idle_timeout_ns;
-    qk_time handshake_deadline; /* QK_TIME_INFINITE once the handshake completed */
-    qk_time idle_deadline;
-    qk_time close_deadline; /* end of closing/draining */
-    qk_time last_ack_eliciting_sent;
-    qk_time last_rx_ns;    /* last packet from the peer (keep-alive) */
-    qk_time keep_alive_ns; /* qk_config.keep_alive_ns, 0 = off */
+    qk_conn_timers timers; /* deadlines (timers.h) */
 
-    /* Closing. */
-    uint64_t close_code, close_frame_type;
-    bool close_app, close_remote;
-    int close_err;
-    char close_reason[256];
-    bool close_send; /* a CONNECTION_CLOSE packet is owed */
+    qk_conn_closing close; /* how the connection ends (conn.c) */
 
-    /* ACK-frequency extension, receiver side. */
-    qk_ackfreq af; /* sender side: what we ask the peer */
-    bool ackfreq_seen;
-    uint64_t ackfreq_seq; /* largest ACK_FREQUENCY sequence number processed */
+    /* ACK-frequency extension (ack-frequency-12). */
+    qk_ackfreq af;        /* sender side: what we ask the peer */
+    bool ackfreq_seen;    /* receiver side: the peer sent ACK_FREQUENCY */
+    uint64_t ackfreq_seq; /* receiver side: largest ACK_FREQUENCY sequence number processed */
 
-    /* Pending control frames. */
+    /* Pending control frames (QK_PEND_*). */
     uint32_t pend;
-    uint8_t path_response[8];
 
     /* DATAGRAM (RFC 9221). */
     qk_dgram_out *dgq;
@@ -307,39 +225,11 @@ struct qk_conn {
 
     qk_conn_stats stats;
     void *user;
-    FILE *qlog;        /* stdio cookie stream over qk_config.qlog_write (qlog.c) */
-    void *qlog_handle; /* what qk_config.qlog_open returned */
-    qk_time qlog_start;
-    qk_time qlog_last;    /* time of the last qlog record, or of the loss timer that fired:
-                           * events without a clock (packet_lost) are stamped with it */
-    struct qk_conn *next; /* endpoint list */
-    /* Owned by the endpoint (endpoint.c): the doubly linked list, the ready
-     * list, the timer heap and handshake admission accounting. */
-    struct qk_conn *ep_prev, *ep_rnext, *ep_rprev;
-    size_t ep_heap_idx; /* SIZE_MAX: not in the heap */
-    qk_time ep_heap_t;
-    bool ep_linked, ep_ready, ep_hs, ep_hs_unval;
+    qk_conn_qlog qlog; /* (qlog.c) */
+    qk_ep_slot ep;     /* the endpoint's bookkeeping, never read here (endpoint/slot.h) */
 };
 
-/* ---- conn_flow.c ---- */
-/* Auto-tune a stream's window as its MAX_STREAM_DATA is built; keeps the
- * connection window >= 1.5x the stream window (budget permitting). */
-void qk_conn_tune_stream_window(qk_conn *c, qk_stream *s, qk_time now);
-/* At most once per srtt: shrink unused stream/connection windows, return budget. */
-void qk_conn_flow_tick(qk_conn *c, qk_time now);
-/* Re-charge s's send-side memory to the connection and the endpoint budget
- * after its send buffer changed (write, send, ack, reset, free). */
-void qk_conn_send_account(qk_conn *c, qk_stream *s);
-/* Bytes a write on s may take now (buffer, budgets, credit lookahead);
- * *capped (may be NULL): a connection or endpoint limit was the smallest. */
-size_t qk_conn_send_room(const qk_conn *c, const qk_stream *s, bool *capped);
-/* After a write was capped: WRITABLE for every waiting stream that has room
- * again (credit arrived, acknowledgements, the endpoint budget freed). */
-void qk_conn_wake_writers(qk_conn *c);
-/* The connection goes away: return everything it charged to the endpoint. */
-void qk_conn_send_release(qk_conn *c);
-
-/* ---- conn.c ---- */
+/* ---- conn.c: lifecycle, TLS glue, the recovery sink, closing ---- */
 /* The credentials part of cfg's TLS configuration into *tc: certificate and
  * key (files or PEM) and the priority string cfg->ciphers asks for, written
  * into prio (cap bytes; tc->priority NULL = the TLS layer's default). Shared
@@ -362,16 +252,11 @@ void qk_conn_error(qk_conn *c, int err, uint64_t frame_type, const char *reason,
 /* Drive TLS after CRYPTO data arrived; installs keys, queues handshake bytes. */
 int qk_conn_drive_tls(qk_conn *c, qk_time now);
 void qk_conn_discard_space(qk_conn *c, qk_pn_space space, qk_time now);
-qk_time qk_conn_next_timeout(const qk_conn *c);
-void qk_conn_on_timeout(qk_conn *c, qk_time now);
-void qk_conn_touch_idle(qk_conn *c, qk_time now);
 void qk_conn_enter_closed(qk_conn *c, qk_time now);
 /* Client before handshake completion: datagrams to the peer cannot be
  * delivered (ICMP); closes silently with reason. True when it closed. */
 bool qk_conn_on_unreachable(qk_conn *c, const char *reason, qk_time now);
 void qk_conn_schedule_stream(qk_conn *c, qk_stream *s);
-/* Lost-feedback detection: an ACK arrived (path/feedback.h). */
-void qk_conn_feedback_on_ack(qk_conn *c, qk_time now);
 /* A short write left the application waiting: STREAM_WRITABLE once there is room. */
 void qk_conn_notify_writable(qk_conn *c, qk_stream *s);
 /* RFC 9000 §3.3: a stream whose both halves are terminal is forgotten. */
@@ -379,7 +264,6 @@ void qk_conn_forget_if_closed(qk_conn *c, qk_stream *s);
 /* Apply what the recovery sink deferred during an ACK (handshake confirmation,
  * a new PTO max_ack_delay); called after every qk_recovery_on_ack_received. */
 void qk_conn_apply_deferred(qk_conn *c, qk_time now);
-qk_time qk_conn_pto_ns(const qk_conn *c);
 /* Key update (RFC 9001 §6): initiate one now; force skips the "previous update
  * acknowledged" rule (tests of a misbehaving peer). Returns 0 or QK_ERR_STATE. */
 int qk_conn_key_update_now(qk_conn *c, bool force, qk_time now);
@@ -388,24 +272,17 @@ void qk_conn_set_mtu(qk_conn *c, uint64_t bytes);
 /* Before sending: update keys when due (config, AEAD limits, RFC 9001 §6.6). */
 void qk_conn_key_update_check(qk_conn *c, qk_time now);
 
-/* ---- session.c: resumption and 0-RTT (RFC 9001 §4.5-4.6, RFC 9000 §7.4.1) ---- */
-/* Client: split session data into the TLS part (*tls, *tls_len) and decode
- * the remembered transport parameters into c->remembered. 0 or QK_ERR_CONFIG. */
-int qk_session_parse(qk_conn *c, const uint8_t *data, size_t len, const uint8_t **tls,
-                     size_t *tls_len);
-/* A 0-RTT secret from TLS: install it (client write / server read). */
-int qk_session_install_early(qk_conn *c, int is_write, qk_crypto_suite suite, const uint8_t *secret,
-                             size_t len);
-/* At handshake completion, after the peer's parameters: 0-RTT accepted
- * (check the parameters did not shrink) or rejected (resend in 1-RTT).
- * Returns 0 or a QK_ERR_* transport error. */
-int qk_session_on_handshake(qk_conn *c, qk_time now);
-/* After each TLS step: a new ticket raises QK_EV_SESSION_TICKET. */
-void qk_session_poll_ticket(qk_conn *c);
+/* ---- conn_api.c (beside the public API) ---- */
+/* What the simulator and the benches see of c's loss recovery and
+ * congestion controller (sim/flow_quic.c qk_simq_cc_probe_get). */
+void qk_conn_cc_probe(const qk_conn *c, qk_cc_probe *cc, qk_recovery_stats *rec,
+                      uint64_t *bytes_in_flight);
+
+/* ---- session.c (inline: they read qk_conn) ---- */
 /* Client: may 0-RTT packets be built now? */
 static inline bool qk_session_can_send_0rtt(const qk_conn *c)
 {
-    return !c->is_server && c->has_early && c->zrtt_params && !c->handshake_complete &&
+    return !c->is_server && c->zrtt.has_early && c->zrtt.on_remembered && !c->handshake_complete &&
            !c->sp[QK_PN_SPACE_APP].has_tx;
 }
 
@@ -414,72 +291,12 @@ static inline bool qk_session_can_send_0rtt(const qk_conn *c)
  * leave as 0.5-RTT data, right after its Finished (RFC 9001 §4.1.1, §5.7). */
 static inline bool qk_session_app_data_ok(const qk_conn *c)
 {
-    return c->handshake_complete || (c->is_server && c->has_early && c->have_peer_tp);
+    return c->handshake_complete || (c->is_server && c->zrtt.has_early && c->have_peer_tp);
 }
-
-/* ---- conn_path.c (RFC 9000 §8.2, §9) ---- */
-enum { QK_RXPATH_CUR = 0, QK_RXPATH_ALT = 1, QK_RXPATH_NEW = 2 };
-/* Which path a received datagram belongs to; resets c->rxp. */
-void qk_conn_path_rx_begin(qk_conn *c, const qk_datagram *d);
-/* After the datagram's packets were processed: budgets, migration, probes. */
-void qk_conn_path_rx_end(qk_conn *c, const qk_datagram *d, qk_time now);
-void qk_conn_path_on_challenge(qk_conn *c, const uint8_t data[8]);
-void qk_conn_path_on_response(qk_conn *c, const uint8_t data[8], qk_time now);
-qk_time qk_conn_path_next_timeout(const qk_conn *c);
-void qk_conn_path_on_timeout(qk_conn *c, qk_time now);
-/* A new path: congestion controller, RTT and PMTU start over (RFC 9000 §9.4). */
-void qk_conn_path_reset_state(qk_conn *c, qk_time now);
-
-/* ---- prefaddr.c: preferred_address (RFC 9000 §9.6, §18.2) ---- */
-/* qk_config's preferred addresses are well-formed (families, ports). */
-bool qk_conn_prefaddr_config_ok(const qk_config *cfg);
-/* Server: put qk_config's preferred address in tp with a new connection ID
- * (sequence number 1, §5.1.1) registered like the others. */
-void qk_conn_prefaddr_advertise(qk_conn *c, qk_tparams *tp);
-/* Client: the server's preferred_address arrived in c->peer_tp: take its
- * connection ID, pick the address of our family. 0 or a QK_ERR_* transport error. */
-int qk_conn_prefaddr_on_tparams(qk_conn *c);
-/* Client: once the handshake is confirmed, probe the preferred address. */
-void qk_conn_prefaddr_maybe_probe(qk_conn *c, qk_time now);
-/* Client: the probe of the preferred address validated (moved) or failed. */
-void qk_conn_prefaddr_done(qk_conn *c, bool moved, qk_time now);
-
-/* ---- conn_recv.c ---- */
-/* Process one datagram addressed to this connection. The buffer is modified. */
-void qk_conn_recv(qk_conn *c, qk_datagram *d, qk_time now);
-/* Free the 1-RTT packets held for the handshake's end (qk_conn_del). */
-void qk_conn_held_free(qk_conn *c);
 
 /* ---- conn_send.c ---- */
 /* Build one datagram into buf (cap bytes). Returns its length, 0 when nothing is due. */
 size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now);
-
-/* ---- cid.c: connection IDs (RFC 9000 §5.1) ---- */
-/* Issue NEW_CONNECTION_IDs up to the peer's active_connection_id_limit. */
-int qk_cid_issue(qk_conn *c);
-/* With cfg->cid_encode_server_id: write the QUIC-LB plaintext first octet
- * and the server ID into a freshly randomised CID of ours. */
-void qk_cid_encode_server_id(const qk_config *cfg, qk_cid *cid);
-/* NEW_CONNECTION_ID from the peer. Returns 0 or a QK_ERR_* transport error. */
-int qk_cid_on_new(qk_conn *c, const qk_frame_new_cid *f);
-/* RETIRE_CONNECTION_ID for one of ours; dcid is the packet's DCID. The
- * retired CID stays routed to c for 3 PTO (qk_cid_linger_expire). */
-int qk_cid_on_retire(qk_conn *c, const uint8_t *dcid, size_t dcid_len, uint64_t seq, qk_time now);
-/* Unroute the retired CIDs whose linger time is over (all with now =
- * QK_TIME_INFINITE, as qk_conn_del does). */
-void qk_cid_linger_expire(qk_conn *c, qk_time now);
-/* When the next retired CID is unrouted (QK_TIME_INFINITE: none lingers). */
-qk_time qk_cid_linger_deadline(const qk_conn *c);
-void qk_cid_on_retire_acked(qk_conn *c, uint64_t seq);
-void qk_cid_on_retire_lost(qk_conn *c, uint64_t seq);
-/* True when the datagram ends with the reset token of a peer CID (RFC 9000 §10.3.1). */
-bool qk_cid_is_stateless_reset(const qk_conn *c, const uint8_t *dgram, size_t len);
-
-/* ---- retry.c: client side of VN, Retry, NEW_TOKEN, stateless reset ---- */
-void qk_conn_on_vn(qk_conn *c, const qk_pkt_hdr *h, qk_time now);
-void qk_conn_on_retry(qk_conn *c, const uint8_t *pkt, const qk_pkt_hdr *h, qk_time now);
-int qk_conn_on_new_token(qk_conn *c, const uint8_t *tok, size_t len, qk_time now);
-void qk_conn_on_stateless_reset(qk_conn *c, qk_time now);
 
 /**
  * ECN codepoint of the datagram qk_conn_send just built (RFC 9000 §13.4.2):
@@ -566,23 +383,6 @@ static inline void qk_conn_env_remove_reset_token(qk_conn *c, const uint8_t *tok
     if (c->env.remove_reset_token) c->env.remove_reset_token(c->env.ctx, token, c);
 }
 
-/* ---- endpoint.c ---- */
-
-/* qlog (qlog.c): no-ops when c->qlog is NULL. */
-void qk_qlog_open(qk_conn *c, qk_time now);
-void qk_qlog_close(qk_conn *c);
-void qk_qlog_packet(qk_conn *c, bool sent, qk_pkt_type type, uint64_t pn, size_t len,
-                    const uint8_t *payload, size_t payload_len, qk_time now);
-void qk_qlog_metrics(qk_conn *c, qk_time now);
-void qk_qlog_event(qk_conn *c, const char *name, const char *data_json, qk_time now);
-/* transport:parameters_set for the local or the peer's transport parameters. */
-void qk_qlog_params(qk_conn *c, bool local, const qk_tparams *tp, qk_time now);
-/* recovery:packet_lost, stamped with qlog_last: the time of the ACK or the loss timer
- * that declared it (conn.c sets it before the timer runs). */
-void qk_qlog_lost(qk_conn *c, qk_pn_space space, uint64_t pn);
-/* connectivity:connection_closed with who closed, the codes and the reason. */
-void qk_qlog_closed(qk_conn *c, qk_time now);
-
 static inline qk_pn_space qk_space_of_pkt(qk_pkt_type t)
 {
     return t == QK_PKT_INITIAL     ? QK_PN_SPACE_INITIAL
@@ -599,7 +399,7 @@ static inline qk_crypto_level qk_level_of_space(qk_pn_space s)
 
 static inline qk_remote_cid *qk_conn_dcid(qk_conn *c)
 {
-    return &c->rcid[c->rcid_cur];
+    return &c->cids.rcid[c->cids.rcid_cur];
 }
 
 #endif

@@ -1,6 +1,6 @@
 /* Control frames, one row each: when the frame is owed, how it is written,
  * and what its acknowledgement or loss does (quinn's `Retransmits`,
- * msquic's send flags). DESIGN.md principle 3: a lost control frame is not
+ * msquic's send flags). Frames are rebuilt, not replayed: a lost control frame is not
  * replayed; its row marks it owed again and the writer rebuilds it with the
  * values current at send time.
  *
@@ -69,32 +69,32 @@ static void hsdone_lost(qk_conn *c, qk_pn_space space, const qk_sent_frame *f)
 
 static bool presp_owed(const qk_conn *c)
 {
-    return c->path.response_due;
+    return c->paths.cur.response_due;
 }
 
 static void presp_write(qk_tx_ctx *t, qk_tx_pkt *p)
 {
     qk_conn *c = t->c;
-    if (!c->path.response_due) return;
+    if (!c->paths.cur.response_due) return;
     qk_frame f = {.type = QK_FT_PATH_RESPONSE};
-    memcpy(f.u.path.data, c->path.response, 8);
+    memcpy(f.u.path.data, c->paths.cur.response, 8);
     /* §8.2.2: never retransmitted, so not recorded. */
-    if (put(t, p, &f, NULL)) c->path.response_due = false;
+    if (put(t, p, &f, NULL)) c->paths.cur.response_due = false;
 }
 
 static bool pchal_owed(const qk_conn *c)
 {
-    return c->path.challenge_due;
+    return c->paths.cur.challenge_due;
 }
 
 static void pchal_write(qk_tx_ctx *t, qk_tx_pkt *p)
 {
     qk_conn *c = t->c;
-    if (!c->path.challenge_due) return;
+    if (!c->paths.cur.challenge_due) return;
     qk_frame f = {.type = QK_FT_PATH_CHALLENGE};
-    memcpy(f.u.path.data, c->path.challenge, 8);
+    memcpy(f.u.path.data, c->paths.cur.challenge, 8);
     if (!put(t, p, &f, &(qk_sent_frame){.kind = QK_SF_PATH_CHALLENGE})) return;
-    qk_path_on_challenge_sent(&c->path, qk_conn_pto_ns(c), t->now);
+    qk_path_on_challenge_sent(&c->paths.cur, qk_conn_pto_ns(c), t->now);
     c->stats.path_challenges_sent++;
 }
 
@@ -286,7 +286,7 @@ static void dblocked_lost(qk_conn *c, qk_pn_space space, const qk_sent_frame *f)
 static bool newcid_owed(const qk_conn *c)
 {
     for (size_t i = 0; i < QK_CONN_MAX_LOCAL_CIDS; i++)
-        if (c->lcid[i].active && c->lcid[i].send_pending) return true;
+        if (c->cids.lcid[i].active && c->cids.lcid[i].send_pending) return true;
     return false;
 }
 
@@ -295,7 +295,7 @@ static void newcid_write(qk_tx_ctx *t, qk_tx_pkt *p)
     qk_conn *c = t->c;
     /* §5.1.1: up to the peer's active_connection_id_limit (cid.c issues them). */
     for (size_t i = 0; i < QK_CONN_MAX_LOCAL_CIDS; i++) {
-        qk_local_cid *l = &c->lcid[i];
+        qk_local_cid *l = &c->cids.lcid[i];
         if (!l->active || !l->send_pending) continue;
         qk_frame f = {.type = QK_FT_NEW_CONNECTION_ID};
         f.u.new_cid.seq = l->seq;
@@ -310,21 +310,22 @@ static void newcid_write(qk_tx_ctx *t, qk_tx_pkt *p)
 static void newcid_lost(qk_conn *c, qk_pn_space space, const qk_sent_frame *f)
 {
     for (size_t j = 0; j < QK_CONN_MAX_LOCAL_CIDS; j++)
-        if (c->lcid[j].active && c->lcid[j].seq == f->id) c->lcid[j].send_pending = true;
+        if (c->cids.lcid[j].active && c->cids.lcid[j].seq == f->id)
+            c->cids.lcid[j].send_pending = true;
 }
 
 static bool retire_owed(const qk_conn *c)
 {
-    for (size_t i = 0; i < c->n_retiring; i++)
-        if (!c->retiring[i].sent) return true;
+    for (size_t i = 0; i < c->cids.n_retiring; i++)
+        if (!c->cids.retiring[i].sent) return true;
     return false;
 }
 
 static void retire_write(qk_tx_ctx *t, qk_tx_pkt *p)
 {
     qk_conn *c = t->c;
-    for (size_t i = 0; i < c->n_retiring; i++) {
-        qk_retiring_cid *r = &c->retiring[i];
+    for (size_t i = 0; i < c->cids.n_retiring; i++) {
+        qk_retiring_cid *r = &c->cids.retiring[i];
         if (r->sent) continue;
         qk_frame f = {.type = QK_FT_RETIRE_CONNECTION_ID};
         f.u.retire_cid.seq = r->seq;
@@ -489,9 +490,10 @@ static void ack_acked(qk_conn *c, qk_pn_space space, const qk_sent_frame *f)
     qk_ack_on_ack_frame_acked(&c->sp[space].ack, f->extra); /* RFC 9000 §13.2.4 */
 }
 
-/* Kinds without a row (PING, PATH_RESPONSE, DATAGRAM, IMMEDIATE_ACK,
- * CONNECTION_CLOSE) are never retransmitted: RFC 9000 §13.3, RFC 9221 §5.2,
- * ack-frequency-12 §5. */
+/* Kinds whose row has no on_lost (PATH_CHALLENGE, PATH_RESPONSE, PING) and
+ * kinds without a row (DATAGRAM, IMMEDIATE_ACK, CONNECTION_CLOSE) are never
+ * retransmitted: RFC 9000 §13.3 (a new PATH_CHALLENGE is path.c's retry),
+ * RFC 9221 §5.2, ack-frequency-12 §5. */
 static const ctrl_row rows[QK_SF_OTHER + 1] = {
     [QK_SF_STREAM] = {.on_acked = stream_acked, .on_lost = stream_lost},
     [QK_SF_CRYPTO] = {.on_acked = crypto_acked, .on_lost = crypto_lost},

@@ -1,8 +1,10 @@
-/* Receive-window tuning at connection level (flow.c rules applied to a
- * connection's streams and to the connection window): grow a stream window
- * when its MAX_STREAM_DATA goes out, keep the connection window >= 1.5x the
- * largest stream window (through the budget), and once per srtt let unused
- * windows shrink back and return their budget. */
+/* Flow control applied to one connection. Receive side: flow.c's window
+ * tuning for the connection's streams and its connection window (grow a
+ * stream window when its MAX_STREAM_DATA goes out, keep the connection
+ * window >= 1.5x the largest stream window through the budget, once per srtt
+ * let unused windows shrink back and return their budget). Send side: the
+ * memory the streams' send buffers hold, charged to the connection and the
+ * endpoint budget, and the writers woken when room returns. */
 #include "transport/conn/conn.h"
 
 /* Copy the stream's receive-buffer offsets into its tuner. */
@@ -87,7 +89,7 @@ void qk_conn_flow_tick(qk_conn *c, qk_time now)
     qk_flow_rx_tick(&c->flow_rx, now, srtt);
 }
 
-/* ---- Send-side memory (issue 24: buffer what the peer can take) ---- */
+/* ---- Send-side memory (buffer what the peer can take) ---- */
 
 #define QK_WAKE_MIN_ROOM_BYTES (16u << 10) /* WRITABLE once this much fits */
 

@@ -168,33 +168,33 @@ static int on_max_stream_data(qk_conn *c, uint64_t id, uint64_t max)
 
 static int on_close(qk_conn *c, const rx_ctx *rx, const qk_frame *f)
 {
-    c->close_app = f->type == QK_FT_CONNECTION_CLOSE_APP;
-    c->close_code = f->u.close.error_code;
-    c->close_remote = true;
-    c->close_err = c->close_app ? QK_ERR_APPLICATION : qk_err_from_transport_code(c->close_code);
-    size_t n = f->u.close.reason_len < sizeof c->close_reason - 1 ? f->u.close.reason_len
-                                                                  : sizeof c->close_reason - 1;
+    c->close.app = f->type == QK_FT_CONNECTION_CLOSE_APP;
+    c->close.code = f->u.close.error_code;
+    c->close.remote = true;
+    c->close.err = c->close.app ? QK_ERR_APPLICATION : qk_err_from_transport_code(c->close.code);
+    size_t n = f->u.close.reason_len < sizeof c->close.reason - 1 ? f->u.close.reason_len
+                                                                  : sizeof c->close.reason - 1;
     for (size_t i = 0; i < n; i++) {
         uint8_t ch = f->u.close.reason[i];
-        c->close_reason[i] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
+        c->close.reason[i] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
     }
-    c->close_reason[n] = 0;
+    c->close.reason[n] = 0;
     /* RFC 9001 §4.8: a TLS alert ended the handshake; without a reason
      * phrase, say what it likely means. */
-    if (!c->close_app && c->close_code >= 0x100 && c->close_code <= 0x1ff && c->tls &&
+    if (!c->close.app && c->close.code >= 0x100 && c->close.code <= 0x1ff && c->tls &&
         !c->handshake_complete) {
-        char why[sizeof c->close_reason];
-        qk_tls_explain_peer_alert(c->tls, (int)(c->close_code - 0x100), c->close_reason, why,
+        char why[sizeof c->close.reason];
+        qk_tls_explain_peer_alert(c->tls, (int)(c->close.code - 0x100), c->close.reason, why,
                                   sizeof why);
-        memcpy(c->close_reason, why, sizeof why);
+        memcpy(c->close.reason, why, sizeof why);
     }
     /* RFC 9000 §10.2.2: draining, no more packets. */
     c->state = QK_CONN_DRAINING;
-    c->close_send = false;
-    c->close_deadline = rx->now + 3 * qk_conn_pto_ns(c);
+    c->close.send = false;
+    c->timers.close_deadline = rx->now + 3 * qk_conn_pto_ns(c);
     /* RFC 9000 §10.2 (the 3 PTOs are a SHOULD, for late packets): a client
      * the server refused during the handshake reports it at once. */
-    if (!c->is_server && !c->handshake_complete) c->close_deadline = rx->now;
+    if (!c->is_server && !c->handshake_complete) c->timers.close_deadline = rx->now;
     return 0;
 }
 
@@ -387,12 +387,12 @@ static int unprotect(qk_conn *c, qk_space *sp, qk_pkt_keys *lk, uint8_t *pkt, co
 static bool client_first_server_packet(qk_conn *c, const qk_pkt_hdr *h)
 {
     /* RFC 9000 §7.2: the client switches to the server's SCID. */
-    if (c->is_server || c->have_server_scid || !h->is_long) return true;
+    if (c->is_server || c->cids.have_server_scid || !h->is_long) return true;
     if (h->scid_len > QK_MAX_CID_LEN) return false;
-    c->rcid[0].cid.len = (uint8_t)h->scid_len;
-    memcpy(c->rcid[0].cid.b, h->scid, h->scid_len);
-    c->peer_scid = c->rcid[0].cid;
-    c->have_server_scid = true;
+    c->cids.rcid[0].cid.len = (uint8_t)h->scid_len;
+    memcpy(c->cids.rcid[0].cid.b, h->scid, h->scid_len);
+    c->cids.peer_scid = c->cids.rcid[0].cid;
+    c->cids.have_server_scid = true;
     return true;
 }
 
@@ -414,7 +414,7 @@ static bool open_packet(qk_conn *c, uint8_t *pkt, const qk_pkt_hdr *h, opened_pk
     o->zrtt = h->type == QK_PKT_0RTT;
     /* RFC 9001 §4.6.1: only a server that accepted early data has 0-RTT keys;
      * without them (rejected, replayed) the packets are dropped. */
-    if (o->zrtt && (!c->is_server || !c->has_early)) {
+    if (o->zrtt && (!c->is_server || !c->zrtt.has_early)) {
         if (c->is_server) c->stats.zerortt_pkts_dropped++;
         return false;
     }
@@ -424,8 +424,8 @@ static bool open_packet(qk_conn *c, uint8_t *pkt, const qk_pkt_hdr *h, opened_pk
     o->pn = 0;
     o->off = 0; /* both set by unprotect() when it succeeds; gcc -O2 cannot tell */
     o->which = QK_KU_CURRENT;
-    o->len =
-        unprotect(c, sp, o->zrtt ? &c->early : &sp->rx, pkt, h, &o->pn, &o->off, &o->which, now);
+    o->len = unprotect(c, sp, o->zrtt ? &c->zrtt.early : &sp->rx, pkt, h, &o->pn, &o->off,
+                       &o->which, now);
     if (o->len == QK_ERR_PROTOCOL_VIOLATION) {
         qk_conn_error(c, o->len, 0, "reserved bits set", now);
         return false;
@@ -462,7 +462,7 @@ static void note_packet_received(qk_conn *c, const opened_pkt *o, qk_time now)
 {
     c->stats.pkts_received++;
     if (o->zrtt) c->stats.zerortt_pkts_received++;
-    c->got_packet = true;
+    c->restart.got_packet = true;
     /* RFC 9000 §8.1: a Handshake packet from the client validates its address. */
     if (c->is_server && o->space == QK_PN_SPACE_HANDSHAKE && !c->address_validated) {
         c->address_validated = true;
@@ -480,7 +480,7 @@ static void finish_packet(qk_conn *c, const rx_ctx *rx, bool largest, const qk_d
 {
     qk_pn_space space = rx->space;
     /* RFC 9000 §9.3: only the packet with the largest pn moves the peer's address. */
-    if (space == QK_PN_SPACE_APP && rx->non_probing && largest) c->rxp.migrate = true;
+    if (space == QK_PN_SPACE_APP && rx->non_probing && largest) c->paths.rx.migrate = true;
     /* ack-frequency-12 §6: the long-idle rule, once the peer tuned our ACKs. */
     if (space == QK_PN_SPACE_APP && c->ackfreq_seen)
         qk_ack_tracker_set_idle(&c->sp[space].ack, c->rtt.smoothed_rtt_ns);
@@ -504,12 +504,13 @@ static bool hold_1rtt(qk_conn *c, const uint8_t *pkt, size_t len, const qk_datag
     if (!c->is_server || c->state != QK_CONN_HANDSHAKE || c->sp[QK_PN_SPACE_APP].has_rx ||
         c->sp[QK_PN_SPACE_APP].discarded)
         return false;
-    if (c->n_held == QK_CONN_MAX_HELD_1RTT) return true; /* no keys either: dropped */
-    if (!c->held && !(c->held = calloc(QK_CONN_MAX_HELD_1RTT, sizeof *c->held))) return true;
+    if (c->held.n == QK_CONN_MAX_HELD_1RTT) return true; /* no keys either: dropped */
+    if (!c->held.pkts && !(c->held.pkts = calloc(QK_CONN_MAX_HELD_1RTT, sizeof *c->held.pkts)))
+        return true;
     uint8_t *copy = malloc(len ? len : 1);
     if (!copy) return true;
     memcpy(copy, pkt, len);
-    c->held[c->n_held++] =
+    c->held.pkts[c->held.n++] =
         (qk_held_pkt){.data = copy, .len = len, .local = d->local, .peer = d->peer, .ecn = d->ecn};
     c->stats.held_1rtt_pkts++;
     return true;
@@ -554,7 +555,7 @@ static void recv_packets(qk_conn *c, qk_datagram *d, qk_time now)
     /* RFC 9000 §10.2.1: once closing, later packets of the datagram are not processed. */
     while (off < d->len && c->state < QK_CONN_CLOSING) {
         qk_pkt_hdr h;
-        if (qk_pkt_parse(d->data + off, d->len - off, c->lcid[0].cid.len, &h)) break;
+        if (qk_pkt_parse(d->data + off, d->len - off, c->cids.lcid[0].cid.len, &h)) break;
         /* RFC 9000 §12.2: coalesced packets must share the DCID; ignore others. */
         process_packet(c, d->data + off, &h, d, now);
         off += h.packet_len;
@@ -566,10 +567,10 @@ static void recv_packets(qk_conn *c, qk_datagram *d, qk_time now)
  * datagram it came in (its addresses tell its path). */
 static void release_held(qk_conn *c, qk_time now)
 {
-    qk_held_pkt *h = c->held;
-    size_t n = c->n_held;
-    c->held = NULL;
-    c->n_held = 0;
+    qk_held_pkt *h = c->held.pkts;
+    size_t n = c->held.n;
+    c->held.pkts = NULL;
+    c->held.n = 0;
     for (size_t i = 0; i < n; i++) {
         qk_datagram d = {.data = h[i].data,
                          .len = h[i].len,
@@ -584,10 +585,10 @@ static void release_held(qk_conn *c, qk_time now)
 
 void qk_conn_held_free(qk_conn *c)
 {
-    for (size_t i = 0; i < c->n_held; i++) free(c->held[i].data);
-    free(c->held);
-    c->held = NULL;
-    c->n_held = 0;
+    for (size_t i = 0; i < c->held.n; i++) free(c->held.pkts[i].data);
+    free(c->held.pkts);
+    c->held.pkts = NULL;
+    c->held.n = 0;
 }
 
 void qk_conn_recv(qk_conn *c, qk_datagram *d, qk_time now)
@@ -599,11 +600,11 @@ void qk_conn_recv(qk_conn *c, qk_datagram *d, qk_time now)
     if (!c->address_validated)
         c->unvalidated_rx_bytes += c->cfg->min_datagram_bytes && d->len < 1200 ? 1200 : d->len;
     if (c->state == QK_CONN_CLOSING) {
-        c->close_send = true; /* RFC 9000 §10.2.1: answer with CONNECTION_CLOSE again */
+        c->close.send = true; /* RFC 9000 §10.2.1: answer with CONNECTION_CLOSE again */
         return;
     }
     recv_packets(c, d, now);
-    if (c->n_held && c->sp[QK_PN_SPACE_APP].has_rx) release_held(c, now);
+    if (c->held.n && c->sp[QK_PN_SPACE_APP].has_rx) release_held(c, now);
     qk_conn_wake_writers(c); /* credit or acknowledgements may have made room */
     qk_recovery_set_amplification_blocked(
         &c->rec, !c->address_validated && c->unvalidated_tx_bytes >= 3 * c->unvalidated_rx_bytes,

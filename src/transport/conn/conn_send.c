@@ -40,7 +40,7 @@ static void tx_ctx_init(qk_tx_ctx *t, qk_conn *c, uint8_t *buf, size_t cap, qk_t
     t->urgent_only = false;
     t->pad = false;
     /* qlog and the trace hook read each packet's plaintext before sealing. */
-    t->defer = !c->qlog && !c->cfg->trace;
+    t->defer = !c->qlog.file && !c->cfg->trace;
     t->ecn = choose_ecn(c);
     c->tx_ecn = t->ecn;
 }
@@ -103,22 +103,22 @@ static bool open_packet(qk_tx_ctx *t, qk_pn_space space)
                                  .version = c->version,
                                  .dcid = d->cid.b,
                                  .dcid_len = d->cid.len,
-                                 .scid = c->lcid[0].cid.b,
-                                 .scid_len = c->lcid[0].cid.len,
+                                 .scid = c->cids.lcid[0].cid.b,
+                                 .scid_len = c->cids.lcid[0].cid.len,
                                  /* RFC 9000 §17.2.2: the client echoes its token */
-                                 .token = p->type == QK_PKT_INITIAL ? c->token : NULL,
-                                 .token_len = p->type == QK_PKT_INITIAL ? c->token_len : 0,
+                                 .token = p->type == QK_PKT_INITIAL ? c->restart.token : NULL,
+                                 .token_len = p->type == QK_PKT_INITIAL ? c->restart.token_len : 0,
                                  .pn = p->pn,
                                  .pn_len = p->pn_len};
         n = qk_pkt_encode_long(t->buf + t->len, t->cap - t->len, &hp, &lo, &po);
         /* RFC 9000 §6.2: offering another version first (qk_config.offer_version);
          * an unknown one is only this field, the rest is laid out as ours. */
-        if (n > 0 && c->offer_version) {
+        if (n > 0 && c->restart.offer_version) {
             uint8_t *v = t->buf + t->len + 1;
-            v[0] = (uint8_t)(c->offer_version >> 24);
-            v[1] = (uint8_t)(c->offer_version >> 16);
-            v[2] = (uint8_t)(c->offer_version >> 8);
-            v[3] = (uint8_t)c->offer_version;
+            v[0] = (uint8_t)(c->restart.offer_version >> 24);
+            v[1] = (uint8_t)(c->restart.offer_version >> 16);
+            v[2] = (uint8_t)(c->restart.offer_version >> 8);
+            v[3] = (uint8_t)c->restart.offer_version;
         }
     }
     /* Need room for the header, some payload and the tag. */
@@ -371,7 +371,7 @@ static bool urgent_active(const qk_conn *c, qk_time now)
     return c->urgent_sent && now - c->urgent_tx_ns < QK_URGENT_ACTIVE_NS;
 }
 
-/* Issue 20, with a bypass configured and a controller with a pipe estimate
+/* With a bypass configured and a controller with a pipe estimate
  * (qk_cc_ops.pipe_bytes; BBR): non-urgent data may bring
  * bytes in flight up to BBR's estimate of the pipe (qk_cc_bbr_pipe_bytes:
  * draft-ietf-ccwg-bbr §5.6.4.2 Inflight(bw, 1), one BDP plus the
@@ -542,7 +542,7 @@ static void finish_packet(qk_tx_ctx *t, qk_tx_pkt *p, size_t pad_to)
                    t->buf + p->payload, payload_len, t->now);
     qk_trace_emit(c, true, p->type, p->pn, p->end + QK_AEAD_TAG_BYTES - p->start,
                   t->buf + p->payload, payload_len, t->now);
-    qk_pkt_keys *k = p->type == QK_PKT_0RTT ? &c->early : &c->sp[p->space].tx;
+    qk_pkt_keys *k = p->type == QK_PKT_0RTT ? &c->zrtt.early : &c->sp[p->space].tx;
     size_t hdr_len = p->payload - p->start;
     if (p->n_ext) {
         /* Gather: in-place runs of the packet interleaved with the stream
@@ -613,7 +613,7 @@ static void commit_packet(qk_tx_ctx *t, qk_tx_pkt *p)
     qk_recovery_on_packet_sent(&c->rec, p->space, &sp, p->frames, p->n_frames, t->now);
     qk_qlog_metrics(c, t->now); /* bytes_in_flight with this packet counted */
     if (p->ack_eliciting) {
-        c->last_ack_eliciting_sent = t->now;
+        c->timers.last_ack_eliciting_sent = t->now;
         qk_feedback_on_sent(&c->fb, t->now);
     }
     c->stats.pkts_sent++;
@@ -647,18 +647,19 @@ static size_t build_close(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
         }
     if (s == QK_PN_SPACE_COUNT || !open_packet(&t, s)) return 0;
     qk_tx_pkt *p = &t.pkts[0];
-    qk_frame f = {.type = c->close_app && s == QK_PN_SPACE_APP ? QK_FT_CONNECTION_CLOSE_APP
+    qk_frame f = {.type = c->close.app && s == QK_PN_SPACE_APP ? QK_FT_CONNECTION_CLOSE_APP
                                                                : QK_FT_CONNECTION_CLOSE};
-    f.u.close.error_code = c->close_app && s != QK_PN_SPACE_APP ? 0x0c : c->close_code;
-    f.u.close.frame_type = c->close_frame_type;
-    f.u.close.reason = (const uint8_t *)c->close_reason;
-    f.u.close.reason_len = strlen(c->close_reason);
+    f.u.close.error_code = c->close.app && s != QK_PN_SPACE_APP ? 0x0c : c->close.code;
+    f.u.close.frame_type = c->close.frame_type;
+    f.u.close.reason = (const uint8_t *)c->close.reason;
+    f.u.close.reason_len = strlen(c->close.reason);
     if (!qk_tx_put_frame(&t, p, &f)) return 0;
     t.n = 1;
     finish_packet(&t, p, c->is_server || s != QK_PN_SPACE_INITIAL ? 0 : MIN_INITIAL_DGRAM);
     c->sp[s].next_pn++;
-    c->close_send = false;
-    if (c->close_deadline == QK_TIME_INFINITE) c->close_deadline = now + 3 * qk_conn_pto_ns(c);
+    c->close.send = false;
+    if (c->timers.close_deadline == QK_TIME_INFINITE)
+        c->timers.close_deadline = now + 3 * qk_conn_pto_ns(c);
     return p->end;
 }
 
@@ -687,7 +688,7 @@ static size_t maybe_pmtu_probe(qk_tx_ctx *t, size_t buf_cap)
 {
     qk_conn *c = t->c;
     if (!c->pmtud.enabled || !c->handshake_confirmed || !c->address_validated ||
-        !c->path.validated || !t->cc_ok || c->state != QK_CONN_ESTABLISHED ||
+        !c->paths.cur.validated || !t->cc_ok || c->state != QK_CONN_ESTABLISHED ||
         !c->sp[QK_PN_SPACE_APP].has_tx)
         return 0;
     if (!c->pmtud_started) {
@@ -711,10 +712,10 @@ static size_t build_path_probe(qk_conn *c, qk_path *a, uint8_t *buf, size_t cap,
     qk_tx_ctx t;
     tx_ctx_init(&t, c, buf, cap, now);
     t.cc_ok = true;
-    size_t cur = c->rcid_cur;
-    c->rcid_cur = a->dcid_idx; /* RFC 9000 §9.5: the path's own connection ID */
+    size_t cur = c->cids.rcid_cur;
+    c->cids.rcid_cur = a->dcid_idx; /* RFC 9000 §9.5: the path's own connection ID */
     bool ok = open_packet(&t, QK_PN_SPACE_APP);
-    c->rcid_cur = cur;
+    c->cids.rcid_cur = cur;
     if (!ok) return 0;
     qk_tx_pkt *p = &t.pkts[0];
     qk_frame f;
@@ -739,8 +740,8 @@ static size_t build_path_probe(qk_conn *c, qk_path *a, uint8_t *buf, size_t cap,
         c->stats.path_challenges_sent++;
     }
     a->tx_bytes += p->end;
-    c->dg_local = a->local;
-    c->dg_peer = a->peer;
+    c->paths.dg_local = a->local;
+    c->paths.dg_peer = a->peer;
     return p->end;
 }
 
@@ -832,7 +833,7 @@ static bool cc_allows(qk_conn *c, qk_time now)
 
 #define BYPASS_MIN_BYTES 128 /* below this the bucket waits to refill */
 
-/* Issue 20, with a bypass configured: packets are outstanding and no ACK
+/* With a bypass configured: packets are outstanding and no ACK
  * has come for half the path's min RTT plus the timer granularity (since
  * the last ACK, or since the first packet after an idle spell). We ask for
  * an ACK at the end of every burst (IMMEDIATE_ACK, ack-frequency §8.1), so
@@ -851,7 +852,7 @@ static bool feedback_late(const qk_conn *c, qk_time now)
     return now >= c->fb.wait_since + c->rtt.min_rtt_ns / 2 + QK_RTT_GRANULARITY_NS;
 }
 
-/* Issue 20: when cwnd or the pacer blocks, data of an urgency below
+/* When cwnd or the pacer blocks, data of an urgency below
  * qk_config.bypass_urgency_limit may still go, within the bypass bucket (at
  * most its rate beyond the window). The datagram size the bucket allows now,
  * 0 for no bypass (then c->pacing_wait says when the bucket refills). */
@@ -902,7 +903,7 @@ static size_t send_limit(const qk_conn *c, size_t cap)
     }
     /* RFC 9000 §9.3: toward an unvalidated new peer address, at most 3x
      * what it sent us until the address is validated. */
-    uint64_t path_allow = c->is_server ? qk_path_allowance(&c->path) : UINT64_MAX;
+    uint64_t path_allow = c->is_server ? qk_path_allowance(&c->paths.cur) : UINT64_MAX;
     if (path_allow < cap) {
         cap = (size_t)path_allow;
         if (cap < 64) return 0;
@@ -932,11 +933,12 @@ static size_t tx_gate(qk_tx_ctx *t, size_t cap)
 size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
 {
     size_t buf_cap = cap;
-    c->dg_local = c->local;
-    c->dg_peer = c->peer;
-    if (c->state == QK_CONN_ESTABLISHED && c->alt_active &&
-        (c->alt.challenge_due || c->alt.response_due) && c->sp[QK_PN_SPACE_APP].has_tx) {
-        size_t n = build_path_probe(c, &c->alt, buf, cap, now);
+    c->paths.dg_local = c->local;
+    c->paths.dg_peer = c->peer;
+    if (c->state == QK_CONN_ESTABLISHED && c->paths.alt_active &&
+        (c->paths.alt.challenge_due || c->paths.alt.response_due) &&
+        c->sp[QK_PN_SPACE_APP].has_tx) {
+        size_t n = build_path_probe(c, &c->paths.alt, buf, cap, now);
         if (n) {
             c->stats.bytes_sent += n;
             return n;
@@ -946,7 +948,7 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
     cap = send_limit(c, cap);
     if (!cap) return 0;
     if (c->state == QK_CONN_CLOSING) {
-        size_t n = c->close_send ? build_close(c, buf, cap, now) : 0;
+        size_t n = c->close.send ? build_close(c, buf, cap, now) : 0;
         if (!c->address_validated) c->unvalidated_tx_bytes += n;
         return n;
     }
@@ -999,7 +1001,7 @@ size_t qk_conn_send(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
     size_t len = t.pkts[t.n - 1].end;
     if (t.bypass) bypass_charge(c, &t, len);
     c->stats.bytes_sent += len;
-    if (!c->path.validated) c->path.tx_bytes += len;
+    if (!c->paths.cur.validated) c->paths.cur.tx_bytes += len;
     if (!c->address_validated) c->unvalidated_tx_bytes += len;
     qk_recovery_set_amplification_blocked(
         &c->rec, !c->address_validated && c->unvalidated_tx_bytes >= 3 * c->unvalidated_rx_bytes,

@@ -62,7 +62,7 @@ void qk_tx_record(qk_tx_pkt *p, const qk_sent_frame *f);
 
 /* ---- control frames (conn_ctrl.c) ----
  *
- * DESIGN.md principle 3: a control frame is a "what to send" state, rebuilt
+ * Frames are rebuilt, not replayed: a control frame is a "what to send" state, rebuilt
  * with current values at send time. Each kind has one row in a table: when
  * it is owed (a reason to send a packet), how it is written, and what its
  * acknowledgement or loss does. The writer of a kind writes every instance

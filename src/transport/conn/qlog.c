@@ -20,8 +20,8 @@ static const char *pkt_type_name(qk_pkt_type t)
 
 static double ms(qk_conn *c, qk_time now)
 {
-    c->qlog_last = now;
-    return (double)(now - c->qlog_start) / 1e6;
+    c->qlog.last = now;
+    return (double)(now - c->qlog.start) / 1e6;
 }
 
 /* The records are formatted with stdio into a cookie stream whose only
@@ -29,15 +29,15 @@ static double ms(qk_conn *c, qk_time now)
 static ssize_t cookie_write(void *cookie, const char *buf, size_t len)
 {
     const qk_conn *c = cookie;
-    c->cfg->qlog_write(c->qlog_handle, buf, len);
+    c->cfg->qlog_write(c->qlog.handle, buf, len);
     return (ssize_t)len;
 }
 
 static int cookie_close(void *cookie)
 {
     qk_conn *c = cookie;
-    if (c->cfg->qlog_close) c->cfg->qlog_close(c->qlog_handle);
-    c->qlog_handle = NULL;
+    if (c->cfg->qlog_close) c->cfg->qlog_close(c->qlog.handle);
+    c->qlog.handle = NULL;
     return 0;
 }
 
@@ -46,20 +46,21 @@ void qk_qlog_open(qk_conn *c, qk_time now)
     const qk_config *cfg = c->cfg;
     if (!cfg->qlog_open || !cfg->qlog_write) return;
     char name[2 * QK_MAX_CID_LEN + 16], hex[2 * QK_MAX_CID_LEN + 1];
-    for (size_t i = 0; i < c->odcid.len; i++) snprintf(hex + 2 * i, 3, "%02x", c->odcid.b[i]);
-    hex[2 * c->odcid.len] = 0;
+    for (size_t i = 0; i < c->cids.odcid.len; i++)
+        snprintf(hex + 2 * i, 3, "%02x", c->cids.odcid.b[i]);
+    hex[2 * c->cids.odcid.len] = 0;
     snprintf(name, sizeof name, "%s_%s", hex, c->is_server ? "server" : "client");
-    c->qlog_handle = cfg->qlog_open(cfg->qlog_ctx, name);
-    if (!c->qlog_handle) return;
-    c->qlog =
+    c->qlog.handle = cfg->qlog_open(cfg->qlog_ctx, name);
+    if (!c->qlog.handle) return;
+    c->qlog.file =
         fopencookie(c, "w", (cookie_io_functions_t){.write = cookie_write, .close = cookie_close});
-    if (!c->qlog) {
-        if (cfg->qlog_close) cfg->qlog_close(c->qlog_handle);
-        c->qlog_handle = NULL;
+    if (!c->qlog.file) {
+        if (cfg->qlog_close) cfg->qlog_close(c->qlog.handle);
+        c->qlog.handle = NULL;
         return;
     }
-    c->qlog_start = now;
-    fprintf(c->qlog,
+    c->qlog.start = now;
+    fprintf(c->qlog.file,
             "\x1e{\"qlog_version\":\"0.3\",\"qlog_format\":\"JSON-SEQ\",\"title\":\"quack\","
             "\"trace\":{\"vantage_point\":{\"type\":\"%s\"},\"common_fields\":{\"ODCID\":\"%s\","
             "\"time_format\":\"relative\",\"reference_time\":0}}}\n",
@@ -70,16 +71,16 @@ void qk_qlog_close(qk_conn *c)
 {
     /* Freed while open (its endpoint is deleted, e.g. the process stops on
      * SIGTERM): the trace still ends with connection_closed. */
-    if (c->qlog && c->state < QK_CONN_CLOSING) {
-        c->close_err = QK_ERR_CLOSED;
-        c->close_code = 0;
-        c->close_app = c->close_remote = false;
-        snprintf(c->close_reason, sizeof c->close_reason,
+    if (c->qlog.file && c->state < QK_CONN_CLOSING) {
+        c->close.err = QK_ERR_CLOSED;
+        c->close.code = 0;
+        c->close.app = c->close.remote = false;
+        snprintf(c->close.reason, sizeof c->close.reason,
                  "endpoint freed with the connection open");
     }
-    if (c->qlog && c->state != QK_CONN_CLOSED) qk_qlog_closed(c, c->qlog_last);
-    if (c->qlog) fclose(c->qlog); /* flushes, then cookie_close */
-    c->qlog = NULL;
+    if (c->qlog.file && c->state != QK_CONN_CLOSED) qk_qlog_closed(c, c->qlog.last);
+    if (c->qlog.file) fclose(c->qlog.file); /* flushes, then cookie_close */
+    c->qlog.file = NULL;
 }
 
 /* qlog frame_type names (draft-ietf-quic-qlog-quic-events-03 §7.1, and the
@@ -235,7 +236,7 @@ static void print_frame(FILE *f, const qk_frame *fr)
 void qk_qlog_packet(qk_conn *c, bool sent, qk_pkt_type type, uint64_t pn, size_t len,
                     const uint8_t *payload, size_t payload_len, qk_time now)
 {
-    FILE *f = c->qlog;
+    FILE *f = c->qlog.file;
     if (!f) return;
     fprintf(f,
             "\x1e{\"time\":%.3f,\"name\":\"transport:packet_%s\",\"data\":{\"header\":{"
@@ -258,8 +259,8 @@ void qk_qlog_packet(qk_conn *c, bool sent, qk_pkt_type type, uint64_t pn, size_t
 
 void qk_qlog_metrics(qk_conn *c, qk_time now)
 {
-    if (!c->qlog) return;
-    fprintf(c->qlog,
+    if (!c->qlog.file) return;
+    fprintf(c->qlog.file,
             "\x1e{\"time\":%.3f,\"name\":\"recovery:metrics_updated\",\"data\":{"
             "\"smoothed_rtt\":%.3f,\"min_rtt\":%.3f,\"latest_rtt\":%.3f,\"rtt_variance\":%.3f,"
             "\"congestion_window\":%llu,\"bytes_in_flight\":%llu,\"pacing_rate\":%llu}}\n",
@@ -272,16 +273,16 @@ void qk_qlog_metrics(qk_conn *c, qk_time now)
 
 void qk_qlog_event(qk_conn *c, const char *name, const char *data_json, qk_time now)
 {
-    if (!c->qlog) return;
-    fprintf(c->qlog, "\x1e{\"time\":%.3f,\"name\":\"%s\",\"data\":%s}\n", ms(c, now), name,
+    if (!c->qlog.file) return;
+    fprintf(c->qlog.file, "\x1e{\"time\":%.3f,\"name\":\"%s\",\"data\":%s}\n", ms(c, now), name,
             data_json);
 }
 
 void qk_qlog_params(qk_conn *c, bool local, const qk_tparams *tp, qk_time now)
 {
-    if (!c->qlog) return;
+    if (!c->qlog.file) return;
     /* draft-ietf-quic-qlog-quic-events: transport:parameters_set */
-    fprintf(c->qlog,
+    fprintf(c->qlog.file,
             "\x1e{\"time\":%.3f,\"name\":\"transport:parameters_set\",\"data\":{"
             "\"owner\":\"%s\",\"max_idle_timeout\":%llu,\"max_udp_payload_size\":%llu,"
             "\"initial_max_data\":%llu,\"initial_max_stream_data_bidi_local\":%llu,"
@@ -304,12 +305,12 @@ void qk_qlog_params(qk_conn *c, bool local, const qk_tparams *tp, qk_time now)
 
 void qk_qlog_lost(qk_conn *c, qk_pn_space space, uint64_t pn)
 {
-    if (!c->qlog) return;
+    if (!c->qlog.file) return;
     static const char *const names[] = {"initial", "handshake", "1RTT"};
-    fprintf(c->qlog,
+    fprintf(c->qlog.file,
             "\x1e{\"time\":%.3f,\"name\":\"recovery:packet_lost\",\"data\":{\"header\":{"
             "\"packet_type\":\"%s\",\"packet_number\":%llu}}}\n",
-            ms(c, c->qlog_last), (unsigned)space < 3 ? names[space] : "unknown",
+            ms(c, c->qlog.last), (unsigned)space < 3 ? names[space] : "unknown",
             (unsigned long long)pn);
 }
 
@@ -329,15 +330,16 @@ static void print_json_string(FILE *f, const char *s)
 
 void qk_qlog_closed(qk_conn *c, qk_time now)
 {
-    if (!c->qlog) return;
+    if (!c->qlog.file) return;
     /* draft-ietf-quic-qlog-quic-events-03 §5.3: connectivity:connection_closed */
-    fprintf(c->qlog, "\x1e{\"time\":%.3f,\"name\":\"connectivity:connection_closed\",\"data\":{",
+    fprintf(c->qlog.file,
+            "\x1e{\"time\":%.3f,\"name\":\"connectivity:connection_closed\",\"data\":{",
             ms(c, now));
-    fprintf(c->qlog, "\"owner\":\"%s\",\"%s\":%llu,\"internal_code\":%d,\"reason\":\"",
-            c->close_remote ? "remote" : "local",
-            c->close_app ? "application_code" : "connection_code",
-            (unsigned long long)c->close_code, c->close_err);
-    print_json_string(c->qlog, c->close_reason);
-    fprintf(c->qlog, "\"}}\n");
-    fflush(c->qlog);
+    fprintf(c->qlog.file, "\"owner\":\"%s\",\"%s\":%llu,\"internal_code\":%d,\"reason\":\"",
+            c->close.remote ? "remote" : "local",
+            c->close.app ? "application_code" : "connection_code",
+            (unsigned long long)c->close.code, c->close.err);
+    print_json_string(c->qlog.file, c->close.reason);
+    fprintf(c->qlog.file, "\"}}\n");
+    fflush(c->qlog.file);
 }

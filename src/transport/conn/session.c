@@ -60,9 +60,9 @@ int qk_session_parse(qk_conn *c, const uint8_t *data, size_t len, const uint8_t 
     if (tl == 0 || tl > len - SESSION_HDR_BYTES) return QK_ERR_CONFIG;
     uint32_t pl = qk_get_be32(data + 8 + tl);
     if (pl != len - SESSION_HDR_BYTES - tl) return QK_ERR_CONFIG;
-    if (qk_tparams_decode(data + SESSION_HDR_BYTES + tl, pl, true, &c->remembered) < 0)
+    if (qk_tparams_decode(data + SESSION_HDR_BYTES + tl, pl, true, &c->zrtt.remembered) < 0)
         return QK_ERR_CONFIG;
-    c->have_remembered = true;
+    c->zrtt.have_remembered = true;
     *tls = data + 8;
     *tls_len = tl;
     return 0;
@@ -71,11 +71,11 @@ int qk_session_parse(qk_conn *c, const uint8_t *data, size_t len, const uint8_t 
 /* RFC 9000 §7.4.1: 0-RTT data obeys the limits the server announced before. */
 static void apply_remembered(qk_conn *c)
 {
-    const qk_tparams *tp = &c->remembered;
+    const qk_tparams *tp = &c->zrtt.remembered;
     qk_streams_peer_params spp = qk_conn_stream_limits(tp);
     if (qk_streams_set_peer_params(&c->streams, &spp)) return;
     qk_flow_tx_on_max(&c->flow_tx, tp->initial_max_data);
-    c->zrtt_params = true;
+    c->zrtt.on_remembered = true;
     for (qk_stream *s = qk_streams_next(&c->streams, NULL); s; s = qk_streams_next(&c->streams, s))
         qk_conn_schedule_stream(c, s);
 }
@@ -86,11 +86,12 @@ int qk_session_install_early(qk_conn *c, int is_write, qk_crypto_suite suite, co
     /* RFC 9001 §4.6.1: the client writes 0-RTT, the server reads it. */
     if ((is_write != 0) == c->is_server) return 0;
     if (c->cfg->no_protection) suite = QK_SUITE_NULL;
-    qk_pkt_keys_free(&c->early);
-    int rc = qk_pkt_keys_init_ex(&c->early, c->version, suite, QK_AEAD_BACKEND_AUTO, secret, len);
+    qk_pkt_keys_free(&c->zrtt.early);
+    int rc =
+        qk_pkt_keys_init_ex(&c->zrtt.early, c->version, suite, QK_AEAD_BACKEND_AUTO, secret, len);
     if (rc) return rc;
-    c->has_early = true;
-    if (!c->is_server && c->have_remembered) apply_remembered(c);
+    c->zrtt.has_early = true;
+    if (!c->is_server && c->zrtt.have_remembered) apply_remembered(c);
     return 0;
 }
 
@@ -133,12 +134,12 @@ int qk_session_on_handshake(qk_conn *c, qk_time now)
     if (c->is_server) return 0;
     bool sent = c->stats.zerortt_pkts_sent > 0;
     /* RFC 9001 §4.9.3: the client drops 0-RTT keys with 1-RTT keys in hand. */
-    if (c->has_early) {
-        qk_pkt_keys_free(&c->early);
-        c->has_early = false;
+    if (c->zrtt.has_early) {
+        qk_pkt_keys_free(&c->zrtt.early);
+        c->zrtt.has_early = false;
     }
-    if (st == QK_TLS_EARLY_ACCEPTED && c->have_remembered &&
-        params_shrunk(&c->remembered, &c->peer_tp)) {
+    if (st == QK_TLS_EARLY_ACCEPTED && c->zrtt.have_remembered &&
+        params_shrunk(&c->zrtt.remembered, &c->peer_tp)) {
         /* RFC 9000 §7.4.1 */
         qk_conn_error(c, QK_ERR_PROTOCOL_VIOLATION, 0,
                       "server accepted 0-RTT but reduced the remembered transport parameters", now);
@@ -152,8 +153,8 @@ void qk_session_poll_ticket(qk_conn *c)
 {
     if (c->is_server) return;
     unsigned n = qk_tls_ticket_count(c->tls);
-    if (n == c->tickets_seen || !c->handshake_complete) return;
-    c->tickets_seen = n;
+    if (n == c->zrtt.tickets_seen || !c->handshake_complete) return;
+    c->zrtt.tickets_seen = n;
     qk_event ev = {.type = QK_EV_SESSION_TICKET, .conn = c};
     qk_conn_push_event(c, &ev);
 }

@@ -202,12 +202,12 @@ void qk_endpoint_del(qk_endpoint *ep)
     if (!ep) return;
     while (ep->conns) {
         qk_conn *c = ep->conns;
-        ep->conns = c->next;
+        ep->conns = c->ep.next;
         qk_conn_del(c);
     }
     while (ep->dead) {
         qk_conn *c = ep->dead;
-        ep->dead = c->next;
+        ep->dead = c->ep.next;
         qk_conn_del(c);
     }
     qk_stateless_free(&ep->sl);
@@ -331,7 +331,7 @@ static void env_store_token(void *ctx, const qk_addr *peer, const uint8_t *tok, 
 static void env_wake(void *ctx, qk_conn *c)
 {
     qk_endpoint *ep = ctx;
-    if (c->ep_linked) qk_ep_ready_push(&ep->sched, c);
+    if (c->ep.linked) qk_ep_ready_push(&ep->sched, c);
 }
 static void env_add_reset_token(void *ctx, const uint8_t *token, qk_conn *c)
 {
@@ -391,7 +391,7 @@ static void reap(qk_endpoint *ep)
 {
     while (ep->dead) {
         qk_conn *c = ep->dead;
-        ep->dead = c->next;
+        ep->dead = c->ep.next;
         qk_conn_del(c);
     }
 }
@@ -421,13 +421,13 @@ static void unlink_conn(qk_endpoint *ep, qk_conn *c);
 /* Add c to the list, the ready list and the timer heap. */
 static void link_conn(qk_endpoint *ep, qk_conn *c)
 {
-    c->ep_prev = NULL;
-    c->next = ep->conns;
-    if (ep->conns) ep->conns->ep_prev = c;
+    c->ep.prev = NULL;
+    c->ep.next = ep->conns;
+    if (ep->conns) ep->conns->ep.prev = c;
     ep->conns = c;
     ep->n_conns++;
-    c->ep_linked = true;
-    c->ep_heap_idx = SIZE_MAX;
+    c->ep.linked = true;
+    c->ep.heap_idx = SIZE_MAX;
     qk_ep_ready_push(&ep->sched, c);
 }
 
@@ -436,12 +436,12 @@ static void link_conn(qk_endpoint *ep, qk_conn *c)
 static void hs_update(qk_endpoint *ep, qk_conn *c)
 {
     bool hs = c->state == QK_CONN_HANDSHAKE && !c->handshake_complete;
-    if (c->ep_hs_unval && (!hs || c->address_validated)) {
-        c->ep_hs_unval = false;
+    if (c->ep.hs_unval && (!hs || c->address_validated)) {
+        c->ep.hs_unval = false;
         ep->n_hs_unval--;
     }
-    if (c->ep_hs && !hs) {
-        c->ep_hs = false;
+    if (c->ep.hs && !hs) {
+        c->ep.hs = false;
         ep->n_hs--;
     }
 }
@@ -452,10 +452,10 @@ static void hs_update(qk_endpoint *ep, qk_conn *c)
  * may have closed. */
 static void touch(qk_endpoint *ep, qk_conn *c)
 {
-    if (!c->ep_linked) return;
+    if (!c->ep.linked) return;
     if (c->state == QK_CONN_CLOSED) {
         unlink_conn(ep, c);
-        c->next = ep->dead;
+        c->ep.next = ep->dead;
         ep->dead = c;
         return;
     }
@@ -516,20 +516,20 @@ static void send_vn(qk_endpoint *ep, const qk_datagram *d, const qk_pkt_hdr *h)
 
 static void unlink_conn(qk_endpoint *ep, qk_conn *c)
 {
-    if (!c->ep_linked) return;
-    if (c->ep_prev)
-        c->ep_prev->next = c->next;
+    if (!c->ep.linked) return;
+    if (c->ep.prev)
+        c->ep.prev->ep.next = c->ep.next;
     else
-        ep->conns = c->next;
-    if (c->next) c->next->ep_prev = c->ep_prev;
-    c->next = c->ep_prev = NULL;
+        ep->conns = c->ep.next;
+    if (c->ep.next) c->ep.next->ep.prev = c->ep.prev;
+    c->ep.next = c->ep.prev = NULL;
     ep->n_conns--;
     qk_ep_ready_remove(&ep->sched, c);
     qk_ep_timer_remove(&ep->sched, c);
-    if (c->ep_hs) ep->n_hs--;
-    if (c->ep_hs_unval) ep->n_hs_unval--;
-    c->ep_hs = c->ep_hs_unval = false;
-    c->ep_linked = false;
+    if (c->ep.hs) ep->n_hs--;
+    if (c->ep.hs_unval) ep->n_hs_unval--;
+    c->ep.hs = c->ep.hs_unval = false;
+    c->ep.linked = false;
 }
 
 size_t qk_endpoint_max_handshakes(const qk_config *cfg)
@@ -626,8 +626,8 @@ static void accept_initial(qk_endpoint *ep, qk_datagram *d, qk_time now)
                                 now, NULL);
     if (!c) return;
     link_conn(ep, c);
-    c->ep_hs = true;
-    c->ep_hs_unval = !o.validated;
+    c->ep.hs = true;
+    c->ep.hs_unval = !o.validated;
     ep->n_hs++;
     ep->n_hs_unval += !o.validated;
     qk_conn_recv(c, d, now);
@@ -663,7 +663,7 @@ static void send_budget_wake(qk_endpoint *ep)
     qk_flow_budget *b = &ep->send_budget;
     if (!b->starved || qk_flow_budget_room(b) < b->capacity_bytes / 16) return;
     b->starved = false;
-    for (qk_conn *c = ep->conns; c; c = c->next)
+    for (qk_conn *c = ep->conns; c; c = c->ep.next)
         if (c->send_capped) qk_conn_wake_writers(c);
 }
 
@@ -688,7 +688,7 @@ int qk_endpoint_recv(qk_endpoint *ep, qk_datagram *d, qk_time now)
             tail[0] = QK_HDR_FIXED_BIT; /* short header (checked above); the rest is the tail */
             if (qk_cid_is_stateless_reset(c, tail, tl)) qk_conn_on_stateless_reset(c, now);
         }
-        if (c->ep_linked) qk_ep_ready_push(&ep->sched, c); /* acknowledgements, answers */
+        if (c->ep.linked) qk_ep_ready_push(&ep->sched, c); /* acknowledgements, answers */
         touch(ep, c);
         send_budget_wake(ep);
     } else if (is_long) {
@@ -712,8 +712,8 @@ size_t qk_endpoint_send(qk_endpoint *ep, qk_datagram *out, size_t max, qk_time n
         size_t len = qk_conn_send(c, out[n].data, out[n].len, now);
         if (len) {
             out[n].len = len;
-            out[n].peer = c->dg_peer; /* the path this datagram is for (RFC 9000 §9) */
-            out[n].local = c->dg_local;
+            out[n].peer = c->paths.dg_peer; /* the path this datagram is for (RFC 9000 §9) */
+            out[n].local = c->paths.dg_local;
             out[n].ecn = qk_conn_tx_ecn(c);
             out[n].segment_bytes = 0;
             n++;
@@ -732,7 +732,7 @@ int qk_endpoint_on_unreachable(qk_endpoint *ep, const qk_addr *peer, const char 
     if (!ep || !peer) return QK_ERR_INVALID_ARG;
     int n = 0;
     for (qk_conn *c = ep->conns, *nx; c; c = nx) {
-        nx = c->next;
+        nx = c->ep.next;
         if (!qk_addr_equal(&c->peer, peer) || !qk_conn_on_unreachable(c, reason, now)) continue;
         n++;
         touch(ep, c);
@@ -743,9 +743,9 @@ int qk_endpoint_on_unreachable(qk_endpoint *ep, const qk_addr *peer, const char 
 qk_time qk_endpoint_next_timeout(const qk_endpoint *ep)
 {
     qk_conn *top = qk_ep_timer_top(&ep->sched);
-    qk_time t = top ? top->ep_heap_t : QK_TIME_INFINITE;
+    qk_time t = top ? top->ep.heap_t : QK_TIME_INFINITE;
     /* Woken connections may have a new timer the heap does not know yet. */
-    for (const qk_conn *c = ep->sched.ready_head; c; c = c->ep_rnext) {
+    for (const qk_conn *c = ep->sched.ready_head; c; c = c->ep.rnext) {
         qk_time x = qk_conn_next_timeout(c);
         if (x < t) t = x;
     }
@@ -756,7 +756,7 @@ qk_time qk_endpoint_next_timeout(const qk_endpoint *ep)
 static void refresh_ready(qk_endpoint *ep)
 {
     for (qk_conn *c = ep->sched.ready_head, *nx; c; c = nx) {
-        nx = c->ep_rnext;
+        nx = c->ep.rnext;
         touch(ep, c);
     }
 }
@@ -767,7 +767,7 @@ void qk_endpoint_on_timeout(qk_endpoint *ep, qk_time now)
     qk_conn *c;
     /* Each due connection once: popped now, re-keyed below (a timer the
      * timeout does not clear, e.g. pacing, waits for the send). */
-    while ((c = qk_ep_timer_top(&ep->sched)) && c->ep_heap_t <= now) {
+    while ((c = qk_ep_timer_top(&ep->sched)) && c->ep.heap_t <= now) {
         qk_ep_timer_remove(&ep->sched, c);
         qk_conn_on_timeout(c, now);
         qk_ep_ready_push(&ep->sched, c);

@@ -25,7 +25,7 @@ void qk_ep_sched_free(qk_ep_sched *s)
 static void heap_place(qk_ep_sched *s, size_t i, qk_conn *c)
 {
     s->heap[i] = c;
-    c->ep_heap_idx = i;
+    c->ep.heap_idx = i;
 }
 
 static void sift_up(qk_ep_sched *s, size_t i)
@@ -33,7 +33,7 @@ static void sift_up(qk_ep_sched *s, size_t i)
     qk_conn *c = s->heap[i];
     while (i > 0) {
         size_t p = (i - 1) / 2;
-        if (s->heap[p]->ep_heap_t <= c->ep_heap_t) break;
+        if (s->heap[p]->ep.heap_t <= c->ep.heap_t) break;
         heap_place(s, i, s->heap[p]);
         i = p;
     }
@@ -45,9 +45,9 @@ static void sift_down(qk_ep_sched *s, size_t i)
     qk_conn *c = s->heap[i];
     for (;;) {
         size_t l = 2 * i + 1, m = i;
-        qk_time mt = c->ep_heap_t;
-        if (l < s->heap_len && s->heap[l]->ep_heap_t < mt) m = l, mt = s->heap[l]->ep_heap_t;
-        if (l + 1 < s->heap_len && s->heap[l + 1]->ep_heap_t < mt) m = l + 1;
+        qk_time mt = c->ep.heap_t;
+        if (l < s->heap_len && s->heap[l]->ep.heap_t < mt) m = l, mt = s->heap[l]->ep.heap_t;
+        if (l + 1 < s->heap_len && s->heap[l + 1]->ep.heap_t < mt) m = l + 1;
         if (m == i) break;
         heap_place(s, i, s->heap[m]);
         i = m;
@@ -57,14 +57,14 @@ static void sift_down(qk_ep_sched *s, size_t i)
 
 void qk_ep_timer_remove(qk_ep_sched *s, qk_conn *c)
 {
-    size_t i = c->ep_heap_idx;
+    size_t i = c->ep.heap_idx;
     if (i >= s->heap_len || s->heap[i] != c) return;
-    c->ep_heap_idx = SIZE_MAX;
+    c->ep.heap_idx = SIZE_MAX;
     qk_conn *last = s->heap[--s->heap_len];
     if (i == s->heap_len) return;
     heap_place(s, i, last);
     sift_up(s, i);
-    sift_down(s, last->ep_heap_idx);
+    sift_down(s, last->ep.heap_idx);
 }
 
 int qk_ep_timer_set(qk_ep_sched *s, qk_conn *c, qk_time t)
@@ -73,10 +73,10 @@ int qk_ep_timer_set(qk_ep_sched *s, qk_conn *c, qk_time t)
         qk_ep_timer_remove(s, c);
         return 0;
     }
-    size_t i = c->ep_heap_idx;
+    size_t i = c->ep.heap_idx;
     if (i < s->heap_len && s->heap[i] == c) {
-        qk_time old = c->ep_heap_t;
-        c->ep_heap_t = t;
+        qk_time old = c->ep.heap_t;
+        c->ep.heap_t = t;
         if (t < old)
             sift_up(s, i);
         else if (t > old)
@@ -90,7 +90,7 @@ int qk_ep_timer_set(qk_ep_sched *s, qk_conn *c, qk_time t)
         s->heap = n;
         s->heap_cap = cap;
     }
-    c->ep_heap_t = t;
+    c->ep.heap_t = t;
     heap_place(s, s->heap_len++, c);
     sift_up(s, s->heap_len - 1);
     return 0;
@@ -100,12 +100,12 @@ int qk_ep_timer_set(qk_ep_sched *s, qk_conn *c, qk_time t)
 
 void qk_ep_ready_push(qk_ep_sched *s, qk_conn *c)
 {
-    if (c->ep_ready) return;
-    c->ep_ready = true;
-    c->ep_rnext = NULL;
-    c->ep_rprev = s->ready_tail;
+    if (c->ep.ready) return;
+    c->ep.ready = true;
+    c->ep.rnext = NULL;
+    c->ep.rprev = s->ready_tail;
     if (s->ready_tail)
-        s->ready_tail->ep_rnext = c;
+        s->ready_tail->ep.rnext = c;
     else
         s->ready_head = c;
     s->ready_tail = c;
@@ -114,17 +114,17 @@ void qk_ep_ready_push(qk_ep_sched *s, qk_conn *c)
 
 void qk_ep_ready_remove(qk_ep_sched *s, qk_conn *c)
 {
-    if (!c->ep_ready) return;
-    if (c->ep_rprev)
-        c->ep_rprev->ep_rnext = c->ep_rnext;
+    if (!c->ep.ready) return;
+    if (c->ep.rprev)
+        c->ep.rprev->ep.rnext = c->ep.rnext;
     else
-        s->ready_head = c->ep_rnext;
-    if (c->ep_rnext)
-        c->ep_rnext->ep_rprev = c->ep_rprev;
+        s->ready_head = c->ep.rnext;
+    if (c->ep.rnext)
+        c->ep.rnext->ep.rprev = c->ep.rprev;
     else
-        s->ready_tail = c->ep_rprev;
-    c->ep_rnext = c->ep_rprev = NULL;
-    c->ep_ready = false;
+        s->ready_tail = c->ep.rprev;
+    c->ep.rnext = c->ep.rprev = NULL;
+    c->ep.ready = false;
     s->ready_len--;
 }
 

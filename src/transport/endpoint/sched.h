@@ -15,9 +15,9 @@ typedef struct qk_rt_entry {
 } qk_rt_entry;
 
 typedef struct qk_ep_sched {
-    qk_conn **heap; /* min-heap on qk_conn.ep_heap_t; qk_conn.ep_heap_idx is the slot */
+    qk_conn **heap; /* min-heap on qk_conn.ep.heap_t; qk_conn.ep.heap_idx is the slot */
     size_t heap_len, heap_cap;
-    qk_conn *ready_head, *ready_tail; /* FIFO through qk_conn.ep_rnext / ep_rprev */
+    qk_conn *ready_head, *ready_tail; /* FIFO through qk_conn.ep.rnext / ep.rprev */
     size_t ready_len;
     qk_rt_entry *rt; /* reset tokens: open addressing, linear probing, keyed hash */
     size_t rt_cap, rt_used, rt_tombs;

@@ -1,4 +1,4 @@
-/* Lost-feedback detection (issue 20): a path that has packets outstanding
+/* Lost-feedback detection: a path that has packets outstanding
  * and hears no acknowledgement for too long is first "degraded" (about one
  * RTT past when an ACK was due) and then "failed" (past a configured limit,
  * never below 3x the un-backed-off PTO). Timing only: the connection feeds

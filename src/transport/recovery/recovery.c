@@ -22,8 +22,8 @@ int qk_recovery_init(qk_recovery *r, const qk_recovery_config *cfg, qk_rtt *rtt,
     if (cfg) r->cfg = *cfg;
     if (!r->cfg.packet_threshold) r->cfg.packet_threshold = QK_RECOVERY_PACKET_THRESHOLD;
     if (!r->cfg.time_threshold_den) {
-        r->cfg.time_threshold_num = 9; /* RFC 9002 §6.1.2 kTimeThreshold */
-        r->cfg.time_threshold_den = 8;
+        r->cfg.time_threshold_num = QK_RTT_TIME_THRESHOLD_NUM;
+        r->cfg.time_threshold_den = QK_RTT_TIME_THRESHOLD_DEN;
     }
     if (r->cfg.time_threshold_num < r->cfg.time_threshold_den) return QK_ERR_INVALID_ARG;
     r->time_threshold_num = r->cfg.time_threshold_num;
@@ -497,16 +497,15 @@ static void pc_note(qk_recovery *r, loss_pass *lp, const qk_sent_packet *p)
     if (lp->run_ae >= 2 && lp->run_end - lp->run_start > pc) lp->persistent = true;
 }
 
-/* The time threshold: RFC 9002 §6.1.2 kTimeThreshold x max(srtt,
- * latest_rtt), and once reordering was seen at least that base plus the
- * RACK reordering window (RFC 8985 §6.2), min(mult x min_rtt / 4, srtt). */
+/* The time threshold (rtt.c, RFC 9002 §6.1.2), and once reordering was
+ * seen at least its base plus the RACK reordering window (RFC 8985 §6.2),
+ * min(mult x min_rtt / 4, srtt). */
 static qk_time loss_delay(const qk_recovery *r)
 {
     qk_time d = qk_rtt_loss_delay_ns(r->rtt, r->time_threshold_num, r->cfg.time_threshold_den);
     if (!r->reordering_seen) return d;
     const qk_rtt *rtt = r->rtt;
-    qk_time base =
-        rtt->smoothed_rtt_ns > rtt->latest_rtt_ns ? rtt->smoothed_rtt_ns : rtt->latest_rtt_ns;
+    qk_time base = qk_rtt_loss_base_ns(rtt);
     qk_time wnd = (qk_time)r->reo_wnd_mult * (rtt->min_rtt_ns / 4);
     if (wnd > rtt->smoothed_rtt_ns) wnd = rtt->smoothed_rtt_ns;
     return base + wnd > d ? base + wnd : d;

@@ -5,7 +5,7 @@
  * ECN validation, spurious-loss detection, space discard.
  *
  * What a packet carried is kept as compact qk_sent_frame descriptors so the
- * connection can REBUILD lost data (DESIGN.md principle 3). Acked and lost
+ * connection can REBUILD lost data (frames are rebuilt, not replayed). Acked and lost
  * packets are handed back through a sink set at init; the sink must not call
  * back into the recovery object. */
 #ifndef QK_TRANSPORT_RECOVERY_H

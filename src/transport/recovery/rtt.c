@@ -57,15 +57,19 @@ qk_time qk_rtt_pto_ns(const qk_rtt *rtt, qk_time max_ack_delay_ns)
     return rtt->smoothed_rtt_ns + var + max_ack_delay_ns;
 }
 
+qk_time qk_rtt_loss_base_ns(const qk_rtt *rtt)
+{
+    return rtt->smoothed_rtt_ns > rtt->latest_rtt_ns ? rtt->smoothed_rtt_ns : rtt->latest_rtt_ns;
+}
+
 qk_time qk_rtt_loss_delay_ns(const qk_rtt *rtt, uint32_t num, uint32_t den)
 {
     if (den == 0) {
-        num = 9;
-        den = 8;
+        num = QK_RTT_TIME_THRESHOLD_NUM;
+        den = QK_RTT_TIME_THRESHOLD_DEN;
     }
     /* RFC 9002 §6.1.2: kTimeThreshold * max(smoothed_rtt, latest_rtt), >= kGranularity. */
-    qk_time base =
-        rtt->smoothed_rtt_ns > rtt->latest_rtt_ns ? rtt->smoothed_rtt_ns : rtt->latest_rtt_ns;
+    qk_time base = qk_rtt_loss_base_ns(rtt);
     qk_time d = base / den * num + (base % den) * num / den;
     if (d < QK_RTT_GRANULARITY_NS) d = QK_RTT_GRANULARITY_NS;
     return d;

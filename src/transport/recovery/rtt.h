@@ -55,10 +55,18 @@ void qk_rtt_update(qk_rtt *rtt, qk_time latest_rtt_ns, qk_time ack_delay_ns,
  */
 qk_time qk_rtt_pto_ns(const qk_rtt *rtt, qk_time max_ack_delay_ns);
 
+/** RFC 9002 §6.1.2: kTimeThreshold = 9/8. */
+#define QK_RTT_TIME_THRESHOLD_NUM 9
+#define QK_RTT_TIME_THRESHOLD_DEN 8
+
+/** RFC 9002 §6.1.2: the RTT the time threshold scales, max(smoothed_rtt,
+ * latest_rtt). Never fails. */
+qk_time qk_rtt_loss_base_ns(const qk_rtt *rtt);
+
 /**
  * Time-threshold loss delay, RFC 9002 §6.1.2:
- * max(num/den * max(smoothed_rtt, latest_rtt), kGranularity).
- * den == 0 selects 9/8. Never fails.
+ * max(num/den * qk_rtt_loss_base_ns, kGranularity).
+ * den == 0 selects kTimeThreshold. Never fails.
  */
 qk_time qk_rtt_loss_delay_ns(const qk_rtt *rtt, uint32_t num, uint32_t den);
 

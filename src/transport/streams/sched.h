@@ -117,7 +117,7 @@ void qk_sched_set_bypass(qk_sched *s, uint8_t urgency, bool bypass);
 
 /**
  * Token bucket limiting CC-bypass traffic. Rates are bytes per second
- * (DESIGN.md principle 5).
+ * (every number has its unit in its name).
  */
 typedef struct qk_bypass_bucket {
     uint64_t rate_bps;    /**< refill rate, bytes per second */

@@ -1,7 +1,7 @@
 /* One QUIC stream: id rules (RFC 9000 §2.1), the send-side and receive-side
  * state machines (§3.1, §3.2), the receive and send buffers, priority fields
  * (RFC 9218) and the "what to send" flags for stream control frames
- * (DESIGN.md principle 3: frames are rebuilt at send time). */
+ * (frames are rebuilt at send time). */
 #ifndef QK_TRANSPORT_STREAM_H
 #define QK_TRANSPORT_STREAM_H
 

@@ -1084,6 +1084,20 @@ static void bbr_on_spurious_loss(qk_cc *cc, qk_time now)
     set_state_view(cc);
 }
 
+static void bbr_probe(const qk_cc *cc, qk_cc_probe *out)
+{
+    const struct qk_cc_bbr_state *b = &cc->u.bbr;
+    out->bbr = true;
+    out->bbr_mode = b->mode;
+    out->bbr_round_count = b->round_count;
+    out->bbr_max_bw_bytes_per_s = b->max_bw;
+    out->bbr_bw_bytes_per_s = b->bw;
+    out->bbr_bw_shortterm_bytes_per_s = b->bw_shortterm;
+    out->bbr_inflight_longterm_bytes = b->inflight_longterm;
+    out->bbr_inflight_shortterm_bytes = b->inflight_shortterm;
+    out->bbr_min_rtt_ns = b->min_rtt_ns;
+}
+
 const qk_cc_ops qk_cc_bbr_ops = {
     .name = "bbr",
     .reset = bbr_reset,
@@ -1097,6 +1111,7 @@ const qk_cc_ops qk_cc_bbr_ops = {
     .on_packet_lost = bbr_on_packet_lost,
     .on_rate_sample = bbr_on_rate_sample,
     .pipe_bytes = qk_cc_bbr_pipe_bytes,
+    .probe = bbr_probe,
 };
 
 const qk_cc_ops qk_cc_bbr_lt_ops = {
@@ -1112,4 +1127,5 @@ const qk_cc_ops qk_cc_bbr_lt_ops = {
     .on_packet_lost = bbr_on_packet_lost,
     .on_rate_sample = bbr_on_rate_sample,
     .pipe_bytes = qk_cc_bbr_pipe_bytes,
+    .probe = bbr_probe,
 };

@@ -194,3 +194,13 @@ const char *qk_cc_kind_names(void)
     }
     return names;
 }
+
+void qk_cc_probe_get(const qk_cc *cc, qk_cc_probe *out)
+{
+    *out = (qk_cc_probe){.congestion_events = cc->congestion_events,
+                         .cwnd_bytes = cc->cwnd_bytes,
+                         .ssthresh_bytes = cc->ssthresh_bytes,
+                         .max_datagram_bytes = cc->max_datagram_bytes,
+                         .pacing_rate_bytes_per_s = cc->pacing_rate_bytes_per_s};
+    if (cc->ops && cc->ops->probe) cc->ops->probe(cc, out);
+}

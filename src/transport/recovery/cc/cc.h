@@ -121,6 +121,28 @@ typedef struct qk_cc_delivered {
     uint32_t n;    /* snapshots held */
 } qk_cc_delivered;
 
+/** What a controller shows of itself to the simulator and the benches
+ * (qk_cc_probe_get; sim/flow_quic.h's qk_simq_cc_probe carries the same
+ * names): the window every controller keeps and, from the optional probe op,
+ * the model of CUBIC (RFC 9438) or BBR (draft-ietf-ccwg-bbr). */
+typedef struct qk_cc_probe {
+    uint64_t congestion_events; /**< responses of the controller */
+    uint64_t cwnd_bytes, ssthresh_bytes, max_datagram_bytes;
+    uint64_t pacing_rate_bytes_per_s; /**< 0: the pacer uses cwnd / srtt */
+    bool cubic;                       /**< the cubic_ fields are set */
+    bool cubic_in_epoch;              /**< a congestion-avoidance epoch is running */
+    qk_time cubic_epoch_start;
+    double cubic_w_max_bytes, cubic_k_s, cubic_w_est_bytes;
+    bool bbr;     /**< the bbr_ fields are set */
+    int bbr_mode; /**< 0 Startup, 1 Drain, 2-5 ProbeBW DOWN/CRUISE/REFILL/UP, 6 ProbeRTT */
+    uint64_t bbr_round_count;
+    uint64_t bbr_max_bw_bytes_per_s, bbr_bw_bytes_per_s;
+    uint64_t bbr_bw_shortterm_bytes_per_s; /**< UINT64_MAX = unset (infinite) */
+    uint64_t bbr_inflight_longterm_bytes;  /**< UINT64_MAX = unset (infinite) */
+    uint64_t bbr_inflight_shortterm_bytes; /**< UINT64_MAX = unset (infinite) */
+    qk_time bbr_min_rtt_ns;
+} qk_cc_probe;
+
 typedef struct qk_cc_ops {
     const char *name;
     /** Reset state: cwnd = initial window (RFC 9002 §7.2). */
@@ -146,6 +168,9 @@ typedef struct qk_cc_ops {
      * non-urgent data fills (conn_send.c pipe_limit_bytes). NULL: the
      * window is the estimate (window-based controllers). */
     uint64_t (*pipe_bytes)(const qk_cc *cc);
+    /** Optional: fill the algorithm's part of *out (qk_cc_probe_get has
+     * filled the common part). */
+    void (*probe)(const qk_cc *cc, qk_cc_probe *out);
 } qk_cc_ops;
 
 struct qk_cc {
@@ -275,6 +300,9 @@ static inline void qk_cc_spurious_loss(qk_cc *cc, qk_time now)
     if (cc->ops->on_spurious_loss) cc->ops->on_spurious_loss(cc, now);
 }
 
+/** The controller's state for the simulator and the benches. Never fails. */
+void qk_cc_probe_get(const qk_cc *cc, qk_cc_probe *out);
+
 /* The algorithms, and NewReno pieces DCTCP reuses (internal to cc/). */
 extern const qk_cc_ops qk_cc_newreno_ops;
 extern const qk_cc_ops qk_cc_cubic_ops;
@@ -343,8 +371,8 @@ void qk_newreno_persistent(qk_cc *cc, uint64_t *ca_acc_bytes);
  * revealed it: the ACKs for the last flight before a blackhole were lost)
  * do not grow it back: B.8 resets congestion_recovery_start_time to 0,
  * after which a 5 s blackhole ended with NewReno's cwnd at 0.5x and
- * CUBIC's at 0.7x of its pre-outage size within the same ACK (issue 18
- * item 3; tests/sim/test_bbr_blackhole.c). Growth resumes with the first
+ * CUBIC's at 0.7x of its pre-outage size within the same ACK
+ * (tests/sim/test_bbr_blackhole.c). Growth resumes with the first
  * packet sent after it. Never fails.
  */
 void qk_cc_persistent_recovery(qk_cc *cc, qk_time now);

@@ -285,6 +285,17 @@ static void cubic_on_ecn(qk_cc *cc, uint64_t ce_delta_pkts, uint64_t acked_bytes
     (void)now;
 }
 
+static void cubic_probe(const qk_cc *cc, qk_cc_probe *out)
+{
+    const struct qk_cc_cubic_state *cs = &cc->u.cubic;
+    out->cubic = true;
+    out->cubic_in_epoch = cs->in_epoch;
+    out->cubic_epoch_start = cs->epoch_start;
+    out->cubic_w_max_bytes = cs->w_max_bytes;
+    out->cubic_k_s = cs->k_s;
+    out->cubic_w_est_bytes = cs->w_est_bytes;
+}
+
 const qk_cc_ops qk_cc_cubic_ops = {
     .name = "cubic",
     .reset = cubic_reset,
@@ -294,4 +305,5 @@ const qk_cc_ops qk_cc_cubic_ops = {
     .on_ecn = cubic_on_ecn,
     .on_persistent_congestion = cubic_on_persistent_congestion,
     .on_spurious_loss = cubic_on_spurious_loss,
+    .probe = cubic_probe,
 };

@@ -23,39 +23,39 @@ static bool same_hosts(const qk_path *a, const qk_path *b)
 
 void qk_conn_path_rx_begin(qk_conn *c, const qk_datagram *d)
 {
-    memset(&c->rxp, 0, sizeof c->rxp);
+    memset(&c->paths.rx, 0, sizeof c->paths.rx);
     if (!c->is_server) {
         /* The client's peer moves only to its preferred address (RFC 9000
          * §9.6): that probe path is told by the server address a datagram
          * came from, our own probe path by the local address it reached. */
         bool alt = false;
-        if (c->alt_active)
-            alt = qk_addr_equal(&c->alt.peer, &c->path.peer)
-                      ? qk_addr_equal(&d->local, &c->alt.local)
-                      : qk_addr_equal(&d->peer, &c->alt.peer);
-        c->rxp.which = alt ? QK_RXPATH_ALT : QK_RXPATH_CUR;
+        if (c->paths.alt_active)
+            alt = qk_addr_equal(&c->paths.alt.peer, &c->paths.cur.peer)
+                      ? qk_addr_equal(&d->local, &c->paths.alt.local)
+                      : qk_addr_equal(&d->peer, &c->paths.alt.peer);
+        c->paths.rx.which = alt ? QK_RXPATH_ALT : QK_RXPATH_CUR;
         return;
     }
     /* A path is both addresses: the client probing our preferred address
      * keeps its own (RFC 9000 §9.6.3). */
-    if (qk_addr_equal(&d->peer, &c->path.peer) && local_match(&d->local, &c->path.local))
-        c->rxp.which = QK_RXPATH_CUR;
-    else if (c->alt_active && qk_addr_equal(&d->peer, &c->alt.peer) &&
-             local_match(&d->local, &c->alt.local))
-        c->rxp.which = QK_RXPATH_ALT;
+    if (qk_addr_equal(&d->peer, &c->paths.cur.peer) && local_match(&d->local, &c->paths.cur.local))
+        c->paths.rx.which = QK_RXPATH_CUR;
+    else if (c->paths.alt_active && qk_addr_equal(&d->peer, &c->paths.alt.peer) &&
+             local_match(&d->local, &c->paths.alt.local))
+        c->paths.rx.which = QK_RXPATH_ALT;
     else
-        c->rxp.which = QK_RXPATH_NEW;
+        c->paths.rx.which = QK_RXPATH_NEW;
 }
 
 void qk_conn_path_on_challenge(qk_conn *c, const uint8_t data[8])
 {
     /* RFC 9000 §8.2.2: the response goes out on the path the challenge came in on. */
-    qk_path *p = c->rxp.which == QK_RXPATH_CUR   ? &c->path
-                 : c->rxp.which == QK_RXPATH_ALT ? &c->alt
-                                                 : NULL;
+    qk_path *p = c->paths.rx.which == QK_RXPATH_CUR   ? &c->paths.cur
+                 : c->paths.rx.which == QK_RXPATH_ALT ? &c->paths.alt
+                                                      : NULL;
     if (!p) {
-        memcpy(c->rxp.challenge, data, 8);
-        c->rxp.has_challenge = true;
+        memcpy(c->paths.rx.challenge, data, 8);
+        c->paths.rx.has_challenge = true;
         return;
     }
     memcpy(p->response, data, 8);
@@ -85,14 +85,15 @@ static void new_challenge(qk_conn *c, qk_path *p, qk_time now)
  * the one used so far (§5.1.2), so no CID is seen on two addresses. */
 static void switch_dcid(qk_conn *c, size_t idx)
 {
-    size_t old = c->rcid_cur;
+    size_t old = c->cids.rcid_cur;
     if (idx == old) return;
-    c->rcid_cur = idx;
+    c->cids.rcid_cur = idx;
     bool queued = false;
-    for (size_t i = 0; i < c->n_retiring; i++) queued |= c->retiring[i].seq == c->rcid[old].seq;
-    if (!queued && c->n_retiring < QK_CONN_MAX_RETIRING) {
-        c->retiring[c->n_retiring++] = (qk_retiring_cid){.seq = c->rcid[old].seq};
-        c->rcid[old].active = false;
+    for (size_t i = 0; i < c->cids.n_retiring; i++)
+        queued |= c->cids.retiring[i].seq == c->cids.rcid[old].seq;
+    if (!queued && c->cids.n_retiring < QK_CONN_MAX_RETIRING) {
+        c->cids.retiring[c->cids.n_retiring++] = (qk_retiring_cid){.seq = c->cids.rcid[old].seq};
+        c->cids.rcid[old].active = false;
     }
 }
 
@@ -100,13 +101,13 @@ static void switch_dcid(qk_conn *c, size_t idx)
 static size_t spare_dcid(const qk_conn *c)
 {
     for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++)
-        if (i != c->rcid_cur && c->rcid[i].active) return i;
+        if (i != c->cids.rcid_cur && c->cids.rcid[i].active) return i;
     return QK_CONN_MAX_REMOTE_CIDS;
 }
 
 static void use_path(qk_conn *c, const qk_path *p)
 {
-    c->path = *p;
+    c->paths.cur = *p;
     c->local = p->local;
     c->peer = p->peer;
 }
@@ -115,14 +116,14 @@ static void use_path(qk_conn *c, const qk_path *p)
  * 3x of what it sent until validated; keep the old path to fall back to. */
 static void peer_moved(qk_conn *c, const qk_path *to, qk_time now)
 {
-    bool port_only = same_hosts(to, &c->path);
-    qk_path old = c->path;
+    bool port_only = same_hosts(to, &c->paths.cur);
+    qk_path old = c->paths.cur;
     old.response_due = false;
     old.challenge_due = false;
     old.validating = false;
     use_path(c, to);
-    c->alt = old;
-    c->alt_active = old.validated && !c->path.validated;
+    c->paths.alt = old;
+    c->paths.alt_active = old.validated && !c->paths.cur.validated;
     /* RFC 9000 §9.5: toward the new address with a connection ID never used
      * on the old one, when the peer gave us a spare (else the same: MAY). */
     size_t spare = spare_dcid(c);
@@ -130,8 +131,8 @@ static void peer_moved(qk_conn *c, const qk_path *to, qk_time now)
         switch_dcid(c, spare);
         c->stats.dcid_changes++;
     }
-    c->path.dcid_idx = c->rcid_cur;
-    if (!c->path.validated) new_challenge(c, &c->path, now);
+    c->paths.cur.dcid_idx = c->cids.rcid_cur;
+    if (!c->paths.cur.validated) new_challenge(c, &c->paths.cur, now);
     /* RFC 9000 §9.4: only a port change (NAT rebinding) keeps the path state. */
     if (!port_only) qk_conn_path_reset_state(c, now);
     c->stats.migrations++;
@@ -142,20 +143,20 @@ static void peer_moved(qk_conn *c, const qk_path *to, qk_time now)
 void qk_conn_path_rx_end(qk_conn *c, const qk_datagram *d, qk_time now)
 {
     if (c->state != QK_CONN_ESTABLISHED) return;
-    if (c->prefaddr_pending) qk_conn_prefaddr_maybe_probe(c, now); /* RFC 9000 §9.6.1 */
-    switch (c->rxp.which) {
+    if (c->pref.pending) qk_conn_prefaddr_maybe_probe(c, now); /* RFC 9000 §9.6.1 */
+    switch (c->paths.rx.which) {
     case QK_RXPATH_CUR:
-        if (!c->path.validated) c->path.rx_bytes += d->len;
+        if (!c->paths.cur.validated) c->paths.cur.rx_bytes += d->len;
         return;
     case QK_RXPATH_ALT:
-        if (!c->alt.validated) c->alt.rx_bytes += d->len;
+        if (!c->paths.alt.validated) c->paths.alt.rx_bytes += d->len;
         /* RFC 9000 §9.3: non-probing frames with the largest pn move the path. */
-        if (c->is_server && c->rxp.migrate && c->handshake_confirmed) {
-            qk_path to = c->alt;
+        if (c->is_server && c->paths.rx.migrate && c->handshake_confirmed) {
+            qk_path to = c->paths.alt;
             /* RFC 9000 §9.3.3: validate before trusting it, unless only our
              * address changed (the client moved to our preferred address,
              * §9.6.3: its own address is the one already validated). */
-            to.validated = c->path.validated && qk_addr_equal(&to.peer, &c->path.peer);
+            to.validated = c->paths.cur.validated && qk_addr_equal(&to.peer, &c->paths.cur.peer);
             to.rx_bytes = d->len;
             to.tx_bytes = 0;
             peer_moved(c, &to, now);
@@ -164,22 +165,22 @@ void qk_conn_path_rx_end(qk_conn *c, const qk_datagram *d, qk_time now)
     default: break;
     }
     /* A datagram from an address we have not seen (server only). */
-    if (!c->handshake_confirmed || (!c->rxp.migrate && !c->rxp.has_challenge)) return;
+    if (!c->handshake_confirmed || (!c->paths.rx.migrate && !c->paths.rx.has_challenge)) return;
     qk_path np;
     qk_path_init(&np, &d->local, &d->peer,
-                 c->path.validated && qk_addr_equal(&d->peer, &c->path.peer));
+                 c->paths.cur.validated && qk_addr_equal(&d->peer, &c->paths.cur.peer));
     np.rx_bytes = d->len;
-    np.dcid_idx = c->rcid_cur;
-    if (c->rxp.has_challenge) {
-        memcpy(np.response, c->rxp.challenge, 8);
+    np.dcid_idx = c->cids.rcid_cur;
+    if (c->paths.rx.has_challenge) {
+        memcpy(np.response, c->paths.rx.challenge, 8);
         np.response_due = true;
     }
-    if (c->rxp.migrate) {
+    if (c->paths.rx.migrate) {
         peer_moved(c, &np, now);
     } else {
         /* RFC 9000 §9.1: a probe from a new address: answer it there, stay. */
-        c->alt = np;
-        c->alt_active = true;
+        c->paths.alt = np;
+        c->paths.alt_active = true;
     }
 }
 
@@ -187,15 +188,15 @@ static void client_switch(qk_conn *c, qk_time now)
 {
     /* RFC 9000 §9.2, §9.5: move to the probed path and its connection ID,
      * retire the old one. */
-    bool port_only = same_hosts(&c->alt, &c->path);
-    bool preferred = !qk_addr_equal(&c->alt.peer, &c->path.peer); /* §9.6.2 */
-    if (c->alt.dcid_idx != c->rcid_cur) {
-        switch_dcid(c, c->alt.dcid_idx);
+    bool port_only = same_hosts(&c->paths.alt, &c->paths.cur);
+    bool preferred = !qk_addr_equal(&c->paths.alt.peer, &c->paths.cur.peer); /* §9.6.2 */
+    if (c->paths.alt.dcid_idx != c->cids.rcid_cur) {
+        switch_dcid(c, c->paths.alt.dcid_idx);
         c->stats.dcid_changes++;
     }
-    use_path(c, &c->alt);
-    c->path.dcid_idx = c->rcid_cur;
-    c->alt_active = false;
+    use_path(c, &c->paths.alt);
+    c->paths.cur.dcid_idx = c->cids.rcid_cur;
+    c->paths.alt_active = false;
     if (!port_only) qk_conn_path_reset_state(c, now);
     c->stats.migrations++;
     qk_qlog_event(c, "quack:connection_migrated",
@@ -207,12 +208,12 @@ void qk_conn_path_on_response(qk_conn *c, const uint8_t data[8], qk_time now)
 {
     /* RFC 9000 §8.2.3: a response validates the path its challenge went on,
      * whichever path it arrives on. */
-    if (qk_path_on_response(&c->path, data)) {
+    if (qk_path_on_response(&c->paths.cur, data)) {
         c->stats.path_validations++;
-        c->alt_active = false; /* the old path is no longer needed */
+        c->paths.alt_active = false; /* the old path is no longer needed */
         return;
     }
-    if (c->alt_active && qk_path_on_response(&c->alt, data)) {
+    if (c->paths.alt_active && qk_path_on_response(&c->paths.alt, data)) {
         c->stats.path_validations++;
         if (!c->is_server) client_switch(c, now);
     }
@@ -220,9 +221,9 @@ void qk_conn_path_on_response(qk_conn *c, const uint8_t data[8], qk_time now)
 
 qk_time qk_conn_path_next_timeout(const qk_conn *c)
 {
-    qk_time t = qk_path_next_timeout(&c->path);
-    if (c->alt_active) {
-        qk_time a = qk_path_next_timeout(&c->alt);
+    qk_time t = qk_path_next_timeout(&c->paths.cur);
+    if (c->paths.alt_active) {
+        qk_time a = qk_path_next_timeout(&c->paths.alt);
         if (a < t) t = a;
     }
     return t;
@@ -230,22 +231,23 @@ qk_time qk_conn_path_next_timeout(const qk_conn *c)
 
 void qk_conn_path_on_timeout(qk_conn *c, qk_time now)
 {
-    if (qk_path_on_timeout(&c->path, now)) {
+    if (qk_path_on_timeout(&c->paths.cur, now)) {
         /* RFC 9000 §9.3.2: validation failed: back to the last validated path. */
-        if (c->alt_active && c->alt.validated) {
-            qk_path back = c->alt;
+        if (c->paths.alt_active && c->paths.alt.validated) {
+            qk_path back = c->paths.alt;
             use_path(c, &back);
-            c->path.dcid_idx = c->rcid_cur; /* the old CID may be retired: keep the new one */
-            c->alt_active = false;
+            c->paths.cur.dcid_idx =
+                c->cids.rcid_cur; /* the old CID may be retired: keep the new one */
+            c->paths.alt_active = false;
         }
         qk_qlog_event(c, "quack:path_validation_failed", "{}", now);
     }
-    if (c->alt_active && qk_path_on_timeout(&c->alt, now)) {
-        c->alt_active = false; /* a failed probe: stay where we are */
+    if (c->paths.alt_active && qk_path_on_timeout(&c->paths.alt, now)) {
+        c->paths.alt_active = false; /* a failed probe: stay where we are */
         qk_qlog_event(c, "quack:path_validation_failed", "{}", now);
         /* RFC 9000 §9.6.1: a preferred address that does not validate is
          * not used; the connection stays on the original one. */
-        if (!c->is_server && !qk_addr_equal(&c->alt.peer, &c->path.peer))
+        if (!c->is_server && !qk_addr_equal(&c->paths.alt.peer, &c->paths.cur.peer))
             qk_conn_prefaddr_done(c, false, now);
     }
 }
@@ -259,19 +261,19 @@ int qk_conn_migrate(qk_conn *c, const qk_addr *new_local, qk_time now)
     if (c->is_server || c->state != QK_CONN_ESTABLISHED || !c->handshake_confirmed)
         return QK_ERR_STATE;
     if (c->peer_tp.disable_active_migration) return QK_ERR_UNSUPPORTED; /* for good */
-    if (c->alt_active) return QK_ERR_STATE; /* one migration at a time */
+    if (c->paths.alt_active) return QK_ERR_STATE; /* one migration at a time */
     /* RFC 9000 §9.5: a new path needs a connection ID not used on another. */
     size_t spare = spare_dcid(c);
     if (spare == QK_CONN_MAX_REMOTE_CIDS) return QK_ERR_LIMIT;
-    qk_path_init(&c->alt, new_local, &c->peer, false);
-    c->alt.dcid_idx = spare;
-    c->alt_active = true;
-    new_challenge(c, &c->alt, now);
+    qk_path_init(&c->paths.alt, new_local, &c->peer, false);
+    c->paths.alt.dcid_idx = spare;
+    c->paths.alt_active = true;
+    new_challenge(c, &c->paths.alt, now);
     return 0;
 }
 
 void qk_conn_path_addrs(const qk_conn *c, qk_addr *local, qk_addr *peer)
 {
-    if (local) *local = c->path.local;
-    if (peer) *peer = c->path.peer;
+    if (local) *local = c->paths.cur.local;
+    if (peer) *peer = c->paths.cur.peer;
 }

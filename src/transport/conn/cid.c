@@ -20,23 +20,23 @@ static size_t local_cid_target(const qk_conn *c)
 int qk_cid_issue(qk_conn *c)
 {
     /* RFC 9000 §5.1.1: zero-length CIDs cannot be changed; nothing to issue. */
-    if (c->lcid[0].cid.len == 0 || c->state >= QK_CONN_CLOSING) return 0;
+    if (c->cids.lcid[0].cid.len == 0 || c->state >= QK_CONN_CLOSING) return 0;
     size_t active = 0;
-    for (size_t i = 0; i < QK_CONN_MAX_LOCAL_CIDS; i++) active += c->lcid[i].active;
+    for (size_t i = 0; i < QK_CONN_MAX_LOCAL_CIDS; i++) active += c->cids.lcid[i].active;
     size_t target = local_cid_target(c);
     for (size_t i = 0; i < QK_CONN_MAX_LOCAL_CIDS && active < target; i++) {
-        qk_local_cid *l = &c->lcid[i];
+        qk_local_cid *l = &c->cids.lcid[i];
         if (l->active) continue;
         int rc = QK_ERR_STATE;
         for (int tries = 0; tries < 4 && rc; tries++) { /* collisions are astronomically rare */
-            l->cid.len = c->lcid[0].cid.len;
+            l->cid.len = c->cids.lcid[0].cid.len;
             qk_conn_env_random(c, l->cid.b, l->cid.len);
             qk_cid_encode_server_id(c->cfg, &l->cid);
             rc = qk_conn_env_add_cid(c, &l->cid);
         }
         if (rc) return rc;
         qk_conn_env_reset_token(c, &l->cid, l->reset_token);
-        l->seq = c->lcid_next_seq++;
+        l->seq = c->cids.lcid_next_seq++;
         l->active = true;
         l->send_pending = true;
         active++;
@@ -47,20 +47,20 @@ int qk_cid_issue(qk_conn *c)
 /* Queue RETIRE_CONNECTION_ID for seq; false when the queue is full. */
 static bool retire(qk_conn *c, uint64_t seq)
 {
-    for (size_t i = 0; i < c->n_retiring; i++)
-        if (c->retiring[i].seq == seq) return true;
-    if (c->n_retiring == QK_CONN_MAX_RETIRING) return false;
-    c->retiring[c->n_retiring++] = (qk_retiring_cid){.seq = seq, .sent = false};
+    for (size_t i = 0; i < c->cids.n_retiring; i++)
+        if (c->cids.retiring[i].seq == seq) return true;
+    if (c->cids.n_retiring == QK_CONN_MAX_RETIRING) return false;
+    c->cids.retiring[c->cids.n_retiring++] = (qk_retiring_cid){.seq = seq, .sent = false};
     return true;
 }
 
 /* Switch to another active peer CID when ours was retired. */
 static void pick_dcid(qk_conn *c)
 {
-    if (c->rcid[c->rcid_cur].active) return;
+    if (c->cids.rcid[c->cids.rcid_cur].active) return;
     for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++)
-        if (c->rcid[i].active) {
-            c->rcid_cur = i;
+        if (c->cids.rcid[i].active) {
+            c->cids.rcid_cur = i;
             return;
         }
 }
@@ -68,11 +68,11 @@ static void pick_dcid(qk_conn *c)
 int qk_cid_on_new(qk_conn *c, const qk_frame_new_cid *f)
 {
     /* RFC 9000 §19.15: a peer using a zero-length CID must not send this. */
-    if (c->rcid[c->rcid_cur].cid.len == 0) return QK_ERR_PROTOCOL_VIOLATION;
+    if (c->cids.rcid[c->cids.rcid_cur].cid.len == 0) return QK_ERR_PROTOCOL_VIOLATION;
     size_t active = 0, free_slot = QK_CONN_MAX_REMOTE_CIDS;
     bool have_current_after = false;
     for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++) {
-        qk_remote_cid *r = &c->rcid[i];
+        qk_remote_cid *r = &c->cids.rcid[i];
         if (r->active && r->seq == f->seq) {
             /* §19.15: the same sequence number with another CID or token. */
             if (r->cid.len != f->cid_len || memcmp(r->cid.b, f->cid, f->cid_len) ||
@@ -83,7 +83,7 @@ int qk_cid_on_new(qk_conn *c, const qk_frame_new_cid *f)
     }
     /* §5.1.2: retire everything below retire_prior_to. */
     for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++) {
-        qk_remote_cid *r = &c->rcid[i];
+        qk_remote_cid *r = &c->cids.rcid[i];
         if (r->active && r->seq < f->retire_prior_to) {
             /* §5.1.2: too many retirements outstanding. */
             if (!retire(c, r->seq)) return QK_ERR_CONNECTION_ID_LIMIT;
@@ -105,7 +105,7 @@ int qk_cid_on_new(qk_conn *c, const qk_frame_new_cid *f)
     /* §5.1.1: more than our active_connection_id_limit. */
     uint64_t limit = c->local_tp.active_connection_id_limit;
     if (active >= limit || free_slot == QK_CONN_MAX_REMOTE_CIDS) return QK_ERR_CONNECTION_ID_LIMIT;
-    qk_remote_cid *r = &c->rcid[free_slot];
+    qk_remote_cid *r = &c->cids.rcid[free_slot];
     if (r->has_token) qk_conn_env_remove_reset_token(c, r->reset_token); /* slot reused */
     memset(r, 0, sizeof *r);
     r->cid.len = (uint8_t)f->cid_len;
@@ -121,21 +121,21 @@ int qk_cid_on_new(qk_conn *c, const qk_frame_new_cid *f)
 
 void qk_cid_linger_expire(qk_conn *c, qk_time now)
 {
-    for (size_t i = 0; i < c->n_linger;) {
-        if (c->linger[i].expire_at > now) {
+    for (size_t i = 0; i < c->cids.n_linger;) {
+        if (c->cids.linger[i].expire_at > now) {
             i++;
             continue;
         }
-        qk_conn_env_remove_cid(c, &c->linger[i].cid);
-        c->linger[i] = c->linger[--c->n_linger];
+        qk_conn_env_remove_cid(c, &c->cids.linger[i].cid);
+        c->cids.linger[i] = c->cids.linger[--c->cids.n_linger];
     }
 }
 
 qk_time qk_cid_linger_deadline(const qk_conn *c)
 {
     qk_time t = QK_TIME_INFINITE;
-    for (size_t i = 0; i < c->n_linger; i++)
-        if (c->linger[i].expire_at < t) t = c->linger[i].expire_at;
+    for (size_t i = 0; i < c->cids.n_linger; i++)
+        if (c->cids.linger[i].expire_at < t) t = c->cids.linger[i].expire_at;
     return t;
 }
 
@@ -149,22 +149,22 @@ qk_time qk_cid_linger_deadline(const qk_conn *c)
  * table is bounded: when full, the entry closest to expiry is unrouted. */
 static void linger(qk_conn *c, const qk_cid *cid, qk_time expire_at)
 {
-    if (c->n_linger == QK_CONN_MAX_LINGER_CIDS) {
+    if (c->cids.n_linger == QK_CONN_MAX_LINGER_CIDS) {
         size_t old = 0;
-        for (size_t i = 1; i < c->n_linger; i++)
-            if (c->linger[i].expire_at < c->linger[old].expire_at) old = i;
-        qk_conn_env_remove_cid(c, &c->linger[old].cid);
-        c->linger[old] = c->linger[--c->n_linger];
+        for (size_t i = 1; i < c->cids.n_linger; i++)
+            if (c->cids.linger[i].expire_at < c->cids.linger[old].expire_at) old = i;
+        qk_conn_env_remove_cid(c, &c->cids.linger[old].cid);
+        c->cids.linger[old] = c->cids.linger[--c->cids.n_linger];
     }
-    c->linger[c->n_linger++] = (qk_linger_cid){.cid = *cid, .expire_at = expire_at};
+    c->cids.linger[c->cids.n_linger++] = (qk_linger_cid){.cid = *cid, .expire_at = expire_at};
 }
 
 int qk_cid_on_retire(qk_conn *c, const uint8_t *dcid, size_t dcid_len, uint64_t seq, qk_time now)
 {
     qk_cid_linger_expire(c, now);
-    if (seq >= c->lcid_next_seq) return QK_ERR_PROTOCOL_VIOLATION; /* RFC 9000 §19.16 */
+    if (seq >= c->cids.lcid_next_seq) return QK_ERR_PROTOCOL_VIOLATION; /* RFC 9000 §19.16 */
     for (size_t i = 0; i < QK_CONN_MAX_LOCAL_CIDS; i++) {
-        qk_local_cid *l = &c->lcid[i];
+        qk_local_cid *l = &c->cids.lcid[i];
         if (!l->active || l->seq != seq) continue;
         /* §19.16: the CID this very packet was sent to must not be retired. */
         if (l->cid.len == dcid_len && !memcmp(l->cid.b, dcid, dcid_len))
@@ -177,10 +177,10 @@ int qk_cid_on_retire(qk_conn *c, const uint8_t *dcid, size_t dcid_len, uint64_t 
         /* lcid[0] is also our long-header SCID: keep using an active one there. */
         if (i == 0) {
             for (size_t j = 1; j < QK_CONN_MAX_LOCAL_CIDS; j++)
-                if (c->lcid[j].active) {
-                    qk_local_cid t = c->lcid[0];
-                    c->lcid[0] = c->lcid[j];
-                    c->lcid[j] = t;
+                if (c->cids.lcid[j].active) {
+                    qk_local_cid t = c->cids.lcid[0];
+                    c->cids.lcid[0] = c->cids.lcid[j];
+                    c->cids.lcid[j] = t;
                     break;
                 }
         }
@@ -191,17 +191,17 @@ int qk_cid_on_retire(qk_conn *c, const uint8_t *dcid, size_t dcid_len, uint64_t 
 
 void qk_cid_on_retire_acked(qk_conn *c, uint64_t seq)
 {
-    for (size_t i = 0; i < c->n_retiring; i++)
-        if (c->retiring[i].seq == seq) {
-            c->retiring[i] = c->retiring[--c->n_retiring];
+    for (size_t i = 0; i < c->cids.n_retiring; i++)
+        if (c->cids.retiring[i].seq == seq) {
+            c->cids.retiring[i] = c->cids.retiring[--c->cids.n_retiring];
             return;
         }
 }
 
 void qk_cid_on_retire_lost(qk_conn *c, uint64_t seq)
 {
-    for (size_t i = 0; i < c->n_retiring; i++)
-        if (c->retiring[i].seq == seq) c->retiring[i].sent = false;
+    for (size_t i = 0; i < c->cids.n_retiring; i++)
+        if (c->cids.retiring[i].seq == seq) c->cids.retiring[i].sent = false;
 }
 
 bool qk_cid_is_stateless_reset(const qk_conn *c, const uint8_t *dgram, size_t len)
@@ -212,8 +212,8 @@ bool qk_cid_is_stateless_reset(const qk_conn *c, const uint8_t *dgram, size_t le
     const uint8_t *tail = dgram + len - QK_RESET_TOKEN_LEN;
     bool hit = false;
     for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++) {
-        const qk_remote_cid *r = &c->rcid[i];
-        if (r->has_token && (r->active || i == c->rcid_cur))
+        const qk_remote_cid *r = &c->cids.rcid[i];
+        if (r->has_token && (r->active || i == c->cids.rcid_cur))
             hit |= qk_crypto_memeq(r->reset_token, tail, QK_RESET_TOKEN_LEN) != 0;
     }
     return hit;

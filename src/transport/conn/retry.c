@@ -36,15 +36,15 @@ static void vn_restart(qk_conn *c, uint32_t version, qk_time now)
 {
     char ev[96];
     snprintf(ev, sizeof ev, "{\"chosen_version\":\"%08x\",\"offered\":\"%08x\"}", version,
-             c->offer_version);
-    c->vn_restarted = true;
-    c->offer_version = 0;
+             c->restart.offer_version);
+    c->restart.vn_restarted = true;
+    c->restart.offer_version = 0;
     c->version = version;
-    qk_cid d = {.len = c->odcid.len};
+    qk_cid d = {.len = c->cids.odcid.len};
     qk_conn_env_random(c, d.b, d.len);
-    c->odcid = c->initial_dcid = d;
-    c->rcid[c->rcid_cur].cid = d;
-    int rc = qk_conn_install_initial_keys(c, &c->initial_dcid);
+    c->cids.odcid = c->cids.initial_dcid = d;
+    c->cids.rcid[c->cids.rcid_cur].cid = d;
+    int rc = qk_conn_install_initial_keys(c, &c->cids.initial_dcid);
     if (rc) {
         qk_conn_error(c, rc, 0, "version negotiation: initial keys", now);
         return;
@@ -57,34 +57,35 @@ void qk_conn_on_vn(qk_conn *c, const qk_pkt_hdr *h, qk_time now)
 {
     /* RFC 9000 §6.2: only before any other packet from the server (an earlier
      * VN included), and never after a Retry (the server spoke our version). */
-    if (c->is_server || c->got_packet || c->retried || c->vn_restarted ||
+    if (c->is_server || c->restart.got_packet || c->restart.retried || c->restart.vn_restarted ||
         c->state != QK_CONN_HANDSHAKE)
         return;
     /* RFC 8999 §6: the VN echoes our SCID (checked by demux) and our DCID. */
-    if (h->scid_len != c->initial_dcid.len || memcmp(h->scid, c->initial_dcid.b, h->scid_len))
+    if (h->scid_len != c->cids.initial_dcid.len ||
+        memcmp(h->scid, c->cids.initial_dcid.b, h->scid_len))
         return;
-    uint32_t offered = c->offer_version ? c->offer_version : c->version;
+    uint32_t offered = c->restart.offer_version ? c->restart.offer_version : c->version;
     /* RFC 9000 §6.2: a VN listing the version we chose is discarded. */
     if (vn_lists(h, offered)) return;
     uint32_t want = c->cfg->version ? c->cfg->version : QK_VERSION_1;
-    if (c->offer_version && vn_lists(h, want)) {
+    if (c->restart.offer_version && vn_lists(h, want)) {
         vn_restart(c, want, now);
         return;
     }
-    /* The list gets what the fixed text leaves of close_reason, so the whole
+    /* The list gets what the fixed text leaves of close.reason, so the whole
      * reason (with the version we offered) always fits. */
-    char list[sizeof c->close_reason -
+    char list[sizeof c->close.reason -
               (sizeof "version negotiation: server supports  (we offered 0x00000000)" - 1)];
     size_t off = 0;
     list[0] = 0;
     for (size_t i = 0; i < h->n_versions && off + 14 < sizeof list; i++)
         off += (size_t)snprintf(list + off, sizeof list - off, "%s0x%08x", i ? ", " : "",
                                 qk_pkt_vn_version(h, i));
-    c->close_err = QK_ERR_VERSION;
-    c->close_code = 0;
-    c->close_app = false;
-    c->close_remote = true;
-    snprintf(c->close_reason, sizeof c->close_reason,
+    c->close.err = QK_ERR_VERSION;
+    c->close.code = 0;
+    c->close.app = false;
+    c->close.remote = true;
+    snprintf(c->close.reason, sizeof c->close.reason,
              "version negotiation: server supports %s (we offered 0x%08x)",
              h->n_versions ? list : "nothing", offered);
     qk_qlog_event(c, "transport:version_information", "{\"server_versions\":\"vn\"}", now);
@@ -97,26 +98,31 @@ void qk_conn_on_retry(qk_conn *c, const uint8_t *pkt, const qk_pkt_hdr *h, qk_ti
     /* RFC 9000 §17.2.5.2: one Retry per connection attempt, only before any
      * other server packet; an empty token or an SCID equal to our DCID is
      * discarded. */
-    if (c->is_server || c->retried || c->got_packet || c->state != QK_CONN_HANDSHAKE) return;
-    if (h->version != c->version || h->token_len == 0 || h->token_len > sizeof c->token) return;
+    if (c->is_server || c->restart.retried || c->restart.got_packet ||
+        c->state != QK_CONN_HANDSHAKE)
+        return;
+    if (h->version != c->version || h->token_len == 0 || h->token_len > sizeof c->restart.token)
+        return;
     if (h->scid_len > QK_MAX_CID_LEN) return;
-    if (h->scid_len == c->initial_dcid.len && !memcmp(h->scid, c->initial_dcid.b, h->scid_len))
+    if (h->scid_len == c->cids.initial_dcid.len &&
+        !memcmp(h->scid, c->cids.initial_dcid.b, h->scid_len))
         return;
     /* RFC 9001 §5.8: the integrity tag over the pseudo-packet. */
     uint8_t pseudo[1 + QK_MAX_CID_LEN + 1500];
     size_t body = h->packet_len - QK_RETRY_TAG_LEN;
-    int pl = qk_pkt_retry_pseudo(pseudo, sizeof pseudo, c->odcid.b, c->odcid.len, pkt, body);
+    int pl =
+        qk_pkt_retry_pseudo(pseudo, sizeof pseudo, c->cids.odcid.b, c->cids.odcid.len, pkt, body);
     if (pl < 0 || qk_retry_tag_verify(c->version, pseudo, (size_t)pl, h->retry_tag)) return;
 
-    c->retried = true;
-    memcpy(c->token, h->token, h->token_len);
-    c->token_len = h->token_len;
-    c->retry_scid.len = (uint8_t)h->scid_len;
-    memcpy(c->retry_scid.b, h->scid, h->scid_len);
+    c->restart.retried = true;
+    memcpy(c->restart.token, h->token, h->token_len);
+    c->restart.token_len = h->token_len;
+    c->restart.retry_scid.len = (uint8_t)h->scid_len;
+    memcpy(c->restart.retry_scid.b, h->scid, h->scid_len);
     /* §17.2.5.2: the Retry's SCID is our new DCID and keys the Initials. */
-    c->initial_dcid = c->retry_scid;
-    c->rcid[c->rcid_cur].cid = c->retry_scid;
-    int rc = qk_conn_install_initial_keys(c, &c->initial_dcid);
+    c->cids.initial_dcid = c->restart.retry_scid;
+    c->cids.rcid[c->cids.rcid_cur].cid = c->restart.retry_scid;
+    int rc = qk_conn_install_initial_keys(c, &c->cids.initial_dcid);
     if (rc) {
         qk_conn_error(c, rc, 0, "retry: initial keys", now);
         return;
@@ -136,14 +142,14 @@ int qk_conn_on_new_token(qk_conn *c, const uint8_t *tok, size_t len, qk_time now
 void qk_conn_on_stateless_reset(qk_conn *c, qk_time now)
 {
     if (c->state >= QK_CONN_DRAINING) return;
-    c->close_err = QK_ERR_CLOSED;
-    c->close_code = 0;
-    c->close_app = false;
-    c->close_remote = true;
-    snprintf(c->close_reason, sizeof c->close_reason, "stateless reset");
+    c->close.err = QK_ERR_CLOSED;
+    c->close.code = 0;
+    c->close.app = false;
+    c->close.remote = true;
+    snprintf(c->close.reason, sizeof c->close.reason, "stateless reset");
     /* RFC 9000 §10.3.1: draining, and no more packets. */
     c->state = QK_CONN_DRAINING;
-    c->close_send = false;
-    c->close_deadline = now + 3 * qk_conn_pto_ns(c);
+    c->close.send = false;
+    c->timers.close_deadline = now + 3 * qk_conn_pto_ns(c);
     qk_qlog_event(c, "connectivity:connection_state_updated", "{\"new\":\"draining\"}", now);
 }

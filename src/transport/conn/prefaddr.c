@@ -48,18 +48,18 @@ void qk_conn_prefaddr_advertise(qk_conn *c, qk_tparams *tp)
     const qk_config *cfg = c->cfg;
     /* RFC 9000 §18.2: a server using zero-length connection IDs must not
      * send a preferred address; only servers send one. */
-    if (!c->is_server || c->lcid[0].cid.len == 0) return;
+    if (!c->is_server || c->cids.lcid[0].cid.len == 0) return;
     qk_preferred_address *pa = &tp->preferred_address;
     memset(pa, 0, sizeof *pa); /* §18.2: a family left out is all zeros */
     bool v4 = addr_v4(&cfg->preferred_addr_v4, pa->ipv4, &pa->ipv4_port);
     bool v6 = addr_v6(&cfg->preferred_addr_v6, pa->ipv6, &pa->ipv6_port);
-    if ((!v4 && !v6) || c->lcid_next_seq != 1 || c->lcid[1].active) return;
+    if ((!v4 && !v6) || c->cids.lcid_next_seq != 1 || c->cids.lcid[1].active) return;
     /* §5.1.1: the connection ID in preferred_address has sequence number 1;
      * it counts toward the client's active_connection_id_limit (§18.2). */
-    qk_local_cid *l = &c->lcid[1];
+    qk_local_cid *l = &c->cids.lcid[1];
     int rc = QK_ERR_STATE;
     for (int tries = 0; tries < 4 && rc; tries++) { /* collisions are astronomically rare */
-        l->cid.len = c->lcid[0].cid.len;
+        l->cid.len = c->cids.lcid[0].cid.len;
         qk_conn_env_random(c, l->cid.b, l->cid.len);
         qk_cid_encode_server_id(cfg, &l->cid); /* routed like every other CID of ours */
         rc = qk_conn_env_add_cid(c, &l->cid);
@@ -69,7 +69,7 @@ void qk_conn_prefaddr_advertise(qk_conn *c, qk_tparams *tp)
         return;
     }
     qk_conn_env_reset_token(c, &l->cid, l->reset_token); /* §10.3: like every other CID */
-    l->seq = c->lcid_next_seq++;
+    l->seq = c->cids.lcid_next_seq++;
     l->active = true;
     l->send_pending = false; /* it travels in the transport parameter */
     pa->cid.len = l->cid.len;
@@ -83,7 +83,7 @@ void qk_conn_prefaddr_advertise(qk_conn *c, qk_tparams *tp)
  * none for it (§18.2: all zeros) or it is where we already are. */
 static bool pick_address(const qk_conn *c, const qk_preferred_address *pa, qk_addr *out)
 {
-    const qk_addr *cur = &c->path.peer;
+    const qk_addr *cur = &c->paths.cur.peer;
     uint8_t ip[16];
     uint16_t port;
     memset(out, 0, sizeof *out);
@@ -111,7 +111,7 @@ int qk_conn_prefaddr_on_tparams(qk_conn *c)
     const qk_preferred_address *pa = &tp->preferred_address;
     /* RFC 9000 §18.2: never from a server using zero-length connection IDs,
      * and the connection ID in it is never empty. */
-    if (c->peer_scid.len == 0 || pa->cid.len == 0) return QK_ERR_TRANSPORT_PARAMETER;
+    if (c->cids.peer_scid.len == 0 || pa->cid.len == 0) return QK_ERR_TRANSPORT_PARAMETER;
     /* §5.1.1: sequence number 1, usable like any connection ID the server
      * issues (its reset token is registered the same way, §10.3.1). */
     qk_frame_new_cid f = {.seq = 1,
@@ -121,8 +121,8 @@ int qk_conn_prefaddr_on_tparams(qk_conn *c)
                           .reset_token = pa->reset_token};
     int rc = qk_cid_on_new(c, &f);
     if (rc) return rc == QK_ERR_PROTOCOL_VIOLATION ? QK_ERR_TRANSPORT_PARAMETER : rc;
-    if (c->cfg->disable_preferred_address || !pick_address(c, pa, &c->prefaddr)) return 0;
-    c->prefaddr_pending = true;
+    if (c->cfg->disable_preferred_address || !pick_address(c, pa, &c->pref.addr)) return 0;
+    c->pref.pending = true;
     c->stats.preferred_address = QK_PREFADDR_OFFERED;
     return 0;
 }
@@ -145,7 +145,7 @@ static void format_addr(const qk_addr *a, char *buf, size_t cap)
 static void qlog_status(qk_conn *c, const char *status, qk_time now)
 {
     char addr[INET6_ADDRSTRLEN + 16], json[160];
-    format_addr(&c->prefaddr, addr, sizeof addr);
+    format_addr(&c->pref.addr, addr, sizeof addr);
     snprintf(json, sizeof json, "{\"status\":\"%s\",\"address\":\"%s\"}", status, addr);
     qk_qlog_event(c, "quack:preferred_address", json, now);
 }
@@ -156,8 +156,8 @@ static size_t prefaddr_dcid(const qk_conn *c)
 {
     size_t spare = QK_CONN_MAX_REMOTE_CIDS;
     for (size_t i = 0; i < QK_CONN_MAX_REMOTE_CIDS; i++) {
-        if (i == c->rcid_cur || !c->rcid[i].active) continue;
-        if (c->rcid[i].seq == 1) return i;
+        if (i == c->cids.rcid_cur || !c->cids.rcid[i].active) continue;
+        if (c->cids.rcid[i].seq == 1) return i;
         if (spare == QK_CONN_MAX_REMOTE_CIDS) spare = i;
     }
     return spare;
@@ -166,19 +166,19 @@ static size_t prefaddr_dcid(const qk_conn *c)
 void qk_conn_prefaddr_maybe_probe(qk_conn *c, qk_time now)
 {
     /* RFC 9000 §9.6.1: after the handshake is confirmed; one probe at a time. */
-    if (!c->prefaddr_pending || !c->handshake_confirmed || c->alt_active) return;
-    c->prefaddr_pending = false;
+    if (!c->pref.pending || !c->handshake_confirmed || c->paths.alt_active) return;
+    c->pref.pending = false;
     size_t idx = prefaddr_dcid(c);
     if (idx == QK_CONN_MAX_REMOTE_CIDS) {
         qk_conn_prefaddr_done(c, false, now); /* the server retired them all */
         return;
     }
-    qk_path_init(&c->alt, &c->path.local, &c->prefaddr, false);
-    c->alt.dcid_idx = idx;
-    c->alt_active = true;
+    qk_path_init(&c->paths.alt, &c->paths.cur.local, &c->pref.addr, false);
+    c->paths.alt.dcid_idx = idx;
+    c->paths.alt_active = true;
     uint8_t data[8];
     qk_conn_env_random(c, data, sizeof data);
-    qk_path_start_validation(&c->alt, data, qk_conn_pto_ns(c), now); /* §8.2.1 */
+    qk_path_start_validation(&c->paths.alt, data, qk_conn_pto_ns(c), now); /* §8.2.1 */
     c->stats.preferred_address = QK_PREFADDR_PROBING;
     qlog_status(c, "probing", now);
     qk_conn_env_wake(c);
