@@ -112,7 +112,6 @@ typedef struct tun {
 
 static void usage_options(FILE *f);
 static void usage_more(FILE *f);
-static void usage_options(FILE *f);
 
 static void usage(FILE *f)
 {
