@@ -60,6 +60,17 @@ bool qk_bbr_lt_queue_up(const qk_cc *cc)
     return queue_delay(b, b->lt.rtt_recent_ns) >= queue_threshold(b);
 }
 
+/* With a rate bound (qk_cc_set_max_rate): does the model deliver at it?
+ * max_bw, loss compensated, reaches the bound, so the pacing rate is the
+ * bound's and no phase sends faster than any other. */
+bool qk_bbr_lt_at_rate_bound(const qk_cc *cc)
+{
+    const struct qk_cc_bbr_state *b = &cc->u.bbr;
+    uint64_t bound = cc->max_rate_bytes_per_s;
+    if (!b->lt.on || !bound) return false;
+    return (double)b->max_bw / (1 - qk_bbr_lt_background(cc)) >= (double)bound;
+}
+
 /* Is lost / total_bytes congestion? total_bytes: the packets the sample
  * covers (lost included). count: a verdict on a loss (not a per-ACK test). */
 bool qk_bbr_lt_too_high(qk_cc *cc, uint64_t lost_bytes, uint64_t total_bytes, bool count)
@@ -72,6 +83,12 @@ bool qk_bbr_lt_too_high(qk_cc *cc, uint64_t lost_bytes, uint64_t total_bytes, bo
     double var = lt->bg_var > p * (1 - p) ? lt->bg_var : p * (1 - p);
     double noise = LT_Z * sqrt(var / (n < 1 ? 1 : n));
     bool excess = rate > p + (noise > LT_LOSS_THRESH ? noise : LT_LOSS_THRESH);
+    /* At the rate bound a probe sends no more than CRUISE does: a loss rate
+     * above the background is then not one that rises with inflight, only
+     * the tail of the background's (3 sigma over the thousands of samples
+     * of a lossy path's probes: 100 Mbit/s x 50 ms, 5 % loss, --bandwidth
+     * 50mbit, one sample in four probes). The queue and CE still count. */
+    if (qk_bbr_lt_at_rate_bound(cc)) excess = false;
     bool queued = qk_bbr_lt_queue_up(cc) && rate > p + LT_LOSS_THRESH / 2;
     if (excess || queued) {
         if (count) {
