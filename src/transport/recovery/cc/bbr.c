@@ -900,6 +900,9 @@ static void set_cwnd(qk_cc *cc, const qk_rate_sample *rs)
     else if (b->mode == QK_BBR_PROBE_RTT || b->mode == QK_BBR_PROBE_BW_CRUISE)
         bound = inflight_with_headroom(cc);
     bound = min_u64(bound, b->inflight_shortterm);
+    /* bbr-lt: the fair-share bound (bbr_lt.c fair_share), in CRUISE */
+    if (b->lt.fair_cap_bytes && b->mode == QK_BBR_PROBE_BW_CRUISE)
+        bound = min_u64(bound, b->lt.fair_cap_bytes);
     bound = max_u64(bound, min_pipe(cc));
     cc->cwnd_bytes = min_u64(cwnd, bound);
 }
