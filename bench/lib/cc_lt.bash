@@ -174,9 +174,9 @@ lt_safety() {
         END { for (i = 0; i < n; i++) { x = o[i]
             printf "| %s | %s | %s | %s | %s | %s | %s |\n", x, r["bbr-lt", x], r["bbr", x], r["cubic", x], q["bbr-lt", x], q["bbr", x], q["cubic", x] } }' "$b"
     echo
-    echo "Against one CUBIC flow on a 2-BDP buffer (dumbbell, ${dur2} s, share over the"
-    echo "second half): $(awk -F, '$2 != "cc1" && $3 == "cubic" { printf "%s %s %%; ", $2, $10 }' "$s")"
-    echo "the bottleneck falling from 100 to 10 Mbit/s at 10 s (2-BDP buffer,"
+    echo "Share of the goodput against one CUBIC flow on a 2-BDP buffer (dumbbell,"
+    echo "${dur2} s, over the second half):$(awk -F, '$2 != "cc1" && $3 == "cubic" { printf " %s %s %%", $2, $10 }' "$s")."
+    echo "The bottleneck falling from 100 to 10 Mbit/s at 10 s (2-BDP buffer,"
     echo "CSV congestion-lt-drop.csv; settle = until the queue is back under one base"
     echo "RTT, p95 from 12 s on):"
     echo
