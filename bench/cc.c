@@ -35,9 +35,10 @@
  *     bw_shortterm_mbit,inflight_longterm_pkts,cwnd_pkts,pacing_mbit (at the
  *     interval's end; -1 = unset / not BBR).
  *
- *   bench_cc two ... SEED [LOSS [START2_S]]
- *     the same with LOSS on the bottleneck's data direction and flow 2
- *     starting START2_S late.
+ *   bench_cc two ... SEED [LOSS [START2_S [FROM_S]]]
+ *     the same with LOSS on the bottleneck's data direction ("0": none),
+ *     flow 2 starting START2_S late, goodput over FROM_S..DUR_S instead of
+ *     the second half.
  *
  *   bench_cc drop CC RATE1_MBIT RATE2_MBIT RTT_MS BUF_BDP DROP_S DUR_S SEED
  *     the "one" download (clean; buffer of BUF_BDP x the RATE1 BDP) whose
@@ -339,6 +340,9 @@ static int run_two_traced(char **a, int n, bool trace)
     double rate_mbit = atof(a[2]), rtt1 = atof(a[3]), rtt2 = atof(a[4]);
     double buf_bdp = atof(a[5]), dur_s = atof(a[6]);
     uint64_t seed = strtoull(a[7], NULL, 10);
+    qk_time dur = (qk_time)(dur_s * S);
+    qk_time from = n >= 11 ? (qk_time)(atof(a[10]) * S) : dur / 2;
+    if (from >= dur) return 2;
     uint64_t rate = (uint64_t)(rate_mbit * 1e6);
     uint64_t bdp = (uint64_t)(rate_mbit * 1e6 / 8 * rtt1 / 1e3);
     qk_sim *sim = qk_sim_new(seed);
@@ -379,7 +383,6 @@ static int run_two_traced(char **a, int n, bool trace)
         qk_sim_route_add(sim, hs[i], -1, up);
         qk_sim_route_add(sim, left, hs[i], down);
     }
-    qk_time dur = (qk_time)(dur_s * S);
     uint64_t win = 4 * (bdp + bn.limit_bytes) + (4u << 20);
     qk_simq *q1 = flow(sim, hs[0], r, 4433, cc1, true, dur, win);
     qk_simq_cfg c2 = {.duration_ns = dur, .cc = cc2, .upload = true, .window_bytes = win};
@@ -404,11 +407,11 @@ static int run_two_traced(char **a, int n, bool trace)
         qk_simq_del(q2);
         return 0;
     }
-    qk_sim_run(sim, dur / 2);
+    qk_sim_run(sim, from);
     uint64_t r1 = qk_simq_result_get(q1)->read_bytes, r2 = qk_simq_result_get(q2)->read_bytes;
     uint64_t l0 = qk_sim_link_stats_get(sim, f)->delivered_bytes;
     qk_sim_run(sim, dur);
-    double half = dur_s / 2;
+    double half = (double)(dur - from) / S;
     double g1 = (double)(qk_simq_result_get(q1)->read_bytes - r1) * 8 / half / 1e6;
     double g2 = (double)(qk_simq_result_get(q2)->read_bytes - r2) * 8 / half / 1e6;
     double util =
@@ -504,7 +507,7 @@ int main(int argc, char **argv)
                         "[REORDER_MS REORDER_PCT]\n"
                         "       bench_cc two CC1 CC2 RATE_MBIT RTT1_MS RTT2_MS BUF_BDP DUR_S "
                         "SEED\n"
-                        " [LOSS [START2_S]]\n"
+                        " [LOSS [START2_S [FROM_S]]]\n"
                         "       bench_cc trace BUF_BDP DUR_S SEED\n"
                         "       bench_cc drop CC RATE1_MBIT RATE2_MBIT RTT_MS BUF_BDP DROP_S DUR_S "
                         "SEED\n"

@@ -17,10 +17,14 @@
 #   6. above BBR's loss threshold: goodput over time, 10 s at a time, of
 #      one download on 100 Mbit/s x 50 ms at 1, 2, 3, 5 % random loss, BBR
 #      and CUBIC (DUR6, default 120 s), with BBR's model at each step.
+#   7. bbr-lt vs the draft's BBR vs CUBIC: random loss (120 s runs, goodput
+#      over 60-120 s) and congestion safety (buffers, CUBIC, rate drop,
+#      two-flow convergence); 8. bbr-lt's random-loss rows on other paths
+#      and seeds (bench/lib/cc_lt.bash describes both).
 #   3a. (with 3) per-round traces of the BBR vs CUBIC runs at 1 and 5 BDP
 #      (bench_cc trace): BBR's state, model bounds, losses per round and
 #      CUBIC's window cuts, summarised over the second half + a PNG.
-# PARTS (default "1 2 3 4 5 6") re-runs only the listed parts; the CSVs of the
+# PARTS (default "1 2 3 4 5 6 7 8") re-runs only the listed parts; the CSVs of the
 # others are kept from their last run (congestion-runs.csv records when each
 # part last ran) and the page is rewritten from all of them.
 set -euo pipefail
@@ -31,7 +35,7 @@ dur2=${DUR2:-60}
 seed=${SEED:-1}
 jobs=${JOBS:-2}
 dur6=${DUR6:-120}
-parts=" ${PARTS-1 2 3 4 5 6} " # PARTS="" rewrites the page only
+parts=" ${PARTS-1 2 3 4 5 6 7 8} " # PARTS="" rewrites the page only
 bin=$build/bench_cc
 here=$(cd "$(dirname "$0")" && pwd)
 [[ -x $bin ]] || { echo "cc.sh: $bin missing; run 'make release' first" >&2; exit 1; }
@@ -40,6 +44,8 @@ mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 start=$(date +%s)
+# shellcheck source=lib/cc_lt.bash
+. "$here/lib/cc_lt.bash" # parts 7 and 8
 
 # ---- 1. the loss x RTT x rate matrix -------------------------------------
 {
@@ -89,6 +95,7 @@ note_run() { # note_run N T0: record when part N ran
     local d=$dur
     [[ $1 == 3 || $1 == 4 ]] && d=$dur2
     [[ $1 == 6 ]] && d=$dur6
+    [[ $1 == 7 || $1 == 8 ]] && d=$dur7
     {
         grep -v -e '^part,' -e "^$1," "$runs" || true
         echo "$1,$(date -u +%Y-%m-%d),$(($(date +%s) - $2)),$d,$seed,$commit"
@@ -125,6 +132,11 @@ if part 5; then { echo "$hdr1"; run "$tmp/jobs5"; } >"$out/congestion-reorder.cs
 t0=$(date +%s)
 hdr6=cc,rate_mbit,rtt_ms,loss_pct,t_s,goodput_mbit,lost_pct,bbr_mode,max_bw_mbit,bw_shortterm_mbit,inflight_longterm_pkts,cwnd_pkts,pacing_mbit
 if part 6; then { echo "$hdr6"; run "$tmp/jobs6"; } >"$out/congestion-series.csv"; note_run 6 "$t0"; fi
+lt_jobs
+t0=$(date +%s)
+if part 7; then lt_run7; note_run 7 "$t0"; fi
+t0=$(date +%s)
+if part 8; then lt_run8; note_run 8 "$t0"; fi
 secs=$(($(date +%s) - start))
 
 # ---- plots -----------------------------------------------------------------
@@ -208,6 +220,8 @@ plot for [loss in "1 2 3 5"] sprintf('$tmp/s-bbr-%s.dat', loss) using 1:2 \
         with linespoints dt 2 title sprintf('cubic %s %%', loss)
 EOF
 fi
+
+lt_plot # part 7's goodput over time
 
 # ---- markdown --------------------------------------------------------------
 trace_section() { # section 3a from congestion-trace-{1,5}bdp.csv (second half)
@@ -370,7 +384,7 @@ table1() { # table1 RATE -> goodput table for that rate
                 printf "\n" } }' "$out/congestion-matrix.csv"
 }
 {
-    echo "# Congestion control matrix (NewReno, CUBIC, BBR)"
+    echo "# Congestion control matrix (NewReno, CUBIC, BBR, bbr-lt)"
     echo
     echo "Written by \`bench/cc.sh\`. Each part's last run (\`PARTS\` re-runs a subset; the"
     echo "others' CSVs are kept), from congestion-runs.csv:"
@@ -427,6 +441,8 @@ table1() { # table1 RATE -> goodput table for that rate
         "$out/congestion-reorder.csv"
     echo
     series_section
+    lt_section7
+    lt_section8
     nslow=$(cat "$out"/congestion-*.csv | grep -c ',slow$' || true)
     if grep -q MISMATCH "$out"/congestion-*.csv; then
         echo "**Some runs read bytes that differ from what was written (MISMATCH in the CSVs).**"

@@ -4,12 +4,14 @@
  *  - drop-tail buffers of 0.5/1/2/5 BDP: its retransmitted fraction at
  *    most 1.5 x the draft BBR's (or both under 0.01 %) and its p95
  *    queueing delay at most one base RTT;
- *  - two bbr-lt flows (the second 0 or 2 s late): neither below 25 % of
- *    the total over 20-30 s. (Within 20 % of equal shares by then is NOT
- *    met in general: start offsets 0/1/2/3/5 s give bbr-lt 27/35/55/34/36 %
- *    for the smaller flow, the draft's BBR 44/23/46/40/37 %; both are
- *    cwnd-limited with a standing queue near one BDP, where any split is
- *    an equilibrium. docs/cc.md says so.)
+ *  - two bbr-lt flows, 1- and 2-BDP buffers, the second 0, 1, 2, 3 or 5 s
+ *    late, over 20-30 s: the link at least 90 % used and the smaller flow
+ *    at least 35 % of the total. The aim, within 20 % of equal shares
+ *    (40 %), is NOT met in every run: with bbr_lt.c's fair-share bound the
+ *    smaller flow had 38.0/46.5/45.9/42.7/46.1 % (1 BDP) and 39.9/48.6/
+ *    39.7/49.7/49.0 % (2 BDP); without it 19-49 %. The bound acts in
+ *    CRUISE only, and each probe (UP, its losses) moves the split again;
+ *    docs/cc.md says so.
  *  - against CUBIC on 2 BDP, its share at most the draft's + 5 points;
  *  - the bottleneck falling from 100 to 10 Mbit/s: the queue is back under
  *    one base RTT within 2 s, and its p95 from then on is under one;
@@ -41,20 +43,36 @@ static void test_buffers(void **state)
     }
 }
 
+/* Every run is printed before any is asserted: the table is the finding. */
 static void test_two_flows_share(void **state)
 {
     (void)state;
-    for (int late_s = 0; late_s <= 2; late_s += 2) {
-        lt_flow f[2] = {{.cc = QK_CONFIG_CC_BBR_LT},
-                        {.cc = QK_CONFIG_CC_BBR_LT, .start_ns = (qk_time)late_s * LT_S}};
-        lt_result r = lt_run(&base, f, 2, 1, 20 * LT_S, 30 * LT_S);
-        fprintf(stderr, "two bbr-lt flows, the second %d s late, 20-30 s:\n", late_s);
-        lt_print("  ", &r);
-        assert_true(r.ok);
-        double total = r.goodput_mbit[0] + r.goodput_mbit[1];
-        assert_true(total >= 90);
-        for (int i = 0; i < 2; i++) assert_true(r.goodput_mbit[i] >= 0.25 * total);
+    static const double bufs[] = {1, 2};
+    static const int late_s[] = {0, 1, 2, 3, 5};
+    double least = 100, least_total = 200;
+    for (int i = 0; i < 2; i++) {
+        for (int j = 0; j < 5; j++) {
+            lt_path p = base;
+            p.buf_bdp = bufs[i];
+            lt_flow f[2] = {{.cc = QK_CONFIG_CC_BBR_LT},
+                            {.cc = QK_CONFIG_CC_BBR_LT, .start_ns = (qk_time)late_s[j] * LT_S}};
+            lt_result r = lt_run(&p, f, 2, 1, 20 * LT_S, 30 * LT_S);
+            double total = r.goodput_mbit[0] + r.goodput_mbit[1];
+            double small =
+                r.goodput_mbit[0] < r.goodput_mbit[1] ? r.goodput_mbit[0] : r.goodput_mbit[1];
+            fprintf(stderr,
+                    "two bbr-lt flows, %g-BDP buffer, the second %d s late, 20-30 s: "
+                    "smaller flow %.1f %%\n",
+                    bufs[i], late_s[j], 100 * small / total);
+            lt_print("  ", &r);
+            assert_true(r.ok);
+            if (100 * small / total < least) least = 100 * small / total;
+            if (total < least_total) least_total = total;
+        }
     }
+    fprintf(stderr, "least share %.1f %%, least total %.1f Mbit/s\n", least, least_total);
+    assert_true(least_total >= 90);
+    assert_true(least >= 35); /* the aim is 40 (within 20 % of equal); see the top */
 }
 
 static double share_vs_cubic(qk_cc_kind cc)

@@ -24,13 +24,17 @@
 
 #include <math.h>
 
-#define LT_LOSS_THRESH  0.02         /* draft §2.8 BBR.LossThresh */
-#define LT_Z            3.0          /* standard deviations above the background */
-#define LT_BG_GAIN      0.0625       /* weight of one quiet round in the background */
-#define LT_BG_MIN_PKTS  8.0          /* a round smaller than this teaches nothing */
-#define LT_P_MAX        0.25         /* the most background loss it compensates */
-#define LT_QUEUE_DIV    4            /* queue signal at min_rtt / 4 ... */
-#define LT_QUEUE_MIN_NS QK_NS_PER_MS /* ... and at least 1 ms */
+#define LT_LOSS_THRESH     0.02         /* draft §2.8 BBR.LossThresh */
+#define LT_Z               3.0          /* standard deviations above the background */
+#define LT_BG_GAIN         0.0625       /* weight of one quiet round in the background */
+#define LT_BG_MIN_PKTS     8.0          /* a round smaller than this teaches nothing */
+#define LT_P_MAX           0.25         /* the most background loss it compensates */
+#define LT_QUEUE_DIV       4            /* queue signal at min_rtt / 4 ... */
+#define LT_QUEUE_MIN_NS    QK_NS_PER_MS /* ... and at least 1 ms */
+#define LT_FAIR_PKTS       16           /* each flow's packets in a shared standing queue */
+#define LT_FAIR_DELAY_DIV  16           /* the fair-share bound engages at min_rtt / 16 of queue */
+#define LT_FAIR_DEC_DIV    16           /* ... and shrinks by at most 1/16 a round */
+#define LT_FAIR_EMPTY_RTTS 20u          /* off while the queue has not emptied for 20 min_rtt */
 
 /* The background loss rate: the mean of the quiet rounds (0 before any). */
 double qk_bbr_lt_background(const qk_cc *cc)
@@ -60,6 +64,17 @@ bool qk_bbr_lt_queue_up(const qk_cc *cc)
     return queue_delay(b, b->lt.rtt_recent_ns) >= queue_threshold(b);
 }
 
+/* With a rate bound (qk_cc_set_max_rate): does the model deliver at it?
+ * max_bw, loss compensated, reaches the bound, so the pacing rate is the
+ * bound's and no phase sends faster than any other. */
+bool qk_bbr_lt_at_rate_bound(const qk_cc *cc)
+{
+    const struct qk_cc_bbr_state *b = &cc->u.bbr;
+    uint64_t bound = cc->max_rate_bytes_per_s;
+    if (!b->lt.on || !bound) return false;
+    return (double)b->max_bw / (1 - qk_bbr_lt_background(cc)) >= (double)bound;
+}
+
 /* Is lost / total_bytes congestion? total_bytes: the packets the sample
  * covers (lost included). count: a verdict on a loss (not a per-ACK test). */
 bool qk_bbr_lt_too_high(qk_cc *cc, uint64_t lost_bytes, uint64_t total_bytes, bool count)
@@ -72,6 +87,12 @@ bool qk_bbr_lt_too_high(qk_cc *cc, uint64_t lost_bytes, uint64_t total_bytes, bo
     double var = lt->bg_var > p * (1 - p) ? lt->bg_var : p * (1 - p);
     double noise = LT_Z * sqrt(var / (n < 1 ? 1 : n));
     bool excess = rate > p + (noise > LT_LOSS_THRESH ? noise : LT_LOSS_THRESH);
+    /* At the rate bound a probe sends no more than CRUISE does: a loss rate
+     * above the background is then not one that rises with inflight, only
+     * the tail of the background's (3 sigma over the thousands of samples
+     * of a lossy path's probes: 100 Mbit/s x 50 ms, 5 % loss, --bandwidth
+     * 50mbit, one sample in four probes). The queue and CE still count. */
+    if (qk_bbr_lt_at_rate_bound(cc)) excess = false;
     bool queued = qk_bbr_lt_queue_up(cc) && rate > p + LT_LOSS_THRESH / 2;
     if (excess || queued) {
         if (count) {
@@ -120,6 +141,55 @@ static bool quiet_mode(const struct qk_cc_bbr_state *b)
     return b->mode == QK_BBR_STARTUP && b->full_bw_count == 0; /* still growing */
 }
 
+/* The fair-share bound (bbr.c bounds CRUISE's cwnd by it): a per-flow
+ * window moved once per CRUISE round toward the one that leaves this flow
+ * LT_FAIR_PKTS packets in the bottleneck's queue. Its own packets in the
+ * queue are its delivery rate times the queueing delay, which every flow
+ * through the bottleneck sees alike, so the flows' windows settle where
+ * their rates are equal (TCP Vegas's and Copa's fixed point): a flow with
+ * more than its share holds more than LT_FAIR_PKTS there and shrinks, one
+ * with less grows. Engaged by a round whose every ACK saw the queue up by
+ * at least min_rtt / 16 (1 ms); a round without that queue raises the
+ * bound additively by LT_FAIR_PKTS (the same for every flow), a round
+ * with it moves half the way to the target but shrinks by at most 1/16;
+ * the bound is dropped when it exceeds twice the model's BDP, and while
+ * the queue has not emptied (a sample within that delay of min_rtt) for
+ * LT_FAIR_EMPTY_RTTS min_rtt: a loss-based competitor filling the buffer
+ * (CUBIC), against which a delay target only yields. */
+static qk_time fair_delay(const struct qk_cc_bbr_state *b)
+{
+    qk_time d = b->min_rtt_ns == QK_TIME_INFINITE ? 0 : b->min_rtt_ns / LT_FAIR_DELAY_DIV;
+    return d > QK_NS_PER_MS ? d : QK_NS_PER_MS;
+}
+
+static void fair_share(qk_cc *cc, const qk_rate_sample *rs)
+{
+    struct qk_cc_bbr_state *b = &cc->u.bbr;
+    qk_bbr_lt *lt = &b->lt;
+    if (b->min_rtt_ns == QK_TIME_INFINITE) return;
+    if (rs->now > lt->fair_empty_time + LT_FAIR_EMPTY_RTTS * b->min_rtt_ns) {
+        lt->fair_cap_bytes = 0;
+        return;
+    }
+    qk_time dt = rs->now - lt->round_time_start;
+    if (!lt->round_cruise || !lt->round_time_start || dt < b->min_rtt_ns / 2) return;
+    double mds = (double)cc->max_datagram_bytes, alpha = LT_FAIR_PKTS * mds;
+    double f = (double)lt->fair_cap_bytes;
+    if (lt->round_fair_queue) {
+        double rate = (double)(rs->total_delivered_bytes - lt->round_dlv_start) / (double)dt;
+        double own = rate * (double)queue_delay(b, lt->rtt_recent_ns); /* bytes queued */
+        if (f == 0) f = (double)b->inflight;
+        double step = (alpha - own) / 2;
+        if (step < -f / LT_FAIR_DEC_DIV) step = -f / LT_FAIR_DEC_DIV;
+        f += step;
+    } else if (f > 0) {
+        f += alpha;
+    }
+    if (f > 0 && f < 4 * mds) f = 4 * mds; /* BBR.MinPipeCwnd */
+    if (f > 2.0 * (double)b->max_bw * (double)b->min_rtt_ns / 1e9) f = 0;
+    lt->fair_cap_bytes = (uint64_t)f;
+}
+
 /* Per ACK, before bbr.c's model update (b->round_start is this ACK's, set
  * by update_max_bw later: the round boundary is read here from rs). */
 void qk_bbr_lt_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs)
@@ -131,10 +201,14 @@ void qk_bbr_lt_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs)
             lt->rtt_recent_ns ? (3 * lt->rtt_recent_ns + rs->rtt_ns) / 4 : rs->rtt_ns;
     bool round_end = rs->prior_delivered_bytes >= b->next_round_delivered;
     if (qk_bbr_lt_queue_up(cc)) lt->round_queue = true;
+    if (queue_delay(b, lt->rtt_recent_ns) < fair_delay(b)) lt->round_fair_queue = false;
+    if (rs->has_rtt && queue_delay(b, rs->rtt_ns) < fair_delay(b)) lt->fair_empty_time = rs->now;
     if (!round_end) {
         if (!quiet_mode(b)) lt->round_quiet = false;
+        if (b->mode != QK_BBR_PROBE_BW_CRUISE) lt->round_cruise = false;
         return;
     }
+    fair_share(cc, rs);
     double mds = (double)cc->max_datagram_bytes;
     double dlv = (double)(rs->total_delivered_bytes - lt->round_dlv_start) / mds;
     double lost = (double)lt->round_lost_bytes / mds;
@@ -143,6 +217,9 @@ void qk_bbr_lt_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs)
         learn_background(cc, lost, dlv + lost);
     lt->round_lost_bytes = 0;
     lt->round_dlv_start = rs->total_delivered_bytes;
+    lt->round_time_start = rs->now;
+    lt->round_fair_queue = true;
+    lt->round_cruise = b->mode == QK_BBR_PROBE_BW_CRUISE;
     lt->round_quiet = quiet_mode(b);
     lt->round_congested = false;
     lt->round_ce = false;

@@ -337,6 +337,8 @@ void qk_cc_set_max_rate(qk_cc *cc, uint64_t max_rate_bytes_per_s, qk_time now);
 double qk_bbr_lt_background(const qk_cc *cc);
 /** The recent RTT is a quarter of min_rtt (at least 1 ms) above it. */
 bool qk_bbr_lt_queue_up(const qk_cc *cc);
+/** A rate bound is set and max_bw, loss compensated, reaches it. */
+bool qk_bbr_lt_at_rate_bound(const qk_cc *cc);
 /** True when lost_bytes of total_bytes is congestion (count: a loss's
  * verdict, recorded in the round and the counters). */
 bool qk_bbr_lt_too_high(qk_cc *cc, uint64_t lost_bytes, uint64_t total_bytes, bool count);
