@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # quack — the two commands are `make run` and `make test`; see README.md.
 .PHONY: all deps debug release test run bench fuzz format clean install deb matrix build-check docs
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Errors that say what to fix (see cli_errors.h). */
 #include "cli_errors.h"
 

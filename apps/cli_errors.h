@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Errors that say what to fix, shared by quack get, serve, perf and tunnel:
  * a failed handshake explained (pin mismatch with both keys, an untrusted
  * certificate with the --pin that would trust it, no common cipher suite or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A server's key kept in a state directory (see cli_identity.h). */
 #include "cli_identity.h"
 

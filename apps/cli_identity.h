@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A server's lasting identity: a key and self-signed certificate kept in a
  * state directory, so that the pin clients were given survives restarts
  * (quack tunnel server --state-dir, quack keygen). */

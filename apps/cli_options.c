@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The CLI's shared options (see cli_options.h). */
 #include "cli_options.h"
 #include "cli_errors.h"

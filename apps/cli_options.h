@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The CLI's shared options (cli_options.c): what quack get, serve, perf and
  * tunnel parse alike (sizes, versions, controllers, addresses, admission,
  * certificates, the HTTP/3 commands' common flags), and the helpers around

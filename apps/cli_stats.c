@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Statistics lines the CLI's commands print (see cli_stats.h). */
 #include "cli_stats.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Statistics lines the CLI's commands print (cli_stats.c): a connection's
  * counters, an endpoint's admission counters, the workers' totals. */
 #ifndef QK_APPS_CLI_STATS_H

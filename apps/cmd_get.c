@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `quack get URL…`: an HTTP/3 client (src/h3) that downloads over one
  * connection, all requests concurrently (as many as the server's stream
  * limit allows at a time). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `quack keygen`: a server key and self-signed certificate in a directory,
  * and the pin clients give to --pin (cli_identity.h). */
 #include "cli_identity.h"

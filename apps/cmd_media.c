@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `quack media server|client`: the three media flows (audio, low- and
  * high-definition video, the shapes of src/sim/flow_media.c) over a real
  * connection, on urgency-tagged streams or DATAGRAM frames; the server

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `quack netem`: real-time UDP relay on loopback applying the simulator's link model. */
 #include "commands.h"
 #include "sim/relay.h"

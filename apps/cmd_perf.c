@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `quack perf server|client`: option parsing (see perf.h for the protocol). */
 #include "cli_errors.h"
 #include "commands.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `quack serve --root DIR`: a static-file HTTP/3 server (src/h3). Bodies are
  * pulled (qk_h3_respond_pull): read from the open file with pread as the
  * connection has room for them, so a client that stops reading makes the

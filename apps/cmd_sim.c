@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `quack sim FILE [--out DIR] [--seed N] [--duration T]`: run a simulator scenario. */
 #include "commands.h"
 

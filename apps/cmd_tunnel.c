@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `quack tunnel`: TCP over QUIC over UDP, or over yamux over TLS/TCP
  * (include/quack/tunnel.h). */
 #include "cli_errors.h"

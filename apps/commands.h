@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The quack CLI: one function per subcommand, each in apps/cmd_<name>.c. */
 #ifndef QK_APPS_COMMANDS_H
 #define QK_APPS_COMMANDS_H

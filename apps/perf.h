@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `quack perf`: the QUIC perf protocol (ALPN "perf", as in quinn's and
  * quic-go's perf tools). The client opens a bidirectional stream per request,
  * writes the download size as an 8-byte big-endian integer, then the upload

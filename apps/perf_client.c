@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `quack perf client`: issues perf requests and measures them. */
 #include "cli_errors.h"
 #include "perf.h"

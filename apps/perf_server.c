@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `quack perf server`: answers perf requests on every connection. */
 #include "cli_errors.h"
 #include "perf.h"

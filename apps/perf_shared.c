@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What `quack perf`'s client and server share (see perf.h): the byte
  * pattern both directions carry, the configuration both build, the
  * --ack-frequency option, the results table and progress lines. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* quack — command-line entry point: dispatches to subcommands. */
 #include "commands.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `quack tunnel MODE --config FILE` (see tunnel_config.h): INI through
  * libinih, each KEY = VALUE becoming --KEY VALUE ahead of the command line. */
 #include "tunnel_config.h"

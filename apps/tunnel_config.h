@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `quack tunnel MODE --config FILE`: an INI file's keys as options (the
  * long options' names without dashes), placed before the command line's so
  * that the command line wins. */

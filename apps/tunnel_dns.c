@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `quack tunnel --carrier dns`: sockets, resolvers and timers around the
  * sans-I/O DNS carrier (see tunnel_dns.h, docs/dns.md).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `quack tunnel --carrier dns`: the I/O side of the DNS carrier (sockets,
  * resolvers, timers) around the sans-I/O src/dns modules. The tunnel's QUIC
  * endpoint runs unchanged above it; this file implements qk_io_driver_ops

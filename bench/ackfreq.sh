@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # ACK-frequency experiments (docs/experiments/ack-frequency.md).
 # usage: bench/ackfreq.sh [BUILD_DIR] [OUT_DIR] [--no-loopback | --loopback-only | --bbr]
 #   Every table of the page's current results is written by this script into

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_cc: one simulator run of the congestion-control matrix
  * (bench/cc.sh, docs/experiments/congestion.md); prints one CSV row.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Congestion-control matrix (issue 18; docs/experiments/congestion.md, which
 # this script writes, with CSVs and gnuplot PNGs next to it).
 # usage: bench/cc.sh [BUILD_DIR] [OUT_DIR]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_conns: many concurrent QUIC connections to one server, for
  * tests/cli/threads.sh. Opens CONNS connections (ALPN h3, the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The DNS carrier's poll-policy table (seed 004): a 10 MiB download
 # through `quack tunnel --carrier dns` at 100 ms RTT (quack netem), "direct"
 # (client -> netem -> tunnel server) and through Debian's unbound (client ->

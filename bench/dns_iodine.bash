@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # iodine baseline for bench/dns.sh (sourced): Debian's iodine (IP over DNS)
 # downloading the same 10 MiB through unbound with the same 100 ms RTT.
 # iodine's two ends need their own network stacks (a tunnel between two

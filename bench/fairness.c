@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_fairness: two QUIC bulk downloads share a 100 Mbit/s, 50 ms RTT
  * path with a 1-BDP (625 kB) drop-tail queue (the test_quic_cc setup); the

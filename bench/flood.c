@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_flood: spoofed-Initial flood for tests/cli/flood.sh.
  * Sends RATE valid client Initials per second for SECONDS to a server from

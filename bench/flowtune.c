@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Flow-control window auto-tuning experiments (docs/experiments/flow-control.md):
  * one QUIC download through the simulator over a point-to-point path, with a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Flow-control auto-tuning experiments (docs/experiments/flow-control.md).
 # Runs bench_flowtune (Release build) for each experiment, writes CSV series
 # and summary lines to OUT, and PNG plots with gnuplot.

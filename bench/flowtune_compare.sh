@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Old -> new table of bench/flowtune.sh's summary lines (the last line of each
 # NAME.txt): last-half utilisation, peak stream / connection credit in BDP,
 # peak bytes held behind gaps in BDP, packets lost.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The incast experiment of shared/seeds/003 (docs/experiments/incast.md).
 # usage: bench/incast.sh [BUILD_DIR] [OUT_DIR]
 #   Runs bench/scenarios/incast.ini (1 Gbit/s, K = 20) and its 10 Gbit/s

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # quack vs ngtcp2 (Debian's gtlsserver/gtlsclient, GnuTLS, AES-128-GCM by
 # default on both) downloading the same number of bytes over loopback,
 # alternating, N runs each. Prints median goodput, CPU seconds per GiB for

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Random loss: quack as sender vs ngtcp2 as sender.
 # The same 10 MiB HTTP/3 download through `quack netem --delay 25ms --loss 5%`
 # (both directions: 50 ms RTT, 5 % of datagrams dropped each way), both

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The media experiment (issue 20): bench/scenarios/media-wifi.ini (picoquic's
 # mediatest_wifi link and suspension schedule) run in the simulator with the
 # three media flows, as base (no bypass) / bypass (no cap) / bypass + bucket

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Memory per idle connection: `quack serve` vs ngtcp2's gtlsserver (HTTP/3,
 # Debian ngtcp2 0.12), same run. Each round starts the server, reads its
 # resident set (VmRSS) once it listens, opens CONNS connections with

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Turn the CSV series of `quack sim FILE --out DIR` into DIR/sim.png.
 # usage: bench/plot.sh DIR [TITLE]
 set -euo pipefail

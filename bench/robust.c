@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_robust: simulator experiments for key update and DPLPMTUD.
  *  1. goodput of a 50 MiB download with 1200-byte datagrams (PMTUD off)

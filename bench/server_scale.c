@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_server_scale: what one datagram costs a server as its number of
  * connections grows, sans-I/O and in-process: a client endpoint

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Simulator speed: a CBR flood through a dumbbell (N senders -> 10 Gbit/s
  * bottleneck with step marking, 1% loss and a 1000-packet queue -> receiver).

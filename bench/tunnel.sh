@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # quack tunnel vs kcptun (Debian `kcptun`: kcptun-client / kcptun-server)
 # through identical `quack netem` paths: 25 ms each way, 100 Mbit/s, a 50 ms
 # queue, random loss 0 / 0.1 / 1 / 3 % each way. Per path and tool: one

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Do tunnel flows take turns? One 50 MB download through `quack tunnel`
 # over a `quack netem` path (25 ms each way, 100 Mbit/s, 50 ms queue, the
 # path of bench/tunnel.sh, no loss), and, from 1 s into it, ten 100-byte

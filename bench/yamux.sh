@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The seed's experiment (shared/seeds/001: rust-yamux window auto-tuning) on
 # real sockets: one yamux stream through `quack netem --tcp` (a TCP delay
 # line, DELAY each way at RATE), a fixed 256 KiB receive window vs quack's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # What resumption and 0-RTT save (RFC 9001 §4.5-4.6): `quack get` of one small
 # file through `quack netem --delay D` (both directions), against quack serve
 # and ngtcp2's gtlsserver, in three modes:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Reads the defaults of qk_config from include/quack/quack.h, where every
 # field's doc comment ends with @default{EXPR} (a C expression), and writes
 #   OUT_INC: the body of qk_config_default() (src/transport/endpoint/endpoint.c

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Writes the linker version script for libquack.so: every function or variable
 # declared in the public headers (include/quack/*.h) is global, everything
 # else local. Usage: cmake -DOUT=libquack.map -P exports.cmake HEADER...

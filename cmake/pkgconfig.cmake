@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Included at install time (install(CODE) in CMakeLists.txt): writes quack.pc
 # for the prefix being installed to, so `cmake --install --prefix DIR` and
 # DESTDIR both give a correct file. Inputs: QK_PC_LIBDIR, QK_PC_INCLUDEDIR

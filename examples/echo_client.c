@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* echo_client: a QUIC echo client on the public quack API.
  *
  *   echo_client ADDR:PORT [PIN] < input > output

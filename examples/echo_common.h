@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared by echo_server.c and echo_client.c: the glue that drives a quack
  * endpoint from a UDP socket and the library's libev loop, using only the
  * public API (<quack/quack.h>, <quack/io.h>).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* echo_server: a QUIC echo server on the public quack API.
  *
  *   echo_server ADDR:PORT CERT.pem KEY.pem

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* poll_client: a QUIC client that runs its own poll() loop (no libev), on
  * the public quack API, with a stream and DATAGRAM frames (RFC 9221).
  *

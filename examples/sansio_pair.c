@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sansio_pair: a QUIC client and server in one process with no socket and
  * no clock, on <quack/quack.h> and <quack/cert.h> alone (what a build with
  * -DQK_TRANSPORT_ONLY=ON installs).

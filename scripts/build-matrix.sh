@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Builds quack the way packagers and downstream projects do: for each
 # compiler and CMake build type, `CC=$cc cmake -S . -B DIR
 # -DCMAKE_BUILD_TYPE=$type && cmake --build DIR`, and prints a table with the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """No call or include cycle crosses a folder boundary under src/, and apps/
 has no cycle at all, as the compiler sees the tree.
 

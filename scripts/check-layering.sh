@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The library's boundary (DESIGN.md "As the tree grows", issue 16): tools in
 # apps/, bench/ and examples/ use only include/quack/ (and the simulator's
 # documented headers under src/sim/); no function in src/ or apps/ is longer

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The `make run` demo: a quack perf server on a free loopback port with a
 # freshly generated self-signed certificate, a client pinning its key for
 # QK_DEMO_SECONDS (default 10) seconds, progress lines, the table, shutdown.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs the Debian packages quack needs to build, test and run its demos.
 # Idempotent and quiet when everything is present. As non-root, prints the
 # exact apt-get line and exits non-zero.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Write the module table of docs/architecture.md from the tree: every .c file
 under src/ with the first sentence of its leading comment, and the tests that
 cover it alone (tests/unit/test_<name>*.c, or tests naming its header).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Writes the quack(1) man page from the CLI's own help texts: help2man turns
 # `quack --help` into NAME/SYNOPSIS/DESCRIPTION, and each `quack COMMAND
 # --help` becomes a subsection of COMMANDS, so the page cannot drift from

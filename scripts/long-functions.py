@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Print the function definitions of C files longer than LIMIT lines, counted
 from the first line of the signature to the closing brace.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # One SHA-256 per `quack sim` scenario in bench/scenarios/: of the printed
 # table and of every CSV time series the run writes (--out), in name order.
 # Two builds that print the same lines ran every scenario byte-identically:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Parts 7 and 8 of bench/cc.sh (sourced by it; uses its $bin $out $tmp
 # $seed $dur2 $jobs, run and part): bbr-lt, the loss-tolerant BBR
 # (docs/cc.md "Loss that is not congestion"), against the draft's BBR and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Shared by bench/loss.sh and bench/zerortt.sh (source it): HTTP/3 downloads
 # from quack serve or ngtcp2's gtlsserver through `quack netem`, on loopback.
 #   h3_bench_setup NAME BUILD SIZE TOOL...  checks BUILD/quack and the tools,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # ACK-frequency experiment 3: goodput vs the queue of the 1 Mbit/s ACK
 # direction, RFC 9000 acks (off), fixed threshold 10 and auto.
 # gnuplot -e "csv='F.csv'; png='OUT.png'; title='T'" bench/plot/ackfreq-asym-sweep.gp

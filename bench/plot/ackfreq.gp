@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # ACK-frequency experiment bars: goodput (left) and ACKs per data packet (right).
 # gnuplot -e "dat='F'; png='OUT.png'; title='T'" bench/plot/ackfreq.gp
 set terminal pngcairo size 900,420 font ",10"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Summary of a `bench_cc trace` CSV (bench/cc.sh section 3a) over t >= from:
 # one "key value" line per figure. Columns: see bench/cc.c.
 BEGIN { FS = "," }

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Plot bench_flowtune CSV series: goodput, receive windows, buffered bytes.
 # usage: gnuplot -e "out='X.png'; title='T'; files='a.csv b.csv'; names='A B'" bench/plot/flowtune.gp
 if (!exists("title")) title = ""

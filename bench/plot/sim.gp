@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Plot the CSV series written by `quack sim FILE --out DIR`.
 # usage: gnuplot -e "dir='DIR'; title='NAME'" bench/plot/sim.gp   (writes DIR/sim.png)
 if (!exists("dir")) dir = "."

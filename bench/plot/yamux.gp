@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # bench/yamux.sh: throughput and receive window over time, one yamux stream
 # through the TCP delay line; fixed 256 KiB window vs auto-tuned vs plain TCP.
 # Variables: out, title, dir (the CSVs), bdp (bytes).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /** @file
  * quack — certificates and public-key pins, for applications that serve
  * QUIC with a self-signed certificate and clients that pin its key

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /** @file
  * quack — common types and error codes shared by every public header:
  * time (qk_time, nanoseconds on the caller's monotonic clock), socket

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /** @file
  * quack — the DNS carrier (docs/dns.md), sans-I/O.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /** @file
  * quack — glue between an endpoint and a qk_io_loop: a qk_io_driver_ops
  * implementation that feeds received datagrams to a qk_endpoint, pulls its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /** @file
  * quack HTTP/3 (RFC 9114) on libnghttp3, over quack streams.
  *

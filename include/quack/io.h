@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /** @file
  * quack — real UDP sockets and a libev loop driving a sans-I/O endpoint.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /** @file
  * quack — sans-I/O QUIC v1 transport (RFC 9000/9001/9002, RFC 9221 DATAGRAM).
  *

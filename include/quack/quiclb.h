@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /** @file
  * quack — QUIC-LB routable connection IDs (draft-ietf-quic-load-balancers-21).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /** @file
  * quack — deterministic discrete-event network simulator.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /** @file
  * quack — TCP over QUIC streams (the `quack tunnel` plumbing).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /** @file
  * quack — a server on every core: N worker threads, each with its own
  * endpoint, libev loop and UDP socket bound with SO_REUSEPORT to the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /** @file
  * quack — yamux sessions (hashicorp/yamux spec.md), sans-I/O.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Socket addresses (qk_addr, include/quack/common.h): the one comparison
  * every module uses, so that the endpoint's demux, the connection's path
  * logic and the I/O layer agree on what "the same address" is, and the one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Big-endian integers in byte buffers (network order), for the few places
  * that write fixed-size fields without a qk_wr cursor. */
 #ifndef QK_BASE_BYTES_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Bounds-checked byte reader and writer (network byte order, QUIC varints).
  *
  * Every accessor checks the remaining length first and returns false without

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Error codes: names and the RFC 9000 §20 wire codes of QK_ERR_* values. */
 #include <quack/common.h>
 

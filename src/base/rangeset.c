@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Bounded sets of disjoint uint64 ranges (ACK ranges, reassembly, acked and lost data). */
 #include "base/rangeset.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A bounded set of disjoint half-open ranges [start, end) of uint64, kept
  * sorted ascending. Used for received packet numbers (ACK tracking), stream
  * reassembly, and acknowledged stream data. Adjacent/overlapping ranges merge. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * AEAD + header-protection backends: nettle and OpenSSL EVP, plus the NULL
  * suite. Contexts are allocated and keyed once; per-packet calls only reset

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * AEAD and header-protection primitives behind a backend table.
  *

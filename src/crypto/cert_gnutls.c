@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Self-signed certificate generation and SPKI pins for the CLI (GnuTLS). */
 #include "crypto/tls.h"
 #include "crypto/pin_gnutls.h"

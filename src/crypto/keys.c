@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* QUIC key schedule on nettle's HMAC (RFC 5869, RFC 8446 §7.1, RFC 9001 §5). */
 #include "crypto/keys.h"
 

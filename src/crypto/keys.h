@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * QUIC key schedule: HKDF (RFC 5869), HKDF-Expand-Label (RFC 8446 §7.1),
  * Initial secrets (RFC 9001 §5.2, RFC 9369 §3.3), packet key/IV/HP derivation

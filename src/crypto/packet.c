@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* QUIC packet protection: RFC 9001 §5.3 (AEAD) and §5.4 (header protection). */
 #include "crypto/packet.h"
 

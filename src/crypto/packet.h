@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * QUIC packet protection (RFC 9001 §5.3, §5.4): per-direction packet keys
  * with pre-keyed AEAD and header-protection contexts, in-place seal/open and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The pinned-key check shared by the QUIC TLS driver (tls_gnutls.c) and the
  * tunnel's TLS-over-TCP carrier (tunnel/tcp_carrier.c). */
 #ifndef QK_CRYPTO_PIN_GNUTLS_H

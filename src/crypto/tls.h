@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * TLS 1.3 handshake driver for QUIC (RFC 9001 §4) on GnuTLS's QUIC hooks.
  *

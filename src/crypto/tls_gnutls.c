@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * TLS 1.3 for QUIC (RFC 9001 §4) on GnuTLS's QUIC hooks: handshake messages
  * leave through the read function into per-level buffers, enter through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Retry integrity tags, stateless reset tokens and address-validation tokens. */
 #include "crypto/token.h"
 

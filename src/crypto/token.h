@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Stateless crypto helpers for the endpoint: Retry integrity tag
  * (RFC 9001 §5.8), stateless reset tokens (RFC 9000 §10.3.2) and

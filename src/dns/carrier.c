@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The DNS carrier's client side and base32 (see dns/carrier.h, quack/dns.h). */
 #include "dns/carrier.h"
 

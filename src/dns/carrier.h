@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The DNS carrier's internals (sans-I/O); the public API is
  * include/quack/dns.h. See docs/dns.md.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* DNS message codec (see dns/msg.h). */
 #include "dns/msg.h"
 

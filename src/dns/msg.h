@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* DNS message codec (RFC 1035 §4, EDNS(0) RFC 6891): pure encode/decode, no
  * state, no allocation. Decoding follows compression pointers (RFC 1035
  * §4.1.4) with a bound on the number of jumps and on the name's length, so

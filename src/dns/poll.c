@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The DNS carrier's poll policy (see quack/dns.h). */
 #include <quack/dns.h>
 

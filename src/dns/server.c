@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The DNS carrier's server side (see dns/carrier.h, docs/dns.md).
  *
  * Authoritative for one zone. A TXT query under the zone whose name decodes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* HTTP/3 over quack streams with libnghttp3 (see include/quack/h3.h).
  *
  * nghttp3 owns framing and QPACK; this file moves bytes between it and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* RFC 9218 priority signals: the `priority` field value (an RFC 8941
  * Structured Field Dictionary) and PRIORITY_UPDATE frames on the peer's
  * control stream. */

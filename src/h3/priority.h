@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* RFC 9218 Extensible Priorities for HTTP/3: the Priority Field Value parser
  * (public: qk_h3_priority_parse in include/quack/h3.h) and a scanner of the
  * peer's control stream that picks out PRIORITY_UPDATE frames (nghttp3 reads

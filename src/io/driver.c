@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Endpoint <-> loop glue (see io/driver.h).
  *
  * Send path: each loop buffer (64 KiB) is filled with consecutive datagrams

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Log files for the library's log writers (qk_config.qlog_*, .keylog): the
  * library formats, this file (the I/O layer, used by the CLI and the
  * simulator) opens and writes. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A libev loop driving a sans-I/O driver over one qk_udp socket (or a few,
  * qk_io_loop_add_udp): readable -> recv batch -> on_datagrams; then drain
  * poll_send -> sendmmsg on the socket of each datagram's local address

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal defaults of the libev I/O loop (see include/quack/io.h). */
 #ifndef QK_IO_LOOP_H
 #define QK_IO_LOOP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* UDP sockets: recvmmsg/sendmmsg batches, GSO/GRO, ECN and pktinfo cmsgs,
  * plus address parsing/formatting helpers. */
 #include "io/udp.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal limits of the UDP socket layer (see include/quack/io.h). */
 #ifndef QK_IO_UDP_H
 #define QK_IO_UDP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* N worker threads, one endpoint + loop + SO_REUSEPORT socket each, with
  * datagrams steered to the worker whose index their DCID carries (see
  * include/quack/workers.h). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The simulator link's AQMs: step marking (RFC 8257 §3.1), RED, DualPI2
  * (RFC 9332) and FQ-CoDel (RFC 8290, CoDel per RFC 8289). */
 #include "sim/aqm.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The AQMs of the simulator's link (link.c), all here. Step marking and RED
  * decide at enqueue over the link's one FIFO; DualPI2 (RFC 9332) and

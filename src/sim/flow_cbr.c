@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The "cbr" flow type: a CBR source on `from` and a sink on `to`. */
 #include "sim/flow_quic.h"
 #include "sim/sim_int.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The "media" flow type: see flow_media.h. */
 #include "sim/flow_media.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The "media" flow type: a QUIC client sends three media flows
  * to a server over one connection, each on its own unidirectional stream
  * with an RFC 9218 urgency: audio 32 B every 20 ms (urgency 2), low-

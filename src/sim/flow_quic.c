@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The "quic" flow type: a client and a server qk_endpoint as simulator nodes.
  *
  * Each endpoint is a sim node: recv -> qk_endpoint_recv, next_timeout ->

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The "quic" flow type: a client and a server qk_endpoint as simulator nodes
  * running a bulk transfer over one or more streams, byte-exact checked. Also
  * usable directly from tests (tests/sim/test_quic_*.c), which poke the

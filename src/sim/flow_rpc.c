@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* RPC mode of the "quic" flow type: see flow_rpc.h. */
 #include "sim/flow_rpc.h"
 

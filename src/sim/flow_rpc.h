@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* RPC mode of the "quic" flow type (flow_quic.c keys rpc_size, rpc_count,
  * latency_csv): back-to-back request/response RPCs, one per stream, over one
  * connection. The client writes rpc_size bytes and FIN on a new stream; the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Log-linear histogram (HDR-style buckets). */
 #include "sim/hist.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Log-linear histogram of nanosecond values: 64 sub-buckets per power of two (<1.6% error). */
 #ifndef QK_SIM_HIST_H
 #define QK_SIM_HIST_H

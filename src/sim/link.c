@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Link model: queue, AQM, loss, serializer and propagation of one direction. */
 #include "sim/link.h"
 #include "sim/aqm.h"

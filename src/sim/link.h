@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Link model: one directional link as a sans-I/O state machine driven by the
  * caller's clock. Used by the simulator (virtual time) and by the real-time

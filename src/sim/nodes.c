@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Built-in simulator nodes: CBR source, sink, echo. */
 #include "sim/sim_int.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Values with units for scenario files and `quack netem`; link options by key. */
 #include "sim/sim_int.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The packet pool: see pool.h. */
 #include "sim/pool.h"
 

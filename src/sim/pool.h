@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The simulator's and the relay's packets: a bounded free list (packets are
  * never malloc'd per packet once the pool is warm) and FIFO lists of them
  * (pool.c). Used by the link (link.c) and the AQMs' queues (aqm.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Real-time UDP relay applying the link model in both directions (see relay.h). */
 #include "sim/relay.h"
 #include "sim/link.h"

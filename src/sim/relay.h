@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Real-time UDP relay (`quack netem`): the simulator's link model driven by
  * the wall clock. Datagrams from a client to `listen` go to `to` through the

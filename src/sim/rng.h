@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Simulator PRNG: xoshiro256** seeded through splitmix64 (deterministic). */
 #ifndef QK_SIM_RNG_H
 #define QK_SIM_RNG_H

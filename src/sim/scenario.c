@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Scenario files (INI via libinih): topology, links, flows, CSV time series. */
 #include "sim/sim_int.h"
 

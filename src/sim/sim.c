@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Simulator core: hosts, routes, nodes, links and the event heap. */
 #include "sim/sim_int.h"
 

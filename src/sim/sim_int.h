@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Simulator internals shared by sim.c, nodes.c and scenario.c. */
 #ifndef QK_SIM_INT_H
 #define QK_SIM_INT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* TCP delay line (src/sim/tcprelay.h): poll() loop, wall clock. */
 #include "sim/tcprelay.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * TCP delay line (`quack netem --tcp`): a real-time relay that accepts TCP
  * connections on `listen`, opens one to `to` for each, and passes each

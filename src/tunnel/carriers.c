@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The tunnel's carriers: sessions that give streams (include/quack/tunnel.h).
  * QUIC: a qk_conn; yamux: a qk_yamux session (over TLS/TCP, tcp_carrier.c). */
 #include <quack/tunnel.h>

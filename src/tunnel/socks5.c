@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SOCKS5 server side (RFC 1928, RFC 1929 username/password) and the
  * destination allow-list of `quack tunnel server --to socks5`
  * (include/quack/tunnel.h). Pure: no sockets, no name resolution. */

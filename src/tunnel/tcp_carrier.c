@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* yamux over TLS 1.3 over TCP: the tunnel's carrier where UDP is blocked
  * (include/quack/tunnel.h, docs/tunnel.md). Each TCP connection runs a
  * GnuTLS session (the server's key pinned by SHA-256 of its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Inside src/tunnel: what the yamux carrier table (carriers.c) needs from
  * the TLS/TCP carrier (tcp_carrier.c) for sessions it made. */
 #ifndef QK_TUNNEL_TCP_CARRIER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* TCP <-> QUIC stream plumbing (include/quack/tunnel.h, docs/tunnel.md).
  *
  * A flow is one TCP socket and one bidirectional stream. Each direction has

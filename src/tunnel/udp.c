@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* UDP over QUIC DATAGRAM frames (RFC 9221) for `quack tunnel --udp-listen /
  * --udp-to` (include/quack/tunnel.h, docs/tunnel.md).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* QUIC frames: decode, encode, classification.
  * RFC 9000 §12.4 and §19, RFC 9221 §4, draft-ietf-quic-ack-frequency-12 §4-5. */
 #include "wire/frame.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* QUIC frames (RFC 9000 §19, RFC 9221 DATAGRAM, draft-ietf-quic-ack-frequency-12).
  *
  * Decoding never allocates: byte payloads (STREAM, CRYPTO, DATAGRAM,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* QUIC packet headers (RFC 9000 §17, RFC 8999, RFC 9369). */
 #include "wire/packet.h"
 #include "base/cursor.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* QUIC packet headers (RFC 9000 §17, RFC 8999 invariants, RFC 9369 v2 types).
  *
  * The parser stops at the packet number: the low bits of the first byte and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Packet number truncation and reconstruction (RFC 9000 §17.1, A.2, A.3). */
 #include "wire/pn.h"
 #include <quack/common.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Packet number truncation and reconstruction (RFC 9000 §17.1, A.2, A.3). */
 #ifndef QK_WIRE_PN_H
 #define QK_WIRE_PN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* QUIC transport parameters (RFC 9000 §18, RFC 9221 §3, ack-frequency-12 §3). */
 #include "wire/tparams.h"
 #include "base/cursor.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* QUIC transport parameters (RFC 9000 §18.2, RFC 9221 §3,
  * draft-ietf-quic-ack-frequency-12 §3). Decoding copies into the struct (all
  * fields are small and bounded) and never allocates. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* QUIC variable-length integers (RFC 9000 §16). */
 #include "wire/varint.h"
 #include <quack/common.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* QUIC variable-length integers (RFC 9000 §16). */
 #ifndef QK_WIRE_VARINT_H
 #define QK_WIRE_VARINT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* yamux session: lifecycle, the receive path, and the stream API
  * (include/quack/yamux.h; hashicorp/yamux spec.md). Output and timers are in
  * yamux_send.c. */

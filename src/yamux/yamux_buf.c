@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Byte queues for yamux streams and the frame header codec. */
 #include "yamux/yamux_int.h"
 #include "base/bytes.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* yamux session internals (include/quack/yamux.h). */
 #ifndef QK_YAMUX_INT_H
 #define QK_YAMUX_INT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* yamux session output (frames within the peer's windows) and timers. */
 #include "yamux/yamux_int.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_aead: ns per packet for AEAD seal/open (and the header-protection
  * mask) at 1200 and 1452 bytes, per suite, for each backend of

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Handshake admission control (RFC 9000 §8.1.2) through `quack serve`:
 # without load no Retry is sent (auto mode), --retry always validates every
 # client with a Retry, and the download is byte-exact either way (SHA-256);

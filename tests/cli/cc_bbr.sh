@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `--cc bbr` end to end over real loopback sockets: a `quack perf` server and
 # client both running BBR move 8 MiB byte-exact (every byte verified), and
 # the option is accepted by perf, tunnel, get and serve (an unknown

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The CLI commands explain a configuration qk_endpoint_new refuses (with
 # qk_config_check's text), naming the option, and exit 2 like other bad
 # option values.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `make deb` end to end: builds libquack0, libquack-dev and quack with
 # dpkg-buildpackage (scripts/build-deb.sh: a copy of the tree, Release,
 # nocheck; lintian must report no error), unpacks them with dpkg-deb -x into

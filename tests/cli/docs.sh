@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # covers: docs/Doxyfile.in cmake/config_defaults.cmake tests/cli/lib/doc_coverage.py
 # The API reference: every function, type, struct field, enum value and
 # macro of include/quack/*.h is documented, by two judges: clang's AST

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # covers: apps/cli_errors.c src/io/udp.c src/io/driver.c src/crypto/tls_gnutls.c
 # Errors that say what to fix, for quack get, serve, perf
 # and tunnel: each message's key words and each exit code. A pin mismatch

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Spoofed-Initial flood against `quack serve` (RFC 9000 §8.1.2):
 # bench_flood sends 1,000 valid client Initials/s for 20 s from 1,000
 # loopback addresses, each bound to a socket that is never read, while

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # covers: src/h3/priority.c src/h3/h3.c apps/cmd_get.c apps/cmd_serve.c
 # RFC 9218 priorities end to end: quack get fetches a big file at urgency 7
 # and then a small one at urgency 0 from quack serve through quack netem at

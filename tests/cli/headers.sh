@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Every public header (include/quack/*.h) stands alone: a translation unit
 # that includes only it compiles as C17 with gcc and clang and as C++17 with
 # g++ and clang++, -Wall -Wextra -Wpedantic -Werror. In C++ every function it

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `cmake --install` (what `make install PREFIX=DIR` runs) into a scratch
 # prefix, then everything a user of the installed library relies on: the
 # files, the SONAME, an export list of exactly the public qk_* API, quack.pc

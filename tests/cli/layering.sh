@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # covers: scripts/check-layering.sh scripts/gen-architecture.py scripts/long-functions.py scripts/check-cycles.py
 # The library's boundary and its generated docs hold: tools use only the public
 # headers (documented exceptions in check-layering.sh), no function in src/ or

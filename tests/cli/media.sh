@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # covers: apps/cmd_media.c
 # quack media through quack netem with Wi-Fi-like suspensions (50 Mbit/s,
 # 2 ms each way, three 200 ms suspensions of both directions): on streams

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # covers: apps/cmd_get.c apps/cmd_serve.c
 # quack get --migrate-every against servers that allow and that forbid
 # active migration (RFC 9000 §9, §18.2 disable_active_migration):

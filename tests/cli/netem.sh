@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # covers: src/sim/relay.c
 # quack netem on loopback: 25 ms each way adds 50 +- 2 ms to a UDP echo RTT, and a
 # 100 Mbit/s rate caps a UDP flood within 5%. Usage: netem.sh BUILD_DIR

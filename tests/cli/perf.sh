@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `quack perf` over real loopback sockets: IPv4 and IPv6 runs with byte-exact
 # verification, the table, exit codes, option errors and the --no-protection
 # mismatch. Usage: bash tests/cli/perf.sh BUILD_DIR

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `quack perf` flow-control options: --autotune, --window,
 # --max-window, --budget, and the window/buffer lines of --stats.
 # Usage: bash tests/cli/perf_flow.sh BUILD_DIR

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # covers: apps/cli_options.c apps/cmd_perf.c apps/cmd_serve.c apps/perf_server.c src/io/workers.c
 # --preferred-addr / --no-preferred-addr (RFC 9000 §9.6) on the command
 # line: usage errors exit 2 naming the option, an address that cannot be

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # covers: src/h3/h3.c src/transport/conn/conn_flow.c
 # "pull, don't copy": `quack serve` reads response bodies from the
 # file as the connection has room (qk_h3_respond_pull + the send budgets),

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The README's quick starts, run from the README itself so the two cannot
 # drift: each ```sh block after a `<!-- quickstart:NAME -->` line is read,
 # its comment lines dropped and continuation lines joined, and every

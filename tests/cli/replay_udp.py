@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """UDP relay that records a client's first datagrams and replays them.
 
 For tests/cli/threads.sh (RFC 9001 §9.2, RFC 8446 §8: 0-RTT replay). Listens

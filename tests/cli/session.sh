@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # quack get --session-file against quack serve on loopback: the first run
 # stores a session, the second resumes it with its request in 0-RTT, a
 # damaged file is ignored (with a warning) and replaced, --no-early-data

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # covers: src/io/workers.c bench/conns.c
 # `quack serve --threads 2` ("every core"): two workers, each with
 # its own endpoint and SO_REUSEPORT socket; our CIDs carry the worker index

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The transport-only build (cmake -DQK_TRANSPORT_ONLY=ON): libquack.so made
 # of the sans-I/O core alone needs GnuTLS, nettle and the C library and
 # nothing else (readelf -d: NEEDED is within libgnutls, libnettle,

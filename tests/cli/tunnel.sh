@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # covers: src/tunnel/tunnel.c src/tunnel/carriers.c
 # `quack tunnel`: TCP over QUIC over UDP, end to end on loopback. Every
 # transfer is checked by SHA-256 (tests/cli/tunnel_peer.py): a 32 MB echo

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `quack tunnel --secret-file`, end to end on loopback.
 # The target counts every TCP connection and byte it gets, so "nothing
 # reached the target" is asserted, not assumed:

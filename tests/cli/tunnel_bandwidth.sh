@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `quack tunnel --bandwidth RATE` (docs/tunnel.md): accepted by both ends,
 # which then carry an echo byte-exact; a malformed rate, a rate without a
 # rate-paced controller (--cc cubic) and a rate with --carrier tcp are

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # covers: apps/cmd_keygen.c apps/cli_identity.c
 # `quack keygen` and the server's state directory:
 #  - keygen --out DIR prints a pin and writes a private key (mode 600);

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `quack tunnel` under load: 100 parallel TCP
 # connections of random sizes (0..100 kB), each echoed byte-exact (SHA-256,
 # with half-close both ways: the sender shuts down its side, the echo

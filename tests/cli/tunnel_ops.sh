@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `quack tunnel` operations: one log line per flow opened
 # and closed (bytes each way, duration, reason), --stats once per second,
 # --log FILE reopened on SIGHUP (logrotate's move-then-HUP), and an exit

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """TCP ends for tests/cli/tunnel.sh (not a test by itself).
 
   tunnel_peer.py echo PORT             TCP echo server on 127.0.0.1:PORT (one thread per

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `quack tunnel` survives what kills connections, end to
 # end on loopback, every transfer checked by SHA-256 (tunnel_peer.py):
 #  - a server killed (-KILL: no CONNECTION_CLOSE) and restarted mid-session:

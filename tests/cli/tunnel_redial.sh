@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # covers: apps/cmd_tunnel.c apps/tunnel_dns.c src/tunnel/tcp_carrier.c
 # `quack tunnel client` redials what it has not got yet, and over every
 # carrier, end to end on loopback (echoes checked by SHA-256):

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # covers: apps/cmd_tunnel.c apps/cli_identity.c src/tunnel/tcp_carrier.c
 # A `quack tunnel server` that stops and restarts cleanly, end to end on
 # loopback (echoes checked by SHA-256):

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # covers: apps/cmd_tunnel.c apps/tunnel_config.c src/tunnel/tcp_carrier.c
 # `quack tunnel` options and safe defaults, end to end on loopback (echoes
 # checked by SHA-256, tunnel_peer.py):

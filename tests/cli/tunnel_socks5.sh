@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `quack tunnel server --to socks5`, end to end on
 # loopback: curl --socks5-hostname through the tunnel fetches files from a
 # local `python3 -m http.server` (SHA-256 compared); destinations outside the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # covers: src/tunnel/tcp_carrier.c src/sim/tcprelay.c
 # `quack tunnel --carrier tcp`: the end-to-end checks of tests/cli/tunnel.sh
 # (SHA-256 echo, concurrency, server speaks first, empty/1-byte flows, a

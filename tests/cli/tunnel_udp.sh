@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `quack tunnel --udp-listen / --udp-to`: UDP over QUIC
 # DATAGRAM frames (RFC 9221), end to end on loopback:
 #  - a UDP echo through the tunnel: 1,000 queries in flight at once from one

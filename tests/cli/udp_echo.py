@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """UDP helpers for tests/cli/netem.sh.
 
   udp_echo.py echo PORT                       echo server on 127.0.0.1:PORT

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared by the fuzz targets: CHECK(x) aborts (a finding for libFuzzer) when
  * an invariant x does not hold. */
 #ifndef QK_FUZZ_CHECK_H

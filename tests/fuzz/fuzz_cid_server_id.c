@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz qk_cid_server_id (the worker/QUIC-LB server ID in a datagram's DCID).
  * The first input byte picks our CID length; the rest is the datagram. The
  * answer must be -1 or a byte of the input, and must agree with a direct

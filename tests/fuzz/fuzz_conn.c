@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz an established connection: each input is a 1-RTT frame payload that
  * is sealed with the client's real 1-RTT keys (tests/support/qk_inject) and
  * delivered to the server, which must never crash, leak or hang; the pair

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz the DNS message codec (src/dns/msg.c) and the carrier's decoders
  * (src/dns/carrier.c): any input must decode or fail cleanly, never crash,
  * hang or read out of bounds. A decoded message is re-encoded (question,

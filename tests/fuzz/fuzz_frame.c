@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz the frame decoder: every decoded frame must re-encode to bytes that
  * decode to the same fields; ACK ranges must iterate consistently and survive
  * a trip through the range encoder. */

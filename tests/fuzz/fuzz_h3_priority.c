@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz the RFC 9218 decoders in src/h3: the Priority Field Value parser and
  * the control-stream scanner. The first byte picks the target and a chunk
  * size. Invariants: urgency stays 0..7; a rejected value leaves the result

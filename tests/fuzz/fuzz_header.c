@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz packet header parsing over a whole (coalesced) datagram. The first
  * input byte picks the local CID length. Each parsed header is re-encoded with
  * the encoders and parsed again; the fields must match. */

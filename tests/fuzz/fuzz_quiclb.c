@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz the QUIC-LB decoder (qk_quiclb_decode). The first three input bytes
  * pick the configuration (server ID length, nonce length, then config ID,
  * key and length self-description), 16 more are the key when there is one,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz the QUIC-LB configuration parser (qk_quiclb_config_parse). Accepted
  * text gives a configuration that qk_quiclb_config_check accepts and that
  * encodes and decodes its own server ID; refused text gives QK_ERR_CONFIG

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz a server endpoint with hostile datagrams. The input is a sequence of
  * records, each one datagram from the same client address:
  *

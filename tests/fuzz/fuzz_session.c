@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz session data (qk_connect_ex, RFC 9001 §4.5-4.6): our container, the
  * remembered transport parameters and GnuTLS's session parser. Accepted or
  * refused with QK_ERR_CONFIG; never a crash or a leak. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz the SOCKS5 server-side negotiation (src/tunnel/socks5.c): the input
  * is fed in pieces whose sizes come from the input itself. Invariants: no
  * crash, every byte consumed is accounted for, replies fit their buffer, a

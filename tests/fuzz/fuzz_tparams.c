@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz transport parameter decoding: accepted input must re-encode and decode
  * to an identical struct, for both sender roles. */
 #include "wire/tparams.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz a yamux session: the input is split in two: the bytes a peer sends
  * (fed in random-sized pieces), interleaved with local actions. Invariants:
  * no crash or leak, streams and buffered bytes stay within the configured

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # covers: apps/cmd_serve.c src/h3/h3.c
 # A real browser against quack serve: Debian's headless Chromium loads a page
 # with 50 subresources (20 PNG + 10 GIF images, 15 scripts, 3 stylesheets, a

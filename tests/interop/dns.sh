@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The DNS carrier through real recursive resolvers (docs/dns.md): quack
 # tunnel client -> quack netem (100 ms RTT) -> Debian's unbound or dnsmasq ->
 # quack tunnel server (authoritative for t.example.com) -> TCP peer.

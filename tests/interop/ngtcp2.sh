@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Interop with Debian's ngtcp2 0.12.1 examples (gtlsclient/gtlsserver, ALPN h3),
 # both directions, loopback only: handshake, transfer, multiplexing, ChaCha20,
 # IPv6, key update, Retry, version negotiation. Usage: bash ngtcp2.sh BUILD_DIR

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Session resumption and 0-RTT (RFC 9001 §4.5-4.6) against Debian's ngtcp2
 # 0.12 examples and quack itself, loopback only. Each cell connects twice
 # with a session file: the first connection stores the ticket (and the

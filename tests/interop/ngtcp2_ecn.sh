@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # ECN interop with ngtcp2's gtlsclient/gtlsserver over loopback:
 # quack runs with --ecn (ECT(0), RFC 9000 §13.4.2 validation) and neither side
 # may give ECN up. Each side marks at most 10 packets while it tests the path

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Interop with ngtcp2 gtlsclient/gtlsserver through `quack netem` (userspace
 # link emulation on loopback), both directions: handshake loss (30% drops,
 # several connections), transfer loss (5% drops) and corruption.

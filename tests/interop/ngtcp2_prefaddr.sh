@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # preferred_address (RFC 9000 §9.6) against Debian's ngtcp2 0.12 examples and
 # quack itself, loopback only. The server listens on 127.0.0.1:PORT and
 # advertises 127.0.0.2:PORT2 (both loopback: two distinct addresses); the

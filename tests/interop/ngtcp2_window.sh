@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # HTTP/3 under small flow-control windows against ngtcp2 0.12, both directions.
 # The receiver's connection window is 1000 B, 64 KiB,
 # 1 MiB or 4 MiB and cannot grow (ngtcp2: --max-window / --max-stream-window

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Dissector check: capture interop runs on loopback with the TLS key log and
 # require Wireshark's QUIC dissector (tshark -V) to decrypt and decode every
 # packet with no "Malformed" or "Expert Info (Error" entry. The capture must

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # yamux interop: quack's session (tests/interop/yamux/ydrive.c) against
 # hashicorp/yamux (tests/interop/yamux/peer.go, built offline from Debian's
 # golang-github-hashicorp-yamux-dev) over loopback TCP, both ways. Each run:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared by tests/sim/test_bbr*.c and test_slow_bbr.c: one bulk download
  * over a symmetric path, with goodput over a window and sampled queueing
  * delay of the data direction (b -> a, the "return" link). */

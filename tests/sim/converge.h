@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Two flows converging on the congestion-control test path: the body of
  * test_slow_converge.c (CUBIC) and test_slow_converge_newreno.c (NewReno),
  * two executables so that `make test` runs them side by side. */

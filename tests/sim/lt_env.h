@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared by tests/sim/test_slow_bbr_lt*.c: bulk downloads over one
  * symmetric path (host b -> host a carries the data; drop-tail queues of
  * buf_bdp x BDP; loss and a rate step on the data direction only), the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared by the sim tests that run one check under each congestion
  * controller (test_bbr_blackhole.c, test_reorder_rack.c): a cmocka group of
  * three tests, test_newreno, test_cubic and test_bbr, each calling

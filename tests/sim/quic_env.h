@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared by tests/sim/test_quic_*.c: a point-to-point simulator with a QUIC
  * flow (src/sim/flow_quic.h) between host a (client) and host b (server). */
 #ifndef QK_TEST_QUIC_ENV_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* BBR end to end (simulator, ASan build): a clean 100 Mbit/s x 50 ms path
  * with a 10 x BDP drop-tail buffer. BBR must fill the link (>= 95% over
  * 3-10 s, i.e. after Startup and Drain, ProbeRTT at ~5 s included) while

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Persistent congestion (RFC 9002 §7.6): a 5 s blackhole
  * (3-8 s) on both links of a 50 Mbit/s x 50 ms path (1-BDP queues) in the middle of a bulk
  * download. When the path comes back, the ACK that makes the sender

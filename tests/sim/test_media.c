@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* End to end in the simulator: the capped CC bypass under misuse
  * (a bulk transfer marked urgent), the dead-path detection while audio
  * drips through the bypass, and urgent frames leading a suspended link's

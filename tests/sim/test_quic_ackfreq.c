@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ACK-frequency extension end to end through the simulator,
  * asserting on the decoded frames the trace hook (qk_config.trace)
  * reports: the ACK frames the receiver actually sent and their ACK Delay

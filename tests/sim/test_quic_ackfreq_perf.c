@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ACK-frequency auto policy vs RFC 9000 acknowledgements, same seed, same
  * path (shortened variants of experiments 2 and 4 in
  * docs/experiments/ack-frequency.md): auto must cost no goodput.

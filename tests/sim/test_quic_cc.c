@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Congestion control end to end: 100 Mbit/s, 50 ms RTT, a 1-BDP drop-tail
  * queue (625 kB). One flow must use >= 90% of the link after slow start; a
  * flow starting 0.5 s late must not be left with a tiny window. CUBIC and

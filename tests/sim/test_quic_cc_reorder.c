@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Spurious-loss undo under reordering, end to end: 10 Mbit/s, 20 ms each
  * way, 1-BDP (50 kB) drop-tail queues, 5% of the data packets held back
  * 200 us (less than a packet time: overtaken by nobody) and 5 ms (overtaken

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ECN end to end through the simulator (RFC 9000 §13.4, RFC 9002 §7.1):
  * both endpoints mark ECT(0); a step-marking bottleneck (CE above 20 queued
  * packets, 100 Mbit/s, 20 ms RTT, 250 kB queue) makes the sender react to CE

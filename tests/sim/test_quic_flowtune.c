@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Flow-control window auto-tuning end to end (the full experiments
  * are bench/flowtune.c and docs/experiments/flow-control.md). Shortened
  * experiment 1: one download over 1 Gbit/s x 60 ms with a 1-BDP queue for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* covers: src/sim/flow_rpc.c */
 /* The incast scenario (bench/scenarios/incast.ini), shortened: the
  * RPC mode of the quic flow runs back-to-back RPCs whose completion times it

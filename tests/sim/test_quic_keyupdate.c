@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* covers: src/transport/conn/keyupdate.c */
 /* 1-RTT key updates through the simulator (RFC 9001 §6): both sides update
  * every 1,000 packets during a 10 MiB transfer over a reordering path and lose

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* L4S end to end (RFC 9330/9331/9332): a Prague flow (ECT(1)) and a CUBIC
  * flow (ECT(0)) share a 100 Mbit/s DualPI2 bottleneck (20 ms base RTT). The
  * coupling gives them rates within 2x of each other while the Prague flow's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Window use under random loss: 25 ms each way, 5 %
  * Bernoulli loss each way, no rate limit (as `quack netem --delay 25ms
  * --loss 5%`), one CUBIC download. The sender's bytes in flight, sampled

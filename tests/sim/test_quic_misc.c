@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* covers: src/sim/flow_quic.c */
 /* End-to-end behaviours through the simulator: handshake timing, 1,000
  * streams under a stream limit, idle timeout, application close, DATAGRAM

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* covers: src/transport/conn/conn_path.c src/transport/path/path.c */
 /* Paths through the simulator (RFC 9000 §8.2, §9): a download survives the
  * client's NAT rebinding mid-transfer (the server validates the new address

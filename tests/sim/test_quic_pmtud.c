@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* DPLPMTUD through the simulator (RFC 8899 via RFC 9000 §14.3): on a
  * 1500-byte path the connection reaches 1452-byte datagrams within a few
  * RTTs; on a path that silently drops datagrams above 1300 it settles at or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* covers: src/transport/conn/prefaddr.c src/transport/conn/conn_path.c */
 /* preferred_address through the simulator (RFC 9000 §9.6): the server node
  * also listens at a second host b2 (its preferred address, on a path with a

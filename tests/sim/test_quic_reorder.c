@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* 5% of packets held back 5 ms (100 Mbit/s, 20 ms RTT, both directions):
  * the sender learns the reordering distance from its spurious losses
  * (recovery.c) and stops retransmitting in-order-late packets. Before this,

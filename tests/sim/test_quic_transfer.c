@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* 10 MiB downloads and uploads through the simulator over impaired links,
  * byte-exact: clean, 1/5/20% loss, Gilbert–Elliott
  * bursts, 5% reordering, 2% duplication, 1% corruption, a 3 s blackhole and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Deep reordering costs no retransmissions: 100 Mbit/s,
  * 50 ms RTT, 1% of the data packets held back 10 ms, i.e. overtaken by
  * ~100 packets, beyond any packet threshold (the learnt one is capped at

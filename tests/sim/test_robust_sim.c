@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Endpoint robustness through the simulator: a forced
  * Retry, QUIC v2 and Retry under loss still deliver byte-exact transfers; a
  * version the server does not speak ends in one round trip with a clear

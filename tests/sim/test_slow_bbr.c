@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Slow (Release build, label "slow"): BBR's loss-tolerance targets of
  * 60 s seeded simulations. 100 Mbit/s x 50 ms with 1% random
  * loss on the data direction: >= 85 Mbit/s of goodput over the whole run

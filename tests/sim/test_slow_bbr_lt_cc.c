@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Slow (Release build, label "slow"): bbr-lt is still congestion control
  * (docs/cc.md "Loss that is not congestion"). 100 Mbit/s x 50 ms, no
  * random loss unless said:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Slow (Release build, label "slow"): bbr-lt fills randomly lossy paths
  * (docs/cc.md "Loss that is not congestion"). 120 s downloads, goodput
  * over 60-120 s, drop-tail buffers of 2 BDP, loss on the data direction:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Slow (run from the Release build by `make test`, label "slow"): two
  * flows on the congestion-control test path (100 Mbit/s, 50 ms RTT, 1-BDP
  * drop-tail queue, 1 ms of jitter on each link), the second starting

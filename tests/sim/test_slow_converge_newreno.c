@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Slow (run from the Release build by `make test`, label "slow"): the
  * two-flow convergence of test_slow_converge.c (why jitter, why these
  * offsets: there and in converge.h) for NewReno. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Two-flow runs on the congestion-control test path (100 Mbit/s, 50 ms RTT,
  * a 1-BDP drop-tail queue), shared by test_quic_cc.c and
  * test_slow_converge.c. */

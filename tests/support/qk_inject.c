@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "qk_inject.h"
 
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Hostile-input helpers for tests and fuzz targets: seal arbitrary frame
  * bytes into a correctly protected packet with a connection's own keys (via
  * the internals in transport/conn.h) and deliver it to the peer, build a

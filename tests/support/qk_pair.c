@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "qk_pair.h"
 
 #include "qk_test.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A client and a server endpoint joined by an in-memory path with a fixed
  * one-way delay, driven on a virtual clock (like quinn-proto's test Pair).
  * For end-to-end tests of the connection without the full simulator. */

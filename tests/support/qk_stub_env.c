@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See qk_stub_env.h. */
 #include "qk_stub_env.h"
 

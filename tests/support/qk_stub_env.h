@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A qk_conn_env for tests that drive qk_conn without an endpoint: the
  * services are recorded (events, registered CIDs and reset tokens), random
  * bytes come from a seeded LCG, and reset tokens are derived from the CID so

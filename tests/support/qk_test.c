@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "qk_test.h"
 
 #include <ctype.h>

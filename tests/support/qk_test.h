@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers shared by quack's tests. */
 #ifndef QK_TEST_H
 #define QK_TEST_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared by the congestion-controller unit tests (test_cubic.c,
  * test_cc_slowstart_exit.c, test_cc_prague.c): feed a controller one ACK. */
 #ifndef QK_TEST_CC_ACK_H

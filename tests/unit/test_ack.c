@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ACK tracker: RFC 9000 §13.2 rules and ack-frequency-12 §6 reordering. */
 #include "qk_test.h"
 #include "transport/recovery/ack.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ACK-frequency sender policy (draft-ietf-quic-ack-frequency-12 §4, §7, §8.1, §9). */
 #include "qk_test.h"
 #include "transport/recovery/ackfreq.h"

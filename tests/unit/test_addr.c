@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* src/base/addr.c: one notion of "the same address" for every module, and
  * the one IPv4 <-> v4-mapped IPv6 conversion. */
 #include <arpa/inet.h>

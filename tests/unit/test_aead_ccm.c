@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* TLS_AES_128_CCM_SHA256 (RFC 9001 §5.3): packet protection checked
  * against OpenSSL's AES-128-CCM (12-byte nonce, 16-byte tag) as an
  * independent implementation, header protection = AES-128-ECB (§5.4.3),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Out-of-place gathered seal (qk_aead_seal_gather, qk_pkt_seal_gather):
  * every backend and suite, random segment splits with some segments in
  * place in the output buffer, checked against a one-shot OpenSSL EVP

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* BBRv3 (src/transport/recovery/cc/bbr.c, draft-ietf-ccwg-bbr): the filters and
  * every state transition, driven with synthetic rate samples. One
  * synthetic ACK per round unless a test says otherwise. */

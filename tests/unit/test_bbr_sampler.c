@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Delivery-rate sampler in recovery.c (draft-ietf-ccwg-bbr §4.1.2) against
  * hand-worked examples: the numbers in the comments are computed by hand
  * from the draft's pseudocode, not by the code under test. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* covers: src/transport/recovery/cc/cc.c src/transport/recovery/cc/newreno.c
  * src/transport/recovery/cc/dctcp.c */
 /* NewReno (RFC 9002 §7, Appendix B), DCTCP (RFC 8257) and the cc.c helpers,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The Prague-style L4S controller (prague.c): DCTCP's alpha and scalable
  * cut (RFC 8257 arithmetic), reduced RTT dependence, and the classic
  * fallbacks on loss and on a classic-ECN (deep) queue (RFC 9331 §4.3). */

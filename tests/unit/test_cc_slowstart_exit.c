@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The congestion event that ends slow start (cc.c qk_cc_reduction_base) and
  * the first-flight loss rule (qk_cc_early_loss), for NewReno and CUBIC.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* QUIC-LB plaintext connection IDs (draft-ietf-quic-load-balancers §5.2;
  * qk_config.cid_encode_server_id, conn/cid.c): every CID a server issues
  * carries its server ID after a first octet holding the length

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* covers: src/transport/conn/conn_send.c src/transport/conn/conn_recv.c src/transport/conn/trace.c
  */
 /* End-to-end connection tests on an in-memory path (tests/support/qk_pair). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Congestion-control plumbing of the connection, end to end on the in-memory
  * pair: the window only grows when it is the limit (RFC 9002 §7.8), stream
  * events (WRITABLE when ACKs free send-buffer room, one READABLE per stream

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* covers: src/transport/conn/conn.c src/transport/conn/conn_ctrl.c */
 /* A connection on its own: two qk_conn joined by hand, each given a stub
  * qk_conn_env instead of an endpoint (the services are recorded, not

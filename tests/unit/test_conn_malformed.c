@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* covers: src/transport/conn/conn_recv.c */
 /* Hostile input against an established connection (RFC 9000 §12.4, §19, §4,
  * §5.1, §13.1, §17): each malformed frame, frame in the wrong packet type or

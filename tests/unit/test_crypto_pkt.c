@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Packet protection round trips, tamper detection, key update and tokens. */
 #include "qk_test.h"
 

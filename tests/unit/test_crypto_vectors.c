@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* RFC 9001 Appendix A sample packet protection, byte for byte; HKDF vectors. */
 #include "qk_test.h"
 

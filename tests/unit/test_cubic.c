@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* CUBIC (RFC 9438) checked against its formulas, in segments, evaluated
  * independently here; and HyStart++ (RFC 9406). */
 #include "qk_test.h"

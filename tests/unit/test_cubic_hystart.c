@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* HyStart++ (RFC 9406) in cc/cubic.c keeps its rounds and RTT samples on
  * application-limited ACKs: only the window growth is gated by RFC 9002
  * §7.8, not the delay measurement. */

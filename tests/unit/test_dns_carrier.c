@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* covers: src/dns/server.c src/dns/carrier.c */
 /* The DNS carrier (src/dns/carrier.c, server.c): base32, datagram sizes,
  * query -> server -> answer -> client round trips, mixed-case names,

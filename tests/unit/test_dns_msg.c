@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* DNS message codec (src/dns/msg.c): round trips, compression pointers,
  * mixed case, EDNS(0), TXT strings, and malformed input (errors, never a
  * crash or a loop). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The DNS carrier's poll policy (src/dns/poll.c) on a virtual clock. */
 #include <quack/dns.h>
 #include "qk_test.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The DNS-carrier QUIC profile (docs/dns.md): qk_config.min_datagram_bytes
  * relaxes RFC 9000 §14's 1200-byte minimum so that a client can send
  * 140-byte datagrams (one DNS query name each), and counts small datagrams

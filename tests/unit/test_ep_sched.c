@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* covers: src/transport/endpoint/sched.c */
 /* The endpoint's timer heap, ready list and reset-token index
  * (src/transport/endpoint/sched.c): order, updates, removal, duplicates. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Error-code mapping: QK_ERR_* <-> RFC 9000 §20.1 transport error codes. */
 #include "qk_test.h"
 #include <quack/common.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Lost-feedback detection timing (src/transport/path/feedback.c). */
 #include "qk_test.h"
 #include "transport/path/feedback.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* covers: src/transport/streams/flow.c src/transport/conn/conn_flow.c */
 /* Flow control (RFC 9000 §4) and receive-window auto-tuning. */
 #include "qk_test.h"

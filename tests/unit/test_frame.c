@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Frames (RFC 9000 §19, RFC 9221, ack-frequency-12): round trips, truncation at
  * every byte, field validation, the ACK range encoder and iterator, sizing and
  * the RFC 9000 §12.4 Table 3 classification. */

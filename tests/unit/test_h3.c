@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* HTTP/3 (src/h3) between a quack client and a quack server in a qk_pair:
  * requests and responses with bodies, 404s, request bodies, more concurrent
  * requests than the stream limit, GOAWAY, a reset request, and pulled bodies

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* RFC 9218 priorities in src/h3: the Priority Field Value parser, the control
  * stream scanner, and a quack HTTP/3 client and server in a qk_pair: the
  * `priority` header and PRIORITY_UPDATE frames set the server's transport

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Packet headers (RFC 9000 §17), checked against RFC 9001 Appendix A bytes. */
 #include "qk_test.h"
 #include "wire/packet.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* covers: src/io/loop.c src/io/driver.c */
 /* The endpoint <-> loop glue (src/io/driver.c) without sockets: two
  * endpoints exchange the loop entries the driver builds, split as the kernel

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* src/io/logfile.c: the CLI's files behind the library's log writers. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* covers: src/io/loop.c */
 /* A loop driving one driver over two sockets (qk_io_loop_add_udp, as a
  * server listening on its preferred address too): datagrams arriving on

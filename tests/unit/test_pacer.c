@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Pacer: rate N * cwnd / srtt (RFC 9002 §7.7), burst quantum, no drift. */
 #include "qk_test.h"
 #include "transport/recovery/pacer.h"

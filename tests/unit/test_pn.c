@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Packet number length choice and reconstruction (RFC 9000 §17.1, A.2, A.3). */
 #include "qk_test.h"
 #include "wire/pn.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* covers: src/transport/conn/prefaddr.c */
 /* preferred_address (RFC 9000 §9.6, §18.2) at connection level: what the
  * server advertises (a connection ID of sequence number 1 registered with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* qlog (qlog.c) through the caller's writer: every record is valid JSON-SEQ
  * (checked with jq), every event name is one of the qlog QUIC event schema
  * (draft-ietf-quic-qlog-quic-events-03) or quack's own "quack:" namespace,

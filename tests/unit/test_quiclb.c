@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* QUIC-LB connection IDs (draft-ietf-quic-load-balancers-21): every test
  * vector of its Appendix B and the worked example of §5.4.2.4, byte for byte
  * in both directions; round trips at every length the draft allows, keyed and

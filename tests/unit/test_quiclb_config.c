@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* QUIC-LB configuration files (quiclb_config.c): a [quic-lb] section read
  * into a qk_quiclb_config, and each way a file can be wrong refused with
  * QK_ERR_CONFIG and a message naming the line, the problem and the fix. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Range set: checked against a brute-force bitmap model. */
 #include "qk_test.h"
 #include "base/rangeset.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Loss recovery (RFC 9002 §6, Appendix A) with a recording congestion
  * controller double and a recording sink. */
 #include "qk_test.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* covers: src/transport/conn/conn_send.c */
 /* The congestion window limits bytes, not packets (RFC 9002 §7): once a
  * full datagram no longer fits, the sender fills the remainder with a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Spurious losses (recovery.c with the real NewReno and CUBIC controllers):
  * a congestion response is undone only when every loss behind it is acked
  * late; the packet reordering threshold grows to the observed distance; an

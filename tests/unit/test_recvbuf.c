@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Receive buffer: reassembly checked against a byte-array model, flow and
  * crypto limits, final-size rules (RFC 9000 §4.5). */
 #include "qk_test.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* covers: src/transport/conn/cid.c src/transport/conn/retry.c
  * src/transport/endpoint/stateless.c src/transport/path/path.c */
 /* Endpoint robustness through an in-memory client/server pair: Retry and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* RTT estimator against RFC 9002 §5 formulas, numbers computed by hand. */
 #include "qk_test.h"
 #include "transport/recovery/rtt.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Scheduler (RFC 9218 §4 semantics) and the CC-bypass token bucket. */
 #include "qk_test.h"
 #include "transport/streams/sched.h"

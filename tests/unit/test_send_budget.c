@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Send-side memory bounds ("pull, don't copy"; conn_flow.c):
  * with send_credit_lookahead_bytes a stream takes no more than the peer's
  * flow-control credit plus the lookahead, max_conn_send_buffer_bytes and

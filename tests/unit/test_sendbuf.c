@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Send buffer: range selection, flow-control cap, FIN, and random
  * ack/loss/retransmit sequences checked against a per-byte model. */
 #include "qk_test.h"

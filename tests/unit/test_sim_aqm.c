@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Scheduling AQMs (src/sim/aqm.c): DualPI2's PI2 update and coupled
  * probabilities against RFC 9332's formulas, its classifier and
  * time-shifted FIFO; FQ-CoDel's DRR (RFC 8290) and CoDel signal (RFC 8289). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* covers: src/sim/sim.c src/sim/hist.c src/sim/rng.c src/sim/nodes.c src/sim/flow_cbr.c */
 /* Simulator core: event order, routing, echo RTT, RED and time-based step marking. */
 #include "qk_test.h"

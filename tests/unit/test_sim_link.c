@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* covers: src/sim/link.c src/sim/pool.c src/sim/parse.c */
 /* Simulator link model: checked against arithmetic (serialization, queueing, loss). */
 #include "qk_test.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Scenario files: the bench scenarios shortened, determinism, errors, flow registry. */
 #include "qk_test.h"
 #include "sim/sim_int.h"

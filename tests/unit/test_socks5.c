@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SOCKS5 server-side negotiation (RFC 1928, RFC 1929) and the --allow list
  * of `quack tunnel server --to socks5` (src/tunnel/socks5.c). */
 #include "qk_test.h"

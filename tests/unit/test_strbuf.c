@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Block ring (src/transport/streams/strbuf.c): freed blocks are reused from a bounded
  * per-thread pool instead of going back to malloc. */
 #include "qk_test.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stream: id rules (RFC 9000 §2.1) and the send/receive state machines
  * (§3.1, §3.2), frame legality (§19.4, §19.5, §19.8, §19.10, §19.13), final
  * size (§4.5), and "what to send" flags. */

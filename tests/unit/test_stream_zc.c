@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Zero-copy stream API end to end (tests/support/qk_pair): the sender hands
  * over its memory with qk_stream_write_ref, the receiver checks bytes in
  * place with qk_stream_peek / qk_stream_consume. With loss both ways the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stream map: local opening within MAX_STREAMS, peer-initiated creation with
  * implicit opening (RFC 9000 §3.2), stream id legality, MAX_STREAMS credit,
  * STREAMS_BLOCKED, removal, and 1,000 streams without leaks. */

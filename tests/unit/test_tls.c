@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* covers: src/crypto/tls_gnutls.c src/crypto/cert_gnutls.c */
 /* In-memory TLS 1.3 handshakes between two qk_tls contexts, moved per level. */
 #include "qk_test.h"

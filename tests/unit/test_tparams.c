@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Transport parameters (RFC 9000 §18.2, RFC 9221 §3, ack-frequency-12 §3). */
 #include "qk_test.h"
 #include "wire/tparams.h"

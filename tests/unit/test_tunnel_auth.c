@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The TLS exporter (qk_conn_export_keying_material, RFC 8446 §7.5) and the
  * tunnel's authentication MAC over it: both ends of a connection agree, a
  * second connection gets different bytes (so a MAC seen on one connection

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The QUIC carrier's stream priority (QK_TUNNEL_STREAM_URGENCY, incremental
  * on both ends): a small flow opened while a bulk flow keeps its stream's
  * send buffer full is answered at once, not after the bulk flow's bytes.

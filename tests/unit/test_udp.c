@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* UDP sockets and the libev loop over real loopback sockets: batches, ECN,
  * GSO/GRO and the split fallback, pktinfo, addresses, and a loop echo. */
 #include "qk_test.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Urgency (RFC 9218) of DATAGRAMs and streams in the send path, and the
  * rate-limited congestion-control bypass, on a real connection
  * pair (tests/support/qk_pair). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Varints (RFC 9000 §16, Appendix A.1 vectors) and the byte cursor. */
 #include "qk_test.h"
 #include "base/cursor.h"

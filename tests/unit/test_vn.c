@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Client-side Version Negotiation (RFC 9000 §6.2) through an in-memory pair:
  * qk_config.offer_version makes the client offer another version first; a VN
  * listing qk_config.version restarts the attempt in that version, at most once,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* covers: src/yamux/yamux.c src/yamux/yamux_buf.c src/yamux/yamux_send.c */
 /* yamux sessions (src/yamux): two sessions wired in memory, a delay line
  * for window auto-tuning, and peers that break the rules. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* covers: src/transport/conn/session.c */
 /* Session resumption and 0-RTT (RFC 9001 §4.5-4.6, RFC 9000 §7.4.1) between
  * two quack endpoints on the qk_pair path: a request sent in 0-RTT packets

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Connection IDs (RFC 9000 §5.1): the CIDs we issue (NEW_CONNECTION_ID with
  * a stateless-reset token derived from the endpoint's static key), the CIDs
  * the peer gives us (limits, retire_prior_to, bounded retirement queue), and

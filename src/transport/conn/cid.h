@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A connection's connection IDs (RFC 9000 §5.1): ours, the peer's, those
  * being retired and those still routed after retirement (cid.c). Not a
  * public header. */

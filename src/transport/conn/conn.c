@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Connection lifecycle and TLS glue: construction and teardown, the
  * handshake driven through TLS, the recovery sink (what an acknowledged or
  * lost packet means to the connection), closing. The public stream and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The connection: qk_conn, built from named parts each declared in the
  * header of the file that owns it (cid.h, retry.h, conn_path.h, prefaddr.h,
  * session.h, timers.h, qlog.h, conn_recv.h), and the functions of conn.c.

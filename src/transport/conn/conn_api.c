@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The public connection API (include/quack/quack.h): streams, DATAGRAM
  * frames, key update, close, stats and accessors. Every call that can
  * create work wakes the connection (qk_conn_env.wake): the endpoint visits

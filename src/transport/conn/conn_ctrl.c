@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Control frames, one row each: when the frame is owed, how it is written,
  * and what its acknowledgement or loss does (quinn's `Retransmits`,
  * msquic's send flags). Frames are rebuilt, not replayed: a lost control frame is not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Flow control applied to one connection. Receive side: flow.c's window
  * tuning for the connection's streams and its connection window (grow a
  * stream window when its MAX_STREAM_DATA goes out, keep the connection

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Flow control applied to one connection (conn_flow.c): receive-window
  * tuning of its streams and its connection window, and the send side's
  * memory accounting. Not a public header. */

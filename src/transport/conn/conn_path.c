@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The connection's paths (RFC 9000 §8.2, §9): which path a datagram came
  * on, NAT rebinding and peer migration on the server (validate, 3x budget,
  * fall back), client-initiated migration (probe on a spare connection ID,

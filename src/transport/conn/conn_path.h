@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A connection's paths (RFC 9000 §8.2, §9; conn_path.c): the current one,
  * one being probed or left, and what the datagram being received says about
  * them. Not a public header. */

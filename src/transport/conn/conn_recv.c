@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Packets and frames in: header protection, decryption, frame dispatch. */
 #include "transport/conn/conn.h"
 

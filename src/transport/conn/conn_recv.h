@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Packets and frames in (conn_recv.c). Not a public header. */
 #ifndef QK_TRANSPORT_CONN_RECV_H
 #define QK_TRANSPORT_CONN_RECV_H

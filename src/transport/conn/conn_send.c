@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Packets out: choose frames per space, coalesce, pad, protect.
  *
  * A datagram is built in two phases: every packet's header and plaintext

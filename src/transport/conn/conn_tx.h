@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The datagram being built (conn_send.c) as the frame writers see it, and
  * the table of control frames (conn_ctrl.c). Internal to src/transport. */
 #ifndef QK_TRANSPORT_CONN_TX_H

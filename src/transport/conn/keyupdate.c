@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* 1-RTT key update, RFC 9001 §6. */
 #include "transport/conn/keyupdate.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* 1-RTT key update (RFC 9001 §6): the next-generation receive keys held in
  * advance, the previous receive keys kept for reordered packets, the rules
  * that decide when we may initiate an update, and the AEAD usage limits

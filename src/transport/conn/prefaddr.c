@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* preferred_address (RFC 9000 §9.6, §18.2): the server advertises another
  * address of its own with a connection ID of sequence number 1 (§5.1.1);
  * the client takes that ID like one from NEW_CONNECTION_ID, probes the

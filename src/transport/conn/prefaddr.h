@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* preferred_address (RFC 9000 §9.6, §18.2; prefaddr.c). Not a public header. */
 #ifndef QK_TRANSPORT_CONN_PREFADDR_H
 #define QK_TRANSPORT_CONN_PREFADDR_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* qlog (draft-ietf-quic-qlog-main-schema / -quic-events) as JSON-SEQ: one
  * file per connection, each record prefixed by RS (0x1e) and ended by LF. */
 #include "transport/conn/conn.h"

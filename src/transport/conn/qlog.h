@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* qlog (qlog.c): one JSON-SEQ file per connection through the caller's
  * writer; every function is a no-op while the connection has none. Not a
  * public header. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Client side of the endpoint-level packets: Version Negotiation (RFC 9000
  * §6.2), Retry (§17.2.5.2, RFC 9001 §5.8), NEW_TOKEN (§8.1.3) and a
  * received stateless reset (§10.3.1). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A client's new attempt on the same connection: Version Negotiation,
  * Retry, the address-validation token it echoes, and a received stateless
  * reset (retry.c). Not a public header. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Resumption and 0-RTT (RFC 9001 §4.5-4.6, RFC 9000 §7.4.1): the session
  * data a client keeps, the 0-RTT keys, the remembered transport parameters
  * and what happens when the server accepts or rejects early data. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Resumption and 0-RTT (RFC 9001 §4.5-4.6, RFC 9000 §7.4.1; session.c).
  * Not a public header. */
 #ifndef QK_TRANSPORT_CONN_SESSION_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The connection's timers: one table, each timer a row with its deadline
  * and what firing it does. qk_conn_next_timeout takes the earliest armed
  * deadline, qk_conn_on_timeout fires the due rows in table order. */

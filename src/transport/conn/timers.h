@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A connection's deadlines (absolute, QK_TIME_INFINITE when off). Not a
  * public header. */
 #ifndef QK_TRANSPORT_CONN_TIMERS_H

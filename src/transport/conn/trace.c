@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The trace hook (qk_config.trace): decodes the plaintext frames of every
  * packet a connection sends or receives and hands them to a one-way sink,
  * so tests can assert on actual ACK frames and ACK delays (the question of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Trace hook plumbing (qk_config.trace). Not a public header. */
 #ifndef QK_TRANSPORT_TRACE_H
 #define QK_TRANSPORT_TRACE_H

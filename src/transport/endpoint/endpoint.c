@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The endpoint: connection-ID demultiplexing, accepting connections, the
  * event queue, and the send/timeout fan-out over connections. */
 #include "transport/endpoint/endpoint.h"

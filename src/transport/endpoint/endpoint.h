@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The endpoint's side of the services a connection gets at creation
  * (qk_conn_env): endpoint.c implements them, qk_endpoint_conn_env() hands
  * them to each connection. Internal to src/ (and tests). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Timer heap, ready list and reset-token index of the endpoint (sched.h). */
 #include "transport/endpoint/sched.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The endpoint's indexes that keep the work per datagram constant as the
  * number of connections grows: a timer heap keyed by each connection's next
  * timeout, a ready list of connections that may have something to send, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the endpoint keeps in each of its connections (endpoint.c, sched.c):
  * its list, the ready list, the timer heap slot and handshake admission.
  * The connection embeds it and never reads it. Not a public header. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Endpoint-level stateless packets and address tokens (see stateless.h). */
 #include "transport/endpoint/stateless.h"
 

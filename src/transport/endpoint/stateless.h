@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Endpoint-level packets that belong to no connection (RFC 9000 §6, §8.1,
  * §10.3): Version Negotiation, Retry, stateless reset and the stateless
  * INVALID_TOKEN close; address-validation tokens (minting and checking) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* QUIC-LB connection IDs (draft-ietf-quic-load-balancers-21): encode a
  * server ID and a nonce into a CID, in clear or encrypted with AES-128 (one
  * ECB block when they fill 16 bytes, a four-pass Feistel network otherwise),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* QUIC-LB configuration files (INI via libinih): one [quic-lb] section with
  * the parameters of draft-ietf-quic-load-balancers-21 §5.3 (config ID,
  * server ID, nonce length, optional key) checked against its limits, every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Lost-feedback detection: see feedback.h. */
 #include "transport/path/feedback.h"
 

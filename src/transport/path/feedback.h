@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Lost-feedback detection: a path that has packets outstanding
  * and hears no acknowledgement for too long is first "degraded" (about one
  * RTT past when an ACK was due) and then "failed" (past a configured limit,

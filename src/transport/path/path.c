@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Path validation, RFC 9000 §8.2; amplification limit on new paths, §9.3. */
 #include "transport/path/path.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Network paths (RFC 9000 §8.2, §9): one path's addresses, its validation
  * with PATH_CHALLENGE / PATH_RESPONSE and timers, the PATH_RESPONSE it owes,
  * and the anti-amplification budget of an unvalidated peer address. The

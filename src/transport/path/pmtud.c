@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* DPLPMTUD, RFC 8899 (search, black-hole detection) as RFC 9000 §14.3 uses it. */
 #include "transport/path/pmtud.h"
 

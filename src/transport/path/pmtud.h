@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Datagram Packetization Layer PMTU Discovery (RFC 8899 via RFC 9000 §14.3):
  * probe upward from the 1200-byte base with PING+PADDING packets, binary
  * search between the largest size that got through and the smallest that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Receiver-side ACK tracking and the decision of when to acknowledge:
  * RFC 9000 §13.2 and draft-ietf-quic-ack-frequency-12 §6. */
 #include "transport/recovery/ack.h"

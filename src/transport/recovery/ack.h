@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Receiver-side acknowledgement tracking, one qk_ack_tracker per packet
  * number space: which packet numbers arrived (bounded range set), duplicate
  * detection, ECN counts, and WHEN to acknowledge (RFC 9000 §13.2, with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The ACK-frequency sender policy (draft-ietf-quic-ack-frequency-12): what to ask the peer
  * (ACK_FREQUENCY) and when to send IMMEDIATE_ACK. */
 #include "transport/recovery/ackfreq.h"

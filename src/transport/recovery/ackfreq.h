@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ACK-frequency extension, sender side (draft-ietf-quic-ack-frequency-12):
  * decides what to ask the peer — ack-eliciting threshold, max ack delay and
  * reordering threshold — and when to (re)send ACK_FREQUENCY. Pure policy:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Token-bucket pacer, RFC 9002 §7.7. Integer arithmetic with a carried
  * remainder so the long-run rate is exact (no drift). */
 #include "transport/recovery/pacer.h"

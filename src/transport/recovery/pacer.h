@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Pacer: a token bucket that spreads a congestion window over a round trip
  * (RFC 9002 §7.7). Sans-I/O: the caller passes the time, cwnd and RTT. */
 #ifndef QK_TRANSPORT_PACER_H

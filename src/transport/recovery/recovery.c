@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Loss detection and recovery, RFC 9002 §6 and Appendix A. */
 #include "transport/recovery/recovery.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sender-side loss recovery, RFC 9002 §6 and Appendix A: sent-packet
  * records per packet number space (ring indexed by pn + companion frame
  * ring, no per-packet malloc), ACK processing, RTT samples, packet- and

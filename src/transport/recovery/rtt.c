@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* RTT estimator, RFC 9002 §5. */
 #include "transport/recovery/rtt.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* RTT estimator, RFC 9002 §5: latest, minimum, smoothed RTT and its
  * variation, plus the PTO and loss-delay durations derived from them.
  * One per path. Sans-I/O: every input time is the caller's. */

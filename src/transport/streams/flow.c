@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Flow control, RFC 9000 §4, with receive-window auto-tuning. */
 #include "transport/streams/flow.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Flow control (RFC 9000 §4): a receive-side and a send-side controller,
  * used at both connection and stream level, plus receive-window
  * auto-tuning bounded by a memory budget. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stream / CRYPTO reassembly buffer (see recvbuf.h). */
 #include "transport/streams/recvbuf.h"
 

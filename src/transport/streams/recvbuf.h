@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stream / CRYPTO receive buffer: reassembles (offset, data, len, fin)
  * segments that arrive out of order, overlapping or duplicated, and hands
  * contiguous bytes to the reader. Only bytes not yet read are retained, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stream scheduler (RFC 9218 §4 semantics) and the CC-bypass token bucket. */
 #include "transport/streams/sched.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stream scheduler with RFC 9218 priorities, and the token bucket that lets
  * urgent traffic bypass congestion control (later issue).
  *

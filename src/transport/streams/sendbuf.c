@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stream / CRYPTO send buffer (see sendbuf.h). Offsets in the acked and lost
  * sets are "virtual": the FIN is one extra byte at offset write_off. */
 #include "transport/streams/sendbuf.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stream / CRYPTO send buffer. The application writes bytes (copied into
  * chunked storage, bounded by max_buffered_bytes) and optionally a FIN; the
  * packet builder asks next_range() for what to send — lost ranges first, then

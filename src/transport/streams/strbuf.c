@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Chunked byte storage addressed by stream offset (see strbuf.h). */
 #include "transport/streams/strbuf.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Chunked byte storage addressed by stream offset, shared by the stream
  * receive buffer (reassembly) and send buffer (retransmission).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One QUIC stream: state machines of RFC 9000 §3 over the send and receive
  * buffers (see stream.h). */
 #include "transport/streams/stream.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One QUIC stream: id rules (RFC 9000 §2.1), the send-side and receive-side
  * state machines (§3.1, §3.2), the receive and send buffers, priority fields
  * (RFC 9218) and the "what to send" flags for stream control frames

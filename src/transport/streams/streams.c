@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The stream map of one connection (see streams.h). */
 #include "transport/streams/streams.h"
 

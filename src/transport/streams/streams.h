@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The stream map of one connection: lookup by id (hash table, O(1)), local
  * opening within the peer's MAX_STREAMS, peer-initiated creation with implicit
  * opening of lower ids (RFC 9000 §3.2), our stream limits and MAX_STREAMS

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Lists what a public header declares without a documentation comment.
 
 A second opinion next to Doxygen's WARN_IF_UNDOCUMENTED (tests/cli/docs.sh

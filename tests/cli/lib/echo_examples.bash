@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Shared by tests/cli/install.sh and tests/cli/deb.sh (sourced, not a test):
 # builds examples/ against an installed quack through pkg-config and runs
 # echo_server + echo_client over loopback, comparing SHA-256 of what was sent

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Shared by the tunnel CLI tests (source it after setting build, the build
 # directory): q (its quack) and peer (tests/cli/tunnel_peer.py), a scratch
 # directory removed at exit with every process in $pids killed, the

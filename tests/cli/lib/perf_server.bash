@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Shared by tests/cli/perf*.sh (sourced, not a test): a scratch dir, TAP-ish
 # ok/no/check counters, and a `quack perf server` on a loopback port.
 # The caller sets q (the quack binary) before sourcing.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Loopback ports for tests that listen: port_in_use, pick_ports, and waits
 # until a port listens (wait_until, wait_tcp, wait_udp). Sourced by
 # harness.bash, and alone by the tests that need only ports.

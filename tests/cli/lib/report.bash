@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The CLI tests' reporters (source it): "ok   - WHAT" and "FAIL - WHAT"
 # lines, failures counted in $fails; check WHAT CONDITION evaluates the
 # condition and reports it. no returns 1, so `cmd || no WHAT` also fails a

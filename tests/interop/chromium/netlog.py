@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Check Chromium's net log (--log-net-log) and dumped DOM after it loaded
 the page of site.py from quack serve.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Write the page tests/interop/chromium.sh loads: index.html and 50
 subresources (20 PNG and 10 GIF images, 15 scripts, 3 stylesheets, a JSON
 file and a 20 MiB binary that a script fetches and hashes). When the page is

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """TCP ends for the DNS-carrier rig (tests/interop/dns.sh, bench/dns.sh).
 
   peer.py serve PORT            server on 127.0.0.1:PORT; per connection reads one

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The DNS-carrier rig (sourced by tests/interop/dns.sh and bench/dns.sh):
 # a TCP peer, the quack tunnel server as the authoritative server of
 # $DOMAIN, Debian's unbound and dnsmasq as recursive resolvers with a stub

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Shared helpers for tests/interop/*.sh (sourced; not a test itself).
 # Usage in a script:  source "$(dirname "$0")/lib/common.bash" "$1"
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Run every interop script and write docs/interop.md from the results.
 # Usage: bash tests/interop/lib/matrix.bash BUILD_DIR   (e.g. build/debug)
 set -u

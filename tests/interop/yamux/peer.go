@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Interop peer for quack's yamux (tests/interop/yamux.sh), on hashicorp/yamux
 // as Debian ships it (GO111MODULE=off GOPATH=/usr/share/gocode go build).
 //

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The quack side of the yamux interop test and of bench/yamux.sh: a small
  * poll() loop around a qk_yamux session on a TCP socket.
  *

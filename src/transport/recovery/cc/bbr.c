@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* BBR congestion control (BBRv3), draft-ietf-ccwg-bbr: revision -06 and the
  * editor's copy at commit 4ce5e87 (2026-08) of ietf-wg-ccwg/draft-ietf-ccwg-bbr.
  * Section numbers below are that document's ("§5.3.3.9" = ProbeBW Algorithm

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* BBR (BBRv3) state, draft-ietf-ccwg-bbr (revision -06 and the editor's
  * copy of 2026-08, commit 4ce5e87). Included by cc.h for the union in
  * qk_cc; the algorithm is in bbr.c. Rates in bytes per second, volumes in

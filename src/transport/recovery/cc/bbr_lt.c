@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* BBR's loss-tolerant mode (cc kind "bbr-lt", QK_CC_BBR_LT): the draft's
  * BBRv3 (bbr.c) with one change of meaning: a loss lowers the model
  * (inflight_longterm, bw_shortterm / inflight_shortterm, the Startup

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Congestion control: algorithm selection and the pieces every algorithm
  * shares (RFC 9002 §7). */
 #include "transport/recovery/cc/cc.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Congestion controller interface (RFC 9002 §7). One vtable, several
  * algorithms (newreno.c, cubic.c, later dctcp.c). The controller owns cwnd and
  * ssthresh; recovery owns bytes in flight and tells the controller about every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* CUBIC congestion control, RFC 9438, with HyStart++ slow start (RFC 9406).
  *
  * RFC 9438 states its formulas in segments; the window is kept in bytes, so

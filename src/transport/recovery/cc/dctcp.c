@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* DCTCP (RFC 8257) for QUIC: a per-round EWMA of the fraction of CE-marked
  * bytes, alpha, and a window cut of alpha / 2 at most once per round trip
  * when marks arrive. Loss falls back to the NewReno response; growth is

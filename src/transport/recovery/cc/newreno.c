@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* NewReno congestion control, RFC 9002 §7 and Appendix B. */
 #include "transport/recovery/cc/cc.h"
 

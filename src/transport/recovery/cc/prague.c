@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A Prague-style L4S congestion controller (RFC 9331 §4.3 "Prague L4S
  * requirements"; draft-briscoe-iccrg-prague-congestion-control): DCTCP's
  * scalable response on ECT(1) packets, plus
