@@ -72,7 +72,7 @@ static void media_usage(FILE *f)
             "usage: quack media server --listen ADDR:PORT [--once] [--cert F --key F]\n"
             "       quack media client --connect ADDR:PORT [options]\n"
             "\n"
-            "Issue 20's media test over a real connection (ALPN \"" MEDIA_ALPN "\"). The\n"
+            "The media experiment over a real connection (ALPN \"" MEDIA_ALPN "\"). The\n"
             "client sends three flows for --duration seconds:\n"
             "  audio     32 B every 20 ms                                   urgency 2\n"
             "  ld-video  2,048 B at 30 fps, a 32,768 B I-frame every 100th   urgency 4\n"

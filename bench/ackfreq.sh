@@ -296,7 +296,7 @@ bbr_section() {
     bbr_exp reorder "$rs" "$nseeds" ${REORDER_MODES:-off 10,25000,1 auto} >"$tmp/bbr-reorder.md"
     {
         echo "<!-- ackfreq.sh bbr begin: written by bench/ackfreq.sh --bbr, do not edit by hand -->"
-        echo "## Exp. 2 and 4 with BBR (issue 18)"
+        echo "## Exp. 2 and 4 with BBR"
         echo
         echo "BBR (draft-ietf-ccwg-bbr, docs/cc.md) sets its rate from delivery-rate"
         echo "samples (draft §4.1): each ACK yields delivered / max(send interval, ACK"

@@ -302,11 +302,11 @@ Best run: quack $qb s ($(mbit "$qb") Mbit/s), ngtcp2 $nb s ($(mbit "$nb") Mbit/s
 The same path in the simulator (\`quack sim\`, quack at both ends, seed 3,
 no CPU contention; the ini is in \`bench/loss.sh\`): $sim_s s ($(mbit "$sim_s") Mbit/s)."
     if [ "$med_ok$best_ok" = 11 ]; then
-        verdict="quack (BBR) as sender is **at least as fast** as ngtcp2 with \`--cc=bbr2\` by the median and by the best run (issue 18's bound: quack ≥ ngtcp2)."
+        verdict="quack (BBR) as sender is **at least as fast** as ngtcp2 with \`--cc=bbr2\` by the median and by the best run (the bound: quack ≥ ngtcp2)."
     elif [ "$med_ok$best_ok" = 00 ]; then
-        verdict="quack (BBR) as sender is **slower** than ngtcp2 with \`--cc=bbr2\` by the median and by the best run (issue 18's bound: quack ≥ ngtcp2)."
+        verdict="quack (BBR) as sender is **slower** than ngtcp2 with \`--cc=bbr2\` by the median and by the best run (the bound: quack ≥ ngtcp2)."
     else
-        verdict="**Inconclusive**: the median and the best run disagree (quack ahead by the $([ $med_ok = 1 ] && echo median || echo best run), ngtcp2 by the $([ $med_ok = 1 ] && echo best run || echo median)); the spread of the runs is larger than the difference (issue 18's bound: quack ≥ ngtcp2)."
+        verdict="**Inconclusive**: the median and the best run disagree (quack ahead by the $([ $med_ok = 1 ] && echo median || echo best run), ngtcp2 by the $([ $med_ok = 1 ] && echo best run || echo median)); the spread of the runs is larger than the difference (the bound: quack ≥ ngtcp2)."
     fi
     marker="loss.sh bbr"
     section=$(
@@ -314,7 +314,7 @@ no CPU contention; the ini is in \`bench/loss.sh\`): $sim_s s ($(mbit "$sim_s") 
 <!-- loss.sh bbr begin: written by bench/loss.sh --bbr, do not edit by hand -->
 ## 1 % loss at 100 Mbit/s: quack (BBR) vs ngtcp2 (\`bbr2\`) as sender (\`bench/loss.sh --bbr\`)
 
-Issue 18's path: one $((size / 1048576)) MiB HTTP/3 download through
+The path: one $((size / 1048576)) MiB HTTP/3 download through
 \`quack netem --delay $delay --rate 100mbit --limit-time 50ms --loss $loss\` (each
 direction: $delay one way, 100 Mbit/s, a 50 ms drop-tail queue, $loss of
 datagrams dropped), the same receiver (\`gtlsclient --cc=cubic\`, Debian

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The media experiment (issue 20): bench/scenarios/media-wifi.ini (picoquic's
+# The media experiment (docs/experiments/media.md): bench/scenarios/media-wifi.ini (picoquic's
 # mediatest_wifi link and suspension schedule) run in the simulator with the
 # three media flows, as base (no bypass) / bypass (no cap) / bypass + bucket
 # (1 Mbit/s, 2,560 B), then bypass + bucket with a bulk upload sharing the
@@ -312,7 +312,7 @@ def family(w):
     w("\n")
 o = open(f"{out}/media.md", 'w')
 w = o.write
-w("# Urgent media over bad Wi-Fi: urgency, the capped CC bypass (issue 20)\n\n")
+w("# Urgent media over bad Wi-Fi: urgency, the capped CC bypass\n\n")
 w(f"Written by `bench/media.sh` at {rev} (simulator; {', '.join(ccs)}). Scenario: "
   "`bench/scenarios/media-wifi.ini`, picoquic's `mediatest_wifi` as of the seed "
   "(private-octopus/picoquic `picoquictest/mediatest.c` at commit "
@@ -374,7 +374,7 @@ if len(ccs) > 1:
       "ACK-aggregation allowance (§5.6.4.2 UpdateMaxInflight), about twice the pipe. "
       "Before the rule below (this file at 25a5258) BBR had 77458 B of HD video in the "
       "link at the starts of the suspensions in the table and sent 82728 B into them, "
-      "and its LD video averaged +1.56 ms over the floor, the one target of issue 20 not met.\n\n"
+      "and its LD video averaged +1.56 ms over the floor, the one target then not met.\n\n"
       "The rule (src/transport/conn/conn_send.c `pipe_limit_bytes`, with a bypass "
       "configured and BBR, while urgent data flows: some sent within the last second): "
       "non-urgent data may bring bytes in flight only up to BBR's estimate of the pipe, "

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The library's boundary (DESIGN.md "As the tree grows", issue 16): tools in
+# The library's boundary (docs/architecture.md): tools in
 # apps/, bench/ and examples/ use only include/quack/ (and the simulator's
 # documented headers under src/sim/); no function in src/ or apps/ is longer
 # than 80 lines (scripts/long-functions.py; tests/cli/layering.sh checks that

@@ -143,7 +143,7 @@ static uint64_t inflight_at(const qk_cc *cc, uint64_t bw, uint32_t gain_pct)
     return quantization_budget(cc, bdp_multiple(cc, bw, gain_pct));
 }
 
-/* Issue 20 (conn_send.c pipe_limit_bytes): the pipe by BBR's model,
+/* For conn_send.c pipe_limit_bytes (the media bypass cap): the pipe by BBR's model,
  * §5.6.4.2 Inflight(BBR.bw, 1) -- BBR.bw times the round-trip time plus the
  * quantization budget (send quantum, MinPipeCwnd, 2 SMSS in ProbeBW_UP) --
  * without UpdateMaxInflight's cwnd_gain (2) headroom and ACK-aggregation
@@ -880,7 +880,7 @@ static void set_cwnd(qk_cc *cc, const qk_rate_sample *rs)
     b->max_inflight = quantization_budget(cc, cap);
     uint64_t cwnd = cc->cwnd_bytes;
     /* Packets sent before persistent congestion and acked after it do not
-     * grow the collapsed window (issue 18 item 3, as qk_cc_persistent_recovery). */
+     * grow the collapsed window (as qk_cc_persistent_recovery). */
     uint64_t acked =
         rs->newly_acked_bytes > b->stale_acked ? rs->newly_acked_bytes - b->stale_acked : 0;
     b->stale_acked = 0;
@@ -1076,7 +1076,7 @@ static void bbr_on_ecn(qk_cc *cc, uint64_t ce_delta_pkts, uint64_t acked_bytes, 
 
 /* RFC 9002 §7.6.2 persistent congestion = §5.6.4.4 RTO. The cwnd from
  * before the outage is forgotten: acks arriving after the collapse must not
- * restore it (issue 18 item 3). */
+ * restore it. */
 static void bbr_on_persistent_congestion(qk_cc *cc, qk_time now)
 {
     bbr_t *b = &cc->u.bbr;
