@@ -29,10 +29,10 @@ echo "echo RTT direct ${direct} ms, through netem ${relayed} ms: +${added} ms (w
 python3 -c "import sys; sys.exit(0 if abs($added - 50) <= 2 else 1)" || fail "RTT added $added ms"
 
 # 2. A 150 Mbit/s flood through a 100 Mbit/s link.
-$py sink $((base + 2)) 4 > /tmp/netem_sink.$$ & sinkpid=$!
+$py sink $((base + 2)) 2.0 > /tmp/netem_sink.$$ & sinkpid=$!
 pids+=($sinkpid)
 "$quack" netem --listen 127.0.0.1:$((base + 3)) --to 127.0.0.1:$((base + 2)) --rate 100mbit \
-    --stats --duration 6s > /tmp/netem_stats.$$ & pids+=($!)
+    --stats --duration 120s > /tmp/netem_stats.$$ & pids+=($!)
 wait_udp $((base + 2)) && wait_udp $((base + 3)) || fail "the sink or the relay did not come up"
 $py flood $((base + 3)) 150 2.5 1400
 wait $sinkpid || true
@@ -44,10 +44,10 @@ rm -f /tmp/netem_stats.$$
 python3 -c "import sys; sys.exit(0 if abs($rate - 100) <= 5 else 1)" || fail "rate $rate Mbit/s"
 
 # 3. ECN: ECT(0) passes through; a step AQM at 2 packets marks the rest of a burst CE.
-$py tos_sink $((base + 4)) 1.2 > /tmp/netem_tos.$$ & tospid=$!
+$py tos_sink $((base + 4)) 1.0 > /tmp/netem_tos.$$ & tospid=$!
 pids+=($tospid)
 "$quack" netem --listen 127.0.0.1:$((base + 5)) --to 127.0.0.1:$((base + 4)) --rate 800kbit \
-    --aqm step --step-k 2pkt --duration 3s & pids+=($!)
+    --aqm step --step-k 2pkt --duration 120s & pids+=($!)
 wait_udp $((base + 4)) && wait_udp $((base + 5)) || fail "the sink or the relay did not come up"
 $py tos_send $((base + 5)) 2 20
 wait $tospid || true
