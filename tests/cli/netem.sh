@@ -20,7 +20,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 # 1. RTT through 25 ms each way.
 $py echo $base & pids+=($!)
 "$quack" netem --listen 127.0.0.1:$((base + 1)) --to 127.0.0.1:$base --delay 25ms \
-    --duration 20s & pids+=($!)
+    --duration 120s & pids+=($!)
 wait_udp $base && wait_udp $((base + 1)) || fail "the echo or the relay did not come up"
 direct=$($py ping $base 20)
 relayed=$($py ping $((base + 1)) 20)
