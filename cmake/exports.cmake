@@ -17,7 +17,9 @@ foreach(i RANGE 1 ${last})
   # Drop comments: /* ... */ (non-greedy by construction) and // to end of line.
   string(REGEX REPLACE "/\\*([^*]|\\*+[^*/])*\\*+/" " " text "${text}")
   string(REGEX REPLACE "//[^\n]*" " " text "${text}")
-  # Drop preprocessor lines (macros may mention qk_ functions they wrap).
+  # Drop preprocessor lines (macros may mention qk_ functions they wrap),
+  # continuation lines included.
+  string(REGEX REPLACE "\\\\\n" " " text "${text}")
   string(REGEX REPLACE "\n[ \t]*#[^\n]*" "\n" text "${text}")
   string(REGEX MATCHALL "[^a-zA-Z0-9_]qk_[a-z0-9_]+[ \t\n]*\\([^*]" funcs "${text}")
   foreach(f ${funcs})
