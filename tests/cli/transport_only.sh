@@ -65,7 +65,7 @@ rc=$?
 a=$(sha256sum <"$tmp/in.bin" | cut -d' ' -f1)
 c=$(sha256sum <"$tmp/out.bin" | cut -d' ' -f1)
 check "sansio_pair over it: exits 0 ($rc), 2 MiB SHA-256 ${a:0:16}... = ${c:0:16}... ($(cat "$tmp/pair.err"))" \
-    "[ $rc -eq 0 ] && [ '$a' = '$c' ] && LD_LIBRARY_PATH=$libdir ldd $tmp/sansio_pair | grep -q 'libquack.so.0 => $libdir/libquack.so.0'"
+    "[ $rc -eq 0 ] && [ '$a' = '$c' ] && LD_LIBRARY_PATH=$libdir ldd $tmp/sansio_pair | grep -q 'libquack.so.1 => $libdir/libquack.so.1'"
 
 echo "$fails failure(s)"
 [ "$fails" -eq 0 ]
