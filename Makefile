@@ -37,9 +37,11 @@ release: deps
 # run from the Release build instead, where they take ~10x less time.
 # build-check first: CMake's Release (-O3) with gcc and with clang, warnings
 # as errors, so a warning only one compiler or -O3 sees cannot land; its gcc
-# tree is the one tests/cli/install.sh installs from.
+# tree is the one tests/cli/install.sh installs from; tests/cli/abi.sh
+# compares the release tree's libquack.so (-O2 -g) with abi/libquack.abi.
 test: debug release build-check
 	cd $(BUILD_DEBUG) && QK_INSTALL_BUILD=$(CURDIR)/$(BUILD_MATRIX)/gcc-Release \
+	  QK_ABI_BUILD=$(CURDIR)/$(BUILD_RELEASE) \
 	  ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS) -LE slow
 	cd $(BUILD_RELEASE) && ctest --output-on-failure -j $(JOBS) -L slow
 

@@ -8,6 +8,6 @@ int qk_cmd_version(int argc, char **argv)
 {
     (void)argc;
     (void)argv;
-    printf("quack 0.1.0 (QUIC v1; GnuTLS %s)\n", gnutls_check_version(NULL));
+    printf("quack %s (QUIC v1; GnuTLS %s)\n", QK_PROJECT_VERSION, gnutls_check_version(NULL));
     return 0;
 }

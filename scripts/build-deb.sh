@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Builds the Debian packages libquack0, libquack-dev and quack with
+# Builds the Debian packages libquack1, libquack-dev, libquack-transport1,
+# libquack-transport-dev and quack with
 # dpkg-buildpackage from a copy of the source tree (so the tree itself stays
 # clean and the .debs do not land in its parent directory), then runs lintian.
 # usage: scripts/build-deb.sh [OUTDIR]   (default build/deb)

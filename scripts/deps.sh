@@ -17,6 +17,8 @@ PKGS=(
   gnuplot-nox ngtcp2-client ngtcp2-server tshark time openssl procps ca-certificates
   # install + packaging: man page, make deb, lintian, ldd/readelf checks; make docs
   doxygen help2man debhelper dpkg-dev fakeroot lintian man-db binutils
+  # ABI check against abi/libquack.abi (tests/cli/abi.sh): abidw, abidiff
+  abigail-tools
   # yamux interop peer (tests/interop/yamux), built offline
   golang-go golang-github-hashicorp-yamux-dev
   # DNS carrier rig (tests/interop/dns.sh, bench/dns.sh): resolvers, ss, ip netns; iodine baseline

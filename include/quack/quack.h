@@ -553,17 +553,33 @@ typedef struct qk_config {
     uint64_t cc_max_rate_bps;
 } qk_config;
 
-/** Fill cfg with the defaults: every field as its `Default:` line says
- * (@ref config_defaults lists them all). Never fails. */
-void qk_config_default(qk_config *cfg);
+/**
+ * Fill cfg with the defaults: every field as its `Default:` line says
+ * (@ref config_defaults lists them all); cfg_bytes is the caller's
+ * sizeof(qk_config), which the macro qk_config_default() passes (see
+ * @ref abi "ABI"). A caller built with newer headers gets its fields
+ * this library does not know zeroed. Never fails.
+ */
+void qk_config_default_sized(qk_config *cfg, size_t cfg_bytes);
+
+/** qk_config_default_sized() with the size of the qk_config the caller was
+ * compiled with: the way to start a configuration. */
+#define qk_config_default(cfg) qk_config_default_sized((cfg), sizeof(qk_config))
 
 /**
- * Check a configuration as qk_endpoint_new() does and explain the first
+ * Check a configuration (cfg_bytes: the caller's sizeof(qk_config); use the
+ * macro qk_config_check()) as qk_endpoint_new() does and explain the first
  * problem in why (may be NULL). Returns 0, QK_ERR_CONFIG (e.g. cid_bytes 0:
  * zero-length connection IDs need address-based demultiplexing, which quack
  * does not do) or QK_ERR_VERSION (config.version is not v1 or v2).
  */
-int qk_config_check(const qk_config *cfg, char *why, size_t why_len);
+int qk_config_check_sized(const qk_config *cfg, size_t cfg_bytes, char *why, size_t why_len);
+
+/** qk_config_check_sized() with the caller's sizeof(qk_config); also returns
+ * QK_ERR_UNSUPPORTED when the caller set a field this library is too old
+ * to know (built with newer headers). */
+#define qk_config_check(cfg, why, why_len)                                                         \
+    qk_config_check_sized((cfg), sizeof(qk_config), (why), (why_len))
 
 /** The smallest datagram cfg allows: 1200 (RFC 9000 §14), or min_datagram_bytes when set. */
 size_t qk_config_min_datagram_bytes(const qk_config *cfg);
@@ -591,7 +607,9 @@ typedef enum qk_event_type {
                                   closes (QK_EV_CLOSED follows, reason "path failed") */
 } qk_event_type;
 
-/** One event (qk_endpoint_poll_event). Fields a type does not use are 0. */
+/** One event (qk_endpoint_poll_event). Fields a type does not use are 0.
+ * Later 1.x releases add fields at the end (filled only for callers built
+ * with them) and event types (ignore types you do not know). */
 typedef struct qk_event {
     qk_event_type type;  /**< what happened */
     qk_conn *conn;       /**< the connection it happened to */
@@ -606,7 +624,8 @@ typedef struct qk_event {
     size_t len;          /**< DATAGRAM: bytes of data */
 } qk_event;
 
-/** Connection statistics (qk_conn_stats). */
+/** Connection statistics (qk_conn_stats_get). Later 1.x releases add
+ * counters at the end, filled only for callers built with them. */
 typedef struct qk_conn_stats {
     qk_time min_rtt_ns;                     /**< least RTT sample (RFC 9002 §5.2) */
     qk_time smoothed_rtt_ns;                /**< smoothed RTT (RFC 9002 §5.3) */
@@ -697,10 +716,15 @@ enum {
 };
 
 /**
- * Create an endpoint. The config is copied (strings must outlive the endpoint).
- * Returns NULL on allocation failure or invalid config (no rng, no ALPN).
+ * Create an endpoint. The config is copied (strings must outlive the
+ * endpoint); cfg_bytes is the caller's sizeof(qk_config) (use the macro
+ * qk_endpoint_new()). Returns NULL on allocation failure or invalid config
+ * (no rng, no ALPN; qk_config_check says why).
  */
-qk_endpoint *qk_endpoint_new(const qk_config *cfg);
+qk_endpoint *qk_endpoint_new_sized(const qk_config *cfg, size_t cfg_bytes);
+
+/** qk_endpoint_new_sized() with the caller's sizeof(qk_config). */
+#define qk_endpoint_new(cfg) qk_endpoint_new_sized((cfg), sizeof(qk_config))
 
 /** Free the endpoint and every connection. */
 void qk_endpoint_del(qk_endpoint *ep);
@@ -714,21 +738,29 @@ void qk_endpoint_del(qk_endpoint *ep);
 int qk_connect(qk_endpoint *ep, const qk_addr *local, const qk_addr *peer, const char *server_name,
                qk_time now, qk_conn **out);
 
-/** Extra inputs of qk_connect_ex. */
+/** Extra inputs of qk_connect_ex. Start from `{0}`: later 1.x releases add
+ * fields at the end, whose 0 keeps today's behaviour. */
 typedef struct qk_connect_opts {
     const uint8_t *session; /**< from qk_conn_session_get() of an earlier connection */
     size_t session_len;     /**< bytes of session */
 } qk_connect_opts;
 
 /**
- * qk_connect resuming a session (opts may be NULL): with qk_config.early_data
+ * qk_connect resuming a session (opts may be NULL; opts_bytes is the caller's
+ * sizeof(qk_connect_opts), which the macro qk_connect_ex() passes): with qk_config.early_data
  * and a ticket that allows it, streams written before the handshake completes
  * go out in 0-RTT packets, within the flow-control and stream limits the
  * server announced in the earlier connection (RFC 9000 §7.4.1). Returns what
  * qk_connect returns; QK_ERR_CONFIG for session data that cannot be used.
  */
-int qk_connect_ex(qk_endpoint *ep, const qk_addr *local, const qk_addr *peer,
-                  const char *server_name, const qk_connect_opts *opts, qk_time now, qk_conn **out);
+int qk_connect_ex_sized(qk_endpoint *ep, const qk_addr *local, const qk_addr *peer,
+                        const char *server_name, const qk_connect_opts *opts, size_t opts_bytes,
+                        qk_time now, qk_conn **out);
+
+/** qk_connect_ex_sized() with the caller's sizeof(qk_connect_opts). */
+#define qk_connect_ex(ep, local, peer, server_name, opts, now, out)                                \
+    qk_connect_ex_sized((ep), (local), (peer), (server_name), (opts), sizeof(qk_connect_opts),     \
+                        (now), (out))
 
 /**
  * Client: true while streams written now go out in 0-RTT packets (a session
@@ -766,8 +798,13 @@ qk_time qk_endpoint_next_timeout(const qk_endpoint *ep);
 /** Run timers that are due at now (loss detection, PTO, ACK delay, idle, drain). */
 void qk_endpoint_on_timeout(qk_endpoint *ep, qk_time now);
 
-/** Pop the next event into ev. Returns true when one was returned. */
-bool qk_endpoint_poll_event(qk_endpoint *ep, qk_event *ev);
+/** Pop the next event into ev, filling the ev_bytes the caller's qk_event
+ * has (use the macro qk_endpoint_poll_event()). Returns true when one was
+ * returned. */
+bool qk_endpoint_poll_event_sized(qk_endpoint *ep, qk_event *ev, size_t ev_bytes);
+
+/** qk_endpoint_poll_event_sized() with the caller's sizeof(qk_event). */
+#define qk_endpoint_poll_event(ep, ev) qk_endpoint_poll_event_sized((ep), (ev), sizeof(qk_event))
 
 /**
  * The socket reported that datagrams to peer cannot be delivered (an ICMP
@@ -786,7 +823,8 @@ int qk_endpoint_on_unreachable(qk_endpoint *ep, const qk_addr *peer, const char 
 /** Number of live connections. */
 size_t qk_endpoint_conn_count(const qk_endpoint *ep);
 
-/** Stateless packets and token decisions of an endpoint (qk_endpoint_stats_get). */
+/** Stateless packets and token decisions of an endpoint (qk_endpoint_stats_get).
+ * Later 1.x releases add counters at the end. */
 typedef struct qk_endpoint_stats {
     uint64_t vn_sent;            /**< Version Negotiation packets sent */
     uint64_t retry_sent;         /**< Retry packets sent */
@@ -811,8 +849,13 @@ typedef struct qk_endpoint_stats {
     uint64_t send_buffered_peak_bytes; /**< the most ever (bounded by send_budget_bytes) */
 } qk_endpoint_stats;
 
-/** Copy the endpoint's statistics. */
-void qk_endpoint_stats_get(const qk_endpoint *ep, qk_endpoint_stats *out);
+/** Copy the endpoint's statistics: the out_bytes the caller's struct has
+ * (use the macro qk_endpoint_stats_get()). */
+void qk_endpoint_stats_get_sized(const qk_endpoint *ep, qk_endpoint_stats *out, size_t out_bytes);
+
+/** qk_endpoint_stats_get_sized() with the caller's sizeof(qk_endpoint_stats). */
+#define qk_endpoint_stats_get(ep, out)                                                             \
+    qk_endpoint_stats_get_sized((ep), (out), sizeof(qk_endpoint_stats))
 
 /**
  * Open a local stream. Returns 0 and the id in *stream_id, QK_ERR_STREAM_LIMIT
@@ -944,8 +987,12 @@ void qk_conn_path_addrs(const qk_conn *c, qk_addr *local, qk_addr *peer);
 /** Close with an application error code and reason. Returns 0 or QK_ERR_CLOSED. */
 int qk_conn_close(qk_conn *c, uint64_t app_error, const char *reason);
 
-/** Copy the connection's statistics. */
-void qk_conn_stats_get(const qk_conn *c, qk_conn_stats *out);
+/** Copy the connection's statistics: the out_bytes the caller's struct has
+ * (use the macro qk_conn_stats_get()). */
+void qk_conn_stats_get_sized(const qk_conn *c, qk_conn_stats *out, size_t out_bytes);
+
+/** qk_conn_stats_get_sized() with the caller's sizeof(qk_conn_stats). */
+#define qk_conn_stats_get(c, out) qk_conn_stats_get_sized((c), (out), sizeof(qk_conn_stats))
 
 /** Negotiated ALPN (NULL before the handshake completes). */
 const char *qk_conn_alpn(const qk_conn *c);

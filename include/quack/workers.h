@@ -57,10 +57,12 @@ typedef struct qk_workers_stats {
  * ticket_keys gets one shared set, and a zero static_key is replaced by one
  * random key for all). Port 0 picks one free port for all. Returns 0 and
  * *out, QK_ERR_INVALID_ARG, QK_ERR_CONFIG (cfg refused: qk_config_check),
- * QK_ERR_NOMEM, QK_ERR_IO (socket; errno tells).
+ * QK_ERR_NOMEM, QK_ERR_IO (socket; errno tells), QK_ERR_UNSUPPORTED (cfg
+ * sets a field this library is too old to know). A macro: qk_workers_new_ex
+ * with no failed_socket.
  */
-int qk_workers_new(const qk_config *cfg, const qk_addr *bind, unsigned udp_flags, unsigned n,
-                   const qk_workers_app *app, qk_workers **out);
+#define qk_workers_new(cfg, bind, udp_flags, n, app, out)                                          \
+    qk_workers_new_ex((cfg), (bind), (udp_flags), (n), (app), NULL, (out))
 
 /** Which socket qk_workers_new_ex could not open. */
 enum {
@@ -78,10 +80,18 @@ enum {
  * endpoints advertise the address worker 0 bound (qk_workers_preferred_addr).
  * The preferred-address CID carries the worker index like every other.
  * On QK_ERR_IO, *failed_socket (may be NULL) names the socket that could not
- * be bound (QK_WORKERS_SOCKET_*). Returns as qk_workers_new.
+ * be bound (QK_WORKERS_SOCKET_*). Returns as qk_workers_new. cfg_bytes and
+ * app_bytes: the caller's sizeof of each (see @ref abi "ABI").
  */
-int qk_workers_new_ex(const qk_config *cfg, const qk_addr *bind, unsigned udp_flags, unsigned n,
-                      const qk_workers_app *app, unsigned *failed_socket, qk_workers **out);
+int qk_workers_new_ex_sized(const qk_config *cfg, size_t cfg_bytes, const qk_addr *bind,
+                            unsigned udp_flags, unsigned n, const qk_workers_app *app,
+                            size_t app_bytes, unsigned *failed_socket, qk_workers **out);
+
+/** qk_workers_new_ex_sized() with the caller's sizeof(qk_config) and
+ * sizeof(qk_workers_app). */
+#define qk_workers_new_ex(cfg, bind, udp_flags, n, app, failed_socket, out)                        \
+    qk_workers_new_ex_sized((cfg), sizeof(qk_config), (bind), (udp_flags), (n), (app),             \
+                            sizeof(qk_workers_app), (failed_socket), (out))
 
 /** The bound preferred address of family 0 (IPv4) or 1 (IPv6): true and
  * *out, or false when there is none. */
@@ -113,8 +123,14 @@ qk_io_loop *qk_workers_loop(qk_workers *w, unsigned i);
 /** Number of workers. */
 unsigned qk_workers_count(const qk_workers *w);
 
-/** Counters of worker i, or the sum over all with i = UINT32_MAX. */
-void qk_workers_get_stats(const qk_workers *w, unsigned i, qk_workers_stats *out);
+/** Counters of worker i, or the sum over all with i = UINT32_MAX, into the
+ * out_bytes the caller's struct has (use the macro qk_workers_get_stats()). */
+void qk_workers_get_stats_sized(const qk_workers *w, unsigned i, qk_workers_stats *out,
+                                size_t out_bytes);
+
+/** qk_workers_get_stats_sized() with the caller's sizeof(qk_workers_stats). */
+#define qk_workers_get_stats(w, i, out)                                                            \
+    qk_workers_get_stats_sized((w), (i), (out), sizeof(qk_workers_stats))
 
 /** Free everything (after run returned; NULL ok): stop callbacks were run by run. */
 void qk_workers_del(qk_workers *w);

@@ -12,9 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/abi.h"
+#include "transport/endpoint/endpoint.h"
 #include "transport/streams/strbuf.h"
 
 #define STEER_QUEUE_MAX 4096 /* datagrams waiting for one owner */
+/* qk_workers_app crosses the boundary at the caller's sizeof (base/abi.h). */
+#define WORKERS_APP_V1_BYTES QK_ABI_END(qk_workers_app, user)
+QK_ABI_LAST_FIELD(qk_workers_app, user);
 
 typedef struct steer_item {
     qk_datagram d; /* d.data points just after the item */
@@ -193,23 +198,23 @@ static int share_secrets(qk_workers *w, qk_config *cfg)
     return 0;
 }
 
-int qk_workers_new(const qk_config *cfg, const qk_addr *bind, unsigned udp_flags, unsigned n,
-                   const qk_workers_app *app, qk_workers **out)
-{
-    return qk_workers_new_ex(cfg, bind, udp_flags, n, app, NULL, out);
-}
-
-int qk_workers_new_ex(const qk_config *cfg, const qk_addr *bind, unsigned udp_flags, unsigned n,
-                      const qk_workers_app *app, unsigned *failed_socket, qk_workers **out)
+int qk_workers_new_ex_sized(const qk_config *cfg, size_t cfg_bytes, const qk_addr *bind,
+                            unsigned udp_flags, unsigned n, const qk_workers_app *app,
+                            size_t app_bytes, unsigned *failed_socket, qk_workers **out)
 {
     if (failed_socket) *failed_socket = QK_WORKERS_SOCKET_NONE;
     if (!cfg || !bind || !out || n < 1 || n > QK_WORKERS_MAX) return QK_ERR_INVALID_ARG;
-    if (qk_config_check(cfg, NULL, 0)) return QK_ERR_CONFIG;
+    int check = qk_config_check_sized(cfg, cfg_bytes, NULL, 0);
+    if (check) return check == QK_ERR_UNSUPPORTED ? check : QK_ERR_CONFIG;
+    qk_workers_app a = {0};
+    if (app && qk_abi_copy_in(&a, sizeof a, app, app_bytes, WORKERS_APP_V1_BYTES))
+        return QK_ERR_INVALID_ARG;
     qk_workers *w = calloc(1, sizeof *w);
     if (!w) return QK_ERR_NOMEM;
     w->n = n;
-    if (app) w->app = *app;
-    qk_config shared = *cfg;
+    w->app = a;
+    qk_config shared;
+    qk_config_import(&shared, cfg, cfg_bytes);
     int rc = share_secrets(w, &shared);
     for (unsigned i = 0; i < n && !rc; i++) {
         w->ws[i].w = w;
@@ -302,17 +307,19 @@ unsigned qk_workers_count(const qk_workers *w)
     return w->n;
 }
 
-void qk_workers_get_stats(const qk_workers *w, unsigned i, qk_workers_stats *out)
+void qk_workers_get_stats_sized(const qk_workers *w, unsigned i, qk_workers_stats *out,
+                                size_t out_bytes)
 {
-    memset(out, 0, sizeof *out);
+    qk_workers_stats sum = {0};
     for (unsigned k = 0; k < w->n; k++) {
         if (i != UINT32_MAX && k != i) continue;
         const qk_workers_stats *s = &w->ws[k].stats;
-        out->steered_short += s->steered_short;
-        out->steered_long += s->steered_long;
-        out->steer_dropped += s->steer_dropped;
-        out->rx_datagrams += s->rx_datagrams;
+        sum.steered_short += s->steered_short;
+        sum.steered_long += s->steered_long;
+        sum.steer_dropped += s->steer_dropped;
+        sum.rx_datagrams += s->rx_datagrams;
     }
+    qk_abi_copy_out(out, out_bytes, &sum, sizeof sum);
 }
 
 static void worker_free(worker *k)

@@ -19,9 +19,10 @@ flags=(-Wall -Wextra -Wpedantic -Werror -Iinclude -c)
 
 # fn_names HEADER: the qk_* functions HEADER declares (not function-pointer
 # types or members; not macros, which the comment-stripping pass keeps as
-# #define lines and grep skips).
+# #define lines, continuation lines joined first, and grep skips).
 fn_names() {
-    gcc -fpreprocessed -dD -E -P -x c "$1" 2>/dev/null | grep -v '^ *#' |
+    sed -e ':a' -e '/\\$/{N;s/\\\n/ /;ba' -e '}' "$1" |
+        gcc -fpreprocessed -dD -E -P -x c - 2>/dev/null | grep -v '^ *#' |
         grep -oE '(^|[^*a-zA-Z0-9_])qk_[a-z0-9_]+ *\(([^*]|$)' | grep -oE 'qk_[a-z0-9_]+' | sort -u
 }
 

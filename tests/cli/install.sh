@@ -43,20 +43,24 @@ ok "Release build (library, CLI, man page) in $b"
 p="$tmp/prefix"
 cmake --install "$b" --prefix "$p" >"$tmp/install.log" 2>&1
 check "cmake --install --prefix exits 0" "[ $? -eq 0 ]" || cat "$tmp/install.log"
-libdir=$(sed -n 's|^-- Installing: \(.*\)/libquack.so.0.1.0$|\1|p' "$tmp/install.log")
-check "libquack.so.0.1.0 installed (in ${libdir#"$p"/})" "[ -f '$libdir/libquack.so.0.1.0' ]"
-check "libquack.so.0 -> libquack.so.0.1.0, libquack.so -> libquack.so.0" \
-    "[ \"\$(readlink $libdir/libquack.so.0)\" = libquack.so.0.1.0 ] && [ \"\$(readlink $libdir/libquack.so)\" = libquack.so.0 ]"
+# The project's version (CMakeLists.txt) names the files: libquack.so.MAJOR.MINOR.PATCH.
+ver=$(sed -n 's/^project(quack VERSION \([0-9.]*\) .*/\1/p' "$src/CMakeLists.txt")
+major=${ver%%.*}
+libdir=$(sed -n "s|^-- Installing: \(.*\)/libquack.so.$ver\$|\1|p" "$tmp/install.log")
+check "libquack.so.$ver installed (in ${libdir#"$p"/})" "[ -f '$libdir/libquack.so.$ver' ]"
+check "libquack.so.$major -> libquack.so.$ver, libquack.so -> libquack.so.$major" \
+    "[ \"\$(readlink $libdir/libquack.so.$major)\" = libquack.so.$ver ] && [ \"\$(readlink $libdir/libquack.so)\" = libquack.so.$major ]"
 check "libquack.a installed" "[ -f $libdir/libquack.a ]"
 check "public headers under include/quack" \
     "[ -f $p/include/quack/quack.h ] && [ -f $p/include/quack/io.h ] && [ -f $p/include/quack/common.h ]"
 check "no internal header installed" "! find $p/include -name '*.h' | grep -v '/include/quack/[a-z0-9_]*\.h$'"
 check "bin/quack and share/man/man1/quack.1 installed" "[ -x $p/bin/quack ] && [ -f $p/share/man/man1/quack.1 ]"
-check "SONAME is libquack.so.0" \
-    "readelf -d $libdir/libquack.so.0.1.0 | grep -q 'SONAME.*\[libquack.so.0\]'"
+check "SONAME is libquack.so.$major" \
+    "readelf -d $libdir/libquack.so.$ver | grep -q 'SONAME.*\[libquack.so.$major\]'"
 
 # Exports: only qk_*, exactly the functions/variables the public headers declare.
-nm -D --defined-only "$libdir/libquack.so" | awk '{print $NF}' | sort >"$tmp/exported"
+# (Names carry their version, name@@QUACK_1.0; the node itself is an absolute symbol.)
+nm -D --defined-only "$libdir/libquack.so" | awk '$2 != "A" {print $NF}' | sed 's/@.*//' | sort >"$tmp/exported"
 n=$(wc -l <"$tmp/exported")
 check "nm -D exports only qk_* symbols ($n of them)" "[ $n -gt 50 ] && ! grep -v '^qk_' $tmp/exported"
 sed -n 's/^ *\(qk_[a-z0-9_]*\);$/\1/p' "$b/libquack.map" | sort >"$tmp/declared"
@@ -70,7 +74,7 @@ check "libquack.so resolves every symbol from its NEEDED libraries (ldd -r)" \
     "grep -q 'libgnutls' $tmp/ldd && ! grep -q 'undefined symbol' $tmp/ldd"
 
 # The CLI and its man page.
-check "installed quack version prints 0.1.0" "$p/bin/quack version | grep -q '^quack 0.1.0'"
+check "installed quack version prints $ver" "$p/bin/quack version | grep -q '^quack $ver'"
 if command -v man >/dev/null; then
     MANWIDTH=80 man -l "$p/share/man/man1/quack.1" >"$tmp/man.txt" 2>/dev/null
     check "man page renders NAME, SYNOPSIS and one subsection per command" \
@@ -86,7 +90,7 @@ export PKG_CONFIG_PATH="$libdir/pkgconfig"
 flags=$(pkg-config --cflags --libs quack 2>&1)
 check "pkg-config --cflags --libs quack: $flags" \
     "echo '$flags' | grep -q -- '-I$p/include' && echo '$flags' | grep -q -- '-L$libdir -lquack'"
-check "pkg-config --modversion quack = 0.1.0" "[ \"\$(pkg-config --modversion quack)\" = 0.1.0 ]"
+check "pkg-config --modversion quack = $ver" "[ \"\$(pkg-config --modversion quack)\" = $ver ]"
 export LD_LIBRARY_PATH="$libdir"
 build_examples "$tmp/ex" "$libdir"
 # Static: libquack.a needs the modules of Requires.private plus Libs.private.

@@ -215,7 +215,7 @@ fi
 # 4. The library: install, build against quack.pc, echo through the
 # README's cc line (built from echo_client.c) and the examples' server.
 from=${QK_INSTALL_BUILD:-}
-if [ -z "$from" ] && [ -f "$build/libquack.so.0" ] && grep -q '^QK_SANITIZE:BOOL=OFF' "$build/CMakeCache.txt"; then
+if [ -z "$from" ] && [ -f "$build/libquack.so.1" ] && grep -q '^QK_SANITIZE:BOOL=OFF' "$build/CMakeCache.txt"; then
     from=$build
 fi
 if [ -z "$from" ]; then

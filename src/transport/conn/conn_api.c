@@ -5,6 +5,8 @@
  * it at its next send. */
 #include "transport/conn/conn.h"
 
+#include "base/abi.h"
+
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,7 +219,7 @@ int qk_conn_close(qk_conn *c, uint64_t app_error, const char *reason)
     return 0;
 }
 
-void qk_conn_stats_get(const qk_conn *c, qk_conn_stats *o)
+static void conn_stats(const qk_conn *c, qk_conn_stats *o)
 {
     *o = c->stats;
     o->min_rtt_ns = c->rtt.min_rtt_ns;
@@ -246,6 +248,13 @@ void qk_conn_stats_get(const qk_conn *c, qk_conn_stats *o)
         o->ack_frames_sent += c->sp[s].ack.stats.acks_sent;
         o->ack_frames_sent_immediate += c->sp[s].ack.stats.immediate_acks;
     }
+}
+
+void qk_conn_stats_get_sized(const qk_conn *c, qk_conn_stats *out, size_t out_bytes)
+{
+    qk_conn_stats s;
+    conn_stats(c, &s);
+    qk_abi_copy_out(out, out_bytes, &s, sizeof s);
 }
 
 const char *qk_conn_alpn(const qk_conn *c)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/abi.h"
 #include "transport/endpoint/sched.h"
 #include "transport/endpoint/stateless.h"
 
@@ -37,13 +38,35 @@ struct qk_endpoint {
     bool ecn_ack_bug;           /* test only: qk_endpoint_set_ecn_ack_bug */
 };
 
+/* qk_config crosses the boundary at the caller's sizeof (base/abi.h): the
+ * first release's ends with cc_max_rate_bps, and a field added later must
+ * move the assertion to it (no tail padding: a new field grows the size). */
+#define CONFIG_V1_BYTES QK_ABI_END(qk_config, cc_max_rate_bps)
+QK_ABI_LAST_FIELD(qk_config, cc_max_rate_bps);
+/* qk_connect_opts likewise (1.0 ends with session_len). */
+#define CONNECT_OPTS_V1_BYTES QK_ABI_END(qk_connect_opts, session_len)
+QK_ABI_LAST_FIELD(qk_connect_opts, session_len);
+
 /* Every field's default is the @default{} of its doc comment in
  * include/quack/quack.h (with the reasons); cmake/config_defaults.cmake turns
  * them into the assignments below and the API reference's defaults page. */
-void qk_config_default(qk_config *c)
+static void config_defaults(qk_config *c)
 {
     memset(c, 0, sizeof *c);
 #include "config_defaults.inc"
+}
+
+void qk_config_default_sized(qk_config *cfg, size_t cfg_bytes)
+{
+    qk_config full;
+    config_defaults(&full);
+    qk_abi_copy_out(cfg, cfg_bytes, &full, sizeof full);
+}
+
+int qk_config_import(qk_config *dst, const qk_config *src, size_t src_bytes)
+{
+    config_defaults(dst);
+    return qk_abi_copy_in(dst, sizeof *dst, src, src_bytes, CONFIG_V1_BYTES);
 }
 
 static bool ciphers_ok(const char *ciphers)
@@ -58,13 +81,11 @@ size_t qk_config_min_datagram_bytes(const qk_config *cfg)
     return cfg->min_datagram_bytes ? cfg->min_datagram_bytes : 1200; /* RFC 9000 §14 */
 }
 
-int qk_config_check(const qk_config *cfg, char *why, size_t why_len)
+static int check_config(const qk_config *cfg, char *why, size_t why_len)
 {
     const char *msg = NULL;
     int rc = QK_ERR_CONFIG;
-    if (!cfg)
-        msg = "no configuration";
-    else if (!cfg->rng)
+    if (!cfg->rng)
         msg = "rng is required (a function filling buffers with random bytes)";
     else if (!cfg->alpn_count)
         msg = "at least one ALPN protocol is required (alpn[0], alpn_count)";
@@ -104,13 +125,33 @@ int qk_config_check(const qk_config *cfg, char *why, size_t why_len)
     return rc;
 }
 
-void qk_endpoint_stats_get(const qk_endpoint *ep, qk_endpoint_stats *out)
+int qk_config_check_sized(const qk_config *cfg, size_t cfg_bytes, char *why, size_t why_len)
 {
-    *out = ep->sl.stats;
-    out->handshakes_now = ep->n_hs;
-    out->handshakes_unvalidated_now = ep->n_hs_unval;
-    out->send_buffered_bytes = ep->send_budget.used_bytes;
-    out->send_buffered_peak_bytes = ep->send_budget.peak_used_bytes;
+    qk_config c;
+    const char *msg = NULL;
+    int rc = cfg ? qk_config_import(&c, cfg, cfg_bytes) : QK_ERR_CONFIG;
+    if (!cfg)
+        msg = "no configuration";
+    else if (rc == QK_ERR_UNSUPPORTED)
+        msg = "the program was built with newer quack headers and sets a qk_config field this "
+              "libquack does not know: install the libquack it was built for, or leave the "
+              "field at its default";
+    else if (rc)
+        msg = "cfg_bytes is below the first release's sizeof(qk_config): call qk_config_check, "
+              "not qk_config_check_sized";
+    if (!msg) return check_config(&c, why, why_len);
+    if (why && why_len) snprintf(why, why_len, "%s", msg);
+    return rc == QK_ERR_UNSUPPORTED ? rc : QK_ERR_CONFIG;
+}
+
+void qk_endpoint_stats_get_sized(const qk_endpoint *ep, qk_endpoint_stats *out, size_t out_bytes)
+{
+    qk_endpoint_stats s = ep->sl.stats;
+    s.handshakes_now = ep->n_hs;
+    s.handshakes_unvalidated_now = ep->n_hs_unval;
+    s.send_buffered_bytes = ep->send_budget.used_bytes;
+    s.send_buffered_peak_bytes = ep->send_budget.peak_used_bytes;
+    qk_abi_copy_out(out, out_bytes, &s, sizeof s);
 }
 
 void qk_endpoint_reset_token(qk_endpoint *ep, const qk_cid *cid, uint8_t token[QK_RESET_TOKEN_LEN])
@@ -160,9 +201,12 @@ static qk_tls_creds *server_creds(const qk_config *cfg)
     return qk_tls_creds_new(&tc, NULL);
 }
 
-qk_endpoint *qk_endpoint_new(const qk_config *cfg)
+qk_endpoint *qk_endpoint_new_sized(const qk_config *caller_cfg, size_t cfg_bytes)
 {
-    if (qk_config_check(cfg, NULL, 0)) return NULL;
+    qk_config imported;
+    if (qk_config_check_sized(caller_cfg, cfg_bytes, NULL, 0)) return NULL;
+    qk_config_import(&imported, caller_cfg, cfg_bytes);
+    const qk_config *cfg = &imported;
     qk_endpoint *ep = calloc(1, sizeof *ep);
     if (!ep) return NULL;
     ep->cfg = *cfg;
@@ -397,7 +441,7 @@ static void reap(qk_endpoint *ep)
     }
 }
 
-bool qk_endpoint_poll_event(qk_endpoint *ep, qk_event *ev)
+bool qk_endpoint_poll_event_sized(qk_endpoint *ep, qk_event *ev, size_t ev_bytes)
 {
     free(ep->ev_polled_data);
     ep->ev_polled_data = NULL;
@@ -405,10 +449,11 @@ bool qk_endpoint_poll_event(qk_endpoint *ep, qk_event *ev)
         reap(ep);
         return false;
     }
-    *ev = ep->ev[ep->ev_head];
+    const qk_event *e = &ep->ev[ep->ev_head];
+    if (e->type == QK_EV_DATAGRAM) ep->ev_polled_data = (uint8_t *)e->data;
+    qk_abi_copy_out(ev, ev_bytes, e, sizeof *e);
     ep->ev_head = (ep->ev_head + 1) % ep->ev_cap;
     ep->ev_count--;
-    if (ev->type == QK_EV_DATAGRAM) ep->ev_polled_data = (uint8_t *)ev->data;
     return true;
 }
 
@@ -471,10 +516,19 @@ int qk_connect(qk_endpoint *ep, const qk_addr *local, const qk_addr *peer, const
     return qk_connect_ex(ep, local, peer, server_name, NULL, now, out);
 }
 
-int qk_connect_ex(qk_endpoint *ep, const qk_addr *local, const qk_addr *peer,
-                  const char *server_name, const qk_connect_opts *opts, qk_time now, qk_conn **out)
+int qk_connect_ex_sized(qk_endpoint *ep, const qk_addr *local, const qk_addr *peer,
+                        const char *server_name, const qk_connect_opts *caller_opts,
+                        size_t opts_bytes, qk_time now, qk_conn **out)
 {
     if (!ep || !peer || !out) return QK_ERR_INVALID_ARG;
+    qk_connect_opts imported = {0};
+    const qk_connect_opts *opts = NULL;
+    if (caller_opts) {
+        int rc = qk_abi_copy_in(&imported, sizeof imported, caller_opts, opts_bytes,
+                                CONNECT_OPTS_V1_BYTES);
+        if (rc) return rc == QK_ERR_UNSUPPORTED ? QK_ERR_CONFIG : rc;
+        opts = &imported;
+    }
     if (ep->n_conns >= ep->cfg.max_connections) return QK_ERR_LIMIT;
     int err = 0;
     /* RFC 9000 §8.1.3: a NEW_TOKEN token from this server, used once. */

@@ -31,6 +31,12 @@ void qk_endpoint_store_token(qk_endpoint *ep, const qk_addr *peer, const uint8_t
  * packet that changed it (qk_ack_policy.ecn_ack_bug). Not public API. */
 void qk_endpoint_set_ecn_ack_bug(qk_endpoint *ep, bool on);
 
+/* A caller's qk_config of src_bytes (its sizeof) as the library's: the
+ * fields an older caller lacks take their defaults. Returns 0,
+ * QK_ERR_INVALID_ARG (NULL, or below the first release's size) or
+ * QK_ERR_UNSUPPORTED (a newer caller set a field this library lacks). */
+int qk_config_import(qk_config *dst, const qk_config *src, size_t src_bytes);
+
 /* Admission limits in effect (qk_config.max_handshakes, _drop; 0 = derived). */
 size_t qk_endpoint_max_handshakes(const qk_config *cfg);
 size_t qk_endpoint_max_handshakes_drop(const qk_config *cfg);

@@ -16,7 +16,7 @@ stop_echo_server() {
 }
 
 # build_examples OUTDIR LIBDIR [EXAMPLES_DIR]: make -C EXAMPLES_DIR (default
-# the tree's examples/), then check that the binaries need libquack.so.0 and
+# the tree's examples/), then check that the binaries need libquack.so.1 and
 # resolve it in LIBDIR.
 build_examples() {
     local out=$1 libdir=$2 dir=${3:-$src/examples}
@@ -24,10 +24,10 @@ build_examples() {
     make -s -C "$dir" O="$out" CFLAGS="-O2 -g -Werror" >"$out/make.log" 2>&1
     check "examples (${dir#"$tmp"/}) build against the installed quack.pc (-Werror)" "[ $? -eq 0 ]" ||
         sed 's/^/    /' "$out/make.log"
-    check "examples link libquack.so.0" \
-        "readelf -d $out/echo_client | grep -q 'NEEDED.*\[libquack.so.0\]' && readelf -d $out/poll_client | grep -q 'NEEDED.*\[libquack.so.0\]'"
-    check "examples resolve libquack.so.0 in $libdir" \
-        "ldd $out/echo_server | grep -q 'libquack.so.0 => $libdir/libquack.so.0'"
+    check "examples link libquack.so.1" \
+        "readelf -d $out/echo_client | grep -q 'NEEDED.*\[libquack.so.1\]' && readelf -d $out/poll_client | grep -q 'NEEDED.*\[libquack.so.1\]'"
+    check "examples resolve libquack.so.1 in $libdir" \
+        "ldd $out/echo_server | grep -q 'libquack.so.1 => $libdir/libquack.so.1'"
 }
 
 # run_echo OUTDIR: server on 127.0.0.1:0, clients for 8 MiB, 0 bytes and a
