@@ -10,7 +10,7 @@ PREFIX        ?= /usr/local
 CHECK_TARGETS ?= quack quack_shared quack_cli quack_man
 # make test runs each fuzz target this long (a smoke run over the seed corpus
 # and a little more); `make fuzz FUZZ_SECONDS=600` is the long run.
-FUZZ_SECONDS  ?= 10
+FUZZ_SECONDS  ?= 5
 JOBS          ?= $(shell nproc)
 
 all: release
