@@ -206,7 +206,8 @@ static bool write_one_datagram(qk_tx_ctx *t, qk_tx_pkt *p, qk_dgram_out *d)
     f.u.datagram.len = d->len;
     f.u.datagram.has_length = true;
     if (!qk_tx_put_frame(t, p, &f)) return false;
-    qk_tx_record(p, &(qk_sent_frame){.kind = QK_SF_DATAGRAM, .length = (uint32_t)d->len});
+    qk_tx_record(p,
+                 &(qk_sent_frame){.kind = QK_SF_DATAGRAM, .id = d->id, .length = (uint32_t)d->len});
     free(d->data);
     c->dgq_head = (c->dgq_head + 1) % c->dgq_cap;
     c->dgq_count--;
