@@ -375,10 +375,6 @@ static void on_event(server *s, const qk_event *ev)
                     (unsigned long long)ev->error_code, ev->reason_err);
         return;
     }
-    /* HTTP/3 starts at the connection's next event (CONNECTED, or a 0-RTT
-     * stream): at NEW_CONN the client's transport parameters are not known,
-     * so its control streams could not be opened yet. */
-    if (ev->type == QK_EV_NEW_CONN) return;
     if (!h && ev->conn) {
         int err = 0;
         h = qk_h3_new(ev->conn, true, &serve_cb, s, &err);

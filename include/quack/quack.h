@@ -55,7 +55,8 @@ extern "C" {
  * (opaque; qk_endpoint_new, qk_endpoint_del). */
 typedef struct qk_endpoint qk_endpoint;
 /** A connection, owned by its endpoint: valid from qk_connect (client) or
- * its QK_EV_NEW_CONN event (server) until it is freed. It is freed by the
+ * its first event (server: QK_EV_NEW_CONN with qk_config.new_conn_events)
+ * until it is freed. It is freed by the
  * first qk_endpoint_poll_event call that returns false after its
  * QK_EV_CLOSED event was returned (so it may still be used while handling
  * QK_EV_CLOSED and the events polled after it), or by qk_endpoint_del. */
@@ -586,6 +587,14 @@ typedef struct qk_config {
      * the other controllers ignore it.
      * @default{0} */
     uint64_t cc_max_rate_bps;
+    /** Server: raise QK_EV_NEW_CONN as each connection's first event, so the
+     * application can refuse it (qk_conn_refuse). Off, a server connection's
+     * first event is QK_EV_CONNECTED or, with 0-RTT, a stream event, and the
+     * client's transport parameters are known at it (streams can be opened),
+     * which applications that set up their state at a connection's first
+     * event rely on.
+     * @default{false} */
+    bool new_conn_events;
 } qk_config;
 
 /** Fill cfg with the defaults: every field as its `Default:` line says
@@ -627,9 +636,11 @@ typedef enum qk_event_type {
                                   one was due (lost feedback); raised once per silence */
     QK_EV_PATH_FAILED,       /**< silent past qk_config.path_failed_ns: the connection
                                   closes (QK_EV_CLOSED follows, reason "path failed") */
-    /** Server: a client's first Initial packet decrypted and a connection
-     * exists for it; always the connection's first event, before any
-     * stream or DATAGRAM event. The application may refuse it now
+    /** Server with qk_config.new_conn_events: a client's first Initial
+     * packet decrypted and a connection exists for it; always the
+     * connection's first event, before any stream or DATAGRAM event. The
+     * client's transport parameters are not known yet (streams cannot be
+     * opened before QK_EV_CONNECTED). The application may refuse it now
      * (qk_conn_refuse: CONNECTION_REFUSED, RFC 9000 §20.1) on what it knows
      * (qk_conn_peer_addr, its own load); ALPN and SNI are not known yet. */
     QK_EV_NEW_CONN,
@@ -1136,8 +1147,9 @@ int qk_conn_close(qk_conn *c, uint64_t app_error, const char *reason);
 
 /**
  * Server: refuse a connection, typically while handling its
- * QK_EV_NEW_CONN: it closes with the transport error CONNECTION_REFUSED
- * (0x2, RFC 9000 §20.1) and reason (copied; may be NULL), so the client's
+ * QK_EV_NEW_CONN (qk_config.new_conn_events), before the handshake
+ * flight answering the client's Initial is sent: it closes with the transport error
+ * CONNECTION_REFUSED (0x2, RFC 9000 §20.1) and reason (copied; may be NULL), so the client's
  * QK_EV_CLOSED says reason_err QK_ERR_CONNECTION_REFUSED at once instead of
  * a timeout. Nothing more it sent is processed; QK_EV_CLOSED follows as
  * after qk_conn_close. Returns 0, QK_ERR_STATE (a client connection: use

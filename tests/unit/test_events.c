@@ -103,19 +103,28 @@ static bool accept_server_closed(qk_pair *p, void *ctx)
     return ((accept_log *)ctx)->closed > 0;
 }
 
-static void test_new_conn_first_event(void **state)
+/* With new_conn_events the server's first event is NEW_CONN; without, as
+ * before it existed, CONNECTED (applications set up state at it). */
+static void run_first_event(bool on)
 {
-    (void)state;
     qk_pair p;
     accept_log a = {0};
     assert_int_equal(qk_pair_init(&p, DELAY_NS), 0);
+    p.scfg.new_conn_events = on;
     assert_int_equal(qk_pair_start(&p), 0);
     assert_true(run_events(&p, on_accept_ev, accept_done, &a, p.now + 2 * QK_NS_PER_S));
-    assert_int_equal(a.server_first, QK_EV_NEW_CONN);
-    assert_int_equal(a.new_conns, 1);
-    assert_ptr_equal(a.new_conn, p.sconn);
+    assert_int_equal(a.server_first, on ? QK_EV_NEW_CONN : QK_EV_CONNECTED);
+    assert_int_equal(a.new_conns, on ? 1 : 0);
+    if (on) assert_ptr_equal(a.new_conn, p.sconn);
     assert_int_equal(qk_conn_refuse(p.cconn, NULL), QK_ERR_STATE); /* a client cannot */
     qk_pair_free(&p);
+}
+
+static void test_new_conn_first_event(void **state)
+{
+    (void)state;
+    run_first_event(true);
+    run_first_event(false);
 }
 
 static void test_refuse_at_new_conn(void **state)
@@ -124,6 +133,7 @@ static void test_refuse_at_new_conn(void **state)
     qk_pair p;
     accept_log a = {.refuse = true};
     assert_int_equal(qk_pair_init(&p, DELAY_NS), 0);
+    p.scfg.new_conn_events = true;
     assert_int_equal(qk_pair_start(&p), 0);
     /* The application's loop: receive, handle the events, then send. */
     deliver_to_server(&p);

@@ -539,7 +539,7 @@ static void process_packet(qk_conn *c, uint8_t *pkt, const qk_pkt_hdr *h, qk_dat
     opened_pkt o = {0};
     if (!open_packet(c, pkt, h, &o, now) || !accept_packet(c, h, &o, now)) return;
     note_packet_received(c, &o, now);
-    if (c->is_server && !c->new_conn_event) {
+    if (c->is_server && c->cfg->new_conn_events && !c->new_conn_event) {
         /* The first packet that decrypted: the application may refuse the
          * connection (qk_conn_refuse) before any of its frames' events. */
         c->new_conn_event = true;
