@@ -1024,7 +1024,7 @@ int qk_stream_reset(qk_conn *c, uint64_t stream_id, uint64_t app_error);
  * or everything already received). */
 int qk_stream_stop(qk_conn *c, uint64_t stream_id, uint64_t app_error);
 
-/** Urgency of a stream and of a DATAGRAM frame, 0 (highest) .. 7 (RFC 9218 §4.1). */
+/** Urgency of a stream and of a DATAGRAM frame: 0 (highest) to 7 (RFC 9218 §4.1). */
 #define QK_URGENCY_MAX 7
 /** The neutral urgency, RFC 9218 §4.1's default (streams start with it). */
 #define QK_URGENCY_DEFAULT 3
@@ -1066,7 +1066,7 @@ int qk_stream_notify_acked(qk_conn *c, uint64_t stream_id, bool on);
 int qk_stream_is_0rtt(const qk_conn *c, uint64_t stream_id);
 
 /**
- * Send an unreliable DATAGRAM frame (RFC 9221) with an urgency 0 ..
+ * Send an unreliable DATAGRAM frame (RFC 9221) with an urgency from 0 to
  * QK_URGENCY_MAX (QK_URGENCY_DEFAULT is neutral; lower goes first). The
  * payload is copied into the connection's queue (max_pending_datagrams).
  * Returns 0, QK_ERR_AGAIN (the peer's transport parameters have not arrived
