@@ -85,7 +85,8 @@ int qk_cc_kind_parse(const char *name, qk_cc_kind *out);
 /** Canonical name of a controller ("newreno", "cubic", ...), "unknown" otherwise. Never fails. */
 const char *qk_cc_kind_name(qk_cc_kind kind);
 
-/** The controller names qk_cc_kind_parse accepts, as "newreno, cubic, ..." (static). */
+/** The controller names qk_cc_kind_parse accepts, as "newreno, cubic, ..." (a static
+ * string). Never fails. */
 const char *qk_cc_kind_names(void);
 
 /** What a sender asks its peer with ACK_FREQUENCY frames (ack-frequency-12). */
@@ -609,7 +610,8 @@ void qk_config_default(qk_config *cfg);
  */
 int qk_config_check(const qk_config *cfg, char *why, size_t why_len);
 
-/** The smallest datagram cfg allows: 1200 (RFC 9000 §14), or min_datagram_bytes when set. */
+/** The smallest datagram cfg allows: 1200 (RFC 9000 §14), or min_datagram_bytes when
+ * set. Never fails. */
 size_t qk_config_min_datagram_bytes(const qk_config *cfg);
 
 /** What qk_endpoint_poll_event reports. */
