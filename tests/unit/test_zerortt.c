@@ -178,6 +178,23 @@ static void test_resume_0rtt_accepted(void **state)
     assert_true(ss.zerortt_pkts_received > 0);
     /* The server saw the stream before the handshake completed: 0-RTT. */
     assert_true(server_event(&p, QK_EV_STREAM_OPENED) < server_event(&p, QK_EV_CONNECTED));
+    /* ... and says so: replayable data (RFC 9001 §9.2). */
+    assert_true(p.sev[server_event(&p, QK_EV_STREAM_OPENED)].zero_rtt);
+    assert_true(p.sev[server_event(&p, QK_EV_STREAM_READABLE)].zero_rtt);
+    assert_int_equal(qk_stream_is_0rtt(p.sconn, sid), 1);
+    /* A stream opened after the handshake is not. */
+    uint64_t sid2;
+    assert_int_equal(qk_stream_open(p.cconn, true, &sid2), 0);
+    assert_int_equal(qk_stream_write(p.cconn, sid2, (const uint8_t *)"x", 1, true), 1);
+    p.nsev = 0;
+    qk_pair_flush(&p);
+    for (int i = 0; i < 200 && server_event(&p, QK_EV_STREAM_READABLE) == SIZE_MAX; i++)
+        qk_pair_step(&p);
+    assert_true(server_event(&p, QK_EV_STREAM_READABLE) != SIZE_MAX);
+    assert_false(p.sev[server_event(&p, QK_EV_STREAM_OPENED)].zero_rtt);
+    assert_false(p.sev[server_event(&p, QK_EV_STREAM_READABLE)].zero_rtt);
+    assert_int_equal(qk_stream_is_0rtt(p.sconn, sid2), 0);
+    assert_int_equal(qk_stream_is_0rtt(p.sconn, 1001), QK_ERR_NOT_FOUND);
 
     /* RFC 9001 §9.2, RFC 8446 §8: the same flight again, from another port,
      * must not be accepted a second time (single-use ticket). */
@@ -223,6 +240,9 @@ static void test_0rtt_rejected_falls_back(void **state)
     assert_int_equal(ss.zerortt_pkts_received, 0);
     assert_true(ss.zerortt_pkts_dropped > 0);
     assert_true(server_event(&p, QK_EV_STREAM_OPENED) > server_event(&p, QK_EV_CONNECTED));
+    /* Refused 0-RTT: everything came in 1-RTT, nothing is replayable. */
+    assert_false(p.sev[server_event(&p, QK_EV_STREAM_OPENED)].zero_rtt);
+    assert_int_equal(qk_stream_is_0rtt(p.sconn, sid), 0);
     qk_pair_free(&p);
     qk_ticket_keys_del(tk);
 }

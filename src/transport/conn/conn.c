@@ -23,6 +23,84 @@ void qk_conn_notify_writable(qk_conn *c, qk_stream *s)
     qk_conn_push_event(c, &ev);
 }
 
+void qk_conn_push_event(qk_conn *c, const qk_event *ev)
+{
+    if (!c->env.push_event) return;
+    qk_event e = *ev;
+    if (qk_event_is_stream(e.type)) {
+        const qk_stream *s = qk_streams_get(&c->streams, e.stream_id);
+        if (s && !e.stream_user) e.stream_user = s->user;
+        /* RFC 9001 §9.2: data that came in 0-RTT packets can be replayed. */
+        if (s && (e.type == QK_EV_STREAM_OPENED || e.type == QK_EV_STREAM_READABLE))
+            e.zero_rtt = s->rx_0rtt;
+    }
+    c->env.push_event(c->env.ctx, &e);
+}
+
+/* The offset STREAM_ACKED reports: the acknowledged prefix of s's data, and
+ * whether the FIN (a virtual byte at the final size, sendbuf.h) is in it. */
+static qk_acked_note acked_note_of(const qk_stream *s)
+{
+    qk_acked_note n = {.stream_id = s->id, .offset = s->send.acked_off, .user = s->user};
+    if (s->send.fin && n.offset > s->send.write_off) {
+        n.offset = s->send.write_off;
+        n.fin = true;
+    }
+    return n;
+}
+
+static void push_acked(qk_conn *c, const qk_acked_note *n)
+{
+    qk_event ev = {.type = QK_EV_STREAM_ACKED,
+                   .conn = c,
+                   .stream_id = n->stream_id,
+                   .offset = n->offset,
+                   .fin = n->fin,
+                   .stream_user = n->user};
+    qk_conn_push_event(c, &ev);
+}
+
+void qk_conn_note_acked(qk_conn *c, qk_stream *s)
+{
+    qk_acked_note n = acked_note_of(s);
+    if (s->acked_note) {
+        c->acked[s->acked_note - 1] = n; /* coalesced: one event per ACK frame */
+        return;
+    }
+    if (c->acked_n == c->acked_cap) {
+        size_t cap = c->acked_cap ? 2 * c->acked_cap : 16;
+        qk_acked_note *a = realloc(c->acked, cap * sizeof *a);
+        if (!a) {
+            push_acked(c, &n); /* no memory to coalesce: raise it now */
+            return;
+        }
+        c->acked = a;
+        c->acked_cap = cap;
+    }
+    c->acked[c->acked_n++] = n;
+    s->acked_note = (uint32_t)c->acked_n;
+}
+
+/* The STREAM_ACKED events the last ACK frame owes, in the order the streams
+ * first advanced. */
+static void flush_acked(qk_conn *c)
+{
+    for (size_t i = 0; i < c->acked_n; i++) {
+        qk_stream *s = qk_streams_get(&c->streams, c->acked[i].stream_id);
+        if (s) s->acked_note = 0;
+        push_acked(c, &c->acked[i]);
+    }
+    c->acked_n = 0;
+}
+
+void qk_conn_confirmed_event(qk_conn *c)
+{
+    if (c->confirmed_event || !c->connected_event || !c->handshake_confirmed) return;
+    c->confirmed_event = true;
+    qk_event ev = {.type = QK_EV_HANDSHAKE_CONFIRMED, .conn = c};
+    qk_conn_push_event(c, &ev);
+}
+
 static void sink_on_acked(void *ctx, qk_pn_space space, const qk_sent_packet *pkt,
                           const qk_sent_frame *frames, size_t n);
 static void sink_on_lost(void *ctx, qk_pn_space space, const qk_sent_packet *pkt,
@@ -392,6 +470,7 @@ void qk_conn_del(qk_conn *c)
     qk_flow_rx_free(&c->flow_rx);
     for (size_t i = 0; i < c->dgq_count; i++) free(c->dgq[(c->dgq_head + i) % c->dgq_cap].data);
     free(c->dgq);
+    free(c->acked);
     qk_tls_del(c->tls);
     qk_qlog_close(c);
     free(c);
@@ -477,6 +556,7 @@ static void on_handshake_complete(qk_conn *c, qk_time now)
         qk_event ev = {.type = QK_EV_CONNECTED, .conn = c};
         qk_conn_push_event(c, &ev);
     }
+    qk_conn_confirmed_event(c); /* the server's: RFC 9001 §4.1.2 */
     qk_qlog_event(c, "connectivity:connection_state_updated", "{\"new\":\"handshake_complete\"}",
                   now);
 }
@@ -629,7 +709,9 @@ void qk_conn_apply_deferred(qk_conn *c, qk_time now)
         c->handshake_confirmed = true;
         qk_recovery_set_handshake_confirmed(&c->rec, now);
         qk_conn_discard_space(c, QK_PN_SPACE_HANDSHAKE, now);
+        qk_conn_confirmed_event(c);
     }
+    if (c->acked_n) flush_acked(c);
 }
 
 /* ---- closing ---- */

@@ -41,6 +41,12 @@
 #include "transport/conn/timers.h"
 #include "transport/endpoint/slot.h"
 
+/* The public neutral urgency is the streams' and the scheduler's default. */
+_Static_assert(QK_STREAM_DEFAULT_URGENCY == QK_URGENCY_DEFAULT &&
+                   QK_SCHED_DEFAULT_URGENCY == QK_URGENCY_DEFAULT &&
+                   QK_SCHED_URGENCIES == QK_URGENCY_MAX + 1,
+               "RFC 9218 §4.1 urgencies: public and internal values differ");
+
 #define QK_CONN_CRYPTO_BUF_BYTES  (64 * 1024) /* RFC 9000 §7.5: at least 4096 */
 #define QK_CONN_MAX_ACK_RANGES_IN 256         /* ranges of a received ACK we process */
 
@@ -90,7 +96,16 @@ typedef struct qk_dgram_out {
     uint8_t *data;
     size_t len;
     uint8_t urgency; /* RFC 9218 §4.1, the queue is kept in urgency order */
+    uint64_t id;     /* qk_datagram_send_ex's id (ACKED/LOST events); 0 = untracked */
 } qk_dgram_out;
+
+/* A stream whose acknowledged prefix grew during the ACK being processed:
+ * one QK_EV_STREAM_ACKED per stream and ACK frame (qk_conn_note_acked). */
+typedef struct qk_acked_note {
+    uint64_t stream_id, offset;
+    void *user; /* the stream's pointer (the stream may be forgotten by the flush) */
+    bool fin;
+} qk_acked_note;
 
 typedef struct qk_endpoint_core qk_endpoint_core;
 
@@ -196,7 +211,7 @@ struct qk_conn {
     bool sent_handshake;           /* client: sent a Handshake packet (discard Initial) */
     uint64_t unvalidated_rx_bytes; /* bytes received before validation */
     uint64_t unvalidated_tx_bytes; /* bytes sent before validation */
-    bool connected_event;
+    bool connected_event, confirmed_event, new_conn_event; /* raised once each */
 
     qk_conn_timers timers; /* deadlines (timers.h) */
 
@@ -213,6 +228,11 @@ struct qk_conn {
     /* DATAGRAM (RFC 9221). */
     qk_dgram_out *dgq;
     size_t dgq_head, dgq_count, dgq_cap;
+    uint64_t dgram_last_id; /* the last id qk_datagram_send_ex gave */
+
+    /* STREAM_ACKED events owed after the current ACK (qk_conn_note_acked). */
+    qk_acked_note *acked;
+    size_t acked_n, acked_cap;
 
     /* CC bypass for urgent traffic (qk_config.bypass_urgency_limit). */
     qk_bypass_bucket bypass;
@@ -263,8 +283,15 @@ void qk_conn_notify_writable(qk_conn *c, qk_stream *s);
 /* RFC 9000 §3.3: a stream whose both halves are terminal is forgotten. */
 void qk_conn_forget_if_closed(qk_conn *c, qk_stream *s);
 /* Apply what the recovery sink deferred during an ACK (handshake confirmation,
- * a new PTO max_ack_delay); called after every qk_recovery_on_ack_received. */
+ * a new PTO max_ack_delay, STREAM_ACKED events); called after every
+ * qk_recovery_on_ack_received. */
 void qk_conn_apply_deferred(qk_conn *c, qk_time now);
+/* The acknowledged prefix of s (with qk_stream_notify_acked on) grew:
+ * QK_EV_STREAM_ACKED is owed, raised by qk_conn_apply_deferred. */
+void qk_conn_note_acked(qk_conn *c, qk_stream *s);
+/* The handshake is confirmed (RFC 9001 §4.1.2): QK_EV_HANDSHAKE_CONFIRMED,
+ * once, after QK_EV_CONNECTED. */
+void qk_conn_confirmed_event(qk_conn *c);
 /* Key update (RFC 9001 §6): initiate one now; force skips the "previous update
  * acknowledged" rule (tests of a misbehaving peer). Returns 0 or QK_ERR_STATE. */
 int qk_conn_key_update_now(qk_conn *c, bool force, qk_time now);
@@ -333,10 +360,15 @@ static inline bool qk_conn_cc_scalable(const qk_config *cfg)
     return cfg->cc == QK_CONFIG_CC_PRAGUE || cfg->cc == QK_CONFIG_CC_DCTCP;
 }
 
-static inline void qk_conn_push_event(qk_conn *c, const qk_event *ev)
+/* The events that name a stream (qk_event.stream_id, stream_user). */
+static inline bool qk_event_is_stream(qk_event_type t)
 {
-    if (c->env.push_event) c->env.push_event(c->env.ctx, ev);
+    return (t >= QK_EV_STREAM_OPENED && t <= QK_EV_STREAM_STOP) || t == QK_EV_STREAM_ACKED;
 }
+
+/* Queue ev for the application; stream events get the stream's user
+ * pointer and, for OPENED and READABLE, its 0-RTT flag (conn.c). */
+void qk_conn_push_event(qk_conn *c, const qk_event *ev);
 static inline int qk_conn_env_add_cid(qk_conn *c, const qk_cid *cid)
 {
     return c->env.add_cid ? c->env.add_cid(c->env.ctx, cid, c) : 0;

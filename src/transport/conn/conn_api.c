@@ -165,18 +165,67 @@ int qk_stream_set_priority(qk_conn *c, uint64_t stream_id, uint8_t urgency, bool
     return 0;
 }
 
-int qk_datagram_send(qk_conn *c, const uint8_t *data, size_t len, uint8_t urgency)
+int qk_stream_set_user(qk_conn *c, uint64_t stream_id, void *user)
 {
-    if (urgency >= QK_SCHED_URGENCIES) return QK_ERR_INVALID_ARG;
-    qk_conn_env_wake(c); /* the endpoint visits it at its next send */
+    qk_stream *s = qk_streams_get(&c->streams, stream_id);
+    if (!s) return QK_ERR_NOT_FOUND;
+    s->user = user;
+    return 0;
+}
+
+void *qk_stream_get_user(const qk_conn *c, uint64_t stream_id)
+{
+    const qk_stream *s = qk_streams_get(&c->streams, stream_id);
+    return s ? s->user : NULL;
+}
+
+int qk_stream_notify_acked(qk_conn *c, uint64_t stream_id, bool on)
+{
+    qk_stream *s = qk_streams_get(&c->streams, stream_id);
+    if (!s) return QK_ERR_NOT_FOUND;
+    if (s->send_state == QK_SEND_NONE) return QK_ERR_STATE;
+    s->notify_acked = on;
+    return 0;
+}
+
+int qk_stream_is_0rtt(const qk_conn *c, uint64_t stream_id)
+{
+    const qk_stream *s = qk_streams_get(&c->streams, stream_id);
+    if (!s) return QK_ERR_NOT_FOUND;
+    return s->rx_0rtt ? 1 : 0;
+}
+
+/* Frame overhead qk_datagram_send reserves: type and a Length varint of up
+ * to 8 bytes (RFC 9221 §4), and what a 1-RTT packet needs around it. */
+#define DGRAM_FRAME_OVERHEAD_BYTES  (1 + 8)
+#define DGRAM_PACKET_OVERHEAD_BYTES 64
+
+long qk_conn_datagram_max_payload(const qk_conn *c)
+{
     if (c->state >= QK_CONN_CLOSING) return QK_ERR_CLOSED;
-    if (!c->have_peer_tp || !(c->peer_tp.present & QK_TPB_MAX_DATAGRAM_FRAME_SIZE))
+    if (!c->have_peer_tp) return QK_ERR_AGAIN;
+    /* RFC 9221 §3: absent or 0, the peer does not take DATAGRAM frames. */
+    uint64_t frame = c->peer_tp.max_datagram_frame_size;
+    if (!(c->peer_tp.present & QK_TPB_MAX_DATAGRAM_FRAME_SIZE) || frame == 0)
         return QK_ERR_UNSUPPORTED;
+    uint64_t pkt = c->max_udp_bytes > DGRAM_PACKET_OVERHEAD_BYTES
+                       ? c->max_udp_bytes - DGRAM_PACKET_OVERHEAD_BYTES
+                       : 0;
+    if (pkt < frame) frame = pkt;
+    if (frame > LONG_MAX) frame = LONG_MAX;
+    return frame > DGRAM_FRAME_OVERHEAD_BYTES ? (long)(frame - DGRAM_FRAME_OVERHEAD_BYTES) : 0;
+}
+
+/* Queue one DATAGRAM frame; id 0 = no ACKED/LOST events for it. */
+static int datagram_queue(qk_conn *c, const uint8_t *data, size_t len, uint8_t urgency, uint64_t id)
+{
+    if (urgency > QK_URGENCY_MAX) return QK_ERR_INVALID_ARG;
+    qk_conn_env_wake(c); /* the endpoint visits it at its next send */
+    long max = qk_conn_datagram_max_payload(c);
+    if (max < 0) return (int)max;
     /* RFC 9221 §3: the frame (type + length + data) must fit the peer's limit
      * and one packet. */
-    size_t frame = 1 + 8 + len;
-    if (frame > c->peer_tp.max_datagram_frame_size || frame > c->max_udp_bytes - 64)
-        return QK_ERR_TOO_LARGE;
+    if (len > (size_t)max) return QK_ERR_TOO_LARGE;
     if (!c->dgq) {
         c->dgq_cap = c->cfg->max_pending_datagrams ? c->cfg->max_pending_datagrams : 64;
         c->dgq = calloc(c->dgq_cap, sizeof *c->dgq);
@@ -194,8 +243,21 @@ int qk_datagram_send(qk_conn *c, const uint8_t *data, size_t len, uint8_t urgenc
         c->dgq[(c->dgq_head + i) % c->dgq_cap] = *prev;
         i--;
     }
-    c->dgq[(c->dgq_head + i) % c->dgq_cap] = (qk_dgram_out){copy, len, urgency};
+    c->dgq[(c->dgq_head + i) % c->dgq_cap] = (qk_dgram_out){copy, len, urgency, id};
     return 0;
+}
+
+int qk_datagram_send(qk_conn *c, const uint8_t *data, size_t len, uint8_t urgency)
+{
+    return datagram_queue(c, data, len, urgency, 0);
+}
+
+int qk_datagram_send_ex(qk_conn *c, const uint8_t *data, size_t len, uint8_t urgency, uint64_t *id)
+{
+    if (!id) return QK_ERR_INVALID_ARG;
+    int rc = datagram_queue(c, data, len, urgency, c->dgram_last_id + 1);
+    if (rc == 0) *id = ++c->dgram_last_id;
+    return rc;
 }
 
 int qk_conn_key_update(qk_conn *c, qk_time now)
@@ -213,6 +275,26 @@ int qk_conn_close(qk_conn *c, uint64_t app_error, const char *reason)
     c->close.code = app_error;
     c->close.err = 0;
     snprintf(c->close.reason, sizeof c->close.reason, "%s", reason ? reason : "");
+    c->state = QK_CONN_CLOSING;
+    c->close.send = true;
+    c->timers.close_deadline = QK_TIME_INFINITE; /* set when the close packet goes out */
+    return 0;
+}
+
+int qk_conn_refuse(qk_conn *c, const char *reason)
+{
+    qk_conn_env_wake(c); /* the CONNECTION_CLOSE goes out at the next send */
+    if (!c->is_server) return QK_ERR_STATE;
+    if (c->state >= QK_CONN_CLOSING) return QK_ERR_CLOSED;
+    /* RFC 9000 §20.1: CONNECTION_REFUSED, a transport error (frame 0x1c),
+     * which Initial and Handshake packets may carry (§10.2.3). */
+    c->close.app = false;
+    c->close.err = QK_ERR_CONNECTION_REFUSED;
+    c->close.code = qk_err_transport_code(QK_ERR_CONNECTION_REFUSED);
+    c->close.frame_type = 0;
+    c->close.remote = false;
+    snprintf(c->close.reason, sizeof c->close.reason, "%s",
+             reason ? reason : "connection refused by the server");
     c->state = QK_CONN_CLOSING;
     c->close.send = true;
     c->timers.close_deadline = QK_TIME_INFINITE; /* set when the close packet goes out */

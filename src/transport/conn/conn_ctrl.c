@@ -461,7 +461,9 @@ static void stream_acked(qk_conn *c, qk_pn_space space, const qk_sent_frame *f)
 {
     qk_stream *s = qk_streams_get(&c->streams, f->id);
     if (!s) return;
+    uint64_t acked_before = s->send.acked_off;
     qk_stream_on_acked(s, f->offset, f->length, f->fin);
+    if (s->notify_acked && s->send.acked_off > acked_before) qk_conn_note_acked(c, s);
     qk_conn_send_account(c, s);
     qk_conn_notify_writable(c, s);
     qk_conn_forget_if_closed(c, s);
@@ -491,10 +493,31 @@ static void ack_acked(qk_conn *c, qk_pn_space space, const qk_sent_frame *f)
     qk_ack_on_ack_frame_acked(&c->sp[space].ack, f->extra); /* RFC 9000 §13.2.4 */
 }
 
+/* A DATAGRAM frame of qk_datagram_send_ex (id != 0) was acknowledged or
+ * lost: the application hears which. RFC 9221 §5.2: never retransmitted. */
+static void datagram_event(qk_conn *c, const qk_sent_frame *f, qk_event_type type)
+{
+    if (!f->id) return;
+    qk_conn_push_event(c, &(qk_event){.type = type, .conn = c, .datagram_id = f->id});
+}
+
+static void datagram_acked(qk_conn *c, qk_pn_space space, const qk_sent_frame *f)
+{
+    (void)space;
+    datagram_event(c, f, QK_EV_DATAGRAM_ACKED);
+}
+
+static void datagram_lost(qk_conn *c, qk_pn_space space, const qk_sent_frame *f)
+{
+    (void)space;
+    datagram_event(c, f, QK_EV_DATAGRAM_LOST);
+}
+
 /* Kinds whose row has no on_lost (PATH_CHALLENGE, PATH_RESPONSE, PING) and
- * kinds without a row (DATAGRAM, IMMEDIATE_ACK, CONNECTION_CLOSE) are never
- * retransmitted: RFC 9000 §13.3 (a new PATH_CHALLENGE is path.c's retry),
- * RFC 9221 §5.2, ack-frequency-12 §5. */
+ * kinds without a row (IMMEDIATE_ACK, CONNECTION_CLOSE) are never
+ * retransmitted, nor is DATAGRAM (its loss is only reported): RFC 9000
+ * §13.3 (a new PATH_CHALLENGE is path.c's retry), RFC 9221 §5.2,
+ * ack-frequency-12 §5. */
 static const ctrl_row rows[QK_SF_OTHER + 1] = {
     [QK_SF_STREAM] = {.on_acked = stream_acked, .on_lost = stream_lost},
     [QK_SF_CRYPTO] = {.on_acked = crypto_acked, .on_lost = crypto_lost},
@@ -525,6 +548,7 @@ static const ctrl_row rows[QK_SF_OTHER + 1] = {
     [QK_SF_PATH_RESPONSE] = {.owed = presp_owed, .write = presp_write},
     [QK_SF_HANDSHAKE_DONE] = {.owed = hsdone_owed, .write = hsdone_write, .on_lost = hsdone_lost},
     [QK_SF_PING] = {.owed = ping_owed, .write = ping_write},
+    [QK_SF_DATAGRAM] = {.on_acked = datagram_acked, .on_lost = datagram_lost},
     [QK_SF_ACK_FREQUENCY] = {.write = ackfreq_write,
                              .on_acked = ackfreq_acked,
                              .on_lost = ackfreq_lost},

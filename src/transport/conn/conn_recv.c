@@ -98,19 +98,23 @@ static int on_crypto(qk_conn *c, const rx_ctx *rx, const qk_frame_crypto *f)
 
 /* The stream a frame is about, opening peer streams it implies (RFC 9000
  * §3.2, §19.8): *s NULL for a stream already closed (the frame is ignored).
+ * zero_rtt: the frame brings data or a reset in a 0-RTT packet (replayable,
+ * RFC 9001 §9.2), which the stream's events then say.
  * Returns 0 or the frame's error (STREAM_STATE / STREAM_LIMIT). */
-static int frame_stream(qk_conn *c, uint64_t id, qk_stream_frame_dir dir, qk_stream **s)
+static int frame_stream(qk_conn *c, uint64_t id, qk_stream_frame_dir dir, bool zero_rtt,
+                        qk_stream **s)
 {
     int rc = qk_streams_get_for_frame(&c->streams, id, dir, s);
     if (rc) return rc;
+    if (*s && zero_rtt) (*s)->rx_0rtt = true;
     report_new_streams(c);
     return 0;
 }
 
-static int on_stream(qk_conn *c, const qk_frame_stream *f)
+static int on_stream(qk_conn *c, const rx_ctx *rx, const qk_frame_stream *f)
 {
     qk_stream *s;
-    int rc = frame_stream(c, f->stream_id, QK_FRAME_TO_RECV, &s);
+    int rc = frame_stream(c, f->stream_id, QK_FRAME_TO_RECV, rx->pkt_type == QK_PKT_0RTT, &s);
     if (rc || !s) return rc; /* a closed stream: ignore */
     /* RFC 9000 §4.1: connection-level credit counts the highest offset per stream. */
     uint64_t end = f->offset + f->len, before = s->recv.max_off;
@@ -133,10 +137,11 @@ static int on_stream(qk_conn *c, const qk_frame_stream *f)
     return 0;
 }
 
-static int on_reset_stream(qk_conn *c, uint64_t id, uint64_t code, uint64_t final_size)
+static int on_reset_stream(qk_conn *c, const rx_ctx *rx, uint64_t id, uint64_t code,
+                           uint64_t final_size)
 {
     qk_stream *s;
-    int rc = frame_stream(c, id, QK_FRAME_TO_RECV, &s);
+    int rc = frame_stream(c, id, QK_FRAME_TO_RECV, rx->pkt_type == QK_PKT_0RTT, &s);
     if (rc || !s) return rc;
     uint64_t before = s->recv.max_off;
     if ((rc = qk_stream_on_reset_stream(s, code, final_size))) return rc;
@@ -148,7 +153,7 @@ static int on_reset_stream(qk_conn *c, uint64_t id, uint64_t code, uint64_t fina
 static int on_stop_sending(qk_conn *c, uint64_t id, uint64_t code)
 {
     qk_stream *s;
-    int rc = frame_stream(c, id, QK_FRAME_TO_SEND, &s);
+    int rc = frame_stream(c, id, QK_FRAME_TO_SEND, false, &s);
     if (rc || !s) return rc;
     if ((rc = qk_stream_on_stop_sending(s, code))) return rc;
     qk_sched_remove(&c->sched, &s->sched);
@@ -160,7 +165,7 @@ static int on_stop_sending(qk_conn *c, uint64_t id, uint64_t code)
 static int on_max_stream_data(qk_conn *c, uint64_t id, uint64_t max)
 {
     qk_stream *s;
-    int rc = frame_stream(c, id, QK_FRAME_TO_SEND, &s);
+    int rc = frame_stream(c, id, QK_FRAME_TO_SEND, false, &s);
     if (rc || !s) return rc;
     if ((rc = qk_stream_on_max_stream_data(s, max))) return rc;
     qk_conn_schedule_stream(c, s);
@@ -218,6 +223,7 @@ static int on_handshake_done(qk_conn *c, const rx_ctx *rx)
         c->handshake_confirmed = true;
         qk_recovery_set_handshake_confirmed(&c->rec, rx->now);
         qk_conn_discard_space(c, QK_PN_SPACE_HANDSHAKE, rx->now); /* RFC 9001 §4.9.2 */
+        qk_conn_confirmed_event(c);
     }
     return 0;
 }
@@ -245,7 +251,7 @@ static int on_ack_frequency(qk_conn *c, const qk_frame_ack_frequency *f)
 static int dispatch(qk_conn *c, const rx_ctx *rx, const qk_frame *f)
 {
     uint64_t t = f->type;
-    if (qk_frame_is_stream(t)) return on_stream(c, &f->u.stream);
+    if (qk_frame_is_stream(t)) return on_stream(c, rx, &f->u.stream);
     switch (t) {
     case QK_FT_PADDING:
     case QK_FT_PING: return 0;
@@ -253,7 +259,7 @@ static int dispatch(qk_conn *c, const rx_ctx *rx, const qk_frame *f)
     case QK_FT_ACK_ECN: return on_ack(c, rx, &f->u.ack);
     case QK_FT_CRYPTO: return on_crypto(c, rx, &f->u.crypto);
     case QK_FT_RESET_STREAM:
-        return on_reset_stream(c, f->u.reset_stream.stream_id, f->u.reset_stream.app_error,
+        return on_reset_stream(c, rx, f->u.reset_stream.stream_id, f->u.reset_stream.app_error,
                                f->u.reset_stream.final_size);
     case QK_FT_STOP_SENDING:
         return on_stop_sending(c, f->u.stop_sending.stream_id, f->u.stop_sending.app_error);
@@ -281,7 +287,7 @@ static int dispatch(qk_conn *c, const rx_ctx *rx, const qk_frame *f)
     case QK_FT_DATA_BLOCKED: return 0;
     case QK_FT_STREAM_DATA_BLOCKED: {
         qk_stream *s;
-        int rc = frame_stream(c, f->u.stream_max.stream_id, QK_FRAME_TO_RECV, &s);
+        int rc = frame_stream(c, f->u.stream_max.stream_id, QK_FRAME_TO_RECV, false, &s);
         return rc || !s ? rc : qk_stream_on_stream_data_blocked(s, f->u.stream_max.max);
     }
     case QK_FT_STREAMS_BLOCKED_BIDI:
@@ -533,6 +539,12 @@ static void process_packet(qk_conn *c, uint8_t *pkt, const qk_pkt_hdr *h, qk_dat
     opened_pkt o = {0};
     if (!open_packet(c, pkt, h, &o, now) || !accept_packet(c, h, &o, now)) return;
     note_packet_received(c, &o, now);
+    if (c->is_server && c->cfg->new_conn_events && !c->new_conn_event) {
+        /* The first packet that decrypted: the application may refuse the
+         * connection (qk_conn_refuse) before any of its frames' events. */
+        c->new_conn_event = true;
+        qk_conn_push_event(c, &(qk_event){.type = QK_EV_NEW_CONN, .conn = c});
+    }
     rx_ctx rx = {.space = o.space,
                  .pkt_type = h->type,
                  .pn = o.pn,

@@ -206,7 +206,8 @@ static bool write_one_datagram(qk_tx_ctx *t, qk_tx_pkt *p, qk_dgram_out *d)
     f.u.datagram.len = d->len;
     f.u.datagram.has_length = true;
     if (!qk_tx_put_frame(t, p, &f)) return false;
-    qk_tx_record(p, &(qk_sent_frame){.kind = QK_SF_DATAGRAM, .length = (uint32_t)d->len});
+    qk_tx_record(p,
+                 &(qk_sent_frame){.kind = QK_SF_DATAGRAM, .id = d->id, .length = (uint32_t)d->len});
     free(d->data);
     c->dgq_head = (c->dgq_head + 1) % c->dgq_cap;
     c->dgq_count--;
@@ -633,35 +634,62 @@ static void nothing_ready(qk_conn *c)
     qk_pacer_on_idle(&c->pacer);
 }
 
-static size_t build_close(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
+/* One CONNECTION_CLOSE packet in space s; false when it does not fit. */
+static bool close_packet(qk_tx_ctx *t, qk_pn_space s)
 {
-    qk_tx_ctx t;
-    tx_ctx_init(&t, c, buf, cap, now);
-    t.cc_ok = true;
-    /* RFC 9000 §10.2.3: send in the highest space we have keys for. A
-     * 0x1d close before the handshake is confirmed becomes 0x1c (§10.2.3). */
-    qk_pn_space s = QK_PN_SPACE_COUNT;
-    for (int i = QK_PN_SPACE_COUNT - 1; i >= 0; i--)
-        if (c->sp[i].has_tx && !c->sp[i].discarded) {
-            s = (qk_pn_space)i;
-            break;
-        }
-    if (s == QK_PN_SPACE_COUNT || !open_packet(&t, s)) return 0;
-    qk_tx_pkt *p = &t.pkts[0];
+    qk_conn *c = t->c;
+    if (!open_packet(t, s)) return false;
+    qk_tx_pkt *p = &t->pkts[t->n];
+    /* RFC 9000 §10.2.3: a 0x1d close in an Initial or Handshake packet
+     * becomes 0x1c with APPLICATION_ERROR (0xc). */
     qk_frame f = {.type = c->close.app && s == QK_PN_SPACE_APP ? QK_FT_CONNECTION_CLOSE_APP
                                                                : QK_FT_CONNECTION_CLOSE};
     f.u.close.error_code = c->close.app && s != QK_PN_SPACE_APP ? 0x0c : c->close.code;
     f.u.close.frame_type = c->close.frame_type;
     f.u.close.reason = (const uint8_t *)c->close.reason;
     f.u.close.reason_len = strlen(c->close.reason);
-    if (!qk_tx_put_frame(&t, p, &f)) return 0;
-    t.n = 1;
-    finish_packet(&t, p, c->is_server || s != QK_PN_SPACE_INITIAL ? 0 : MIN_INITIAL_DGRAM);
-    c->sp[s].next_pn++;
+    if (!qk_tx_put_frame(t, p, &f)) return false;
+    t->len = p->end + QK_AEAD_TAG_BYTES;
+    t->n++;
+    return true;
+}
+
+static size_t build_close(qk_conn *c, uint8_t *buf, size_t cap, qk_time now)
+{
+    qk_tx_ctx t;
+    tx_ctx_init(&t, c, buf, cap, now);
+    t.cc_ok = true;
+    /* RFC 9000 §10.2.3: before the handshake is confirmed the peer may lack
+     * the keys of our highest space (a server's 1-RTT keys come before the
+     * client's, a client's Handshake keys stay after the server dropped
+     * its own): the close goes in every space we have keys for, coalesced;
+     * after confirmation only 1-RTT is left. */
+    int top = -1;
+    for (int i = 0; i < QK_PN_SPACE_COUNT; i++)
+        if (c->sp[i].has_tx && !c->sp[i].discarded) top = i;
+    bool initial = false;
+    /* Ascending spaces: a 1-RTT packet has no length and ends the datagram
+     * (RFC 9000 §12.2). */
+    for (int i = c->handshake_confirmed ? top : 0; top >= 0 && i <= top; i++) {
+        if (!c->sp[i].has_tx || c->sp[i].discarded) continue;
+        if (!close_packet(&t, (qk_pn_space)i)) break;
+        initial |= i == QK_PN_SPACE_INITIAL;
+    }
+    if (!t.n) return 0;
+    /* A client's Initial datagram is padded (RFC 9000 §14.1) through its
+     * last packet. */
+    size_t end = 0;
+    for (size_t i = 0; i < t.n; i++) {
+        qk_tx_pkt *p = &t.pkts[i];
+        size_t pad = !c->is_server && initial && i + 1 == t.n ? MIN_INITIAL_DGRAM : 0;
+        finish_packet(&t, p, pad);
+        c->sp[p->space].next_pn++;
+        end = p->end;
+    }
     c->close.send = false;
     if (c->timers.close_deadline == QK_TIME_INFINITE)
         c->timers.close_deadline = now + 3 * qk_conn_pto_ns(c);
-    return p->end;
+    return end;
 }
 
 /* RFC 9000 §14.4: a DPLPMTUD probe is one 1-RTT packet of PING and PADDING

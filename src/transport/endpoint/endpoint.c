@@ -201,14 +201,31 @@ static qk_tls_creds *server_creds(const qk_config *cfg)
     return qk_tls_creds_new(&tc, NULL);
 }
 
-qk_endpoint *qk_endpoint_new_sized(const qk_config *caller_cfg, size_t cfg_bytes)
+/* qk_endpoint_new_ex's failure: *err and why say what and how to fix it. */
+static qk_endpoint *new_failed(qk_endpoint *ep, int rc, const char *msg, int *err, char *why,
+                               size_t why_len)
 {
+    free(ep);
+    if (err) *err = rc;
+    if (why && why_len && msg) snprintf(why, why_len, "%s", msg);
+    return NULL;
+}
+
+qk_endpoint *qk_endpoint_new_sized(const qk_config *cfg, size_t cfg_bytes)
+{
+    return qk_endpoint_new_ex_sized(cfg, cfg_bytes, NULL, NULL, 0);
+}
+
+qk_endpoint *qk_endpoint_new_ex_sized(const qk_config *caller_cfg, size_t cfg_bytes, int *err,
+                                      char *why, size_t why_len)
+{
+    int rc = qk_config_check_sized(caller_cfg, cfg_bytes, why, why_len); /* writes why */
+    if (rc) return new_failed(NULL, rc, NULL, err, NULL, 0);
     qk_config imported;
-    if (qk_config_check_sized(caller_cfg, cfg_bytes, NULL, 0)) return NULL;
     qk_config_import(&imported, caller_cfg, cfg_bytes);
     const qk_config *cfg = &imported;
     qk_endpoint *ep = calloc(1, sizeof *ep);
-    if (!ep) return NULL;
+    if (!ep) return new_failed(NULL, QK_ERR_NOMEM, "out of memory", err, why, why_len);
     ep->cfg = *cfg;
     qk_flow_budget_init(&ep->budget, cfg->recv_budget_bytes ? cfg->recv_budget_bytes : UINT64_MAX);
     qk_flow_budget_init(&ep->send_budget,
@@ -218,27 +235,32 @@ qk_endpoint *qk_endpoint_new_sized(const qk_config *caller_cfg, size_t cfg_bytes
     uint8_t key[QK_SL_STATIC_KEY_LEN], zero[QK_SL_STATIC_KEY_LEN] = {0};
     memcpy(key, cfg->static_key, sizeof key);
     if (!memcmp(key, zero, sizeof key)) cfg->rng(cfg->rng_ctx, key, sizeof key);
-    int rc = qk_stateless_init(&ep->sl, key, cfg->max_resets_per_s, cfg->rng, cfg->rng_ctx);
+    rc = qk_stateless_init(&ep->sl, key, cfg->max_resets_per_s, cfg->rng, cfg->rng_ctx);
     memset(key, 0, sizeof key);
     uint64_t seed;
     cfg->rng(cfg->rng_ctx, (uint8_t *)&seed, sizeof seed);
     qk_ep_sched_init(&ep->sched, seed);
-    if (rc) {
-        free(ep);
-        return NULL;
-    }
+    if (rc)
+        return new_failed(ep, rc, "out of memory for the stateless-reset and token state", err, why,
+                          why_len);
     /* RFC 8446 §4.6.1: tickets sealed with this endpoint's keys unless the
      * application shares keys between endpoints. */
     if (cfg->server && cfg->session_tickets && !cfg->ticket_keys) {
-        ep->own_tk = qk_ticket_keys_new(cfg->ticket_lifetime_ns, 0, NULL);
+        int tk_err = QK_ERR_TLS;
+        ep->own_tk = qk_ticket_keys_new(cfg->ticket_lifetime_ns, 0, &tk_err);
         if (!ep->own_tk) {
             qk_stateless_free(&ep->sl);
-            free(ep);
-            return NULL;
+            qk_ep_sched_free(&ep->sched);
+            return new_failed(ep, tk_err,
+                              "session_tickets: the ticket keys could not be made (TLS library or "
+                              "memory); pass qk_config.ticket_keys or turn session_tickets off",
+                              err, why, why_len);
         }
         ep->cfg.ticket_keys = ep->own_tk;
     }
     ep->tls_creds = server_creds(&ep->cfg);
+    if (err) *err = 0;
+    if (why && why_len) snprintf(why, why_len, "ok");
     return ep;
 }
 
@@ -449,11 +471,17 @@ bool qk_endpoint_poll_event_sized(qk_endpoint *ep, qk_event *ev, size_t ev_bytes
         reap(ep);
         return false;
     }
-    const qk_event *e = &ep->ev[ep->ev_head];
-    if (e->type == QK_EV_DATAGRAM) ep->ev_polled_data = (uint8_t *)e->data;
-    qk_abi_copy_out(ev, ev_bytes, e, sizeof *e);
+    qk_event e = ep->ev[ep->ev_head];
     ep->ev_head = (ep->ev_head + 1) % ep->ev_cap;
     ep->ev_count--;
+    if (qk_event_is_stream(e.type)) {
+        /* The stream's pointer now (qk_stream_set_user may have come after
+         * the event was queued); a forgotten stream keeps the queued one. */
+        const qk_stream *s = qk_streams_get(&e.conn->streams, e.stream_id);
+        if (s) e.stream_user = s->user;
+    }
+    if (e.type == QK_EV_DATAGRAM) ep->ev_polled_data = (uint8_t *)e.data;
+    qk_abi_copy_out(ev, ev_bytes, &e, sizeof e);
     return true;
 }
 

@@ -118,6 +118,14 @@ typedef struct qk_stream {
      * short (send buffer full), so WRITABLE is owed when room frees up. */
     bool readable_event_pending;
     bool write_blocked;
+    /* qk_stream_notify_acked: raise STREAM_ACKED as the acknowledged
+     * prefix grows; the note of the ACK being processed is
+     * qk_conn.acked[acked_note - 1] (0 = none). */
+    bool notify_acked;
+    uint32_t acked_note;
+    /* Data, a FIN or a reset of the peer arrived in 0-RTT packets (replayable,
+     * RFC 9001 §9.2). */
+    bool rx_0rtt;
     /** Send-side memory charged to the connection and endpoint (conn_flow.c):
      * written and unacknowledged, written and never sent. */
     uint64_t send_held_charged, send_unsent_charged;

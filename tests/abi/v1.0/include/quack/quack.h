@@ -6,7 +6,40 @@
  * qk_endpoint_recv(), pulls datagrams to send with qk_endpoint_send(), arms a
  * timer at qk_endpoint_next_timeout() and calls qk_endpoint_on_timeout() when
  * it fires, and drains events with qk_endpoint_poll_event(). Nothing calls
- * back into the application from inside the stack. */
+ * back into the application from inside the stack (except the one-way sinks
+ * of qk_config: rng, keylog, the qlog writers, trace).
+ *
+ * Contracts every function below follows unless its comment says otherwise:
+ *
+ * - **Return codes.** A function returning int or long returns 0 (or a
+ *   non-negative count) on success and a negative QK_ERR_* (quack/common.h)
+ *   on failure; each comment lists the codes it can return. A function that
+ *   returns a connection or stream object returns 0 and writes it to an
+ *   out-parameter; void and bool functions cannot fail. Every function taking
+ *   a qk_conn or qk_endpoint requires a valid one (NULL is undefined
+ *   behaviour unless QK_ERR_INVALID_ARG is listed).
+ * - **Threads.** An endpoint and everything reached through it (its
+ *   connections and their streams) is used by one thread at a time: calls on
+ *   one endpoint are not thread-safe and take no locks. Different endpoints
+ *   may be used from different threads at once. Thread-safe, callable from
+ *   any thread: qk_ticket_keys (shared between endpoints), and the pure
+ *   functions that touch no endpoint (qk_cc_kind_parse and _name(s),
+ *   qk_ackfreq_mode_parse and _name, qk_config_default, qk_config_check,
+ *   qk_config_min_datagram_bytes, qk_cid_server_id).
+ * - **Time.** Every `now` is nanoseconds on the caller's monotonic clock
+ *   (e.g. CLOCK_MONOTONIC, never wall-clock time, which jumps). All calls
+ *   into one endpoint take times from the same clock, and they never go
+ *   backwards; the origin does not matter. Deadlines the library returns
+ *   (qk_endpoint_next_timeout) are on that clock. Functions without a `now`
+ *   act at the time of the last call that had one (a write is sent at the
+ *   next qk_endpoint_send).
+ * - **Pointers.** Pointer arguments are borrowed for the call unless the
+ *   comment says they are kept: qk_endpoint_new keeps what the qk_config
+ *   points to (strings, callbacks, contexts, ticket_keys) for the endpoint's
+ *   life; qk_stream_write_ref keeps the data until QK_EV_STREAM_ACKED or
+ *   QK_EV_CLOSED releases it. A qk_conn is owned by its endpoint (lifetime:
+ *   @ref qk_conn). Event payloads (qk_event.data) belong to the endpoint and
+ *   stay valid until the next qk_endpoint_poll_event call. */
 #ifndef QUACK_QUACK_H
 #define QUACK_QUACK_H
 
@@ -21,9 +54,12 @@ extern "C" {
 /** An endpoint: one UDP address's worth of connections, client and/or server
  * (opaque; qk_endpoint_new, qk_endpoint_del). */
 typedef struct qk_endpoint qk_endpoint;
-/** A connection, owned by its endpoint: valid from qk_connect (or
- * QK_EV_CONNECTED on a server) until the QK_EV_CLOSED event for it has
- * been polled. */
+/** A connection, owned by its endpoint: valid from qk_connect (client) or
+ * its first event (server: QK_EV_NEW_CONN with qk_config.new_conn_events)
+ * until it is freed. It is freed by the
+ * first qk_endpoint_poll_event call that returns false after its
+ * QK_EV_CLOSED event was returned (so it may still be used while handling
+ * QK_EV_CLOSED and the events polled after it), or by qk_endpoint_del. */
 typedef struct qk_conn qk_conn;
 
 /** Congestion controllers. */
@@ -49,7 +85,8 @@ int qk_cc_kind_parse(const char *name, qk_cc_kind *out);
 /** Canonical name of a controller ("newreno", "cubic", ...), "unknown" otherwise. Never fails. */
 const char *qk_cc_kind_name(qk_cc_kind kind);
 
-/** The controller names qk_cc_kind_parse accepts, as "newreno, cubic, ..." (static). */
+/** The controller names qk_cc_kind_parse accepts, as "newreno, cubic, ..." (a static
+ * string). Never fails. */
 const char *qk_cc_kind_names(void);
 
 /** What a sender asks its peer with ACK_FREQUENCY frames (ack-frequency-12). */
@@ -173,6 +210,14 @@ typedef struct qk_config {
     /** Accept incoming connections (a server endpoint; a client otherwise).
      * @default{false} */
     bool server;
+    /** Server: raise QK_EV_NEW_CONN as each connection's first event, so the
+     * application can refuse it (qk_conn_refuse). Off, a server connection's
+     * first event is QK_EV_CONNECTED or, with 0-RTT, a stream event, and the
+     * client's transport parameters are known at it (streams can be opened),
+     * which applications that set up their state at a connection's first
+     * event rely on.
+     * @default{false} */
+    bool new_conn_events;
     /** Application protocols (ALPN, RFC 7301) in preference order; at least
      * one is required (qk_config_check).
      * @default{NULL} */
@@ -581,14 +626,18 @@ int qk_config_check_sized(const qk_config *cfg, size_t cfg_bytes, char *why, siz
 #define qk_config_check(cfg, why, why_len)                                                         \
     qk_config_check_sized((cfg), sizeof(qk_config), (why), (why_len))
 
-/** The smallest datagram cfg allows: 1200 (RFC 9000 §14), or min_datagram_bytes when set. */
+/** The smallest datagram cfg allows: 1200 (RFC 9000 §14), or min_datagram_bytes when
+ * set. Never fails. */
 size_t qk_config_min_datagram_bytes(const qk_config *cfg);
 
 /** What qk_endpoint_poll_event reports. */
 typedef enum qk_event_type {
     QK_EV_NONE = 0,          /**< no event (never returned by qk_endpoint_poll_event) */
-    QK_EV_CONNECTED,         /**< handshake complete (client: confirmed keys; server: accepted) */
-    QK_EV_CLOSED,            /**< connection fully closed; conn is freed after this event */
+    QK_EV_CONNECTED,         /**< handshake complete (RFC 9001 §4.1.1): 1-RTT keys for both
+                                  directions, the peer's transport parameters and ALPN known;
+                                  not yet confirmed (see QK_EV_HANDSHAKE_CONFIRMED) */
+    QK_EV_CLOSED,            /**< connection fully closed; conn is freed by the next
+                                  qk_endpoint_poll_event that returns false (@ref qk_conn) */
     QK_EV_STREAM_OPENED,     /**< peer opened stream_id */
     QK_EV_STREAM_READABLE,   /**< stream_id has data or FIN to read; raised once until the
                                   application calls qk_stream_read (read until QK_ERR_AGAIN) */
@@ -605,6 +654,36 @@ typedef enum qk_event_type {
                                   one was due (lost feedback); raised once per silence */
     QK_EV_PATH_FAILED,       /**< silent past qk_config.path_failed_ns: the connection
                                   closes (QK_EV_CLOSED follows, reason "path failed") */
+    /** Server with qk_config.new_conn_events: a client's first Initial
+     * packet decrypted and a connection exists for it; always the
+     * connection's first event, before any stream or DATAGRAM event. The
+     * client's transport parameters are not known yet (streams cannot be
+     * opened before QK_EV_CONNECTED). The application may refuse it now
+     * (qk_conn_refuse: CONNECTION_REFUSED, RFC 9000 §20.1) on what it knows
+     * (qk_conn_peer_addr, its own load); ALPN and SNI are not known yet. */
+    QK_EV_NEW_CONN,
+    /** The handshake is confirmed (RFC 9001 §4.1.2): the server at completion
+     * (right after QK_EV_CONNECTED), the client when HANDSHAKE_DONE arrives
+     * or a 1-RTT packet is acknowledged. From then on the peer cannot be
+     * rolled back to the handshake: migration and key updates are allowed. */
+    QK_EV_HANDSHAKE_CONFIRMED,
+    /** The peer acknowledged stream_id's bytes [0, offset) without a gap
+     * (RFC 9000 §3.1 "Data Recvd" once fin is true: every byte and the FIN).
+     * Raised only for streams that asked (qk_stream_notify_acked), when
+     * that offset advances, once per received ACK frame (coalesced). Bytes
+     * below offset are never read again: memory given to
+     * qk_stream_write_ref for them may be freed or reused. */
+    QK_EV_STREAM_ACKED,
+    /** A DATAGRAM frame sent with qk_datagram_send_ex was acknowledged;
+     * datagram_id is the id that call returned. Each tracked datagram
+     * that was sent gets exactly one QK_EV_DATAGRAM_ACKED or
+     * QK_EV_DATAGRAM_LOST, unless the connection closes first. */
+    QK_EV_DATAGRAM_ACKED,
+    /** A DATAGRAM frame sent with qk_datagram_send_ex was declared lost
+     * (RFC 9002 §6.1); it is not retransmitted (RFC 9221 §5.2): send it
+     * again when it still matters. datagram_id as for
+     * QK_EV_DATAGRAM_ACKED. */
+    QK_EV_DATAGRAM_LOST,
 } qk_event_type;
 
 /** One event (qk_endpoint_poll_event). Fields a type does not use are 0.
@@ -622,6 +701,17 @@ typedef struct qk_event {
     char reason[256];    /**< CLOSED: reason phrase (what to fix, for handshake failures) */
     const uint8_t *data; /**< DATAGRAM payload */
     size_t len;          /**< DATAGRAM: bytes of data */
+    uint64_t offset;     /**< STREAM_ACKED: bytes of the stream acknowledged from offset 0 */
+    bool fin;            /**< STREAM_ACKED: the FIN is acknowledged too (the send side is done) */
+    /** STREAM_OPENED, STREAM_READABLE: some of the stream's data arrived in
+     * 0-RTT packets, which an attacker can replay (RFC 9001 §9.2, RFC 8446
+     * §8): act on it only if doing it twice is harmless (qk_stream_is_0rtt) */
+    bool zero_rtt;
+    uint64_t datagram_id; /**< DATAGRAM_ACKED, DATAGRAM_LOST: the id from qk_datagram_send_ex */
+    /** STREAM_* events: the stream's pointer from qk_stream_set_user (its
+     * value when the event is polled, or the last one it had when the
+     * stream has been forgotten since); NULL when none was set */
+    void *stream_user;
 } qk_event;
 
 /** Connection statistics (qk_conn_stats_get). Later 1.x releases add
@@ -716,30 +806,51 @@ enum {
 };
 
 /**
- * Create an endpoint. The config is copied (strings must outlive the
- * endpoint); cfg_bytes is the caller's sizeof(qk_config) (use the macro
- * qk_endpoint_new()). Returns NULL on allocation failure or invalid config
- * (no rng, no ALPN; qk_config_check says why).
+ * Create an endpoint. The struct is copied; the strings, callbacks, contexts
+ * and ticket_keys it points to are kept and must outlive the endpoint.
+ * cfg_bytes is the caller's sizeof(qk_config) (use the macro
+ * qk_endpoint_new()). Returns the endpoint (free it with qk_endpoint_del),
+ * or NULL on an invalid configuration or a failure: qk_endpoint_new_ex says
+ * which.
  */
 qk_endpoint *qk_endpoint_new_sized(const qk_config *cfg, size_t cfg_bytes);
 
 /** qk_endpoint_new_sized() with the caller's sizeof(qk_config). */
 #define qk_endpoint_new(cfg) qk_endpoint_new_sized((cfg), sizeof(qk_config))
 
-/** Free the endpoint and every connection. */
+/**
+ * qk_endpoint_new that says why it failed: on NULL, *err (may be NULL) is
+ * QK_ERR_CONFIG or QK_ERR_VERSION (what qk_config_check refuses),
+ * QK_ERR_NOMEM, or QK_ERR_TLS (the session-ticket keys could not be made),
+ * and why (may be NULL; why_len bytes, 256 is ample) holds a sentence naming
+ * the problem and the fix. On success *err is 0 and why "ok". Ownership as
+ * qk_endpoint_new.
+ */
+qk_endpoint *qk_endpoint_new_ex_sized(const qk_config *cfg, size_t cfg_bytes, int *err, char *why,
+                                     size_t why_len);
+
+/** qk_endpoint_new_ex_sized() with the caller's sizeof(qk_config). */
+#define qk_endpoint_new_ex(cfg, err, why, why_len)                                                 \
+    qk_endpoint_new_ex_sized((cfg), sizeof(qk_config), (err), (why), (why_len))
+
+/** Free the endpoint and every connection still open, without events (NULL
+ * is a no-op). Every qk_conn of it is invalid afterwards. Never fails. */
 void qk_endpoint_del(qk_endpoint *ep);
 
 /**
- * Start a client connection to peer (local may be unspecified). server_name is
- * used for SNI and verification. On success *out is the connection.
- * Returns 0, QK_ERR_INVALID_ARG, QK_ERR_LIMIT (max_connections), QK_ERR_NOMEM,
- * QK_ERR_TLS (certificate/config problems).
+ * Start a client connection to peer (local may be NULL or unspecified).
+ * server_name (may be NULL: no SNI and no name check) is used for SNI and
+ * certificate verification, and copied. On success *out is the
+ * connection, owned by ep (@ref qk_conn); its first datagrams go out at the
+ * next qk_endpoint_send. Returns 0, QK_ERR_INVALID_ARG (ep, peer or out
+ * NULL), QK_ERR_LIMIT (max_connections), QK_ERR_NOMEM, QK_ERR_TLS
+ * (certificate/config problems), QK_ERR_CONFIG.
  */
 int qk_connect(qk_endpoint *ep, const qk_addr *local, const qk_addr *peer, const char *server_name,
                qk_time now, qk_conn **out);
 
-/** Extra inputs of qk_connect_ex. Start from `{0}`: later 1.x releases add
- * fields at the end, whose 0 keeps today's behaviour. */
+/** Extra inputs of qk_connect_ex (borrowed for the call). Start from `{0}`:
+ * later 1.x releases add fields at the end, whose 0 keeps today's behaviour. */
 typedef struct qk_connect_opts {
     const uint8_t *session; /**< from qk_conn_session_get() of an earlier connection */
     size_t session_len;     /**< bytes of session */
@@ -765,6 +876,7 @@ int qk_connect_ex_sized(qk_endpoint *ep, const qk_addr *local, const qk_addr *pe
 /**
  * Client: true while streams written now go out in 0-RTT packets (a session
  * allowing early data was resumed and the handshake is not complete yet).
+ * Always false on a server. Never fails.
  */
 bool qk_conn_early_data(const qk_conn *c);
 
@@ -777,30 +889,45 @@ bool qk_conn_early_data(const qk_conn *c);
 long qk_conn_session_get(const qk_conn *c, uint8_t *buf, size_t cap);
 
 /**
- * Process one received UDP datagram (may hold coalesced packets). The data
- * buffer is decrypted in place (it is modified). Never fails on hostile input:
- * bad packets are dropped or close their connection. Returns 0 or
- * QK_ERR_INVALID_ARG.
+ * Process one received UDP datagram (may hold coalesced packets) at now.
+ * The data buffer stays the caller's but is decrypted in place (modified);
+ * nothing keeps a pointer into it after the call (a DATAGRAM event carries
+ * its own copy). Never fails on hostile input: bad packets are dropped or
+ * close their connection. Events it causes are queued for
+ * qk_endpoint_poll_event. Returns 0 or QK_ERR_INVALID_ARG (ep, d or d->data
+ * NULL).
  */
 int qk_endpoint_recv(qk_endpoint *ep, qk_datagram *d, qk_time now);
 
 /**
- * Produce up to max datagrams to send. Each out[i].data must point to a
- * caller buffer whose capacity is out[i].len on input (>= 1500 recommended);
- * on output len, peer, local and ecn describe the datagram. Returns the
- * number produced (0 when nothing is due).
+ * Produce up to max datagrams to send at now. Each out[i].data must point to
+ * a caller buffer (kept by the caller) whose capacity is out[i].len on input
+ * (>= max_udp_payload_bytes); on output len, peer, local and ecn describe
+ * the datagram. Call again while it returns max. Returns the number produced
+ * (0 when nothing is due: pacing and congestion control decide; see
+ * qk_endpoint_next_timeout). Never fails.
  */
 size_t qk_endpoint_send(qk_endpoint *ep, qk_datagram *out, size_t max, qk_time now);
 
-/** Earliest time qk_endpoint_on_timeout() must be called (QK_TIME_INFINITE: none). */
+/** Earliest time qk_endpoint_on_timeout() must be called, on the caller's
+ * clock (QK_TIME_INFINITE: none). It changes after every call into the
+ * endpoint: read it again before sleeping. Never fails. */
 qk_time qk_endpoint_next_timeout(const qk_endpoint *ep);
 
-/** Run timers that are due at now (loss detection, PTO, ACK delay, idle, drain). */
+/** Run timers that are due at now (loss detection, PTO, ACK delay, idle,
+ * drain); call qk_endpoint_send and qk_endpoint_poll_event afterwards.
+ * Calling it early is harmless. Never fails. */
 void qk_endpoint_on_timeout(qk_endpoint *ep, qk_time now);
 
-/** Pop the next event into ev, filling the ev_bytes the caller's qk_event
- * has (use the macro qk_endpoint_poll_event()). Returns true when one was
- * returned. */
+/**
+ * Pop the next event into ev, filling the ev_bytes the caller's qk_event has
+ * (use the macro qk_endpoint_poll_event()). Returns true when one was
+ * returned, false when the queue is empty. Its data pointer (DATAGRAM) stays
+ * valid until the next call. A call that returns false also frees the
+ * connections whose QK_EV_CLOSED was returned earlier (@ref qk_conn): poll
+ * until false after every step, or closed connections stay allocated. Never
+ * fails.
+ */
 bool qk_endpoint_poll_event_sized(qk_endpoint *ep, qk_event *ev, size_t ev_bytes);
 
 /** qk_endpoint_poll_event_sized() with the caller's sizeof(qk_event). */
@@ -820,7 +947,7 @@ bool qk_endpoint_poll_event_sized(qk_endpoint *ep, qk_event *ev, size_t ev_bytes
 int qk_endpoint_on_unreachable(qk_endpoint *ep, const qk_addr *peer, const char *reason,
                                qk_time now);
 
-/** Number of live connections. */
+/** Number of live connections (closed ones not yet freed are not counted). Never fails. */
 size_t qk_endpoint_conn_count(const qk_endpoint *ep);
 
 /** Stateless packets and token decisions of an endpoint (qk_endpoint_stats_get).
@@ -850,7 +977,7 @@ typedef struct qk_endpoint_stats {
 } qk_endpoint_stats;
 
 /** Copy the endpoint's statistics: the out_bytes the caller's struct has
- * (use the macro qk_endpoint_stats_get()). */
+ * (use the macro qk_endpoint_stats_get()). Never fails. */
 void qk_endpoint_stats_get_sized(const qk_endpoint *ep, qk_endpoint_stats *out, size_t out_bytes);
 
 /** qk_endpoint_stats_get_sized() with the caller's sizeof(qk_endpoint_stats). */
@@ -860,31 +987,35 @@ void qk_endpoint_stats_get_sized(const qk_endpoint *ep, qk_endpoint_stats *out, 
 /**
  * Open a local stream. Returns 0 and the id in *stream_id, QK_ERR_STREAM_LIMIT
  * when the peer's limit is reached (wait for QK_EV_STREAMS_AVAILABLE), or
- * QK_ERR_CLOSED / QK_ERR_STATE (handshake not done is allowed: data waits).
+ * QK_ERR_CLOSED (closing) / QK_ERR_STATE (before the handshake is allowed:
+ * data waits, or goes in 0-RTT).
  */
 int qk_stream_open(qk_conn *c, bool bidi, uint64_t *stream_id);
 
 /**
- * Queue data (and optionally FIN) on a stream. Returns bytes accepted (may be
- * less than len when the send buffer, the send budgets or the credit
- * lookahead of qk_config are full: see qk_stream_send_room; wait for
- * QK_EV_STREAM_WRITABLE),
- * QK_ERR_NOT_FOUND, QK_ERR_STATE (stream cannot send), QK_ERR_CLOSED.
+ * Queue data (and optionally FIN) on a stream; the bytes accepted are copied
+ * (data is borrowed for the call). Returns bytes accepted (may be less than
+ * len when the send buffer, the send budgets or the credit lookahead of
+ * qk_config are full: see qk_stream_send_room; wait for
+ * QK_EV_STREAM_WRITABLE; the FIN goes only with the last byte), or
+ * QK_ERR_NOT_FOUND, QK_ERR_STATE (stream cannot send), QK_ERR_CLOSED,
+ * QK_ERR_NOMEM.
  */
 long qk_stream_write(qk_conn *c, uint64_t stream_id, const uint8_t *data, size_t len, bool fin);
 
 /**
  * qk_stream_write without the copy: the stream keeps a pointer to data and
  * packets are sealed straight from it. The bytes must stay valid and
- * unchanged until the connection is freed: retransmissions read them until
- * every byte is acknowledged, which the API does not report (the stream
- * drops its pointers once all are acknowledged or it is reset, but only
- * the connection's end bounds that). Suits data the application holds anyway
- * (a static buffer, an mmap()ed file). Writes of memory contiguous with the
- * previous one share one record; past QK_SENDBUF_MAX_REFS (256) records
- * per stream the bytes are copied. Returns as qk_stream_write:
- * bytes accepted, QK_ERR_NOT_FOUND, QK_ERR_STATE, QK_ERR_CLOSED, or
- * QK_ERR_NOMEM.
+ * unchanged until they are released, because retransmissions read them:
+ * bytes [a, b) of the stream are released by a QK_EV_STREAM_ACKED for the
+ * stream with offset >= b (turn those on with qk_stream_notify_acked before
+ * writing), by qk_stream_reset of the stream returning 0, or by the
+ * connection's QK_EV_CLOSED, whichever comes first. Suits data the
+ * application holds anyway (a static buffer, an mmap()ed file). Writes of
+ * memory contiguous with the previous one share one record; past
+ * QK_SENDBUF_MAX_REFS (256) records per stream the bytes are copied.
+ * Returns as qk_stream_write: bytes accepted, QK_ERR_NOT_FOUND,
+ * QK_ERR_STATE, QK_ERR_CLOSED, or QK_ERR_NOMEM.
  */
 long qk_stream_write_ref(qk_conn *c, uint64_t stream_id, const uint8_t *data, size_t len, bool fin);
 
@@ -901,8 +1032,13 @@ long qk_stream_write_ref(qk_conn *c, uint64_t stream_id, const uint8_t *data, si
 long qk_stream_send_room(qk_conn *c, uint64_t stream_id);
 
 /**
- * Read up to cap bytes. Returns bytes read (0 with *fin true at the end),
- * QK_ERR_AGAIN when nothing is readable yet, QK_ERR_NOT_FOUND, QK_ERR_STATE.
+ * Read up to cap bytes into buf (the caller's). *fin (may be NULL) is set
+ * when the FIN has been read: the stream's receive side is then done and
+ * the stream is forgotten once its send side is too. Returns bytes read (0
+ * with *fin true at the end), QK_ERR_AGAIN when nothing is readable yet
+ * (QK_EV_STREAM_READABLE follows when something is), QK_ERR_CLOSED (the
+ * peer reset the stream), QK_ERR_NOT_FOUND (no such stream, or forgotten),
+ * QK_ERR_STATE (no receive side).
  */
 long qk_stream_read(qk_conn *c, uint64_t stream_id, uint8_t *buf, size_t cap, bool *fin);
 
@@ -927,21 +1063,88 @@ long qk_stream_peek(qk_conn *c, uint64_t stream_id, const uint8_t **data, bool *
  */
 long qk_stream_consume(qk_conn *c, uint64_t stream_id, size_t n, bool *fin);
 
-/** Abruptly end our sending side (RESET_STREAM). Returns 0, QK_ERR_NOT_FOUND, QK_ERR_STATE. */
+/** Abruptly end our sending side (RESET_STREAM, RFC 9000 §3.1 with
+ * app_error): unsent and unacknowledged data is dropped, and memory given to
+ * qk_stream_write_ref for it is released when this returns 0. Returns 0,
+ * QK_ERR_NOT_FOUND, QK_ERR_STATE (no send side, or already done or reset). */
 int qk_stream_reset(qk_conn *c, uint64_t stream_id, uint64_t app_error);
 
-/** Ask the peer to stop sending (STOP_SENDING). Returns 0, QK_ERR_NOT_FOUND, QK_ERR_STATE. */
+/** Ask the peer to stop sending (STOP_SENDING, RFC 9000 §3.5, with
+ * app_error). Returns 0, QK_ERR_NOT_FOUND, QK_ERR_STATE (no receive side,
+ * or everything already received). */
 int qk_stream_stop(qk_conn *c, uint64_t stream_id, uint64_t app_error);
 
-/** RFC 9218 urgency 0 (highest) .. 7 and incremental flag. Returns 0 or QK_ERR_NOT_FOUND. */
+/** Urgency of a stream and of a DATAGRAM frame: 0 (highest) to 7 (RFC 9218 §4.1). */
+#define QK_URGENCY_MAX 7
+/** The neutral urgency, RFC 9218 §4.1's default (streams start with it). */
+#define QK_URGENCY_DEFAULT 3
+
+/** RFC 9218 urgency 0 (highest) .. QK_URGENCY_MAX (larger values are
+ * clamped) and incremental flag. Returns 0 or QK_ERR_NOT_FOUND. */
 int qk_stream_set_priority(qk_conn *c, uint64_t stream_id, uint8_t urgency, bool incremental);
 
 /**
- * Send an unreliable DATAGRAM frame (RFC 9221). Returns 0, QK_ERR_UNSUPPORTED
- * (peer did not advertise DATAGRAM), QK_ERR_TOO_LARGE (exceeds the peer's
- * max_datagram_frame_size or one packet), QK_ERR_LIMIT (queue full).
+ * Attach an application pointer to a stream (the stack never reads it); it
+ * comes back in qk_event.stream_user of the stream's events and from
+ * qk_stream_get_user. Set it on QK_EV_STREAM_OPENED for a peer's stream,
+ * after qk_stream_open for one's own. Free what it points to when the
+ * stream is done: after reading the FIN or a reset, and QK_EV_STREAM_ACKED
+ * with fin (or one's own reset) on the send side, or at QK_EV_CLOSED.
+ * Returns 0 or QK_ERR_NOT_FOUND (no such stream, or already forgotten).
+ */
+int qk_stream_set_user(qk_conn *c, uint64_t stream_id, void *user);
+
+/** The pointer given to qk_stream_set_user; NULL when none was set or the
+ * stream does not exist (any more). Never fails. */
+void *qk_stream_get_user(const qk_conn *c, uint64_t stream_id);
+
+/**
+ * Raise QK_EV_STREAM_ACKED for stream_id (on = true) whenever the
+ * acknowledged prefix of what it sent grows, or stop (false). Off by
+ * default: bulk senders that do not need it pay nothing. Returns 0,
+ * QK_ERR_NOT_FOUND, QK_ERR_STATE (the stream has no send side).
+ */
+int qk_stream_notify_acked(qk_conn *c, uint64_t stream_id, bool on);
+
+/**
+ * Whether any of stream_id's received data (or its FIN or a reset) came in
+ * 0-RTT packets (server side, with qk_config.early_data): such data can be
+ * replayed by an attacker (RFC 9001 §9.2, RFC 8446 §8), so act on it only
+ * when doing it twice is harmless, or wait for QK_EV_CONNECTED. Returns 1,
+ * 0, or QK_ERR_NOT_FOUND.
+ */
+int qk_stream_is_0rtt(const qk_conn *c, uint64_t stream_id);
+
+/**
+ * Send an unreliable DATAGRAM frame (RFC 9221) with an urgency from 0 to
+ * QK_URGENCY_MAX (QK_URGENCY_DEFAULT is neutral; lower goes first). The
+ * payload is copied into the connection's queue (max_pending_datagrams).
+ * Returns 0, QK_ERR_AGAIN (the peer's transport parameters have not arrived
+ * yet: try again after QK_EV_CONNECTED), QK_ERR_UNSUPPORTED (the peer did
+ * not advertise DATAGRAM support: it never will on this connection),
+ * QK_ERR_TOO_LARGE (more than qk_conn_datagram_max_payload), QK_ERR_LIMIT
+ * (queue full), QK_ERR_INVALID_ARG (urgency), QK_ERR_CLOSED, QK_ERR_NOMEM.
  */
 int qk_datagram_send(qk_conn *c, const uint8_t *data, size_t len, uint8_t urgency);
+
+/**
+ * qk_datagram_send that tracks the frame: *id (not NULL) gets the
+ * datagram's id, unique on the connection (1, 2, ...), and once the packet
+ * carrying it is acknowledged or declared lost, QK_EV_DATAGRAM_ACKED or
+ * QK_EV_DATAGRAM_LOST reports that id. Returns what qk_datagram_send
+ * returns, or QK_ERR_INVALID_ARG for a NULL id (*id is written only on 0).
+ */
+int qk_datagram_send_ex(qk_conn *c, const uint8_t *data, size_t len, uint8_t urgency, uint64_t *id);
+
+/**
+ * The largest payload qk_datagram_send accepts on c now: the peer's
+ * max_datagram_frame_size and the current packet size (which DPLPMTUD may
+ * raise, or lower on a black hole) less the frame's overhead. Returns it,
+ * QK_ERR_AGAIN before the peer's transport parameters arrived (after
+ * QK_EV_CONNECTED they have), QK_ERR_UNSUPPORTED (the peer does not accept
+ * DATAGRAM frames), QK_ERR_CLOSED.
+ */
+long qk_conn_datagram_max_payload(const qk_conn *c);
 
 /**
  * Initiate a 1-RTT key update now (RFC 9001 §6.1). Returns 0, QK_ERR_STATE
@@ -984,20 +1187,38 @@ int qk_conn_migrate(qk_conn *c, const qk_addr *new_local, qk_time now);
  */
 void qk_conn_path_addrs(const qk_conn *c, qk_addr *local, qk_addr *peer);
 
-/** Close with an application error code and reason. Returns 0 or QK_ERR_CLOSED. */
+/**
+ * Close with an application error code and reason (copied; may be NULL): a
+ * CONNECTION_CLOSE goes out at the next qk_endpoint_send, and QK_EV_CLOSED
+ * follows once the closing period is over (RFC 9000 §10.2). Returns 0 or
+ * QK_ERR_CLOSED (already closing).
+ */
 int qk_conn_close(qk_conn *c, uint64_t app_error, const char *reason);
 
+/**
+ * Server: refuse a connection, typically while handling its
+ * QK_EV_NEW_CONN (qk_config.new_conn_events), before the handshake
+ * flight answering the client's Initial is sent: it closes with the transport error
+ * CONNECTION_REFUSED (0x2, RFC 9000 §20.1) and reason (copied; may be NULL), so the client's
+ * QK_EV_CLOSED says reason_err QK_ERR_CONNECTION_REFUSED at once instead of
+ * a timeout. Nothing more it sent is processed; QK_EV_CLOSED follows as
+ * after qk_conn_close. Returns 0, QK_ERR_STATE (a client connection: use
+ * qk_conn_close) or QK_ERR_CLOSED (already closing).
+ */
+int qk_conn_refuse(qk_conn *c, const char *reason);
+
 /** Copy the connection's statistics: the out_bytes the caller's struct has
- * (use the macro qk_conn_stats_get()). */
+ * (use the macro qk_conn_stats_get()). Never fails. */
 void qk_conn_stats_get_sized(const qk_conn *c, qk_conn_stats *out, size_t out_bytes);
 
 /** qk_conn_stats_get_sized() with the caller's sizeof(qk_conn_stats). */
 #define qk_conn_stats_get(c, out) qk_conn_stats_get_sized((c), (out), sizeof(qk_conn_stats))
 
-/** Negotiated ALPN (NULL before the handshake completes). */
+/** Negotiated ALPN (NULL before the handshake completes); the string is the
+ * connection's, valid as long as it is. Never fails. */
 const char *qk_conn_alpn(const qk_conn *c);
 
-/** The peer's address on the current path into out (e.g. for a log line). */
+/** The peer's address on the current path into out (e.g. for a log line). Never fails. */
 void qk_conn_peer_addr(const qk_conn *c, qk_addr *out);
 
 /**
@@ -1021,7 +1242,8 @@ int qk_conn_peer_spki_sha256(const qk_conn *c, uint8_t out[32]);
 int qk_conn_export_keying_material(const qk_conn *c, const char *label, const uint8_t *context,
                                    size_t context_len, uint8_t *out, size_t out_len);
 
-/** True once the handshake is complete. */
+/** True once the handshake is complete (QK_EV_CONNECTED) and while the
+ * connection is not closing. Never fails. */
 bool qk_conn_established(const qk_conn *c);
 
 /** True once the handshake is confirmed (RFC 9001 §4.1.2: the server at
@@ -1029,9 +1251,10 @@ bool qk_conn_established(const qk_conn *c);
  * endpoint must not migrate (RFC 9000 §9). */
 bool qk_conn_handshake_confirmed(const qk_conn *c);
 
-/** Attach an application pointer to the connection (the stack never reads it). */
+/** Attach an application pointer to the connection (the stack never reads
+ * or frees it; free what it points to at QK_EV_CLOSED). Never fails. */
 void qk_conn_set_user(qk_conn *c, void *user);
-/** The pointer given to qk_conn_set_user (NULL before). */
+/** The pointer given to qk_conn_set_user (NULL before). Never fails. */
 void *qk_conn_user(const qk_conn *c);
 
 #ifdef __cplusplus
