@@ -59,6 +59,13 @@ struct ev_loop; /* libev */
 /** Default staging buffer per flow and direction. */
 #define QK_TUNNEL_DEFAULT_BUF_BYTES (64u << 10)
 
+/** Default replay buffer per flow (qk_tunnel_config.flow_buffer_bytes). */
+#define QK_TUNNEL_DEFAULT_FLOW_BUFFER_BYTES (4u << 20)
+/** Default replay buffers per session (qk_tunnel_config.session_buffer_bytes). */
+#define QK_TUNNEL_DEFAULT_SESSION_BUFFER_BYTES (64u << 20)
+/** Default time a detached session is kept (qk_tunnel_config.session_linger_ns). */
+#define QK_TUNNEL_DEFAULT_LINGER_NS (300ull * 1000000000ull)
+
 /** Default time new TCP connections wait for a session while the client redials. */
 #define QK_TUNNEL_DEFAULT_HOLD_NS (10ull * 1000000000ull)
 
@@ -146,6 +153,17 @@ typedef struct qk_tunnel_config {
     /** Optional: one line (no newline) per flow opened/closed and per refusal. */
     void (*log)(void *ctx, const char *line);
     void *log_ctx; /**< passed to log */
+    /* Session layer (docs/tunnel.md "Session layer"): flows outlive carrier sessions. */
+    /** Replay buffer per flow: bytes read from TCP that the peer has not written to its TCP
+     * socket yet, kept to resend after a reconnect; full = TCP reading stops
+     * (default QK_TUNNEL_DEFAULT_FLOW_BUFFER_BYTES). */
+    size_t flow_buffer_bytes;
+    /** Replay buffers of all flows of one session (default QK_TUNNEL_DEFAULT_SESSION_BUFFER_BYTES);
+     * a new flow that does not fit is refused. */
+    size_t session_buffer_bytes;
+    /** How long a session whose carrier is gone is kept for a resume (default 5 min); then its
+     * flows are reset (TCP RST). */
+    uint64_t session_linger_ns;
 } qk_tunnel_config;
 
 /** Counters since creation. */
@@ -156,6 +174,13 @@ typedef struct qk_tunnel_stats {
     uint64_t flows_refused;     /**< over max_flows, no stream credit, or connect() failed */
     uint64_t tcp_to_quic_bytes; /**< bytes read from TCP sockets and written to streams */
     uint64_t quic_to_tcp_bytes; /**< bytes read from streams and written to TCP sockets */
+    uint64_t flows_resumed;     /**< flows continued on a new carrier session */
+    uint64_t bytes_replayed;    /**< bytes written to streams again after a resume */
+    uint64_t sessions_resumed;  /**< carrier sessions that resumed an existing session */
+    uint64_t sessions_refused;  /**< client: the server did not know our session (its flows
+                                     were reset); server: resumes of sessions it did not know */
+    uint64_t buffer_bytes;      /**< replay buffers allocated now, all flows */
+    uint64_t buffer_peak_bytes; /**< the most buffer_bytes has been */
 } qk_tunnel_stats;
 
 /**
@@ -233,6 +258,14 @@ bool qk_tunnel_on_stream_event(qk_tunnel *t, const qk_tunnel_carrier *car, void 
 
 /** Flows open now. */
 size_t qk_tunnel_flow_count(const qk_tunnel *t);
+
+/**
+ * Client: the server ended our session on purpose (it stopped: QUIC
+ * CONNECTION_CLOSE without error, yamux GoAway): reset every flow now (TCP
+ * RST, each with a log line) and start a new session on the next carrier
+ * session. Returns 0, QK_ERR_INVALID_ARG, QK_ERR_STATE (a server tunnel).
+ */
+int qk_tunnel_forget_session(qk_tunnel *t, const char *why);
 
 /** Copy the counters. */
 void qk_tunnel_get_stats(const qk_tunnel *t, qk_tunnel_stats *out);
