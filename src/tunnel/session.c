@@ -294,7 +294,8 @@ static tsess *server_hello(tsess *s, const qk_tsw_msg *m)
         old->car = s->car;
         old->c = s->c;
         old->ctl_sid = s->ctl_sid;
-        old->in_len = old->out_len = 0;
+        memcpy(old->in, s->in, s->in_len); /* ctl_input goes on in old's buffer */
+        old->in_len = s->in_len;
         memcpy(old->out, s->out, s->out_len);
         old->out_len = s->out_len;
         server_remove(s);
