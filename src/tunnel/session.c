@@ -518,8 +518,35 @@ int qk_tsess_flow_hdr(flow *f, const qk_tsw_flow_hdr *h)
     return 0;
 }
 
+/* Client: a flow the server never confirmed (its header may have died with
+ * the old connection) and that it does not know: open it again as new. */
+static bool reopen(flow *f)
+{
+    tsess *s = f->s;
+    uint64_t sid;
+    if (f->replied || f->ring.base || f->dlv || !s->c || s->car->open(s->c, &sid)) return false;
+    uint8_t b[1 + QK_TSW_FLOW_HDR_BYTES] = {QK_TSW_FLOW_PREAMBLE};
+    qk_tsw_flow_hdr h = {.resume = false, .flow_id = f->fid};
+    qk_tsw_flow_hdr_encode(&h, b + 1);
+    f->car->abort(f->c, f->sid, QK_TUNNEL_ERR_TCP, true, true);
+    s->car->write(s->c, sid, b, sizeof b, false); /* fits: a fresh stream */
+    f->sid = sid;
+    f->hdr_need = QK_TSW_FLOW_REPLY_BYTES;
+    f->hdr_len = 0;
+    f->await_reply = false;
+    f->sent = 0;
+    f->fin_sent = false;
+    f->stream_fin = false;
+    f->t->stats.flows_resumed--; /* not resumed after all: opened again */
+    bool gone;
+    qk_tun_pump_up(f, &gone);
+    return true;
+}
+
 int qk_tsess_flow_reply(flow *f, const qk_tsw_flow_reply *r)
 {
+    if (r->status == QK_TSW_FLOW_UNKNOWN && reopen(f)) return -1; /* -1: stop reading this stream */
+    if (r->status == QK_TSW_FLOW_OK) f->replied = true;
     if (r->status == QK_TSW_FLOW_UNKNOWN) {
         f->why = "the server no longer has this flow";
         qk_tun_flow_abort(f, QK_TUNNEL_ERR_TCP);

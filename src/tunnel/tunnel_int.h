@@ -29,6 +29,7 @@ typedef struct flow {
     size_t hdr_need; /* bytes of the flow header (server) / reply (client) still to come */
     uint8_t hdr[QK_TSW_FLOW_HDR_BYTES];
     size_t hdr_len;
+    bool replied;        /* client: the server confirmed the flow once */
     bool await_reply;    /* client: resumed; sends from the server's offset once it is known */
     bool counted;        /* a data flow (in the stats), not an auth/control stream */
     bool silent;         /* freed without a log line (became a control stream / resumed) */
