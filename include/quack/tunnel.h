@@ -12,10 +12,15 @@
  * SHUT_WR), and an abort maps to an abort (RESET_STREAM / STOP_SENDING <->
  * TCP RST).
  *
- * Wire format: every client stream starts with one byte, QK_TUNNEL_PREAMBLE
- * (the tunnel protocol version), so that the server learns of a stream (and
+ * Wire format: every client stream starts with one byte that says what it
+ * is: the authentication stream, the session's control stream, or a flow,
+ * whose stream then carries a header (flow id, resume offsets; see
+ * docs/tunnel.md "Session layer") so that the server learns of a flow (and
  * connects its TCP side) at once, also for protocols where the TCP server
- * speaks first. The rest of the stream is the TCP byte stream. With a
+ * speaks first. The rest of the stream is the TCP byte stream. Flows
+ * outlive carrier sessions: each side keeps the bytes the other has not
+ * written to its TCP socket yet and resends them on a new stream after a
+ * reconnect. With a
  * shared secret (qk_tunnel_config.secret) the client's first stream instead
  * starts with QK_TUNNEL_AUTH_PREAMBLE and carries a MAC bound to the
  * connection's TLS exporter (qk_tunnel_auth); with socks5 the TCP byte stream
@@ -39,7 +44,7 @@ extern "C" {
 
 struct ev_loop; /* libev */
 
-/** First byte of every tunnel stream (protocol version 0). */
+/** First byte of a tunnel stream of protocol version 0 (before the session layer; refused now). */
 #define QK_TUNNEL_PREAMBLE 0x00u
 /** Application error code on RESET_STREAM / STOP_SENDING when the TCP side failed or was refused.
  */
