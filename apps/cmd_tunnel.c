@@ -341,6 +341,24 @@ static int read_secret_file(tun_opts *o, const char *path)
     return 0;
 }
 
+/* --session-buffer, --session-cap, --session-linger: 0, or bad()'s exit status. */
+static int parse_session_opt(tun_opts *o, const char *a, const char *v)
+{
+    if (!strcmp(a, "--session-buffer") || !strcmp(a, "--session-cap")) {
+        uint64_t n;
+        if (cli_parse_size(v, &n) || n < (64u << 10) || n > (1ull << 40))
+            return bad("%s wants a size from 64K to 1T such as 4M, not '%s'", a, v);
+        *(!strcmp(a, "--session-cap") ? &o->session_buffer_bytes : &o->flow_buffer_bytes) = n;
+        return 0;
+    }
+    if (!strcmp(a, "--session-linger")) {
+        if (parse_time_opt(a, v, &o->session_linger_ns) || !o->session_linger_ns)
+            return bad("%s", "--session-linger wants a time above 0, such as 5min or 30s");
+        return 0;
+    }
+    return bad("unknown option '%s' for tunnel %s", a, o->server ? "server" : "client");
+}
+
 /* One option with a value: 0, or bad()'s exit status. */
 static int parse_value(tun_opts *o, const char *a, const char *v)
 {
@@ -406,14 +424,8 @@ static int parse_value(tun_opts *o, const char *a, const char *v)
             return bad("%s", "--hold wants a time above 0");
     } else if (!strcmp(a, "--idle-timeout")) {
         if (parse_time_opt(a, v, &o->idle_timeout_ns)) return 2;
-    } else if (!strcmp(a, "--session-buffer") || !strcmp(a, "--session-cap")) {
-        uint64_t n;
-        if (cli_parse_size(v, &n) || n < (64u << 10) || n > (1ull << 40))
-            return bad("%s wants a size from 64K to 1T such as 4M, not '%s'", a, v);
-        *(!strcmp(a, "--session-cap") ? &o->session_buffer_bytes : &o->flow_buffer_bytes) = n;
-    } else if (!strcmp(a, "--session-linger")) {
-        if (parse_time_opt(a, v, &o->session_linger_ns) || !o->session_linger_ns)
-            return bad("%s", "--session-linger wants a time above 0, such as 5min or 30s");
+    } else if (!strncmp(a, "--session-", 10)) {
+        return parse_session_opt(o, a, v);
     } else if (!strcmp(a, "--max-flows")) {
         char *end;
         unsigned long long n = strtoull(v, &end, 10);
