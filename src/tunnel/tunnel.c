@@ -341,7 +341,8 @@ static int preamble_step(flow *f)
     }
     if (b == QK_TSW_CTL_PREAMBLE) {
         if (f->gate && !session_authed(t, f->c)) {
-            deny(t, f->car, f->c, "access denied: a session before authentication");
+            deny(t, f->car, f->c,
+                 "access denied: a flow before authentication (missing --secret-file?)");
             return -1;
         }
         int rc = qk_tsess_server_ctl(t, f->car, f->c, f->sid, f->down + f->down_off,
