@@ -446,6 +446,7 @@ static void flow_counted(flow *f, tsess *s, uint64_t fid)
     f->s = s;
     f->fid = fid;
     f->counted = true;
+    f->id = ++t->next_id;
     t->stats.flows_opened++;
     qk_tun_log(t, "flow %llu opened on stream %llu", (unsigned long long)f->id,
                (unsigned long long)f->sid);

@@ -618,7 +618,7 @@ static flow *flow_new(qk_tunnel *t, const qk_tunnel_carrier *car, void *c, uint6
     f->rw.data = f->ww.data = f;
     f->slot = t->n_flows;
     t->flows[t->n_flows++] = f;
-    f->id = ++t->next_id;
+    f->id = t->next_id + 1; /* taken when it is counted as a flow */
     f->opened_at = ev_now(t->ev);
     return f;
 }
@@ -686,6 +686,7 @@ static bool client_flow_start(qk_tunnel *t, flow *f)
     f->s = s;
     f->fid = s->next_fid++;
     f->counted = true;
+    f->id = ++t->next_id;
     t->stats.flows_opened++;
     qk_tun_log(t, "flow %llu opened on stream %llu", (unsigned long long)f->id,
                (unsigned long long)f->sid);
