@@ -58,7 +58,9 @@ typedef struct tun_opts {
     qk_time keep_alive_ns, idle_timeout_ns;
     qk_time reconnect_max_ns, hold_ns; /* client: backoff cap (0 = no redial); backlog wait */
     uint64_t max_flows;
-    bool socks5;                          /* server: --to socks5 */
+    uint64_t flow_buffer_bytes, session_buffer_bytes; /* --session-buffer, --session-cap */
+    qk_time session_linger_ns;                        /* --session-linger */
+    bool socks5;                                      /* server: --to socks5 */
     bool open_proxy;                      /* server: --open-proxy (socks5 without access control) */
     const char *state_dir;                /* server: --state-dir (its key and certificate) */
     qk_tunnel_allow allow[TUN_MAX_ALLOW]; /* server: --allow rules */
@@ -205,6 +207,16 @@ static void usage_options(FILE *f)
             "  --hold TIME            client: while redialling, new TCP connections wait\n"
             "                         TIME in the listen backlog, then are refused with a\n"
             "                         log line (default 10s)\n"
+            "  --session-buffer SIZE  bytes per flow kept until the far end has written\n"
+            "                         them to its TCP socket, to resend after a reconnect\n"
+            "                         (default 4M; K, M, G suffixes); full = that flow's\n"
+            "                         TCP socket is not read (backpressure)\n"
+            "  --session-cap SIZE     those buffers for all flows of one client (default\n"
+            "                         64M); a new flow that does not fit is refused\n"
+            "  --session-linger TIME  server: keep a client's flows this long after its\n"
+            "                         connection died, for it to resume them (default\n"
+            "                         5min); client: give up resuming after TIME. Flows\n"
+            "                         of a session the server no longer knows are reset\n"
             "  --udp-listen ADDR:PORT client: also carry UDP received here, in QUIC\n"
             "                         DATAGRAM frames (RFC 9221), one session per source\n"
             "  --udp-to HOST:PORT     server: where UDP sessions go (one socket each)\n"
@@ -329,6 +341,24 @@ static int read_secret_file(tun_opts *o, const char *path)
     return 0;
 }
 
+/* --session-buffer, --session-cap, --session-linger: 0, or bad()'s exit status. */
+static int parse_session_opt(tun_opts *o, const char *a, const char *v)
+{
+    if (!strcmp(a, "--session-buffer") || !strcmp(a, "--session-cap")) {
+        uint64_t n;
+        if (cli_parse_size(v, &n) || n < (64u << 10) || n > (1ull << 40))
+            return bad("%s wants a size from 64K to 1T such as 4M, not '%s'", a, v);
+        *(!strcmp(a, "--session-cap") ? &o->session_buffer_bytes : &o->flow_buffer_bytes) = n;
+        return 0;
+    }
+    if (!strcmp(a, "--session-linger")) {
+        if (parse_time_opt(a, v, &o->session_linger_ns) || !o->session_linger_ns)
+            return bad("%s", "--session-linger wants a time above 0, such as 5min or 30s");
+        return 0;
+    }
+    return bad("unknown option '%s' for tunnel %s", a, o->server ? "server" : "client");
+}
+
 /* One option with a value: 0, or bad()'s exit status. */
 static int parse_value(tun_opts *o, const char *a, const char *v)
 {
@@ -394,6 +424,8 @@ static int parse_value(tun_opts *o, const char *a, const char *v)
             return bad("%s", "--hold wants a time above 0");
     } else if (!strcmp(a, "--idle-timeout")) {
         if (parse_time_opt(a, v, &o->idle_timeout_ns)) return 2;
+    } else if (!strncmp(a, "--session-", 10)) {
+        return parse_session_opt(o, a, v);
     } else if (!strcmp(a, "--max-flows")) {
         char *end;
         unsigned long long n = strtoull(v, &end, 10);
@@ -772,6 +804,8 @@ static void conn_lost(tun *s, tun_lost how)
         return;
     }
     if (s->listening) qk_tunnel_set_session(s->t, NULL, NULL);
+    if (how == TUN_LOST_AT_ONCE) /* the server stopped: its sessions went with it */
+        qk_tunnel_forget_session(s->t, "the server closed the connection (stopping)");
     schedule_redial(s, how == TUN_LOST_AT_ONCE);
 }
 
@@ -845,13 +879,18 @@ static void on_tick(struct ev_loop *ev, ev_timer *w, int revents)
         fprintf(stderr,
                 "stats: t=%.0fs flows_open=%zu flows_opened=%llu flows_refused=%llu "
                 "flows_aborted=%llu tcp_to_tunnel_bytes=%llu tunnel_to_tcp_bytes=%llu "
-                "udp_sessions=%zu udp_up=%llu udp_down=%llu udp_dropped=%llu\n",
+                "udp_sessions=%zu udp_up=%llu udp_down=%llu udp_dropped=%llu flows_resumed=%llu "
+                "bytes_replayed=%llu sessions_resumed=%llu sessions_refused=%llu "
+                "buffer_bytes=%llu buffer_peak_bytes=%llu\n",
                 (double)(now - s->start) / 1e9, qk_tunnel_flow_count(s->t),
                 (unsigned long long)st.flows_opened, (unsigned long long)st.flows_refused,
                 (unsigned long long)st.flows_aborted, (unsigned long long)st.tcp_to_quic_bytes,
                 (unsigned long long)st.quic_to_tcp_bytes, sessions,
                 (unsigned long long)us.dgrams_up, (unsigned long long)us.dgrams_down,
-                (unsigned long long)us.dgrams_dropped);
+                (unsigned long long)us.dgrams_dropped, (unsigned long long)st.flows_resumed,
+                (unsigned long long)st.bytes_replayed, (unsigned long long)st.sessions_resumed,
+                (unsigned long long)st.sessions_refused, (unsigned long long)st.buffer_bytes,
+                (unsigned long long)st.buffer_peak_bytes);
         fflush(stderr);
     }
 }
@@ -964,7 +1003,10 @@ static qk_tunnel_config tunnel_config(tun *s)
                               .on_auth = on_auth,
                               .auth_ctx = s,
                               .log = s->o->quiet ? NULL : tun_log,
-                              .log_ctx = s};
+                              .log_ctx = s,
+                              .flow_buffer_bytes = (size_t)s->o->flow_buffer_bytes,
+                              .session_buffer_bytes = (size_t)s->o->session_buffer_bytes,
+                              .session_linger_ns = s->o->session_linger_ns};
 }
 
 static int run(tun *s, qk_udp *u, const qk_config *cfg)

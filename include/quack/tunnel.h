@@ -12,10 +12,15 @@
  * SHUT_WR), and an abort maps to an abort (RESET_STREAM / STOP_SENDING <->
  * TCP RST).
  *
- * Wire format: every client stream starts with one byte, QK_TUNNEL_PREAMBLE
- * (the tunnel protocol version), so that the server learns of a stream (and
+ * Wire format: every client stream starts with one byte that says what it
+ * is: the authentication stream, the session's control stream, or a flow,
+ * whose stream then carries a header (flow id, resume offsets; see
+ * docs/tunnel.md "Session layer") so that the server learns of a flow (and
  * connects its TCP side) at once, also for protocols where the TCP server
- * speaks first. The rest of the stream is the TCP byte stream. With a
+ * speaks first. The rest of the stream is the TCP byte stream. Flows
+ * outlive carrier sessions: each side keeps the bytes the other has not
+ * written to its TCP socket yet and resends them on a new stream after a
+ * reconnect. With a
  * shared secret (qk_tunnel_config.secret) the client's first stream instead
  * starts with QK_TUNNEL_AUTH_PREAMBLE and carries a MAC bound to the
  * connection's TLS exporter (qk_tunnel_auth); with socks5 the TCP byte stream
@@ -39,7 +44,7 @@ extern "C" {
 
 struct ev_loop; /* libev */
 
-/** First byte of every tunnel stream (protocol version 0). */
+/** First byte of a tunnel stream of protocol version 0 (before the session layer; refused now). */
 #define QK_TUNNEL_PREAMBLE 0x00u
 /** Application error code on RESET_STREAM / STOP_SENDING when the TCP side failed or was refused.
  */
@@ -58,6 +63,13 @@ struct ev_loop; /* libev */
 #define QK_TUNNEL_DEFAULT_MAX_FLOWS 1024u
 /** Default staging buffer per flow and direction. */
 #define QK_TUNNEL_DEFAULT_BUF_BYTES (64u << 10)
+
+/** Default replay buffer per flow (qk_tunnel_config.flow_buffer_bytes). */
+#define QK_TUNNEL_DEFAULT_FLOW_BUFFER_BYTES (4u << 20)
+/** Default replay buffers per session (qk_tunnel_config.session_buffer_bytes). */
+#define QK_TUNNEL_DEFAULT_SESSION_BUFFER_BYTES (64u << 20)
+/** Default time a detached session is kept (qk_tunnel_config.session_linger_ns). */
+#define QK_TUNNEL_DEFAULT_LINGER_NS (300ull * 1000000000ull)
 
 /** Default time new TCP connections wait for a session while the client redials. */
 #define QK_TUNNEL_DEFAULT_HOLD_NS (10ull * 1000000000ull)
@@ -146,6 +158,17 @@ typedef struct qk_tunnel_config {
     /** Optional: one line (no newline) per flow opened/closed and per refusal. */
     void (*log)(void *ctx, const char *line);
     void *log_ctx; /**< passed to log */
+    /* Session layer (docs/tunnel.md "Session layer"): flows outlive carrier sessions. */
+    /** Replay buffer per flow: bytes read from TCP that the peer has not written to its TCP
+     * socket yet, kept to resend after a reconnect; full = TCP reading stops
+     * (default QK_TUNNEL_DEFAULT_FLOW_BUFFER_BYTES). */
+    size_t flow_buffer_bytes;
+    /** Replay buffers of all flows of one session (default QK_TUNNEL_DEFAULT_SESSION_BUFFER_BYTES);
+     * a new flow that does not fit is refused. */
+    size_t session_buffer_bytes;
+    /** How long a session whose carrier is gone is kept for a resume (default 5 min); then its
+     * flows are reset (TCP RST). */
+    uint64_t session_linger_ns;
 } qk_tunnel_config;
 
 /** Counters since creation. */
@@ -156,6 +179,13 @@ typedef struct qk_tunnel_stats {
     uint64_t flows_refused;     /**< over max_flows, no stream credit, or connect() failed */
     uint64_t tcp_to_quic_bytes; /**< bytes read from TCP sockets and written to streams */
     uint64_t quic_to_tcp_bytes; /**< bytes read from streams and written to TCP sockets */
+    uint64_t flows_resumed;     /**< flows continued on a new carrier session */
+    uint64_t bytes_replayed;    /**< bytes written to streams again after a resume */
+    uint64_t sessions_resumed;  /**< carrier sessions that resumed an existing session */
+    uint64_t sessions_refused;  /**< client: the server did not know our session (its flows
+                                     were reset); server: resumes of sessions it did not know */
+    uint64_t buffer_bytes;      /**< replay buffers allocated now, all flows */
+    uint64_t buffer_peak_bytes; /**< the most buffer_bytes has been */
 } qk_tunnel_stats;
 
 /**
@@ -233,6 +263,14 @@ bool qk_tunnel_on_stream_event(qk_tunnel *t, const qk_tunnel_carrier *car, void 
 
 /** Flows open now. */
 size_t qk_tunnel_flow_count(const qk_tunnel *t);
+
+/**
+ * Client: the server ended our session on purpose (it stopped: QUIC
+ * CONNECTION_CLOSE without error, yamux GoAway): reset every flow now (TCP
+ * RST, each with a log line) and start a new session on the next carrier
+ * session. Returns 0, QK_ERR_INVALID_ARG, QK_ERR_STATE (a server tunnel).
+ */
+int qk_tunnel_forget_session(qk_tunnel *t, const char *why);
 
 /** Copy the counters. */
 void qk_tunnel_get_stats(const qk_tunnel *t, qk_tunnel_stats *out);

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* TCP <-> QUIC stream plumbing (include/quack/tunnel.h, docs/tunnel.md).
+/* TCP <-> stream plumbing (include/quack/tunnel.h, docs/tunnel.md).
  *
- * A flow is one TCP socket and one bidirectional stream. Each direction has
- * one staging buffer: "up" holds bytes read from TCP that the stream has not
- * accepted yet, "down" bytes read from the stream that TCP has not taken.
- * A direction reads its source only while its buffer is empty, so each side's
- * own backpressure (stream send buffer / QUIC flow control, TCP send buffer)
- * stops the other. */
-#include <quack/tunnel.h>
+ * A flow is one TCP socket and, while a carrier session is up, one
+ * bidirectional stream. TCP -> stream: bytes read from TCP go into the
+ * flow's replay buffer (session_wire.h's ring) and stay there until the
+ * peer acknowledges it has written them to its TCP socket (session.c), so
+ * that a new stream on a new carrier session can resend them; a full buffer
+ * stops reading TCP. Stream -> TCP: a staging buffer ("down") read only
+ * while it is empty, so a TCP socket that does not drain holds the stream
+ * (and QUIC flow control the peer) back. */
+#include "tunnel/tunnel_int.h"
 
 #include <errno.h>
 #include <ev.h>
@@ -24,54 +26,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-typedef struct flow {
-    qk_tunnel *t;
-    size_t slot;                  /* index in t->flows */
-    const qk_tunnel_carrier *car; /* how to reach the stream */
-    void *c;                      /* its session (qk_conn *, qk_yamux *), NULL = gone */
-    uint64_t sid;
-    int fd;
-    ev_io rw, ww;    /* TCP readable / writable */
-    bool connecting; /* server: non-blocking connect() in progress */
-    bool preamble;   /* server: the stream's first byte is still to come */
-    /* TCP -> stream */
-    uint8_t *up;
-    size_t up_len, up_off;
-    bool tcp_eof, fin_sent;
-    /* stream -> TCP */
-    uint8_t *down;
-    size_t down_len, down_off;
-    bool stream_fin, shut_wr;
-    /* for the close log line */
-    uint64_t id, up_bytes, down_bytes;
-    ev_tstamp opened_at;
-    const char *why;   /* why it was aborted (NULL: both directions ended cleanly) */
-    qk_socks5 *socks;  /* server --to socks5: the negotiation, until it connected */
-    bool socks_failed; /* refused: the reply and FIN are queued; the rest is dropped */
-    bool gate;         /* server with a secret: waits for its preamble and the session's auth */
-    bool auth;         /* server: this is the session's authentication stream */
-} flow;
-
-struct qk_tunnel {
-    struct ev_loop *ev;
-    qk_tunnel_config cfg;
-    flow **flows; /* the n_flows open flows, packed (removal moves the last in) */
-    size_t n_flows;
-    int lfd; /* client: listening socket, -1 = none */
-    ev_io accept_w;
-    const qk_tunnel_carrier *car; /* client: the session streams are opened on */
-    void *conn;                   /* NULL: no session (client: redialling) */
-    ev_timer hold_w;              /* client without a session: when to start refusing */
-    void **authed;                /* server: sessions that proved the secret */
-    size_t n_authed, cap_authed;
-    void *auth_sess; /* client: where our authentication stream is */
-    uint64_t auth_sid;
-    qk_tunnel_stats stats;
-};
-
-static void tlog(qk_tunnel *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void tlog(qk_tunnel *t, const char *fmt, ...)
+void qk_tun_log(qk_tunnel *t, const char *fmt, ...)
 {
     if (!t->cfg.log) return;
     char line[256];
@@ -91,7 +46,7 @@ static flow *find(qk_tunnel *t, const void *c, uint64_t sid)
     return NULL;
 }
 
-static void flow_free(flow *f, bool abort_tcp)
+void qk_tun_flow_free(flow *f, bool abort_tcp)
 {
     qk_tunnel *t = f->t;
     ev_io_stop(t->ev, &f->rw);
@@ -103,46 +58,53 @@ static void flow_free(flow *f, bool abort_tcp)
         }
         close(f->fd);
     }
-    tlog(t, "flow %llu closed: %s; tcp->tunnel %llu bytes, tunnel->tcp %llu bytes, %.3f s",
-         (unsigned long long)f->id, f->why ? f->why : "done", (unsigned long long)f->up_bytes,
-         (unsigned long long)f->down_bytes, ev_now(t->ev) - f->opened_at);
+    if (!f->silent)
+        qk_tun_log(
+            t, "flow %llu closed: %s; tcp->tunnel %llu bytes, tunnel->tcp %llu bytes, %.3f s",
+            (unsigned long long)f->id, f->why ? f->why : "done", (unsigned long long)f->sent_max,
+            (unsigned long long)f->down_bytes, ev_now(t->ev) - f->opened_at);
     flow *last = t->flows[--t->n_flows];
     t->flows[f->slot] = last;
     last->slot = f->slot;
-    t->stats.flows_closed++;
-    if (abort_tcp) t->stats.flows_aborted++;
+    if (f->counted) {
+        t->stats.flows_closed++;
+        if (abort_tcp) t->stats.flows_aborted++;
+    }
+    qk_tsess_ring_release(f);
+    qk_tsw_ring_free(&f->ring);
     free(f->socks);
-    free(f->up);
     free(f->down);
     free(f);
 }
 
 /* Either side failed: reset what is still open of the stream, RST the TCP side. */
-static void flow_abort(flow *f, uint64_t app_error)
+void qk_tun_flow_abort(flow *f, uint64_t app_error)
 {
     if (!f->why) f->why = app_error == QK_TUNNEL_ERR_PROTOCOL ? "protocol error" : "aborted";
     if (f->c && (!f->fin_sent || !f->stream_fin))
         f->car->abort(f->c, f->sid, app_error, !f->fin_sent, !f->stream_fin);
-    flow_free(f, true);
+    qk_tun_flow_free(f, true);
 }
 
-/* Both directions ended cleanly: our FIN is queued and TCP got the peer's. */
-static bool flow_maybe_done(flow *f)
+/* Both directions ended cleanly and the peer has everything: nothing to resend. */
+bool qk_tun_flow_maybe_done(flow *f)
 {
-    if (!f->fin_sent || !f->shut_wr) return false;
-    flow_free(f, false);
+    /* Our FIN passed on by the peer, the peer's passed on here and acknowledged. */
+    if (!f->fin_acked || !f->shut_wr || !f->fin_ack_sent) return false;
+    qk_tun_flow_free(f, false);
     return true;
 }
 
 static void tcp_opts(int fd);
+static void emit(flow *f, const uint8_t *b, size_t n);
 
 /* SOCKS5: answer rep (a QK_SOCKS5_* code, or the reply bytes in out) and
  * end our side; the client's remaining bytes are dropped until its FIN. */
 static void socks_refuse(flow *f, const uint8_t *out, size_t out_len, const char *why)
 {
     qk_tunnel *t = f->t;
-    f->car->write(f->c, f->sid, out, out_len, true); /* fits: a fresh stream */
-    f->fin_sent = true;
+    f->tcp_eof = true; /* the reply, then FIN */
+    emit(f, out, out_len);
     f->socks_failed = true;
     f->why = why;
     t->stats.flows_refused++;
@@ -153,8 +115,9 @@ static void socks_refuse(flow *f, const uint8_t *out, size_t out_len, const char
         f->fd = -1;
     }
     f->connecting = false;
-    tlog(t, "flow %llu: SOCKS5 CONNECT %s:%u refused (reply %u): %s", (unsigned long long)f->id,
-         f->socks->host[0] ? f->socks->host : "?", f->socks->port, out_len > 1 ? out[1] : 0, why);
+    qk_tun_log(t, "flow %llu: SOCKS5 CONNECT %s:%u refused (reply %u): %s",
+               (unsigned long long)f->id, f->socks->host[0] ? f->socks->host : "?", f->socks->port,
+               out_len > 1 ? out[1] : 0, why);
 }
 
 static void socks_refuse_code(flow *f, uint8_t rep, const char *why)
@@ -201,8 +164,8 @@ static void socks_connect(flow *f)
     ev_io_set(&f->ww, fd, EV_WRITE);
     f->connecting = true;
     ev_io_start(t->ev, &f->ww); /* writable = connected (or failed) */
-    tlog(t, "flow %llu: SOCKS5 CONNECT %s:%u", (unsigned long long)f->id, f->socks->host,
-         f->socks->port);
+    qk_tun_log(t, "flow %llu: SOCKS5 CONNECT %s:%u", (unsigned long long)f->id, f->socks->host,
+               f->socks->port);
 }
 
 /* SOCKS5 before (or instead of) the TCP side: negotiate on the staged
@@ -216,23 +179,27 @@ static int socks_step(flow *f)
         qk_socks5_result r = qk_socks5_feed(f->socks, f->down + f->down_off,
                                             f->down_len - f->down_off, &used, out, &out_len);
         f->down_off += used;
+        f->dlv += used;
         if (r == QK_SOCKS5_FAIL) {
             socks_refuse(f, out, out_len, "SOCKS5 negotiation refused or malformed");
         } else {
-            if (out_len) f->car->write(f->c, f->sid, out, out_len, false);
+            if (out_len) emit(f, out, out_len);
             if (r == QK_SOCKS5_REQUEST) {
                 socks_connect(f);
                 if (f->connecting) return 1;
             }
         }
     }
-    if (f->socks_failed) f->down_off = f->down_len; /* dropped */
+    if (f->socks_failed) { /* dropped */
+        f->dlv += f->down_len - f->down_off;
+        f->down_off = f->down_len;
+    }
     if (!f->stream_fin) return 0;
     if (!f->socks_failed) { /* ended before its request */
-        flow_abort(f, QK_TUNNEL_ERR_PROTOCOL);
+        qk_tun_flow_abort(f, QK_TUNNEL_ERR_PROTOCOL);
         return -1;
     }
-    flow_free(f, false);
+    qk_tun_flow_free(f, false);
     return -1;
 }
 
@@ -250,14 +217,14 @@ static void drop_session_flows(qk_tunnel *t, const void *sess, const char *why)
         if (t->flows[i]->c == sess) {
             t->flows[i]->c = NULL;
             t->flows[i]->why = why;
-            flow_free(t->flows[i], true);
+            qk_tun_flow_free(t->flows[i], true);
         }
 }
 
 /* Access denied: close the session with a reason that says why; nothing was forwarded. */
 static void deny(qk_tunnel *t, const qk_tunnel_carrier *car, void *sess, const char *why)
 {
-    tlog(t, "%s", why);
+    qk_tun_log(t, "%s", why);
     if (car->close) car->close(sess, QK_TUNNEL_ERR_AUTH, why);
     drop_session_flows(t, sess, why);
 }
@@ -277,14 +244,17 @@ int qk_tunnel_auth_mac(const qk_tunnel_carrier *car, void *sess, const uint8_t *
 static int auth_step(flow *f)
 {
     qk_tunnel *t = f->t;
-    while (f->down_off < f->down_len && f->up_len <= QK_TUNNEL_AUTH_MAC_BYTES)
-        f->up[f->up_len++] = f->down[f->down_off++];
+    /* The MAC collects in the ring's buffer (an auth stream sends nothing back). */
+    if (qk_tsw_ring_grow(&f->ring, QK_TUNNEL_AUTH_MAC_BYTES + 1)) f->down_off = f->down_len;
+    while (f->down_off < f->down_len && f->ring.len <= QK_TUNNEL_AUTH_MAC_BYTES)
+        f->ring.buf[f->ring.len++] = f->down[f->down_off++];
     f->down_off = f->down_len;
     if (!f->stream_fin) return 0;
     uint8_t want[QK_TUNNEL_AUTH_MAC_BYTES];
-    uint8_t diff = f->up_len != QK_TUNNEL_AUTH_MAC_BYTES;
+    uint8_t diff = f->ring.len != QK_TUNNEL_AUTH_MAC_BYTES;
     if (qk_tunnel_auth_mac(f->car, f->c, t->cfg.secret, t->cfg.secret_len, want)) diff = 1;
-    for (size_t i = 0; i < QK_TUNNEL_AUTH_MAC_BYTES; i++) diff |= (uint8_t)(want[i] ^ f->up[i]);
+    for (size_t i = 0; i < QK_TUNNEL_AUTH_MAC_BYTES && f->ring.len == QK_TUNNEL_AUTH_MAC_BYTES; i++)
+        diff |= (uint8_t)(want[i] ^ f->ring.buf[i]);
     if (t->cfg.secret_len && diff) { /* constant time above */
         deny(t, f->car, f->c, "access denied: wrong secret");
         return -1;
@@ -304,8 +274,8 @@ static int auth_step(flow *f)
     f->car->write(f->c, f->sid, &okb, 1, true); /* the client may open flows now */
     f->fin_sent = true;
     f->why = "authenticated";
-    tlog(t, "flow %llu: the client proved the secret", (unsigned long long)f->id);
-    flow_free(f, false);
+    qk_tun_log(t, "flow %llu: the client proved the secret", (unsigned long long)f->id);
+    qk_tun_flow_free(f, false);
     return -1;
 }
 
@@ -325,67 +295,142 @@ static int pre_tcp_step(flow *f)
             return -1;
         }
         f->gate = false;
-        if (!f->socks) return connect_target(f);
     }
+    if (!f->socks) return connect_target(f);
     return socks_step(f);
 }
 
 /* Stream -> TCP. Returns false when the flow was freed. */
-static bool pump_down(flow *f)
+uint64_t qk_tun_read_off(const flow *f)
+{
+    return f->ring.base + f->ring.len;
+}
+
+/* The flow header (server) or its reply (client) from the staged bytes.
+ * Returns 0 to go on, -1 when the flow was freed. */
+static int hdr_step(flow *f)
+{
+    size_t take = f->down_len - f->down_off;
+    if (take > f->hdr_need) take = f->hdr_need;
+    memcpy(f->hdr + f->hdr_len, f->down + f->down_off, take);
+    f->hdr_len += take;
+    f->down_off += take;
+    f->hdr_need -= take;
+    if (f->hdr_need) return 0;
+    if (f->t->cfg.server) {
+        qk_tsw_flow_hdr h;
+        if (!qk_tsw_flow_hdr_decode(f->hdr, &h)) return qk_tsess_flow_hdr(f, &h);
+    } else {
+        qk_tsw_flow_reply r;
+        if (!qk_tsw_flow_reply_decode(f->hdr, &r)) return qk_tsess_flow_reply(f, &r);
+    }
+    qk_tun_flow_abort(f, QK_TUNNEL_ERR_PROTOCOL);
+    return -1;
+}
+
+/* Server: the stream's first byte says what it is. Returns 0 to go on, -1 when f was freed. */
+static int preamble_step(flow *f)
+{
+    qk_tunnel *t = f->t;
+    uint8_t b = f->down[f->down_off++];
+    f->preamble = false;
+    f->auth = f->gate && b == QK_TUNNEL_AUTH_PREAMBLE;
+    if (b == QK_TSW_FLOW_PREAMBLE) {
+        f->hdr_need = QK_TSW_FLOW_HDR_BYTES;
+        return 0;
+    }
+    if (b == QK_TSW_CTL_PREAMBLE) {
+        if (f->gate && !session_authed(t, f->c)) {
+            deny(t, f->car, f->c,
+                 "access denied: a flow before authentication (missing --secret-file?)");
+            return -1;
+        }
+        int rc = qk_tsess_server_ctl(t, f->car, f->c, f->sid, f->down + f->down_off,
+                                     f->down_len - f->down_off);
+        f->silent = true;
+        if (rc) {
+            qk_tun_flow_abort(f, QK_TUNNEL_ERR_TCP);
+            return -1;
+        }
+        f->c = NULL; /* the stream is the session's now */
+        qk_tun_flow_free(f, false);
+        return -1;
+    }
+    if (f->auth) return 0;
+    qk_tun_flow_abort(f, QK_TUNNEL_ERR_PROTOCOL);
+    return -1;
+}
+
+/* Staged bytes -> TCP. Returns 1 to go on, 0 to wait (TCP full), -1 when f was freed. */
+static int send_down(flow *f)
+{
+    qk_tunnel *t = f->t;
+    ssize_t w = send(f->fd, f->down + f->down_off, f->down_len - f->down_off, MSG_NOSIGNAL);
+    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+        ev_io_start(t->ev, &f->ww);
+        return 0;
+    }
+    if (w < 0) {
+        f->why = "TCP send failed (reset by the TCP peer)";
+        qk_tun_flow_abort(f, QK_TUNNEL_ERR_TCP);
+        return -1;
+    }
+    f->down_off += (size_t)w;
+    f->down_bytes += (uint64_t)w;
+    f->dlv += (uint64_t)w;
+    t->stats.quic_to_tcp_bytes += (uint64_t)w;
+    return 1;
+}
+
+/* Stream -> TCP. Returns false when the flow was freed. */
+bool qk_tun_pump_down(flow *f)
 {
     qk_tunnel *t = f->t;
     if (f->connecting) return true;
     for (;;) {
-        if (f->fd < 0) {
+        if (f->preamble && f->down_off < f->down_len) {
+            if (preamble_step(f)) return false;
+            continue;
+        }
+        if (f->hdr_need && f->down_off < f->down_len) {
+            if (hdr_step(f)) return false;
+            continue;
+        }
+        if (f->preamble || f->hdr_need) {
+            /* read more */
+        } else if (f->fd < 0) {
             int r = pre_tcp_step(f);
             if (r) return r > 0;
         } else if (f->down_off < f->down_len) {
-            ssize_t w = send(f->fd, f->down + f->down_off, f->down_len - f->down_off, MSG_NOSIGNAL);
-            if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-                ev_io_start(t->ev, &f->ww);
-                return true;
-            }
-            if (w < 0) {
-                f->why = "TCP send failed (reset by the TCP peer)";
-                flow_abort(f, QK_TUNNEL_ERR_TCP);
-                return false;
-            }
-            f->down_off += (size_t)w;
-            f->down_bytes += (uint64_t)w;
-            t->stats.quic_to_tcp_bytes += (uint64_t)w;
+            int r = send_down(f);
+            if (r <= 0) return r == 0;
             continue;
         } else {
             ev_io_stop(t->ev, &f->ww);
+            qk_tsess_ack(f, false); /* drained: the peer may drop what we wrote */
         }
-        if (f->stream_fin && f->fd >= 0) {
+        if (f->stream_fin && f->fd >= 0 && !f->hdr_need) {
             if (!f->shut_wr) {
                 shutdown(f->fd, SHUT_WR); /* the peer's FIN, passed on */
                 f->shut_wr = true;
+                qk_tsess_ack(f, true);
             }
-            return !flow_maybe_done(f);
+            return !qk_tun_flow_maybe_done(f);
         }
+        if (!f->c) return true; /* detached: the rest comes on the resumed stream */
         bool fin = false;
         long n = f->car->read(f->c, f->sid, f->down, t->cfg.buf_bytes, &fin);
         if (n == QK_ERR_AGAIN) return true;
         if (n < 0) { /* reset by the peer, or gone */
             f->why = "stream reset by the tunnel peer";
-            flow_abort(f, QK_TUNNEL_ERR_TCP);
+            qk_tun_flow_abort(f, QK_TUNNEL_ERR_TCP);
             return false;
         }
         f->down_off = 0;
         f->down_len = (size_t)n;
-        if (f->preamble && n > 0) {
-            f->auth = f->gate && f->down[0] == QK_TUNNEL_AUTH_PREAMBLE;
-            if (f->down[0] != QK_TUNNEL_PREAMBLE && !f->auth) {
-                flow_abort(f, QK_TUNNEL_ERR_PROTOCOL);
-                return false;
-            }
-            f->preamble = false;
-            f->down_off = 1;
-        }
         if (fin) {
-            if (f->preamble) { /* ended before its first byte */
-                flow_abort(f, QK_TUNNEL_ERR_PROTOCOL);
+            if ((f->preamble && !n) || f->hdr_need > (size_t)n) { /* ended inside its header */
+                qk_tun_flow_abort(f, QK_TUNNEL_ERR_PROTOCOL);
                 return false;
             }
             f->stream_fin = true;
@@ -395,65 +440,109 @@ static bool pump_down(flow *f)
 
 /* TCP -> stream. Returns true when something was queued on the stream; sets
  * *gone when the flow was freed. */
-static bool pump_up(flow *f, bool *gone)
+/* Count w bytes written from offset f->sent: new, or sent again after a resume. */
+static void sent_bytes(flow *f, long w)
+{
+    qk_tunnel *t = f->t;
+    uint64_t to = f->sent + (uint64_t)w;
+    uint64_t fresh = to > f->sent_max ? to - (f->sent > f->sent_max ? f->sent : f->sent_max) : 0;
+    t->stats.tcp_to_quic_bytes += fresh;
+    t->stats.bytes_replayed += (uint64_t)w - fresh;
+    if (to > f->sent_max) f->sent_max = to;
+    f->sent = to;
+}
+
+/* Replay buffer -> the current stream, then the FIN. Returns -1 when f was
+ * freed, else 0; *queued when something went on the stream. */
+static int send_ring(flow *f, bool *queued)
+{
+    if (!f->c || f->await_reply || f->preamble || (f->t->cfg.server && f->hdr_need)) return 0;
+    while (f->sent < qk_tun_read_off(f)) {
+        size_t n;
+        const uint8_t *p = qk_tsw_ring_at(&f->ring, f->sent, &n);
+        long w = f->car->write(f->c, f->sid, p, n, false);
+        if (w < 0) {
+            qk_tun_flow_abort(f, QK_TUNNEL_ERR_TCP);
+            return -1;
+        }
+        if (w > 0) *queued = true;
+        sent_bytes(f, w);
+        if ((size_t)w < n) return 0; /* stream full: its WRITABLE resumes */
+    }
+    if (f->tcp_eof && !f->fin_sent) {
+        if (f->car->write(f->c, f->sid, NULL, 0, true) < 0) {
+            qk_tun_flow_abort(f, QK_TUNNEL_ERR_TCP);
+            return -1;
+        }
+        f->fin_sent = true;
+        *queued = true;
+    }
+    return 0;
+}
+
+/* Bytes the flow itself answers with (SOCKS5 replies): into the replay
+ * buffer like bytes read from TCP, so that they are resent too. */
+static void emit(flow *f, const uint8_t *b, size_t n)
+{
+    while (n) {
+        size_t room;
+        if (f->ring.len == f->ring.cap &&
+            qk_tsw_ring_grow(&f->ring, f->ring.cap ? 2 * f->ring.cap : 4096))
+            return;
+        uint8_t *p = qk_tsw_ring_tail(&f->ring, &room);
+        if (room > n) room = n;
+        memcpy(p, b, room);
+        qk_tsw_ring_commit(&f->ring, room);
+        b += room;
+        n -= room;
+    }
+    bool queued;
+    send_ring(f, &queued);
+}
+
+/* TCP -> replay buffer -> stream. Returns true when something was queued on
+ * the stream; sets *gone when the flow was freed. */
+bool qk_tun_pump_up(flow *f, bool *gone)
 {
     qk_tunnel *t = f->t;
     bool queued = false;
     *gone = false;
-    if (f->connecting || f->fd < 0) return false;
+    if (f->connecting) return false;
     for (;;) {
-        if (f->up_off < f->up_len) {
-            long w = f->car->write(f->c, f->sid, f->up + f->up_off, f->up_len - f->up_off, false);
-            if (w < 0) {
-                flow_abort(f, QK_TUNNEL_ERR_TCP);
-                *gone = true;
-                return queued;
-            }
-            f->up_off += (size_t)w;
-            f->up_bytes += (uint64_t)w;
-            t->stats.tcp_to_quic_bytes += (uint64_t)w;
-            queued = queued || w > 0;
-            if (f->up_off < f->up_len) { /* stream full: QK_EV_STREAM_WRITABLE resumes */
-                ev_io_stop(t->ev, &f->rw);
-                return queued;
-            }
-            continue;
-        }
-        if (f->tcp_eof) {
-            if (!f->fin_sent) {
-                long w = f->car->write(f->c, f->sid, NULL, 0, true);
-                if (w < 0) {
-                    flow_abort(f, QK_TUNNEL_ERR_TCP);
-                    *gone = true;
-                    return queued;
-                }
-                f->fin_sent = true;
-                queued = true;
-            }
-            *gone = flow_maybe_done(f);
-            return queued;
-        }
-        ssize_t n = recv(f->fd, f->up, t->cfg.buf_bytes, 0);
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-            ev_io_start(t->ev, &f->rw);
-            return queued;
-        }
-        if (n < 0) {
-            f->why = "TCP recv failed (reset by the TCP peer)";
-            flow_abort(f, QK_TUNNEL_ERR_TCP);
+        if (send_ring(f, &queued) < 0) {
             *gone = true;
             return queued;
         }
-        f->up_off = 0;
-        f->up_len = (size_t)n;
+        if (f->fd < 0 || f->tcp_eof) break;
+        f->rw_full = !qk_tsess_ring_room(f);
+        if (f->rw_full) { /* backpressure: an ACK makes room */
+            ev_io_stop(t->ev, &f->rw);
+            break;
+        }
+        size_t room;
+        uint8_t *p = qk_tsw_ring_tail(&f->ring, &room);
+        ssize_t n = recv(f->fd, p, room, 0);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+            ev_io_start(t->ev, &f->rw);
+            break;
+        }
+        if (n < 0) {
+            f->why = "TCP recv failed (reset by the TCP peer)";
+            qk_tun_flow_abort(f, QK_TUNNEL_ERR_TCP);
+            *gone = true;
+            return queued;
+        }
+        qk_tsw_ring_commit(&f->ring, (size_t)n);
         if (n == 0) {
             f->tcp_eof = true;
             ev_io_stop(t->ev, &f->rw);
         }
     }
+    if (f->tcp_eof) *gone = qk_tun_flow_maybe_done(f);
+    return queued;
 }
 
-static void kick(qk_tunnel *t)
+void qk_tun_kick(qk_tunnel *t)
 {
     t->cfg.kick(t->cfg.kick_ctx);
 }
@@ -465,7 +554,8 @@ static void on_tcp_readable(struct ev_loop *ev, ev_io *w, int revents)
     flow *f = w->data;
     qk_tunnel *t = f->t;
     bool gone;
-    if (pump_up(f, &gone) || gone) kick(t); /* data, FIN, or an abort's RESET_STREAM */
+    if (qk_tun_pump_up(f, &gone) || gone)
+        qk_tun_kick(t); /* data, FIN, or an abort's RESET_STREAM */
 }
 
 static void on_tcp_writable(struct ev_loop *ev, ev_io *w, int revents)
@@ -480,13 +570,13 @@ static void on_tcp_writable(struct ev_loop *ev, ev_io *w, int revents)
         if (getsockopt(f->fd, SOL_SOCKET, SO_ERROR, &err, &len) || err) {
             if (f->socks) {
                 socks_refuse_code(f, QK_SOCKS5_CONN_REFUSED, "connect to the destination failed");
-                kick(t);
+                qk_tun_kick(t);
                 return;
             }
             t->stats.flows_refused++;
             f->why = "connect to the target failed";
-            flow_abort(f, QK_TUNNEL_ERR_TCP);
-            kick(t);
+            qk_tun_flow_abort(f, QK_TUNNEL_ERR_TCP);
+            qk_tun_kick(t);
             return;
         }
         f->connecting = false;
@@ -494,29 +584,27 @@ static void on_tcp_writable(struct ev_loop *ev, ev_io *w, int revents)
         if (f->socks) { /* RFC 1928 §6: succeeded */
             uint8_t out[QK_SOCKS5_REPLY_BYTES];
             qk_socks5_reply(QK_SOCKS5_OK, out);
-            f->car->write(f->c, f->sid, out, sizeof out, false);
+            emit(f, out, sizeof out);
             free(f->socks);
             f->socks = NULL;
         }
     }
     /* Draining TCP's buffer lets us read (and credit) more of the stream. */
-    if (pump_down(f)) {
+    if (qk_tun_pump_down(f)) {
         bool gone;
-        pump_up(f, &gone);
+        qk_tun_pump_up(f, &gone);
     }
-    kick(t);
+    qk_tun_kick(t);
 }
 
+/* A flow (client: counted at once; server: once its header says it is one). */
 static flow *flow_new(qk_tunnel *t, const qk_tunnel_carrier *car, void *c, uint64_t sid, int fd)
 {
     if (t->n_flows >= t->cfg.max_flows) return NULL;
     flow *f = calloc(1, sizeof *f);
     if (!f) return NULL;
-    f->up = malloc(t->cfg.buf_bytes);
     f->down = malloc(t->cfg.buf_bytes);
-    if (!f->up || !f->down) {
-        free(f->up);
-        free(f->down);
+    if (!f->down) {
         free(f);
         return NULL;
     }
@@ -530,10 +618,8 @@ static flow *flow_new(qk_tunnel *t, const qk_tunnel_carrier *car, void *c, uint6
     f->rw.data = f->ww.data = f;
     f->slot = t->n_flows;
     t->flows[t->n_flows++] = f;
-    t->stats.flows_opened++;
-    f->id = t->stats.flows_opened;
+    f->id = t->next_id + 1; /* taken when it is counted as a flow */
     f->opened_at = ev_now(t->ev);
-    tlog(t, "flow %llu opened on stream %llu", (unsigned long long)f->id, (unsigned long long)sid);
     return f;
 }
 
@@ -546,12 +632,15 @@ static void tcp_opts(int fd)
 /* Server: the peer opened a stream; connect its TCP side to the target. */
 static bool on_stream_opened(qk_tunnel *t, const qk_tunnel_carrier *car, void *c, uint64_t sid)
 {
-    /* The TCP side waits for the preamble (a secret) or the SOCKS5 request. */
-    bool defer = t->cfg.socks5 || t->cfg.secret_len;
+    /* The TCP side waits for the preamble and the flow header (a new flow,
+     * or the resume of one), and then for the SOCKS5 request. */
     flow *f = flow_new(t, car, c, sid, -1);
     qk_socks5 *sk = f && t->cfg.socks5 ? malloc(sizeof *sk) : NULL;
     if (!f || (t->cfg.socks5 && !sk)) {
-        if (f) flow_free(f, false);
+        if (f) {
+            f->silent = true;
+            qk_tun_flow_free(f, false);
+        }
         t->stats.flows_refused++;
         car->abort(c, sid, QK_TUNNEL_ERR_TCP, true, true);
         return true;
@@ -560,8 +649,7 @@ static bool on_stream_opened(qk_tunnel *t, const qk_tunnel_carrier *car, void *c
     if (sk) qk_socks5_init(sk, t->cfg.socks_user, t->cfg.socks_pass);
     f->socks = sk;
     f->gate = t->cfg.secret_len > 0;
-    if (defer) return false;
-    return connect_target(f) < 0; /* connect at once: the target may speak first */
+    return false;
 }
 
 /* Server: connect the flow's TCP side to the fixed target. Returns 1
@@ -578,7 +666,7 @@ static int connect_target(flow *f)
     if (fd < 0) {
         t->stats.flows_refused++;
         f->why = "connect to the target failed";
-        flow_abort(f, QK_TUNNEL_ERR_TCP);
+        qk_tun_flow_abort(f, QK_TUNNEL_ERR_TCP);
         return -1;
     }
     tcp_opts(fd);
@@ -588,6 +676,35 @@ static int connect_target(flow *f)
     f->connecting = true;
     ev_io_start(t->ev, &f->ww); /* writable = connected (or failed) */
     return 1;
+}
+
+/* Client: a new flow of our session on its fresh stream: the header, then
+ * its bytes. Returns true when something was queued. */
+static bool client_flow_start(qk_tunnel *t, flow *f)
+{
+    tsess *s = t->me;
+    f->s = s;
+    f->fid = s->next_fid++;
+    f->counted = true;
+    f->id = ++t->next_id;
+    t->stats.flows_opened++;
+    qk_tun_log(t, "flow %llu opened on stream %llu", (unsigned long long)f->id,
+               (unsigned long long)f->sid);
+    if (!qk_tsess_ring_room(f)) {
+        t->stats.flows_refused++;
+        f->why = "the session's replay buffers are full (--session-cap)";
+        qk_tun_flow_abort(f, QK_TUNNEL_ERR_TCP);
+        return true;
+    }
+    uint8_t b[1 + QK_TSW_FLOW_HDR_BYTES] = {QK_TSW_FLOW_PREAMBLE};
+    qk_tsw_flow_hdr h = {.resume = false, .flow_id = f->fid, .recv_off = 0};
+    qk_tsw_flow_hdr_encode(&h, b + 1);
+    t->car->write(t->conn, f->sid, b, sizeof b, false); /* fits: the stream is empty */
+    f->hdr_need = QK_TSW_FLOW_REPLY_BYTES;
+    bool gone;
+    qk_tun_pump_up(f, &gone);
+    if (!gone) ev_io_start(t->ev, &f->rw);
+    return true;
 }
 
 /* Client: a TCP connection arrived; give it a stream. */
@@ -606,23 +723,18 @@ static void on_accept(struct ev_loop *ev, ev_io *w, int revents)
             f = flow_new(t, t->car, t->conn, sid, fd);
         if (!f) { /* at the flow limit or the peer's stream limit: refuse now */
             t->stats.flows_refused++;
-            tlog(t, "refused a TCP connection: %s",
-                 !t->conn ? "no connection to the tunnel server (redialling)"
-                          : "at the flow limit or the server's stream limit");
+            qk_tun_log(t, "refused a TCP connection: %s",
+                       !t->conn ? "no connection to the tunnel server (redialling)"
+                                : "at the flow limit or the server's stream limit");
             struct linger l = {.l_onoff = 1, .l_linger = 0};
             setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
             close(fd);
             continue;
         }
         tcp_opts(fd);
-        static const uint8_t pre = QK_TUNNEL_PREAMBLE;
-        t->car->write(t->conn, sid, &pre, 1, false); /* fits: the stream is empty */
-        queued = true;
-        bool gone;
-        pump_up(f, &gone);
-        if (!gone) ev_io_start(t->ev, &f->rw);
+        if (client_flow_start(t, f)) queued = true;
     }
-    if (queued) kick(t);
+    if (queued) qk_tun_kick(t);
 }
 
 int qk_tunnel_new(struct ev_loop *ev, const qk_tunnel_config *cfg, qk_tunnel **out)
@@ -641,7 +753,17 @@ int qk_tunnel_new(struct ev_loop *ev, const qk_tunnel_config *cfg, qk_tunnel **o
         return QK_ERR_NOMEM;
     }
     if (!t->cfg.hold_ns) t->cfg.hold_ns = QK_TUNNEL_DEFAULT_HOLD_NS;
+    if (!t->cfg.flow_buffer_bytes) t->cfg.flow_buffer_bytes = QK_TUNNEL_DEFAULT_FLOW_BUFFER_BYTES;
+    if (!t->cfg.session_buffer_bytes)
+        t->cfg.session_buffer_bytes = QK_TUNNEL_DEFAULT_SESSION_BUFFER_BYTES;
+    if (t->cfg.flow_buffer_bytes < t->cfg.buf_bytes) t->cfg.flow_buffer_bytes = t->cfg.buf_bytes;
+    if (!t->cfg.session_linger_ns) t->cfg.session_linger_ns = QK_TUNNEL_DEFAULT_LINGER_NS;
     t->lfd = -1;
+    if (!cfg->server && !(t->me = qk_tsess_new(t))) {
+        free(t->flows);
+        free(t);
+        return QK_ERR_NOMEM;
+    }
     *out = t;
     return 0;
 }
@@ -651,13 +773,16 @@ void qk_tunnel_del(qk_tunnel *t)
     if (!t) return;
     while (t->n_flows) {
         t->flows[t->n_flows - 1]->why = "tunnel stopped";
-        flow_abort(t->flows[t->n_flows - 1], QK_TUNNEL_ERR_TCP);
+        qk_tun_flow_abort(t->flows[t->n_flows - 1], QK_TUNNEL_ERR_TCP);
     }
     if (t->lfd >= 0) {
         ev_io_stop(t->ev, &t->accept_w);
         close(t->lfd);
     }
     ev_timer_stop(t->ev, &t->hold_w);
+    qk_tsess_free(t->me);
+    for (size_t i = 0; i < t->n_sess; i++) qk_tsess_free(t->sess[i]);
+    free(t->sess);
     free(t->authed);
     free(t->flows);
     free(t);
@@ -679,13 +804,25 @@ int qk_tunnel_listen_on(qk_tunnel *t, const qk_addr *addr, const qk_tunnel_carri
         errno = e;
         return QK_ERR_IO;
     }
+    int rc = qk_tsess_client_attach(t->me, car, sess); /* accepting starts at WELCOME */
+    if (rc) {
+        close(fd);
+        return rc;
+    }
     t->lfd = fd;
-    t->car = car;
-    t->conn = sess;
     ev_io_init(&t->accept_w, on_accept, fd, EV_READ);
     t->accept_w.data = t;
-    ev_io_start(t->ev, &t->accept_w);
+    qk_tun_kick(t);
     return 0;
+}
+
+/* Client: the session is ready on t->me's carrier: new flows go there. */
+void qk_tun_start_accepting(qk_tunnel *t)
+{
+    t->car = t->me->car;
+    t->conn = t->me->c;
+    ev_timer_stop(t->ev, &t->hold_w);
+    if (t->lfd >= 0) ev_io_start(t->ev, &t->accept_w); /* the backlog gets streams now */
 }
 
 /* No session for hold_ns: accept again, refusing (on_accept sees no conn). */
@@ -694,8 +831,8 @@ static void on_hold(struct ev_loop *ev, ev_timer *w, int revents)
     (void)ev;
     (void)revents;
     qk_tunnel *t = w->data;
-    tlog(t, "no connection to the tunnel server for %.1f s: refusing new TCP connections",
-         (double)t->cfg.hold_ns / 1e9);
+    qk_tun_log(t, "no connection to the tunnel server for %.1f s: refusing new TCP connections",
+               (double)t->cfg.hold_ns / 1e9);
     ev_io_start(t->ev, &t->accept_w);
 }
 
@@ -716,13 +853,23 @@ int qk_tunnel_set_session(qk_tunnel *t, const qk_tunnel_carrier *car, void *sess
     if (!t || (sess && !car)) return QK_ERR_INVALID_ARG;
     if (t->cfg.server || t->lfd < 0) return QK_ERR_STATE;
     if (!sess) {
+        qk_tsess_detach(t->me);
         session_down(t);
         return 0;
     }
-    t->car = car;
-    t->conn = sess;
-    ev_timer_stop(t->ev, &t->hold_w);
-    ev_io_start(t->ev, &t->accept_w); /* the backlog's connections get streams now */
+    session_down(t); /* until WELCOME */
+    int rc = qk_tsess_client_attach(t->me, car, sess);
+    if (!rc) qk_tun_kick(t);
+    return rc;
+}
+
+int qk_tunnel_forget_session(qk_tunnel *t, const char *why)
+{
+    if (!t) return QK_ERR_INVALID_ARG;
+    if (t->cfg.server) return QK_ERR_STATE;
+    qk_tsess_reset_flows(t->me, why ? why : "the server ended the session");
+    t->me->has_id = false;
+    ev_timer_stop(t->ev, &t->me->linger_w);
     return 0;
 }
 
@@ -767,7 +914,7 @@ int qk_tunnel_auth(qk_tunnel *t, const qk_tunnel_carrier *car, void *sess)
     if (w < 0) return (int)w;
     t->auth_sess = sess;
     t->auth_sid = sid;
-    kick(t);
+    qk_tun_kick(t);
     return 0;
 }
 
@@ -787,21 +934,27 @@ bool qk_tunnel_on_stream_event(qk_tunnel *t, const qk_tunnel_carrier *car, void 
         return on_stream_opened(t, car, sess, sid);
     case QK_TUNNEL_EV_READABLE:
         if (sess == t->auth_sess && sid == t->auth_sid) return auth_answer(t, car, false);
+        if (qk_tsess_on_stream_event(t, sess, sid, type)) return true;
         f = find(t, sess, sid);
-        if (f) pump_down(f);
+        if (f) qk_tun_pump_down(f);
         return true; /* reading returns flow-control credit */
     case QK_TUNNEL_EV_WRITABLE:
+        if (qk_tsess_on_stream_event(t, sess, sid, type)) return true;
         f = find(t, sess, sid);
         if (!f) return false;
-        return pump_up(f, &gone);
+        return qk_tun_pump_up(f, &gone);
     case QK_TUNNEL_EV_RESET: /* the peer gave up on its side: RST the TCP side */
         if (sess == t->auth_sess && sid == t->auth_sid) return auth_answer(t, car, true);
+        if (qk_tsess_on_stream_event(t, sess, sid, type)) return true;
         f = find(t, sess, sid);
         if (!f) return false;
         f->why = "stream reset by the tunnel peer";
-        flow_abort(f, QK_TUNNEL_ERR_TCP);
+        qk_tun_flow_abort(f, QK_TUNNEL_ERR_TCP);
         return true;
-    case QK_TUNNEL_EV_CLOSED:
+    case QK_TUNNEL_EV_CLOSED: /* the session's flows wait for a resume; others end */
+        if (t->me && t->me->c == sess) qk_tsess_detach(t->me);
+        for (size_t i = t->n_sess; i-- > 0;)
+            if (t->sess[i]->c == sess) qk_tsess_detach(t->sess[i]);
         drop_session_flows(t, sess, "tunnel connection closed"); /* freed: no frames */
         for (size_t i = 0; i < t->n_authed; i++)
             if (t->authed[i] == sess) t->authed[i--] = t->authed[--t->n_authed];

@@ -31,7 +31,7 @@ r=$($peer roundtrip "$tcp_port" 300000)
 check "an echo through the tunnel ($r)" "[ '${r%% *}' = ok ]"
 sleep 1.2
 check "the server logs the flow opening ($(grep -m1 'opened' "$tmp/s.log"))" \
-    "grep -q 'flow 1 opened on stream 0' $tmp/s.log"
+    "grep -q 'flow 1 opened on stream 4' $tmp/s.log" # stream 0: the session's control stream
 check "and its end with bytes each way, duration, reason ($(grep -m1 'flow 1 closed' "$tmp/s.log"))" \
     "grep -q 'flow 1 closed: done; tcp->tunnel 300000 bytes, tunnel->tcp 300000 bytes, [0-9.]* s' $tmp/s.log"
 check "the client logs it too" "grep -q 'flow 1 closed: done; tcp->tunnel 300000 bytes' $tmp/c.err"

@@ -3,7 +3,8 @@
 # `quack tunnel` survives what kills connections, end to
 # end on loopback, every transfer checked by SHA-256 (tunnel_peer.py):
 #  - a server killed (-KILL: no CONNECTION_CLOSE) and restarted mid-session:
-#    the flow in flight is reset, the client redials with backoff, a TCP
+#    the flow in flight waits for a resume and is reset when the restarted
+#    server refuses the session (it does not know it), the client redials with backoff, a TCP
 #    connection made while it redials waits in the backlog and succeeds
 #    after the redial, and new flows succeed;
 #  - a server that stays down longer than --hold: new TCP connections are
@@ -67,8 +68,6 @@ wait "$spid" 2>/dev/null
 wait_line "$tmp/c.err" 'connection lost; redialling' 50
 check "the client notices the dead connection and redials ($(grep -m1 redialling "$tmp/c.err"))" \
     "grep -q 'redialling' $tmp/c.err"
-wait "$hpid"
-check "the flow in flight is reset ($(tail -1 "$tmp/hold1"))" "[ \"\$(tail -1 $tmp/hold1)\" = reset ]"
 # A TCP connection made while the client redials waits for the new connection.
 $peer roundtrip "$tcp_port" 500000 >"$tmp/waiting" &
 wpid=$!
@@ -86,6 +85,10 @@ check "the client reconnects to the restarted server ($(grep -m1 reconnected "$t
 dt=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
 check "within the capped backoff: $dt s after the new server listens (--reconnect-max 1s)" \
     "awk -v d=$dt 'BEGIN { exit !(d < 3) }'"
+# The flow waited for a resume; the restarted server does not know its session.
+wait "$hpid"
+check "the flow in flight is reset once the new server refuses the session ($(tail -1 "$tmp/hold1"))" \
+    "[ \"\$(tail -1 $tmp/hold1)\" = reset ]"
 wait "$wpid"
 r=$(cat "$tmp/waiting")
 check "a connection made while redialling waited and echoed intact ($r)" "[ '${r%% *}' = ok ]"
