@@ -9,6 +9,8 @@
  * stops the other. */
 #include <quack/tunnel.h>
 
+#include "base/abi.h"
+
 #include <errno.h>
 #include <ev.h>
 #include <gnutls/crypto.h>
@@ -111,7 +113,7 @@ static void flow_free(flow *f, bool abort_tcp)
     last->slot = f->slot;
     t->stats.flows_closed++;
     if (abort_tcp) t->stats.flows_aborted++;
-    free(f->socks);
+    qk_socks5_del(f->socks);
     free(f->up);
     free(f->down);
     free(f);
@@ -154,7 +156,8 @@ static void socks_refuse(flow *f, const uint8_t *out, size_t out_len, const char
     }
     f->connecting = false;
     tlog(t, "flow %llu: SOCKS5 CONNECT %s:%u refused (reply %u): %s", (unsigned long long)f->id,
-         f->socks->host[0] ? f->socks->host : "?", f->socks->port, out_len > 1 ? out[1] : 0, why);
+         qk_socks5_host(f->socks)[0] ? qk_socks5_host(f->socks) : "?", qk_socks5_port(f->socks),
+         out_len > 1 ? out[1] : 0, why);
 }
 
 static void socks_refuse_code(flow *f, uint8_t rep, const char *why)
@@ -169,9 +172,9 @@ static void socks_connect(flow *f)
 {
     qk_tunnel *t = f->t;
     char port[8];
-    snprintf(port, sizeof port, "%u", f->socks->port);
+    snprintf(port, sizeof port, "%u", qk_socks5_port(f->socks));
     struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV}, *res;
-    if (getaddrinfo(f->socks->host, port, &hints, &res)) {
+    if (getaddrinfo(qk_socks5_host(f->socks), port, &hints, &res)) {
         socks_refuse_code(f, QK_SOCKS5_HOST_UNREACHABLE, "the name does not resolve");
         return;
     }
@@ -201,8 +204,8 @@ static void socks_connect(flow *f)
     ev_io_set(&f->ww, fd, EV_WRITE);
     f->connecting = true;
     ev_io_start(t->ev, &f->ww); /* writable = connected (or failed) */
-    tlog(t, "flow %llu: SOCKS5 CONNECT %s:%u", (unsigned long long)f->id, f->socks->host,
-         f->socks->port);
+    tlog(t, "flow %llu: SOCKS5 CONNECT %s:%u", (unsigned long long)f->id, qk_socks5_host(f->socks),
+         qk_socks5_port(f->socks));
 }
 
 /* SOCKS5 before (or instead of) the TCP side: negotiate on the staged
@@ -495,7 +498,7 @@ static void on_tcp_writable(struct ev_loop *ev, ev_io *w, int revents)
             uint8_t out[QK_SOCKS5_REPLY_BYTES];
             qk_socks5_reply(QK_SOCKS5_OK, out);
             f->car->write(f->c, f->sid, out, sizeof out, false);
-            free(f->socks);
+            qk_socks5_del(f->socks);
             f->socks = NULL;
         }
     }
@@ -549,7 +552,8 @@ static bool on_stream_opened(qk_tunnel *t, const qk_tunnel_carrier *car, void *c
     /* The TCP side waits for the preamble (a secret) or the SOCKS5 request. */
     bool defer = t->cfg.socks5 || t->cfg.secret_len;
     flow *f = flow_new(t, car, c, sid, -1);
-    qk_socks5 *sk = f && t->cfg.socks5 ? malloc(sizeof *sk) : NULL;
+    qk_socks5 *sk = NULL;
+    if (f && t->cfg.socks5) qk_socks5_new(t->cfg.socks_user, t->cfg.socks_pass, &sk);
     if (!f || (t->cfg.socks5 && !sk)) {
         if (f) flow_free(f, false);
         t->stats.flows_refused++;
@@ -557,7 +561,6 @@ static bool on_stream_opened(qk_tunnel *t, const qk_tunnel_carrier *car, void *c
         return true;
     }
     f->preamble = true;
-    if (sk) qk_socks5_init(sk, t->cfg.socks_user, t->cfg.socks_pass);
     f->socks = sk;
     f->gate = t->cfg.secret_len > 0;
     if (defer) return false;
@@ -625,9 +628,20 @@ static void on_accept(struct ev_loop *ev, ev_io *w, int revents)
     if (queued) kick(t);
 }
 
-int qk_tunnel_new(struct ev_loop *ev, const qk_tunnel_config *cfg, qk_tunnel **out)
+/* qk_tunnel_config crosses the boundary at the caller's sizeof (base/abi.h):
+ * the first release's ends with log_ctx. */
+#define TUNNEL_CONFIG_V1_BYTES QK_ABI_END(qk_tunnel_config, log_ctx)
+QK_ABI_LAST_FIELD(qk_tunnel_config, log_ctx);
+
+int qk_tunnel_new_sized(struct ev_loop *ev, const qk_tunnel_config *caller, size_t caller_bytes,
+                        qk_tunnel **out)
 {
-    if (!ev || !cfg || !out || !cfg->kick) return QK_ERR_INVALID_ARG;
+    qk_tunnel_config c = {0};
+    const qk_tunnel_config *cfg = &c;
+    if (!caller) return QK_ERR_INVALID_ARG;
+    int abi_rc = qk_abi_copy_in(&c, sizeof c, caller, caller_bytes, TUNNEL_CONFIG_V1_BYTES);
+    if (abi_rc) return abi_rc;
+    if (!ev || !out || !cfg->kick) return QK_ERR_INVALID_ARG;
     if (cfg->server && !cfg->socks5 && !cfg->target.len) return QK_ERR_INVALID_ARG;
     qk_tunnel *t = calloc(1, sizeof *t);
     if (!t) return QK_ERR_NOMEM;
@@ -839,7 +853,7 @@ size_t qk_tunnel_flow_count(const qk_tunnel *t)
     return t ? t->n_flows : 0;
 }
 
-void qk_tunnel_get_stats(const qk_tunnel *t, qk_tunnel_stats *out)
+void qk_tunnel_get_stats_sized(const qk_tunnel *t, qk_tunnel_stats *out, size_t out_bytes)
 {
-    if (t && out) *out = t->stats;
+    if (t && out) qk_abi_copy_out(out, out_bytes, &t->stats, sizeof t->stats);
 }
