@@ -834,14 +834,14 @@ static int get_run(getter *g, const qk_config *cfg, const qk_addr *peer, unsigne
         qk_udp_close(udp);
         return 1;
     }
-    qk_io_ep_driver drv;
+    qk_io_ep_driver *drv = NULL;
     bool drv_ok = false, stalled = false;
     g->t_start = g->t_last = qk_io_now();
     rc = get_connect(g, peer);
-    if (!rc) rc = qk_io_ep_driver_init(&drv, g->ep, cfg->max_udp_payload_bytes, get_app, g);
+    if (!rc) rc = qk_io_ep_driver_new(g->ep, cfg->max_udp_payload_bytes, get_app, g, &drv);
     if (!rc) {
         drv_ok = true;
-        rc = qk_io_loop_new(udp, &qk_io_ep_driver_ops, &drv, NULL, &g->loop);
+        rc = qk_io_ep_driver_loop_new(drv, udp, NULL, &g->loop);
     }
     if (!rc) {
         qk_io_loop_stop_on_signal(g->loop, SIGINT);
@@ -875,7 +875,7 @@ static int get_run(getter *g, const qk_config *cfg, const qk_addr *peer, unsigne
     }
     qk_h3_del(g->h3);
     g->h3 = NULL;
-    if (drv_ok) qk_io_ep_driver_free(&drv);
+    if (drv_ok) qk_io_ep_driver_del(drv);
     qk_endpoint_del(g->ep);
     qk_udp_close(g->udp);
     if (stalled) return 0; /* --stall: nothing was meant to complete */

@@ -431,9 +431,9 @@ static int srv_main(const mopts *o)
         fprintf(stderr, "quack media server: cannot listen on %s\n", o->addr_str);
         rc = 1;
     }
-    qk_io_ep_driver drv;
-    if (!rc && (qk_io_ep_driver_init(&drv, ep, cfg.max_udp_payload_bytes, srv_app, s) ||
-                qk_io_loop_new(u, &qk_io_ep_driver_ops, &drv, NULL, &s->loop)))
+    qk_io_ep_driver *drv = NULL;
+    if (!rc && (qk_io_ep_driver_new(ep, cfg.max_udp_payload_bytes, srv_app, s, &drv) ||
+                qk_io_ep_driver_loop_new(drv, u, NULL, &s->loop)))
         rc = 1;
     if (!rc) {
         qk_addr la;
@@ -447,7 +447,7 @@ static int srv_main(const mopts *o)
         qk_io_loop_stop_on_signal(s->loop, SIGTERM);
         rc = qk_io_loop_run(s->loop) ? 1 : s->exit_code;
         qk_io_loop_del(s->loop);
-        qk_io_ep_driver_free(&drv);
+        qk_io_ep_driver_del(drv);
     }
     if (s) srv_reset(s);
     qk_endpoint_del(ep);
@@ -619,12 +619,12 @@ static int cli_main(const mopts *o)
     qk_addr bind = {0}, none = {0};
     bind.ss.ss_family = o->addr.ss.ss_family;
     bind.len = o->addr.len;
-    qk_io_ep_driver drv;
+    qk_io_ep_driver *drv = NULL;
     int rc = !ep || qk_udp_open(&bind, 0, &u) ||
              qk_connect(ep, &none, &o->addr, "localhost", qk_io_now(), &c->conn) ||
-             qk_io_ep_driver_init(&drv, ep, cfg.max_udp_payload_bytes, cli_app, c);
-    if (!rc && qk_io_loop_new(u, &qk_io_ep_driver_ops, &drv, NULL, &c->loop)) {
-        qk_io_ep_driver_free(&drv);
+             qk_io_ep_driver_new(ep, cfg.max_udp_payload_bytes, cli_app, c, &drv);
+    if (!rc && qk_io_ep_driver_loop_new(drv, u, NULL, &c->loop)) {
+        qk_io_ep_driver_del(drv);
         rc = 1;
     }
     if (rc) fprintf(stderr, "quack media client: cannot start the connection\n");
@@ -642,7 +642,7 @@ static int cli_main(const mopts *o)
         if (!o->quiet) cli_report(c);
         rc = c->ok ? 0 : 1;
         qk_io_loop_del(c->loop);
-        qk_io_ep_driver_free(&drv);
+        qk_io_ep_driver_del(drv);
     }
     qk_endpoint_del(ep);
     qk_udp_close(u);

@@ -1011,18 +1011,17 @@ static qk_tunnel_config tunnel_config(tun *s)
 
 static int run(tun *s, qk_udp *u, const qk_config *cfg)
 {
-    qk_io_ep_driver drv;
-    memset(&drv, 0, sizeof drv);
+    qk_io_ep_driver *drv = NULL;
     int rc = s->o->dns.on ? tun_dns_new(&s->o->dns, s->o->server, s->ep, u, app, s, &s->dns)
-                          : qk_io_ep_driver_init(&drv, s->ep, cfg->max_udp_payload_bytes, app, s);
+                          : qk_io_ep_driver_new(s->ep, cfg->max_udp_payload_bytes, app, s, &drv);
     if (rc) return rc;
     if (s->dns)
         rc = qk_io_loop_new(u, &tun_dns_ops, s->dns, NULL, &s->loop);
     else
-        rc = qk_io_loop_new(u, &qk_io_ep_driver_ops, &drv, NULL, &s->loop);
+        rc = qk_io_ep_driver_loop_new(drv, u, NULL, &s->loop);
     if (rc) {
         tun_dns_del(s->dns);
-        qk_io_ep_driver_free(&drv);
+        qk_io_ep_driver_del(drv);
         return rc;
     }
     if (s->dns) tun_dns_attach(s->dns, s->loop);
@@ -1050,7 +1049,7 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
     s->dns = NULL;
     if (s->o->stats && s->o->server && s->ep) cli_print_endpoint_stats(stderr, s->ep);
     qk_io_loop_del(s->loop);
-    qk_io_ep_driver_free(&drv);
+    qk_io_ep_driver_del(drv);
     return rc;
 }
 

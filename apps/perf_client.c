@@ -332,12 +332,12 @@ static void on_exit_timer(struct ev_loop *evl, ev_timer *w, int revents)
 
 static int cli_loop(cli *c, qk_udp *u, size_t dgram_bytes)
 {
-    qk_io_ep_driver drv;
-    int rc = qk_io_ep_driver_init(&drv, c->ep, dgram_bytes, cli_app, c);
+    qk_io_ep_driver *drv = NULL;
+    int rc = qk_io_ep_driver_new(c->ep, dgram_bytes, cli_app, c, &drv);
     if (rc) return rc;
-    rc = qk_io_loop_new(u, &qk_io_ep_driver_ops, &drv, NULL, &c->loop);
+    rc = qk_io_ep_driver_loop_new(drv, u, NULL, &c->loop);
     if (rc) {
-        qk_io_ep_driver_free(&drv);
+        qk_io_ep_driver_del(drv);
         return rc;
     }
     qk_io_loop_stop_on_signal(c->loop, SIGINT);
@@ -357,7 +357,7 @@ static int cli_loop(cli *c, qk_udp *u, size_t dgram_bytes)
     ev_timer_stop(qk_io_loop_ev(c->loop), &c->exit_timer);
     if (qk_io_loop_stop_signal(c->loop)) fail(c, "interrupted");
     qk_io_loop_del(c->loop);
-    qk_io_ep_driver_free(&drv);
+    qk_io_ep_driver_del(drv);
     return rc;
 }
 

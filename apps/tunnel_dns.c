@@ -50,7 +50,7 @@ struct tun_dns {
     /* client */
     qk_dns_client *cli;
     size_t max_dgram;
-    qk_dns_poll poll;
+    qk_dns_poll *poll;
     pool_sock pool[TUN_DNS_POOL_SOCKETS];
     size_t n_pool;
     resolver res[TUN_DNS_MAX_RESOLVERS];
@@ -249,9 +249,9 @@ static void client_send(tun_dns *d, qk_time now)
         }
         send_query(d, buf, m.len, now);
         d->data_queries++;
-        qk_dns_poll_on_data_sent(&d->poll, now);
+        qk_dns_poll_on_data_sent(d->poll, now);
     }
-    while (qk_dns_poll_take(&d->poll, now)) send_query(d, NULL, 0, now);
+    while (qk_dns_poll_take(d->poll, now)) send_query(d, NULL, 0, now);
 }
 
 typedef struct feed_ctx {
@@ -287,7 +287,7 @@ static void client_answer(tun_dns *d, const qk_datagram *a, qk_time now)
         }
     d->answers++;
     if (n < 0) d->answers_bad++;
-    qk_dns_poll_on_response(&d->poll, n > 0, now);
+    qk_dns_poll_on_response(d->poll, n > 0, now);
 }
 
 /* ---- server ---- */
@@ -365,7 +365,7 @@ static qk_time next_timeout(void *ctx)
     if (d->server)
         c = qk_dns_server_next_timeout(d->srv);
     else
-        c = qk_dns_poll_next_timeout(&d->poll, qk_io_now());
+        c = qk_dns_poll_next_timeout(d->poll, qk_io_now());
     return c < t ? c : t;
 }
 
@@ -432,7 +432,7 @@ int tun_dns_new(const tun_dns_opts *o, bool server, qk_endpoint *ep, qk_udp *u, 
         if (o->polls >= 0) pc.polls_per_response = (unsigned)o->polls;
         if (o->ack_as_poll >= 0) pc.ack_as_poll = o->ack_as_poll;
         if (o->burst_cap) pc.burst_cap = o->burst_cap;
-        qk_dns_poll_init(&d->poll, &pc, qk_io_now());
+        if (!rc) rc = qk_dns_poll_new(&pc, qk_io_now(), &d->poll);
         tun_dns_server_addr(&d->server_addr);
         for (size_t i = 0; i < o->n_resolvers; i++) d->res[i].addr = o->resolver[i];
         d->n_res = o->n_resolvers;
@@ -488,6 +488,7 @@ void tun_dns_del(tun_dns *d)
     }
     qk_dns_server_del(d->srv);
     qk_dns_client_del(d->cli);
+    qk_dns_poll_del(d->poll);
     free(d);
 }
 
@@ -509,17 +510,20 @@ void tun_dns_print_stats(const tun_dns *d, FILE *f)
                 (unsigned long long)s.dropped_down);
         return;
     }
-    const qk_dns_poll_stats *p = &d->poll.st;
+    qk_dns_poll_stats ps;
+    qk_dns_poll_get_stats(d->poll, &ps);
+    const qk_dns_poll_stats *p = &ps;
     fprintf(f,
             "dns client: %zu-byte datagrams, %llu queries (%llu data, %llu polls of which %llu "
             "idle), %llu answers (%llu with data, %llu empty, %llu bad), %llu acks as polls, "
-            "%llu polls over the cap, %u owed, idle delay %.1f s, %llu send errors\n",
+            "%llu polls over the cap, %llu owed, idle delay %.1f s, %llu send errors\n",
             d->max_dgram, (unsigned long long)d->queries_sent, (unsigned long long)d->data_queries,
             (unsigned long long)p->polls_sent, (unsigned long long)p->idle_polls,
             (unsigned long long)d->answers, (unsigned long long)p->responses_data,
             (unsigned long long)p->responses_empty, (unsigned long long)d->answers_bad,
-            (unsigned long long)p->acks_as_polls, (unsigned long long)p->capped, d->poll.owed,
-            (double)d->poll.idle_delay / 1e9, (unsigned long long)d->send_errors);
+            (unsigned long long)p->acks_as_polls, (unsigned long long)p->capped,
+            (unsigned long long)p->owed_now, (double)p->idle_delay_ns / 1e9,
+            (unsigned long long)d->send_errors);
     for (size_t i = 0; i < d->n_res; i++) {
         char a[QK_ADDR_STRLEN];
         if (qk_addr_format(&d->res[i].addr, a, sizeof a) < 0) snprintf(a, sizeof a, "?");

@@ -25,7 +25,7 @@
 typedef struct client {
     qk_udp *udp;
     qk_endpoint *ep;
-    qk_io_ep_driver drv;
+    qk_io_ep_driver *drv;
     qk_io_loop *loop;
 } client;
 
@@ -112,9 +112,9 @@ static int open_client(client *c, const qk_config *cfg, const qk_addr *peer, str
     if (qk_udp_open(&bind, QK_UDP_NO_GRO, &c->udp)) return -1;
     c->ep = qk_endpoint_new(cfg);
     if (!c->ep) return -1;
-    if (qk_io_ep_driver_init(&c->drv, c->ep, cfg->max_udp_payload_bytes, app, NULL)) return -1;
+    if (qk_io_ep_driver_new(c->ep, cfg->max_udp_payload_bytes, app, NULL, &c->drv)) return -1;
     qk_io_loop_config lc = {.ev = evl, .buf_bytes = 2048};
-    return qk_io_loop_new(c->udp, &qk_io_ep_driver_ops, &c->drv, &lc, &c->loop) ? -1 : 0;
+    return qk_io_ep_driver_loop_new(c->drv, c->udp, &lc, &c->loop) ? -1 : 0;
 }
 
 /* Run the shared loop until break; TIMEOUT bounds it. */
@@ -170,7 +170,7 @@ int main(int argc, char **argv)
     if (R.connected == R.want) run_loop(cs, ns, hold); /* all open at once for HOLD s */
     for (size_t i = 0; i < ns; i++) {
         qk_io_loop_del(cs[i].loop);
-        qk_io_ep_driver_free(&cs[i].drv);
+        qk_io_ep_driver_del(cs[i].drv);
         qk_endpoint_del(cs[i].ep);
         qk_udp_close(cs[i].udp);
     }

@@ -142,7 +142,7 @@ typedef struct qk_dns_poll_config {
     qk_time idle_max_ns;         /**< idle back-off cap (default 10 s) */
 } qk_dns_poll_config;
 
-/** Poll policy counters. */
+/** Poll policy counters, and two gauges. */
 typedef struct qk_dns_poll_stats {
     uint64_t polls_sent;      /**< empty queries */
     uint64_t idle_polls;      /**< of those, sent by the idle timer */
@@ -150,22 +150,45 @@ typedef struct qk_dns_poll_stats {
     uint64_t capped;          /**< polls not owed because of the burst cap */
     uint64_t responses_data;  /**< answers with at least one datagram */
     uint64_t responses_empty; /**< answers without */
+    uint64_t owed_now;        /**< polls to send now */
+    qk_time idle_delay_ns;    /**< the idle delay now (backs off while nothing happens) */
 } qk_dns_poll_stats;
 
-/** Poll policy state (embed it; qk_dns_poll_init). Read-only for callers. */
-typedef struct qk_dns_poll {
-    qk_dns_poll_config cfg; /**< the settings, defaults filled in */
-    unsigned owed;          /**< polls to send now */
-    qk_time idle_delay;     /**< current idle delay */
-    qk_time idle_at;        /**< next idle poll */
-    qk_dns_poll_stats st;   /**< counters */
-} qk_dns_poll;
+/** Poll policy state (opaque; qk_dns_poll_new, qk_dns_poll_del). */
+typedef struct qk_dns_poll qk_dns_poll;
 
-/** Defaults: 2 polls per data response, ACK-as-poll on, burst cap 16, 500 ms .. 10 s. */
-void qk_dns_poll_config_default(qk_dns_poll_config *cfg);
+/** Defaults: 2 polls per data response, ACK-as-poll on, burst cap 16, 500 ms .. 10 s.
+ * cfg_bytes is the caller's sizeof(qk_dns_poll_config) (fields this library does
+ * not know come back zero). */
+void qk_dns_poll_config_default_sized(qk_dns_poll_config *cfg, size_t cfg_bytes);
 
-/** Start at now (the idle timer runs from now). Zero fields of cfg take the defaults. */
-void qk_dns_poll_init(qk_dns_poll *p, const qk_dns_poll_config *cfg, qk_time now);
+/** qk_dns_poll_config_default_sized() with the caller's sizeof(qk_dns_poll_config). */
+#define qk_dns_poll_config_default(cfg)                                                            \
+    qk_dns_poll_config_default_sized((cfg), sizeof(qk_dns_poll_config))
+
+/**
+ * A poll policy starting at now (the idle timer runs from now). cfg is
+ * copied (cfg_bytes of it: the caller's sizeof(qk_dns_poll_config)); zero
+ * fields take the defaults. Returns 0 and sets *out, QK_ERR_INVALID_ARG
+ * (NULL, or cfg_bytes below the first release's size), QK_ERR_UNSUPPORTED
+ * (cfg sets a field this library does not know), QK_ERR_NOMEM.
+ */
+int qk_dns_poll_new_sized(const qk_dns_poll_config *cfg, size_t cfg_bytes, qk_time now,
+                          qk_dns_poll **out);
+
+/** qk_dns_poll_new_sized() with the caller's sizeof(qk_dns_poll_config). */
+#define qk_dns_poll_new(cfg, now, out)                                                             \
+    qk_dns_poll_new_sized((cfg), sizeof(qk_dns_poll_config), (now), (out))
+
+/** Free p. NULL is a no-op. */
+void qk_dns_poll_del(qk_dns_poll *p);
+
+/** Copy the counters into out (out_bytes: the caller's sizeof(qk_dns_poll_stats)). */
+void qk_dns_poll_get_stats_sized(const qk_dns_poll *p, qk_dns_poll_stats *out, size_t out_bytes);
+
+/** qk_dns_poll_get_stats_sized() with the caller's sizeof(qk_dns_poll_stats). */
+#define qk_dns_poll_get_stats(p, out)                                                              \
+    qk_dns_poll_get_stats_sized((p), (out), sizeof(qk_dns_poll_stats))
 
 /** An answer arrived; data says whether it carried at least one datagram. */
 void qk_dns_poll_on_response(qk_dns_poll *p, bool data, qk_time now);
@@ -221,10 +244,17 @@ typedef struct qk_dns_upstream {
 } qk_dns_upstream;
 
 /**
- * Create a server. Returns 0 and sets *out, QK_ERR_INVALID_ARG (no or bad
- * domain), QK_ERR_NOMEM.
+ * Create a server (cfg copied, cfg_bytes of it: the caller's
+ * sizeof(qk_dns_server_config)). Returns 0 and sets *out, QK_ERR_INVALID_ARG
+ * (no or bad domain, cfg_bytes below the first release's size),
+ * QK_ERR_UNSUPPORTED (cfg sets a field this library does not know),
+ * QK_ERR_NOMEM.
  */
-int qk_dns_server_new(const qk_dns_server_config *cfg, qk_dns_server **out);
+int qk_dns_server_new_sized(const qk_dns_server_config *cfg, size_t cfg_bytes, qk_dns_server **out);
+
+/** qk_dns_server_new_sized() with the caller's sizeof(qk_dns_server_config). */
+#define qk_dns_server_new(cfg, out)                                                                \
+    qk_dns_server_new_sized((cfg), sizeof(qk_dns_server_config), (out))
 
 /** Free s. NULL is a no-op. */
 void qk_dns_server_del(qk_dns_server *s);
@@ -235,8 +265,14 @@ void qk_dns_server_del(qk_dns_server *s);
  * returns 0 (a poll, a duplicate, a non-carrier query answered at once, a
  * rate-limited or malformed message). Never fails.
  */
-int qk_dns_server_on_query(qk_dns_server *s, const uint8_t *msg, size_t len, const qk_addr *from,
-                           qk_time now, qk_dns_upstream *up);
+int qk_dns_server_on_query_sized(qk_dns_server *s, const uint8_t *msg, size_t len,
+                                 const qk_addr *from, qk_time now, qk_dns_upstream *up,
+                                 size_t up_bytes);
+
+/** qk_dns_server_on_query_sized() with the caller's sizeof(qk_dns_upstream): *up
+ * is filled up to the caller's size. */
+#define qk_dns_server_on_query(s, msg, len, from, now, up)                                         \
+    qk_dns_server_on_query_sized((s), (msg), (len), (from), (now), (up), sizeof(qk_dns_upstream))
 
 /**
  * Queue a downstream datagram for the client at synthetic address to.
@@ -258,8 +294,13 @@ size_t qk_dns_server_next_response(qk_dns_server *s, qk_time now, uint8_t *buf, 
 /** When the oldest held query runs out of patience (QK_TIME_INFINITE: none held). */
 qk_time qk_dns_server_next_timeout(const qk_dns_server *s);
 
-/** Copy the counters. */
-void qk_dns_server_get_stats(const qk_dns_server *s, qk_dns_server_stats *out);
+/** Copy the counters into out (out_bytes: the caller's sizeof(qk_dns_server_stats)). */
+void qk_dns_server_get_stats_sized(const qk_dns_server *s, qk_dns_server_stats *out,
+                                   size_t out_bytes);
+
+/** qk_dns_server_get_stats_sized() with the caller's sizeof(qk_dns_server_stats). */
+#define qk_dns_server_get_stats(s, out)                                                            \
+    qk_dns_server_get_stats_sized((s), (out), sizeof(qk_dns_server_stats))
 
 #ifdef __cplusplus
 }

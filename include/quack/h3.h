@@ -79,13 +79,22 @@ typedef struct qk_h3_callbacks {
 
 /**
  * Create the HTTP/3 layer for connection c (client or server, as the
- * connection is) and open our control and QPACK streams. cb is copied;
- * user is passed to the callbacks. Returns NULL on QK_ERR_NOMEM, or when the
- * peer's unidirectional stream limit leaves no room for 3 streams (the
- * connection is then closed with H3_INTERNAL_ERROR when err is given: *err
- * receives QK_ERR_NOMEM, QK_ERR_STREAM_LIMIT or QK_ERR_CLOSED).
+ * connection is) and open our control and QPACK streams. cb is copied
+ * (cb_bytes of it: the caller's sizeof(qk_h3_callbacks); callbacks a smaller
+ * struct lacks are NULL); user is passed to the callbacks. Returns NULL on
+ * QK_ERR_NOMEM, or when the peer's unidirectional stream limit leaves no room
+ * for 3 streams (the connection is then closed with H3_INTERNAL_ERROR), or
+ * when cb sets a callback this library does not know; when err is given
+ * *err receives QK_ERR_NOMEM, QK_ERR_STREAM_LIMIT, QK_ERR_CLOSED,
+ * QK_ERR_UNSUPPORTED (the unknown callback) or QK_ERR_INVALID_ARG (cb_bytes
+ * below the first release's size).
  */
-qk_h3 *qk_h3_new(qk_conn *c, bool server, const qk_h3_callbacks *cb, void *user, int *err);
+qk_h3 *qk_h3_new_sized(qk_conn *c, bool server, const qk_h3_callbacks *cb, size_t cb_bytes,
+                       void *user, int *err);
+
+/** qk_h3_new_sized() with the caller's sizeof(qk_h3_callbacks). */
+#define qk_h3_new(c, server, cb, user, err)                                                        \
+    qk_h3_new_sized((c), (server), (cb), sizeof(qk_h3_callbacks), (user), (err))
 
 /** Free the layer (releases pending bodies). The connection is not closed. */
 void qk_h3_del(qk_h3 *h);

@@ -136,11 +136,18 @@ int qk_udp_fd(const qk_udp *u);
 /** The bound local address (with the kernel-chosen port). */
 void qk_udp_local_addr(const qk_udp *u, qk_addr *out);
 
-/** Current capabilities. */
-void qk_udp_get_caps(const qk_udp *u, qk_udp_caps *out);
+/** Current capabilities into out (out_bytes: the caller's sizeof(qk_udp_caps);
+ * nothing past it is written). */
+void qk_udp_get_caps_sized(const qk_udp *u, qk_udp_caps *out, size_t out_bytes);
 
-/** Counters since open. */
-void qk_udp_get_stats(const qk_udp *u, qk_udp_stats *out);
+/** qk_udp_get_caps_sized() with the caller's sizeof(qk_udp_caps). */
+#define qk_udp_get_caps(u, out) qk_udp_get_caps_sized((u), (out), sizeof(qk_udp_caps))
+
+/** Counters since open into out (out_bytes: the caller's sizeof(qk_udp_stats)). */
+void qk_udp_get_stats_sized(const qk_udp *u, qk_udp_stats *out, size_t out_bytes);
+
+/** qk_udp_get_stats_sized() with the caller's sizeof(qk_udp_stats). */
+#define qk_udp_get_stats(u, out) qk_udp_get_stats_sized((u), (out), sizeof(qk_udp_stats))
 
 /**
  * Receive up to n datagrams with one recvmmsg(). On input d[i].data points to
@@ -165,10 +172,16 @@ typedef struct qk_udp_error {
 
 /**
  * Pop one entry of the socket's error queue (recvmsg MSG_ERRQUEUE; needs
- * QK_UDP_RECVERR). Returns 0 and fills out, QK_ERR_AGAIN when the queue is
- * empty (or QK_UDP_RECVERR is off), QK_ERR_INVALID_ARG, QK_ERR_IO.
+ * QK_UDP_RECVERR). Returns 0 and fills out up to out_bytes (the caller's
+ * sizeof(qk_udp_error)), QK_ERR_AGAIN when the queue is empty (or
+ * QK_UDP_RECVERR is off), QK_ERR_INVALID_ARG, QK_ERR_IO. The qk_udp_error
+ * given to qk_io_driver_ops.on_error is the library's: read the fields you
+ * know.
  */
-int qk_udp_recv_error(qk_udp *u, qk_udp_error *out);
+int qk_udp_recv_error_sized(qk_udp *u, qk_udp_error *out, size_t out_bytes);
+
+/** qk_udp_recv_error_sized() with the caller's sizeof(qk_udp_error). */
+#define qk_udp_recv_error(u, out) qk_udp_recv_error_sized((u), (out), sizeof(qk_udp_error))
 
 /**
  * Send n datagrams with as few sendmmsg() calls as possible. An entry with
@@ -251,13 +264,23 @@ typedef struct qk_io_loop_stats {
 
 /**
  * Create a loop driving ops/ctx over socket u (not owned: close it after
- * qk_io_loop_del). cfg may be NULL. Returns 0 and sets *out, or
- * QK_ERR_INVALID_ARG (NULL ops callback, batch above 64, buf_bytes above
- * 65535, or below 65535 on a socket with caps.gro: open it with
- * QK_UDP_NO_GRO to use small buffers), QK_ERR_NOMEM.
+ * qk_io_loop_del). ops (ops_bytes of it: the caller's
+ * sizeof(qk_io_driver_ops); callbacks a smaller table lacks are NULL) and
+ * cfg (cfg_bytes: the caller's sizeof(qk_io_loop_config); may be NULL) are
+ * copied. Returns 0 and sets *out, or QK_ERR_INVALID_ARG (NULL ops
+ * callback, batch above 64, buf_bytes above 65535, or below 65535 on a
+ * socket with caps.gro: open it with QK_UDP_NO_GRO to use small buffers; a
+ * size below the first release's), QK_ERR_UNSUPPORTED (ops or cfg sets a
+ * field this library does not know), QK_ERR_NOMEM.
  */
-int qk_io_loop_new(qk_udp *u, const qk_io_driver_ops *ops, void *ctx, const qk_io_loop_config *cfg,
-                   qk_io_loop **out);
+int qk_io_loop_new_sized(qk_udp *u, const qk_io_driver_ops *ops, size_t ops_bytes, void *ctx,
+                         const qk_io_loop_config *cfg, size_t cfg_bytes, qk_io_loop **out);
+
+/** qk_io_loop_new_sized() with the caller's sizeof(qk_io_driver_ops) and
+ * sizeof(qk_io_loop_config). */
+#define qk_io_loop_new(u, ops, ctx, cfg, out)                                                      \
+    qk_io_loop_new_sized((u), (ops), sizeof(qk_io_driver_ops), (ctx), (cfg),                       \
+                         sizeof(qk_io_loop_config), (out))
 
 /**
  * Also drive the loop's driver from socket u (not owned: close it after
@@ -314,8 +337,12 @@ int qk_io_loop_stop_signal(const qk_io_loop *l);
 /** The libev loop, to add watchers of one's own (e.g. TCP sockets in the tunnel). */
 struct ev_loop *qk_io_loop_ev(qk_io_loop *l);
 
-/** Counters since creation. */
-void qk_io_loop_get_stats(const qk_io_loop *l, qk_io_loop_stats *out);
+/** Counters since creation into out (out_bytes: the caller's sizeof(qk_io_loop_stats)). */
+void qk_io_loop_get_stats_sized(const qk_io_loop *l, qk_io_loop_stats *out, size_t out_bytes);
+
+/** qk_io_loop_get_stats_sized() with the caller's sizeof(qk_io_loop_stats). */
+#define qk_io_loop_get_stats(l, out)                                                               \
+    qk_io_loop_get_stats_sized((l), (out), sizeof(qk_io_loop_stats))
 
 #ifdef __cplusplus
 }

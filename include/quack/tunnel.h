@@ -189,11 +189,19 @@ typedef struct qk_tunnel_stats {
 } qk_tunnel_stats;
 
 /**
- * Create a tunnel running in libev loop ev. cfg is copied. Returns 0 and sets
- * *out, or QK_ERR_INVALID_ARG (NULL ev/cfg/out, no kick callback, a server
- * without a target), QK_ERR_NOMEM.
+ * Create a tunnel running in libev loop ev. cfg is copied (cfg_bytes of it:
+ * the caller's sizeof(qk_tunnel_config); fields it lacks take their zero
+ * defaults). Returns 0 and sets *out, or QK_ERR_INVALID_ARG (NULL ev/cfg/out,
+ * no kick callback, a server without a target, cfg_bytes below the first
+ * release's size), QK_ERR_UNSUPPORTED (cfg sets a field this library does
+ * not know), QK_ERR_NOMEM.
  */
-int qk_tunnel_new(struct ev_loop *ev, const qk_tunnel_config *cfg, qk_tunnel **out);
+int qk_tunnel_new_sized(struct ev_loop *ev, const qk_tunnel_config *cfg, size_t cfg_bytes,
+                        qk_tunnel **out);
+
+/** qk_tunnel_new_sized() with the caller's sizeof(qk_tunnel_config). */
+#define qk_tunnel_new(ev, cfg, out)                                                                \
+    qk_tunnel_new_sized((ev), (cfg), sizeof(qk_tunnel_config), (out))
 
 /** Abort every flow (TCP RST; streams reset if the connection still exists) and free t. NULL is a
  * no-op. */
@@ -272,8 +280,11 @@ size_t qk_tunnel_flow_count(const qk_tunnel *t);
  */
 int qk_tunnel_forget_session(qk_tunnel *t, const char *why);
 
-/** Copy the counters. */
-void qk_tunnel_get_stats(const qk_tunnel *t, qk_tunnel_stats *out);
+/** Copy the counters into out (out_bytes: the caller's sizeof(qk_tunnel_stats)). */
+void qk_tunnel_get_stats_sized(const qk_tunnel *t, qk_tunnel_stats *out, size_t out_bytes);
+
+/** qk_tunnel_get_stats_sized() with the caller's sizeof(qk_tunnel_stats). */
+#define qk_tunnel_get_stats(t, out) qk_tunnel_get_stats_sized((t), (out), sizeof(qk_tunnel_stats))
 
 /* ---- yamux over TLS 1.3 over TCP ---- */
 
@@ -303,11 +314,18 @@ typedef struct qk_tunnel_tcp_config {
  * NULL until set; the client gets its session by on_session and calls
  * qk_tunnel_listen_on(t, addr, &qk_tunnel_carrier_yamux, y)). Server: listen
  * on cfg->addr, one TLS handshake and yamux session per TCP connection.
- * Client: connect. Returns 0, QK_ERR_INVALID_ARG, QK_ERR_CONFIG (bad
- * certificate/key), QK_ERR_IO (socket/bind/connect; errno kept), QK_ERR_NOMEM.
+ * Client: connect. cfg is copied (cfg_bytes of it: the caller's
+ * sizeof(qk_tunnel_tcp_config)). Returns 0, QK_ERR_INVALID_ARG,
+ * QK_ERR_UNSUPPORTED (cfg sets a field this library does not know),
+ * QK_ERR_CONFIG (bad certificate/key), QK_ERR_IO (socket/bind/connect; errno
+ * kept), QK_ERR_NOMEM.
  */
-int qk_tunnel_tcp_new(struct ev_loop *ev, qk_tunnel *t, const qk_tunnel_tcp_config *cfg,
-                      qk_tunnel_tcp **out);
+int qk_tunnel_tcp_new_sized(struct ev_loop *ev, qk_tunnel *t, const qk_tunnel_tcp_config *cfg,
+                            size_t cfg_bytes, qk_tunnel_tcp **out);
+
+/** qk_tunnel_tcp_new_sized() with the caller's sizeof(qk_tunnel_tcp_config). */
+#define qk_tunnel_tcp_new(ev, t, cfg, out)                                                         \
+    qk_tunnel_tcp_new_sized((ev), (t), (cfg), sizeof(qk_tunnel_tcp_config), (out))
 
 /** Send what the sessions have queued (the tunnel's kick callback; ctx is the qk_tunnel_tcp). */
 void qk_tunnel_tcp_kick(void *ctx);
@@ -365,19 +383,21 @@ typedef enum qk_socks5_result {
     QK_SOCKS5_FAIL = 2,    /**< refused or malformed: send the reply bytes, then close */
 } qk_socks5_result;
 
-/** One SOCKS5 server-side negotiation (embedded; qk_socks5_init). */
-typedef struct qk_socks5 {
-    int state;        /**< internal: 0 greeting, 1 RFC 1929 auth, 2 request, 3 done */
-    const char *user; /**< required username; NULL: no authentication (method 0) */
-    const char *pass; /**< its password */
-    uint8_t buf[520]; /**< internal: the message being assembled */
-    size_t len;       /**< internal: bytes in buf */
-    char host[256];   /**< REQUEST: the destination, a name or an address literal */
-    uint16_t port;    /**< REQUEST: the destination port */
-} qk_socks5;
+/** One SOCKS5 server-side negotiation (opaque; qk_socks5_new, qk_socks5_del). */
+typedef struct qk_socks5 qk_socks5;
 
-/** Start a negotiation; user/pass (RFC 1929) are kept by pointer; NULL user = no auth. */
-void qk_socks5_init(qk_socks5 *s, const char *user, const char *pass);
+/** Start a negotiation; user/pass (RFC 1929) are kept by pointer; NULL user = no
+ * auth. Returns 0 and sets *out, QK_ERR_INVALID_ARG (out NULL), QK_ERR_NOMEM. */
+int qk_socks5_new(const char *user, const char *pass, qk_socks5 **out);
+
+/** Free s. NULL is a no-op. */
+void qk_socks5_del(qk_socks5 *s);
+
+/** After QK_SOCKS5_REQUEST: the destination, a name or an address literal ("" before). */
+const char *qk_socks5_host(const qk_socks5 *s);
+
+/** After QK_SOCKS5_REQUEST: the destination port (0 before). */
+uint16_t qk_socks5_port(const qk_socks5 *s);
 
 /**
  * Feed len client bytes. *used says how many were consumed (bytes after a
@@ -391,7 +411,9 @@ qk_socks5_result qk_socks5_feed(qk_socks5 *s, const uint8_t *in, size_t len, siz
 /** Write the CONNECT reply with code rep (QK_SOCKS5_*) into out (QK_SOCKS5_REPLY_BYTES). */
 void qk_socks5_reply(uint8_t rep, uint8_t *out);
 
-/** One --allow rule: a network and a port range. */
+/** One --allow rule: a network and a port range. Frozen: rules cross the
+ * boundary as arrays (qk_tunnel_config.allow, qk_tunnel_allowed), whose
+ * stride is the struct's size. */
 typedef struct qk_tunnel_allow {
     qk_addr net;          /**< network address (port unused) */
     unsigned prefix_bits; /**< prefix length (32 / 128 = one host) */
@@ -450,9 +472,16 @@ typedef struct qk_tunnel_udp_stats {
 
 /**
  * Create UDP forwarding in libev loop ev; the client binds cfg->addr now.
- * Returns 0, QK_ERR_INVALID_ARG, QK_ERR_IO (socket/bind; errno kept), QK_ERR_NOMEM.
+ * cfg is copied (cfg_bytes of it: the caller's sizeof(qk_tunnel_udp_config)).
+ * Returns 0, QK_ERR_INVALID_ARG, QK_ERR_UNSUPPORTED (cfg sets a field this
+ * library does not know), QK_ERR_IO (socket/bind; errno kept), QK_ERR_NOMEM.
  */
-int qk_tunnel_udp_new(struct ev_loop *ev, const qk_tunnel_udp_config *cfg, qk_tunnel_udp **out);
+int qk_tunnel_udp_new_sized(struct ev_loop *ev, const qk_tunnel_udp_config *cfg, size_t cfg_bytes,
+                            qk_tunnel_udp **out);
+
+/** qk_tunnel_udp_new_sized() with the caller's sizeof(qk_tunnel_udp_config). */
+#define qk_tunnel_udp_new(ev, cfg, out)                                                            \
+    qk_tunnel_udp_new_sized((ev), (cfg), sizeof(qk_tunnel_udp_config), (out))
 
 /** Close every session and free u. NULL is a no-op. */
 void qk_tunnel_udp_del(qk_tunnel_udp *u);
@@ -470,8 +499,14 @@ bool qk_tunnel_udp_on_event(qk_tunnel_udp *u, const qk_event *ev);
 /** Client: the bound UDP address. Returns 0, QK_ERR_STATE, QK_ERR_IO. */
 int qk_tunnel_udp_local_addr(const qk_tunnel_udp *u, qk_addr *out);
 
-/** Copy the counters; *sessions gets the number open now (may be NULL). */
-void qk_tunnel_udp_get_stats(const qk_tunnel_udp *u, qk_tunnel_udp_stats *out, size_t *sessions);
+/** Copy the counters into out (out_bytes: the caller's sizeof(qk_tunnel_udp_stats);
+ * may be NULL); *sessions gets the number open now (may be NULL). */
+void qk_tunnel_udp_get_stats_sized(const qk_tunnel_udp *u, qk_tunnel_udp_stats *out,
+                                   size_t out_bytes, size_t *sessions);
+
+/** qk_tunnel_udp_get_stats_sized() with the caller's sizeof(qk_tunnel_udp_stats). */
+#define qk_tunnel_udp_get_stats(u, out, sessions)                                                  \
+    qk_tunnel_udp_get_stats_sized((u), (out), sizeof(qk_tunnel_udp_stats), (sessions))
 
 #ifdef __cplusplus
 }

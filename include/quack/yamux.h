@@ -109,15 +109,25 @@ typedef struct qk_yamux_stream_info {
     uint64_t delivery_rtt_bytes;  /**< last delivery measured by the tuner, bytes per sizing RTT */
 } qk_yamux_stream_info;
 
-/** Fill cfg with the defaults. */
-void qk_yamux_config_default(qk_yamux_config *cfg);
+/** Fill cfg (cfg_bytes: the caller's sizeof(qk_yamux_config); fields past
+ * what this library knows come back zero) with the defaults. */
+void qk_yamux_config_default_sized(qk_yamux_config *cfg, size_t cfg_bytes);
+
+/** qk_yamux_config_default_sized() with the caller's sizeof(qk_yamux_config). */
+#define qk_yamux_config_default(cfg) qk_yamux_config_default_sized((cfg), sizeof(qk_yamux_config))
 
 /**
- * Create a session (cfg copied; NULL = defaults as a client). The first PING
- * is due at once. Returns 0 and sets *out, or QK_ERR_INVALID_ARG (NULL out,
- * a budget below one window, a zero-sized limit), QK_ERR_NOMEM.
+ * Create a session (cfg copied, cfg_bytes of it: the caller's
+ * sizeof(qk_yamux_config); NULL = defaults as a client). The first PING is
+ * due at once. Returns 0 and sets *out, or QK_ERR_INVALID_ARG (NULL out, a
+ * budget below one window, a zero-sized limit, cfg_bytes below the first
+ * release's size), QK_ERR_UNSUPPORTED (a field this library does not know is
+ * set), QK_ERR_NOMEM.
  */
-int qk_yamux_new(const qk_yamux_config *cfg, qk_time now, qk_yamux **out);
+int qk_yamux_new_sized(const qk_yamux_config *cfg, size_t cfg_bytes, qk_time now, qk_yamux **out);
+
+/** qk_yamux_new_sized() with the caller's sizeof(qk_yamux_config). */
+#define qk_yamux_new(cfg, now, out) qk_yamux_new_sized((cfg), sizeof(qk_yamux_config), (now), (out))
 
 /** Free s and every stream. NULL is a no-op. */
 void qk_yamux_del(qk_yamux *s);
@@ -147,8 +157,12 @@ qk_time qk_yamux_next_timeout(const qk_yamux *s);
 /** Run the timers due at now: PINGs, the ping timeout, window shrinking. */
 void qk_yamux_on_timeout(qk_yamux *s, qk_time now);
 
-/** Pop the next event. Returns false when there is none. */
-bool qk_yamux_poll_event(qk_yamux *s, qk_yamux_event *ev);
+/** Pop the next event into ev (ev_bytes: the caller's sizeof(qk_yamux_event);
+ * fields it lacks are not written). Returns false when there is none. */
+bool qk_yamux_poll_event_sized(qk_yamux *s, qk_yamux_event *ev, size_t ev_bytes);
+
+/** qk_yamux_poll_event_sized() with the caller's sizeof(qk_yamux_event). */
+#define qk_yamux_poll_event(s, ev) qk_yamux_poll_event_sized((s), (ev), sizeof(qk_yamux_event))
 
 /**
  * Open a stream (its SYN goes out with the next qk_yamux_send). Returns 0
@@ -201,8 +215,11 @@ bool qk_yamux_is_closed(const qk_yamux *s);
 /** Why the session failed (a static string; "" when it did not). */
 const char *qk_yamux_error_reason(const qk_yamux *s);
 
-/** Copy the counters. */
-void qk_yamux_stats_get(const qk_yamux *s, qk_yamux_stats *out);
+/** Copy the counters into out (out_bytes: the caller's sizeof(qk_yamux_stats)). */
+void qk_yamux_stats_get_sized(const qk_yamux *s, qk_yamux_stats *out, size_t out_bytes);
+
+/** qk_yamux_stats_get_sized() with the caller's sizeof(qk_yamux_stats). */
+#define qk_yamux_stats_get(s, out) qk_yamux_stats_get_sized((s), (out), sizeof(qk_yamux_stats))
 
 /** Attach a pointer of the caller's to s (e.g. the TLS connection the session runs on). */
 void qk_yamux_set_user(qk_yamux *s, void *user);
@@ -210,8 +227,14 @@ void qk_yamux_set_user(qk_yamux *s, void *user);
 /** The pointer given to qk_yamux_set_user (NULL before, or for NULL s). */
 void *qk_yamux_user(const qk_yamux *s);
 
-/** A stream's flow-control state. Returns 0 or QK_ERR_NOT_FOUND. */
-int qk_yamux_stream_info_get(const qk_yamux *s, uint32_t sid, qk_yamux_stream_info *out);
+/** A stream's flow-control state into out (out_bytes: the caller's
+ * sizeof(qk_yamux_stream_info)). Returns 0 or QK_ERR_NOT_FOUND. */
+int qk_yamux_stream_info_get_sized(const qk_yamux *s, uint32_t sid, qk_yamux_stream_info *out,
+                                   size_t out_bytes);
+
+/** qk_yamux_stream_info_get_sized() with the caller's sizeof(qk_yamux_stream_info). */
+#define qk_yamux_stream_info_get(s, sid, out)                                                      \
+    qk_yamux_stream_info_get_sized((s), (sid), (out), sizeof(qk_yamux_stream_info))
 
 /**
  * Decode a frame header (12 bytes). Returns 0 and fills the fields, or

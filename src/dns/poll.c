@@ -2,9 +2,25 @@
 /* The DNS carrier's poll policy (see quack/dns.h). */
 #include <quack/dns.h>
 
+#include <stdlib.h>
 #include <string.h>
 
-void qk_dns_poll_config_default(qk_dns_poll_config *cfg)
+#include "base/abi.h"
+
+struct qk_dns_poll {
+    qk_dns_poll_config cfg; /* the settings, defaults filled in */
+    unsigned owed;          /* polls to send now */
+    qk_time idle_delay;     /* current idle delay */
+    qk_time idle_at;        /* next idle poll */
+    qk_dns_poll_stats st;   /* counters */
+};
+
+/* qk_dns_poll_config crosses the boundary at the caller's sizeof
+ * (base/abi.h): the first release's ends with idle_max_ns. */
+#define POLL_CONFIG_V1_BYTES QK_ABI_END(qk_dns_poll_config, idle_max_ns)
+QK_ABI_LAST_FIELD(qk_dns_poll_config, idle_max_ns);
+
+static void config_default(qk_dns_poll_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->polls_per_response = 2; /* measured best through unbound: docs/experiments/dns.md */
@@ -14,16 +30,45 @@ void qk_dns_poll_config_default(qk_dns_poll_config *cfg)
     cfg->idle_max_ns = QK_DNS_POLL_IDLE_MAX;
 }
 
-void qk_dns_poll_init(qk_dns_poll *p, const qk_dns_poll_config *cfg, qk_time now)
+void qk_dns_poll_config_default_sized(qk_dns_poll_config *cfg, size_t cfg_bytes)
 {
-    memset(p, 0, sizeof *p);
-    p->cfg = *cfg;
+    qk_dns_poll_config d;
+    config_default(&d);
+    qk_abi_copy_out(cfg, cfg_bytes, &d, sizeof d);
+}
+
+int qk_dns_poll_new_sized(const qk_dns_poll_config *cfg, size_t cfg_bytes, qk_time now,
+                          qk_dns_poll **out)
+{
+    if (!cfg || !out) return QK_ERR_INVALID_ARG;
+    *out = NULL;
+    qk_dns_poll_config c = {0};
+    int rc = qk_abi_copy_in(&c, sizeof c, cfg, cfg_bytes, POLL_CONFIG_V1_BYTES);
+    if (rc) return rc;
+    qk_dns_poll *p = calloc(1, sizeof *p);
+    if (!p) return QK_ERR_NOMEM;
+    p->cfg = c;
     if (!p->cfg.burst_cap) p->cfg.burst_cap = QK_DNS_POLL_BURST_CAP;
     if (!p->cfg.idle_ns) p->cfg.idle_ns = QK_DNS_POLL_IDLE_NS;
     if (!p->cfg.idle_max_ns) p->cfg.idle_max_ns = QK_DNS_POLL_IDLE_MAX;
     if (p->cfg.idle_max_ns < p->cfg.idle_ns) p->cfg.idle_max_ns = p->cfg.idle_ns;
     p->idle_delay = p->cfg.idle_ns;
     p->idle_at = now + p->idle_delay;
+    *out = p;
+    return 0;
+}
+
+void qk_dns_poll_del(qk_dns_poll *p)
+{
+    free(p);
+}
+
+void qk_dns_poll_get_stats_sized(const qk_dns_poll *p, qk_dns_poll_stats *out, size_t out_bytes)
+{
+    qk_dns_poll_stats s = p->st;
+    s.owed_now = p->owed;
+    s.idle_delay_ns = p->idle_delay;
+    qk_abi_copy_out(out, out_bytes, &s, sizeof s);
 }
 
 static void activity(qk_dns_poll *p, qk_time now)

@@ -15,6 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/abi.h"
+
+/* qk_dns_server_config crosses the boundary at the caller's sizeof
+ * (base/abi.h): the first release's ends with max_held. */
+#define SERVER_CONFIG_V1_BYTES QK_ABI_END(qk_dns_server_config, max_held)
+QK_ABI_LAST_FIELD(qk_dns_server_config, max_held);
+
 /* Answers remembered per client for resolver retransmissions: unbound
  * retransmits after 50..400 ms, and a client makes thousands of queries a
  * second (docs/experiments/dns.md), so 64 covered ~10 ms and most
@@ -110,9 +117,15 @@ static int prefixed_name(const char *label, const qk_dns_name *domain, qk_dns_na
     return 0;
 }
 
-int qk_dns_server_new(const qk_dns_server_config *cfg, qk_dns_server **out)
+int qk_dns_server_new_sized(const qk_dns_server_config *caller, size_t caller_bytes,
+                            qk_dns_server **out)
 {
-    if (!cfg || !cfg->domain || !out) return QK_ERR_INVALID_ARG;
+    if (!caller || !out) return QK_ERR_INVALID_ARG;
+    qk_dns_server_config c = {0};
+    const qk_dns_server_config *cfg = &c;
+    int rc = qk_abi_copy_in(&c, sizeof c, caller, caller_bytes, SERVER_CONFIG_V1_BYTES);
+    if (rc) return rc;
+    if (!cfg->domain) return QK_ERR_INVALID_ARG;
     qk_dns_server *s = calloc(1, sizeof *s);
     if (!s) return QK_ERR_NOMEM;
     s->cfg = *cfg;
@@ -370,8 +383,8 @@ static int on_carrier_query(qk_dns_server *s, const qk_dns_msg *m, const uint8_t
     return 1;
 }
 
-int qk_dns_server_on_query(qk_dns_server *s, const uint8_t *msg, size_t len, const qk_addr *from,
-                           qk_time now, qk_dns_upstream *up)
+static int on_query(qk_dns_server *s, const uint8_t *msg, size_t len, const qk_addr *from,
+                    qk_time now, qk_dns_upstream *up)
 {
     qk_dns_msg m;
     int rc = qk_dns_decode(msg, len, &m);
@@ -407,6 +420,16 @@ int qk_dns_server_on_query(qk_dns_server *s, const uint8_t *msg, size_t len, con
         return 0;
     }
     return on_carrier_query(s, &m, p, (size_t)n, from, now, up);
+}
+
+int qk_dns_server_on_query_sized(qk_dns_server *s, const uint8_t *msg, size_t len,
+                                 const qk_addr *from, qk_time now, qk_dns_upstream *up,
+                                 size_t up_bytes)
+{
+    qk_dns_upstream u = {0};
+    int rc = on_query(s, msg, len, from, now, &u);
+    if (rc == 1) qk_abi_copy_out(up, up_bytes, &u, sizeof u);
+    return rc;
 }
 
 static void answer_held_empty(qk_dns_server *s, dcli *c);
@@ -571,7 +594,8 @@ qk_time qk_dns_server_next_timeout(const qk_dns_server *s)
     return s->out_n ? 0 : t;
 }
 
-void qk_dns_server_get_stats(const qk_dns_server *s, qk_dns_server_stats *out)
+void qk_dns_server_get_stats_sized(const qk_dns_server *s, qk_dns_server_stats *out,
+                                   size_t out_bytes)
 {
-    *out = s->st;
+    qk_abi_copy_out(out, out_bytes, &s->st, sizeof s->st);
 }

@@ -11,6 +11,8 @@
 
 #include "priority.h"
 
+#include "base/abi.h"
+
 #include <nghttp3/nghttp3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -449,9 +451,21 @@ static const nghttp3_callbacks h3_callbacks = {
 
 /* ---- lifecycle ------------------------------------------------------------ */
 
-qk_h3 *qk_h3_new(qk_conn *c, bool server, const qk_h3_callbacks *cb, void *user, int *err)
+/* qk_h3_callbacks crosses the boundary at the caller's sizeof (base/abi.h):
+ * the first release's ends with on_response_done; a missing callback is NULL. */
+#define H3_CALLBACKS_V1_BYTES QK_ABI_END(qk_h3_callbacks, on_response_done)
+QK_ABI_LAST_FIELD(qk_h3_callbacks, on_response_done);
+
+qk_h3 *qk_h3_new_sized(qk_conn *c, bool server, const qk_h3_callbacks *cb, size_t cb_bytes,
+                       void *user, int *err)
 {
     int e = 0;
+    qk_h3_callbacks callbacks = {0};
+    if (cb && (e = qk_abi_copy_in(&callbacks, sizeof callbacks, cb, cb_bytes,
+                                  H3_CALLBACKS_V1_BYTES)) != 0) {
+        if (err) *err = e;
+        return NULL;
+    }
     qk_h3 *h = calloc(1, sizeof *h);
     if (!h || !c) {
         free(h);
@@ -460,7 +474,7 @@ qk_h3 *qk_h3_new(qk_conn *c, bool server, const qk_h3_callbacks *cb, void *user,
     }
     h->c = c;
     h->server = server;
-    if (cb) h->cb = *cb;
+    h->cb = callbacks;
     h->user = user;
     nghttp3_settings st;
     nghttp3_settings_default(&st);

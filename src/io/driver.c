@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Endpoint <-> loop glue (see io/driver.h).
+/* Endpoint <-> loop glue (see quack/driver.h).
  *
  * Send path: each loop buffer (64 KiB) is filled with consecutive datagrams
  * from qk_endpoint_send() to the same peer, as a UDP GSO batch: every segment
@@ -7,31 +7,65 @@
  * cannot join (other peer, larger than the first, ECN differs) is kept in a
  * carry buffer and opens the next entry, so nothing is produced twice or
  * lost. No allocation per packet. */
-#include <quack/driver.h>
+#include "io/driver_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-int qk_io_ep_driver_init(qk_io_ep_driver *d, qk_endpoint *ep, size_t datagram_max_bytes,
-                         qk_io_ep_app_fn app_fn, void *app)
+#include "base/abi.h"
+
+struct qk_io_ep_driver {
+    qk_endpoint *ep;           /* the endpoint driven (not owned) */
+    size_t datagram_max_bytes; /* capacity offered to qk_endpoint_send per datagram */
+    qk_io_ep_app_fn app_fn;    /* may be NULL */
+    void *app;                 /* passed to app_fn */
+    uint8_t *carry;            /* one datagram that ended a batch (datagram_max_bytes) */
+    qk_datagram carry_d;       /* the carried datagram's addresses and length */
+    bool has_carry;            /* carry holds a datagram */
+    qk_io_ep_stats stats;      /* counters */
+    qk_io_ep_steer_fn steer;   /* offered each received datagram first, or NULL */
+    void *steer_ctx;           /* passed to steer */
+};
+
+int qk_io_ep_driver_new(qk_endpoint *ep, size_t datagram_max_bytes, qk_io_ep_app_fn app_fn,
+                        void *app, qk_io_ep_driver **out)
 {
-    if (!d || !ep || datagram_max_bytes < 1200 || datagram_max_bytes > 65527)
+    if (!out || !ep || datagram_max_bytes < 1200 || datagram_max_bytes > 65527)
         return QK_ERR_INVALID_ARG;
-    memset(d, 0, sizeof *d);
+    *out = NULL;
+    qk_io_ep_driver *d = calloc(1, sizeof *d);
+    if (!d) return QK_ERR_NOMEM;
     d->ep = ep;
     d->datagram_max_bytes = datagram_max_bytes;
     d->app_fn = app_fn;
     d->app = app;
     d->carry = malloc(datagram_max_bytes);
-    return d->carry ? 0 : QK_ERR_NOMEM;
+    if (!d->carry) {
+        free(d);
+        return QK_ERR_NOMEM;
+    }
+    *out = d;
+    return 0;
 }
 
-void qk_io_ep_driver_free(qk_io_ep_driver *d)
+void qk_io_ep_driver_del(qk_io_ep_driver *d)
 {
     if (!d) return;
     free(d->carry);
-    d->carry = NULL;
+    free(d);
+}
+
+void qk_io_ep_driver_set_steer(qk_io_ep_driver *d, qk_io_ep_steer_fn steer, void *steer_ctx)
+{
+    d->steer = steer;
+    d->steer_ctx = steer_ctx;
+}
+
+void qk_io_ep_driver_get_stats_sized(const qk_io_ep_driver *d, qk_io_ep_stats *out,
+                                     size_t out_bytes)
+{
+    qk_abi_copy_out(out, out_bytes, &d->stats, sizeof d->stats);
 }
 
 static bool run_app(qk_io_ep_driver *d, qk_time now)
@@ -154,3 +188,11 @@ const qk_io_driver_ops qk_io_ep_driver_ops = {
     .on_timeout = on_timeout,
     .on_error = on_error,
 };
+
+int qk_io_ep_driver_loop_new_sized(qk_io_ep_driver *d, qk_udp *u, const qk_io_loop_config *cfg,
+                                   size_t cfg_bytes, qk_io_loop **out)
+{
+    if (!d) return QK_ERR_INVALID_ARG;
+    return qk_io_loop_new_sized(u, &qk_io_ep_driver_ops, sizeof qk_io_ep_driver_ops, d, cfg,
+                                cfg_bytes, out);
+}

@@ -7,6 +7,8 @@
 #include "io/loop.h"
 #include "io/udp.h"
 
+#include "base/abi.h"
+
 #include <arpa/inet.h>
 #include <ev.h>
 #include <netinet/in.h>
@@ -268,9 +270,20 @@ static void on_signal(struct ev_loop *ev, ev_signal *w, int revents)
 /* Lifecycle                                                                */
 /* ------------------------------------------------------------------------ */
 
-static int apply_config(qk_io_loop *l, const qk_io_loop_config *cfg)
+/* qk_io_loop_config and qk_io_driver_ops cross the boundary at the caller's
+ * sizeof (base/abi.h): the first release's end with ev and on_error. */
+#define LOOP_CONFIG_V1_BYTES QK_ABI_END(qk_io_loop_config, ev)
+QK_ABI_LAST_FIELD(qk_io_loop_config, ev);
+#define DRIVER_OPS_V1_BYTES QK_ABI_END(qk_io_driver_ops, on_error)
+QK_ABI_LAST_FIELD(qk_io_driver_ops, on_error);
+
+static int apply_config(qk_io_loop *l, const qk_io_loop_config *cfg, size_t cfg_bytes)
 {
-    qk_io_loop_config c = cfg ? *cfg : (qk_io_loop_config){0};
+    qk_io_loop_config c = {0};
+    if (cfg) {
+        int rc = qk_abi_copy_in(&c, sizeof c, cfg, cfg_bytes, LOOP_CONFIG_V1_BYTES);
+        if (rc) return rc;
+    }
     l->recv_batch = c.recv_batch ? c.recv_batch : QK_IO_LOOP_RECV_BATCH;
     l->send_batch = c.send_batch ? c.send_batch : QK_IO_LOOP_SEND_BATCH;
     l->buf_bytes = c.buf_bytes ? c.buf_bytes : QK_IO_LOOP_BUF_BYTES;
@@ -310,18 +323,21 @@ static void sock_add(qk_io_loop *l, qk_udp *u)
     ev_io_start(l->ev, &s->rio);
 }
 
-int qk_io_loop_new(qk_udp *u, const qk_io_driver_ops *ops, void *ctx, const qk_io_loop_config *cfg,
-                   qk_io_loop **out)
+int qk_io_loop_new_sized(qk_udp *u, const qk_io_driver_ops *caller_ops, size_t ops_bytes, void *ctx,
+                         const qk_io_loop_config *cfg, size_t cfg_bytes, qk_io_loop **out)
 {
-    if (!u || !ops || !out || !ops->on_datagrams || !ops->poll_send || !ops->next_timeout ||
-        !ops->on_timeout)
+    qk_io_driver_ops ops = {0};
+    if (!u || !caller_ops || !out) return QK_ERR_INVALID_ARG;
+    int rc = qk_abi_copy_in(&ops, sizeof ops, caller_ops, ops_bytes, DRIVER_OPS_V1_BYTES);
+    if (rc) return rc;
+    if (!ops.on_datagrams || !ops.poll_send || !ops.next_timeout || !ops.on_timeout)
         return QK_ERR_INVALID_ARG;
     qk_io_loop *l = calloc(1, sizeof(*l));
     if (!l) return QK_ERR_NOMEM;
-    l->ops = *ops;
+    l->ops = ops;
     l->ctx = ctx;
     l->armed_deadline = QK_TIME_INFINITE;
-    int rc = apply_config(l, cfg);
+    rc = apply_config(l, cfg, cfg_bytes);
     qk_udp_caps caps;
     qk_udp_get_caps(u, &caps);
     /* A GRO batch larger than the buffer would be truncated and dropped. */
@@ -446,7 +462,7 @@ struct ev_loop *qk_io_loop_ev(qk_io_loop *l)
     return l->ev;
 }
 
-void qk_io_loop_get_stats(const qk_io_loop *l, qk_io_loop_stats *out)
+void qk_io_loop_get_stats_sized(const qk_io_loop *l, qk_io_loop_stats *out, size_t out_bytes)
 {
-    *out = l->stats;
+    qk_abi_copy_out(out, out_bytes, &l->stats, sizeof l->stats);
 }

@@ -19,6 +19,8 @@
 
 #include <linux/errqueue.h>
 
+#include "base/abi.h"
+
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT 103
 #endif
@@ -254,10 +256,8 @@ static void setup_opts(qk_udp *u, unsigned flags)
     }
 }
 
-int qk_udp_recv_error(qk_udp *u, qk_udp_error *out)
+static int recv_error(qk_udp *u, qk_udp_error *out)
 {
-    if (!u || !out) return QK_ERR_INVALID_ARG;
-    if (!u->recverr) return QK_ERR_AGAIN;
     uint8_t data[64];
     union {
         char buf[512];
@@ -348,14 +348,24 @@ void qk_udp_local_addr(const qk_udp *u, qk_addr *out)
     *out = u->local;
 }
 
-void qk_udp_get_caps(const qk_udp *u, qk_udp_caps *out)
+int qk_udp_recv_error_sized(qk_udp *u, qk_udp_error *out, size_t out_bytes)
 {
-    *out = u->caps;
+    if (!u || !out) return QK_ERR_INVALID_ARG;
+    if (!u->recverr) return QK_ERR_AGAIN;
+    qk_udp_error e;
+    int rc = recv_error(u, &e);
+    if (rc == 0) qk_abi_copy_out(out, out_bytes, &e, sizeof e);
+    return rc;
 }
 
-void qk_udp_get_stats(const qk_udp *u, qk_udp_stats *out)
+void qk_udp_get_caps_sized(const qk_udp *u, qk_udp_caps *out, size_t out_bytes)
 {
-    *out = u->stats;
+    qk_abi_copy_out(out, out_bytes, &u->caps, sizeof u->caps);
+}
+
+void qk_udp_get_stats_sized(const qk_udp *u, qk_udp_stats *out, size_t out_bytes)
+{
+    qk_abi_copy_out(out, out_bytes, &u->stats, sizeof u->stats);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -32,8 +32,7 @@ typedef struct worker {
     qk_udp *udp;
     qk_udp *pref[2]; /* on cfg.preferred_addr_v4 / _v6 (RFC 9000 §9.6), or NULL */
     qk_endpoint *ep;
-    qk_io_ep_driver drv;
-    bool drv_ok;
+    qk_io_ep_driver *drv;
     qk_io_loop *loop;
     void *app;
     pthread_t th;
@@ -112,7 +111,7 @@ static void on_inbox(struct ev_loop *evl, ev_async *a, int revents)
             qk_endpoint_recv(me->ep, &batch[i]->d, now);
             free(batch[i]);
         }
-        if (me->drv.app_fn) me->drv.app_fn(me->drv.app, me->ep, now);
+        if (me->w->app.step) me->w->app.step(me->app, me->ep, now);
     }
     qk_io_loop_kick(me->loop); /* send what the datagrams asked for, re-arm the timer */
 }
@@ -168,12 +167,10 @@ static int worker_init(qk_workers *w, worker *k, const qk_config *cfg, const qk_
     if (!k->ep) return qk_config_check(&k->cfg, NULL, 0) ? QK_ERR_CONFIG : QK_ERR_NOMEM;
     k->app = w->app.start ? w->app.start(w->app.user, k->idx, k->ep) : NULL;
     if (w->app.start && !k->app) return QK_ERR_NOMEM;
-    rc = qk_io_ep_driver_init(&k->drv, k->ep, k->cfg.max_udp_payload_bytes, w->app.step, k->app);
+    rc = qk_io_ep_driver_new(k->ep, k->cfg.max_udp_payload_bytes, w->app.step, k->app, &k->drv);
     if (rc) return rc;
-    k->drv_ok = true;
-    k->drv.steer = steer;
-    k->drv.steer_ctx = k;
-    rc = qk_io_loop_new(k->udp, &qk_io_ep_driver_ops, &k->drv, NULL, &k->loop);
+    qk_io_ep_driver_set_steer(k->drv, steer, k);
+    rc = qk_io_ep_driver_loop_new(k->drv, k->udp, NULL, &k->loop);
     for (unsigned i = 0; i < 2 && !rc; i++)
         if (k->pref[i]) rc = qk_io_loop_add_udp(k->loop, k->pref[i]);
     if (rc) return rc;
@@ -328,7 +325,7 @@ static void worker_free(worker *k)
         ev_async_stop(qk_io_loop_ev(k->loop), &k->inbox_wake);
         qk_io_loop_del(k->loop);
     }
-    if (k->drv_ok) qk_io_ep_driver_free(&k->drv);
+    qk_io_ep_driver_del(k->drv);
     qk_endpoint_del(k->ep);
     if (k->udp) qk_udp_close(k->udp);
     qk_udp_close(k->pref[0]);

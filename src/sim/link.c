@@ -8,9 +8,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/abi.h"
+
+/* qk_sim_link_cfg crosses the boundary at the caller's sizeof (base/abi.h):
+ * the first release's ends with blackhole_end_ns. */
+#define LINK_CFG_V1_BYTES QK_ABI_END(qk_sim_link_cfg, blackhole_end_ns)
+QK_ABI_LAST_FIELD(qk_sim_link_cfg, blackhole_end_ns);
+
+int qk_sim_link_cfg_import(qk_sim_link_cfg *dst, const qk_sim_link_cfg *caller, size_t caller_bytes)
+{
+    memset(dst, 0, sizeof *dst);
+    return qk_abi_copy_in(dst, sizeof *dst, caller, caller_bytes, LINK_CFG_V1_BYTES);
+}
+
 /* ---- configuration ---- */
 
-int qk_sim_link_cfg_check(const qk_sim_link_cfg *c, const char **why)
+static int link_cfg_check(const qk_sim_link_cfg *c, const char **why)
 {
     const char *w = NULL;
     double probs[] = {c->reorder_p,    c->red_max_p,   c->loss_p, c->ge_p_gb,  c->ge_p_bg,
@@ -42,6 +55,19 @@ int qk_sim_link_cfg_check(const qk_sim_link_cfg *c, const char **why)
             w = "suspend_list intervals must be increasing and disjoint";
     if (why) *why = w;
     return w ? QK_ERR_CONFIG : 0;
+}
+
+int qk_sim_link_cfg_check_sized(const qk_sim_link_cfg *cfg, size_t cfg_bytes, const char **why)
+{
+    qk_sim_link_cfg c;
+    int rc = qk_sim_link_cfg_import(&c, cfg, cfg_bytes);
+    if (!rc) return link_cfg_check(&c, why);
+    if (why)
+        *why = rc == QK_ERR_UNSUPPORTED
+                   ? "the program sets a qk_sim_link_cfg field this libquack does not know: "
+                     "install the libquack it was built for, or leave the field zero"
+                   : "no configuration, or cfg_bytes below the first release's size";
+    return QK_ERR_CONFIG;
 }
 
 int qk_link_init(qk_link *l, const qk_sim_link_cfg *cfg, qk_pkt_pool *pool, uint64_t seed)

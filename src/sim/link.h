@@ -49,6 +49,13 @@ typedef struct qk_link {
 
 /** Initialise. Returns 0, QK_ERR_CONFIG (see qk_sim_link_cfg_check). */
 int qk_link_init(qk_link *l, const qk_sim_link_cfg *cfg, qk_pkt_pool *pool, uint64_t seed);
+
+/* A caller's qk_sim_link_cfg of caller_bytes (its sizeof) into dst, the
+ * fields it lacks zero (their defaults): 0, QK_ERR_INVALID_ARG (NULL, or
+ * below the first release's size), QK_ERR_UNSUPPORTED (a field this library
+ * does not know is set). */
+int qk_sim_link_cfg_import(qk_sim_link_cfg *dst, const qk_sim_link_cfg *caller,
+                           size_t caller_bytes);
 /** Release every packet held back to the pool. */
 void qk_link_free(qk_link *l);
 

@@ -2,6 +2,8 @@
 /* Built-in simulator nodes: CBR source, sink, echo. */
 #include "sim/sim_int.h"
 
+#include "base/abi.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,10 +72,18 @@ static void cbr_recv(void *ctx, qk_sim *sim, const qk_datagram *d, qk_time now) 
 
 static const qk_sim_node_ops cbr_ops = {cbr_recv, cbr_next, cbr_timeout};
 
-int qk_sim_cbr_add(qk_sim *sim, int host, uint16_t port, const qk_sim_cbr_cfg *cfg,
-                   qk_sim_cbr **out)
+/* qk_sim_cbr_cfg crosses the boundary at the caller's sizeof (base/abi.h):
+ * the first release's ends with dst. */
+#define CBR_CFG_V1_BYTES QK_ABI_END(qk_sim_cbr_cfg, dst)
+QK_ABI_LAST_FIELD(qk_sim_cbr_cfg, dst);
+
+int qk_sim_cbr_add_sized(qk_sim *sim, int host, uint16_t port, const qk_sim_cbr_cfg *caller,
+                         size_t caller_bytes, qk_sim_cbr **out)
 {
-    if (!cfg || !cfg->rate_bps || cfg->size_bytes < CBR_HDR || cfg->size_bytes > 65535)
+    qk_sim_cbr_cfg imported = {0}, *cfg = &imported;
+    int rc = qk_abi_copy_in(&imported, sizeof imported, caller, caller_bytes, CBR_CFG_V1_BYTES);
+    if (rc) return rc;
+    if (!cfg->rate_bps || cfg->size_bytes < CBR_HDR || cfg->size_bytes > 65535)
         return QK_ERR_INVALID_ARG;
     qk_sim_cbr *c = calloc(1, sizeof *c);
     if (!c) return QK_ERR_NOMEM;

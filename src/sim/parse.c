@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Values with units for scenario files and `quack netem`; link options by key. */
 #include "sim/sim_int.h"
+#include "sim/link.h"
+
+#include "base/abi.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -321,7 +324,7 @@ static bool aqm_key(qk_sim_link_cfg *c, const char *k, const char *v, const char
     return true;
 }
 
-int qk_sim_link_cfg_set(qk_sim_link_cfg *c, const char *k, const char *v, const char **fix)
+static int link_cfg_set(qk_sim_link_cfg *c, const char *k, const char *v, const char **fix)
 {
     const char *f = NULL;
     int r = 0;
@@ -399,4 +402,20 @@ int qk_sim_link_cfg_set(qk_sim_link_cfg *c, const char *k, const char *v, const 
 #undef IS
     if (fix) *fix = f;
     return r ? QK_ERR_CONFIG : 0;
+}
+
+int qk_sim_link_cfg_set_sized(qk_sim_link_cfg *cfg, size_t cfg_bytes, const char *key,
+                              const char *value, const char **fix)
+{
+    qk_sim_link_cfg c;
+    int rc = qk_sim_link_cfg_import(&c, cfg, cfg_bytes);
+    if (rc) return rc == QK_ERR_UNSUPPORTED ? QK_ERR_CONFIG : rc;
+    rc = link_cfg_set(&c, key, value, fix);
+    if (rc) return rc;
+    /* A key whose field the caller's (older) struct lacks is unknown to it. */
+    const unsigned char *b = (const unsigned char *)&c;
+    for (size_t i = cfg_bytes; i < sizeof c; i++)
+        if (b[i]) return QK_ERR_NOT_FOUND;
+    qk_abi_copy_out(cfg, cfg_bytes, &c, sizeof c);
+    return 0;
 }

@@ -2,6 +2,8 @@
 /* Scenario files (INI via libinih): topology, links, flows, CSV time series. */
 #include "sim/sim_int.h"
 
+#include "base/abi.h"
+
 #include <errno.h>
 #include <ini.h>
 #include <stdarg.h>
@@ -31,24 +33,37 @@ static const struct {
 static struct {
     char name[32];
     qk_sim_flow_factory fn;
+    size_t ops_bytes; /* the registering program's sizeof(qk_sim_flow_ops) */
 } g_types[MAX_FLOW_TYPES];
 static size_t g_n_types;
 
-static qk_sim_flow_factory find_type(const char *name)
+/* qk_sim_flow_ops crosses the boundary at the caller's sizeof (base/abi.h):
+ * the first release's ends with free; a missing callback is NULL. */
+#define FLOW_OPS_V1_BYTES QK_ABI_END(qk_sim_flow_ops, free)
+QK_ABI_LAST_FIELD(qk_sim_flow_ops, free);
+
+/* The factory of type name and the size of the ops its flows return. */
+static qk_sim_flow_factory find_type(const char *name, size_t *ops_bytes)
 {
+    *ops_bytes = sizeof(qk_sim_flow_ops);
     for (size_t i = 0; i < sizeof builtin_types / sizeof *builtin_types; i++)
         if (!strcmp(builtin_types[i].name, name)) return builtin_types[i].fn;
-    for (size_t i = 0; i < g_n_types; i++)
-        if (!strcmp(g_types[i].name, name)) return g_types[i].fn;
+    for (size_t i = 0; i < g_n_types; i++) {
+        if (strcmp(g_types[i].name, name)) continue;
+        *ops_bytes = g_types[i].ops_bytes;
+        return g_types[i].fn;
+    }
     return NULL;
 }
 
-int qk_sim_flow_type_register(const char *name, qk_sim_flow_factory factory)
+int qk_sim_flow_type_register_sized(const char *name, qk_sim_flow_factory factory, size_t ops_bytes)
 {
+    size_t known;
     if (!name || !factory || strlen(name) >= sizeof g_types[0].name) return QK_ERR_INVALID_ARG;
-    if (find_type(name)) return QK_ERR_INVALID_ARG;
+    if (ops_bytes < FLOW_OPS_V1_BYTES || find_type(name, &known)) return QK_ERR_INVALID_ARG;
     if (g_n_types == MAX_FLOW_TYPES) return QK_ERR_LIMIT;
     strcpy(g_types[g_n_types].name, name);
+    g_types[g_n_types].ops_bytes = ops_bytes;
     g_types[g_n_types++].fn = factory;
     return 0;
 }
@@ -64,11 +79,25 @@ typedef struct flow {
     char name[48];
     char type[32];
     void *obj;
-    const qk_sim_flow_ops *ops;
+    qk_sim_flow_ops ops; /* the factory's, copied at its size (all NULL before) */
     uint32_t id;
     FILE *csv;
     uint64_t last_bytes;
 } flow;
+
+/* Copy the ops a factory returned (ops_bytes of them) into fl. */
+static int take_ops(flow *fl, const qk_sim_flow_ops *ops, size_t ops_bytes, char *err,
+                    size_t err_cap)
+{
+    if (ops && !qk_abi_copy_in(&fl->ops, sizeof fl->ops, ops, ops_bytes, FLOW_OPS_V1_BYTES))
+        return 0;
+    if (ops && ops->free) ops->free(fl->obj);
+    fl->obj = NULL;
+    snprintf(err, err_cap,
+             "type: the flow type's ops are missing or set a callback this "
+             "libquack does not know; use the libquack it was built for");
+    return QK_ERR_UNSUPPORTED;
+}
 
 typedef struct link_csv {
     FILE *f;
@@ -330,7 +359,8 @@ static int build_flows(qk_sim_scenario *sc)
                     *to = get(sc, e0->section, "to");
         const char *type = te ? te->value : "cbr";
         int r = 0;
-        qk_sim_flow_factory fn = find_type(type);
+        size_t ops_bytes;
+        qk_sim_flow_factory fn = find_type(type, &ops_bytes);
         int from = fe ? qk_sim_host_find(sc->sim, fe->value) : -1;
         int dst = to ? qk_sim_host_find(sc->sim, to->value) : -1;
         if (!fn)
@@ -363,7 +393,9 @@ static int build_flows(qk_sim_scenario *sc)
             char ferr[256] = "";
             qk_sim_flow_args a = {fname, kv, n, from, dst, (int)fl->id, ferr, sizeof ferr};
             qk_sim_set_current_flow(sc->sim, fl->id);
-            int fr = fn(sc->sim, &a, &fl->obj, &fl->ops);
+            const qk_sim_flow_ops *ops = NULL;
+            int fr = fn(sc->sim, &a, &fl->obj, &ops);
+            if (fr >= 0) fr = take_ops(fl, ops, ops_bytes, ferr, sizeof ferr);
             qk_sim_set_current_flow(sc->sim, QK_SIM_NO_FLOW);
             if (fr < 0) {
                 /* the factory names the key first: "key: problem; fix" */
@@ -403,8 +435,13 @@ static int check_sections(qk_sim_scenario *sc, const char *topology)
     return 0;
 }
 
-qk_sim_scenario *qk_sim_scenario_load(const char *path, const qk_sim_run_opts *opts, char *err,
-                                      size_t err_cap)
+/* qk_sim_run_opts crosses the boundary at the caller's sizeof (base/abi.h):
+ * the first release's ends with progress. */
+#define RUN_OPTS_V1_BYTES QK_ABI_END(qk_sim_run_opts, progress)
+QK_ABI_LAST_FIELD(qk_sim_run_opts, progress);
+
+qk_sim_scenario *qk_sim_scenario_load_sized(const char *path, const qk_sim_run_opts *opts,
+                                            size_t opts_bytes, char *err, size_t err_cap)
 {
     qk_sim_scenario *sc = calloc(1, sizeof *sc);
     if (!sc) {
@@ -412,7 +449,14 @@ qk_sim_scenario *qk_sim_scenario_load(const char *path, const qk_sim_run_opts *o
         return NULL;
     }
     snprintf(sc->path, sizeof sc->path, "%s", path);
-    if (opts) sc->opts = *opts;
+    if (opts && qk_abi_copy_in(&sc->opts, sizeof sc->opts, opts, opts_bytes, RUN_OPTS_V1_BYTES)) {
+        snprintf(err, err_cap,
+                 "%s: the program's qk_sim_run_opts sets a field this libquack does not know "
+                 "(or is smaller than the first release's): use the libquack it was built for",
+                 path);
+        qk_sim_scenario_del(sc);
+        return NULL;
+    }
     sc->err = err;
     sc->err_cap = err_cap;
     FILE *f = fopen(path, "r");
@@ -472,14 +516,15 @@ size_t qk_sim_scenario_flow_count(const qk_sim_scenario *sc)
     return sc->n_flows;
 }
 
-int qk_sim_scenario_flow_summary(qk_sim_scenario *sc, size_t i, const char **name,
-                                 qk_sim_flow_summary *out)
+int qk_sim_scenario_flow_summary_sized(qk_sim_scenario *sc, size_t i, const char **name,
+                                       qk_sim_flow_summary *caller, size_t caller_bytes)
 {
     if (i >= sc->n_flows) return QK_ERR_NOT_FOUND;
-    memset(out, 0, sizeof *out);
+    qk_sim_flow_summary s = {0}, *out = &s;
     out->completion_ns = QK_TIME_INFINITE;
     out->owd_p50_ns = out->owd_p99_ns = QK_TIME_INFINITE;
-    sc->flows[i].ops->summary(sc->flows[i].obj, sc->sim, out);
+    sc->flows[i].ops.summary(sc->flows[i].obj, sc->sim, out);
+    qk_abi_copy_out(caller, caller_bytes, &s, sizeof s);
     if (name) *name = sc->flows[i].name;
     return 0;
 }
@@ -488,7 +533,7 @@ void qk_sim_scenario_del(qk_sim_scenario *sc)
 {
     if (!sc) return;
     for (size_t i = 0; i < sc->n_flows; i++) {
-        if (sc->flows[i].ops && sc->flows[i].ops->free) sc->flows[i].ops->free(sc->flows[i].obj);
+        if (sc->flows[i].ops.free) sc->flows[i].ops.free(sc->flows[i].obj);
         if (sc->flows[i].csv) fclose(sc->flows[i].csv);
     }
     for (size_t i = 0; i < sc->n_lcsv; i++)
@@ -546,7 +591,7 @@ static void sampler_tick(void *ctx, qk_sim *sim, qk_time now)
     for (size_t i = 0; i < sc->n_flows; i++) {
         flow *f = &sc->flows[i];
         if (!f->csv) continue;
-        uint64_t b = f->ops->recv_bytes ? f->ops->recv_bytes(f->obj) : 0;
+        uint64_t b = f->ops.recv_bytes ? f->ops.recv_bytes(f->obj) : 0;
         if (fprintf(f->csv, "%.6f,%llu,%.0f\n", t, (unsigned long long)b,
                     (double)(b - f->last_bytes) * 8 / iv) < 0)
             s->failed = 1;

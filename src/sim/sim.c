@@ -2,6 +2,8 @@
 /* Simulator core: hosts, routes, nodes, links and the event heap. */
 #include "sim/sim_int.h"
 
+#include "base/abi.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdlib.h>
@@ -349,12 +351,15 @@ static void hook_dequeue(void *ctx, const qk_pkt *p, qk_time sojourn)
     if (a) qk_hist_add(&a->qdelay, sojourn);
 }
 
-int qk_sim_link_add(qk_sim *s, const char *name, int from, int to, const qk_sim_link_cfg *cfg)
+int qk_sim_link_add_sized(qk_sim *s, const char *name, int from, int to,
+                          const qk_sim_link_cfg *caller, size_t caller_bytes)
 {
     if (!name || strlen(name) >= sizeof s->links[0]->name || from < 0 || to < 0 ||
         (size_t)from >= s->n_hosts || (size_t)to >= s->n_hosts)
         return QK_ERR_INVALID_ARG;
-    if (qk_sim_link_cfg_check(cfg, NULL)) return QK_ERR_CONFIG;
+    qk_sim_link_cfg imported, *cfg = &imported;
+    if (qk_sim_link_cfg_import(cfg, caller, caller_bytes) || qk_sim_link_cfg_check(cfg, NULL))
+        return QK_ERR_CONFIG;
     slink *l = calloc(1, sizeof *l);
     if (!l) return QK_ERR_NOMEM;
     size_t id = s->n_links;
@@ -437,8 +442,17 @@ static int node_new(qk_sim *s, int h, uint16_t port, const qk_sim_node_ops *ops,
     return id;
 }
 
-int qk_sim_node_add(qk_sim *s, int h, uint16_t port, const qk_sim_node_ops *ops, void *ctx)
+/* qk_sim_node_ops crosses the boundary at the caller's sizeof (base/abi.h):
+ * the first release's ends with on_timeout; a missing callback is NULL. */
+#define NODE_OPS_V1_BYTES QK_ABI_END(qk_sim_node_ops, on_timeout)
+QK_ABI_LAST_FIELD(qk_sim_node_ops, on_timeout);
+
+int qk_sim_node_add_sized(qk_sim *s, int h, uint16_t port, const qk_sim_node_ops *caller_ops,
+                          size_t ops_bytes, void *ctx)
 {
+    qk_sim_node_ops o = {0}, *ops = &o;
+    int rc = qk_abi_copy_in(&o, sizeof o, caller_ops, ops_bytes, NODE_OPS_V1_BYTES);
+    if (rc) return rc;
     if (h < 0 || (size_t)h >= s->n_hosts) return QK_ERR_INVALID_ARG;
     host *ho = &s->hosts[h];
     for (size_t i = 0; i < ho->n_ports; i++)

@@ -10,11 +10,40 @@
 #include <stdlib.h>
 #include <string.h>
 
-void qk_socks5_init(qk_socks5 *s, const char *user, const char *pass)
+struct qk_socks5 {
+    int state;        /* 0 greeting, 1 RFC 1929 auth, 2 request, 3 done */
+    const char *user; /* required username; NULL: no authentication (method 0) */
+    const char *pass; /* its password */
+    uint8_t buf[520]; /* the message being assembled */
+    size_t len;       /* bytes in buf */
+    char host[256];   /* REQUEST: the destination, a name or an address literal */
+    uint16_t port;    /* REQUEST: the destination port */
+};
+
+int qk_socks5_new(const char *user, const char *pass, qk_socks5 **out)
 {
-    memset(s, 0, sizeof *s);
+    if (!out) return QK_ERR_INVALID_ARG;
+    qk_socks5 *s = calloc(1, sizeof *s);
+    *out = s;
+    if (!s) return QK_ERR_NOMEM;
     s->user = user;
     s->pass = pass ? pass : "";
+    return 0;
+}
+
+void qk_socks5_del(qk_socks5 *s)
+{
+    free(s);
+}
+
+const char *qk_socks5_host(const qk_socks5 *s)
+{
+    return s->host;
+}
+
+uint16_t qk_socks5_port(const qk_socks5 *s)
+{
+    return s->port;
 }
 
 void qk_socks5_reply(uint8_t rep, uint8_t *out)

@@ -10,6 +10,8 @@
 #include "crypto/pin_gnutls.h"
 #include "tunnel/tcp_carrier.h"
 
+#include "base/abi.h"
+
 #include <errno.h>
 #include <ev.h>
 #include <gnutls/gnutls.h>
@@ -403,10 +405,20 @@ static int start(qk_tunnel_tcp *o)
     return 0;
 }
 
-int qk_tunnel_tcp_new(struct ev_loop *ev, qk_tunnel *t, const qk_tunnel_tcp_config *cfg,
-                      qk_tunnel_tcp **out)
+/* qk_tunnel_tcp_config crosses the boundary at the caller's sizeof
+ * (base/abi.h): the first release's ends with ctx. */
+#define TCP_CONFIG_V1_BYTES QK_ABI_END(qk_tunnel_tcp_config, ctx)
+QK_ABI_LAST_FIELD(qk_tunnel_tcp_config, ctx);
+
+int qk_tunnel_tcp_new_sized(struct ev_loop *ev, qk_tunnel *t, const qk_tunnel_tcp_config *caller,
+                            size_t caller_bytes, qk_tunnel_tcp **out)
 {
-    if (!ev || !cfg || !out || !cfg->addr.len) return QK_ERR_INVALID_ARG;
+    qk_tunnel_tcp_config c = {0};
+    const qk_tunnel_tcp_config *cfg = &c;
+    if (!caller) return QK_ERR_INVALID_ARG;
+    int abi_rc = qk_abi_copy_in(&c, sizeof c, caller, caller_bytes, TCP_CONFIG_V1_BYTES);
+    if (abi_rc) return abi_rc;
+    if (!ev || !out || !cfg->addr.len) return QK_ERR_INVALID_ARG;
     if (cfg->server && !cfg->cert_pem && !cfg->cert_file) return QK_ERR_INVALID_ARG;
     qk_tunnel_tcp *o = calloc(1, sizeof *o);
     if (!o) return QK_ERR_NOMEM;

@@ -11,6 +11,8 @@
  * (and QUIC flow control the peer) back. */
 #include "tunnel/tunnel_int.h"
 
+#include "base/abi.h"
+
 #include <errno.h>
 #include <ev.h>
 #include <gnutls/crypto.h>
@@ -72,7 +74,7 @@ void qk_tun_flow_free(flow *f, bool abort_tcp)
     }
     qk_tsess_ring_release(f);
     qk_tsw_ring_free(&f->ring);
-    free(f->socks);
+    qk_socks5_del(f->socks);
     free(f->down);
     free(f);
 }
@@ -116,8 +118,9 @@ static void socks_refuse(flow *f, const uint8_t *out, size_t out_len, const char
     }
     f->connecting = false;
     qk_tun_log(t, "flow %llu: SOCKS5 CONNECT %s:%u refused (reply %u): %s",
-               (unsigned long long)f->id, f->socks->host[0] ? f->socks->host : "?", f->socks->port,
-               out_len > 1 ? out[1] : 0, why);
+               (unsigned long long)f->id,
+               qk_socks5_host(f->socks)[0] ? qk_socks5_host(f->socks) : "?",
+               qk_socks5_port(f->socks), out_len > 1 ? out[1] : 0, why);
 }
 
 static void socks_refuse_code(flow *f, uint8_t rep, const char *why)
@@ -132,9 +135,9 @@ static void socks_connect(flow *f)
 {
     qk_tunnel *t = f->t;
     char port[8];
-    snprintf(port, sizeof port, "%u", f->socks->port);
+    snprintf(port, sizeof port, "%u", qk_socks5_port(f->socks));
     struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV}, *res;
-    if (getaddrinfo(f->socks->host, port, &hints, &res)) {
+    if (getaddrinfo(qk_socks5_host(f->socks), port, &hints, &res)) {
         socks_refuse_code(f, QK_SOCKS5_HOST_UNREACHABLE, "the name does not resolve");
         return;
     }
@@ -164,8 +167,8 @@ static void socks_connect(flow *f)
     ev_io_set(&f->ww, fd, EV_WRITE);
     f->connecting = true;
     ev_io_start(t->ev, &f->ww); /* writable = connected (or failed) */
-    qk_tun_log(t, "flow %llu: SOCKS5 CONNECT %s:%u", (unsigned long long)f->id, f->socks->host,
-               f->socks->port);
+    qk_tun_log(t, "flow %llu: SOCKS5 CONNECT %s:%u", (unsigned long long)f->id,
+               qk_socks5_host(f->socks), qk_socks5_port(f->socks));
 }
 
 /* SOCKS5 before (or instead of) the TCP side: negotiate on the staged
@@ -585,7 +588,7 @@ static void on_tcp_writable(struct ev_loop *ev, ev_io *w, int revents)
             uint8_t out[QK_SOCKS5_REPLY_BYTES];
             qk_socks5_reply(QK_SOCKS5_OK, out);
             emit(f, out, sizeof out);
-            free(f->socks);
+            qk_socks5_del(f->socks);
             f->socks = NULL;
         }
     }
@@ -635,7 +638,8 @@ static bool on_stream_opened(qk_tunnel *t, const qk_tunnel_carrier *car, void *c
     /* The TCP side waits for the preamble and the flow header (a new flow,
      * or the resume of one), and then for the SOCKS5 request. */
     flow *f = flow_new(t, car, c, sid, -1);
-    qk_socks5 *sk = f && t->cfg.socks5 ? malloc(sizeof *sk) : NULL;
+    qk_socks5 *sk = NULL;
+    if (f && t->cfg.socks5) qk_socks5_new(t->cfg.socks_user, t->cfg.socks_pass, &sk);
     if (!f || (t->cfg.socks5 && !sk)) {
         if (f) {
             f->silent = true;
@@ -646,7 +650,6 @@ static bool on_stream_opened(qk_tunnel *t, const qk_tunnel_carrier *car, void *c
         return true;
     }
     f->preamble = true;
-    if (sk) qk_socks5_init(sk, t->cfg.socks_user, t->cfg.socks_pass);
     f->socks = sk;
     f->gate = t->cfg.secret_len > 0;
     return false;
@@ -737,9 +740,20 @@ static void on_accept(struct ev_loop *ev, ev_io *w, int revents)
     if (queued) qk_tun_kick(t);
 }
 
-int qk_tunnel_new(struct ev_loop *ev, const qk_tunnel_config *cfg, qk_tunnel **out)
+/* qk_tunnel_config crosses the boundary at the caller's sizeof (base/abi.h):
+ * the first release's ends with session_linger_ns. */
+#define TUNNEL_CONFIG_V1_BYTES QK_ABI_END(qk_tunnel_config, session_linger_ns)
+QK_ABI_LAST_FIELD(qk_tunnel_config, session_linger_ns);
+
+int qk_tunnel_new_sized(struct ev_loop *ev, const qk_tunnel_config *caller, size_t caller_bytes,
+                        qk_tunnel **out)
 {
-    if (!ev || !cfg || !out || !cfg->kick) return QK_ERR_INVALID_ARG;
+    qk_tunnel_config c = {0};
+    const qk_tunnel_config *cfg = &c;
+    if (!caller) return QK_ERR_INVALID_ARG;
+    int abi_rc = qk_abi_copy_in(&c, sizeof c, caller, caller_bytes, TUNNEL_CONFIG_V1_BYTES);
+    if (abi_rc) return abi_rc;
+    if (!ev || !out || !cfg->kick) return QK_ERR_INVALID_ARG;
     if (cfg->server && !cfg->socks5 && !cfg->target.len) return QK_ERR_INVALID_ARG;
     qk_tunnel *t = calloc(1, sizeof *t);
     if (!t) return QK_ERR_NOMEM;
@@ -992,7 +1006,7 @@ size_t qk_tunnel_flow_count(const qk_tunnel *t)
     return t ? t->n_flows : 0;
 }
 
-void qk_tunnel_get_stats(const qk_tunnel *t, qk_tunnel_stats *out)
+void qk_tunnel_get_stats_sized(const qk_tunnel *t, qk_tunnel_stats *out, size_t out_bytes)
 {
-    if (t && out) *out = t->stats;
+    if (t && out) qk_abi_copy_out(out, out_bytes, &t->stats, sizeof t->stats);
 }

@@ -10,6 +10,8 @@
  * the connection cannot queue is dropped and counted, as UDP would. */
 #include <quack/tunnel.h>
 
+#include "base/abi.h"
+
 #include <errno.h>
 #include <ev.h>
 #include <stdarg.h>
@@ -233,9 +235,20 @@ static void on_sweep(struct ev_loop *ev, ev_timer *w, int revents)
         }
 }
 
-int qk_tunnel_udp_new(struct ev_loop *ev, const qk_tunnel_udp_config *cfg, qk_tunnel_udp **out)
+/* qk_tunnel_udp_config crosses the boundary at the caller's sizeof
+ * (base/abi.h): the first release's ends with log_ctx. */
+#define UDP_CONFIG_V1_BYTES QK_ABI_END(qk_tunnel_udp_config, log_ctx)
+QK_ABI_LAST_FIELD(qk_tunnel_udp_config, log_ctx);
+
+int qk_tunnel_udp_new_sized(struct ev_loop *ev, const qk_tunnel_udp_config *caller,
+                            size_t caller_bytes, qk_tunnel_udp **out)
 {
-    if (!ev || !cfg || !out || !cfg->kick || !cfg->addr.len) return QK_ERR_INVALID_ARG;
+    qk_tunnel_udp_config c = {0};
+    const qk_tunnel_udp_config *cfg = &c;
+    if (!caller) return QK_ERR_INVALID_ARG;
+    int abi_rc = qk_abi_copy_in(&c, sizeof c, caller, caller_bytes, UDP_CONFIG_V1_BYTES);
+    if (abi_rc) return abi_rc;
+    if (!ev || !out || !cfg->kick || !cfg->addr.len) return QK_ERR_INVALID_ARG;
     qk_tunnel_udp *u = calloc(1, sizeof *u);
     if (!u) return QK_ERR_NOMEM;
     u->ev = ev;
@@ -315,9 +328,10 @@ int qk_tunnel_udp_local_addr(const qk_tunnel_udp *u, qk_addr *out)
     return 0;
 }
 
-void qk_tunnel_udp_get_stats(const qk_tunnel_udp *u, qk_tunnel_udp_stats *out, size_t *sessions)
+void qk_tunnel_udp_get_stats_sized(const qk_tunnel_udp *u, qk_tunnel_udp_stats *out,
+                                   size_t out_bytes, size_t *sessions)
 {
     if (!u) return;
-    if (out) *out = u->stats;
+    if (out) qk_abi_copy_out(out, out_bytes, &u->stats, sizeof u->stats);
     if (sessions) *sessions = u->n;
 }

@@ -7,7 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-void qk_yamux_config_default(qk_yamux_config *cfg)
+#include "base/abi.h"
+
+/* qk_yamux_config crosses the boundary at the caller's sizeof (base/abi.h):
+ * the first release's ends with ping_timeout_ns. */
+#define YAMUX_CONFIG_V1_BYTES QK_ABI_END(qk_yamux_config, ping_timeout_ns)
+QK_ABI_LAST_FIELD(qk_yamux_config, ping_timeout_ns);
+
+static void config_default(qk_yamux_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->initial_window_bytes = QK_YAMUX_INITIAL_WINDOW_BYTES;
@@ -20,10 +27,17 @@ void qk_yamux_config_default(qk_yamux_config *cfg)
     cfg->ping_timeout_ns = 30 * QK_NS_PER_S;
 }
 
+void qk_yamux_config_default_sized(qk_yamux_config *cfg, size_t cfg_bytes)
+{
+    qk_yamux_config d;
+    config_default(&d);
+    qk_abi_copy_out(cfg, cfg_bytes, &d, sizeof d);
+}
+
 static void fill_defaults(qk_yamux_config *c)
 {
     qk_yamux_config d;
-    qk_yamux_config_default(&d);
+    config_default(&d);
     if (!c->initial_window_bytes) c->initial_window_bytes = d.initial_window_bytes;
     if (!c->max_window_bytes) c->max_window_bytes = d.max_window_bytes;
     if (!c->budget_bytes) c->budget_bytes = d.budget_bytes;
@@ -36,14 +50,14 @@ static void fill_defaults(qk_yamux_config *c)
         c->max_window_bytes = c->initial_window_bytes;
 }
 
-int qk_yamux_new(const qk_yamux_config *cfg, qk_time now, qk_yamux **out)
+int qk_yamux_new_sized(const qk_yamux_config *cfg, size_t cfg_bytes, qk_time now, qk_yamux **out)
 {
     if (!out) return QK_ERR_INVALID_ARG;
-    qk_yamux_config c;
-    if (cfg)
-        c = *cfg;
-    else
-        memset(&c, 0, sizeof c);
+    qk_yamux_config c = {0};
+    if (cfg) {
+        int rc = qk_abi_copy_in(&c, sizeof c, cfg, cfg_bytes, YAMUX_CONFIG_V1_BYTES);
+        if (rc) return rc;
+    }
     fill_defaults(&c);
     /* spec.md: the initial window is 256 KiB; a smaller one cannot be told
      * (WindowUpdate only adds). Deltas are 32-bit. */
@@ -362,9 +376,8 @@ long qk_yamux_recv(qk_yamux *s, const uint8_t *buf, size_t len, qk_time now)
     return (long)len;
 }
 
-bool qk_yamux_poll_event(qk_yamux *s, qk_yamux_event *ev)
+static bool poll_event(qk_yamux *s, qk_yamux_event *ev)
 {
-    if (!s || !ev) return false;
     memset(ev, 0, sizeof *ev);
     if (s->closed_event_pending) {
         s->closed_event_pending = false;
@@ -405,6 +418,15 @@ bool qk_yamux_poll_event(qk_yamux *s, qk_yamux_event *ev)
         if (!s->ev_head) s->ev_tail = NULL;
         st->ev_queued = false;
     }
+    return true;
+}
+
+bool qk_yamux_poll_event_sized(qk_yamux *s, qk_yamux_event *ev, size_t ev_bytes)
+{
+    if (!s || !ev) return false;
+    qk_yamux_event e;
+    if (!poll_event(s, &e)) return false;
+    qk_abi_copy_out(ev, ev_bytes, &e, sizeof e);
     return true;
 }
 
@@ -525,20 +547,23 @@ void *qk_yamux_user(const qk_yamux *s)
     return s ? s->user : NULL;
 }
 
-void qk_yamux_stats_get(const qk_yamux *s, qk_yamux_stats *out)
+void qk_yamux_stats_get_sized(const qk_yamux *s, qk_yamux_stats *out, size_t out_bytes)
 {
     if (!s || !out) return;
-    *out = s->st;
-    out->budget_used_bytes = s->budget.used_bytes;
-    out->budget_peak_bytes = s->budget.peak_used_bytes;
-    out->streams_alive = (uint32_t)s->n_streams;
+    qk_yamux_stats o = s->st;
+    o.budget_used_bytes = s->budget.used_bytes;
+    o.budget_peak_bytes = s->budget.peak_used_bytes;
+    o.streams_alive = (uint32_t)s->n_streams;
+    qk_abi_copy_out(out, out_bytes, &o, sizeof o);
 }
 
-int qk_yamux_stream_info_get(const qk_yamux *s, uint32_t sid, qk_yamux_stream_info *out)
+int qk_yamux_stream_info_get_sized(const qk_yamux *s, uint32_t sid, qk_yamux_stream_info *caller,
+                                   size_t caller_bytes)
 {
-    if (!s || !out) return QK_ERR_INVALID_ARG;
+    if (!s || !caller) return QK_ERR_INVALID_ARG;
     const ystream *st = find(s, sid);
     if (!st) return QK_ERR_NOT_FOUND;
+    qk_yamux_stream_info info = {0}, *out = &info;
     out->recv_window_bytes = st->rx.window_bytes;
     out->recv_credit_bytes = st->advertised_bytes - st->rx.consumed_bytes;
     out->recv_buffered_bytes = st->rbuf.len;
@@ -548,5 +573,6 @@ int qk_yamux_stream_info_get(const qk_yamux *s, uint32_t sid, qk_yamux_stream_in
     out->window_grows = st->rx.grows;
     out->window_shrinks = st->rx.decays;
     out->delivery_rtt_bytes = (uint64_t)st->rx.last_rate_rtt_bytes;
+    qk_abi_copy_out(caller, caller_bytes, &info, sizeof info);
     return 0;
 }

@@ -12,6 +12,15 @@
       end NAME     a 64-bit field appended to struct NAME
       remove NAME  function NAME removed (symbol and declaration)
       enum NAME    enumerator NAME's value plus one
+  abixml.py nodes BASE.abi NODES SYMS [--subset]
+      the version nodes: SYMS lists the library's exported symbols as
+      name@@NODE (readelf --dyn-syms), NODES is abi/libquack.nodes. Every
+      exported symbol is listed in NODES under the node it carries; a symbol
+      of the baseline keeps its node; a symbol the baseline lacks is not in
+      a node the baseline has (it was added after that release). Without
+      --subset every listed symbol is exported too (--subset: a library
+      built from part of the headers, the transport-only one). Prints each
+      problem, exits 1 if any.
 """
 import re
 import sys
@@ -85,7 +94,53 @@ def mutate(in_path, out_path, kind, name):
     return 0
 
 
+def read_nodes(path):
+    listed, node = {}, None
+    for line in open(path):
+        line = line.strip()
+        m = re.fullmatch(r"\[(QUACK_\d+\.\d+)\]", line)
+        if m:
+            node = m.group(1)
+        elif re.fullmatch(r"qk_[a-z0-9_]+", line):
+            listed[line] = node
+    return listed
+
+
+def check_nodes(base_path, nodes_path, syms_path, subset=False):
+    base = dict(re.findall(r"<elf-symbol name='([^']+)'[^>]*? version='([^']*)'",
+                           open(base_path).read()))
+    base_nodes = set(base.values())
+    listed = read_nodes(nodes_path)
+    exported = {}
+    for line in open(syms_path):
+        name, _, node = line.strip().partition("@@")
+        if name:
+            exported[name] = node
+    bad = []
+    for name, node in sorted(exported.items()):
+        if name not in listed:
+            bad.append(f"{name} ({node}) is not in abi/libquack.nodes: list it under the node "
+                       "of the release that adds it")
+        elif listed[name] != node:
+            bad.append(f"{name} carries {node}, abi/libquack.nodes says {listed[name]}")
+    for name, node in sorted(listed.items()):
+        if name in base and base[name] != node:
+            bad.append(f"{name} moved from {base[name]} (baseline) to {node}: a released "
+                       "symbol keeps its node")
+        elif name not in base and node in base_nodes:
+            bad.append(f"{name} is not in the baseline but listed under {node}, a node the "
+                       "baseline already has: list it under a new node (bump the project's "
+                       "minor version), or write a new baseline if that release is not out")
+        elif not subset and name not in exported:
+            bad.append(f"{name} is listed in abi/libquack.nodes but not exported")
+    for b in bad:
+        print(b)
+    return 1 if bad else 0
+
+
 if __name__ == "__main__":
+    if len(sys.argv) in (5, 6) and sys.argv[1] == "nodes":
+        sys.exit(check_nodes(*sys.argv[2:5], subset=sys.argv[5:] == ["--subset"]))
     if len(sys.argv) == 4 and sys.argv[1] == "enums":
         sys.exit(check_enums(sys.argv[2], sys.argv[3]))
     if len(sys.argv) == 6 and sys.argv[1] == "mutate":

@@ -6,7 +6,10 @@
  * sizes) see them. Prints one "ok"/"FAIL" line per check; exits 1 on any
  * failure. */
 #include <quack/cert.h>
+#include <quack/dns.h>
 #include <quack/quack.h>
+#include <quack/sim.h>
+#include <quack/yamux.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -188,10 +191,64 @@ static void pair_checks(void)
     free(key);
 }
 
+/* The same rules in the other headers: an input struct (qk_yamux_config),
+ * an output struct (qk_dns_poll_stats) and a struct the library edits in
+ * place (qk_sim_link_cfg via qk_sim_link_cfg_set). */
+static void module_checks(void)
+{
+    size_t big = sizeof(qk_yamux_config) + 32;
+    unsigned char *newer = calloc(1, big);
+    qk_yamux_config_default_sized((qk_yamux_config *)newer, big);
+    qk_yamux *y = NULL;
+    check("qk_yamux_new_sized accepts a newer qk_yamux_config with its tail zero",
+          qk_yamux_new_sized((qk_yamux_config *)newer, big, 0, &y) == 0 && y);
+    qk_yamux_del(y);
+    newer[big - 1] = 1;
+    check("qk_yamux_new_sized refuses a field it does not know: QK_ERR_UNSUPPORTED",
+          qk_yamux_new_sized((qk_yamux_config *)newer, big, 0, &y) == QK_ERR_UNSUPPORTED);
+    free(newer);
+
+    qk_dns_poll_config pc;
+    qk_dns_poll_config_default(&pc);
+    qk_dns_poll *p = NULL;
+    check("qk_dns_poll_new with this release's qk_dns_poll_config",
+          qk_dns_poll_new(&pc, 0, &p) == 0);
+    check("an idle poll is due after 500 ms", qk_dns_poll_take(p, 500 * QK_NS_PER_MS));
+    unsigned char st[sizeof(qk_dns_poll_stats) + 16];
+    memset(st, canary, sizeof st);
+    size_t old = offsetof(qk_dns_poll_stats, idle_polls);
+    qk_dns_poll_get_stats_sized(p, (qk_dns_poll_stats *)st, old);
+    check("qk_dns_poll_get_stats_sized for an older, smaller struct writes nothing past it",
+          ((qk_dns_poll_stats *)st)->polls_sent == 1 && untouched(st, old, sizeof st));
+    qk_dns_poll_get_stats_sized(p, (qk_dns_poll_stats *)st, sizeof st);
+    check("... and zeroes a newer struct's unknown tail",
+          ((qk_dns_poll_stats *)st)->idle_polls == 1 && st[sizeof st - 1] == 0);
+    qk_dns_poll_del(p);
+
+    qk_sim_link_cfg *lc = calloc(1, sizeof *lc);
+    check("qk_sim_link_cfg_set sets a field of this release",
+          qk_sim_link_cfg_set(lc, "delay", "30ms", NULL) == 0 && lc->delay_ns == 30 * QK_NS_PER_MS);
+    free(lc);
+    big = sizeof(qk_sim_link_cfg) + 64;
+    newer = calloc(1, big);
+    lc = (qk_sim_link_cfg *)newer;
+    check("qk_sim_link_cfg_set_sized edits a newer, larger struct and leaves its tail zero",
+          qk_sim_link_cfg_set_sized(lc, big, "blackhole", "1s-2s", NULL) == 0 &&
+              lc->blackhole_end_ns == 2 * QK_NS_PER_S && newer[big - 1] == 0);
+    check("... and refuses a struct below this release's size",
+          qk_sim_link_cfg_set_sized(lc, sizeof *lc - 8, "delay", "1ms", NULL) ==
+              QK_ERR_INVALID_ARG);
+    newer[big - 1] = 1;
+    check("... and one that sets a field this library does not know",
+          qk_sim_link_cfg_set_sized(lc, big, "delay", "1ms", NULL) == QK_ERR_CONFIG);
+    free(lc);
+}
+
 int main(void)
 {
     config_checks();
     pair_checks();
+    module_checks();
     printf("%d failure(s)\n", fails);
     return fails ? 1 : 0;
 }

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The ABI of libquack.so against the baseline in the tree (docs/api.md "ABI"):
-#  - SONAME libquack.so.<major>, every exported qk_* symbol in version node
-#    QUACK_<major>.0 (readelf --dyn-syms), exactly the functions of the headers;
+#  - SONAME libquack.so.<major>, every exported qk_* symbol in the version
+#    node abi/libquack.nodes lists for it (readelf --dyn-syms), released ones
+#    unmoved and new ones in nodes the baseline does not have (self-checked),
+#    exactly the functions of the headers;
 #  - abidiff (abigail-tools) of the library against abi/libquack.abi with the
 #    policy's suppressions (abi/libquack.abignore: fields appended to the
 #    size-tagged structs) and added functions allowed; any other change
@@ -50,12 +52,16 @@ version=$(sed -n 's/^project(quack VERSION \([0-9]*\)\..*/\1/p' "$src/CMakeLists
 check "SONAME $soname: libquack.so.<major> with the project's major version $version" \
     "[ '$soname' = libquack.so.$version ]"
 
-# Every defined qk_ symbol, with its version: name@@QUACK_<major>.0.
+# Every defined qk_ symbol, with its version: name@@QUACK_<major>.<minor>,
+# the node abi/libquack.nodes gives it.
 readelf --dyn-syms -W "$lib" | awk '$7 != "UND" && $8 ~ /^qk_/ {print $8}' | sort >"$tmp/syms"
 n=$(wc -l <"$tmp/syms")
 node="QUACK_$major.0"
-check "all $n exported qk_* symbols carry version node $node" \
-    "[ $n -gt 100 ] && ! grep -v '@@$node\$' $tmp/syms"
+nodes=$src/abi/libquack.nodes
+python3 "$src/tests/abi/abixml.py" nodes "$base" "$nodes" "$tmp/syms" >"$tmp/nodes.txt"
+check "all $n exported qk_* symbols carry the version node abi/libquack.nodes lists" \
+    "[ $n -gt 100 ] && [ -s $tmp/syms ] && [ ! -s $tmp/nodes.txt ]" || sed 's/^/    /' "$tmp/nodes.txt"
+echo "    nodes: $(sed 's/.*@@//' "$tmp/syms" | sort | uniq -c | awk '{printf "%s %s, ", $2, $1}')"
 sed 's/@.*//' "$tmp/syms" >"$tmp/names"
 sed -n 's/^ *\(qk_[a-z0-9_]*\);$/\1/p' "$b/libquack.map" | sort >"$tmp/declared"
 check "they are exactly the $(wc -l <"$tmp/declared") functions and variables of include/quack/*.h" \
@@ -95,12 +101,28 @@ selfcheck() { # WANT KIND NAME WHAT
         check "self-check: $4 fails (exit bits $rc)" "[ $rc -ne 0 ]"
     fi
 }
+# A symbol added after the baseline must not land in one of its nodes.
+cp "$tmp/syms" "$tmp/syms_new"
+echo "qk_abi_selfcheck@@$node" >>"$tmp/syms_new"
+{ cat "$nodes"; echo qk_abi_selfcheck; } >"$tmp/nodes_old"
+python3 "$src/tests/abi/abixml.py" nodes "$base" "$tmp/nodes_old" "$tmp/syms_new" >/dev/null
+check "self-check: a symbol the baseline lacks listed under $node fails (exit $?)" "[ $? -ne 0 ]"
+{ cat "$tmp/syms"; echo "qk_abi_selfcheck@@QUACK_$major.99"; } >"$tmp/syms_new2"
+{ cat "$nodes"; echo "[QUACK_$major.99]"; echo qk_abi_selfcheck; } >"$tmp/nodes_new"
+python3 "$src/tests/abi/abixml.py" nodes "$base" "$tmp/nodes_new" "$tmp/syms_new2" >"$tmp/nodes_sc.txt"
+check "self-check: the same symbol under a new node QUACK_$major.99 passes" "[ $? -eq 0 ]" ||
+    sed 's/^/    /' "$tmp/nodes_sc.txt"
+python3 "$src/tests/abi/abixml.py" nodes "$base" "$nodes" "$tmp/syms_new" >/dev/null
+check "self-check: an exported symbol missing from abi/libquack.nodes fails" "[ $? -ne 0 ]"
+
 selfcheck fail middle qk_config "a field inserted in the middle of qk_config"
 selfcheck fail end qk_datagram "a field appended to qk_datagram (arrays of it cross the boundary)"
 selfcheck fail remove qk_endpoint_new_sized "qk_endpoint_new_sized removed"
 selfcheck fail enum QK_EV_CLOSED "QK_EV_CLOSED renumbered"
 selfcheck pass end qk_config "a field appended to qk_config (size-tagged)"
 selfcheck pass end qk_event "a field appended to qk_event (size-tagged)"
+selfcheck pass end qk_yamux_config "a field appended to qk_yamux_config (size-tagged)"
+selfcheck fail end qk_tunnel_carrier "a field appended to qk_tunnel_carrier (frozen: exported tables)"
 
 # Programs of the previous release (its headers), run against this library.
 old=$(ls -d "$src"/tests/abi/v*/include | sort -V | tail -1)

@@ -6,7 +6,7 @@
 # libhogweed, libc, libm and the dynamic loader, while the full library's
 # NEEDED holds libev and libcrypto, so the check tells them apart); it
 # exports exactly the functions of the headers it installs (common.h,
-# quack.h, cert.h), its quack.pc asks for gnutls, nettle and hogweed only,
+# quack.h, cert.h), each in the version node abi/libquack.nodes lists, its quack.pc asks for gnutls, nettle and hogweed only,
 # and examples/sansio_pair.c, built against that installation with
 # pkg-config, moves 2 MiB from a client to a server endpoint in one process
 # (SHA-256 compared).
@@ -53,6 +53,11 @@ nm -D --defined-only "$libdir/libquack.so" | awk '$2 != "A" {print $NF}' | sed '
 sed -n 's/^ *\(qk_[a-z0-9_]*\);$/\1/p' "$b/libquack.map" | sort >"$tmp/declared"
 check "exports exactly the $(wc -l <"$tmp/declared") functions of those headers (no qk_udp_open, no qk_h3_new)" \
     "[ \$(wc -l <$tmp/declared) -gt 50 ] && diff -q $tmp/declared $tmp/exported >/dev/null && ! grep -qx -e qk_udp_open -e qk_h3_new $tmp/exported"
+nm -D --defined-only "$libdir/libquack.so" | awk '$2 != "A" && $NF ~ /^qk_/ {print $NF}' | sort >"$tmp/syms"
+python3 "$src/tests/abi/abixml.py" nodes "$src/abi/libquack.abi" "$src/abi/libquack.nodes" \
+    "$tmp/syms" --subset >"$tmp/nodes.txt"
+check "each carries the version node abi/libquack.nodes lists ($(sed 's/.*@@//' "$tmp/syms" | sort -u | tr '\n' ' '))" \
+    "[ -s $tmp/syms ] && [ ! -s $tmp/nodes.txt ]" || sed 's/^/    /' "$tmp/nodes.txt"
 export PKG_CONFIG_PATH=$libdir/pkgconfig
 req=$(pkg-config --print-requires-private quack | awk '{print $1}' | tr '\n' ' ')
 check "quack.pc Requires.private: $req" "[ '$req' = 'gnutls nettle hogweed ' ]"

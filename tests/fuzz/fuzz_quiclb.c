@@ -40,24 +40,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         data += QK_QUICLB_KEY_BYTES;
         size -= QK_QUICLB_KEY_BYTES;
     }
-    qk_quiclb lb;
-    CHECK(qk_quiclb_init(&lb, &cfg) == 0);
+    qk_quiclb *lb = NULL;
+    CHECK(qk_quiclb_new(&cfg, &lb) == 0);
     uint8_t sid[QK_QUICLB_MAX_SERVER_ID_BYTES], sid3[QK_QUICLB_MAX_SERVER_ID_BYTES];
     uint8_t nonce[QK_QUICLB_MAX_NONCE_BYTES], cid[QK_QUICLB_MAX_CID_BYTES];
-    int rc = qk_quiclb_decode(&lb, data, size, sid, nonce);
-    int rc3 = qk_quiclb_decode(&lb, data, size, sid3, NULL);
+    int rc = qk_quiclb_decode(lb, data, size, sid, nonce);
+    int rc3 = qk_quiclb_decode(lb, data, size, sid3, NULL);
     CHECK(rc == rc3);
     if (rc < 0) {
         check_refusal(&cfg, data, size, rc);
+        qk_quiclb_del(lb);
         return 0;
     }
     CHECK(rc == cfg.server_id_len);
     CHECK(!memcmp(sid, sid3, cfg.server_id_len));
-    int n = qk_quiclb_encode_nonce(&lb, sid, nonce, data[0], cid, sizeof cid);
-    CHECK(n == (int)qk_quiclb_cid_bytes(&lb));
+    int n = qk_quiclb_encode_nonce(lb, sid, nonce, data[0], cid, sizeof cid);
+    CHECK(n == (int)qk_quiclb_cid_bytes(lb));
     CHECK(!memcmp(cid + 1, data + 1, (size_t)n - 1));
     uint8_t first = cfg.encode_len ? (uint8_t)(cfg.config_id << 5 | (n - 1)) : data[0];
     CHECK(cid[0] == first);
-    qk_quiclb_free(&lb);
+    qk_quiclb_del(lb);
     return 0;
 }

@@ -28,13 +28,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     CHECK(err[0] == '\0');
     CHECK(qk_quiclb_config_check(&cfg, NULL, 0) == 0);
-    qk_quiclb lb;
-    CHECK(qk_quiclb_init(&lb, &cfg) == 0);
+    qk_quiclb *lb = NULL;
+    CHECK(qk_quiclb_new(&cfg, &lb) == 0);
     uint8_t cid[QK_QUICLB_MAX_CID_BYTES], sid[QK_QUICLB_MAX_SERVER_ID_BYTES];
-    int n = qk_quiclb_encode(&lb, NULL, zero_rng, NULL, cid, sizeof cid);
+    int n = qk_quiclb_encode(lb, NULL, zero_rng, NULL, cid, sizeof cid);
     CHECK(n == 1 + cfg.server_id_len + cfg.nonce_len);
-    CHECK(qk_quiclb_decode(&lb, cid, (size_t)n, sid, NULL) == cfg.server_id_len);
+    CHECK(qk_quiclb_decode(lb, cid, (size_t)n, sid, NULL) == cfg.server_id_len);
     CHECK(!memcmp(sid, cfg.server_id, cfg.server_id_len));
-    qk_quiclb_free(&lb);
+    qk_quiclb_del(lb);
     return 0;
 }

@@ -12,24 +12,25 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1) return 0;
-    qk_socks5 s;
-    qk_socks5_init(&s, (data[0] & 1) ? "user" : NULL, "pass");
+    qk_socks5 *s = NULL;
+    CHECK(qk_socks5_new((data[0] & 1) ? "user" : NULL, "pass", &s) == 0);
     size_t off = 1;
     uint8_t step = (uint8_t)(data[0] >> 1 | 1);
     while (off < size) {
         size_t n = size - off < step ? size - off : step;
         uint8_t out[32];
         size_t used = 99, out_len = 99;
-        qk_socks5_result r = qk_socks5_feed(&s, data + off, n, &used, out, &out_len);
+        qk_socks5_result r = qk_socks5_feed(s, data + off, n, &used, out, &out_len);
         CHECK(used <= n && out_len <= sizeof out);
         off += used;
         if (r == QK_SOCKS5_REQUEST) {
-            CHECK(memchr(s.host, 0, sizeof s.host) != NULL);
+            CHECK(strlen(qk_socks5_host(s)) < 256);
             break;
         }
         if (r == QK_SOCKS5_FAIL) break;
         CHECK(used == n);
     }
+    qk_socks5_del(s);
     /* IPv4 and IPv6 allow-list parsing on the same bytes. */
     char str[64];
     size_t m = size - 1 < sizeof str - 1 ? size - 1 : sizeof str - 1;

@@ -4,6 +4,7 @@
  * endpoints exchange the loop entries the driver builds, split as the kernel
  * would split a UDP GSO batch, and move 1 MiB byte-exact. */
 #include <quack/driver.h>
+#include "io/driver_int.h"
 #include "qk_pair.h"
 #include "qk_test.h"
 
@@ -120,9 +121,9 @@ static void test_driver_gso_transfer(void **state)
     assert_non_null(ce);
     assert_non_null(se);
     app ca = {.client = true}, sa = {.client = false};
-    qk_io_ep_driver cd, sd;
-    assert_int_equal(qk_io_ep_driver_init(&cd, ce, SEG_BYTES, app_fn, &ca), 0);
-    assert_int_equal(qk_io_ep_driver_init(&sd, se, SEG_BYTES, app_fn, &sa), 0);
+    qk_io_ep_driver *cd = NULL, *sd = NULL;
+    assert_int_equal(qk_io_ep_driver_new(ce, SEG_BYTES, app_fn, &ca, &cd), 0);
+    assert_int_equal(qk_io_ep_driver_new(se, SEG_BYTES, app_fn, &sa, &sd), 0);
     qk_conn *conn;
     assert_int_equal(qk_connect(ce, &p.caddr, &p.saddr, "quack.test", p.now, &conn), 0);
     uint8_t *bufs = malloc((size_t)ENTRIES * 65535);
@@ -131,10 +132,10 @@ static void test_driver_gso_transfer(void **state)
     qk_time now = p.now;
     for (int step = 0; step < 20000 && !sa.fin_read; step++) {
         now += 100 * QK_NS_PER_US;
-        move(&cd, &sd, bufs, now, &cc);
-        move(&sd, &cd, bufs, now, &sc);
-        if (qk_io_ep_driver_ops.next_timeout(&cd) <= now) qk_io_ep_driver_ops.on_timeout(&cd, now);
-        if (qk_io_ep_driver_ops.next_timeout(&sd) <= now) qk_io_ep_driver_ops.on_timeout(&sd, now);
+        move(cd, sd, bufs, now, &cc);
+        move(sd, cd, bufs, now, &sc);
+        if (qk_io_ep_driver_ops.next_timeout(cd) <= now) qk_io_ep_driver_ops.on_timeout(cd, now);
+        if (qk_io_ep_driver_ops.next_timeout(sd) <= now) qk_io_ep_driver_ops.on_timeout(sd, now);
     }
     assert_true(sa.fin_read);
     assert_false(sa.mismatch);
@@ -142,10 +143,12 @@ static void test_driver_gso_transfer(void **state)
     /* 1 MiB cannot go out as single datagrams only: batches were built. */
     assert_true(cc.batches > 0);
     assert_true(cc.max_segs > 2);
-    assert_true(cd.stats.tx_datagrams >= TOTAL_BYTES / SEG_BYTES);
-    assert_int_equal(cd.stats.tx_batches, cc.entries);
-    qk_io_ep_driver_free(&cd);
-    qk_io_ep_driver_free(&sd);
+    qk_io_ep_stats st;
+    qk_io_ep_driver_get_stats(cd, &st);
+    assert_true(st.tx_datagrams >= TOTAL_BYTES / SEG_BYTES);
+    assert_int_equal(st.tx_batches, cc.entries);
+    qk_io_ep_driver_del(cd);
+    qk_io_ep_driver_del(sd);
     qk_endpoint_del(ce);
     qk_endpoint_del(se);
     free(bufs);
@@ -163,20 +166,20 @@ static void test_driver_unreachable(void **state)
     qk_endpoint *ce = qk_endpoint_new(&p.ccfg), *se = qk_endpoint_new(&p.scfg);
     assert_non_null(ce);
     assert_non_null(se);
-    qk_io_ep_driver cd;
-    assert_int_equal(qk_io_ep_driver_init(&cd, ce, 1452, NULL, NULL), 0);
+    qk_io_ep_driver *cd = NULL;
+    assert_int_equal(qk_io_ep_driver_new(ce, 1452, NULL, NULL, &cd), 0);
     qk_conn *conn;
     assert_int_equal(qk_connect(ce, &p.caddr, &p.saddr, "quack.test", p.now, &conn), 0);
     qk_udp_error e = {.peer = p.caddr, .err = ECONNREFUSED, .icmp = true, .unreachable = true};
-    qk_io_ep_driver_ops.on_error(&cd, &e, p.now); /* another peer */
+    qk_io_ep_driver_ops.on_error(cd, &e, p.now); /* another peer */
     e.peer = p.saddr;
     e.unreachable = false; /* e.g. host unreachable: may be transient */
-    qk_io_ep_driver_ops.on_error(&cd, &e, p.now);
+    qk_io_ep_driver_ops.on_error(cd, &e, p.now);
     qk_event ev;
     while (qk_endpoint_poll_event(ce, &ev)) assert_int_not_equal(ev.type, QK_EV_CLOSED);
     assert_int_equal(qk_endpoint_conn_count(ce), 1);
     e.unreachable = true;
-    qk_io_ep_driver_ops.on_error(&cd, &e, p.now + 1000);
+    qk_io_ep_driver_ops.on_error(cd, &e, p.now + 1000);
     bool closed = false;
     while (qk_endpoint_poll_event(ce, &ev)) {
         if (ev.type != QK_EV_CLOSED) continue;
@@ -191,7 +194,7 @@ static void test_driver_unreachable(void **state)
     /* A server (or anyone with no connection to that peer) ignores it. */
     assert_int_equal(qk_endpoint_on_unreachable(se, &p.caddr, "x", p.now), 0);
     assert_int_equal(qk_endpoint_on_unreachable(NULL, &p.caddr, "x", p.now), QK_ERR_INVALID_ARG);
-    qk_io_ep_driver_free(&cd);
+    qk_io_ep_driver_del(cd);
     qk_endpoint_del(ce);
     qk_endpoint_del(se);
     qk_pair_free(&p);
@@ -200,20 +203,20 @@ static void test_driver_unreachable(void **state)
 static void test_driver_init_rejects(void **state)
 {
     (void)state;
-    qk_io_ep_driver d;
-    assert_int_equal(qk_io_ep_driver_init(&d, NULL, 1452, NULL, NULL), QK_ERR_INVALID_ARG);
+    qk_io_ep_driver *d = NULL;
+    assert_int_equal(qk_io_ep_driver_new(NULL, 1452, NULL, NULL, &d), QK_ERR_INVALID_ARG);
     qk_pair p;
     assert_int_equal(qk_pair_init(&p, 0), 0);
     qk_endpoint *ep = qk_endpoint_new(&p.ccfg);
     assert_non_null(ep);
-    assert_int_equal(qk_io_ep_driver_init(&d, ep, 1199, NULL, NULL), QK_ERR_INVALID_ARG);
-    assert_int_equal(qk_io_ep_driver_init(&d, ep, 65528, NULL, NULL), QK_ERR_INVALID_ARG);
-    assert_int_equal(qk_io_ep_driver_init(&d, ep, 1200, NULL, NULL), 0);
+    assert_int_equal(qk_io_ep_driver_new(ep, 1199, NULL, NULL, &d), QK_ERR_INVALID_ARG);
+    assert_int_equal(qk_io_ep_driver_new(ep, 65528, NULL, NULL, &d), QK_ERR_INVALID_ARG);
+    assert_int_equal(qk_io_ep_driver_new(ep, 1200, NULL, NULL, &d), 0);
     /* Nothing to send before a connection exists. */
     uint8_t buf[65535];
     qk_datagram out = {.data = buf, .len = sizeof buf};
-    assert_int_equal(qk_io_ep_driver_ops.poll_send(&d, &out, 1, 1), 0);
-    qk_io_ep_driver_free(&d);
+    assert_int_equal(qk_io_ep_driver_ops.poll_send(d, &out, 1, 1), 0);
+    qk_io_ep_driver_del(d);
     qk_endpoint_del(ep);
     qk_pair_free(&p);
 }

@@ -22,7 +22,7 @@ static size_t hex(const char *h, uint8_t *out, size_t cap)
     return (size_t)n;
 }
 
-static void make(qk_quiclb *lb, uint8_t config_id, size_t sid_len, size_t nonce_len,
+static void make(qk_quiclb **lb, uint8_t config_id, size_t sid_len, size_t nonce_len,
                  const char *key_hex)
 {
     qk_quiclb_config cfg;
@@ -34,7 +34,7 @@ static void make(qk_quiclb *lb, uint8_t config_id, size_t sid_len, size_t nonce_
         assert_int_equal(hex(key_hex, cfg.key, sizeof cfg.key), QK_QUICLB_KEY_BYTES);
         cfg.has_key = true;
     }
-    assert_int_equal(qk_quiclb_init(lb, &cfg), 0);
+    assert_int_equal(qk_quiclb_new(&cfg, lb), 0);
 }
 
 /* Encode sid + nonce and compare with cid; decode cid back to both, with and
@@ -45,20 +45,20 @@ static void check_vector(const vector *v, const char *key_hex)
     uint8_t want[QK_QUICLB_MAX_CID_BYTES], got[QK_QUICLB_MAX_CID_BYTES];
     size_t sid_len = hex(v->sid, sid, sizeof sid), nonce_len = hex(v->nonce, nonce, sizeof nonce);
     size_t cid_len = hex(v->cid, want, sizeof want);
-    qk_quiclb lb;
+    qk_quiclb *lb = NULL;
     make(&lb, v->config_id, sid_len, nonce_len, key_hex);
-    assert_int_equal(qk_quiclb_cid_bytes(&lb), cid_len);
-    assert_int_equal(qk_quiclb_encode_nonce(&lb, sid, nonce, 0, got, sizeof got), (int)cid_len);
+    assert_int_equal(qk_quiclb_cid_bytes(lb), cid_len);
+    assert_int_equal(qk_quiclb_encode_nonce(lb, sid, nonce, 0, got, sizeof got), (int)cid_len);
     assert_memory_equal(got, want, cid_len);
 
     uint8_t sid2[QK_QUICLB_MAX_SERVER_ID_BYTES] = {0}, nonce2[QK_QUICLB_MAX_NONCE_BYTES] = {0};
-    assert_int_equal(qk_quiclb_decode(&lb, want, cid_len, sid2, nonce2), (int)sid_len);
+    assert_int_equal(qk_quiclb_decode(lb, want, cid_len, sid2, nonce2), (int)sid_len);
     assert_memory_equal(sid2, sid, sid_len);
     assert_memory_equal(nonce2, nonce, nonce_len);
     memset(sid2, 0, sizeof sid2);
-    assert_int_equal(qk_quiclb_decode(&lb, want, cid_len, sid2, NULL), (int)sid_len);
+    assert_int_equal(qk_quiclb_decode(lb, want, cid_len, sid2, NULL), (int)sid_len);
     assert_memory_equal(sid2, sid, sid_len);
-    qk_quiclb_free(&lb);
+    qk_quiclb_del(lb);
 }
 
 /* App. B.1. The second row is printed as "1 350d28b420 3487d970b
@@ -100,11 +100,12 @@ static void test_encrypted_vectors(void **state)
     hex(v[3].sid, sid, sizeof sid);
     hex(v[3].nonce, nonce, sizeof nonce);
     hex(v[3].cid, want, sizeof want);
-    qk_quiclb lb;
+    qk_quiclb *lb = NULL;
     make(&lb, 3, 9, 9, appendix_key);
-    assert_int_equal(qk_quiclb_encode_nonce(&lb, sid, nonce, 0, cid, sizeof cid), 19);
+    assert_int_equal(qk_quiclb_encode_nonce(lb, sid, nonce, 0, cid, sizeof cid), 19);
     assert_int_equal(cid[0], 0x72);
     assert_memory_equal(cid + 1, want + 1, 18);
+    qk_quiclb_del(lb);
 }
 
 /* §5.4.2.4: the encryption example (server ID 0x31441a, nonce 0x9c69c275). */
@@ -121,26 +122,26 @@ static void test_worked_example(void **state)
  * (the construction is a permutation of the block). */
 static void roundtrip(size_t sid_len, size_t nonce_len, bool keyed, uint64_t *rs)
 {
-    qk_quiclb lb;
+    qk_quiclb *lb = NULL;
     make(&lb, (uint8_t)(sid_len % 7), sid_len, nonce_len, keyed ? appendix_key : NULL);
     uint8_t sid[16], nonce[19], cid[20], sid2[16], nonce2[19];
     qk_test_rng(rs, sid, sid_len);
     qk_test_rng(rs, nonce, nonce_len);
-    int n = qk_quiclb_encode_nonce(&lb, sid, nonce, 0, cid, sizeof cid);
+    int n = qk_quiclb_encode_nonce(lb, sid, nonce, 0, cid, sizeof cid);
     assert_int_equal(n, (int)(1 + sid_len + nonce_len));
     assert_int_equal(cid[0], (sid_len % 7) << 5 | (sid_len + nonce_len));
-    assert_int_equal(qk_quiclb_decode(&lb, cid, (size_t)n, sid2, nonce2), (int)sid_len);
+    assert_int_equal(qk_quiclb_decode(lb, cid, (size_t)n, sid2, nonce2), (int)sid_len);
     assert_memory_equal(sid2, sid, sid_len);
     assert_memory_equal(nonce2, nonce, nonce_len);
     bool clear = !memcmp(cid + 1, sid, sid_len) && !memcmp(cid + 1 + sid_len, nonce, nonce_len);
     assert_true(clear == !keyed);
     for (size_t bit = 8; keyed && bit < (size_t)n * 8; bit++) {
         cid[bit / 8] ^= (uint8_t)(1u << (bit % 8));
-        assert_int_equal(qk_quiclb_decode(&lb, cid, (size_t)n, sid2, nonce2), (int)sid_len);
+        assert_int_equal(qk_quiclb_decode(lb, cid, (size_t)n, sid2, nonce2), (int)sid_len);
         assert_true(memcmp(sid2, sid, sid_len) || memcmp(nonce2, nonce, nonce_len));
         cid[bit / 8] ^= (uint8_t)(1u << (bit % 8));
     }
-    qk_quiclb_free(&lb);
+    qk_quiclb_del(lb);
 }
 
 static void test_roundtrip_every_length(void **state)
@@ -171,62 +172,62 @@ static void test_encode_random(void **state)
     cfg.server_id[1] = 0xcd;
     cfg.has_key = true;
     hex(appendix_key, cfg.key, sizeof cfg.key);
-    qk_quiclb lb;
-    assert_int_equal(qk_quiclb_init(&lb, &cfg), 0);
+    qk_quiclb *lb = NULL;
+    assert_int_equal(qk_quiclb_new(&cfg, &lb), 0);
     uint64_t rs = 1;
     uint8_t a[9], b[9], sid[2];
-    assert_int_equal(qk_quiclb_encode(&lb, NULL, qk_test_rng, &rs, a, sizeof a), 9);
-    assert_int_equal(qk_quiclb_encode(&lb, NULL, qk_test_rng, &rs, b, sizeof b), 9);
+    assert_int_equal(qk_quiclb_encode(lb, NULL, qk_test_rng, &rs, a, sizeof a), 9);
+    assert_int_equal(qk_quiclb_encode(lb, NULL, qk_test_rng, &rs, b, sizeof b), 9);
     assert_memory_not_equal(a + 1, b + 1, 8);
     assert_int_equal(a[0], 5 << 5 | 8);
-    assert_int_equal(qk_quiclb_decode(&lb, a, sizeof a, sid, NULL), 2);
+    assert_int_equal(qk_quiclb_decode(lb, a, sizeof a, sid, NULL), 2);
     assert_memory_equal(sid, cfg.server_id, 2);
-    assert_int_equal(qk_quiclb_decode(&lb, b, sizeof b, sid, NULL), 2);
+    assert_int_equal(qk_quiclb_decode(lb, b, sizeof b, sid, NULL), 2);
     assert_memory_equal(sid, cfg.server_id, 2);
     const uint8_t other[2] = {0x01, 0x02};
-    assert_int_equal(qk_quiclb_encode(&lb, other, qk_test_rng, &rs, a, sizeof a), 9);
-    assert_int_equal(qk_quiclb_decode(&lb, a, sizeof a, sid, NULL), 2);
+    assert_int_equal(qk_quiclb_encode(lb, other, qk_test_rng, &rs, a, sizeof a), 9);
+    assert_int_equal(qk_quiclb_decode(lb, a, sizeof a, sid, NULL), 2);
     assert_memory_equal(sid, other, 2);
-    assert_int_equal(qk_quiclb_encode(&lb, NULL, qk_test_rng, &rs, a, 8), QK_ERR_BUFFER_TOO_SMALL);
-    assert_int_equal(qk_quiclb_encode(&lb, NULL, NULL, &rs, a, 9), QK_ERR_INVALID_ARG);
-    qk_quiclb_free(&lb);
+    assert_int_equal(qk_quiclb_encode(lb, NULL, qk_test_rng, &rs, a, 8), QK_ERR_BUFFER_TOO_SMALL);
+    assert_int_equal(qk_quiclb_encode(lb, NULL, NULL, &rs, a, 9), QK_ERR_INVALID_ARG);
+    qk_quiclb_del(lb);
 
     /* §3.3: without length encoding the low five bits are random. */
     cfg.encode_len = false;
-    assert_int_equal(qk_quiclb_init(&lb, &cfg), 0);
+    assert_int_equal(qk_quiclb_new(&cfg, &lb), 0);
     unsigned low_seen = 0;
     for (int i = 0; i < 64; i++) {
-        assert_int_equal(qk_quiclb_encode(&lb, NULL, qk_test_rng, &rs, a, sizeof a), 9);
+        assert_int_equal(qk_quiclb_encode(lb, NULL, qk_test_rng, &rs, a, sizeof a), 9);
         assert_int_equal(a[0] >> 5, 5);
         low_seen |= 1u << (a[0] & 0x1f);
-        assert_int_equal(qk_quiclb_decode(&lb, a, sizeof a, sid, NULL), 2);
+        assert_int_equal(qk_quiclb_decode(lb, a, sizeof a, sid, NULL), 2);
         assert_memory_equal(sid, cfg.server_id, 2);
     }
     assert_true(__builtin_popcount(low_seen) > 16);
-    qk_quiclb_free(&lb);
+    qk_quiclb_del(lb);
 }
 
 /* §4.1: what a load balancer cannot route. */
 static void test_unroutable(void **state)
 {
     (void)state;
-    qk_quiclb lb;
+    qk_quiclb *lb = NULL;
     make(&lb, 2, 3, 4, NULL);
     uint8_t cid[8] = {2 << 5 | 7, 1, 2, 3, 4, 5, 6, 7}, sid[3];
-    assert_int_equal(qk_quiclb_decode(&lb, cid, 8, sid, NULL), 3);
-    assert_int_equal(qk_quiclb_decode(&lb, cid, 20, sid, NULL), 3); /* longer input: a datagram */
-    assert_int_equal(qk_quiclb_decode(&lb, cid, 7, sid, NULL), QK_ERR_TRUNCATED);
+    assert_int_equal(qk_quiclb_decode(lb, cid, 8, sid, NULL), 3);
+    assert_int_equal(qk_quiclb_decode(lb, cid, 20, sid, NULL), 3); /* longer input: a datagram */
+    assert_int_equal(qk_quiclb_decode(lb, cid, 7, sid, NULL), QK_ERR_TRUNCATED);
     cid[0] = 1 << 5 | 7; /* another configuration */
-    assert_int_equal(qk_quiclb_decode(&lb, cid, 8, sid, NULL), QK_ERR_NOT_FOUND);
+    assert_int_equal(qk_quiclb_decode(lb, cid, 8, sid, NULL), QK_ERR_NOT_FOUND);
     cid[0] = 7 << 5 | 7; /* §3.2: 0b111 */
-    assert_int_equal(qk_quiclb_decode(&lb, cid, 8, sid, NULL), QK_ERR_NOT_FOUND);
+    assert_int_equal(qk_quiclb_decode(lb, cid, 8, sid, NULL), QK_ERR_NOT_FOUND);
     cid[0] = 2 << 5 | 6; /* a self-encoded length too short for this configuration */
-    assert_int_equal(qk_quiclb_decode(&lb, cid, 8, sid, NULL), QK_ERR_NOT_FOUND);
+    assert_int_equal(qk_quiclb_decode(lb, cid, 8, sid, NULL), QK_ERR_NOT_FOUND);
     cid[0] = 2 << 5 | 9; /* longer: the server appended bytes (§5.4) */
-    assert_int_equal(qk_quiclb_decode(&lb, cid, 8, sid, NULL), 3);
+    assert_int_equal(qk_quiclb_decode(lb, cid, 8, sid, NULL), 3);
     assert_int_equal(qk_quiclb_config_id_of(cid, 8), 2);
     assert_int_equal(qk_quiclb_config_id_of(cid, 0), QK_ERR_TRUNCATED);
-    assert_int_equal(qk_quiclb_decode(&lb, NULL, 8, sid, NULL), QK_ERR_INVALID_ARG);
+    assert_int_equal(qk_quiclb_decode(lb, NULL, 8, sid, NULL), QK_ERR_INVALID_ARG);
 
     uint64_t rs = 7;
     uint8_t u[QK_QUICLB_MAX_CID_BYTES];
@@ -234,14 +235,14 @@ static void test_unroutable(void **state)
         assert_int_equal(qk_quiclb_encode_unroutable(qk_test_rng, &rs, u, len), (int)len);
         assert_int_equal(u[0], 0xe0 | (len - 1));
         assert_int_equal(qk_quiclb_config_id_of(u, len), QK_QUICLB_UNROUTABLE_ID);
-        assert_int_equal(qk_quiclb_decode(&lb, u, len, sid, NULL), QK_ERR_NOT_FOUND);
+        assert_int_equal(qk_quiclb_decode(lb, u, len, sid, NULL), QK_ERR_NOT_FOUND);
     }
     assert_int_equal(qk_quiclb_encode_unroutable(qk_test_rng, &rs, u, 7), QK_ERR_INVALID_ARG);
     assert_int_equal(qk_quiclb_encode_unroutable(qk_test_rng, &rs, u, 21), QK_ERR_INVALID_ARG);
-    qk_quiclb_free(&lb);
+    qk_quiclb_del(lb);
 }
 
-/* §3.1, §5.3 and App. A: the limits qk_quiclb_init enforces. */
+/* §3.1, §5.3 and App. A: the limits qk_quiclb_new enforces. */
 static void test_config_limits(void **state)
 {
     (void)state;
@@ -269,11 +270,13 @@ static void test_config_limits(void **state)
         char err[200];
         assert_int_equal(qk_quiclb_config_check(&cfg, err, sizeof err), c[i].rc);
         assert_non_null(strstr(err, c[i].msg));
-        qk_quiclb lb;
-        assert_int_equal(qk_quiclb_init(&lb, &cfg), c[i].rc);
+        qk_quiclb *lb = NULL;
+        assert_int_equal(qk_quiclb_new(&cfg, &lb), c[i].rc);
+        assert_true(c[i].rc ? lb == NULL : lb != NULL);
+        qk_quiclb_del(lb);
     }
     assert_int_equal(qk_quiclb_config_check(NULL, NULL, 0), QK_ERR_INVALID_ARG);
-    qk_quiclb_free(NULL);
+    qk_quiclb_del(NULL);
 }
 
 int main(void)

@@ -55,14 +55,14 @@ static void test_good(void **state)
     assert_int_equal(cfg.server_id_len, 15);
     assert_int_equal(cfg.server_id[14], 0x0f);
     /* The parsed configuration drives the codec. */
-    qk_quiclb lb;
-    assert_int_equal(qk_quiclb_init(&lb, &cfg), 0);
+    qk_quiclb *lb = NULL;
+    assert_int_equal(qk_quiclb_new(&cfg, &lb), 0);
     uint8_t cid[20], got[15];
     uint64_t rs = 3;
-    assert_int_equal(qk_quiclb_encode(&lb, NULL, qk_test_rng, &rs, cid, sizeof cid), 20);
-    assert_int_equal(qk_quiclb_decode(&lb, cid, 20, got, NULL), 15);
+    assert_int_equal(qk_quiclb_encode(lb, NULL, qk_test_rng, &rs, cid, sizeof cid), 20);
+    assert_int_equal(qk_quiclb_decode(lb, cid, 20, got, NULL), 15);
     assert_memory_equal(got, cfg.server_id, 15);
-    qk_quiclb_free(&lb);
+    qk_quiclb_del(lb);
 }
 
 /* Each bad file and a part of the message it must produce. */

@@ -21,13 +21,13 @@ static void test_noauth_connect_name_one_byte_at_a_time(void **state)
                                   5,   1,   0,   3,   9,   'l', 'o',  'c',
                                   'a', 'l', 'h', 'o', 's', 't', 0x1f, 0x90, /* port 8080 */
                                   'G', 'E'};                                /* payload */
-    qk_socks5 s;
-    qk_socks5_init(&s, NULL, NULL);
+    qk_socks5 *s = NULL;
+    assert_int_equal(qk_socks5_new(NULL, NULL, &s), 0);
     uint8_t out[32], replies[64];
     size_t used, out_len, n_replies = 0, i = 0;
     qk_socks5_result r = QK_SOCKS5_MORE;
     for (; i < sizeof msg && r == QK_SOCKS5_MORE; i++) {
-        r = feed_all(&s, msg + i, 1, &used, out, &out_len);
+        r = feed_all(s, msg + i, 1, &used, out, &out_len);
         assert_int_equal(used, 1);
         memcpy(replies + n_replies, out, out_len);
         n_replies += out_len;
@@ -37,8 +37,9 @@ static void test_noauth_connect_name_one_byte_at_a_time(void **state)
     assert_int_equal(n_replies, 2);
     assert_int_equal(replies[0], 5);
     assert_int_equal(replies[1], 0); /* RFC 1928 §3: method 0 chosen */
-    assert_string_equal(s.host, "localhost");
-    assert_int_equal(s.port, 8080);
+    assert_string_equal(qk_socks5_host(s), "localhost");
+    assert_int_equal(qk_socks5_port(s), 8080);
+    qk_socks5_del(s);
 }
 
 static void test_auth_and_v6_in_one_read(void **state)
@@ -50,50 +51,57 @@ static void test_auth_and_v6_in_one_read(void **state)
     n += 16;
     msg[n++] = 0;
     msg[n++] = 80;
-    qk_socks5 s;
-    qk_socks5_init(&s, "alice", "pw");
+    qk_socks5 *s = NULL;
+    assert_int_equal(qk_socks5_new("alice", "pw", &s), 0);
     uint8_t out[32];
     size_t used, out_len;
-    assert_int_equal(qk_socks5_feed(&s, msg, n, &used, out, &out_len), QK_SOCKS5_REQUEST);
+    assert_int_equal(qk_socks5_feed(s, msg, n, &used, out, &out_len), QK_SOCKS5_REQUEST);
     assert_int_equal(used, n);
     assert_int_equal(out_len, 4);
     static const uint8_t want[4] = {5, 2, 1, 0}; /* method 2; RFC 1929 status 0 */
     assert_memory_equal(out, want, 4);
-    assert_string_equal(s.host, "2001:db8::1");
-    assert_int_equal(s.port, 80);
+    assert_string_equal(qk_socks5_host(s), "2001:db8::1");
+    assert_int_equal(qk_socks5_port(s), 80);
+    qk_socks5_del(s);
 }
 
 static void test_refusals(void **state)
 {
     (void)state;
-    qk_socks5 s;
+    qk_socks5 *s = NULL;
     uint8_t out[32];
     size_t used, out_len;
     /* Auth required, client offers only "no auth": 0xff, RFC 1928 §3. */
     static const uint8_t g0[] = {5, 1, 0};
-    qk_socks5_init(&s, "alice", "pw");
-    assert_int_equal(qk_socks5_feed(&s, g0, 3, &used, out, &out_len), QK_SOCKS5_FAIL);
+    qk_socks5_del(s);
+    assert_int_equal(qk_socks5_new("alice", "pw", &s), 0);
+    assert_int_equal(qk_socks5_feed(s, g0, 3, &used, out, &out_len), QK_SOCKS5_FAIL);
     assert_int_equal(out_len, 2);
     assert_int_equal(out[1], 0xff);
     /* Wrong password: RFC 1929 status != 0. */
     static const uint8_t bad[] = {5, 1, 2, 1, 5, 'a', 'l', 'i', 'c', 'e', 2, 'p', 'x'};
-    qk_socks5_init(&s, "alice", "pw");
-    assert_int_equal(qk_socks5_feed(&s, bad, sizeof bad, &used, out, &out_len), QK_SOCKS5_FAIL);
+    qk_socks5_del(s);
+    assert_int_equal(qk_socks5_new("alice", "pw", &s), 0);
+    assert_int_equal(qk_socks5_feed(s, bad, sizeof bad, &used, out, &out_len), QK_SOCKS5_FAIL);
     assert_int_equal(out[out_len - 1], 1);
     /* BIND is not supported: reply 7. Unknown ATYP: reply 8. */
     static const uint8_t bind[] = {5, 1, 0, 5, 2, 0, 1, 127, 0, 0, 1, 0, 80};
-    qk_socks5_init(&s, NULL, NULL);
-    assert_int_equal(qk_socks5_feed(&s, bind, sizeof bind, &used, out, &out_len), QK_SOCKS5_FAIL);
+    qk_socks5_del(s);
+    assert_int_equal(qk_socks5_new(NULL, NULL, &s), 0);
+    assert_int_equal(qk_socks5_feed(s, bind, sizeof bind, &used, out, &out_len), QK_SOCKS5_FAIL);
     assert_int_equal(out_len, 2 + QK_SOCKS5_REPLY_BYTES);
     assert_int_equal(out[3], QK_SOCKS5_CMD_UNSUPPORTED);
     static const uint8_t atyp[] = {5, 1, 0, 5, 1, 0, 9, 1};
-    qk_socks5_init(&s, NULL, NULL);
-    assert_int_equal(qk_socks5_feed(&s, atyp, sizeof atyp, &used, out, &out_len), QK_SOCKS5_FAIL);
+    qk_socks5_del(s);
+    assert_int_equal(qk_socks5_new(NULL, NULL, &s), 0);
+    assert_int_equal(qk_socks5_feed(s, atyp, sizeof atyp, &used, out, &out_len), QK_SOCKS5_FAIL);
     assert_int_equal(out[3], QK_SOCKS5_ATYP_UNSUPPORTED);
     /* Not SOCKS5 at all. */
     static const uint8_t v4[] = {4, 1, 0, 80};
-    qk_socks5_init(&s, NULL, NULL);
-    assert_int_equal(qk_socks5_feed(&s, v4, sizeof v4, &used, out, &out_len), QK_SOCKS5_FAIL);
+    qk_socks5_del(s);
+    assert_int_equal(qk_socks5_new(NULL, NULL, &s), 0);
+    assert_int_equal(qk_socks5_feed(s, v4, sizeof v4, &used, out, &out_len), QK_SOCKS5_FAIL);
+    qk_socks5_del(s);
 }
 
 static qk_addr a(const char *s)

@@ -8,24 +8,48 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <nettle/aes.h>
 #include <nettle/memxor.h>
 
-/* Both key schedules live in qk_quiclb.aes_state (the public header cannot
- * name nettle's types); they are copied out with memcpy before use. */
-_Static_assert(2 * sizeof(struct aes128_ctx) <= sizeof(((qk_quiclb *)0)->aes_state),
-               "qk_quiclb.aes_state holds two AES-128 key schedules");
+#include "base/abi.h"
+
+/* The configuration and both AES-128 key schedules (encrypt, decrypt),
+ * copied out with memcpy before use. */
+struct qk_quiclb {
+    qk_quiclb_config cfg;
+    uint8_t aes_state[2 * sizeof(struct aes128_ctx)];
+};
+
+/* qk_quiclb_config crosses the boundary at the caller's sizeof (base/abi.h):
+ * the first release's ends with server_id. */
+#define QUICLB_CONFIG_V1_BYTES QK_ABI_END(qk_quiclb_config, server_id)
+QK_ABI_LAST_FIELD(qk_quiclb_config, server_id);
 
 #define FIRST_OCTET_ID_SHIFT 5    /* §3.4: Config Rotation (3), CID Len or Random Bits (5) */
 #define FIRST_OCTET_LOW_MASK 0x1f /* the five low bits */
 #define AES_BLOCK            16
 
-void qk_quiclb_config_default(qk_quiclb_config *cfg)
+static void config_default(qk_quiclb_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->encode_len = true; /* every test vector of App. B self-describes its length */
+}
+
+void qk_quiclb_config_default_sized(qk_quiclb_config *cfg, size_t cfg_bytes)
+{
+    qk_quiclb_config d;
+    config_default(&d);
+    qk_abi_copy_out(cfg, cfg_bytes, &d, sizeof d);
+}
+
+/* The caller's cfg_bytes of caller over the defaults. */
+static int config_import(qk_quiclb_config *dst, const qk_quiclb_config *caller, size_t caller_bytes)
+{
+    config_default(dst);
+    return qk_abi_copy_in(dst, sizeof *dst, caller, caller_bytes, QUICLB_CONFIG_V1_BYTES);
 }
 
 __attribute__((format(printf, 3, 4))) static int fail(char *err, size_t err_cap, const char *fmt,
@@ -40,10 +64,8 @@ __attribute__((format(printf, 3, 4))) static int fail(char *err, size_t err_cap,
     return QK_ERR_CONFIG;
 }
 
-int qk_quiclb_config_check(const qk_quiclb_config *cfg, char *err, size_t err_cap)
+static int check(const qk_quiclb_config *cfg, char *err, size_t err_cap)
 {
-    if (err && err_cap) err[0] = '\0';
-    if (!cfg) return QK_ERR_INVALID_ARG;
     /* §3.1: three bits, and a configuration MUST NOT use 0b111. */
     if (cfg->config_id > QK_QUICLB_MAX_CONFIG_ID)
         return fail(err, err_cap,
@@ -67,28 +89,49 @@ int qk_quiclb_config_check(const qk_quiclb_config *cfg, char *err, size_t err_ca
     return 0;
 }
 
-int qk_quiclb_init(qk_quiclb *lb, const qk_quiclb_config *cfg)
+int qk_quiclb_config_check_sized(const qk_quiclb_config *caller, size_t caller_bytes, char *err,
+                                 size_t err_cap)
 {
-    if (!lb || !cfg) return QK_ERR_INVALID_ARG;
-    int rc = qk_quiclb_config_check(cfg, NULL, 0);
+    if (err && err_cap) err[0] = '\0';
+    if (!caller) return QK_ERR_INVALID_ARG;
+    qk_quiclb_config cfg;
+    int rc = config_import(&cfg, caller, caller_bytes);
+    if (rc == QK_ERR_UNSUPPORTED)
+        return fail(err, err_cap,
+                    "the program sets a qk_quiclb_config field this libquack does not know: "
+                    "install the libquack it was built for, or leave the field zero");
     if (rc) return rc;
-    memset(lb, 0, sizeof *lb);
-    lb->cfg = *cfg;
-    if (cfg->has_key) {
+    return check(&cfg, err, err_cap);
+}
+
+int qk_quiclb_new_sized(const qk_quiclb_config *caller, size_t caller_bytes, qk_quiclb **out)
+{
+    if (!out || !caller) return QK_ERR_INVALID_ARG;
+    *out = NULL;
+    qk_quiclb_config cfg;
+    int rc = config_import(&cfg, caller, caller_bytes);
+    if (!rc) rc = check(&cfg, NULL, 0);
+    if (rc) return rc == QK_ERR_UNSUPPORTED ? QK_ERR_CONFIG : rc;
+    qk_quiclb *lb = calloc(1, sizeof *lb);
+    if (!lb) return QK_ERR_NOMEM;
+    lb->cfg = cfg;
+    if (cfg.has_key) {
         struct aes128_ctx ks[2];
-        aes128_set_encrypt_key(&ks[0], cfg->key);
-        aes128_set_decrypt_key(&ks[1], cfg->key);
+        aes128_set_encrypt_key(&ks[0], cfg.key);
+        aes128_set_decrypt_key(&ks[1], cfg.key);
         memcpy(lb->aes_state, ks, sizeof ks);
         memset(ks, 0, sizeof ks);
     }
+    *out = lb;
     return 0;
 }
 
-void qk_quiclb_free(qk_quiclb *lb)
+void qk_quiclb_del(qk_quiclb *lb)
 {
     if (!lb) return;
     volatile uint8_t *p = (volatile uint8_t *)lb;
     for (size_t i = 0; i < sizeof *lb; i++) p[i] = 0;
+    free(lb);
 }
 
 size_t qk_quiclb_cid_bytes(const qk_quiclb *lb)

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/abi.h"
+
 #include <ini.h>
 
 #define QK_QUICLB_MAX_FILE_BYTES (64u * 1024u)
@@ -258,11 +260,9 @@ static int finish(parse_ctx *p)
     return 0;
 }
 
-int qk_quiclb_config_parse(const char *text, size_t len, const char *name, qk_quiclb_config *cfg,
-                           char *err, size_t err_cap)
+static int parse(const char *text, size_t len, const char *name, qk_quiclb_config *cfg, char *err,
+                 size_t err_cap)
 {
-    if (err && err_cap) err[0] = '\0';
-    if (!text || !cfg) return QK_ERR_INVALID_ARG;
     qk_quiclb_config_default(cfg);
     parse_ctx p = {.cfg = cfg,
                    .name = name ? name : "(config)",
@@ -282,7 +282,19 @@ int qk_quiclb_config_parse(const char *text, size_t len, const char *name, qk_qu
     return finish(&p);
 }
 
-int qk_quiclb_config_load(const char *path, qk_quiclb_config *cfg, char *err, size_t err_cap)
+int qk_quiclb_config_parse_sized(const char *text, size_t len, const char *name,
+                                 qk_quiclb_config *cfg, size_t cfg_bytes, char *err, size_t err_cap)
+{
+    if (err && err_cap) err[0] = '\0';
+    if (!text || !cfg) return QK_ERR_INVALID_ARG;
+    qk_quiclb_config full;
+    int rc = parse(text, len, name, &full, err, err_cap);
+    qk_abi_copy_out(cfg, cfg_bytes, &full, sizeof full);
+    return rc;
+}
+
+int qk_quiclb_config_load_sized(const char *path, qk_quiclb_config *cfg, size_t cfg_bytes,
+                                char *err, size_t err_cap)
 {
     if (err && err_cap) err[0] = '\0';
     if (!path || !cfg) return QK_ERR_INVALID_ARG;
@@ -308,7 +320,7 @@ int qk_quiclb_config_load(const char *path, qk_quiclb_config *cfg, char *err, si
             snprintf(err, err_cap, "%s: larger than 64 KiB: is this the QUIC-LB file?", path);
         rc = QK_ERR_TOO_LARGE;
     } else {
-        rc = qk_quiclb_config_parse(buf, n, path, cfg, err, err_cap);
+        rc = qk_quiclb_config_parse_sized(buf, n, path, cfg, cfg_bytes, err, err_cap);
     }
     free(buf);
     return rc;

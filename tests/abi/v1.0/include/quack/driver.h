@@ -32,36 +32,48 @@ typedef struct qk_io_ep_stats {
     uint64_t tx_carried;   /**< datagrams that did not fit a batch and opened the next */
 } qk_io_ep_stats;
 
-/** The glue state. Embed it; pass &qk_io_ep_driver_ops and the struct to qk_io_loop_new. */
-typedef struct qk_io_ep_driver {
-    qk_endpoint *ep;           /**< the endpoint driven (not owned) */
-    size_t datagram_max_bytes; /**< capacity offered to qk_endpoint_send per datagram */
-    qk_io_ep_app_fn app_fn;    /**< may be NULL */
-    void *app;                 /**< passed to app_fn */
-    uint8_t *carry;            /**< one datagram that ended a batch (datagram_max_bytes) */
-    qk_datagram carry_d;       /**< the carried datagram's addresses and length */
-    bool has_carry;            /**< carry holds a datagram */
-    qk_io_ep_stats stats;      /**< counters, read them any time */
-    /** Optional: offered each received datagram first; returning true means
-     * it was taken elsewhere (e.g. handed to the worker thread that owns its
-     * connection ID) and is not given to ep. NULL = none. */
-    bool (*steer)(void *steer_ctx, const qk_datagram *d, qk_time now);
-    void *steer_ctx; /**< passed to steer */
-} qk_io_ep_driver;
-
-/** The ops table to give qk_io_loop_new together with a qk_io_ep_driver. */
-extern const qk_io_driver_ops qk_io_ep_driver_ops;
+/** The glue state (opaque; qk_io_ep_driver_new, qk_io_ep_driver_del). */
+typedef struct qk_io_ep_driver qk_io_ep_driver;
 
 /**
- * Initialise d for endpoint ep. datagram_max_bytes is the largest datagram
- * the endpoint may produce (its max_udp_payload_bytes; 1200..65527).
- * Returns 0, QK_ERR_INVALID_ARG or QK_ERR_NOMEM.
+ * Make the glue for endpoint ep (not owned). datagram_max_bytes is the
+ * largest datagram the endpoint may produce (its max_udp_payload_bytes;
+ * 1200..65527); app_fn (may be NULL) is called with app after every step.
+ * Returns 0 and sets *out, QK_ERR_INVALID_ARG or QK_ERR_NOMEM.
  */
-int qk_io_ep_driver_init(qk_io_ep_driver *d, qk_endpoint *ep, size_t datagram_max_bytes,
-                         qk_io_ep_app_fn app_fn, void *app);
+int qk_io_ep_driver_new(qk_endpoint *ep, size_t datagram_max_bytes, qk_io_ep_app_fn app_fn,
+                        void *app, qk_io_ep_driver **out);
 
-/** Free what qk_io_ep_driver_init allocated (not the endpoint). */
-void qk_io_ep_driver_free(qk_io_ep_driver *d);
+/** Free d (not the endpoint; delete the loop driving it first). NULL is a no-op. */
+void qk_io_ep_driver_del(qk_io_ep_driver *d);
+
+/**
+ * Create a qk_io_loop driving d over socket u (as qk_io_loop_new with the
+ * glue's callbacks; cfg may be NULL, cfg_bytes is the caller's
+ * sizeof(qk_io_loop_config)). Returns what qk_io_loop_new_sized returns.
+ */
+int qk_io_ep_driver_loop_new_sized(qk_io_ep_driver *d, qk_udp *u, const qk_io_loop_config *cfg,
+                                   size_t cfg_bytes, qk_io_loop **out);
+
+/** qk_io_ep_driver_loop_new_sized() with the caller's sizeof(qk_io_loop_config). */
+#define qk_io_ep_driver_loop_new(d, u, cfg, out)                                                   \
+    qk_io_ep_driver_loop_new_sized((d), (u), (cfg), sizeof(qk_io_loop_config), (out))
+
+/** Called for each received datagram before the endpoint sees it; return
+ * true when it was taken elsewhere (e.g. handed to the worker thread that
+ * owns its connection ID) and is not given to the endpoint. */
+typedef bool (*qk_io_ep_steer_fn)(void *steer_ctx, const qk_datagram *d, qk_time now);
+
+/** Offer each received datagram to steer(steer_ctx, ...) first (NULL = none). */
+void qk_io_ep_driver_set_steer(qk_io_ep_driver *d, qk_io_ep_steer_fn steer, void *steer_ctx);
+
+/** The counters into out (out_bytes: the caller's sizeof(qk_io_ep_stats)). */
+void qk_io_ep_driver_get_stats_sized(const qk_io_ep_driver *d, qk_io_ep_stats *out,
+                                     size_t out_bytes);
+
+/** qk_io_ep_driver_get_stats_sized() with the caller's sizeof(qk_io_ep_stats). */
+#define qk_io_ep_driver_get_stats(d, out)                                                          \
+    qk_io_ep_driver_get_stats_sized((d), (out), sizeof(qk_io_ep_stats))
 
 #ifdef __cplusplus
 }

@@ -49,8 +49,14 @@ typedef struct qk_quiclb_config {
 } qk_quiclb_config;
 
 /** Defaults: config ID 0, no server ID or nonce length (both must be set),
- * length self-description on, no key. Never fails. */
-void qk_quiclb_config_default(qk_quiclb_config *cfg);
+ * length self-description on, no key; cfg_bytes is the caller's
+ * sizeof(qk_quiclb_config) (fields this library does not know come back
+ * zero). Never fails. */
+void qk_quiclb_config_default_sized(qk_quiclb_config *cfg, size_t cfg_bytes);
+
+/** qk_quiclb_config_default_sized() with the caller's sizeof(qk_quiclb_config). */
+#define qk_quiclb_config_default(cfg)                                                              \
+    qk_quiclb_config_default_sized((cfg), sizeof(qk_quiclb_config))
 
 /**
  * Check cfg against the draft's limits. On failure, writes a sentence naming
@@ -60,7 +66,14 @@ void qk_quiclb_config_default(qk_quiclb_config *cfg);
  *         is over 6, server_id_len is not 1..15, nonce_len is not 4..18, or
  *         their sum is over 19.
  */
-int qk_quiclb_config_check(const qk_quiclb_config *cfg, char *err, size_t err_cap);
+int qk_quiclb_config_check_sized(const qk_quiclb_config *cfg, size_t cfg_bytes, char *err,
+                                 size_t err_cap);
+
+/** qk_quiclb_config_check_sized() with the caller's sizeof(qk_quiclb_config);
+ * also QK_ERR_UNSUPPORTED when a newer caller sets a field this library does
+ * not know, QK_ERR_INVALID_ARG when cfg_bytes is below the first release's. */
+#define qk_quiclb_config_check(cfg, err, err_cap)                                                  \
+    qk_quiclb_config_check_sized((cfg), sizeof(qk_quiclb_config), (err), (err_cap))
 
 /**
  * Read a QUIC-LB configuration from INI text (the format `--lb-config FILE`
@@ -82,32 +95,47 @@ int qk_quiclb_config_check(const qk_quiclb_config *cfg, char *err, size_t err_ca
  *         QK_ERR_CONFIG for any problem in the text (cfg then unspecified);
  *         QK_ERR_NOMEM when inih cannot allocate.
  */
-int qk_quiclb_config_parse(const char *text, size_t len, const char *name, qk_quiclb_config *cfg,
-                           char *err, size_t err_cap);
+int qk_quiclb_config_parse_sized(const char *text, size_t len, const char *name,
+                                 qk_quiclb_config *cfg, size_t cfg_bytes, char *err,
+                                 size_t err_cap);
+
+/** qk_quiclb_config_parse_sized() with the caller's sizeof(qk_quiclb_config):
+ * *cfg is filled up to the caller's size. */
+#define qk_quiclb_config_parse(text, len, name, cfg, err, err_cap)                                 \
+    qk_quiclb_config_parse_sized((text), (len), (name), (cfg), sizeof(qk_quiclb_config), (err),    \
+                                 (err_cap))
 
 /**
  * qk_quiclb_config_parse() on the contents of the file at path.
  * @return as qk_quiclb_config_parse(), plus QK_ERR_IO when the file cannot be
  *         read (err says why) and QK_ERR_TOO_LARGE above 64 KiB.
  */
-int qk_quiclb_config_load(const char *path, qk_quiclb_config *cfg, char *err, size_t err_cap);
+int qk_quiclb_config_load_sized(const char *path, qk_quiclb_config *cfg, size_t cfg_bytes,
+                                char *err, size_t err_cap);
 
-/** A configuration ready to encode and decode (embed it; qk_quiclb_init). The
- * fields are private. */
-typedef struct qk_quiclb {
-    qk_quiclb_config cfg;   /**< the configuration it was made from (a copy) */
-    uint8_t aes_state[384]; /**< the AES-128 key schedules (encrypt, decrypt) */
-} qk_quiclb;
+/** qk_quiclb_config_load_sized() with the caller's sizeof(qk_quiclb_config). */
+#define qk_quiclb_config_load(path, cfg, err, err_cap)                                             \
+    qk_quiclb_config_load_sized((path), (cfg), sizeof(qk_quiclb_config), (err), (err_cap))
+
+/** A configuration ready to encode and decode (opaque; qk_quiclb_new,
+ * qk_quiclb_del). */
+typedef struct qk_quiclb qk_quiclb;
 
 /**
- * Prepare lb for cfg (copied; the AES key schedule is expanded once here).
- * @return 0; QK_ERR_INVALID_ARG for NULL arguments; QK_ERR_CONFIG when
- *         qk_quiclb_config_check() refuses cfg.
+ * Make a qk_quiclb for cfg (copied, cfg_bytes of it: the caller's
+ * sizeof(qk_quiclb_config); the AES key schedule is expanded once here).
+ * @return 0 and *out set; QK_ERR_INVALID_ARG for NULL arguments or cfg_bytes
+ *         below the first release's size; QK_ERR_CONFIG when
+ *         qk_quiclb_config_check() refuses cfg (or it sets a field this
+ *         library does not know); QK_ERR_NOMEM.
  */
-int qk_quiclb_init(qk_quiclb *lb, const qk_quiclb_config *cfg);
+int qk_quiclb_new_sized(const qk_quiclb_config *cfg, size_t cfg_bytes, qk_quiclb **out);
 
-/** Wipe lb's key material. lb may be NULL. Never fails. */
-void qk_quiclb_free(qk_quiclb *lb);
+/** qk_quiclb_new_sized() with the caller's sizeof(qk_quiclb_config). */
+#define qk_quiclb_new(cfg, out) qk_quiclb_new_sized((cfg), sizeof(qk_quiclb_config), (out))
+
+/** Wipe lb's key material and free it. lb may be NULL. Never fails. */
+void qk_quiclb_del(qk_quiclb *lb);
 
 /** Length of the CIDs lb (initialized, not NULL) generates: 1 + server_id_len +
  * nonce_len. Never fails. */

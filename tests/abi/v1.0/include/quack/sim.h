@@ -51,7 +51,8 @@ typedef enum qk_sim_loss {
 #define QK_SIM_MAX_LOSS_LIST 256 /**< ranges in an explicit loss list */
 #define QK_SIM_MAX_SUSPEND   128 /**< intervals in an explicit suspension list */
 
-/** One step of a rate schedule: from at_ns on, the link runs at rate_bps. */
+/** One step of a rate schedule: from at_ns on, the link runs at rate_bps.
+ * Frozen: an array inside qk_sim_link_cfg. */
 typedef struct qk_sim_rate_step {
     qk_time at_ns;     /**< virtual time the step starts */
     uint64_t rate_bps; /**< the link's rate from then on, bit/s */
@@ -158,11 +159,16 @@ typedef struct qk_sim_link_stats {
 } qk_sim_link_stats;
 
 /**
- * Check a link configuration. Returns 0 or QK_ERR_CONFIG (probabilities out of
- * [0,1], RED thresholds inverted, ...); when
- * why != NULL it receives a static explanation.
+ * Check a link configuration (cfg_bytes: the caller's sizeof(qk_sim_link_cfg)).
+ * Returns 0 or QK_ERR_CONFIG (probabilities out of [0,1], RED thresholds
+ * inverted, a field this library does not know set, ...); when why != NULL it
+ * receives a static explanation.
  */
-int qk_sim_link_cfg_check(const qk_sim_link_cfg *cfg, const char **why);
+int qk_sim_link_cfg_check_sized(const qk_sim_link_cfg *cfg, size_t cfg_bytes, const char **why);
+
+/** qk_sim_link_cfg_check_sized() with the caller's sizeof(qk_sim_link_cfg). */
+#define qk_sim_link_cfg_check(cfg, why)                                                            \
+    qk_sim_link_cfg_check_sized((cfg), sizeof(qk_sim_link_cfg), (why))
 
 /* ------------------------------------------------------------------------ */
 /* Simulator core. */
@@ -205,10 +211,16 @@ qk_addr qk_sim_host_addr(const qk_sim *sim, int host, uint16_t port);
 
 /**
  * Add a directional link from host `from` to host `to` named name. The cfg is
- * copied. Returns the link id, QK_ERR_CONFIG (see qk_sim_link_cfg_check),
- * QK_ERR_INVALID_ARG or QK_ERR_NOMEM.
+ * copied (cfg_bytes of it: the caller's sizeof(qk_sim_link_cfg); fields it
+ * lacks are zero). Returns the link id, QK_ERR_CONFIG (see
+ * qk_sim_link_cfg_check), QK_ERR_INVALID_ARG or QK_ERR_NOMEM.
  */
-int qk_sim_link_add(qk_sim *sim, const char *name, int from, int to, const qk_sim_link_cfg *cfg);
+int qk_sim_link_add_sized(qk_sim *sim, const char *name, int from, int to,
+                          const qk_sim_link_cfg *cfg, size_t cfg_bytes);
+
+/** qk_sim_link_add_sized() with the caller's sizeof(qk_sim_link_cfg). */
+#define qk_sim_link_add(sim, name, from, to, cfg)                                                  \
+    qk_sim_link_add_sized((sim), (name), (from), (to), (cfg), sizeof(qk_sim_link_cfg))
 
 /**
  * Route: datagrams at host `host` for host `dst` leave on `link` (dst < 0 sets
@@ -226,10 +238,19 @@ const char *qk_sim_link_name(const qk_sim *sim, int link);
 int qk_sim_link_find(const qk_sim *sim, const char *name);
 
 /**
- * Attach a node at host:port. Returns the node id, QK_ERR_INVALID_ARG (port in
- * use, bad host) or QK_ERR_NOMEM. The node's next_timeout is read right away.
+ * Attach a node at host:port. ops is copied (ops_bytes of it: the caller's
+ * sizeof(qk_sim_node_ops); callbacks a smaller table lacks are NULL).
+ * Returns the node id, QK_ERR_INVALID_ARG (port in use, bad host, NULL ops,
+ * ops_bytes below the first release's size), QK_ERR_UNSUPPORTED (ops sets a
+ * callback this library does not know) or QK_ERR_NOMEM. The node's
+ * next_timeout is read right away.
  */
-int qk_sim_node_add(qk_sim *sim, int host, uint16_t port, const qk_sim_node_ops *ops, void *ctx);
+int qk_sim_node_add_sized(qk_sim *sim, int host, uint16_t port, const qk_sim_node_ops *ops,
+                          size_t ops_bytes, void *ctx);
+
+/** qk_sim_node_add_sized() with the caller's sizeof(qk_sim_node_ops). */
+#define qk_sim_node_add(sim, host, port, ops, ctx)                                                 \
+    qk_sim_node_add_sized((sim), (host), (port), (ops), sizeof(qk_sim_node_ops), (ctx))
 
 /** The node's address (host address + port). */
 qk_addr qk_sim_node_addr(const qk_sim *sim, int node);
@@ -294,10 +315,16 @@ typedef struct qk_sim_cbr_cfg {
 /** A constant-bit-rate source node (owned by the simulator). */
 typedef struct qk_sim_cbr qk_sim_cbr;
 
-/** Create a CBR source at host:port (owned by the sim; *out may be NULL). Returns the node id,
- * QK_ERR_INVALID_ARG or QK_ERR_NOMEM. */
-int qk_sim_cbr_add(qk_sim *sim, int host, uint16_t port, const qk_sim_cbr_cfg *cfg,
-                   qk_sim_cbr **out);
+/** Create a CBR source at host:port (owned by the sim; out may be NULL). cfg is
+ * copied (cfg_bytes of it: the caller's sizeof(qk_sim_cbr_cfg)). Returns the node
+ * id, QK_ERR_INVALID_ARG, QK_ERR_UNSUPPORTED (a field this library does not know
+ * is set) or QK_ERR_NOMEM. */
+int qk_sim_cbr_add_sized(qk_sim *sim, int host, uint16_t port, const qk_sim_cbr_cfg *cfg,
+                         size_t cfg_bytes, qk_sim_cbr **out);
+
+/** qk_sim_cbr_add_sized() with the caller's sizeof(qk_sim_cbr_cfg). */
+#define qk_sim_cbr_add(sim, host, port, cfg, out)                                                  \
+    qk_sim_cbr_add_sized((sim), (host), (port), (cfg), sizeof(qk_sim_cbr_cfg), (out))
 /** Packets sent so far. */
 uint64_t qk_sim_cbr_sent_pkts(const qk_sim_cbr *c);
 /** Bytes sent so far. */
@@ -345,7 +372,8 @@ typedef struct qk_sim_kv {
     int line;          /**< line number in the scenario file (error messages) */
 } qk_sim_kv;
 
-/** What a flow factory receives. */
+/** What a flow factory receives (the library's; fields are appended, read those
+ * you know). */
 typedef struct qk_sim_flow_args {
     const char *name;    /**< NAME of [flow.NAME] */
     const qk_sim_kv *kv; /**< all keys of the section (incl. type/from/to) */
@@ -357,7 +385,9 @@ typedef struct qk_sim_flow_args {
     size_t err_cap;      /**< bytes err holds */
 } qk_sim_flow_args;
 
-/** Per-flow summary row. */
+/** Per-flow summary row. A flow's summary callback fills the library's (every
+ * field preset: zero, or QK_TIME_INFINITE for the times); a program reads it
+ * with qk_sim_scenario_flow_summary at its own size. */
 typedef struct qk_sim_flow_summary {
     uint64_t sent_bytes;     /**< application bytes sent */
     uint64_t recv_bytes;     /**< application bytes received */
@@ -372,7 +402,8 @@ typedef struct qk_sim_flow_summary {
     uint64_t rpc_size_bytes; /**< RPC flows: request size (else 0) */
 } qk_sim_flow_summary;
 
-/** Callbacks a flow instance provides. */
+/** Callbacks a flow instance provides; read at the size its type was
+ * registered with (qk_sim_flow_type_register). */
 typedef struct qk_sim_flow_ops {
     /** Fill the flow's summary row (at the end of the run). */
     void (*summary)(void *flow, qk_sim *sim, qk_sim_flow_summary *out);
@@ -389,9 +420,16 @@ typedef struct qk_sim_flow_ops {
 typedef int (*qk_sim_flow_factory)(qk_sim *sim, const qk_sim_flow_args *args, void **flow,
                                    const qk_sim_flow_ops **ops);
 
-/** Add a flow type to the built-in ones ("cbr", "quic"), process-wide.
- * Returns 0, QK_ERR_INVALID_ARG (a name already known), QK_ERR_LIMIT. */
-int qk_sim_flow_type_register(const char *name, qk_sim_flow_factory factory);
+/** Add a flow type to the built-in ones ("cbr", "quic"), process-wide; the ops
+ * its factory returns are read at ops_bytes (the caller's sizeof(qk_sim_flow_ops)).
+ * Returns 0, QK_ERR_INVALID_ARG (a name already known, ops_bytes below the first
+ * release's size), QK_ERR_LIMIT. */
+int qk_sim_flow_type_register_sized(const char *name, qk_sim_flow_factory factory,
+                                    size_t ops_bytes);
+
+/** qk_sim_flow_type_register_sized() with the caller's sizeof(qk_sim_flow_ops). */
+#define qk_sim_flow_type_register(name, factory)                                                   \
+    qk_sim_flow_type_register_sized((name), (factory), sizeof(qk_sim_flow_ops))
 
 /** Scenario loaded from an INI file. */
 typedef struct qk_sim_scenario qk_sim_scenario;
@@ -406,11 +444,16 @@ typedef struct qk_sim_run_opts {
 } qk_sim_run_opts;
 
 /**
- * Load a scenario file. On error returns NULL and writes "FILE:LINE: [section]
- * key: problem; fix" into err.
+ * Load a scenario file; opts (may be NULL) is copied, opts_bytes of it (the
+ * caller's sizeof(qk_sim_run_opts)). On error returns NULL and writes
+ * "FILE:LINE: [section] key: problem; fix" into err.
  */
-qk_sim_scenario *qk_sim_scenario_load(const char *path, const qk_sim_run_opts *opts, char *err,
-                                      size_t err_cap);
+qk_sim_scenario *qk_sim_scenario_load_sized(const char *path, const qk_sim_run_opts *opts,
+                                            size_t opts_bytes, char *err, size_t err_cap);
+
+/** qk_sim_scenario_load_sized() with the caller's sizeof(qk_sim_run_opts). */
+#define qk_sim_scenario_load(path, opts, err, err_cap)                                             \
+    qk_sim_scenario_load_sized((path), (opts), sizeof(qk_sim_run_opts), (err), (err_cap))
 
 /** The simulator of a loaded scenario (to inspect hosts, links, ...). */
 qk_sim *qk_sim_scenario_sim(qk_sim_scenario *sc);
@@ -423,9 +466,14 @@ void qk_sim_scenario_print(qk_sim_scenario *sc, FILE *f);
 
 /** Number of flows in the scenario. */
 size_t qk_sim_scenario_flow_count(const qk_sim_scenario *sc);
-/** Flow i's name and summary row. Returns 0 or QK_ERR_NOT_FOUND. */
-int qk_sim_scenario_flow_summary(qk_sim_scenario *sc, size_t i, const char **name,
-                                 qk_sim_flow_summary *out);
+/** Flow i's name and summary row (out_bytes: the caller's
+ * sizeof(qk_sim_flow_summary)). Returns 0 or QK_ERR_NOT_FOUND. */
+int qk_sim_scenario_flow_summary_sized(qk_sim_scenario *sc, size_t i, const char **name,
+                                       qk_sim_flow_summary *out, size_t out_bytes);
+
+/** qk_sim_scenario_flow_summary_sized() with the caller's sizeof(qk_sim_flow_summary). */
+#define qk_sim_scenario_flow_summary(sc, i, name, out)                                             \
+    qk_sim_scenario_flow_summary_sized((sc), (i), (name), (out), sizeof(qk_sim_flow_summary))
 
 /** Free the scenario and its simulator. NULL is a no-op. */
 void qk_sim_scenario_del(qk_sim_scenario *sc);
@@ -443,15 +491,21 @@ int qk_sim_parse_bytes(const char *s, uint64_t *out);
 int qk_sim_parse_prob(const char *s, double *out);
 
 /**
- * Set one link option by its scenario/netem key (rate, delay, jitter, reorder,
+ * Set one link option of cfg (cfg_bytes: the caller's sizeof(qk_sim_link_cfg))
+ * by its scenario/netem key (rate, delay, jitter, reorder,
  * reorder_delay, limit, limit_time, limit_pkts, aqm, step_k, red_min, red_max,
  * red_max_p, red_wq, red_ecn, loss, ge_p_gb, ge_p_bg, ge_loss_good,
  * ge_loss_bad, loss_list, duplicate, corrupt, mtu, suspend_start,
  * suspend_period, suspend, suspend_count, rate_schedule, blackhole). Returns 0,
- * QK_ERR_NOT_FOUND (unknown key) or QK_ERR_CONFIG (bad value; *fix gets a
- * static hint).
+ * QK_ERR_NOT_FOUND (unknown key, or one whose field the caller's struct lacks)
+ * or QK_ERR_CONFIG (bad value; *fix gets a static hint).
  */
-int qk_sim_link_cfg_set(qk_sim_link_cfg *cfg, const char *key, const char *value, const char **fix);
+int qk_sim_link_cfg_set_sized(qk_sim_link_cfg *cfg, size_t cfg_bytes, const char *key,
+                              const char *value, const char **fix);
+
+/** qk_sim_link_cfg_set_sized() with the caller's sizeof(qk_sim_link_cfg). */
+#define qk_sim_link_cfg_set(cfg, key, value, fix)                                                  \
+    qk_sim_link_cfg_set_sized((cfg), sizeof(qk_sim_link_cfg), (key), (value), (fix))
 
 /**
  * The media flows (picoquic's mediatest shapes), shared by the
