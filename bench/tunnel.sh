@@ -2,29 +2,32 @@
 # SPDX-License-Identifier: MIT
 # quack tunnel vs kcptun (Debian `kcptun`: kcptun-client / kcptun-server)
 # through identical `quack netem` paths: 25 ms each way, 100 Mbit/s, a 50 ms
-# queue, random loss 0 / 0.1 / 1 / 3 % each way. Per path and tool: one
-# SIZE_MB download, and ten parallel PAR_MB downloads (time until the last
-# one ends), plus the time to first byte of the single download (connect ->
-# first byte: the tunnel's stream setup and one request round trip). Every
-# download is checked byte for byte (SHA-256 of a fixed pattern).
+# queue, random loss 0 / 1 / 3 / 5 / 10 % each way. Per path and tool: one
+# SIZE_MB download on a fresh tunnel (the long leg: 150 MB by default), then
+# ten parallel PAR_MB downloads on that same (reused) connection, then ten
+# more on a fresh tunnel (time until the last one ends), plus the time to
+# first byte of the single download (connect -> first byte: the tunnel's
+# stream setup and one request round trip). Every download is checked byte
+# for byte (SHA-256 of a fixed pattern). The verdict per row: quack >= 1.3x
+# kcptun fast3 without FEC and >= 1.0x kcptun with FEC.
 # kcptun: --crypt none --mode fast3 --sndwnd 1024 --rcvwnd 1024 --nocomp on
 # both ends, with FEC off (--ds 0 --ps 0) and with its default FEC 10/3.
-# quack: defaults (BBR over UDP), and `--cc cubic` (quack-cubic; its transfers
+# quack: defaults (bbr-lt over UDP); TOOLS may add quack-cubic (its transfers
 # give up after CUBIC_LIMIT_S, default 30 s: at 1 % loss CUBIC moves ~0.35 MB/s).
 # TOOLS="..." picks a subset.
 # Tools alternate inside each round; the table has the median of ROUNDS.
 # Writes docs/perf.md's "tunnel.sh" section, docs/tunnel_bench.csv (every
 # run) and docs/tunnel_bench.png.
-# usage: bench/tunnel.sh [BUILD_DIR (build/release)] [ROUNDS (3)] [SIZE_MB (50)] [PAR_MB (5)]
+# usage: bench/tunnel.sh [BUILD_DIR (build/release)] [ROUNDS (5)] [SIZE_MB (150)] [PAR_MB (5)]
 #        LOSSES="0 1" bench/tunnel.sh ... to run a subset of the paths
 #        PLOT_ONLY=1 bench/tunnel.sh ... redoes table, plot and section from docs/tunnel_bench.csv
 set -euo pipefail
 build=$(cd "${1:-build/release}" && pwd)
-rounds=${2:-3}
-size_mb=${3:-50}
+rounds=${2:-5}
+size_mb=${3:-150}
 par_mb=${4:-5}
-losses=${LOSSES:-0 0.1 1 3}
-limit_s=${LIMIT_S:-90} # a transfer slower than this counts as a timeout
+losses=${LOSSES:-0 1 3 5 10}
+limit_s=${LIMIT_S:-150} # a transfer slower than this counts as a timeout
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 q="$build/quack"
@@ -40,7 +43,7 @@ cleanup() {
 trap cleanup EXIT
 base=$((20000 + ($$ % 14000) * 2))
 src_port=$base relay_port=$((base + 1)) srv_port=$((base + 2)) cli_port=$((base + 3))
-tools=${TOOLS:-quack quack-cubic kcptun kcptun-fec}
+tools=${TOOLS:-quack kcptun kcptun-fec}
 cubic_limit_s=${CUBIC_LIMIT_S:-30}
 load0=$(cut -d' ' -f1 /proc/loadavg)
 kcp_opts=(--crypt none --mode fast3 --sndwnd 1024 --rcvwnd 1024 --nocomp --quiet)
@@ -160,8 +163,10 @@ stop() {
 }
 
 csv="$root/docs/tunnel_bench.csv"
-[ -n "${PLOT_ONLY:-}" ] || echo "loss_pct,round,tool,single_s,single_ttfb_s,single_ok,par10_s,par10_ok" >"$csv"
+[ -n "${PLOT_ONLY:-}" ] || echo "loss_pct,round,tool,single_s,single_ttfb_s,single_ok,par10_s,par10_ok,par10_fresh_s,par10_fresh_ok" >"$csv"
 [ -n "${PLOT_ONLY:-}" ] && losses_run="" || losses_run=$losses
+n_runs=$(($(wc -w <<<"$losses_run") * rounds * $(wc -w <<<"$tools")))
+n_done=0
 for loss in $losses_run; do
     for r in $(seq "$rounds"); do
         order=$tools
@@ -173,7 +178,12 @@ for loss in $losses_run; do
             read -r ok1 t1 f1 < <(fetch 1 "$size_mb" "$lim")
             read -r ok2 t2 _ < <(fetch 10 "$par_mb" "$lim")
             stop
-            echo "$loss,$r,$tool,$t1,$f1,$ok1,$t2,$ok2" | tee -a "$csv" >&2
+            start "$tool" "$loss"
+            read -r ok3 t3 _ < <(fetch 10 "$par_mb" "$lim")
+            stop
+            n_done=$((n_done + 1))
+            echo "[$n_done/$n_runs] $loss,$r,$tool,$t1,$f1,$ok1,$t2,$ok2,$t3,$ok3" >&2
+            echo "$loss,$r,$tool,$t1,$f1,$ok1,$t2,$ok2,$t3,$ok3" >>"$csv"
         done
     done
 done
@@ -188,29 +198,47 @@ for r in rows:
     k = (r["loss_pct"], r["tool"])
     if k not in keys:
         keys.append(k)
-print("| loss each way | tool | %d MB: s (Mbit/s) | x kcptun | TTFB ms | 10 x %d MB: s (Mbit/s) | x kcptun | runs ok |" % (size, par))
-print("|---|---|---|---|---|---|---|---|")
+print("| loss each way | tool | %d MB: s (Mbit/s) | x kcptun | x kcptun-fec | TTFB ms | 10 x %d MB reused: s | x kcptun | x kcptun-fec | 10 x %d MB fresh: s | x kcptun | x kcptun-fec | runs ok |" % (size, par, par))
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 def med(loss, tool, col, okcol):
     ts = [float(r[col]) for r in rows if r["loss_pct"] == loss and r["tool"] == tool and r[okcol] == "ok"]
     return statistics.median(ts) if ts else None
-def ratio(loss, tool, col, okcol):
-    k, t = med(loss, "kcptun", col, okcol), med(loss, tool, col, okcol)
-    return "%.2f" % (k / t) if k and t else "-"
+def ratio(loss, tool, col, okcol, base="kcptun"):
+    k, t = med(loss, base, col, okcol), med(loss, tool, col, okcol)
+    return k / t if k and t else None
+def rs_(x):
+    return "%.2f" % x if x else "-"
+verdicts = []
+cols = [("single_s", "single_ok", size), ("par10_s", "par10_ok", 10 * par),
+        ("par10_fresh_s", "par10_fresh_ok", 10 * par)]
 for loss, tool in keys:
     rs = [r for r in rows if r["loss_pct"] == loss and r["tool"] == tool]
-    ok1 = [float(r["single_s"]) for r in rs if r["single_ok"] == "ok"]
-    ok2 = [float(r["par10_s"]) for r in rs if r["par10_ok"] == "ok"]
     ttfb = [float(r["single_ttfb_s"]) for r in rs if r["single_ok"] == "ok"]
-    def cell(ts, mb):
+    def cell(col, okcol, mb):
+        ts = [float(r[col]) for r in rs if r[okcol] == "ok"]
         if not ts:
             return "failed"
         m = statistics.median(ts)
         return "%.2f (%.1f)" % (m, mb * 8.388608 / m)
-    print("| %s %% | %s | %s | %s | %s | %s | %s | %d+%d of %d+%d |" % (
-        loss, tool, cell(ok1, size), ratio(loss, tool, "single_s", "single_ok"),
-        "%.0f" % (statistics.median(ttfb) * 1000) if ttfb else "-",
-        cell(ok2, 10 * par), ratio(loss, tool, "par10_s", "par10_ok"),
-        len(ok1), len(ok2), len(rs), len(rs)))
+    cells = []
+    for col, okcol, mb in cols:
+        cells += [cell(col, okcol, mb), rs_(ratio(loss, tool, col, okcol)),
+                  rs_(ratio(loss, tool, col, okcol, "kcptun-fec"))]
+    cells.insert(3, "%.0f" % (statistics.median(ttfb) * 1000) if ttfb else "-")
+    oks = "+".join(str(sum(1 for r in rs if r[okcol] == "ok")) for _, okcol, _ in cols)
+    print("| %s %% | %s | %s | %s of %d each |" % (loss, tool, " | ".join(cells), oks, len(rs)))
+    if tool == "quack":
+        for name, (col, okcol, _) in zip(("single", "10 reused", "10 fresh"), cols):
+            a, b = ratio(loss, tool, col, okcol), ratio(loss, tool, col, okcol, "kcptun-fec")
+            met = a is not None and a >= 1.3 and (b is None or b >= 1.0)
+            verdicts.append((loss, name, a, b, met))
+print()
+if verdicts:
+    bad = [v for v in verdicts if not v[4]]
+    print("Target (quack >= 1.3x kcptun, >= 1.0x kcptun-fec in every row): %s." % (
+        "**met** in all %d" % len(verdicts) if not bad else "**not met** in %d of %d: %s" % (
+            len(bad), len(verdicts), ", ".join("%s %% %s (%sx, %sx fec)" % (l, n, rs_(a), rs_(b))
+                                               for l, n, a, b, _ in bad))))
 PY
 )
 echo "$table"
@@ -243,7 +271,7 @@ set title "quack tunnel vs kcptun: one ${size_mb} MB download, 25 ms each way, 1
 set xlabel "random loss each way (%)"
 set ylabel "goodput (Mbit/s, median of $rounds)"
 set logscale x
-set xrange [0.03:5]
+set xrange [0.03:12]
 set key top right
 set grid
 plot for [i=2:$ncols] "$tmp/plot.dat" using (\$1 > 0 ? \$1 : 0.05):i with linespoints \
@@ -260,10 +288,11 @@ TCP downloads through each tunnel over the same \`quack netem\` path: 25 ms
 each way, 100 Mbit/s, 50 ms queue, random loss each way as listed (0 % is
 plotted at 0.05 %). kcptun (Debian) runs \`--crypt none --mode fast3 --sndwnd
 1024 --rcvwnd 1024 --nocomp\` on both ends, FEC off (\`kcptun\`, --ds 0 --ps 0)
-or its default 10/3 (\`kcptun-fec\`); quack runs its defaults (BBR over
-UDP) and \`--cc cubic\` (\`quack-cubic\`, whose transfers give up after
-${cubic_limit_s} s: "failed" there means slower than that). "x kcptun" = kcptun's
-median time / the tool's (above 1: faster than kcptun without FEC). Tools
+or its default 10/3 (\`kcptun-fec\`); quack runs its defaults (bbr-lt over
+UDP; TOOLS may add \`quack-cubic\`, \`quack-bbr\`). Per round and tool: one
+download on a fresh tunnel, ten on that reused connection, ten on a fresh
+one. "x kcptun" = kcptun's median time / the tool's (above 1: faster than
+kcptun without FEC), "x kcptun-fec" likewise against kcptun with FEC. Tools
 alternate within each round; medians of $rounds rounds; every download is
 checked by SHA-256. TTFB = connect to first byte of the single download.
 The machine is shared (2 cores, other jobs running): absolute numbers are
