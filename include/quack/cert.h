@@ -3,7 +3,16 @@
  * quack — certificates and public-key pins, for applications that serve
  * QUIC with a self-signed certificate and clients that pin its key
  * (qk_config.pin_sha256). GnuTLS does the work; no I/O except the *_file
- * functions. */
+ * functions.
+ *
+ * Contracts, as in quack/quack.h: a function returning int or long returns
+ * 0 (or a non-negative count or id) on success and a negative QK_ERR_* on
+ * failure, the codes listed in its comment; void and bool functions and
+ * plain getters cannot fail; every `now` is nanoseconds on the caller's
+ * monotonic clock; pointer arguments are borrowed for the call unless the
+ * comment says they are kept. Threads: every function is thread-safe (no
+ * shared state).
+ */
 #ifndef QUACK_CERT_H
 #define QUACK_CERT_H
 

@@ -3,7 +3,16 @@
  * quack — common types and error codes shared by every public header:
  * time (qk_time, nanoseconds on the caller's monotonic clock), socket
  * addresses (qk_addr), the datagram that crosses the sans-I/O boundary
- * (qk_datagram), ECN codepoints and the QK_ERR_* error codes. */
+ * (qk_datagram), ECN codepoints and the QK_ERR_* error codes.
+ *
+ * Contracts, as in quack/quack.h: a function returning int or long returns
+ * 0 (or a non-negative count or id) on success and a negative QK_ERR_* on
+ * failure, the codes listed in its comment; void and bool functions and
+ * plain getters cannot fail; every `now` is nanoseconds on the caller's
+ * monotonic clock; pointer arguments are borrowed for the call unless the
+ * comment says they are kept. Threads: every function is thread-safe (pure;
+ * qk_strerror returns static strings).
+ */
 #ifndef QUACK_COMMON_H
 #define QUACK_COMMON_H
 

@@ -15,7 +15,17 @@
  *  - the server (qk_dns_server): queries in, upstream datagrams out,
  *    downstream datagrams queued and sent in answers to held queries.
  * The QUIC endpoints on both ends run the carrier's profile (docs/dns.md):
- * qk_config.min_datagram_bytes lowered to fit one query name. */
+ * qk_config.min_datagram_bytes lowered to fit one query name.
+ *
+ * Contracts, as in quack/quack.h: a function returning int or long returns
+ * 0 (or a non-negative count or id) on success and a negative QK_ERR_* on
+ * failure, the codes listed in its comment; void and bool functions and
+ * plain getters cannot fail; every `now` is nanoseconds on the caller's
+ * monotonic clock; pointer arguments are borrowed for the call unless the
+ * comment says they are kept. Threads: each qk_dns_client, qk_dns_poll and
+ * qk_dns_server is used by one thread at a time; different objects may be
+ * used from different threads at once.
+ */
 #ifndef QUACK_DNS_H
 #define QUACK_DNS_H
 

@@ -5,7 +5,16 @@
  * datagrams into UDP GSO batches, and lets the application drain events
  * after every step. For programs that run one endpoint on one socket and
  * let libev own the loop (examples/echo_server.c); a program with its own
- * loop calls the endpoint directly (examples/poll_client.c). */
+ * loop calls the endpoint directly (examples/poll_client.c).
+ *
+ * Contracts, as in quack/quack.h: a function returning int or long returns
+ * 0 (or a non-negative count or id) on success and a negative QK_ERR_* on
+ * failure, the codes listed in its comment; void and bool functions and
+ * plain getters cannot fail; every `now` is nanoseconds on the caller's
+ * monotonic clock; pointer arguments are borrowed for the call unless the
+ * comment says they are kept. Threads: a driver, its endpoint and its loop
+ * are used only from the thread that runs the loop.
+ */
 #ifndef QUACK_DRIVER_H
 #define QUACK_DRIVER_H
 
@@ -50,7 +59,8 @@ void qk_io_ep_driver_del(qk_io_ep_driver *d);
 /**
  * Create a qk_io_loop driving d over socket u (as qk_io_loop_new with the
  * glue's callbacks; cfg may be NULL, cfg_bytes is the caller's
- * sizeof(qk_io_loop_config)). Returns what qk_io_loop_new_sized returns.
+ * sizeof(qk_io_loop_config)). Returns what qk_io_loop_new_sized returns:
+ * 0, QK_ERR_INVALID_ARG, QK_ERR_UNSUPPORTED or QK_ERR_NOMEM.
  */
 int qk_io_ep_driver_loop_new_sized(qk_io_ep_driver *d, qk_udp *u, const qk_io_loop_config *cfg,
                                    size_t cfg_bytes, qk_io_loop **out);

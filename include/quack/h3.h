@@ -13,7 +13,16 @@
  * QPACK: we let the peer use no dynamic table (so no request stream can be
  * blocked and nothing the peer sends is buffered beyond the QUIC windows);
  * our encoder uses the peer's table up to 4 KiB. Response/request bodies are
- * read from memory the caller keeps valid until the release function runs. */
+ * read from memory the caller keeps valid until the release function runs.
+ *
+ * Contracts, as in quack/quack.h: a function returning int or long returns
+ * 0 (or a non-negative count or id) on success and a negative QK_ERR_* on
+ * failure, the codes listed in its comment; void and bool functions and
+ * plain getters cannot fail; every `now` is nanoseconds on the caller's
+ * monotonic clock; pointer arguments are borrowed for the call unless the
+ * comment says they are kept. Threads: a qk_h3 is used only from the thread
+ * that drives its connection's endpoint.
+ */
 #ifndef QUACK_H3_H
 #define QUACK_H3_H
 

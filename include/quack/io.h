@@ -10,6 +10,14 @@
  * qk_io_loop drives anything that implements qk_io_driver_ops (the endpoint,
  * a relay, a test echo driver) from socket readiness and one timer.
  * See docs/io.md.
+ *
+ * Contracts, as in quack/quack.h: a function returning int or long returns
+ * 0 (or a non-negative count or id) on success and a negative QK_ERR_* on
+ * failure, the codes listed in its comment; void and bool functions and
+ * plain getters cannot fail; every `now` is nanoseconds on the caller's
+ * monotonic clock; pointer arguments are borrowed for the call unless the
+ * comment says they are kept. Threads: a qk_udp and a qk_io_loop are used by
+ * one thread at a time (the loop's); qk_io_now is thread-safe.
  */
 #ifndef QUACK_IO_H
 #define QUACK_IO_H
@@ -130,7 +138,7 @@ void qk_udp_close(qk_udp *u);
  */
 int qk_udp_set_buffers(qk_udp *u, size_t rcvbuf_bytes, size_t sndbuf_bytes);
 
-/** The file descriptor (for an event loop). Owned by u. */
+/** The file descriptor (for an event loop). Owned by u. Never fails. */
 int qk_udp_fd(const qk_udp *u);
 
 /** The bound local address (with the kernel-chosen port). */
@@ -331,7 +339,7 @@ int qk_io_loop_replace_udp(qk_io_loop *l, qk_udp *u);
  */
 int qk_io_loop_stop_on_signal(qk_io_loop *l, int signum);
 
-/** True once the loop stopped because of a signal (the signal number) or 0. */
+/** The signal number once the loop stopped because of a signal, else 0. Never fails. */
 int qk_io_loop_stop_signal(const qk_io_loop *l);
 
 /** The libev loop, to add watchers of one's own (e.g. TCP sockets in the tunnel). */

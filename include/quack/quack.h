@@ -827,7 +827,7 @@ qk_endpoint *qk_endpoint_new_sized(const qk_config *cfg, size_t cfg_bytes);
  * qk_endpoint_new.
  */
 qk_endpoint *qk_endpoint_new_ex_sized(const qk_config *cfg, size_t cfg_bytes, int *err, char *why,
-                                     size_t why_len);
+                                      size_t why_len);
 
 /** qk_endpoint_new_ex_sized() with the caller's sizeof(qk_config). */
 #define qk_endpoint_new_ex(cfg, err, why, why_len)                                                 \
@@ -1160,7 +1160,8 @@ int qk_conn_key_update(qk_conn *c, qk_time now);
  * DCID field. Sans-I/O and stateless, for steering datagrams between
  * endpoints. Returns the server ID (0..255), or -1 when the DCID is not in
  * that format (e.g. the random DCID of a client's first Initial) or the
- * packet is too short. *short_header (may be NULL) says which form it was.
+ * packet is too short (never a QK_ERR_*). *short_header (may be NULL) says
+ * which form it was.
  */
 int qk_cid_server_id(const uint8_t *pkt, size_t len, uint8_t cid_bytes, bool *short_header);
 

@@ -12,7 +12,17 @@
  * in clear without a key, or with the server ID and nonce encrypted under a
  * 16-byte AES-128 key: one AES-ECB block when they sum to 16 bytes, a
  * four-round Feistel network otherwise (§5.4.1, §5.4.2). The module is pure:
- * no I/O, no clock; randomness comes from the caller's qk_rng_fn. */
+ * no I/O, no clock; randomness comes from the caller's qk_rng_fn.
+ *
+ * Contracts, as in quack/quack.h: a function returning int or long returns
+ * 0 (or a non-negative count or id) on success and a negative QK_ERR_* on
+ * failure, the codes listed in its comment; void and bool functions and
+ * plain getters cannot fail; every `now` is nanoseconds on the caller's
+ * monotonic clock; pointer arguments are borrowed for the call unless the
+ * comment says they are kept. Threads: a qk_quiclb is read-only after
+ * qk_quiclb_new, so several threads may encode and decode with it at once;
+ * qk_quiclb_del only when none does.
+ */
 #ifndef QUACK_QUICLB_H
 #define QUACK_QUICLB_H
 

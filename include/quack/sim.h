@@ -13,6 +13,14 @@
  *
  * One seed gives byte-identical outputs: every link and node draws from its own
  * xoshiro256** stream derived from (seed, id).
+ *
+ * Contracts, as in quack/quack.h: a function returning int or long returns
+ * 0 (or a non-negative count or id) on success and a negative QK_ERR_* on
+ * failure, the codes listed in its comment; void and bool functions and
+ * plain getters cannot fail; every `now` is nanoseconds on the caller's
+ * monotonic clock; pointer arguments are borrowed for the call unless the
+ * comment says they are kept. Threads: a qk_sim and everything in it are used
+ * by one thread; separate simulations may run in parallel.
  */
 #ifndef QUACK_SIM_H
 #define QUACK_SIM_H
@@ -349,7 +357,8 @@ typedef struct qk_sim_sink_stats {
     qk_time last_ns;         /**< arrival of the last packet */
 } qk_sim_sink_stats;
 
-/** Create a sink at host:port. Returns the node id or a negative error. */
+/** Create a sink at host:port. Returns the node id, QK_ERR_INVALID_ARG (out
+ * NULL, port in use, bad host) or QK_ERR_NOMEM. */
 int qk_sim_sink_add(qk_sim *sim, int host, uint16_t port, qk_sim_sink **out);
 /** Call fn(ctx, ...) for every arrival from now on (NULL fn: stop). */
 void qk_sim_sink_observe(qk_sim_sink *s, qk_sim_sink_observer fn, void *ctx);
@@ -359,7 +368,8 @@ const qk_sim_sink_stats *qk_sim_sink_stats_get(const qk_sim_sink *s);
  */
 qk_time qk_sim_sink_owd_pct(const qk_sim_sink *s, double pct);
 
-/** Echo node: sends every datagram back to its sender (same ECN). */
+/** Echo node: sends every datagram back to its sender (same ECN). Returns
+ * the node id, QK_ERR_INVALID_ARG (port in use, bad host) or QK_ERR_NOMEM. */
 int qk_sim_echo_add(qk_sim *sim, int host, uint16_t port);
 
 /* ------------------------------------------------------------------------ */

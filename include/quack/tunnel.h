@@ -30,6 +30,14 @@
  * endpoint from: qk_io_loop_ev()). The application feeds it the endpoint's
  * events (qk_tunnel_on_event) and gives it a kick callback for data it
  * queues on streams from TCP callbacks (qk_io_loop_kick). See docs/tunnel.md.
+ *
+ * Contracts, as in quack/quack.h: a function returning int or long returns
+ * 0 (or a non-negative count or id) on success and a negative QK_ERR_* on
+ * failure, the codes listed in its comment; void and bool functions and
+ * plain getters cannot fail; every `now` is nanoseconds on the caller's
+ * monotonic clock; pointer arguments are borrowed for the call unless the
+ * comment says they are kept. Threads: a tunnel and its carriers are used
+ * only from the thread that runs their libev loop.
  */
 #ifndef QUACK_TUNNEL_H
 #define QUACK_TUNNEL_H
@@ -218,7 +226,8 @@ int qk_tunnel_listen(qk_tunnel *t, const qk_addr *addr, qk_conn *c);
 
 /**
  * Client side, any carrier: as qk_tunnel_listen, streams opened on session
- * sess through car. Same return values.
+ * sess through car. Same return values as qk_tunnel_listen (0,
+ * QK_ERR_STATE, QK_ERR_INVALID_ARG, QK_ERR_IO).
  */
 int qk_tunnel_listen_on(qk_tunnel *t, const qk_addr *addr, const qk_tunnel_carrier *car,
                         void *sess);

@@ -11,7 +11,17 @@
  * kernel put them. Session-ticket keys and the 0-RTT anti-replay store
  * (qk_ticket_keys) and the static key (reset tokens, Retry and NEW_TOKEN
  * tokens) are shared by all workers, so what one issues the others accept.
- * The library stays thread-unaware: each endpoint is used by one thread. */
+ * The library stays thread-unaware: each endpoint is used by one thread.
+ *
+ * Contracts, as in quack/quack.h: a function returning int or long returns
+ * 0 (or a non-negative count or id) on success and a negative QK_ERR_* on
+ * failure, the codes listed in its comment; void and bool functions and
+ * plain getters cannot fail; every `now` is nanoseconds on the caller's
+ * monotonic clock; pointer arguments are borrowed for the call unless the
+ * comment says they are kept. Threads: qk_workers_break may be called from any
+ * thread or a signal handler; the other functions from the thread that
+ * created the workers.
+ */
 #ifndef QUACK_WORKERS_H
 #define QUACK_WORKERS_H
 

@@ -20,6 +20,14 @@
  * was granted plus the accept backlog and the stream limit; data beyond a
  * window, a send window past 2^32-1, a SYN for a used id, a malformed header
  * or a flood of refused SYNs end the session with GoAway(protocol error).
+ *
+ * Contracts, as in quack/quack.h: a function returning int or long returns
+ * 0 (or a non-negative count or id) on success and a negative QK_ERR_* on
+ * failure, the codes listed in its comment; void and bool functions and
+ * plain getters cannot fail; every `now` is nanoseconds on the caller's
+ * monotonic clock; pointer arguments are borrowed for the call unless the
+ * comment says they are kept. Threads: a yamux session is used by one thread
+ * at a time.
  */
 #ifndef QUACK_YAMUX_H
 #define QUACK_YAMUX_H

@@ -23,11 +23,11 @@ python3 tests/cli/lib/doc_coverage.py include include/quack/*.h >"$tmp/cov" 2>&1
 check "clang AST: every public declaration and macro has a doc comment" \
     "[ \$? -eq 0 ] && [ ! -s $tmp/cov ]" || sed 's/^/    /' "$tmp/cov" | head -30
 mkdir -p "$tmp/inc/quack"
-printf '/** @file fixture */\n#include <stdint.h>\n/** A struct. */\ntypedef struct qk_fx {\n    uint8_t a; /**< documented */\n    uint8_t b;\n} qk_fx;\n#define QK_FX 1\n' \
+printf '/** @file fixture. Contracts: ... `now` monotonic, pointers borrowed. Threads: one. */\n#include <stdint.h>\n/** A struct. */\ntypedef struct qk_fx {\n    uint8_t a; /**< documented */\n    uint8_t b;\n} qk_fx;\n#define QK_FX 1\n/** Does it. */\nint qk_fx_do(void);\n' \
     >"$tmp/inc/quack/fx.h"
 python3 tests/cli/lib/doc_coverage.py "$tmp/inc" "$tmp/inc/quack/fx.h" >"$tmp/fx" 2>&1
-check "the clang check flags an undocumented field and macro in a fixture" \
-    "[ \$? -eq 1 ] && grep -q 'field b' $tmp/fx && grep -q 'macro QK_FX' $tmp/fx && [ \$(wc -l <$tmp/fx) -eq 2 ]" ||
+check "the clang check flags an undocumented field, a macro and a function without error codes in a fixture" \
+    "[ \$? -eq 1 ] && grep -q 'field b' $tmp/fx && grep -q 'macro QK_FX' $tmp/fx && grep -q 'qk_fx_do returns int' $tmp/fx && [ \$(wc -l <$tmp/fx) -eq 3 ]" ||
     cat "$tmp/fx"
 
 # 2. The defaults table: one @default per field, or the generator stops.

@@ -86,6 +86,18 @@ def text_checks(path):
     start = re.sub(r"\A\s*/\*\s*SPDX-License-Identifier:[^*]*\*/", "", text).lstrip()
     if not re.match(r"/\*\*\s*@file\b", start):
         bad.append(f"{path}:1: no /** @file ... */ block first")
+    else:
+        # The header's contracts: return codes, time, pointers, and threads.
+        fileblock = start[: start.find("*/")]
+        for word in ("Contracts", "Threads", "monotonic", "borrowed"):
+            if word not in fileblock:
+                bad.append(f"{path}:1: the @file block does not state its contracts ({word!r} missing)")
+    # A function returning int or long names its error codes (or says it
+    # cannot fail).
+    for m in re.finditer(r"/\*\*((?:(?!\*/).)*)\*/\s*\n(?:const )?(?:int|long)\s+\**(qk_\w+)\s*\(", text, re.S):
+        if not re.search(r"QK_ERR_|[Nn]ever fails|never a QK_ERR", m.group(1)):
+            line = text.count("\n", 0, m.start(2)) + 1
+            bad.append(f"{path}:{line}: {m.group(2)} returns int/long but its comment lists no QK_ERR_* code")
     guard = None
     for i, ln in enumerate(lines):
         m = re.match(r"\s*#\s*ifndef\s+(QUACK_\w+_H)\b", ln)
