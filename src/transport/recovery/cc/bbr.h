@@ -66,6 +66,7 @@ typedef struct qk_bbr_lt {
     bool round_fair_queue;     /* the queue was up by min_rtt / 16 (1 ms) at every ACK */
     bool round_cruise;         /* every ACK of it came in ProbeBW CRUISE */
     qk_time round_time_start;  /* when it began */
+    qk_time round_min_rtt_ns;  /* its least RTT sample (0: none yet) */
     uint64_t fair_cap_bytes;   /* the fair-share bound on CRUISE's cwnd (0: none) */
     qk_time fair_empty_time;   /* the last RTT sample within min_rtt / 16 of min_rtt */
     bool probe_queue_free;     /* no queue when this probe's REFILL began */
