@@ -32,10 +32,10 @@
 #define LT_P_MAX           0.25         /* the most background loss it compensates */
 #define LT_QUEUE_DIV       4            /* queue signal at min_rtt / 4 ... */
 #define LT_QUEUE_MIN_NS    QK_NS_PER_MS /* ... and at least 1 ms */
-#define LT_FAIR_PKTS       8            /* each flow's packets in a shared standing queue */
-#define LT_FAIR_DELAY_DIV  16           /* the fair-share bound engages at min_rtt / 16 of queue */
+#define LT_FAIR_PKTS       8            /* each flow's packets in the standing queue */
+#define LT_FAIR_DELAY_DIV  16           /* the fair-share bound is set at min_rtt / 16 of queue */
 #define LT_FAIR_DEC_DIV    16           /* ... and shrinks by at most 1/16 a round */
-#define LT_FAIR_EMPTY_RTTS 20u          /* off while the queue has not emptied for 20 min_rtt */
+#define LT_FAIR_EMPTY_RTTS 20u /* off while the queue stood above min_rtt / 4 for 20 min_rtt */
 
 /* The background loss rate: the mean of the quiet rounds (0 before any). */
 double qk_bbr_lt_background(const qk_cc *cc)
@@ -142,21 +142,21 @@ static bool quiet_mode(const struct qk_cc_bbr_state *b)
     return b->mode == QK_BBR_STARTUP && b->full_bw_count == 0; /* still growing */
 }
 
-/* The fair-share bound (bbr.c bounds CRUISE's cwnd by it): a per-flow
- * window moved once per CRUISE round toward the one that leaves this flow
- * LT_FAIR_PKTS packets in the bottleneck's queue. Its own packets in the
- * queue are its delivery rate times the queueing delay, which every flow
- * through the bottleneck sees alike, so the flows' windows settle where
- * their rates are equal (TCP Vegas's and Copa's fixed point): a flow with
- * more than its share holds more than LT_FAIR_PKTS there and shrinks, one
- * with less grows. Engaged by a round whose every ACK saw the queue up by
- * at least min_rtt / 16 (1 ms); a round without that queue raises the
- * bound additively by LT_FAIR_PKTS (the same for every flow), a round
- * with it moves half the way to the target but shrinks by at most 1/16;
- * the bound is dropped when it exceeds twice the model's BDP, and while
- * the queue has not emptied (a sample within that delay of min_rtt) for
- * LT_FAIR_EMPTY_RTTS min_rtt: a loss-based competitor filling the buffer
- * (CUBIC), against which a delay target only yields. */
+/* The fair-share bound (bbr.c: in CRUISE it bounds cwnd, sets the pacing
+ * rate and stands in for the short-term model): a per-flow window moved
+ * every CRUISE round by LT_FAIR_PKTS packets less this flow's packets in
+ * the bottleneck's queue (TCP Vegas's rule; shrinking by at most 1/16 a
+ * round). Its own packets in the queue are its delivery rate over the
+ * round times the round's least queueing delay, which every flow through
+ * the bottleneck sees alike, so the windows settle where the flows' rates
+ * are equal (Vegas's and Copa's fixed point): a flow with more than its
+ * share holds more than LT_FAIR_PKTS there and shrinks, one with less
+ * grows. Set by a round whose every ACK saw the queue up by at least
+ * min_rtt / 16 (1 ms); dropped when it exceeds twice the model's BDP (it
+ * no longer binds), and while the queue has not fallen under the queue
+ * signal (min_rtt / 4) for LT_FAIR_EMPTY_RTTS min_rtt: a loss-based
+ * competitor filling the buffer (CUBIC), against which a delay target only
+ * yields. */
 static qk_time fair_delay(const struct qk_cc_bbr_state *b)
 {
     qk_time d = b->min_rtt_ns == QK_TIME_INFINITE ? 0 : b->min_rtt_ns / LT_FAIR_DELAY_DIV;
