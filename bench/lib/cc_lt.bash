@@ -272,6 +272,6 @@ lt_section8b() {
     echo
     echo "| path | seed | cubic alone | cubic beside bbr-lt | ratio | bbr-lt |"
     echo "|---|---|---|---|---|---|"
-    awk -F, 'NR > 1 { printf "| %s Mbit/s x %s ms | %s | %.2f | %.2f | %.2f | %.1f |\n", $2, $3, $1, $4, $5, $4 > 0 ? $5 / $4 : 0, $6 }' "$c"
+    awk -F, 'NR > 1 { printf "| %s Mbit/s x %s ms | %s | %.2f | %.2f | %.2f | %.1f |\n", $2, $3, $1, $4, $5, ($4 > 0 ? $5 / $4 : 0), $6 }' "$c"
     echo
 }
