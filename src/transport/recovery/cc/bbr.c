@@ -859,8 +859,10 @@ static void lt_queue_response(qk_cc *cc, const qk_rate_sample *rs)
  * this flow delivered then (or 0.7 of the last bound), so two flows keep
  * the ratio their rates had at the loss until the next REFILL, 2-3 s;
  * the fair-share bound, which responds to the queue every round, is what
- * moves their rates toward equal shares. Outside CRUISE, and when the
- * bound is off, the draft's rules hold. */
+ * moves their rates toward equal shares. The pacing rate is then at
+ * least LT_FAIR_PACE_PCT % of the bound over min_rtt, so the window, not
+ * a max_bw cut by the standing-queue response, sets the rate. Outside
+ * CRUISE, and when the bound is off, the draft's rules hold. */
 #define LT_FAIR_PACE_PCT 125
 static bool lt_fair_cruise(const bbr_t *b)
 {
@@ -873,7 +875,7 @@ static void set_pacing_rate_with_gain(qk_cc *cc, uint32_t gain_pct)
     bbr_t *b = &cc->u.bbr;
     uint64_t rate = (uint64_t)((u128)b->bw * gain_pct * (100 - BBR_PACING_MARGIN_PCT) / 10000);
     /* bbr-lt: under the fair-share bound the window sets the rate */
-    if (lt_fair_cruise(b) && b->min_rtt_ns != QK_TIME_INFINITE)
+    if (lt_fair_cruise(b) && b->min_rtt_ns && b->min_rtt_ns != QK_TIME_INFINITE)
         rate = max_u64(rate, (uint64_t)((u128)b->lt.fair_cap_bytes * QK_NS_PER_S *
                                         LT_FAIR_PACE_PCT / 100 / b->min_rtt_ns));
     rate = qk_bbr_lt_pacing_rate(cc, rate); /* bbr-lt: loss compensated; --bandwidth */
