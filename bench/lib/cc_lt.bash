@@ -15,7 +15,12 @@
 #      2, 3 or 5 s late (smaller flow's share over 20-30 s, 1 and 2 BDP).
 #   8. part 7's random-loss rows for bbr-lt on other paths: 20/50/200
 #      Mbit/s at 50 ms, 20/80/150 ms at 100 Mbit/s, and seeds 2-4 on
-#      100 Mbit/s x 50 ms, at 2/3/5/10 % loss.
+#      100 Mbit/s x 50 ms, at 2/3/5/10 % loss; on 50 and 200 Mbit/s at
+#      50 ms and 20 and 100 ms at 100 Mbit/s, two bbr-lt flows (1 and 2
+#      BDP, the second 0/2/5 s late, shares over 20-30 s; without random
+#      loss a run does not depend on the seed); and at 3 % loss on those
+#      paths and seeds 1-4 of 100 Mbit/s x 50 ms, CUBIC alone against CUBIC
+#      beside bbr-lt (over 10-40 s).
 # shellcheck shell=bash disable=SC2154
 
 dur7=${DUR7:-120}
@@ -59,6 +64,18 @@ lt_jobs() { # write $tmp/jobs7*, $tmp/jobs8
             for s in 2 3 4; do echo "series bbr-lt 100 50 $loss 2 $dur7 $s 10"; done
         done
     } >"$tmp/jobs8"
+    local paths8="50,50,1 200,50,1 100,20,1 100,100,1" p
+    for p in $paths8; do
+        IFS=, read -r rate rtt s <<<"$p"
+        for buf in 1 2; do
+            for o in 0 2 5; do echo "two bbr-lt bbr-lt $rate $rtt $rtt $buf 30 $s 0 $o 20"; done
+        done
+    done >"$tmp/jobs8b"
+    for p in 100,50,1 100,50,2 100,50,3 100,50,4 $paths8; do
+        IFS=, read -r rate rtt s <<<"$p"
+        echo "series cubic $rate $rtt 3 2 40 $s 10"
+        echo "two bbr-lt cubic $rate $rtt $rtt 2 40 $s 3 0 10"
+    done >"$tmp/jobs8c"
 }
 
 hdr_series=cc,rate_mbit,rtt_ms,loss_pct,t_s,goodput_mbit,lost_pct,bbr_mode,max_bw_mbit,bw_shortterm_mbit,inflight_longterm_pkts,cwnd_pkts,pacing_mbit
@@ -80,6 +97,14 @@ lt_run7() {
 lt_run8() { # the seed is column 14 (a row per 10 s step)
     { echo "seed,$hdr_series"; paste -d, <(awk -v n=$((dur7 / 10)) '{ for (i = 0; i < n; i++) print $8 }' "$tmp/jobs8") \
         <(run "$tmp/jobs8"); } >"$out/congestion-lt-paths.csv"
+    { echo "start2_s,$hdr2"; paste -d, <(awk '{ print $11 }' "$tmp/jobs8b") \
+        <(run "$tmp/jobs8b"); } >"$out/congestion-lt-paths-share.csv"
+    # CUBIC alone: the series' rows after 10 s, averaged; beside bbr-lt: the
+    # two-flow row (goodput over 10-40 s)
+    run "$tmp/jobs8c" | awk -F, 'NF == 13 { if ($5 > 10) { a[$2 FS $3] += $6; n[$2 FS $3]++ } next }
+        { k = $3 FS $4; printf "%s,%.3f,%s,%s,%s\n", k, n[k] ? a[k] / n[k] : 0, $8, $7, $11; delete a[k]; delete n[k] }' |
+        paste -d, <(awk '$1 == "two" { print $9 }' "$tmp/jobs8c") - |
+        { echo "seed,rate_mbit,rtt_ms,cubic_alone_mbit,cubic_beside_mbit,bbr_lt_mbit,ok"; cat; } >"$out/congestion-lt-paths-cubic.csv"
 }
 
 lt_plot() { # goodput over time at 3 and 5 % (part 7's series) with kcptun's rate
@@ -218,5 +243,35 @@ lt_section8() {
         END { for (i = 0; i < n; i++) { k = o[i]; split(k, p, FS); printf "| %s | %s |", p[1], p[2]
             split("2 3 5 10", L, " "); for (j = 1; j <= 4; j++) printf " %s |", v[k, L[j]]
             printf "\n" } }'
+    echo
+    lt_section8b
+}
+
+lt_section8b() {
+    local s=$out/congestion-lt-paths-share.csv c=$out/congestion-lt-paths-cubic.csv
+    [[ -f $s && -f $c ]] || return 0
+    echo "Item 2's fairness clauses on paths the suite does not run. Two bbr-lt"
+    echo "flows through one bottleneck (\`bench_cc two bbr-lt bbr-lt RATE RTT RTT BUF 30"
+    echo "$seed 0 LATE 20\`, dumbbell, CSV congestion-lt-paths-share.csv): the smaller"
+    echo "flow's share of the goodput over 20-30 s, % (target: at least 40), and"
+    echo "the link's use, % of the bottleneck:"
+    echo
+    echo "| path | buffer (BDP) | 0 s late | 2 s | 5 s | utilisation % (least) |"
+    echo "|---|---|---|---|---|---|"
+    awk -F, 'NR > 1 { k = $4 " Mbit/s x " $5 " ms" FS $7; if (!(k in seen)) { seen[k] = 1; o[n++] = k; u[k] = 1000 }
+            m = $10 < 50 ? $10 : 100 - $10; v[k, $1] = sprintf("%.1f", m); if ($11 < u[k]) u[k] = $11 }
+        END { for (i = 0; i < n; i++) { k = o[i]; split(k, p, FS); printf "| %s | %s |", p[1], p[2]
+            split("0 2 5", L, " "); for (j = 1; j <= 3; j++) printf " %s |", v[k, L[j]]
+            printf " %.1f |\n", u[k] } }' "$s"
+    echo
+    echo "At 3 % random loss (2-BDP buffer), CUBIC alone (\`bench_cc series cubic RATE"
+    echo "RTT 3 2 40 SEED 10\`, mean of the 10-40 s rows) and beside one bbr-lt flow"
+    echo "(\`bench_cc two bbr-lt cubic RATE RTT RTT 2 40 SEED 3 0 10\`, dumbbell, 10-40 s),"
+    echo "Mbit/s (target: CUBIC beside at least CUBIC alone, bbr-lt not starved;"
+    echo "CSV congestion-lt-paths-cubic.csv):"
+    echo
+    echo "| path | seed | cubic alone | cubic beside bbr-lt | ratio | bbr-lt |"
+    echo "|---|---|---|---|---|---|"
+    awk -F, 'NR > 1 { printf "| %s Mbit/s x %s ms | %s | %.2f | %.2f | %.2f | %.1f |\n", $2, $3, $1, $4, $5, ($4 > 0 ? $5 / $4 : 0), $6 }' "$c"
     echo
 }

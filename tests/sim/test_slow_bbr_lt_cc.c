@@ -6,18 +6,17 @@
  *    most 1.5 x the draft BBR's (or both under 0.01 %) and its p95
  *    queueing delay at most one base RTT;
  *  - two bbr-lt flows, 1- and 2-BDP buffers, the second 0, 1, 2, 3 or 5 s
- *    late, over 20-30 s: the link at least 90 % used and the smaller flow
- *    at least 35 % of the total. The aim, within 20 % of equal shares
- *    (40 %), is NOT met in every run: with bbr_lt.c's fair-share bound the
- *    smaller flow had 38.0/46.5/45.9/42.7/46.1 % (1 BDP) and 39.9/48.6/
- *    39.7/49.7/49.0 % (2 BDP); without it 19-49 %. The bound acts in
- *    CRUISE only, and each probe (UP, its losses) moves the split again;
- *    docs/cc.md says so.
+ *    late: "within 20 % of equal shares within 30 s", taken as each
+ *    flow's goodput over 20-30 s between 40 % and 60 % of the two flows'
+ *    sum, in every run, and the link at least 90 % used;
  *  - against CUBIC on 2 BDP, its share at most the draft's + 5 points;
  *  - the bottleneck falling from 100 to 10 Mbit/s: the queue is back under
  *    one base RTT within 2 s, and its p95 from then on is under one;
- *  - 3 % random loss with a CUBIC flow: neither starves, CUBIC gets about
- *    what it gets alone on that path (mean of four seeds, within 10 %);
+ *  - 3 % random loss with a CUBIC flow: neither starves: bbr-lt at least
+ *    80 Mbit/s, and CUBIC within 10 % of what it gets alone on that path
+ *    (means of four seeds). The aim, at least what it gets alone, is NOT
+ *    met: over seeds 1-12 CUBIC beside bbr-lt had 95.4 % of its rate
+ *    alone (see test_lossy_with_cubic);
  *  - a rate bound of 100 Mbit/s (`quack tunnel --bandwidth 100mbit`)
  *    through a 20 Mbit/s bottleneck: p95 queueing delay at most one base
  *    RTT. */
@@ -50,7 +49,7 @@ static void test_two_flows_share(void **state)
     (void)state;
     static const double bufs[] = {1, 2};
     static const int late_s[] = {0, 1, 2, 3, 5};
-    double least = 100, least_total = 200;
+    double least = 100, most = 0, least_total = 200;
     for (int i = 0; i < 2; i++) {
         for (int j = 0; j < 5; j++) {
             lt_path p = base;
@@ -68,12 +67,13 @@ static void test_two_flows_share(void **state)
             lt_print("  ", &r);
             assert_true(r.ok);
             if (100 * small / total < least) least = 100 * small / total;
+            if (100 * (total - small) / total > most) most = 100 * (total - small) / total;
             if (total < least_total) least_total = total;
         }
     }
-    fprintf(stderr, "least share %.1f %%, least total %.1f Mbit/s\n", least, least_total);
+    fprintf(stderr, "shares %.1f-%.1f %%, least total %.1f Mbit/s\n", least, most, least_total);
     assert_true(least_total >= 90);
-    assert_true(least >= 35); /* the aim is 40 (within 20 % of equal); see the top */
+    assert_true(least >= 40 && most <= 60); /* within 20 % of equal shares */
 }
 
 static double share_vs_cubic(qk_cc_kind cc)
@@ -107,11 +107,14 @@ static void test_rate_drop(void **state)
     assert_true(r.qd_p95_ms <= p.rtt_ms);
 }
 
-/* CUBIC's rate at 3 % loss is its loss process's (1.40-1.63 Mbit/s alone
- * over seeds 1-6), so the means over four seeds are compared, and the
- * bound leaves 10 % for that noise: with bbr-lt beside it CUBIC's mean was
- * 3 % below its mean alone when this was written (the RTT it sees is
- * bbr-lt's probe queues longer). */
+/* CUBIC's rate at 3 % loss is its loss process's (1.41-1.71 Mbit/s alone
+ * over seeds 1-12, mean 1.51), so the means over four seeds are compared.
+ * CUBIC's window there is set by its loss rate, not by the room bbr-lt
+ * leaves, so its rate goes as 1 / RTT and what bbr-lt takes from it is
+ * the queue it keeps (fair-share bound, probes: 4.0-4.9 ms mean over
+ * 10-40 s, 8-10 % of the 50 ms base RTT): over seeds 1-12 CUBIC beside
+ * bbr-lt had 1.44 Mbit/s, 95.4 % of its mean alone. A bound of 10 %
+ * covers that and the four seeds' noise (about 3 %). */
 static void test_lossy_with_cubic(void **state)
 {
     (void)state;

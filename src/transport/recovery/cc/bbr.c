@@ -853,11 +853,31 @@ static void lt_queue_response(qk_cc *cc, const qk_rate_sample *rs)
 
 /* ---- control parameters (§5.6) ------------------------------------------ */
 
+/* bbr-lt (departs from §5.5.10.3 in CRUISE): while the fair-share bound
+ * is set, it replaces the short-term model (bw_shortterm,
+ * inflight_shortterm) in CRUISE. Both are set at a loss round to what
+ * this flow delivered then (or 0.7 of the last bound), so two flows keep
+ * the ratio their rates had at the loss until the next REFILL, 2-3 s;
+ * the fair-share bound, which responds to the queue every round, is what
+ * moves their rates toward equal shares. The pacing rate is then at
+ * least LT_FAIR_PACE_PCT % of the bound over min_rtt, so the window, not
+ * a max_bw cut by the standing-queue response, sets the rate. Outside
+ * CRUISE, and when the bound is off, the draft's rules hold. */
+#define LT_FAIR_PACE_PCT 125
+static bool lt_fair_cruise(const bbr_t *b)
+{
+    return b->lt.fair_cap_bytes && b->mode == QK_BBR_PROBE_BW_CRUISE;
+}
+
 /* §5.6.2 SetPacingRateWithGain */
 static void set_pacing_rate_with_gain(qk_cc *cc, uint32_t gain_pct)
 {
     bbr_t *b = &cc->u.bbr;
     uint64_t rate = (uint64_t)((u128)b->bw * gain_pct * (100 - BBR_PACING_MARGIN_PCT) / 10000);
+    /* bbr-lt: under the fair-share bound the window sets the rate */
+    if (lt_fair_cruise(b) && b->min_rtt_ns && b->min_rtt_ns != QK_TIME_INFINITE)
+        rate = max_u64(rate, (uint64_t)((u128)b->lt.fair_cap_bytes * QK_NS_PER_S *
+                                        LT_FAIR_PACE_PCT / 100 / b->min_rtt_ns));
     rate = qk_bbr_lt_pacing_rate(cc, rate); /* bbr-lt: loss compensated; --bandwidth */
     if (b->full_bw_reached || rate > cc->pacing_rate_bytes_per_s)
         cc->pacing_rate_bytes_per_s = rate;
@@ -900,10 +920,12 @@ static void set_cwnd(qk_cc *cc, const qk_rate_sample *rs)
         bound = b->inflight_longterm;
     else if (b->mode == QK_BBR_PROBE_RTT || b->mode == QK_BBR_PROBE_BW_CRUISE)
         bound = inflight_with_headroom(cc);
-    bound = min_u64(bound, b->inflight_shortterm);
-    /* bbr-lt: the fair-share bound (bbr_lt.c fair_share), in CRUISE */
-    if (b->lt.fair_cap_bytes && b->mode == QK_BBR_PROBE_BW_CRUISE)
+    /* bbr-lt: the fair-share bound (bbr_lt.c fair_share) stands in for
+     * the short-term model in CRUISE (lt_fair_cruise) */
+    if (lt_fair_cruise(b))
         bound = min_u64(bound, b->lt.fair_cap_bytes);
+    else
+        bound = min_u64(bound, b->inflight_shortterm);
     bound = max_u64(bound, min_pipe(cc));
     cc->cwnd_bytes = min_u64(cwnd, bound);
 }
@@ -933,6 +955,7 @@ static void bbr_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs)
         b->inflight_latest = rs->delivered_bytes;
     }
     b->bw = min_u64(b->max_bw, b->bw_shortterm); /* BoundBWForModel */
+    if (lt_fair_cruise(b)) b->bw = b->max_bw;
     /* §5.2.3 UpdateControlParameters */
     set_pacing_rate_with_gain(cc, b->pacing_gain_pct);
     set_send_quantum(cc);

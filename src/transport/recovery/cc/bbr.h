@@ -66,8 +66,9 @@ typedef struct qk_bbr_lt {
     bool round_fair_queue;     /* the queue was up by min_rtt / 16 (1 ms) at every ACK */
     bool round_cruise;         /* every ACK of it came in ProbeBW CRUISE */
     qk_time round_time_start;  /* when it began */
+    qk_time round_min_rtt_ns;  /* its least RTT sample (0: none yet) */
     uint64_t fair_cap_bytes;   /* the fair-share bound on CRUISE's cwnd (0: none) */
-    qk_time fair_empty_time;   /* the last RTT sample within min_rtt / 16 of min_rtt */
+    qk_time fair_empty_time;   /* the last RTT sample less than min_rtt / 4 above min_rtt */
     bool probe_queue_free;     /* no queue when this probe's REFILL began */
     qk_time rtt_recent_ns;     /* EWMA (1/4) of RTT samples: the queue now */
     /* background loss: decayed sums over quiet rounds */

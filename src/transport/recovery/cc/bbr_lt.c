@@ -32,10 +32,10 @@
 #define LT_P_MAX           0.25         /* the most background loss it compensates */
 #define LT_QUEUE_DIV       4            /* queue signal at min_rtt / 4 ... */
 #define LT_QUEUE_MIN_NS    QK_NS_PER_MS /* ... and at least 1 ms */
-#define LT_FAIR_PKTS       16           /* each flow's packets in a shared standing queue */
-#define LT_FAIR_DELAY_DIV  16           /* the fair-share bound engages at min_rtt / 16 of queue */
+#define LT_FAIR_PKTS       8            /* each flow's packets in the standing queue */
+#define LT_FAIR_DELAY_DIV  16           /* the fair-share bound is set at min_rtt / 16 of queue */
 #define LT_FAIR_DEC_DIV    16           /* ... and shrinks by at most 1/16 a round */
-#define LT_FAIR_EMPTY_RTTS 20u          /* off while the queue has not emptied for 20 min_rtt */
+#define LT_FAIR_EMPTY_RTTS 20u /* off while the queue stood above min_rtt / 4 for 20 min_rtt */
 
 /* The background loss rate: the mean of the quiet rounds (0 before any). */
 double qk_bbr_lt_background(const qk_cc *cc)
@@ -142,21 +142,21 @@ static bool quiet_mode(const struct qk_cc_bbr_state *b)
     return b->mode == QK_BBR_STARTUP && b->full_bw_count == 0; /* still growing */
 }
 
-/* The fair-share bound (bbr.c bounds CRUISE's cwnd by it): a per-flow
- * window moved once per CRUISE round toward the one that leaves this flow
- * LT_FAIR_PKTS packets in the bottleneck's queue. Its own packets in the
- * queue are its delivery rate times the queueing delay, which every flow
- * through the bottleneck sees alike, so the flows' windows settle where
- * their rates are equal (TCP Vegas's and Copa's fixed point): a flow with
- * more than its share holds more than LT_FAIR_PKTS there and shrinks, one
- * with less grows. Engaged by a round whose every ACK saw the queue up by
- * at least min_rtt / 16 (1 ms); a round without that queue raises the
- * bound additively by LT_FAIR_PKTS (the same for every flow), a round
- * with it moves half the way to the target but shrinks by at most 1/16;
- * the bound is dropped when it exceeds twice the model's BDP, and while
- * the queue has not emptied (a sample within that delay of min_rtt) for
- * LT_FAIR_EMPTY_RTTS min_rtt: a loss-based competitor filling the buffer
- * (CUBIC), against which a delay target only yields. */
+/* The fair-share bound (bbr.c: in CRUISE it bounds cwnd, sets the pacing
+ * rate and stands in for the short-term model): a per-flow window moved
+ * every CRUISE round by LT_FAIR_PKTS packets less this flow's packets in
+ * the bottleneck's queue (TCP Vegas's rule; shrinking by at most 1/16 a
+ * round). Its own packets in the queue are its delivery rate over the
+ * round times the round's least queueing delay, which every flow through
+ * the bottleneck sees alike, so the windows settle where the flows' rates
+ * are equal (Vegas's and Copa's fixed point): a flow with more than its
+ * share holds more than LT_FAIR_PKTS there and shrinks, one with less
+ * grows. Set by a round whose every ACK saw the queue up by at least
+ * min_rtt / 16 (1 ms); dropped when it exceeds twice the model's BDP (it
+ * no longer binds), and while the queue has not fallen under the queue
+ * signal (min_rtt / 4) for LT_FAIR_EMPTY_RTTS min_rtt: a loss-based
+ * competitor filling the buffer (CUBIC), against which a delay target only
+ * yields. */
 static qk_time fair_delay(const struct qk_cc_bbr_state *b)
 {
     qk_time d = b->min_rtt_ns == QK_TIME_INFINITE ? 0 : b->min_rtt_ns / LT_FAIR_DELAY_DIV;
@@ -174,19 +174,19 @@ static void fair_share(qk_cc *cc, const qk_rate_sample *rs)
     }
     qk_time dt = rs->now - lt->round_time_start;
     if (!lt->round_cruise || !lt->round_time_start || dt < b->min_rtt_ns / 2) return;
+    if (!lt->fair_cap_bytes && !lt->round_fair_queue) return;
     double mds = (double)cc->max_datagram_bytes, alpha = LT_FAIR_PKTS * mds;
     double f = (double)lt->fair_cap_bytes;
-    if (lt->round_fair_queue) {
-        double rate = (double)(rs->total_delivered_bytes - lt->round_dlv_start) / (double)dt;
-        double own = rate * (double)queue_delay(b, lt->rtt_recent_ns); /* bytes queued */
-        if (f == 0) f = (double)b->inflight;
-        double step = (alpha - own) / 2;
-        if (step < -f / LT_FAIR_DEC_DIV) step = -f / LT_FAIR_DEC_DIV;
-        f += step;
-    } else if (f > 0) {
-        f += alpha;
-    }
-    if (f > 0 && f < 4 * mds) f = 4 * mds; /* BBR.MinPipeCwnd */
+    /* This flow's bytes in the queue: its delivery rate over the round
+     * times the round's least queueing delay (the standing queue, not the
+     * ACK-timing noise above it). */
+    double rate = (double)(rs->total_delivered_bytes - lt->round_dlv_start) / (double)dt;
+    double own = rate * (double)queue_delay(b, lt->round_min_rtt_ns);
+    if (f == 0) f = (double)b->inflight;
+    double step = alpha - own;
+    if (step < -f / LT_FAIR_DEC_DIV) step = -f / LT_FAIR_DEC_DIV;
+    f += step;
+    if (f < 4 * mds) f = 4 * mds; /* BBR.MinPipeCwnd */
     if (f > 2.0 * (double)b->max_bw * (double)b->min_rtt_ns / 1e9) f = 0;
     lt->fair_cap_bytes = (uint64_t)f;
 }
@@ -197,13 +197,16 @@ void qk_bbr_lt_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs)
 {
     struct qk_cc_bbr_state *b = &cc->u.bbr;
     qk_bbr_lt *lt = &b->lt;
+    if (rs->has_rtt && (!lt->round_min_rtt_ns || rs->rtt_ns < lt->round_min_rtt_ns))
+        lt->round_min_rtt_ns = rs->rtt_ns;
     if (rs->has_rtt)
         lt->rtt_recent_ns =
             lt->rtt_recent_ns ? (3 * lt->rtt_recent_ns + rs->rtt_ns) / 4 : rs->rtt_ns;
     bool round_end = rs->prior_delivered_bytes >= b->next_round_delivered;
     if (qk_bbr_lt_queue_up(cc)) lt->round_queue = true;
     if (queue_delay(b, lt->rtt_recent_ns) < fair_delay(b)) lt->round_fair_queue = false;
-    if (rs->has_rtt && queue_delay(b, rs->rtt_ns) < fair_delay(b)) lt->fair_empty_time = rs->now;
+    if (rs->has_rtt && queue_delay(b, rs->rtt_ns) < queue_threshold(b))
+        lt->fair_empty_time = rs->now;
     if (!round_end) {
         if (!quiet_mode(b)) lt->round_quiet = false;
         if (b->mode != QK_BBR_PROBE_BW_CRUISE) lt->round_cruise = false;
@@ -220,6 +223,7 @@ void qk_bbr_lt_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs)
     lt->round_dlv_start = rs->total_delivered_bytes;
     lt->round_time_start = rs->now;
     lt->round_fair_queue = true;
+    lt->round_min_rtt_ns = 0;
     lt->round_cruise = b->mode == QK_BBR_PROBE_BW_CRUISE;
     lt->round_quiet = quiet_mode(b);
     lt->round_congested = false;
