@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Congestion-control matrix (issue 18; docs/experiments/congestion.md, which
+# Congestion-control matrix (docs/experiments/congestion.md, which
 # this script writes, with CSVs and gnuplot PNGs next to it).
 # usage: bench/cc.sh [BUILD_DIR] [OUT_DIR]
 #   Every row is one seeded simulator run of bench_cc (bench/cc.c), two at a
@@ -320,7 +320,7 @@ BDP is ~520 packets. With a 5-BDP buffer BBR's probes overflow rarely
 (${b[cubic_cuts]} CUBIC cuts in $((dur2 / 2)) s), CUBIC keeps ${b[cubic_cwnd_bdp]} BDP and BBR gets $s5 %.
 
 **Result: the draft-faithful BBR takes $s1 % of a 1-BDP bottleneck from one
-CUBIC flow (issue 18's bound: 75 %); with 5 BDP, $s5 %.** No constant was
+CUBIC flow (the bound: 75 %); with 5 BDP, $s5 %.** No constant was
 changed to move it. Published BBRv3 coexistence results: Google's CCWG
 slides at IETF 117 ("BBRv3: Algorithm Bug Fixes and Public Internet
 Deployment", July 2023) and IETF 119 ("BBRv3: Algorithm Overview and
