@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "cli_options.h"
 #include "cli_stats.h"
+#include "tunnel_auto.h"
 #include "tunnel_config.h"
 #include "tunnel_dns.h"
 
@@ -43,7 +44,8 @@ static const struct {
 
 typedef struct tun_opts {
     bool server;
-    tun_carrier carrier;
+    tun_carrier carrier; /* the first (best) of cars */
+    tun_auto cars;       /* --carrier LIST|auto (tunnel_auto.h); n 1 for one carrier */
     bool fixed_window;
     const char *udp_str, *tcp_str; /* server: --listen / --to; client: --connect / --listen */
     qk_addr udp, tcp;
@@ -94,6 +96,11 @@ typedef struct tun {
     ev_timer tick, exit_timer, redial;
     ev_signal sigint, sigterm, sighup;
     qk_tunnel_stats mark;
+    const qk_config *cfg;
+    tun_auto cars;    /* client: the list, the carrier in use, the fallback counters */
+    int up_carrier;   /* client: the carrier of the last session up (-1: none yet) */
+    qk_conn *probe;   /* client on a worse carrier: a QUIC handshake to try UDP again */
+    ev_timer probe_w; /* every --probe-interval while on a worse carrier */
     tun_dns *dns;
     qk_time start, last_tick;
     qk_time backoff_ns; /* client: the next redial's delay before jitter */
@@ -174,6 +181,15 @@ static void usage_options(FILE *f)
             "                         TLS 1.3 over TCP (same --cert/--key/--pin scheme; the\n"
             "                         server's --listen and client's --connect are TCP);\n"
             "                         dns: QUIC in DNS queries (options below)\n"
+            "  --carrier udp,tcp      a list (auto = udp,tcp): the server listens on\n"
+            "                         --listen's port over UDP and TCP at once, with one\n"
+            "                         key and one session table; the client dials udp\n"
+            "                         (--handshake-timeout, default 2s with a list), then\n"
+            "                         tcp, then from the top with backoff; on tcp it\n"
+            "                         probes udp every --probe-interval and moves its\n"
+            "                         flows back when a handshake completes. dns is not\n"
+            "                         in lists yet\n"
+            "  --probe-interval TIME  client with a list: how often (default 5s)\n"
             "  --fixed-window         tcp: keep yamux windows at 256 KiB (no auto-tuning)\n"
             "  --cc NAME              congestion controller (udp and dns carriers):\n"
             "                         bbr-lt (default) BBRv3 whose loss lowers the rate only\n"
@@ -280,14 +296,19 @@ static int parse_time_opt(const char *name, const char *v, qk_time *out)
 }
 
 /* The one place carriers are named. */
-static int parse_carrier(const char *v, tun_carrier *out)
+static int parse_carrier(tun_opts *o, const char *v)
 {
-    for (size_t i = 0; i < sizeof tun_carriers / sizeof tun_carriers[0]; i++)
-        if (!strcmp(v, tun_carriers[i].name)) {
-            *out = (tun_carrier)i;
-            return 0;
-        }
-    return bad("--carrier wants udp, tcp or dns, not '%s'", v);
+    static const char *const names[] = {"udp", "tcp", "dns"};
+    if (tun_auto_parse(&o->cars, v, names, sizeof names / sizeof names[0]))
+        return bad("--carrier wants udp, tcp, dns, auto or a list such as udp,tcp, not '%s'", v);
+    o->carrier = (tun_carrier)o->cars.order[0];
+    if (o->cars.n > 1 && tun_auto_has(&o->cars, TUN_CARRIER_DNS))
+        return bad("--carrier %s: dns in a carrier list is not supported yet; use udp,tcp (and a "
+                   "separate --carrier dns server)",
+                   v);
+    if (o->cars.n > 1 && o->carrier != TUN_CARRIER_UDP)
+        return bad("--carrier %s: a list starts with udp (the best carrier first)", v);
+    return 0;
 }
 
 /* A --listen address: ADDR:PORT, or :PORT for every address: [::] (the
@@ -400,8 +421,11 @@ static int parse_value(tun_opts *o, const char *a, const char *v)
     } else if (!strcmp(a, "--pin") && !o->server) {
         o->pin = v;
     } else if (!strcmp(a, "--carrier")) {
-        if (parse_carrier(v, &o->carrier)) return 2;
+        if (parse_carrier(o, v)) return 2;
         o->dns.on = o->carrier == TUN_CARRIER_DNS;
+    } else if (!strcmp(a, "--probe-interval") && !o->server) {
+        if (parse_time_opt(a, v, &o->cars.probe_ns) || !o->cars.probe_ns)
+            return bad("%s", "--probe-interval wants a time above 0, such as 5s");
     } else if (!strcmp(a, "--log")) {
         o->log_file = v;
     } else if (!strcmp(a, "--qlog")) {
@@ -473,6 +497,11 @@ static int check_opts(tun_opts *o)
      * on every carrier that runs QUIC (docs/cc.md "Loss that is not
      * congestion", bench/cc.sh part 7). */
     if (!o->cc_set) o->cc = QK_CONFIG_CC_BBR_LT;
+    if (o->cars.n > 1 && !o->server && !o->admission.timeout_set) { /* then the next carrier */
+        o->admission.handshake_timeout_ns = TUN_AUTO_HANDSHAKE_NS;
+        o->admission.timeout_set = true;
+    }
+    if (!o->cars.probe_ns) o->cars.probe_ns = TUN_AUTO_PROBE_NS;
     if (o->bandwidth_bps && o->cc != QK_CONFIG_CC_BBR_LT && o->cc != QK_CONFIG_CC_BBR)
         return bad("--bandwidth bounds a rate-paced controller: use it with --cc bbr-lt (the "
                    "default) or bbr, not %s",
@@ -538,6 +567,7 @@ static int parse(tun_opts *o, int argc, char **argv, const char *const *where)
     o->hold_ns = 10 * QK_NS_PER_S;
     o->udp_urgency = 3;
     tun_dns_opts_init(&o->dns);
+    o->cars.n = 1; /* udp */
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
@@ -562,10 +592,8 @@ static void tun_log(void *ctx, const char *line)
 static void do_kick(void *ctx)
 {
     tun *s = ctx;
-    if (s->tcp)
-        qk_tunnel_tcp_kick(s->tcp);
-    else if (s->loop)
-        qk_io_loop_kick(s->loop);
+    if (s->tcp) qk_tunnel_tcp_kick(s->tcp);
+    if (s->loop) qk_io_loop_kick(s->loop); /* both with a carrier list */
 }
 
 static void on_exit_timer(struct ev_loop *ev, ev_timer *w, int revents)
@@ -618,6 +646,8 @@ static void stop(tun *s)
     qk_tunnel_del(s->t); /* flows aborted: their streams reset */
     s->t = NULL;
     if (s->conn) qk_conn_close(s->conn, 0, "tunnel client stopped");
+    if (s->probe) qk_conn_close(s->probe, 0, "tunnel client stopped");
+    ev_timer_stop(s->evl, &s->probe_w);
     for (size_t i = 0; i < s->n_conns; i++) /* RFC 9000 §10.2: immediate close, a reason */
         qk_conn_close(s->conns[i], 0, s->stop_reason ? s->stop_reason : "server stopped");
     if (s->loop) qk_io_loop_kick(s->loop);
@@ -636,6 +666,8 @@ static void on_signal(struct ev_loop *ev, ev_signal *w, int revents)
         w->signum == SIGTERM ? "server shutting down (SIGTERM)" : "server shutting down (SIGINT)";
     stop(s);
 }
+
+static void auto_up(tun *s);
 
 /* The client's TCP listener is up (rc 0) on top of a carrier session: say
  * where, or give up. */
@@ -660,11 +692,12 @@ static void session_ready(tun *s, const qk_tunnel_carrier *car, void *sess)
 {
     s->backoff_ns = TUN_BACKOFF_MIN_NS;
     if (car == &qk_tunnel_carrier_quic) qk_tunnel_udp_set_conn(s->udp, sess);
+    auto_up(s);
     if (!s->listening) {
         s->listening = true;
         s->attempts = 0;
         listening(s, qk_tunnel_listen_on(s->t, &s->o->tcp, car, sess),
-                  tun_carriers[s->o->carrier].listen_label);
+                  tun_carriers[tun_auto_current(&s->cars)].listen_label);
         return;
     }
     fprintf(stderr, "%s: reconnected to %s after %u attempt(s)\n", s->who, s->o->udp_str,
@@ -718,6 +751,8 @@ static void on_connected(tun *s, qk_conn *c)
 }
 
 static void schedule_redial(tun *s, bool at_once);
+static int auto_dial(tun *s);
+static bool auto_next(tun *s, const char *why);
 
 /* Client: dial the server (again). Returns 0 or qk_connect's error. */
 static int dial(tun *s)
@@ -738,6 +773,11 @@ static void on_redial(struct ev_loop *ev, ev_timer *w, int revents)
     tun *s = w->data;
     if (s->stopping || s->conn) return;
     s->attempts++;
+    if (s->cars.n > 1) { /* a carrier list: from its best carrier again */
+        s->cars.cur = 0;
+        if (auto_dial(s) && !auto_next(s, "cannot start")) schedule_redial(s, false);
+        return;
+    }
     if (s->tcp) { /* yamux: the session arrives by tcp_on_session */
         if (qk_tunnel_tcp_redial(s->tcp)) schedule_redial(s, false);
         return;
@@ -804,6 +844,8 @@ static void conn_lost(tun *s, tun_lost how)
         return;
     }
     if (s->listening) qk_tunnel_set_session(s->t, NULL, NULL);
+    if (how == TUN_LOST_RETRY && auto_next(s, s->up_carrier < 0 ? "no session" : "lost"))
+        return;                  /* the next carrier of the list, at once */
     if (how == TUN_LOST_AT_ONCE) /* the server stopped: its sessions went with it */
         qk_tunnel_forget_session(s->t, "the server closed the connection (stopping)");
     schedule_redial(s, how == TUN_LOST_AT_ONCE);
@@ -821,6 +863,96 @@ static bool tun_closed_before_handshake(tun *s, const qk_event *ev)
     return true;
 }
 
+static void auto_probe_event(tun *s, const qk_event *ev);
+static int start_tcp(tun *s);
+
+/* --carrier LIST, client: dial the carrier at s->cars.cur. Returns 0 or an error. */
+static int auto_dial(tun *s)
+{
+    if (tun_auto_current(&s->cars) == TUN_CARRIER_UDP) {
+        int rc = dial(s);
+        if (!rc) qk_io_loop_kick(s->loop);
+        return rc;
+    }
+    return s->tcp ? qk_tunnel_tcp_redial(s->tcp) : start_tcp(s); /* session: tcp_on_session */
+}
+
+/* --carrier LIST, client: the carrier at s->cars.cur did not come up or was
+ * lost (why): try the next one of the list at once. Returns false at the
+ * end of the list (then the caller redials from the top with backoff). */
+static bool auto_next(tun *s, const char *why)
+{
+    while (s->cars.n > 1 && s->cars.cur + 1 < s->cars.n && !s->stopping) {
+        unsigned from = tun_auto_current(&s->cars);
+        s->cars.cur++;
+        fprintf(stderr, "%s: carrier %s: %s; trying %s\n", s->who, tun_carriers[from].name, why,
+                tun_carriers[tun_auto_current(&s->cars)].name);
+        if (!auto_dial(s)) return true;
+        why = "cannot start";
+    }
+    return false;
+}
+
+/* Every --probe-interval on a worse carrier: a QUIC handshake over UDP (the
+ * best carrier); auto_probe_event moves the session to it once it is up. */
+static void on_probe(struct ev_loop *ev, ev_timer *w, int revents)
+{
+    (void)ev;
+    (void)revents;
+    tun *s = w->data;
+    if (s->stopping || s->probe || tun_auto_current(&s->cars) == TUN_CARRIER_UDP) return;
+    qk_addr none;
+    memset(&none, 0, sizeof none);
+    if (qk_connect(s->ep, &none, &s->o->udp, "localhost", qk_io_now(), &s->probe)) {
+        s->probe = NULL;
+        return;
+    }
+    s->cars.probes++;
+    qk_io_loop_kick(s->loop);
+}
+
+/* The probe connection came up (switch to it) or failed (try again later). */
+static void auto_probe_event(tun *s, const qk_event *ev)
+{
+    if (ev->type == QK_EV_CLOSED) {
+        s->probe = NULL;
+        s->cars.probes_failed++;
+        return;
+    }
+    if (ev->type != QK_EV_CONNECTED) return;
+    qk_conn *c = s->probe;
+    s->probe = NULL;
+    s->cars.cur = 0; /* udp */
+    s->conn = c;
+    fprintf(stderr, "%s: carrier udp: probe %llu came up; moving the session to it\n", s->who,
+            (unsigned long long)s->cars.probes);
+    session_up(s, &qk_tunnel_carrier_quic, c); /* resumes the flows over it */
+}
+
+/* Client: a session is up on the carrier at s->cars.cur: count and log a
+ * change of carrier, close the one we left, probe the better ones. */
+static void auto_up(tun *s)
+{
+    if (s->cars.n < 2) return;
+    unsigned c = tun_auto_current(&s->cars);
+    if (s->up_carrier >= 0 && (unsigned)s->up_carrier != c) {
+        s->cars.switches++;
+        fprintf(stderr, "%s: carrier %s -> %s (switch %llu)\n", s->who,
+                tun_carriers[s->up_carrier].name, tun_carriers[c].name,
+                (unsigned long long)s->cars.switches);
+        if (s->up_carrier == TUN_CARRIER_TCP) qk_tunnel_tcp_go_away(s->tcp);
+    } else if (s->up_carrier < 0) {
+        fprintf(stderr, "%s: carrier %s\n", s->who, tun_carriers[c].name);
+    }
+    s->up_carrier = (int)c;
+    ev_timer_stop(s->evl, &s->probe_w);
+    if (s->cars.cur == 0) return;
+    double every = (double)s->cars.probe_ns / 1e9;
+    ev_timer_init(&s->probe_w, on_probe, every, every);
+    s->probe_w.data = s;
+    ev_timer_start(s->evl, &s->probe_w);
+}
+
 static bool app(void *ctx, qk_endpoint *ep, qk_time now)
 {
     (void)now;
@@ -828,6 +960,10 @@ static bool app(void *ctx, qk_endpoint *ep, qk_time now)
     bool wrote = false;
     qk_event ev;
     while (qk_endpoint_poll_event(ep, &ev)) {
+        if (ev.conn && ev.conn == s->probe) {
+            auto_probe_event(s, &ev);
+            continue;
+        }
         if (ev.type == QK_EV_CONNECTED) on_connected(s, ev.conn);
         if (s->t) wrote = qk_tunnel_on_event(s->t, &ev) || wrote;
         qk_tunnel_udp_on_event(s->udp, &ev);
@@ -857,7 +993,7 @@ static void on_tick(struct ev_loop *ev, ev_timer *w, int revents)
     s->last_tick = now;
     qk_tunnel_stats st;
     qk_tunnel_get_stats(s->t, &st);
-    const char *label = tun_carriers[s->o->carrier].rate_label; /* the carrier in use */
+    const char *label = tun_carriers[tun_auto_current(&s->cars)].rate_label; /* in use */
     if (!s->o->quiet && (st.tcp_to_quic_bytes != s->mark.tcp_to_quic_bytes ||
                          st.quic_to_tcp_bytes != s->mark.quic_to_tcp_bytes ||
                          st.flows_opened != s->mark.flows_opened)) {
@@ -881,7 +1017,8 @@ static void on_tick(struct ev_loop *ev, ev_timer *w, int revents)
                 "flows_aborted=%llu tcp_to_tunnel_bytes=%llu tunnel_to_tcp_bytes=%llu "
                 "udp_sessions=%zu udp_up=%llu udp_down=%llu udp_dropped=%llu flows_resumed=%llu "
                 "bytes_replayed=%llu sessions_resumed=%llu sessions_refused=%llu "
-                "buffer_bytes=%llu buffer_peak_bytes=%llu\n",
+                "buffer_bytes=%llu buffer_peak_bytes=%llu carrier=%s carrier_switches=%llu "
+                "carrier_probes=%llu carrier_probes_failed=%llu\n",
                 (double)(now - s->start) / 1e9, qk_tunnel_flow_count(s->t),
                 (unsigned long long)st.flows_opened, (unsigned long long)st.flows_refused,
                 (unsigned long long)st.flows_aborted, (unsigned long long)st.tcp_to_quic_bytes,
@@ -890,7 +1027,10 @@ static void on_tick(struct ev_loop *ev, ev_timer *w, int revents)
                 (unsigned long long)us.dgrams_dropped, (unsigned long long)st.flows_resumed,
                 (unsigned long long)st.bytes_replayed, (unsigned long long)st.sessions_resumed,
                 (unsigned long long)st.sessions_refused, (unsigned long long)st.buffer_bytes,
-                (unsigned long long)st.buffer_peak_bytes);
+                (unsigned long long)st.buffer_peak_bytes,
+                s->o->server ? "server" : tun_carriers[tun_auto_current(&s->cars)].name,
+                (unsigned long long)s->cars.switches, (unsigned long long)s->cars.probes,
+                (unsigned long long)s->cars.probes_failed);
         fflush(stderr);
     }
 }
@@ -1029,6 +1169,8 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
     s->evl = evl;
     qk_tunnel_config tc = tunnel_config(s);
     rc = qk_tunnel_new(evl, &tc, &s->t);
+    if (!rc && s->o->server && s->cars.n > 1 && tun_auto_has(&s->cars, TUN_CARRIER_TCP))
+        rc = start_tcp(s); /* the same tunnel: a session resumes over either carrier */
     if (!rc && s->o->udp_fwd_str) rc = start_udp(s);
     if (!rc && !s->o->server) rc = dial(s);
     if (!rc) {
@@ -1039,10 +1181,14 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
         s->start = s->last_tick = qk_io_now();
         rc = qk_io_loop_run(s->loop);
         ev_timer_stop(evl, &s->tick);
+        ev_timer_stop(evl, &s->probe_w);
         signals_stop(s, evl);
     }
+    qk_tunnel_tcp_set_tunnel(s->tcp, NULL);
     qk_tunnel_del(s->t);
     s->t = NULL;
+    qk_tunnel_tcp_del(s->tcp);
+    s->tcp = NULL;
     qk_tunnel_udp_del(s->udp);
     s->udp = NULL;
     tun_dns_del(s->dns); /* before the loop: it stops its watchers in it */
@@ -1062,6 +1208,10 @@ static void tcp_on_session(void *ctx, qk_yamux *y, bool up, const char *why)
         session_up(s, &qk_tunnel_carrier_yamux, y);
         return;
     }
+    if (s->cars.n > 1 && tun_auto_current(&s->cars) != TUN_CARRIER_TCP) {
+        fprintf(stderr, "%s: tcp carrier session ended (%s)\n", s->who, why ? why : "moved");
+        return; /* the one we moved away from */
+    }
     fprintf(stderr, "%s: %s: %s\n", s->who, up ? "connection closed" : "cannot connect",
             why ? why : "no reason given");
     uint32_t code = 0;
@@ -1072,13 +1222,11 @@ static void tcp_on_session(void *ctx, qk_yamux *y, bool up, const char *why)
                                                : TUN_LOST_AT_ONCE);
 }
 
-/* --carrier tcp: yamux over TLS/TCP in a plain libev loop. */
-static int run_tcp(tun *s, const qk_config *cfg)
+/* The TLS/TCP carrier in s->evl for tunnel s->t (server: listening on the
+ * --listen address, TCP; client: dialling --connect). Returns 0 or a QK_ERR_*. */
+static int start_tcp(tun *s)
 {
-    s->evl = ev_loop_new(EVFLAG_AUTO);
-    if (!s->evl) return QK_ERR_NOMEM;
-    qk_tunnel_config tc = tunnel_config(s);
-    int rc = qk_tunnel_new(s->evl, &tc, &s->t);
+    const qk_config *cfg = s->cfg;
     qk_tunnel_tcp_config yc = {.server = s->o->server,
                                .addr = s->o->udp,
                                .cert_pem = cfg->cert_pem,
@@ -1090,10 +1238,12 @@ static int run_tcp(tun *s, const qk_config *cfg)
                                .max_streams = s->o->max_flows,
                                .on_session = tcp_on_session,
                                .ctx = s};
-    if (!rc) rc = qk_tunnel_tcp_new(s->evl, s->t, &yc, &s->tcp);
-    if (rc)
+    int rc = qk_tunnel_tcp_new(s->evl, s->t, &yc, &s->tcp);
+    if (rc) {
         fprintf(stderr, "%s: cannot start the TLS/TCP carrier on %s: %m\n", s->who, s->o->udp_str);
-    if (!rc && s->o->server) {
+        return rc;
+    }
+    if (s->o->server) {
         qk_addr la;
         char lbuf[QK_ADDR_STRLEN];
         qk_tunnel_tcp_local_addr(s->tcp, &la);
@@ -1101,6 +1251,18 @@ static int run_tcp(tun *s, const qk_config *cfg)
         printf("listening on %s (yamux/TLS/TCP) -> %s (TCP)\n", lbuf, s->o->tcp_str);
         fflush(stdout);
     }
+    return 0;
+}
+
+/* --carrier tcp: yamux over TLS/TCP in a plain libev loop. */
+static int run_tcp(tun *s, const qk_config *cfg)
+{
+    s->evl = ev_loop_new(EVFLAG_AUTO);
+    if (!s->evl) return QK_ERR_NOMEM;
+    (void)cfg;
+    qk_tunnel_config tc = tunnel_config(s);
+    int rc = qk_tunnel_new(s->evl, &tc, &s->t);
+    if (!rc) rc = start_tcp(s);
     if (!rc) {
         signals_start(s, s->evl);
         ev_timer_init(&s->tick, on_tick, 1.0, 1.0);
@@ -1209,6 +1371,9 @@ static int tunnel_main(tun_opts *o)
         }
         cfg.has_pin = true;
     }
+    s.cfg = &cfg;
+    s.cars = o->cars;
+    s.up_carrier = -1;
     if (!rc) /* the carrier switch */
         rc = o->carrier == TUN_CARRIER_TCP ? run_tcp(&s, &cfg) : run_udp(&s, &cfg);
     free(cert_pem);

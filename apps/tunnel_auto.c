@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/* `quack tunnel --carrier LIST|auto`: the carrier list (tunnel_auto.h). */
+#include "tunnel_auto.h"
+
+#include <string.h>
+
+static int add_name(tun_auto *a, const char *name, size_t len, const char *const *names,
+                    size_t n_names)
+{
+    for (unsigned c = 0; c < n_names; c++) {
+        if (strlen(names[c]) != len || memcmp(names[c], name, len)) continue;
+        if (tun_auto_has(a, c) || a->n == TUN_AUTO_MAX) return -1; /* a repeat */
+        a->order[a->n++] = c;
+        return 0;
+    }
+    return -1;
+}
+
+int tun_auto_parse(tun_auto *a, const char *v, const char *const *names, size_t n_names)
+{
+    a->n = 0;
+    a->cur = 0;
+    if (!strcmp(v, "auto")) v = "udp,tcp"; /* dns joins once lists can carry it */
+    for (const char *p = v;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (add_name(a, p, len, names, n_names)) return -1;
+        if (!comma) return 0;
+        p = comma + 1;
+    }
+}
+
+bool tun_auto_has(const tun_auto *a, unsigned c)
+{
+    for (size_t i = 0; i < a->n; i++)
+        if (a->order[i] == c) return true;
+    return false;
+}
+
+unsigned tun_auto_current(const tun_auto *a)
+{
+    return a->n ? a->order[a->cur] : 0;
+}
