@@ -74,7 +74,9 @@ typedef struct tun_opts {
     unsigned udp_urgency;
     uint8_t secret[1024]; /* --secret-file */
     size_t secret_len;
-    tun_dns_opts dns; /* --carrier dns (apps/tunnel_dns.c) */
+    tun_dns_opts dns;           /* --carrier dns (apps/tunnel_dns.c) */
+    const char *dns_listen_str; /* server with dns in a list: --dns-listen */
+    qk_addr dns_listen;
 } tun_opts;
 
 typedef struct tun {
@@ -101,6 +103,12 @@ typedef struct tun {
     int up_carrier;   /* client: the carrier of the last session up (-1: none yet) */
     qk_conn *probe;   /* client on a worse carrier: a QUIC handshake to try UDP again */
     ev_timer probe_w; /* every --probe-interval while on a worse carrier */
+    qk_conn *left;    /* client: the dns connection a probe moved us away from */
+    /* dns in a carrier list: its own endpoint (the DNS profile) in the same loop */
+    qk_endpoint *dns_ep;
+    qk_io_loop *dns_loop;
+    qk_udp *dns_u;
+    tun_dns *dns2;
     tun_dns *dns;
     qk_time start, last_tick;
     qk_time backoff_ns; /* client: the next redial's delay before jitter */
@@ -302,10 +310,6 @@ static int parse_carrier(tun_opts *o, const char *v)
     if (tun_auto_parse(&o->cars, v, names, sizeof names / sizeof names[0]))
         return bad("--carrier wants udp, tcp, dns, auto or a list such as udp,tcp, not '%s'", v);
     o->carrier = (tun_carrier)o->cars.order[0];
-    if (o->cars.n > 1 && tun_auto_has(&o->cars, TUN_CARRIER_DNS))
-        return bad("--carrier %s: dns in a carrier list is not supported yet; use udp,tcp (and a "
-                   "separate --carrier dns server)",
-                   v);
     if (o->cars.n > 1 && o->carrier != TUN_CARRIER_UDP)
         return bad("--carrier %s: a list starts with udp (the best carrier first)", v);
     return 0;
@@ -423,6 +427,10 @@ static int parse_value(tun_opts *o, const char *a, const char *v)
     } else if (!strcmp(a, "--carrier")) {
         if (parse_carrier(o, v)) return 2;
         o->dns.on = o->carrier == TUN_CARRIER_DNS;
+    } else if (!strcmp(a, "--dns-listen") && o->server) {
+        o->dns_listen_str = v;
+        if (qk_addr_parse(v, &o->dns_listen))
+            return bad("--dns-listen wants ADDR:PORT or [V6]:PORT, not '%s'", v);
     } else if (!strcmp(a, "--probe-interval") && !o->server) {
         if (parse_time_opt(a, v, &o->cars.probe_ns) || !o->cars.probe_ns)
             return bad("%s", "--probe-interval wants a time above 0, such as 5s");
@@ -464,7 +472,17 @@ static int parse_value(tun_opts *o, const char *a, const char *v)
 /* The options together. Returns 0 or bad()'s exit status. */
 static int check_opts(tun_opts *o)
 {
-    if (tun_dns_check(&o->dns, o->server)) return 2;
+    if (o->cars.is_auto && o->dns.domain) tun_auto_add(&o->cars, TUN_CARRIER_DNS);
+    bool dns_listed = o->cars.n > 1 && tun_auto_has(&o->cars, TUN_CARRIER_DNS);
+    o->dns.on = o->dns.on || dns_listed; /* checked as for --carrier dns */
+    int drc = tun_dns_check(&o->dns, o->server);
+    o->dns.on = o->carrier == TUN_CARRIER_DNS; /* the primary carrier's profile */
+    if (drc) return 2;
+    if (dns_listed && o->server && !o->dns_listen_str)
+        return bad("%s", "dns in a carrier list needs --dns-listen ADDR:PORT (the name server's "
+                         "UDP port; --listen is QUIC's)");
+    if (o->dns_listen_str && !dns_listed)
+        return bad("%s", "--dns-listen goes with a carrier list that has dns (--carrier auto)");
     if (o->dns.on && !o->server) { /* the pool sockets take the first resolver's family */
         if (o->udp_str) return bad("%s", "--connect does not go with --carrier dns (--resolver)");
         o->udp_str = o->dns.resolver_str[0];
@@ -593,7 +611,8 @@ static void do_kick(void *ctx)
 {
     tun *s = ctx;
     if (s->tcp) qk_tunnel_tcp_kick(s->tcp);
-    if (s->loop) qk_io_loop_kick(s->loop); /* both with a carrier list */
+    if (s->loop) qk_io_loop_kick(s->loop); /* all of them with a carrier list */
+    if (s->dns_loop) qk_io_loop_kick(s->dns_loop);
 }
 
 static void on_exit_timer(struct ev_loop *ev, ev_timer *w, int revents)
@@ -642,6 +661,7 @@ static void stop(tun *s)
         cli_print_conn_stats(stderr, &st);
     }
     if (s->o->stats && s->dns) tun_dns_print_stats(s->dns, stderr);
+    if (s->o->stats && s->dns2) tun_dns_print_stats(s->dns2, stderr);
     qk_tunnel_tcp_set_tunnel(s->tcp, NULL);
     qk_tunnel_del(s->t); /* flows aborted: their streams reset */
     s->t = NULL;
@@ -651,6 +671,7 @@ static void stop(tun *s)
     for (size_t i = 0; i < s->n_conns; i++) /* RFC 9000 §10.2: immediate close, a reason */
         qk_conn_close(s->conns[i], 0, s->stop_reason ? s->stop_reason : "server stopped");
     if (s->loop) qk_io_loop_kick(s->loop);
+    if (s->dns_loop) qk_io_loop_kick(s->dns_loop);
     qk_tunnel_tcp_go_away(s->tcp); /* yamux: GoAway(normal), TLS close_notify */
     ev_timer_init(&s->exit_timer, on_exit_timer, 0.05, 0.0);
     s->exit_timer.data = s;
@@ -866,6 +887,71 @@ static bool tun_closed_before_handshake(tun *s, const qk_event *ev)
 static void auto_probe_event(tun *s, const qk_event *ev);
 static int start_tcp(tun *s);
 
+static bool app(void *ctx, qk_endpoint *ep, qk_time now);
+
+/* dns in a carrier list: an endpoint with the DNS profile, its socket
+ * (server: --dns-listen; client: any port, the resolvers' family) and a
+ * qk_io_loop in the same libev loop. Returns 0 or a QK_ERR_*. */
+static int start_dns(tun *s)
+{
+    const tun_opts *o = s->o;
+    qk_config dc = *s->cfg;
+    tun_dns_config(&o->dns, o->server, &dc);
+    s->dns_ep = cli_endpoint_new(&dc, s->who);
+    if (!s->dns_ep) return QK_ERR_CONFIG;
+    qk_addr bind;
+    memset(&bind, 0, sizeof bind);
+    if (o->server)
+        bind = o->dns_listen;
+    else
+        bind.ss.ss_family = o->dns.resolver[0].ss.ss_family;
+    bind.len = o->server ? o->dns_listen.len : o->dns.resolver[0].len;
+    int rc = qk_udp_open(&bind, 0, &s->dns_u);
+    if (rc) {
+        fprintf(stderr, "%s: cannot open the DNS carrier's UDP socket%s%s: %m\n", s->who,
+                o->server ? " on " : "", o->server ? o->dns_listen_str : "");
+        return rc;
+    }
+    rc = tun_dns_new(&o->dns, o->server, s->dns_ep, s->dns_u, app, s, &s->dns2);
+    qk_io_loop_config lc = {.ev = s->evl};
+    if (!rc) rc = qk_io_loop_new(s->dns_u, &tun_dns_ops, s->dns2, &lc, &s->dns_loop);
+    if (rc) return rc;
+    tun_dns_attach(s->dns2, s->dns_loop);
+    qk_io_loop_kick(s->dns_loop);
+    if (o->server) {
+        printf("listening on %s (DNS, zone %s) -> %s (TCP)\n", o->dns_listen_str, o->dns.domain,
+               o->tcp_str);
+        fflush(stdout);
+    }
+    return 0;
+}
+
+/* dns in a carrier list, client: dial the server through the resolvers. */
+static int dial_dns(tun *s)
+{
+    if (!s->dns_ep && start_dns(s)) return QK_ERR_IO;
+    qk_addr none, peer;
+    memset(&none, 0, sizeof none);
+    tun_dns_server_addr(&peer);
+    int rc = qk_connect(s->dns_ep, &none, &peer, "localhost", qk_io_now(), &s->conn);
+    if (rc) return rc;
+    qk_io_loop_kick(s->dns_loop);
+    return 0;
+}
+
+/* End of the dns carrier of a list (after the loop ran). */
+static void stop_dns(tun *s)
+{
+    tun_dns_del(s->dns2); /* before its loop: it stops its watchers in it */
+    s->dns2 = NULL;
+    qk_io_loop_del(s->dns_loop);
+    s->dns_loop = NULL;
+    qk_endpoint_del(s->dns_ep);
+    s->dns_ep = NULL;
+    qk_udp_close(s->dns_u);
+    s->dns_u = NULL;
+}
+
 /* --carrier LIST, client: dial the carrier at s->cars.cur. Returns 0 or an error. */
 static int auto_dial(tun *s)
 {
@@ -874,6 +960,7 @@ static int auto_dial(tun *s)
         if (!rc) qk_io_loop_kick(s->loop);
         return rc;
     }
+    if (tun_auto_current(&s->cars) == TUN_CARRIER_DNS) return dial_dns(s);
     return s->tcp ? qk_tunnel_tcp_redial(s->tcp) : start_tcp(s); /* session: tcp_on_session */
 }
 
@@ -922,7 +1009,8 @@ static void auto_probe_event(tun *s, const qk_event *ev)
     if (ev->type != QK_EV_CONNECTED) return;
     qk_conn *c = s->probe;
     s->probe = NULL;
-    s->cars.cur = 0; /* udp */
+    s->cars.cur = 0;                /* udp */
+    if (s->conn) s->left = s->conn; /* closed once the session moved (auto_up) */
     s->conn = c;
     fprintf(stderr, "%s: carrier udp: probe %llu came up; moving the session to it\n", s->who,
             (unsigned long long)s->cars.probes);
@@ -941,6 +1029,9 @@ static void auto_up(tun *s)
                 tun_carriers[s->up_carrier].name, tun_carriers[c].name,
                 (unsigned long long)s->cars.switches);
         if (s->up_carrier == TUN_CARRIER_TCP) qk_tunnel_tcp_go_away(s->tcp);
+        if (s->left) qk_conn_close(s->left, 0, "moved to a better carrier"); /* RFC 9000 §10.2 */
+        s->left = NULL;
+        if (s->dns_loop) qk_io_loop_kick(s->dns_loop);
     } else if (s->up_carrier < 0) {
         fprintf(stderr, "%s: carrier %s\n", s->who, tun_carriers[c].name);
     }
@@ -977,6 +1068,7 @@ static bool app(void *ctx, qk_endpoint *ep, qk_time now)
                         ev.reason[0] ? ev.reason : "no reason given");
             if (s->o->server) track_conn(s, ev.conn, false);
             if (ev.conn == s->conn) conn_lost(s, quic_lost(&ev));
+            if (ev.conn == s->left) s->left = NULL;
         }
     }
     return wrote;
@@ -1170,7 +1262,9 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
     qk_tunnel_config tc = tunnel_config(s);
     rc = qk_tunnel_new(evl, &tc, &s->t);
     if (!rc && s->o->server && s->cars.n > 1 && tun_auto_has(&s->cars, TUN_CARRIER_TCP))
-        rc = start_tcp(s); /* the same tunnel: a session resumes over either carrier */
+        rc = start_tcp(s); /* the same tunnel: a session resumes over any carrier */
+    if (!rc && s->o->server && s->cars.n > 1 && tun_auto_has(&s->cars, TUN_CARRIER_DNS))
+        rc = start_dns(s);
     if (!rc && s->o->udp_fwd_str) rc = start_udp(s);
     if (!rc && !s->o->server) rc = dial(s);
     if (!rc) {
@@ -1189,6 +1283,7 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
     s->t = NULL;
     qk_tunnel_tcp_del(s->tcp);
     s->tcp = NULL;
+    stop_dns(s);
     qk_tunnel_udp_del(s->udp);
     s->udp = NULL;
     tun_dns_del(s->dns); /* before the loop: it stops its watchers in it */

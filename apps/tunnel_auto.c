@@ -20,7 +20,8 @@ int tun_auto_parse(tun_auto *a, const char *v, const char *const *names, size_t 
 {
     a->n = 0;
     a->cur = 0;
-    if (!strcmp(v, "auto")) v = "udp,tcp"; /* dns joins once lists can carry it */
+    a->is_auto = !strcmp(v, "auto");
+    if (a->is_auto) v = "udp,tcp"; /* dns joins when its options are given (tun_auto_add) */
     for (const char *p = v;;) {
         const char *comma = strchr(p, ',');
         size_t len = comma ? (size_t)(comma - p) : strlen(p);
@@ -28,6 +29,11 @@ int tun_auto_parse(tun_auto *a, const char *v, const char *const *names, size_t 
         if (!comma) return 0;
         p = comma + 1;
     }
+}
+
+void tun_auto_add(tun_auto *a, unsigned c)
+{
+    if (!tun_auto_has(a, c) && a->n < TUN_AUTO_MAX) a->order[a->n++] = c;
 }
 
 bool tun_auto_has(const tun_auto *a, unsigned c)

@@ -23,6 +23,7 @@
 typedef struct tun_auto {
     unsigned order[TUN_AUTO_MAX]; /* carrier numbers, best first */
     size_t n;                     /* entries in order (1: a single carrier) */
+    bool is_auto;                 /* --carrier auto */
     size_t cur;                   /* client: index in order being dialled or in use */
     qk_time probe_ns;             /* --probe-interval */
     uint64_t switches;            /* client: carrier changes once a session was up */
@@ -34,6 +35,9 @@ typedef struct tun_auto {
  * comma list of names[0..n_names) without repeats. Returns 0, or -1 (the
  * caller prints the usage error). */
 int tun_auto_parse(tun_auto *a, const char *v, const char *const *names, size_t n_names);
+
+/* Append carrier c (last) unless listed. */
+void tun_auto_add(tun_auto *a, unsigned c);
 
 /* True when carrier c is in the list. */
 bool tun_auto_has(const tun_auto *a, unsigned c);
