@@ -1,40 +1,47 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # covers: apps/tunnel_auto.c apps/cmd_tunnel.c
-# `quack tunnel --carrier auto` (udp, then tcp), end to end on loopback,
-# every download checked by SHA-256:
+# `quack tunnel --carrier auto` (udp, then tcp, then dns through unbound),
+# end to end on loopback against one server process serving all three
+# carriers with one key, every download checked by SHA-256:
 #  - UDP to the server blackholed (a `quack netem` relay with --blackhole
 #    covering the whole run): the client falls to TCP and carries its first
 #    byte within 5 s of its start; its log and --stats say carrier tcp;
-#  - the blackhole lifted mid-download (the relay replaced by a clear one):
-#    the client's probe finds UDP and moves the session to it within 30 s,
-#    the download goes on to the last byte (the flow resumed, not reopened),
-#    and the stats count the switch and the probes;
-#  - one server process serves both carriers with one key: the auto
-#    client's --pin holds on both, and a --carrier tcp client works too.
+#  - TCP blackholed too mid-download (the TCP relay killed): the client
+#    moves to DNS (unbound, stub zone -> the server's --dns-listen) and the
+#    same download goes on to its last byte (resumed, not reopened);
+#  - the UDP blackhole lifted (the relay replaced by a clear one): the
+#    client's probe finds UDP and moves the session to it within 30 s, a
+#    new download works, and the stats count both switches and the probes.
 # Usage: tests/cli/tunnel_auto.sh BUILD_DIR
 set -uo pipefail
 build=${1:?usage: tunnel_auto.sh BUILD_DIR}
 . "$(dirname "$0")/lib/harness.bash" # q, peer, tmp, pids, check, pick_ports, wait_*, ...
-pick_ports sized_port srv_port relay_port tcp_port tcp2_port
+pick_ports sized_port srv_port relay_port tcp_port dns_port ub_port
+. "$(dirname "$0")/../interop/dns/rig.bash" # rig_unbound: unbound with a stub zone (DOMAIN)
+command -v unbound >/dev/null || { echo "skip: unbound not installed"; exit 0; }
 
 asan=no
 grep -q '^QK_SANITIZE:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null && asan=yes
-size=$([ $asan = yes ] && echo 6000000 || echo 24000000)
-rate=$([ $asan = yes ] && echo 8mbit || echo 24mbit) # the TCP leg: the download spans the lift
+size=$([ $asan = yes ] && echo 1500000 || echo 3000000)
+rate=$([ $asan = yes ] && echo 2mbit || echo 4mbit) # the TCP leg: the download spans its loss
 
 $peer sized "$sized_port" 7 &
 pids+=($!)
 wait_tcp "$sized_port" || no "the sized peer did not come up"
 
-"$q" tunnel server --carrier udp,tcp --listen "127.0.0.1:$srv_port" --to "127.0.0.1:$sized_port" \
-    --stats >"$tmp/s.out" 2>"$tmp/s.err" &
+"$q" tunnel server --carrier auto --domain "$DOMAIN" --dns-listen "127.0.0.1:$dns_port" \
+    --listen "127.0.0.1:$srv_port" --to "127.0.0.1:$sized_port" --stats \
+    >"$tmp/s.out" 2>"$tmp/s.err" &
 pids+=($!)
-wait_until 100 eval "[ \$(grep -c '^listening on' $tmp/s.out) = 2 ]" ||
-    no "the server did not listen on both carriers: $(cat "$tmp/s.out" "$tmp/s.err")"
-check "the server listens on UDP and TCP on one port ($(grep -c '^listening on 127.0.0.1:'"$srv_port" "$tmp/s.out") lines)" \
-    "grep -q 'listening on 127.0.0.1:$srv_port (QUIC' $tmp/s.out && grep -q 'listening on 127.0.0.1:$srv_port (yamux' $tmp/s.out"
+wait_until 100 eval "[ \$(grep -c '^listening on' $tmp/s.out) = 3 ]" ||
+    no "the server did not listen on the three carriers: $(cat "$tmp/s.out" "$tmp/s.err")"
+check "one server process listens on UDP and TCP on one port and DNS on --dns-listen" \
+    "grep -q 'listening on 127.0.0.1:$srv_port (QUIC' $tmp/s.out && grep -q 'listening on 127.0.0.1:$srv_port (yamux' $tmp/s.out && grep -q 'listening on 127.0.0.1:$dns_port (DNS' $tmp/s.out"
 pin=$(listen_pin "$tmp/s.out")
+WORK=$tmp SPORT=$dns_port
+rig_unbound "$ub_port" || no "unbound did not come up"
+pids+=($UNBOUND_PID)
 
 # udp_relay dark|clear: the UDP relay in front of the server (sets upid).
 udp_relay() {
@@ -49,13 +56,14 @@ udp_relay() {
 udp_relay dark || no "the UDP relay did not come up"
 "$q" netem --tcp --listen "127.0.0.1:$relay_port" --to "127.0.0.1:$srv_port" --rate "$rate" \
     >"$tmp/nt.log" 2>&1 &
-pids+=($!)
+tpid=$!
+pids+=($tpid)
 wait_tcp "$relay_port" || no "the TCP relay did not come up"
 
 # The download: connect (retrying until the client listens), then the time
 # of the first byte since $2 (epoch seconds) and the SHA-256 verdict.
 timed_get() {
-    python3 - "$1" "$2" "$size" <<'PY'
+    python3 - "$1" "$2" "$3" <<'PY'
 import hashlib, random, socket, sys, time
 port, t0, n = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
 while True:
@@ -82,11 +90,11 @@ PY
 
 t0=$(date +%s.%N)
 "$q" tunnel client --carrier auto --connect "127.0.0.1:$relay_port" --pin "$pin" \
-    --listen "127.0.0.1:$tcp_port" --probe-interval 1s --keep-alive 500ms --idle-timeout 3s \
-    --stats >"$tmp/c.out" 2>"$tmp/c.err" &
+    --domain "$DOMAIN" --resolver "127.0.0.1:$ub_port" --listen "127.0.0.1:$tcp_port" \
+    --probe-interval 1s --keep-alive 500ms --idle-timeout 3s --stats >"$tmp/c.out" 2>"$tmp/c.err" &
 cpid=$!
 pids+=($cpid)
-timed_get "$tcp_port" "$t0" >"$tmp/get" 2>&1 &
+timed_get "$tcp_port" "$t0" "$size" >"$tmp/get" 2>&1 &
 gpid=$!
 wait_line "$tmp/get" '^first' 150
 first=$(sed -n 's/^first //p' "$tmp/get")
@@ -97,35 +105,38 @@ check "the client logs the fallback ($(grep -m1 'trying tcp' "$tmp/c.err"))" \
 wait_until 30 grep -q 'carrier=tcp carrier_switches=0' "$tmp/c.err"
 check "its stats say carrier=tcp, no switch yet" "grep -q 'carrier=tcp carrier_switches=0' $tmp/c.err"
 
-# Lift the blackhole while the download runs over TCP.
-sleep 1
+# Blackhole TCP too while the download runs over it: on to DNS.
+sleep 1.5
+kill -KILL "$tpid"
+wait "$tpid" 2>/dev/null
+wait_line "$tmp/c.err" 'carrier tcp -> dns' 300
+check "TCP blackholed too: the client moves to dns ($(grep -m1 'carrier tcp -> dns' "$tmp/c.err"))" \
+    "grep -q 'carrier tcp -> dns (switch 1)' $tmp/c.err"
+check "the download was still running when the carrier changed" "kill -0 $gpid 2>/dev/null"
+wait_until 50 grep -q 'carrier=dns' "$tmp/c.err"
+b0=$(grep 'carrier=dns' "$tmp/c.err" | head -1 | sed -n 's/.* tunnel_to_tcp_bytes=\([0-9]*\).*/\1/p')
+wait "$gpid"
+r=$(tail -1 "$tmp/get")
+check "$size bytes arrive intact across the tcp -> dns switch ($r)" "[ '${r%% *}' = ok ]"
+b1=$(grep 'carrier=dns' "$tmp/c.err" | tail -1 | sed -n 's/.* tunnel_to_tcp_bytes=\([0-9]*\).*/\1/p')
+check "bytes flowed while on dns (tunnel_to_tcp_bytes $b0 -> $b1)" "[ '${b1:-0}' -gt '${b0:-0}' ]"
+
+# Lift the UDP blackhole: back to UDP.
 kill -KILL "$upid"
 wait "$upid" 2>/dev/null
 udp_relay clear
 tl=$(date +%s.%N)
-wait_line "$tmp/c.err" 'carrier tcp -> udp' 300
+wait_line "$tmp/c.err" 'carrier dns -> udp' 300
 tu=$(date +%s.%N)
 dt=$(awk -v a="$tl" -v b="$tu" 'BEGIN { printf "%.2f", b - a }')
-check "blackhole lifted: back on UDP $dt s later (< 30 s)" \
-    "grep -q 'carrier tcp -> udp (switch 1)' $tmp/c.err && awk -v d=$dt 'BEGIN { exit !(d < 30) }'"
-check "the download was still running when the carrier changed" "kill -0 $gpid 2>/dev/null"
-wait "$gpid"
-r=$(tail -1 "$tmp/get")
-check "$size bytes arrive intact across the tcp -> udp switch ($r)" "[ '${r%% *}' = ok ]"
+check "UDP blackhole lifted: back on UDP $dt s later (< 30 s)" \
+    "grep -q 'carrier dns -> udp (switch 2)' $tmp/c.err && awk -v d=$dt 'BEGIN { exit !(d < 30) }'"
+r=$(timed_get "$tcp_port" "$(date +%s.%N)" 2000000 | tail -1)
+check "a new 2 MB download over UDP ($r)" "[ '${r%% *}' = ok ]"
 sleep 1.2 # one more stats line
 cl=$(grep '^stats:' "$tmp/c.err" | tail -1)
 field() { sed -n "s/.* $1=\([0-9a-z]*\).*/\1/p" <<<"$cl"; }
 check "client stats: carrier=$(field carrier) carrier_switches=$(field carrier_switches) carrier_probes=$(field carrier_probes) flows_resumed=$(field flows_resumed) flows_opened=$(field flows_opened)" \
-    "[ '$(field carrier)' = udp ] && [ '$(field carrier_switches)' = 1 ] && [ '$(field carrier_probes)' -ge 1 ] && [ '$(field flows_resumed)' -ge 1 ] && [ '$(field flows_opened)' = 1 ]"
-
-# The same server, one key, for single-carrier clients of either kind.
-"$q" tunnel client --carrier tcp --connect "127.0.0.1:$srv_port" --pin "$pin" \
-    --listen "127.0.0.1:$tcp2_port" >"$tmp/c2.out" 2>"$tmp/c2.err" &
-c2=$!
-pids+=($c2)
-wait_line "$tmp/c2.out" '^tunnel: listening on' || no "the tcp client did not come up: $(cat "$tmp/c2.err")"
-r=$($peer get "$tcp2_port" 1000000 7)
-check "a --carrier tcp client with the same --pin ($r)" "[ '${r%% *}' = ok ]"
-kill "$c2"
+    "[ '$(field carrier)' = udp ] && [ '$(field carrier_switches)' = 2 ] && [ '$(field carrier_probes)' -ge 1 ] && [ '$(field flows_resumed)' -ge 1 ] && [ '$(field flows_opened)' = 2 ]"
 echo "$fails failure(s)"
 [ "$fails" -eq 0 ]
