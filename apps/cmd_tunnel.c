@@ -188,16 +188,8 @@ static void usage_options(FILE *f)
             "  --carrier udp|tcp|dns  udp: QUIC over UDP (default); tcp: yamux streams over\n"
             "                         TLS 1.3 over TCP (same --cert/--key/--pin scheme; the\n"
             "                         server's --listen and client's --connect are TCP);\n"
-            "                         dns: QUIC in DNS queries (options below)\n"
-            "  --carrier udp,tcp      a list (auto = udp,tcp): the server listens on\n"
-            "                         --listen's port over UDP and TCP at once, with one\n"
-            "                         key and one session table; the client dials udp\n"
-            "                         (--handshake-timeout, default 2s with a list), then\n"
-            "                         tcp, then from the top with backoff; on tcp it\n"
-            "                         probes udp every --probe-interval and moves its\n"
-            "                         flows back when a handshake completes. dns is not\n"
-            "                         in lists yet\n"
-            "  --probe-interval TIME  client with a list: how often (default 5s)\n"
+            "                         dns: QUIC in DNS queries (options below); several\n"
+            "                         at once (udp,tcp,dns or auto): carrier lists below\n"
             "  --fixed-window         tcp: keep yamux windows at 256 KiB (no auto-tuning)\n"
             "  --cc NAME              congestion controller (udp and dns carriers):\n"
             "                         bbr-lt (default) BBRv3 whose loss lowers the rate only\n"
@@ -277,6 +269,7 @@ static void usage_more(FILE *f)
           "directory).\n",
           f);
     tun_dns_usage(f);
+    tun_auto_usage(f);
 }
 
 static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -384,6 +377,23 @@ static int parse_session_opt(tun_opts *o, const char *a, const char *v)
     return bad("unknown option '%s' for tunnel %s", a, o->server ? "server" : "client");
 }
 
+/* --dns-listen (server), --probe-interval (client): carrier lists. 0, or bad()'s status. */
+static int parse_auto_opt(tun_opts *o, const char *a, const char *v)
+{
+    if (!strcmp(a, "--dns-listen") && o->server) {
+        o->dns_listen_str = v;
+        if (qk_addr_parse(v, &o->dns_listen))
+            return bad("--dns-listen wants ADDR:PORT or [V6]:PORT, not '%s'", v);
+        return 0;
+    }
+    if (!strcmp(a, "--probe-interval") && !o->server) {
+        if (parse_time_opt(a, v, &o->cars.probe_ns) || !o->cars.probe_ns)
+            return bad("%s", "--probe-interval wants a time above 0, such as 5s");
+        return 0;
+    }
+    return bad("unknown option '%s' for tunnel %s", a, o->server ? "server" : "client");
+}
+
 /* One option with a value: 0, or bad()'s exit status. */
 static int parse_value(tun_opts *o, const char *a, const char *v)
 {
@@ -427,13 +437,8 @@ static int parse_value(tun_opts *o, const char *a, const char *v)
     } else if (!strcmp(a, "--carrier")) {
         if (parse_carrier(o, v)) return 2;
         o->dns.on = o->carrier == TUN_CARRIER_DNS;
-    } else if (!strcmp(a, "--dns-listen") && o->server) {
-        o->dns_listen_str = v;
-        if (qk_addr_parse(v, &o->dns_listen))
-            return bad("--dns-listen wants ADDR:PORT or [V6]:PORT, not '%s'", v);
-    } else if (!strcmp(a, "--probe-interval") && !o->server) {
-        if (parse_time_opt(a, v, &o->cars.probe_ns) || !o->cars.probe_ns)
-            return bad("%s", "--probe-interval wants a time above 0, such as 5s");
+    } else if (!strcmp(a, "--dns-listen") || !strcmp(a, "--probe-interval")) {
+        return parse_auto_opt(o, a, v);
     } else if (!strcmp(a, "--log")) {
         o->log_file = v;
     } else if (!strcmp(a, "--qlog")) {

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <quack/quack.h>
 
@@ -35,6 +36,9 @@ typedef struct tun_auto {
  * comma list of names[0..n_names) without repeats. Returns 0, or -1 (the
  * caller prints the usage error). */
 int tun_auto_parse(tun_auto *a, const char *v, const char *const *names, size_t n_names);
+
+/* --help lines for carrier lists. */
+void tun_auto_usage(FILE *f);
 
 /* Append carrier c (last) unless listed. */
 void tun_auto_add(tun_auto *a, unsigned c);
