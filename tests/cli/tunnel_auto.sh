@@ -25,6 +25,10 @@ asan=no
 grep -q '^QK_SANITIZE:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null && asan=yes
 size=$([ $asan = yes ] && echo 1500000 || echo 3000000)
 rate=$([ $asan = yes ] && echo 2mbit || echo 4mbit) # the TCP leg: the download spans its loss
+# The first byte's bound: 5 s (2 s of UDP handshake timeout, then TCP and
+# TLS); the sanitizer build starts and handshakes several times slower
+# (5.6 s measured under ASan on a loaded 2-core machine).
+first_max=$([ $asan = yes ] && echo 10 || echo 5)
 
 $peer sized "$sized_port" 7 &
 pids+=($!)
@@ -98,8 +102,9 @@ timed_get "$tcp_port" "$t0" "$size" >"$tmp/get" 2>&1 &
 gpid=$!
 wait_line "$tmp/get" '^first' 150
 first=$(sed -n 's/^first //p' "$tmp/get")
-check "UDP blackholed: the first byte arrives over TCP ${first:-never} s after the client started (< 5 s)" \
-    "awk -v f='${first:-99}' 'BEGIN { exit !(f < 5) }' && grep -q '(yamux/TLS/TCP)' $tmp/c.out"
+check "UDP blackholed: the first byte arrives over TCP ${first:-never} s after the client started (< $first_max s)" \
+    "awk -v f='${first:-99}' 'BEGIN { exit !(f < $first_max) }' && grep -q '(yamux/TLS/TCP)' $tmp/c.out"
+awk -v f="${first:-99}" -v m=$first_max 'BEGIN { exit !(f < m) }' || grep -v '^stats:' "$tmp/c.err" | head -8
 check "the client logs the fallback ($(grep -m1 'trying tcp' "$tmp/c.err"))" \
     "grep -q 'carrier udp: no session; trying tcp' $tmp/c.err && grep -q 'carrier tcp\$' $tmp/c.err"
 wait_until 30 grep -q 'carrier=tcp carrier_switches=0' "$tmp/c.err"
@@ -113,13 +118,15 @@ wait_line "$tmp/c.err" 'carrier tcp -> dns' 300
 check "TCP blackholed too: the client moves to dns ($(grep -m1 'carrier tcp -> dns' "$tmp/c.err"))" \
     "grep -q 'carrier tcp -> dns (switch 1)' $tmp/c.err"
 check "the download was still running when the carrier changed" "kill -0 $gpid 2>/dev/null"
-wait_until 50 grep -q 'carrier=dns' "$tmp/c.err"
-b0=$(grep 'carrier=dns' "$tmp/c.err" | head -1 | sed -n 's/.* tunnel_to_tcp_bytes=\([0-9]*\).*/\1/p')
+# What had arrived by the last stats line before the switch: at most one
+# second of the TCP leg (rate/8 bytes) more came over TCP after it.
+b0=$(sed -n '/carrier tcp -> dns/q; s/^stats:.* tunnel_to_tcp_bytes=\([0-9]*\).*/\1/p' "$tmp/c.err" | tail -1)
 wait "$gpid"
 r=$(tail -1 "$tmp/get")
 check "$size bytes arrive intact across the tcp -> dns switch ($r)" "[ '${r%% *}' = ok ]"
-b1=$(grep 'carrier=dns' "$tmp/c.err" | tail -1 | sed -n 's/.* tunnel_to_tcp_bytes=\([0-9]*\).*/\1/p')
-check "bytes flowed while on dns (tunnel_to_tcp_bytes $b0 -> $b1)" "[ '${b1:-0}' -gt '${b0:-0}' ]"
+tcp_sec=$(($(sed 's/mbit//' <<<"$rate") * 1000000 / 8))
+check "over $tcp_sec bytes came over dns ($((size - ${b0:-$size})): $size - $b0 at the last stats line on tcp)" \
+    "[ $((size - ${b0:-$size})) -gt $tcp_sec ]"
 
 # Lift the UDP blackhole: back to UDP.
 kill -KILL "$upid"
