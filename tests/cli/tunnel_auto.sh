@@ -37,7 +37,8 @@ wait_tcp "$sized_port" || no "the sized peer did not come up"
 "$q" tunnel server --carrier auto --domain "$DOMAIN" --dns-listen "127.0.0.1:$dns_port" \
     --listen "127.0.0.1:$srv_port" --to "127.0.0.1:$sized_port" --stats \
     >"$tmp/s.out" 2>"$tmp/s.err" &
-pids+=($!)
+spid=$!
+pids+=($spid)
 wait_until 100 eval "[ \$(grep -c '^listening on' $tmp/s.out) = 3 ]" ||
     no "the server did not listen on the three carriers: $(cat "$tmp/s.out" "$tmp/s.err")"
 check "one server process listens on UDP and TCP on one port and DNS on --dns-listen" \
@@ -145,5 +146,12 @@ cl=$(grep '^stats:' "$tmp/c.err" | tail -1)
 field() { sed -n "s/.* $1=\([0-9a-z]*\).*/\1/p" <<<"$cl"; }
 check "client stats: carrier=$(field carrier) carrier_switches=$(field carrier_switches) carrier_probes=$(field carrier_probes) flows_resumed=$(field flows_resumed) flows_opened=$(field flows_opened)" \
     "[ '$(field carrier)' = udp ] && [ '$(field carrier_switches)' = 2 ] && [ '$(field carrier_probes)' -ge 1 ] && [ '$(field flows_resumed)' -ge 1 ] && [ '$(field flows_opened)' = 2 ]"
+kill -TERM "$cpid" "$spid"
+wait "$cpid"
+crc=$?
+wait "$spid"
+src=$?
+check "SIGTERM: client and server exit 0 ($crc, $src), no sanitizer report" \
+    "[ $crc = 0 ] && [ $src = 0 ] && ! grep -q 'Sanitizer' $tmp/c.err $tmp/s.err"
 echo "$fails failure(s)"
 [ "$fails" -eq 0 ]
