@@ -864,14 +864,16 @@ static void conn_lost(tun *s, tun_lost how)
     s->conn = NULL;
     s->sess = NULL;
     if (s->stopping) return;
+    if (how == TUN_LOST_RETRY && s->cars.n > 1 && s->cars.cur + 1 < s->cars.n) {
+        if (s->listening) qk_tunnel_set_session(s->t, NULL, NULL);
+        if (auto_next(s, s->up_carrier < 0 ? "no session" : "lost")) return; /* at once */
+    }
     if (how == TUN_LOST_DENIED || how == TUN_LOST_FATAL || !s->o->reconnect_max_ns) {
         s->exit_code = how == TUN_LOST_DENIED ? TUN_EXIT_DENIED : TUN_EXIT_CONN;
         stop(s);
         return;
     }
     if (s->listening) qk_tunnel_set_session(s->t, NULL, NULL);
-    if (how == TUN_LOST_RETRY && auto_next(s, s->up_carrier < 0 ? "no session" : "lost"))
-        return;                  /* the next carrier of the list, at once */
     if (how == TUN_LOST_AT_ONCE) /* the server stopped: its sessions went with it */
         qk_tunnel_forget_session(s->t, "the server closed the connection (stopping)");
     schedule_redial(s, how == TUN_LOST_AT_ONCE);
@@ -1090,7 +1092,9 @@ static void on_tick(struct ev_loop *ev, ev_timer *w, int revents)
     s->last_tick = now;
     qk_tunnel_stats st;
     qk_tunnel_get_stats(s->t, &st);
-    const char *label = tun_carriers[tun_auto_current(&s->cars)].rate_label; /* in use */
+    const char *label = s->o->server && s->cars.n > 1
+                            ? "tunnel" /* a server of several carriers */
+                            : tun_carriers[tun_auto_current(&s->cars)].rate_label; /* in use */
     if (!s->o->quiet && (st.tcp_to_quic_bytes != s->mark.tcp_to_quic_bytes ||
                          st.quic_to_tcp_bytes != s->mark.quic_to_tcp_bytes ||
                          st.flows_opened != s->mark.flows_opened)) {

@@ -30,6 +30,20 @@ rate=$([ $asan = yes ] && echo 2mbit || echo 4mbit) # the TCP leg: the download 
 # (5.6 s measured under ASan on a loaded 2-core machine).
 first_max=$([ $asan = yes ] && echo 10 || echo 5)
 
+# Usage errors and the list's end: exit 2 with the fix named; a client
+# whose every carrier fails exits 1 with --reconnect-max 0 after trying all.
+"$q" tunnel server --carrier auto --domain "$DOMAIN" --listen "127.0.0.1:$srv_port" \
+    --to "127.0.0.1:$sized_port" >/dev/null 2>"$tmp/e1"
+check "a server with dns in its list and no --dns-listen exits 2 naming it" \
+    "[ $? = 2 ] && grep -q 'needs --dns-listen' $tmp/e1"
+"$q" tunnel client --carrier tcp,udp --connect "127.0.0.1:$srv_port" --insecure \
+    --listen "127.0.0.1:$tcp_port" >/dev/null 2>"$tmp/e2"
+check "a list that does not start with udp exits 2" "[ $? = 2 ] && grep -q 'starts with udp' $tmp/e2"
+"$q" tunnel client --carrier auto --connect "127.0.0.1:$srv_port" --insecure \
+    --listen "127.0.0.1:$tcp_port" --reconnect-max 0 >/dev/null 2>"$tmp/e3"
+check "nothing listening, --reconnect-max 0: udp then tcp tried, exit 1" \
+    "[ $? = 1 ] && grep -q 'carrier udp: no session; trying tcp' $tmp/e3"
+
 $peer sized "$sized_port" 7 &
 pids+=($!)
 wait_tcp "$sized_port" || no "the sized peer did not come up"
