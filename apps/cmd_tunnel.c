@@ -6,7 +6,7 @@
 #include "commands.h"
 #include "cli_options.h"
 #include "cli_stats.h"
-#include "tunnel_auto.h"
+#include "tunnel_app.h"
 #include "tunnel_config.h"
 #include "tunnel_dns.h"
 
@@ -22,101 +22,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define TUN_ALPN      "quack-tunnel"
-#define TUN_MAX_ALLOW 64
-
-/* The carriers; selected in one place (qk_cmd_tunnel's switch). */
-typedef enum tun_carrier {
-    TUN_CARRIER_UDP = 0, /* QUIC over UDP (default) */
-    TUN_CARRIER_TCP = 1, /* yamux over TLS 1.3 over TCP */
-    TUN_CARRIER_DNS = 2, /* QUIC in DNS queries through resolvers (apps/tunnel_dns.c) */
-} tun_carrier;
-
-/* Per carrier, by tun_carrier: its --carrier name, what the listening line
- * says it carries flows over, and the progress line's label. */
-static const struct {
-    const char *name, *listen_label, *rate_label;
-} tun_carriers[] = {
-    {"udp", "QUIC", "quic"},
-    {"tcp", "yamux/TLS/TCP", "yamux"},
-    {"dns", "QUIC", "dns"},
-};
-
-typedef struct tun_opts {
-    bool server;
-    tun_carrier carrier; /* the first (best) of cars */
-    tun_auto cars;       /* --carrier LIST|auto (tunnel_auto.h); n 1 for one carrier */
-    bool fixed_window;
-    const char *udp_str, *tcp_str; /* server: --listen / --to; client: --connect / --listen */
-    qk_addr udp, tcp;
-    const char *cert_file, *key_file, *pin, *qlog_dir;
-    const char *log_file; /* --log: stderr goes here; SIGHUP reopens it */
-    bool insecure, quiet, stats;
-    cli_admission admission; /* server: --retry, --max-handshakes, --handshake-timeout;
-                                 client: --handshake-timeout */
-    qk_cc_kind cc;
-    bool cc_set;            /* --cc given; else bbr-lt */
-    uint64_t bandwidth_bps; /* --bandwidth (0: none) */
-    qk_time keep_alive_ns, idle_timeout_ns;
-    qk_time reconnect_max_ns, hold_ns; /* client: backoff cap (0 = no redial); backlog wait */
-    uint64_t max_flows;
-    uint64_t flow_buffer_bytes, session_buffer_bytes; /* --session-buffer, --session-cap */
-    qk_time session_linger_ns;                        /* --session-linger */
-    bool socks5;                                      /* server: --to socks5 */
-    bool open_proxy;                      /* server: --open-proxy (socks5 without access control) */
-    const char *state_dir;                /* server: --state-dir (its key and certificate) */
-    qk_tunnel_allow allow[TUN_MAX_ALLOW]; /* server: --allow rules */
-    size_t n_allow;
-    char socks_user[256], socks_pass[256]; /* --socks-auth-file USER:PASS */
-    const char *udp_fwd_str;               /* --udp-listen (client) / --udp-to (server) */
-    qk_addr udp_fwd;
-    qk_time udp_idle_ns;
-    unsigned udp_urgency;
-    uint8_t secret[1024]; /* --secret-file */
-    size_t secret_len;
-    tun_dns_opts dns;           /* --carrier dns (apps/tunnel_dns.c) */
-    const char *dns_listen_str; /* server with dns in a list: --dns-listen */
-    qk_addr dns_listen;
-} tun_opts;
-
-typedef struct tun {
-    const tun_opts *o;
-    const char *who;
-    qk_endpoint *ep;
-    qk_conn *conn;      /* client */
-    qk_io_loop *loop;   /* udp */
-    qk_tunnel_tcp *tcp; /* tcp */
-    /* client: the carrier session up now (qk_conn *, qk_yamux *) and its carrier */
-    void *sess;
-    const qk_tunnel_carrier *sess_car;
-    qk_conn **conns; /* server: the connections up now, closed by stop() */
-    size_t n_conns, cap_conns;
-    const char *stop_reason; /* server: CONNECTION_CLOSE's reason */
-    struct ev_loop *evl;
-    qk_tunnel *t;
-    qk_tunnel_udp *udp; /* --udp-listen / --udp-to */
-    ev_timer tick, exit_timer, redial;
-    ev_signal sigint, sigterm, sighup;
-    qk_tunnel_stats mark;
-    const qk_config *cfg;
-    tun_auto cars;    /* client: the list, the carrier in use, the fallback counters */
-    int up_carrier;   /* client: the carrier of the last session up (-1: none yet) */
-    qk_conn *probe;   /* client on a worse carrier: a QUIC handshake to try UDP again */
-    ev_timer probe_w; /* every --probe-interval while on a worse carrier */
-    qk_conn *left;    /* client: the dns connection a probe moved us away from */
-    /* dns in a carrier list: its own endpoint (the DNS profile) in the same loop */
-    qk_endpoint *dns_ep;
-    qk_io_loop *dns_loop;
-    qk_udp *dns_u;
-    tun_dns *dns2;
-    tun_dns *dns;
-    qk_time start, last_tick;
-    qk_time backoff_ns; /* client: the next redial's delay before jitter */
-    unsigned attempts;  /* client: redials since the connection was last up */
-    bool listening;     /* client: the TCP listener is open (the first connection came up) */
-    bool stopping;
-    int exit_code; /* TUN_EXIT_*: why it ended */
-} tun;
+#define TUN_ALPN "quack-tunnel"
 
 /* Exit codes, one per failure class (listed in --help). */
 #define TUN_EXIT_OK     0 /* stopped by SIGINT/SIGTERM */
@@ -693,8 +599,6 @@ static void on_signal(struct ev_loop *ev, ev_signal *w, int revents)
     stop(s);
 }
 
-static void auto_up(tun *s);
-
 /* The client's TCP listener is up (rc 0) on top of a carrier session: say
  * where, or give up. */
 static void listening(tun *s, int rc, const char *carrier)
@@ -718,7 +622,7 @@ static void session_ready(tun *s, const qk_tunnel_carrier *car, void *sess)
 {
     s->backoff_ns = TUN_BACKOFF_MIN_NS;
     if (car == &qk_tunnel_carrier_quic) qk_tunnel_udp_set_conn(s->udp, sess);
-    auto_up(s);
+    tun_auto_up(s);
     if (!s->listening) {
         s->listening = true;
         s->attempts = 0;
@@ -750,7 +654,7 @@ static void on_auth(void *ctx, void *sess, bool ok)
 }
 
 /* Client: a carrier session came up: prove the secret first, if any. */
-static void session_up(tun *s, const qk_tunnel_carrier *car, void *sess)
+static void tun_session_up(tun *s, const qk_tunnel_carrier *car, void *sess)
 {
     s->sess = sess;
     s->sess_car = car;
@@ -773,15 +677,13 @@ static void on_connected(tun *s, qk_conn *c)
     else if (s->o->server)
         track_conn(s, c, true);
     else if (c == s->conn)
-        session_up(s, &qk_tunnel_carrier_quic, c);
+        tun_session_up(s, &qk_tunnel_carrier_quic, c);
 }
 
 static void schedule_redial(tun *s, bool at_once);
-static int auto_dial(tun *s);
-static bool auto_next(tun *s, const char *why);
 
 /* Client: dial the server (again). Returns 0 or qk_connect's error. */
-static int dial(tun *s)
+static int tun_dial(tun *s)
 {
     qk_addr none;
     memset(&none, 0, sizeof none);
@@ -801,14 +703,14 @@ static void on_redial(struct ev_loop *ev, ev_timer *w, int revents)
     s->attempts++;
     if (s->cars.n > 1) { /* a carrier list: from its best carrier again */
         s->cars.cur = 0;
-        if (auto_dial(s) && !auto_next(s, "cannot start")) schedule_redial(s, false);
+        if (tun_auto_dial(s) && !tun_auto_next(s, "cannot start")) schedule_redial(s, false);
         return;
     }
     if (s->tcp) { /* yamux: the session arrives by tcp_on_session */
         if (qk_tunnel_tcp_redial(s->tcp)) schedule_redial(s, false);
         return;
     }
-    if (dial(s)) {
+    if (tun_dial(s)) {
         schedule_redial(s, false);
         return;
     }
@@ -866,7 +768,7 @@ static void conn_lost(tun *s, tun_lost how)
     if (s->stopping) return;
     if (how == TUN_LOST_RETRY && s->cars.n > 1 && s->cars.cur + 1 < s->cars.n) {
         if (s->listening) qk_tunnel_set_session(s->t, NULL, NULL);
-        if (auto_next(s, s->up_carrier < 0 ? "no session" : "lost")) return; /* at once */
+        if (tun_auto_next(s, s->up_carrier < 0 ? "no session" : "lost")) return; /* at once */
     }
     if (how == TUN_LOST_DENIED || how == TUN_LOST_FATAL || !s->o->reconnect_max_ns) {
         s->exit_code = how == TUN_LOST_DENIED ? TUN_EXIT_DENIED : TUN_EXIT_CONN;
@@ -891,167 +793,9 @@ static bool tun_closed_before_handshake(tun *s, const qk_event *ev)
     return true;
 }
 
-static void auto_probe_event(tun *s, const qk_event *ev);
-static int start_tcp(tun *s);
+static int tun_start_tcp(tun *s);
 
-static bool app(void *ctx, qk_endpoint *ep, qk_time now);
-
-/* dns in a carrier list: an endpoint with the DNS profile, its socket
- * (server: --dns-listen; client: any port, the resolvers' family) and a
- * qk_io_loop in the same libev loop. Returns 0 or a QK_ERR_*. */
-static int start_dns(tun *s)
-{
-    const tun_opts *o = s->o;
-    qk_config dc = *s->cfg;
-    tun_dns_config(&o->dns, o->server, &dc);
-    s->dns_ep = cli_endpoint_new(&dc, s->who);
-    if (!s->dns_ep) return QK_ERR_CONFIG;
-    qk_addr bind;
-    memset(&bind, 0, sizeof bind);
-    if (o->server)
-        bind = o->dns_listen;
-    else
-        bind.ss.ss_family = o->dns.resolver[0].ss.ss_family;
-    bind.len = o->server ? o->dns_listen.len : o->dns.resolver[0].len;
-    int rc = qk_udp_open(&bind, 0, &s->dns_u);
-    if (rc) {
-        fprintf(stderr, "%s: cannot open the DNS carrier's UDP socket%s%s: %m\n", s->who,
-                o->server ? " on " : "", o->server ? o->dns_listen_str : "");
-        return rc;
-    }
-    rc = tun_dns_new(&o->dns, o->server, s->dns_ep, s->dns_u, app, s, &s->dns2);
-    qk_io_loop_config lc = {.ev = s->evl};
-    if (!rc) rc = qk_io_loop_new(s->dns_u, &tun_dns_ops, s->dns2, &lc, &s->dns_loop);
-    if (rc) return rc;
-    tun_dns_attach(s->dns2, s->dns_loop);
-    qk_io_loop_kick(s->dns_loop);
-    if (o->server) {
-        printf("listening on %s (DNS, zone %s) -> %s (TCP)\n", o->dns_listen_str, o->dns.domain,
-               o->tcp_str);
-        fflush(stdout);
-    }
-    return 0;
-}
-
-/* dns in a carrier list, client: dial the server through the resolvers. */
-static int dial_dns(tun *s)
-{
-    if (!s->dns_ep && start_dns(s)) return QK_ERR_IO;
-    qk_addr none, peer;
-    memset(&none, 0, sizeof none);
-    tun_dns_server_addr(&peer);
-    int rc = qk_connect(s->dns_ep, &none, &peer, "localhost", qk_io_now(), &s->conn);
-    if (rc) return rc;
-    qk_io_loop_kick(s->dns_loop);
-    return 0;
-}
-
-/* End of the dns carrier of a list (after the loop ran). */
-static void stop_dns(tun *s)
-{
-    tun_dns_del(s->dns2); /* before its loop: it stops its watchers in it */
-    s->dns2 = NULL;
-    qk_io_loop_del(s->dns_loop);
-    s->dns_loop = NULL;
-    qk_endpoint_del(s->dns_ep);
-    s->dns_ep = NULL;
-    qk_udp_close(s->dns_u);
-    s->dns_u = NULL;
-}
-
-/* --carrier LIST, client: dial the carrier at s->cars.cur. Returns 0 or an error. */
-static int auto_dial(tun *s)
-{
-    if (tun_auto_current(&s->cars) == TUN_CARRIER_UDP) {
-        int rc = dial(s);
-        if (!rc) qk_io_loop_kick(s->loop);
-        return rc;
-    }
-    if (tun_auto_current(&s->cars) == TUN_CARRIER_DNS) return dial_dns(s);
-    return s->tcp ? qk_tunnel_tcp_redial(s->tcp) : start_tcp(s); /* session: tcp_on_session */
-}
-
-/* --carrier LIST, client: the carrier at s->cars.cur did not come up or was
- * lost (why): try the next one of the list at once. Returns false at the
- * end of the list (then the caller redials from the top with backoff). */
-static bool auto_next(tun *s, const char *why)
-{
-    while (s->cars.n > 1 && s->cars.cur + 1 < s->cars.n && !s->stopping) {
-        unsigned from = tun_auto_current(&s->cars);
-        s->cars.cur++;
-        fprintf(stderr, "%s: carrier %s: %s; trying %s\n", s->who, tun_carriers[from].name, why,
-                tun_carriers[tun_auto_current(&s->cars)].name);
-        if (!auto_dial(s)) return true;
-        why = "cannot start";
-    }
-    return false;
-}
-
-/* Every --probe-interval on a worse carrier: a QUIC handshake over UDP (the
- * best carrier); auto_probe_event moves the session to it once it is up. */
-static void on_probe(struct ev_loop *ev, ev_timer *w, int revents)
-{
-    (void)ev;
-    (void)revents;
-    tun *s = w->data;
-    if (s->stopping || s->probe || tun_auto_current(&s->cars) == TUN_CARRIER_UDP) return;
-    qk_addr none;
-    memset(&none, 0, sizeof none);
-    if (qk_connect(s->ep, &none, &s->o->udp, "localhost", qk_io_now(), &s->probe)) {
-        s->probe = NULL;
-        return;
-    }
-    s->cars.probes++;
-    qk_io_loop_kick(s->loop);
-}
-
-/* The probe connection came up (switch to it) or failed (try again later). */
-static void auto_probe_event(tun *s, const qk_event *ev)
-{
-    if (ev->type == QK_EV_CLOSED) {
-        s->probe = NULL;
-        s->cars.probes_failed++;
-        return;
-    }
-    if (ev->type != QK_EV_CONNECTED) return;
-    qk_conn *c = s->probe;
-    s->probe = NULL;
-    s->cars.cur = 0;                /* udp */
-    if (s->conn) s->left = s->conn; /* closed once the session moved (auto_up) */
-    s->conn = c;
-    fprintf(stderr, "%s: carrier udp: probe %llu came up; moving the session to it\n", s->who,
-            (unsigned long long)s->cars.probes);
-    session_up(s, &qk_tunnel_carrier_quic, c); /* resumes the flows over it */
-}
-
-/* Client: a session is up on the carrier at s->cars.cur: count and log a
- * change of carrier, close the one we left, probe the better ones. */
-static void auto_up(tun *s)
-{
-    if (s->cars.n < 2) return;
-    unsigned c = tun_auto_current(&s->cars);
-    if (s->up_carrier >= 0 && (unsigned)s->up_carrier != c) {
-        s->cars.switches++;
-        fprintf(stderr, "%s: carrier %s -> %s (switch %llu)\n", s->who,
-                tun_carriers[s->up_carrier].name, tun_carriers[c].name,
-                (unsigned long long)s->cars.switches);
-        if (s->up_carrier == TUN_CARRIER_TCP) qk_tunnel_tcp_go_away(s->tcp);
-        if (s->left) qk_conn_close(s->left, 0, "moved to a better carrier"); /* RFC 9000 §10.2 */
-        s->left = NULL;
-        if (s->dns_loop) qk_io_loop_kick(s->dns_loop);
-    } else if (s->up_carrier < 0) {
-        fprintf(stderr, "%s: carrier %s\n", s->who, tun_carriers[c].name);
-    }
-    s->up_carrier = (int)c;
-    ev_timer_stop(s->evl, &s->probe_w);
-    if (s->cars.cur == 0) return;
-    double every = (double)s->cars.probe_ns / 1e9;
-    ev_timer_init(&s->probe_w, on_probe, every, every);
-    s->probe_w.data = s;
-    ev_timer_start(s->evl, &s->probe_w);
-}
-
-static bool app(void *ctx, qk_endpoint *ep, qk_time now)
+static bool tun_app(void *ctx, qk_endpoint *ep, qk_time now)
 {
     (void)now;
     tun *s = ctx;
@@ -1059,7 +803,7 @@ static bool app(void *ctx, qk_endpoint *ep, qk_time now)
     qk_event ev;
     while (qk_endpoint_poll_event(ep, &ev)) {
         if (ev.conn && ev.conn == s->probe) {
-            auto_probe_event(s, &ev);
+            tun_auto_probe_event(s, &ev);
             continue;
         }
         if (ev.type == QK_EV_CONNECTED) on_connected(s, ev.conn);
@@ -1253,8 +997,9 @@ static qk_tunnel_config tunnel_config(tun *s)
 static int run(tun *s, qk_udp *u, const qk_config *cfg)
 {
     qk_io_ep_driver *drv = NULL;
-    int rc = s->o->dns.on ? tun_dns_new(&s->o->dns, s->o->server, s->ep, u, app, s, &s->dns)
-                          : qk_io_ep_driver_new(s->ep, cfg->max_udp_payload_bytes, app, s, &drv);
+    int rc = s->o->dns.on
+                 ? tun_dns_new(&s->o->dns, s->o->server, s->ep, u, tun_app, s, &s->dns)
+                 : qk_io_ep_driver_new(s->ep, cfg->max_udp_payload_bytes, tun_app, s, &drv);
     if (rc) return rc;
     if (s->dns)
         rc = qk_io_loop_new(u, &tun_dns_ops, s->dns, NULL, &s->loop);
@@ -1271,11 +1016,11 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
     qk_tunnel_config tc = tunnel_config(s);
     rc = qk_tunnel_new(evl, &tc, &s->t);
     if (!rc && s->o->server && s->cars.n > 1 && tun_auto_has(&s->cars, TUN_CARRIER_TCP))
-        rc = start_tcp(s); /* the same tunnel: a session resumes over any carrier */
+        rc = tun_start_tcp(s); /* the same tunnel: a session resumes over any carrier */
     if (!rc && s->o->server && s->cars.n > 1 && tun_auto_has(&s->cars, TUN_CARRIER_DNS))
-        rc = start_dns(s);
+        rc = tun_auto_start_dns(s);
     if (!rc && s->o->udp_fwd_str) rc = start_udp(s);
-    if (!rc && !s->o->server) rc = dial(s);
+    if (!rc && !s->o->server) rc = tun_dial(s);
     if (!rc) {
         signals_start(s, evl);
         ev_timer_init(&s->tick, on_tick, 1.0, 1.0);
@@ -1292,7 +1037,7 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
     s->t = NULL;
     qk_tunnel_tcp_del(s->tcp);
     s->tcp = NULL;
-    stop_dns(s);
+    tun_auto_stop_dns(s);
     qk_tunnel_udp_del(s->udp);
     s->udp = NULL;
     tun_dns_del(s->dns); /* before the loop: it stops its watchers in it */
@@ -1309,7 +1054,7 @@ static void tcp_on_session(void *ctx, qk_yamux *y, bool up, const char *why)
 {
     tun *s = ctx;
     if (y) {
-        session_up(s, &qk_tunnel_carrier_yamux, y);
+        tun_session_up(s, &qk_tunnel_carrier_yamux, y);
         return;
     }
     if (s->cars.n > 1 && tun_auto_current(&s->cars) != TUN_CARRIER_TCP) {
@@ -1328,7 +1073,7 @@ static void tcp_on_session(void *ctx, qk_yamux *y, bool up, const char *why)
 
 /* The TLS/TCP carrier in s->evl for tunnel s->t (server: listening on the
  * --listen address, TCP; client: dialling --connect). Returns 0 or a QK_ERR_*. */
-static int start_tcp(tun *s)
+static int tun_start_tcp(tun *s)
 {
     const qk_config *cfg = s->cfg;
     qk_tunnel_tcp_config yc = {.server = s->o->server,
@@ -1366,7 +1111,7 @@ static int run_tcp(tun *s, const qk_config *cfg)
     (void)cfg;
     qk_tunnel_config tc = tunnel_config(s);
     int rc = qk_tunnel_new(s->evl, &tc, &s->t);
-    if (!rc) rc = start_tcp(s);
+    if (!rc) rc = tun_start_tcp(s);
     if (!rc) {
         signals_start(s, s->evl);
         ev_timer_init(&s->tick, on_tick, 1.0, 1.0);
@@ -1445,6 +1190,10 @@ static int server_identity(tun_opts *o, const char *who, char *cert, char *key, 
     return 0;
 }
 
+/* What tunnel_auto.c calls back. */
+static const tun_hooks tun_hooks_main = {
+    .dial = tun_dial, .start_tcp = tun_start_tcp, .session_up = tun_session_up, .app = tun_app};
+
 static int tunnel_main(tun_opts *o)
 {
     if (cli_check_dir("quack tunnel", "--qlog", o->qlog_dir) ||
@@ -1475,6 +1224,7 @@ static int tunnel_main(tun_opts *o)
         }
         cfg.has_pin = true;
     }
+    s.hooks = &tun_hooks_main;
     s.cfg = &cfg;
     s.cars = o->cars;
     s.up_carrier = -1;
