@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "cli_options.h"
 #include "cli_stats.h"
+#include "tunnel_app.h"
 #include "tunnel_config.h"
 #include "tunnel_dns.h"
 
@@ -21,87 +22,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define TUN_ALPN      "quack-tunnel"
-#define TUN_MAX_ALLOW 64
-
-/* The carriers; selected in one place (qk_cmd_tunnel's switch). */
-typedef enum tun_carrier {
-    TUN_CARRIER_UDP = 0, /* QUIC over UDP (default) */
-    TUN_CARRIER_TCP = 1, /* yamux over TLS 1.3 over TCP */
-    TUN_CARRIER_DNS = 2, /* QUIC in DNS queries through resolvers (apps/tunnel_dns.c) */
-} tun_carrier;
-
-/* Per carrier, by tun_carrier: its --carrier name, what the listening line
- * says it carries flows over, and the progress line's label. */
-static const struct {
-    const char *name, *listen_label, *rate_label;
-} tun_carriers[] = {
-    {"udp", "QUIC", "quic"},
-    {"tcp", "yamux/TLS/TCP", "yamux"},
-    {"dns", "QUIC", "dns"},
-};
-
-typedef struct tun_opts {
-    bool server;
-    tun_carrier carrier;
-    bool fixed_window;
-    const char *udp_str, *tcp_str; /* server: --listen / --to; client: --connect / --listen */
-    qk_addr udp, tcp;
-    const char *cert_file, *key_file, *pin, *qlog_dir;
-    const char *log_file; /* --log: stderr goes here; SIGHUP reopens it */
-    bool insecure, quiet, stats;
-    cli_admission admission; /* server: --retry, --max-handshakes, --handshake-timeout;
-                                 client: --handshake-timeout */
-    qk_cc_kind cc;
-    bool cc_set;            /* --cc given; else bbr-lt */
-    uint64_t bandwidth_bps; /* --bandwidth (0: none) */
-    qk_time keep_alive_ns, idle_timeout_ns;
-    qk_time reconnect_max_ns, hold_ns; /* client: backoff cap (0 = no redial); backlog wait */
-    uint64_t max_flows;
-    uint64_t flow_buffer_bytes, session_buffer_bytes; /* --session-buffer, --session-cap */
-    qk_time session_linger_ns;                        /* --session-linger */
-    bool socks5;                                      /* server: --to socks5 */
-    bool open_proxy;                      /* server: --open-proxy (socks5 without access control) */
-    const char *state_dir;                /* server: --state-dir (its key and certificate) */
-    qk_tunnel_allow allow[TUN_MAX_ALLOW]; /* server: --allow rules */
-    size_t n_allow;
-    char socks_user[256], socks_pass[256]; /* --socks-auth-file USER:PASS */
-    const char *udp_fwd_str;               /* --udp-listen (client) / --udp-to (server) */
-    qk_addr udp_fwd;
-    qk_time udp_idle_ns;
-    unsigned udp_urgency;
-    uint8_t secret[1024]; /* --secret-file */
-    size_t secret_len;
-    tun_dns_opts dns; /* --carrier dns (apps/tunnel_dns.c) */
-} tun_opts;
-
-typedef struct tun {
-    const tun_opts *o;
-    const char *who;
-    qk_endpoint *ep;
-    qk_conn *conn;      /* client */
-    qk_io_loop *loop;   /* udp */
-    qk_tunnel_tcp *tcp; /* tcp */
-    /* client: the carrier session up now (qk_conn *, qk_yamux *) and its carrier */
-    void *sess;
-    const qk_tunnel_carrier *sess_car;
-    qk_conn **conns; /* server: the connections up now, closed by stop() */
-    size_t n_conns, cap_conns;
-    const char *stop_reason; /* server: CONNECTION_CLOSE's reason */
-    struct ev_loop *evl;
-    qk_tunnel *t;
-    qk_tunnel_udp *udp; /* --udp-listen / --udp-to */
-    ev_timer tick, exit_timer, redial;
-    ev_signal sigint, sigterm, sighup;
-    qk_tunnel_stats mark;
-    tun_dns *dns;
-    qk_time start, last_tick;
-    qk_time backoff_ns; /* client: the next redial's delay before jitter */
-    unsigned attempts;  /* client: redials since the connection was last up */
-    bool listening;     /* client: the TCP listener is open (the first connection came up) */
-    bool stopping;
-    int exit_code; /* TUN_EXIT_*: why it ended */
-} tun;
+#define TUN_ALPN "quack-tunnel"
 
 /* Exit codes, one per failure class (listed in --help). */
 #define TUN_EXIT_OK     0 /* stopped by SIGINT/SIGTERM */
@@ -173,7 +94,8 @@ static void usage_options(FILE *f)
             "  --carrier udp|tcp|dns  udp: QUIC over UDP (default); tcp: yamux streams over\n"
             "                         TLS 1.3 over TCP (same --cert/--key/--pin scheme; the\n"
             "                         server's --listen and client's --connect are TCP);\n"
-            "                         dns: QUIC in DNS queries (options below)\n"
+            "                         dns: QUIC in DNS queries (options below); several\n"
+            "                         at once (udp,tcp,dns or auto): carrier lists below\n"
             "  --fixed-window         tcp: keep yamux windows at 256 KiB (no auto-tuning)\n"
             "  --cc NAME              congestion controller (udp and dns carriers):\n"
             "                         bbr-lt (default) BBRv3 whose loss lowers the rate only\n"
@@ -253,6 +175,7 @@ static void usage_more(FILE *f)
           "directory).\n",
           f);
     tun_dns_usage(f);
+    tun_auto_usage(f);
 }
 
 static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -280,14 +203,15 @@ static int parse_time_opt(const char *name, const char *v, qk_time *out)
 }
 
 /* The one place carriers are named. */
-static int parse_carrier(const char *v, tun_carrier *out)
+static int parse_carrier(tun_opts *o, const char *v)
 {
-    for (size_t i = 0; i < sizeof tun_carriers / sizeof tun_carriers[0]; i++)
-        if (!strcmp(v, tun_carriers[i].name)) {
-            *out = (tun_carrier)i;
-            return 0;
-        }
-    return bad("--carrier wants udp, tcp or dns, not '%s'", v);
+    static const char *const names[] = {"udp", "tcp", "dns"};
+    if (tun_auto_parse(&o->cars, v, names, sizeof names / sizeof names[0]))
+        return bad("--carrier wants udp, tcp, dns, auto or a list such as udp,tcp, not '%s'", v);
+    o->carrier = (tun_carrier)o->cars.order[0];
+    if (o->cars.n > 1 && o->carrier != TUN_CARRIER_UDP)
+        return bad("--carrier %s: a list starts with udp (the best carrier first)", v);
+    return 0;
 }
 
 /* A --listen address: ADDR:PORT, or :PORT for every address: [::] (the
@@ -359,6 +283,23 @@ static int parse_session_opt(tun_opts *o, const char *a, const char *v)
     return bad("unknown option '%s' for tunnel %s", a, o->server ? "server" : "client");
 }
 
+/* --dns-listen (server), --probe-interval (client): carrier lists. 0, or bad()'s status. */
+static int parse_auto_opt(tun_opts *o, const char *a, const char *v)
+{
+    if (!strcmp(a, "--dns-listen") && o->server) {
+        o->dns_listen_str = v;
+        if (qk_addr_parse(v, &o->dns_listen))
+            return bad("--dns-listen wants ADDR:PORT or [V6]:PORT, not '%s'", v);
+        return 0;
+    }
+    if (!strcmp(a, "--probe-interval") && !o->server) {
+        if (parse_time_opt(a, v, &o->cars.probe_ns) || !o->cars.probe_ns)
+            return bad("%s", "--probe-interval wants a time above 0, such as 5s");
+        return 0;
+    }
+    return bad("unknown option '%s' for tunnel %s", a, o->server ? "server" : "client");
+}
+
 /* One option with a value: 0, or bad()'s exit status. */
 static int parse_value(tun_opts *o, const char *a, const char *v)
 {
@@ -400,8 +341,10 @@ static int parse_value(tun_opts *o, const char *a, const char *v)
     } else if (!strcmp(a, "--pin") && !o->server) {
         o->pin = v;
     } else if (!strcmp(a, "--carrier")) {
-        if (parse_carrier(v, &o->carrier)) return 2;
+        if (parse_carrier(o, v)) return 2;
         o->dns.on = o->carrier == TUN_CARRIER_DNS;
+    } else if (!strcmp(a, "--dns-listen") || !strcmp(a, "--probe-interval")) {
+        return parse_auto_opt(o, a, v);
     } else if (!strcmp(a, "--log")) {
         o->log_file = v;
     } else if (!strcmp(a, "--qlog")) {
@@ -440,7 +383,17 @@ static int parse_value(tun_opts *o, const char *a, const char *v)
 /* The options together. Returns 0 or bad()'s exit status. */
 static int check_opts(tun_opts *o)
 {
-    if (tun_dns_check(&o->dns, o->server)) return 2;
+    if (o->cars.is_auto && o->dns.domain) tun_auto_add(&o->cars, TUN_CARRIER_DNS);
+    bool dns_listed = o->cars.n > 1 && tun_auto_has(&o->cars, TUN_CARRIER_DNS);
+    o->dns.on = o->dns.on || dns_listed; /* checked as for --carrier dns */
+    int drc = tun_dns_check(&o->dns, o->server);
+    o->dns.on = o->carrier == TUN_CARRIER_DNS; /* the primary carrier's profile */
+    if (drc) return 2;
+    if (dns_listed && o->server && !o->dns_listen_str)
+        return bad("%s", "dns in a carrier list needs --dns-listen ADDR:PORT (the name server's "
+                         "UDP port; --listen is QUIC's)");
+    if (o->dns_listen_str && !dns_listed)
+        return bad("%s", "--dns-listen goes with a carrier list that has dns (--carrier auto)");
     if (o->dns.on && !o->server) { /* the pool sockets take the first resolver's family */
         if (o->udp_str) return bad("%s", "--connect does not go with --carrier dns (--resolver)");
         o->udp_str = o->dns.resolver_str[0];
@@ -473,6 +426,11 @@ static int check_opts(tun_opts *o)
      * on every carrier that runs QUIC (docs/cc.md "Loss that is not
      * congestion", bench/cc.sh part 7). */
     if (!o->cc_set) o->cc = QK_CONFIG_CC_BBR_LT;
+    if (o->cars.n > 1 && !o->server && !o->admission.timeout_set) { /* then the next carrier */
+        o->admission.handshake_timeout_ns = TUN_AUTO_HANDSHAKE_NS;
+        o->admission.timeout_set = true;
+    }
+    if (!o->cars.probe_ns) o->cars.probe_ns = TUN_AUTO_PROBE_NS;
     if (o->bandwidth_bps && o->cc != QK_CONFIG_CC_BBR_LT && o->cc != QK_CONFIG_CC_BBR)
         return bad("--bandwidth bounds a rate-paced controller: use it with --cc bbr-lt (the "
                    "default) or bbr, not %s",
@@ -538,6 +496,7 @@ static int parse(tun_opts *o, int argc, char **argv, const char *const *where)
     o->hold_ns = 10 * QK_NS_PER_S;
     o->udp_urgency = 3;
     tun_dns_opts_init(&o->dns);
+    o->cars.n = 1; /* udp */
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
@@ -562,10 +521,9 @@ static void tun_log(void *ctx, const char *line)
 static void do_kick(void *ctx)
 {
     tun *s = ctx;
-    if (s->tcp)
-        qk_tunnel_tcp_kick(s->tcp);
-    else if (s->loop)
-        qk_io_loop_kick(s->loop);
+    if (s->tcp) qk_tunnel_tcp_kick(s->tcp);
+    if (s->loop) qk_io_loop_kick(s->loop); /* all of them with a carrier list */
+    if (s->dns_loop) qk_io_loop_kick(s->dns_loop);
 }
 
 static void on_exit_timer(struct ev_loop *ev, ev_timer *w, int revents)
@@ -614,13 +572,17 @@ static void stop(tun *s)
         cli_print_conn_stats(stderr, &st);
     }
     if (s->o->stats && s->dns) tun_dns_print_stats(s->dns, stderr);
+    if (s->o->stats && s->dns2) tun_dns_print_stats(s->dns2, stderr);
     qk_tunnel_tcp_set_tunnel(s->tcp, NULL);
     qk_tunnel_del(s->t); /* flows aborted: their streams reset */
     s->t = NULL;
     if (s->conn) qk_conn_close(s->conn, 0, "tunnel client stopped");
+    if (s->probe) qk_conn_close(s->probe, 0, "tunnel client stopped");
+    ev_timer_stop(s->evl, &s->probe_w);
     for (size_t i = 0; i < s->n_conns; i++) /* RFC 9000 §10.2: immediate close, a reason */
         qk_conn_close(s->conns[i], 0, s->stop_reason ? s->stop_reason : "server stopped");
     if (s->loop) qk_io_loop_kick(s->loop);
+    if (s->dns_loop) qk_io_loop_kick(s->dns_loop);
     qk_tunnel_tcp_go_away(s->tcp); /* yamux: GoAway(normal), TLS close_notify */
     ev_timer_init(&s->exit_timer, on_exit_timer, 0.05, 0.0);
     s->exit_timer.data = s;
@@ -660,11 +622,12 @@ static void session_ready(tun *s, const qk_tunnel_carrier *car, void *sess)
 {
     s->backoff_ns = TUN_BACKOFF_MIN_NS;
     if (car == &qk_tunnel_carrier_quic) qk_tunnel_udp_set_conn(s->udp, sess);
+    tun_auto_up(s);
     if (!s->listening) {
         s->listening = true;
         s->attempts = 0;
         listening(s, qk_tunnel_listen_on(s->t, &s->o->tcp, car, sess),
-                  tun_carriers[s->o->carrier].listen_label);
+                  tun_carriers[tun_auto_current(&s->cars)].listen_label);
         return;
     }
     fprintf(stderr, "%s: reconnected to %s after %u attempt(s)\n", s->who, s->o->udp_str,
@@ -691,7 +654,7 @@ static void on_auth(void *ctx, void *sess, bool ok)
 }
 
 /* Client: a carrier session came up: prove the secret first, if any. */
-static void session_up(tun *s, const qk_tunnel_carrier *car, void *sess)
+static void tun_session_up(tun *s, const qk_tunnel_carrier *car, void *sess)
 {
     s->sess = sess;
     s->sess_car = car;
@@ -714,13 +677,13 @@ static void on_connected(tun *s, qk_conn *c)
     else if (s->o->server)
         track_conn(s, c, true);
     else if (c == s->conn)
-        session_up(s, &qk_tunnel_carrier_quic, c);
+        tun_session_up(s, &qk_tunnel_carrier_quic, c);
 }
 
 static void schedule_redial(tun *s, bool at_once);
 
 /* Client: dial the server (again). Returns 0 or qk_connect's error. */
-static int dial(tun *s)
+static int tun_dial(tun *s)
 {
     qk_addr none;
     memset(&none, 0, sizeof none);
@@ -738,11 +701,16 @@ static void on_redial(struct ev_loop *ev, ev_timer *w, int revents)
     tun *s = w->data;
     if (s->stopping || s->conn) return;
     s->attempts++;
+    if (s->cars.n > 1) { /* a carrier list: from its best carrier again */
+        s->cars.cur = 0;
+        if (tun_auto_dial(s) && !tun_auto_next(s, "cannot start")) schedule_redial(s, false);
+        return;
+    }
     if (s->tcp) { /* yamux: the session arrives by tcp_on_session */
         if (qk_tunnel_tcp_redial(s->tcp)) schedule_redial(s, false);
         return;
     }
-    if (dial(s)) {
+    if (tun_dial(s)) {
         schedule_redial(s, false);
         return;
     }
@@ -798,6 +766,10 @@ static void conn_lost(tun *s, tun_lost how)
     s->conn = NULL;
     s->sess = NULL;
     if (s->stopping) return;
+    if (how == TUN_LOST_RETRY && s->cars.n > 1 && s->cars.cur + 1 < s->cars.n) {
+        if (s->listening) qk_tunnel_set_session(s->t, NULL, NULL);
+        if (tun_auto_next(s, s->up_carrier < 0 ? "no session" : "lost")) return; /* at once */
+    }
     if (how == TUN_LOST_DENIED || how == TUN_LOST_FATAL || !s->o->reconnect_max_ns) {
         s->exit_code = how == TUN_LOST_DENIED ? TUN_EXIT_DENIED : TUN_EXIT_CONN;
         stop(s);
@@ -821,13 +793,19 @@ static bool tun_closed_before_handshake(tun *s, const qk_event *ev)
     return true;
 }
 
-static bool app(void *ctx, qk_endpoint *ep, qk_time now)
+static int tun_start_tcp(tun *s);
+
+static bool tun_app(void *ctx, qk_endpoint *ep, qk_time now)
 {
     (void)now;
     tun *s = ctx;
     bool wrote = false;
     qk_event ev;
     while (qk_endpoint_poll_event(ep, &ev)) {
+        if (ev.conn && ev.conn == s->probe) {
+            tun_auto_probe_event(s, &ev);
+            continue;
+        }
         if (ev.type == QK_EV_CONNECTED) on_connected(s, ev.conn);
         if (s->t) wrote = qk_tunnel_on_event(s->t, &ev) || wrote;
         qk_tunnel_udp_on_event(s->udp, &ev);
@@ -841,6 +819,7 @@ static bool app(void *ctx, qk_endpoint *ep, qk_time now)
                         ev.reason[0] ? ev.reason : "no reason given");
             if (s->o->server) track_conn(s, ev.conn, false);
             if (ev.conn == s->conn) conn_lost(s, quic_lost(&ev));
+            if (ev.conn == s->left) s->left = NULL;
         }
     }
     return wrote;
@@ -857,7 +836,9 @@ static void on_tick(struct ev_loop *ev, ev_timer *w, int revents)
     s->last_tick = now;
     qk_tunnel_stats st;
     qk_tunnel_get_stats(s->t, &st);
-    const char *label = tun_carriers[s->o->carrier].rate_label; /* the carrier in use */
+    const char *label = s->o->server && s->cars.n > 1
+                            ? "tunnel" /* a server of several carriers */
+                            : tun_carriers[tun_auto_current(&s->cars)].rate_label; /* in use */
     if (!s->o->quiet && (st.tcp_to_quic_bytes != s->mark.tcp_to_quic_bytes ||
                          st.quic_to_tcp_bytes != s->mark.quic_to_tcp_bytes ||
                          st.flows_opened != s->mark.flows_opened)) {
@@ -881,7 +862,8 @@ static void on_tick(struct ev_loop *ev, ev_timer *w, int revents)
                 "flows_aborted=%llu tcp_to_tunnel_bytes=%llu tunnel_to_tcp_bytes=%llu "
                 "udp_sessions=%zu udp_up=%llu udp_down=%llu udp_dropped=%llu flows_resumed=%llu "
                 "bytes_replayed=%llu sessions_resumed=%llu sessions_refused=%llu "
-                "buffer_bytes=%llu buffer_peak_bytes=%llu\n",
+                "buffer_bytes=%llu buffer_peak_bytes=%llu carrier=%s carrier_switches=%llu "
+                "carrier_probes=%llu carrier_probes_failed=%llu\n",
                 (double)(now - s->start) / 1e9, qk_tunnel_flow_count(s->t),
                 (unsigned long long)st.flows_opened, (unsigned long long)st.flows_refused,
                 (unsigned long long)st.flows_aborted, (unsigned long long)st.tcp_to_quic_bytes,
@@ -890,7 +872,10 @@ static void on_tick(struct ev_loop *ev, ev_timer *w, int revents)
                 (unsigned long long)us.dgrams_dropped, (unsigned long long)st.flows_resumed,
                 (unsigned long long)st.bytes_replayed, (unsigned long long)st.sessions_resumed,
                 (unsigned long long)st.sessions_refused, (unsigned long long)st.buffer_bytes,
-                (unsigned long long)st.buffer_peak_bytes);
+                (unsigned long long)st.buffer_peak_bytes,
+                s->o->server ? "server" : tun_carriers[tun_auto_current(&s->cars)].name,
+                (unsigned long long)s->cars.switches, (unsigned long long)s->cars.probes,
+                (unsigned long long)s->cars.probes_failed);
         fflush(stderr);
     }
 }
@@ -1012,8 +997,9 @@ static qk_tunnel_config tunnel_config(tun *s)
 static int run(tun *s, qk_udp *u, const qk_config *cfg)
 {
     qk_io_ep_driver *drv = NULL;
-    int rc = s->o->dns.on ? tun_dns_new(&s->o->dns, s->o->server, s->ep, u, app, s, &s->dns)
-                          : qk_io_ep_driver_new(s->ep, cfg->max_udp_payload_bytes, app, s, &drv);
+    int rc = s->o->dns.on
+                 ? tun_dns_new(&s->o->dns, s->o->server, s->ep, u, tun_app, s, &s->dns)
+                 : qk_io_ep_driver_new(s->ep, cfg->max_udp_payload_bytes, tun_app, s, &drv);
     if (rc) return rc;
     if (s->dns)
         rc = qk_io_loop_new(u, &tun_dns_ops, s->dns, NULL, &s->loop);
@@ -1029,8 +1015,12 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
     s->evl = evl;
     qk_tunnel_config tc = tunnel_config(s);
     rc = qk_tunnel_new(evl, &tc, &s->t);
+    if (!rc && s->o->server && s->cars.n > 1 && tun_auto_has(&s->cars, TUN_CARRIER_TCP))
+        rc = tun_start_tcp(s); /* the same tunnel: a session resumes over any carrier */
+    if (!rc && s->o->server && s->cars.n > 1 && tun_auto_has(&s->cars, TUN_CARRIER_DNS))
+        rc = tun_auto_start_dns(s);
     if (!rc && s->o->udp_fwd_str) rc = start_udp(s);
-    if (!rc && !s->o->server) rc = dial(s);
+    if (!rc && !s->o->server) rc = tun_dial(s);
     if (!rc) {
         signals_start(s, evl);
         ev_timer_init(&s->tick, on_tick, 1.0, 1.0);
@@ -1039,10 +1029,15 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
         s->start = s->last_tick = qk_io_now();
         rc = qk_io_loop_run(s->loop);
         ev_timer_stop(evl, &s->tick);
+        ev_timer_stop(evl, &s->probe_w);
         signals_stop(s, evl);
     }
+    qk_tunnel_tcp_set_tunnel(s->tcp, NULL);
     qk_tunnel_del(s->t);
     s->t = NULL;
+    qk_tunnel_tcp_del(s->tcp);
+    s->tcp = NULL;
+    tun_auto_stop_dns(s);
     qk_tunnel_udp_del(s->udp);
     s->udp = NULL;
     tun_dns_del(s->dns); /* before the loop: it stops its watchers in it */
@@ -1059,8 +1054,12 @@ static void tcp_on_session(void *ctx, qk_yamux *y, bool up, const char *why)
 {
     tun *s = ctx;
     if (y) {
-        session_up(s, &qk_tunnel_carrier_yamux, y);
+        tun_session_up(s, &qk_tunnel_carrier_yamux, y);
         return;
+    }
+    if (s->cars.n > 1 && tun_auto_current(&s->cars) != TUN_CARRIER_TCP) {
+        fprintf(stderr, "%s: tcp carrier session ended (%s)\n", s->who, why ? why : "moved");
+        return; /* the one we moved away from */
     }
     fprintf(stderr, "%s: %s: %s\n", s->who, up ? "connection closed" : "cannot connect",
             why ? why : "no reason given");
@@ -1072,13 +1071,11 @@ static void tcp_on_session(void *ctx, qk_yamux *y, bool up, const char *why)
                                                : TUN_LOST_AT_ONCE);
 }
 
-/* --carrier tcp: yamux over TLS/TCP in a plain libev loop. */
-static int run_tcp(tun *s, const qk_config *cfg)
+/* The TLS/TCP carrier in s->evl for tunnel s->t (server: listening on the
+ * --listen address, TCP; client: dialling --connect). Returns 0 or a QK_ERR_*. */
+static int tun_start_tcp(tun *s)
 {
-    s->evl = ev_loop_new(EVFLAG_AUTO);
-    if (!s->evl) return QK_ERR_NOMEM;
-    qk_tunnel_config tc = tunnel_config(s);
-    int rc = qk_tunnel_new(s->evl, &tc, &s->t);
+    const qk_config *cfg = s->cfg;
     qk_tunnel_tcp_config yc = {.server = s->o->server,
                                .addr = s->o->udp,
                                .cert_pem = cfg->cert_pem,
@@ -1090,10 +1087,12 @@ static int run_tcp(tun *s, const qk_config *cfg)
                                .max_streams = s->o->max_flows,
                                .on_session = tcp_on_session,
                                .ctx = s};
-    if (!rc) rc = qk_tunnel_tcp_new(s->evl, s->t, &yc, &s->tcp);
-    if (rc)
+    int rc = qk_tunnel_tcp_new(s->evl, s->t, &yc, &s->tcp);
+    if (rc) {
         fprintf(stderr, "%s: cannot start the TLS/TCP carrier on %s: %m\n", s->who, s->o->udp_str);
-    if (!rc && s->o->server) {
+        return rc;
+    }
+    if (s->o->server) {
         qk_addr la;
         char lbuf[QK_ADDR_STRLEN];
         qk_tunnel_tcp_local_addr(s->tcp, &la);
@@ -1101,6 +1100,18 @@ static int run_tcp(tun *s, const qk_config *cfg)
         printf("listening on %s (yamux/TLS/TCP) -> %s (TCP)\n", lbuf, s->o->tcp_str);
         fflush(stdout);
     }
+    return 0;
+}
+
+/* --carrier tcp: yamux over TLS/TCP in a plain libev loop. */
+static int run_tcp(tun *s, const qk_config *cfg)
+{
+    s->evl = ev_loop_new(EVFLAG_AUTO);
+    if (!s->evl) return QK_ERR_NOMEM;
+    (void)cfg;
+    qk_tunnel_config tc = tunnel_config(s);
+    int rc = qk_tunnel_new(s->evl, &tc, &s->t);
+    if (!rc) rc = tun_start_tcp(s);
     if (!rc) {
         signals_start(s, s->evl);
         ev_timer_init(&s->tick, on_tick, 1.0, 1.0);
@@ -1179,6 +1190,10 @@ static int server_identity(tun_opts *o, const char *who, char *cert, char *key, 
     return 0;
 }
 
+/* What tunnel_auto.c calls back. */
+static const tun_hooks tun_hooks_main = {
+    .dial = tun_dial, .start_tcp = tun_start_tcp, .session_up = tun_session_up, .app = tun_app};
+
 static int tunnel_main(tun_opts *o)
 {
     if (cli_check_dir("quack tunnel", "--qlog", o->qlog_dir) ||
@@ -1209,6 +1224,10 @@ static int tunnel_main(tun_opts *o)
         }
         cfg.has_pin = true;
     }
+    s.hooks = &tun_hooks_main;
+    s.cfg = &cfg;
+    s.cars = o->cars;
+    s.up_carrier = -1;
     if (!rc) /* the carrier switch */
         rc = o->carrier == TUN_CARRIER_TCP ? run_tcp(&s, &cfg) : run_udp(&s, &cfg);
     free(cert_pem);
