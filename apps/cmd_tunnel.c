@@ -22,7 +22,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define TUN_ALPN "quack-tunnel"
+#define TUN_ALPN                        "quack-tunnel"
+#define TUN_INITIAL_STREAM_WINDOW_BYTES (1u << 20) /* 1.7 BDP of 100 Mbit/s x 50 ms */
+#define TUN_INITIAL_CONN_WINDOW_BYTES   (4u << 20)
 
 /* Exit codes, one per failure class (listed in --help). */
 #define TUN_EXIT_OK     0 /* stopped by SIGINT/SIGTERM */
@@ -566,9 +568,11 @@ static void stop(tun *s)
     if (s->stopping) return;
     s->stopping = true;
     ev_timer_stop(s->evl, &s->redial);
-    if (s->o->stats && s->conn) {
+    for (size_t i = 0; s->o->stats && i <= s->n_conns; i++) { /* the client's, each server's */
+        qk_conn *c = i < s->n_conns ? s->conns[i] : s->conn;
+        if (!c) continue;
         qk_conn_stats st;
-        qk_conn_stats_get(s->conn, &st);
+        qk_conn_stats_get(c, &st);
         cli_print_conn_stats(stderr, &st);
     }
     if (s->o->stats && s->dns) tun_dns_print_stats(s->dns, stderr);
@@ -929,6 +933,14 @@ static void config(qk_config *cfg, const tun_opts *o)
      * download through bench/tunnel.sh's 1 % path took 7.9-8.3 s, with 4 MiB
      * 5.9-6.3 s (BBR). perf and serve use 4 MiB too. */
     cfg->max_stream_send_buffer_bytes = 4u << 20;
+    /* Receive windows to start with (RFC 9000 §4.1: credit is the receiver's
+     * to give). The library's 64 KiB / 256 KiB grow by auto-tuning ~1.3x per
+     * RTT, slower than a sender's startup doubles: through bench/tunnel.sh's
+     * 100 Mbit/s x 50 ms path a download sent STREAM_DATA_BLOCKED for its
+     * first second (qlog) at 30-60 Mbit/s. Credit costs no memory until
+     * bytes arrive; the connection window bounds what all flows hold. */
+    cfg->initial_max_stream_data_bytes = TUN_INITIAL_STREAM_WINDOW_BYTES;
+    cfg->initial_max_data_bytes = TUN_INITIAL_CONN_WINDOW_BYTES;
     cfg->keep_alive_ns = o->keep_alive_ns;
     cfg->idle_timeout_ns = o->idle_timeout_ns;
     cfg->max_streams_bidi = o->max_flows ? o->max_flows : QK_TUNNEL_DEFAULT_MAX_FLOWS;
