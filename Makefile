@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # quack — the two commands are `make run` and `make test`; see README.md.
-.PHONY: all deps debug release test run bench fuzz format clean install deb matrix build-check docs
+.PHONY: all deps debug release release-test test run bench fuzz format clean install deb matrix build-check docs
 
 BUILD_DEBUG   ?= build/debug
 BUILD_RELEASE ?= build/release
@@ -31,6 +31,13 @@ release: deps
 	  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g -DNDEBUG" >/dev/null
 	@cmake --build $(BUILD_RELEASE) -j $(JOBS)
 
+# What make test uses of the Release tree: the CLI, libquack.so (tests/cli/abi.sh)
+# and the slow label's executables (the ASan build compiles every test).
+release-test: deps
+	@cmake -S . -B $(BUILD_RELEASE) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQK_WERROR=ON \
+	  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g -DNDEBUG" >/dev/null
+	@cmake --build $(BUILD_RELEASE) -j $(JOBS) --target quack_cli quack_shared slow_tests
+
 # The whole suite under ASan+UBSan through CTest (the gcc Release build must
 # also compile warning-free: it is what `make run` and the benchmarks use);
 # tests labelled "slow" (tests/sim/test_slow_*.c: minutes of simulated time)
@@ -39,7 +46,7 @@ release: deps
 # as errors, so a warning only one compiler or -O3 sees cannot land; its gcc
 # tree is the one tests/cli/install.sh installs from; tests/cli/abi.sh
 # compares the release tree's libquack.so (-O2 -g) with abi/libquack.abi.
-test: debug release build-check
+test: debug release-test build-check
 	cd $(BUILD_DEBUG) && QK_INSTALL_BUILD=$(CURDIR)/$(BUILD_MATRIX)/gcc-Release \
 	  QK_ABI_BUILD=$(CURDIR)/$(BUILD_RELEASE) \
 	  ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS) -LE slow
