@@ -27,6 +27,9 @@ PKGS=(
   curl dnsutils kcptun
   # a real browser over HTTP/3 (tests/interop/chromium.sh): headless Chromium
   chromium
+  # fleet behind an L4 balancer (tests/cli/fleet.sh, bench/fleet.sh): nginx's UDP stream module;
+  # kernel steering of --threads workers (SO_ATTACH_REUSEPORT_EBPF): libbpf
+  nginx libnginx-mod-stream libbpf-dev
   # load beside the suite when proving it green on a busy machine (README's test row)
   stress-ng
 )
