@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: MIT */
+/* `quack tunnel` port hopping: port ranges, the server's sockets, the
+ * client's hops and their counters (tunnel_hop.h, docs/tunnel.md "Port
+ * hopping"). */
+#include "tunnel_hop.h"
+
+#include "cli_options.h"
+#include "tunnel_app.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <quack/io.h>
+#include <quack/sim.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+/* How often the client looks at its connection (hop due, hop arrived). */
+#define HOP_CHECK_S 0.25
+/* Client: nothing received for this long while flows are open: the port
+ * may have gone dark, hop now instead of at the next interval. */
+#define HOP_SILENCE_NS (1 * QK_NS_PER_S)
+
+/* The run-time state of either side. */
+struct tun_hop_rt {
+    /* server: the range's sockets, [0] the one cmd_tunnel.c opened */
+    qk_udp **socks;
+    size_t n_socks;
+    /* client */
+    ev_timer timer;
+    qk_conn *conn;   /* the connection the fields below are about */
+    uint16_t target; /* the port of the hop under way (0: none) */
+    qk_time next_at; /* the next hop by the interval */
+    qk_time last_hop_at;
+    uint64_t last_rx_bytes;
+    qk_time last_rx_at;
+    bool silence_hopped; /* one early hop per silence */
+    bool refused;        /* the server disabled active migration: no more hops */
+    uint64_t hops, hops_done, hop_failures;
+};
+
+static int hop_bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int hop_bad(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "quack tunnel: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\nRun 'quack tunnel --help' for the options.\n");
+    va_end(ap);
+    return 2;
+}
+
+static bool parse_port(const char *s, size_t len, uint16_t *out)
+{
+    if (!len || len > 5) return false;
+    unsigned v = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9') return false;
+        v = v * 10 + (unsigned)(s[i] - '0');
+    }
+    if (!v || v > 65535) return false;
+    *out = (uint16_t)v;
+    return true;
+}
+
+int tun_hop_take_range(tun_hop_opts *h, const char *opt, const char *v, char *buf, size_t cap)
+{
+    const char *colon = strrchr(v, ':');
+    const char *dash = colon ? strchr(colon, '-') : NULL;
+    if (!dash) return 0;
+    uint16_t lo, hi;
+    if (!parse_port(colon + 1, (size_t)(dash - colon - 1), &lo) ||
+        !parse_port(dash + 1, strlen(dash + 1), &hi) || hi <= lo)
+        return hop_bad("%s %s: a port range is ADDR:P1-P2 with 1 <= P1 < P2 <= 65535", opt, v);
+    if ((unsigned)(hi - lo) + 1 > TUN_HOP_MAX_PORTS)
+        return hop_bad("%s %s: %u ports; a range has at most %d (one socket each)", opt, v,
+                       (unsigned)(hi - lo) + 1, TUN_HOP_MAX_PORTS);
+    if ((size_t)(dash - v) + 1 > cap) return hop_bad("%s %s: address too long", opt, v);
+    memcpy(buf, v, (size_t)(dash - v));
+    buf[dash - v] = 0;
+    h->lo = lo;
+    h->hi = hi;
+    h->range_str = v;
+    return 1;
+}
+
+int tun_hop_parse_interval(tun_hop_opts *h, const char *v)
+{
+    if (!strcmp(v, "0") || !strcmp(v, "off")) {
+        h->interval_ns = 0;
+        return 0;
+    }
+    if (qk_sim_parse_time(v, &h->interval_ns) || h->interval_ns < 100 * QK_NS_PER_MS)
+        return hop_bad("--hop-interval wants a time of at least 100ms such as 30s, or off, not "
+                       "'%s'",
+                       v);
+    return 0;
+}
+
+static uint32_t rnd32(void)
+{
+    uint32_t r;
+    cli_rng(NULL, (uint8_t *)&r, sizeof r);
+    return r;
+}
+
+static void set_port(qk_addr *a, uint16_t port)
+{
+    if (a->ss.ss_family == AF_INET)
+        ((struct sockaddr_in *)&a->ss)->sin_port = htons(port);
+    else
+        ((struct sockaddr_in6 *)&a->ss)->sin6_port = htons(port);
+}
+
+int tun_hop_check(tun_hop_opts *h, bool server, bool udp_carrier, qk_addr *addr)
+{
+    if (server && h->interval_ns)
+        return hop_bad("%s", "--hop-interval is the client's (the server listens on a range: "
+                             "--listen ADDR:P1-P2)");
+    if (h->interval_ns && !h->lo)
+        return hop_bad("%s", "--hop-interval needs a port range to hop in: --connect "
+                             "HOST:P1-P2 (the server's --listen range)");
+    if (h->lo && !udp_carrier)
+        return hop_bad("%s: port ranges go with --carrier udp (the default) only", h->range_str);
+    if (!server && h->lo) /* RFC 9000 §9: any port of the range reaches the same server */
+        set_port(addr, (uint16_t)(h->lo + rnd32() % ((unsigned)(h->hi - h->lo) + 1)));
+    return 0;
+}
+
+void tun_hop_usage(FILE *f)
+{
+    fputs("Port hopping (UDP carrier; docs/tunnel.md \"Port hopping\"):\n"
+          "  server --listen ADDR:P1-P2   listen on every port P1..P2 (at most 1024, one\n"
+          "                         socket each, one endpoint: a connection's packets\n"
+          "                         are routed by connection ID whatever port they reach)\n"
+          "  client --connect HOST:P1-P2  the server's range; the first port is random\n"
+          "  --hop-interval TIME    client: move to another port of the range, at random,\n"
+          "                         every TIME (default off; e.g. 30s): the new port is\n"
+          "                         probed (PATH_CHALLENGE) and used once it answers, no\n"
+          "                         new handshake; a port that does not answer is given\n"
+          "                         up (hop_failures), and 1 s of silence while flows are\n"
+          "                         open hops at once. Refused (a log line, no hops) when\n"
+          "                         the server sent disable_active_migration\n",
+          f);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Server: one socket per port                                              */
+/* ------------------------------------------------------------------------ */
+
+/* Room for one descriptor per port: the soft limit raised toward the hard one. */
+static void raise_fd_limit(size_t want)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= want) return;
+    rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+    setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+int tun_hop_open(tun *s, qk_udp *first, unsigned udp_flags)
+{
+    const tun_hop_opts *h = &s->o->hop;
+    if (!h->lo && !h->interval_ns) return 0;
+    struct tun_hop_rt *rt = calloc(1, sizeof *rt);
+    if (!rt) return QK_ERR_NOMEM;
+    s->hop = rt;
+    if (!s->o->server) return 0;
+    size_t n = (size_t)(h->hi - h->lo) + 1;
+    raise_fd_limit(n + 256);
+    rt->socks = calloc(n, sizeof *rt->socks);
+    if (!rt->socks) return QK_ERR_NOMEM;
+    rt->socks[rt->n_socks++] = first;
+    for (uint16_t p = (uint16_t)(h->lo + 1); rt->n_socks < n; p++) {
+        qk_addr a = s->o->udp;
+        set_port(&a, p);
+        int rc = qk_udp_open(&a, udp_flags, &rt->socks[rt->n_socks]);
+        if (rc) {
+            fprintf(stderr,
+                    "%s: cannot open UDP port %u of --listen %s: %m (a port in use? "
+                    "the open-files limit?)\n",
+                    s->who, (unsigned)p, h->range_str);
+            return rc;
+        }
+        rt->n_socks++;
+    }
+    printf("listening on ports %u-%u too (%zu UDP sockets, one endpoint)\n", (unsigned)h->lo,
+           (unsigned)h->hi, rt->n_socks);
+    fflush(stdout);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Client: the hops                                                         */
+/* ------------------------------------------------------------------------ */
+
+/* A port of the range other than cur, at random. */
+static uint16_t pick_port(const tun_hop_opts *h, uint16_t cur)
+{
+    unsigned span = (unsigned)(h->hi - h->lo) + 1;
+    bool in = cur >= h->lo && cur <= h->hi;
+    unsigned k = rnd32() % (in ? span - 1 : span);
+    uint16_t p = (uint16_t)(h->lo + k);
+    return in && p >= cur ? (uint16_t)(p + 1) : p;
+}
+
+/* What happened since the last look: the hop under way arrived, bytes came in. */
+static void hop_observe(struct tun_hop_rt *rt, qk_conn *c, qk_time now)
+{
+    if (c != rt->conn) { /* a new connection (redial): its own first port */
+        rt->conn = c;
+        rt->target = 0;
+        rt->last_hop_at = rt->last_rx_at = now;
+        rt->last_rx_bytes = 0;
+        rt->silence_hopped = false;
+    }
+    qk_addr peer;
+    qk_conn_path_addrs(c, NULL, &peer);
+    if (rt->target && qk_addr_port(&peer) == rt->target) {
+        rt->hops_done++;
+        rt->target = 0;
+    }
+    qk_conn_stats st;
+    qk_conn_stats_get(c, &st);
+    if (st.bytes_received != rt->last_rx_bytes) {
+        rt->last_rx_bytes = st.bytes_received;
+        rt->last_rx_at = now;
+        rt->silence_hopped = false;
+    }
+}
+
+static void on_hop_timer(struct ev_loop *ev, ev_timer *w, int revents)
+{
+    (void)ev;
+    (void)revents;
+    tun *s = w->data;
+    struct tun_hop_rt *rt = s->hop;
+    qk_conn *c = s->conn;
+    if (!c || s->stopping || rt->refused) return;
+    qk_time now = qk_io_now();
+    hop_observe(rt, c, now);
+    if (!rt->next_at) rt->next_at = now + s->o->hop.interval_ns;
+    bool silent = !rt->silence_hopped && s->t && qk_tunnel_flow_count(s->t) > 0 &&
+                  now - rt->last_rx_at >= HOP_SILENCE_NS && now - rt->last_hop_at >= HOP_SILENCE_NS;
+    if (now < rt->next_at && !silent) return;
+    qk_addr peer;
+    qk_conn_path_addrs(c, NULL, &peer);
+    uint16_t port = pick_port(&s->o->hop, qk_addr_port(&peer));
+    int rc = qk_conn_hop(c, port, now);
+    if (rc == QK_ERR_UNSUPPORTED) {
+        fprintf(stderr,
+                "%s: the server disabled active migration (RFC 9000 §18.2): staying on "
+                "port %u, no hops\n",
+                s->who, (unsigned)qk_addr_port(&peer));
+        rt->refused = true;
+        return;
+    }
+    if (rc) return; /* handshake not confirmed, no spare connection ID yet: the next look */
+    if (rt->target) rt->hop_failures++; /* the one under way never got there */
+    rt->target = port;
+    rt->hops++;
+    rt->last_hop_at = now;
+    rt->silence_hopped = rt->silence_hopped || silent;
+    rt->next_at = now + s->o->hop.interval_ns;
+    qk_io_loop_kick(s->loop);
+}
+
+int tun_hop_start(tun *s)
+{
+    struct tun_hop_rt *rt = s->hop;
+    if (!rt) return 0;
+    for (size_t i = 1; i < rt->n_socks; i++) { /* server: the range's other ports */
+        int rc = qk_io_loop_add_udp(s->loop, rt->socks[i]);
+        if (rc) {
+            fprintf(stderr, "%s: cannot add port %zu of the range to the loop (error %d)\n", s->who,
+                    i, rc);
+            return rc;
+        }
+    }
+    if (s->o->server || !s->o->hop.interval_ns) return 0;
+    ev_timer_init(&rt->timer, on_hop_timer, HOP_CHECK_S, HOP_CHECK_S);
+    rt->timer.data = s;
+    ev_timer_start(s->evl, &rt->timer);
+    return 0;
+}
+
+void tun_hop_stop(tun *s)
+{
+    if (s->hop && s->evl) ev_timer_stop(s->evl, &s->hop->timer);
+}
+
+void tun_hop_close(tun *s)
+{
+    struct tun_hop_rt *rt = s->hop;
+    if (!rt) return;
+    for (size_t i = 1; i < rt->n_socks; i++) qk_udp_close(rt->socks[i]); /* [0]: the caller's */
+    free(rt->socks);
+    free(rt);
+    s->hop = NULL;
+}
+
+void tun_hop_print_stats(tun *s, FILE *f)
+{
+    struct tun_hop_rt *rt = s->hop;
+    if (!rt) return;
+    if (s->o->server) {
+        size_t seen = 0;
+        uint64_t dgrams = 0;
+        for (size_t i = 0; i < rt->n_socks; i++) {
+            qk_udp_stats us;
+            qk_udp_get_stats(rt->socks[i], &us);
+            seen += us.rx_datagrams > 0;
+            dgrams += us.rx_datagrams;
+        }
+        qk_endpoint_stats es;
+        qk_endpoint_stats_get(s->ep, &es);
+        fprintf(f,
+                "stats: hop t=%.0fs ports=%zu ports_with_datagrams=%zu rx_datagrams=%llu "
+                "handshakes=%llu\n",
+                (double)(qk_io_now() - s->start) / 1e9, rt->n_socks, seen,
+                (unsigned long long)dgrams,
+                (unsigned long long)(es.initials_accepted + es.initials_validated));
+    } else {
+        uint16_t port = 0;
+        if (s->conn) {
+            qk_addr peer;
+            qk_conn_path_addrs(s->conn, NULL, &peer);
+            port = qk_addr_port(&peer);
+        }
+        fprintf(f, "stats: hop t=%.0fs hops=%llu hops_done=%llu hop_failures=%llu port=%u\n",
+                (double)(qk_io_now() - s->start) / 1e9, (unsigned long long)rt->hops,
+                (unsigned long long)rt->hops_done, (unsigned long long)rt->hop_failures,
+                (unsigned)port);
+    }
+    fflush(f);
+}
