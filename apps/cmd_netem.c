@@ -60,7 +60,9 @@ static void netem_usage(FILE *f)
             "  --blackhole-port Q:T1-[T2]  drop everything to and from server port Q\n"
             "                   from T1 after the start, until T2 (none: for good),\n"
             "                   e.g. 20005:5s- (repeatable, up to 16; counted in\n"
-            "                   --stats as dark_drops)\n"
+            "                   --stats as dark_drops). Q = active: the port the\n"
+            "                   client sent to last at T1 (a censor blocking the port\n"
+            "                   in use), e.g. active:5s-\n"
             "--stats prints one line per second; SIGINT/SIGTERM stop cleanly.\n");
 }
 
@@ -112,8 +114,14 @@ static int parse_dark(qk_relay_cfg *c, const char *v)
     unsigned port;
     int used = 0;
     if (c->n_dark == QK_RELAY_MAX_DARK) return QK_ERR_CONFIG;
-    if (sscanf(v, "%u:%63[^-]-%n", &port, t1, &used) != 2 || !used || !port || port > 65535)
+    if (!strncmp(v, "active:", 7)) { /* port 0: the one in use at T1 */
+        if (sscanf(v + 7, "%63[^-]-%n", t1, &used) != 1 || !used) return QK_ERR_CONFIG;
+        used += 7;
+        port = 0;
+    } else if (sscanf(v, "%u:%63[^-]-%n", &port, t1, &used) != 2 || !used || !port ||
+               port > 65535) {
         return QK_ERR_CONFIG;
+    }
     if (strlen(v + used) >= sizeof t2) return QK_ERR_CONFIG;
     strcpy(t2, v + used);
     qk_relay_dark *d = &c->dark[c->n_dark];
@@ -274,7 +282,7 @@ int qk_cmd_netem(int argc, char **argv)
                     !strcmp(a, "--duration") ? "10s"
                     : !strcmp(a, "--seed")   ? "7"
                     : !strcmp(a, "--blackhole-port")
-                        ? "20005:5s- or 20005:5s-8s (up to 16)"
+                        ? "20005:5s-, 20005:5s-8s or active:5s- (up to 16)"
                         : "127.0.0.1:4433, [::1]:4433 or 127.0.0.1:20000-20099 (up to "
                           "1024 ports)");
             return 2;
@@ -295,7 +303,7 @@ int qk_cmd_netem(int argc, char **argv)
     c.n_ports = n_listen;
     for (size_t k = 0; k < c.n_dark; k++) {
         unsigned lo = qk_addr_port(&c.to);
-        if (c.dark[k].to_port < lo || c.dark[k].to_port >= lo + c.n_ports) {
+        if (c.dark[k].to_port && (c.dark[k].to_port < lo || c.dark[k].to_port >= lo + c.n_ports)) {
             fprintf(stderr, "quack netem: --blackhole-port %u is not a port of --to\n",
                     (unsigned)c.dark[k].to_port);
             return 2;

@@ -36,8 +36,10 @@ struct tun_hop_rt {
     qk_time last_hop_at;
     uint64_t last_rx_bytes;
     qk_time last_rx_at;
-    bool silence_hopped; /* one early hop per silence */
-    bool refused;        /* the server disabled active migration: no more hops */
+    bool silence_hopped;               /* one early hop per silence */
+    bool refused;                      /* the server disabled active migration: no more hops */
+    uint16_t order[TUN_HOP_MAX_PORTS]; /* this round's ports, in a random order */
+    size_t n_order, next;              /* ports in order; the next one to use */
     uint64_t hops, hops_done, hop_failures;
 };
 
@@ -138,8 +140,9 @@ void tun_hop_usage(FILE *f)
           "                         socket each, one endpoint: a connection's packets\n"
           "                         are routed by connection ID whatever port they reach)\n"
           "  client --connect HOST:P1-P2  the server's range; the first port is random\n"
-          "  --hop-interval TIME    client: move to another port of the range, at random,\n"
-          "                         every TIME (default off; e.g. 30s): the new port is\n"
+          "  --hop-interval TIME    client: move to another port of the range every TIME\n"
+          "                         (default off; e.g. 30s), the range in a random order,\n"
+          "                         a new order once every port was used: the new port is\n"
           "                         probed (PATH_CHALLENGE) and used once it answers, no\n"
           "                         new handshake; a port that does not answer is given\n"
           "                         up (hop_failures), and 1 s of silence while flows are\n"
@@ -197,14 +200,24 @@ int tun_hop_open(tun *s, qk_udp *first, unsigned udp_flags)
 /* Client: the hops                                                         */
 /* ------------------------------------------------------------------------ */
 
-/* A port of the range other than cur, at random. */
-static uint16_t pick_port(const tun_hop_opts *h, uint16_t cur)
+/* The next port: the range in a random order (Fisher-Yates), a new order
+ * each round, so that every port is used once per round; never cur. */
+static uint16_t pick_port(struct tun_hop_rt *rt, const tun_hop_opts *h, uint16_t cur)
 {
-    unsigned span = (unsigned)(h->hi - h->lo) + 1;
-    bool in = cur >= h->lo && cur <= h->hi;
-    unsigned k = rnd32() % (in ? span - 1 : span);
-    uint16_t p = (uint16_t)(h->lo + k);
-    return in && p >= cur ? (uint16_t)(p + 1) : p;
+    for (int tries = 0; tries < 2; tries++) {
+        while (rt->next < rt->n_order)
+            if (rt->order[rt->next++] != cur) return rt->order[rt->next - 1];
+        rt->n_order = (size_t)(h->hi - h->lo) + 1;
+        for (size_t i = 0; i < rt->n_order; i++) rt->order[i] = (uint16_t)(h->lo + i);
+        for (size_t i = rt->n_order - 1; i > 0; i--) {
+            size_t j = rnd32() % (i + 1);
+            uint16_t t = rt->order[i];
+            rt->order[i] = rt->order[j];
+            rt->order[j] = t;
+        }
+        rt->next = 0;
+    }
+    return cur; /* not reached: a range has two ports or more */
 }
 
 /* What happened since the last look: the hop under way arrived, bytes came in. */
@@ -248,7 +261,7 @@ static void on_hop_timer(struct ev_loop *ev, ev_timer *w, int revents)
     if (now < rt->next_at && !silent) return;
     qk_addr peer;
     qk_conn_path_addrs(c, NULL, &peer);
-    uint16_t port = pick_port(&s->o->hop, qk_addr_port(&peer));
+    uint16_t port = pick_port(rt, &s->o->hop, qk_addr_port(&peer));
     int rc = qk_conn_hop(c, port, now);
     if (rc == QK_ERR_UNSUPPORTED) {
         fprintf(stderr,

@@ -95,6 +95,8 @@ typedef struct relay {
     qk_addr client; /* the last client address seen */
     uint16_t to_lo; /* the server's first port */
     uint64_t dark_drops;
+    uint32_t last_fwd;                     /* the port index of the last client datagram */
+    uint16_t dark_port[QK_RELAY_MAX_DARK]; /* cfg->dark's ports, "active" ones once known */
 } relay;
 
 static uint16_t addr_port(const qk_addr *a)
@@ -111,14 +113,24 @@ static void addr_set_port(qk_addr *a, uint16_t port)
         ((struct sockaddr_in *)&a->ss)->sin_port = htons(port);
 }
 
-/* Server port to_lo + i is dark at relay time now (--blackhole-port). */
-static bool port_dark(const relay *r, uint32_t i, qk_time now)
+/* Server port to_lo + i is dark at relay time now (--blackhole-port). A
+ * rule for the active port (to_port 0) takes the port of the last client
+ * datagram when its time comes. */
+static bool port_dark(relay *r, uint32_t i, qk_time now)
 {
+    bool dark = false;
     for (size_t k = 0; k < r->cfg->n_dark; k++) {
         const qk_relay_dark *d = &r->cfg->dark[k];
-        if (d->to_port == r->to_lo + i && now >= d->start_ns && now < d->end_ns) return true;
+        if (now < d->start_ns || now >= d->end_ns) continue;
+        if (!r->dark_port[k]) {
+            r->dark_port[k] = (uint16_t)(r->to_lo + r->last_fwd);
+            if (r->cfg->stats)
+                fprintf(r->cfg->stats, "netem: server port %u (the active one) dark from %.1fs\n",
+                        (unsigned)r->dark_port[k], (double)now / 1e9);
+        }
+        dark = dark || r->dark_port[k] == r->to_lo + i;
     }
-    return false;
+    return dark;
 }
 
 static uint8_t read_ecn(struct msghdr *mh)
@@ -160,6 +172,7 @@ static void pump_in(relay *r, dir *d, int fd, int idx, qk_pkt_pool *pool, qk_tim
         uint32_t port_idx = (uint32_t)idx;
         if (idx >= 0) {
             r->client = from;
+            r->last_fwd = port_idx;
         } else {
             port_idx = (uint32_t)(addr_port(&from) - r->to_lo);
             if (addr_port(&from) < r->to_lo || port_idx >= r->n) continue; /* not the server's */
@@ -325,6 +338,8 @@ int qk_relay_run(const qk_relay_cfg *cfg, volatile sig_atomic_t *stop, qk_relay_
     dir fwd, ret;
     relay r = {.cfg = cfg, .n = cfg->n_ports ? cfg->n_ports : 1, .ufd = -1};
     r.to_lo = addr_port(&cfg->to);
+    for (size_t k = 0; k < cfg->n_dark && k < QK_RELAY_MAX_DARK; k++)
+        r.dark_port[k] = cfg->dark[k].to_port;
     if (r.n > QK_RELAY_MAX_PORTS || qk_link_init(&fwd.link, &cfg->fwd, &pool, cfg->seed) ||
         qk_link_init(&ret.link, &cfg->ret, &pool, cfg->seed + 1)) {
         snprintf(err, cap, "invalid link configuration");

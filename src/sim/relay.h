@@ -17,7 +17,8 @@
 
 /** A port of the relay's range that drops everything from start_ns to end_ns. */
 typedef struct qk_relay_dark {
-    uint16_t to_port;         /**< the server's port (--to side) */
+    uint16_t to_port;         /**< the server's port (--to side); 0: the one the client
+                                   used last when start_ns comes */
     qk_time start_ns, end_ns; /**< relay time; end_ns QK_TIME_INFINITE: for good */
 } qk_relay_dark;
 
