@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 static volatile sig_atomic_t g_stop;
 
@@ -134,6 +135,30 @@ static int parse_dark(qk_relay_cfg *c, const char *v)
     return 0;
 }
 
+/* The port ranges of --listen and --to (n_listen, n_to ports) and the
+ * --blackhole-port rules together. Returns 0 or 2 (printed). */
+static int check_ranges(qk_relay_cfg *cfg, unsigned n_listen, unsigned n_to)
+{
+    if (n_listen != n_to) {
+        fprintf(stderr,
+                "quack netem: --listen has %u port(s), --to %u: give both ranges the same "
+                "number of ports\n",
+                n_listen, n_to);
+        return 2;
+    }
+    cfg->n_ports = n_listen;
+    for (size_t k = 0; k < cfg->n_dark; k++) {
+        unsigned lo = qk_addr_port(&cfg->to);
+        if (cfg->dark[k].to_port &&
+            (cfg->dark[k].to_port < lo || cfg->dark[k].to_port >= lo + cfg->n_ports)) {
+            fprintf(stderr, "quack netem: --blackhole-port %u is not a port of --to\n",
+                    (unsigned)cfg->dark[k].to_port);
+            return 2;
+        }
+    }
+    return 0;
+}
+
 static int has_limit(const qk_sim_link_cfg *c)
 {
     return c->limit_bytes || c->limit_ns || c->limit_pkts;
@@ -229,6 +254,30 @@ static bool wants_tcp(int argc, char **argv)
     return false;
 }
 
+/* Run the relay until a signal or --duration. Returns 0 or 1. */
+static int netem_run(const qk_relay_cfg *cfg)
+{
+    struct rlimit rl; /* a socket per port: the soft open-files limit raised toward the hard one */
+    rlim_t want = (rlim_t)cfg->n_ports + 64;
+    if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < want) {
+        rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    install_signals();
+    char err[512];
+    qk_relay_result res;
+    if (qk_relay_run(cfg, &g_stop, &res, err, sizeof err)) {
+        fprintf(stderr, "quack netem: %s\n", err);
+        return 1;
+    }
+    if (cfg->stats)
+        printf("netem done: fwd %llu delivered, ret %llu delivered, %llu dropped by "
+               "--blackhole-port\n",
+               (unsigned long long)res.fwd.delivered_pkts,
+               (unsigned long long)res.ret.delivered_pkts, (unsigned long long)res.dark_drops);
+    return 0;
+}
+
 int qk_cmd_netem(int argc, char **argv)
 {
     if (wants_tcp(argc, argv)) return netem_tcp(argc, argv);
@@ -293,22 +342,7 @@ int qk_cmd_netem(int argc, char **argv)
         netem_usage(stderr);
         return 2;
     }
-    if (n_listen != n_to) {
-        fprintf(stderr,
-                "quack netem: --listen has %u port(s), --to %u: give both ranges the same "
-                "number of ports\n",
-                n_listen, n_to);
-        return 2;
-    }
-    c.n_ports = n_listen;
-    for (size_t k = 0; k < c.n_dark; k++) {
-        unsigned lo = qk_addr_port(&c.to);
-        if (c.dark[k].to_port && (c.dark[k].to_port < lo || c.dark[k].to_port >= lo + c.n_ports)) {
-            fprintf(stderr, "quack netem: --blackhole-port %u is not a port of --to\n",
-                    (unsigned)c.dark[k].to_port);
-            return 2;
-        }
-    }
+    if (check_ranges(&c, n_listen, n_to)) return 2;
     if (!has_limit(&c.fwd)) c.fwd.limit_pkts = 1000;
     if (!has_limit(&c.ret)) c.ret.limit_pkts = 1000;
     const char *why;
@@ -316,17 +350,5 @@ int qk_cmd_netem(int argc, char **argv)
         fprintf(stderr, "quack netem: %s\n", why);
         return 2;
     }
-    install_signals();
-    char err[512];
-    qk_relay_result res;
-    if (qk_relay_run(&c, &g_stop, &res, err, sizeof err)) {
-        fprintf(stderr, "quack netem: %s\n", err);
-        return 1;
-    }
-    if (c.stats)
-        printf("netem done: fwd %llu delivered, ret %llu delivered, %llu dropped by "
-               "--blackhole-port\n",
-               (unsigned long long)res.fwd.delivered_pkts,
-               (unsigned long long)res.ret.delivered_pkts, (unsigned long long)res.dark_drops);
-    return 0;
+    return netem_run(&c);
 }

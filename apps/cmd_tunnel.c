@@ -892,7 +892,7 @@ static void on_tick(struct ev_loop *ev, ev_timer *w, int revents)
                 (unsigned long long)s->cars.switches, (unsigned long long)s->cars.probes,
                 (unsigned long long)s->cars.probes_failed);
         fflush(stderr);
-        tun_hop_print_stats(s, stderr);
+        tun_hop_print_stats(s->hop, s->ep, s->conn, now - s->start, stderr);
     }
 }
 
@@ -1018,6 +1018,14 @@ static qk_tunnel_config tunnel_config(tun *s)
                               .session_linger_ns = s->o->session_linger_ns};
 }
 
+/* Port hopping asks for the client's connection (tunnel_hop.c). */
+static qk_conn *hop_conn(void *ctx, size_t *flows_open)
+{
+    tun *s = ctx;
+    *flows_open = s->t ? qk_tunnel_flow_count(s->t) : 0;
+    return s->stopping ? NULL : s->conn;
+}
+
 static int run(tun *s, qk_udp *u, const qk_config *cfg)
 {
     qk_io_ep_driver *drv = NULL;
@@ -1044,7 +1052,7 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
     if (!rc && s->o->server && s->cars.n > 1 && tun_auto_has(&s->cars, TUN_CARRIER_DNS))
         rc = tun_auto_start_dns(s);
     if (!rc && s->o->udp_fwd_str) rc = start_udp(s);
-    if (!rc) rc = tun_hop_start(s);
+    if (!rc) rc = tun_hop_start(s->hop, s->loop, hop_conn, s);
     if (!rc && !s->o->server) rc = tun_dial(s);
     if (!rc) {
         signals_start(s, evl);
@@ -1057,7 +1065,7 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
         ev_timer_stop(evl, &s->probe_w);
         signals_stop(s, evl);
     }
-    tun_hop_stop(s);
+    tun_hop_stop(s->hop);
     qk_tunnel_tcp_set_tunnel(s->tcp, NULL);
     qk_tunnel_del(s->t);
     s->t = NULL;
@@ -1174,7 +1182,10 @@ static int run_udp(tun *s, const qk_config *cfg)
                              (o->server ? 0 : QK_UDP_RECVERR), /* client: ICMP fails fast */
                          &u);
     if (rc) fprintf(stderr, "%s: cannot open a UDP socket for %s: %m\n", s->who, o->udp_str);
-    if (!rc) rc = tun_hop_open(s, u, (bind_addr.ss.ss_family == AF_INET6 ? QK_UDP_DUALSTACK : 0));
+    if (!rc) rc = tun_hop_new(&o->hop, o->server, s->who, &s->hop);
+    if (!rc)
+        rc = tun_hop_open(s->hop, &o->udp, u,
+                          bind_addr.ss.ss_family == AF_INET6 ? QK_UDP_DUALSTACK : 0);
     if (!rc) {
         s->ep = cli_endpoint_new(cfg, s->who);
         if (!s->ep) rc = QK_ERR_CONFIG;
@@ -1189,7 +1200,8 @@ static int run_udp(tun *s, const qk_config *cfg)
     }
     if (!rc) rc = run(s, u, cfg);
     qk_endpoint_del(s->ep);
-    tun_hop_close(s);
+    tun_hop_del(s->hop);
+    s->hop = NULL;
     qk_udp_close(u);
     return rc;
 }

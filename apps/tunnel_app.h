@@ -158,8 +158,8 @@ typedef struct tun {
     unsigned attempts;  /* client: redials since the connection was last up */
     bool listening;     /* client: the TCP listener is open (the first connection came up) */
     bool stopping;
-    int exit_code;          /* TUN_EXIT_*: why it ended */
-    struct tun_hop_rt *hop; /* port hopping at run time (apps/tunnel_hop.c), or NULL */
+    int exit_code; /* TUN_EXIT_*: why it ended */
+    tun_hop *hop;  /* port hopping at run time (apps/tunnel_hop.c), or NULL */
 } tun;
 
 /* tunnel_auto.c: the client's carrier list at run time, and the DNS carrier

@@ -5,10 +5,10 @@
 #include "tunnel_hop.h"
 
 #include "cli_options.h"
-#include "tunnel_app.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <ev.h>
 #include <netinet/in.h>
 #include <quack/io.h>
 #include <quack/sim.h>
@@ -24,7 +24,13 @@
 #define HOP_SILENCE_NS (1 * QK_NS_PER_S)
 
 /* The run-time state of either side. */
-struct tun_hop_rt {
+struct tun_hop {
+    const tun_hop_opts *o;
+    bool server;
+    const char *who;
+    qk_io_loop *loop;
+    tun_hop_conn_fn conn_fn;
+    void *conn_ctx;
     /* server: the range's sockets, [0] the one cmd_tunnel.c opened */
     qk_udp **socks;
     size_t n_socks;
@@ -164,34 +170,43 @@ static void raise_fd_limit(size_t want)
     setrlimit(RLIMIT_NOFILE, &rl);
 }
 
-int tun_hop_open(tun *s, qk_udp *first, unsigned udp_flags)
+int tun_hop_new(const tun_hop_opts *h, bool server, const char *who, tun_hop **out)
 {
-    const tun_hop_opts *h = &s->o->hop;
+    *out = NULL;
     if (!h->lo && !h->interval_ns) return 0;
-    struct tun_hop_rt *rt = calloc(1, sizeof *rt);
-    if (!rt) return QK_ERR_NOMEM;
-    s->hop = rt;
-    if (!s->o->server) return 0;
+    tun_hop *hp = calloc(1, sizeof *hp);
+    if (!hp) return QK_ERR_NOMEM;
+    hp->o = h;
+    hp->server = server;
+    hp->who = who;
+    *out = hp;
+    return 0;
+}
+
+int tun_hop_open(tun_hop *hp, const qk_addr *addr, qk_udp *first, unsigned flags)
+{
+    if (!hp || !hp->server) return 0;
+    const tun_hop_opts *h = hp->o;
     size_t n = (size_t)(h->hi - h->lo) + 1;
     raise_fd_limit(n + 256);
-    rt->socks = calloc(n, sizeof *rt->socks);
-    if (!rt->socks) return QK_ERR_NOMEM;
-    rt->socks[rt->n_socks++] = first;
-    for (uint16_t p = (uint16_t)(h->lo + 1); rt->n_socks < n; p++) {
-        qk_addr a = s->o->udp;
+    hp->socks = calloc(n, sizeof *hp->socks);
+    if (!hp->socks) return QK_ERR_NOMEM;
+    hp->socks[hp->n_socks++] = first;
+    for (uint16_t p = (uint16_t)(h->lo + 1); hp->n_socks < n; p++) {
+        qk_addr a = *addr;
         set_port(&a, p);
-        int rc = qk_udp_open(&a, udp_flags, &rt->socks[rt->n_socks]);
+        int rc = qk_udp_open(&a, flags, &hp->socks[hp->n_socks]);
         if (rc) {
             fprintf(stderr,
-                    "%s: cannot open UDP port %u of --listen %s: %m (a port in use? "
-                    "the open-files limit?)\n",
-                    s->who, (unsigned)p, h->range_str);
+                    "%s: cannot open UDP port %u of --listen %s: %m (a port in use? the "
+                    "open-files limit?)\n",
+                    hp->who, (unsigned)p, h->range_str);
             return rc;
         }
-        rt->n_socks++;
+        hp->n_socks++;
     }
     printf("listening on ports %u-%u too (%zu UDP sockets, one endpoint)\n", (unsigned)h->lo,
-           (unsigned)h->hi, rt->n_socks);
+           (unsigned)h->hi, hp->n_socks);
     fflush(stdout);
     return 0;
 }
@@ -202,7 +217,7 @@ int tun_hop_open(tun *s, qk_udp *first, unsigned udp_flags)
 
 /* The next port: the range in a random order (Fisher-Yates), a new order
  * each round, so that every port is used once per round; never cur. */
-static uint16_t pick_port(struct tun_hop_rt *rt, const tun_hop_opts *h, uint16_t cur)
+static uint16_t pick_port(tun_hop *rt, const tun_hop_opts *h, uint16_t cur)
 {
     for (int tries = 0; tries < 2; tries++) {
         while (rt->next < rt->n_order)
@@ -221,7 +236,7 @@ static uint16_t pick_port(struct tun_hop_rt *rt, const tun_hop_opts *h, uint16_t
 }
 
 /* What happened since the last look: the hop under way arrived, bytes came in. */
-static void hop_observe(struct tun_hop_rt *rt, qk_conn *c, qk_time now)
+static void hop_observe(tun_hop *rt, qk_conn *c, qk_time now)
 {
     if (c != rt->conn) { /* a new connection (redial): its own first port */
         rt->conn = c;
@@ -249,25 +264,25 @@ static void on_hop_timer(struct ev_loop *ev, ev_timer *w, int revents)
 {
     (void)ev;
     (void)revents;
-    tun *s = w->data;
-    struct tun_hop_rt *rt = s->hop;
-    qk_conn *c = s->conn;
-    if (!c || s->stopping || rt->refused) return;
+    tun_hop *rt = w->data;
+    size_t flows = 0;
+    qk_conn *c = rt->conn_fn(rt->conn_ctx, &flows);
+    if (!c || rt->refused) return;
     qk_time now = qk_io_now();
     hop_observe(rt, c, now);
-    if (!rt->next_at) rt->next_at = now + s->o->hop.interval_ns;
-    bool silent = !rt->silence_hopped && s->t && qk_tunnel_flow_count(s->t) > 0 &&
-                  now - rt->last_rx_at >= HOP_SILENCE_NS && now - rt->last_hop_at >= HOP_SILENCE_NS;
+    if (!rt->next_at) rt->next_at = now + rt->o->interval_ns;
+    bool silent = !rt->silence_hopped && flows > 0 && now - rt->last_rx_at >= HOP_SILENCE_NS &&
+                  now - rt->last_hop_at >= HOP_SILENCE_NS;
     if (now < rt->next_at && !silent) return;
     qk_addr peer;
     qk_conn_path_addrs(c, NULL, &peer);
-    uint16_t port = pick_port(rt, &s->o->hop, qk_addr_port(&peer));
+    uint16_t port = pick_port(rt, rt->o, qk_addr_port(&peer));
     int rc = qk_conn_hop(c, port, now);
     if (rc == QK_ERR_UNSUPPORTED) {
         fprintf(stderr,
-                "%s: the server disabled active migration (RFC 9000 §18.2): staying on "
-                "port %u, no hops\n",
-                s->who, (unsigned)qk_addr_port(&peer));
+                "%s: the server disabled active migration (RFC 9000 §18.2): staying on port "
+                "%u, no hops\n",
+                rt->who, (unsigned)qk_addr_port(&peer));
         rt->refused = true;
         return;
     }
@@ -277,49 +292,49 @@ static void on_hop_timer(struct ev_loop *ev, ev_timer *w, int revents)
     rt->hops++;
     rt->last_hop_at = now;
     rt->silence_hopped = rt->silence_hopped || silent;
-    rt->next_at = now + s->o->hop.interval_ns;
-    qk_io_loop_kick(s->loop);
+    rt->next_at = now + rt->o->interval_ns;
+    qk_io_loop_kick(rt->loop);
 }
 
-int tun_hop_start(tun *s)
+int tun_hop_start(tun_hop *rt, qk_io_loop *loop, tun_hop_conn_fn conn_fn, void *ctx)
 {
-    struct tun_hop_rt *rt = s->hop;
     if (!rt) return 0;
+    rt->loop = loop;
+    rt->conn_fn = conn_fn;
+    rt->conn_ctx = ctx;
     for (size_t i = 1; i < rt->n_socks; i++) { /* server: the range's other ports */
-        int rc = qk_io_loop_add_udp(s->loop, rt->socks[i]);
+        int rc = qk_io_loop_add_udp(loop, rt->socks[i]);
         if (rc) {
-            fprintf(stderr, "%s: cannot add port %zu of the range to the loop (error %d)\n", s->who,
-                    i, rc);
+            fprintf(stderr, "%s: cannot add port %zu of the range to the loop (error %d)\n",
+                    rt->who, i, rc);
             return rc;
         }
     }
-    if (s->o->server || !s->o->hop.interval_ns) return 0;
+    if (rt->server || !rt->o->interval_ns) return 0;
     ev_timer_init(&rt->timer, on_hop_timer, HOP_CHECK_S, HOP_CHECK_S);
-    rt->timer.data = s;
-    ev_timer_start(s->evl, &rt->timer);
+    rt->timer.data = rt;
+    ev_timer_start(qk_io_loop_ev(loop), &rt->timer);
     return 0;
 }
 
-void tun_hop_stop(tun *s)
+void tun_hop_stop(tun_hop *rt)
 {
-    if (s->hop && s->evl) ev_timer_stop(s->evl, &s->hop->timer);
+    if (rt && rt->loop) ev_timer_stop(qk_io_loop_ev(rt->loop), &rt->timer);
 }
 
-void tun_hop_close(tun *s)
+void tun_hop_del(tun_hop *rt)
 {
-    struct tun_hop_rt *rt = s->hop;
     if (!rt) return;
     for (size_t i = 1; i < rt->n_socks; i++) qk_udp_close(rt->socks[i]); /* [0]: the caller's */
     free(rt->socks);
     free(rt);
-    s->hop = NULL;
 }
 
-void tun_hop_print_stats(tun *s, FILE *f)
+void tun_hop_print_stats(const tun_hop *rt, const qk_endpoint *ep, const qk_conn *conn,
+                         qk_time t_ns, FILE *f)
 {
-    struct tun_hop_rt *rt = s->hop;
     if (!rt) return;
-    if (s->o->server) {
+    if (rt->server) {
         size_t seen = 0;
         uint64_t dgrams = 0;
         for (size_t i = 0; i < rt->n_socks; i++) {
@@ -329,24 +344,18 @@ void tun_hop_print_stats(tun *s, FILE *f)
             dgrams += us.rx_datagrams;
         }
         qk_endpoint_stats es;
-        qk_endpoint_stats_get(s->ep, &es);
+        qk_endpoint_stats_get(ep, &es);
         fprintf(f,
                 "stats: hop t=%.0fs ports=%zu ports_with_datagrams=%zu rx_datagrams=%llu "
                 "handshakes=%llu\n",
-                (double)(qk_io_now() - s->start) / 1e9, rt->n_socks, seen,
-                (unsigned long long)dgrams,
+                (double)t_ns / 1e9, rt->n_socks, seen, (unsigned long long)dgrams,
                 (unsigned long long)(es.initials_accepted + es.initials_validated));
     } else {
-        uint16_t port = 0;
-        if (s->conn) {
-            qk_addr peer;
-            qk_conn_path_addrs(s->conn, NULL, &peer);
-            port = qk_addr_port(&peer);
-        }
+        qk_addr peer = {.len = 0};
+        if (conn) qk_conn_path_addrs(conn, NULL, &peer);
         fprintf(f, "stats: hop t=%.0fs hops=%llu hops_done=%llu hop_failures=%llu port=%u\n",
-                (double)(qk_io_now() - s->start) / 1e9, (unsigned long long)rt->hops,
-                (unsigned long long)rt->hops_done, (unsigned long long)rt->hop_failures,
-                (unsigned)port);
+                (double)t_ns / 1e9, (unsigned long long)rt->hops, (unsigned long long)rt->hops_done,
+                (unsigned long long)rt->hop_failures, (unsigned)(conn ? qk_addr_port(&peer) : 0));
     }
     fflush(f);
 }
