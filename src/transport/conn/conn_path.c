@@ -215,7 +215,7 @@ static void client_switch(qk_conn *c, qk_time now)
     if (!port_only) qk_conn_path_reset_state(c, now);
     c->stats.migrations++;
     /* RFC 9000 §9.3: the server moves on our first non-probing packet
-     * there; a download gives the client nothing else to send at once. */
+     * there: send one now rather than with the next ACK (max_ack_delay). */
     if (hop) c->pend |= QK_PEND_PING;
     qk_qlog_event(c, "quack:connection_migrated",
                   preferred ? "{\"kind\":\"preferred_address\"}"
