@@ -153,7 +153,11 @@ void tun_hop_usage(FILE *f)
           "                         new handshake; a port that does not answer is given\n"
           "                         up (hop_failures), and 1 s of silence while flows are\n"
           "                         open hops at once. Refused (a log line, no hops) when\n"
-          "                         the server sent disable_active_migration\n",
+          "                         the server sent disable_active_migration\n"
+          "  --stats then adds a \"stats: hop\" line per second: server ports,\n"
+          "                         ports_with_datagrams, rx_datagrams, handshakes\n"
+          "                         (connections accepted); client hops, hops_done,\n"
+          "                         hop_failures and the port in use\n",
           f);
 }
 
