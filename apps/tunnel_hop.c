@@ -17,7 +17,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-/* How often the client looks at its connection (hop due, hop arrived). */
+/* How often (at most) the client looks at its connection (hop due, hop arrived). */
 #define HOP_CHECK_S 0.25
 /* Client: nothing received for this long while flows are open: the port
  * may have gone dark, hop now instead of at the next interval. */
@@ -315,7 +315,9 @@ int tun_hop_start(tun_hop *rt, qk_io_loop *loop, tun_hop_conn_fn conn_fn, void *
         }
     }
     if (rt->server || !rt->o->interval_ns) return 0;
-    ev_timer_init(&rt->timer, on_hop_timer, HOP_CHECK_S, HOP_CHECK_S);
+    double every_s = (double)rt->o->interval_ns / 1e9; /* a short --hop-interval: that often */
+    if (every_s > HOP_CHECK_S) every_s = HOP_CHECK_S;
+    ev_timer_init(&rt->timer, on_hop_timer, every_s, every_s);
     rt->timer.data = rt;
     ev_timer_start(qk_io_loop_ev(loop), &rt->timer);
     return 0;

@@ -117,6 +117,9 @@ static bool sock_serves(const loop_sock *s, const qk_datagram *d, bool exact)
            qk_addr_port(&s->local) == qk_addr_port(&d->local);
 }
 
+/* The cached socket may be a wildcard one although another is bound to
+ * the exact address: only when both share a port (SO_REUSEADDR), which the
+ * loop's users do not do. */
 static loop_sock *sock_for(qk_io_loop *l, const qk_datagram *d)
 {
     if (l->n_socks == 1 || d->local.len == 0) return l->socks[0];
