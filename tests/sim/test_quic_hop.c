@@ -6,7 +6,9 @@
  * connection ID, moves on the PATH_RESPONSE, and the server follows (its
  * local address changes, its peer does not, no new connection); a hop to a
  * port where nothing answers is given up and the download carries on where
- * it was; the API's refusals (same port, server side, before the handshake
+ * it was; behind a NAT that gives each destination its own port the
+ * server validates the new client address and the hop completes; the API's
+ * refusals (same port, server side, before the handshake
  * is confirmed, disable_active_migration). */
 #include "qk_test.h"
 #include "quic_env.h"
@@ -107,6 +109,38 @@ static void test_hops(void **st)
     quic_env_free(&e);
 }
 
+/* Behind a NAT that maps each destination separately the server sees a
+ * new client port with the hop: it validates that address (RFC 9000 §9.3)
+ * and the hop completes. */
+static void test_hop_new_nat_port(void **st)
+{
+    (void)st;
+    qk_sim_link_cfg l = quic_env_link();
+    quic_env e;
+    assert_int_equal(quic_env_init(&e, 2003, &l, &l), 0);
+    const uint64_t size = 20u << 20;
+    qk_simq_cfg c = {.size_bytes = size, .window_bytes = 4u << 20};
+    qk_simq *q = quic_env_flow(&e, 4433, &c);
+    assert_non_null(q);
+    assert_int_equal(qk_sim_node_alias(e.sim, qk_simq_node(q, true), e.b, 4434), 0);
+    qk_sim_run(e.sim, 300 * MS);
+    qk_conn *srv = qk_simq_server_conn(q), *cli = qk_simq_client_conn(q);
+    assert_non_null(srv);
+    assert_non_null(cli);
+    uint64_t validations = srv->stats.path_validations;
+    assert_int_equal(qk_sim_node_rebind(e.sim, qk_simq_node(q, false), e.a, 5555), 0);
+    assert_int_equal(qk_conn_hop(cli, 4434, qk_sim_now(e.sim)), 0);
+    qk_simq_kick(q);
+    qk_sim_run(e.sim, qk_sim_now(e.sim) + 500 * MS);
+    assert_int_equal(port_of(&srv->local), 4434);
+    assert_int_equal(port_of(&srv->peer), 5555);
+    assert_true(srv->paths.cur.validated);
+    assert_true(srv->stats.path_validations > validations); /* the server checked 5555 */
+    assert_true(quic_env_run_done(&e, q, 30 * QK_NS_PER_S));
+    check_done(qk_simq_result_get(q), size);
+    quic_env_free(&e);
+}
+
 static void tune_disable(void *ctx, qk_config *cfg, bool server)
 {
     (void)ctx;
@@ -134,6 +168,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hops),
+        cmocka_unit_test(test_hop_new_nat_port),
         cmocka_unit_test(test_hop_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
