@@ -178,6 +178,7 @@ static void usage_more(FILE *f)
           f);
     tun_dns_usage(f);
     tun_auto_usage(f);
+    tun_hop_usage(f);
 }
 
 static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -345,6 +346,8 @@ static int parse_value(tun_opts *o, const char *a, const char *v)
     } else if (!strcmp(a, "--carrier")) {
         if (parse_carrier(o, v)) return 2;
         o->dns.on = o->carrier == TUN_CARRIER_DNS;
+    } else if (!strcmp(a, "--hop-interval")) {
+        return tun_hop_parse_interval(&o->hop, v);
     } else if (!strcmp(a, "--dns-listen") || !strcmp(a, "--probe-interval")) {
         return parse_auto_opt(o, a, v);
     } else if (!strcmp(a, "--log")) {
@@ -408,9 +411,17 @@ static int check_opts(tun_opts *o)
         return bad("%s", "--cert and --key go together");
     if (o->keep_alive_ns && o->idle_timeout_ns && o->keep_alive_ns >= o->idle_timeout_ns)
         return bad("%s", "--keep-alive must be shorter than --idle-timeout");
-    int arc = o->server ? parse_listen(o->udp_str, &o->udp)
-                        : cli_parse_addr("tunnel", "--connect", o->udp_str, &o->udp);
+    char first[300]; /* a port range (tunnel_hop.c): its first port */
+    const char *ua = o->udp_str;
+    int arc =
+        tun_hop_take_range(&o->hop, o->server ? "--listen" : "--connect", ua, first, sizeof first);
+    if (arc == 2) return arc;
+    if (arc == 1) ua = first;
+    arc =
+        o->server ? parse_listen(ua, &o->udp) : cli_parse_addr("tunnel", "--connect", ua, &o->udp);
     if (arc) return arc;
+    if (tun_hop_check(&o->hop, o->server, o->carrier == TUN_CARRIER_UDP && o->cars.n == 1, &o->udp))
+        return 2;
     o->socks5 = o->server && !strcmp(o->tcp_str, "socks5");
     if (o->udp_fwd_str && o->carrier == TUN_CARRIER_TCP)
         return bad("%s", "UDP forwarding needs QUIC DATAGRAM frames: not with --carrier tcp");
@@ -881,6 +892,7 @@ static void on_tick(struct ev_loop *ev, ev_timer *w, int revents)
                 (unsigned long long)s->cars.switches, (unsigned long long)s->cars.probes,
                 (unsigned long long)s->cars.probes_failed);
         fflush(stderr);
+        tun_hop_print_stats(s->hop, s->ep, s->conn, now - s->start, stderr);
     }
 }
 
@@ -1006,6 +1018,14 @@ static qk_tunnel_config tunnel_config(tun *s)
                               .session_linger_ns = s->o->session_linger_ns};
 }
 
+/* Port hopping asks for the client's connection (tunnel_hop.c). */
+static qk_conn *hop_conn(void *ctx, size_t *flows_open)
+{
+    tun *s = ctx;
+    *flows_open = s->t ? qk_tunnel_flow_count(s->t) : 0;
+    return s->stopping ? NULL : s->conn;
+}
+
 static int run(tun *s, qk_udp *u, const qk_config *cfg)
 {
     qk_io_ep_driver *drv = NULL;
@@ -1032,6 +1052,7 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
     if (!rc && s->o->server && s->cars.n > 1 && tun_auto_has(&s->cars, TUN_CARRIER_DNS))
         rc = tun_auto_start_dns(s);
     if (!rc && s->o->udp_fwd_str) rc = start_udp(s);
+    if (!rc) rc = tun_hop_start(s->hop, s->loop, hop_conn, s);
     if (!rc && !s->o->server) rc = tun_dial(s);
     if (!rc) {
         signals_start(s, evl);
@@ -1044,6 +1065,7 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
         ev_timer_stop(evl, &s->probe_w);
         signals_stop(s, evl);
     }
+    tun_hop_stop(s->hop);
     qk_tunnel_tcp_set_tunnel(s->tcp, NULL);
     qk_tunnel_del(s->t);
     s->t = NULL;
@@ -1160,6 +1182,10 @@ static int run_udp(tun *s, const qk_config *cfg)
                              (o->server ? 0 : QK_UDP_RECVERR), /* client: ICMP fails fast */
                          &u);
     if (rc) fprintf(stderr, "%s: cannot open a UDP socket for %s: %m\n", s->who, o->udp_str);
+    if (!rc) rc = tun_hop_new(&o->hop, o->server, s->who, &s->hop);
+    if (!rc)
+        rc = tun_hop_open(s->hop, &o->udp, u,
+                          bind_addr.ss.ss_family == AF_INET6 ? QK_UDP_DUALSTACK : 0);
     if (!rc) {
         s->ep = cli_endpoint_new(cfg, s->who);
         if (!s->ep) rc = QK_ERR_CONFIG;
@@ -1174,6 +1200,8 @@ static int run_udp(tun *s, const qk_config *cfg)
     }
     if (!rc) rc = run(s, u, cfg);
     qk_endpoint_del(s->ep);
+    tun_hop_del(s->hop);
+    s->hop = NULL;
     qk_udp_close(u);
     return rc;
 }

@@ -6,6 +6,7 @@
 
 #include "cli_options.h"
 #include "tunnel_dns.h"
+#include "tunnel_hop.h"
 
 #include <ev.h>
 #include <quack/driver.h>
@@ -105,6 +106,7 @@ typedef struct tun_opts {
     tun_dns_opts dns;           /* --carrier dns (apps/tunnel_dns.c) */
     const char *dns_listen_str; /* server with dns in a list: --dns-listen */
     qk_addr dns_listen;
+    tun_hop_opts hop; /* port ranges, --hop-interval (apps/tunnel_hop.c) */
 } tun_opts;
 
 typedef struct tun tun;
@@ -157,6 +159,7 @@ typedef struct tun {
     bool listening;     /* client: the TCP listener is open (the first connection came up) */
     bool stopping;
     int exit_code; /* TUN_EXIT_*: why it ended */
+    tun_hop *hop;  /* port hopping at run time (apps/tunnel_hop.c), or NULL */
 } tun;
 
 /* tunnel_auto.c: the client's carrier list at run time, and the DNS carrier
