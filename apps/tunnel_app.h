@@ -90,6 +90,7 @@ typedef struct tun_opts {
     uint64_t max_flows;
     uint64_t flow_buffer_bytes, session_buffer_bytes; /* --session-buffer, --session-cap */
     qk_time session_linger_ns;                        /* --session-linger */
+    size_t session_max;                               /* server: --session-max (0: default) */
     bool socks5;                                      /* server: --to socks5 */
     bool open_proxy;                      /* server: --open-proxy (socks5 without access control) */
     const char *state_dir;                /* server: --state-dir (its key and certificate) */

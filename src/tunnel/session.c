@@ -158,6 +158,35 @@ static void flows_detach(tsess *s, bool abort_streams)
     }
 }
 
+uint64_t qk_tsess_detached_count(const qk_tunnel *t)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < t->n_sess; i++) n += t->sess[i]->has_id && !t->sess[i]->c;
+    return n;
+}
+
+/* Server: over session_max detached sessions, forget the one detached
+ * longest ago (the bound on what peers can leave behind). */
+static void evict_detached(qk_tunnel *t)
+{
+    if (qk_tsess_detached_count(t) <= t->cfg.session_max) return;
+    tsess *old = NULL;
+    for (size_t i = 0; i < t->n_sess; i++) {
+        tsess *o = t->sess[i];
+        if (o->has_id && !o->c && (!old || o->detached_seq < old->detached_seq)) old = o;
+    }
+    if (!old) return;
+    size_t n = 0;
+    for (size_t i = 0; i < t->n_flows; i++) n += t->flows[i]->s == old;
+    t->stats.sessions_evicted++;
+    qk_tun_log(t,
+               "over %zu detached sessions (--session-max): the oldest forgotten, its %zu "
+               "flow(s) reset",
+               t->cfg.session_max, n);
+    qk_tsess_reset_flows(old, "session evicted (--session-max)");
+    server_remove(old);
+}
+
 void qk_tsess_detach(tsess *s)
 {
     qk_tunnel *t = s->t;
@@ -172,6 +201,8 @@ void qk_tsess_detach(tsess *s)
     }
     ev_timer_set(&s->linger_w, (double)t->cfg.session_linger_ns / 1e9, 0.0);
     ev_timer_start(t->ev, &s->linger_w);
+    s->detached_seq = ++t->detach_seq;
+    if (!t->me) evict_detached(t);
 }
 
 static void on_linger(struct ev_loop *ev, ev_timer *w, int revents)

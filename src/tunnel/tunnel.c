@@ -743,7 +743,7 @@ static void on_accept(struct ev_loop *ev, ev_io *w, int revents)
 /* qk_tunnel_config crosses the boundary at the caller's sizeof (base/abi.h):
  * the first release's ends with session_linger_ns. */
 #define TUNNEL_CONFIG_V1_BYTES QK_ABI_END(qk_tunnel_config, session_linger_ns)
-QK_ABI_LAST_FIELD(qk_tunnel_config, session_linger_ns);
+QK_ABI_LAST_FIELD(qk_tunnel_config, session_max);
 
 int qk_tunnel_new_sized(struct ev_loop *ev, const qk_tunnel_config *caller, size_t caller_bytes,
                         qk_tunnel **out)
@@ -772,6 +772,7 @@ int qk_tunnel_new_sized(struct ev_loop *ev, const qk_tunnel_config *caller, size
         t->cfg.session_buffer_bytes = QK_TUNNEL_DEFAULT_SESSION_BUFFER_BYTES;
     if (t->cfg.flow_buffer_bytes < t->cfg.buf_bytes) t->cfg.flow_buffer_bytes = t->cfg.buf_bytes;
     if (!t->cfg.session_linger_ns) t->cfg.session_linger_ns = QK_TUNNEL_DEFAULT_LINGER_NS;
+    if (!t->cfg.session_max) t->cfg.session_max = QK_TUNNEL_DEFAULT_SESSION_MAX;
     t->lfd = -1;
     if (!cfg->server && !(t->me = qk_tsess_new(t))) {
         free(t->flows);
@@ -1008,5 +1009,8 @@ size_t qk_tunnel_flow_count(const qk_tunnel *t)
 
 void qk_tunnel_get_stats_sized(const qk_tunnel *t, qk_tunnel_stats *out, size_t out_bytes)
 {
-    if (t && out) qk_abi_copy_out(out, out_bytes, &t->stats, sizeof t->stats);
+    if (!t || !out) return;
+    qk_tunnel_stats st = t->stats;
+    st.sessions_detached = qk_tsess_detached_count(t);
+    qk_abi_copy_out(out, out_bytes, &st, sizeof st);
 }
