@@ -1080,6 +1080,7 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
 static void tcp_on_session(void *ctx, qk_yamux *y, bool up, const char *why)
 {
     tun *s = ctx;
+    if (tun_auto_tcp_probe(s, y)) return; /* a probe from dns (tunnel_auto.c) */
     if (y) {
         tun_session_up(s, &qk_tunnel_carrier_yamux, y);
         return;
