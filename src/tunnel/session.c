@@ -196,7 +196,10 @@ void qk_tsess_detach(tsess *s)
     s->ready = false;
     s->in_len = s->out_len = 0;
     if (!s->has_id) { /* server: a control stream that never said HELLO */
-        if (!t->me) server_remove(s);
+        if (!t->me)
+            server_remove(s);
+        else /* client: flows opened after HELLO, never welcomed: no session to resume them in */
+            qk_tsess_reset_flows(s, "the connection died before the server answered HELLO");
         return;
     }
     ev_timer_set(&s->linger_w, (double)t->cfg.session_linger_ns / 1e9, 0.0);
@@ -240,6 +243,10 @@ int qk_tsess_client_attach(tsess *s, const qk_tunnel_carrier *car, void *c)
         memcpy(m.token, s->token, sizeof m.token);
     }
     ctl_send(s, &m);
+    /* A fresh session has no offsets to agree on: new flows open right
+     * behind HELLO, not one round trip later at WELCOME (the server holds a
+     * flow header that overtakes HELLO: qk_tsess_flow_hdr). A resume waits. */
+    if (!s->has_id) qk_tun_start_accepting(s->t);
     return 0;
 }
 
@@ -293,6 +300,7 @@ static void client_welcome(tsess *s, const qk_tsw_msg *m)
     memcpy(s->token, m->token, sizeof s->token);
     s->has_id = true;
     qk_tun_start_accepting(t);
+    acks_all(s); /* flows that opened behind HELLO delivered bytes before we could ACK */
 }
 
 /* Server: the session named in HELLO, if the token proves it. */
@@ -306,6 +314,22 @@ static tsess *server_lookup(qk_tunnel *t, const tsess *self, const qk_tsw_msg *m
         return diff ? NULL : o;
     }
     return NULL;
+}
+
+/* Server: s said HELLO: the flows whose header came first go on. */
+static void unpark(tsess *s)
+{
+    qk_tunnel *t = s->t;
+    for (size_t i = t->n_flows; i-- > 0;) { /* removal moves the last flow to i: go down */
+        flow *f = t->flows[i];
+        if (!f->parked || f->c != s->c) continue;
+        f->parked = false;
+        qk_tsw_flow_hdr h;
+        if (qk_tsw_flow_hdr_decode(f->hdr, &h)) /* decoded once already: cannot fail */
+            qk_tun_flow_abort(f, QK_TUNNEL_ERR_PROTOCOL);
+        else if (!qk_tsess_flow_hdr(f, &h))
+            qk_tun_pump_down(f); /* the bytes behind the header, then TCP */
+    }
 }
 
 /* Server: HELLO on pending session s. Returns the session the control stream now belongs to. */
@@ -347,6 +371,7 @@ static tsess *server_hello(tsess *s, const qk_tsw_msg *m)
     memcpy(w.id, s->id, sizeof w.id);
     memcpy(w.token, s->token, sizeof w.token);
     ctl_send(s, &w);
+    unpark(s);
     return s;
 }
 
@@ -525,9 +550,12 @@ int qk_tsess_flow_hdr(flow *f, const qk_tsw_flow_hdr *h)
     qk_tunnel *t = f->t;
     tsess *s = qk_tsess_of(t, f->c);
     flow *g = s ? find_flow(s, h->flow_id) : NULL;
-    if (!s || (!h->resume && (g || h->recv_off))) {
-        f->why = !s ? "a flow before the session's HELLO (protocol error)"
-                    : "a new flow with a used id or an offset (protocol error)";
+    if (!s) { /* its stream overtook the control stream's HELLO: wait for it (unpark) */
+        f->parked = true;
+        return 0;
+    }
+    if (!h->resume && (g || h->recv_off)) {
+        f->why = "a new flow with a used id or an offset (protocol error)";
         qk_tun_flow_abort(f, QK_TUNNEL_ERR_PROTOCOL);
         return -1;
     }

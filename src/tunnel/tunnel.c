@@ -391,6 +391,7 @@ bool qk_tun_pump_down(flow *f)
     qk_tunnel *t = f->t;
     if (f->connecting) return true;
     for (;;) {
+        if (f->parked) return true; /* until its session's HELLO (qk_tsess_flow_hdr) */
         if (f->preamble && f->down_off < f->down_len) {
             if (preamble_step(f)) return false;
             continue;
@@ -819,7 +820,7 @@ int qk_tunnel_listen_on(qk_tunnel *t, const qk_addr *addr, const qk_tunnel_carri
         errno = e;
         return QK_ERR_IO;
     }
-    int rc = qk_tsess_client_attach(t->me, car, sess); /* accepting starts at WELCOME */
+    int rc = qk_tsess_client_attach(t->me, car, sess); /* accepting: after HELLO or WELCOME */
     if (rc) {
         close(fd);
         return rc;
@@ -827,6 +828,7 @@ int qk_tunnel_listen_on(qk_tunnel *t, const qk_addr *addr, const qk_tunnel_carri
     t->lfd = fd;
     ev_io_init(&t->accept_w, on_accept, fd, EV_READ);
     t->accept_w.data = t;
+    if (t->conn) ev_io_start(t->ev, &t->accept_w); /* a fresh session: flows may open now */
     qk_tun_kick(t);
     return 0;
 }
@@ -872,7 +874,7 @@ int qk_tunnel_set_session(qk_tunnel *t, const qk_tunnel_carrier *car, void *sess
         session_down(t);
         return 0;
     }
-    session_down(t); /* until WELCOME */
+    session_down(t); /* until HELLO is sent (a fresh session) or WELCOME (a resume) */
     int rc = qk_tsess_client_attach(t->me, car, sess);
     if (!rc) qk_tun_kick(t);
     return rc;

@@ -55,6 +55,7 @@ typedef struct flow {
     bool socks_failed; /* refused: the reply and FIN are queued; the rest is dropped */
     bool gate;         /* server with a secret: waits for its preamble and the session's auth */
     bool auth;         /* server: this is the session's authentication stream */
+    bool parked;       /* server: its header came before its session's HELLO: waits for it */
 } flow;
 
 /* A session: flows that outlive carrier sessions. The client has one; the
