@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The tunnel server and a flow that overtakes its session's HELLO. A client
+/* covers: src/tunnel/session.c src/tunnel/tunnel.c
+ * The tunnel server and a flow that overtakes its session's HELLO. A client
  * on a fresh session opens flows right behind HELLO (no round trip for
  * WELCOME), and over QUIC the flow's stream may arrive first (HELLO's packet
  * lost, streams delivered independently). The server must hold the flow
