@@ -61,30 +61,29 @@ unsigned tun_auto_current(const tun_auto *a)
 
 void tun_auto_usage(FILE *f)
 {
-    fputs(
-        "Carrier lists (docs/tunnel.md \"Carrier fallback\"):\n"
-        "  --carrier udp,tcp,dns  several carriers, best first (udp first); auto =\n"
-        "                         udp,tcp, and dns too when --domain is given.\n"
-        "                         server: one process, one key, one session table:\n"
-        "                         QUIC on --listen (UDP), yamux/TLS on the same port\n"
-        "                         (TCP), DNS on --dns-listen; a client's flows resume\n"
-        "                         over whichever carrier it comes back on.\n"
-        "                         client: dials udp (--handshake-timeout, default 2s\n"
-        "                         with a list), on failure or loss the next one at\n"
-        "                         once (tcp: connect refused or TLS failed; dns:\n"
-        "                         --resolver, --domain), after the last from the top\n"
-        "                         with --reconnect-max backoff. On tcp or dns it\n"
-        "                         tries a QUIC handshake over udp every\n"
-        "                         --probe-interval and moves its flows back when one\n"
-        "                         completes; on dns, when that fails, a TLS/TCP\n"
-        "                         connection (tcp) next. Each change: a \"carrier A -> B (switch\n"
-        "                         N)\" log line; --stats adds carrier=,\n"
-        "                         carrier_switches=, carrier_probes=,\n"
-        "                         carrier_probes_failed=\n"
-        "  --dns-listen ADDR:PORT server: the DNS carrier's UDP port in a list\n"
-        "  --probe-interval TIME  client with a list: how often to try udp again\n"
-        "                         (default 5s)\n",
-        f);
+    fputs("Carrier lists (docs/tunnel.md \"Carrier fallback\"):\n"
+          "  --carrier udp,tcp,dns  several carriers, best first (udp first); auto =\n"
+          "                         udp,tcp, and dns too when --domain is given.\n"
+          "                         server: one process, one key, one session table:\n"
+          "                         QUIC on --listen (UDP), yamux/TLS on the same port\n"
+          "                         (TCP), DNS on --dns-listen; a client's flows resume\n"
+          "                         over whichever carrier it comes back on.\n"
+          "                         client: dials udp (--handshake-timeout, default 2s\n"
+          "                         with a list), on failure or loss the next one at\n"
+          "                         once (tcp: connect refused or TLS failed; dns:\n"
+          "                         --resolver, --domain), after the last from the top\n"
+          "                         with --reconnect-max backoff. On tcp or dns it\n"
+          "                         tries a QUIC handshake over udp every\n"
+          "                         --probe-interval and moves its flows back when one\n"
+          "                         completes; on dns, when that fails, a TLS/TCP\n"
+          "                         connection (tcp) next. Each change: a \"carrier\n"
+          "                         A -> B (switch N)\" log line; --stats adds\n"
+          "                         carrier=, carrier_switches=, carrier_probes=,\n"
+          "                         carrier_probes_failed=\n"
+          "  --dns-listen ADDR:PORT server: the DNS carrier's UDP port in a list\n"
+          "  --probe-interval TIME  client with a list: how often to try udp again\n"
+          "                         (default 5s)\n",
+          f);
 }
 
 /* dns in a carrier list: an endpoint with the DNS profile, its socket
