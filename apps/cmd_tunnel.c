@@ -141,6 +141,10 @@ static void usage_options(FILE *f)
             "                         connection died, for it to resume them (default\n"
             "                         5min); client: give up resuming after TIME. Flows\n"
             "                         of a session the server no longer knows are reset\n"
+            "  --session-max N        server: keep at most N detached sessions (clients\n"
+            "                         whose connection died) for a resume (default\n"
+            "                         1024); one more detaches: the oldest is forgotten\n"
+            "                         at once, its flows reset, with a log line\n"
             "  --udp-listen ADDR:PORT client: also carry UDP received here, in QUIC\n"
             "                         DATAGRAM frames (RFC 9221), one session per source\n"
             "  --udp-to HOST:PORT     server: where UDP sessions go (one socket each)\n"
@@ -268,7 +272,7 @@ static int read_secret_file(tun_opts *o, const char *path)
     return 0;
 }
 
-/* --session-buffer, --session-cap, --session-linger: 0, or bad()'s exit status. */
+/* --session-buffer, --session-cap, --session-max, --session-linger: 0, or bad()'s exit status. */
 static int parse_session_opt(tun_opts *o, const char *a, const char *v)
 {
     if (!strcmp(a, "--session-buffer") || !strcmp(a, "--session-cap")) {
@@ -276,6 +280,14 @@ static int parse_session_opt(tun_opts *o, const char *a, const char *v)
         if (cli_parse_size(v, &n) || n < (64u << 10) || n > (1ull << 40))
             return bad("%s wants a size from 64K to 1T such as 4M, not '%s'", a, v);
         *(!strcmp(a, "--session-cap") ? &o->session_buffer_bytes : &o->flow_buffer_bytes) = n;
+        return 0;
+    }
+    if (!strcmp(a, "--session-max") && o->server) {
+        char *end;
+        unsigned long long n = strtoull(v, &end, 10);
+        if (*end || !*v || n < 1 || n > 1000000)
+            return bad("--session-max wants a count from 1 to 1000000 such as 1024, not '%s'", v);
+        o->session_max = (size_t)n;
         return 0;
     }
     if (!strcmp(a, "--session-linger")) {
@@ -878,7 +890,8 @@ static void on_tick(struct ev_loop *ev, ev_timer *w, int revents)
                 "udp_sessions=%zu udp_up=%llu udp_down=%llu udp_dropped=%llu flows_resumed=%llu "
                 "bytes_replayed=%llu sessions_resumed=%llu sessions_refused=%llu "
                 "buffer_bytes=%llu buffer_peak_bytes=%llu carrier=%s carrier_switches=%llu "
-                "carrier_probes=%llu carrier_probes_failed=%llu\n",
+                "carrier_probes=%llu carrier_probes_failed=%llu sessions_detached=%llu "
+                "sessions_evicted=%llu\n",
                 (double)(now - s->start) / 1e9, qk_tunnel_flow_count(s->t),
                 (unsigned long long)st.flows_opened, (unsigned long long)st.flows_refused,
                 (unsigned long long)st.flows_aborted, (unsigned long long)st.tcp_to_quic_bytes,
@@ -890,7 +903,8 @@ static void on_tick(struct ev_loop *ev, ev_timer *w, int revents)
                 (unsigned long long)st.buffer_peak_bytes,
                 s->o->server ? "server" : tun_carriers[tun_auto_current(&s->cars)].name,
                 (unsigned long long)s->cars.switches, (unsigned long long)s->cars.probes,
-                (unsigned long long)s->cars.probes_failed);
+                (unsigned long long)s->cars.probes_failed, (unsigned long long)st.sessions_detached,
+                (unsigned long long)st.sessions_evicted);
         fflush(stderr);
         tun_hop_print_stats(s->hop, s->ep, s->conn, now - s->start, stderr);
     }
@@ -1015,7 +1029,8 @@ static qk_tunnel_config tunnel_config(tun *s)
                               .log_ctx = s,
                               .flow_buffer_bytes = (size_t)s->o->flow_buffer_bytes,
                               .session_buffer_bytes = (size_t)s->o->session_buffer_bytes,
-                              .session_linger_ns = s->o->session_linger_ns};
+                              .session_linger_ns = s->o->session_linger_ns,
+                              .session_max = s->o->session_max};
 }
 
 /* Port hopping asks for the client's connection (tunnel_hop.c). */
@@ -1087,6 +1102,7 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
 static void tcp_on_session(void *ctx, qk_yamux *y, bool up, const char *why)
 {
     tun *s = ctx;
+    if (tun_auto_tcp_probe(s, y)) return; /* a probe from dns (tunnel_auto.c) */
     if (y) {
         tun_session_up(s, &qk_tunnel_carrier_yamux, y);
         return;

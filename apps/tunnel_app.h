@@ -91,6 +91,7 @@ typedef struct tun_opts {
     uint64_t max_flows;
     uint64_t flow_buffer_bytes, session_buffer_bytes; /* --session-buffer, --session-cap */
     qk_time session_linger_ns;                        /* --session-linger */
+    size_t session_max;                               /* server: --session-max (0: default) */
     bool socks5;                                      /* server: --to socks5 */
     bool open_proxy;                      /* server: --open-proxy (socks5 without access control) */
     const char *state_dir;                /* server: --state-dir (its key and certificate) */
@@ -146,6 +147,7 @@ typedef struct tun {
     int up_carrier;   /* client: the carrier of the last session up (-1: none yet) */
     qk_conn *probe;   /* client on a worse carrier: a QUIC handshake to try UDP again */
     ev_timer probe_w; /* every --probe-interval while on a worse carrier */
+    bool tcp_probe;   /* client on dns: a TLS/TCP connection to try tcp again is under way */
     qk_conn *left;    /* client: the dns connection a probe moved us away from */
     /* dns in a carrier list: its own endpoint (the DNS profile) in the same loop */
     qk_endpoint *dns_ep;
@@ -167,6 +169,10 @@ typedef struct tun {
 int tun_auto_dial(tun *s);
 bool tun_auto_next(tun *s, const char *why);
 void tun_auto_probe_event(tun *s, const qk_event *ev);
+/* Client: the TLS/TCP carrier's session came up (y) or ended (NULL): true
+ * when it was a probe from dns (handled: the session moved to it, or the
+ * probe failed). */
+bool tun_auto_tcp_probe(tun *s, qk_yamux *y);
 void tun_auto_up(tun *s);
 int tun_auto_start_dns(tun *s);
 void tun_auto_stop_dns(tun *s);

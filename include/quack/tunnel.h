@@ -78,6 +78,8 @@ struct ev_loop; /* libev */
 #define QK_TUNNEL_DEFAULT_SESSION_BUFFER_BYTES (64u << 20)
 /** Default time a detached session is kept (qk_tunnel_config.session_linger_ns). */
 #define QK_TUNNEL_DEFAULT_LINGER_NS (300ull * 1000000000ull)
+/** Default bound on detached sessions a server keeps (qk_tunnel_config.session_max). */
+#define QK_TUNNEL_DEFAULT_SESSION_MAX 1024u
 
 /** Default time new TCP connections wait for a session while the client redials. */
 #define QK_TUNNEL_DEFAULT_HOLD_NS (10ull * 1000000000ull)
@@ -177,6 +179,10 @@ typedef struct qk_tunnel_config {
     /** How long a session whose carrier is gone is kept for a resume (default 5 min); then its
      * flows are reset (TCP RST). */
     uint64_t session_linger_ns;
+    /** Server: detached sessions kept at most (default QK_TUNNEL_DEFAULT_SESSION_MAX); when
+     * one more detaches, the one detached longest ago is forgotten at once: its flows are
+     * reset (TCP RST) and a log line says so. Bounds the entries peers can leave behind. */
+    size_t session_max;
 } qk_tunnel_config;
 
 /** Counters since creation. */
@@ -194,6 +200,8 @@ typedef struct qk_tunnel_stats {
                                      were reset); server: resumes of sessions it did not know */
     uint64_t buffer_bytes;      /**< replay buffers allocated now, all flows */
     uint64_t buffer_peak_bytes; /**< the most buffer_bytes has been */
+    uint64_t sessions_detached; /**< server: sessions kept now without a carrier session */
+    uint64_t sessions_evicted;  /**< server: detached sessions forgotten over session_max */
 } qk_tunnel_stats;
 
 /**
