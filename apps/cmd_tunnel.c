@@ -9,6 +9,7 @@
 #include "tunnel_app.h"
 #include "tunnel_config.h"
 #include "tunnel_dns.h"
+#include "tunnel_h3.h"
 
 #include <quack/cert.h>
 #include <quack/driver.h>
@@ -19,11 +20,13 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <errno.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define TUN_ALPN                        "quack-tunnel"
-#define TUN_INITIAL_STREAM_WINDOW_BYTES (1u << 20) /* 1.7 BDP of 100 Mbit/s x 50 ms */
+#define TUN_ALPN                        "quack-tunnel" /* the DNS carrier */
+#define TUN_INITIAL_STREAM_WINDOW_BYTES (1u << 20)     /* 1.7 BDP of 100 Mbit/s x 50 ms */
 #define TUN_INITIAL_CONN_WINDOW_BYTES   (4u << 20)
 
 /* Exit codes, one per failure class (listed in --help). */
@@ -41,49 +44,59 @@ static void usage_more(FILE *f);
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: quack tunnel server --listen UDP_ADDR --to TCP_HOST:PORT [--cert F --key F]\n"
-            "                           [options]\n"
-            "       quack tunnel client --connect UDP_ADDR (--pin HEX | --insecure)\n"
-            "                           --listen TCP_ADDR [options]\n"
-            "       add --carrier tcp on both sides where UDP is blocked, --carrier dns\n"
-            "       (client: --resolver instead of --connect) where only DNS gets out;\n"
-            "       --config FILE reads options from an INI file (below)\n"
-            "\n"
-            "Carries TCP connections over one QUIC connection: the client accepts TCP\n"
-            "connections on --listen and opens one QUIC stream for each; the server\n"
-            "connects each stream to --to. Half-close and resets are passed on; a full\n"
-            "side holds the other back (QUIC flow control). ALPN \"" TUN_ALPN "\".\n"
-            "\n"
-            "server:\n"
-            "  --listen ADDR:PORT     UDP address to accept QUIC on (port 0 picks one);\n"
-            "                         :PORT = every address ([::] and 0.0.0.0)\n"
-            "  --to HOST:PORT         TCP address every tunnelled connection goes to\n"
-            "  --to socks5            instead, serve SOCKS5 CONNECT (RFC 1928) on each\n"
-            "                         flow: the client's --listen is a SOCKS5 proxy;\n"
-            "                         refused without --secret-file or --socks-auth-file\n"
-            "  --open-proxy           socks5: run without access control anyway\n"
-            "  --allow CIDR[:PORTS]   socks5: destinations allowed (repeatable; e.g.\n"
-            "                         127.0.0.0/8:8000-8080, [::1]/128). Loopback,\n"
-            "                         private, link-local and multicast are denied unless\n"
-            "                         allowed; with any --allow, only matches are allowed\n"
-            "  --socks-auth-file F    socks5: require RFC 1929 username/password, the\n"
-            "                         file's first line USER:PASS\n"
-            "  --cert FILE --key FILE certificate (default: the one in --state-dir; its\n"
-            "                         pin is printed as \"pin: HEX\")\n"
-            "  --state-dir DIR        where the server keeps its key (cert.pem, key.pem;\n"
-            "                         made on first start, so the pin survives restarts;\n"
-            "                         `quack keygen --out DIR` makes them ahead). Default:\n"
-            "                         $XDG_STATE_HOME/quack if set, /var/lib/quack for\n"
-            "                         root, else ~/.local/state/quack\n" CLI_ADMISSION_HELP
-            "client:\n"
-            "  --connect ADDR:PORT    the tunnel server (UDP)\n"
-            "  --pin HEX              SHA-256 of the server's public key (as printed)\n"
-            "  --insecure             do not verify the server at all\n"
-            "  --handshake-timeout T  give up on a connection attempt after T (default 10s)\n"
-            "  --listen ADDR:PORT     TCP address to accept connections on (port 0 picks\n"
-            "                         one; printed as \"tunnel: listening on ...\");\n"
-            "                         :PORT = every address ([::] and 0.0.0.0)\n");
+    fprintf(
+        f,
+        "usage: quack tunnel server --listen UDP_ADDR --to TCP_HOST:PORT [--cert F --key F]\n"
+        "                           [options]\n"
+        "       quack tunnel client --connect UDP_ADDR (--pin HEX | --insecure)\n"
+        "                           --listen TCP_ADDR [options]\n"
+        "       add --carrier tcp on both sides where UDP is blocked, --carrier dns\n"
+        "       (client: --resolver instead of --connect) where only DNS gets out;\n"
+        "       --config FILE reads options from an INI file (below)\n"
+        "\n"
+        "Carries TCP connections over one QUIC connection: the client accepts TCP\n"
+        "connections on --listen and opens one QUIC stream for each; the server\n"
+        "connects each stream to --to. Half-close and resets are passed on; a full\n"
+        "side holds the other back (QUIC flow control). Over UDP it speaks HTTP/3\n"
+        "(ALPN h3): each stream is an HTTP CONNECT request; to anyone without the\n"
+        "secret the server is a web server (--masquerade).\n"
+        "\n"
+        "server:\n"
+        "  --listen ADDR:PORT     UDP address to accept QUIC on (port 0 picks one);\n"
+        "                         :PORT = every address ([::] and 0.0.0.0)\n"
+        "  --to HOST:PORT         TCP address every tunnelled connection goes to\n"
+        "  --to socks5            instead, serve SOCKS5 CONNECT (RFC 1928) on each\n"
+        "                         flow: the client's --listen is a SOCKS5 proxy;\n"
+        "                         refused without --secret-file or --socks-auth-file\n"
+        "  --open-proxy           socks5: run without access control anyway\n"
+        "  --allow CIDR[:PORTS]   socks5: destinations allowed (repeatable; e.g.\n"
+        "                         127.0.0.0/8:8000-8080, [::1]/128). Loopback,\n"
+        "                         private, link-local and multicast are denied unless\n"
+        "                         allowed; with any --allow, only matches are allowed\n"
+        "  --socks-auth-file F    socks5: require RFC 1929 username/password, the\n"
+        "                         file's first line USER:PASS\n"
+        "  --cert FILE --key FILE certificate (default: the one in --state-dir; its\n"
+        "                         pin is printed as \"pin: HEX\")\n"
+        "  --state-dir DIR        where the server keeps its key (cert.pem, key.pem;\n"
+        "                         made on first start, so the pin survives restarts;\n"
+        "                         `quack keygen --out DIR` makes them ahead). Default:\n"
+        "                         $XDG_STATE_HOME/quack if set, /var/lib/quack for\n"
+        "                         root, else ~/.local/state/quack\n"
+        "  --masquerade DIR       udp: what HTTP/3 clients without the secret get: DIR\n"
+        "                         served exactly as `quack serve --root DIR` does\n"
+        "                         (default: no files, every path 404 Not Found; a\n"
+        "                         CONNECT without the secret gets 405, as there)\n"
+        "  --masquerade-proxy URL not yet: forwarding strangers to a real site\n" CLI_ADMISSION_HELP
+        "client:\n"
+        "  --connect ADDR:PORT    the tunnel server (UDP)\n"
+        "  --pin HEX              SHA-256 of the server's public key (as printed)\n"
+        "  --insecure             do not verify the server at all\n"
+        "  --sni NAME             udp: TLS server name and CONNECT authority (default:\n"
+        "                         the name in --connect; none for an IP address)\n"
+        "  --handshake-timeout T  give up on a connection attempt after T (default 10s)\n"
+        "  --listen ADDR:PORT     TCP address to accept connections on (port 0 picks\n"
+        "                         one; printed as \"tunnel: listening on ...\");\n"
+        "                         :PORT = every address ([::] and 0.0.0.0)\n");
     usage_options(f);
     usage_more(f);
 }
@@ -155,8 +168,11 @@ static void usage_more(FILE *f)
     fputs("  --secret-file FILE     access control (both sides, every carrier): the\n"
           "                         client proves it knows FILE's bytes (HMAC-SHA256\n"
           "                         over this connection's TLS exporter, not\n"
-          "                         replayable) before any flow; the server closes\n"
-          "                         other connections with \"access denied: ...\"\n"
+          "                         replayable). udp: in a proxy-authorization header\n"
+          "                         of every CONNECT; without it the server answers as\n"
+          "                         the --masquerade site. tcp, dns: before any flow;\n"
+          "                         the server closes other connections with \"access\n"
+          "                         denied: ...\"\n"
           "  --config FILE          options from an INI file: the long options' names\n"
           "                         without dashes as keys, at the top or in a [server]\n"
           "                         or [client] section (the other mode's is skipped);\n"
@@ -342,6 +358,16 @@ static int parse_value(tun_opts *o, const char *a, const char *v)
         o->state_dir = v;
     } else if (!strcmp(a, "--pin") && !o->server) {
         o->pin = v;
+    } else if (!strcmp(a, "--sni") && !o->server) {
+        if (!*v || strlen(v) >= sizeof o->sni_buf || strchr(v, ':'))
+            return bad("--sni wants a host name (no port), not '%s'", v);
+        o->sni = v;
+    } else if (!strcmp(a, "--masquerade") && o->server) {
+        o->masquerade = v;
+    } else if (!strcmp(a, "--masquerade-proxy") && o->server) {
+        return bad("--masquerade-proxy %s: not implemented yet; serve a directory with "
+                   "--masquerade DIR",
+                   v);
     } else if (!strcmp(a, "--carrier")) {
         if (parse_carrier(o, v)) return 2;
         o->dns.on = o->carrier == TUN_CARRIER_DNS;
@@ -382,6 +408,25 @@ static int parse_value(tun_opts *o, const char *a, const char *v)
     return 0;
 }
 
+/* Client: the TLS server name (--sni, else the host in --connect when it is
+ * a name: RFC 6066 §3 allows no address literal) and the :authority of the
+ * CONNECTs (that name, or the address, with the port). */
+static void tun_name_server(tun_opts *o)
+{
+    const char *c = o->udp_str, *colon = strrchr(c, ':');
+    size_t hl = colon ? (size_t)(colon - c) : strlen(c);
+    unsigned char ip[16];
+    if (!o->sni && c[0] != '[' && hl && hl < sizeof o->sni_buf) {
+        memcpy(o->sni_buf, c, hl);
+        o->sni_buf[hl] = 0;
+        if (inet_pton(AF_INET, o->sni_buf, ip) != 1) o->sni = o->sni_buf;
+    }
+    if (o->sni)
+        snprintf(o->authority, sizeof o->authority, "%s:%u", o->sni, qk_addr_port(&o->udp));
+    else
+        snprintf(o->authority, sizeof o->authority, "%s", c);
+}
+
 /* The options together. Returns 0 or bad()'s exit status. */
 static int check_opts(tun_opts *o)
 {
@@ -411,6 +456,7 @@ static int check_opts(tun_opts *o)
     int arc = o->server ? parse_listen(o->udp_str, &o->udp)
                         : cli_parse_addr("tunnel", "--connect", o->udp_str, &o->udp);
     if (arc) return arc;
+    if (!o->server) tun_name_server(o);
     o->socks5 = o->server && !strcmp(o->tcp_str, "socks5");
     if (o->udp_fwd_str && o->carrier == TUN_CARRIER_TCP)
         return bad("%s", "UDP forwarding needs QUIC DATAGRAM frames: not with --carrier tcp");
@@ -626,6 +672,7 @@ static void session_ready(tun *s, const qk_tunnel_carrier *car, void *sess)
 {
     s->backoff_ns = TUN_BACKOFF_MIN_NS;
     if (car == &qk_tunnel_carrier_quic) qk_tunnel_udp_set_conn(s->udp, sess);
+    if (car == &tun_h3_carrier) qk_tunnel_udp_set_conn(s->udp, tun_h3_conn(sess));
     tun_auto_up(s);
     if (!s->listening) {
         s->listening = true;
@@ -657,12 +704,53 @@ static void on_auth(void *ctx, void *sess, bool ok)
     stop(s);
 }
 
-/* Client: a carrier session came up: prove the secret first, if any. */
+/* Client: the server answered a CONNECT with an error status: the web
+ * server every stranger sees, so our proof was wrong or missing. */
+static void on_h3_refused(void *ctx, tun_h3 *w, unsigned status)
+{
+    tun *s = ctx;
+    (void)w;
+    if (s->stopping) return;
+    fprintf(stderr,
+            "%s: access denied: wrong secret or none (the server answered %u to the tunnel's "
+            "CONNECT, as to a stranger; give both sides the same --secret-file)\n",
+            s->who, status);
+    s->exit_code = TUN_EXIT_DENIED;
+    stop(s);
+}
+
+/* The HTTP/3 layer of connection c (ALPN h3; made at its first event), or
+ * NULL for a connection of the DNS carrier (ALPN quack-tunnel). */
+static tun_h3 *tun_h3_of(tun *s, qk_conn *c)
+{
+    const char *alpn = c ? qk_conn_alpn(c) : NULL;
+    if (!alpn || strcmp(alpn, QK_H3_ALPN)) return NULL;
+    tun_h3 *w = qk_conn_user(c);
+    if (w) return w;
+    tun_h3_config hc = {.server = s->o->server,
+                        .authority = s->o->authority,
+                        .secret = s->o->secret_len ? s->o->secret : NULL,
+                        .secret_len = s->o->secret_len,
+                        .site = s->site,
+                        .refused = on_h3_refused,
+                        .ctx = s};
+    w = tun_h3_new(c, &hc);
+    qk_conn_set_user(c, w);
+    return w;
+}
+
+/* Client: a carrier session came up: prove the secret first, if any (over
+ * HTTP/3 every CONNECT carries the proof). */
 static void tun_session_up(tun *s, const qk_tunnel_carrier *car, void *sess)
 {
+    tun_h3 *w = car == &qk_tunnel_carrier_quic ? tun_h3_of(s, sess) : NULL;
+    if (w) {
+        car = &tun_h3_carrier;
+        sess = w;
+    }
     s->sess = sess;
     s->sess_car = car;
-    if (!s->o->secret_len) {
+    if (!s->o->secret_len || w) {
         session_ready(s, car, sess);
         return;
     }
@@ -693,7 +781,7 @@ static int tun_dial(tun *s)
     memset(&none, 0, sizeof none);
     qk_addr peer = s->o->udp;
     if (s->dns) tun_dns_server_addr(&peer);
-    int rc = qk_connect(s->ep, &none, &peer, "localhost", qk_io_now(), &s->conn);
+    int rc = qk_connect(s->ep, &none, &peer, s->o->sni, qk_io_now(), &s->conn);
     if (rc) fprintf(stderr, "%s: cannot start the connection (error %d)\n", s->who, rc);
     return rc;
 }
@@ -811,7 +899,11 @@ static bool tun_app(void *ctx, qk_endpoint *ep, qk_time now)
             continue;
         }
         if (ev.type == QK_EV_CONNECTED) on_connected(s, ev.conn);
-        if (s->t) wrote = qk_tunnel_on_event(s->t, &ev) || wrote;
+        tun_h3 *w = tun_h3_of(s, ev.conn);
+        if (w)
+            wrote = tun_h3_on_event(w, s->t, &ev) || wrote;
+        else if (s->t && !(ev.conn && qk_conn_user(ev.conn))) /* not an h3 one that failed */
+            wrote = qk_tunnel_on_event(s->t, &ev) || wrote;
         qk_tunnel_udp_on_event(s->udp, &ev);
         if (ev.type == QK_EV_CLOSED) {
             bool clean = !ev.reason_err || (ev.app_error && ev.error_code == 0);
@@ -824,7 +916,15 @@ static bool tun_app(void *ctx, qk_endpoint *ep, qk_time now)
             if (s->o->server) track_conn(s, ev.conn, false);
             if (ev.conn == s->conn) conn_lost(s, quic_lost(&ev));
             if (ev.conn == s->left) s->left = NULL;
+            if (w) {
+                qk_conn_set_user(ev.conn, NULL);
+                tun_h3_del(w);
+            }
         }
+    }
+    for (size_t i = 0; s->site && i < s->n_conns; i++) { /* the sites' responses */
+        tun_h3 *sw = qk_conn_user(s->conns[i]);
+        if (sw && tun_h3_flush(sw)) wrote = true;
     }
     return wrote;
 }
@@ -921,7 +1021,7 @@ static void config(qk_config *cfg, const tun_opts *o)
 {
     qk_config_default(cfg);
     cfg->server = o->server;
-    cfg->alpn[0] = TUN_ALPN;
+    cfg->alpn[0] = QK_H3_ALPN; /* RFC 9114 §3.1; the DNS carrier keeps its own */
     cfg->alpn_count = 1;
     cfg->rng = cli_rng;
     cfg->cc = o->cc;
@@ -1169,10 +1269,23 @@ static int run_udp(tun *s, const qk_config *cfg)
         char lbuf[QK_ADDR_STRLEN];
         qk_udp_local_addr(u, &la);
         if (qk_addr_format(&la, lbuf, sizeof lbuf) < 0) snprintf(lbuf, sizeof lbuf, "?");
-        printf("listening on %s (QUIC, ALPN %s) -> %s (TCP)\n", lbuf, TUN_ALPN, o->tcp_str);
+        printf("listening on %s (QUIC, ALPN %s) -> %s (TCP)\n", lbuf,
+               o->dns.on ? TUN_ALPN : QK_H3_ALPN, o->tcp_str);
         fflush(stdout);
     }
+    h3_site site;
+    if (!rc && o->server && h3_site_init(&site, s->who, o->masquerade)) {
+        fprintf(stderr, "%s: --masquerade %s: %s\n", s->who, o->masquerade,
+                errno == ENOTDIR ? "not a directory" : strerror(errno));
+        rc = QK_ERR_CONFIG;
+    }
+    if (!rc && o->server) {
+        site.quiet = o->quiet;
+        s->site = &site;
+    }
     if (!rc) rc = run(s, u, cfg);
+    if (s->site) h3_site_release(s->site);
+    s->site = NULL;
     qk_endpoint_del(s->ep);
     qk_udp_close(u);
     return rc;

@@ -104,6 +104,10 @@ typedef struct tun_opts {
     size_t secret_len;
     tun_dns_opts dns;           /* --carrier dns (apps/tunnel_dns.c) */
     const char *dns_listen_str; /* server with dns in a list: --dns-listen */
+    const char *sni;            /* client: --sni, else the name in --connect; NULL: none */
+    char sni_buf[256];
+    char authority[300];    /* client: :authority of the HTTP/3 CONNECTs */
+    const char *masquerade; /* server: --masquerade DIR (strangers' website) */
     qk_addr dns_listen;
 } tun_opts;
 
@@ -135,7 +139,8 @@ typedef struct tun {
     const char *stop_reason; /* server: CONNECTION_CLOSE's reason */
     struct ev_loop *evl;
     qk_tunnel *t;
-    qk_tunnel_udp *udp; /* --udp-listen / --udp-to */
+    qk_tunnel_udp *udp;   /* --udp-listen / --udp-to */
+    struct h3_site *site; /* server: what HTTP/3 strangers get (tunnel_h3.c) */
     ev_timer tick, exit_timer, redial;
     ev_signal sigint, sigterm, sighup;
     qk_tunnel_stats mark;

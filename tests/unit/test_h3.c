@@ -250,8 +250,8 @@ static void s_done(void *u, qk_h3 *h, uint64_t sid, bool complete)
         w->done_incomplete++;
 }
 
-static const qk_h3_callbacks ccb = {c_headers, c_data, c_end, c_reset, c_goaway, NULL};
-static const qk_h3_callbacks scb = {s_headers, s_data, s_end, NULL, NULL, s_done};
+static const qk_h3_callbacks ccb = {c_headers, c_data, c_end, c_reset, c_goaway, NULL, NULL};
+static const qk_h3_callbacks scb = {s_headers, s_data, s_end, NULL, NULL, s_done, NULL};
 
 static void send_requests(world *w)
 {
