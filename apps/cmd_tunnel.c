@@ -710,13 +710,12 @@ static void on_h3_refused(void *ctx, tun_h3 *w, unsigned status)
 {
     tun *s = ctx;
     (void)w;
-    if (s->stopping) return;
+    if (s->stopping || s->exit_code == TUN_EXIT_DENIED) return;
     fprintf(stderr,
             "%s: access denied: wrong secret or none (the server answered %u to the tunnel's "
             "CONNECT, as to a stranger; give both sides the same --secret-file)\n",
             s->who, status);
-    s->exit_code = TUN_EXIT_DENIED;
-    stop(s);
+    s->exit_code = TUN_EXIT_DENIED; /* tun_app stops once the tunnel call returned */
 }
 
 /* The HTTP/3 layer of connection c (ALPN h3; made at its first event), or
@@ -922,6 +921,7 @@ static bool tun_app(void *ctx, qk_endpoint *ep, qk_time now)
             }
         }
     }
+    if (!s->o->server && s->exit_code == TUN_EXIT_DENIED) stop(s);
     for (size_t i = 0; s->site && i < s->n_conns; i++) { /* the sites' responses */
         tun_h3 *sw = qk_conn_user(s->conns[i]);
         if (sw && tun_h3_flush(sw)) wrote = true;
