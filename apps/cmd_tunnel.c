@@ -130,6 +130,10 @@ static void usage_options(FILE *f)
             "  --idle-timeout TIME    close after TIME without traffic (default 30s)\n"
             "  --max-flows N          concurrent TCP connections (default %u)\n"
             "  --qlog DIR             write a qlog per connection into DIR\n"
+            "  --keylog FILE          udp, dns: append the TLS secrets (NSS key log format)\n"
+            "                         to FILE, for Wireshark/tshark to decrypt a capture\n"
+            "  --no-gso               udp: one datagram per send (a capture shows each\n"
+            "                         packet, not a GSO batch)\n"
             "  --stats                one \"stats:\" line per second (flows, bytes, UDP\n"
             "                         datagrams), and connection statistics at the end\n"
             "  --log FILE             append log lines to FILE instead of stderr; SIGHUP\n"
@@ -377,6 +381,8 @@ static int parse_value(tun_opts *o, const char *a, const char *v)
         o->log_file = v;
     } else if (!strcmp(a, "--qlog")) {
         o->qlog_dir = v;
+    } else if (!strcmp(a, "--keylog")) {
+        o->keylog = v;
     } else if (!strcmp(a, "--cc")) {
         if (cli_parse_cc(v, &o->cc))
             return bad("--cc wants one of %s, not '%s'", qk_cc_kind_names(), v);
@@ -490,12 +496,13 @@ static int check_opts(tun_opts *o)
 }
 
 /* The options without a value (tunnel_config.c reads yes/no for them). */
-static const char *const tun_flag_names[] = {"insecure",     "quiet",      "stats",
-                                             "fixed-window", "open-proxy", NULL};
+static const char *const tun_flag_names[] = {"insecure",   "quiet",  "stats", "fixed-window",
+                                             "open-proxy", "no-gso", NULL};
 
 static bool *flag_ptr(tun_opts *o, const char *a)
 {
-    bool *const at[] = {&o->insecure, &o->quiet, &o->stats, &o->fixed_window, &o->open_proxy};
+    bool *const at[] = {&o->insecure,     &o->quiet,      &o->stats,
+                        &o->fixed_window, &o->open_proxy, &o->no_gso};
     for (size_t k = 0; tun_flag_names[k]; k++)
         if (a[0] == '-' && a[1] == '-' && !strcmp(a + 2, tun_flag_names[k])) return at[k];
     return NULL;
@@ -1017,7 +1024,8 @@ static void signals_stop(tun *s, struct ev_loop *evl)
     ev_signal_stop(evl, &s->sighup);
 }
 
-static void config(qk_config *cfg, const tun_opts *o)
+/* Returns 0, or QK_ERR_IO when --keylog cannot be opened. */
+static int config(qk_config *cfg, const tun_opts *o)
 {
     qk_config_default(cfg);
     cfg->server = o->server;
@@ -1026,7 +1034,7 @@ static void config(qk_config *cfg, const tun_opts *o)
     cfg->rng = cli_rng;
     cfg->cc = o->cc;
     cfg->cc_max_rate_bps = o->bandwidth_bps;
-    qk_io_log_files(cfg, o->qlog_dir, NULL); /* $SSLKEYLOGFILE unreadable: no key log */
+    int rc = qk_io_log_files(cfg, o->qlog_dir, o->keylog); /* else $SSLKEYLOGFILE */
     /* Unacknowledged bytes per flow: in flight plus what waits behind a loss
      * until its retransmission is acknowledged (about two pipes at 1 % loss on
      * a 100 Mbit/s x 50 ms path): with the library's 1 MiB default a 50 MB
@@ -1051,6 +1059,7 @@ static void config(qk_config *cfg, const tun_opts *o)
         cfg->max_pending_datagrams = 4096;
     }
     if (o->dns.on) tun_dns_config(&o->dns, o->server, cfg);
+    return rc;
 }
 
 /* --udp-listen / --udp-to: UDP sessions in DATAGRAM frames. */
@@ -1257,7 +1266,8 @@ static int run_udp(tun *s, const qk_config *cfg)
     bind_addr.len = o->udp.len;
     int rc = qk_udp_open(&bind_addr,
                          (bind_addr.ss.ss_family == AF_INET6 ? QK_UDP_DUALSTACK : 0) |
-                             (o->server ? 0 : QK_UDP_RECVERR), /* client: ICMP fails fast */
+                             (o->server ? 0 : QK_UDP_RECVERR) | /* client: ICMP fails fast */
+                             (o->no_gso ? QK_UDP_NO_GSO : 0),
                          &u);
     if (rc) fprintf(stderr, "%s: cannot open a UDP socket for %s: %m\n", s->who, o->udp_str);
     if (!rc) {
@@ -1337,7 +1347,10 @@ static int tunnel_main(tun_opts *o)
     char cert_path[1100], key_path[1100];
     if (server_identity(o, s.who, cert_path, key_path, sizeof cert_path)) return TUN_EXIT_LOCAL;
     qk_config cfg;
-    config(&cfg, o);
+    if (config(&cfg, o)) {
+        fprintf(stderr, "%s: cannot open --keylog %s for appending: %m\n", s.who, o->keylog);
+        return TUN_EXIT_LOCAL;
+    }
     char *cert_pem = NULL, *key_pem = NULL;
     int rc = 0;
     if (o->server) rc = cli_load_cert(s.who, o->cert_file, o->key_file, &cfg, &cert_pem, &key_pem);

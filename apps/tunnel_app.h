@@ -80,6 +80,7 @@ typedef struct tun_opts {
     const char *cert_file, *key_file, *pin, *qlog_dir;
     const char *log_file; /* --log: stderr goes here; SIGHUP reopens it */
     bool insecure, quiet, stats;
+    bool no_gso;             /* --no-gso: one datagram per send (captures show each packet) */
     cli_admission admission; /* server: --retry, --max-handshakes, --handshake-timeout;
                                  client: --handshake-timeout */
     qk_cc_kind cc;
@@ -108,6 +109,7 @@ typedef struct tun_opts {
     char sni_buf[256];
     char authority[300];    /* client: :authority of the HTTP/3 CONNECTs */
     const char *masquerade; /* server: --masquerade DIR (strangers' website) */
+    const char *keylog;     /* --keylog FILE: TLS secrets (NSS format) */
     qk_addr dns_listen;
 } tun_opts;
 
