@@ -322,6 +322,27 @@ static int parse_auto_opt(tun_opts *o, const char *a, const char *v)
     return bad("unknown option '%s' for tunnel %s", a, o->server ? "server" : "client");
 }
 
+/* The HTTP/3 carrier's options (docs/tunnel.md "Wire format: HTTP/3"). */
+static int parse_h3_opt(tun_opts *o, const char *a, const char *v)
+{
+    if (!strcmp(a, "--keylog")) {
+        o->keylog = v;
+    } else if (!strcmp(a, "--sni") && !o->server) {
+        if (!*v || strlen(v) >= sizeof o->sni_buf || strchr(v, ':'))
+            return bad("--sni wants a host name (no port), not '%s'", v);
+        o->sni = v;
+    } else if (!strcmp(a, "--masquerade") && o->server) {
+        o->masquerade = v;
+    } else if (!strcmp(a, "--masquerade-proxy") && o->server) {
+        return bad("--masquerade-proxy %s: not implemented yet; serve a directory with "
+                   "--masquerade DIR",
+                   v);
+    } else {
+        return bad("unknown option '%s' for tunnel %s", a, o->server ? "server" : "client");
+    }
+    return 0;
+}
+
 /* One option with a value: 0, or bad()'s exit status. */
 static int parse_value(tun_opts *o, const char *a, const char *v)
 {
@@ -362,16 +383,8 @@ static int parse_value(tun_opts *o, const char *a, const char *v)
         o->state_dir = v;
     } else if (!strcmp(a, "--pin") && !o->server) {
         o->pin = v;
-    } else if (!strcmp(a, "--sni") && !o->server) {
-        if (!*v || strlen(v) >= sizeof o->sni_buf || strchr(v, ':'))
-            return bad("--sni wants a host name (no port), not '%s'", v);
-        o->sni = v;
-    } else if (!strcmp(a, "--masquerade") && o->server) {
-        o->masquerade = v;
-    } else if (!strcmp(a, "--masquerade-proxy") && o->server) {
-        return bad("--masquerade-proxy %s: not implemented yet; serve a directory with "
-                   "--masquerade DIR",
-                   v);
+    } else if (!strcmp(a, "--sni") || !strncmp(a, "--masquerade", 12) || !strcmp(a, "--keylog")) {
+        return parse_h3_opt(o, a, v);
     } else if (!strcmp(a, "--carrier")) {
         if (parse_carrier(o, v)) return 2;
         o->dns.on = o->carrier == TUN_CARRIER_DNS;
@@ -381,8 +394,6 @@ static int parse_value(tun_opts *o, const char *a, const char *v)
         o->log_file = v;
     } else if (!strcmp(a, "--qlog")) {
         o->qlog_dir = v;
-    } else if (!strcmp(a, "--keylog")) {
-        o->keylog = v;
     } else if (!strcmp(a, "--cc")) {
         if (cli_parse_cc(v, &o->cc))
             return bad("--cc wants one of %s, not '%s'", qk_cc_kind_names(), v);
