@@ -736,12 +736,17 @@ static void on_h3_refused(void *ctx, tun_h3 *w, unsigned status)
     s->exit_code = TUN_EXIT_DENIED; /* tun_app stops once the tunnel call returned */
 }
 
+static bool tun_h3_of_known(qk_conn *c)
+{
+    const char *alpn = qk_conn_alpn(c);
+    return alpn && !strcmp(alpn, QK_H3_ALPN);
+}
+
 /* The HTTP/3 layer of connection c (ALPN h3; made at its first event), or
  * NULL for a connection of the DNS carrier (ALPN quack-tunnel). */
 static tun_h3 *tun_h3_of(tun *s, qk_conn *c)
 {
-    const char *alpn = c ? qk_conn_alpn(c) : NULL;
-    if (!alpn || strcmp(alpn, QK_H3_ALPN)) return NULL;
+    if (!c || !tun_h3_of_known(c)) return NULL;
     tun_h3 *w = qk_conn_user(c);
     if (w) return w;
     tun_h3_config hc = {.server = s->o->server,
@@ -754,6 +759,22 @@ static tun_h3 *tun_h3_of(tun *s, qk_conn *c)
     w = tun_h3_new(c, &hc);
     qk_conn_set_user(c, w);
     return w;
+}
+
+/* After the loop: the HTTP/3 layers of connections that had no CLOSED event
+ * (the server's still open at stop, the client's). */
+static void tun_h3_release(tun *s)
+{
+    for (size_t i = 0; i <= s->n_conns + 2; i++) {
+        qk_conn *c = i < s->n_conns        ? s->conns[i]
+                     : i == s->n_conns     ? s->conn
+                     : i == s->n_conns + 1 ? s->left
+                                           : s->probe;
+        tun_h3 *w = c && tun_h3_of_known(c) ? qk_conn_user(c) : NULL;
+        if (!w) continue;
+        qk_conn_set_user(c, NULL);
+        tun_h3_del(w);
+    }
 }
 
 /* Client: a carrier session came up: prove the secret first, if any (over
@@ -1305,6 +1326,7 @@ static int run_udp(tun *s, const qk_config *cfg)
         s->site = &site;
     }
     if (!rc) rc = run(s, u, cfg);
+    tun_h3_release(s);
     if (s->site) h3_site_release(s->site);
     s->site = NULL;
     qk_endpoint_del(s->ep);
