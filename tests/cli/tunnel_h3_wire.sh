@@ -3,7 +3,7 @@
 # covers: apps/tunnel_h3.c src/h3/h3.c
 # What an observer with the TLS keys sees of a `quack tunnel` session over
 # UDP: tshark captures loopback while a client with --secret-file carries a
-# 1 MB echo (SHA-256 compared) and a stranger (`quack get`) fetches the
+# 1 MB echo (SHA-256 compared; --sni www.example.org) and a stranger (`quack get`) fetches the
 # masquerade site from the same server; both sides write --keylog. The
 # decrypted dissection (tshark -V with tls.keylog_file) must show only
 # HTTP/3: ALPN h3, HEADERS with :method CONNECT, DATA frames, the site's
@@ -45,7 +45,7 @@ pids+=($!)
 wait_line "$tmp/s.out" '^listening on' || no "server did not come up: $(cat "$tmp/s.log")"
 pin=$(listen_pin "$tmp/s.out")
 "$q" tunnel client --connect "127.0.0.1:$udp_port" --pin "$pin" --secret-file "$tmp/secret" \
-    --listen "127.0.0.1:$tcp_port" --keylog "$keylog" --no-gso >"$tmp/c.out" 2>"$tmp/c.err" &
+    --sni www.example.org --listen "127.0.0.1:$tcp_port" --keylog "$keylog" --no-gso >"$tmp/c.out" 2>"$tmp/c.err" &
 cpid=$!
 pids+=($cpid)
 if wait_line "$tmp/c.out" '^tunnel: listening on'; then
@@ -69,15 +69,23 @@ n_udp=$(tshark -r "$tmp/cap.pcap" -Y udp 2>/dev/null | wc -l)
 n_quic=$(tshark -r "$tmp/cap.pcap" -o "tls.keylog_file:$keylog" -Y quic 2>/dev/null | wc -l)
 check "every captured datagram is QUIC ($n_quic of $n_udp)" "[ $n_udp -gt 100 ] && [ $n_quic -eq $n_udp ]"
 check "ALPN h3 in the handshake" "grep -q 'ALPN Next Protocol: h3' $tmp/decoded.txt"
+check "the client's SNI is --sni's name" "grep -q 'Server Name: www.example.org' $tmp/decoded.txt"
+# ":authority" (static 0) = "www.example.org:PORT", a literal value (hex).
+auth_hex=$(printf 'www.example.org:%s' "$udp_port" | od -An -tx1 | tr -d ' \n')
+check "the CONNECTs' authority is that name and the port" \
+    "grep -q 'Frame Payload: 0000cf50..$auth_hex' $tmp/decoded.txt"
 n_connect=$(grep -c 'Frame Payload: 0000cf' "$tmp/decoded.txt")
 check "HTTP/3 HEADERS with :method CONNECT, the tunnel's streams ($n_connect)" \
     "[ $n_connect -ge 2 ]"
 n_data=$(grep -c 'Type: DATA (0x0000000000000000)' "$tmp/decoded.txt")
 check "HTTP/3 DATA frames ($n_data)" "[ $n_data -ge 10 ]"
 check "the stranger's GET is there too" "grep -q 'Frame Payload: 0000d1' $tmp/decoded.txt"
-# "proxy-authorization" in hex, a literal name in the CONNECT's section.
+# "proxy-authorization" in hex, a literal name in the CONNECT's section (the
+# -V view cuts long payloads: the full ones from -T fields).
+tshark -r "$tmp/cap.pcap" -o "tls.keylog_file:$keylog" -T fields -e http3.frame_payload \
+    -Y http3.frame_payload >"$tmp/payloads.txt" 2>/dev/null
 check "the proof travels as a proxy-authorization header" \
-    "grep -q 'Frame Payload: 0000cf.*70726f78792d617574686f72697a' $tmp/decoded.txt"
+    "grep -q '0000cf.*70726f78792d617574686f72697a6174696f6e' $tmp/payloads.txt"
 n_streams=$(grep -c 'Hypertext Transfer Protocol Version 3' "$tmp/decoded.txt")
 check "tshark dissected HTTP/3 in $n_streams places" "[ $n_streams -ge 10 ]"
 check "no 'quack-tunnel' in the decrypted dissection" "! grep -qi 'quack-tunnel' $tmp/decoded.txt"
