@@ -942,7 +942,10 @@ static bool tun_app(void *ctx, qk_endpoint *ep, qk_time now)
             wrote = tun_h3_on_event(w, s->t, &ev) || wrote;
         else if (s->t && !(ev.conn && qk_conn_user(ev.conn))) /* not an h3 one that failed */
             wrote = qk_tunnel_on_event(s->t, &ev) || wrote;
-        qk_tunnel_udp_on_event(s->udp, &ev);
+        if (w && ev.type == QK_EV_DATAGRAM)
+            tun_h3_datagram(w, s->udp, &ev); /* RFC 9297 HTTP Datagram */
+        else
+            qk_tunnel_udp_on_event(s->udp, &ev);
         if (ev.type == QK_EV_CLOSED) {
             bool clean = !ev.reason_err || (ev.app_error && ev.error_code == 0);
             if (tun_closed_before_handshake(s, &ev))
@@ -975,6 +978,9 @@ static void on_tick(struct ev_loop *ev, ev_timer *w, int revents)
     tun *s = w->data;
     if (!s->t) return;
     qk_time now = qk_io_now();
+    tun_h3 *hw = s->conn ? tun_h3_of(s, s->conn) : NULL; /* client: end idle UDP sessions */
+    if (hw && s->udp)
+        tun_h3_udp_sweep(hw, now, s->o->udp_idle_ns ? s->o->udp_idle_ns : 60 * QK_NS_PER_S);
     double dt = (double)(now - s->last_tick) / 1e9;
     s->last_tick = now;
     qk_tunnel_stats st;
@@ -1094,6 +1100,15 @@ static int config(qk_config *cfg, const tun_opts *o)
     return rc;
 }
 
+/* qk_tunnel_udp's frames: over HTTP/3 as HTTP Datagrams of CONNECT-UDP
+ * requests (RFC 9298), on the DNS carrier as they are. */
+static int tun_udp_send(void *ctx, qk_conn *c, const uint8_t *frame, size_t len, uint8_t urgency)
+{
+    tun *s = ctx;
+    tun_h3 *w = tun_h3_of(s, c);
+    return w ? tun_h3_udp_send(w, frame, len, urgency) : qk_datagram_send(c, frame, len, urgency);
+}
+
 /* --udp-listen / --udp-to: UDP sessions in DATAGRAM frames. */
 static int start_udp(tun *s)
 {
@@ -1104,7 +1119,9 @@ static int start_udp(tun *s)
                                .kick = do_kick,
                                .kick_ctx = s,
                                .log = s->o->quiet ? NULL : tun_log,
-                               .log_ctx = s};
+                               .log_ctx = s,
+                               .send = tun_udp_send,
+                               .send_ctx = s};
     int rc = qk_tunnel_udp_new(s->evl, &uc, &s->udp);
     if (rc) {
         fprintf(stderr, "%s: cannot %s UDP %s: %m\n", s->who, s->o->server ? "use" : "listen on",

@@ -9,6 +9,8 @@
  * CONNECTs it takes are handed over by qk_h3's on_connect hook. */
 #include "tunnel_h3.h"
 
+#include <quack/io.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +27,8 @@
 #define TUN_H3_STATUS_BYTES   64u    /* of a response field section kept: :status comes first */
 #define TUN_H3_FRAME_HDR_MAX  16u    /* two varints (RFC 9000 §16) */
 #define TUN_H3_DATA_MAX_BYTES (1u << 20)
+#define TUN_H3_PENDING_BYTES  (1u << 20) /* per connection */
+#define TUN_H3_PENDING_MAX    2048u
 /* Server: the tunnel core's authentication stream, made up here once a
  * CONNECT carried the right proof (nothing of it is on the wire). A
  * server-initiated bidirectional stream ID: HTTP/3 never opens one (RFC
@@ -48,6 +52,14 @@ typedef struct tstream {
     bool rfin, wfin;
 } tstream;
 
+/* A UDP session of qk_tunnel_udp (its 4-byte id) and the CONNECT-UDP
+ * request stream its HTTP Datagrams name (RFC 9297 §2.1). */
+typedef struct udp_map {
+    uint32_t usid;
+    uint64_t sid;
+    qk_time used_ns; /* last datagram either way */
+} udp_map;
+
 struct tun_h3 {
     qk_conn *c;
     tun_h3_config cfg;
@@ -60,6 +72,13 @@ struct tun_h3 {
     uint8_t auth[1 + QK_TUNNEL_AUTH_MAC_BYTES];
     size_t auth_off;
     bool refused; /* client: told once */
+    udp_map *um;  /* UDP sessions: their CONNECT-UDP streams */
+    size_t n_um, cap_um;
+    /* Server: HTTP Datagrams that came before their request's HEADERS
+     * (RFC 9297 §2.1: buffered a while), at most TUN_H3_PENDING_BYTES. */
+    qk_event *pend;
+    size_t n_pend, pend_bytes;
+    qk_tunnel_udp *u; /* where datagrams go (the last tun_h3_datagram's) */
 };
 
 /* ---- encoding ------------------------------------------------------------ */
@@ -543,13 +562,62 @@ static bool proof_ok(tun_h3 *w, const qk_h3_header *hd, size_t n)
     return ok;
 }
 
+static udp_map *um_add(tun_h3 *w, uint32_t usid, uint64_t sid)
+{
+    if (w->n_um == w->cap_um) {
+        size_t cap = w->cap_um ? 2 * w->cap_um : 8;
+        udp_map *a = realloc(w->um, cap * sizeof *a);
+        if (!a) return NULL;
+        w->um = a;
+        w->cap_um = cap;
+    }
+    w->um[w->n_um] = (udp_map){usid, sid, qk_io_now()};
+    return &w->um[w->n_um++];
+}
+
+static udp_map *um_find(tun_h3 *w, bool by_sid, uint64_t key)
+{
+    for (size_t i = 0; i < w->n_um; i++)
+        if (by_sid ? w->um[i].sid == key : w->um[i].usid == key) return &w->um[i];
+    return NULL;
+}
+
+/* Server: a proven CONNECT-UDP: 200 with capsule-protocol (RFC 9298 §3.5);
+ * its datagrams go to --udp-to (qk_tunnel_udp's session = the stream's
+ * quarter ID). The stream itself carries no capsules we act on. */
+static bool udp_take(tun_h3 *w, uint64_t sid)
+{
+    uint8_t fs[32];
+    size_t n = 0;
+    fs[n++] = 0;
+    fs[n++] = 0;
+    n += pint_put(fs + n, 6, 0xc0, 25); /* static 25 ":status: 200" */
+    n += field_lit(fs + n, "capsule-protocol", "?1");
+    uint8_t fr[40];
+    size_t o = varint_put(fr, H3_FRAME_HEADERS);
+    o += varint_put(fr + o, n);
+    memcpy(fr + o, fs, n);
+    o += n;
+    if (!um_add(w, (uint32_t)(sid >> 2), sid)) return false;
+    if (qk_stream_write(w->c, sid, fr, o, false) != (long)o) {
+        w->n_um--;
+        return false;
+    }
+    return true;
+}
+
 static bool w_connect(void *user, qk_h3 *h, uint64_t sid, const qk_h3_header *hd, size_t n)
 {
     (void)h;
     tun_h3 *w = user;
+    bool udp = false;
     for (size_t i = 0; i < n; i++)
-        if (hdr_is(&hd[i], ":protocol")) return false;          /* RFC 9220: not a TCP flow */
+        if (hdr_is(&hd[i], ":protocol")) { /* RFC 9220: only connect-udp (RFC 9298 §3) */
+            if (hd[i].value_len != 11 || memcmp(hd[i].value, "connect-udp", 11)) return false;
+            udp = true;
+        }
     if (w->cfg.secret_len && !proof_ok(w, hd, n)) return false; /* the site answers */
+    if (udp) return udp_take(w, sid);
     /* HEADERS: Required Insert Count 0, Delta Base 0, static 25 ":status: 200". */
     static const uint8_t ok200[] = {H3_FRAME_HEADERS, 3, 0, 0, 0xc0 | 25};
     if (w->n_taken == w->cap_taken) {
@@ -626,6 +694,158 @@ static bool tell_taken(tun_h3 *w, qk_tunnel *t)
     return wrote;
 }
 
+/* ---- UDP: CONNECT-UDP (RFC 9298) and HTTP Datagrams (RFC 9297) ---------------- */
+
+/* Client: the extended CONNECT of a new UDP session (RFC 9298 §3.4). The
+ * target in the path names the proxy itself: the server sends to --udp-to. */
+static int udp_open(tun_h3 *w, uint32_t usid, uint64_t *sid)
+{
+    char path[400];
+    const char *a = w->cfg.authority, *colon = strrchr(a, ':');
+    int hl = colon ? (int)(colon - a) : (int)strlen(a);
+    snprintf(path, sizeof path, "/.well-known/masque/udp/%.*s/%s/", hl, a,
+             colon ? colon + 1 : "443");
+    uint8_t fs[700], fr[720];
+    size_t n = 0;
+    fs[n++] = 0;
+    fs[n++] = 0;
+    n += pint_put(fs + n, 6, 0xc0, 15); /* static 15 ":method: CONNECT" */
+    n += pint_put(fs + n, 6, 0xc0, 23); /* static 23 ":scheme: https" */
+    n += field_ref(fs + n, 0, a);       /* static 0 ":authority" */
+    n += field_ref(fs + n, 1, path);    /* static 1 ":path" */
+    n += field_lit(fs + n, ":protocol", "connect-udp");
+    n += field_lit(fs + n, "capsule-protocol", "?1");
+    if (w->cfg.secret_len) {
+        char v[8 + 2 * QK_TUNNEL_AUTH_MAC_BYTES];
+        if (proof_value(w, v)) return QK_ERR_INVALID_ARG;
+        n += field_lit(fs + n, TUN_H3_AUTH_HEADER, v);
+    }
+    size_t o = varint_put(fr, H3_FRAME_HEADERS);
+    o += varint_put(fr + o, n);
+    memcpy(fr + o, fs, n);
+    o += n;
+    int rc = qk_stream_open(w->c, true, sid);
+    if (rc) return rc;
+    if (!um_add(w, usid, *sid) || qk_stream_write(w->c, *sid, fr, o, false) != (long)o) {
+        qk_stream_reset(w->c, *sid, H3_REQUEST_CANCELLED);
+        return QK_ERR_NOMEM;
+    }
+    return 0;
+}
+
+int tun_h3_udp_send(tun_h3 *w, const uint8_t *frame, size_t len, uint8_t urgency)
+{
+    if (len < QK_TUNNEL_UDP_HEADER_BYTES) return QK_ERR_INVALID_ARG;
+    uint32_t usid =
+        (uint32_t)frame[0] << 24 | (uint32_t)frame[1] << 16 | (uint32_t)frame[2] << 8 | frame[3];
+    udp_map *m = um_find(w, false, usid);
+    uint64_t sid;
+    if (m) {
+        sid = m->sid;
+    } else if (w->cfg.server) {
+        return QK_ERR_NOT_FOUND;
+    } else {
+        int rc = udp_open(w, usid, &sid);
+        if (rc) return rc;
+    }
+    m = um_find(w, true, sid);
+    if (m) m->used_ns = qk_io_now();
+    size_t pay = len - QK_TUNNEL_UDP_HEADER_BYTES;
+    uint8_t d[16 + 65536];
+    if (pay > sizeof d - 16) return QK_ERR_INVALID_ARG;
+    size_t o = varint_put(d, sid >> 2); /* RFC 9297 §2.1: Quarter Stream ID */
+    d[o++] = 0;                         /* RFC 9298 §5: Context ID 0, a UDP payload */
+    memcpy(d + o, frame + QK_TUNNEL_UDP_HEADER_BYTES, pay);
+    return qk_datagram_send(w->c, d, o + pay, urgency);
+}
+
+/* Hand one HTTP Datagram of a known request to u, as qk_tunnel_udp's frame. */
+static void udp_deliver(qk_tunnel_udp *u, const udp_map *m, const qk_event *ev, size_t hdr)
+{
+    size_t pay = ev->len - hdr;
+    uint8_t f[QK_TUNNEL_UDP_HEADER_BYTES + 65536];
+    if (pay > sizeof f - QK_TUNNEL_UDP_HEADER_BYTES) return;
+    f[0] = (uint8_t)(m->usid >> 24);
+    f[1] = (uint8_t)(m->usid >> 16);
+    f[2] = (uint8_t)(m->usid >> 8);
+    f[3] = (uint8_t)m->usid;
+    memcpy(f + QK_TUNNEL_UDP_HEADER_BYTES, ev->data + hdr, pay);
+    qk_event e = *ev;
+    e.data = f;
+    e.len = QK_TUNNEL_UDP_HEADER_BYTES + pay;
+    qk_tunnel_udp_on_event(u, &e);
+}
+
+/* Server: keep a datagram whose request has not come yet (a copy). */
+static void udp_pend(tun_h3 *w, const qk_event *ev)
+{
+    if (w->n_pend == TUN_H3_PENDING_MAX || w->pend_bytes + ev->len > TUN_H3_PENDING_BYTES) return;
+    if (!w->pend && !(w->pend = calloc(TUN_H3_PENDING_MAX, sizeof *w->pend))) return;
+    uint8_t *copy = malloc(ev->len);
+    if (!copy) return;
+    memcpy(copy, ev->data, ev->len);
+    w->pend[w->n_pend] = *ev;
+    w->pend[w->n_pend++].data = copy;
+    w->pend_bytes += ev->len;
+}
+
+/* Server: the datagrams kept for requests that have come now. */
+static void udp_flush_pending(tun_h3 *w)
+{
+    size_t keep = 0;
+    for (size_t i = 0; i < w->n_pend; i++) {
+        qk_event *e = &w->pend[i];
+        udp_map *m = um_find(w, true, varint_get(e->data) << 2);
+        if (!m) {
+            w->pend[keep++] = *e;
+            continue;
+        }
+        if (w->u) udp_deliver(w->u, m, e, varint_len(e->data[0]) + 1);
+        w->pend_bytes -= e->len;
+        free((void *)e->data);
+    }
+    w->n_pend = keep;
+}
+
+void tun_h3_datagram(tun_h3 *w, qk_tunnel_udp *u, const qk_event *ev)
+{
+    const uint8_t *p = ev->data;
+    w->u = u;
+    if (!ev->len || ev->len < varint_len(p[0]) + 1) return;
+    size_t ql = varint_len(p[0]);
+    uint64_t sid = varint_get(p) << 2;
+    if (p[ql] != 0) return; /* RFC 9298 §5: an unknown context ID is dropped */
+    udp_map *m = um_find(w, true, sid);
+    if (m) m->used_ns = qk_io_now();
+    if (m)
+        udp_deliver(u, m, ev, ql + 1);
+    else if (w->cfg.server && (sid & 3) == 0)
+        udp_pend(w, ev); /* RFC 9297 §2.1: its request may still be on the way */
+}
+
+void tun_h3_udp_sweep(tun_h3 *w, qk_time now_ns, qk_time idle_ns)
+{
+    for (size_t i = w->n_um; i-- > 0;) {
+        if (w->cfg.server || now_ns - w->um[i].used_ns < idle_ns) continue;
+        qk_stream_write(w->c, w->um[i].sid, NULL, 0, true); /* RFC 9298 §3: the session ends */
+        w->um[i] = w->um[--w->n_um];
+    }
+}
+
+/* A CONNECT-UDP stream (or one whose session ended): its bytes (capsules)
+ * are read and dropped; at its FIN the server ends its side and forgets it. */
+static void udp_stream_event(tun_h3 *w, uint64_t sid)
+{
+    uint8_t buf[512];
+    bool fin = false;
+    while (qk_stream_read(w->c, sid, buf, sizeof buf, &fin) > 0 && !fin) {
+    }
+    if (!fin || !w->cfg.server) return;
+    qk_stream_write(w->c, sid, NULL, 0, true);
+    udp_map *m = um_find(w, true, sid);
+    if (m) *m = w->um[--w->n_um];
+}
+
 /* ---- events ------------------------------------------------------------------ */
 
 static bool to_tunnel(tun_h3 *w, qk_tunnel *t, const qk_event *ev)
@@ -670,12 +890,19 @@ bool tun_h3_on_event(tun_h3 *w, qk_tunnel *t, const qk_event *ev)
     if (!is_stream_event(ev)) return false;
     uint64_t sid = ev->stream_id;
     if (ts_find(w, sid)) return to_tunnel(w, t, ev);
+    if (w->cfg.server && um_find(w, true, sid)) {
+        udp_stream_event(w, sid);
+        return false;
+    }
     if (w->cfg.server) {
         if (w->h) qk_h3_on_event(w->h, ev);
+        if (w->n_pend) udp_flush_pending(w);
         return tell_taken(w, t);
     }
     if ((sid & 3) == 3) {
         drain(w, sid);
+    } else if ((sid & 3) == 0) {
+        udp_stream_event(w, sid); /* the client's CONNECT-UDP streams */
     } else if ((sid & 3) == 1 && ev->type == QK_EV_STREAM_OPENED) {
         qk_stream_stop(w->c, sid, H3_STREAM_CREATION); /* RFC 9114 §6.1 */
         qk_stream_reset(w->c, sid, H3_STREAM_CREATION);
@@ -693,12 +920,13 @@ qk_conn *tun_h3_conn(const tun_h3 *w)
     return w->c;
 }
 
-/* Client: our control stream with an empty SETTINGS frame (RFC 9114
- * §6.2.1: the first frame; every setting at its default: no QPACK dynamic
+/* Client: our control stream, SETTINGS first (RFC 9114 §6.2.1): HTTP
+ * Datagrams on; every other setting at its default (no QPACK dynamic
  * table, RFC 9204 §3.2.3). */
 static int client_control(tun_h3 *w)
 {
-    static const uint8_t ctl[] = {H3_STREAM_CONTROL, H3_FRAME_SETTINGS, 0};
+    static const uint8_t ctl[] = {H3_STREAM_CONTROL, H3_FRAME_SETTINGS, 2, 0x33,
+                                  1}; /* SETTINGS_H3_DATAGRAM = 1 (RFC 9297 §2.1.1) */
     uint64_t sid;
     int rc = qk_stream_open(w->c, false, &sid);
     if (rc) return rc;
@@ -736,5 +964,8 @@ void tun_h3_del(tun_h3 *w)
     for (size_t i = 0; i < w->n_st; i++) free(w->st[i]);
     free(w->st);
     free(w->taken);
+    free(w->um);
+    for (size_t i = 0; i < w->n_pend; i++) free((void *)w->pend[i].data);
+    free(w->pend);
     free(w);
 }

@@ -48,6 +48,18 @@ qk_conn *tun_h3_conn(const tun_h3 *w);
  * w after it. Returns true when something was queued to send. */
 bool tun_h3_on_event(tun_h3 *w, qk_tunnel *t, const qk_event *ev);
 
+/* UDP sessions (qk_tunnel_udp_config.send): a frame (4-byte session id,
+ * payload) out as an HTTP Datagram of the session's CONNECT-UDP stream (the
+ * client opens it with the first frame). Returns 0 or an error. */
+int tun_h3_udp_send(tun_h3 *w, const uint8_t *frame, size_t len, uint8_t urgency);
+/* A DATAGRAM event of w's connection: an HTTP Datagram, handed to u in
+ * qk_tunnel_udp's frame format (unknown streams and contexts dropped). */
+void tun_h3_datagram(tun_h3 *w, qk_tunnel_udp *u, const qk_event *ev);
+
+/* Client: end (FIN) the CONNECT-UDP requests of sessions without a datagram
+ * for idle_ns (--udp-idle), so their streams are freed. */
+void tun_h3_udp_sweep(tun_h3 *w, qk_time now_ns, qk_time idle_ns);
+
 /* Server: move the site's HTTP/3 output into the streams. True: wrote. */
 bool tun_h3_flush(tun_h3 *w);
 

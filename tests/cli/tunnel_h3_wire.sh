@@ -3,7 +3,8 @@
 # covers: apps/tunnel_h3.c src/h3/h3.c
 # What an observer with the TLS keys sees of a `quack tunnel` session over
 # UDP: tshark captures loopback while a client with --secret-file carries a
-# 1 MB echo (SHA-256 compared; --sni www.example.org) and a stranger (`quack get`) fetches the
+# 1 MB echo (SHA-256 compared; --sni www.example.org) and 20 UDP datagrams
+# (CONNECT-UDP, HTTP Datagrams), and a stranger (`quack get`) fetches the
 # masquerade site from the same server; both sides write --keylog. The
 # decrypted dissection (tshark -V with tls.keylog_file) must show only
 # HTTP/3: ALPN h3, HEADERS with :method CONNECT, DATA frames, the site's
@@ -24,8 +25,10 @@ if ! command -v tshark >/dev/null || [ "$(id -u)" -ne 0 ]; then
     echo "SKIP: needs tshark (scripts/deps.sh installs it) and root to capture on lo"
     exit 0
 fi
-pick_ports echo_port tcp_port udp_port
+pick_ports echo_port tcp_port udp_port uecho_port ulisten_port
 start_echo_peer "$echo_port"
+python3 "$(dirname "$0")/udp_echo.py" echo "$uecho_port" &
+pids+=($!)
 
 mkdir -p "$tmp/site"
 printf '<!doctype html><title>hello</title>\n' >"$tmp/site/index.html"
@@ -40,17 +43,35 @@ sleep 0.3
 
 "$q" tunnel server --listen "127.0.0.1:$udp_port" --to "127.0.0.1:$echo_port" \
     --secret-file "$tmp/secret" --masquerade "$tmp/site" --keylog "$keylog" --no-gso \
+    --udp-to "127.0.0.1:$uecho_port" \
     >"$tmp/s.out" 2>"$tmp/s.log" &
 pids+=($!)
 wait_line "$tmp/s.out" '^listening on' || no "server did not come up: $(cat "$tmp/s.log")"
 pin=$(listen_pin "$tmp/s.out")
 "$q" tunnel client --connect "127.0.0.1:$udp_port" --pin "$pin" --secret-file "$tmp/secret" \
-    --sni www.example.org --listen "127.0.0.1:$tcp_port" --keylog "$keylog" --no-gso >"$tmp/c.out" 2>"$tmp/c.err" &
+    --sni www.example.org --listen "127.0.0.1:$tcp_port" --keylog "$keylog" --no-gso \
+    --udp-listen "127.0.0.1:$ulisten_port" >"$tmp/c.out" 2>"$tmp/c.err" &
 cpid=$!
 pids+=($cpid)
 if wait_line "$tmp/c.out" '^tunnel: listening on'; then
     r=$($peer roundtrip "$tcp_port" 1000000)
     check "1 MB echo through the tunnel, SHA-256 equal ($r)" "[ '${r%% *}' = ok ]"
+    u=$(python3 - "$ulisten_port" <<'EOF'
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(2)
+got = 0
+for i in range(20):
+    m = b"udp %d" % i
+    s.sendto(m, ("127.0.0.1", int(sys.argv[1])))
+    try:
+        got += s.recv(100) == m
+    except socket.timeout:
+        pass
+print(got)
+EOF
+)
+    check "UDP through the tunnel: $u of 20 echoed" "[ $u -eq 20 ]"
 else
     no "client did not come up: $(cat "$tmp/c.err")"
 fi
@@ -86,6 +107,10 @@ tshark -r "$tmp/cap.pcap" -o "tls.keylog_file:$keylog" -T fields -e http3.frame_
     -Y http3.frame_payload >"$tmp/payloads.txt" 2>/dev/null
 check "the proof travels as a proxy-authorization header" \
     "grep -q '0000cf.*70726f78792d617574686f72697a6174696f6e' $tmp/payloads.txt"
+# RFC 9298: an extended CONNECT whose :protocol is connect-udp (hex), and
+# its HTTP Datagrams in QUIC DATAGRAM frames.
+check "UDP rides a CONNECT-UDP request" "grep -q '636f6e6e6563742d756470' $tmp/payloads.txt"
+check "and DATAGRAM frames" "grep -q 'Frame Type: DATAGRAM' $tmp/decoded.txt"
 n_streams=$(grep -c 'Hypertext Transfer Protocol Version 3' "$tmp/decoded.txt")
 check "tshark dissected HTTP/3 in $n_streams places" "[ $n_streams -ge 10 ]"
 check "no 'quack-tunnel' in the decrypted dissection" "! grep -qi 'quack-tunnel' $tmp/decoded.txt"
