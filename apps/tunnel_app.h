@@ -81,6 +81,7 @@ typedef struct tun_opts {
     const char *cert_file, *key_file, *pin, *qlog_dir;
     const char *log_file; /* --log: stderr goes here; SIGHUP reopens it */
     bool insecure, quiet, stats;
+    bool no_gso;             /* --no-gso: one datagram per send (captures show each packet) */
     cli_admission admission; /* server: --retry, --max-handshakes, --handshake-timeout;
                                  client: --handshake-timeout */
     qk_cc_kind cc;
@@ -106,6 +107,11 @@ typedef struct tun_opts {
     size_t secret_len;
     tun_dns_opts dns;           /* --carrier dns (apps/tunnel_dns.c) */
     const char *dns_listen_str; /* server with dns in a list: --dns-listen */
+    const char *sni;            /* client: --sni, else the name in --connect; NULL: none */
+    char sni_buf[256];
+    char authority[300];    /* client: :authority of the HTTP/3 CONNECTs */
+    const char *masquerade; /* server: --masquerade DIR (strangers' website) */
+    const char *keylog;     /* --keylog FILE: TLS secrets (NSS format) */
     qk_addr dns_listen;
     tun_hop_opts hop; /* port ranges, --hop-interval (apps/tunnel_hop.c) */
 } tun_opts;
@@ -138,7 +144,8 @@ typedef struct tun {
     const char *stop_reason; /* server: CONNECTION_CLOSE's reason */
     struct ev_loop *evl;
     qk_tunnel *t;
-    qk_tunnel_udp *udp; /* --udp-listen / --udp-to */
+    qk_tunnel_udp *udp;   /* --udp-listen / --udp-to */
+    struct h3_site *site; /* server: what HTTP/3 strangers get (tunnel_h3.c) */
     ev_timer tick, exit_timer, redial;
     ev_signal sigint, sigterm, sighup;
     qk_tunnel_stats mark;

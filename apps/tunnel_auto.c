@@ -130,7 +130,7 @@ static int dial_dns(tun *s)
     qk_addr none, peer;
     memset(&none, 0, sizeof none);
     tun_dns_server_addr(&peer);
-    int rc = qk_connect(s->dns_ep, &none, &peer, "localhost", qk_io_now(), &s->conn);
+    int rc = qk_connect(s->dns_ep, &none, &peer, s->o->sni, qk_io_now(), &s->conn);
     if (rc) return rc;
     qk_io_loop_kick(s->dns_loop);
     return 0;
@@ -230,7 +230,7 @@ static void on_probe(struct ev_loop *ev, ev_timer *w, int revents)
         return;
     qk_addr none;
     memset(&none, 0, sizeof none);
-    if (qk_connect(s->ep, &none, &s->o->udp, "localhost", qk_io_now(), &s->probe)) {
+    if (qk_connect(s->ep, &none, &s->o->udp, s->o->sni, qk_io_now(), &s->probe)) {
         s->probe = NULL;
         return;
     }

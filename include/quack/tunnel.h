@@ -476,6 +476,13 @@ typedef struct qk_tunnel_udp_config {
     void *kick_ctx;       /**< passed to kick */
     void (*log)(void *ctx, const char *line); /**< optional: session opened/expired lines */
     void *log_ctx;                            /**< passed to log */
+    /** Optional: send one frame (the 4-byte session id, then the UDP payload)
+     * instead of qk_datagram_send(c, frame, len, urgency), e.g. re-framed as
+     * an HTTP Datagram; returns 0 or an error (the datagram is then counted
+     * dropped). Frames received that way are fed back to
+     * qk_tunnel_udp_on_event as QK_EV_DATAGRAM events in this format. */
+    int (*send)(void *ctx, qk_conn *c, const uint8_t *frame, size_t len, uint8_t urgency);
+    void *send_ctx; /**< passed to send */
 } qk_tunnel_udp_config;
 
 /** Counters since creation. */
