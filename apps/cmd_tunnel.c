@@ -356,6 +356,25 @@ static int parse_h3_opt(tun_opts *o, const char *a, const char *v)
     return 0;
 }
 
+/* --udp-listen (client), --udp-to (server), --udp-idle, --udp-urgency: 0, or
+ * bad()'s exit status. */
+static int parse_udp_opt(tun_opts *o, const char *a, const char *v)
+{
+    if (!strcmp(a, "--udp-idle")) {
+        if (parse_time_opt(a, v, &o->udp_idle_ns) || !o->udp_idle_ns)
+            return bad("%s", "--udp-idle wants a time above 0");
+    } else if (!strcmp(a, "--udp-urgency")) {
+        if (strlen(v) != 1 || v[0] < '0' || v[0] > '7')
+            return bad("--udp-urgency wants 0..7, not '%s'", v);
+        o->udp_urgency = (unsigned)(v[0] - '0');
+    } else {
+        o->udp_fwd_str = v;
+        if (qk_addr_parse(v, &o->udp_fwd))
+            return bad("%s wants HOST:PORT or [V6]:PORT, not '%s'", a, v);
+    }
+    return 0;
+}
+
 /* One option with a value: 0, or bad()'s exit status. */
 static int parse_value(tun_opts *o, const char *a, const char *v)
 {
@@ -375,17 +394,9 @@ static int parse_value(tun_opts *o, const char *a, const char *v)
     } else if (!strcmp(a, "--socks-auth-file") && o->server) {
         if (read_auth_file(o, v)) return 2;
     } else if ((!strcmp(a, "--udp-listen") && !o->server) ||
-               (!strcmp(a, "--udp-to") && o->server)) {
-        o->udp_fwd_str = v;
-        if (qk_addr_parse(v, &o->udp_fwd))
-            return bad("%s wants HOST:PORT or [V6]:PORT, not '%s'", a, v);
-    } else if (!strcmp(a, "--udp-idle")) {
-        if (parse_time_opt(a, v, &o->udp_idle_ns) || !o->udp_idle_ns)
-            return bad("%s", "--udp-idle wants a time above 0");
-    } else if (!strcmp(a, "--udp-urgency")) {
-        if (strlen(v) != 1 || v[0] < '0' || v[0] > '7')
-            return bad("--udp-urgency wants 0..7, not '%s'", v);
-        o->udp_urgency = (unsigned)(v[0] - '0');
+               (!strcmp(a, "--udp-to") && o->server) || !strcmp(a, "--udp-idle") ||
+               !strcmp(a, "--udp-urgency")) {
+        return parse_udp_opt(o, a, v);
     } else if (!strcmp(a, "--secret-file")) {
         if (read_secret_file(o, v)) return 2;
     } else if (!strcmp(a, "--cert") && o->server) {
