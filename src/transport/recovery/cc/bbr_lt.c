@@ -69,12 +69,14 @@ bool qk_bbr_lt_queue_up(const qk_cc *cc)
  * §5.3.1.3, whose loss exit the classifier silences for random loss): for
  * a whole min_rtt not one RTT sample came within the queue signal
  * (min_rtt / 4, at least 1 ms) of min_rtt, so the bottleneck held a
- * standing queue and is saturated, and the path dropped or CE-marked a
- * packet this round or the last. Startup's 2.77x pacing then only adds to
- * that queue (a drop-tail buffer drops a burst every round until the three
- * rounds of §5.3.1.2 CheckFullBWReached have passed), so the loss is
- * taken as congestion: Startup ends. A queue that stood before the flow
- * began is in its min_rtt and does not count. */
+ * standing queue and is saturated; the last round grew the delivery rate
+ * less than 25 % (§5.3.1.2 full_bw_count >= 1: a flow starting beside
+ * another still gains its share while it grows); and the path dropped or
+ * CE-marked a packet this round or the last. Startup's 2.77x pacing then
+ * only adds to that queue (a drop-tail buffer drops a burst every round
+ * until the three rounds of §5.3.1.2 CheckFullBWReached have passed), so
+ * the loss is taken as congestion: Startup ends. A queue that stood
+ * before the flow began is in its min_rtt and does not count. */
 bool qk_bbr_lt_startup_queued(const qk_cc *cc, qk_time now)
 {
     const struct qk_cc_bbr_state *b = &cc->u.bbr;
