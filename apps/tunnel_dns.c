@@ -25,18 +25,6 @@
 #define DOWN_AFTER_UNANSWERED 32
 #define DOWN_AFTER_NS         (2 * QK_NS_PER_S)
 #define DOWN_FOR_NS           (3 * QK_NS_PER_S)
-/* Queries awaiting an answer (the client's window of queries): a ring in
- * send order and an index by DNS id. */
-#define OUT_RING        4096 /* power of two */
-#define OUT_IDS         65536
-#define OUT_RTO_INIT_NS QK_NS_PER_S /* RFC 6298 §2.1 */
-#define OUT_RTO_MIN_X   2           /* RTO at least twice SRTT: late, not spurious */
-#define OUT_RTO_MAX_NS  (3 * QK_NS_PER_S)
-
-typedef struct outq {
-    qk_time at; /* sent (0: answered or given up) */
-    uint16_t qid;
-} outq;
 
 typedef struct resolver {
     qk_addr addr;
@@ -69,14 +57,8 @@ struct tun_dns {
     size_t n_res, rr;
     qk_addr server_addr;
     uint64_t queries_sent, data_queries, answers, answers_bad, send_errors;
-    outq *out;         /* OUT_RING queries awaiting answers, by sequence number */
-    uint32_t *out_idx; /* OUT_IDS: DNS id -> sequence number + 1 (0: none) */
-    uint32_t out_head, out_tail;
-    qk_time srtt_ns, rttvar_ns; /* answer delay (0: no sample yet) */
-    qk_time last_answer_ns;     /* any answer (0: none yet) */
-    uint64_t refills;           /* polls sent in place of queries presumed lost */
-    unsigned burst_cap;         /* the poll policy's */
-    uint64_t early_flushes;     /* owed polls sent before the end of a batch of answers */
+    unsigned burst_cap;     /* the poll policy's */
+    uint64_t early_flushes; /* owed polls sent before the end of a batch of answers */
     /* server */
     qk_dns_server *srv;
     uint64_t pulled;
@@ -235,8 +217,6 @@ static void note_sent(resolver *r, qk_time now)
     }
 }
 
-static void out_add(tun_dns *d, uint16_t qid, qk_time now);
-
 /* Send one query (a datagram, or a poll when len is 0). */
 static void send_query(tun_dns *d, const uint8_t *dg, size_t len, qk_time now)
 {
@@ -255,92 +235,11 @@ static void send_query(tun_dns *d, const uint8_t *dg, size_t len, qk_time now)
     if (qk_udp_send(ps->u, &m, 1) != 1) d->send_errors++; /* lossy: QUIC repairs it */
     note_sent(r, now);
     d->queries_sent++;
-    out_add(d, (uint16_t)(x >> 32), now);
-}
-
-/* ---- the window of queries ----
- * Every query is a slot in which the server can answer with data: polls
- * and data queries alike are held there until data is queued (docs/dns.md).
- * Answers with data earn new polls (qk_dns_poll); a query or answer the
- * resolver path lost earns nothing and, without this, the window shrank by
- * one for every loss: at 2 % loss each way about 4 % of the queries a
- * round trip, which only the polls of answers with data could regrow, at
- * most burst_cap at a time. A query not answered within the answer
- * delay's RTO (RFC 6298 §2: SRTT + 4 RTTVAR, here of query-to-answer
- * times, which include the server's patience) is taken as lost and a poll
- * goes out in its place at once: loss costs the QUIC packet it carried,
- * not the slot. The RTO is at least twice SRTT: an answer the resolver or
- * a loaded host delayed must not add a poll (one more empty answer), and a
- * slot refilled a round trip late still keeps the window. A late answer
- * still counts as an answer. Only while answers arrive (one within the
- * last RTO): a path that answers nothing gets no refills, only the poll
- * policy's idle polls, which back off. */
-static qk_time out_rto(const tun_dns *d)
-{
-    if (!d->srtt_ns) return OUT_RTO_INIT_NS;
-    qk_time rto = d->srtt_ns + 4 * d->rttvar_ns;
-    if (rto < OUT_RTO_MIN_X * d->srtt_ns) rto = OUT_RTO_MIN_X * d->srtt_ns;
-    return rto < OUT_RTO_MAX_NS ? rto : OUT_RTO_MAX_NS;
-}
-
-static void out_add(tun_dns *d, uint16_t qid, qk_time now)
-{
-    if (!d->out) return;
-    if (d->out_tail - d->out_head == OUT_RING) d->out_head++; /* full: forget the oldest */
-    outq *e = &d->out[d->out_tail % OUT_RING];
-    e->at = now;
-    e->qid = qid;
-    d->out_idx[qid] = ++d->out_tail; /* sequence number + 1 */
-}
-
-/* An answer with DNS id qid arrived: RFC 6298 §2.2-2.3 on its delay. */
-static void out_answered(tun_dns *d, uint16_t qid, qk_time now)
-{
-    if (!d->out || !d->out_idx[qid]) return;
-    uint32_t seq = d->out_idx[qid] - 1;
-    d->out_idx[qid] = 0;
-    outq *e = &d->out[seq % OUT_RING];
-    if (seq - d->out_head >= d->out_tail - d->out_head || e->qid != qid || !e->at) return;
-    qk_time r = now > e->at ? now - e->at : 0;
-    e->at = 0;
-    if (!d->srtt_ns) {
-        d->srtt_ns = r;
-        d->rttvar_ns = r / 2;
-    } else {
-        qk_time dev = r > d->srtt_ns ? r - d->srtt_ns : d->srtt_ns - r;
-        d->rttvar_ns = (3 * d->rttvar_ns + dev) / 4;
-        d->srtt_ns = (7 * d->srtt_ns + r) / 8;
-    }
-}
-
-/* The oldest query still awaiting its answer (NULL: none). */
-static outq *out_oldest(tun_dns *d)
-{
-    while (d->out && d->out_head != d->out_tail) {
-        outq *e = &d->out[d->out_head % OUT_RING];
-        if (e->at) return e;
-        d->out_head++;
-    }
-    return NULL;
-}
-
-/* Queries past their RTO: presumed lost, each replaced by a poll. */
-static void out_expire(tun_dns *d, qk_time now)
-{
-    qk_time rto = out_rto(d);
-    for (outq *e; (e = out_oldest(d)) && now >= e->at + rto;) {
-        if (d->out_idx[e->qid] == d->out_head + 1) d->out_idx[e->qid] = 0;
-        e->at = 0;
-        if (!d->last_answer_ns || now >= d->last_answer_ns + rto) continue; /* nothing answers */
-        d->refills++;
-        send_query(d, NULL, 0, now);
-    }
 }
 
 static void client_send(tun_dns *d, qk_time now)
 {
     uint8_t buf[QK_DNS_MAX_QNAME_TEXT]; /* a datagram is shorter than its name */
-    out_expire(d, now);
     for (int guard = 0; guard < 4096; guard++) {
         qk_datagram m;
         memset(&m, 0, sizeof m);
@@ -381,8 +280,6 @@ static void client_answer(tun_dns *d, const qk_datagram *a, qk_time now)
         d->answers_bad++;
         return;
     }
-    if (a->len >= 2) out_answered(d, (uint16_t)(a->data[0] << 8 | a->data[1]), now);
-    d->last_answer_ns = now;
     for (size_t i = 0; i < d->n_res; i++)
         if (qk_addr_equal(&d->res[i].addr, &a->peer)) {
             d->res[i].answered++;
@@ -486,10 +383,7 @@ static qk_time next_timeout(void *ctx)
         c = qk_dns_server_next_timeout(d->srv);
     else
         c = qk_dns_poll_next_timeout(d->poll, qk_io_now());
-    if (c > t) c = t;
-    const outq *e = d->server ? NULL : out_oldest(d);
-    if (e && e->at + out_rto(d) < c) c = e->at + out_rto(d);
-    return c;
+    return c < t ? c : t;
 }
 
 static void on_timeout(void *ctx, qk_time now)
@@ -557,9 +451,6 @@ int tun_dns_new(const tun_dns_opts *o, bool server, qk_endpoint *ep, qk_udp *u, 
         if (o->burst_cap) pc.burst_cap = o->burst_cap;
         if (!rc) rc = qk_dns_poll_new(&pc, qk_io_now(), &d->poll);
         d->burst_cap = pc.burst_cap ? pc.burst_cap : QK_DNS_POLL_BURST_CAP;
-        d->out = calloc(OUT_RING, sizeof *d->out);
-        d->out_idx = calloc(OUT_IDS, sizeof *d->out_idx);
-        if (!rc && (!d->out || !d->out_idx)) rc = QK_ERR_NOMEM;
         tun_dns_server_addr(&d->server_addr);
         for (size_t i = 0; i < o->n_resolvers; i++) d->res[i].addr = o->resolver[i];
         d->n_res = o->n_resolvers;
@@ -616,8 +507,6 @@ void tun_dns_del(tun_dns *d)
     qk_dns_server_del(d->srv);
     qk_dns_client_del(d->cli);
     qk_dns_poll_del(d->poll);
-    free(d->out);
-    free(d->out_idx);
     free(d);
 }
 
@@ -646,7 +535,6 @@ void tun_dns_print_stats(const tun_dns *d, FILE *f)
             "dns client: %zu-byte datagrams, %llu queries (%llu data, %llu polls of which %llu "
             "idle), %llu answers (%llu with data, %llu empty, %llu bad), %llu acks as polls, "
             "%llu polls over the cap, %llu owed, idle delay %.1f s, %llu send errors, %llu "
-            "polls in place of queries presumed lost (answer delay %.0f ms, RTO %.0f ms), %llu "
             "early poll flushes\n",
             d->max_dgram, (unsigned long long)d->queries_sent, (unsigned long long)d->data_queries,
             (unsigned long long)p->polls_sent, (unsigned long long)p->idle_polls,
@@ -654,9 +542,7 @@ void tun_dns_print_stats(const tun_dns *d, FILE *f)
             (unsigned long long)p->responses_empty, (unsigned long long)d->answers_bad,
             (unsigned long long)p->acks_as_polls, (unsigned long long)p->capped,
             (unsigned long long)p->owed_now, (double)p->idle_delay_ns / 1e9,
-            (unsigned long long)d->send_errors, (unsigned long long)d->refills,
-            (double)d->srtt_ns / 1e6, (double)out_rto(d) / 1e6,
-            (unsigned long long)d->early_flushes);
+            (unsigned long long)d->send_errors, (unsigned long long)d->early_flushes);
     for (size_t i = 0; i < d->n_res; i++) {
         char a[QK_ADDR_STRLEN];
         if (qk_addr_format(&d->res[i].addr, a, sizeof a) < 0) snprintf(a, sizeof a, "?");
