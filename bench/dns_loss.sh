@@ -11,12 +11,22 @@
 # Usage: bench/dns_loss.sh [BUILD_DIR (build/release)] [REPS (3)]
 #   QK_DNS_LOSS_CCS="default cubic bbr"  controllers to run (default: all three)
 #   QK_DNS_LOSS_CAP_S=60                 stop a run after this long ("~" rows)
+#   QK_DNS_LOSS_BASE=DIR                 also run the default with DIR/quack (a
+#     build of another commit, both tunnel ends), rows "base" right after
+#     the default's, and compare the two in the same run
+#   QK_DNS_LOSS_BASE_REV=REV             the commit DIR was built from (label)
 set -u
-case "${1:-}" in -h | --help) sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+case "${1:-}" in -h | --help) sed -n '3,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-$SRC/build/release}
 REPS=${2:-3}
 CCS=${QK_DNS_LOSS_CCS:-default bbr cubic}
+BASE=${QK_DNS_LOSS_BASE:-}
+BASE_REV=${QK_DNS_LOSS_BASE_REV:-base}
+if [ -n "$BASE" ]; then
+    [ -x "$BASE/quack" ] || { echo "bench/dns_loss.sh: QK_DNS_LOSS_BASE=$BASE has no quack binary; build it there first" >&2; exit 1; }
+    CCS=$(sed 's/\bdefault\b/default base/' <<<"$CCS")
+fi
 CAP_S=${QK_DNS_LOSS_CAP_S:-60}
 SIZE=$((3 * 1048576))
 OUT=$SRC/docs/experiments
@@ -41,9 +51,15 @@ rev=$(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo unknown)
 echo "cc,path,rep,kib_s,complete,seconds,load1" >"$CSV"
 n_total=$(($(wc -w <<<"$CCS") * REPS * 2))
 n=0
+QMAIN=$Q
 for cc in $CCS; do
     ccargs=()
-    [ "$cc" != default ] && ccargs=(--cc "$cc")
+    Q=$QMAIN
+    case $cc in
+    default) ;;
+    base) Q=$BASE/quack ;;
+    *) ccargs=(--cc "$cc") ;;
+    esac
     [ -n "${SERVER_PID:-}" ] && { kill "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null; }
     rig_server "${ccargs[@]}" || exit 1
     for rep in $(seq "$REPS"); do
@@ -68,11 +84,12 @@ for cc in $CCS; do
     done
 done
 
-python3 - "$CSV" "$OUT/dns.md" "$rev" "$REPS" "$CAP_S" <<'PY'
+python3 - "$CSV" "$OUT/dns.md" "$rev" "$REPS" "$CAP_S" "$BASE_REV" <<'PY'
 import csv, statistics, sys, time
-path_csv, md, rev, reps, cap = sys.argv[1:]
+path_csv, md, rev, reps, cap, base_rev = sys.argv[1:]
 rows = list(csv.DictReader(open(path_csv)))
-name = {"default": "bbr-lt (default)", "bbr": "bbr (draft)", "cubic": "cubic"}
+name = {"default": "bbr-lt (default)", "bbr": "bbr (draft)", "cubic": "cubic",
+        "base": f"default at {base_rev}"}
 L = ["<!-- dns_loss.sh begin: written by bench/dns_loss.sh, do not edit by hand -->",
      "## A lossy resolver path (`bench/dns_loss.sh`)", "",
      f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} at commit {rev}: a 3 MiB "
@@ -103,6 +120,12 @@ if ("default", "loss2") in med:
     v = med[("default", "loss2")]
     L.append(f"Target at 2 % loss (the default): >= 500 KiB/s: {v:.0f} KiB/s, "
              + ("**met**." if v >= 500 else "**not met**."))
+for p, label in (("clean", "Clean path"), ("loss2", "At 2 % loss")):
+    if ("default", p) in med and ("base", p) in med:
+        d, b = med[("default", p)], med[("base", p)]
+        L.append(f"{label}, the default against the default at {base_rev} (both tunnel ends) "
+                 f"in the same run: {d:.0f} vs {b:.0f} KiB/s ({d / b:.2f}x): "
+                 + ("no slower." if d >= 0.95 * b else "**slower**."))
 if ("default", "clean") in med and ("cubic", "clean") in med:
     d, c = med[("default", "clean")], med[("cubic", "clean")]
     L.append(f"Clean path, the default against cubic (the carrier's default before bbr-lt) in the "

@@ -942,6 +942,10 @@ static void bbr_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs)
     update_ack_aggregation(cc, rs);
     check_full_bw_reached(b, rs);
     if (b->mode == QK_BBR_STARTUP && b->full_bw_reached) exit_startup(b, rs->now); /* §5.3.1 */
+    if (b->lt.on && qk_bbr_lt_startup_queued(cc, rs->now)) { /* bbr-lt: queue and loss (bbr_lt.c) */
+        b->full_bw_reached = true;
+        exit_startup(b, rs->now);
+    }
     if (b->mode == QK_BBR_DRAIN && /* §5.3.2 CheckDrainDone */
         (b->inflight <= inflight_at(cc, b->bw, 100) || b->round_count > b->drain_start_round + 3))
         enter_probe_bw(b, rs->now);

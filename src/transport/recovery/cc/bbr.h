@@ -67,6 +67,7 @@ typedef struct qk_bbr_lt {
     bool round_cruise;         /* every ACK of it came in ProbeBW CRUISE */
     qk_time round_time_start;  /* when it began */
     qk_time round_min_rtt_ns;  /* its least RTT sample (0: none yet) */
+    bool prev_round_loss;      /* a loss or a CE mark was reported in the last round */
     uint64_t fair_cap_bytes;   /* the fair-share bound on CRUISE's cwnd (0: none) */
     qk_time fair_empty_time;   /* the last RTT sample less than min_rtt / 4 above min_rtt */
     bool probe_queue_free;     /* no queue when this probe's REFILL began */

@@ -65,6 +65,28 @@ bool qk_bbr_lt_queue_up(const qk_cc *cc)
     return queue_delay(b, b->lt.rtt_recent_ns) >= queue_threshold(b);
 }
 
+/* Startup's exit on a standing queue (departs from draft-ietf-ccwg-bbr
+ * §5.3.1.3, whose loss exit the classifier silences for random loss): for
+ * a whole min_rtt not one RTT sample came within the queue signal
+ * (min_rtt / 4, at least 1 ms) of min_rtt, so the bottleneck held a
+ * standing queue and is saturated; the last round grew the delivery rate
+ * less than 25 % (§5.3.1.2 full_bw_count >= 1: a flow starting beside
+ * another still gains its share while it grows); and the path dropped or
+ * CE-marked a packet this round or the last. Startup's 2.77x pacing then
+ * only adds to that queue (a drop-tail buffer drops a burst every round
+ * until the three rounds of §5.3.1.2 CheckFullBWReached have passed), so
+ * the loss is taken as congestion: Startup ends. A queue that stood
+ * before the flow began is in its min_rtt and does not count. */
+bool qk_bbr_lt_startup_queued(const qk_cc *cc, qk_time now)
+{
+    const struct qk_cc_bbr_state *b = &cc->u.bbr;
+    const qk_bbr_lt *lt = &b->lt;
+    if (!lt->on || b->mode != QK_BBR_STARTUP || b->min_rtt_ns == QK_TIME_INFINITE) return false;
+    if (b->full_bw_count == 0) return false; /* still growing (§5.3.1.2) */
+    if (!lt->fair_empty_time || now < lt->fair_empty_time + b->min_rtt_ns) return false;
+    return lt->prev_round_loss || lt->round_lost_bytes > 0 || lt->round_ce;
+}
+
 /* With a rate bound (qk_cc_set_max_rate): does the model deliver at it?
  * max_bw, loss compensated, reaches the bound, so the pacing rate is the
  * bound's and no phase sends faster than any other. */
@@ -219,6 +241,7 @@ void qk_bbr_lt_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs)
     if (lt->round_quiet && !lt->round_congested && !lt->round_ce && !lt->round_queue &&
         dlv + lost >= LT_BG_MIN_PKTS)
         learn_background(cc, lost, dlv + lost);
+    lt->prev_round_loss = lt->round_lost_bytes > 0 || lt->round_ce;
     lt->round_lost_bytes = 0;
     lt->round_dlv_start = rs->total_delivered_bytes;
     lt->round_time_start = rs->now;

@@ -338,6 +338,8 @@ void qk_cc_set_max_rate(qk_cc *cc, uint64_t max_rate_bytes_per_s, qk_time now);
 double qk_bbr_lt_background(const qk_cc *cc);
 /** The recent RTT is a quarter of min_rtt (at least 1 ms) above it. */
 bool qk_bbr_lt_queue_up(const qk_cc *cc);
+/* bbr-lt: Startup met a queue that stood for a round, and loss (bbr_lt.c). */
+bool qk_bbr_lt_startup_queued(const qk_cc *cc, qk_time now);
 /** A rate bound is set and max_bw, loss compensated, reaches it. */
 bool qk_bbr_lt_at_rate_bound(const qk_cc *cc);
 /** True when lost_bytes of total_bytes is congestion (count: a loss's
