@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "cli_options.h"
 #include "cli_stats.h"
+#include "serve_fleet.h"
 
 #include <quack/cert.h>
 #include <quack/driver.h>
@@ -455,7 +456,8 @@ static void serve_usage(FILE *f)
         "                         client that moves anyway, is still followed, with\n"
         "                         path validation (§9.3)\n"
         "  --ticket-lifetime SECS session ticket lifetime and ticket-key rotation\n"
-        "                         period (default 21600; at most 604800)\n" CLI_PREFERRED_HELP);
+        "                         period (default 21600; at most 604800)\n" CLI_PREFERRED_HELP
+            SERVE_FLEET_HELP);
 }
 
 #define serve_bad(...) cli_usage_error("serve", __VA_ARGS__)
@@ -470,6 +472,7 @@ typedef struct serve_opts {
     uint64_t send_budget_bytes; /* 0: 128 MB */
     unsigned threads_n;         /* --threads N, 0: 1 */
     cli_admission admission;
+    serve_fleet fleet; /* --lb-config --fleet-keys --fleet-early-data */
 } serve_opts;
 
 static int serve_parse(serve_opts *o, int argc, char **argv)
@@ -495,6 +498,9 @@ static int serve_parse(serve_opts *o, int argc, char **argv)
         int adm = cli_parse_admission(&o->admission, argc, argv, &i, "quack serve");
         if (adm < 0) return 2;
         if (adm) continue;
+        int fl = serve_fleet_opt(&o->fleet, argc, argv, &i);
+        if (fl == 2) return 2;
+        if (fl) continue;
         if (dst) {
             if (i + 1 >= argc) return serve_bad("%s needs a value", a);
             *dst = argv[++i];
@@ -535,7 +541,7 @@ static int serve_parse(serve_opts *o, int argc, char **argv)
 }
 
 /* Certificate: the given files, or a fresh self-signed one; prints the pin. */
-static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr *addr)
+static int serve_config(serve_opts *o, server *s, qk_config *cfg, qk_addr *addr)
 {
     if (!realpath(o->root, s->root)) {
         fprintf(stderr, "quack serve: --root %s: %s\n", o->root, strerror(errno));
@@ -583,6 +589,8 @@ static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr 
         cfg->ticket_lifetime_ns = (qk_time)secs * QK_NS_PER_S;
     }
     if (cli_h3_apply("quack serve", &o->h3, cfg)) return 2;
+    int frc = serve_fleet_apply(&o->fleet, cfg);
+    if (frc) return frc;
     for (size_t i = 0; i < o->n_preferred; i++) /* RFC 9000 §9.6 */
         if (cli_parse_preferred(o->preferred[i], &cfg->preferred_addr_v4, &cfg->preferred_addr_v6))
             return serve_bad("--preferred-addr %s: want ADDR:PORT, at most one per address family",
@@ -694,7 +702,9 @@ int qk_cmd_serve(int argc, char **argv)
     if (!rc) rc = cli_load_cert("quack serve", o.cert, o.key, &cfg, &cert_pem, &key_pem) ? 1 : 0;
     unsigned flags = o.h3.no_gso ? QK_UDP_NO_GSO : 0;
     raise_nofile();
+    if (!rc && o.fleet.summary[0]) printf("fleet: %s\n", o.fleet.summary);
     if (!rc) rc = serve_run(ss, threads, &cfg, &addr, o.listen, flags);
+    serve_fleet_free(&o.fleet);
     for (unsigned i = 0; i < threads; i++) free(ss[i].h3s);
     free(ss);
     free(cert_pem);

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <quack/quiclb.h>
+
 #include "base/abi.h"
 #include "transport/endpoint/endpoint.h"
 #include "transport/streams/strbuf.h"
@@ -49,10 +51,34 @@ struct qk_workers {
     qk_workers_app app;
     qk_ticket_keys *own_tk;
     qk_addr local;
+    uint8_t server_id[QK_QUICLB_MAX_SERVER_ID_BYTES]; /* ours, with cfg->quiclb */
     qk_addr pref_local[2];  /* where worker 0's preferred-address sockets are bound */
     unsigned failed_socket; /* QK_WORKERS_SOCKET_* of the bind that failed */
     worker ws[QK_WORKERS_MAX];
 };
+
+/* The worker index in a QUIC-LB CID (the first nonce byte, conn/cid.c) of
+ * d's DCID, or -1: not ours (another server's ID: the endpoint answers with
+ * a stateless reset), too short, or another configuration
+ * (draft-ietf-quic-load-balancers-21 §5.5). */
+static int quiclb_worker(const worker *me, const qk_datagram *d, bool *sh)
+{
+    const uint8_t *p = d->data;
+    size_t n = me->cfg.cid_bytes, off;
+    if (d->len < 1) return -1;
+    *sh = !(p[0] & 0x80); /* RFC 9000 §17.2: header form bit */
+    if (*sh) {
+        off = 1; /* RFC 9000 §17.3.1: the DCID follows the first byte */
+    } else {
+        if (d->len < 6 || p[5] != n) return -1; /* RFC 9000 §17.2: version, DCID length */
+        off = 6;
+    }
+    if (d->len < off + n) return -1;
+    uint8_t sid[QK_QUICLB_MAX_SERVER_ID_BYTES], nonce[QK_QUICLB_MAX_NONCE_BYTES];
+    int sid_len = qk_quiclb_decode(me->cfg.quiclb, p + off, n, sid, nonce);
+    if (sid_len < 0 || memcmp(sid, me->w->server_id, (size_t)sid_len)) return -1;
+    return nonce[0];
+}
 
 /* In the receiving worker's thread: hand d to the worker its DCID names. */
 static bool steer(void *ctx, const qk_datagram *d, qk_time now)
@@ -62,7 +88,8 @@ static bool steer(void *ctx, const qk_datagram *d, qk_time now)
     qk_workers *w = me->w;
     me->stats.rx_datagrams++;
     bool sh = false;
-    int id = qk_cid_server_id(d->data, d->len, me->cfg.cid_bytes, &sh);
+    int id = me->cfg.quiclb ? quiclb_worker(me, d, &sh)
+                            : qk_cid_server_id(d->data, d->len, me->cfg.cid_bytes, &sh);
     if (id < 0 || (unsigned)id == me->idx || (unsigned)id >= w->n) return false;
     worker *to = &w->ws[id];
     steer_item *it = malloc(sizeof *it + d->len);
@@ -213,6 +240,13 @@ int qk_workers_new_ex_sized(const qk_config *cfg, size_t cfg_bytes, const qk_add
     qk_config shared;
     qk_config_import(&shared, cfg, cfg_bytes);
     int rc = share_secrets(w, &shared);
+    if (!rc && shared.quiclb) { /* our server ID: what our CIDs decode to */
+        uint8_t cid[QK_QUICLB_MAX_CID_BYTES], nonce[QK_QUICLB_MAX_NONCE_BYTES];
+        int len =
+            qk_quiclb_encode(shared.quiclb, NULL, shared.rng, shared.rng_ctx, cid, sizeof cid);
+        if (len < 0 || qk_quiclb_decode(shared.quiclb, cid, (size_t)len, w->server_id, nonce) < 0)
+            rc = QK_ERR_CONFIG;
+    }
     for (unsigned i = 0; i < n && !rc; i++) {
         w->ws[i].w = w;
         w->ws[i].idx = i;
