@@ -260,7 +260,13 @@ for k in $(seq 101 124); do
     cpids+=($!)
     last=$k
     [ $k -lt 104 ] && continue # four at once, then one by one
-    for _ in $(seq 20); do grep -q 'moved to' "$tmp/c$k.err" 2>/dev/null && break; sleep 0.05; done
+    # each started client has moved to its server (or ended) before the next
+    for j in $(seq 101 $k); do
+        for _ in $(seq 200); do
+            grep -q 'moved to' "$tmp/c$j.err" 2>/dev/null || [ -e "$tmp/c$j.rc" ] && break
+            sleep 0.05
+        done
+    done
     on_s3 && break
 done
 kill "${spid[3]}"
