@@ -680,6 +680,11 @@ static int serve_run(server *ss, unsigned threads, const qk_config *cfg, const q
     printf("listening on %s (ALPN h3), root %s", lbuf, ss[0].root_len ? ss[0].root : "/");
     if (threads > 1) printf(", %u threads", threads);
     printf("\n");
+    const char *why = NULL;
+    int steer = qk_workers_steering(w, &why);
+    if (steer != QK_WORKERS_STEER_NONE)
+        printf("steering: %s (%s)\n", steer == QK_WORKERS_STEER_KERNEL ? "kernel" : "user space",
+               why);
     fflush(stdout);
     rc = qk_workers_run(w);
     serve_report(ss, w);
@@ -700,7 +705,7 @@ int qk_cmd_serve(int argc, char **argv)
     char *cert_pem = NULL, *key_pem = NULL;
     rc = serve_config(&o, &ss[0], &cfg, &addr);
     if (!rc) rc = cli_load_cert("quack serve", o.cert, o.key, &cfg, &cert_pem, &key_pem) ? 1 : 0;
-    unsigned flags = o.h3.no_gso ? QK_UDP_NO_GSO : 0;
+    unsigned flags = (o.h3.no_gso ? QK_UDP_NO_GSO : 0) | (o.fleet.no_bpf ? QK_WORKERS_NO_BPF : 0);
     raise_nofile();
     if (!rc && o.fleet.summary[0]) printf("fleet: %s\n", o.fleet.summary);
     if (!rc) rc = serve_run(ss, threads, &cfg, &addr, o.listen, flags);

@@ -18,8 +18,8 @@ int serve_fleet_opt(serve_fleet *f, int argc, char **argv, int *i)
     const char **dst = !strcmp(a, "--lb-config")    ? &f->lb_config
                        : !strcmp(a, "--fleet-keys") ? &f->fleet_keys
                                                     : NULL;
-    if (!strcmp(a, "--fleet-early-data")) {
-        f->fleet_early_data = true;
+    if (!strcmp(a, "--fleet-early-data") || !strcmp(a, "--no-bpf")) {
+        *(!strcmp(a, "--no-bpf") ? &f->no_bpf : &f->fleet_early_data) = true;
         return 1;
     }
     if (!dst) return 0;

@@ -17,6 +17,7 @@ typedef struct serve_fleet {
     const char *lb_config;  /* --lb-config FILE */
     const char *fleet_keys; /* --fleet-keys FILE */
     bool fleet_early_data;  /* --fleet-early-data: accept 0-RTT anyway */
+    bool no_bpf;            /* --no-bpf: user-space worker steering only */
     qk_quiclb *lb;
     qk_ticket_keys *tk;
     unsigned key_id; /* key_id of the key file */
@@ -35,7 +36,10 @@ typedef struct serve_fleet {
     "                         resets a connection or resumes a session another issued.\n"          \
     "                         0-RTT is then refused (no anti-replay store is shared)\n"            \
     "  --fleet-early-data     with --fleet-keys: accept 0-RTT anyway (a replay to another\n"       \
-    "                         server is not detected: docs/deploy.md)\n"
+    "                         server is not detected: docs/deploy.md)\n"                           \
+    "  --no-bpf               with --threads N: steer datagrams to their worker in user\n"         \
+    "                         space only (default: a SO_REUSEPORT BPF program does it in\n"        \
+    "                         the kernel when it can; the server says which at start)\n"
 
 /* Consume argv[*i] (and its value) when it is one of the options above:
  * 1 when taken, 0 when not ours, 2 after printing a usage error. */

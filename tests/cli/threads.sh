@@ -8,7 +8,8 @@
 #  1. 1,000 concurrent connections (bench_conns, 100 client ports) all
 #     complete their handshakes and both workers took some (per-worker counts
 #     from --stats are logged);
-#  2. downloads whose client changes its address mid-transfer are byte-exact
+#  2. (with --no-bpf: the user-space steering) downloads whose client
+#     changes its address mid-transfer are byte-exact
 #     (SHA-256): quack get --migrate-every (a new local port every 0.1 s,
 #     probed with PATH_CHALLENGE, RFC 9000 §9) and, when installed, ngtcp2's
 #     gtlsclient --change-local-addr (one attempt each); the server's
@@ -79,7 +80,7 @@ c "both workers took connections (sum >= 1000)" \
     "[ \"\${w0:-0}\" -gt 0 ] && [ \"\${w1:-0}\" -gt 0 ] && [ \$((w0 + w1)) -ge 1000 ]"
 
 # ---- 2. migration mid-download --------------------------------------------
-start_server mig
+start_server mig --no-bpf # the user-space path (kernel steering: tests/cli/fleet_threads.sh)
 for i in 1 2 3; do
     rm -rf "$tmp/get" && mkdir -p "$tmp/get"
     timeout 120 "$q" get --quiet --migrate-every 0.1 --pin "$pin" --output "$tmp/get" \
