@@ -7,10 +7,16 @@
 #  - the server says at start which configuration it uses;
 #  - two downloads (50 MB) whose client changes its port every 20 ms
 #    (quack get --migrate-every, RFC 9000 §9) are byte-exact (SHA-256);
-#  - datagrams the kernel's hash gave the wrong worker were steered by their
-#    decoded DCID (steered_short > 0), and no stateless reset was sent (every
-#    CID of a live connection decodes to its worker);
-#  - a plaintext configuration (no key) works the same way.
+#  - encrypted CIDs: datagrams the kernel's hash gave the wrong worker were
+#    steered by their decoded DCID (steered_short > 0), and no stateless reset
+#    was sent (every CID of a live connection decodes to its worker);
+#  - kernel steering (SO_ATTACH_REUSEPORT_EBPF): with a plaintext
+#    configuration, and with the one-byte worker index of a server without
+#    --lb-config (after 1,000 handshakes from bench_conns as well), no
+#    datagram is steered in user space (the counter stays 0) while the
+#    downloads migrate; with --no-bpf the same downloads are steered in user
+#    space (the counter above 0); encrypted CIDs stay in user space, said at
+#    start.
 # Usage: bash tests/cli/fleet_threads.sh BUILD_DIR
 set -u
 build=${1:?usage: fleet_threads.sh BUILD_DIR}
@@ -47,6 +53,12 @@ for mode in enc plain plain_nobpf legacy; do
     [ $mode = legacy ] || check "$mode: the server says '$line'" "grep -q '^fleet: $line' '$tmp/$mode.out'"
     check "$mode: steering: $steer" "grep -qF 'steering: $steer' '$tmp/$mode.out'" ||
         echo "    $(grep steering "$tmp/$mode.out")"
+    if [ $mode = legacy ] && [ -x "$build/bench_conns" ]; then
+        # 1,000 handshakes first (100 client ports), then the migrating downloads
+        timeout 120 "$build/bench_conns" "$addr" 1000 100 0 60 >"$tmp/conns.out" 2>&1
+        check "$mode: 1,000 connections ($(cat "$tmp/conns.out" | tail -1))" \
+            "grep -q 'connected 1000 of 1000' '$tmp/conns.out'"
+    fi
     for i in 1 2; do
         rm -rf "$tmp/get" && mkdir -p "$tmp/get"
         timeout 120 "$q" get --quiet --migrate-every 0.02 --pin "$pin" --output "$tmp/get" \
