@@ -20,6 +20,8 @@
 # Usage: bash tests/cli/fleet_threads.sh BUILD_DIR
 set -u
 build=${1:?usage: fleet_threads.sh BUILD_DIR}
+# Loading a SK_REUSEPORT program needs CAP_BPF (root here).
+[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root (kernel steering: CAP_BPF)"; exit 0; }
 . "$(dirname "$0")/lib/harness.bash"
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=4"
