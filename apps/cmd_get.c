@@ -256,7 +256,8 @@ static void on_goaway(void *user, qk_h3 *h, uint64_t id)
     }
 }
 
-static const qk_h3_callbacks get_cb = {on_headers, on_data, on_end, on_reset, on_goaway, NULL};
+static const qk_h3_callbacks get_cb = {on_headers, on_data, on_end, on_reset,
+                                       on_goaway,  NULL,    NULL};
 
 static bool start_requests(getter *g)
 {

@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "cli_options.h"
 #include "cli_stats.h"
+#include "h3_site.h"
 #include "serve_fleet.h"
 
 #include <quack/cert.h>
@@ -28,315 +29,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SERVE_MAX_PATH_BYTES 2048u
-
-typedef struct sreq {
-    struct sreq *next;
-    qk_h3 *h3;
-    uint64_t sid;
-    char method[8];
-    char path[SERVE_MAX_PATH_BYTES];
-    bool bad; /* path too long or missing pseudo-headers */
-} sreq;
-
 typedef struct server {
-    const char *root_arg;
-    char root[PATH_MAX];
-    size_t root_len;
-    bool quiet, stats;
+    h3_site site; /* the files and the requests in progress */
+    bool stats;
     qk_endpoint *ep;
-    sreq *reqs;    /* requests whose headers arrived, not yet answered */
-    sreq *sending; /* file responses submitted, not yet handed to QUIC in full */
-    qk_h3 **h3s;   /* live HTTP/3 layers, one per connection */
+    qk_h3 **h3s; /* live HTTP/3 layers, one per connection */
     size_t nh3, cap_h3;
-    uint64_t served, errors, unfinished; /* served: responses sent in full */
 } server;
-
-/* An open file being served: read at the offsets the HTTP/3 layer asks for. */
-typedef struct body_file {
-    int fd;
-} body_file;
-
-static long file_read(void *ctx, uint64_t off, uint8_t *buf, size_t len)
-{
-    body_file *f = ctx;
-    for (;;) {
-        ssize_t r = pread(f->fd, buf, len, (off_t)off);
-        if (r < 0 && errno == EINTR) continue;
-        return r; /* 0 (the file shrank) or -1: the response is reset */
-    }
-}
-
-static void file_close(void *ctx)
-{
-    body_file *f = ctx;
-    close(f->fd);
-    free(f);
-}
-
-static sreq *req_find(server *s, qk_h3 *h, uint64_t sid, bool unlink_it)
-{
-    for (sreq **pp = &s->reqs; *pp; pp = &(*pp)->next)
-        if ((*pp)->h3 == h && (*pp)->sid == sid) {
-            sreq *r = *pp;
-            if (unlink_it) *pp = r->next;
-            return r;
-        }
-    return NULL;
-}
-
-static void req_drop_conn(server *s, qk_h3 *h)
-{
-    for (sreq **pp = &s->reqs; *pp;) {
-        if ((*pp)->h3 == h) {
-            sreq *r = *pp;
-            *pp = r->next;
-            free(r);
-        } else {
-            pp = &(*pp)->next;
-        }
-    }
-}
-
-static void s_headers(void *user, qk_h3 *h, uint64_t sid, const qk_h3_header *hd, size_t n,
-                      bool fin)
-{
-    (void)fin;
-    server *s = user;
-    sreq *r = req_find(s, h, sid, false);
-    if (!r) {
-        r = calloc(1, sizeof *r);
-        if (!r) return; /* answered 500 at the end of the request */
-        r->h3 = h;
-        r->sid = sid;
-        r->next = s->reqs;
-        s->reqs = r;
-    }
-    bool have_path = false;
-    for (size_t i = 0; i < n; i++) {
-        if (hd[i].name_len == 7 && !memcmp(hd[i].name, ":method", 7)) {
-            size_t l =
-                hd[i].value_len < sizeof r->method - 1 ? hd[i].value_len : sizeof r->method - 1;
-            memcpy(r->method, hd[i].value, l);
-            r->method[l] = 0;
-        } else if (hd[i].name_len == 5 && !memcmp(hd[i].name, ":path", 5)) {
-            if (hd[i].value_len >= sizeof r->path) {
-                r->bad = true;
-                continue;
-            }
-            memcpy(r->path, hd[i].value, hd[i].value_len);
-            r->path[hd[i].value_len] = 0;
-            have_path = true;
-        }
-    }
-    if (!have_path) r->bad = true;
-}
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-/* Percent-decode the path (query dropped). Returns false for a NUL byte, a
- * bad escape, a path not starting with '/', or a ".." segment. */
-static bool decode_path(const char *in, char *out, size_t cap)
-{
-    size_t o = 0;
-    if (in[0] != '/') return false;
-    for (size_t i = 0; in[i] && in[i] != '?' && in[i] != '#'; i++) {
-        char c = in[i];
-        if (c == '%') {
-            int hi = hexval(in[i + 1]), lo = hi < 0 ? -1 : hexval(in[i + 2]);
-            if (lo < 0) return false;
-            c = (char)(hi * 16 + lo);
-            i += 2;
-            if (c == 0) return false;
-        }
-        if (o + 1 >= cap) return false;
-        out[o++] = c;
-    }
-    out[o] = 0;
-    /* Refuse any ".." segment outright (realpath below also confines symlinks). */
-    for (const char *p = out; (p = strstr(p, "..")); p += 2)
-        if ((p == out || p[-1] == '/') && (p[2] == 0 || p[2] == '/')) return false;
-    return true;
-}
-
-/* Content-Type by file extension (RFC 9110 §8.3). Browsers sniff images, but
- * refuse a script or stylesheet of another type under "nosniff" (Fetch
- * §3.5), and a module script of any non-JavaScript type. */
-static const struct {
-    const char *ext, *type;
-} mime_tab[] = {
-    {".html", "text/html; charset=utf-8"},
-    {".htm", "text/html; charset=utf-8"},
-    {".txt", "text/plain; charset=utf-8"},
-    {".css", "text/css"},
-    {".js", "text/javascript"},
-    {".mjs", "text/javascript"},
-    {".json", "application/json"},
-    {".xml", "application/xml"},
-    {".wasm", "application/wasm"},
-    {".png", "image/png"},
-    {".gif", "image/gif"},
-    {".jpg", "image/jpeg"},
-    {".jpeg", "image/jpeg"},
-    {".webp", "image/webp"},
-    {".avif", "image/avif"},
-    {".svg", "image/svg+xml"},
-    {".ico", "image/x-icon"},
-    {".woff", "font/woff"},
-    {".woff2", "font/woff2"},
-    {".mp4", "video/mp4"},
-    {".webm", "video/webm"},
-    {".mp3", "audio/mpeg"},
-    {".pdf", "application/pdf"},
-};
-
-static const char *mime_type(const char *path)
-{
-    const char *dot = strrchr(path, '.');
-    if (dot && !strchr(dot, '/'))
-        for (size_t i = 0; i < sizeof mime_tab / sizeof mime_tab[0]; i++)
-            if (!strcasecmp(dot, mime_tab[i].ext)) return mime_tab[i].type;
-    return "application/octet-stream";
-}
-
-static void respond_error(server *s, qk_h3 *h, uint64_t sid, unsigned status, const char *body)
-{
-    qk_h3_header ct = qk_h3_hdr("content-type", "text/plain");
-    char len[24];
-    snprintf(len, sizeof len, "%zu", strlen(body));
-    qk_h3_header hd[3] = {ct, qk_h3_hdr("content-length", len), qk_h3_hdr("server", "quack")};
-    qk_h3_respond(h, sid, status, hd, 3, (const uint8_t *)body, strlen(body), NULL, NULL);
-    s->errors++;
-}
-
-/* Resolve the request to a regular file under the root and open it.
- * Returns the fd, or -status (403, 404) when refused. */
-static int open_under_root(server *s, const char *decoded, char *full, size_t cap)
-{
-    char want[PATH_MAX + SERVE_MAX_PATH_BYTES];
-    snprintf(want, sizeof want, "%s%s", s->root, decoded);
-    char real[PATH_MAX];
-    if (!realpath(want, real)) return errno == EACCES ? -403 : -404;
-    /* The resolved path must be the root or below it (symlinks included). */
-    if (strncmp(real, s->root, s->root_len) || (real[s->root_len] != '/' && real[s->root_len] != 0))
-        return -403;
-    struct stat st;
-    if (stat(real, &st)) return -404;
-    if (S_ISDIR(st.st_mode)) {
-        strncat(real, "/index.html", sizeof real - strlen(real) - 1);
-        if (stat(real, &st) || !S_ISREG(st.st_mode)) return -404;
-    }
-    if (!S_ISREG(st.st_mode)) return -404;
-    snprintf(full, cap, "%s", real);
-    int fd = open(real, O_RDONLY | O_CLOEXEC);
-    return fd >= 0 ? fd : (errno == EACCES ? -403 : -404);
-}
-
-/* Returns true when a file response was submitted (r then waits in
- * s->sending until on_response_done says how it ended). */
-static bool serve_file(server *s, qk_h3 *h, sreq *r)
-{
-    bool head = !strcmp(r->method, "HEAD");
-    if (strcmp(r->method, "GET") && !head) {
-        respond_error(s, h, r->sid, 405, "405 Method Not Allowed\n");
-        return false;
-    }
-    char decoded[SERVE_MAX_PATH_BYTES], full[PATH_MAX];
-    if (r->bad || !decode_path(r->path, decoded, sizeof decoded)) {
-        respond_error(s, h, r->sid, 403, "403 Forbidden\n");
-        return false;
-    }
-    int fd = open_under_root(s, decoded, full, sizeof full);
-    if (fd < 0) {
-        respond_error(s, h, r->sid, (unsigned)-fd,
-                      fd == -403 ? "403 Forbidden\n" : "404 Not Found\n");
-        return false;
-    }
-    struct stat st;
-    body_file *f = calloc(1, sizeof *f);
-    if (!f || fstat(fd, &st)) {
-        close(fd);
-        free(f);
-        respond_error(s, h, r->sid, 500, "500 Internal Server Error\n");
-        return false;
-    }
-    f->fd = fd;
-    char len[24];
-    snprintf(len, sizeof len, "%llu", (unsigned long long)st.st_size);
-    qk_h3_header hd[3] = {qk_h3_hdr("content-type", mime_type(full)),
-                          qk_h3_hdr("content-length", len), qk_h3_hdr("server", "quack")};
-    int rc = head ? qk_h3_respond(h, r->sid, 200, hd, 3, NULL, 0, NULL, NULL)
-                  : qk_h3_respond_pull(h, r->sid, 200, hd, 3, (uint64_t)st.st_size, file_read,
-                                       file_close, f);
-    if (rc || head) file_close(f);
-    return rc == 0;
-}
-
-/* One line per request, with the priority the response is sent at (the
- * HTTP/3 layer sets the stream's urgency from the request's `priority`
- * header and PRIORITY_UPDATE frames, RFC 9218). */
-static void serve_log(qk_h3 *h, const sreq *r)
-{
-    qk_h3_priority p = {QK_H3_DEFAULT_URGENCY, false};
-    qk_h3_stream_priority(h, r->sid, &p);
-    fprintf(stderr, "%s %s stream %llu u=%u%s\n", r->method, r->path, (unsigned long long)r->sid,
-            p.urgency, p.incremental ? ",i" : "");
-}
-
-static void s_end(void *user, qk_h3 *h, uint64_t sid)
-{
-    server *s = user;
-    sreq *r = req_find(s, h, sid, true);
-    if (!r) {
-        respond_error(s, h, sid, 500, "500 Internal Server Error\n");
-        return;
-    }
-    bool sending = serve_file(s, h, r);
-    if (!s->quiet) serve_log(h, r);
-    if (!sending) {
-        free(r);
-        return;
-    }
-    r->next = s->sending;
-    s->sending = r;
-}
-
-/* A file response ended: served only when all of it reached QUIC. */
-static void s_done(void *user, qk_h3 *h, uint64_t sid, bool complete)
-{
-    server *s = user;
-    for (sreq **pp = &s->sending; *pp; pp = &(*pp)->next) {
-        sreq *r = *pp;
-        if (r->h3 != h || r->sid != sid) continue;
-        *pp = r->next;
-        if (complete) {
-            s->served++;
-        } else {
-            s->unfinished++;
-            fprintf(stderr,
-                    "quack serve: %s %s stream %llu: response not finished (stream reset or "
-                    "connection closed first)\n",
-                    r->method, r->path, (unsigned long long)sid);
-        }
-        free(r);
-        return;
-    }
-}
-
-static void s_reset(void *user, qk_h3 *h, uint64_t sid, uint64_t code)
-{
-    (void)code;
-    server *s = user;
-    free(req_find(s, h, sid, true));
-}
-
-static const qk_h3_callbacks serve_cb = {s_headers, NULL, s_end, s_reset, NULL, s_done};
 
 static int h3_track(server *s, qk_h3 *h)
 {
@@ -365,20 +64,21 @@ static void on_event(server *s, const qk_event *ev)
     qk_h3 *h = ev->conn ? qk_conn_user(ev->conn) : NULL;
     if (ev->type == QK_EV_CLOSED) {
         if (h) {
-            req_drop_conn(s, h);
+            h3_site_drop_conn(&s->site, h);
             h3_untrack(s, h);
             qk_h3_del(h);
         }
         /* A failed handshake is logged even with --quiet: peer and reason. */
         if (cli_log_failed_handshake(stderr, "quack serve", ev)) return;
-        if (!s->quiet && !(ev->app_error && ev->error_code == QK_H3_NO_ERROR) && ev->reason_err)
+        if (!s->site.quiet && !(ev->app_error && ev->error_code == QK_H3_NO_ERROR) &&
+            ev->reason_err)
             fprintf(stderr, "connection closed: %s (code 0x%llx, error %d)\n", ev->reason,
                     (unsigned long long)ev->error_code, ev->reason_err);
         return;
     }
     if (!h && ev->conn) {
         int err = 0;
-        h = qk_h3_new(ev->conn, true, &serve_cb, s, &err);
+        h = qk_h3_new(ev->conn, true, &h3_site_callbacks, &s->site, &err);
         if (h && h3_track(s, h)) {
             qk_h3_del(h);
             h = NULL;
@@ -543,21 +243,17 @@ static int serve_parse(serve_opts *o, int argc, char **argv)
 /* Certificate: the given files, or a fresh self-signed one; prints the pin. */
 static int serve_config(serve_opts *o, server *s, qk_config *cfg, qk_addr *addr)
 {
-    if (!realpath(o->root, s->root)) {
-        fprintf(stderr, "quack serve: --root %s: %s\n", o->root, strerror(errno));
+    if (h3_site_init(&s->site, "quack serve", o->root)) {
+        if (errno == ENOTDIR)
+            fprintf(stderr, "quack serve: --root %s is not a directory\n", o->root);
+        else
+            fprintf(stderr, "quack serve: --root %s: %s\n", o->root, strerror(errno));
         return 2; /* a usage error, like every bad path given to an option */
     }
+    s->site.quiet = o->quiet;
     if (cli_check_file("quack serve", "--cert", o->cert) ||
         cli_check_file("quack serve", "--key", o->key))
         return 2;
-    struct stat st;
-    if (stat(s->root, &st) || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "quack serve: --root %s is not a directory\n", o->root);
-        return 2;
-    }
-    s->root_len = strlen(s->root);
-    if (s->root_len == 1) s->root_len = 0; /* "/": every path is below it */
-    s->quiet = o->quiet;
     s->stats = o->stats;
     int arc = cli_parse_addr("serve", "--listen", o->listen, addr);
     if (arc) return arc;
@@ -604,12 +300,7 @@ static void serve_release(server *s)
 {
     for (size_t i = 0; i < s->nh3; i++) qk_h3_del(s->h3s[i]);
     s->nh3 = 0;
-    for (sreq **l = &s->reqs; l; l = l == &s->reqs ? &s->sending : NULL)
-        while (*l) {
-            sreq *r = *l;
-            *l = r->next;
-            free(r);
-        }
+    h3_site_release(&s->site);
 }
 
 static void serve_stopped_line(const server *s)
@@ -617,8 +308,8 @@ static void serve_stopped_line(const server *s)
     fprintf(stderr,
             "quack serve: stopped; %llu files served, %llu error responses, %llu responses not "
             "finished\n",
-            (unsigned long long)s->served, (unsigned long long)s->errors,
-            (unsigned long long)s->unfinished);
+            (unsigned long long)s->site.served, (unsigned long long)s->site.errors,
+            (unsigned long long)s->site.unfinished);
 }
 
 /* One open file per response in progress: allow as many as we may. */
@@ -651,9 +342,9 @@ static void serve_report(server *ss, qk_workers *w)
     unsigned n = qk_workers_count(w);
     server sum = {0};
     for (unsigned i = 0; i < n; i++) {
-        sum.served += ss[i].served;
-        sum.errors += ss[i].errors;
-        sum.unfinished += ss[i].unfinished;
+        sum.site.served += ss[i].site.served;
+        sum.site.errors += ss[i].site.errors;
+        sum.site.unfinished += ss[i].site.unfinished;
     }
     serve_stopped_line(&sum);
     if (ss[0].stats) cli_print_workers_stats(stderr, w);
@@ -677,7 +368,7 @@ static int serve_run(server *ss, unsigned threads, const qk_config *cfg, const q
     }
     char lbuf[QK_ADDR_STRLEN];
     cli_workers_addrs(w, lbuf, sizeof lbuf);
-    printf("listening on %s (ALPN h3), root %s", lbuf, ss[0].root_len ? ss[0].root : "/");
+    printf("listening on %s (ALPN h3), root %s", lbuf, ss[0].site.root_len ? ss[0].site.root : "/");
     if (threads > 1) printf(", %u threads", threads);
     printf("\n");
     const char *why = NULL;

@@ -9,6 +9,7 @@
 #include "tunnel_app.h"
 #include "tunnel_config.h"
 #include "tunnel_dns.h"
+#include "tunnel_h3.h"
 
 #include <quack/cert.h>
 #include <quack/driver.h>
@@ -19,11 +20,13 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <errno.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define TUN_ALPN                        "quack-tunnel"
-#define TUN_INITIAL_STREAM_WINDOW_BYTES (1u << 20) /* 1.7 BDP of 100 Mbit/s x 50 ms */
+#define TUN_ALPN                        "quack-tunnel" /* the DNS carrier */
+#define TUN_INITIAL_STREAM_WINDOW_BYTES (1u << 20)     /* 1.7 BDP of 100 Mbit/s x 50 ms */
 #define TUN_INITIAL_CONN_WINDOW_BYTES   (4u << 20)
 
 /* Exit codes, one per failure class (listed in --help). */
@@ -41,49 +44,59 @@ static void usage_more(FILE *f);
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: quack tunnel server --listen UDP_ADDR --to TCP_HOST:PORT [--cert F --key F]\n"
-            "                           [options]\n"
-            "       quack tunnel client --connect UDP_ADDR (--pin HEX | --insecure)\n"
-            "                           --listen TCP_ADDR [options]\n"
-            "       add --carrier tcp on both sides where UDP is blocked, --carrier dns\n"
-            "       (client: --resolver instead of --connect) where only DNS gets out;\n"
-            "       --config FILE reads options from an INI file (below)\n"
-            "\n"
-            "Carries TCP connections over one QUIC connection: the client accepts TCP\n"
-            "connections on --listen and opens one QUIC stream for each; the server\n"
-            "connects each stream to --to. Half-close and resets are passed on; a full\n"
-            "side holds the other back (QUIC flow control). ALPN \"" TUN_ALPN "\".\n"
-            "\n"
-            "server:\n"
-            "  --listen ADDR:PORT     UDP address to accept QUIC on (port 0 picks one);\n"
-            "                         :PORT = every address ([::] and 0.0.0.0)\n"
-            "  --to HOST:PORT         TCP address every tunnelled connection goes to\n"
-            "  --to socks5            instead, serve SOCKS5 CONNECT (RFC 1928) on each\n"
-            "                         flow: the client's --listen is a SOCKS5 proxy;\n"
-            "                         refused without --secret-file or --socks-auth-file\n"
-            "  --open-proxy           socks5: run without access control anyway\n"
-            "  --allow CIDR[:PORTS]   socks5: destinations allowed (repeatable; e.g.\n"
-            "                         127.0.0.0/8:8000-8080, [::1]/128). Loopback,\n"
-            "                         private, link-local and multicast are denied unless\n"
-            "                         allowed; with any --allow, only matches are allowed\n"
-            "  --socks-auth-file F    socks5: require RFC 1929 username/password, the\n"
-            "                         file's first line USER:PASS\n"
-            "  --cert FILE --key FILE certificate (default: the one in --state-dir; its\n"
-            "                         pin is printed as \"pin: HEX\")\n"
-            "  --state-dir DIR        where the server keeps its key (cert.pem, key.pem;\n"
-            "                         made on first start, so the pin survives restarts;\n"
-            "                         `quack keygen --out DIR` makes them ahead). Default:\n"
-            "                         $XDG_STATE_HOME/quack if set, /var/lib/quack for\n"
-            "                         root, else ~/.local/state/quack\n" CLI_ADMISSION_HELP
-            "client:\n"
-            "  --connect ADDR:PORT    the tunnel server (UDP)\n"
-            "  --pin HEX              SHA-256 of the server's public key (as printed)\n"
-            "  --insecure             do not verify the server at all\n"
-            "  --handshake-timeout T  give up on a connection attempt after T (default 10s)\n"
-            "  --listen ADDR:PORT     TCP address to accept connections on (port 0 picks\n"
-            "                         one; printed as \"tunnel: listening on ...\");\n"
-            "                         :PORT = every address ([::] and 0.0.0.0)\n");
+    fprintf(
+        f,
+        "usage: quack tunnel server --listen UDP_ADDR --to TCP_HOST:PORT [--cert F --key F]\n"
+        "                           [options]\n"
+        "       quack tunnel client --connect UDP_ADDR (--pin HEX | --insecure)\n"
+        "                           --listen TCP_ADDR [options]\n"
+        "       add --carrier tcp on both sides where UDP is blocked, --carrier dns\n"
+        "       (client: --resolver instead of --connect) where only DNS gets out;\n"
+        "       --config FILE reads options from an INI file (below)\n"
+        "\n"
+        "Carries TCP connections over one QUIC connection: the client accepts TCP\n"
+        "connections on --listen and opens one QUIC stream for each; the server\n"
+        "connects each stream to --to. Half-close and resets are passed on; a full\n"
+        "side holds the other back (QUIC flow control). Over UDP it speaks HTTP/3\n"
+        "(ALPN h3): each stream is an HTTP CONNECT request; to anyone without the\n"
+        "secret the server is a web server (--masquerade).\n"
+        "\n"
+        "server:\n"
+        "  --listen ADDR:PORT     UDP address to accept QUIC on (port 0 picks one);\n"
+        "                         :PORT = every address ([::] and 0.0.0.0)\n"
+        "  --to HOST:PORT         TCP address every tunnelled connection goes to\n"
+        "  --to socks5            instead, serve SOCKS5 CONNECT (RFC 1928) on each\n"
+        "                         flow: the client's --listen is a SOCKS5 proxy;\n"
+        "                         refused without --secret-file or --socks-auth-file\n"
+        "  --open-proxy           socks5: run without access control anyway\n"
+        "  --allow CIDR[:PORTS]   socks5: destinations allowed (repeatable; e.g.\n"
+        "                         127.0.0.0/8:8000-8080, [::1]/128). Loopback,\n"
+        "                         private, link-local and multicast are denied unless\n"
+        "                         allowed; with any --allow, only matches are allowed\n"
+        "  --socks-auth-file F    socks5: require RFC 1929 username/password, the\n"
+        "                         file's first line USER:PASS\n"
+        "  --cert FILE --key FILE certificate (default: the one in --state-dir; its\n"
+        "                         pin is printed as \"pin: HEX\")\n"
+        "  --state-dir DIR        where the server keeps its key (cert.pem, key.pem;\n"
+        "                         made on first start, so the pin survives restarts;\n"
+        "                         `quack keygen --out DIR` makes them ahead). Default:\n"
+        "                         $XDG_STATE_HOME/quack if set, /var/lib/quack for\n"
+        "                         root, else ~/.local/state/quack\n"
+        "  --masquerade DIR       udp: what HTTP/3 clients without the secret get: DIR\n"
+        "                         served exactly as `quack serve --root DIR` does\n"
+        "                         (default: no files, every path 404 Not Found; a\n"
+        "                         CONNECT without the secret gets 405, as there)\n"
+        "  --masquerade-proxy URL not yet: forwarding strangers to a real site\n" CLI_ADMISSION_HELP
+        "client:\n"
+        "  --connect ADDR:PORT    the tunnel server (UDP)\n"
+        "  --pin HEX              SHA-256 of the server's public key (as printed)\n"
+        "  --insecure             do not verify the server at all\n"
+        "  --sni NAME             udp: TLS server name and CONNECT authority (default:\n"
+        "                         the name in --connect; none for an IP address)\n"
+        "  --handshake-timeout T  give up on a connection attempt after T (default 10s)\n"
+        "  --listen ADDR:PORT     TCP address to accept connections on (port 0 picks\n"
+        "                         one; printed as \"tunnel: listening on ...\");\n"
+        "                         :PORT = every address ([::] and 0.0.0.0)\n");
     usage_options(f);
     usage_more(f);
 }
@@ -117,6 +130,10 @@ static void usage_options(FILE *f)
             "  --idle-timeout TIME    close after TIME without traffic (default 30s)\n"
             "  --max-flows N          concurrent TCP connections (default %u)\n"
             "  --qlog DIR             write a qlog per connection into DIR\n"
+            "  --keylog FILE          udp, dns: append the TLS secrets (NSS key log format)\n"
+            "                         to FILE, for Wireshark/tshark to decrypt a capture\n"
+            "  --no-gso               udp: one datagram per send (a capture shows each\n"
+            "                         packet, not a GSO batch)\n"
             "  --stats                one \"stats:\" line per second (flows, bytes, UDP\n"
             "                         datagrams), and connection statistics at the end\n"
             "  --log FILE             append log lines to FILE instead of stderr; SIGHUP\n"
@@ -141,6 +158,10 @@ static void usage_options(FILE *f)
             "                         connection died, for it to resume them (default\n"
             "                         5min); client: give up resuming after TIME. Flows\n"
             "                         of a session the server no longer knows are reset\n"
+            "  --session-max N        server: keep at most N detached sessions (clients\n"
+            "                         whose connection died) for a resume (default\n"
+            "                         1024); one more detaches: the oldest is forgotten\n"
+            "                         at once, its flows reset, with a log line\n"
             "  --udp-listen ADDR:PORT client: also carry UDP received here, in QUIC\n"
             "                         DATAGRAM frames (RFC 9221), one session per source\n"
             "  --udp-to HOST:PORT     server: where UDP sessions go (one socket each)\n"
@@ -155,8 +176,11 @@ static void usage_more(FILE *f)
     fputs("  --secret-file FILE     access control (both sides, every carrier): the\n"
           "                         client proves it knows FILE's bytes (HMAC-SHA256\n"
           "                         over this connection's TLS exporter, not\n"
-          "                         replayable) before any flow; the server closes\n"
-          "                         other connections with \"access denied: ...\"\n"
+          "                         replayable). udp: in a proxy-authorization header\n"
+          "                         of every CONNECT; without it the server answers as\n"
+          "                         the --masquerade site. tcp, dns: before any flow;\n"
+          "                         the server closes other connections with \"access\n"
+          "                         denied: ...\"\n"
           "  --config FILE          options from an INI file: the long options' names\n"
           "                         without dashes as keys, at the top or in a [server]\n"
           "                         or [client] section (the other mode's is skipped);\n"
@@ -178,6 +202,7 @@ static void usage_more(FILE *f)
           f);
     tun_dns_usage(f);
     tun_auto_usage(f);
+    tun_hop_usage(f);
 }
 
 static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -267,7 +292,7 @@ static int read_secret_file(tun_opts *o, const char *path)
     return 0;
 }
 
-/* --session-buffer, --session-cap, --session-linger: 0, or bad()'s exit status. */
+/* --session-buffer, --session-cap, --session-max, --session-linger: 0, or bad()'s exit status. */
 static int parse_session_opt(tun_opts *o, const char *a, const char *v)
 {
     if (!strcmp(a, "--session-buffer") || !strcmp(a, "--session-cap")) {
@@ -275,6 +300,14 @@ static int parse_session_opt(tun_opts *o, const char *a, const char *v)
         if (cli_parse_size(v, &n) || n < (64u << 10) || n > (1ull << 40))
             return bad("%s wants a size from 64K to 1T such as 4M, not '%s'", a, v);
         *(!strcmp(a, "--session-cap") ? &o->session_buffer_bytes : &o->flow_buffer_bytes) = n;
+        return 0;
+    }
+    if (!strcmp(a, "--session-max") && o->server) {
+        char *end;
+        unsigned long long n = strtoull(v, &end, 10);
+        if (*end || !*v || n < 1 || n > 1000000)
+            return bad("--session-max wants a count from 1 to 1000000 such as 1024, not '%s'", v);
+        o->session_max = (size_t)n;
         return 0;
     }
     if (!strcmp(a, "--session-linger")) {
@@ -300,6 +333,27 @@ static int parse_auto_opt(tun_opts *o, const char *a, const char *v)
         return 0;
     }
     return bad("unknown option '%s' for tunnel %s", a, o->server ? "server" : "client");
+}
+
+/* The HTTP/3 carrier's options (docs/tunnel.md "Wire format: HTTP/3"). */
+static int parse_h3_opt(tun_opts *o, const char *a, const char *v)
+{
+    if (!strcmp(a, "--keylog")) {
+        o->keylog = v;
+    } else if (!strcmp(a, "--sni") && !o->server) {
+        if (!*v || strlen(v) >= sizeof o->sni_buf || strchr(v, ':'))
+            return bad("--sni wants a host name (no port), not '%s'", v);
+        o->sni = v;
+    } else if (!strcmp(a, "--masquerade") && o->server) {
+        o->masquerade = v;
+    } else if (!strcmp(a, "--masquerade-proxy") && o->server) {
+        return bad("--masquerade-proxy %s: not implemented yet; serve a directory with "
+                   "--masquerade DIR",
+                   v);
+    } else {
+        return bad("unknown option '%s' for tunnel %s", a, o->server ? "server" : "client");
+    }
+    return 0;
 }
 
 /* One option with a value: 0, or bad()'s exit status. */
@@ -342,9 +396,13 @@ static int parse_value(tun_opts *o, const char *a, const char *v)
         o->state_dir = v;
     } else if (!strcmp(a, "--pin") && !o->server) {
         o->pin = v;
+    } else if (!strcmp(a, "--sni") || !strncmp(a, "--masquerade", 12) || !strcmp(a, "--keylog")) {
+        return parse_h3_opt(o, a, v);
     } else if (!strcmp(a, "--carrier")) {
         if (parse_carrier(o, v)) return 2;
         o->dns.on = o->carrier == TUN_CARRIER_DNS;
+    } else if (!strcmp(a, "--hop-interval")) {
+        return tun_hop_parse_interval(&o->hop, v);
     } else if (!strcmp(a, "--dns-listen") || !strcmp(a, "--probe-interval")) {
         return parse_auto_opt(o, a, v);
     } else if (!strcmp(a, "--log")) {
@@ -382,6 +440,25 @@ static int parse_value(tun_opts *o, const char *a, const char *v)
     return 0;
 }
 
+/* Client: the TLS server name (--sni, else the host in --connect when it is
+ * a name: RFC 6066 §3 allows no address literal) and the :authority of the
+ * CONNECTs (that name, or the address, with the port). */
+static void tun_name_server(tun_opts *o)
+{
+    const char *c = o->udp_str, *colon = strrchr(c, ':');
+    size_t hl = colon ? (size_t)(colon - c) : strlen(c);
+    unsigned char ip[16];
+    if (!o->sni && c[0] != '[' && hl && hl < sizeof o->sni_buf) {
+        memcpy(o->sni_buf, c, hl);
+        o->sni_buf[hl] = 0;
+        if (inet_pton(AF_INET, o->sni_buf, ip) != 1) o->sni = o->sni_buf;
+    }
+    if (o->sni)
+        snprintf(o->authority, sizeof o->authority, "%s:%u", o->sni, qk_addr_port(&o->udp));
+    else
+        snprintf(o->authority, sizeof o->authority, "%s", c);
+}
+
 /* The options together. Returns 0 or bad()'s exit status. */
 static int check_opts(tun_opts *o)
 {
@@ -408,9 +485,18 @@ static int check_opts(tun_opts *o)
         return bad("%s", "--cert and --key go together");
     if (o->keep_alive_ns && o->idle_timeout_ns && o->keep_alive_ns >= o->idle_timeout_ns)
         return bad("%s", "--keep-alive must be shorter than --idle-timeout");
-    int arc = o->server ? parse_listen(o->udp_str, &o->udp)
-                        : cli_parse_addr("tunnel", "--connect", o->udp_str, &o->udp);
+    char first[300]; /* a port range (tunnel_hop.c): its first port */
+    const char *ua = o->udp_str;
+    int arc =
+        tun_hop_take_range(&o->hop, o->server ? "--listen" : "--connect", ua, first, sizeof first);
+    if (arc == 2) return arc;
+    if (arc == 1) ua = first;
+    arc =
+        o->server ? parse_listen(ua, &o->udp) : cli_parse_addr("tunnel", "--connect", ua, &o->udp);
     if (arc) return arc;
+    if (tun_hop_check(&o->hop, o->server, o->carrier == TUN_CARRIER_UDP && o->cars.n == 1, &o->udp))
+        return 2;
+    if (!o->server) tun_name_server(o);
     o->socks5 = o->server && !strcmp(o->tcp_str, "socks5");
     if (o->udp_fwd_str && o->carrier == TUN_CARRIER_TCP)
         return bad("%s", "UDP forwarding needs QUIC DATAGRAM frames: not with --carrier tcp");
@@ -444,12 +530,13 @@ static int check_opts(tun_opts *o)
 }
 
 /* The options without a value (tunnel_config.c reads yes/no for them). */
-static const char *const tun_flag_names[] = {"insecure",     "quiet",      "stats",
-                                             "fixed-window", "open-proxy", NULL};
+static const char *const tun_flag_names[] = {"insecure",   "quiet",  "stats", "fixed-window",
+                                             "open-proxy", "no-gso", NULL};
 
 static bool *flag_ptr(tun_opts *o, const char *a)
 {
-    bool *const at[] = {&o->insecure, &o->quiet, &o->stats, &o->fixed_window, &o->open_proxy};
+    bool *const at[] = {&o->insecure,     &o->quiet,      &o->stats,
+                        &o->fixed_window, &o->open_proxy, &o->no_gso};
     for (size_t k = 0; tun_flag_names[k]; k++)
         if (a[0] == '-' && a[1] == '-' && !strcmp(a + 2, tun_flag_names[k])) return at[k];
     return NULL;
@@ -626,6 +713,7 @@ static void session_ready(tun *s, const qk_tunnel_carrier *car, void *sess)
 {
     s->backoff_ns = TUN_BACKOFF_MIN_NS;
     if (car == &qk_tunnel_carrier_quic) qk_tunnel_udp_set_conn(s->udp, sess);
+    if (car == &tun_h3_carrier) qk_tunnel_udp_set_conn(s->udp, tun_h3_conn(sess));
     tun_auto_up(s);
     if (!s->listening) {
         s->listening = true;
@@ -657,12 +745,73 @@ static void on_auth(void *ctx, void *sess, bool ok)
     stop(s);
 }
 
-/* Client: a carrier session came up: prove the secret first, if any. */
+/* Client: the server answered a CONNECT with an error status: the web
+ * server every stranger sees, so our proof was wrong or missing. */
+static void on_h3_refused(void *ctx, tun_h3 *w, unsigned status)
+{
+    tun *s = ctx;
+    (void)w;
+    if (s->stopping || s->exit_code == TUN_EXIT_DENIED) return;
+    fprintf(stderr,
+            "%s: access denied: wrong secret or none (the server answered %u to the tunnel's "
+            "CONNECT, as to a stranger; give both sides the same --secret-file)\n",
+            s->who, status);
+    s->exit_code = TUN_EXIT_DENIED; /* tun_app stops once the tunnel call returned */
+}
+
+static bool tun_h3_of_known(qk_conn *c)
+{
+    const char *alpn = qk_conn_alpn(c);
+    return alpn && !strcmp(alpn, QK_H3_ALPN);
+}
+
+/* The HTTP/3 layer of connection c (ALPN h3; made at its first event), or
+ * NULL for a connection of the DNS carrier (ALPN quack-tunnel). */
+static tun_h3 *tun_h3_of(tun *s, qk_conn *c)
+{
+    if (!c || !tun_h3_of_known(c)) return NULL;
+    tun_h3 *w = qk_conn_user(c);
+    if (w) return w;
+    tun_h3_config hc = {.server = s->o->server,
+                        .authority = s->o->authority,
+                        .secret = s->o->secret_len ? s->o->secret : NULL,
+                        .secret_len = s->o->secret_len,
+                        .site = s->site,
+                        .refused = on_h3_refused,
+                        .ctx = s};
+    w = tun_h3_new(c, &hc);
+    qk_conn_set_user(c, w);
+    return w;
+}
+
+/* After the loop: the HTTP/3 layers of connections that had no CLOSED event
+ * (the server's still open at stop, the client's). */
+static void tun_h3_release(tun *s)
+{
+    for (size_t i = 0; i <= s->n_conns + 2; i++) {
+        qk_conn *c = i < s->n_conns        ? s->conns[i]
+                     : i == s->n_conns     ? s->conn
+                     : i == s->n_conns + 1 ? s->left
+                                           : s->probe;
+        tun_h3 *w = c && tun_h3_of_known(c) ? qk_conn_user(c) : NULL;
+        if (!w) continue;
+        qk_conn_set_user(c, NULL);
+        tun_h3_del(w);
+    }
+}
+
+/* Client: a carrier session came up: prove the secret first, if any (over
+ * HTTP/3 every CONNECT carries the proof). */
 static void tun_session_up(tun *s, const qk_tunnel_carrier *car, void *sess)
 {
+    tun_h3 *w = car == &qk_tunnel_carrier_quic ? tun_h3_of(s, sess) : NULL;
+    if (w) {
+        car = &tun_h3_carrier;
+        sess = w;
+    }
     s->sess = sess;
     s->sess_car = car;
-    if (!s->o->secret_len) {
+    if (!s->o->secret_len || w) {
         session_ready(s, car, sess);
         return;
     }
@@ -693,7 +842,7 @@ static int tun_dial(tun *s)
     memset(&none, 0, sizeof none);
     qk_addr peer = s->o->udp;
     if (s->dns) tun_dns_server_addr(&peer);
-    int rc = qk_connect(s->ep, &none, &peer, "localhost", qk_io_now(), &s->conn);
+    int rc = qk_connect(s->ep, &none, &peer, s->o->sni, qk_io_now(), &s->conn);
     if (rc) fprintf(stderr, "%s: cannot start the connection (error %d)\n", s->who, rc);
     return rc;
 }
@@ -811,8 +960,15 @@ static bool tun_app(void *ctx, qk_endpoint *ep, qk_time now)
             continue;
         }
         if (ev.type == QK_EV_CONNECTED) on_connected(s, ev.conn);
-        if (s->t) wrote = qk_tunnel_on_event(s->t, &ev) || wrote;
-        qk_tunnel_udp_on_event(s->udp, &ev);
+        tun_h3 *w = tun_h3_of(s, ev.conn);
+        if (w)
+            wrote = tun_h3_on_event(w, s->t, &ev) || wrote;
+        else if (s->t && !(ev.conn && qk_conn_user(ev.conn))) /* not an h3 one that failed */
+            wrote = qk_tunnel_on_event(s->t, &ev) || wrote;
+        if (w && ev.type == QK_EV_DATAGRAM)
+            tun_h3_datagram(w, s->udp, &ev); /* RFC 9297 HTTP Datagram */
+        else
+            qk_tunnel_udp_on_event(s->udp, &ev);
         if (ev.type == QK_EV_CLOSED) {
             bool clean = !ev.reason_err || (ev.app_error && ev.error_code == 0);
             if (tun_closed_before_handshake(s, &ev))
@@ -824,7 +980,16 @@ static bool tun_app(void *ctx, qk_endpoint *ep, qk_time now)
             if (s->o->server) track_conn(s, ev.conn, false);
             if (ev.conn == s->conn) conn_lost(s, quic_lost(&ev));
             if (ev.conn == s->left) s->left = NULL;
+            if (w) {
+                qk_conn_set_user(ev.conn, NULL);
+                tun_h3_del(w);
+            }
         }
+    }
+    if (!s->o->server && s->exit_code == TUN_EXIT_DENIED) stop(s);
+    for (size_t i = 0; s->site && i < s->n_conns; i++) { /* the sites' responses */
+        tun_h3 *sw = qk_conn_user(s->conns[i]);
+        if (sw && tun_h3_flush(sw)) wrote = true;
     }
     return wrote;
 }
@@ -836,6 +1001,9 @@ static void on_tick(struct ev_loop *ev, ev_timer *w, int revents)
     tun *s = w->data;
     if (!s->t) return;
     qk_time now = qk_io_now();
+    tun_h3 *hw = s->conn ? tun_h3_of(s, s->conn) : NULL; /* client: end idle UDP sessions */
+    if (hw && s->udp)
+        tun_h3_udp_sweep(hw, now, s->o->udp_idle_ns ? s->o->udp_idle_ns : 60 * QK_NS_PER_S);
     double dt = (double)(now - s->last_tick) / 1e9;
     s->last_tick = now;
     qk_tunnel_stats st;
@@ -867,7 +1035,8 @@ static void on_tick(struct ev_loop *ev, ev_timer *w, int revents)
                 "udp_sessions=%zu udp_up=%llu udp_down=%llu udp_dropped=%llu flows_resumed=%llu "
                 "bytes_replayed=%llu sessions_resumed=%llu sessions_refused=%llu "
                 "buffer_bytes=%llu buffer_peak_bytes=%llu carrier=%s carrier_switches=%llu "
-                "carrier_probes=%llu carrier_probes_failed=%llu\n",
+                "carrier_probes=%llu carrier_probes_failed=%llu sessions_detached=%llu "
+                "sessions_evicted=%llu\n",
                 (double)(now - s->start) / 1e9, qk_tunnel_flow_count(s->t),
                 (unsigned long long)st.flows_opened, (unsigned long long)st.flows_refused,
                 (unsigned long long)st.flows_aborted, (unsigned long long)st.tcp_to_quic_bytes,
@@ -879,8 +1048,10 @@ static void on_tick(struct ev_loop *ev, ev_timer *w, int revents)
                 (unsigned long long)st.buffer_peak_bytes,
                 s->o->server ? "server" : tun_carriers[tun_auto_current(&s->cars)].name,
                 (unsigned long long)s->cars.switches, (unsigned long long)s->cars.probes,
-                (unsigned long long)s->cars.probes_failed);
+                (unsigned long long)s->cars.probes_failed, (unsigned long long)st.sessions_detached,
+                (unsigned long long)st.sessions_evicted);
         fflush(stderr);
+        tun_hop_print_stats(s->hop, s->ep, s->conn, now - s->start, stderr);
     }
 }
 
@@ -917,16 +1088,17 @@ static void signals_stop(tun *s, struct ev_loop *evl)
     ev_signal_stop(evl, &s->sighup);
 }
 
-static void config(qk_config *cfg, const tun_opts *o)
+/* Returns 0, or QK_ERR_IO when --keylog cannot be opened. */
+static int config(qk_config *cfg, const tun_opts *o)
 {
     qk_config_default(cfg);
     cfg->server = o->server;
-    cfg->alpn[0] = TUN_ALPN;
+    cfg->alpn[0] = QK_H3_ALPN; /* RFC 9114 §3.1; the DNS carrier keeps its own */
     cfg->alpn_count = 1;
     cfg->rng = cli_rng;
     cfg->cc = o->cc;
     cfg->cc_max_rate_bps = o->bandwidth_bps;
-    qk_io_log_files(cfg, o->qlog_dir, NULL); /* $SSLKEYLOGFILE unreadable: no key log */
+    int rc = qk_io_log_files(cfg, o->qlog_dir, o->keylog); /* else $SSLKEYLOGFILE */
     /* Unacknowledged bytes per flow: in flight plus what waits behind a loss
      * until its retransmission is acknowledged (about two pipes at 1 % loss on
      * a 100 Mbit/s x 50 ms path): with the library's 1 MiB default a 50 MB
@@ -951,6 +1123,16 @@ static void config(qk_config *cfg, const tun_opts *o)
         cfg->max_pending_datagrams = 4096;
     }
     if (o->dns.on) tun_dns_config(&o->dns, o->server, cfg);
+    return rc;
+}
+
+/* qk_tunnel_udp's frames: over HTTP/3 as HTTP Datagrams of CONNECT-UDP
+ * requests (RFC 9298), on the DNS carrier as they are. */
+static int tun_udp_send(void *ctx, qk_conn *c, const uint8_t *frame, size_t len, uint8_t urgency)
+{
+    tun *s = ctx;
+    tun_h3 *w = tun_h3_of(s, c);
+    return w ? tun_h3_udp_send(w, frame, len, urgency) : qk_datagram_send(c, frame, len, urgency);
 }
 
 /* --udp-listen / --udp-to: UDP sessions in DATAGRAM frames. */
@@ -963,7 +1145,9 @@ static int start_udp(tun *s)
                                .kick = do_kick,
                                .kick_ctx = s,
                                .log = s->o->quiet ? NULL : tun_log,
-                               .log_ctx = s};
+                               .log_ctx = s,
+                               .send = tun_udp_send,
+                               .send_ctx = s};
     int rc = qk_tunnel_udp_new(s->evl, &uc, &s->udp);
     if (rc) {
         fprintf(stderr, "%s: cannot %s UDP %s: %m\n", s->who, s->o->server ? "use" : "listen on",
@@ -1003,7 +1187,16 @@ static qk_tunnel_config tunnel_config(tun *s)
                               .log_ctx = s,
                               .flow_buffer_bytes = (size_t)s->o->flow_buffer_bytes,
                               .session_buffer_bytes = (size_t)s->o->session_buffer_bytes,
-                              .session_linger_ns = s->o->session_linger_ns};
+                              .session_linger_ns = s->o->session_linger_ns,
+                              .session_max = s->o->session_max};
+}
+
+/* Port hopping asks for the client's connection (tunnel_hop.c). */
+static qk_conn *hop_conn(void *ctx, size_t *flows_open)
+{
+    tun *s = ctx;
+    *flows_open = s->t ? qk_tunnel_flow_count(s->t) : 0;
+    return s->stopping ? NULL : s->conn;
 }
 
 static int run(tun *s, qk_udp *u, const qk_config *cfg)
@@ -1032,6 +1225,7 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
     if (!rc && s->o->server && s->cars.n > 1 && tun_auto_has(&s->cars, TUN_CARRIER_DNS))
         rc = tun_auto_start_dns(s);
     if (!rc && s->o->udp_fwd_str) rc = start_udp(s);
+    if (!rc) rc = tun_hop_start(s->hop, s->loop, hop_conn, s);
     if (!rc && !s->o->server) rc = tun_dial(s);
     if (!rc) {
         signals_start(s, evl);
@@ -1044,6 +1238,7 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
         ev_timer_stop(evl, &s->probe_w);
         signals_stop(s, evl);
     }
+    tun_hop_stop(s->hop);
     qk_tunnel_tcp_set_tunnel(s->tcp, NULL);
     qk_tunnel_del(s->t);
     s->t = NULL;
@@ -1065,6 +1260,7 @@ static int run(tun *s, qk_udp *u, const qk_config *cfg)
 static void tcp_on_session(void *ctx, qk_yamux *y, bool up, const char *why)
 {
     tun *s = ctx;
+    if (tun_auto_tcp_probe(s, y)) return; /* a probe from dns (tunnel_auto.c) */
     if (y) {
         tun_session_up(s, &qk_tunnel_carrier_yamux, y);
         return;
@@ -1157,9 +1353,14 @@ static int run_udp(tun *s, const qk_config *cfg)
     bind_addr.len = o->udp.len;
     int rc = qk_udp_open(&bind_addr,
                          (bind_addr.ss.ss_family == AF_INET6 ? QK_UDP_DUALSTACK : 0) |
-                             (o->server ? 0 : QK_UDP_RECVERR), /* client: ICMP fails fast */
+                             (o->server ? 0 : QK_UDP_RECVERR) | /* client: ICMP fails fast */
+                             (o->no_gso ? QK_UDP_NO_GSO : 0),
                          &u);
     if (rc) fprintf(stderr, "%s: cannot open a UDP socket for %s: %m\n", s->who, o->udp_str);
+    if (!rc) rc = tun_hop_new(&o->hop, o->server, s->who, &s->hop);
+    if (!rc)
+        rc = tun_hop_open(s->hop, &o->udp, u,
+                          bind_addr.ss.ss_family == AF_INET6 ? QK_UDP_DUALSTACK : 0);
     if (!rc) {
         s->ep = cli_endpoint_new(cfg, s->who);
         if (!s->ep) rc = QK_ERR_CONFIG;
@@ -1169,11 +1370,27 @@ static int run_udp(tun *s, const qk_config *cfg)
         char lbuf[QK_ADDR_STRLEN];
         qk_udp_local_addr(u, &la);
         if (qk_addr_format(&la, lbuf, sizeof lbuf) < 0) snprintf(lbuf, sizeof lbuf, "?");
-        printf("listening on %s (QUIC, ALPN %s) -> %s (TCP)\n", lbuf, TUN_ALPN, o->tcp_str);
+        printf("listening on %s (QUIC, ALPN %s) -> %s (TCP)\n", lbuf,
+               o->dns.on ? TUN_ALPN : QK_H3_ALPN, o->tcp_str);
         fflush(stdout);
     }
+    h3_site site;
+    if (!rc && o->server && h3_site_init(&site, s->who, o->masquerade)) {
+        fprintf(stderr, "%s: --masquerade %s: %s\n", s->who, o->masquerade,
+                errno == ENOTDIR ? "not a directory" : strerror(errno));
+        rc = QK_ERR_CONFIG;
+    }
+    if (!rc && o->server) {
+        site.quiet = o->quiet;
+        s->site = &site;
+    }
     if (!rc) rc = run(s, u, cfg);
+    tun_h3_release(s);
+    if (s->site) h3_site_release(s->site);
+    s->site = NULL;
     qk_endpoint_del(s->ep);
+    tun_hop_del(s->hop);
+    s->hop = NULL;
     qk_udp_close(u);
     return rc;
 }
@@ -1224,7 +1441,10 @@ static int tunnel_main(tun_opts *o)
     char cert_path[1100], key_path[1100];
     if (server_identity(o, s.who, cert_path, key_path, sizeof cert_path)) return TUN_EXIT_LOCAL;
     qk_config cfg;
-    config(&cfg, o);
+    if (config(&cfg, o)) {
+        fprintf(stderr, "%s: cannot open --keylog %s for appending: %m\n", s.who, o->keylog);
+        return TUN_EXIT_LOCAL;
+    }
     char *cert_pem = NULL, *key_pem = NULL;
     int rc = 0;
     if (o->server) rc = cli_load_cert(s.who, o->cert_file, o->key_file, &cfg, &cert_pem, &key_pem);

@@ -6,6 +6,7 @@
 
 #include "cli_options.h"
 #include "tunnel_dns.h"
+#include "tunnel_hop.h"
 
 #include <ev.h>
 #include <quack/driver.h>
@@ -80,6 +81,7 @@ typedef struct tun_opts {
     const char *cert_file, *key_file, *pin, *qlog_dir;
     const char *log_file; /* --log: stderr goes here; SIGHUP reopens it */
     bool insecure, quiet, stats;
+    bool no_gso;             /* --no-gso: one datagram per send (captures show each packet) */
     cli_admission admission; /* server: --retry, --max-handshakes, --handshake-timeout;
                                  client: --handshake-timeout */
     qk_cc_kind cc;
@@ -90,6 +92,7 @@ typedef struct tun_opts {
     uint64_t max_flows;
     uint64_t flow_buffer_bytes, session_buffer_bytes; /* --session-buffer, --session-cap */
     qk_time session_linger_ns;                        /* --session-linger */
+    size_t session_max;                               /* server: --session-max (0: default) */
     bool socks5;                                      /* server: --to socks5 */
     bool open_proxy;                      /* server: --open-proxy (socks5 without access control) */
     const char *state_dir;                /* server: --state-dir (its key and certificate) */
@@ -104,7 +107,13 @@ typedef struct tun_opts {
     size_t secret_len;
     tun_dns_opts dns;           /* --carrier dns (apps/tunnel_dns.c) */
     const char *dns_listen_str; /* server with dns in a list: --dns-listen */
+    const char *sni;            /* client: --sni, else the name in --connect; NULL: none */
+    char sni_buf[256];
+    char authority[300];    /* client: :authority of the HTTP/3 CONNECTs */
+    const char *masquerade; /* server: --masquerade DIR (strangers' website) */
+    const char *keylog;     /* --keylog FILE: TLS secrets (NSS format) */
     qk_addr dns_listen;
+    tun_hop_opts hop; /* port ranges, --hop-interval (apps/tunnel_hop.c) */
 } tun_opts;
 
 typedef struct tun tun;
@@ -135,7 +144,8 @@ typedef struct tun {
     const char *stop_reason; /* server: CONNECTION_CLOSE's reason */
     struct ev_loop *evl;
     qk_tunnel *t;
-    qk_tunnel_udp *udp; /* --udp-listen / --udp-to */
+    qk_tunnel_udp *udp;   /* --udp-listen / --udp-to */
+    struct h3_site *site; /* server: what HTTP/3 strangers get (tunnel_h3.c) */
     ev_timer tick, exit_timer, redial;
     ev_signal sigint, sigterm, sighup;
     qk_tunnel_stats mark;
@@ -144,6 +154,7 @@ typedef struct tun {
     int up_carrier;   /* client: the carrier of the last session up (-1: none yet) */
     qk_conn *probe;   /* client on a worse carrier: a QUIC handshake to try UDP again */
     ev_timer probe_w; /* every --probe-interval while on a worse carrier */
+    bool tcp_probe;   /* client on dns: a TLS/TCP connection to try tcp again is under way */
     qk_conn *left;    /* client: the dns connection a probe moved us away from */
     /* dns in a carrier list: its own endpoint (the DNS profile) in the same loop */
     qk_endpoint *dns_ep;
@@ -157,6 +168,7 @@ typedef struct tun {
     bool listening;     /* client: the TCP listener is open (the first connection came up) */
     bool stopping;
     int exit_code; /* TUN_EXIT_*: why it ended */
+    tun_hop *hop;  /* port hopping at run time (apps/tunnel_hop.c), or NULL */
 } tun;
 
 /* tunnel_auto.c: the client's carrier list at run time, and the DNS carrier
@@ -164,6 +176,10 @@ typedef struct tun {
 int tun_auto_dial(tun *s);
 bool tun_auto_next(tun *s, const char *why);
 void tun_auto_probe_event(tun *s, const qk_event *ev);
+/* Client: the TLS/TCP carrier's session came up (y) or ended (NULL): true
+ * when it was a probe from dns (handled: the session moved to it, or the
+ * probe failed). */
+bool tun_auto_tcp_probe(tun *s, qk_yamux *y);
 void tun_auto_up(tun *s);
 int tun_auto_start_dns(tun *s);
 void tun_auto_stop_dns(tun *s);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* `quack tunnel --carrier LIST|auto`: the carrier list and, at run
  * time (the state in tunnel_app.h), the client's fallback down the list, its
- * probes of UDP from a worse carrier, and the DNS carrier of a list. */
+ * probes of the better carriers (udp from tcp; udp then tcp from dns), and
+ * the DNS carrier of a list. */
 #include "tunnel_app.h"
 
 #include <string.h>
@@ -74,9 +75,10 @@ void tun_auto_usage(FILE *f)
           "                         with --reconnect-max backoff. On tcp or dns it\n"
           "                         tries a QUIC handshake over udp every\n"
           "                         --probe-interval and moves its flows back when one\n"
-          "                         completes. Each change: a \"carrier A -> B (switch\n"
-          "                         N)\" log line; --stats adds carrier=,\n"
-          "                         carrier_switches=, carrier_probes=,\n"
+          "                         completes; on dns, when that fails, a TLS/TCP\n"
+          "                         connection (tcp) next. Each change: a \"carrier\n"
+          "                         A -> B (switch N)\" log line; --stats adds\n"
+          "                         carrier=, carrier_switches=, carrier_probes=,\n"
           "                         carrier_probes_failed=\n"
           "  --dns-listen ADDR:PORT server: the DNS carrier's UDP port in a list\n"
           "  --probe-interval TIME  client with a list: how often to try udp again\n"
@@ -128,7 +130,7 @@ static int dial_dns(tun *s)
     qk_addr none, peer;
     memset(&none, 0, sizeof none);
     tun_dns_server_addr(&peer);
-    int rc = qk_connect(s->dns_ep, &none, &peer, "localhost", qk_io_now(), &s->conn);
+    int rc = qk_connect(s->dns_ep, &none, &peer, s->o->sni, qk_io_now(), &s->conn);
     if (rc) return rc;
     qk_io_loop_kick(s->dns_loop);
     return 0;
@@ -176,17 +178,59 @@ bool tun_auto_next(tun *s, const char *why)
     return false;
 }
 
+/* Index of carrier c in the list (c is listed). */
+static size_t order_of(const tun_auto *a, unsigned c)
+{
+    size_t i = 0;
+    while (i + 1 < a->n && a->order[i] != c) i++;
+    return i;
+}
+
+/* On dns, after the udp probe failed: a TLS/TCP connection to the server
+ * (tcp is better than dns); tun_auto_tcp_probe moves the session to it. */
+static void probe_tcp(tun *s)
+{
+    if (s->stopping || tun_auto_current(&s->cars) != TUN_CARRIER_DNS ||
+        !tun_auto_has(&s->cars, TUN_CARRIER_TCP))
+        return;
+    s->tcp_probe = true;
+    s->cars.probes++;
+    if (s->tcp ? qk_tunnel_tcp_redial(s->tcp) : s->hooks->start_tcp(s)) {
+        s->tcp_probe = false;
+        s->cars.probes_failed++;
+    }
+}
+
+bool tun_auto_tcp_probe(tun *s, qk_yamux *y)
+{
+    if (!s->tcp_probe) return false;
+    s->tcp_probe = false;
+    if (!y || s->stopping) { /* refused, TLS failed: try again at the next interval */
+        s->cars.probes_failed++;
+        return true;
+    }
+    s->cars.cur = order_of(&s->cars, TUN_CARRIER_TCP);
+    if (s->conn) s->left = s->conn; /* the dns connection: closed once the session moved */
+    s->conn = NULL;
+    fprintf(stderr, "%s: carrier tcp: probe %llu came up; moving the session to it\n", s->who,
+            (unsigned long long)s->cars.probes);
+    s->hooks->session_up(s, &qk_tunnel_carrier_yamux, y); /* resumes the flows over it */
+    return true;
+}
+
 /* Every --probe-interval on a worse carrier: a QUIC handshake over UDP (the
- * best carrier); auto_probe_event moves the session to it once it is up. */
+ * best carrier); auto_probe_event moves the session to it once it is up. On
+ * dns, when that fails, tcp is tried next (probe_tcp). */
 static void on_probe(struct ev_loop *ev, ev_timer *w, int revents)
 {
     (void)ev;
     (void)revents;
     tun *s = w->data;
-    if (s->stopping || s->probe || tun_auto_current(&s->cars) == TUN_CARRIER_UDP) return;
+    if (s->stopping || s->probe || s->tcp_probe || tun_auto_current(&s->cars) == TUN_CARRIER_UDP)
+        return;
     qk_addr none;
     memset(&none, 0, sizeof none);
-    if (qk_connect(s->ep, &none, &s->o->udp, "localhost", qk_io_now(), &s->probe)) {
+    if (qk_connect(s->ep, &none, &s->o->udp, s->o->sni, qk_io_now(), &s->probe)) {
         s->probe = NULL;
         return;
     }
@@ -200,6 +244,7 @@ void tun_auto_probe_event(tun *s, const qk_event *ev)
     if (ev->type == QK_EV_CLOSED) {
         s->probe = NULL;
         s->cars.probes_failed++;
+        probe_tcp(s); /* on dns: the next better carrier */
         return;
     }
     if (ev->type != QK_EV_CONNECTED) return;

@@ -155,6 +155,8 @@ int tun_dns_check(tun_dns_opts *o, bool server)
 void tun_dns_config(const tun_dns_opts *o, bool server, qk_config *cfg)
 {
     int dg;
+    cfg->alpn[0] = "quack-tunnel"; /* the DNS carrier keeps its own wire (docs/tunnel.md) */
+    cfg->alpn_count = 1;
     cfg->min_datagram_bytes = 40; /* docs/dns.md: the profile */
     cfg->cid_bytes = 4;           /* short headers: 4-byte CIDs leave more room per query */
     cfg->pmtud = false;

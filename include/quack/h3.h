@@ -84,6 +84,16 @@ typedef struct qk_h3_callbacks {
      * delivers it unless the connection fails); false: the stream was reset
      * or stopped, or the layer was freed (connection closed) first. */
     void (*on_response_done)(void *user, qk_h3 *h, uint64_t stream_id, bool complete);
+    /** Server (optional): the header section of a CONNECT request (RFC 9114
+     * §4.4; extended CONNECT, RFC 9220, carries :protocol), before
+     * on_headers. Return true to take the stream: the layer forgets it and
+     * everything after its HEADERS frame, both directions, is the caller's
+     * to read and write on the QUIC stream (the response included); false:
+     * the request goes on to on_headers like any other. With this callback
+     * set, request streams are read frame by frame until their header
+     * section came. Servers advertise SETTINGS_ENABLE_CONNECT_PROTOCOL. */
+    bool (*on_connect)(void *user, qk_h3 *h, uint64_t stream_id, const qk_h3_header *hdrs,
+                       size_t n);
 } qk_h3_callbacks;
 
 /**

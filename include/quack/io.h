@@ -296,9 +296,10 @@ int qk_io_loop_new_sized(qk_udp *u, const qk_io_driver_ops *ops, size_t ops_byte
  * .preferred_addr_v4/_v6): its datagrams go to the same on_datagrams, and
  * a datagram poll_send fills leaves from the socket bound to its local
  * address (else a wildcard one on that port, else the first socket).
- * Up to 3 sockets besides the first. Returns 0, QK_ERR_INVALID_ARG (NULL,
- * already in the loop, or a GRO socket with buf_bytes below 65535) or
- * QK_ERR_LIMIT.
+ * Another use: a server listening on a range of ports (port hopping). Up
+ * to 1024 sockets besides the first. Returns 0, QK_ERR_INVALID_ARG (NULL,
+ * already in the loop, or a GRO socket with buf_bytes below 65535),
+ * QK_ERR_LIMIT or QK_ERR_NOMEM.
  */
 int qk_io_loop_add_udp(qk_io_loop *l, qk_udp *u);
 

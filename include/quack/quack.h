@@ -1221,6 +1221,25 @@ int qk_cid_server_id(const uint8_t *pkt, size_t len, uint8_t cid_bytes, bool *sh
 int qk_conn_migrate(qk_conn *c, const qk_addr *new_local, qk_time now);
 
 /**
+ * Client: move to another port of the server's address (port hopping, see
+ * docs/tunnel.md "Port hopping"): probe server:peer_port from the current
+ * local address with a PATH_CHALLENGE on a spare connection ID (RFC 9000
+ * §8.2, §9.5), keep using the current path meanwhile, and move once the
+ * PATH_RESPONSE arrives (then a PING goes there at once, so the server
+ * moves too: §9.3). A hop still being probed is given up for this one (its
+ * connection ID retired); a probe that gets no answer is abandoned after 3
+ * PTOs (§8.2.4) and the connection stays where it is. The server must
+ * accept a validated client's packets on that port as a new path of the
+ * same connection (quack's does). Returns 0, QK_ERR_INVALID_ARG (NULL, port
+ * 0, or the current port), QK_ERR_STATE (a server, the handshake not yet
+ * confirmed, or a qk_conn_migrate / preferred-address probe in progress),
+ * QK_ERR_LIMIT (no spare connection ID from the peer yet: may succeed
+ * later) or QK_ERR_UNSUPPORTED (the server sent disable_active_migration,
+ * RFC 9000 §18.2: do not ask again).
+ */
+int qk_conn_hop(qk_conn *c, uint16_t peer_port, qk_time now);
+
+/**
  * The addresses of the connection's current path (either may be NULL): the
  * local one (unspecified when the connection was started without one) and
  * the peer's, which changes when the peer migrates (server) or when the

@@ -78,6 +78,8 @@ struct ev_loop; /* libev */
 #define QK_TUNNEL_DEFAULT_SESSION_BUFFER_BYTES (64u << 20)
 /** Default time a detached session is kept (qk_tunnel_config.session_linger_ns). */
 #define QK_TUNNEL_DEFAULT_LINGER_NS (300ull * 1000000000ull)
+/** Default bound on detached sessions a server keeps (qk_tunnel_config.session_max). */
+#define QK_TUNNEL_DEFAULT_SESSION_MAX 1024u
 
 /** Default time new TCP connections wait for a session while the client redials. */
 #define QK_TUNNEL_DEFAULT_HOLD_NS (10ull * 1000000000ull)
@@ -177,6 +179,10 @@ typedef struct qk_tunnel_config {
     /** How long a session whose carrier is gone is kept for a resume (default 5 min); then its
      * flows are reset (TCP RST). */
     uint64_t session_linger_ns;
+    /** Server: detached sessions kept at most (default QK_TUNNEL_DEFAULT_SESSION_MAX); when
+     * one more detaches, the one detached longest ago is forgotten at once: its flows are
+     * reset (TCP RST) and a log line says so. Bounds the entries peers can leave behind. */
+    size_t session_max;
 } qk_tunnel_config;
 
 /** Counters since creation. */
@@ -194,6 +200,8 @@ typedef struct qk_tunnel_stats {
                                      were reset); server: resumes of sessions it did not know */
     uint64_t buffer_bytes;      /**< replay buffers allocated now, all flows */
     uint64_t buffer_peak_bytes; /**< the most buffer_bytes has been */
+    uint64_t sessions_detached; /**< server: sessions kept now without a carrier session */
+    uint64_t sessions_evicted;  /**< server: detached sessions forgotten over session_max */
 } qk_tunnel_stats;
 
 /**
@@ -468,6 +476,13 @@ typedef struct qk_tunnel_udp_config {
     void *kick_ctx;       /**< passed to kick */
     void (*log)(void *ctx, const char *line); /**< optional: session opened/expired lines */
     void *log_ctx;                            /**< passed to log */
+    /** Optional: send one frame (the 4-byte session id, then the UDP payload)
+     * instead of qk_datagram_send(c, frame, len, urgency), e.g. re-framed as
+     * an HTTP Datagram; returns 0 or an error (the datagram is then counted
+     * dropped). Frames received that way are fed back to
+     * qk_tunnel_udp_on_event as QK_EV_DATAGRAM events in this format. */
+    int (*send)(void *ctx, qk_conn *c, const uint8_t *frame, size_t len, uint8_t urgency);
+    void *send_ctx; /**< passed to send */
 } qk_tunnel_udp_config;
 
 /** Counters since creation. */

@@ -63,6 +63,11 @@ typedef struct h3_stream {
     qk_h3_priority prio; /* server: applied to the transport stream */
     bool prio_update;    /* a PRIORITY_UPDATE set prio: the header no longer counts */
     bool prio_server; /* qk_h3_set_priority on the server: the client's signals no longer count */
+    /* Server with on_connect: frame boundaries until the header section came. */
+    uint8_t fh_type_bytes, fh_len_bytes, fh_seen; /* varint sizes known, bytes read */
+    uint64_t frame_left;                          /* payload bytes of the current frame */
+    bool in_frame;
+    bool taken; /* on_connect took the stream: the application reads it */
 } h3_stream;
 
 typedef struct h3_uni_scan {
@@ -370,6 +375,15 @@ static void stream_abort(qk_h3 *h, h3_stream *s, uint64_t code)
     nghttp3_conn_close_stream(h->ng, (int64_t)sid, code);
 }
 
+/* RFC 9114 §4.4, RFC 9220 §3: a CONNECT request (extended or not). */
+static bool is_connect(const qk_h3_header *hd, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (hd[i].name_len == 7 && !memcmp(hd[i].name, ":method", 7))
+            return hd[i].value_len == 7 && !memcmp(hd[i].value, "CONNECT", 7);
+    return false;
+}
+
 static int cb_end_headers(nghttp3_conn *ng, int64_t sid, int fin, void *cu, void *su)
 {
     (void)ng;
@@ -395,6 +409,11 @@ static int cb_end_headers(nghttp3_conn *ng, int64_t sid, int fin, void *cu, void
         return 0;
     s->got_headers = true;
     if (h->server) prio_on_request(h, s, hdrs, s->nfields);
+    if (h->server && h->cb.on_connect && !fin && is_connect(hdrs, s->nfields) &&
+        h->cb.on_connect(h->user, h, s->sid, hdrs, s->nfields)) {
+        s->taken = true; /* read_stream hands it over once nghttp3 returns */
+        return 0;
+    }
     if (h->cb.on_headers) h->cb.on_headers(h->user, h, s->sid, hdrs, s->nfields, fin != 0);
     return 0;
 }
@@ -454,7 +473,7 @@ static const nghttp3_callbacks h3_callbacks = {
 /* qk_h3_callbacks crosses the boundary at the caller's sizeof (base/abi.h):
  * the first release's ends with on_response_done; a missing callback is NULL. */
 #define H3_CALLBACKS_V1_BYTES QK_ABI_END(qk_h3_callbacks, on_response_done)
-QK_ABI_LAST_FIELD(qk_h3_callbacks, on_response_done);
+QK_ABI_LAST_FIELD(qk_h3_callbacks, on_connect);
 
 qk_h3 *qk_h3_new_sized(qk_conn *c, bool server, const qk_h3_callbacks *cb, size_t cb_bytes,
                        void *user, int *err)
@@ -486,6 +505,7 @@ qk_h3 *qk_h3_new_sized(qk_conn *c, bool server, const qk_h3_callbacks *cb, size_
      * request streams on it (RFC 9204 §2.1.2); the instructions those
      * streams wait for go out first (urgency 0 below). */
     st.qpack_encoder_max_dtable_capacity = 4096;
+    st.enable_connect_protocol = server; /* RFC 9220 §3: SETTINGS_ENABLE_CONNECT_PROTOCOL */
     int rv = server ? nghttp3_conn_server_new(&h->ng, &h3_callbacks, &st, NULL, h)
                     : nghttp3_conn_client_new(&h->ng, &h3_callbacks, &st, NULL, h);
     if (rv) {
@@ -564,6 +584,62 @@ static bool stream_wanted(qk_h3 *h, uint64_t sid)
     return false;
 }
 
+/* RFC 9000 §16: the length of a varint from its first byte. */
+static uint8_t varint_bytes(uint8_t first)
+{
+    return (uint8_t)(1u << (first >> 6));
+}
+
+/* Server with on_connect: how many bytes of sid to read next so that the
+ * first header section ends a read (RFC 9114 §7.1: type and length varints,
+ * then the payload): one byte at a time through the frame header, then the
+ * payload. 0: no limit (the section came; the stream is not gated). */
+static size_t gate_cap(qk_h3 *h, uint64_t sid)
+{
+    if (!h->server || !h->cb.on_connect || (sid & 3) != 0) return 0;
+    h3_stream *s = find(h, sid);
+    if (!s || s->got_headers) return 0;
+    if (s->in_frame) return s->frame_left < H3_READ_BYTES ? (size_t)s->frame_left : H3_READ_BYTES;
+    return 1;
+}
+
+/* The gated bytes just fed: advance the frame-boundary parser. */
+static void gate_advance(qk_h3 *h, uint64_t sid, const uint8_t *p, size_t n)
+{
+    h3_stream *s = find(h, sid);
+    if (!s || !n) return;
+    if (s->in_frame) {
+        s->frame_left -= n;
+        if (!s->frame_left) s->in_frame = false;
+        return;
+    }
+    if (s->fh_seen == 0) {
+        s->fh_type_bytes = varint_bytes(p[0]);
+        s->frame_left = 0;
+    } else if (s->fh_seen == s->fh_type_bytes) {
+        s->fh_len_bytes = varint_bytes(p[0]);
+        s->frame_left = p[0] & 0x3fu;
+    } else if (s->fh_seen > s->fh_type_bytes) {
+        s->frame_left = (s->frame_left << 8) | p[0];
+    }
+    s->fh_seen++;
+    if (s->fh_len_bytes && s->fh_seen == s->fh_type_bytes + s->fh_len_bytes) {
+        s->fh_seen = s->fh_type_bytes = s->fh_len_bytes = 0;
+        s->in_frame = s->frame_left > 0;
+    }
+}
+
+/* on_connect took sid: nghttp3 and this layer forget it; the rest of the
+ * stream, both ways, is the application's. */
+static void hand_over(qk_h3 *h, uint64_t sid)
+{
+    h3_stream *s = find(h, sid);
+    if (!s || !s->taken) return;
+    s->send_done = s->recv_done = true;
+    stream_free(h, s);
+    nghttp3_conn_close_stream(h->ng, (int64_t)sid, QK_H3_NO_ERROR);
+}
+
 static int read_stream(qk_h3 *h, uint64_t sid)
 {
     if (!stream_wanted(h, sid)) return 0;
@@ -572,14 +648,20 @@ static int read_stream(qk_h3 *h, uint64_t sid)
     uint8_t buf[H3_READ_BYTES];
     for (;;) {
         bool fin = false;
-        long n = qk_stream_read(h->c, sid, buf, sizeof buf, &fin);
+        size_t cap = gate_cap(h, sid);
+        long n = qk_stream_read(h->c, sid, buf, cap ? cap : sizeof buf, &fin);
         if (n < 0) return 0; /* QK_ERR_AGAIN, or the stream is gone */
+        if (cap) gate_advance(h, sid, buf, (size_t)n);
         nghttp3_ssize rv = nghttp3_conn_read_stream(h->ng, (int64_t)sid, buf, (size_t)n, fin);
         if (rv < 0) return fatal(h, (int)rv);
+        h3_stream *s = find(h, sid);
+        if (s && s->taken) {
+            hand_over(h, sid);
+            return 0;
+        }
         /* nghttp3 accepted the bytes (frame rules hold): pick out priorities. */
         if (h->server && (sid & 3) == 2) scan_uni(h, sid, buf, (size_t)n);
         if (fin) {
-            h3_stream *s = find(h, sid);
             if (s) {
                 s->recv_done = true;
                 maybe_close(h, s);

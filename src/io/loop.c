@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* A libev loop driving a sans-I/O driver over one qk_udp socket (or a few,
- * qk_io_loop_add_udp): readable -> recv batch -> on_datagrams; then drain
+/* A libev loop driving a sans-I/O driver over one qk_udp socket (or up to
+ * QK_IO_LOOP_MAX_SOCKETS, qk_io_loop_add_udp): readable -> recv batch -> on_datagrams; then drain
  * poll_send -> sendmmsg on the socket of each datagram's local address
  * (park the rest and wait for EV_WRITE when the socket would block); one
  * timer re-armed from next_timeout. */
@@ -29,8 +29,9 @@ typedef struct loop_sock {
 struct qk_io_loop {
     struct ev_loop *ev;
     bool own_ev;
-    loop_sock socks[QK_IO_LOOP_MAX_SOCKETS]; /* [0]: the one given to qk_io_loop_new */
-    size_t n_socks;
+    loop_sock **socks; /* [0]: the one given to qk_io_loop_new; each its own allocation */
+    size_t n_socks, cap_socks;
+    loop_sock *last;    /* the socket sock_for found last (a server's sends go in runs) */
     loop_sock *blocked; /* the socket a parked batch waits for */
     qk_io_driver_ops ops;
     void *ctx;
@@ -109,18 +110,25 @@ static void read_socket(qk_io_loop *l, qk_udp *u)
 
 /* The socket a datagram leaves from: the one bound to its local address,
  * else a wildcard one on that port and family, else the first. */
+static bool sock_serves(const loop_sock *s, const qk_datagram *d, bool exact)
+{
+    if (exact) return qk_addr_equal(&d->local, &s->local);
+    return s->any && s->local.ss.ss_family == d->local.ss.ss_family &&
+           qk_addr_port(&s->local) == qk_addr_port(&d->local);
+}
+
+/* The cached socket may be a wildcard one although another is bound to
+ * the exact address: only when both share a port (SO_REUSEADDR), which the
+ * loop's users do not do. */
 static loop_sock *sock_for(qk_io_loop *l, const qk_datagram *d)
 {
-    if (l->n_socks == 1 || d->local.len == 0) return &l->socks[0];
-    for (size_t i = 0; i < l->n_socks; i++)
-        if (qk_addr_equal(&d->local, &l->socks[i].local)) return &l->socks[i];
-    for (size_t i = 0; i < l->n_socks; i++) {
-        const loop_sock *s = &l->socks[i];
-        if (s->any && s->local.ss.ss_family == d->local.ss.ss_family &&
-            qk_addr_port(&s->local) == qk_addr_port(&d->local))
-            return &l->socks[i];
-    }
-    return &l->socks[0];
+    if (l->n_socks == 1 || d->local.len == 0) return l->socks[0];
+    if (l->last && (sock_serves(l->last, d, true) || sock_serves(l->last, d, false)))
+        return l->last;
+    for (int exact = 1; exact >= 0; exact--)
+        for (size_t i = 0; i < l->n_socks; i++)
+            if (sock_serves(l->socks[i], d, exact)) return l->last = l->socks[i];
+    return l->socks[0];
 }
 
 /* Send parked entries, each run of entries for one socket with one call.
@@ -304,10 +312,9 @@ static int alloc_buffers(qk_io_loop *l)
     return (l->rbuf && l->sbuf && l->rx && l->split && l->tx) ? 0 : QK_ERR_NOMEM;
 }
 
-/* Watch socket u as l->socks[l->n_socks]. */
-static void sock_add(qk_io_loop *l, qk_udp *u)
+/* Watch socket u as s. */
+static void sock_watch(qk_io_loop *l, loop_sock *s, qk_udp *u)
 {
-    loop_sock *s = &l->socks[l->n_socks++];
     s->udp = u;
     s->l = l;
     qk_udp_local_addr(u, &s->local);
@@ -321,6 +328,23 @@ static void sock_add(qk_io_loop *l, qk_udp *u)
     ev_io_init(&s->wio, on_writable, qk_udp_fd(u), EV_WRITE);
     s->rio.data = s->wio.data = s;
     ev_io_start(l->ev, &s->rio);
+}
+
+/* Watch socket u as l->socks[l->n_socks]. Returns 0 or QK_ERR_NOMEM. */
+static int sock_add(qk_io_loop *l, qk_udp *u)
+{
+    if (l->n_socks == l->cap_socks) {
+        size_t cap = l->cap_socks ? 2 * l->cap_socks : 4;
+        loop_sock **a = realloc(l->socks, cap * sizeof *a);
+        if (!a) return QK_ERR_NOMEM;
+        l->socks = a;
+        l->cap_socks = cap;
+    }
+    loop_sock *s = calloc(1, sizeof *s);
+    if (!s) return QK_ERR_NOMEM;
+    l->socks[l->n_socks++] = s;
+    sock_watch(l, s, u);
+    return 0;
 }
 
 int qk_io_loop_new_sized(qk_udp *u, const qk_io_driver_ops *caller_ops, size_t ops_bytes, void *ctx,
@@ -356,7 +380,11 @@ int qk_io_loop_new_sized(qk_udp *u, const qk_io_driver_ops *caller_ops, size_t o
     ev_async_init(&l->wake, on_wake);
     l->timer.data = l->wake.data = l;
     /* Watchers live from creation so several loops can share one ev_loop. */
-    sock_add(l, u);
+    rc = sock_add(l, u);
+    if (rc < 0) {
+        qk_io_loop_del(l);
+        return rc;
+    }
     ev_async_start(l->ev, &l->wake);
     *out = l;
     return 0;
@@ -367,8 +395,8 @@ void qk_io_loop_del(qk_io_loop *l)
     if (!l) return;
     if (l->ev) {
         for (size_t i = 0; i < l->n_socks; i++) {
-            ev_io_stop(l->ev, &l->socks[i].rio);
-            ev_io_stop(l->ev, &l->socks[i].wio);
+            ev_io_stop(l->ev, &l->socks[i]->rio);
+            ev_io_stop(l->ev, &l->socks[i]->wio);
         }
         ev_timer_stop(l->ev, &l->timer);
         ev_async_stop(l->ev, &l->wake);
@@ -380,6 +408,8 @@ void qk_io_loop_del(qk_io_loop *l)
     free(l->rx);
     free(l->split);
     free(l->tx);
+    for (size_t i = 0; i < l->n_socks; i++) free(l->socks[i]);
+    free(l->socks);
     free(l);
 }
 
@@ -387,14 +417,13 @@ int qk_io_loop_add_udp(qk_io_loop *l, qk_udp *u)
 {
     if (!l || !u) return QK_ERR_INVALID_ARG;
     for (size_t i = 0; i < l->n_socks; i++)
-        if (l->socks[i].udp == u) return QK_ERR_INVALID_ARG;
+        if (l->socks[i]->udp == u) return QK_ERR_INVALID_ARG;
     if (l->n_socks == QK_IO_LOOP_MAX_SOCKETS) return QK_ERR_LIMIT;
     qk_udp_caps caps;
     qk_udp_get_caps(u, &caps);
     /* A GRO batch larger than the buffer would be truncated and dropped. */
     if (caps.gro && l->buf_bytes < QK_UDP_MAX_PAYLOAD_BYTES) return QK_ERR_INVALID_ARG;
-    sock_add(l, u);
-    return 0;
+    return sock_add(l, u);
 }
 
 int qk_io_loop_run(qk_io_loop *l)
@@ -424,14 +453,11 @@ int qk_io_loop_replace_udp(qk_io_loop *l, qk_udp *u)
     qk_udp_caps caps;
     qk_udp_get_caps(u, &caps);
     if (caps.gro && l->buf_bytes < QK_UDP_MAX_PAYLOAD_BYTES) return QK_ERR_INVALID_ARG;
-    loop_sock *s = &l->socks[0]; /* the one given to qk_io_loop_new */
+    loop_sock *s = l->socks[0]; /* the one given to qk_io_loop_new */
     bool writing = ev_is_active(&s->wio);
     ev_io_stop(l->ev, &s->rio);
     ev_io_stop(l->ev, &s->wio);
-    size_t n = l->n_socks;
-    l->n_socks = 0;
-    sock_add(l, u); /* re-initialises socks[0] (address, watchers) and starts reading */
-    l->n_socks = n;
+    sock_watch(l, s, u); /* re-initialises socks[0] (address, watchers) and starts reading */
     if (writing) ev_io_start(l->ev, &s->wio);
     return 0;
 }

@@ -11,6 +11,6 @@
 #define QK_IO_LOOP_SPLIT_MAX   64     /**< datagrams per on_datagrams call */
 #define QK_IO_LOOP_READ_ROUNDS 8      /**< recv batches per readiness event */
 #define QK_IO_LOOP_MAX_SIGNALS 4
-#define QK_IO_LOOP_MAX_SOCKETS 4 /**< qk_io_loop_new's socket + qk_io_loop_add_udp's */
+#define QK_IO_LOOP_MAX_SOCKETS 1025 /**< qk_io_loop_new's socket + up to 1024 added */
 
 #endif

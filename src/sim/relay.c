@@ -3,6 +3,7 @@
 #include "sim/relay.h"
 #include "sim/link.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -10,6 +11,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,14 +82,76 @@ static int open_sock(const qk_addr *bind_to, int family, char *err, size_t cap)
 
 typedef struct dir {
     qk_link link;
-    int in_fd, out_fd;
-    qk_addr *dst;
     uint64_t rx_pkts, rx_bytes;
     qk_sim_link_stats last;
 } dir;
 
-/* Read up to a batch of datagrams from d->in_fd into its link. */
-static void pump_in(dir *d, qk_pkt_pool *pool, qk_addr *remember, qk_time t0, uint8_t *buf)
+/* The sockets: one per listen port, one toward the server. */
+typedef struct relay {
+    const qk_relay_cfg *cfg;
+    unsigned n;     /* ports in the ranges */
+    int *lfd;       /* [n]: listen port + i */
+    int ufd;        /* toward the server's ports */
+    qk_addr client; /* the last client address seen */
+    uint16_t to_lo; /* the server's first port */
+    uint64_t dark_drops;
+    uint32_t last_fwd;                     /* the port index of the last client datagram */
+    uint16_t dark_port[QK_RELAY_MAX_DARK]; /* cfg->dark's ports, "active" ones once known */
+} relay;
+
+static uint16_t addr_port(const qk_addr *a)
+{
+    return ntohs(a->ss.ss_family == AF_INET6 ? ((const struct sockaddr_in6 *)&a->ss)->sin6_port
+                                             : ((const struct sockaddr_in *)&a->ss)->sin_port);
+}
+
+static void addr_set_port(qk_addr *a, uint16_t port)
+{
+    if (a->ss.ss_family == AF_INET6)
+        ((struct sockaddr_in6 *)&a->ss)->sin6_port = htons(port);
+    else
+        ((struct sockaddr_in *)&a->ss)->sin_port = htons(port);
+}
+
+/* Server port to_lo + i is dark at relay time now (--blackhole-port). A
+ * rule for the active port (to_port 0) takes the port of the last client
+ * datagram when its time comes. */
+static bool port_dark(relay *r, uint32_t i, qk_time now)
+{
+    bool dark = false;
+    for (size_t k = 0; k < r->cfg->n_dark; k++) {
+        const qk_relay_dark *d = &r->cfg->dark[k];
+        if (now < d->start_ns || now >= d->end_ns) continue;
+        if (!r->dark_port[k]) {
+            r->dark_port[k] = (uint16_t)(r->to_lo + r->last_fwd);
+            if (r->cfg->stats)
+                fprintf(r->cfg->stats, "netem: server port %u (the active one) dark from %.1fs\n",
+                        (unsigned)r->dark_port[k], (double)now / 1e9);
+        }
+        dark = dark || r->dark_port[k] == r->to_lo + i;
+    }
+    return dark;
+}
+
+static uint8_t read_ecn(struct msghdr *mh)
+{
+    uint8_t ecn = 0;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+        if ((c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS) ||
+            (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_TCLASS)) {
+            if (c->cmsg_len >= CMSG_LEN(sizeof(int)))
+                ecn = (uint8_t)(*(int *)CMSG_DATA(c) & 3);
+            else
+                ecn = *(uint8_t *)CMSG_DATA(c) & 3;
+        }
+    }
+    return ecn;
+}
+
+/* Read up to a batch of datagrams from fd into d's link: from a client on
+ * listen port + idx (fwd), or from a server port (idx < 0: ret, the index is
+ * the source port's). */
+static void pump_in(relay *r, dir *d, int fd, int idx, qk_pkt_pool *pool, qk_time t0, uint8_t *buf)
 {
     for (int i = 0; i < 256; i++) {
         qk_addr from;
@@ -102,30 +166,33 @@ static void pump_in(dir *d, qk_pkt_pool *pool, qk_addr *remember, qk_time t0, ui
                             .msg_iovlen = 1,
                             .msg_control = cbuf.b,
                             .msg_controllen = sizeof cbuf.b};
-        ssize_t n = recvmsg(d->in_fd, &mh, MSG_DONTWAIT);
+        ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT);
         if (n < 0) return;
         from.len = mh.msg_namelen;
-        if (remember) *remember = from;
-        uint8_t ecn = 0;
-        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-            if ((c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS) ||
-                (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_TCLASS)) {
-                if (c->cmsg_len >= CMSG_LEN(sizeof(int)))
-                    ecn = (uint8_t)(*(int *)CMSG_DATA(c) & 3);
-                else
-                    ecn = *(uint8_t *)CMSG_DATA(c) & 3;
-            }
+        uint32_t port_idx = (uint32_t)idx;
+        if (idx >= 0) {
+            r->client = from;
+            r->last_fwd = port_idx;
+        } else {
+            port_idx = (uint32_t)(addr_port(&from) - r->to_lo);
+            if (addr_port(&from) < r->to_lo || port_idx >= r->n) continue; /* not the server's */
         }
         d->rx_pkts++;
         d->rx_bytes += (uint64_t)n;
+        qk_time now = mono_ns() - t0;
+        if (port_dark(r, port_idx, now)) {
+            r->dark_drops++;
+            continue;
+        }
         qk_pkt *p = qk_pkt_get(pool, (size_t)n);
         if (!p) {
             d->link.st.dropped_pkts[QK_SIM_DROP_NOMEM]++;
             continue;
         }
         memcpy(p->data, buf, (size_t)n);
-        p->ecn = ecn;
-        qk_link_enqueue(&d->link, p, mono_ns() - t0);
+        p->ecn = read_ecn(&mh);
+        p->flow = port_idx;
+        qk_link_enqueue(&d->link, p, now);
     }
 }
 
@@ -153,13 +220,23 @@ static int send_one(int fd, const qk_addr *dst, const qk_pkt *p)
     return sendmsg(fd, &mh, MSG_DONTWAIT) < 0 ? -1 : 0;
 }
 
-/* Send every packet the link has delivered by now; returns the number of send failures. */
-static uint64_t flush(dir *d, qk_pkt_pool *pool, qk_time now)
+/* Send every packet the link has delivered by now (fwd: to the server's
+ * port of the packet's index; ret: from that listen port to the client);
+ * returns the number of send failures. */
+static uint64_t flush(relay *r, dir *d, bool fwd, qk_pkt_pool *pool, qk_time now)
 {
     uint64_t errs = 0;
     qk_pkt *p;
     while ((p = qk_link_poll(&d->link, now, NULL))) {
-        if (!d->dst->len || send_one(d->out_fd, d->dst, p)) errs++;
+        if (p->flow >= r->n) {
+            errs++;
+        } else if (fwd) {
+            qk_addr to = r->cfg->to;
+            addr_set_port(&to, (uint16_t)(r->to_lo + p->flow));
+            errs += send_one(r->ufd, &to, p) != 0;
+        } else {
+            errs += !r->client.len || send_one(r->lfd[p->flow], &r->client, p);
+        }
         qk_pkt_put(pool, p);
     }
     return errs;
@@ -173,8 +250,8 @@ static uint64_t flush(dir *d, qk_pkt_pool *pool, qk_time now)
  */
 #define QK_RELAY_SPIN_NS (200 * QK_NS_PER_US)
 
-static int wait_until(struct pollfd *pf, qk_time wake, qk_time now, qk_time *spin_until,
-                      const sigset_t *waitmask)
+static int wait_until(struct pollfd *pf, nfds_t nfds, qk_time wake, qk_time now,
+                      qk_time *spin_until, const sigset_t *waitmask)
 {
     struct timespec ts = {0, 0}, *tsp = NULL;
     if (wake != QK_TIME_INFINITE) {
@@ -191,7 +268,7 @@ static int wait_until(struct pollfd *pf, qk_time wake, qk_time now, qk_time *spi
     }
     /* SIGINT/SIGTERM are blocked except inside ppoll (waitmask), so a stop
      * signal can never land between the caller's stop check and the wait. */
-    return ppoll(pf, 2, tsp, waitmask);
+    return ppoll(pf, nfds, tsp, waitmask);
 }
 
 static void print_stats(FILE *f, double t, dir *d, const char *name)
@@ -211,29 +288,73 @@ static void print_stats(FILE *f, double t, dir *d, const char *name)
     *l = *s;
 }
 
+/* Open the relay's sockets (r->lfd, r->ufd). Returns 0 or -1 (err says why). */
+static int open_socks(relay *r, char *err, size_t cap)
+{
+    r->lfd = malloc(r->n * sizeof *r->lfd);
+    if (!r->lfd) {
+        snprintf(err, cap, "out of memory");
+        return -1;
+    }
+    for (unsigned i = 0; i < r->n; i++) r->lfd[i] = -1;
+    for (unsigned i = 0; i < r->n; i++) {
+        qk_addr a = r->cfg->listen;
+        addr_set_port(&a, (uint16_t)(addr_port(&a) + i));
+        if ((r->lfd[i] = open_sock(&a, a.ss.ss_family, err, cap)) < 0) return -1;
+    }
+    r->ufd = open_sock(NULL, r->cfg->to.ss.ss_family, err, cap);
+    return r->ufd < 0 ? -1 : 0;
+}
+
+static void close_socks(relay *r)
+{
+    for (unsigned i = 0; r->lfd && i < r->n; i++)
+        if (r->lfd[i] >= 0) close(r->lfd[i]);
+    free(r->lfd);
+    if (r->ufd >= 0) close(r->ufd);
+}
+
+/* Wait for a socket or the next deadline, then read what came. Returns
+ * false on a poll error. */
+static bool relay_wait(relay *r, dir *fwd, dir *ret, struct pollfd *pf, qk_time wake, qk_time now,
+                       qk_time *spin_until, const sigset_t *waitmask, qk_pkt_pool *pool, qk_time t0,
+                       uint8_t *buf)
+{
+    for (unsigned i = 0; i < r->n; i++) pf[i] = (struct pollfd){r->lfd[i], POLLIN, 0};
+    pf[r->n] = (struct pollfd){r->ufd, POLLIN, 0};
+    int n = wait_until(pf, r->n + 1, wake, now, spin_until, waitmask);
+    if (n < 0) return errno == EINTR;
+    for (unsigned i = 0; n > 0 && i < r->n; i++)
+        if (pf[i].revents & POLLIN) pump_in(r, fwd, r->lfd[i], (int)i, pool, t0, buf);
+    if (n > 0 && (pf[r->n].revents & POLLIN)) pump_in(r, ret, r->ufd, -1, pool, t0, buf);
+    return true;
+}
+
 int qk_relay_run(const qk_relay_cfg *cfg, volatile sig_atomic_t *stop, qk_relay_result *res,
                  char *err, size_t cap)
 {
     qk_pkt_pool pool;
     qk_pkt_pool_init(&pool, 1u << 16);
     dir fwd, ret;
-    qk_addr client = {.len = 0}, to = cfg->to;
-    if (qk_link_init(&fwd.link, &cfg->fwd, &pool, cfg->seed) ||
+    relay r = {.cfg = cfg, .n = cfg->n_ports ? cfg->n_ports : 1, .ufd = -1};
+    r.to_lo = addr_port(&cfg->to);
+    for (size_t k = 0; k < cfg->n_dark && k < QK_RELAY_MAX_DARK; k++)
+        r.dark_port[k] = cfg->dark[k].to_port;
+    if (r.n > QK_RELAY_MAX_PORTS || qk_link_init(&fwd.link, &cfg->fwd, &pool, cfg->seed) ||
         qk_link_init(&ret.link, &cfg->ret, &pool, cfg->seed + 1)) {
         snprintf(err, cap, "invalid link configuration");
         return QK_ERR_CONFIG;
     }
-    int lfd = open_sock(&cfg->listen, cfg->listen.ss.ss_family, err, cap);
-    int ufd = lfd < 0 ? -1 : open_sock(NULL, cfg->to.ss.ss_family, err, cap);
-    if (lfd < 0 || ufd < 0) {
-        if (lfd >= 0) close(lfd);
+    struct pollfd *pf = calloc(r.n + 1, sizeof *pf);
+    if (!pf) snprintf(err, cap, "out of memory");
+    if (!pf || open_socks(&r, err, cap)) {
+        free(pf);
+        close_socks(&r);
         qk_link_free(&fwd.link);
         qk_link_free(&ret.link);
         qk_pkt_pool_free(&pool);
         return QK_ERR_IO;
     }
-    fwd.in_fd = lfd, fwd.out_fd = ufd, fwd.dst = &to;
-    ret.in_fd = ufd, ret.out_fd = lfd, ret.dst = &client;
     memset(&fwd.last, 0, sizeof fwd.last);
     memset(&ret.last, 0, sizeof ret.last);
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); /* wake on time: the default slack is 50 us */
@@ -253,12 +374,13 @@ int qk_relay_run(const qk_relay_cfg *cfg, volatile sig_atomic_t *stop, qk_relay_
     while (buf && !*stop) {
         qk_time now = mono_ns() - t0;
         if (cfg->duration_ns && now >= cfg->duration_ns) break;
-        send_err += flush(&fwd, &pool, now) + flush(&ret, &pool, now);
+        send_err += flush(&r, &fwd, true, &pool, now) + flush(&r, &ret, false, &pool, now);
         if (cfg->stats && now >= next_stats) {
             fprintf(cfg->stats, "netem t=%.0fs", (double)next_stats / 1e9);
             print_stats(cfg->stats, 1.0, &fwd, "fwd");
             print_stats(cfg->stats, 1.0, &ret, "ret");
-            fprintf(cfg->stats, " send_err %llu\n", (unsigned long long)send_err);
+            fprintf(cfg->stats, " send_err %llu dark_drops %llu\n", (unsigned long long)send_err,
+                    (unsigned long long)r.dark_drops);
             fflush(cfg->stats);
             next_stats += QK_NS_PER_S;
         }
@@ -266,21 +388,19 @@ int qk_relay_run(const qk_relay_cfg *cfg, volatile sig_atomic_t *stop, qk_relay_
         if (w2 < wake) wake = w2;
         if (cfg->stats && next_stats < wake) wake = next_stats;
         if (cfg->duration_ns && cfg->duration_ns < wake) wake = cfg->duration_ns;
-        struct pollfd pf[2] = {{lfd, POLLIN, 0}, {ufd, POLLIN, 0}};
-        int n = wait_until(pf, wake, now, &spin_until, &waitmask);
-        if (n < 0 && errno != EINTR) break;
-        if (n > 0 && (pf[0].revents & POLLIN)) pump_in(&fwd, &pool, &client, t0, buf);
-        if (n > 0 && (pf[1].revents & POLLIN)) pump_in(&ret, &pool, NULL, t0, buf);
+        if (!relay_wait(&r, &fwd, &ret, pf, wake, now, &spin_until, &waitmask, &pool, t0, buf))
+            break;
     }
     if (res) {
         res->fwd = fwd.link.st;
         res->ret = ret.link.st;
         res->send_errors = send_err;
+        res->dark_drops = r.dark_drops;
     }
     sigprocmask(SIG_SETMASK, &oldmask, NULL);
     free(buf);
-    close(lfd);
-    close(ufd);
+    free(pf);
+    close_socks(&r);
     qk_link_free(&fwd.link);
     qk_link_free(&ret.link);
     qk_pkt_pool_free(&pool);

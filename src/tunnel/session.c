@@ -158,6 +158,35 @@ static void flows_detach(tsess *s, bool abort_streams)
     }
 }
 
+uint64_t qk_tsess_detached_count(const qk_tunnel *t)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < t->n_sess; i++) n += t->sess[i]->has_id && !t->sess[i]->c;
+    return n;
+}
+
+/* Server: over session_max detached sessions, forget the one detached
+ * longest ago (the bound on what peers can leave behind). */
+static void evict_detached(qk_tunnel *t)
+{
+    if (qk_tsess_detached_count(t) <= t->cfg.session_max) return;
+    tsess *old = NULL;
+    for (size_t i = 0; i < t->n_sess; i++) {
+        tsess *o = t->sess[i];
+        if (o->has_id && !o->c && (!old || o->detached_seq < old->detached_seq)) old = o;
+    }
+    if (!old) return;
+    size_t n = 0;
+    for (size_t i = 0; i < t->n_flows; i++) n += t->flows[i]->s == old;
+    t->stats.sessions_evicted++;
+    qk_tun_log(t,
+               "over %zu detached sessions (--session-max): the oldest forgotten, its %zu "
+               "flow(s) reset",
+               t->cfg.session_max, n);
+    qk_tsess_reset_flows(old, "session evicted (--session-max)");
+    server_remove(old);
+}
+
 void qk_tsess_detach(tsess *s)
 {
     qk_tunnel *t = s->t;
@@ -167,11 +196,16 @@ void qk_tsess_detach(tsess *s)
     s->ready = false;
     s->in_len = s->out_len = 0;
     if (!s->has_id) { /* server: a control stream that never said HELLO */
-        if (!t->me) server_remove(s);
+        if (!t->me)
+            server_remove(s);
+        else /* client: flows opened after HELLO, never welcomed: no session to resume them in */
+            qk_tsess_reset_flows(s, "the connection died before the server answered HELLO");
         return;
     }
     ev_timer_set(&s->linger_w, (double)t->cfg.session_linger_ns / 1e9, 0.0);
     ev_timer_start(t->ev, &s->linger_w);
+    s->detached_seq = ++t->detach_seq;
+    if (!t->me) evict_detached(t);
 }
 
 static void on_linger(struct ev_loop *ev, ev_timer *w, int revents)
@@ -209,6 +243,10 @@ int qk_tsess_client_attach(tsess *s, const qk_tunnel_carrier *car, void *c)
         memcpy(m.token, s->token, sizeof m.token);
     }
     ctl_send(s, &m);
+    /* A fresh session has no offsets to agree on: new flows open right
+     * behind HELLO, not one round trip later at WELCOME (the server holds a
+     * flow header that overtakes HELLO: qk_tsess_flow_hdr). A resume waits. */
+    if (!s->has_id) qk_tun_start_accepting(s->t);
     return 0;
 }
 
@@ -262,6 +300,7 @@ static void client_welcome(tsess *s, const qk_tsw_msg *m)
     memcpy(s->token, m->token, sizeof s->token);
     s->has_id = true;
     qk_tun_start_accepting(t);
+    acks_all(s); /* flows that opened behind HELLO delivered bytes before we could ACK */
 }
 
 /* Server: the session named in HELLO, if the token proves it. */
@@ -275,6 +314,22 @@ static tsess *server_lookup(qk_tunnel *t, const tsess *self, const qk_tsw_msg *m
         return diff ? NULL : o;
     }
     return NULL;
+}
+
+/* Server: s said HELLO: the flows whose header came first go on. */
+static void unpark(tsess *s)
+{
+    qk_tunnel *t = s->t;
+    for (size_t i = t->n_flows; i-- > 0;) { /* removal moves the last flow to i: go down */
+        flow *f = t->flows[i];
+        if (!f->parked || f->c != s->c) continue;
+        f->parked = false;
+        qk_tsw_flow_hdr h;
+        if (qk_tsw_flow_hdr_decode(f->hdr, &h)) /* decoded once already: cannot fail */
+            qk_tun_flow_abort(f, QK_TUNNEL_ERR_PROTOCOL);
+        else if (!qk_tsess_flow_hdr(f, &h))
+            qk_tun_pump_down(f); /* the bytes behind the header, then TCP */
+    }
 }
 
 /* Server: HELLO on pending session s. Returns the session the control stream now belongs to. */
@@ -316,6 +371,7 @@ static tsess *server_hello(tsess *s, const qk_tsw_msg *m)
     memcpy(w.id, s->id, sizeof w.id);
     memcpy(w.token, s->token, sizeof w.token);
     ctl_send(s, &w);
+    unpark(s);
     return s;
 }
 
@@ -494,9 +550,12 @@ int qk_tsess_flow_hdr(flow *f, const qk_tsw_flow_hdr *h)
     qk_tunnel *t = f->t;
     tsess *s = qk_tsess_of(t, f->c);
     flow *g = s ? find_flow(s, h->flow_id) : NULL;
-    if (!s || (!h->resume && (g || h->recv_off))) {
-        f->why = !s ? "a flow before the session's HELLO (protocol error)"
-                    : "a new flow with a used id or an offset (protocol error)";
+    if (!s) { /* its stream overtook the control stream's HELLO: wait for it (unpark) */
+        f->parked = true;
+        return 0;
+    }
+    if (!h->resume && (g || h->recv_off)) {
+        f->why = "a new flow with a used id or an offset (protocol error)";
         qk_tun_flow_abort(f, QK_TUNNEL_ERR_PROTOCOL);
         return -1;
     }

@@ -391,6 +391,7 @@ bool qk_tun_pump_down(flow *f)
     qk_tunnel *t = f->t;
     if (f->connecting) return true;
     for (;;) {
+        if (f->parked) return true; /* until its session's HELLO (qk_tsess_flow_hdr) */
         if (f->preamble && f->down_off < f->down_len) {
             if (preamble_step(f)) return false;
             continue;
@@ -743,7 +744,7 @@ static void on_accept(struct ev_loop *ev, ev_io *w, int revents)
 /* qk_tunnel_config crosses the boundary at the caller's sizeof (base/abi.h):
  * the first release's ends with session_linger_ns. */
 #define TUNNEL_CONFIG_V1_BYTES QK_ABI_END(qk_tunnel_config, session_linger_ns)
-QK_ABI_LAST_FIELD(qk_tunnel_config, session_linger_ns);
+QK_ABI_LAST_FIELD(qk_tunnel_config, session_max);
 
 int qk_tunnel_new_sized(struct ev_loop *ev, const qk_tunnel_config *caller, size_t caller_bytes,
                         qk_tunnel **out)
@@ -772,6 +773,7 @@ int qk_tunnel_new_sized(struct ev_loop *ev, const qk_tunnel_config *caller, size
         t->cfg.session_buffer_bytes = QK_TUNNEL_DEFAULT_SESSION_BUFFER_BYTES;
     if (t->cfg.flow_buffer_bytes < t->cfg.buf_bytes) t->cfg.flow_buffer_bytes = t->cfg.buf_bytes;
     if (!t->cfg.session_linger_ns) t->cfg.session_linger_ns = QK_TUNNEL_DEFAULT_LINGER_NS;
+    if (!t->cfg.session_max) t->cfg.session_max = QK_TUNNEL_DEFAULT_SESSION_MAX;
     t->lfd = -1;
     if (!cfg->server && !(t->me = qk_tsess_new(t))) {
         free(t->flows);
@@ -818,7 +820,7 @@ int qk_tunnel_listen_on(qk_tunnel *t, const qk_addr *addr, const qk_tunnel_carri
         errno = e;
         return QK_ERR_IO;
     }
-    int rc = qk_tsess_client_attach(t->me, car, sess); /* accepting starts at WELCOME */
+    int rc = qk_tsess_client_attach(t->me, car, sess); /* accepting: after HELLO or WELCOME */
     if (rc) {
         close(fd);
         return rc;
@@ -826,6 +828,7 @@ int qk_tunnel_listen_on(qk_tunnel *t, const qk_addr *addr, const qk_tunnel_carri
     t->lfd = fd;
     ev_io_init(&t->accept_w, on_accept, fd, EV_READ);
     t->accept_w.data = t;
+    if (t->conn) ev_io_start(t->ev, &t->accept_w); /* a fresh session: flows may open now */
     qk_tun_kick(t);
     return 0;
 }
@@ -871,7 +874,7 @@ int qk_tunnel_set_session(qk_tunnel *t, const qk_tunnel_carrier *car, void *sess
         session_down(t);
         return 0;
     }
-    session_down(t); /* until WELCOME */
+    session_down(t); /* until HELLO is sent (a fresh session) or WELCOME (a resume) */
     int rc = qk_tsess_client_attach(t->me, car, sess);
     if (!rc) qk_tun_kick(t);
     return rc;
@@ -1008,5 +1011,8 @@ size_t qk_tunnel_flow_count(const qk_tunnel *t)
 
 void qk_tunnel_get_stats_sized(const qk_tunnel *t, qk_tunnel_stats *out, size_t out_bytes)
 {
-    if (t && out) qk_abi_copy_out(out, out_bytes, &t->stats, sizeof t->stats);
+    if (!t || !out) return;
+    qk_tunnel_stats st = t->stats;
+    st.sessions_detached = qk_tsess_detached_count(t);
+    qk_abi_copy_out(out, out_bytes, &st, sizeof st);
 }

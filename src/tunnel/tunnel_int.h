@@ -55,6 +55,7 @@ typedef struct flow {
     bool socks_failed; /* refused: the reply and FIN are queued; the rest is dropped */
     bool gate;         /* server with a secret: waits for its preamble and the session's auth */
     bool auth;         /* server: this is the session's authentication stream */
+    bool parked;       /* server: its header came before its session's HELLO: waits for it */
 } flow;
 
 /* A session: flows that outlive carrier sessions. The client has one; the
@@ -71,9 +72,10 @@ struct tsess {
     size_t in_len;
     uint8_t out[4096]; /* control bytes the stream has not taken yet */
     size_t out_len;
-    uint64_t next_fid; /* client */
-    size_t buf_bytes;  /* replay buffer capacity of its flows */
-    ev_timer linger_w; /* detached: forgotten when it fires */
+    uint64_t next_fid;     /* client */
+    size_t buf_bytes;      /* replay buffer capacity of its flows */
+    ev_timer linger_w;     /* detached: forgotten when it fires */
+    uint64_t detached_seq; /* server, detached: when (qk_tunnel.detach_seq), oldest evicted first */
 };
 
 struct qk_tunnel {
@@ -93,7 +95,8 @@ struct qk_tunnel {
     tsess *me;    /* client: its session */
     tsess **sess; /* server: sessions (attached or lingering) */
     size_t n_sess, cap_sess;
-    uint64_t next_id; /* flows' numbers in log lines */
+    uint64_t detach_seq; /* server: detaches so far (orders detached sessions) */
+    uint64_t next_id;    /* flows' numbers in log lines */
     qk_tunnel_stats stats;
 };
 
@@ -133,6 +136,8 @@ void qk_tsess_ack(flow *f, bool now);
 bool qk_tsess_ring_room(flow *f);
 /* Release f's replay buffer from its session's account. */
 void qk_tsess_ring_release(flow *f);
+/* Server: sessions kept now without a carrier session. */
+uint64_t qk_tsess_detached_count(const qk_tunnel *t);
 /* Reset every flow of s (TCP RST) and forget its id. */
 void qk_tsess_reset_flows(tsess *s, const char *why);
 

@@ -88,7 +88,9 @@ static bool send_frame(qk_tunnel_udp *u, qk_conn *c, uint32_t sid, size_t len)
     b[1] = (uint8_t)(sid >> 16);
     b[2] = (uint8_t)(sid >> 8);
     b[3] = (uint8_t)sid;
-    if (!c || qk_datagram_send(c, b, QK_TUNNEL_UDP_HEADER_BYTES + len, u->cfg.urgency)) {
+    size_t n = QK_TUNNEL_UDP_HEADER_BYTES + len;
+    if (!c || (u->cfg.send ? u->cfg.send(u->cfg.send_ctx, c, b, n, u->cfg.urgency)
+                           : qk_datagram_send(c, b, n, u->cfg.urgency))) {
         u->stats.dgrams_dropped++;
         return false;
     }
@@ -238,7 +240,7 @@ static void on_sweep(struct ev_loop *ev, ev_timer *w, int revents)
 /* qk_tunnel_udp_config crosses the boundary at the caller's sizeof
  * (base/abi.h): the first release's ends with log_ctx. */
 #define UDP_CONFIG_V1_BYTES QK_ABI_END(qk_tunnel_udp_config, log_ctx)
-QK_ABI_LAST_FIELD(qk_tunnel_udp_config, log_ctx);
+QK_ABI_LAST_FIELD(qk_tunnel_udp_config, send_ctx);
 
 int qk_tunnel_udp_new_sized(struct ev_loop *ev, const qk_tunnel_udp_config *caller,
                             size_t caller_bytes, qk_tunnel_udp **out)

@@ -10,9 +10,14 @@
 #  - TCP blackholed too mid-download (the TCP relay killed): the client
 #    moves to DNS (unbound, stub zone -> the server's --dns-listen) and the
 #    same download goes on to its last byte (resumed, not reopened);
+#  - TCP back (a new TCP relay), UDP still dark: on dns the client probes
+#    udp (it fails), then tcp, and moves the session to tcp within 30 s
+#    ("carrier dns -> tcp (switch 2)", stats carrier=tcp
+#    carrier_switches=2); a new download over it works;
 #  - the UDP blackhole lifted (the relay replaced by a clear one): the
 #    client's probe finds UDP and moves the session to it within 30 s, a
-#    new download works, and the stats count both switches and the probes.
+#    new download works, and the stats count the three switches and the
+#    probes (at least one udp probe from tcp, one udp and one tcp from dns).
 # Usage: tests/cli/tunnel_auto.sh BUILD_DIR
 set -uo pipefail
 build=${1:?usage: tunnel_auto.sh BUILD_DIR}
@@ -73,11 +78,15 @@ udp_relay() {
     wait_udp "$relay_port"
 }
 udp_relay dark || no "the UDP relay did not come up"
-"$q" netem --tcp --listen "127.0.0.1:$relay_port" --to "127.0.0.1:$srv_port" --rate "$rate" \
-    >"$tmp/nt.log" 2>&1 &
-tpid=$!
-pids+=($tpid)
-wait_tcp "$relay_port" || no "the TCP relay did not come up"
+# tcp_relay: the TCP relay in front of the server (sets tpid).
+tcp_relay() {
+    "$q" netem --tcp --listen "127.0.0.1:$relay_port" --to "127.0.0.1:$srv_port" --rate "$rate" \
+        >>"$tmp/nt.log" 2>&1 &
+    tpid=$!
+    pids+=($tpid)
+    wait_tcp "$relay_port" || no "the TCP relay did not come up"
+}
+tcp_relay
 
 # The download: connect (retrying until the client listens), then the time
 # of the first byte since $2 (epoch seconds) and the SHA-256 verdict.
@@ -143,23 +152,36 @@ tcp_sec=$(($(sed 's/mbit//' <<<"$rate") * 1000000 / 8))
 check "over $tcp_sec bytes came over dns ($((size - ${b0:-$size})): $size - $b0 at the last stats line on tcp)" \
     "[ $((size - ${b0:-$size})) -gt $tcp_sec ]"
 
+# TCP back, UDP still dark: from dns the client probes udp (fails), then tcp.
+tcp_relay
+tl=$(date +%s.%N)
+wait_line "$tmp/c.err" 'carrier dns -> tcp' 300
+tu=$(date +%s.%N)
+dt=$(awk -v a="$tl" -v b="$tu" 'BEGIN { printf "%.2f", b - a }')
+check "TCP back, UDP still dark: on tcp again $dt s later (< 30 s; $(grep -m1 'carrier tcp: probe' "$tmp/c.err"))" \
+    "grep -q 'carrier dns -> tcp (switch 2)' $tmp/c.err && grep -q 'carrier tcp: probe [0-9]* came up' $tmp/c.err && awk -v d=$dt 'BEGIN { exit !(d < 30) }'"
+wait_until 30 eval "grep -q 'carrier=tcp carrier_switches=2' $tmp/c.err"
+check "its stats say carrier=tcp carrier_switches=2" "grep -q 'carrier=tcp carrier_switches=2' $tmp/c.err"
+r=$(timed_get "$tcp_port" "$(date +%s.%N)" 500000 | tail -1)
+check "a new 500 kB download over TCP ($r)" "[ '${r%% *}' = ok ]"
+
 # Lift the UDP blackhole: back to UDP.
 kill -KILL "$upid"
 wait "$upid" 2>/dev/null
 udp_relay clear
 tl=$(date +%s.%N)
-wait_line "$tmp/c.err" 'carrier dns -> udp' 300
+wait_line "$tmp/c.err" 'carrier tcp -> udp' 300
 tu=$(date +%s.%N)
 dt=$(awk -v a="$tl" -v b="$tu" 'BEGIN { printf "%.2f", b - a }')
 check "UDP blackhole lifted: back on UDP $dt s later (< 30 s)" \
-    "grep -q 'carrier dns -> udp (switch 2)' $tmp/c.err && awk -v d=$dt 'BEGIN { exit !(d < 30) }'"
+    "grep -q 'carrier tcp -> udp (switch 3)' $tmp/c.err && awk -v d=$dt 'BEGIN { exit !(d < 30) }'"
 r=$(timed_get "$tcp_port" "$(date +%s.%N)" 2000000 | tail -1)
 check "a new 2 MB download over UDP ($r)" "[ '${r%% *}' = ok ]"
 sleep 1.2 # one more stats line
 cl=$(grep '^stats:' "$tmp/c.err" | tail -1)
 field() { sed -n "s/.* $1=\([0-9a-z]*\).*/\1/p" <<<"$cl"; }
 check "client stats: carrier=$(field carrier) carrier_switches=$(field carrier_switches) carrier_probes=$(field carrier_probes) flows_resumed=$(field flows_resumed) flows_opened=$(field flows_opened)" \
-    "[ '$(field carrier)' = udp ] && [ '$(field carrier_switches)' = 2 ] && [ '$(field carrier_probes)' -ge 1 ] && [ '$(field flows_resumed)' -ge 1 ] && [ '$(field flows_opened)' = 2 ]"
+    "[ '$(field carrier)' = udp ] && [ '$(field carrier_switches)' = 3 ] && [ '$(field carrier_probes)' -ge 3 ] && [ '$(field flows_resumed)' -ge 1 ] && [ '$(field flows_opened)' = 3 ]"
 kill -TERM "$cpid" "$spid"
 wait "$cpid"
 crc=$?

@@ -5,7 +5,8 @@
 # loopback, every download checked by SHA-256 (tunnel_peer.py get/sized):
 #  - the carrier connection dies three times during one download: the relay
 #    in front of the server goes dark for longer than --idle-timeout (QUIC
-#    over UDP), or is killed (--carrier tcp: the TCP connection ends); the
+#    over UDP: 8 s against --idle-timeout 4s), or is killed (--carrier tcp:
+#    the TCP connection ends at once, 3 s until a new relay listens); the
 #    client redials and resumes the flow at its acknowledged offset: the
 #    download does not restart, the stats show the resumed flows and the
 #    bytes the server sent again;
@@ -27,7 +28,12 @@ asan=no
 grep -q '^QK_SANITIZE:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null && asan=yes
 size=${RESUME_BYTES:-$([ $asan = yes ] && echo 16000000 || echo 100000000)}
 rate=$([ $asan = yes ] && echo 20mbit || echo 100mbit)
-idle=2s dark=3 # dark > idle: the connection dies, QUIC's migration cannot save it
+# The relay goes dark 8 s, twice --idle-timeout 4s (the issue's scale, both
+# builds): the QUIC connection dies and the client redials; a shorter outage
+# is not this test (QUIC's own migration survives it: the address-change step).
+# Over --carrier tcp the killed relay ends the connection at once: 3 s
+# there keeps the whole test near 90 s.
+idle=4s dark=8 dark_tcp=3
 cap_mib=16     # --session-cap
 allow_mib=48   # the carrier's own buffers: QUIC stream windows and send buffers, yamux windows
 # Under ASan freed memory waits in a quarantine (256 MiB by default) before it
@@ -88,7 +94,7 @@ run() {
         kill -0 $gpid 2>/dev/null && inflight=$((inflight + 1))
         kill -KILL $npid
         wait $npid 2>/dev/null
-        sleep "$dark"
+        sleep "$([ "$car" = udp ] && echo "$dark" || echo "$dark_tcp")"
         relay "$car"
         wait_until 100 eval "[ \$(grep -c reconnected $c.c.err) -ge $k ]"
     done
@@ -124,7 +130,7 @@ run() {
     peak_c=$(($(kib $cpid VmHWM) - base_c)) peak_s=$(($(kib $spid VmHWM) - base_s))
     check "$car: peak RSS growth within --session-cap ${cap_mib} MiB + ${allow_mib} MiB: client $((peak_c / 1024)) MiB, server $((peak_s / 1024)) MiB" \
         "[ $peak_c -le $bound ] && [ $peak_s -le $bound ]"
-    cp $c.* /tmp/sess35_dbg/ 2>/dev/null; kill -TERM $cpid $spid $npid
+    kill -TERM $cpid $spid $npid
     wait $cpid $spid $npid 2>/dev/null
 }
 

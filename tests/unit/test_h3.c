@@ -3,7 +3,8 @@
  * requests and responses with bodies, 404s, request bodies, more concurrent
  * requests than the stream limit, GOAWAY, a reset request, and pulled bodies
  * (qk_h3_respond_pull: in order, no read larger than the stream takes, a
- * failing reader ends in a reset). */
+ * failing reader ends in a reset), and a CONNECT the server's on_connect
+ * takes: every byte after its HEADERS frame is left on the QUIC stream. */
 #include "qk_pair.h"
 #include "qk_test.h"
 
@@ -50,6 +51,12 @@ typedef struct world {
     size_t pull_reads, pull_max_ask;
     bool pull_out_of_order;
     uint64_t pull_next[MAX_REQ]; /* next offset each pulled body expects */
+    bool connect;                /* the client sends one CONNECT with the upload */
+    bool take;                   /* the server's on_connect takes it */
+    bool taken, raw_fin;
+    uint64_t taken_sid;
+    uint8_t *raw; /* the taken stream's bytes, read from QUIC */
+    size_t raw_len;
 } world;
 
 static uint8_t pat(size_t i)
@@ -250,11 +257,48 @@ static void s_done(void *u, qk_h3 *h, uint64_t sid, bool complete)
         w->done_incomplete++;
 }
 
-static const qk_h3_callbacks ccb = {c_headers, c_data, c_end, c_reset, c_goaway, NULL};
-static const qk_h3_callbacks scb = {s_headers, s_data, s_end, NULL, NULL, s_done};
+static const qk_h3_callbacks ccb = {c_headers, c_data, c_end, c_reset, c_goaway, NULL, NULL};
+static const qk_h3_callbacks scb = {s_headers, s_data, s_end, NULL, NULL, s_done, NULL};
+
+static bool s_connect(void *u, qk_h3 *h, uint64_t sid, const qk_h3_header *hd, size_t n)
+{
+    (void)h;
+    world *w = u;
+    assert_true(n >= 2 && hd[0].value_len == 7 && !memcmp(hd[0].value, "CONNECT", 7));
+    if (!w->take) return false;
+    w->taken = true;
+    w->taken_sid = sid;
+    return true;
+}
+
+static const qk_h3_callbacks scb_take = {s_headers, s_data, s_end, NULL, NULL, s_done, s_connect};
+
+/* The taken stream: its bytes straight from QUIC. */
+static void read_raw(world *w, qk_conn *c)
+{
+    for (;;) {
+        uint8_t buf[4096];
+        bool fin = false;
+        long n = qk_stream_read(c, w->taken_sid, buf, sizeof buf, &fin);
+        if (n < 0) return;
+        w->raw = realloc(w->raw, w->raw_len + (size_t)n + 1);
+        memcpy(w->raw + w->raw_len, buf, (size_t)n);
+        w->raw_len += (size_t)n;
+        if (fin) w->raw_fin = true;
+        if (fin || n == 0) return;
+    }
+}
 
 static void send_requests(world *w)
 {
+    if (w->connect && !w->nsent) { /* RFC 9114 §4.4: :method and :authority only */
+        qk_h3_header hd[2] = {qk_h3_hdr(":method", "CONNECT"),
+                              qk_h3_hdr(":authority", "quack.test:443")};
+        assert_int_equal(
+            qk_h3_request(w->ch, hd, 2, w->upload, w->upload_len, NULL, NULL, &w->reqs[0].sid), 0);
+        w->nsent = 1;
+        return;
+    }
     while (w->nsent < w->nreq) {
         req *r = &w->reqs[w->nsent];
         qk_h3_header hd[4] = {qk_h3_hdr(":method", w->upload_len ? "POST" : "GET"),
@@ -295,11 +339,16 @@ static bool step(qk_pair *p, void *ctx)
         }
         if (!w->sh) {
             int err;
-            w->sh = qk_h3_new(ev->conn, true, &scb, w, &err);
+            w->sh = qk_h3_new(ev->conn, true, w->connect ? &scb_take : &scb, w, &err);
             assert_non_null(w->sh);
         }
-        assert_int_equal(qk_h3_on_event(w->sh, ev), 0);
+        if (w->taken && ev->stream_id == w->taken_sid)
+            read_raw(w, ev->conn);
+        else
+            assert_int_equal(qk_h3_on_event(w->sh, ev), 0);
+        if (w->taken) read_raw(w, ev->conn); /* what came with the HEADERS frame */
     }
+    if (w->raw_fin) return true;
     p->ncev = p->nsev = 0;
     if (w->ch) send_requests(w);
     if (w->ch) assert_true(qk_h3_flush(w->ch) >= 0);
@@ -516,6 +565,39 @@ static void test_post_body(void **state)
     world_free(&w);
 }
 
+/* on_connect takes a CONNECT: the bytes left on the stream are exactly
+ * DATA frames (RFC 9114 §7.2.1) carrying the whole upload, then the FIN, and
+ * the request never reaches on_headers. */
+static void test_connect_taken(void **state)
+{
+    (void)state;
+    world w;
+    world_init(&w, 1, 0);
+    w.connect = w.take = true;
+    w.upload_len = 300000;
+    w.upload = malloc(w.upload_len);
+    for (size_t i = 0; i < w.upload_len; i++) w.upload[i] = pat(i);
+    world_run(&w, 30 * QK_NS_PER_S);
+    assert_true(w.taken && w.raw_fin);
+    assert_null(sreq_of(&w, w.taken_sid, false));
+    size_t off = 0, got = 0;
+    while (off < w.raw_len) {
+        size_t tl = (size_t)1 << (w.raw[off] >> 6);
+        assert_int_equal(w.raw[off], 0x00); /* DATA, a one-byte type */
+        size_t ll = (size_t)1 << (w.raw[off + tl] >> 6);
+        uint64_t len = w.raw[off + tl] & 0x3f;
+        for (size_t i = 1; i < ll; i++) len = (len << 8) | w.raw[off + tl + i];
+        off += tl + ll;
+        assert_true(off + len <= w.raw_len);
+        assert_memory_equal(w.raw + off, w.upload + got, len);
+        off += (size_t)len;
+        got += (size_t)len;
+    }
+    assert_int_equal(got, w.upload_len);
+    free(w.raw);
+    world_free(&w);
+}
+
 static bool got_goaway(qk_pair *p, void *ctx)
 {
     world *w = ctx;
@@ -565,6 +647,7 @@ int main(void)
         cmocka_unit_test(test_post_body),
         cmocka_unit_test(test_goaway),
         cmocka_unit_test(test_server_reset),
+        cmocka_unit_test(test_connect_taken),
         cmocka_unit_test(test_pull),
         cmocka_unit_test(test_pull_tiny_windows),
         cmocka_unit_test(test_pull_reader_fails),

@@ -5,6 +5,7 @@
  * either reach the same on_datagrams with the address they arrived at, and
  * each datagram the driver produces leaves from the socket bound to its
  * local address (the first socket when it names none). Loopback only. */
+#include <sys/resource.h>
 #include <quack/io.h>
 #include "qk_test.h"
 
@@ -127,6 +128,7 @@ static void test_two_sockets(void **st)
     qk_udp_close(up);
 }
 
+/* Up to 1024 sockets besides the first (a server on a port range). */
 static void test_add_limit(void **st)
 {
     (void)st;
@@ -134,14 +136,22 @@ static void test_add_limit(void **st)
                                          .poll_send = two_poll,
                                          .next_timeout = two_next,
                                          .on_timeout = two_timeout};
+    enum { N = 1026 };
+    struct rlimit rl;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    if (rl.rlim_cur < N + 64) {
+        rl.rlim_cur = rl.rlim_max < N + 64 ? rl.rlim_max : N + 64;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (rl.rlim_cur < N + 64) skip(); /* the hard limit is too low for the test */
     two t = {.stop_at = QK_TIME_INFINITE};
-    qk_udp *u[5];
-    for (int i = 0; i < 5; i++) u[i] = open_at("127.0.0.1:0");
+    static qk_udp *u[N];
+    for (int i = 0; i < N; i++) assert_non_null(u[i] = open_at("127.0.0.1:0"));
     assert_int_equal(qk_io_loop_new(u[0], &ops, &t, NULL, &t.loop), 0);
-    for (int i = 1; i < 4; i++) assert_int_equal(qk_io_loop_add_udp(t.loop, u[i]), 0);
-    assert_int_equal(qk_io_loop_add_udp(t.loop, u[4]), QK_ERR_LIMIT);
+    for (int i = 1; i < N - 1; i++) assert_int_equal(qk_io_loop_add_udp(t.loop, u[i]), 0);
+    assert_int_equal(qk_io_loop_add_udp(t.loop, u[N - 1]), QK_ERR_LIMIT);
     qk_io_loop_del(t.loop);
-    for (int i = 0; i < 5; i++) qk_udp_close(u[i]);
+    for (int i = 0; i < N; i++) qk_udp_close(u[i]);
 }
 
 int main(void)

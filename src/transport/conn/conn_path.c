@@ -7,6 +7,8 @@
  * conn_send.c. */
 #include "transport/conn/conn.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <string.h>
 
 /* Our address as a datagram names it: unspecified (no socket told us)
@@ -106,6 +108,16 @@ static size_t spare_dcid(const qk_conn *c)
     return QK_CONN_MAX_REMOTE_CIDS;
 }
 
+/* RFC 9000 §5.1.2, §9.5: a connection ID that went toward an address we
+ * will not use is retired, so it is never seen on a second path. */
+static void retire_dcid(qk_conn *c, size_t idx)
+{
+    if (idx == c->cids.rcid_cur || !c->cids.rcid[idx].active) return;
+    if (c->cids.n_retiring == QK_CONN_MAX_RETIRING) return;
+    c->cids.retiring[c->cids.n_retiring++] = (qk_retiring_cid){.seq = c->cids.rcid[idx].seq};
+    c->cids.rcid[idx].active = false;
+}
+
 static void use_path(qk_conn *c, const qk_path *p)
 {
     c->paths.cur = *p;
@@ -190,7 +202,8 @@ static void client_switch(qk_conn *c, qk_time now)
     /* RFC 9000 §9.2, §9.5: move to the probed path and its connection ID,
      * retire the old one. */
     bool port_only = same_hosts(&c->paths.alt, &c->paths.cur);
-    bool preferred = !qk_addr_equal(&c->paths.alt.peer, &c->paths.cur.peer); /* §9.6.2 */
+    bool hop = c->paths.alt_hop;
+    bool preferred = !hop && !qk_addr_equal(&c->paths.alt.peer, &c->paths.cur.peer); /* §9.6.2 */
     if (c->paths.alt.dcid_idx != c->cids.rcid_cur) {
         switch_dcid(c, c->paths.alt.dcid_idx);
         c->stats.dcid_changes++;
@@ -198,10 +211,17 @@ static void client_switch(qk_conn *c, qk_time now)
     use_path(c, &c->paths.alt);
     c->paths.cur.dcid_idx = c->cids.rcid_cur;
     c->paths.alt_active = false;
+    c->paths.alt_hop = false;
     if (!port_only) qk_conn_path_reset_state(c, now);
     c->stats.migrations++;
+    /* RFC 9000 §9.3: the server moves on our first non-probing packet
+     * there: send one now rather than with the next ACK (max_ack_delay). */
+    if (hop) c->pend |= QK_PEND_PING;
     qk_qlog_event(c, "quack:connection_migrated",
-                  preferred ? "{\"kind\":\"preferred_address\"}" : "{\"kind\":\"active\"}", now);
+                  preferred ? "{\"kind\":\"preferred_address\"}"
+                  : hop     ? "{\"kind\":\"port_hop\"}"
+                            : "{\"kind\":\"active\"}",
+                  now);
     if (preferred) qk_conn_prefaddr_done(c, true, now);
 }
 
@@ -248,8 +268,11 @@ void qk_conn_path_on_timeout(qk_conn *c, qk_time now)
         qk_qlog_event(c, "quack:path_validation_failed", "{}", now);
         /* RFC 9000 §9.6.1: a preferred address that does not validate is
          * not used; the connection stays on the original one. */
-        if (!c->is_server && !qk_addr_equal(&c->paths.alt.peer, &c->paths.cur.peer))
+        if (!c->is_server && !c->paths.alt_hop &&
+            !qk_addr_equal(&c->paths.alt.peer, &c->paths.cur.peer))
             qk_conn_prefaddr_done(c, false, now);
+        if (c->paths.alt_hop) retire_dcid(c, c->paths.alt.dcid_idx);
+        c->paths.alt_hop = false;
     }
 }
 
@@ -269,6 +292,38 @@ int qk_conn_migrate(qk_conn *c, const qk_addr *new_local, qk_time now)
     qk_path_init(&c->paths.alt, new_local, &c->peer, false);
     c->paths.alt.dcid_idx = spare;
     c->paths.alt_active = true;
+    c->paths.alt_hop = false;
+    new_challenge(c, &c->paths.alt, now);
+    return 0;
+}
+
+int qk_conn_hop(qk_conn *c, uint16_t peer_port, qk_time now)
+{
+    if (!c || !peer_port) return QK_ERR_INVALID_ARG;
+    qk_conn_env_wake(c);
+    /* A departure from RFC 9000 §9 (a client never moves to another server
+     * address except the preferred one, §9.6): the server's other port is
+     * probed and validated like a migration (§8.2, §9.1), and the peer's
+     * disable_active_migration (§18.2) refuses it all the same. */
+    if (c->is_server || c->state != QK_CONN_ESTABLISHED || !c->handshake_confirmed)
+        return QK_ERR_STATE;
+    if (c->peer_tp.disable_active_migration) return QK_ERR_UNSUPPORTED;
+    if (c->paths.alt_active && !c->paths.alt_hop) return QK_ERR_STATE; /* a migration */
+    qk_addr peer = c->paths.cur.peer;
+    if (qk_addr_port(&peer) == peer_port) return QK_ERR_INVALID_ARG;
+    if (peer.ss.ss_family == AF_INET)
+        ((struct sockaddr_in *)&peer.ss)->sin_port = htons(peer_port);
+    else
+        ((struct sockaddr_in6 *)&peer.ss)->sin6_port = htons(peer_port);
+    /* A hop still probing is given up for the new one, its ID retired. */
+    if (c->paths.alt_active) retire_dcid(c, c->paths.alt.dcid_idx);
+    c->paths.alt_active = false;
+    size_t spare = spare_dcid(c);
+    if (spare == QK_CONN_MAX_REMOTE_CIDS) return QK_ERR_LIMIT; /* §9.5 */
+    qk_path_init(&c->paths.alt, &c->paths.cur.local, &peer, false);
+    c->paths.alt.dcid_idx = spare;
+    c->paths.alt_active = true;
+    c->paths.alt_hop = true;
     new_challenge(c, &c->paths.alt, now);
     return 0;
 }

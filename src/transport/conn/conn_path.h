@@ -16,6 +16,7 @@ typedef struct qk_conn_paths {
     qk_path cur; /* current path: validation, amplification budget (path.c) */
     qk_path alt; /* a path being probed, or the previous one after a change */
     bool alt_active;
+    bool alt_hop;              /* client: alt probes another port of the server (qk_conn_hop) */
     qk_addr dg_local, dg_peer; /* addresses of the datagram qk_conn_send just built */
     /* What the datagram being received says about paths. */
     struct {

@@ -177,6 +177,7 @@ void qk_conn_prefaddr_maybe_probe(qk_conn *c, qk_time now)
     qk_path_init(&c->paths.alt, &c->paths.cur.local, &c->pref.addr, false);
     c->paths.alt.dcid_idx = idx;
     c->paths.alt_active = true;
+    c->paths.alt_hop = false;
     uint8_t data[8];
     qk_conn_env_random(c, data, sizeof data);
     qk_path_start_validation(&c->paths.alt, data, qk_conn_pto_ns(c), now); /* §8.2.1 */
