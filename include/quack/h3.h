@@ -91,7 +91,10 @@ typedef struct qk_h3_callbacks {
      * to read and write on the QUIC stream (the response included); false:
      * the request goes on to on_headers like any other. With this callback
      * set, request streams are read frame by frame until their header
-     * section came. Servers advertise SETTINGS_ENABLE_CONNECT_PROTOCOL. */
+     * section came. Servers advertise SETTINGS_ENABLE_CONNECT_PROTOCOL; a
+     * server with this callback also advertises SETTINGS_H3_DATAGRAM = 1
+     * (RFC 9297 §2.1.1), so its connection must accept DATAGRAM frames
+     * (qk_config.max_datagram_frame_bytes > 0). */
     bool (*on_connect)(void *user, qk_h3 *h, uint64_t stream_id, const qk_h3_header *hdrs,
                        size_t n);
 } qk_h3_callbacks;

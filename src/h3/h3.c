@@ -95,6 +95,8 @@ struct qk_h3 {
     size_t nuni;
     h3_prio_pending pending[H3_PRIO_PENDING_MAX];
     size_t npending;
+    int64_t ctrl_sid;      /* our control stream */
+    bool settings_pending; /* server with on_connect: SETTINGS_H3_DATAGRAM still to add */
 };
 
 static h3_stream *find(qk_h3 *h, uint64_t sid)
@@ -530,6 +532,8 @@ qk_h3 *qk_h3_new_sized(qk_conn *c, bool server, const qk_h3_callbacks *cb, size_
     qk_stream_set_priority(c, ctrl, H3_CRITICAL_URGENCY, false);
     qk_stream_set_priority(c, qenc, H3_CRITICAL_URGENCY, false);
     qk_stream_set_priority(c, qdec, H3_CRITICAL_URGENCY, false);
+    h->ctrl_sid = (int64_t)ctrl;
+    h->settings_pending = server && h->cb.on_connect;
     if (nghttp3_conn_bind_control_stream(h->ng, (int64_t)ctrl) ||
         nghttp3_conn_bind_qpack_streams(h->ng, (int64_t)qenc, (int64_t)qdec)) {
         e = QK_ERR_NOMEM;
@@ -812,6 +816,68 @@ static void pull_reap_failed(qk_h3 *h)
     }
 }
 
+/* A QUIC varint (RFC 9000 §16) at *p of n bytes: its value, or false when cut. */
+static bool vint_get(const uint8_t *b, size_t n, size_t *p, uint64_t *v)
+{
+    if (*p >= n) return false;
+    size_t len = (size_t)1 << (b[*p] >> 6);
+    if (len > n - *p) return false;
+    *v = b[*p] & 0x3f;
+    for (size_t i = 1; i < len; i++) *v = (*v << 8) | b[*p + i];
+    *p += len;
+    return true;
+}
+
+/* v (< 2^14) as a QUIC varint of 1 or 2 bytes; the bytes written. */
+static size_t vint_put14(uint8_t *out, uint64_t v)
+{
+    if (v < 64) {
+        out[0] = (uint8_t)v;
+        return 1;
+    }
+    out[0] = (uint8_t)(0x40 | (v >> 8));
+    out[1] = (uint8_t)v;
+    return 2;
+}
+
+/* RFC 9297 §2.1.1: a server that takes CONNECT streams (on_connect: e.g.
+ * CONNECT-UDP, RFC 9298) advertises SETTINGS_H3_DATAGRAM = 1, which nghttp3
+ * 0.8 does not know. Its control stream starts with the stream type and our
+ * SETTINGS frame (RFC 9114 §6.2.1, §7.2.4); the first write of it goes out
+ * with the setting appended to that frame. Anything unexpected (a frame not
+ * whole in the first write, no room): the bytes go out unchanged. Returns
+ * true when it wrote them (*accepted: nghttp3's bytes consumed). */
+static bool settings_patch(qk_h3 *h, const nghttp3_vec *v, size_t n, size_t *accepted)
+{
+    uint8_t in[256], out[sizeof in + 8];
+    size_t len = 0, p = 0;
+    h->settings_pending = false;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].len > sizeof in - len) return false;
+        memcpy(in + len, v[i].base, v[i].len);
+        len += v[i].len;
+    }
+    uint64_t stype, ftype, flen;
+    if (!vint_get(in, len, &p, &stype) || stype != 0x00 || !vint_get(in, len, &p, &ftype) ||
+        ftype != 0x04 || !vint_get(in, len, &p, &flen) || flen > len - p || flen > 1000)
+        return false;
+    size_t o = vint_put14(out, 0x00);      /* control stream type */
+    o += vint_put14(out + o, 0x04);        /* SETTINGS */
+    o += vint_put14(out + o, flen + 2);    /* + 0x33 and 1: one byte each */
+    memcpy(out + o, in + p, (size_t)flen); /* nghttp3's settings */
+    o += (size_t)flen;
+    o += vint_put14(out + o, 0x33); /* SETTINGS_H3_DATAGRAM */
+    out[o++] = 0x01;
+    size_t rest = len - p - (size_t)flen; /* what followed the frame */
+    if (rest > sizeof out - o) return false;
+    memcpy(out + o, in + p + flen, rest);
+    o += rest;
+    if (qk_stream_send_room(h->c, (uint64_t)h->ctrl_sid) < (long)o) return false;
+    if (qk_stream_write(h->c, (uint64_t)h->ctrl_sid, out, o, false) != (long)o) return false;
+    *accepted = len;
+    return true;
+}
+
 int qk_h3_flush(qk_h3 *h)
 {
     if (h->dead) return QK_ERR_APPLICATION;
@@ -828,8 +894,11 @@ int qk_h3_flush(qk_h3 *h)
         if (n < 0) return fatal(h, (int)n);
         if (sid < 0) break;
         size_t acc;
-        bool blocked;
-        int r = write_vecs(h, sid, vec, (size_t)n, fin, &acc, &blocked);
+        bool blocked = false;
+        int r = sid == h->ctrl_sid && h->settings_pending && n > 0 &&
+                        settings_patch(h, vec, (size_t)n, &acc)
+                    ? 1
+                    : write_vecs(h, sid, vec, (size_t)n, fin, &acc, &blocked);
         if (r < 0) {
             /* Reset or stopped underneath: nghttp3 must stop offering it. */
             nghttp3_conn_shutdown_stream_write(h->ng, sid);

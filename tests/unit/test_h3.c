@@ -568,6 +568,92 @@ static void test_post_body(void **state)
 /* on_connect takes a CONNECT: the bytes left on the stream are exactly
  * DATA frames (RFC 9114 §7.2.1) carrying the whole upload, then the FIN, and
  * the request never reaches on_headers. */
+/* The server's control stream read raw by a client without HTTP/3: its
+ * SETTINGS frame is complete once true; *has_dgram: H3_DATAGRAM = 1 in it. */
+static bool settings_seen(const world *w, bool *has_dgram)
+{
+    const uint8_t *b = w->raw;
+    size_t n = w->raw_len, p = 0;
+    uint64_t v[3];
+    for (int k = 0; k < 3; k++) { /* stream type, frame type, length */
+        if (p >= n) return false;
+        size_t l = (size_t)1 << (b[p] >> 6);
+        if (p + l > n) return false;
+        v[k] = b[p] & 0x3f;
+        for (size_t i = 1; i < l; i++) v[k] = (v[k] << 8) | b[p + i];
+        p += l;
+    }
+    assert_int_equal(v[0], 0x00); /* control stream (RFC 9114 §6.2.1) */
+    assert_int_equal(v[1], 0x04); /* SETTINGS first (§6.2.1) */
+    if (p + v[2] > n) return false;
+    size_t end = p + (size_t)v[2];
+    *has_dgram = false;
+    while (p < end) { /* identifier/value pairs (§7.2.4) */
+        uint64_t kv[2];
+        for (int k = 0; k < 2; k++) {
+            size_t l = (size_t)1 << (b[p] >> 6);
+            assert_true(p + l <= end);
+            kv[k] = b[p] & 0x3f;
+            for (size_t i = 1; i < l; i++) kv[k] = (kv[k] << 8) | b[p + i];
+            p += l;
+        }
+        if (kv[0] == 0x33 && kv[1] == 1) *has_dgram = true;
+    }
+    return true;
+}
+
+static bool step_settings(qk_pair *p, void *ctx)
+{
+    world *w = ctx;
+    for (size_t i = 0; i < p->ncev; i++) {
+        qk_event *ev = &p->cev[i];
+        if ((ev->type != QK_EV_STREAM_READABLE && ev->type != QK_EV_STREAM_OPENED) ||
+            ev->stream_id != 3)
+            continue;
+        uint8_t buf[512];
+        bool fin;
+        long n = qk_stream_read(ev->conn, 3, buf, sizeof buf, &fin);
+        if (n <= 0) continue;
+        w->raw = realloc(w->raw, w->raw_len + (size_t)n);
+        memcpy(w->raw + w->raw_len, buf, (size_t)n);
+        w->raw_len += (size_t)n;
+    }
+    for (size_t i = 0; i < p->nsev; i++) {
+        qk_event *ev = &p->sev[i];
+        if (!w->sh && ev->type != QK_EV_CLOSED) {
+            int err;
+            w->sh = qk_h3_new(ev->conn, true, w->take ? &scb_take : &scb, w, &err);
+            assert_non_null(w->sh);
+        }
+        if (w->sh) assert_int_equal(qk_h3_on_event(w->sh, ev), 0);
+    }
+    p->ncev = p->nsev = 0;
+    if (w->sh) assert_true(qk_h3_flush(w->sh) >= 0);
+    qk_pair_flush(p);
+    bool dgram;
+    return settings_seen(w, &dgram);
+}
+
+/* RFC 9297 §2.1.1: a server whose on_connect takes CONNECT streams sends
+ * SETTINGS_H3_DATAGRAM = 1 (nghttp3 0.8 knows no such setting: h3.c adds
+ * it); one without on_connect does not. */
+static void test_settings_h3_datagram(void **state)
+{
+    (void)state;
+    for (int take = 0; take < 2; take++) {
+        world w;
+        world_init(&w, 0, 0);
+        w.take = take;
+        assert_int_equal(qk_pair_start(&w.p), 0);
+        assert_true(qk_pair_run_until(&w.p, step_settings, &w, w.p.now + 5 * QK_NS_PER_S));
+        bool dgram = false;
+        assert_true(settings_seen(&w, &dgram));
+        assert_int_equal(dgram, take);
+        free(w.raw);
+        world_free(&w);
+    }
+}
+
 static void test_connect_taken(void **state)
 {
     (void)state;
@@ -648,6 +734,7 @@ int main(void)
         cmocka_unit_test(test_goaway),
         cmocka_unit_test(test_server_reset),
         cmocka_unit_test(test_connect_taken),
+        cmocka_unit_test(test_settings_h3_datagram),
         cmocka_unit_test(test_pull),
         cmocka_unit_test(test_pull_tiny_windows),
         cmocka_unit_test(test_pull_reader_fails),
