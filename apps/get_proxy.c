@@ -20,13 +20,13 @@
 #define PROXY_SECRET_MIN_BYTES 16u
 #define PROXY_SECRET_MAX_BYTES 1024u
 #define PROXY_SESSION_ID       1u /* the one UDP session (tun_h3_udp_send's 4-byte id) */
-#define PROXY_DG_PREFIX_BYTES                                                                      \
-    9u                        /* Quarter Stream ID (at most 8) + Context ID 0 (RFC 9297 §2.1)     \
-                               */
-#define PROXY_URGENCY      3u /* RFC 9218 §4.1 default */
-#define PROXY_SEND_BATCH   16u
-#define PROXY_INNER_BYTES  1200u /* the inner datagrams (RFC 9000 §14's minimum) */
-#define PROXY_PMTU_WAIT_NS (3 * QK_NS_PER_S)
+/* An HTTP Datagram's prefix at most: Quarter Stream ID (a varint, up to 8
+ * bytes) and Context ID 0 (RFC 9297 §2.1, RFC 9298 §5). */
+#define PROXY_DG_PREFIX_BYTES 9u
+#define PROXY_URGENCY         3u /* RFC 9218 §4.1 default */
+#define PROXY_SEND_BATCH      16u
+#define PROXY_INNER_BYTES     1200u /* the inner datagrams (RFC 9000 §14's minimum) */
+#define PROXY_PMTU_WAIT_NS    (3 * QK_NS_PER_S)
 
 typedef struct proxy {
     const get_proxy_opts *o;
