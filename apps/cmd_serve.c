@@ -9,6 +9,7 @@
 #include "cli_options.h"
 #include "cli_stats.h"
 #include "h3_site.h"
+#include "serve_fleet.h"
 
 #include <quack/cert.h>
 #include <quack/driver.h>
@@ -155,7 +156,8 @@ static void serve_usage(FILE *f)
         "                         client that moves anyway, is still followed, with\n"
         "                         path validation (§9.3)\n"
         "  --ticket-lifetime SECS session ticket lifetime and ticket-key rotation\n"
-        "                         period (default 21600; at most 604800)\n" CLI_PREFERRED_HELP);
+        "                         period (default 21600; at most 604800)\n" CLI_PREFERRED_HELP
+            SERVE_FLEET_HELP);
 }
 
 #define serve_bad(...) cli_usage_error("serve", __VA_ARGS__)
@@ -170,6 +172,7 @@ typedef struct serve_opts {
     uint64_t send_budget_bytes; /* 0: 128 MB */
     unsigned threads_n;         /* --threads N, 0: 1 */
     cli_admission admission;
+    serve_fleet fleet; /* --lb-config --fleet-keys --fleet-early-data */
 } serve_opts;
 
 static int serve_parse(serve_opts *o, int argc, char **argv)
@@ -195,6 +198,9 @@ static int serve_parse(serve_opts *o, int argc, char **argv)
         int adm = cli_parse_admission(&o->admission, argc, argv, &i, "quack serve");
         if (adm < 0) return 2;
         if (adm) continue;
+        int fl = serve_fleet_opt(&o->fleet, argc, argv, &i);
+        if (fl == 2) return 2;
+        if (fl) continue;
         if (dst) {
             if (i + 1 >= argc) return serve_bad("%s needs a value", a);
             *dst = argv[++i];
@@ -235,7 +241,7 @@ static int serve_parse(serve_opts *o, int argc, char **argv)
 }
 
 /* Certificate: the given files, or a fresh self-signed one; prints the pin. */
-static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr *addr)
+static int serve_config(serve_opts *o, server *s, qk_config *cfg, qk_addr *addr)
 {
     if (h3_site_init(&s->site, "quack serve", o->root)) {
         if (errno == ENOTDIR)
@@ -279,6 +285,8 @@ static int serve_config(const serve_opts *o, server *s, qk_config *cfg, qk_addr 
         cfg->ticket_lifetime_ns = (qk_time)secs * QK_NS_PER_S;
     }
     if (cli_h3_apply("quack serve", &o->h3, cfg)) return 2;
+    int frc = serve_fleet_apply(&o->fleet, cfg);
+    if (frc) return frc;
     for (size_t i = 0; i < o->n_preferred; i++) /* RFC 9000 §9.6 */
         if (cli_parse_preferred(o->preferred[i], &cfg->preferred_addr_v4, &cfg->preferred_addr_v6))
             return serve_bad("--preferred-addr %s: want ADDR:PORT, at most one per address family",
@@ -363,6 +371,11 @@ static int serve_run(server *ss, unsigned threads, const qk_config *cfg, const q
     printf("listening on %s (ALPN h3), root %s", lbuf, ss[0].site.root_len ? ss[0].site.root : "/");
     if (threads > 1) printf(", %u threads", threads);
     printf("\n");
+    const char *why = NULL;
+    int steer = qk_workers_steering(w, &why);
+    if (steer != QK_WORKERS_STEER_NONE)
+        printf("steering: %s (%s)\n", steer == QK_WORKERS_STEER_KERNEL ? "kernel" : "user space",
+               why);
     fflush(stdout);
     rc = qk_workers_run(w);
     serve_report(ss, w);
@@ -383,9 +396,11 @@ int qk_cmd_serve(int argc, char **argv)
     char *cert_pem = NULL, *key_pem = NULL;
     rc = serve_config(&o, &ss[0], &cfg, &addr);
     if (!rc) rc = cli_load_cert("quack serve", o.cert, o.key, &cfg, &cert_pem, &key_pem) ? 1 : 0;
-    unsigned flags = o.h3.no_gso ? QK_UDP_NO_GSO : 0;
+    unsigned flags = (o.h3.no_gso ? QK_UDP_NO_GSO : 0) | (o.fleet.no_bpf ? QK_WORKERS_NO_BPF : 0);
     raise_nofile();
+    if (!rc && o.fleet.summary[0]) printf("fleet: %s\n", o.fleet.summary);
     if (!rc) rc = serve_run(ss, threads, &cfg, &addr, o.listen, flags);
+    serve_fleet_free(&o.fleet);
     for (unsigned i = 0; i < threads; i++) free(ss[i].h3s);
     free(ss);
     free(cert_pem);

@@ -205,6 +205,7 @@ static size_t connect_frame(tun_h3 *w, uint8_t *out, size_t cap)
     if (n + 2 * TUN_H3_FRAME_HDR_MAX > cap) return 0;
     size_t o = varint_put(out, H3_FRAME_HEADERS);
     o += varint_put(out + o, n);
+    if (o > cap || n > cap - o || n > sizeof fs) return 0; /* tells gcc -O3 the bound too */
     memcpy(out + o, fs, n);
     return o + n;
 }

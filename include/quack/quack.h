@@ -188,6 +188,34 @@ typedef struct qk_ticket_keys qk_ticket_keys;
  */
 qk_ticket_keys *qk_ticket_keys_new(qk_time rotation_ns, size_t max_entries, int *err);
 
+/** Shortest fleet secret qk_ticket_keys_new_from_secret() and
+ * qk_fleet_static_key() take, bytes. */
+#define QK_FLEET_SECRET_MIN_BYTES 32
+
+/**
+ * qk_ticket_keys_new() with the master key derived from a secret shared by a
+ * fleet of servers (HKDF-SHA256, RFC 5869, label "quack session-ticket
+ * master"): every server given the same secret (and a clock within the
+ * rotation period) seals and opens the same tickets, so a session issued by
+ * one resumes on another. The 0-RTT anti-replay store stays per object: a
+ * 0-RTT ClientHello replayed to another server is not caught there
+ * (docs/deploy.md; leave qk_config.early_data off across a fleet).
+ * Returns NULL with *err = QK_ERR_INVALID_ARG (secret NULL or shorter than
+ * QK_FLEET_SECRET_MIN_BYTES), QK_ERR_NOMEM or QK_ERR_TLS (since 1.1).
+ */
+qk_ticket_keys *qk_ticket_keys_new_from_secret(const uint8_t *secret, size_t secret_len,
+                                               qk_time rotation_ns, size_t max_entries, int *err);
+
+/**
+ * The qk_config.static_key (stateless-reset tokens, Retry and NEW_TOKEN
+ * address tokens; RFC 9000 §10.3.2, §8.1) derived from a fleet secret
+ * (HKDF-SHA256, label "quack static key"), so any server of the fleet
+ * accepts the tokens another issued and resets its connections.
+ * Returns 0, QK_ERR_INVALID_ARG (NULL, or secret shorter than
+ * QK_FLEET_SECRET_MIN_BYTES) or QK_ERR_TLS (since 1.1).
+ */
+int qk_fleet_static_key(const uint8_t *secret, size_t secret_len, uint8_t out[32]);
+
 /** Free ticket keys (NULL ok); no endpoint may still use them. */
 void qk_ticket_keys_del(qk_ticket_keys *k);
 
@@ -596,6 +624,18 @@ typedef struct qk_config {
      * the other controllers ignore it.
      * @default{0} */
     uint64_t cc_max_rate_bps;
+    /** Server: QUIC-LB routable connection IDs (quack/quiclb.h,
+     * draft-ietf-quic-load-balancers-21 §5): every connection ID we issue is
+     * qk_quiclb_encode_nonce() of this configuration's server ID with random
+     * nonce bytes, so a QUIC-LB load balancer sharing the configuration (and
+     * any server of the fleet) reads the server ID from a packet's DCID.
+     * cid_bytes must equal qk_quiclb_cid_bytes(). With cid_encode_server_id
+     * as well, the first nonce byte is cid_server_id (the worker index
+     * quack/workers.h steers by, qk_quiclb_decode() recovers it) and the
+     * rest stays random. Kept, not copied: it must outlive the endpoint.
+     * NULL = off (since 1.1).
+     * @default{NULL} */
+    const struct qk_quiclb *quiclb;
 } qk_config;
 
 /**

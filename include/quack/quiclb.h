@@ -151,6 +151,10 @@ void qk_quiclb_del(qk_quiclb *lb);
  * nonce_len. Never fails. */
 size_t qk_quiclb_cid_bytes(const qk_quiclb *lb);
 
+/** Nonce length of lb's CIDs (initialized, not NULL): nonce_len, what
+ * qk_quiclb_decode() writes into its nonce argument. Never fails (since 1.1). */
+size_t qk_quiclb_nonce_bytes(const qk_quiclb *lb);
+
 /**
  * Build the CID for server_id (server_id_len bytes; NULL = the configured
  * cfg.server_id) and nonce (nonce_len bytes) into out (§5.4). Deterministic:

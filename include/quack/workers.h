@@ -74,6 +74,29 @@ typedef struct qk_workers_stats {
 #define qk_workers_new(cfg, bind, udp_flags, n, app, out)                                          \
     qk_workers_new_ex((cfg), (bind), (udp_flags), (n), (app), NULL, (out))
 
+/** A udp_flags bit of qk_workers_new_ex: no kernel steering (the
+ * SO_ATTACH_REUSEPORT_EBPF program), user-space steering only (since 1.1). */
+#define QK_WORKERS_NO_BPF (1u << 31)
+
+/** How datagrams reach the worker their DCID names (qk_workers_steering). */
+enum {
+    QK_WORKERS_STEER_NONE = 0,   /**< one worker: nothing to steer */
+    QK_WORKERS_STEER_USER = 1,   /**< the receiving worker hands them over (a queue, a wake-up) */
+    QK_WORKERS_STEER_KERNEL = 2, /**< a SO_REUSEPORT BPF program delivers short-header datagrams
+                                      to the owner's socket; user space steers what it misses */
+};
+
+/**
+ * Which steering is in use (QK_WORKERS_STEER_*) and, in *why (may be NULL;
+ * a static string), the reason: "SO_ATTACH_REUSEPORT_EBPF" for the kernel,
+ * else why not (turned off by QK_WORKERS_NO_BPF, encrypted QUIC-LB CIDs the
+ * program cannot read, built without libbpf, or the kernel's refusal, e.g.
+ * without CAP_BPF). With n > 1 and a readable CID format, qk_workers_new
+ * loads the program (src/io/steer_kern.bpf) and attaches it to the listen
+ * and preferred-address groups. Never fails (since 1.1).
+ */
+int qk_workers_steering(const qk_workers *w, const char **why);
+
 /** Which socket qk_workers_new_ex could not open. */
 enum {
     QK_WORKERS_SOCKET_NONE = 0,     /**< none failed (or not an I/O error) */

@@ -126,7 +126,29 @@ static int tk_add(void *ptr, time_t exp, const gnutls_datum_t *key, const gnutls
     return rc;
 }
 
-qk_ticket_keys *qk_ticket_keys_new(qk_time rotation_ns, size_t max_entries, int *err)
+/* The 64-byte GnuTLS master key from a fleet secret: HKDF-SHA256
+ * (RFC 5869) extract with salt "quack fleet v1", expand with the label. */
+static int master_from_secret(const uint8_t *secret, size_t secret_len, gnutls_datum_t *out)
+{
+    static const char salt[] = "quack fleet v1", label[] = "quack session-ticket master";
+    uint8_t prk[32];
+    gnutls_datum_t ikm = {(unsigned char *)(uintptr_t)secret, (unsigned)secret_len};
+    gnutls_datum_t sd = {(unsigned char *)(uintptr_t)salt, sizeof salt - 1};
+    gnutls_datum_t info = {(unsigned char *)(uintptr_t)label, sizeof label - 1};
+    gnutls_datum_t key = {prk, sizeof prk};
+    out->size = 64; /* what gnutls_session_ticket_key_generate makes */
+    out->data = gnutls_malloc(out->size);
+    if (!out->data) return QK_ERR_NOMEM;
+    int rc = gnutls_hkdf_extract(GNUTLS_MAC_SHA256, &ikm, &sd, prk) < 0 ||
+                     gnutls_hkdf_expand(GNUTLS_MAC_SHA256, &key, &info, out->data, out->size) < 0
+                 ? QK_ERR_TLS
+                 : 0;
+    gnutls_memset(prk, 0, sizeof prk);
+    return rc;
+}
+
+static qk_ticket_keys *ticket_keys_new(const uint8_t *secret, size_t secret_len,
+                                       qk_time rotation_ns, size_t max_entries, int *err)
 {
     qk_ticket_keys *k = calloc(1, sizeof *k);
     int e = QK_ERR_NOMEM;
@@ -142,7 +164,12 @@ qk_ticket_keys *qk_ticket_keys_new(qk_time rotation_ns, size_t max_entries, int 
     uint64_t s = rotation_ns ? rotation_ns / QK_NS_PER_S : 6 * 3600;
     k->lifetime_s = s ? (s > 7 * 24 * 3600 ? 7 * 24 * 3600 : (unsigned)s) : 1; /* RFC 8446 §4.6.1 */
     e = QK_ERR_TLS;
-    if (gnutls_session_ticket_key_generate(&k->key) < 0) goto fail;
+    if (secret) {
+        if ((e = master_from_secret(secret, secret_len, &k->key))) goto fail;
+        e = QK_ERR_TLS;
+    } else if (gnutls_session_ticket_key_generate(&k->key) < 0) {
+        goto fail;
+    }
     if (gnutls_anti_replay_init(&k->ar) < 0) goto fail;
     gnutls_anti_replay_set_add_function(k->ar, tk_add);
     gnutls_anti_replay_set_ptr(k->ar, k);
@@ -152,6 +179,21 @@ fail:
     qk_ticket_keys_del(k);
     if (err) *err = e;
     return NULL;
+}
+
+qk_ticket_keys *qk_ticket_keys_new(qk_time rotation_ns, size_t max_entries, int *err)
+{
+    return ticket_keys_new(NULL, 0, rotation_ns, max_entries, err);
+}
+
+qk_ticket_keys *qk_ticket_keys_new_from_secret(const uint8_t *secret, size_t secret_len,
+                                               qk_time rotation_ns, size_t max_entries, int *err)
+{
+    if (!secret || secret_len < QK_FLEET_SECRET_MIN_BYTES) {
+        if (err) *err = QK_ERR_INVALID_ARG;
+        return NULL;
+    }
+    return ticket_keys_new(secret, secret_len, rotation_ns, max_entries, err);
 }
 
 void qk_ticket_keys_del(qk_ticket_keys *k)

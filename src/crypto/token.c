@@ -4,7 +4,10 @@
 
 #include <string.h>
 
+#include <nettle/hkdf.h>
 #include <nettle/hmac.h>
+
+#include <quack/quack.h>
 
 /* RFC 9001 §5.8 */
 static const uint8_t retry_key_v1[16] = {0xbe, 0x0c, 0x69, 0x0b, 0x9f, 0x66, 0x57, 0x5a,
@@ -63,6 +66,26 @@ int qk_reset_token(const uint8_t *static_key, size_t key_len, const uint8_t *cid
     hmac_sha256_update(&ctx, cid_len, cid);
     hmac_sha256_digest(&ctx, QK_RESET_TOKEN_BYTES, token);
     qk_crypto_wipe(&ctx, sizeof ctx);
+    return 0;
+}
+
+int qk_fleet_static_key(const uint8_t *secret, size_t secret_len, uint8_t out[32])
+{
+    static const char salt[] = "quack fleet v1", label[] = "quack static key";
+    if (!secret || secret_len < QK_FLEET_SECRET_MIN_BYTES || !out) return QK_ERR_INVALID_ARG;
+    /* RFC 5869 §2.2, §2.3: HKDF-SHA256 extract, then expand with the label. */
+    struct hmac_sha256_ctx ctx;
+    uint8_t prk[SHA256_DIGEST_SIZE];
+    hmac_sha256_set_key(&ctx, sizeof salt - 1, (const uint8_t *)salt);
+    hkdf_extract(&ctx, (nettle_hash_update_func *)hmac_sha256_update,
+                 (nettle_hash_digest_func *)hmac_sha256_digest, SHA256_DIGEST_SIZE, secret_len,
+                 secret, prk);
+    hmac_sha256_set_key(&ctx, sizeof prk, prk);
+    hkdf_expand(&ctx, (nettle_hash_update_func *)hmac_sha256_update,
+                (nettle_hash_digest_func *)hmac_sha256_digest, SHA256_DIGEST_SIZE, sizeof label - 1,
+                (const uint8_t *)label, 32, out);
+    qk_crypto_wipe(&ctx, sizeof ctx);
+    qk_crypto_wipe(prk, sizeof prk);
     return 0;
 }
 

@@ -12,7 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <quack/quiclb.h>
+
 #include "base/abi.h"
+#include "io/workers_bpf.h"
 #include "transport/endpoint/endpoint.h"
 #include "transport/streams/strbuf.h"
 
@@ -49,10 +52,37 @@ struct qk_workers {
     qk_workers_app app;
     qk_ticket_keys *own_tk;
     qk_addr local;
+    uint8_t server_id[QK_QUICLB_MAX_SERVER_ID_BYTES]; /* ours, with cfg->quiclb */
+    qk_steer_bpf *bpf[3]; /* kernel steering of the listen and preferred groups */
+    int steering;         /* QK_WORKERS_STEER_* */
+    const char *steer_why;
     qk_addr pref_local[2];  /* where worker 0's preferred-address sockets are bound */
     unsigned failed_socket; /* QK_WORKERS_SOCKET_* of the bind that failed */
     worker ws[QK_WORKERS_MAX];
 };
+
+/* The worker index in a QUIC-LB CID (the first nonce byte, conn/cid.c) of
+ * d's DCID, or -1: not ours (another server's ID: the endpoint answers with
+ * a stateless reset), too short, or another configuration
+ * (draft-ietf-quic-load-balancers-21 §5.5). */
+static int quiclb_worker(const worker *me, const qk_datagram *d, bool *sh)
+{
+    const uint8_t *p = d->data;
+    size_t n = me->cfg.cid_bytes, off;
+    if (d->len < 1) return -1;
+    *sh = !(p[0] & 0x80); /* RFC 9000 §17.2: header form bit */
+    if (*sh) {
+        off = 1; /* RFC 9000 §17.3.1: the DCID follows the first byte */
+    } else {
+        if (d->len < 6 || p[5] != n) return -1; /* RFC 9000 §17.2: version, DCID length */
+        off = 6;
+    }
+    if (d->len < off + n) return -1;
+    uint8_t sid[QK_QUICLB_MAX_SERVER_ID_BYTES], nonce[QK_QUICLB_MAX_NONCE_BYTES];
+    int sid_len = qk_quiclb_decode(me->cfg.quiclb, p + off, n, sid, nonce);
+    if (sid_len < 0 || memcmp(sid, me->w->server_id, (size_t)sid_len)) return -1;
+    return nonce[0];
+}
 
 /* In the receiving worker's thread: hand d to the worker its DCID names. */
 static bool steer(void *ctx, const qk_datagram *d, qk_time now)
@@ -62,7 +92,8 @@ static bool steer(void *ctx, const qk_datagram *d, qk_time now)
     qk_workers *w = me->w;
     me->stats.rx_datagrams++;
     bool sh = false;
-    int id = qk_cid_server_id(d->data, d->len, me->cfg.cid_bytes, &sh);
+    int id = me->cfg.quiclb ? quiclb_worker(me, d, &sh)
+                            : qk_cid_server_id(d->data, d->len, me->cfg.cid_bytes, &sh);
     if (id < 0 || (unsigned)id == me->idx || (unsigned)id >= w->n) return false;
     worker *to = &w->ws[id];
     steer_item *it = malloc(sizeof *it + d->len);
@@ -195,6 +226,68 @@ static int share_secrets(qk_workers *w, qk_config *cfg)
     return 0;
 }
 
+/* Where our DCIDs carry the worker index, for the kernel program: false
+ * when it cannot read it (encrypted QUIC-LB CIDs). */
+static bool steer_where(const qk_workers *w, const qk_config *cfg, qk_steer_where *out)
+{
+    *out = (qk_steer_where){.n_workers = w->n, .idx_off = 1, .first_mask = 0xff};
+    if (!cfg->quiclb) { /* conn/cid.c: length self-description, then the index */
+        out->first_val = (uint8_t)((cfg->cid_bytes - 1) & 0x1f);
+        return true;
+    }
+    /* draft-ietf-quic-load-balancers-21 §5.2: plaintext when a known nonce
+     * and the server ID come out in clear. */
+    size_t nl = qk_quiclb_nonce_bytes(cfg->quiclb), sl = cfg->cid_bytes - 1 - nl;
+    uint8_t nonce[QK_QUICLB_MAX_NONCE_BYTES] = {0}, a[QK_QUICLB_MAX_CID_BYTES];
+    uint8_t b[QK_QUICLB_MAX_CID_BYTES];
+    if (qk_quiclb_encode_nonce(cfg->quiclb, NULL, nonce, 0x00, a, sizeof a) < 0 ||
+        qk_quiclb_encode_nonce(cfg->quiclb, NULL, nonce, 0x1f, b, sizeof b) < 0 ||
+        memcmp(a + 1, w->server_id, sl) || memcmp(a + 1 + sl, nonce, nl))
+        return false;
+    out->idx_off = (uint32_t)(1 + sl);            /* the first nonce byte (conn/cid.c) */
+    out->first_mask = a[0] == b[0] ? 0xff : 0xe0; /* §3.3: length, or random bits */
+    out->first_val = a[0] & out->first_mask;
+    return true;
+}
+
+/* SO_ATTACH_REUSEPORT_EBPF on the listen group and each preferred one; on
+ * any failure the user-space steering alone (and the reason kept). */
+static void attach_bpf(qk_workers *w, const qk_config *cfg, bool off)
+{
+    qk_steer_where where;
+    w->steering = w->n > 1 ? QK_WORKERS_STEER_USER : QK_WORKERS_STEER_NONE;
+    if (w->n < 2) return;
+    if (off) {
+        w->steer_why = "kernel steering turned off";
+        return;
+    }
+    if (!steer_where(w, cfg, &where)) {
+        w->steer_why = "encrypted QUIC-LB CIDs cannot be read by the kernel program";
+        return;
+    }
+    for (unsigned g = 0; g < 3; g++) {
+        int fds[QK_WORKERS_MAX];
+        for (unsigned i = 0; i < w->n; i++) {
+            qk_udp *u = g == 0 ? w->ws[i].udp : w->ws[i].pref[g - 1];
+            fds[i] = u ? qk_udp_fd(u) : -1;
+        }
+        if (fds[0] < 0) continue;
+        if (qk_steer_bpf_attach(fds, w->n, &where, &w->bpf[g], &w->steer_why)) {
+            for (unsigned k = 0; k < g; k++) qk_steer_bpf_free(w->bpf[k]);
+            memset(w->bpf, 0, sizeof w->bpf);
+            return;
+        }
+    }
+    w->steering = QK_WORKERS_STEER_KERNEL;
+    w->steer_why = "SO_ATTACH_REUSEPORT_EBPF";
+}
+
+int qk_workers_steering(const qk_workers *w, const char **why)
+{
+    if (why) *why = w->steer_why ? w->steer_why : "one worker";
+    return w->steering;
+}
+
 int qk_workers_new_ex_sized(const qk_config *cfg, size_t cfg_bytes, const qk_addr *bind,
                             unsigned udp_flags, unsigned n, const qk_workers_app *app,
                             size_t app_bytes, unsigned *failed_socket, qk_workers **out)
@@ -206,6 +299,8 @@ int qk_workers_new_ex_sized(const qk_config *cfg, size_t cfg_bytes, const qk_add
     qk_workers_app a = {0};
     if (app && qk_abi_copy_in(&a, sizeof a, app, app_bytes, WORKERS_APP_V1_BYTES))
         return QK_ERR_INVALID_ARG;
+    bool no_bpf = udp_flags & QK_WORKERS_NO_BPF;
+    udp_flags &= ~(unsigned)QK_WORKERS_NO_BPF;
     qk_workers *w = calloc(1, sizeof *w);
     if (!w) return QK_ERR_NOMEM;
     w->n = n;
@@ -213,6 +308,13 @@ int qk_workers_new_ex_sized(const qk_config *cfg, size_t cfg_bytes, const qk_add
     qk_config shared;
     qk_config_import(&shared, cfg, cfg_bytes);
     int rc = share_secrets(w, &shared);
+    if (!rc && shared.quiclb) { /* our server ID: what our CIDs decode to */
+        uint8_t cid[QK_QUICLB_MAX_CID_BYTES], nonce[QK_QUICLB_MAX_NONCE_BYTES];
+        int len =
+            qk_quiclb_encode(shared.quiclb, NULL, shared.rng, shared.rng_ctx, cid, sizeof cid);
+        if (len < 0 || qk_quiclb_decode(shared.quiclb, cid, (size_t)len, w->server_id, nonce) < 0)
+            rc = QK_ERR_CONFIG;
+    }
     for (unsigned i = 0; i < n && !rc; i++) {
         w->ws[i].w = w;
         w->ws[i].idx = i;
@@ -223,6 +325,7 @@ int qk_workers_new_ex_sized(const qk_config *cfg, size_t cfg_bytes, const qk_add
         qk_workers_del(w);
         return rc;
     }
+    attach_bpf(w, &shared, no_bpf);
     *out = w;
     return 0;
 }
@@ -346,6 +449,7 @@ void qk_workers_del(qk_workers *w)
         k->app = NULL;
         worker_free(k);
     }
+    for (unsigned g = 0; g < 3; g++) qk_steer_bpf_free(w->bpf[g]);
     qk_ticket_keys_del(w->own_tk);
     free(w);
 }

@@ -8,8 +8,9 @@
 #  1. 1,000 concurrent connections (bench_conns, 100 client ports) all
 #     complete their handshakes and both workers took some (per-worker counts
 #     from --stats are logged);
-#  2. downloads whose client changes its address mid-transfer are byte-exact
-#     (SHA-256): quack get --migrate-every (a new local port every 0.1 s,
+#  2. (with --no-bpf: the user-space steering) downloads whose client
+#     changes its address mid-transfer are byte-exact
+#     (SHA-256): quack get --migrate-every (a new local port every 20 ms,
 #     probed with PATH_CHALLENGE, RFC 9000 §9) and, when installed, ngtcp2's
 #     gtlsclient --change-local-addr (one attempt each); the server's
 #     steered_short counter (1-RTT datagrams handed to their DCID's worker)
@@ -79,14 +80,14 @@ c "both workers took connections (sum >= 1000)" \
     "[ \"\${w0:-0}\" -gt 0 ] && [ \"\${w1:-0}\" -gt 0 ] && [ \$((w0 + w1)) -ge 1000 ]"
 
 # ---- 2. migration mid-download --------------------------------------------
-start_server mig
+start_server mig --no-bpf # the user-space path (kernel steering: tests/cli/fleet_threads.sh)
 for i in 1 2 3; do
     rm -rf "$tmp/get" && mkdir -p "$tmp/get"
-    timeout 120 "$q" get --quiet --migrate-every 0.1 --pin "$pin" --output "$tmp/get" \
+    timeout 120 "$q" get --quiet --migrate-every 0.02 --pin "$pin" --output "$tmp/get" \
         "https://$addr/big.bin" 2>"$tmp/mig$i.err"
     m=$(sed -n 's/^migrations: \([0-9]*\).*/\1/p' "$tmp/mig$i.err")
     echo "# quack get $i: ${m:-0} migrations"
-    c "quack get $i, migrating every 0.1 s: byte-exact after ${m:-0} address changes" \
+    c "quack get $i, migrating every 20 ms: byte-exact after ${m:-0} address changes" \
         "[ \"\$(sha \"$tmp/get/big.bin\")\" = $want ] && [ \"\${m:-0}\" -ge 2 ]"
 done
 if command -v gtlsclient >/dev/null; then

@@ -7,6 +7,8 @@
 
 #include <string.h>
 
+#include <quack/quiclb.h>
+
 #include "crypto/token.h"
 
 /* How many of our CIDs the peer may hold at once: its active_connection_id_limit
@@ -226,8 +228,28 @@ bool qk_cid_is_stateless_reset(const qk_conn *c, const uint8_t *dgram, size_t le
  * clear, the rest stays random (the nonce). */
 #define QK_LB_MIN_CID_BYTES 4u
 
+/* draft-ietf-quic-load-balancers-21 §5.4: the server ID and a nonce, in
+ * clear or encrypted; the random bytes already in cid are the nonce (§5.4:
+ * a random nonce), the first of them the worker index when asked. */
+static void encode_quiclb(const qk_config *cfg, qk_cid *cid)
+{
+    size_t n = qk_quiclb_cid_bytes(cfg->quiclb);
+    if (cid->len != n) return; /* qk_config_check refuses this */
+    uint8_t nonce[QK_QUICLB_MAX_CID_BYTES];
+    size_t nonce_len = qk_quiclb_nonce_bytes(cfg->quiclb);
+    memcpy(nonce, cid->b + n - nonce_len, nonce_len);
+    if (cfg->cid_encode_server_id) nonce[0] = cfg->cid_server_id;
+    uint8_t out[QK_QUICLB_MAX_CID_BYTES];
+    if (qk_quiclb_encode_nonce(cfg->quiclb, NULL, nonce, cid->b[0], out, sizeof out) == (int)n)
+        memcpy(cid->b, out, n);
+}
+
 void qk_cid_encode_server_id(const qk_config *cfg, qk_cid *cid)
 {
+    if (cfg->quiclb) {
+        encode_quiclb(cfg, cid);
+        return;
+    }
     if (!cfg->cid_encode_server_id || cid->len < QK_LB_MIN_CID_BYTES) return;
     cid->b[0] = (uint8_t)((cid->len - 1) & 0x1f);
     cid->b[1] = cfg->cid_server_id;

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <quack/quiclb.h>
+
 #include "base/abi.h"
 #include "transport/endpoint/sched.h"
 #include "transport/endpoint/stateless.h"
@@ -42,7 +44,7 @@ struct qk_endpoint {
  * first release's ends with cc_max_rate_bps, and a field added later must
  * move the assertion to it (no tail padding: a new field grows the size). */
 #define CONFIG_V1_BYTES QK_ABI_END(qk_config, cc_max_rate_bps)
-QK_ABI_LAST_FIELD(qk_config, cc_max_rate_bps);
+QK_ABI_LAST_FIELD(qk_config, quiclb);
 /* qk_connect_opts likewise (1.0 ends with session_len). */
 #define CONNECT_OPTS_V1_BYTES QK_ABI_END(qk_connect_opts, session_len)
 QK_ABI_LAST_FIELD(qk_connect_opts, session_len);
@@ -96,6 +98,9 @@ static int check_config(const qk_config *cfg, char *why, size_t why_len)
         msg = "cid_bytes must be 1..20 (RFC 9000 §17.2)";
     else if (cfg->cid_encode_server_id && cfg->cid_bytes < 4)
         msg = "cid_encode_server_id needs cid_bytes >= 4 (first octet, server ID, nonce)";
+    else if (cfg->quiclb && cfg->cid_bytes != qk_quiclb_cid_bytes(cfg->quiclb))
+        msg = "quiclb: cid_bytes must be the QUIC-LB CID length, 1 + server_id_len + nonce_len "
+              "(qk_quiclb_cid_bytes)";
     else if (cfg->min_datagram_bytes &&
              (cfg->min_datagram_bytes < 32 || cfg->min_datagram_bytes > 1200))
         msg = "min_datagram_bytes must be 0 (RFC 9000 §14: 1200) or 32..1200 (DNS carrier)";

@@ -134,6 +134,11 @@ void qk_quiclb_del(qk_quiclb *lb)
     free(lb);
 }
 
+size_t qk_quiclb_nonce_bytes(const qk_quiclb *lb)
+{
+    return lb->cfg.nonce_len;
+}
+
 size_t qk_quiclb_cid_bytes(const qk_quiclb *lb)
 {
     return 1u + lb->cfg.server_id_len + lb->cfg.nonce_len;
