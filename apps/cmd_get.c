@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "cli_options.h"
 #include "cli_stats.h"
+#include "get_proxy.h"
 
 #include <quack/cert.h>
 #include <quack/sim.h>
@@ -66,8 +67,9 @@ typedef struct getter {
     qk_udp *udp;              /* the current socket */
     unsigned udp_flags;
     qk_addr peer;
-    unsigned migrations;       /* moves qk_conn_migrate agreed to (each probed) */
-    unsigned migrate_deferred; /* ticks refused for now (probe out, no spare CID) */
+    unsigned migrations;         /* moves qk_conn_migrate agreed to (each probed) */
+    unsigned migrate_deferred;   /* ticks refused for now (probe out, no spare CID) */
+    const get_proxy_opts *proxy; /* --proxy: through a quack tunnel server */
 } getter;
 
 /* --ecn: one line on how ECN went (RFC 9000 §13.4.2), even with --quiet. */
@@ -592,7 +594,9 @@ static void get_usage(FILE *f)
                "  --offer-version V  offer version V first (e.g. 0x1a2a3a4a, unknown to\n"
                "                 the server); on its Version Negotiation, start again\n"
                "                 with --quic-version (RFC 9000 §6.2)\n"
-               "\n"
+               "\n");
+    get_proxy_usage(f);
+    fprintf(f, "\n"
                "Progress goes to stderr once per second after 1 MiB arrived. Exit status:\n"
                "0 when every URL answered 2xx with a complete body, 1 when any failed,\n"
                "2 for bad usage.\n");
@@ -609,6 +613,7 @@ typedef struct get_opts {
     bool no_preferred;                              /* --no-preferred-addr (RFC 9000 §9.6) */
     qk_time handshake_timeout_ns;                   /* 0: the library default (10 s) */
     uint64_t max_data_bytes, max_stream_data_bytes; /* 0: defaults, auto-tuned */
+    get_proxy_opts proxy;                           /* --proxy and its options */
 } get_opts;
 
 /* --urgency N[,i] / --priority VALUE at argv[*i]: -1 when a is neither,
@@ -702,7 +707,8 @@ static int get_parse(getter *g, get_opts *o, int argc, char **argv)
                 return get_bad("%s %s: want a time, e.g. 10s or 500ms", a, i < argc ? argv[i] : "");
         } else if ((flag = cli_h3_flag("get", &o->h3, a))) {
             if (flag == 2) return 2;
-        } else if ((pr = get_prio_opt(o, argc, argv, &i)) >= 0) {
+        } else if ((pr = get_prio_opt(o, argc, argv, &i)) >= 0 ||
+                   (pr = get_proxy_opt(&o->proxy, argc, argv, &i)) >= 0) {
             if (pr) return pr;
         } else if (a[0] == '-') {
             return get_bad("unknown option %s", a);
@@ -728,6 +734,10 @@ static int get_parse(getter *g, get_opts *o, int argc, char **argv)
     if (g->n == 0) return get_bad("%s", "no URL given");
     if (o->discard && o->out) return get_bad("%s", "--output and --discard exclude each other");
     if (o->pin && o->insecure) return get_bad("%s", "--pin and --insecure exclude each other");
+    if (o->proxy.url && (g->migrate_s > 0 || g->stall_s > 0))
+        return get_bad("%s", "--proxy does not combine with --migrate-every or --stall");
+    if (!o->proxy.url && (o->proxy.secret_file || o->proxy.pin || o->proxy.insecure))
+        return get_bad("%s", "--proxy-secret-file, --proxy-pin and --proxy-insecure need --proxy");
     return 0;
 }
 
@@ -816,6 +826,49 @@ static int get_connect(getter *g, const qk_addr *peer)
     return rc;
 }
 
+/* The loop ended: URLs not done failed (or were meant to stall). */
+static void get_finish(getter *g, bool stalled)
+{
+    for (size_t i = 0; i < g->n; i++) {
+        g->u[i].started = true;
+        g->stall_over = stalled;
+        url_finish(g, &g->u[i], false,
+                   g->closed ? "connection closed before the response" : "not completed");
+    }
+    qk_h3_del(g->h3);
+    g->h3 = NULL;
+}
+
+static void proxy_finish(void *ctx)
+{
+    get_finish(ctx, false);
+}
+
+/* --proxy: the inner endpoint is up; connect to the URL's server. */
+static int proxy_start(void *ctx, qk_endpoint *ep, qk_time now)
+{
+    getter *g = ctx;
+    g->ep = ep;
+    g->t_start = g->t_last = now;
+    return get_connect(g, &g->peer);
+}
+
+static int get_run_proxy(getter *g, const qk_config *cfg, const qk_addr *peer)
+{
+    get_proxy_inner in = {.cfg = *cfg,
+                          .target = *peer,
+                          .start = proxy_start,
+                          .app = get_app,
+                          .finish = proxy_finish,
+                          .ctx = g};
+    g->peer = *peer;
+    g->t_start = g->t_last = qk_io_now();
+    int rc = get_proxy_run(g->proxy, &in, &g->loop);
+    g->ep = NULL;
+    if (rc == 2) return 2; /* bad usage of the --proxy options */
+    return rc || g->failed || g->nfailed ? 1 : 0;
+}
+
 static int get_run(getter *g, const qk_config *cfg, const qk_addr *peer, unsigned udp_flags)
 {
     qk_addr bind = {0};
@@ -868,14 +921,7 @@ static int get_run(getter *g, const qk_config *cfg, const qk_addr *peer, unsigne
         if (qk_io_loop_stop_signal(g->loop)) gfail(g, "%s", "interrupted");
         qk_io_loop_del(g->loop);
     }
-    for (size_t i = 0; i < g->n; i++) {
-        g->u[i].started = true;
-        g->stall_over = stalled;
-        url_finish(g, &g->u[i], false,
-                   g->closed ? "connection closed before the response" : "not completed");
-    }
-    qk_h3_del(g->h3);
-    g->h3 = NULL;
+    get_finish(g, stalled);
     if (drv_ok) qk_io_ep_driver_del(drv);
     qk_endpoint_del(g->ep);
     qk_udp_close(g->udp);
@@ -898,7 +944,11 @@ int qk_cmd_get(int argc, char **argv)
     qk_addr peer;
     rc = get_config(&g, &o, &cfg, &peer);
     g.ecn = o.h3.ecn;
-    if (!rc) rc = get_run(&g, &cfg, &peer, (o.h3.no_gso ? QK_UDP_NO_GSO : 0) | QK_UDP_RECVERR);
+    g.proxy = o.proxy.url ? &o.proxy : NULL;
+    if (!rc && g.proxy)
+        rc = get_run_proxy(&g, &cfg, &peer);
+    else if (!rc)
+        rc = get_run(&g, &cfg, &peer, (o.h3.no_gso ? QK_UDP_NO_GSO : 0) | QK_UDP_RECVERR);
     if (!rc && !o.quiet)
         fprintf(stderr, "%zu URLs, %llu bytes\n", g.n, (unsigned long long)g.total);
     free(g.u);

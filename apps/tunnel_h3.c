@@ -58,6 +58,7 @@ typedef struct udp_map {
     uint32_t usid;
     uint64_t sid;
     qk_time used_ns; /* last datagram either way */
+    bool answered;   /* client: the response's status was read */
 } udp_map;
 
 struct tun_h3 {
@@ -572,7 +573,7 @@ static udp_map *um_add(tun_h3 *w, uint32_t usid, uint64_t sid)
         w->um = a;
         w->cap_um = cap;
     }
-    w->um[w->n_um] = (udp_map){usid, sid, qk_io_now()};
+    w->um[w->n_um] = (udp_map){usid, sid, qk_io_now(), false};
     return &w->um[w->n_um++];
 }
 
@@ -835,10 +836,37 @@ void tun_h3_udp_sweep(tun_h3 *w, qk_time now_ns, qk_time idle_ns)
 
 /* A CONNECT-UDP stream (or one whose session ended): its bytes (capsules)
  * are read and dropped; at its FIN the server ends its side and forgets it. */
+/* Client: the final response to a CONNECT-UDP (its first HEADERS frame);
+ * anything but 2xx refused the session (RFC 9298 §3.3), said through
+ * cfg.refused. False: the frame is not all here yet (nothing read). */
+static bool udp_response(tun_h3 *w, uint64_t sid)
+{
+    udp_map *m = um_find(w, true, sid);
+    if (!m || m->answered) return true;
+    const uint8_t *p;
+    bool fin = false;
+    long n = qk_stream_peek(w->c, sid, &p, &fin);
+    if (n <= 0 && !fin) return false;
+    size_t tl = n > 0 ? varint_len(p[0]) : 1, ll = (size_t)n > tl ? varint_len(p[tl]) : 1;
+    uint64_t len = (size_t)n >= tl + ll ? varint_get(p + tl) : UINT64_MAX;
+    if (!fin && (len == UINT64_MAX || len > (uint64_t)n - tl - ll)) return false;
+    unsigned status = 0; /* cut short or not HEADERS (RFC 9114 §4.1): unreadable */
+    if (len <= (uint64_t)n - tl - ll && varint_get(p) == H3_FRAME_HEADERS)
+        status = response_status(p + tl + ll, (size_t)len);
+    if (status >= 100 && status < 200) return true; /* interim; the final one follows */
+    m->answered = true;
+    if ((status < 200 || status > 299) && !w->refused && w->cfg.refused) {
+        w->refused = true;
+        w->cfg.refused(w->cfg.ctx, w, status);
+    }
+    return true;
+}
+
 static void udp_stream_event(tun_h3 *w, uint64_t sid)
 {
     uint8_t buf[512];
     bool fin = false;
+    if (!w->cfg.server && !udp_response(w, sid)) return;
     while (qk_stream_read(w->c, sid, buf, sizeof buf, &fin) > 0 && !fin) {
     }
     if (!fin || !w->cfg.server) return;

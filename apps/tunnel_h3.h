@@ -27,7 +27,7 @@ typedef struct tun_h3_config {
     const uint8_t *secret; /* NULL/0: no proof sent (client) or asked (server) */
     size_t secret_len;
     h3_site *site; /* server: answers strangers (and CONNECTs without the proof) */
-    /* Client: the server answered a CONNECT with a status other than 2xx
+    /* Client: the server answered a CONNECT (or CONNECT-UDP) with a status other than 2xx
      * (status 0: unreadable): the proof was refused. */
     void (*refused)(void *ctx, tun_h3 *w, unsigned status);
     void *ctx;
