@@ -233,6 +233,10 @@ bool qk_cid_is_stateless_reset(const qk_conn *c, const uint8_t *dgram, size_t le
  * a random nonce), the first of them the worker index when asked. */
 static void encode_quiclb(const qk_config *cfg, qk_cid *cid)
 {
+#ifdef QK_NO_QUICLB /* the transport-only library: qk_config_check refuses quiclb */
+    (void)cfg;
+    (void)cid;
+#else
     size_t n = qk_quiclb_cid_bytes(cfg->quiclb);
     if (cid->len != n) return; /* qk_config_check refuses this */
     uint8_t nonce[QK_QUICLB_MAX_CID_BYTES];
@@ -242,6 +246,7 @@ static void encode_quiclb(const qk_config *cfg, qk_cid *cid)
     uint8_t out[QK_QUICLB_MAX_CID_BYTES];
     if (qk_quiclb_encode_nonce(cfg->quiclb, NULL, nonce, cid->b[0], out, sizeof out) == (int)n)
         memcpy(cid->b, out, n);
+#endif
 }
 
 void qk_cid_encode_server_id(const qk_config *cfg, qk_cid *cid)

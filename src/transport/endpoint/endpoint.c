@@ -98,9 +98,15 @@ static int check_config(const qk_config *cfg, char *why, size_t why_len)
         msg = "cid_bytes must be 1..20 (RFC 9000 §17.2)";
     else if (cfg->cid_encode_server_id && cfg->cid_bytes < 4)
         msg = "cid_encode_server_id needs cid_bytes >= 4 (first octet, server ID, nonce)";
+#ifdef QK_NO_QUICLB
+    else if (cfg->quiclb)
+        msg = "quiclb: QUIC-LB connection IDs are not in the transport-only library (libquack has "
+              "them)";
+#else
     else if (cfg->quiclb && cfg->cid_bytes != qk_quiclb_cid_bytes(cfg->quiclb))
         msg = "quiclb: cid_bytes must be the QUIC-LB CID length, 1 + server_id_len + nonce_len "
               "(qk_quiclb_cid_bytes)";
+#endif
     else if (cfg->min_datagram_bytes &&
              (cfg->min_datagram_bytes < 32 || cfg->min_datagram_bytes > 1200))
         msg = "min_datagram_bytes must be 0 (RFC 9000 §14: 1200) or 32..1200 (DNS carrier)";
