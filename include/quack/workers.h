@@ -92,7 +92,7 @@ enum {
  * else why not (turned off by QK_WORKERS_NO_BPF, encrypted QUIC-LB CIDs the
  * program cannot read, built without libbpf, or the kernel's refusal, e.g.
  * without CAP_BPF). With n > 1 and a readable CID format, qk_workers_new
- * loads the program (src/io/steer_kern.bpf) and attaches it to the listen
+ * loads its SK_REUSEPORT program (docs/io.md) and attaches it to the listen
  * and preferred-address groups. Never fails (since 1.1).
  */
 int qk_workers_steering(const qk_workers *w, const char **why);

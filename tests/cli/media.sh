@@ -59,7 +59,7 @@ check "client without --pin/--insecure: exit 2 naming it" "[ $rc = 2 ] && grep -
 rc=0
 "$quack" media client --connect 127.0.0.1:1 --insecure --bypass sometimes 2>"$tmp/err" || rc=$?
 check "bad --bypass: exit 2 naming it" "[ $rc = 2 ] && grep -q -- --bypass '$tmp/err'"
-"$quack" media --help | grep -q CLOCK_MONOTONIC && ok "--help explains the clock" || no "--help"
+"$quack" media --help | grep CLOCK_MONOTONIC >/dev/null && ok "--help explains the clock" || no "--help"
 
 [ "$fails" = 0 ] || { echo "$fails check(s) failed"; exit 1; }
 echo "media: all checks passed"

@@ -23,7 +23,7 @@ want=$(sha256sum <"$tmp/root/big.bin" | cut -d' ' -f1)
 pick_ports PORT_OFF PORT_ON
 
 check "serve --help lists --disable-active-migration" \
-    "'$q' serve --help | grep -q -- '--disable-active-migration'"
+    "'$q' serve --help | grep -- '--disable-active-migration' >/dev/null"
 
 # start_serve NAME PORT [OPTION...]: quack serve on 127.0.0.1:PORT, up (its
 # socket open and its pin printed) when this returns.

@@ -162,7 +162,7 @@ EOF2
         no "tunnel for the pin check did not come up"
     fi
     # Through a TCP delay line: 10 ms each way at 100 Mbit/s.
-    if "$q" netem --help 2>&1 | grep -q -- --tcp &&
+    if "$q" netem --help 2>&1 | grep -- --tcp >/dev/null &&
         start_pair "$echo_port" "$tcp2_port" --delay 10ms --rate 100mbit; then
         r=$($peer roundtrip "$tcp2_port" 4000000)
         check "4 MB echo through a 20 ms RTT TCP delay line ($r)" "[ '${r%% *}' = ok ]"
