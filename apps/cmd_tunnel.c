@@ -17,7 +17,6 @@
 #include <quack/sim.h>
 #include <quack/tunnel.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
@@ -205,18 +204,8 @@ static void usage_more(FILE *f)
     tun_hop_usage(f);
 }
 
-static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int bad(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "quack tunnel: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\nRun 'quack tunnel --help' for the options.\n");
-    va_end(ap);
-    return 2;
-}
+/* A usage error: "quack tunnel: ..." and the --help hint; exit status 2. */
+#define bad(...) cli_usage_error("tunnel", __VA_ARGS__)
 
 static int parse_time_opt(const char *name, const char *v, qk_time *out)
 {

@@ -12,7 +12,6 @@
 #include <netinet/in.h>
 #include <quack/io.h>
 #include <quack/sim.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -49,18 +48,8 @@ struct tun_hop {
     uint64_t hops, hops_done, hop_failures;
 };
 
-static int hop_bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int hop_bad(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "quack tunnel: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\nRun 'quack tunnel --help' for the options.\n");
-    va_end(ap);
-    return 2;
-}
+/* A usage error: "quack tunnel: ..." and the --help hint; exit status 2. */
+#define hop_bad(...) cli_usage_error("tunnel", __VA_ARGS__)
 
 static bool parse_port(const char *s, size_t len, uint16_t *out)
 {

@@ -55,7 +55,8 @@ for mode in enc plain plain_nobpf legacy; do
     [ $mode = legacy ] || check "$mode: the server says '$line'" "grep -q '^fleet: $line' '$tmp/$mode.out'"
     check "$mode: steering: $steer" "grep -qF 'steering: $steer' '$tmp/$mode.out'" ||
         echo "    $(grep steering "$tmp/$mode.out")"
-    if [ $mode = legacy ] && [ -x "$build/bench_conns" ]; then
+    if [ $mode = legacy ]; then
+        [ -x "$build/bench_conns" ] || no "$build/bench_conns is not built (cmake --build $build --target bench_conns)"
         # 1,000 handshakes first (100 client ports), then the migrating downloads
         timeout 120 "$build/bench_conns" "$addr" 1000 100 0 60 >"$tmp/conns.out" 2>&1
         check "$mode: 1,000 connections ($(cat "$tmp/conns.out" | tail -1))" \
