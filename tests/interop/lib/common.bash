@@ -56,9 +56,33 @@ finish() {
     exit $?
 }
 
-# A free UDP port on loopback (the kernel picks; tiny race accepted).
+# shellcheck source=../../cli/lib/ports.bash
+. "$(dirname "${BASH_SOURCE[0]}")/../../cli/lib/ports.bash" # port_in_use, ephemeral_range
+
+# A free port on loopback, outside the kernel's ephemeral range: a port the
+# kernel hands out (as this used to) can become the local end of any client's
+# socket, another test's included, before our server binds it (ctest -j3 made
+# interop/ngtcp2_window fail with EADDRINUSE). Random in 10000..lo-1 (or
+# above the range), not in use when picked.
 free_port() {
-    python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+    local lo hi p
+    ephemeral_range
+    if [ "$EPH_LO" -ge 12000 ]; then lo=10000 hi=$((EPH_LO - 1)); else lo=$((EPH_HI + 1)) hi=65535; fi
+    for _ in $(seq 50); do
+        p=$((lo + (RANDOM * 32768 + RANDOM) % (hi - lo + 1)))
+        port_in_use "$p" || break
+    done
+    echo "$p"
+}
+
+# After wait_udp: is the server $1 still running 0.2 s later? wait_udp sees
+# any socket on the port, also another test's that took free_port's port
+# first (ctest -j): then the server has exited (address in use).
+server_alive() {
+    sleep 0.2
+    kill -0 "$1" 2>/dev/null && return 0
+    wait "$1" 2>/dev/null
+    return 1
 }
 
 have_ipv6() {
@@ -154,13 +178,18 @@ run_qn() {
     shift 5
     local sp np port out="$WORK/$name.qn.out" rc=0
     make_cert || { echo "openssl failed"; return 1; }
-    port=$(free_port)
     rm -rf "$out" && mkdir -p "$out"
-    # shellcheck disable=SC2086
-    spawn "$name.gtlsserver" gtlsserver -q $sopts -d "$root" "$(host_of "$addr")" "$port" \
-        "$WORK/key.pem" "$WORK/cert.pem"
-    sp=$BG_PID
-    wait_udp "$port" || { stop_peer "$sp"; echo "gtlsserver did not start"; return 1; }
+    local try
+    for try in 1 2 3; do # free_port's port may be taken before the server binds it
+        port=$(free_port)
+        # shellcheck disable=SC2086
+        spawn "$name.gtlsserver" gtlsserver -q $sopts -d "$root" "$(host_of "$addr")" "$port" \
+            "$WORK/key.pem" "$WORK/cert.pem"
+        sp=$BG_PID
+        wait_udp "$port" || { stop_peer "$sp"; echo "gtlsserver did not start"; return 1; }
+        server_alive "$sp" && break
+        [ "$try" = 3 ] && { echo "gtlsserver exited: $(tail -1 "$WORK/$name.gtlsserver.err")"; return 1; }
+    done
     local cport=$port
     if [ -n "${NETEM_OPTS:-}" ]; then
         cport=$(free_port)
@@ -188,13 +217,18 @@ run_nq() {
     shift 5
     local sp np port out="$WORK/$name.nq.out" rc=0
     make_cert || { echo "openssl failed"; return 1; }
-    port=$(free_port)
     rm -rf "$out" && mkdir -p "$out"
-    # shellcheck disable=SC2086
-    spawn "$name.serve" "$Q" serve --quiet --root "$root" --listen "$addr:$port" \
-        --cert "$WORK/cert.pem" --key "$WORK/key.pem" $sopts
-    sp=$BG_PID
-    wait_udp "$port" || { echo "quack serve did not start: $(head -1 "$WORK/$name.serve.err")"; return 1; }
+    local try
+    for try in 1 2 3; do # free_port's port may be taken before the server binds it
+        port=$(free_port)
+        # shellcheck disable=SC2086
+        spawn "$name.serve" "$Q" serve --quiet --root "$root" --listen "$addr:$port" \
+            --cert "$WORK/cert.pem" --key "$WORK/key.pem" $sopts
+        sp=$BG_PID
+        wait_udp "$port" || { echo "quack serve did not start: $(head -1 "$WORK/$name.serve.err")"; return 1; }
+        server_alive "$sp" && break
+        [ "$try" = 3 ] && { echo "quack serve exited: $(head -1 "$WORK/$name.serve.err")"; return 1; }
+    done
     local cport=$port
     if [ -n "${NETEM_OPTS:-}" ]; then
         cport=$(free_port)
