@@ -336,3 +336,43 @@ int cli_parse_addr(const char *cmd, const char *opt, const char *value, qk_addr 
         return cli_usage_error(cmd, "%s %s: bad port '%s' (want 0..65535)", opt, value, colon + 1);
     return cli_usage_error(cmd, "%s %s: want HOST:PORT or [IPV6]:PORT", opt, value);
 }
+
+/* One decimal port, 1..65535, exactly len characters. */
+static bool parse_port_str(const char *s, size_t len, uint16_t *out)
+{
+    if (!len || len > 5) return false;
+    unsigned v = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9') return false;
+        v = v * 10 + (unsigned)(s[i] - '0');
+    }
+    if (!v || v > 65535) return false;
+    *out = (uint16_t)v;
+    return true;
+}
+
+int cli_parse_port_range(const char *v, char *addr, size_t cap, uint16_t *lo, uint16_t *hi)
+{
+    const char *colon = strrchr(v, ':');
+    const char *dash = colon ? strchr(colon, '-') : NULL;
+    if (!dash) return 0;
+    if (!parse_port_str(colon + 1, (size_t)(dash - colon - 1), lo) ||
+        !parse_port_str(dash + 1, strlen(dash + 1), hi) || *hi <= *lo)
+        return QK_ERR_INVALID_ARG;
+    if ((size_t)(dash - v) + 1 > cap) return QK_ERR_LIMIT;
+    memcpy(addr, v, (size_t)(dash - v));
+    addr[dash - v] = 0;
+    return 1;
+}
+
+int cli_read_secret(const char *path, uint8_t *buf, size_t cap, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return QK_ERR_IO;
+    size_t n = fread(buf, 1, cap, f);
+    bool more = fgetc(f) != EOF;
+    fclose(f);
+    while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r')) n--;
+    *len = n;
+    return more || n < CLI_SECRET_MIN_BYTES ? QK_ERR_INVALID_ARG : 0;
+}

@@ -134,4 +134,19 @@ int cli_parse_handshake_timeout(const char *cmd, int argc, char **argv, int *i, 
  * after printing that the host name does not resolve. */
 int cli_parse_addr(const char *cmd, const char *opt, const char *value, qk_addr *out);
 
+/* A port range ADDR:P1-P2 (quack tunnel --listen/--connect, quack netem):
+ * ADDR:P1 is copied into addr (cap bytes) and P1, P2 into *lo, *hi.
+ * Returns 1 when parsed, 0 when v has no range (no '-' after its last ':'),
+ * QK_ERR_INVALID_ARG when the ports are not 1 <= P1 < P2 <= 65535 in
+ * decimal, QK_ERR_LIMIT when ADDR:P1 does not fit in cap bytes. */
+int cli_parse_port_range(const char *v, char *addr, size_t cap, uint16_t *lo, uint16_t *hi);
+
+/* The tunnel's shared secret as --secret-file holds it: the file's bytes, a
+ * trailing newline (LF or CRLF) dropped, CLI_SECRET_MIN_BYTES to cap of them
+ * (quack tunnel --secret-file, quack get --proxy-secret-file). Returns 0 with
+ * *len set, QK_ERR_IO when the file cannot be opened (errno says why),
+ * QK_ERR_INVALID_ARG when it holds too few bytes or more than cap. */
+#define CLI_SECRET_MIN_BYTES 16u
+int cli_read_secret(const char *path, uint8_t *buf, size_t cap, size_t *len);
+
 #endif

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* `quack netem`: real-time UDP relay on loopback applying the simulator's link model. */
+#include "cli_options.h"
 #include "commands.h"
 #include "sim/relay.h"
 #include "sim/tcprelay.h"
@@ -92,19 +93,13 @@ static int set_both(qk_relay_cfg *c, const char *opt, const char *val)
 static int parse_range(const char *v, qk_addr *out, unsigned *n_ports)
 {
     char buf[300];
-    const char *colon = strrchr(v, ':');
-    const char *dash = colon ? strchr(colon, '-') : NULL;
+    uint16_t lo, hi;
     *n_ports = 1;
-    if (!dash) return qk_relay_parse_addr(v, out);
-    char *end;
-    unsigned long hi = strtoul(dash + 1, &end, 10);
-    if (*end || dash == colon + 1 || (size_t)(dash - v) >= sizeof buf) return QK_ERR_CONFIG;
-    memcpy(buf, v, (size_t)(dash - v));
-    buf[dash - v] = 0;
-    if (qk_relay_parse_addr(buf, out)) return QK_ERR_CONFIG;
-    unsigned long lo = strtoul(colon + 1, NULL, 10);
-    if (hi <= lo || hi > 65535 || hi - lo + 1 > QK_RELAY_MAX_PORTS) return QK_ERR_CONFIG;
-    *n_ports = (unsigned)(hi - lo + 1);
+    int r = cli_parse_port_range(v, buf, sizeof buf, &lo, &hi);
+    if (!r) return qk_relay_parse_addr(v, out);
+    if (r < 0 || qk_relay_parse_addr(buf, out)) return QK_ERR_CONFIG;
+    if ((unsigned)(hi - lo) + 1 > QK_RELAY_MAX_PORTS) return QK_ERR_CONFIG;
+    *n_ports = (unsigned)(hi - lo) + 1;
     return 0;
 }
 

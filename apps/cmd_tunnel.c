@@ -267,17 +267,12 @@ static int read_auth_file(tun_opts *o, const char *path)
 /* --secret-file: its bytes (a trailing newline dropped), 16..1024 bytes. */
 static int read_secret_file(tun_opts *o, const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return bad("cannot read --secret-file %s: %m", path);
-    size_t n = fread(o->secret, 1, sizeof o->secret, f);
-    bool more = fgetc(f) != EOF;
-    fclose(f);
-    while (n && (o->secret[n - 1] == '\n' || o->secret[n - 1] == '\r')) n--;
-    if (more || n < 16)
+    int r = cli_read_secret(path, o->secret, sizeof o->secret, &o->secret_len);
+    if (r == QK_ERR_IO) return bad("cannot read --secret-file %s: %m", path);
+    if (r)
         return bad("--secret-file %s: want 16 to 1024 bytes (e.g. head -c 32 /dev/urandom | "
-                   "base64), not %zu",
-                   path, n);
-    o->secret_len = n;
+                   "base64), not %zu%s",
+                   path, o->secret_len, o->secret_len == sizeof o->secret ? " or more" : "");
     return 0;
 }
 

@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PROXY_SECRET_MIN_BYTES 16u
 #define PROXY_SECRET_MAX_BYTES 1024u
 #define PROXY_SESSION_ID       1u /* the one UDP session (tun_h3_udp_send's 4-byte id) */
 /* An HTTP Datagram's prefix at most: Quarter Stream ID (a varint, up to 8
@@ -76,21 +75,16 @@ void get_proxy_usage(FILE *f)
                "  --proxy-insecure    do not verify the tunnel server's certificate\n");
 }
 
-/* The secret as `quack tunnel --secret-file` reads it: the file's bytes, a
- * trailing newline dropped, 16..1024 of them. */
+/* The secret as `quack tunnel --secret-file` reads it (cli_read_secret). */
 static int read_secret(proxy *p, const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return proxy_bad("cannot read --proxy-secret-file %s: %s", path, strerror(errno));
-    size_t n = fread(p->secret, 1, sizeof p->secret, f);
-    bool more = fgetc(f) != EOF;
-    fclose(f);
-    while (n && (p->secret[n - 1] == '\n' || p->secret[n - 1] == '\r')) n--;
-    if (more || n < PROXY_SECRET_MIN_BYTES)
+    int r = cli_read_secret(path, p->secret, sizeof p->secret, &p->secret_len);
+    if (r == QK_ERR_IO)
+        return proxy_bad("cannot read --proxy-secret-file %s: %s", path, strerror(errno));
+    if (r)
         return proxy_bad("--proxy-secret-file %s: want 16 to 1024 bytes (the tunnel server's "
                          "--secret-file)",
                          path);
-    p->secret_len = n;
     return 0;
 }
 

@@ -51,34 +51,17 @@ struct tun_hop {
 /* A usage error: "quack tunnel: ..." and the --help hint; exit status 2. */
 #define hop_bad(...) cli_usage_error("tunnel", __VA_ARGS__)
 
-static bool parse_port(const char *s, size_t len, uint16_t *out)
-{
-    if (!len || len > 5) return false;
-    unsigned v = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9') return false;
-        v = v * 10 + (unsigned)(s[i] - '0');
-    }
-    if (!v || v > 65535) return false;
-    *out = (uint16_t)v;
-    return true;
-}
-
 int tun_hop_take_range(tun_hop_opts *h, const char *opt, const char *v, char *buf, size_t cap)
 {
-    const char *colon = strrchr(v, ':');
-    const char *dash = colon ? strchr(colon, '-') : NULL;
-    if (!dash) return 0;
     uint16_t lo, hi;
-    if (!parse_port(colon + 1, (size_t)(dash - colon - 1), &lo) ||
-        !parse_port(dash + 1, strlen(dash + 1), &hi) || hi <= lo)
+    int r = cli_parse_port_range(v, buf, cap, &lo, &hi);
+    if (r == QK_ERR_INVALID_ARG)
         return hop_bad("%s %s: a port range is ADDR:P1-P2 with 1 <= P1 < P2 <= 65535", opt, v);
+    if (r == QK_ERR_LIMIT) return hop_bad("%s %s: address too long", opt, v);
+    if (!r) return 0;
     if ((unsigned)(hi - lo) + 1 > TUN_HOP_MAX_PORTS)
         return hop_bad("%s %s: %u ports; a range has at most %d (one socket each)", opt, v,
                        (unsigned)(hi - lo) + 1, TUN_HOP_MAX_PORTS);
-    if ((size_t)(dash - v) + 1 > cap) return hop_bad("%s %s: address too long", opt, v);
-    memcpy(buf, v, (size_t)(dash - v));
-    buf[dash - v] = 0;
     h->lo = lo;
     h->hi = hi;
     h->range_str = v;
