@@ -744,14 +744,13 @@ int tun_h3_udp_send(tun_h3 *w, const uint8_t *frame, size_t len, uint8_t urgency
     uint64_t sid;
     if (m) {
         sid = m->sid;
+        m->used_ns = qk_io_now();
     } else if (w->cfg.server) {
         return QK_ERR_NOT_FOUND;
     } else {
-        int rc = udp_open(w, usid, &sid);
+        int rc = udp_open(w, usid, &sid); /* um_add stamps the new session's used_ns */
         if (rc) return rc;
     }
-    m = um_find(w, true, sid);
-    if (m) m->used_ns = qk_io_now();
     size_t pay = len - QK_TUNNEL_UDP_HEADER_BYTES;
     uint8_t d[16 + 65536];
     if (pay > sizeof d - 16) return QK_ERR_INVALID_ARG;
