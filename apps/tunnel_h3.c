@@ -22,6 +22,7 @@
 #define H3_STREAM_CREATION    0x103u /* RFC 9114 §8.1 H3_STREAM_CREATION_ERROR */
 #define H3_FRAME_UNEXPECTED   0x105u /* RFC 9114 §8.1 */
 #define H3_FRAME_ERROR        0x106u /* RFC 9114 §8.1 */
+#define H3_MISSING_SETTINGS   0x10au /* RFC 9114 §8.1 */
 #define H3_REQUEST_CANCELLED  0x10cu /* RFC 9114 §8.1 */
 #define H3_CONNECT_ERROR      0x10fu /* RFC 9114 §4.4: the TCP side reset or failed */
 #define TUN_H3_STATUS_BYTES   64u    /* of a response field section kept: :status comes first */
@@ -29,6 +30,9 @@
 #define TUN_H3_DATA_MAX_BYTES (1u << 20)
 #define TUN_H3_PENDING_BYTES  (1u << 20) /* per connection */
 #define TUN_H3_PENDING_MAX    2048u
+#define TUN_H3_SETTING_DGRAM  0x33u /* RFC 9297 §2.1.1 SETTINGS_H3_DATAGRAM */
+#define TUN_H3_CTL_BYTES      1024u /* of the server's control stream read for SETTINGS */
+#define TUN_H3_UNI_MAX        8u    /* server unidirectional streams told apart */
 /* Server: the tunnel core's authentication stream, made up here once a
  * CONNECT carried the right proof (nothing of it is on the wire). A
  * server-initiated bidirectional stream ID: HTTP/3 never opens one (RFC
@@ -80,6 +84,21 @@ struct tun_h3 {
     qk_event *pend;
     size_t n_pend, pend_bytes;
     qk_tunnel_udp *u; /* where datagrams go (the last tun_h3_datagram's) */
+    /* Client: the server's SETTINGS (RFC 9114 §7.2.4). No HTTP Datagram
+     * goes out before they say SETTINGS_H3_DATAGRAM = 1 (RFC 9297 §2.1.1):
+     * until then they wait in held (TUN_H3_PENDING_* bound them). */
+    enum { DG_UNKNOWN, DG_ON, DG_OFF } dgram;
+    uint64_t uni_sid[TUN_H3_UNI_MAX]; /* server uni streams whose type was read */
+    bool uni_ctl[TUN_H3_UNI_MAX];     /* ... and which is the control stream */
+    size_t n_uni;
+    uint8_t ctl[TUN_H3_CTL_BYTES]; /* the control stream's first bytes */
+    size_t ctl_len;
+    struct held_dg {
+        uint8_t *d;
+        size_t len;
+        uint8_t urgency;
+    } * held;
+    size_t n_held, held_bytes;
 };
 
 /* ---- encoding ------------------------------------------------------------ */
@@ -735,6 +754,37 @@ static int udp_open(tun_h3 *w, uint32_t usid, uint64_t *sid)
     return 0;
 }
 
+/* Client: an HTTP Datagram goes out once the server's SETTINGS said it takes
+ * them (RFC 9297 §2.1.1); until then a copy waits (UDP: beyond the bound it
+ * is dropped, as the network may). Returns qk_datagram_send's result, 0
+ * when held, QK_ERR_LIMIT when dropped, QK_ERR_STATE when the server takes
+ * no HTTP Datagrams. */
+static int dg_send(tun_h3 *w, const uint8_t *d, size_t len, uint8_t urgency)
+{
+    if (w->cfg.server || w->dgram == DG_ON) return qk_datagram_send(w->c, d, len, urgency);
+    if (w->dgram == DG_OFF) return QK_ERR_STATE;
+    if (w->n_held == TUN_H3_PENDING_MAX || w->held_bytes + len > TUN_H3_PENDING_BYTES)
+        return QK_ERR_LIMIT;
+    if (!w->held && !(w->held = calloc(TUN_H3_PENDING_MAX, sizeof *w->held))) return QK_ERR_NOMEM;
+    uint8_t *copy = malloc(len);
+    if (!copy) return QK_ERR_NOMEM;
+    memcpy(copy, d, len);
+    w->held[w->n_held++] = (struct held_dg){copy, len, urgency};
+    w->held_bytes += len;
+    return 0;
+}
+
+/* Client: the server's SETTINGS were read: send what waited, or drop it. */
+static void dg_release(tun_h3 *w)
+{
+    for (size_t i = 0; i < w->n_held; i++) {
+        if (w->dgram == DG_ON)
+            (void)qk_datagram_send(w->c, w->held[i].d, w->held[i].len, w->held[i].urgency);
+        free(w->held[i].d);
+    }
+    w->n_held = w->held_bytes = 0;
+}
+
 int tun_h3_udp_send(tun_h3 *w, const uint8_t *frame, size_t len, uint8_t urgency)
 {
     if (len < QK_TUNNEL_UDP_HEADER_BYTES) return QK_ERR_INVALID_ARG;
@@ -757,7 +807,7 @@ int tun_h3_udp_send(tun_h3 *w, const uint8_t *frame, size_t len, uint8_t urgency
     size_t o = varint_put(d, sid >> 2); /* RFC 9297 §2.1: Quarter Stream ID */
     d[o++] = 0;                         /* RFC 9298 §5: Context ID 0, a UDP payload */
     memcpy(d + o, frame + QK_TUNNEL_UDP_HEADER_BYTES, pay);
-    return qk_datagram_send(w->c, d, o + pay, urgency);
+    return dg_send(w, d, o + pay, urgency);
 }
 
 /* Hand one HTTP Datagram of a known request to u, as qk_tunnel_udp's frame. */
@@ -901,13 +951,69 @@ static bool is_stream_event(const qk_event *ev)
            ev->type == QK_EV_STREAM_STOP;
 }
 
-/* Client: the server's unidirectional streams (control, QPACK) are read
- * and dropped: we use no dynamic table and need none of its settings. */
-static void drain(tun_h3 *w, uint64_t sid)
+/* Client: the SETTINGS frame at the start of the server's control stream
+ * (RFC 9114 §6.2.1), once all of it is in w->ctl: does it set
+ * SETTINGS_H3_DATAGRAM to 1? False while the frame is incomplete. */
+static bool ctl_settings(tun_h3 *w)
 {
-    uint8_t buf[512];
+    const uint8_t *p = w->ctl, *end = w->ctl + w->ctl_len;
+    uint64_t f[2];
+    for (int i = 0; i < 2; i++) {
+        if (p == end || (size_t)(end - p) < varint_len(*p)) return false;
+        f[i] = varint_get(p);
+        p += varint_len(*p);
+    }
+    if (f[0] != H3_FRAME_SETTINGS) { /* RFC 9114 §6.2.1: SETTINGS comes first */
+        qk_conn_close(w->c, H3_MISSING_SETTINGS, "control stream without SETTINGS first");
+        w->dgram = DG_OFF;
+        return true;
+    }
+    if (f[1] > (uint64_t)(end - p)) {
+        if (w->ctl_len == sizeof w->ctl) w->dgram = DG_OFF; /* too long to read */
+        return w->ctl_len == sizeof w->ctl;
+    }
+    w->dgram = DG_OFF;
+    for (const uint8_t *q = p, *fe = p + f[1]; q < fe;) {
+        uint64_t kv[2];
+        for (int i = 0; i < 2; i++) {
+            if (q == fe || (size_t)(fe - q) < varint_len(*q)) return true; /* malformed: off */
+            kv[i] = varint_get(q);
+            q += varint_len(*q);
+        }
+        if (kv[0] == TUN_H3_SETTING_DGRAM) w->dgram = kv[1] == 1 ? DG_ON : DG_OFF;
+    }
+    return true;
+}
+
+/* Client: the server's unidirectional streams. The control stream's
+ * SETTINGS are read (HTTP Datagrams wait for them); everything else on it
+ * and on the others (QPACK's: we use no dynamic table) is read and dropped. */
+static void server_uni(tun_h3 *w, uint64_t sid)
+{
+    size_t i = 0;
+    while (i < w->n_uni && w->uni_sid[i] != sid) i++;
     bool fin = false;
-    while (qk_stream_read(w->c, sid, buf, sizeof buf, &fin) > 0 && !fin) {
+    if (i == w->n_uni && i < TUN_H3_UNI_MAX) { /* its type: 0x00 is control (RFC 9114 §6.2) */
+        uint8_t type;
+        if (qk_stream_read(w->c, sid, &type, 1, &fin) != 1) return;
+        w->uni_sid[i] = sid;
+        w->uni_ctl[i] = type == H3_STREAM_CONTROL;
+        w->n_uni++;
+    }
+    if (i < w->n_uni && w->uni_ctl[i] && w->dgram == DG_UNKNOWN) {
+        long n;
+        while (w->ctl_len < sizeof w->ctl &&
+               (n = qk_stream_read(w->c, sid, w->ctl + w->ctl_len, sizeof w->ctl - w->ctl_len,
+                                   &fin)) > 0)
+            w->ctl_len += (size_t)n;
+        if (!ctl_settings(w)) return;
+        if (w->dgram == DG_OFF)
+            fprintf(stderr, "quack: the tunnel server's SETTINGS do not enable HTTP Datagrams "
+                            "(RFC 9297 §2.1.1): UDP is not carried on this connection\n");
+        dg_release(w);
+    }
+    uint8_t buf[512];
+    while (!fin && qk_stream_read(w->c, sid, buf, sizeof buf, &fin) > 0) {
     }
 }
 
@@ -928,7 +1034,7 @@ bool tun_h3_on_event(tun_h3 *w, qk_tunnel *t, const qk_event *ev)
         return tell_taken(w, t);
     }
     if ((sid & 3) == 3) {
-        drain(w, sid);
+        server_uni(w, sid);
     } else if ((sid & 3) == 0) {
         udp_stream_event(w, sid); /* the client's CONNECT-UDP streams */
     } else if ((sid & 3) == 1 && ev->type == QK_EV_STREAM_OPENED) {
@@ -995,5 +1101,7 @@ void tun_h3_del(tun_h3 *w)
     free(w->um);
     for (size_t i = 0; i < w->n_pend; i++) free((void *)w->pend[i].data);
     free(w->pend);
+    for (size_t i = 0; i < w->n_held; i++) free(w->held[i].d);
+    free(w->held);
     free(w);
 }

@@ -50,7 +50,11 @@ bool tun_h3_on_event(tun_h3 *w, qk_tunnel *t, const qk_event *ev);
 
 /* UDP sessions (qk_tunnel_udp_config.send): a frame (4-byte session id,
  * payload) out as an HTTP Datagram of the session's CONNECT-UDP stream (the
- * client opens it with the first frame). Returns 0 or an error. */
+ * client opens it with the first frame). The client holds its datagrams
+ * until the server's SETTINGS enable HTTP Datagrams (RFC 9297 §2.1.1; at most
+ * 2,048 or 1 MiB wait). Returns 0 (sent or held), QK_ERR_LIMIT (dropped: too
+ * many held), QK_ERR_STATE (the server takes no HTTP Datagrams) or another
+ * error of qk_datagram_send. */
 int tun_h3_udp_send(tun_h3 *w, const uint8_t *frame, size_t len, uint8_t urgency);
 /* A DATAGRAM event of w's connection: an HTTP Datagram, handed to u in
  * qk_tunnel_udp's frame format (unknown streams and contexts dropped). */
