@@ -567,6 +567,8 @@ static void get_usage(FILE *f)
                "  --no-early-data  resume without 0-RTT (requests after the handshake)\n"
                "  --handshake-timeout T  give up when the handshake has not completed\n"
                "                 after T (default 10s)\n"
+               "  --idle-timeout T  close after T without a packet from the server\n"
+               "                 (max_idle_timeout, RFC 9000 §10.1; default 30s)\n"
                "  --no-gso       one datagram per send (packet captures show each packet)\n"
                "  --no-preferred-addr  stay on the address connected to when the server\n"
                "                 offers a preferred_address (default: move there once\n"
@@ -612,6 +614,7 @@ typedef struct get_opts {
     bool discard, insecure, quiet;
     bool no_preferred;                              /* --no-preferred-addr (RFC 9000 §9.6) */
     qk_time handshake_timeout_ns;                   /* 0: the library default (10 s) */
+    qk_time idle_timeout_ns;                        /* --idle-timeout; 0: 30 s */
     uint64_t max_data_bytes, max_stream_data_bytes; /* 0: defaults, auto-tuned */
     get_proxy_opts proxy;                           /* --proxy and its options */
 } get_opts;
@@ -701,9 +704,9 @@ static int get_parse(getter *g, get_opts *o, int argc, char **argv)
         } else if (!strcmp(a, "--migrate-every") || !strcmp(a, "--stall")) {
             double *secs = a[2] == 'm' ? &g->migrate_s : &g->stall_s;
             if (get_seconds(argc, argv, &i, secs)) return get_bad("%s wants seconds > 0", a);
-        } else if (!strcmp(a, "--handshake-timeout")) {
-            if (i + 1 >= argc || qk_sim_parse_time(argv[++i], &o->handshake_timeout_ns) ||
-                !o->handshake_timeout_ns)
+        } else if (!strcmp(a, "--handshake-timeout") || !strcmp(a, "--idle-timeout")) {
+            qk_time *t = a[2] == 'h' ? &o->handshake_timeout_ns : &o->idle_timeout_ns;
+            if (i + 1 >= argc || qk_sim_parse_time(argv[++i], t) || !*t)
                 return get_bad("%s %s: want a time, e.g. 10s or 500ms", a, i < argc ? argv[i] : "");
         } else if ((flag = cli_h3_flag("get", &o->h3, a))) {
             if (flag == 2) return 2;
@@ -751,7 +754,7 @@ static int get_config(getter *g, const get_opts *o, qk_config *cfg, qk_addr *pee
     cfg->max_udp_payload_bytes = QK_CLI_DATAGRAM_BYTES;
     cfg->initial_max_data_bytes = 16u << 20;
     cfg->initial_max_stream_data_bytes = 8u << 20;
-    cfg->idle_timeout_ns = 30 * QK_NS_PER_S;
+    cfg->idle_timeout_ns = o->idle_timeout_ns ? o->idle_timeout_ns : 30 * QK_NS_PER_S;
     /* RFC 9000 §4.1: fixed windows (a peer must cope with a small one). */
     if (o->max_data_bytes) {
         cfg->initial_max_data_bytes = o->max_data_bytes;

@@ -68,7 +68,8 @@ serve_pid=$!
 pids+=($serve_pid)
 "$q" serve --root "$tmp/root" --listen 127.0.0.1:0 --ciphers TLS_CHACHA20_POLY1305_SHA256 \
     >"$tmp/serve2.out" 2>"$tmp/serve2.err" &
-pids+=($!)
+serve2_pid=$!
+pids+=($serve2_pid)
 "$q" perf server --listen 127.0.0.1:0 >"$tmp/perf.out" 2>"$tmp/perf.err" &
 pids+=($!)
 "$q" tunnel server --listen 127.0.0.1:0 --to 127.0.0.1:9 >"$tmp/tun.out" 2>"$tmp/tun.err" &
@@ -136,6 +137,23 @@ check "perf: gave up after about 1 s ($ms ms)" '[ "$ms" -ge 900 ] && [ "$ms" -lt
 run "tunnel: handshake timeout" 1 "${tclient[@]}" --insecure --handshake-timeout 1s --connect "127.0.0.1:$SINK"
 has "tunnel: handshake timeout" "handshake timeout: not complete after 1.0 s"
 check "tunnel: gave up after about 1 s ($ms ms)" '[ "$ms" -ge 900 ] && [ "$ms" -lt 5000 ]'
+
+# An idle timeout, settable: quack get holds a connection (--stall 20) to a
+# server (the ChaCha20 one) that then stops (SIGSTOP): --idle-timeout 1s ends it after about
+# 1 s (RFC 9000 §10.1: at least 3 PTOs), not at 20 s or the default 30 s.
+"$q" get --pin "$(pin_of "$tmp/serve2.out")" --stall 20 --idle-timeout 1s --discard \
+    "https://127.0.0.1:$S2/a.txt" \
+    >"$tmp/idle.out" 2>"$tmp/idle.err" &
+gpid=$!
+for _ in $(seq 100); do grep -q '^connected' "$tmp/idle.err" 2>/dev/null && break; sleep 0.1; done
+kill -STOP "$serve2_pid"
+t0=$(date +%s%N)
+wait "$gpid"
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+kill -CONT "$serve2_pid"
+check "get: --idle-timeout 1s closed the connection (exit $rc, $ms ms): $(grep -o 'connection closed: [a-z ]*' "$tmp/idle.err")" \
+    "[ $rc -eq 1 ] && grep -q 'connection closed: idle timeout' $tmp/idle.err && [ $ms -lt 10000 ]"
 
 # 6. Nothing listening: ICMP port unreachable fails at once (the default
 # handshake timeout is 10 s; 5 s leaves room for ASan start-up on a busy machine).

@@ -243,9 +243,10 @@ check "its next connection succeeds (exit $rc, byte-exact)" \
 # Kill server 3 while clients download 12 MB each (four at once, then one
 # by one until one of them is server 3's, at most 24; the kill follows its
 # move to the preferred address, server 3's link slowed so that it is
-# mid-transfer); its clients notice (idle timeout) and
-# fetch again, the others finish undisturbed.
+# mid-transfer); its clients notice (idle timeout, 5 s here instead of
+# quack get's 30) and fetch again, the others finish undisturbed.
 k0=$SECONDS
+export GET_OPTS="--idle-timeout 5s"
 # Server 3's link at 50 Mbit/s (tbf), so its downloads last ~2 s.
 nsx s3 tc qdisc add dev "$tag-s3" root tbf rate 50mbit burst 64kb latency 200ms ||
     no "tc tbf on server 3's link"
@@ -289,6 +290,7 @@ done
 check "server 3 killed: $failed of $((last - 100)) clients failed, all of them server 3's ($failed_other others; $((SECONDS - k0)) s)" \
     "[ $failed_other -eq 0 ] && [ $failed_s3 -ge 1 ]"
 check "they connected again and finished byte-exact ($redone of $failed)" "[ $redone -eq $failed ]"
+unset GET_OPTS
 
 # Servers' counters at exit (--stats): stateless resets sent by server 2.
 for n in 1 2; do kill "${spid[$n]}"; wait "${spid[$n]}" 2>/dev/null; done
