@@ -1103,8 +1103,12 @@ static int config(qk_config *cfg, const tun_opts *o)
      * until its retransmission is acknowledged (about two pipes at 1 % loss on
      * a 100 Mbit/s x 50 ms path): with the library's 1 MiB default a 50 MB
      * download through bench/tunnel.sh's 1 % path took 7.9-8.3 s, with 4 MiB
-     * 5.9-6.3 s (BBR). perf and serve use 4 MiB too. */
-    cfg->max_stream_send_buffer_bytes = 4u << 20;
+     * 5.9-6.3 s (BBR). perf and serve use 4 MiB too. The flow's replay
+     * buffer (--session-buffer) holds the same bytes until the far end wrote
+     * them to TCP, so one bound serves both: a larger --session-buffer for a
+     * longer, fatter or lossier pipe raises both. */
+    cfg->max_stream_send_buffer_bytes =
+        o->flow_buffer_bytes ? o->flow_buffer_bytes : QK_TUNNEL_DEFAULT_FLOW_BUFFER_BYTES;
     /* Receive windows to start with (RFC 9000 §4.1: credit is the receiver's
      * to give). The library's 64 KiB / 256 KiB grow by auto-tuning ~1.3x per
      * RTT, slower than a sender's startup doubles: through bench/tunnel.sh's

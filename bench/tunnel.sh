@@ -27,11 +27,13 @@
 #          the section into DIR instead of docs/ (exploratory runs)
 #        LOG_DIR=DIR keeps each tool's output per run (quack: with --stats);
 #        QUACK_ARGS="..." adds options to both quack tunnel ends
+#        TOOLS="quack quack-alt" QUACK_ALT_ARGS="--session-buffer 16M" ...
+#          compares quack with and without those options in one run
 #        PLOT_ONLY=1 bench/tunnel.sh ... redoes table, plot and section from docs/tunnel_bench.csv
 # A run with fewer than 5 rounds, a subset of LOSSES, another path or
 # QUACK_ARGS says so at the top of its section ("partial run").
 set -euo pipefail
-case "${1:-}" in -h | --help) sed -n '3,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+case "${1:-}" in -h | --help) sed -n '3,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 build=$(cd "${1:-build/release}" && pwd)
 rounds=${2:-5}
 size_mb=${3:-150}
@@ -41,6 +43,7 @@ rate=${RATE:-100mbit}
 delay=${DELAY:-25ms}
 queue=${QUEUE:-50ms}
 read -r -a quack_args <<<"${QUACK_ARGS:-}"
+read -r -a quack_alt_args <<<"${QUACK_ALT_ARGS:-}"
 log_dir=${LOG_DIR:-}
 limit_s=${LIMIT_S:-150} # a transfer slower than this counts as a timeout
 here=$(cd "$(dirname "$0")" && pwd)
@@ -150,11 +153,12 @@ start() {
         --rate "$rate" --limit-time "$queue" --loss "$loss%" --seed "$RANDOM" >/dev/null 2>&1 &
     tpids+=($!)
     case $tool in
-    quack | quack-cubic | quack-bbr)
+    quack | quack-cubic | quack-bbr | quack-alt)
         local cc=()
         [ "$tool" = quack-cubic ] && cc=(--cc cubic)
         [ "$tool" = quack-bbr ] && cc=(--cc bbr)
         cc+=("${quack_args[@]}")
+        [ "$tool" = quack-alt ] && cc+=("${quack_alt_args[@]}")
         [ -z "$log_dir" ] || cc+=(--stats)
         "$q" tunnel server --listen "127.0.0.1:$srv_port" --to "127.0.0.1:$src_port" --quiet \
             "${cc[@]}" >"$tmp/s.out" 2>&1 &
@@ -280,6 +284,7 @@ env_txt=""
 [ "$delay" = 25ms ] || env_txt+="DELAY=$delay "
 [ "$queue" = 50ms ] || env_txt+="QUEUE=$queue "
 [ -z "${QUACK_ARGS:-}" ] || env_txt+="QUACK_ARGS=\"$QUACK_ARGS\" "
+[ -z "${QUACK_ALT_ARGS:-}" ] || env_txt+="QUACK_ALT_ARGS=\"$QUACK_ALT_ARGS\" "
 partial=""
 if [ -n "$env_txt" ] || [ "$rounds" -lt 5 ] || [ "$losses" != "0 1 3 5 10" ]; then
     partial="**Partial run** (fewer than 5 rounds, a subset of the losses, another path or
