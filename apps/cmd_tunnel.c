@@ -150,9 +150,13 @@ static void usage_options(FILE *f)
             "  --session-buffer SIZE  bytes per flow kept until the far end has written\n"
             "                         them to its TCP socket, to resend after a reconnect\n"
             "                         (default 4M; K, M, G suffixes); full = that flow's\n"
-            "                         TCP socket is not read (backpressure)\n"
+            "                         TCP socket is not read (backpressure). udp: also\n"
+            "                         the flow's QUIC send buffer: raise it where one\n"
+            "                         flow must fill a long, fat or lossy path\n"
             "  --session-cap SIZE     those buffers for all flows of one client (default\n"
-            "                         64M); a new flow that does not fit is refused\n"
+            "                         64M; flows grow theirs to 3/4 of it, the rest is\n"
+            "                         for new flows); a new flow that does not fit is\n"
+            "                         refused\n"
             "  --session-linger TIME  server: keep a client's flows this long after its\n"
             "                         connection died, for it to resume them (default\n"
             "                         5min); client: give up resuming after TIME. Flows\n"
@@ -1098,8 +1102,12 @@ static int config(qk_config *cfg, const tun_opts *o)
      * until its retransmission is acknowledged (about two pipes at 1 % loss on
      * a 100 Mbit/s x 50 ms path): with the library's 1 MiB default a 50 MB
      * download through bench/tunnel.sh's 1 % path took 7.9-8.3 s, with 4 MiB
-     * 5.9-6.3 s (BBR). perf and serve use 4 MiB too. */
-    cfg->max_stream_send_buffer_bytes = 4u << 20;
+     * 5.9-6.3 s (BBR). perf and serve use 4 MiB too. The flow's replay
+     * buffer (--session-buffer) holds the same bytes until the far end wrote
+     * them to TCP, so one bound serves both: a larger --session-buffer for a
+     * longer, fatter or lossier pipe raises both. */
+    cfg->max_stream_send_buffer_bytes =
+        o->flow_buffer_bytes ? o->flow_buffer_bytes : QK_TUNNEL_DEFAULT_FLOW_BUFFER_BYTES;
     /* Receive windows to start with (RFC 9000 §4.1: credit is the receiver's
      * to give). The library's 64 KiB / 256 KiB grow by auto-tuning ~1.3x per
      * RTT, slower than a sender's startup doubles: through bench/tunnel.sh's

@@ -20,13 +20,31 @@
 # run) and docs/tunnel_bench.png.
 # usage: bench/tunnel.sh [BUILD_DIR (build/release)] [ROUNDS (5)] [SIZE_MB (150)] [PAR_MB (5)]
 #        LOSSES="0 1" bench/tunnel.sh ... to run a subset of the paths
+#        RATE=50mbit DELAY=10ms QUEUE=50ms bench/tunnel.sh ... another path
+#          (netem's --rate, one-way --delay each way, --limit-time; defaults
+#          100mbit, 25ms, 50ms)
+#        OUT=DIR bench/tunnel.sh ... writes the CSV, plot and a perf.md with
+#          the section into DIR instead of docs/ (exploratory runs)
+#        LOG_DIR=DIR keeps each tool's output per run (quack: with --stats);
+#        QUACK_ARGS="..." adds options to both quack tunnel ends
+#        TOOLS="quack quack-alt" QUACK_ALT_ARGS="--session-buffer 16M" ...
+#          compares quack with and without those options in one run
 #        PLOT_ONLY=1 bench/tunnel.sh ... redoes table, plot and section from docs/tunnel_bench.csv
+# A run with fewer than 5 rounds, a subset of LOSSES, another path or
+# QUACK_ARGS says so at the top of its section ("partial run").
 set -euo pipefail
+case "${1:-}" in -h | --help) sed -n '3,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 build=$(cd "${1:-build/release}" && pwd)
 rounds=${2:-5}
 size_mb=${3:-150}
 par_mb=${4:-5}
 losses=${LOSSES:-0 1 3 5 10}
+rate=${RATE:-100mbit}
+delay=${DELAY:-25ms}
+queue=${QUEUE:-50ms}
+read -r -a quack_args <<<"${QUACK_ARGS:-}"
+read -r -a quack_alt_args <<<"${QUACK_ALT_ARGS:-}"
+log_dir=${LOG_DIR:-}
 limit_s=${LIMIT_S:-150} # a transfer slower than this counts as a timeout
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -34,6 +52,12 @@ q="$build/quack"
 [ -x "$q" ] || { echo "tunnel.sh: run 'make release' first ($q)" >&2; exit 1; }
 command -v kcptun-client >/dev/null || { echo "tunnel.sh: install kcptun (scripts/deps.sh)" >&2; exit 1; }
 tmp=$(mktemp -d)
+out=$root/docs
+if [ -n "${OUT:-}" ]; then
+    mkdir -p "$OUT" && out=$(cd "$OUT" && pwd)
+    [ -f "$out/perf.md" ] || echo "# exploratory bench/tunnel.sh run" >"$out/perf.md"
+fi
+[ -z "$log_dir" ] || mkdir -p "$log_dir"
 pids=()
 cleanup() {
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -125,14 +149,17 @@ wait_line() {
 start() {
     local tool=$1 loss=$2
     tpids=()
-    "$q" netem --listen "127.0.0.1:$relay_port" --to "127.0.0.1:$srv_port" --delay 25ms \
-        --rate 100mbit --limit-time 50ms --loss "$loss%" --seed "$RANDOM" >/dev/null 2>&1 &
+    "$q" netem --listen "127.0.0.1:$relay_port" --to "127.0.0.1:$srv_port" --delay "$delay" \
+        --rate "$rate" --limit-time "$queue" --loss "$loss%" --seed "$RANDOM" >/dev/null 2>&1 &
     tpids+=($!)
     case $tool in
-    quack | quack-cubic | quack-bbr)
+    quack | quack-cubic | quack-bbr | quack-alt)
         local cc=()
         [ "$tool" = quack-cubic ] && cc=(--cc cubic)
         [ "$tool" = quack-bbr ] && cc=(--cc bbr)
+        cc+=("${quack_args[@]}")
+        [ "$tool" = quack-alt ] && cc+=("${quack_alt_args[@]}")
+        [ -z "$log_dir" ] || cc+=(--stats)
         "$q" tunnel server --listen "127.0.0.1:$srv_port" --to "127.0.0.1:$src_port" --quiet \
             "${cc[@]}" >"$tmp/s.out" 2>&1 &
         tpids+=($!)
@@ -156,13 +183,18 @@ start() {
     esac
     pids+=("${tpids[@]}")
 }
+# stop [LOG_NAME]: ends the tool; with LOG_DIR keeps its output as LOG_NAME.{s,c}.out
 stop() {
     for p in "${tpids[@]}"; do kill "$p" 2>/dev/null || true; done
     for p in "${tpids[@]}"; do wait "$p" 2>/dev/null || true; done
+    if [ -n "$log_dir" ] && [ -n "${1:-}" ]; then
+        cp "$tmp/s.out" "$log_dir/$1.s.out" 2>/dev/null || true
+        cp "$tmp/c.out" "$log_dir/$1.c.out" 2>/dev/null || true
+    fi
     sleep 0.2
 }
 
-csv="$root/docs/tunnel_bench.csv"
+csv="$out/tunnel_bench.csv"
 [ -n "${PLOT_ONLY:-}" ] || echo "loss_pct,round,tool,single_s,single_ttfb_s,single_ok,par10_s,par10_ok,par10_fresh_s,par10_fresh_ok" >"$csv"
 [ -n "${PLOT_ONLY:-}" ] && losses_run="" || losses_run=$losses
 n_runs=$(($(wc -w <<<"$losses_run") * rounds * $(wc -w <<<"$tools")))
@@ -177,10 +209,10 @@ for loss in $losses_run; do
             [ "$tool" = quack-cubic ] && lim=$cubic_limit_s
             read -r ok1 t1 f1 < <(fetch 1 "$size_mb" "$lim")
             read -r ok2 t2 _ < <(fetch 10 "$par_mb" "$lim")
-            stop
+            stop "$loss-$r-$tool-reused"
             start "$tool" "$loss"
             read -r ok3 t3 _ < <(fetch 10 "$par_mb" "$lim")
-            stop
+            stop "$loss-$r-$tool-fresh"
             n_done=$((n_done + 1))
             echo "[$n_done/$n_runs] $loss,$r,$tool,$t1,$f1,$ok1,$t2,$ok2,$t3,$ok3" >&2
             echo "$loss,$r,$tool,$t1,$f1,$ok1,$t2,$ok2,$t3,$ok3" >>"$csv"
@@ -243,6 +275,24 @@ PY
 )
 echo "$table"
 
+# The path as the section and the plot name it: "25 ms", "100 Mbit/s"; a run
+# off the default path or with QUACK_ARGS shows them in its command line.
+human() { sed -E 's/^([0-9.]+)ms$/\1 ms/; s/^([0-9.]+)s$/\1 s/; s/^([0-9.]+)kbit$/\1 kbit\/s/; s/^([0-9.]+)([mg])bit$/\1 \u\2bit\/s/' <<<"$1"; }
+delay_txt=$(human "$delay") rate_txt=$(human "$rate") queue_txt=$(human "$queue")
+env_txt=""
+[ "$rate" = 100mbit ] || env_txt+="RATE=$rate "
+[ "$delay" = 25ms ] || env_txt+="DELAY=$delay "
+[ "$queue" = 50ms ] || env_txt+="QUEUE=$queue "
+[ -z "${QUACK_ARGS:-}" ] || env_txt+="QUACK_ARGS=\"$QUACK_ARGS\" "
+[ -z "${QUACK_ALT_ARGS:-}" ] || env_txt+="QUACK_ALT_ARGS=\"$QUACK_ALT_ARGS\" "
+partial=""
+if [ -n "$env_txt" ] || [ "$rounds" -lt 5 ] || [ "$losses" != "0 1 3 5 10" ]; then
+    partial="**Partial run** (fewer than 5 rounds, a subset of the losses, another path or
+extra quack options): exploratory figures, not the full bench.
+
+"
+fi
+
 # Plot: single-download goodput per loss, one line per tool.
 python3 - "$csv" "$tmp/plot.dat" "$size_mb" <<'PY'
 import csv, statistics, sys
@@ -266,8 +316,8 @@ PY
 ncols=$(head -1 "$tmp/plot.dat" | wc -w)
 gnuplot <<EOF
 set terminal pngcairo size 800,480
-set output "$root/docs/tunnel_bench.png"
-set title "quack tunnel vs kcptun: one ${size_mb} MB download, 25 ms each way, 100 Mbit/s"
+set output "$out/tunnel_bench.png"
+set title "quack tunnel vs kcptun: one ${size_mb} MB download, ${delay_txt} each way, ${rate_txt}"
 set xlabel "random loss each way (%)"
 set ylabel "goodput (Mbit/s, median of $rounds)"
 set logscale x
@@ -283,9 +333,9 @@ section=$(
 <!-- tunnel.sh begin (written by bench/tunnel.sh; do not edit by hand) -->
 ## quack tunnel vs kcptun (\`bench/tunnel.sh\`)
 
-\`bench/tunnel.sh $(basename "$build") $rounds $size_mb $par_mb\` (LOSSES="$losses"), $(date -u +%Y-%m-%d).
-TCP downloads through each tunnel over the same \`quack netem\` path: 25 ms
-each way, 100 Mbit/s, 50 ms queue, random loss each way as listed (0 % is
+${partial}\`${env_txt}bench/tunnel.sh $(basename "$build") $rounds $size_mb $par_mb\` (LOSSES="$losses"), $(date -u +%Y-%m-%d).
+TCP downloads through each tunnel over the same \`quack netem\` path: $delay_txt
+each way, $rate_txt, $queue_txt queue, random loss each way as listed (0 % is
 plotted at 0.05 %). kcptun (Debian) runs \`--crypt none --mode fast3 --sndwnd
 1024 --rcvwnd 1024 --nocomp\` on both ends, FEC off (\`kcptun\`, --ds 0 --ps 0)
 or its default 10/3 (\`kcptun-fec\`); quack runs its defaults (bbr-lt over
@@ -305,7 +355,7 @@ $table
 <!-- tunnel.sh end -->
 EOF
 )
-python3 - "$root/docs/perf.md" "$section" <<'PY'
+python3 - "$out/perf.md" "$section" <<'PY'
 import re, sys
 path, section = sys.argv[1], sys.argv[2]
 text = open(path).read()
@@ -316,4 +366,4 @@ else:
     text = text.rstrip("\n") + "\n\n" + section + "\n"
 open(path, "w").write(text)
 PY
-echo "wrote docs/perf.md, $csv, docs/tunnel_bench.png" >&2
+echo "wrote $out/perf.md, $csv, $out/tunnel_bench.png" >&2

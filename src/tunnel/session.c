@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define TSESS_NEW_FLOW_RESERVE_DIV 4 /* 1/4 of --session-cap is for new flows only */
+
 static void on_linger(struct ev_loop *ev, ev_timer *w, int revents);
 
 tsess *qk_tsess_new(qk_tunnel *t)
@@ -108,6 +110,12 @@ static void acks_all(tsess *s)
     }
 }
 
+/* A flow's replay buffer starts at buf_bytes and doubles while it is full,
+ * up to flow_buffer_bytes. Growth stops at 3/4 of the session's cap: the
+ * last quarter is kept for new flows' first buffers, so flows that grew
+ * (bulk downloads on a long or lossy pipe) hold their own TCP reads back
+ * instead of getting a newcomer refused (with --session-buffer 16M, four
+ * flows took the 64 MiB cap and the tenth of ten was refused). */
 bool qk_tsess_ring_room(flow *f)
 {
     qk_tunnel *t = f->t;
@@ -116,7 +124,9 @@ bool qk_tsess_ring_room(flow *f)
     if (want > t->cfg.flow_buffer_bytes) want = t->cfg.flow_buffer_bytes;
     if (want <= f->ring.cap) return false;
     size_t grow = want - f->ring.cap;
-    if (f->s && f->s->buf_bytes + grow > t->cfg.session_buffer_bytes) return false;
+    size_t cap = t->cfg.session_buffer_bytes;
+    if (f->ring.cap) cap -= cap / TSESS_NEW_FLOW_RESERVE_DIV;
+    if (f->s && f->s->buf_bytes + grow > cap) return false;
     if (qk_tsw_ring_grow(&f->ring, want)) return false;
     if (f->s) f->s->buf_bytes += grow;
     t->stats.buffer_bytes += grow;
