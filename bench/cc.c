@@ -18,8 +18,9 @@
  *          goodput1_mbit,goodput2_mbit,share1_pct,util_pct,ok
  *     goodput over the second half of the run.
  *
- *   bench_cc trace BUF_BDP DUR_S SEED
- *     the "two bbr cubic 100 50 50 BUF_BDP" run, one row per BBR round
+ *   bench_cc trace BUF_BDP DUR_S SEED [CC1 CC2 [LOSS [RATE_MBIT RTT_MS]]]
+ *     the "two CC1 CC2 RATE_MBIT RTT_MS RTT_MS BUF_BDP ... LOSS" run (by
+ *     default "two bbr cubic 100 50 50 BUF_BDP"), one row per BBR round
  *     (packet-timed, draft-ietf-ccwg-bbr §5.5.1) of flow 1: the BBR state
  *     and model and what the CUBIC flow saw in that round; row:
  *     t_s,mode,round,max_bw_mbit,bw_mbit,bw_shortterm_mbit,
@@ -436,8 +437,16 @@ static int run_two(char **a, int n)
 static int run_trace(char **a, int n)
 {
     if (n < 3) return 2;
-    char *args[] = {"bbr", "cubic", "100", "50", "50", a[0], a[1], a[2]};
-    return run_two_traced(args, 8, true);
+    char *args[] = {n >= 5 ? a[3] : "bbr",
+                    n >= 5 ? a[4] : "cubic",
+                    n >= 8 ? a[6] : "100",
+                    n >= 8 ? a[7] : "50",
+                    n >= 8 ? a[7] : "50",
+                    a[0],
+                    a[1],
+                    a[2],
+                    n >= 6 ? a[5] : "0"};
+    return run_two_traced(args, 9, true);
 }
 
 /* bench_cc drop: the queue after the bottleneck's rate falls. */
@@ -504,15 +513,16 @@ int main(int argc, char **argv)
     if (argc >= 2 && !strcmp(argv[1], "series")) rc = run_series(argv + 2, argc - 2);
     if (argc >= 2 && !strcmp(argv[1], "drop")) rc = run_drop(argv + 2, argc - 2);
     if (rc == 2)
-        fprintf(stderr, "usage: bench_cc one CC RATE_MBIT RTT_MS LOSS_PCT BUF_BDP DUR_S SEED "
-                        "[REORDER_MS REORDER_PCT]\n"
-                        "       bench_cc two CC1 CC2 RATE_MBIT RTT1_MS RTT2_MS BUF_BDP DUR_S "
-                        "SEED\n"
-                        " [LOSS [START2_S [FROM_S]]]\n"
-                        "       bench_cc trace BUF_BDP DUR_S SEED\n"
-                        "       bench_cc drop CC RATE1_MBIT RATE2_MBIT RTT_MS BUF_BDP DROP_S DUR_S "
-                        "SEED\n"
-                        "       bench_cc series CC RATE_MBIT RTT_MS LOSS_PCT BUF_BDP DUR_S SEED "
-                        "STEP_S\n");
+        fprintf(stderr,
+                "usage: bench_cc one CC RATE_MBIT RTT_MS LOSS_PCT BUF_BDP DUR_S SEED "
+                "[REORDER_MS REORDER_PCT]\n"
+                "       bench_cc two CC1 CC2 RATE_MBIT RTT1_MS RTT2_MS BUF_BDP DUR_S "
+                "SEED\n"
+                " [LOSS [START2_S [FROM_S]]]\n"
+                "       bench_cc trace BUF_BDP DUR_S SEED [CC1 CC2 [LOSS [RATE_MBIT RTT_MS]]]\n"
+                "       bench_cc drop CC RATE1_MBIT RATE2_MBIT RTT_MS BUF_BDP DROP_S DUR_S "
+                "SEED\n"
+                "       bench_cc series CC RATE_MBIT RTT_MS LOSS_PCT BUF_BDP DUR_S SEED "
+                "STEP_S\n");
     return rc;
 }

@@ -13,10 +13,10 @@
  *  - the bottleneck falling from 100 to 10 Mbit/s: the queue is back under
  *    one base RTT within 2 s, and its p95 from then on is under one;
  *  - 3 % random loss with a CUBIC flow: neither starves: bbr-lt at least
- *    80 Mbit/s, and CUBIC within 10 % of what it gets alone on that path
- *    (means of four seeds). The aim, at least what it gets alone, is NOT
- *    met: over seeds 1-12 CUBIC beside bbr-lt had 95.4 % of its rate
- *    alone (see test_lossy_with_cubic);
+ *    80 % of the link, and CUBIC at least 0.97 x what it gets alone on
+ *    that path (means over seeds) at 100 Mbit/s x 50 ms, 200 x 50 and
+ *    100 x 100 (measured 0.997 / 1.024 / 1.098; the aim is 1.0, see
+ *    test_lossy_with_cubic);
  *  - a rate bound of 100 Mbit/s (`quack tunnel --bandwidth 100mbit`)
  *    through a 20 Mbit/s bottleneck: p95 queueing delay at most one base
  *    RTT. */
@@ -107,37 +107,56 @@ static void test_rate_drop(void **state)
     assert_true(r.qd_p95_ms <= p.rtt_ms);
 }
 
-/* CUBIC's rate at 3 % loss is its loss process's (1.41-1.71 Mbit/s alone
- * over seeds 1-12, mean 1.51), so the means over four seeds are compared.
- * CUBIC's window there is set by its loss rate, not by the room bbr-lt
- * leaves, so its rate goes as 1 / RTT and what bbr-lt takes from it is
- * the queue it keeps (fair-share bound, probes: 4.0-4.9 ms mean over
- * 10-40 s, 8-10 % of the 50 ms base RTT): over seeds 1-12 CUBIC beside
- * bbr-lt had 1.44 Mbit/s, 95.4 % of its mean alone. A bound of 10 %
- * covers that and the four seeds' noise (about 3 %). */
-static void test_lossy_with_cubic(void **state)
+/* CUBIC's rate at 3 % loss is its loss process's (at 100 Mbit/s x 50 ms
+ * 1.41-1.71 Mbit/s alone over seeds 1-8), so per path the means over
+ * seeds are compared. CUBIC's window there is set by its loss rate, not
+ * by the room bbr-lt leaves, so its rate goes as 1 / RTT and what bbr-lt
+ * takes from it is the queue it keeps: with the lossy-path rules
+ * (bbr_lt.c qk_bbr_lt_lossy) 0.3-0.5 ms mean over 10-40 s at 50 ms and
+ * 0.8 ms at 100 ms (bench_cc trace; before them 2.6-4.5 ms at 50 ms, and
+ * CUBIC beside bbr-lt had 0.954 x its rate alone here over seeds 1-12).
+ * Here CUBIC beside / alone: 100 x 50 seeds 1-8 0.997, 200 x 50 seeds 1-4
+ * 1.024, 100 x 100 seeds 1-4 1.098. The aim, at least its rate alone, is
+ * met on the last two and within the noise on the first (one seed varies
+ * by about 8 %, a mean of eight by about 3 %), so each is asserted at
+ * 0.97 x. Not here because it does not hold: 100 x 20 (bench_cc, seeds
+ * 1-8: 0.966; the probe's 1 ms queue floor is 5 % of the base RTT). Costs
+ * about 60 s of CPU in the Release build (was 15 s with four seeds on one
+ * path). */
+static double lossy_with_cubic(double rate_mbit, double rtt_ms, uint64_t seeds)
 {
-    (void)state;
     lt_path p = base;
+    p.rate_mbit = rate_mbit;
+    p.rtt_ms = rtt_ms;
     p.loss_pct = 3;
     double alone = 0, beside = 0, lt = 0;
-    for (uint64_t seed = 1; seed <= 4; seed++) {
+    for (uint64_t seed = 1; seed <= seeds; seed++) {
         lt_flow c = {.cc = QK_CONFIG_CC_CUBIC};
         lt_result a = lt_run(&p, &c, 1, seed, 10 * LT_S, 40 * LT_S);
         lt_flow f[2] = {{.cc = QK_CONFIG_CC_BBR_LT}, {.cc = QK_CONFIG_CC_CUBIC}};
         lt_result r = lt_run(&p, f, 2, seed, 10 * LT_S, 40 * LT_S);
-        fprintf(stderr, "3 %% loss, seed %llu, 10-40 s:\n", (unsigned long long)seed);
+        fprintf(stderr, "%g Mbit/s x %g ms, 3 %% loss, seed %llu, 10-40 s:\n", rate_mbit, rtt_ms,
+                (unsigned long long)seed);
         lt_print("  cubic alone", &a);
         lt_print("  bbr-lt and cubic", &r);
         assert_true(r.ok && a.intact);
-        alone += a.goodput_mbit[0] / 4;
-        lt += r.goodput_mbit[0] / 4;
-        beside += r.goodput_mbit[1] / 4;
+        alone += a.goodput_mbit[0] / (double)seeds;
+        lt += r.goodput_mbit[0] / (double)seeds;
+        beside += r.goodput_mbit[1] / (double)seeds;
     }
-    fprintf(stderr, "means: cubic alone %.3f, beside bbr-lt %.3f; bbr-lt %.2f Mbit/s\n", alone,
-            beside, lt);
-    assert_true(beside >= 0.9 * alone);
-    assert_true(lt >= 80);
+    fprintf(stderr, "means: cubic alone %.3f, beside bbr-lt %.3f (%.3f x); bbr-lt %.2f Mbit/s\n",
+            alone, beside, beside / alone, lt);
+    assert_true(lt >= 0.8 * rate_mbit); /* bbr-lt does not starve */
+    return beside / alone;
+}
+
+static void test_lossy_with_cubic(void **state)
+{
+    (void)state;
+    double r[3] = {lossy_with_cubic(100, 50, 8), lossy_with_cubic(200, 50, 4), /* another rate */
+                   lossy_with_cubic(100, 100, 4)};                             /* another RTT */
+    fprintf(stderr, "cubic beside / alone: %.3f %.3f %.3f\n", r[0], r[1], r[2]);
+    for (int i = 0; i < 3; i++) assert_true(r[i] >= 0.97);
 }
 
 static void test_rate_bound_above_path(void **state)

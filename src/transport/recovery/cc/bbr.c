@@ -365,6 +365,7 @@ static void start_probe_bw_up(qk_cc *cc, const qk_rate_sample *rs)
     b->full_bw = rs->delivery_rate_bytes_per_s;
     b->mode = QK_BBR_PROBE_BW_UP;
     b->pacing_gain_pct = 125;
+    if (b->lt.on) b->pacing_gain_pct = qk_bbr_lt_up_gain_pct(cc, 125); /* bbr-lt: lossy path */
     b->cwnd_gain_pct = 225;
     raise_inflight_longterm_slope(cc);
 }
@@ -710,7 +711,7 @@ static bool lt_probe_queued(qk_cc *cc)
 {
     const bbr_t *b = &cc->u.bbr;
     return b->lt.on && b->lt.probe_queue_free && b->ack_phase == QK_BBR_ACKS_PROBE_FEEDBACK &&
-           b->full_bw_count >= 1 && qk_bbr_lt_queue_up(cc);
+           b->full_bw_count >= 1 && qk_bbr_lt_probe_queue_up(cc);
 }
 
 /* §5.3.3.9 UpdateProbeBWCyclePhase */
@@ -874,8 +875,10 @@ static void set_pacing_rate_with_gain(qk_cc *cc, uint32_t gain_pct)
 {
     bbr_t *b = &cc->u.bbr;
     uint64_t rate = (uint64_t)((u128)b->bw * gain_pct * (100 - BBR_PACING_MARGIN_PCT) / 10000);
-    /* bbr-lt: under the fair-share bound the window sets the rate */
-    if (lt_fair_cruise(b) && b->min_rtt_ns && b->min_rtt_ns != QK_TIME_INFINITE)
+    /* bbr-lt: under the fair-share bound the window sets the rate (not on
+     * a lossy path: bbr_lt.c qk_bbr_lt_lossy) */
+    if (lt_fair_cruise(b) && b->min_rtt_ns && b->min_rtt_ns != QK_TIME_INFINITE &&
+        !qk_bbr_lt_lossy(cc))
         rate = max_u64(rate, (uint64_t)((u128)b->lt.fair_cap_bytes * QK_NS_PER_S *
                                         LT_FAIR_PACE_PCT / 100 / b->min_rtt_ns));
     rate = qk_bbr_lt_pacing_rate(cc, rate); /* bbr-lt: loss compensated; --bandwidth */

@@ -35,7 +35,11 @@
 #define LT_FAIR_PKTS       8            /* each flow's packets in the standing queue */
 #define LT_FAIR_DELAY_DIV  16           /* the fair-share bound is set at min_rtt / 16 of queue */
 #define LT_FAIR_DEC_DIV    16           /* ... and shrinks by at most 1/16 a round */
-#define LT_FAIR_EMPTY_RTTS 20u /* off while the queue stood above min_rtt / 4 for 20 min_rtt */
+#define LT_FAIR_EMPTY_RTTS 20u   /* off while the queue stood above min_rtt / 4 for 20 min_rtt */
+#define LT_LOSSY_P         0.005 /* a background this high: the lossy-path rules below */
+#define LT_LOSSY_CRUISE    0.98  /* ... CRUISE paces at 98 % of the model's rate, */
+#define LT_LOSSY_UP_PCT    110   /* ... UP at 110 % (the draft's 125 %), */
+#define LT_LOSSY_PROBE_DIV 16    /* ... and UP ends at min_rtt / 16 (1 ms) of queue */
 
 /* The background loss rate: the mean of the quiet rounds (0 before any). */
 double qk_bbr_lt_background(const qk_cc *cc)
@@ -284,9 +288,46 @@ uint64_t qk_bbr_lt_standing_queue(qk_cc *cc, const qk_rate_sample *rs)
     return standing ? (uint64_t)((double)dlv * 1e9 / (double)dt) : 0;
 }
 
+/* The lossy-path rules (departing from draft-ietf-ccwg-bbr §5.3.3's
+ * ProbeBW gains): with a background loss rate of LT_LOSSY_P or more, a
+ * flow beside this one on the same randomly lossy path is limited by that
+ * loss (a loss-based flow's window goes as 1 / sqrt(p) whatever room is
+ * left), so its rate goes as 1 / RTT and every millisecond of queue this
+ * flow keeps takes from it. The queue came from the probes (UP at 1.25 x
+ * for two or three rounds until the queue signal, min_rtt / 4: 10-19 ms
+ * of queue at 100 Mbit/s x 50 ms, drained in DOWN) and from CRUISE paced
+ * above the link (the fair-share bound's pacing floor of 5/4 of its
+ * window over min_rtt, bbr.c lt_fair_cruise). While lossy: CRUISE paces at
+ * LT_LOSSY_CRUISE of the model's rate without that floor, UP at
+ * LT_LOSSY_UP_PCT %, and a probe that began with no queue ends once the
+ * queue is min_rtt / 16 (at least 1 ms) up. At the rate bound no phase
+ * sends faster than another and the rules are off. */
+bool qk_bbr_lt_lossy(const qk_cc *cc)
+{
+    return cc->u.bbr.lt.on && !qk_bbr_lt_at_rate_bound(cc) &&
+           qk_bbr_lt_background(cc) >= LT_LOSSY_P;
+}
+
+uint32_t qk_bbr_lt_up_gain_pct(const qk_cc *cc, uint32_t draft_pct)
+{
+    return qk_bbr_lt_lossy(cc) ? LT_LOSSY_UP_PCT : draft_pct;
+}
+
+/* The queue that ends a probe: min_rtt / 4 (the queue signal), or on a
+ * lossy path min_rtt / 16 (at least 1 ms). */
+bool qk_bbr_lt_probe_queue_up(const qk_cc *cc)
+{
+    const struct qk_cc_bbr_state *b = &cc->u.bbr;
+    if (!qk_bbr_lt_lossy(cc)) return qk_bbr_lt_queue_up(cc);
+    qk_time q = b->min_rtt_ns == QK_TIME_INFINITE ? 0 : b->min_rtt_ns / LT_LOSSY_PROBE_DIV;
+    return queue_delay(b, b->lt.rtt_recent_ns) >= (q > LT_QUEUE_MIN_NS ? q : LT_QUEUE_MIN_NS);
+}
+
 uint64_t qk_bbr_lt_pacing_rate(const qk_cc *cc, uint64_t rate_bytes_per_s)
 {
     const struct qk_cc_bbr_state *b = &cc->u.bbr;
+    if (b->mode == QK_BBR_PROBE_BW_CRUISE && qk_bbr_lt_lossy(cc))
+        rate_bytes_per_s = (uint64_t)((double)rate_bytes_per_s * LT_LOSSY_CRUISE);
     if (b->lt.on && b->mode != QK_BBR_PROBE_RTT) {
         /* What the path loses at random never reaches the bottleneck (or
          * left it already): sending bw / (1 - p_bg) delivers bw. */

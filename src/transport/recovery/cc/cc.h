@@ -338,6 +338,12 @@ void qk_cc_set_max_rate(qk_cc *cc, uint64_t max_rate_bytes_per_s, qk_time now);
 double qk_bbr_lt_background(const qk_cc *cc);
 /** The recent RTT is a quarter of min_rtt (at least 1 ms) above it. */
 bool qk_bbr_lt_queue_up(const qk_cc *cc);
+/** The background loss rate is at least 0.5 %: the lossy-path rules. */
+bool qk_bbr_lt_lossy(const qk_cc *cc);
+/** ProbeBW UP's pacing gain: draft_pct, or 110 on a lossy path. */
+uint32_t qk_bbr_lt_up_gain_pct(const qk_cc *cc, uint32_t draft_pct);
+/** The queue that ends a probe is up (min_rtt / 4; min_rtt / 16 if lossy). */
+bool qk_bbr_lt_probe_queue_up(const qk_cc *cc);
 /* bbr-lt: Startup met a queue that stood for a round, and loss (bbr_lt.c). */
 bool qk_bbr_lt_startup_queued(const qk_cc *cc, qk_time now);
 /** A rate bound is set and max_bw, loss compensated, reaches it. */
