@@ -21,8 +21,10 @@
 #     build of another commit, both tunnel ends), rows "base" right after
 #     the default's, and compare the two in the same run
 #   QK_DNS_LOSS_BASE_REV=REV             the commit DIR was built from (label)
+#   QK_DNS_LOSS_QLOG=DIR                 the tunnel server's qlogs into
+#     DIR/REP-CC/ (one per path, in the order of the paths)
 set -u
-case "${1:-}" in -h | --help) sed -n '3,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+case "${1:-}" in -h | --help) sed -n '3,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 renice -n 10 -p $$ >/dev/null 2>&1 # shared machine: children inherit it
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-$SRC/build/release}
@@ -39,6 +41,7 @@ for p in $PATHS; do
     [[ $p =~ ^[0-9]+ms:[0-9.]+%?$ ]] || { echo "bench/dns_loss.sh: QK_DNS_LOSS_PATHS wants DELAYms:LOSS% items such as 50ms:1%, not '$p'" >&2; exit 2; }
 done
 CAP_S=${QK_DNS_LOSS_CAP_S:-60}
+QLOG=${QK_DNS_LOSS_QLOG:-}
 SIZE=$((3 * 1048576))
 OUT=$SRC/docs/experiments
 source "$SRC/tests/interop/dns/rig.bash"
@@ -77,6 +80,7 @@ for rep in $(seq "$REPS"); do
         base) Q=$BASE/quack ;;
         *) ccargs=(--cc "$cc") ;;
         esac
+        [ -n "$QLOG" ] && mkdir -p "$QLOG/$rep-$cc" && ccargs+=(--qlog "$QLOG/$rep-$cc")
         stop "${SERVER_PID:-}"
         rig_server "${ccargs[@]}" || exit 1
         for path in $PATHS; do
