@@ -140,7 +140,13 @@ int qk_dns_client_response(const qk_dns_client *c, const uint8_t *msg, size_t le
  *    one earned poll: it reaches the server just as well;
  *  - at most burst_cap polls are owed at once (dnstt's pollLimit, 16);
  *  - when nothing has been sent for idle_ns, one poll goes out and the idle
- *    delay doubles up to idle_max_ns; data or any sent query resets it. */
+ *    delay doubles up to idle_max_ns; data or any sent query resets it;
+ *  - for idle_ns after an answer with data, the idle timer polls every
+ *    50 ms (the server may still owe a retransmission, and can send it only
+ *    into a held query), without backing off;
+ *  - a data query after a lull (no answer with data for idle_ns) takes polls
+ *    along up to 10 queries (the server's initial window, RFC 9002 §7.2),
+ *    once a lull, at most burst_cap, none with polls_per_response 0. */
 
 /** Poll policy settings; zero fields take the defaults (polls_per_response: use
  * qk_dns_poll_config_default for the default 2). */

@@ -29,7 +29,7 @@ static void test_polls_per_response(void **state)
         qk_dns_poll *p = NULL;
         assert_int_equal(qk_dns_poll_new(&cfg, 0, &p), 0);
         qk_dns_poll_on_response(p, true, 10 * MS);
-        assert_int_equal(qk_dns_poll_next_timeout(p, 10 * MS), k ? 10 * MS : 510 * MS);
+        assert_int_equal(qk_dns_poll_next_timeout(p, 10 * MS), k ? 10 * MS : 60 * MS); /* linger */
         assert_int_equal(drain(p, 10 * MS), k);
         qk_dns_poll_on_response(p, false, 11 * MS); /* empty: nothing owed */
         assert_int_equal(drain(p, 11 * MS), 0);
@@ -96,24 +96,102 @@ static void test_idle_backoff(void **state)
         now = due;
     }
     assert_int_equal(st(p).idle_polls, 7);
-    /* activity resets to 500 ms */
-    qk_dns_poll_on_response(p, true, now);
-    assert_int_equal(drain(p, now), 2); /* the default: 2 per data answer */
+    /* data going up resets the back-off to 500 ms (and, after the lull,
+     * takes 9 polls along: test_start_after_lull) */
+    qk_dns_poll_on_data_sent(p, now);
+    assert_int_equal(drain(p, now), 9);
     assert_int_equal(qk_dns_poll_next_timeout(p, now), now + 500 * MS);
     qk_dns_poll_take(p, now + 500 * MS);
     qk_dns_poll_on_data_sent(p, now + 600 * MS);
+    assert_int_equal(drain(p, now + 600 * MS), 9); /* a lull again: no data answer since */
     assert_int_equal(qk_dns_poll_next_timeout(p, now), now + 1100 * MS);
     assert_int_equal(st(p).idle_delay_ns, 500 * MS);
+    qk_dns_poll_del(p);
+}
+
+/* After an answer with data the idle timer polls every 50 ms for the first
+ * idle delay (500 ms), so the server holds a query when a retransmission
+ * is due (the old policy sent nothing for 500 ms: a retransmission waited
+ * 435 ms at the end of a download through unbound at 2 % loss); then the
+ * back-off runs as before: 500 ms after the data, then 1, 2, 4 s apart. */
+static void test_linger_after_data(void **state)
+{
+    (void)state;
+    qk_dns_poll_config cfg;
+    qk_dns_poll_config_default(&cfg);
+    qk_dns_poll *p = NULL;
+    assert_int_equal(qk_dns_poll_new(&cfg, 0, &p), 0);
+    qk_time t0 = 1000 * MS;
+    qk_dns_poll_on_response(p, true, t0);
+    assert_int_equal(drain(p, t0), 2);
+    qk_dns_poll_on_response(p, false, t0 + 1 * MS); /* the window drains */
+    qk_dns_poll_on_response(p, false, t0 + 2 * MS);
+    qk_time now = t0 + 2 * MS;
+    unsigned lingered = 0;
+    while (qk_dns_poll_next_timeout(p, now) < t0 + 500 * MS) {
+        qk_time due = qk_dns_poll_next_timeout(p, now);
+        assert_true(due - (now > t0 ? now : t0) <= 50 * MS); /* never a gap over 50 ms */
+        assert_false(qk_dns_poll_take(p, due - 1));
+        assert_true(qk_dns_poll_take(p, due));
+        qk_dns_poll_on_response(p, false, due); /* answered empty: nothing owed */
+        now = due;
+        lingered++;
+    }
+    assert_int_equal(lingered, 9);                   /* t0 + 50, 100, ..., 450 */
+    assert_int_equal(st(p).idle_delay_ns, 500 * MS); /* no back-off while lingering */
+    qk_time want[] = {500, 1500, 3500, 7500};        /* then the back-off, from the data answer */
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        qk_time due = qk_dns_poll_next_timeout(p, now);
+        assert_int_equal(due, t0 + want[i] * MS);
+        assert_true(qk_dns_poll_take(p, due));
+        now = due;
+    }
+    assert_int_equal(st(p).idle_polls, 13);
+    qk_dns_poll_del(p);
+}
+
+/* A query carrying data after a lull takes polls along up to 10 queries
+ * (the server's initial window, RFC 9002 §7.2), once a lull: the window
+ * of one or two queries grew only 1.5x a round trip, 3 datagrams a round
+ * trip for the first two of a download through unbound. Not while answers
+ * with data come (the window is open), nor with polls_per_response 0. */
+static void test_start_after_lull(void **state)
+{
+    (void)state;
+    for (unsigned k = 0; k <= 2; k++) {
+        qk_dns_poll_config cfg;
+        qk_dns_poll_config_default(&cfg);
+        cfg.polls_per_response = k;
+        qk_dns_poll *p = NULL;
+        assert_int_equal(qk_dns_poll_new(&cfg, 0, &p), 0);
+        qk_dns_poll_on_data_sent(p, 1 * MS); /* the first flight */
+        assert_int_equal(drain(p, 1 * MS), k ? 9 : 0);
+        qk_dns_poll_on_data_sent(p, 2 * MS); /* the same lull: no more */
+        assert_int_equal(drain(p, 2 * MS), 0);
+        qk_dns_poll_on_response(p, true, 200 * MS);
+        assert_int_equal(drain(p, 200 * MS), k);
+        qk_dns_poll_on_data_sent(p, 650 * MS); /* answers with data 450 ms ago */
+        assert_int_equal(drain(p, 650 * MS), 0);
+        qk_dns_poll_on_data_sent(p, 1200 * MS); /* none for 1 s: a lull */
+        assert_int_equal(drain(p, 1200 * MS), k ? 9 : 0);
+        qk_dns_poll_del(p);
+    }
+    qk_dns_poll_config cfg;
+    qk_dns_poll_config_default(&cfg);
+    cfg.burst_cap = 4;
+    qk_dns_poll *p = NULL;
+    assert_int_equal(qk_dns_poll_new(&cfg, 0, &p), 0);
+    qk_dns_poll_on_data_sent(p, 1 * MS);
+    assert_int_equal(drain(p, 1 * MS), 4); /* never above the burst cap */
     qk_dns_poll_del(p);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_polls_per_response),
-        cmocka_unit_test(test_burst_cap),
-        cmocka_unit_test(test_ack_as_poll),
-        cmocka_unit_test(test_idle_backoff),
+        cmocka_unit_test(test_polls_per_response), cmocka_unit_test(test_burst_cap),
+        cmocka_unit_test(test_ack_as_poll),        cmocka_unit_test(test_idle_backoff),
+        cmocka_unit_test(test_linger_after_data),  cmocka_unit_test(test_start_after_lull),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
