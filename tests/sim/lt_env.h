@@ -25,6 +25,7 @@ typedef struct lt_path {
     double ge_p_bg;      /* P(bad -> good); 0 = 0.1 */
     double drop_to_mbit; /* rate step at drop_at_ns (0: none) */
     qk_time drop_at_ns;
+    double jitter_ms; /* each direction: up to this much extra delay per packet (FIFO kept) */
 } lt_path;
 
 typedef struct lt_flow {
@@ -62,6 +63,7 @@ static inline void lt_links(const lt_path *p, qk_sim_link_cfg *l, qk_sim_link_cf
     double bdp = p->rate_mbit * 1e6 / 8 * p->rtt_ms / 1e3;
     l->limit_bytes = (uint64_t)(p->buf_bdp * bdp);
     if (l->limit_bytes < 15000) l->limit_bytes = 15000;
+    l->jitter_ns = (qk_time)(p->jitter_ms * LT_MS);
     *d = *l;
     if (p->loss_pct > 0) {
         d->loss = QK_SIM_LOSS_BERNOULLI;

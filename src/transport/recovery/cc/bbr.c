@@ -365,7 +365,10 @@ static void start_probe_bw_up(qk_cc *cc, const qk_rate_sample *rs)
     b->full_bw = rs->delivery_rate_bytes_per_s;
     b->mode = QK_BBR_PROBE_BW_UP;
     b->pacing_gain_pct = 125;
-    if (b->lt.on) b->pacing_gain_pct = qk_bbr_lt_up_gain_pct(cc, 125); /* bbr-lt: lossy path */
+    if (b->lt.on) {
+        b->pacing_gain_pct = qk_bbr_lt_up_gain_pct(cc, 125); /* bbr-lt: lossy path */
+        qk_bbr_lt_probe_began(cc);
+    }
     b->cwnd_gain_pct = 225;
     raise_inflight_longterm_slope(cc);
 }

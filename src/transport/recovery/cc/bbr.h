@@ -72,6 +72,22 @@ typedef struct qk_bbr_lt {
     qk_time fair_empty_time;   /* the last RTT sample less than min_rtt / 4 above min_rtt */
     bool probe_queue_free;     /* no queue when this probe's REFILL began */
     qk_time rtt_recent_ns;     /* EWMA (1/4) of RTT samples: the queue now */
+    /* delay that is not queue (bbr_lt.c lt_probe_verdict) */
+    qk_time delay_floor_ns;       /* RTT above min_rtt that more inflight did not raise */
+    uint64_t cruise_rate;         /* bytes/s delivered over the last all-CRUISE round */
+    qk_time cruise_min_rtt_ns;    /* EWMA (1/4) of all-CRUISE rounds' least RTT samples */
+    uint8_t probe_eval;           /* 1: a probe (UP) is being watched */
+    uint64_t probe_base_rate;     /* cruise_rate when UP began */
+    qk_time probe_base_rtt_ns;    /* cruise_min_rtt_ns when UP began */
+    uint64_t probe_base_inflight; /* bytes in flight when UP began */
+    uint64_t probe_rate;          /* most bytes/s a round of the probe delivered */
+    uint64_t probe_inflight;      /* most bytes in flight during the probe */
+    qk_time probe_max_rtt_ns;     /* least RTT of the round that delivered probe_rate */
+    uint32_t floor_low_rounds;    /* rounds in a row whose least delay was below the floor */
+    qk_time floor_low_max_ns;     /* ... the highest of their least delays */
+    uint32_t floor_raises;        /* counter: probes that found the delay was not queue */
+    bool probe_room;              /* the last probe found room (lt_probe_verdict) */
+    uint32_t queue_verdicts;      /* congestion verdicts on the queue signal alone since */
     /* background loss: decayed sums over quiet rounds */
     double bg_lost_pkts, bg_total_pkts; /* p_bg = lost / total */
     double bg_var;                      /* per-packet variance of the loss count */

@@ -19,7 +19,8 @@
  *    the loss rate rises with inflight;
  *  - queueing delay: a recent RTT above min_rtt by a quarter of min_rtt
  *    (at least 1 ms) means the bottleneck's queue is up; a loss rate above
- *    p_bg + LossThresh / 2 then counts as congestion.
+ *    p_bg + LossThresh / 2 then counts as congestion. Delay that a probe
+ *    showed is not queue (jitter: lt_probe_verdict) is subtracted first.
  * Units: rates as fractions, times in ns, volumes in bytes. */
 #include "transport/recovery/cc/cc.h"
 
@@ -50,11 +51,20 @@ double qk_bbr_lt_background(const qk_cc *cc)
     return p < LT_P_MAX ? p : LT_P_MAX;
 }
 
-/* Queueing delay now: the recent RTT above min_rtt (0 without samples). */
-static qk_time queue_delay(const struct qk_cc_bbr_state *b, qk_time rtt)
+/* An RTT sample above min_rtt (0 without samples). */
+static qk_time raw_queue_delay(const struct qk_cc_bbr_state *b, qk_time rtt)
 {
     if (b->min_rtt_ns == QK_TIME_INFINITE || rtt == 0 || rtt <= b->min_rtt_ns) return 0;
     return rtt - b->min_rtt_ns;
+}
+
+/* Queueing delay: an RTT sample above min_rtt and above the delay that a
+ * probe showed is not queue (lt_probe_verdict: path jitter, a receiver's
+ * or host's delay), 0 without samples. */
+static qk_time queue_delay(const struct qk_cc_bbr_state *b, qk_time rtt)
+{
+    qk_time d = raw_queue_delay(b, rtt);
+    return d > b->lt.delay_floor_ns ? d - b->lt.delay_floor_ns : 0;
 }
 
 static qk_time queue_threshold(const struct qk_cc_bbr_state *b)
@@ -125,6 +135,7 @@ bool qk_bbr_lt_too_high(qk_cc *cc, uint64_t lost_bytes, uint64_t total_bytes, bo
         if (count) {
             lt->congestion_verdicts++;
             lt->round_congested = true;
+            if (!excess) lt->queue_verdicts++;
         }
         return true;
     }
@@ -217,6 +228,77 @@ static void fair_share(qk_cc *cc, const qk_rate_sample *rs)
     lt->fair_cap_bytes = (uint64_t)f;
 }
 
+/* UP begins (bbr.c start_probe_bw_up): watch what the probe's extra
+ * inflight does to the delivery rate and the RTT. */
+void qk_bbr_lt_probe_began(qk_cc *cc)
+{
+    struct qk_cc_bbr_state *b = &cc->u.bbr;
+    qk_bbr_lt *lt = &b->lt;
+    lt->probe_eval = lt->cruise_rate && lt->cruise_min_rtt_ns && qk_bbr_lt_lossy(cc);
+    lt->probe_base_rate = lt->cruise_rate;
+    lt->probe_base_rtt_ns = lt->cruise_min_rtt_ns;
+    lt->probe_base_inflight = b->inflight;
+    lt->probe_rate = 0;
+    lt->probe_inflight = b->inflight;
+    lt->probe_max_rtt_ns = 0;
+}
+
+/* Delay that is not queue (docs/cc.md addition 7; departs from
+ * draft-ietf-ccwg-bbr, which reads no delay but min_rtt; the queue signal,
+ * the fair-share bound and the probe's end read RTT above min_rtt as the
+ * bottleneck's queue). A path whose RTT varies without a queue (jitter on
+ * a radio link, a loaded host or resolver answering late) shows CRUISE a
+ * "queue" that the fair-share bound answers by shrinking the window
+ * (Vegas's rule, fair_share below: rate x delay = LT_FAIR_PKTS) without
+ * end: the delay does not fall with the window. 100 Mbit/s x 50 ms, 10 ms
+ * of jitter each way, 3 % loss: the bound fell to 100 KB (12 Mbit/s)
+ * within 5 s. While the path is lossy (qk_bbr_lt_lossy) a probe tells the
+ * two apart: its UP raised inflight by G bytes; through a saturated
+ * bottleneck (which a real standing queue means) that adds G / max_bw of
+ * queue and the flow's rate can only take share from others. Here a round
+ * of the probe delivered 5/4 of CRUISE's rate or more while its least RTT
+ * rose by less than half of G / max_bw over CRUISE's: the delay CRUISE saw
+ * was not queue. Its least delay becomes the floor that every queue
+ * reading subtracts (at most min_rtt), the fair-share bound starts again,
+ * inflight_longterm set by verdicts on the queue signal alone is lifted,
+ * and the next UP is the draft's (qk_bbr_lt_up_gain_pct,
+ * qk_bbr_lt_probe_queue_up). After LT_FLOOR_LOW_ROUNDS rounds in a row
+ * whose least delay was below the floor it falls to the highest of them
+ * (one round's least sample alone is noise). Not on clean paths: there two
+ * bbr-lt flows split 26.6/73.4 % with it (a probe that takes share from a
+ * flow that yields looks like room). Failure mode: a queue that stays
+ * while the probe's inflight goes elsewhere (a bottleneck that grew its
+ * rate at that moment) is taken for jitter until the floor falls again. */
+#define LT_ROOM_RATE_PCT    125 /* the probe delivered 5/4 of CRUISE's rate ... */
+#define LT_ROOM_RTT_DIV     2   /* ... and the RTT rose < 1/2 of what a queue would add */
+#define LT_FLOOR_LOW_ROUNDS 8   /* rounds in a row below the floor that lower it */
+static void lt_probe_verdict(qk_cc *cc)
+{
+    struct qk_cc_bbr_state *b = &cc->u.bbr;
+    qk_bbr_lt *lt = &b->lt;
+    lt->probe_eval = 0;
+    lt->probe_room = false;
+    if (!b->max_bw || b->min_rtt_ns == QK_TIME_INFINITE) return;
+    if (lt->probe_rate * 100 < lt->probe_base_rate * LT_ROOM_RATE_PCT) return;
+    if (lt->probe_inflight < lt->probe_base_inflight + 4 * cc->max_datagram_bytes) return;
+    double grow = (double)(lt->probe_inflight - lt->probe_base_inflight);
+    double expect_ns = grow * 1e9 / (double)b->max_bw;
+    double rise_ns = lt->probe_max_rtt_ns > lt->probe_base_rtt_ns
+                         ? (double)(lt->probe_max_rtt_ns - lt->probe_base_rtt_ns)
+                         : 0;
+    if (rise_ns * LT_ROOM_RTT_DIV >= expect_ns) return;
+    qk_time floor = raw_queue_delay(b, lt->probe_base_rtt_ns);
+    if (floor > b->min_rtt_ns) floor = b->min_rtt_ns;
+    if (floor > lt->delay_floor_ns) lt->delay_floor_ns = floor;
+    lt->fair_cap_bytes = 0;
+    lt->floor_raises++;
+    lt->probe_room = true;
+    /* Verdicts that took that delay for queue (qk_bbr_lt_too_high's
+     * "queued") set the long-term bound the probe just passed: lift it. */
+    if (lt->queue_verdicts) b->inflight_longterm = QK_BBR_INF;
+    lt->queue_verdicts = 0;
+}
+
 /* Per ACK, before bbr.c's model update (b->round_start is this ACK's, set
  * by update_max_bw later: the round boundary is read here from rs). */
 void qk_bbr_lt_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs)
@@ -230,6 +312,8 @@ void qk_bbr_lt_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs)
             lt->rtt_recent_ns ? (3 * lt->rtt_recent_ns + rs->rtt_ns) / 4 : rs->rtt_ns;
     bool round_end = rs->prior_delivered_bytes >= b->next_round_delivered;
     if (qk_bbr_lt_queue_up(cc)) lt->round_queue = true;
+    if (lt->probe_eval && rs->bytes_in_flight > lt->probe_inflight)
+        lt->probe_inflight = rs->bytes_in_flight;
     if (queue_delay(b, lt->rtt_recent_ns) < fair_delay(b)) lt->round_fair_queue = false;
     if (rs->has_rtt && queue_delay(b, rs->rtt_ns) < queue_threshold(b))
         lt->fair_empty_time = rs->now;
@@ -239,6 +323,36 @@ void qk_bbr_lt_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs)
         return;
     }
     fair_share(cc, rs);
+    if (lt->round_min_rtt_ns && lt->round_time_start && rs->now > lt->round_time_start) {
+        qk_time dt = rs->now - lt->round_time_start;
+        uint64_t rate = (uint64_t)((double)(rs->total_delivered_bytes - lt->round_dlv_start) * 1e9 /
+                                   (double)dt);
+        qk_time rq = raw_queue_delay(b, lt->round_min_rtt_ns);
+        if (rq >= lt->delay_floor_ns) {
+            lt->floor_low_rounds = 0;
+            lt->floor_low_max_ns = 0;
+        } else { /* the jitter fell: LT_FLOOR_LOW_ROUNDS rounds in a row below the floor */
+            if (rq > lt->floor_low_max_ns) lt->floor_low_max_ns = rq;
+            if (++lt->floor_low_rounds >= LT_FLOOR_LOW_ROUNDS) {
+                lt->delay_floor_ns = lt->floor_low_max_ns;
+                lt->floor_low_rounds = 0;
+                lt->floor_low_max_ns = 0;
+            }
+        }
+        if (lt->round_cruise) {
+            lt->cruise_rate = rate;
+            lt->cruise_min_rtt_ns = lt->cruise_min_rtt_ns
+                                        ? (3 * lt->cruise_min_rtt_ns + lt->round_min_rtt_ns) / 4
+                                        : lt->round_min_rtt_ns;
+        }
+        if (lt->probe_eval) {
+            if (rate > lt->probe_rate) {
+                lt->probe_rate = rate;
+                lt->probe_max_rtt_ns = lt->round_min_rtt_ns;
+            }
+            if (b->mode != QK_BBR_PROBE_BW_UP) lt_probe_verdict(cc);
+        }
+    }
     double mds = (double)cc->max_datagram_bytes;
     double dlv = (double)(rs->total_delivered_bytes - lt->round_dlv_start) / mds;
     double lost = (double)lt->round_lost_bytes / mds;
@@ -308,9 +422,12 @@ bool qk_bbr_lt_lossy(const qk_cc *cc)
            qk_bbr_lt_background(cc) >= LT_LOSSY_P;
 }
 
+/* UP's pacing gain: LT_LOSSY_UP_PCT on a lossy path, unless the last probe
+ * found room (lt_probe_verdict): the flow is then well below the path's
+ * rate and a 1.10x probe would take a third more per probe, every 2-3 s. */
 uint32_t qk_bbr_lt_up_gain_pct(const qk_cc *cc, uint32_t draft_pct)
 {
-    return qk_bbr_lt_lossy(cc) ? LT_LOSSY_UP_PCT : draft_pct;
+    return qk_bbr_lt_lossy(cc) && !cc->u.bbr.lt.probe_room ? LT_LOSSY_UP_PCT : draft_pct;
 }
 
 /* The queue that ends a probe: min_rtt / 4 (the queue signal), or on a
@@ -319,6 +436,7 @@ bool qk_bbr_lt_probe_queue_up(const qk_cc *cc)
 {
     const struct qk_cc_bbr_state *b = &cc->u.bbr;
     if (!qk_bbr_lt_lossy(cc)) return qk_bbr_lt_queue_up(cc);
+    if (b->lt.probe_room) return false; /* the last probe found room: the draft's end */
     qk_time q = b->min_rtt_ns == QK_TIME_INFINITE ? 0 : b->min_rtt_ns / LT_LOSSY_PROBE_DIV;
     return queue_delay(b, b->lt.rtt_recent_ns) >= (q > LT_QUEUE_MIN_NS ? q : LT_QUEUE_MIN_NS);
 }

@@ -352,6 +352,7 @@ bool qk_bbr_lt_at_rate_bound(const qk_cc *cc);
  * verdict, recorded in the round and the counters). */
 bool qk_bbr_lt_too_high(qk_cc *cc, uint64_t lost_bytes, uint64_t total_bytes, bool count);
 void qk_bbr_lt_on_lost(qk_cc *cc, uint64_t bytes);
+void qk_bbr_lt_probe_began(qk_cc *cc);
 void qk_bbr_lt_on_ce(qk_cc *cc);
 /** Per rate sample, before the model update: RTT, rounds, background. */
 void qk_bbr_lt_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs);
