@@ -19,15 +19,24 @@ static qk_dns_poll_stats st(const qk_dns_poll *p)
     return s;
 }
 
+/* A policy with the defaults but for the fields given (-1: the default). */
+static qk_dns_poll *poll_with(int polls_per_response, int burst_cap, int ack_as_poll)
+{
+    qk_dns_poll_config cfg;
+    qk_dns_poll_config_default(&cfg);
+    if (polls_per_response >= 0) cfg.polls_per_response = (unsigned)polls_per_response;
+    if (burst_cap >= 0) cfg.burst_cap = (unsigned)burst_cap;
+    if (ack_as_poll >= 0) cfg.ack_as_poll = ack_as_poll;
+    qk_dns_poll *p = NULL;
+    assert_int_equal(qk_dns_poll_new(&cfg, 0, &p), 0);
+    return p;
+}
+
 static void test_polls_per_response(void **state)
 {
     (void)state;
     for (unsigned k = 0; k <= 2; k++) {
-        qk_dns_poll_config cfg;
-        qk_dns_poll_config_default(&cfg);
-        cfg.polls_per_response = k;
-        qk_dns_poll *p = NULL;
-        assert_int_equal(qk_dns_poll_new(&cfg, 0, &p), 0);
+        qk_dns_poll *p = poll_with((int)k, -1, -1);
         qk_dns_poll_on_response(p, true, 10 * MS);
         assert_int_equal(qk_dns_poll_next_timeout(p, 10 * MS), k ? 10 * MS : 60 * MS); /* linger */
         assert_int_equal(drain(p, 10 * MS), k);
@@ -42,18 +51,13 @@ static void test_polls_per_response(void **state)
 static void test_burst_cap(void **state)
 {
     (void)state;
-    qk_dns_poll_config cfg;
-    qk_dns_poll_config_default(&cfg);
-    cfg.polls_per_response = 2;
-    qk_dns_poll *p = NULL;
-    assert_int_equal(qk_dns_poll_new(&cfg, 0, &p), 0);
+    qk_dns_poll *p = poll_with(2, -1, -1);
     for (int i = 0; i < 20; i++) qk_dns_poll_on_response(p, true, 1 * MS);
     assert_int_equal(st(p).owed_now, 16);
     assert_int_equal(st(p).capped, 24);
     assert_int_equal(drain(p, 1 * MS), 16);
-    cfg.burst_cap = 3;
     qk_dns_poll_del(p);
-    assert_int_equal(qk_dns_poll_new(&cfg, 0, &p), 0);
+    p = poll_with(2, 3, -1);
     for (int i = 0; i < 20; i++) qk_dns_poll_on_response(p, true, 1 * MS);
     assert_int_equal(drain(p, 1 * MS), 3);
     qk_dns_poll_del(p);
@@ -63,12 +67,7 @@ static void test_ack_as_poll(void **state)
 {
     (void)state;
     for (int on = 0; on <= 1; on++) {
-        qk_dns_poll_config cfg;
-        qk_dns_poll_config_default(&cfg);
-        cfg.polls_per_response = 2;
-        cfg.ack_as_poll = on;
-        qk_dns_poll *p = NULL;
-        assert_int_equal(qk_dns_poll_new(&cfg, 0, &p), 0);
+        qk_dns_poll *p = poll_with(2, -1, on);
         qk_dns_poll_on_response(p, true, 1 * MS);
         qk_dns_poll_on_data_sent(p, 1 * MS); /* an ACK went up */
         assert_int_equal(drain(p, 1 * MS), on ? 1 : 2);
@@ -82,10 +81,7 @@ static void test_ack_as_poll(void **state)
 static void test_idle_backoff(void **state)
 {
     (void)state;
-    qk_dns_poll_config cfg;
-    qk_dns_poll_config_default(&cfg);
-    qk_dns_poll *p = NULL;
-    assert_int_equal(qk_dns_poll_new(&cfg, 0, &p), 0);
+    qk_dns_poll *p = poll_with(-1, -1, -1);
     /* 500 ms, then 1, 2, 4, 8, 10, 10 s apart */
     qk_time now = 0, want[] = {500, 1500, 3500, 7500, 15500, 25500, 35500};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
@@ -117,10 +113,7 @@ static void test_idle_backoff(void **state)
 static void test_linger_after_data(void **state)
 {
     (void)state;
-    qk_dns_poll_config cfg;
-    qk_dns_poll_config_default(&cfg);
-    qk_dns_poll *p = NULL;
-    assert_int_equal(qk_dns_poll_new(&cfg, 0, &p), 0);
+    qk_dns_poll *p = poll_with(-1, -1, -1);
     qk_time t0 = 1000 * MS;
     qk_dns_poll_on_response(p, true, t0);
     assert_int_equal(drain(p, t0), 2);
@@ -159,11 +152,7 @@ static void test_start_after_lull(void **state)
 {
     (void)state;
     for (unsigned k = 0; k <= 2; k++) {
-        qk_dns_poll_config cfg;
-        qk_dns_poll_config_default(&cfg);
-        cfg.polls_per_response = k;
-        qk_dns_poll *p = NULL;
-        assert_int_equal(qk_dns_poll_new(&cfg, 0, &p), 0);
+        qk_dns_poll *p = poll_with((int)k, -1, -1);
         qk_dns_poll_on_data_sent(p, 1 * MS); /* the first flight */
         assert_int_equal(drain(p, 1 * MS), k ? 9 : 0);
         qk_dns_poll_on_data_sent(p, 2 * MS); /* the same lull: no more */
@@ -176,11 +165,7 @@ static void test_start_after_lull(void **state)
         assert_int_equal(drain(p, 1200 * MS), k ? 9 : 0);
         qk_dns_poll_del(p);
     }
-    qk_dns_poll_config cfg;
-    qk_dns_poll_config_default(&cfg);
-    cfg.burst_cap = 4;
-    qk_dns_poll *p = NULL;
-    assert_int_equal(qk_dns_poll_new(&cfg, 0, &p), 0);
+    qk_dns_poll *p = poll_with(-1, 4, -1);
     qk_dns_poll_on_data_sent(p, 1 * MS);
     assert_int_equal(drain(p, 1 * MS), 4); /* never above the burst cap */
     qk_dns_poll_del(p);
