@@ -76,16 +76,15 @@ typedef struct qk_bbr_lt {
     qk_time delay_floor_ns;       /* RTT above min_rtt that more inflight did not raise */
     uint64_t cruise_rate;         /* bytes/s delivered over the last all-CRUISE round */
     qk_time cruise_min_rtt_ns;    /* EWMA (1/4) of all-CRUISE rounds' least RTT samples */
-    uint8_t probe_eval;           /* 1: a probe (UP) is being watched */
+    bool probe_eval;              /* a probe (UP) is being watched */
     uint64_t probe_base_rate;     /* cruise_rate when UP began */
     qk_time probe_base_rtt_ns;    /* cruise_min_rtt_ns when UP began */
     uint64_t probe_base_inflight; /* bytes in flight when UP began */
     uint64_t probe_rate;          /* most bytes/s a round of the probe delivered */
     uint64_t probe_inflight;      /* most bytes in flight during the probe */
-    qk_time probe_max_rtt_ns;     /* least RTT of the round that delivered probe_rate */
+    qk_time probe_rate_rtt_ns;    /* least RTT of the round that delivered probe_rate */
     uint32_t floor_low_rounds;    /* rounds in a row whose least delay was below the floor */
     qk_time floor_low_max_ns;     /* ... the highest of their least delays */
-    uint32_t floor_raises;        /* counter: probes that found the delay was not queue */
     bool probe_room;              /* the last probe found room (lt_probe_verdict) */
     uint32_t queue_verdicts;      /* congestion verdicts on the queue signal alone since */
     /* background loss: decayed sums over quiet rounds */

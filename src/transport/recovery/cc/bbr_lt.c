@@ -240,7 +240,7 @@ void qk_bbr_lt_probe_began(qk_cc *cc)
     lt->probe_base_inflight = b->inflight;
     lt->probe_rate = 0;
     lt->probe_inflight = b->inflight;
-    lt->probe_max_rtt_ns = 0;
+    lt->probe_rate_rtt_ns = 0;
 }
 
 /* Delay that is not queue (docs/cc.md addition 7; departs from
@@ -276,22 +276,21 @@ static void lt_probe_verdict(qk_cc *cc)
 {
     struct qk_cc_bbr_state *b = &cc->u.bbr;
     qk_bbr_lt *lt = &b->lt;
-    lt->probe_eval = 0;
+    lt->probe_eval = false;
     lt->probe_room = false;
     if (!b->max_bw || b->min_rtt_ns == QK_TIME_INFINITE) return;
     if (lt->probe_rate * 100 < lt->probe_base_rate * LT_ROOM_RATE_PCT) return;
     if (lt->probe_inflight < lt->probe_base_inflight + 4 * cc->max_datagram_bytes) return;
     double grow = (double)(lt->probe_inflight - lt->probe_base_inflight);
     double expect_ns = grow * 1e9 / (double)b->max_bw;
-    double rise_ns = lt->probe_max_rtt_ns > lt->probe_base_rtt_ns
-                         ? (double)(lt->probe_max_rtt_ns - lt->probe_base_rtt_ns)
+    double rise_ns = lt->probe_rate_rtt_ns > lt->probe_base_rtt_ns
+                         ? (double)(lt->probe_rate_rtt_ns - lt->probe_base_rtt_ns)
                          : 0;
     if (rise_ns * LT_ROOM_RTT_DIV >= expect_ns) return;
     qk_time floor = raw_queue_delay(b, lt->probe_base_rtt_ns);
     if (floor > b->min_rtt_ns) floor = b->min_rtt_ns;
     if (floor > lt->delay_floor_ns) lt->delay_floor_ns = floor;
     lt->fair_cap_bytes = 0;
-    lt->floor_raises++;
     lt->probe_room = true;
     /* Verdicts that took that delay for queue (qk_bbr_lt_too_high's
      * "queued") set the long-term bound the probe just passed: lift it. */
@@ -348,7 +347,7 @@ void qk_bbr_lt_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs)
         if (lt->probe_eval) {
             if (rate > lt->probe_rate) {
                 lt->probe_rate = rate;
-                lt->probe_max_rtt_ns = lt->round_min_rtt_ns;
+                lt->probe_rate_rtt_ns = lt->round_min_rtt_ns;
             }
             if (b->mode != QK_BBR_PROBE_BW_UP) lt_probe_verdict(cc);
         }
