@@ -27,6 +27,7 @@
 #define TUN_ALPN                        "quack-tunnel" /* the DNS carrier */
 #define TUN_INITIAL_STREAM_WINDOW_BYTES (1u << 20)     /* 1.7 BDP of 100 Mbit/s x 50 ms */
 #define TUN_INITIAL_CONN_WINDOW_BYTES   (4u << 20)
+#define TUN_SEND_LOOKAHEAD_BYTES        (256u << 10) /* written past the peer's credit */
 
 /* Exit codes, one per failure class (listed in --help). */
 #define TUN_EXIT_OK     0 /* stopped by SIGINT/SIGTERM */
@@ -1108,6 +1109,12 @@ static int config(qk_config *cfg, const tun_opts *o)
      * longer, fatter or lossier pipe raises both. */
     cfg->max_stream_send_buffer_bytes =
         o->flow_buffer_bytes ? o->flow_buffer_bytes : QK_TUNNEL_DEFAULT_FLOW_BUFFER_BYTES;
+    /* A stream takes the peer's credit plus this, not its whole buffer: the
+     * flow reads TCP only while its stream takes more (src/tunnel/tunnel.c
+     * qk_tun_pump_up), so ten fresh downloads from a fast source no longer
+     * read and copy 4 MiB each before the path has carried the first
+     * 100 KB (the loop's turns grew to 50-100 ms, delaying ACKs). */
+    cfg->send_credit_lookahead_bytes = TUN_SEND_LOOKAHEAD_BYTES;
     /* Receive windows to start with (RFC 9000 §4.1: credit is the receiver's
      * to give). The library's 64 KiB / 256 KiB grow by auto-tuning ~1.3x per
      * RTT, slower than a sender's startup doubles: through bench/tunnel.sh's

@@ -28,7 +28,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define TUN_PUMP_READ_BUDGET_BYTES (256u << 10) /* TCP bytes one pump call reads */
+#define TUN_PUMP_READ_BUDGET_BYTES (64u << 10) /* TCP bytes one pump call reads */
 
 void qk_tun_log(qk_tunnel *t, const char *fmt, ...)
 {
@@ -473,7 +473,8 @@ static int send_ring(flow *f, bool *queued)
         }
         if (w > 0) *queued = true;
         sent_bytes(f, w);
-        if ((size_t)w < n) return 0; /* stream full: its WRITABLE resumes */
+        f->stream_full = (size_t)w < n;
+        if (f->stream_full) return 0; /* its WRITABLE resumes */
     }
     if (f->tcp_eof && !f->fin_sent) {
         if (f->car->write(f->c, f->sid, NULL, 0, true) < 0) {
@@ -512,7 +513,16 @@ static void emit(flow *f, const uint8_t *b, size_t n)
  * watcher stays on; libev's are level-triggered): with --session-buffer
  * 16M a fresh download's first call read up to 16 MiB from a fast source
  * before the first packet left, and its time to first byte went from
- * 76-190 ms to 275-490 ms (bench/tunnel.sh, 25 and 40 ms each way). */
+ * 76-190 ms to 275-490 ms (bench/tunnel.sh, 25 and 40 ms each way). The
+ * budget also caps each recv(): the carrier's socket (its ACKs) is read
+ * once per loop turn, after every ready flow has been pumped, so a turn
+ * must stay short whatever the flow count. At 256 KiB per call, uncapped
+ * (one recv() filled up to 1 MiB of ring), ten fresh downloads from a
+ * fast source made turns of 50-100 ms while the replay buffers filled:
+ * ACKs waited that long in the socket, the sender's RTT samples read
+ * 91-104 ms on a 52 ms path, and bbr-lt's Startup took that for a
+ * standing queue (qk_bbr_lt_startup_queued) and left at ~11 Mbit/s.
+ * At 64 KiB a turn with ten flows reads at most 640 KiB. */
 bool qk_tun_pump_up(flow *f, bool *gone)
 {
     qk_tunnel *t = f->t;
@@ -531,12 +541,22 @@ bool qk_tun_pump_up(flow *f, bool *gone)
             ev_io_stop(t->ev, &f->rw);
             break;
         }
+        /* The stream holds what it can send soon (its buffer is bounded by
+         * the peer's credit plus a lookahead, cmd_tunnel.c): bytes read past
+         * that would only wait in the replay buffer, and reading them ahead
+         * is work the loop does while ACKs wait in the socket. */
+        if (f->stream_full) {
+            ev_io_stop(t->ev, &f->rw);
+            break;
+        }
         if (read_bytes >= TUN_PUMP_READ_BUDGET_BYTES) { /* more on the next loop turn */
             ev_io_start(t->ev, &f->rw);
             break;
         }
         size_t room;
         uint8_t *p = qk_tsw_ring_tail(&f->ring, &room);
+        if (room > TUN_PUMP_READ_BUDGET_BYTES - read_bytes)
+            room = TUN_PUMP_READ_BUDGET_BYTES - read_bytes;
         ssize_t n = recv(f->fd, p, room, 0);
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
             ev_io_start(t->ev, &f->rw);
