@@ -26,6 +26,9 @@ pids+=($!)
 start_pair() {
     local open=--open-proxy
     case " $* " in *" --socks-auth-file "*) open= ;; esac
+    # Truncate first: the server truncates its own file only once it is
+    # forked, and until then wait_line would read the last pair's line.
+    : >"$tmp/s.out"
     "$q" tunnel server --listen 127.0.0.1:0 --to socks5 --allow "127.0.0.0/8:$http_port" $open "$@" \
         >"$tmp/s.out" 2>"$tmp/s.log" &
     spid=$!

@@ -29,6 +29,9 @@ wait_udp "$echo_port" || no "the UDP echo did not come up"
 start_pair() {
     local to=$1 tport=$2 uport=$3
     shift 3
+    # Truncate first: the server truncates its own file only once it is
+    # forked, and until then wait_line would read the last pair's line.
+    : >"$tmp/s.out"
     "$q" tunnel server --listen 127.0.0.1:0 --to 127.0.0.1:9 --udp-to "$to" --udp-idle 1s \
         >"$tmp/s.out" 2>"$tmp/s.log" &
     spid=$!
@@ -37,6 +40,7 @@ start_pair() {
     local saddr pin
     saddr=$(listen_addr "$tmp/s.out")
     pin=$(listen_pin "$tmp/s.out")
+    : >"$tmp/c.out"
     "$q" tunnel client --connect "$saddr" --pin "$pin" --listen "127.0.0.1:$tport" \
         --udp-listen "127.0.0.1:$uport" "$@" >"$tmp/c.out" 2>"$tmp/c.err" &
     cpid=$!
