@@ -536,16 +536,12 @@ bool qk_tun_pump_up(flow *f, bool *gone)
             return queued;
         }
         if (f->fd < 0 || f->tcp_eof) break;
-        f->rw_full = !qk_tsess_ring_room(f);
-        if (f->rw_full) { /* backpressure: an ACK makes room */
-            ev_io_stop(t->ev, &f->rw);
-            break;
-        }
-        /* The stream holds what it can send soon (its buffer is bounded by
-         * the peer's credit plus a lookahead, cmd_tunnel.c): bytes read past
-         * that would only wait in the replay buffer, and reading them ahead
-         * is work the loop does while ACKs wait in the socket. */
-        if (f->stream_full) {
+        /* Backpressure. The stream holds what it can send soon (its buffer
+         * is bounded by the peer's credit plus a lookahead, cmd_tunnel.c):
+         * bytes read past that would only wait in the replay buffer (and
+         * grow it), work the loop does while ACKs wait in the socket; its
+         * WRITABLE resumes. A full replay buffer: an ACK makes room. */
+        if (f->stream_full || !qk_tsess_ring_room(f)) {
             ev_io_stop(t->ev, &f->rw);
             break;
         }

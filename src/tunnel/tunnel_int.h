@@ -37,7 +37,6 @@ typedef struct flow {
     uint64_t acked_sent; /* the delivered offset our last ACK carried */
     bool fin_ack_sent;   /* our ACK said the peer's FIN was passed on */
     bool fin_acked;      /* the peer passed our FIN on */
-    bool rw_full;        /* TCP reading stopped: the replay buffer is full */
     bool stream_full;    /* the stream took less than offered: read TCP on its WRITABLE */
     /* TCP -> stream: the replay buffer, [acked, read from TCP) */
     qk_tsw_ring ring;
