@@ -72,7 +72,7 @@ typedef struct qk_simq_result {
     bool mismatch;              /**< a byte read differed from what was written */
     uint64_t written_bytes;     /**< application bytes the sender wrote */
     uint64_t read_bytes;        /**< application bytes the receiver read */
-    uint64_t hash_written;      /**< sum over streams of FNV-1a of each stream's bytes */
+    uint64_t hash_written;      /**< sum over streams of a hash of each stream's bytes */
     uint64_t hash_read;         /**< the same over what was read */
     uint32_t streams_done;      /**< streams whose FIN was read */
     uint64_t stream_limit_hits; /**< qk_stream_open returned QK_ERR_STREAM_LIMIT */
