@@ -20,22 +20,32 @@ case "${1:-}" in
     ;;
 esac
 
-# style FILE -> the comment form of FILE's language, or nothing (not source).
+# style FILE: sets s to the comment form of FILE's language, or to nothing
+# (not source). No subshell and no process per file: tests/cli/licence.sh
+# runs the check over every tracked file in make test.
 style() {
+    s=
     case "$1" in
     tests/fuzz/corpus/*) ;;
-    *.c | *.h) echo c ;;
-    *.go) echo slash ;;
+    *.c | *.h) s=c ;;
+    *.go) s=slash ;;
     *.sh | *.bash | *.py | *.cmake | *.awk | *.gp | */CMakeLists.txt | CMakeLists.txt | \
-        Makefile | */Makefile | debian/rules | .ci/run) echo hash ;;
+        Makefile | */Makefile | debian/rules | .ci/run) s=hash ;;
     esac
+}
+
+# tagged FILE: one of its first three lines holds the identifier.
+tagged() {
+    local l1= l2= l3=
+    { IFS= read -r l1 || :; IFS= read -r l2 || :; IFS= read -r l3 || :; } <"$1"
+    [[ "$l1$l2$l3" == *'SPDX-License-Identifier:'* ]]
 }
 
 missing=0
 while IFS= read -r f; do
-    s=$(style "$f")
+    style "$f"
     [ -n "$s" ] && [ -f "$f" ] || continue
-    head -n 3 "$f" | grep -q 'SPDX-License-Identifier:' && continue
+    tagged "$f" && continue
     missing=$((missing + 1))
     if $check; then
         echo "$f"
