@@ -22,9 +22,15 @@ all: release
 deps:
 	@./scripts/deps.sh
 
-# Debug build with ASan+UBSan and libFuzzer targets (clang).
+# Debug build with ASan+UBSan and libFuzzer targets (clang), at -O1 as the
+# AddressSanitizer documentation advises: the suite's CPU-bound half runs
+# about twice as fast as at -O0 (ASan phase of make test 575 -> 464 s on a
+# quiet 2-core machine), -g and no sibling-call optimisation keep the stack
+# traces whole. DEBUG_CFLAGS="-O0 -g" make debug for a debugger session.
+DEBUG_CFLAGS  ?= -O1 -g -fno-optimize-sibling-calls
 debug: deps
 	@cmake -S . -B $(BUILD_DEBUG) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+	  -DCMAKE_C_FLAGS_DEBUG="$(DEBUG_CFLAGS)" \
 	  -DCMAKE_C_COMPILER=clang -DQK_SANITIZE=ON -DQK_FUZZ=ON -DQK_WERROR=ON \
 	  -DQK_FUZZ_SECONDS=$(FUZZ_SECONDS) >/dev/null
 	@cmake --build $(BUILD_DEBUG) -j $(JOBS)
