@@ -16,8 +16,9 @@
 #   8. part 7's random-loss rows for bbr-lt on other paths: 20/50/200
 #      Mbit/s at 50 ms, 20/80/150 ms at 100 Mbit/s, and seeds 2-4 on
 #      100 Mbit/s x 50 ms, at 2/3/5/10 % loss; on 50 and 200 Mbit/s at
-#      50 ms and 20 and 100 ms at 100 Mbit/s, two bbr-lt flows (1 and 2
-#      BDP, the second 0/2/5 s late, shares over 20-30 s; without random
+#      50 ms, 20, 80 and 100 ms at 100 Mbit/s and 150 Mbit/s x 80 ms (the
+#      largest BDPs, where convergence is slowest), two bbr-lt flows (1 and 2
+#      BDP, the second 0/1.5/2/3.5/5 s late, shares over 20-30 s; without random
 #      loss a run does not depend on the seed); and at 3 % loss on those
 #      paths and seeds 1-4 of 100 Mbit/s x 50 ms, CUBIC alone against CUBIC
 #      beside bbr-lt (over 10-40 s).
@@ -64,11 +65,11 @@ lt_jobs() { # write $tmp/jobs7*, $tmp/jobs8
             for s in 2 3 4; do echo "series bbr-lt 100 50 $loss 2 $dur7 $s 10"; done
         done
     } >"$tmp/jobs8"
-    local paths8="50,50,1 200,50,1 100,20,1 100,100,1" p
+    local paths8="50,50,1 200,50,1 100,20,1 100,100,1 100,80,1 150,80,1" p
     for p in $paths8; do
         IFS=, read -r rate rtt s <<<"$p"
         for buf in 1 2; do
-            for o in 0 2 5; do echo "two bbr-lt bbr-lt $rate $rtt $rtt $buf 30 $s 0 $o 20"; done
+            for o in 0 1.5 2 3.5 5; do echo "two bbr-lt bbr-lt $rate $rtt $rtt $buf 30 $s 0 $o 20"; done
         done
     done >"$tmp/jobs8b"
     for p in 100,50,1 100,50,2 100,50,3 100,50,4 $paths8; do
@@ -256,12 +257,12 @@ lt_section8b() {
     echo "flow's share of the goodput over 20-30 s, % (target: at least 40), and"
     echo "the link's use, % of the bottleneck:"
     echo
-    echo "| path | buffer (BDP) | 0 s late | 2 s | 5 s | utilisation % (least) |"
-    echo "|---|---|---|---|---|---|"
+    echo "| path | buffer (BDP) | 0 s late | 1.5 s | 2 s | 3.5 s | 5 s | utilisation % (least) |"
+    echo "|---|---|---|---|---|---|---|---|"
     awk -F, 'NR > 1 { k = $4 " Mbit/s x " $5 " ms" FS $7; if (!(k in seen)) { seen[k] = 1; o[n++] = k; u[k] = 1000 }
             m = $10 < 50 ? $10 : 100 - $10; v[k, $1] = sprintf("%.1f", m); if ($11 < u[k]) u[k] = $11 }
         END { for (i = 0; i < n; i++) { k = o[i]; split(k, p, FS); printf "| %s | %s |", p[1], p[2]
-            split("0 2 5", L, " "); for (j = 1; j <= 3; j++) printf " %s |", v[k, L[j]]
+            split("0 1.5 2 3.5 5", L, " "); for (j = 1; j <= 5; j++) printf " %s |", v[k, L[j]]
             printf " %.1f |\n", u[k] } }' "$s"
     echo
     echo "At 3 % random loss (2-BDP buffer), CUBIC alone (\`bench_cc series cubic RATE"
