@@ -85,9 +85,12 @@ sleep 0.5
 kill -INT "$cap"
 wait "$cap" 2>/dev/null
 
-tshark -r "$tmp/cap.pcap" -o "tls.keylog_file:$keylog" -V >"$tmp/decoded.txt" 2>&1
+# Decode the port as QUIC: a random port can be one that Wireshark gives to
+# another protocol (23272 is A21's), and that dissector would win.
+as_quic=(-d "udp.port==$udp_port,quic")
+tshark -r "$tmp/cap.pcap" "${as_quic[@]}" -o "tls.keylog_file:$keylog" -V >"$tmp/decoded.txt" 2>&1
 n_udp=$(tshark -r "$tmp/cap.pcap" -Y udp 2>/dev/null | wc -l)
-n_quic=$(tshark -r "$tmp/cap.pcap" -o "tls.keylog_file:$keylog" -Y quic 2>/dev/null | wc -l)
+n_quic=$(tshark -r "$tmp/cap.pcap" "${as_quic[@]}" -o "tls.keylog_file:$keylog" -Y quic 2>/dev/null | wc -l)
 check "every captured datagram is QUIC ($n_quic of $n_udp)" "[ $n_udp -gt 100 ] && [ $n_quic -eq $n_udp ]"
 check "ALPN h3 in the handshake" "grep -q 'ALPN Next Protocol: h3' $tmp/decoded.txt"
 check "the client's SNI is --sni's name" "grep -q 'Server Name: www.example.org' $tmp/decoded.txt"
@@ -103,7 +106,7 @@ check "HTTP/3 DATA frames ($n_data)" "[ $n_data -ge 10 ]"
 check "the stranger's GET is there too" "grep -q 'Frame Payload: 0000d1' $tmp/decoded.txt"
 # "proxy-authorization" in hex, a literal name in the CONNECT's section (the
 # -V view cuts long payloads: the full ones from -T fields).
-tshark -r "$tmp/cap.pcap" -o "tls.keylog_file:$keylog" -T fields -e http3.frame_payload \
+tshark -r "$tmp/cap.pcap" "${as_quic[@]}" -o "tls.keylog_file:$keylog" -T fields -e http3.frame_payload \
     -Y http3.frame_payload >"$tmp/payloads.txt" 2>/dev/null
 check "the proof travels as a proxy-authorization header" \
     "grep -q '0000cf.*70726f78792d617574686f72697a6174696f6e' $tmp/payloads.txt"

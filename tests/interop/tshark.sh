@@ -24,6 +24,7 @@ make_cert
 
 # capture NAME PORT: start tshark on lo for udp port PORT; pid in CAP_PID.
 capture() {
+    echo "$2" >"$WORK/$1.port"
     tshark -i lo -f "udp port $2" -w "$WORK/$1.pcap" >"$WORK/$1.tshark.log" 2>&1 &
     CAP_PID=$!
     PIDS+=("$CAP_PID")
@@ -43,13 +44,16 @@ stop_capture() {
 # decode NAME KEYLOG: every QUIC packet decrypted and clean.
 check_decode() {
     local txt="$WORK/$1.decode.txt"
-    tshark -r "$WORK/$1.pcap" -o "tls.keylog_file:$2" -V >"$txt" 2>&1 || {
+    # the capture's port decoded as QUIC: a random port can be one that
+    # Wireshark gives to another protocol (23272 is A21's), which would win
+    local as_quic=(-d "udp.port==$(cat "$WORK/$1.port"),quic")
+    tshark -r "$WORK/$1.pcap" "${as_quic[@]}" -o "tls.keylog_file:$2" -V >"$txt" 2>&1 || {
         echo "tshark failed"
         return 1
     }
     local udp quic bad
     udp=$(tshark -r "$WORK/$1.pcap" -Y udp 2>/dev/null | wc -l)
-    quic=$(tshark -r "$WORK/$1.pcap" -o "tls.keylog_file:$2" -Y quic 2>/dev/null | wc -l)
+    quic=$(tshark -r "$WORK/$1.pcap" "${as_quic[@]}" -o "tls.keylog_file:$2" -Y quic 2>/dev/null | wc -l)
     [ "$udp" -gt 10 ] || {
         echo "only $udp datagrams captured"
         return 1
