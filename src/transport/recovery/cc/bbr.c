@@ -336,7 +336,7 @@ static void start_probe_bw_refill(qk_cc *cc)
     reset_short_term_model(b); /* §5.3.3.9 StartProbeBW_REFILL */
     lt_refill_at_rate_bound(cc);
     b->lt.queue_cut = false;
-    b->lt.probe_queue_free = b->lt.on && !qk_bbr_lt_queue_up(cc);
+    b->lt.probe_queue_base_ns = b->lt.on && qk_bbr_lt_queue_up(cc) ? qk_bbr_lt_queue_now(cc) : 0;
     b->bw_probe_up_rounds = 0;
     b->bw_probe_up_acked = 0;
     b->prev_probe_precautionary = false;
@@ -676,11 +676,19 @@ static bool is_time_to_probe_bw(qk_cc *cc, qk_time now)
 }
 
 /* §5.3.3.9 IsTimeToCruise */
+/* bbr-lt: the fair-share bound (bbr_lt.c fair_share, set in CRUISE) also
+ * bounds DOWN's window, and DOWN ends once inflight is within it. */
+static bool lt_fair_down(const bbr_t *b)
+{
+    return b->lt.fair_cap_bytes && b->mode == QK_BBR_PROBE_BW_DOWN;
+}
+
 static bool is_time_to_cruise(const qk_cc *cc)
 {
     const bbr_t *b = &cc->u.bbr;
     if (b->inflight > inflight_with_headroom(cc)) return false; /* not enough headroom */
-    return b->inflight <= inflight_at(cc, b->max_bw, 100);      /* at most the BDP */
+    if (lt_fair_down(b) && b->inflight <= b->lt.fair_cap_bytes) return true;
+    return b->inflight <= inflight_at(cc, b->max_bw, 100); /* at most the BDP */
 }
 
 /* §5.3.3.9 IsTimeToGoDown */
@@ -713,8 +721,8 @@ static bool is_time_to_go_down(qk_cc *cc, const qk_rate_sample *rs)
 static bool lt_probe_queued(qk_cc *cc)
 {
     const bbr_t *b = &cc->u.bbr;
-    return b->lt.on && b->lt.probe_queue_free && b->ack_phase == QK_BBR_ACKS_PROBE_FEEDBACK &&
-           b->full_bw_count >= 1 && qk_bbr_lt_probe_queue_up(cc);
+    return b->lt.on && b->ack_phase == QK_BBR_ACKS_PROBE_FEEDBACK && b->full_bw_count >= 1 &&
+           qk_bbr_lt_probe_queue_up(cc);
 }
 
 /* §5.3.3.9 UpdateProbeBWCyclePhase */
@@ -932,6 +940,7 @@ static void set_cwnd(qk_cc *cc, const qk_rate_sample *rs)
         bound = min_u64(bound, b->lt.fair_cap_bytes);
     else
         bound = min_u64(bound, b->inflight_shortterm);
+    if (lt_fair_down(b)) bound = min_u64(bound, b->lt.fair_cap_bytes);
     bound = max_u64(bound, min_pipe(cc));
     cc->cwnd_bytes = min_u64(cwnd, bound);
 }

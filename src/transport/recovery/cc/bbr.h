@@ -57,21 +57,22 @@ typedef struct qk_bbr_lt {
     bool on;
     bool rate_start; /* started at the rate bound: open cwnd once min_rtt is known */
     /* this round (draft §5.5.1 rounds) */
-    uint64_t round_lost_bytes; /* lost packets reported in it */
-    uint64_t round_dlv_start;  /* C.delivered when it began */
-    bool round_quiet;          /* every ACK of it came in CRUISE or a growing Startup */
-    bool round_congested;      /* a loss of it was classified congestion */
-    bool round_ce;             /* a CE mark arrived in it */
-    bool round_queue;          /* the queue signal was up at one of its ACKs */
-    bool round_fair_queue;     /* the queue was up by min_rtt / 16 (1 ms) at every ACK */
-    bool round_cruise;         /* every ACK of it came in ProbeBW CRUISE */
-    qk_time round_time_start;  /* when it began */
-    qk_time round_min_rtt_ns;  /* its least RTT sample (0: none yet) */
-    bool prev_round_loss;      /* a loss or a CE mark was reported in the last round */
-    uint64_t fair_cap_bytes;   /* the fair-share bound on CRUISE's cwnd (0: none) */
-    qk_time fair_empty_time;   /* the last RTT sample less than min_rtt / 4 above min_rtt */
-    bool probe_queue_free;     /* no queue when this probe's REFILL began */
-    qk_time rtt_recent_ns;     /* EWMA (1/4) of RTT samples: the queue now */
+    uint64_t round_lost_bytes;   /* lost packets reported in it */
+    uint64_t round_dlv_start;    /* C.delivered when it began */
+    bool round_quiet;            /* every ACK of it came in CRUISE or a growing Startup */
+    bool round_congested;        /* a loss of it was classified congestion */
+    bool round_ce;               /* a CE mark arrived in it */
+    bool round_queue;            /* the queue signal was up at one of its ACKs */
+    bool round_fair_queue;       /* the queue was up by min_rtt / 16 (1 ms) at every ACK */
+    bool round_cruise;           /* every ACK of it came in ProbeBW CRUISE */
+    qk_time round_time_start;    /* when it began */
+    qk_time round_min_rtt_ns;    /* its least RTT sample (0: none yet) */
+    bool prev_round_loss;        /* a loss or a CE mark was reported in the last round */
+    uint64_t fair_cap_bytes;     /* the fair-share bound on CRUISE's cwnd (0: none) */
+    qk_time fair_empty_time;     /* the last RTT sample less than min_rtt / 4 above min_rtt */
+    qk_time probe_queue_base_ns; /* the queue when this probe's REFILL began, if the queue
+                                  * signal was up then (0 otherwise) */
+    qk_time rtt_recent_ns;       /* EWMA (1/4) of RTT samples: the queue now */
     /* delay that is not queue (bbr_lt.c lt_probe_verdict) */
     qk_time delay_floor_ns;       /* RTT above min_rtt that more inflight did not raise */
     uint64_t cruise_rate;         /* bytes/s delivered over the last all-CRUISE round */

@@ -37,6 +37,7 @@
 #define LT_FAIR_DELAY_DIV  16           /* the fair-share bound is set at min_rtt / 16 of queue */
 #define LT_FAIR_DEC_DIV    16           /* ... and shrinks by at most 1/16 a round */
 #define LT_FAIR_EMPTY_RTTS 20u   /* off while the queue stood above min_rtt / 4 for 20 min_rtt */
+#define LT_HEADROOM_PCT    15    /* draft §2.8 BBR.Headroom (bbr.c) */
 #define LT_LOSSY_P         0.005 /* a background this high: the lossy-path rules below */
 #define LT_LOSSY_CRUISE    0.98  /* ... CRUISE paces at 98 % of the model's rate, */
 #define LT_LOSSY_UP_PCT    110   /* ... UP at 110 % (the draft's 125 %), */
@@ -226,6 +227,15 @@ static void fair_share(qk_cc *cc, const qk_rate_sample *rs)
     if (f < 4 * mds) f = 4 * mds; /* BBR.MinPipeCwnd */
     if (f > 2.0 * (double)b->max_bw * (double)b->min_rtt_ns / 1e9) f = 0;
     lt->fair_cap_bytes = (uint64_t)f;
+    /* The bound grows past CRUISE's headroom below inflight_longterm (set
+     * by an earlier verdict, when this flow's share was smaller): a round
+     * with no congestion verdict and less than its share queued lifts
+     * inflight_longterm so that the headroom follows. */
+    if (f > 0 && step > 0 && b->inflight_longterm != QK_BBR_INF && !lt->round_congested &&
+        !lt->round_ce) {
+        double need = f * 100.0 / (100 - LT_HEADROOM_PCT);
+        if (need > (double)b->inflight_longterm) b->inflight_longterm = (uint64_t)need;
+    }
 }
 
 /* UP begins (bbr.c start_probe_bw_up): watch what the probe's extra
@@ -430,14 +440,23 @@ uint32_t qk_bbr_lt_up_gain_pct(const qk_cc *cc, uint32_t draft_pct)
 }
 
 /* The queue that ends a probe: min_rtt / 4 (the queue signal), or on a
- * lossy path min_rtt / 16 (at least 1 ms). */
+ * lossy path min_rtt / 16 (at least 1 ms), above the queue its REFILL
+ * began with when the queue signal was up then (another flow's probe, a
+ * loss-based competitor's standing queue). */
 bool qk_bbr_lt_probe_queue_up(const qk_cc *cc)
 {
     const struct qk_cc_bbr_state *b = &cc->u.bbr;
-    if (!qk_bbr_lt_lossy(cc)) return qk_bbr_lt_queue_up(cc);
+    qk_time base = b->lt.probe_queue_base_ns, q = queue_delay(b, b->lt.rtt_recent_ns);
+    if (!qk_bbr_lt_lossy(cc)) return q >= base + queue_threshold(b);
     if (b->lt.probe_room) return false; /* the last probe found room: the draft's end */
-    qk_time q = b->min_rtt_ns == QK_TIME_INFINITE ? 0 : b->min_rtt_ns / LT_LOSSY_PROBE_DIV;
-    return queue_delay(b, b->lt.rtt_recent_ns) >= (q > LT_QUEUE_MIN_NS ? q : LT_QUEUE_MIN_NS);
+    qk_time t = b->min_rtt_ns == QK_TIME_INFINITE ? 0 : b->min_rtt_ns / LT_LOSSY_PROBE_DIV;
+    return q >= base + (t > LT_QUEUE_MIN_NS ? t : LT_QUEUE_MIN_NS);
+}
+
+/* The queue now: the recent RTT above min_rtt, less the delay floor. */
+qk_time qk_bbr_lt_queue_now(const qk_cc *cc)
+{
+    return queue_delay(&cc->u.bbr, cc->u.bbr.lt.rtt_recent_ns);
 }
 
 uint64_t qk_bbr_lt_pacing_rate(const qk_cc *cc, uint64_t rate_bytes_per_s)
