@@ -100,6 +100,12 @@ while True:
     threading.Thread(target=serve, args=(c,), daemon=True).start()
 PY
 pids+=($!)
+# The pattern takes a second or more to generate: a first download started
+# before the source listens fails at once (seen: "failed", 0.057 s).
+for _ in $(seq 600); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$src_port") 2>/dev/null && break
+    sleep 0.05
+done
 
 # fetch COUNT MB: COUNT parallel downloads of MB MiB through 127.0.0.1:cli_port;
 # prints "ok|bad SECONDS_LAST_END TTFB_FIRST".
