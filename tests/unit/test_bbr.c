@@ -19,10 +19,12 @@ typedef struct drv {
     uint64_t delivered, lost;
 } drv;
 
+static qk_cc_algo drv_kind = QK_CC_BBR; /* the bbr-lt tests set QK_CC_BBR_LT */
+
 static void drv_init(drv *d)
 {
     memset(d, 0, sizeof *d);
-    assert_int_equal(qk_cc_init(&d->cc, QK_CC_BBR, MDS, 0), 0);
+    assert_int_equal(qk_cc_init(&d->cc, drv_kind, MDS, 0), 0);
 }
 
 static const struct qk_cc_bbr_state *st(const drv *d)
@@ -696,6 +698,87 @@ static void test_pipe_bytes(void **state)
     assert_int_equal(qk_cc_bbr_pipe_bytes(&d.cc), BDP);
 }
 
+/* bbr-lt (bbr.c lt_fair_down, docs/cc.md addition 4): the fair-share
+ * bound also bounds DOWN's cwnd, and DOWN ends once inflight is within it
+ * even above the BDP, where the draft's DOWN holds. */
+static void test_lt_fair_bound_in_down(void **state)
+{
+    (void)state;
+    drv d;
+    drv_kind = QK_CC_BBR_LT;
+    to_probe_bw(&d);
+    drv_kind = QK_CC_BBR;
+    d.cc.u.bbr.lt.fair_cap_bytes = BDP / 2;
+    ack_ex(&d, RATE, BDP + 10 * MDS, RTT, false, false);
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_DOWN);
+    assert_int_equal(d.cc.cwnd_bytes, BDP / 2);
+    /* Without the bound DOWN holds above the BDP (§5.3.3.9) ... */
+    d.cc.u.bbr.lt.fair_cap_bytes = 0;
+    ack_ex(&d, RATE, BDP + 20 * MDS, RTT, false, false);
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_DOWN);
+    assert_true(d.cc.cwnd_bytes > BDP / 2); /* grows again */
+    /* ... with it, inflight within the bound ends DOWN. */
+    d.cc.u.bbr.lt.fair_cap_bytes = BDP + 50 * MDS;
+    ack_ex(&d, RATE, BDP + 20 * MDS, RTT, false, false);
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_CRUISE);
+    assert_true(d.cc.cwnd_bytes <= BDP + 50 * MDS);
+}
+
+/* bbr-lt (bbr_lt.c fair_share): a CRUISE round with no queue grows the
+ * bound by 8 packets and lifts inflight_longterm so that CRUISE's 15 %
+ * headroom below it follows the bound; a loss classified as congestion
+ * in the round does not lift it. */
+static void test_lt_fair_bound_lifts_longterm(void **state)
+{
+    (void)state;
+    drv d;
+    drv_kind = QK_CC_BBR_LT;
+    to_probe_bw(&d);
+    drv_kind = QK_CC_BBR;
+    ack_ex(&d, RATE, 100 * MDS, RTT, false, false);
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_CRUISE);
+    d.cc.u.bbr.inflight_longterm = 100 * MDS;
+    d.cc.u.bbr.lt.fair_cap_bytes = 90 * MDS;
+    uint64_t f = 90 * MDS;
+    for (int i = 0; i < 3; i++) {
+        ack(&d, RATE, 80 * MDS);
+        assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_CRUISE);
+        if (d.cc.u.bbr.lt.fair_cap_bytes != f) break;
+    }
+    f = d.cc.u.bbr.lt.fair_cap_bytes;
+    assert_int_equal(f, 98 * MDS); /* + LT_FAIR_PKTS */
+    assert_true(st(&d)->inflight_longterm >= f * 100 / 85);
+    assert_int_equal(d.cc.cwnd_bytes, f);
+    /* A round with a congestion verdict grows the bound but not the lift. */
+    uint64_t ilt = st(&d)->inflight_longterm;
+    d.cc.u.bbr.lt.round_congested = true;
+    ack(&d, RATE, 80 * MDS);
+    assert_true(d.cc.u.bbr.lt.fair_cap_bytes > f);
+    assert_int_equal(st(&d)->inflight_longterm, ilt);
+}
+
+/* bbr-lt (qk_bbr_lt_probe_queue_up, docs/cc.md addition 3): a probe ends
+ * on the queue signal (min_rtt / 4) above the queue its REFILL began with. */
+static void test_lt_probe_queue_base(void **state)
+{
+    (void)state;
+    drv d;
+    drv_kind = QK_CC_BBR_LT;
+    to_probe_bw(&d);
+    drv_kind = QK_CC_BBR;
+    qk_bbr_lt *lt = &d.cc.u.bbr.lt;
+    qk_time thr = st(&d)->min_rtt_ns / 4;
+    lt->probe_queue_base_ns = 0;
+    lt->rtt_recent_ns = st(&d)->min_rtt_ns + thr;
+    assert_true(qk_bbr_lt_probe_queue_up(&d.cc));
+    lt->probe_queue_base_ns = 20 * MS;
+    assert_false(qk_bbr_lt_probe_queue_up(&d.cc));
+    lt->rtt_recent_ns = st(&d)->min_rtt_ns + 20 * MS + thr - MS;
+    assert_false(qk_bbr_lt_probe_queue_up(&d.cc));
+    lt->rtt_recent_ns = st(&d)->min_rtt_ns + 20 * MS + thr;
+    assert_true(qk_bbr_lt_probe_queue_up(&d.cc));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -722,6 +805,9 @@ int main(void)
         cmocka_unit_test(test_idle_restart),
         cmocka_unit_test(test_ecn_ends_probe),
         cmocka_unit_test(test_send_quantum),
+        cmocka_unit_test(test_lt_fair_bound_in_down),
+        cmocka_unit_test(test_lt_fair_bound_lifts_longterm),
+        cmocka_unit_test(test_lt_probe_queue_base),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
