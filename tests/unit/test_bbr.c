@@ -698,6 +698,14 @@ static void test_pipe_bytes(void **state)
     assert_int_equal(qk_cc_bbr_pipe_bytes(&d.cc), BDP);
 }
 
+/* to_probe_bw for bbr-lt. */
+static void lt_to_probe_bw(drv *d)
+{
+    drv_kind = QK_CC_BBR_LT;
+    to_probe_bw(d);
+    drv_kind = QK_CC_BBR;
+}
+
 /* bbr-lt (bbr.c lt_fair_down, docs/cc.md addition 4): the fair-share
  * bound also bounds DOWN's cwnd, and DOWN ends once inflight is within it
  * even above the BDP, where the draft's DOWN holds. */
@@ -705,9 +713,7 @@ static void test_lt_fair_bound_in_down(void **state)
 {
     (void)state;
     drv d;
-    drv_kind = QK_CC_BBR_LT;
-    to_probe_bw(&d);
-    drv_kind = QK_CC_BBR;
+    lt_to_probe_bw(&d);
     d.cc.u.bbr.lt.fair_cap_bytes = BDP / 2;
     ack_ex(&d, RATE, BDP + 10 * MDS, RTT, false, false);
     assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_DOWN);
@@ -732,9 +738,7 @@ static void test_lt_fair_bound_lifts_longterm(void **state)
 {
     (void)state;
     drv d;
-    drv_kind = QK_CC_BBR_LT;
-    to_probe_bw(&d);
-    drv_kind = QK_CC_BBR;
+    lt_to_probe_bw(&d);
     ack_ex(&d, RATE, 100 * MDS, RTT, false, false);
     assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_CRUISE);
     d.cc.u.bbr.inflight_longterm = 100 * MDS;
@@ -763,9 +767,7 @@ static void test_lt_probe_queue_base(void **state)
 {
     (void)state;
     drv d;
-    drv_kind = QK_CC_BBR_LT;
-    to_probe_bw(&d);
-    drv_kind = QK_CC_BBR;
+    lt_to_probe_bw(&d);
     qk_bbr_lt *lt = &d.cc.u.bbr.lt;
     qk_time thr = st(&d)->min_rtt_ns / 4;
     lt->probe_queue_base_ns = 0;
