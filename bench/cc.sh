@@ -21,11 +21,12 @@
 #   7. bbr-lt vs the draft's BBR vs CUBIC: random loss (120 s runs, goodput
 #      over 60-120 s) and congestion safety (buffers, CUBIC, rate drop,
 #      two-flow convergence); 8. bbr-lt's random-loss rows on other paths
-#      and seeds (bench/lib/cc_lt.bash describes both).
+#      and seeds; 9. two flows of bbr-lt, the draft and CUBIC on three grids of
+#      paths (bench/lib/cc_lt.bash describes 7-9).
 #   3a. (with 3) per-round traces of the BBR vs CUBIC runs at 1 and 5 BDP
 #      (bench_cc trace): BBR's state, model bounds, losses per round and
 #      CUBIC's window cuts, summarised over the second half + a PNG.
-# PARTS (default "1 2 3 4 5 6 7 8") re-runs only the listed parts; the CSVs of the
+# PARTS (default "1 2 3 4 5 6 7 8 9") re-runs only the listed parts; the CSVs of the
 # others are kept from their last run (congestion-runs.csv records when each
 # part last ran) and the page is rewritten from all of them.
 set -euo pipefail
@@ -36,7 +37,7 @@ dur2=${DUR2:-60}
 seed=${SEED:-1}
 jobs=${JOBS:-2}
 dur6=${DUR6:-120}
-parts=" ${PARTS-1 2 3 4 5 6 7 8} " # PARTS="" rewrites the page only
+parts=" ${PARTS-1 2 3 4 5 6 7 8 9} " # PARTS="" rewrites the page only
 bin=$build/bench_cc
 here=$(cd "$(dirname "$0")" && pwd)
 [[ -x $bin ]] || { echo "cc.sh: $bin missing; run 'make release' first" >&2; exit 1; }
@@ -138,6 +139,8 @@ t0=$(date +%s)
 if part 7; then lt_run7; note_run 7 "$t0"; fi
 t0=$(date +%s)
 if part 8; then lt_run8; note_run 8 "$t0"; fi
+t0=$(date +%s)
+if part 9; then lt_run9; note_run 9 "$t0"; fi
 secs=$(($(date +%s) - start))
 
 # ---- plots -----------------------------------------------------------------
@@ -444,6 +447,7 @@ table1() { # table1 RATE -> goodput table for that rate
     series_section
     lt_section7
     lt_section8
+    lt_section9
     nslow=$(cat "$out"/congestion-*.csv | grep -c ',slow$' || true)
     if grep -q MISMATCH "$out"/congestion-*.csv; then
         echo "**Some runs read bytes that differ from what was written (MISMATCH in the CSVs).**"

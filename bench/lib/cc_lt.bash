@@ -22,6 +22,12 @@
 #      loss a run does not depend on the seed); and at 3 % loss on those
 #      paths and seeds 1-4 of 100 Mbit/s x 50 ms, CUBIC alone against CUBIC
 #      beside bbr-lt (over 10-40 s).
+#   9. item 2's two-flow clause on three grids of paths (`bench_cc two CC CC
+#      RATE RTT RTT BUF 30 SEED 0 LATE 20`, smaller flow's share over 20-30 s)
+#      for bbr-lt, the draft's BBR and CUBIC: A 50/100/150 Mbit/s x
+#      30/50/80 ms x 0.75/1/1.5/2 BDP x 0/1.5/3.5 s late (108 runs); B
+#      30/80/200 x 20/40/120 ms x 0.5/1/3 BDP x 0.7/2.5/5 s (81); C
+#      10/25/60/120 x 10/60/100 ms x 0.5/1.5/4 BDP x 1/3 s (72).
 # shellcheck shell=bash disable=SC2154
 
 dur7=${DUR7:-120}
@@ -72,6 +78,16 @@ lt_jobs() { # write $tmp/jobs7*, $tmp/jobs8
             for o in 0 1.5 2 3.5 5; do echo "two bbr-lt bbr-lt $rate $rtt $rtt $buf 30 $s 0 $o 20"; done
         done
     done >"$tmp/jobs8b"
+    local g cc r t b l
+    for cc in bbr-lt bbr cubic; do
+        for g in "A|50 100 150|30 50 80|0.75 1 1.5 2|0 1.5 3.5" "B|30 80 200|20 40 120|0.5 1 3|0.7 2.5 5" \
+            "C|10 25 60 120|10 60 100|0.5 1.5 4|1 3"; do
+            IFS='|' read -r name rates rtts bufs lates <<<"$g"
+            for r in $rates; do for t in $rtts; do for b in $bufs; do for l in $lates; do
+                echo "$name two $cc $cc $r $t $t $b 30 $seed 0 $l 20"
+            done; done; done; done
+        done
+    done >"$tmp/jobs9"
     for p in 100,50,1 100,50,2 100,50,3 100,50,4 $paths8; do
         IFS=, read -r rate rtt s <<<"$p"
         echo "series cubic $rate $rtt 3 2 40 $s 10"
@@ -106,6 +122,39 @@ lt_run8() { # the seed is column 14 (a row per 10 s step)
         { k = $3 FS $4; printf "%s,%.3f,%s,%s,%s\n", k, n[k] ? a[k] / n[k] : 0, $8, $7, $11; delete a[k]; delete n[k] }' |
         paste -d, <(awk '$1 == "two" { print $9 }' "$tmp/jobs8c") - |
         { echo "seed,rate_mbit,rtt_ms,cubic_alone_mbit,cubic_beside_mbit,bbr_lt_mbit,ok"; cat; } >"$out/congestion-lt-paths-cubic.csv"
+}
+
+lt_run9() { # grid,late_s,<run two's row>
+    {
+        echo "grid,start2_s,$hdr2"
+        paste -d, <(awk '{ print $1 "," $12 }' "$tmp/jobs9") <(cut -d' ' -f2- "$tmp/jobs9" >"$tmp/jobs9r" && run "$tmp/jobs9r")
+    } >"$out/congestion-lt-grid.csv"
+}
+
+lt_section9() {
+    local f=$out/congestion-lt-grid.csv
+    [[ -f $f ]] || return 0
+    echo "### Two flows on three grids of paths (part 9)"
+    echo
+    echo "Item 2's two-flow clause where neither the suite nor the tables above look:"
+    echo "\`bench_cc two CC CC RATE RTT RTT BUF 30 $seed 0 LATE 20\` (dumbbell, no random"
+    echo "loss), the smaller flow's share over 20-30 s (target: at least 40 %). Grid A:"
+    echo "50/100/150 Mbit/s x 30/50/80 ms x 0.75/1/1.5/2 BDP x 0/1.5/3.5 s late; B:"
+    echo "30/80/200 x 20/40/120 ms x 0.5/1/3 BDP x 0.7/2.5/5 s; C: 10/25/60/120 x"
+    echo "10/60/100 ms x 0.5/1.5/4 BDP x 1/3 s. CSV congestion-lt-grid.csv."
+    echo
+    echo "| grid | cc | runs | under 40 % | least share % | mean link use % |"
+    echo "|---|---|---|---|---|---|"
+    awk -F, 'NR > 1 { k = $1 FS $3; if (!(k in n)) { o[c++] = k; least[k] = 100 }
+            m = $11 < 50 ? $11 : 100 - $11; n[k]++; u[k] += $12; if (m < 40) bad[k]++; if (m < least[k]) least[k] = m }
+        END { for (i = 0; i < c; i++) { k = o[i]; split(k, p, FS)
+            printf "| %s | %s | %d | %d | %.1f | %.1f |\n", p[1], p[2], n[k], bad[k], least[k], u[k] / n[k] } }' "$f"
+    echo
+    echo "bbr-lt's runs under 40 % (grid, Mbit/s, RTT ms, buffer BDP, second flow late s: share %):"
+    echo
+    awk -F, 'NR > 1 && $3 == "bbr-lt" { m = $11 < 50 ? $11 : 100 - $11
+            if (m < 40) printf "- %s: %s Mbit/s x %s ms, %s BDP, %s s late: %.1f %%\n", $1, $5, $6, $8, $2, m }' "$f"
+    echo
 }
 
 lt_plot() { # goodput over time at 3 and 5 % (part 7's series) with kcptun's rate
