@@ -134,17 +134,19 @@ lt_run9() { # grid,late_s,<run two's row>
 lt_section9() {
     local f=$out/congestion-lt-grid.csv
     [[ -f $f ]] || return 0
-    echo "### Two flows on three grids of paths (part 9)"
-    echo
-    echo "Item 2's two-flow clause where neither the suite nor the tables above look:"
-    echo "\`bench_cc two CC CC RATE RTT RTT BUF 30 $seed 0 LATE 20\` (dumbbell, no random"
-    echo "loss), the smaller flow's share over 20-30 s (target: at least 40 %). Grid A:"
-    echo "50/100/150 Mbit/s x 30/50/80 ms x 0.75/1/1.5/2 BDP x 0/1.5/3.5 s late; B:"
-    echo "30/80/200 x 20/40/120 ms x 0.5/1/3 BDP x 0.7/2.5/5 s; C: 10/25/60/120 x"
-    echo "10/60/100 ms x 0.5/1.5/4 BDP x 1/3 s. CSV congestion-lt-grid.csv."
-    echo
-    echo "| grid | cc | runs | under 40 % | least share % | mean link use % |"
-    echo "|---|---|---|---|---|---|"
+    cat <<EOF
+### Two flows on three grids of paths (part 9)
+
+Item 2's two-flow clause where neither the suite nor the tables above look:
+\`bench_cc two CC CC RATE RTT RTT BUF 30 $seed 0 LATE 20\` (dumbbell, no random
+loss), the smaller flow's share over 20-30 s (target: at least 40 %). Grid A:
+50/100/150 Mbit/s x 30/50/80 ms x 0.75/1/1.5/2 BDP x 0/1.5/3.5 s late; B:
+30/80/200 x 20/40/120 ms x 0.5/1/3 BDP x 0.7/2.5/5 s; C: 10/25/60/120 x
+10/60/100 ms x 0.5/1.5/4 BDP x 1/3 s. CSV congestion-lt-grid.csv.
+
+| grid | cc | runs | under 40 % | least share % | mean link use % |
+|---|---|---|---|---|---|
+EOF
     awk -F, 'NR > 1 { k = $1 FS $3; if (!(k in n)) { o[c++] = k; least[k] = 100 }
             m = $11 < 50 ? $11 : 100 - $11; n[k]++; u[k] += $12; if (m < 40) bad[k]++; if (m < least[k]) least[k] = m }
         END { for (i = 0; i < c; i++) { k = o[i]; split(k, p, FS)
