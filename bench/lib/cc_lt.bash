@@ -127,7 +127,8 @@ lt_run8() { # the seed is column 14 (a row per 10 s step)
 lt_run9() { # grid,late_s,<run two's row>
     {
         echo "grid,start2_s,$hdr2"
-        paste -d, <(awk '{ print $1 "," $12 }' "$tmp/jobs9") <(cut -d' ' -f2- "$tmp/jobs9" >"$tmp/jobs9r" && run "$tmp/jobs9r")
+        cut -d' ' -f2- "$tmp/jobs9" >"$tmp/jobs9r" # without the grid's name
+        paste -d, <(awk '{ print $1 "," $12 }' "$tmp/jobs9") <(run "$tmp/jobs9r")
     } >"$out/congestion-lt-grid.csv"
 }
 

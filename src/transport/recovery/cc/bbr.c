@@ -24,7 +24,6 @@
 #define BBR_PACING_MARGIN_PCT       1   /* §2.5 BBR.PacingMarginPercent */
 #define BBR_LOSS_THRESH_PCT         2   /* §2.8 BBR.LossThresh */
 #define BBR_BETA_PCT                70  /* §2.8 BBR.Beta */
-#define BBR_HEADROOM_PCT            15  /* §2.8 BBR.Headroom */
 #define BBR_MIN_PIPE_PKTS           4   /* §2.8 BBR.MinPipeCwnd */
 #define BBR_PROBE_RTT_CWND_GAIN_PCT 50  /* §2.16.2 */
 #define BBR_PROBE_RTT_DURATION_NS   (200 * QK_NS_PER_MS)
@@ -173,7 +172,7 @@ static uint64_t inflight_with_headroom(const qk_cc *cc)
     const bbr_t *b = &cc->u.bbr;
     if (b->inflight_longterm == QK_BBR_INF) return QK_BBR_INF;
     uint64_t headroom =
-        max_u64(cc->max_datagram_bytes, pct(b->inflight_longterm, BBR_HEADROOM_PCT));
+        max_u64(cc->max_datagram_bytes, pct(b->inflight_longterm, QK_BBR_HEADROOM_PCT));
     uint64_t v = b->inflight_longterm > headroom ? b->inflight_longterm - headroom : 0;
     return max_u64(v, min_pipe(cc));
 }
@@ -326,7 +325,8 @@ static void lt_refill_at_rate_bound(qk_cc *cc)
 {
     bbr_t *b = &cc->u.bbr;
     if (b->inflight_longterm == QK_BBR_INF || !qk_bbr_lt_at_rate_bound(cc)) return;
-    uint64_t w = bdp_multiple(cc, cc->max_rate_bytes_per_s, 125) * 100 / (100 - BBR_HEADROOM_PCT);
+    uint64_t w =
+        bdp_multiple(cc, cc->max_rate_bytes_per_s, 125) * 100 / (100 - QK_BBR_HEADROOM_PCT);
     b->inflight_longterm = max_u64(b->inflight_longterm, w);
 }
 
@@ -336,7 +336,7 @@ static void start_probe_bw_refill(qk_cc *cc)
     reset_short_term_model(b); /* §5.3.3.9 StartProbeBW_REFILL */
     lt_refill_at_rate_bound(cc);
     b->lt.queue_cut = false;
-    b->lt.probe_queue_base_ns = b->lt.on && qk_bbr_lt_queue_up(cc) ? qk_bbr_lt_queue_now(cc) : 0;
+    if (b->lt.on) qk_bbr_lt_refill_began(cc);
     b->bw_probe_up_rounds = 0;
     b->bw_probe_up_acked = 0;
     b->prev_probe_precautionary = false;
@@ -675,7 +675,6 @@ static bool is_time_to_probe_bw(qk_cc *cc, qk_time now)
     return false;
 }
 
-/* §5.3.3.9 IsTimeToCruise */
 /* bbr-lt: the fair-share bound (bbr_lt.c fair_share, set in CRUISE) also
  * bounds DOWN's window, and DOWN ends once inflight is within it. */
 static bool lt_fair_down(const bbr_t *b)
@@ -683,6 +682,7 @@ static bool lt_fair_down(const bbr_t *b)
     return b->lt.fair_cap_bytes && b->mode == QK_BBR_PROBE_BW_DOWN;
 }
 
+/* §5.3.3.9 IsTimeToCruise */
 static bool is_time_to_cruise(const qk_cc *cc)
 {
     const bbr_t *b = &cc->u.bbr;

@@ -47,7 +47,8 @@ typedef enum qk_bbr_ack_phase {
     QK_BBR_ACKS_PROBE_STOPPING,
 } qk_bbr_ack_phase;
 
-#define QK_BBR_INF UINT64_MAX
+#define QK_BBR_INF          UINT64_MAX
+#define QK_BBR_HEADROOM_PCT 15 /* §2.8 BBR.Headroom (bbr.c; bbr_lt.c's lift) */
 
 /** The loss-tolerant mode's state (bbr_lt.c, cc kind "bbr-lt"): what it
  * knows of the path's background (non-congestive) loss and of this round's

@@ -37,7 +37,6 @@
 #define LT_FAIR_DELAY_DIV  16           /* the fair-share bound is set at min_rtt / 16 of queue */
 #define LT_FAIR_DEC_DIV    16           /* ... and shrinks by at most 1/16 a round */
 #define LT_FAIR_EMPTY_RTTS 20u   /* off while the queue stood above min_rtt / 4 for 20 min_rtt */
-#define LT_HEADROOM_PCT    15    /* draft §2.8 BBR.Headroom (bbr.c) */
 #define LT_LOSSY_P         0.005 /* a background this high: the lossy-path rules below */
 #define LT_LOSSY_CRUISE    0.98  /* ... CRUISE paces at 98 % of the model's rate, */
 #define LT_LOSSY_UP_PCT    110   /* ... UP at 110 % (the draft's 125 %), */
@@ -74,10 +73,16 @@ static qk_time queue_threshold(const struct qk_cc_bbr_state *b)
     return q > LT_QUEUE_MIN_NS ? q : LT_QUEUE_MIN_NS;
 }
 
+/* The queue now: the recent RTT above min_rtt, less the delay floor. */
+static qk_time queue_now(const struct qk_cc_bbr_state *b)
+{
+    return queue_delay(b, b->lt.rtt_recent_ns);
+}
+
 bool qk_bbr_lt_queue_up(const qk_cc *cc)
 {
     const struct qk_cc_bbr_state *b = &cc->u.bbr;
-    return queue_delay(b, b->lt.rtt_recent_ns) >= queue_threshold(b);
+    return queue_now(b) >= queue_threshold(b);
 }
 
 /* Startup's exit on a standing queue (departs from draft-ietf-ccwg-bbr
@@ -233,7 +238,7 @@ static void fair_share(qk_cc *cc, const qk_rate_sample *rs)
      * inflight_longterm so that the headroom follows. */
     if (f > 0 && step > 0 && b->inflight_longterm != QK_BBR_INF && !lt->round_congested &&
         !lt->round_ce) {
-        double need = f * 100.0 / (100 - LT_HEADROOM_PCT);
+        double need = f * 100.0 / (100 - QK_BBR_HEADROOM_PCT);
         if (need > (double)b->inflight_longterm) b->inflight_longterm = (uint64_t)need;
     }
 }
@@ -446,17 +451,20 @@ uint32_t qk_bbr_lt_up_gain_pct(const qk_cc *cc, uint32_t draft_pct)
 bool qk_bbr_lt_probe_queue_up(const qk_cc *cc)
 {
     const struct qk_cc_bbr_state *b = &cc->u.bbr;
-    qk_time base = b->lt.probe_queue_base_ns, q = queue_delay(b, b->lt.rtt_recent_ns);
+    qk_time base = b->lt.probe_queue_base_ns, q = queue_now(b);
     if (!qk_bbr_lt_lossy(cc)) return q >= base + queue_threshold(b);
     if (b->lt.probe_room) return false; /* the last probe found room: the draft's end */
     qk_time t = b->min_rtt_ns == QK_TIME_INFINITE ? 0 : b->min_rtt_ns / LT_LOSSY_PROBE_DIV;
     return q >= base + (t > LT_QUEUE_MIN_NS ? t : LT_QUEUE_MIN_NS);
 }
 
-/* The queue now: the recent RTT above min_rtt, less the delay floor. */
-qk_time qk_bbr_lt_queue_now(const qk_cc *cc)
+/* REFILL begins (bbr.c start_probe_bw_refill): the queue the probe's end
+ * counts from, if the queue signal is up (qk_bbr_lt_probe_queue_up). */
+void qk_bbr_lt_refill_began(qk_cc *cc)
 {
-    return queue_delay(&cc->u.bbr, cc->u.bbr.lt.rtt_recent_ns);
+    struct qk_cc_bbr_state *b = &cc->u.bbr;
+    qk_time q = queue_now(b);
+    b->lt.probe_queue_base_ns = q >= queue_threshold(b) ? q : 0;
 }
 
 uint64_t qk_bbr_lt_pacing_rate(const qk_cc *cc, uint64_t rate_bytes_per_s)

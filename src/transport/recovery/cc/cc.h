@@ -344,8 +344,8 @@ bool qk_bbr_lt_lossy(const qk_cc *cc);
 uint32_t qk_bbr_lt_up_gain_pct(const qk_cc *cc, uint32_t draft_pct);
 /** The queue that ends a probe is up (min_rtt / 4; min_rtt / 16 if lossy). */
 bool qk_bbr_lt_probe_queue_up(const qk_cc *cc);
-/** The recent RTT above min_rtt, less the delay that is not queue. */
-qk_time qk_bbr_lt_queue_now(const qk_cc *cc);
+/** REFILL begins: note the queue this probe's end counts from. */
+void qk_bbr_lt_refill_began(qk_cc *cc);
 /* bbr-lt: Startup met a queue that stood for a round, and loss (bbr_lt.c). */
 bool qk_bbr_lt_startup_queued(const qk_cc *cc, qk_time now);
 /** A rate bound is set and max_bw, loss compensated, reaches it. */
