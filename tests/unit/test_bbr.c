@@ -161,6 +161,26 @@ static void test_init(void **state)
     assert_true(qk_cc_in_slow_start(&d.cc));
 }
 
+/* §5.6.2 InitPacingRate again from the first RTT sample (as Linux's
+ * tcp_bbr.c has_seen_rtt): 2.77 x initial cwnd / RTT, once; after that
+ * Startup's rate only rises (§5.6.2 SetPacingRateWithGain). */
+static void test_init_pacing_from_first_rtt(void **state)
+{
+    (void)state;
+    drv d;
+    drv_init(&d);
+    uint64_t at_1ms = d.cc.pacing_rate_bytes_per_s;
+    ack_ex(&d, 1000, 12000, RTT, true, true); /* a tiny app-limited sample */
+    uint64_t want = 12000ull * QK_NS_PER_S / RTT * 277 / 100;
+    assert_int_equal(d.cc.pacing_rate_bytes_per_s, want);
+    assert_true(d.cc.pacing_rate_bytes_per_s < at_1ms / 40);
+    ack_ex(&d, 1000, 12000, RTT / 5, true, true); /* a lower RTT later: not again */
+    assert_int_equal(d.cc.pacing_rate_bytes_per_s, want);
+    ack(&d, RATE, 12000); /* max_bw above it: the gain's rate, as before */
+    assert_true(d.cc.pacing_rate_bytes_per_s > want);
+    assert_int_equal(d.cc.pacing_rate_bytes_per_s, (uint64_t)RATE * 277 / 100 * 99 / 100);
+}
+
 static void test_max_bw_filter(void **state)
 {
     (void)state;
@@ -787,6 +807,7 @@ int main(void)
         cmocka_unit_test(test_winmax),
         cmocka_unit_test(test_pipe_bytes),
         cmocka_unit_test(test_init),
+        cmocka_unit_test(test_init_pacing_from_first_rtt),
         cmocka_unit_test(test_max_bw_filter),
         cmocka_unit_test(test_startup_to_drain_to_probe_bw),
         cmocka_unit_test(test_drain_exits_on_time),

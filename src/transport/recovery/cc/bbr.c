@@ -945,6 +945,28 @@ static void set_cwnd(qk_cc *cc, const qk_rate_sample *rs)
     cc->cwnd_bytes = min_u64(cwnd, bound);
 }
 
+/* §5.6.2 InitPacingRate: InitialCwnd / SRTT x the Startup gain, with
+ * 1 ms while there is no RTT (bbr_reset). TCP starts BBR once the
+ * handshake has measured an RTT; a QUIC controller starts before its
+ * first sample, so the rate is set again from the first RTT, as Linux's
+ * tcp_bbr.c does (bbr_init_pacing_rate_from_rtt, has_seen_rtt). Without
+ * it Startup is paced at 2.77 x IW / 1 ms (266 Mbit/s at 1200-byte
+ * datagrams) until max_bw passes that, and a flow that stays app-limited
+ * in Startup is never paced below it. */
+static void init_pacing_rate_from_rtt(qk_cc *cc)
+{
+    bbr_t *b = &cc->u.bbr;
+    if (b->has_seen_rtt || b->min_rtt_ns == QK_TIME_INFINITE) return;
+    b->has_seen_rtt = true;
+    if (b->full_bw_reached) return; /* --bandwidth (bbr_lt_reset) or already past Startup */
+    qk_time rtt_ns = b->min_rtt_ns ? b->min_rtt_ns : 1;
+    uint64_t nominal =
+        (uint64_t)((u128)qk_cc_initial_window(cc->max_datagram_bytes) * QK_NS_PER_S / rtt_ns);
+    uint64_t rate = pct(nominal, BBR_STARTUP_PACING_GAIN_PCT);
+    if (cc->max_rate_bytes_per_s) rate = min_u64(rate, cc->max_rate_bytes_per_s);
+    cc->pacing_rate_bytes_per_s = rate;
+}
+
 static void bbr_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs)
 {
     bbr_t *b = &cc->u.bbr;
@@ -966,6 +988,7 @@ static void bbr_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs)
         enter_probe_bw(b, rs->now);
     update_probe_bw_cycle_phase(cc, rs);
     update_min_rtt(b, rs);
+    init_pacing_rate_from_rtt(cc);
     if (b->lt.on) lt_queue_response(cc, rs);
 
     check_probe_rtt(cc, rs);

@@ -149,6 +149,7 @@ struct qk_cc_bbr_state {
     bool startup_loss_once;    /* extension (bbr.c exit_startup), on by default */
     bool startup_loss_plateau; /* extension (bbr.c check_startup_high_loss), on by default */
     qk_time startup_exit_ns;   /* when Startup last ended (0: not yet) */
+    bool has_seen_rtt;         /* InitPacingRate redone with the first RTT (bbr.c) */
     bool full_bw_reached, full_bw_now;
     uint64_t full_bw;
     uint32_t full_bw_count;
