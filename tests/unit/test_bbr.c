@@ -801,6 +801,89 @@ static void test_lt_probe_queue_base(void **state)
     assert_true(qk_bbr_lt_probe_queue_up(&d.cc));
 }
 
+/* bbr-lt (bbr_lt.c queue_stood): after a round whose every ACK saw the
+ * queue up by min_rtt / 16, the pacing rate is not loss compensated
+ * (sending bw / (1 - p) into a full bottleneck loses p of it); after a
+ * round without a queue it is again. A round that lost packets with the
+ * queue signal up measures the buffer (buf_delay_ns, fair_share's alpha). */
+static void test_lt_no_compensation_on_standing_queue(void **state)
+{
+    (void)state;
+    drv d;
+    lt_to_probe_bw(&d);
+    ack_ex(&d, RATE, 100 * MDS, RTT, false, false);
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_CRUISE);
+    qk_bbr_lt *lt = &d.cc.u.bbr.lt;
+    lt->bg_lost_pkts = 10; /* p = 0.1 */
+    lt->bg_total_pkts = 100;
+    lt->bg_rounds = 5;
+    for (int i = 0; i < 6; i++) ack_ex(&d, RATE, 100 * MDS, RTT + 20 * MS, false, true);
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_CRUISE);
+    assert_true(lt->queue_stood);
+    uint64_t stood = d.cc.pacing_rate_bytes_per_s;
+    assert_true(stood <= RATE);     /* the model's rate, at most */
+    lt->round_lost_bytes = 2 * MDS; /* this round loses with the queue up */
+    ack_ex(&d, RATE, 100 * MDS, RTT + 20 * MS, false, true);
+    assert_int_equal(lt->buf_delay_ns, 20 * MS);
+    for (int i = 0; i < 8; i++) ack_ex(&d, RATE, 100 * MDS, RTT, false, false);
+    for (int i = 0; i < 2; i++) ack_ex(&d, RATE, 100 * MDS, RTT, false, true);
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_CRUISE);
+    assert_false(lt->queue_stood);
+    double p = qk_bbr_lt_background(&d.cc);
+    assert_true(p > 0.01);
+    /* compensated again: the same model's rate / (1 - p) */
+    double ratio = (double)d.cc.pacing_rate_bytes_per_s / (double)stood;
+    assert_true(ratio > 1 / (1 - p) - 0.001 && ratio < 1 / (1 - p) + 0.001);
+}
+
+/* bbr-lt (bbr_lt.c, learn_background's caller): a quiet round that lost
+ * more than LT_P_MAX (25 %) of its packets teaches the background
+ * nothing; one below it does. */
+static void test_lt_background_skips_overflow_round(void **state)
+{
+    (void)state;
+    drv d;
+    lt_to_probe_bw(&d);
+    ack_ex(&d, RATE, 100 * MDS, RTT, false, false);
+    ack(&d, RATE, 100 * MDS); /* a whole CRUISE round: quiet from here */
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_CRUISE);
+    qk_bbr_lt *lt = &d.cc.u.bbr.lt;
+    uint32_t rounds = lt->bg_rounds;
+    lt->round_lost_bytes = 40 * MDS; /* 40 of 140: 28.6 % */
+    ack(&d, RATE, 100 * MDS);
+    assert_int_equal(lt->bg_rounds, rounds);
+    assert_true(qk_bbr_lt_background(&d.cc) < 0.01);
+    lt->round_lost_bytes = 20 * MDS; /* 20 of 120 */
+    ack(&d, RATE, 100 * MDS);
+    assert_int_equal(lt->bg_rounds, rounds + 1);
+    assert_true(qk_bbr_lt_background(&d.cc) > 0.01);
+}
+
+/* bbr-lt (bbr_lt.c fair_share): with a measured buffer the bound grows by
+ * a quarter of it (buf_delay_ns x max_bw / 4) when that is below
+ * LT_FAIR_PKTS, so that two flows' standing packets fit in it. */
+static void test_lt_fair_alpha_fits_buffer(void **state)
+{
+    (void)state;
+    drv d;
+    lt_to_probe_bw(&d);
+    ack_ex(&d, RATE, 100 * MDS, RTT, false, false);
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_CRUISE);
+    qk_bbr_lt *lt = &d.cc.u.bbr.lt;
+    lt->buf_delay_ns = 2 * MS; /* 25,000 B at 100 Mbit/s */
+    lt->fair_cap_bytes = 90 * MDS;
+    uint64_t f = 90 * MDS;
+    for (int i = 0; i < 3; i++) {
+        ack(&d, RATE, 80 * MDS);
+        if (lt->fair_cap_bytes != f) break;
+    }
+    assert_int_equal(lt->fair_cap_bytes, f + 25000 / 4);
+    lt->buf_delay_ns = 200 * MS; /* a deep buffer: LT_FAIR_PKTS */
+    f = lt->fair_cap_bytes;
+    ack(&d, RATE, 80 * MDS);
+    assert_int_equal(lt->fair_cap_bytes, f + 8 * MDS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -831,6 +914,9 @@ int main(void)
         cmocka_unit_test(test_lt_fair_bound_in_down),
         cmocka_unit_test(test_lt_fair_bound_lifts_longterm),
         cmocka_unit_test(test_lt_probe_queue_base),
+        cmocka_unit_test(test_lt_no_compensation_on_standing_queue),
+        cmocka_unit_test(test_lt_background_skips_overflow_round),
+        cmocka_unit_test(test_lt_fair_alpha_fits_buffer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -34,6 +34,8 @@
 #define LT_QUEUE_DIV       4            /* queue signal at min_rtt / 4 ... */
 #define LT_QUEUE_MIN_NS    QK_NS_PER_MS /* ... and at least 1 ms */
 #define LT_FAIR_PKTS       8            /* each flow's packets in the standing queue */
+#define LT_FAIR_BUF_DIV    4            /* ... at most a quarter of the buffer ... */
+#define LT_FAIR_MIN_PKTS   2            /* ... and at least 2 */
 #define LT_FAIR_DELAY_DIV  16           /* the fair-share bound is set at min_rtt / 16 of queue */
 #define LT_FAIR_DEC_DIV    16           /* ... and shrinks by at most 1/16 a round */
 #define LT_FAIR_EMPTY_RTTS 20u   /* off while the queue stood above min_rtt / 4 for 20 min_rtt */
@@ -219,6 +221,17 @@ static void fair_share(qk_cc *cc, const qk_rate_sample *rs)
     if (!lt->round_cruise || !lt->round_time_start || dt < b->min_rtt_ns / 2) return;
     if (!lt->fair_cap_bytes && !lt->round_fair_queue) return;
     double mds = (double)cc->max_datagram_bytes, alpha = LT_FAIR_PKTS * mds;
+    /* A buffer too small for every flow's LT_FAIR_PKTS overflows before
+     * the windows settle (two flows at 10 Mbit/s x 10 ms on a 5-packet
+     * buffer: the flows' windows moved with the losses, not the queue, and
+     * one kept 99 %): at most a quarter of the buffer (the queue's delay
+     * at overflow times max_bw), at least 2 packets (Vegas's alpha). */
+    if (lt->buf_delay_ns) {
+        double buf = (double)lt->buf_delay_ns * (double)b->max_bw / 1e9;
+        double a = buf / LT_FAIR_BUF_DIV;
+        if (a < LT_FAIR_MIN_PKTS * mds) a = LT_FAIR_MIN_PKTS * mds;
+        if (a < alpha) alpha = a;
+    }
     double f = (double)lt->fair_cap_bytes;
     /* This flow's bytes in the queue: its delivery rate over the round
      * times the round's least queueing delay (the standing queue, not the
@@ -321,6 +334,7 @@ void qk_bbr_lt_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs)
     qk_bbr_lt *lt = &b->lt;
     if (rs->has_rtt && (!lt->round_min_rtt_ns || rs->rtt_ns < lt->round_min_rtt_ns))
         lt->round_min_rtt_ns = rs->rtt_ns;
+    if (rs->has_rtt && rs->rtt_ns > lt->round_max_rtt_ns) lt->round_max_rtt_ns = rs->rtt_ns;
     if (rs->has_rtt)
         lt->rtt_recent_ns =
             lt->rtt_recent_ns ? (3 * lt->rtt_recent_ns + rs->rtt_ns) / 4 : rs->rtt_ns;
@@ -370,14 +384,39 @@ void qk_bbr_lt_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs)
     double mds = (double)cc->max_datagram_bytes;
     double dlv = (double)(rs->total_delivered_bytes - lt->round_dlv_start) / mds;
     double lost = (double)lt->round_lost_bytes / mds;
+    /* A round whose every ACK saw the queue up by min_rtt / 16 (1 ms)
+     * (round_fair_queue) was delivered by a saturated bottleneck: pacing
+     * above max_bw (qk_bbr_lt_pacing_rate's loss compensation) then only
+     * overflows the queue. Without this a learnt p confirms itself:
+     * through a full bottleneck, sending bw / (1 - p) loses p of it, and
+     * the flow that learnt the higher p keeps the link (10 Mbit/s x 10 ms,
+     * 5-packet buffer, second flow 3 s late: 0.1 % of it for the first).
+     * Learning is not gated on it: per-packet jitter raises the smoothed
+     * RTT of every ACK of a lossy path's rounds, and p is what lets a
+     * probe there tell jitter from queue (lt_probe_verdict). */
+    lt->queue_stood = lt->round_fair_queue && lt->round_min_rtt_ns;
+    /* A round that lost more than LT_P_MAX of its packets is not the
+     * background (which is capped there): it is overflow, such as the
+     * first Startup round of a flow that starts into a full buffer (that
+     * round alone set p to 0.25, and the flow then took 99 % of the link
+     * from the flow already there: 10 Mbit/s x 10 ms, 5-packet buffer). */
     if (lt->round_quiet && !lt->round_congested && !lt->round_ce && !lt->round_queue &&
-        dlv + lost >= LT_BG_MIN_PKTS)
+        dlv + lost >= LT_BG_MIN_PKTS && lost <= LT_P_MAX * (dlv + lost))
         learn_background(cc, lost, dlv + lost);
+    /* The buffer's size in delay: the largest RTT above min_rtt of a round
+     * that lost packets with the queue signal up, kept as a maximum that
+     * decays by 1/16 at each such round (fair_share's alpha). */
+    if (lt->round_lost_bytes && lt->round_queue) {
+        qk_time qd = raw_queue_delay(b, lt->round_max_rtt_ns);
+        qk_time kept = lt->buf_delay_ns - lt->buf_delay_ns / 16;
+        lt->buf_delay_ns = kept > qd ? kept : qd;
+    }
     lt->prev_round_loss = lt->round_lost_bytes > 0 || lt->round_ce;
     lt->round_lost_bytes = 0;
     lt->round_dlv_start = rs->total_delivered_bytes;
     lt->round_time_start = rs->now;
     lt->round_fair_queue = true;
+    lt->round_max_rtt_ns = 0;
     lt->round_min_rtt_ns = 0;
     lt->round_cruise = b->mode == QK_BBR_PROBE_BW_CRUISE;
     lt->round_quiet = quiet_mode(b);
@@ -472,9 +511,10 @@ uint64_t qk_bbr_lt_pacing_rate(const qk_cc *cc, uint64_t rate_bytes_per_s)
     const struct qk_cc_bbr_state *b = &cc->u.bbr;
     if (b->mode == QK_BBR_PROBE_BW_CRUISE && qk_bbr_lt_lossy(cc))
         rate_bytes_per_s = (uint64_t)((double)rate_bytes_per_s * LT_LOSSY_CRUISE);
-    if (b->lt.on && b->mode != QK_BBR_PROBE_RTT) {
+    if (b->lt.on && b->mode != QK_BBR_PROBE_RTT && !b->lt.queue_stood) {
         /* What the path loses at random never reaches the bottleneck (or
-         * left it already): sending bw / (1 - p_bg) delivers bw. */
+         * left it already): sending bw / (1 - p_bg) delivers bw. Not while
+         * the queue stood through the last round (queue_stood). */
         double p = qk_bbr_lt_background(cc);
         rate_bytes_per_s = (uint64_t)((double)rate_bytes_per_s / (1 - p));
     }
