@@ -326,31 +326,13 @@ static void lt_probe_verdict(qk_cc *cc)
     lt->queue_verdicts = 0;
 }
 
-/* Per ACK, before bbr.c's model update (b->round_start is this ACK's, set
- * by update_max_bw later: the round boundary is read here from rs). */
-void qk_bbr_lt_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs)
+/* At a round's end, before its counters are reset: the delay floor's
+ * fall (LT_FLOOR_LOW_ROUNDS), CRUISE's rate and least RTT, and the probe
+ * being watched (lt_probe_verdict). */
+static void round_delay_and_rate(qk_cc *cc, const qk_rate_sample *rs)
 {
     struct qk_cc_bbr_state *b = &cc->u.bbr;
     qk_bbr_lt *lt = &b->lt;
-    if (rs->has_rtt && (!lt->round_min_rtt_ns || rs->rtt_ns < lt->round_min_rtt_ns))
-        lt->round_min_rtt_ns = rs->rtt_ns;
-    if (rs->has_rtt && rs->rtt_ns > lt->round_max_rtt_ns) lt->round_max_rtt_ns = rs->rtt_ns;
-    if (rs->has_rtt)
-        lt->rtt_recent_ns =
-            lt->rtt_recent_ns ? (3 * lt->rtt_recent_ns + rs->rtt_ns) / 4 : rs->rtt_ns;
-    bool round_end = rs->prior_delivered_bytes >= b->next_round_delivered;
-    if (qk_bbr_lt_queue_up(cc)) lt->round_queue = true;
-    if (lt->probe_eval && rs->bytes_in_flight > lt->probe_inflight)
-        lt->probe_inflight = rs->bytes_in_flight;
-    if (queue_delay(b, lt->rtt_recent_ns) < fair_delay(b)) lt->round_fair_queue = false;
-    if (rs->has_rtt && queue_delay(b, rs->rtt_ns) < queue_threshold(b))
-        lt->fair_empty_time = rs->now;
-    if (!round_end) {
-        if (!quiet_mode(b)) lt->round_quiet = false;
-        if (b->mode != QK_BBR_PROBE_BW_CRUISE) lt->round_cruise = false;
-        return;
-    }
-    fair_share(cc, rs);
     if (lt->round_min_rtt_ns && lt->round_time_start && rs->now > lt->round_time_start) {
         qk_time dt = rs->now - lt->round_time_start;
         uint64_t rate = (uint64_t)((double)(rs->total_delivered_bytes - lt->round_dlv_start) * 1e9 /
@@ -381,6 +363,34 @@ void qk_bbr_lt_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs)
             if (b->mode != QK_BBR_PROBE_BW_UP) lt_probe_verdict(cc);
         }
     }
+}
+
+/* Per ACK, before bbr.c's model update (b->round_start is this ACK's, set
+ * by update_max_bw later: the round boundary is read here from rs). */
+void qk_bbr_lt_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs)
+{
+    struct qk_cc_bbr_state *b = &cc->u.bbr;
+    qk_bbr_lt *lt = &b->lt;
+    if (rs->has_rtt && (!lt->round_min_rtt_ns || rs->rtt_ns < lt->round_min_rtt_ns))
+        lt->round_min_rtt_ns = rs->rtt_ns;
+    if (rs->has_rtt && rs->rtt_ns > lt->round_max_rtt_ns) lt->round_max_rtt_ns = rs->rtt_ns;
+    if (rs->has_rtt)
+        lt->rtt_recent_ns =
+            lt->rtt_recent_ns ? (3 * lt->rtt_recent_ns + rs->rtt_ns) / 4 : rs->rtt_ns;
+    bool round_end = rs->prior_delivered_bytes >= b->next_round_delivered;
+    if (qk_bbr_lt_queue_up(cc)) lt->round_queue = true;
+    if (lt->probe_eval && rs->bytes_in_flight > lt->probe_inflight)
+        lt->probe_inflight = rs->bytes_in_flight;
+    if (queue_delay(b, lt->rtt_recent_ns) < fair_delay(b)) lt->round_fair_queue = false;
+    if (rs->has_rtt && queue_delay(b, rs->rtt_ns) < queue_threshold(b))
+        lt->fair_empty_time = rs->now;
+    if (!round_end) {
+        if (!quiet_mode(b)) lt->round_quiet = false;
+        if (b->mode != QK_BBR_PROBE_BW_CRUISE) lt->round_cruise = false;
+        return;
+    }
+    fair_share(cc, rs);
+    round_delay_and_rate(cc, rs);
     double mds = (double)cc->max_datagram_bytes;
     double dlv = (double)(rs->total_delivered_bytes - lt->round_dlv_start) / mds;
     double lost = (double)lt->round_lost_bytes / mds;
