@@ -726,6 +726,14 @@ static void lt_to_probe_bw(drv *d)
     drv_kind = QK_CC_BBR;
 }
 
+/* lt_to_probe_bw, then one ACK within the round: ProbeBW CRUISE. */
+static void lt_to_cruise(drv *d)
+{
+    lt_to_probe_bw(d);
+    ack_ex(d, RATE, 100 * MDS, RTT, false, false);
+    assert_int_equal(st(d)->mode, QK_BBR_PROBE_BW_CRUISE);
+}
+
 /* bbr-lt (bbr.c lt_fair_down, docs/cc.md addition 4): the fair-share
  * bound also bounds DOWN's cwnd, and DOWN ends once inflight is within it
  * even above the BDP, where the draft's DOWN holds. */
@@ -758,9 +766,7 @@ static void test_lt_fair_bound_lifts_longterm(void **state)
 {
     (void)state;
     drv d;
-    lt_to_probe_bw(&d);
-    ack_ex(&d, RATE, 100 * MDS, RTT, false, false);
-    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_CRUISE);
+    lt_to_cruise(&d);
     d.cc.u.bbr.inflight_longterm = 100 * MDS;
     d.cc.u.bbr.lt.fair_cap_bytes = 90 * MDS;
     uint64_t f = 90 * MDS;
@@ -810,9 +816,7 @@ static void test_lt_no_compensation_on_standing_queue(void **state)
 {
     (void)state;
     drv d;
-    lt_to_probe_bw(&d);
-    ack_ex(&d, RATE, 100 * MDS, RTT, false, false);
-    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_CRUISE);
+    lt_to_cruise(&d);
     qk_bbr_lt *lt = &d.cc.u.bbr.lt;
     lt->bg_lost_pkts = 10; /* p = 0.1 */
     lt->bg_total_pkts = 100;
@@ -866,9 +870,7 @@ static void test_lt_fair_alpha_fits_buffer(void **state)
 {
     (void)state;
     drv d;
-    lt_to_probe_bw(&d);
-    ack_ex(&d, RATE, 100 * MDS, RTT, false, false);
-    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_CRUISE);
+    lt_to_cruise(&d);
     qk_bbr_lt *lt = &d.cc.u.bbr.lt;
     lt->buf_delay_ns = 2 * MS; /* 25,000 B at 100 Mbit/s */
     lt->fair_cap_bytes = 90 * MDS;
