@@ -953,16 +953,20 @@ static void set_cwnd(qk_cc *cc, const qk_rate_sample *rs)
  * it Startup is paced at 2.77 x IW / 1 ms (266 Mbit/s at 1200-byte
  * datagrams) until max_bw passes that, and a flow that stays app-limited
  * in Startup is never paced below it. */
+static uint64_t init_pacing_rate(const qk_cc *cc, qk_time rtt_ns)
+{
+    uint64_t nominal = (uint64_t)((u128)qk_cc_initial_window(cc->max_datagram_bytes) * QK_NS_PER_S /
+                                  (rtt_ns ? rtt_ns : 1));
+    return pct(nominal, BBR_STARTUP_PACING_GAIN_PCT);
+}
+
 static void init_pacing_rate_from_rtt(qk_cc *cc)
 {
     bbr_t *b = &cc->u.bbr;
     if (b->has_seen_rtt || b->min_rtt_ns == QK_TIME_INFINITE) return;
     b->has_seen_rtt = true;
     if (b->full_bw_reached) return; /* --bandwidth (bbr_lt_reset) or already past Startup */
-    qk_time rtt_ns = b->min_rtt_ns ? b->min_rtt_ns : 1;
-    uint64_t nominal =
-        (uint64_t)((u128)qk_cc_initial_window(cc->max_datagram_bytes) * QK_NS_PER_S / rtt_ns);
-    uint64_t rate = pct(nominal, BBR_STARTUP_PACING_GAIN_PCT);
+    uint64_t rate = init_pacing_rate(cc, b->min_rtt_ns);
     if (cc->max_rate_bytes_per_s) rate = min_u64(rate, cc->max_rate_bytes_per_s);
     cc->pacing_rate_bytes_per_s = rate;
 }
@@ -1029,9 +1033,8 @@ static void bbr_reset(qk_cc *cc, qk_time now)
     reset_short_term_model(b);
     b->bw = 0;
     reset_full_bw(b);
-    /* §5.6.2 InitPacingRate: no RTT yet, so 1 ms. */
-    uint64_t nominal = qk_cc_initial_window(cc->max_datagram_bytes) * 1000;
-    cc->pacing_rate_bytes_per_s = pct(nominal, BBR_STARTUP_PACING_GAIN_PCT);
+    /* §5.6.2 InitPacingRate: no RTT yet, so 1 ms (init_pacing_rate_from_rtt). */
+    cc->pacing_rate_bytes_per_s = init_pacing_rate(cc, QK_NS_PER_MS);
     set_send_quantum(cc);
     enter_startup(b);
     set_state_view(cc);

@@ -381,7 +381,7 @@ void qk_bbr_lt_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs)
     if (qk_bbr_lt_queue_up(cc)) lt->round_queue = true;
     if (lt->probe_eval && rs->bytes_in_flight > lt->probe_inflight)
         lt->probe_inflight = rs->bytes_in_flight;
-    if (queue_delay(b, lt->rtt_recent_ns) < fair_delay(b)) lt->round_fair_queue = false;
+    if (queue_now(b) < fair_delay(b)) lt->round_fair_queue = false;
     if (rs->has_rtt && queue_delay(b, rs->rtt_ns) < queue_threshold(b))
         lt->fair_empty_time = rs->now;
     if (!round_end) {
