@@ -1032,14 +1032,24 @@ void qk_endpoint_stats_get_sized(const qk_endpoint *ep, qk_endpoint_stats *out, 
  */
 int qk_stream_open(qk_conn *c, bool bidi, uint64_t *stream_id);
 
+/** The first this many bytes of every stream are accepted whatever the
+ * connection's and the endpoint's send budgets and the credit lookahead
+ * (max_conn_send_buffer_bytes, send_budget_bytes,
+ * send_credit_lookahead_bytes), as long as the stream's own buffer has
+ * room: a request or response header on a new stream (an HTTP/3 HEADERS
+ * frame, a tunnel's flow header) is never refused because other streams'
+ * bulk data fills the budgets. They still wait for flow-control credit to
+ * be sent (RFC 9000 §4.1). What they add is bounded by the open streams. */
+#define QK_STREAM_HEAD_BYTES 1024u
+
 /**
  * Queue data (and optionally FIN) on a stream; the bytes accepted are copied
  * (data is borrowed for the call). Returns bytes accepted (may be less than
  * len when the send buffer, the send budgets or the credit lookahead of
  * qk_config are full: see qk_stream_send_room; wait for
- * QK_EV_STREAM_WRITABLE; the FIN goes only with the last byte), or
- * QK_ERR_NOT_FOUND, QK_ERR_STATE (stream cannot send), QK_ERR_CLOSED,
- * QK_ERR_NOMEM.
+ * QK_EV_STREAM_WRITABLE; the FIN goes only with the last byte; a stream's
+ * first QK_STREAM_HEAD_BYTES pass the budgets), or QK_ERR_NOT_FOUND,
+ * QK_ERR_STATE (stream cannot send), QK_ERR_CLOSED, QK_ERR_NOMEM.
  */
 long qk_stream_write(qk_conn *c, uint64_t stream_id, const uint8_t *data, size_t len, bool fin);
 
@@ -1064,7 +1074,8 @@ long qk_stream_write_ref(qk_conn *c, uint64_t stream_id, const uint8_t *data, si
  * the stream's send-buffer room, the connection's and the endpoint's send
  * budgets (max_conn_send_buffer_bytes, send_budget_bytes) and, with
  * send_credit_lookahead_bytes, the peer's flow-control credit plus that
- * lookahead. The pull model: produce this many bytes, write them, and wait
+ * lookahead; but never less than what is left of the stream's first
+ * QK_STREAM_HEAD_BYTES (its own buffer permitting). The pull model: produce this many bytes, write them, and wait
  * for QK_EV_STREAM_WRITABLE (or the next step) when it is 0. Returns the
  * count, QK_ERR_NOT_FOUND (no such stream), QK_ERR_STATE (no send side, or
  * finished or reset), QK_ERR_CLOSED.

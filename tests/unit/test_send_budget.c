@@ -72,11 +72,11 @@ static bool never(qk_pair *p, void *ctx)
     return false;
 }
 
-static void setup(qk_pair *p, uint64_t conn_cap, uint64_t ep_budget)
+static void setup_win(qk_pair *p, uint64_t conn_cap, uint64_t ep_budget, uint64_t conn_win)
 {
     assert_int_equal(qk_pair_init(p, 10 * QK_NS_PER_MS), 0);
     p->ccfg.initial_max_stream_data_bytes = WINDOW;
-    p->ccfg.initial_max_data_bytes = CONN_WIN;
+    p->ccfg.initial_max_data_bytes = conn_win;
     p->ccfg.autotune = false;
     p->ccfg.keep_alive_ns = 200 * QK_NS_PER_MS;      /* the stalled client stays in touch */
     p->scfg.max_stream_send_buffer_bytes = 8u << 20; /* the stream alone would take 8 MB */
@@ -84,6 +84,11 @@ static void setup(qk_pair *p, uint64_t conn_cap, uint64_t ep_budget)
     p->scfg.max_conn_send_buffer_bytes = conn_cap;
     p->scfg.send_budget_bytes = ep_budget;
     assert_int_equal(qk_pair_start(p), 0);
+}
+
+static void setup(qk_pair *p, uint64_t conn_cap, uint64_t ep_budget)
+{
+    setup_win(p, conn_cap, ep_budget, CONN_WIN);
 }
 
 static void run_pull(uint64_t conn_cap, uint64_t ep_budget, size_t bound)
@@ -140,6 +145,37 @@ static void test_endpoint_budget(void **state)
     run_pull(0, 24u << 10, 24u << 10);
 }
 
+/* With the budgets full of one stream's data, a new stream still takes
+ * its first QK_STREAM_HEAD_BYTES (a request or response header), no more. */
+static void head_passes(uint64_t conn_cap, uint64_t ep_budget, uint64_t conn_win)
+{
+    qk_pair p;
+    setup_win(&p, conn_cap, ep_budget, conn_win);
+    pull x = {0};
+    qk_pair_run_until(&p, pull_step, &x, p.now + 2 * QK_NS_PER_S);
+    assert_true(x.written > 0);
+    qk_pair_write_pattern(p.sconn, x.sid, TOTAL, &x.written); /* what is left of the room */
+    assert_int_equal(qk_stream_send_room(p.sconn, x.sid), 0); /* the budgets are full */
+    uint64_t sid;
+    assert_int_equal(qk_stream_open(p.sconn, true, &sid), 0);
+    assert_int_equal(qk_stream_send_room(p.sconn, sid), QK_STREAM_HEAD_BYTES);
+    uint8_t hdr[3 * QK_STREAM_HEAD_BYTES] = {1, 2, 3, 4, 5};
+    assert_int_equal(qk_stream_write(p.sconn, sid, hdr, 5, false), 5);
+    assert_int_equal(qk_stream_send_room(p.sconn, sid), QK_STREAM_HEAD_BYTES - 5);
+    assert_int_equal(qk_stream_write(p.sconn, sid, hdr, sizeof hdr, false),
+                     QK_STREAM_HEAD_BYTES - 5);
+    assert_int_equal(qk_stream_send_room(p.sconn, sid), 0);
+    qk_pair_free(&p);
+}
+
+static void test_head_passes_budgets(void **state)
+{
+    (void)state;
+    head_passes(0, 0, WINDOW / 2);      /* connection credit + lookahead */
+    head_passes(8u << 10, 0, CONN_WIN); /* connection cap */
+    head_passes(0, 8u << 10, CONN_WIN); /* endpoint budget */
+}
+
 static void test_room_errors(void **state)
 {
     (void)state;
@@ -159,9 +195,8 @@ static void test_room_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_credit_lookahead),
-        cmocka_unit_test(test_conn_cap),
-        cmocka_unit_test(test_endpoint_budget),
+        cmocka_unit_test(test_credit_lookahead), cmocka_unit_test(test_conn_cap),
+        cmocka_unit_test(test_endpoint_budget),  cmocka_unit_test(test_head_passes_budgets),
         cmocka_unit_test(test_room_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
