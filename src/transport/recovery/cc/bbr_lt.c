@@ -440,7 +440,14 @@ void qk_bbr_lt_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs)
  * bottleneck held more than a base RTT of queue the whole window. Returns
  * the rate at which the window's ACKs delivered data (the saturated
  * bottleneck's rate for this flow; RS.delivery_rate samples would reach
- * back an RTT, to before the queue stood) when that happened, else 0. */
+ * back an RTT, to before the queue stood) when that happened, else 0.
+ * The window lasts the recent RTT, at most 2 min_rtt: with a queue the
+ * RTT is longer than min_rtt, and ACKs over one min_rtt sample part of a
+ * round, such as the gap behind a burst of another flow's probe (100
+ * Mbit/s x 100 ms, 2 BDP, second flow 1.5 s late: 5.1 Mbit/s in a window
+ * whose round delivered 36.6, and the cut flow kept 36.0 % over 20-30 s);
+ * at most 2 min_rtt so that a rate drop's queue is still answered soon. */
+#define LT_WIN_MAX_RTTS 2
 uint64_t qk_bbr_lt_standing_queue(qk_cc *cc, const qk_rate_sample *rs)
 {
     struct qk_cc_bbr_state *b = &cc->u.bbr;
@@ -458,7 +465,9 @@ uint64_t qk_bbr_lt_standing_queue(qk_cc *cc, const qk_rate_sample *rs)
         lt->win_samples++;
     }
     qk_time dt = rs->now - lt->win_start;
-    if (dt < b->min_rtt_ns || lt->win_samples < 4) return 0;
+    qk_time span = lt->rtt_recent_ns > b->min_rtt_ns ? lt->rtt_recent_ns : b->min_rtt_ns;
+    if (span > LT_WIN_MAX_RTTS * b->min_rtt_ns) span = LT_WIN_MAX_RTTS * b->min_rtt_ns;
+    if (dt < span || lt->win_samples < 4) return 0;
     bool standing = lt->win_min_rtt_ns > 2 * b->min_rtt_ns;
     uint64_t dlv = rs->total_delivered_bytes - lt->win_dlv_start;
     lt->win_start = 0;
