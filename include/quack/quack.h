@@ -1075,10 +1075,10 @@ long qk_stream_write_ref(qk_conn *c, uint64_t stream_id, const uint8_t *data, si
  * budgets (max_conn_send_buffer_bytes, send_budget_bytes) and, with
  * send_credit_lookahead_bytes, the peer's flow-control credit plus that
  * lookahead; but never less than what is left of the stream's first
- * QK_STREAM_HEAD_BYTES (its own buffer permitting). The pull model: produce this many bytes, write them, and wait
- * for QK_EV_STREAM_WRITABLE (or the next step) when it is 0. Returns the
- * count, QK_ERR_NOT_FOUND (no such stream), QK_ERR_STATE (no send side, or
- * finished or reset), QK_ERR_CLOSED.
+ * QK_STREAM_HEAD_BYTES (its own buffer permitting). The pull model: produce
+ * this many bytes, write them, and wait for QK_EV_STREAM_WRITABLE (or the
+ * next step) when it is 0. Returns the count, QK_ERR_NOT_FOUND (no such
+ * stream), QK_ERR_STATE (no send side, or finished or reset), QK_ERR_CLOSED.
  */
 long qk_stream_send_room(qk_conn *c, uint64_t stream_id);
 
