@@ -33,6 +33,12 @@
 #define TUN_H3_SETTING_DGRAM  0x33u /* RFC 9297 §2.1.1 SETTINGS_H3_DATAGRAM */
 #define TUN_H3_CTL_BYTES      1024u /* of the server's control stream read for SETTINGS */
 #define TUN_H3_UNI_MAX        8u    /* server unidirectional streams told apart */
+#define TUN_H3_CONNECT_BYTES  768u  /* the most a CONNECT request's HEADERS frame takes */
+/* A new stream's CONNECT, the tunnel core's header behind it (a DATA frame
+ * of at most 1 + 32 bytes) and the 5-byte 200 always fit in a fresh
+ * stream, whatever other flows hold of the send budgets (quack.h). */
+_Static_assert(TUN_H3_CONNECT_BYTES + 2 * TUN_H3_FRAME_HDR_MAX + 64 <= QK_STREAM_HEAD_BYTES,
+               "a CONNECT and the first flow header must fit a stream's head bytes");
 /* Server: the tunnel core's authentication stream, made up here once a
  * CONNECT carried the right proof (nothing of it is on the wire). A
  * server-initiated bidirectional stream ID: HTTP/3 never opens one (RFC
@@ -500,15 +506,14 @@ static int h3c_open(void *sess, uint64_t *sid)
 {
     tun_h3 *w = sess;
     if (w->cfg.server) return QK_ERR_STATE; /* RFC 9114 §6.1: requests are the client's */
-    uint8_t hb[768];
+    uint8_t hb[TUN_H3_CONNECT_BYTES];
     size_t n = connect_frame(w, hb, sizeof hb);
     if (!n) return QK_ERR_INVALID_ARG;
     int rc = qk_stream_open(w->c, true, sid);
     if (rc) return rc;
     qk_stream_set_priority(w->c, *sid, QK_TUNNEL_STREAM_URGENCY, true); /* RFC 9218 §4 */
     tstream *s = ts_add(w, *sid);
-    long room = qk_stream_send_room(w->c, *sid);
-    if (!s || room < (long)n || qk_stream_write(w->c, *sid, hb, n, false) != (long)n) {
+    if (!s || qk_stream_write(w->c, *sid, hb, n, false) != (long)n) { /* head bytes: all fit */
         qk_stream_reset(w->c, *sid, H3_REQUEST_CANCELLED);
         if (s) ts_free(w, s);
         return QK_ERR_NOMEM;
