@@ -91,6 +91,7 @@ typedef struct qk_bbr_lt {
     uint32_t floor_low_rounds;    /* rounds in a row whose least delay was below the floor */
     qk_time floor_low_max_ns;     /* ... the highest of their least delays */
     bool probe_room;              /* the last probe found room (lt_probe_verdict) */
+    uint32_t room_probes;         /* probes in a row that found room */
     uint32_t queue_verdicts;      /* congestion verdicts on the queue signal alone since */
     /* background loss: decayed sums over quiet rounds */
     double bg_lost_pkts, bg_total_pkts; /* p_bg = lost / total */

@@ -294,11 +294,21 @@ void qk_bbr_lt_probe_began(qk_cc *cc)
  * whose least delay was below the floor it falls to the highest of them
  * (one round's least sample alone is noise). Not on clean paths: there two
  * bbr-lt flows split 26.6/73.4 % with it (a probe that takes share from a
- * flow that yields looks like room). Failure mode: a queue that stays
- * while the probe's inflight goes elsewhere (a bottleneck that grew its
- * rate at that moment) is taken for jitter until the floor falls again. */
+ * flow that yields looks like room). Below LT_ROOM_MIN_PKTS packets a round
+ * (CRUISE's rate x min_rtt) one probe is not enough: a 25 % gain is then
+ * fewer than 8 packets a round, what ACK timing moves a round's count by
+ * and what another flow's fair-share bound gives up in a round or two,
+ * so two probes in a row must find room. On buffers of a few packets a
+ * background learnt from overflow made two flows "lossy", and the first
+ * probe of one flow that read the other's yielding as room gave it a floor
+ * of 1.6-2.9 ms that the other lacked: it kept 82-83 % of the link (10,
+ * 25 and 60 Mbit/s x 10 ms, 0.5 BDP, the second flow 1 s late). Failure
+ * mode: a queue that stays while the probe's inflight goes elsewhere (a
+ * bottleneck that grew its rate at that moment) is taken for jitter until
+ * the floor falls again. */
 #define LT_ROOM_RATE_PCT    125 /* the probe delivered 5/4 of CRUISE's rate ... */
 #define LT_ROOM_RTT_DIV     2   /* ... and the RTT rose < 1/2 of what a queue would add */
+#define LT_ROOM_MIN_PKTS    32  /* below this a round, two probes in a row */
 #define LT_FLOOR_LOW_ROUNDS 8   /* rounds in a row below the floor that lower it */
 static void lt_probe_verdict(qk_cc *cc)
 {
@@ -306,6 +316,8 @@ static void lt_probe_verdict(qk_cc *cc)
     qk_bbr_lt *lt = &b->lt;
     lt->probe_eval = false;
     lt->probe_room = false;
+    uint32_t room_probes = lt->room_probes;
+    lt->room_probes = 0;
     if (!b->max_bw || b->min_rtt_ns == QK_TIME_INFINITE) return;
     if (lt->probe_rate * 100 < lt->probe_base_rate * LT_ROOM_RATE_PCT) return;
     if (lt->probe_inflight < lt->probe_base_inflight + 4 * cc->max_datagram_bytes) return;
@@ -315,6 +327,10 @@ static void lt_probe_verdict(qk_cc *cc)
                          ? (double)(lt->probe_rate_rtt_ns - lt->probe_base_rtt_ns)
                          : 0;
     if (rise_ns * LT_ROOM_RTT_DIV >= expect_ns) return;
+    lt->room_probes = room_probes + 1;
+    double round_pkts =
+        (double)lt->probe_base_rate * (double)b->min_rtt_ns / 1e9 / (double)cc->max_datagram_bytes;
+    if (round_pkts < LT_ROOM_MIN_PKTS && lt->room_probes < 2) return;
     qk_time floor = raw_queue_delay(b, lt->probe_base_rtt_ns);
     if (floor > b->min_rtt_ns) floor = b->min_rtt_ns;
     if (floor > lt->delay_floor_ns) lt->delay_floor_ns = floor;
