@@ -81,6 +81,8 @@ static qk_time queue_now(const struct qk_cc_bbr_state *b)
     return queue_delay(b, b->lt.rtt_recent_ns);
 }
 
+static void probe_base_follow(struct qk_cc_bbr_state *b); /* addition 3's base */
+
 bool qk_bbr_lt_queue_up(const qk_cc *cc)
 {
     const struct qk_cc_bbr_state *b = &cc->u.bbr;
@@ -397,6 +399,7 @@ void qk_bbr_lt_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs)
     if (qk_bbr_lt_queue_up(cc)) lt->round_queue = true;
     if (lt->probe_eval && rs->bytes_in_flight > lt->probe_inflight)
         lt->probe_inflight = rs->bytes_in_flight;
+    probe_base_follow(b);
     if (queue_now(b) < fair_delay(b)) lt->round_fair_queue = false;
     if (rs->has_rtt && queue_delay(b, rs->rtt_ns) < queue_threshold(b))
         lt->fair_empty_time = rs->now;
@@ -521,7 +524,8 @@ uint32_t qk_bbr_lt_up_gain_pct(const qk_cc *cc, uint32_t draft_pct)
 /* The queue that ends a probe: min_rtt / 4 (the queue signal), or on a
  * lossy path min_rtt / 16 (at least 1 ms), above the queue its REFILL
  * began with when the queue signal was up then (another flow's probe, a
- * loss-based competitor's standing queue). */
+ * loss-based competitor's standing queue), or above the least queue since
+ * then if that is lower (probe_base_follow). */
 bool qk_bbr_lt_probe_queue_up(const qk_cc *cc)
 {
     const struct qk_cc_bbr_state *b = &cc->u.bbr;
@@ -530,6 +534,21 @@ bool qk_bbr_lt_probe_queue_up(const qk_cc *cc)
     if (b->lt.probe_room) return false; /* the last probe found room: the draft's end */
     qk_time t = b->min_rtt_ns == QK_TIME_INFINITE ? 0 : b->min_rtt_ns / LT_LOSSY_PROBE_DIV;
     return q >= base + (t > LT_QUEUE_MIN_NS ? t : LT_QUEUE_MIN_NS);
+}
+
+/* In REFILL and UP the base a probe's queue counts from follows the queue
+ * down: the part of it that drained was not standing (the other flow's
+ * probe, which ended). Kept at REFILL's queue, a probe begun in the other
+ * flow's probe queue ran with that much more queue before addition 3
+ * could end it: 25 Mbit/s x 100 ms, 1.5 BDP, second flow 3 s late, one
+ * flow's REFILL began at 26 ms of queue, its UP held 85-100 ms (a base
+ * RTT) for seven rounds and the other flow's standing-queue response cut
+ * it to 3.6 Mbit/s (37.0 % over 20-30 s). */
+static void probe_base_follow(struct qk_cc_bbr_state *b)
+{
+    if (b->mode != QK_BBR_PROBE_BW_REFILL && b->mode != QK_BBR_PROBE_BW_UP) return;
+    qk_time q = queue_now(b);
+    if (q < b->lt.probe_queue_base_ns) b->lt.probe_queue_base_ns = q;
 }
 
 /* REFILL begins (bbr.c start_probe_bw_refill): the queue the probe's end
