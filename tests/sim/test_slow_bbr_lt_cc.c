@@ -8,7 +8,8 @@
  *  - two bbr-lt flows, 1- and 2-BDP buffers, the second 0, 1, 2, 3 or 5 s
  *    late: "within 20 % of equal shares within 30 s", taken as each
  *    flow's goodput over 20-30 s between 40 % and 60 % of the two flows'
- *    sum, in every run, and the link at least 90 % used;
+ *    sum, in every run, and the link at least 90 % used; the same at 25
+ *    and 10 Mbit/s x 100 ms on 1.5 BDP with the second flow 3 s late;
  *  - against CUBIC on 2 BDP, its share at most the draft's + 5 points;
  *  - the bottleneck falling from 100 to 10 Mbit/s: the queue is back under
  *    one base RTT within 2 s, and its p95 from then on is under one;
@@ -41,6 +42,46 @@ static void test_buffers(void **state)
         assert_true(a.retx <= 1.5 * b.retx || (a.retx < 1e-4 && b.retx < 1e-4));
         assert_true(a.qd_p95_ms <= p.rtt_ms);
     }
+}
+
+/* Two paths of bench/cc.sh part 9's grid C with a 1.5-BDP buffer and the
+ * second flow 3 s late (docs/cc.md failure mode (f)): 25 and 10 Mbit/s x
+ * 100 ms. Before 91cd76f a probe begun in the other flow's probe queue
+ * kept that queue as its base and held a base RTT of queue for seven
+ * rounds; the other flow's standing-queue response cut it (this harness:
+ * 38.8 % at 25 Mbit/s, now 44.6; bench/cc.sh 37.0 -> 43.7). Each flow
+ * 40-60 % over 20-30 s. Not here: the grid's 0.5-BDP paths at 10 ms,
+ * which a6aa002 moved to 50-55 % in bench_cc but which this harness's
+ * slightly different windows leave under 40 % (25 Mbit/s, 1 s late: 28.7
+ * % at 0ed6b50, 39.7 at a6aa002, 30.8 now; docs/cc.md (f)). */
+static void test_two_flows_grid_paths(void **state)
+{
+    (void)state;
+    static const struct {
+        double rate_mbit, rtt_ms, buf_bdp;
+        int late_s;
+    } paths[] = {{25, 100, 1.5, 3}, {10, 100, 1.5, 3}};
+    double least = 100;
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        lt_path p = {.rate_mbit = paths[i].rate_mbit,
+                     .rtt_ms = paths[i].rtt_ms,
+                     .buf_bdp = paths[i].buf_bdp};
+        lt_flow f[2] = {{.cc = QK_CONFIG_CC_BBR_LT},
+                        {.cc = QK_CONFIG_CC_BBR_LT, .start_ns = (qk_time)paths[i].late_s * LT_S}};
+        lt_result r = lt_run(&p, f, 2, 1, 20 * LT_S, 30 * LT_S);
+        double total = r.goodput_mbit[0] + r.goodput_mbit[1];
+        double small =
+            r.goodput_mbit[0] < r.goodput_mbit[1] ? r.goodput_mbit[0] : r.goodput_mbit[1];
+        fprintf(stderr,
+                "two bbr-lt flows, %g Mbit/s x %g ms, %g-BDP buffer, the second %d s late, "
+                "20-30 s: smaller flow %.1f %%\n",
+                paths[i].rate_mbit, paths[i].rtt_ms, paths[i].buf_bdp, paths[i].late_s,
+                100 * small / total);
+        lt_print("  ", &r);
+        assert_true(r.ok);
+        if (100 * small / total < least) least = 100 * small / total;
+    }
+    assert_true(least >= 40);
 }
 
 /* Every run is printed before any is asserted: the table is the finding. */
@@ -175,9 +216,13 @@ static void test_rate_bound_above_path(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_buffers),          cmocka_unit_test(test_two_flows_share),
-        cmocka_unit_test(test_against_cubic),    cmocka_unit_test(test_rate_drop),
-        cmocka_unit_test(test_lossy_with_cubic), cmocka_unit_test(test_rate_bound_above_path),
+        cmocka_unit_test(test_buffers),
+        cmocka_unit_test(test_two_flows_share),
+        cmocka_unit_test(test_two_flows_grid_paths),
+        cmocka_unit_test(test_against_cubic),
+        cmocka_unit_test(test_rate_drop),
+        cmocka_unit_test(test_lossy_with_cubic),
+        cmocka_unit_test(test_rate_bound_above_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
