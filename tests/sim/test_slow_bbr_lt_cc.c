@@ -44,6 +44,19 @@ static void test_buffers(void **state)
     }
 }
 
+/* Two bbr-lt flows on p, the second late_s late, measured over 20-30 s;
+ * *small_pct: the smaller flow's share of the two. */
+static lt_result two_lt_flows(const lt_path *p, int late_s, double *small_pct)
+{
+    lt_flow f[2] = {{.cc = QK_CONFIG_CC_BBR_LT},
+                    {.cc = QK_CONFIG_CC_BBR_LT, .start_ns = (qk_time)late_s * LT_S}};
+    lt_result r = lt_run(p, f, 2, 1, 20 * LT_S, 30 * LT_S);
+    double total = r.goodput_mbit[0] + r.goodput_mbit[1];
+    double small = r.goodput_mbit[0] < r.goodput_mbit[1] ? r.goodput_mbit[0] : r.goodput_mbit[1];
+    *small_pct = total > 0 ? 100 * small / total : 0;
+    return r;
+}
+
 /* Two paths of bench/cc.sh part 9's grid C with a 1.5-BDP buffer and the
  * second flow 3 s late (docs/cc.md failure mode (f)): 25 and 10 Mbit/s x
  * 100 ms. Before 91cd76f a probe begun in the other flow's probe queue
@@ -66,20 +79,15 @@ static void test_two_flows_grid_paths(void **state)
         lt_path p = {.rate_mbit = paths[i].rate_mbit,
                      .rtt_ms = paths[i].rtt_ms,
                      .buf_bdp = paths[i].buf_bdp};
-        lt_flow f[2] = {{.cc = QK_CONFIG_CC_BBR_LT},
-                        {.cc = QK_CONFIG_CC_BBR_LT, .start_ns = (qk_time)paths[i].late_s * LT_S}};
-        lt_result r = lt_run(&p, f, 2, 1, 20 * LT_S, 30 * LT_S);
-        double total = r.goodput_mbit[0] + r.goodput_mbit[1];
-        double small =
-            r.goodput_mbit[0] < r.goodput_mbit[1] ? r.goodput_mbit[0] : r.goodput_mbit[1];
+        double share;
+        lt_result r = two_lt_flows(&p, paths[i].late_s, &share);
         fprintf(stderr,
                 "two bbr-lt flows, %g Mbit/s x %g ms, %g-BDP buffer, the second %d s late, "
                 "20-30 s: smaller flow %.1f %%\n",
-                paths[i].rate_mbit, paths[i].rtt_ms, paths[i].buf_bdp, paths[i].late_s,
-                100 * small / total);
+                paths[i].rate_mbit, paths[i].rtt_ms, paths[i].buf_bdp, paths[i].late_s, share);
         lt_print("  ", &r);
         assert_true(r.ok);
-        if (100 * small / total < least) least = 100 * small / total;
+        if (share < least) least = share;
     }
     assert_true(least >= 40);
 }
@@ -95,20 +103,17 @@ static void test_two_flows_share(void **state)
         for (int j = 0; j < 5; j++) {
             lt_path p = base;
             p.buf_bdp = bufs[i];
-            lt_flow f[2] = {{.cc = QK_CONFIG_CC_BBR_LT},
-                            {.cc = QK_CONFIG_CC_BBR_LT, .start_ns = (qk_time)late_s[j] * LT_S}};
-            lt_result r = lt_run(&p, f, 2, 1, 20 * LT_S, 30 * LT_S);
+            double share;
+            lt_result r = two_lt_flows(&p, late_s[j], &share);
             double total = r.goodput_mbit[0] + r.goodput_mbit[1];
-            double small =
-                r.goodput_mbit[0] < r.goodput_mbit[1] ? r.goodput_mbit[0] : r.goodput_mbit[1];
             fprintf(stderr,
                     "two bbr-lt flows, %g-BDP buffer, the second %d s late, 20-30 s: "
                     "smaller flow %.1f %%\n",
-                    bufs[i], late_s[j], 100 * small / total);
+                    bufs[i], late_s[j], share);
             lt_print("  ", &r);
             assert_true(r.ok);
-            if (100 * small / total < least) least = 100 * small / total;
-            if (100 * (total - small) / total > most) most = 100 * (total - small) / total;
+            if (share < least) least = share;
+            if (100 - share > most) most = 100 - share;
             if (total < least_total) least_total = total;
         }
     }
