@@ -537,7 +537,8 @@ bool qk_bbr_lt_probe_queue_up(const qk_cc *cc)
 }
 
 /* In REFILL and UP the base a probe's queue counts from follows the queue
- * down: the part of it that drained was not standing (the other flow's
+ * down (addition 3, departs from draft-ietf-ccwg-bbr §5.3.3.9
+ * IsTimeToGoDown): the part of it that drained was not standing (the other flow's
  * probe, which ended). Kept at REFILL's queue, a probe begun in the other
  * flow's probe queue ran with that much more queue before addition 3
  * could end it: 25 Mbit/s x 100 ms, 1.5 BDP, second flow 3 s late, one
