@@ -81,7 +81,21 @@ static qk_time queue_now(const struct qk_cc_bbr_state *b)
     return queue_delay(b, b->lt.rtt_recent_ns);
 }
 
-static void probe_base_follow(struct qk_cc_bbr_state *b); /* addition 3's base */
+/* In REFILL and UP the base a probe's queue counts from follows the queue
+ * down (addition 3, departs from draft-ietf-ccwg-bbr §5.3.3.9
+ * IsTimeToGoDown): the part of it that drained was not standing (the other flow's
+ * probe, which ended). Kept at REFILL's queue, a probe begun in the other
+ * flow's probe queue ran with that much more queue before addition 3
+ * could end it: 25 Mbit/s x 100 ms, 1.5 BDP, second flow 3 s late, one
+ * flow's REFILL began at 26 ms of queue, its UP held 85-100 ms (a base
+ * RTT) for seven rounds and the other flow's standing-queue response cut
+ * it to 3.6 Mbit/s (37.0 % over 20-30 s). */
+static void probe_base_follow(struct qk_cc_bbr_state *b)
+{
+    if (b->mode != QK_BBR_PROBE_BW_REFILL && b->mode != QK_BBR_PROBE_BW_UP) return;
+    qk_time q = queue_now(b);
+    if (q < b->lt.probe_queue_base_ns) b->lt.probe_queue_base_ns = q;
+}
 
 bool qk_bbr_lt_queue_up(const qk_cc *cc)
 {
@@ -312,24 +326,35 @@ void qk_bbr_lt_probe_began(qk_cc *cc)
 #define LT_ROOM_RTT_DIV     2   /* ... and the RTT rose < 1/2 of what a queue would add */
 #define LT_ROOM_MIN_PKTS    32  /* below this a round, two probes in a row */
 #define LT_FLOOR_LOW_ROUNDS 8   /* rounds in a row below the floor that lower it */
+/* Did the probe just watched show room: 5/4 of CRUISE's rate or more,
+ * and less than half the RTT rise its extra inflight would add in a
+ * queue? */
+static bool probe_found_room(const qk_cc *cc)
+{
+    const struct qk_cc_bbr_state *b = &cc->u.bbr;
+    const qk_bbr_lt *lt = &b->lt;
+    if (!b->max_bw || b->min_rtt_ns == QK_TIME_INFINITE) return false;
+    if (lt->probe_rate * 100 < lt->probe_base_rate * LT_ROOM_RATE_PCT) return false;
+    if (lt->probe_inflight < lt->probe_base_inflight + 4 * cc->max_datagram_bytes) return false;
+    double grow = (double)(lt->probe_inflight - lt->probe_base_inflight);
+    double expect_ns = grow * 1e9 / (double)b->max_bw;
+    double rise_ns = lt->probe_rate_rtt_ns > lt->probe_base_rtt_ns
+                         ? (double)(lt->probe_rate_rtt_ns - lt->probe_base_rtt_ns)
+                         : 0;
+    return rise_ns * LT_ROOM_RTT_DIV < expect_ns;
+}
+
 static void lt_probe_verdict(qk_cc *cc)
 {
     struct qk_cc_bbr_state *b = &cc->u.bbr;
     qk_bbr_lt *lt = &b->lt;
     lt->probe_eval = false;
     lt->probe_room = false;
-    uint32_t room_probes = lt->room_probes;
-    lt->room_probes = 0;
-    if (!b->max_bw || b->min_rtt_ns == QK_TIME_INFINITE) return;
-    if (lt->probe_rate * 100 < lt->probe_base_rate * LT_ROOM_RATE_PCT) return;
-    if (lt->probe_inflight < lt->probe_base_inflight + 4 * cc->max_datagram_bytes) return;
-    double grow = (double)(lt->probe_inflight - lt->probe_base_inflight);
-    double expect_ns = grow * 1e9 / (double)b->max_bw;
-    double rise_ns = lt->probe_rate_rtt_ns > lt->probe_base_rtt_ns
-                         ? (double)(lt->probe_rate_rtt_ns - lt->probe_base_rtt_ns)
-                         : 0;
-    if (rise_ns * LT_ROOM_RTT_DIV >= expect_ns) return;
-    lt->room_probes = room_probes + 1;
+    if (!probe_found_room(cc)) {
+        lt->room_probes = 0;
+        return;
+    }
+    lt->room_probes++;
     double round_pkts =
         (double)lt->probe_base_rate * (double)b->min_rtt_ns / 1e9 / (double)cc->max_datagram_bytes;
     if (round_pkts < LT_ROOM_MIN_PKTS && lt->room_probes < 2) return;
@@ -534,22 +559,6 @@ bool qk_bbr_lt_probe_queue_up(const qk_cc *cc)
     if (b->lt.probe_room) return false; /* the last probe found room: the draft's end */
     qk_time t = b->min_rtt_ns == QK_TIME_INFINITE ? 0 : b->min_rtt_ns / LT_LOSSY_PROBE_DIV;
     return q >= base + (t > LT_QUEUE_MIN_NS ? t : LT_QUEUE_MIN_NS);
-}
-
-/* In REFILL and UP the base a probe's queue counts from follows the queue
- * down (addition 3, departs from draft-ietf-ccwg-bbr §5.3.3.9
- * IsTimeToGoDown): the part of it that drained was not standing (the other flow's
- * probe, which ended). Kept at REFILL's queue, a probe begun in the other
- * flow's probe queue ran with that much more queue before addition 3
- * could end it: 25 Mbit/s x 100 ms, 1.5 BDP, second flow 3 s late, one
- * flow's REFILL began at 26 ms of queue, its UP held 85-100 ms (a base
- * RTT) for seven rounds and the other flow's standing-queue response cut
- * it to 3.6 Mbit/s (37.0 % over 20-30 s). */
-static void probe_base_follow(struct qk_cc_bbr_state *b)
-{
-    if (b->mode != QK_BBR_PROBE_BW_REFILL && b->mode != QK_BBR_PROBE_BW_UP) return;
-    qk_time q = queue_now(b);
-    if (q < b->lt.probe_queue_base_ns) b->lt.probe_queue_base_ns = q;
 }
 
 /* REFILL begins (bbr.c start_probe_bw_refill): the queue the probe's end
