@@ -97,7 +97,11 @@ typedef struct qk_tunnel qk_tunnel;
 typedef struct qk_tunnel_carrier {
     const char *name;                       /**< "quic", "yamux" (log lines) */
     int (*open)(void *sess, uint64_t *sid); /**< a new stream: 0 or an error */
-    /** Queue bytes (and FIN): bytes taken or an error, as qk_stream_write. */
+    /** Queue bytes (and FIN): bytes taken or an error, as qk_stream_write.
+     * A fresh stream takes its first bytes whole, so the core writes its
+     * headers there without a short-write path: QUIC passes a stream's
+     * first QK_STREAM_HEAD_BYTES whatever the send budgets hold, yamux
+     * stages up to send_buf_bytes (256 KiB by default) per stream. */
     long (*write)(void *sess, uint64_t sid, const uint8_t *buf, size_t len, bool fin);
     /** Read bytes: the count, 0 with *fin at the end, or an error, as qk_stream_read. */
     long (*read)(void *sess, uint64_t sid, uint8_t *buf, size_t cap, bool *fin);

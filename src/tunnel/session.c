@@ -277,8 +277,7 @@ static void resume_flows(tsess *s)
         qk_tsw_flow_hdr h = {
             .resume = true, .flow_id = f->fid, .recv_off = f->dlv + (f->down_len - f->down_off)};
         qk_tsw_flow_hdr_encode(&h, b + 1);
-        /* fits: a fresh stream; over QUIC its first QK_STREAM_HEAD_BYTES always pass */
-        s->car->write(s->c, sid, b, sizeof b, false);
+        s->car->write(s->c, sid, b, sizeof b, false); /* fits: a fresh stream */
         f->car = s->car;
         f->c = s->c;
         f->sid = sid;
@@ -524,8 +523,7 @@ static void reply(flow *f, uint8_t status, uint64_t recv_off, bool fin)
     uint8_t b[QK_TSW_FLOW_REPLY_BYTES];
     qk_tsw_flow_reply r = {.status = status, .recv_off = recv_off};
     qk_tsw_flow_reply_encode(&r, b);
-    /* fits: a fresh stream; over QUIC its first QK_STREAM_HEAD_BYTES always pass */
-    f->car->write(f->c, f->sid, b, sizeof b, fin);
+    f->car->write(f->c, f->sid, b, sizeof b, fin); /* fits: a fresh stream */
 }
 
 /* Server: resume flow g (of f's session) on f's stream; f is freed. */
@@ -601,8 +599,7 @@ static bool reopen(flow *f)
     qk_tsw_flow_hdr h = {.resume = false, .flow_id = f->fid};
     qk_tsw_flow_hdr_encode(&h, b + 1);
     f->car->abort(f->c, f->sid, QK_TUNNEL_ERR_TCP, true, true);
-    /* fits: a fresh stream; over QUIC its first QK_STREAM_HEAD_BYTES always pass */
-    s->car->write(s->c, sid, b, sizeof b, false);
+    s->car->write(s->c, sid, b, sizeof b, false); /* fits: a fresh stream */
     f->sid = sid;
     f->hdr_need = QK_TSW_FLOW_REPLY_BYTES;
     f->hdr_len = 0;

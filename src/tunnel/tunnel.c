@@ -732,8 +732,7 @@ static bool client_flow_start(qk_tunnel *t, flow *f)
     uint8_t b[1 + QK_TSW_FLOW_HDR_BYTES] = {QK_TSW_FLOW_PREAMBLE};
     qk_tsw_flow_hdr h = {.resume = false, .flow_id = f->fid, .recv_off = 0};
     qk_tsw_flow_hdr_encode(&h, b + 1);
-    /* fits: the stream is empty; over QUIC its first QK_STREAM_HEAD_BYTES always pass */
-    t->car->write(t->conn, f->sid, b, sizeof b, false);
+    t->car->write(t->conn, f->sid, b, sizeof b, false); /* fits: the stream is empty */
     f->hdr_need = QK_TSW_FLOW_REPLY_BYTES;
     bool gone;
     qk_tun_pump_up(f, &gone);
@@ -957,8 +956,7 @@ int qk_tunnel_auth(qk_tunnel *t, const qk_tunnel_carrier *car, void *sess)
     uint64_t sid;
     if (!rc) rc = car->open(sess, &sid);
     if (rc) return rc;
-    /* fits: a fresh stream; over QUIC its first QK_STREAM_HEAD_BYTES always pass */
-    long w = car->write(sess, sid, msg, sizeof msg, true);
+    long w = car->write(sess, sid, msg, sizeof msg, true); /* fits: a fresh stream */
     if (w < 0) return (int)w;
     t->auth_sess = sess;
     t->auth_sid = sid;
