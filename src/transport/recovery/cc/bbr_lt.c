@@ -26,18 +26,19 @@
 
 #include <math.h>
 
-#define LT_LOSS_THRESH     0.02         /* draft §2.8 BBR.LossThresh */
-#define LT_Z               3.0          /* standard deviations above the background */
-#define LT_BG_GAIN         0.0625       /* weight of one quiet round in the background */
-#define LT_BG_MIN_PKTS     8.0          /* a round smaller than this teaches nothing */
-#define LT_P_MAX           0.25         /* the most background loss it compensates */
-#define LT_QUEUE_DIV       4            /* queue signal at min_rtt / 4 ... */
-#define LT_QUEUE_MIN_NS    QK_NS_PER_MS /* ... and at least 1 ms */
-#define LT_FAIR_PKTS       8            /* each flow's packets in the standing queue */
-#define LT_FAIR_BUF_DIV    4            /* ... at most a quarter of the buffer ... */
-#define LT_FAIR_MIN_PKTS   2            /* ... and at least 2 */
-#define LT_FAIR_DELAY_DIV  16           /* the fair-share bound is set at min_rtt / 16 of queue */
-#define LT_FAIR_DEC_DIV    16           /* ... and shrinks by at most 1/16 a round */
+#define LT_LOSS_THRESH     0.02                /* draft §2.8 BBR.LossThresh */
+#define LT_Z               3.0                 /* standard deviations above the background */
+#define LT_BG_GAIN         0.0625              /* weight of one quiet round in the background */
+#define LT_BG_MIN_PKTS     8.0                 /* a round smaller than this teaches nothing */
+#define LT_P_MAX           0.25                /* the most background loss it compensates */
+#define LT_QUEUE_DIV       4                   /* queue signal at min_rtt / 4 ... */
+#define LT_QUEUE_MIN_NS    QK_NS_PER_MS        /* ... and at least 1 ms */
+#define LT_FAIR_PKTS       8                   /* each flow's packets in the standing queue ... */
+#define LT_FAIR_RTT_NS     (30 * QK_NS_PER_MS) /* ... times min_rtt / 30 ms above 30 ms */
+#define LT_FAIR_BUF_DIV    4                   /* ... at most a quarter of the buffer ... */
+#define LT_FAIR_MIN_PKTS   2                   /* ... and at least 2 */
+#define LT_FAIR_DELAY_DIV  16    /* the fair-share bound is set at min_rtt / 16 of queue */
+#define LT_FAIR_DEC_DIV    16    /* ... and shrinks by at most 1/16 a round */
 #define LT_FAIR_EMPTY_RTTS 20u   /* off while the queue stood above min_rtt / 4 for 20 min_rtt */
 #define LT_LOSSY_P         0.005 /* a background this high: the lossy-path rules below */
 #define LT_LOSSY_CRUISE    0.98  /* ... CRUISE paces at 98 % of the model's rate, */
@@ -205,13 +206,13 @@ static bool quiet_mode(const struct qk_cc_bbr_state *b)
 
 /* The fair-share bound (bbr.c: in CRUISE it bounds cwnd, sets the pacing
  * rate and stands in for the short-term model): a per-flow window moved
- * every CRUISE round by LT_FAIR_PKTS packets less this flow's packets in
+ * every CRUISE round by alpha (fair_alpha_pkts) less this flow's packets in
  * the bottleneck's queue (TCP Vegas's rule; shrinking by at most 1/16 a
  * round). Its own packets in the queue are its delivery rate over the
  * round times the round's least queueing delay, which every flow through
  * the bottleneck sees alike, so the windows settle where the flows' rates
  * are equal (Vegas's and Copa's fixed point): a flow with more than its
- * share holds more than LT_FAIR_PKTS there and shrinks, one with less
+ * share holds more than alpha there and shrinks, one with less
  * grows. Set by a round whose every ACK saw the queue up by at least
  * min_rtt / 16 (1 ms); dropped when it exceeds twice the model's BDP (it
  * no longer binds), and while the queue has not fallen under the queue
@@ -222,6 +223,34 @@ static qk_time fair_delay(const struct qk_cc_bbr_state *b)
 {
     qk_time d = b->min_rtt_ns == QK_TIME_INFINITE ? 0 : b->min_rtt_ns / LT_FAIR_DELAY_DIV;
     return d > QK_NS_PER_MS ? d : QK_NS_PER_MS;
+}
+
+/* Vegas's alpha, in packets: LT_FAIR_PKTS, times min_rtt / LT_FAIR_RTT_NS
+ * when min_rtt is longer and the round's least queue was under fair_delay
+ * (min_rtt / 16). The bound moves a flow by at most alpha a round, and
+ * two flows through one bottleneck trade share with a time constant of
+ * BDP / (2 alpha) rounds (at the fixed point the queue holds 2 alpha, and
+ * each round the larger flow's surplus over alpha is what it gives up):
+ * with 8 packets, 125 rounds (15 s) at 200 Mbit/s x 120 ms. So alpha grows
+ * with the path, but only with what every flow through the bottleneck
+ * reads alike: its min_rtt (equal RTTs) and the queue. A flow's own BDP
+ * would not do: the fixed point is each flow's own packets in the queue
+ * = alpha, so an alpha from a flow's own rate keeps any split of the link.
+ * The queue condition keeps the larger alpha off paths whose BDP is a few
+ * times 2 alpha (10 Mbit/s x 100 ms: 2 x 27 packets would be 65 ms of
+ * queue, past the queue signal): there the queue stands above min_rtt / 16
+ * and alpha stays LT_FAIR_PKTS. Failure mode: flows with different RTTs
+ * hold different alphas, so the longer-RTT flow keeps more of the queue
+ * and of the link (in proportion up to min_rtt / 30 ms; BBR itself
+ * favours the longer RTT). */
+static double fair_alpha_pkts(const qk_cc *cc)
+{
+    const struct qk_cc_bbr_state *b = &cc->u.bbr;
+    double a = LT_FAIR_PKTS;
+    if (b->min_rtt_ns <= LT_FAIR_RTT_NS || b->min_rtt_ns == QK_TIME_INFINITE) return a;
+    if (qk_bbr_lt_lossy(cc)) return a; /* (h): the queue kept is what a CUBIC flow loses */
+    if (queue_delay(b, b->lt.round_min_rtt_ns) >= fair_delay(b)) return a;
+    return a * (double)b->min_rtt_ns / (double)LT_FAIR_RTT_NS;
 }
 
 static void fair_share(qk_cc *cc, const qk_rate_sample *rs)
@@ -236,7 +265,7 @@ static void fair_share(qk_cc *cc, const qk_rate_sample *rs)
     qk_time dt = rs->now - lt->round_time_start;
     if (!lt->round_cruise || !lt->round_time_start || dt < b->min_rtt_ns / 2) return;
     if (!lt->fair_cap_bytes && !lt->round_fair_queue) return;
-    double mds = (double)cc->max_datagram_bytes, alpha = LT_FAIR_PKTS * mds;
+    double mds = (double)cc->max_datagram_bytes, alpha = fair_alpha_pkts(cc) * mds;
     /* A buffer too small for every flow's LT_FAIR_PKTS overflows before
      * the windows settle (two flows at 10 Mbit/s x 10 ms on a 5-packet
      * buffer: the flows' windows moved with the losses, not the queue, and
