@@ -758,8 +758,12 @@ static void test_lt_fair_bound_in_down(void **state)
     assert_true(d.cc.cwnd_bytes <= BDP + 50 * MDS);
 }
 
+/* Vegas's alpha at this file's 50 ms min_rtt with no queue (bbr_lt.c
+ * fair_alpha_pkts): 8 packets x 50 / 30 ms. */
+#define LT_ALPHA_50MS (8 * MDS * 50 / 30)
+
 /* bbr-lt (bbr_lt.c fair_share): a CRUISE round with no queue grows the
- * bound by 8 packets and lifts inflight_longterm so that CRUISE's 15 %
+ * bound by alpha and lifts inflight_longterm so that CRUISE's 15 %
  * headroom below it follows the bound; a loss classified as congestion
  * in the round does not lift it. */
 static void test_lt_fair_bound_lifts_longterm(void **state)
@@ -776,7 +780,7 @@ static void test_lt_fair_bound_lifts_longterm(void **state)
         if (d.cc.u.bbr.lt.fair_cap_bytes != f) break;
     }
     f = d.cc.u.bbr.lt.fair_cap_bytes;
-    assert_int_equal(f, 98 * MDS); /* + LT_FAIR_PKTS */
+    assert_int_equal(f, 90 * MDS + LT_ALPHA_50MS);
     assert_true(st(&d)->inflight_longterm >= f * 100 / 85);
     assert_int_equal(d.cc.cwnd_bytes, f);
     /* A round with a congestion verdict grows the bound but not the lift. */
@@ -880,8 +884,36 @@ static void test_lt_fair_alpha_fits_buffer(void **state)
         if (lt->fair_cap_bytes != f) break;
     }
     assert_int_equal(lt->fair_cap_bytes, f + 25000 / 4);
-    lt->buf_delay_ns = 200 * MS; /* a deep buffer: LT_FAIR_PKTS */
+    lt->buf_delay_ns = 200 * MS; /* a deep buffer: alpha */
     f = lt->fair_cap_bytes;
+    ack(&d, RATE, 80 * MDS);
+    assert_int_equal(lt->fair_cap_bytes, f + LT_ALPHA_50MS);
+}
+
+/* bbr-lt (bbr_lt.c fair_alpha_pkts): alpha is 8 packets x min_rtt / 30
+ * ms only while the round's least queue is under min_rtt / 16 and the
+ * path is not lossy; otherwise 8 packets. One ACK a round, 100 packets
+ * over 50 ms: 4 ms of queue (over 50 / 16) holds 8 of this flow's packets,
+ * so with alpha = 8 the bound stands still. */
+static void test_lt_fair_alpha_grows_with_rtt(void **state)
+{
+    (void)state;
+    drv d;
+    lt_to_cruise(&d);
+    qk_bbr_lt *lt = &d.cc.u.bbr.lt;
+    lt->fair_cap_bytes = 90 * MDS;
+    uint64_t f = 90 * MDS;
+    for (int i = 0; i < 3 && lt->fair_cap_bytes == f; i++) ack(&d, RATE, 80 * MDS);
+    assert_int_equal(lt->fair_cap_bytes, f + LT_ALPHA_50MS); /* no queue */
+    f = lt->fair_cap_bytes;
+    ack_ex(&d, RATE, 80 * MDS, RTT + 4 * MS, false, true); /* 4 ms of queue */
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_CRUISE);
+    assert_int_equal(lt->fair_cap_bytes, f);
+    /* A lossy path (background 1 %): 8 packets even without a queue. */
+    lt->bg_lost_pkts = 1;
+    lt->bg_total_pkts = 100;
+    lt->bg_rounds = 1;
+    assert_true(qk_bbr_lt_lossy(&d.cc));
     ack(&d, RATE, 80 * MDS);
     assert_int_equal(lt->fair_cap_bytes, f + 8 * MDS);
 }
@@ -919,6 +951,7 @@ int main(void)
         cmocka_unit_test(test_lt_no_compensation_on_standing_queue),
         cmocka_unit_test(test_lt_background_skips_overflow_round),
         cmocka_unit_test(test_lt_fair_alpha_fits_buffer),
+        cmocka_unit_test(test_lt_fair_alpha_grows_with_rtt),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
