@@ -21,7 +21,7 @@
 #   7. bbr-lt vs the draft's BBR vs CUBIC: random loss (120 s runs, goodput
 #      over 60-120 s) and congestion safety (buffers, CUBIC, rate drop,
 #      two-flow convergence); 8. bbr-lt's random-loss rows on other paths
-#      and seeds; 9. two flows of bbr-lt, the draft and CUBIC on three grids of
+#      and seeds; 9. two flows of bbr-lt, the draft and CUBIC on four grids of
 #      paths (bench/lib/cc_lt.bash describes 7-9).
 #   3a. (with 3) per-round traces of the BBR vs CUBIC runs at 1 and 5 BDP
 #      (bench_cc trace): BBR's state, model bounds, losses per round and

@@ -22,12 +22,14 @@
 #      loss a run does not depend on the seed); and at 3 % loss on those
 #      paths and seeds 1-4 of 100 Mbit/s x 50 ms, CUBIC alone against CUBIC
 #      beside bbr-lt (over 10-40 s).
-#   9. item 2's two-flow clause on three grids of paths (`bench_cc two CC CC
+#   9. item 2's two-flow clause on four grids of paths (`bench_cc two CC CC
 #      RATE RTT RTT BUF 30 SEED 0 LATE 20`, smaller flow's share over 20-30 s)
 #      for bbr-lt, the draft's BBR and CUBIC: A 50/100/150 Mbit/s x
 #      30/50/80 ms x 0.75/1/1.5/2 BDP x 0/1.5/3.5 s late (108 runs); B
 #      30/80/200 x 20/40/120 ms x 0.5/1/3 BDP x 0.7/2.5/5 s (81); C
-#      10/25/60/120 x 10/60/100 ms x 0.5/1.5/4 BDP x 1/3 s (72).
+#      10/25/60/120 x 10/60/100 ms x 0.5/1.5/4 BDP x 1/3 s (72); D
+#      40/120/300 x 30/70/150 ms x 0.75/2 BDP x 0.5/1.2/4 s (54; added in
+#      session 22 as a check on paths not used while tuning).
 # shellcheck shell=bash disable=SC2154
 
 dur7=${DUR7:-120}
@@ -81,7 +83,7 @@ lt_jobs() { # write $tmp/jobs7*, $tmp/jobs8
     local g cc r t b l
     for cc in bbr-lt bbr cubic; do
         for g in "A|50 100 150|30 50 80|0.75 1 1.5 2|0 1.5 3.5" "B|30 80 200|20 40 120|0.5 1 3|0.7 2.5 5" \
-            "C|10 25 60 120|10 60 100|0.5 1.5 4|1 3"; do
+            "C|10 25 60 120|10 60 100|0.5 1.5 4|1 3" "D|40 120 300|30 70 150|0.75 2|0.5 1.2 4"; do
             IFS='|' read -r name rates rtts bufs lates <<<"$g"
             for r in $rates; do for t in $rtts; do for b in $bufs; do for l in $lates; do
                 echo "$name two $cc $cc $r $t $t $b 30 $seed 0 $l 20"
@@ -136,14 +138,16 @@ lt_section9() {
     local f=$out/congestion-lt-grid.csv
     [[ -f $f ]] || return 0
     cat <<EOF
-### Two flows on three grids of paths (part 9)
+### Two flows on four grids of paths (part 9)
 
 Item 2's two-flow clause where neither the suite nor the tables above look:
 \`bench_cc two CC CC RATE RTT RTT BUF 30 $seed 0 LATE 20\` (dumbbell, no random
 loss), the smaller flow's share over 20-30 s (target: at least 40 %). Grid A:
 50/100/150 Mbit/s x 30/50/80 ms x 0.75/1/1.5/2 BDP x 0/1.5/3.5 s late; B:
 30/80/200 x 20/40/120 ms x 0.5/1/3 BDP x 0.7/2.5/5 s; C: 10/25/60/120 x
-10/60/100 ms x 0.5/1.5/4 BDP x 1/3 s. CSV congestion-lt-grid.csv.
+10/60/100 ms x 0.5/1.5/4 BDP x 1/3 s; D (added in session 22, paths not
+used while tuning): 40/120/300 x 30/70/150 ms x 0.75/2 BDP x 0.5/1.2/4 s.
+CSV congestion-lt-grid.csv.
 
 | grid | cc | runs | under 40 % | least share % | mean link use % |
 |---|---|---|---|---|---|
