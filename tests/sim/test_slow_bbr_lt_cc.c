@@ -9,7 +9,8 @@
  *    late: "within 20 % of equal shares within 30 s", taken as each
  *    flow's goodput over 20-30 s between 40 % and 60 % of the two flows'
  *    sum, in every run, and the link at least 90 % used; the same at 25
- *    and 10 Mbit/s x 100 ms on 1.5 BDP with the second flow 3 s late;
+ *    and 10 Mbit/s x 100 ms on 1.5 BDP with the second flow 3 s late, and
+ *    at 200 Mbit/s x 120 ms on 0.5 BDP with it 0.7 s late;
  *  - against CUBIC on 2 BDP, its share at most the draft's + 5 points;
  *  - the bottleneck falling from 100 to 10 Mbit/s: the queue is back under
  *    one base RTT within 2 s, and its p95 from then on is under one;

@@ -226,8 +226,8 @@ static qk_time fair_delay(const struct qk_cc_bbr_state *b)
 }
 
 /* Vegas's alpha, in packets: LT_FAIR_PKTS, times min_rtt / LT_FAIR_RTT_NS
- * when min_rtt is longer and the round's least queue was under fair_delay
- * (min_rtt / 16). The bound moves a flow by at most alpha a round, and
+ * when min_rtt is longer and the round's least queue (round_queue_ns) was
+ * under fair_delay (min_rtt / 16). The bound moves a flow by at most alpha a round, and
  * two flows through one bottleneck trade share with a time constant of
  * BDP / (2 alpha) rounds (at the fixed point the queue holds 2 alpha, and
  * each round the larger flow's surplus over alpha is what it gives up):
@@ -243,13 +243,12 @@ static qk_time fair_delay(const struct qk_cc_bbr_state *b)
  * hold different alphas, so the longer-RTT flow keeps more of the queue
  * and of the link (in proportion up to min_rtt / 30 ms; BBR itself
  * favours the longer RTT). */
-static double fair_alpha_pkts(const qk_cc *cc)
+static double fair_alpha_pkts(const qk_cc *cc, qk_time round_queue_ns)
 {
     const struct qk_cc_bbr_state *b = &cc->u.bbr;
     double a = LT_FAIR_PKTS;
-    if (b->min_rtt_ns <= LT_FAIR_RTT_NS || b->min_rtt_ns == QK_TIME_INFINITE) return a;
+    if (b->min_rtt_ns <= LT_FAIR_RTT_NS || round_queue_ns >= fair_delay(b)) return a;
     if (qk_bbr_lt_lossy(cc)) return a; /* (h): the queue kept is what a CUBIC flow loses */
-    if (queue_delay(b, b->lt.round_min_rtt_ns) >= fair_delay(b)) return a;
     return a * (double)b->min_rtt_ns / (double)LT_FAIR_RTT_NS;
 }
 
@@ -265,8 +264,11 @@ static void fair_share(qk_cc *cc, const qk_rate_sample *rs)
     qk_time dt = rs->now - lt->round_time_start;
     if (!lt->round_cruise || !lt->round_time_start || dt < b->min_rtt_ns / 2) return;
     if (!lt->fair_cap_bytes && !lt->round_fair_queue) return;
-    double mds = (double)cc->max_datagram_bytes, alpha = fair_alpha_pkts(cc) * mds;
-    /* A buffer too small for every flow's LT_FAIR_PKTS overflows before
+    /* The round's least queueing delay: the standing queue, not the
+     * ACK-timing noise above it. */
+    qk_time rq = queue_delay(b, lt->round_min_rtt_ns);
+    double mds = (double)cc->max_datagram_bytes, alpha = fair_alpha_pkts(cc, rq) * mds;
+    /* A buffer too small for every flow's alpha overflows before
      * the windows settle (two flows at 10 Mbit/s x 10 ms on a 5-packet
      * buffer: the flows' windows moved with the losses, not the queue, and
      * one kept 99 %): at most a quarter of the buffer (the queue's delay
@@ -279,10 +281,9 @@ static void fair_share(qk_cc *cc, const qk_rate_sample *rs)
     }
     double f = (double)lt->fair_cap_bytes;
     /* This flow's bytes in the queue: its delivery rate over the round
-     * times the round's least queueing delay (the standing queue, not the
-     * ACK-timing noise above it). */
+     * times the round's least queueing delay. */
     double rate = (double)(rs->total_delivered_bytes - lt->round_dlv_start) / (double)dt;
-    double own = rate * (double)queue_delay(b, lt->round_min_rtt_ns);
+    double own = rate * (double)rq;
     if (f == 0) f = (double)b->inflight;
     double step = alpha - own;
     if (step < -f / LT_FAIR_DEC_DIV) step = -f / LT_FAIR_DEC_DIV;
