@@ -29,7 +29,9 @@
 #      30/80/200 x 20/40/120 ms x 0.5/1/3 BDP x 0.7/2.5/5 s (81); C
 #      10/25/60/120 x 10/60/100 ms x 0.5/1.5/4 BDP x 1/3 s (72); D
 #      40/120/300 x 30/70/150 ms x 0.75/2 BDP x 0.5/1.2/4 s (54; added in
-#      session 22 as a check on paths not used while tuning).
+#      session 22 as a check on paths not used while tuning); and R, two
+#      flows with different RTTs (100 Mbit/s, 2 BDP, the second 1 s late:
+#      the shorter-RTT flow's share, seven pairs; added in session 23).
 # shellcheck shell=bash disable=SC2154
 
 dur7=${DUR7:-120}
@@ -88,6 +90,9 @@ lt_jobs() { # write $tmp/jobs7*, $tmp/jobs8
             for r in $rates; do for t in $rtts; do for b in $bufs; do for l in $lates; do
                 echo "$name two $cc $cc $r $t $t $b 30 $seed 0 $l 20"
             done; done; done; done
+        done
+        for t in 20/60 40/60 30/90 50/100 60/120 40/120 100/150; do
+            echo "R two $cc $cc 100 ${t%/*} ${t#*/} 2 30 $seed 0 1 20"
         done
     done >"$tmp/jobs9"
     for p in 100,50,1 100,50,2 100,50,3 100,50,4 $paths8; do
@@ -152,15 +157,27 @@ CSV congestion-lt-grid.csv.
 | grid | cc | runs | under 40 % | least share % | mean link use % |
 |---|---|---|---|---|---|
 EOF
-    awk -F, 'NR > 1 { k = $1 FS $3; if (!(k in n)) { o[c++] = k; least[k] = 100 }
+    awk -F, 'NR > 1 && $1 != "R" { k = $1 FS $3; if (!(k in n)) { o[c++] = k; least[k] = 100 }
             m = $11 < 50 ? $11 : 100 - $11; n[k]++; u[k] += $12; if (m < 40) bad[k]++; if (m < least[k]) least[k] = m }
         END { for (i = 0; i < c; i++) { k = o[i]; split(k, p, FS)
             printf "| %s | %s | %d | %d | %.1f | %.1f |\n", p[1], p[2], n[k], bad[k], least[k], u[k] / n[k] } }' "$f"
     echo
     echo "bbr-lt's runs under 40 % (grid, Mbit/s, RTT ms, buffer BDP, second flow late s: share %):"
     echo
-    awk -F, 'NR > 1 && $3 == "bbr-lt" { m = $11 < 50 ? $11 : 100 - $11
+    awk -F, 'NR > 1 && $1 != "R" && $3 == "bbr-lt" { m = $11 < 50 ? $11 : 100 - $11
             if (m < 40) printf "- %s: %s Mbit/s x %s ms, %s BDP, %s s late: %.1f %%\n", $1, $5, $6, $8, $2, m }' "$f"
+    echo
+    cat <<EOF
+Grid R, flows with different RTTs (\`bench_cc two CC CC 100 RTT1 RTT2 2 30 $seed 0 1 20\`,
+the second, longer-RTT flow 1 s late): the shorter-RTT flow's share over 20-30 s, %.
+
+| RTT1 / RTT2 ms | bbr-lt | bbr | cubic |
+|---|---|---|---|
+EOF
+    awk -F, 'NR > 1 && $1 == "R" { k = $6 " / " $7; if (!(k in seen)) { seen[k] = 1; o[c++] = k }
+            v[k FS $3] = $11 }
+        END { for (i = 0; i < c; i++) { k = o[i]
+            printf "| %s | %.1f | %.1f | %.1f |\n", k, v[k FS "bbr-lt"], v[k FS "bbr"], v[k FS "cubic"] } }' "$f"
     echo
 }
 

@@ -65,10 +65,10 @@ static lt_result two_lt_flows(const lt_path *p, double late_s, double *small_pct
  * rounds; the other flow's standing-queue response cut it (this harness:
  * 38.8 % at 25 Mbit/s, now 44.6; bench/cc.sh 37.0 -> 43.7). And grid B's
  * 200 Mbit/s x 120 ms, 0.5 BDP, the second flow 0.7 s late, which Vegas's
- * alpha growing with min_rtt (bbr_lt.c fair_alpha_pkts) took from 30.3 to
- * 48.2 % in bench_cc (this harness: 44.8 before, 49.5 after: it guards the
- * path, it does not tell the two apart; the harness's 300 Mbit/s x 150
- * ms, 0.75 BDP, 1.2 s late went 18.6 -> 37.7 %, under 40, not asserted).
+ * alpha growing with min_rtt (session 22) took from 30.3 to 48.2 % in
+ * bench_cc, 44.4 with session 23's gain on the bound's step instead
+ * (bbr_lt.c fair_gain; this harness: 44.8 before session 22, 49.5 after,
+ * 49.2 now: it guards the path, it does not tell them apart).
  * Each flow 40-60 % over 20-30 s. Not here: the grid's 0.5-BDP paths at
  * 10 ms, which a6aa002 moved to 50-55 % in bench_cc but which this
  * harness's slightly different windows leave under 40 % (25 Mbit/s, 1 s

@@ -758,8 +758,9 @@ static void test_lt_fair_bound_in_down(void **state)
     assert_true(d.cc.cwnd_bytes <= BDP + 50 * MDS);
 }
 
-/* Vegas's alpha at this file's 50 ms min_rtt with no queue (bbr_lt.c
- * fair_alpha_pkts): 8 packets x 50 / 30 ms. */
+/* The fair-share bound's step at this file's 50 ms min_rtt with no queue
+ * (bbr_lt.c fair_share): alpha, 8 packets, times the gain 50 / 30 ms
+ * (fair_gain). */
 #define LT_ALPHA_50MS (8 * MDS * 50 / 30)
 
 /* bbr-lt (bbr_lt.c fair_share): a CRUISE round with no queue grows the
@@ -867,9 +868,10 @@ static void test_lt_background_skips_overflow_round(void **state)
     assert_true(qk_bbr_lt_background(&d.cc) > 0.01);
 }
 
-/* bbr-lt (bbr_lt.c fair_share): with a measured buffer the bound grows by
- * a quarter of it (buf_delay_ns x max_bw / 4) when that is below
- * LT_FAIR_PKTS, so that two flows' standing packets fit in it. */
+/* bbr-lt (bbr_lt.c fair_share): with a measured buffer alpha is a
+ * quarter of it (buf_delay_ns x max_bw / 4) when that is below
+ * LT_FAIR_PKTS, so that two flows' standing packets fit in it; the bound
+ * grows by that times the gain (50 / 30 ms). */
 static void test_lt_fair_alpha_fits_buffer(void **state)
 {
     (void)state;
@@ -883,24 +885,28 @@ static void test_lt_fair_alpha_fits_buffer(void **state)
         ack(&d, RATE, 80 * MDS);
         if (lt->fair_cap_bytes != f) break;
     }
-    assert_int_equal(lt->fair_cap_bytes, f + 25000 / 4);
+    assert_int_equal(lt->fair_cap_bytes, f + 25000 / 4 * 50 / 30);
     lt->buf_delay_ns = 200 * MS; /* a deep buffer: alpha */
     f = lt->fair_cap_bytes;
     ack(&d, RATE, 80 * MDS);
     assert_int_equal(lt->fair_cap_bytes, f + LT_ALPHA_50MS);
 }
 
-/* bbr-lt (bbr_lt.c fair_alpha_pkts): alpha is 8 packets x min_rtt / 30
- * ms only while the round's least queue is under min_rtt / 16 and the
- * path is not lossy; otherwise 8 packets. One ACK a round, 100 packets
- * over 50 ms: 4 ms of queue (over 50 / 16) holds 8 of this flow's packets,
- * so with alpha = 8 the bound stands still. */
-static void test_lt_fair_alpha_grows_with_rtt(void **state)
+/* bbr-lt (bbr_lt.c fair_gain): the gain min_rtt / 30 ms speeds the bound's
+ * step but keeps Vegas's fixed point, this flow's packets in the queue =
+ * 8 whatever its RTT; on a lossy path the gain is 1. One ACK a round, 100
+ * packets over 50 ms: 4 ms of queue holds 8 of this flow's packets, so the
+ * bound stands still. And the bound is set by every CRUISE round, even
+ * one with no queue. */
+static void test_lt_fair_gain_keeps_fixed_point(void **state)
 {
     (void)state;
     drv d;
     lt_to_cruise(&d);
     qk_bbr_lt *lt = &d.cc.u.bbr.lt;
+    lt->fair_cap_bytes = 0;
+    for (int i = 0; i < 3 && !lt->fair_cap_bytes; i++) ack(&d, RATE, 80 * MDS);
+    assert_true(lt->fair_cap_bytes > 0); /* set by a round with no queue */
     lt->fair_cap_bytes = 90 * MDS;
     uint64_t f = 90 * MDS;
     for (int i = 0; i < 3 && lt->fair_cap_bytes == f; i++) ack(&d, RATE, 80 * MDS);
@@ -909,7 +915,7 @@ static void test_lt_fair_alpha_grows_with_rtt(void **state)
     ack_ex(&d, RATE, 80 * MDS, RTT + 4 * MS, false, true); /* 4 ms of queue */
     assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_CRUISE);
     assert_int_equal(lt->fair_cap_bytes, f);
-    /* A lossy path (background 1 %): 8 packets even without a queue. */
+    /* A lossy path (background 1 %): gain 1, 8 packets without a queue. */
     lt->bg_lost_pkts = 1;
     lt->bg_total_pkts = 100;
     lt->bg_rounds = 1;
@@ -951,7 +957,7 @@ int main(void)
         cmocka_unit_test(test_lt_no_compensation_on_standing_queue),
         cmocka_unit_test(test_lt_background_skips_overflow_round),
         cmocka_unit_test(test_lt_fair_alpha_fits_buffer),
-        cmocka_unit_test(test_lt_fair_alpha_grows_with_rtt),
+        cmocka_unit_test(test_lt_fair_gain_keeps_fixed_point),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -34,7 +34,7 @@
 #define LT_QUEUE_DIV       4                   /* queue signal at min_rtt / 4 ... */
 #define LT_QUEUE_MIN_NS    QK_NS_PER_MS        /* ... and at least 1 ms */
 #define LT_FAIR_PKTS       8                   /* each flow's packets in the standing queue ... */
-#define LT_FAIR_RTT_NS     (30 * QK_NS_PER_MS) /* ... times min_rtt / 30 ms above 30 ms */
+#define LT_FAIR_RTT_NS     (30 * QK_NS_PER_MS) /* ... the step's gain min_rtt / 30 ms above */
 #define LT_FAIR_BUF_DIV    4                   /* ... at most a quarter of the buffer ... */
 #define LT_FAIR_MIN_PKTS   2                   /* ... and at least 2 */
 #define LT_FAIR_DELAY_DIV  16    /* the fair-share bound is set at min_rtt / 16 of queue */
@@ -206,50 +206,47 @@ static bool quiet_mode(const struct qk_cc_bbr_state *b)
 
 /* The fair-share bound (bbr.c: in CRUISE it bounds cwnd, sets the pacing
  * rate and stands in for the short-term model): a per-flow window moved
- * every CRUISE round by alpha (fair_alpha_pkts) less this flow's packets in
- * the bottleneck's queue (TCP Vegas's rule; shrinking by at most 1/16 a
- * round). Its own packets in the queue are its delivery rate over the
- * round times the round's least queueing delay, which every flow through
- * the bottleneck sees alike, so the windows settle where the flows' rates
- * are equal (Vegas's and Copa's fixed point): a flow with more than its
- * share holds more than alpha there and shrinks, one with less
- * grows. Set by a round whose every ACK saw the queue up by at least
- * min_rtt / 16 (1 ms); dropped when it exceeds twice the model's BDP (it
- * no longer binds), and while the queue has not fallen under the queue
- * signal (min_rtt / 4) for LT_FAIR_EMPTY_RTTS min_rtt: a loss-based
- * competitor filling the buffer (CUBIC), against which a delay target only
- * yields. */
+ * every CRUISE round by alpha (LT_FAIR_PKTS) less this flow's packets in
+ * the bottleneck's queue, times a gain (fair_gain) (TCP Vegas's rule;
+ * shrinking by at most 1/16 a round). Its own packets in the queue are its
+ * delivery rate over the round times the round's least queueing delay,
+ * which every flow through the bottleneck sees alike, so the windows settle
+ * where the flows' rates are equal (Vegas's and Copa's fixed point): a flow
+ * with more than its share holds more than alpha there and shrinks, one
+ * with less grows. Set by every CRUISE round (since session 23; before,
+ * only by a round whose every ACK saw min_rtt / 16 of queue): a flow that
+ * keeps the pipe full at no queue must still hold alpha queued and yield
+ * what another flow adds, or a flow that left Startup at 1 % of the link
+ * adds a few packets a round that nothing answers (300 Mbit/s x 150 ms,
+ * 0.75 BDP, the second flow 1.2 s late: 32.0 % over 20-30 s). Dropped when
+ * it exceeds twice the model's BDP (it no longer binds), and while the
+ * queue has not fallen under the queue signal (min_rtt / 4) for
+ * LT_FAIR_EMPTY_RTTS min_rtt: a loss-based competitor filling the buffer
+ * (CUBIC), against which a delay target only yields. */
 static qk_time fair_delay(const struct qk_cc_bbr_state *b)
 {
     qk_time d = b->min_rtt_ns == QK_TIME_INFINITE ? 0 : b->min_rtt_ns / LT_FAIR_DELAY_DIV;
     return d > QK_NS_PER_MS ? d : QK_NS_PER_MS;
 }
 
-/* Vegas's alpha, in packets: LT_FAIR_PKTS, times min_rtt / LT_FAIR_RTT_NS
- * when min_rtt is longer and the round's least queue (round_queue_ns) was
- * under fair_delay (min_rtt / 16). The bound moves a flow by at most alpha a round, and
- * two flows through one bottleneck trade share with a time constant of
- * BDP / (2 alpha) rounds (at the fixed point the queue holds 2 alpha, and
- * each round the larger flow's surplus over alpha is what it gives up):
- * with 8 packets, 125 rounds (15 s) at 200 Mbit/s x 120 ms. So alpha grows
- * with the path, but only with what every flow through the bottleneck
- * reads alike: its min_rtt (equal RTTs) and the queue. A flow's own BDP
- * would not do: the fixed point is each flow's own packets in the queue
- * = alpha, so an alpha from a flow's own rate keeps any split of the link.
- * The queue condition keeps the larger alpha off paths whose BDP is a few
- * times 2 alpha (10 Mbit/s x 100 ms: 2 x 27 packets would be 65 ms of
- * queue, past the queue signal): there the queue stands above min_rtt / 16
- * and alpha stays LT_FAIR_PKTS. Failure mode: flows with different RTTs
- * hold different alphas, so the longer-RTT flow keeps more of the queue
- * and of the link (in proportion up to min_rtt / 30 ms; BBR itself
- * favours the longer RTT). */
-static double fair_alpha_pkts(const qk_cc *cc, qk_time round_queue_ns)
+/* The gain on the bound's step: min_rtt / LT_FAIR_RTT_NS above
+ * LT_FAIR_RTT_NS, else 1. Two flows trade share through the bound with a
+ * time constant of BDP / (2 alpha gain) rounds (at the fixed point the
+ * queue holds 2 alpha, and each round the larger flow gives up gain times
+ * its surplus over alpha): with gain 1, 125 rounds (15 s) at 200 Mbit/s x
+ * 120 ms. The gain moves a flow faster but not the fixed point (each
+ * flow's own queued packets = alpha, the same for every flow whatever its
+ * RTT), so flows with different RTTs still settle at equal rates; an alpha
+ * that grew with min_rtt (session 22) gave the longer-RTT flow more of the
+ * link in proportion (100 Mbit/s, 30 / 90 ms: the shorter flow 18.4 %).
+ * Nothing a flow reads of its own rate may set alpha or the gain's fixed
+ * point: an alpha in proportion to a flow's own BDP keeps any split. */
+static double fair_gain(const qk_cc *cc)
 {
     const struct qk_cc_bbr_state *b = &cc->u.bbr;
-    double a = LT_FAIR_PKTS;
-    if (b->min_rtt_ns <= LT_FAIR_RTT_NS || round_queue_ns >= fair_delay(b)) return a;
-    if (qk_bbr_lt_lossy(cc)) return a; /* (h): the queue kept is what a CUBIC flow loses */
-    return a * (double)b->min_rtt_ns / (double)LT_FAIR_RTT_NS;
+    if (b->min_rtt_ns <= LT_FAIR_RTT_NS) return 1;
+    if (qk_bbr_lt_lossy(cc)) return 1; /* (h): the queue it swings through is CUBIC's loss */
+    return (double)b->min_rtt_ns / (double)LT_FAIR_RTT_NS;
 }
 
 static void fair_share(qk_cc *cc, const qk_rate_sample *rs)
@@ -263,11 +260,10 @@ static void fair_share(qk_cc *cc, const qk_rate_sample *rs)
     }
     qk_time dt = rs->now - lt->round_time_start;
     if (!lt->round_cruise || !lt->round_time_start || dt < b->min_rtt_ns / 2) return;
-    if (!lt->fair_cap_bytes && !lt->round_fair_queue) return;
     /* The round's least queueing delay: the standing queue, not the
      * ACK-timing noise above it. */
     qk_time rq = queue_delay(b, lt->round_min_rtt_ns);
-    double mds = (double)cc->max_datagram_bytes, alpha = fair_alpha_pkts(cc, rq) * mds;
+    double mds = (double)cc->max_datagram_bytes, alpha = LT_FAIR_PKTS * mds;
     /* A buffer too small for every flow's alpha overflows before
      * the windows settle (two flows at 10 Mbit/s x 10 ms on a 5-packet
      * buffer: the flows' windows moved with the losses, not the queue, and
@@ -285,7 +281,7 @@ static void fair_share(qk_cc *cc, const qk_rate_sample *rs)
     double rate = (double)(rs->total_delivered_bytes - lt->round_dlv_start) / (double)dt;
     double own = rate * (double)rq;
     if (f == 0) f = (double)b->inflight;
-    double step = alpha - own;
+    double step = fair_gain(cc) * (alpha - own);
     if (step < -f / LT_FAIR_DEC_DIV) step = -f / LT_FAIR_DEC_DIV;
     f += step;
     if (f < 4 * mds) f = 4 * mds; /* BBR.MinPipeCwnd */
