@@ -924,6 +924,27 @@ static void test_lt_fair_gain_keeps_fixed_point(void **state)
     assert_int_equal(lt->fair_cap_bytes, f + 8 * MDS);
 }
 
+/* bbr-lt (bbr_lt.c fair_share): the bound is dropped above twice the
+ * model's BDP only with room for two of its steps, so that a flow whose
+ * BDP is less than one step keeps it and grows through it. */
+static void test_lt_fair_bound_room_above_bdp(void **state)
+{
+    (void)state;
+    drv d;
+    lt_to_cruise(&d);
+    qk_bbr_lt *lt = &d.cc.u.bbr.lt;
+    uint64_t two_bdp = (uint64_t)(2.0 * (double)st(&d)->max_bw * (double)st(&d)->min_rtt_ns / 1e9);
+    lt->fair_cap_bytes = two_bdp;
+    uint64_t f = two_bdp;
+    for (int i = 0; i < 3 && lt->fair_cap_bytes == f; i++) ack(&d, RATE, 80 * MDS);
+    assert_int_equal(lt->fair_cap_bytes, f + LT_ALPHA_50MS); /* above 2 BDP, kept */
+    f = lt->fair_cap_bytes;
+    ack(&d, RATE, 80 * MDS);
+    assert_int_equal(lt->fair_cap_bytes, f + LT_ALPHA_50MS); /* 2 BDP + 2 steps */
+    ack(&d, RATE, 80 * MDS);
+    assert_int_equal(lt->fair_cap_bytes, 0); /* past the room: off */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -958,6 +979,7 @@ int main(void)
         cmocka_unit_test(test_lt_background_skips_overflow_round),
         cmocka_unit_test(test_lt_fair_alpha_fits_buffer),
         cmocka_unit_test(test_lt_fair_gain_keeps_fixed_point),
+        cmocka_unit_test(test_lt_fair_bound_room_above_bdp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -281,11 +281,17 @@ static void fair_share(qk_cc *cc, const qk_rate_sample *rs)
     double rate = (double)(rs->total_delivered_bytes - lt->round_dlv_start) / (double)dt;
     double own = rate * (double)rq;
     if (f == 0) f = (double)b->inflight;
-    double step = fair_gain(cc) * (alpha - own);
+    double gain = fair_gain(cc), step = gain * (alpha - own);
     if (step < -f / LT_FAIR_DEC_DIV) step = -f / LT_FAIR_DEC_DIV;
     f += step;
     if (f < 4 * mds) f = 4 * mds; /* BBR.MinPipeCwnd */
-    if (f > 2.0 * (double)b->max_bw * (double)b->min_rtt_ns / 1e9) f = 0;
+    /* Off above twice the model's BDP (it no longer binds), with room for
+     * two of its steps: a flow at 1 % of the link, whose BDP is less than
+     * one step, lost its bound each round and grew by its probes alone
+     * (300 Mbit/s x 150 ms, 0.75 BDP, the second flow 1.2 s late: 2.2
+     * Mbit/s for 8 s, 37.1 % over 20-30 s; 49.9 % with the room). */
+    double off = 2.0 * (double)b->max_bw * (double)b->min_rtt_ns / 1e9 + 2 * gain * alpha;
+    if (f > off) f = 0;
     lt->fair_cap_bytes = (uint64_t)f;
     /* The bound grows past CRUISE's headroom below inflight_longterm (set
      * by an earlier verdict, when this flow's share was smaller): a round
