@@ -224,12 +224,82 @@ static void test_rate_bound_above_path(void **state)
     assert_true(r.goodput_mbit[0] >= 15);
 }
 
+/* Two bbr-lt uploads with different RTTs through one bottleneck (a
+ * dumbbell as bench/cc.c's "two": each sender's access link carries its
+ * extra delay, the bottleneck 100 Mbit/s with a drop-tail buffer of 2 BDP
+ * of the shorter RTT), the longer-RTT flow 1 s late; returns the
+ * shorter-RTT flow's share of 20-30 s in %. */
+static double rtt_pair_share(double rtt1_ms, double rtt2_ms)
+{
+    const double rate_mbit = 100;
+    uint64_t bdp = (uint64_t)(rate_mbit * 1e6 / 8 * rtt1_ms / 1e3);
+    qk_sim *sim = qk_sim_new(1);
+    assert_non_null(sim);
+    int left = qk_sim_host_add(sim, "left", 0x0a000001);
+    int right = qk_sim_host_add(sim, "right", 0x0a000002);
+    int r = qk_sim_host_add(sim, "r", 0x0a000201);
+    qk_sim_link_cfg bn = {.rate_bps = (uint64_t)(rate_mbit * 1e6), .delay_ns = LT_MS / 2};
+    bn.limit_bytes = 2 * bdp;
+    qk_sim_link_cfg back = bn, edge = {.delay_ns = LT_MS / 2};
+    back.limit_bytes = 0;
+    qk_sim_route_add(sim, left, -1, qk_sim_link_add(sim, "forward", left, right, &bn));
+    qk_sim_route_add(sim, right, -1, qk_sim_link_add(sim, "return", right, left, &back));
+    qk_sim_route_add(sim, r, -1, qk_sim_link_add(sim, "edge.up", r, right, &edge));
+    qk_sim_route_add(sim, right, r, qk_sim_link_add(sim, "edge.down", right, r, &edge));
+    const double rtts[2] = {rtt1_ms, rtt2_ms};
+    qk_simq *q[2];
+    for (int i = 0; i < 2; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "s%d", i + 1);
+        int h = qk_sim_host_add(sim, name, 0x0a000101u + (uint32_t)i);
+        qk_sim_link_cfg acc = {.delay_ns = (qk_time)((rtts[i] / 2 - 1) * LT_MS)};
+        qk_sim_route_add(sim, h, -1, qk_sim_link_add(sim, "acc.up", h, left, &acc));
+        qk_sim_route_add(sim, left, h, qk_sim_link_add(sim, "acc.down", left, h, &acc));
+        qk_simq_cfg c = {.duration_ns = 30 * LT_S,
+                         .cc = QK_CONFIG_CC_BBR_LT,
+                         .upload = true,
+                         .start_ns = i ? LT_S : 0,
+                         .window_bytes = 8 * bdp + (4u << 20)};
+        int err = 0;
+        q[i] = qk_simq_new(sim, h, r, (uint16_t)(4433 + i), &c, &err);
+        assert_non_null(q[i]);
+    }
+    qk_sim_run(sim, 20 * LT_S);
+    uint64_t r0 = qk_simq_result_get(q[0])->read_bytes, r1 = qk_simq_result_get(q[1])->read_bytes;
+    qk_sim_run(sim, 30 * LT_S);
+    double g0 = (double)(qk_simq_result_get(q[0])->read_bytes - r0);
+    double g1 = (double)(qk_simq_result_get(q[1])->read_bytes - r1);
+    for (int i = 0; i < 2; i++) assert_false(qk_simq_result_get(q[i])->mismatch);
+    qk_sim_del(sim);
+    for (int i = 0; i < 2; i++) qk_simq_del(q[i]);
+    return g0 + g1 > 0 ? 100 * g0 / (g0 + g1) : 0;
+}
+
+/* Flows with different RTTs (bench/cc.sh part 9's grid R): Vegas's fixed
+ * point (each flow's own queued packets = alpha) does not depend on the
+ * RTT, so neither flow keeps most of the link. Session 22's alpha, which
+ * grew with min_rtt, left the 30 ms flow 18.4 % beside a 90 ms one
+ * (bench_cc); the step's gain (bbr_lt.c fair_gain) does not move the fixed
+ * point: 38.6 % in bench_cc (this harness: 18.8 % at 5dee09f, 37.3 %
+ * since c64115f). Asserted at 30 % (the draft in bench_cc: 35.8). Costs
+ * about 8 s of CPU. */
+static void test_two_flows_rtts(void **state)
+{
+    (void)state;
+    double share = rtt_pair_share(30, 90);
+    fprintf(stderr,
+            "two bbr-lt flows, 30 / 90 ms, 100 Mbit/s, 2 BDP, 20-30 s: the 30 ms flow %.1f %%\n",
+            share);
+    assert_true(share >= 30);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_buffers),
         cmocka_unit_test(test_two_flows_share),
         cmocka_unit_test(test_two_flows_grid_paths),
+        cmocka_unit_test(test_two_flows_rtts),
         cmocka_unit_test(test_against_cubic),
         cmocka_unit_test(test_rate_drop),
         cmocka_unit_test(test_lossy_with_cubic),
