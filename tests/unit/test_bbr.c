@@ -945,6 +945,27 @@ static void test_lt_fair_bound_room_above_bdp(void **state)
     assert_int_equal(lt->fair_cap_bytes, 0); /* past the room: off */
 }
 
+/* bbr-lt (bbr_lt.c fair_share): no new bound after a round whose queue
+ * was up at one ACK (10 ms, over min_rtt / 16) and down at another; one
+ * after a round with no queue at all. */
+static void test_lt_fair_no_fresh_bound_on_mixed_round(void **state)
+{
+    (void)state;
+    drv d;
+    lt_to_cruise(&d);
+    qk_bbr_lt *lt = &d.cc.u.bbr.lt;
+    lt->fair_cap_bytes = 0;
+    for (int i = 0; i < 3; i++) {
+        ack_ex(&d, RATE, 40 * MDS, RTT, false, false);           /* no queue ... */
+        ack_ex(&d, RATE, 40 * MDS, RTT + 10 * MS, false, false); /* ... then 10 ms */
+        ack_ex(&d, RATE, 40 * MDS, RTT, false, true);
+        assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_CRUISE);
+        assert_int_equal(lt->fair_cap_bytes, 0);
+    }
+    for (int i = 0; i < 3 && !lt->fair_cap_bytes; i++) ack(&d, RATE, 80 * MDS);
+    assert_true(lt->fair_cap_bytes > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -980,6 +1001,7 @@ int main(void)
         cmocka_unit_test(test_lt_fair_alpha_fits_buffer),
         cmocka_unit_test(test_lt_fair_gain_keeps_fixed_point),
         cmocka_unit_test(test_lt_fair_bound_room_above_bdp),
+        cmocka_unit_test(test_lt_fair_no_fresh_bound_on_mixed_round),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
