@@ -758,6 +758,14 @@ static void test_lt_fair_bound_in_down(void **state)
     assert_true(d.cc.cwnd_bytes <= BDP + 50 * MDS);
 }
 
+/* CRUISE rounds with no queue (one ACK each, 80 packets in flight) until
+ * the fair-share bound changes, at most three. */
+static void lt_ack_until_bound_moves(drv *d)
+{
+    uint64_t f = d->cc.u.bbr.lt.fair_cap_bytes;
+    for (int i = 0; i < 3 && d->cc.u.bbr.lt.fair_cap_bytes == f; i++) ack(d, RATE, 80 * MDS);
+}
+
 /* The fair-share bound's step at this file's 50 ms min_rtt with no queue
  * (bbr_lt.c fair_share): alpha, 8 packets, times the gain 50 / 30 ms
  * (fair_gain). */
@@ -881,10 +889,7 @@ static void test_lt_fair_alpha_fits_buffer(void **state)
     lt->buf_delay_ns = 2 * MS; /* 25,000 B at 100 Mbit/s */
     lt->fair_cap_bytes = 90 * MDS;
     uint64_t f = 90 * MDS;
-    for (int i = 0; i < 3; i++) {
-        ack(&d, RATE, 80 * MDS);
-        if (lt->fair_cap_bytes != f) break;
-    }
+    lt_ack_until_bound_moves(&d);
     assert_int_equal(lt->fair_cap_bytes, f + 25000 / 4 * 50 / 30);
     lt->buf_delay_ns = 200 * MS; /* a deep buffer: alpha */
     f = lt->fair_cap_bytes;
@@ -896,8 +901,7 @@ static void test_lt_fair_alpha_fits_buffer(void **state)
  * step but keeps Vegas's fixed point, this flow's packets in the queue =
  * 8 whatever its RTT; on a lossy path the gain is 1. One ACK a round, 100
  * packets over 50 ms: 4 ms of queue holds 8 of this flow's packets, so the
- * bound stands still. And the bound is set by every CRUISE round, even
- * one with no queue. */
+ * bound stands still. And a round with no queue sets a new bound. */
 static void test_lt_fair_gain_keeps_fixed_point(void **state)
 {
     (void)state;
@@ -905,11 +909,11 @@ static void test_lt_fair_gain_keeps_fixed_point(void **state)
     lt_to_cruise(&d);
     qk_bbr_lt *lt = &d.cc.u.bbr.lt;
     lt->fair_cap_bytes = 0;
-    for (int i = 0; i < 3 && !lt->fair_cap_bytes; i++) ack(&d, RATE, 80 * MDS);
+    lt_ack_until_bound_moves(&d);
     assert_true(lt->fair_cap_bytes > 0); /* set by a round with no queue */
     lt->fair_cap_bytes = 90 * MDS;
     uint64_t f = 90 * MDS;
-    for (int i = 0; i < 3 && lt->fair_cap_bytes == f; i++) ack(&d, RATE, 80 * MDS);
+    lt_ack_until_bound_moves(&d);
     assert_int_equal(lt->fair_cap_bytes, f + LT_ALPHA_50MS); /* no queue */
     f = lt->fair_cap_bytes;
     ack_ex(&d, RATE, 80 * MDS, RTT + 4 * MS, false, true); /* 4 ms of queue */
@@ -936,7 +940,7 @@ static void test_lt_fair_bound_room_above_bdp(void **state)
     uint64_t two_bdp = (uint64_t)(2.0 * (double)st(&d)->max_bw * (double)st(&d)->min_rtt_ns / 1e9);
     lt->fair_cap_bytes = two_bdp;
     uint64_t f = two_bdp;
-    for (int i = 0; i < 3 && lt->fair_cap_bytes == f; i++) ack(&d, RATE, 80 * MDS);
+    lt_ack_until_bound_moves(&d);
     assert_int_equal(lt->fair_cap_bytes, f + LT_ALPHA_50MS); /* above 2 BDP, kept */
     f = lt->fair_cap_bytes;
     ack(&d, RATE, 80 * MDS);
@@ -962,7 +966,7 @@ static void test_lt_fair_no_fresh_bound_on_mixed_round(void **state)
         assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_CRUISE);
         assert_int_equal(lt->fair_cap_bytes, 0);
     }
-    for (int i = 0; i < 3 && !lt->fair_cap_bytes; i++) ack(&d, RATE, 80 * MDS);
+    lt_ack_until_bound_moves(&d);
     assert_true(lt->fair_cap_bytes > 0);
 }
 

@@ -213,14 +213,15 @@ static bool quiet_mode(const struct qk_cc_bbr_state *b)
  * which every flow through the bottleneck sees alike, so the windows settle
  * where the flows' rates are equal (Vegas's and Copa's fixed point): a flow
  * with more than its share holds more than alpha there and shrinks, one
- * with less grows. Set by every CRUISE round (since session 23; before,
- * only by a round whose every ACK saw min_rtt / 16 of queue): a flow that
- * keeps the pipe full at no queue must still hold alpha queued and yield
- * what another flow adds, or a flow that left Startup at 1 % of the link
- * adds a few packets a round that nothing answers (300 Mbit/s x 150 ms,
- * 0.75 BDP, the second flow 1.2 s late: 32.0 % over 20-30 s). Dropped when
- * it exceeds twice the model's BDP (it no longer binds), and while the
- * queue has not fallen under the queue signal (min_rtt / 4) for
+ * with less grows. Set by a CRUISE round whose every ACK saw min_rtt / 16
+ * of queue or none of whose ACKs did (fair_share: since session 23 also
+ * the latter, so that a flow that keeps the pipe full at no queue holds
+ * alpha queued and yields what another flow adds, and a flow that left
+ * Startup at 1 % of the link grows through its own bound: 300 Mbit/s x
+ * 150 ms, 0.75 BDP, the second flow 1.2 s late, 32.0 % over 20-30 s
+ * before). Dropped above twice the model's BDP plus two of its steps (it
+ * no longer binds), and while the queue has not fallen under the queue
+ * signal (min_rtt / 4) for
  * LT_FAIR_EMPTY_RTTS min_rtt: a loss-based competitor filling the buffer
  * (CUBIC), against which a delay target only yields. */
 static qk_time fair_delay(const struct qk_cc_bbr_state *b)
