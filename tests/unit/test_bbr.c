@@ -820,6 +820,33 @@ static void test_lt_probe_queue_base(void **state)
     assert_true(qk_bbr_lt_probe_queue_up(&d.cc));
 }
 
+/* bbr-lt (bbr.c lt_probe_queued): a probe held at inflight_longterm, whose
+ * full-bw count IsTimeToGoDown resets at every ACK, ends on the queue
+ * signal above REFILL's queue all the same; without the queue it goes on. */
+static void test_lt_probe_held_at_longterm_ends_on_queue(void **state)
+{
+    (void)state;
+    drv d;
+    drv_kind = QK_CC_BBR_LT;
+    to_probe_up_with(&d, 300 * MDS);
+    drv_kind = QK_CC_BBR;
+    qk_bbr_lt *lt = &d.cc.u.bbr.lt;
+    d.cc.u.bbr.probe_up_acked_per_inc = QK_BBR_INF; /* the bound does not grow */
+    lt->probe_queue_base_ns = 0;
+    /* A round with no queue: into the probe's feedback phase, still UP. */
+    transmit(&d, d.cc.cwnd_bytes - MDS, true, false);
+    ack_ex(&d, RATE, st(&d)->inflight_longterm, RTT, false, true);
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_UP);
+    assert_int_equal(st(&d)->ack_phase, QK_BBR_ACKS_PROBE_FEEDBACK);
+    assert_int_equal(st(&d)->full_bw_count, 0);
+    /* The queue signal (min_rtt / 4) while held at inflight_longterm. */
+    lt->rtt_recent_ns = RTT + RTT / 4;
+    d.cc.u.bbr.probe_up_acked_per_inc = QK_BBR_INF;
+    transmit(&d, d.cc.cwnd_bytes - MDS, true, false);
+    ack_ex(&d, RATE, st(&d)->inflight_longterm, RTT + RTT / 4, false, false);
+    assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_DOWN);
+}
+
 /* bbr-lt (bbr_lt.c queue_stood): after a round whose every ACK saw the
  * queue up by min_rtt / 16, the pacing rate is not loss compensated
  * (sending bw / (1 - p) into a full bottleneck loses p of it); after a
@@ -970,6 +997,33 @@ static void test_lt_fair_no_fresh_bound_on_mixed_round(void **state)
     assert_true(lt->fair_cap_bytes > 0);
 }
 
+/* bbr-lt (bbr_lt.c fair_share): once set, the fair-share bound also moves
+ * in rounds of a probe, so that the probe's own queued packets count
+ * against the prober as against a flow in CRUISE; on a lossy path only
+ * CRUISE rounds move it. One round of UP at 10 ms of queue with 100 packets
+ * delivered over 50 ms: 20 of this flow's packets queued, above alpha (8):
+ * the bound shrinks by its cap, 1/16. */
+static void test_lt_fair_bound_moves_in_probe(void **state)
+{
+    (void)state;
+    for (int lossy = 0; lossy < 2; lossy++) {
+        drv d;
+        drv_kind = QK_CC_BBR_LT;
+        to_probe_up_with(&d, 300 * MDS);
+        drv_kind = QK_CC_BBR;
+        qk_bbr_lt *lt = &d.cc.u.bbr.lt;
+        if (lossy) { /* background 1 % */
+            lt->bg_lost_pkts = 1;
+            lt->bg_total_pkts = 100;
+            lt->bg_rounds = 1;
+        }
+        assert_true(qk_bbr_lt_lossy(&d.cc) == (lossy == 1));
+        lt->fair_cap_bytes = 90 * MDS;
+        ack_ex(&d, RATE, 100 * MDS, RTT + 10 * MS, false, true);
+        assert_int_equal(lt->fair_cap_bytes, lossy ? 90 * MDS : 90 * MDS - 90 * MDS / 16);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1000,12 +1054,14 @@ int main(void)
         cmocka_unit_test(test_lt_fair_bound_in_down),
         cmocka_unit_test(test_lt_fair_bound_lifts_longterm),
         cmocka_unit_test(test_lt_probe_queue_base),
+        cmocka_unit_test(test_lt_probe_held_at_longterm_ends_on_queue),
         cmocka_unit_test(test_lt_no_compensation_on_standing_queue),
         cmocka_unit_test(test_lt_background_skips_overflow_round),
         cmocka_unit_test(test_lt_fair_alpha_fits_buffer),
         cmocka_unit_test(test_lt_fair_gain_keeps_fixed_point),
         cmocka_unit_test(test_lt_fair_bound_room_above_bdp),
         cmocka_unit_test(test_lt_fair_no_fresh_bound_on_mixed_round),
+        cmocka_unit_test(test_lt_fair_bound_moves_in_probe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -717,12 +717,23 @@ static bool is_time_to_go_down(qk_cc *cc, const qk_rate_sample *rs)
  * growth, 0.75 BDP of queue later (and a CUBIC flow on the same randomly
  * lossy path, window-limited by its loss, loses rate in proportion to its
  * RTT). A queue that stood before the probe (a competitor's) does not end
- * it, so a buffer-filling flow cannot hold this one's probes down. */
+ * it, so a buffer-filling flow cannot hold this one's probes down.
+ * It ends the probe once a round has grown the delivery rate less than 25 %
+ * (full_bw_count), or while cwnd is held at inflight_longterm: IsTimeToGoDown
+ * then resets the full-bw count at every ACK (bw limited by
+ * inflight_longterm), so the count never rises, and the queue says the
+ * bottleneck is full all the same. Before, such a probe held UP as long as
+ * the queue stayed under the signal above REFILL's: beside another bbr-lt
+ * flow in CRUISE, whose fair-share bound yields while the queue stands
+ * (40 Mbit/s x 150 ms, 0.75 BDP, the second flow 0.5 s late: seven rounds
+ * at 45-62 ms of queue while the other flow's bound fell from 292 to 194
+ * packets; the rates crossed back and forth, 36.9 % over 20-30 s). */
 static bool lt_probe_queued(qk_cc *cc)
 {
     const bbr_t *b = &cc->u.bbr;
-    return b->lt.on && b->ack_phase == QK_BBR_ACKS_PROBE_FEEDBACK && b->full_bw_count >= 1 &&
-           qk_bbr_lt_probe_queue_up(cc);
+    if (!b->lt.on || b->ack_phase != QK_BBR_ACKS_PROBE_FEEDBACK) return false;
+    bool held = b->cwnd_limited && cc->cwnd_bytes >= b->inflight_longterm;
+    return (b->full_bw_count >= 1 || held) && qk_bbr_lt_probe_queue_up(cc);
 }
 
 /* §5.3.3.9 UpdateProbeBWCyclePhase */

@@ -66,6 +66,7 @@ typedef struct qk_bbr_lt {
     bool round_queue;            /* the queue signal was up at one of its ACKs */
     bool round_fair_queue;       /* the queue was up by min_rtt / 16 (1 ms) at every ACK */
     bool round_cruise;           /* every ACK of it came in ProbeBW CRUISE */
+    bool round_probe_bw;         /* every ACK of it came in ProbeBW (any phase) */
     qk_time round_max_rtt_ns;    /* its largest RTT sample */
     qk_time buf_delay_ns;        /* the queue's delay at overflow (0: none seen) */
     bool queue_stood;            /* round_fair_queue of the last round */

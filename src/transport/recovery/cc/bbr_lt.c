@@ -198,6 +198,11 @@ static void learn_background(qk_cc *cc, double lost, double n)
     if (lt->bg_rounds < UINT32_MAX) lt->bg_rounds++;
 }
 
+static bool probe_bw_mode(const struct qk_cc_bbr_state *b)
+{
+    return b->mode >= QK_BBR_PROBE_BW_DOWN && b->mode <= QK_BBR_PROBE_BW_UP;
+}
+
 static bool quiet_mode(const struct qk_cc_bbr_state *b)
 {
     if (b->mode == QK_BBR_PROBE_BW_CRUISE) return true;
@@ -206,7 +211,8 @@ static bool quiet_mode(const struct qk_cc_bbr_state *b)
 
 /* The fair-share bound (bbr.c: in CRUISE it bounds cwnd, sets the pacing
  * rate and stands in for the short-term model): a per-flow window moved
- * every CRUISE round by alpha (LT_FAIR_PKTS) less this flow's packets in
+ * every CRUISE round (once set, every round of ProbeBW unless the path is
+ * lossy: fair_share) by alpha (LT_FAIR_PKTS) less this flow's packets in
  * the bottleneck's queue, times a gain (fair_gain) (TCP Vegas's rule;
  * shrinking by at most 1/16 a round). Its own packets in the queue are its
  * delivery rate over the round times the round's least queueing delay,
@@ -260,7 +266,21 @@ static void fair_share(qk_cc *cc, const qk_rate_sample *rs)
         return;
     }
     qk_time dt = rs->now - lt->round_time_start;
-    if (!lt->round_cruise || !lt->round_time_start || dt < b->min_rtt_ns / 2) return;
+    /* Also moved by the other rounds of ProbeBW (DOWN, REFILL, UP) once
+     * set, except on a lossy path. A bound moved by CRUISE rounds alone
+     * stood still through this flow's probe while another flow's shrank
+     * with the probe's queue, so each probe moved share from the flow in
+     * CRUISE to the prober and the split followed whichever probed last
+     * (40 Mbit/s x 150 ms, 0.75 BDP, the second flow 0.5 s late: shares
+     * over 1 s from 32 to 75 %, 36.9 % over 20-30 s); the probe's own
+     * queued packets now count against the prober's bound as well. On a
+     * lossy path (qk_bbr_lt_lossy) CRUISE rounds alone: on a buffer of a
+     * few packets whose overflow is learnt as background loss, one of two
+     * flows then kept 84 % (60 Mbit/s x 10 ms, 0.5 BDP, 1 s late). */
+    bool probe_round =
+        !lt->round_cruise && lt->round_probe_bw && lt->fair_cap_bytes && !qk_bbr_lt_lossy(cc);
+    if ((!lt->round_cruise && !probe_round) || !lt->round_time_start || dt < b->min_rtt_ns / 2)
+        return;
     /* A new bound: after a round whose every ACK saw min_rtt / 16 of queue
      * (round_fair_queue), or one that never saw that much (a pipe kept full
      * at no queue, where a small flow's probes are invisible); not after a
@@ -474,6 +494,7 @@ void qk_bbr_lt_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs)
     if (!round_end) {
         if (!quiet_mode(b)) lt->round_quiet = false;
         if (b->mode != QK_BBR_PROBE_BW_CRUISE) lt->round_cruise = false;
+        if (!probe_bw_mode(b)) lt->round_probe_bw = false;
         return;
     }
     fair_share(cc, rs);
@@ -516,6 +537,7 @@ void qk_bbr_lt_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs)
     lt->round_max_rtt_ns = 0;
     lt->round_min_rtt_ns = 0;
     lt->round_cruise = b->mode == QK_BBR_PROBE_BW_CRUISE;
+    lt->round_probe_bw = probe_bw_mode(b);
     lt->round_quiet = quiet_mode(b);
     lt->round_congested = false;
     lt->round_ce = false;
