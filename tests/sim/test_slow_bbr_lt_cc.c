@@ -76,7 +76,7 @@ static lt_result two_lt_flows(const lt_path *p, double late_s, double *small_pct
  * (f)). And grid D's 40 Mbit/s x 150 ms, 0.75 BDP, the second flow 0.5 s
  * late: a probe that began in a standing queue held UP for seven rounds
  * while the other flow's fair-share bound yielded (36.9 % in bench_cc
- * before qk_bbr_lt_probe_filled). */
+ * before 0922cbc, 49.7 after; this harness 49.3 % after). */
 static void test_two_flows_grid_paths(void **state)
 {
     (void)state;
