@@ -726,6 +726,22 @@ static void lt_to_probe_bw(drv *d)
     drv_kind = QK_CC_BBR;
 }
 
+/* to_probe_up_with for bbr-lt. */
+static void lt_to_probe_up_with(drv *d, uint64_t ilt)
+{
+    drv_kind = QK_CC_BBR_LT;
+    to_probe_up_with(d, ilt);
+    drv_kind = QK_CC_BBR;
+}
+
+/* A learnt background loss rate of 1 %: a lossy path (qk_bbr_lt_lossy). */
+static void lt_set_lossy(qk_bbr_lt *lt)
+{
+    lt->bg_lost_pkts = 1;
+    lt->bg_total_pkts = 100;
+    lt->bg_rounds = 1;
+}
+
 /* lt_to_probe_bw, then one ACK within the round: ProbeBW CRUISE. */
 static void lt_to_cruise(drv *d)
 {
@@ -827,9 +843,7 @@ static void test_lt_probe_held_at_longterm_ends_on_queue(void **state)
 {
     (void)state;
     drv d;
-    drv_kind = QK_CC_BBR_LT;
-    to_probe_up_with(&d, 300 * MDS);
-    drv_kind = QK_CC_BBR;
+    lt_to_probe_up_with(&d, 300 * MDS);
     qk_bbr_lt *lt = &d.cc.u.bbr.lt;
     d.cc.u.bbr.probe_up_acked_per_inc = QK_BBR_INF; /* the bound does not grow */
     lt->probe_queue_base_ns = 0;
@@ -947,9 +961,7 @@ static void test_lt_fair_gain_keeps_fixed_point(void **state)
     assert_int_equal(st(&d)->mode, QK_BBR_PROBE_BW_CRUISE);
     assert_int_equal(lt->fair_cap_bytes, f);
     /* A lossy path (background 1 %): gain 1, 8 packets without a queue. */
-    lt->bg_lost_pkts = 1;
-    lt->bg_total_pkts = 100;
-    lt->bg_rounds = 1;
+    lt_set_lossy(lt);
     assert_true(qk_bbr_lt_lossy(&d.cc));
     ack(&d, RATE, 80 * MDS);
     assert_int_equal(lt->fair_cap_bytes, f + 8 * MDS);
@@ -1008,15 +1020,9 @@ static void test_lt_fair_bound_moves_in_probe(void **state)
     (void)state;
     for (int lossy = 0; lossy < 2; lossy++) {
         drv d;
-        drv_kind = QK_CC_BBR_LT;
-        to_probe_up_with(&d, 300 * MDS);
-        drv_kind = QK_CC_BBR;
+        lt_to_probe_up_with(&d, 300 * MDS);
         qk_bbr_lt *lt = &d.cc.u.bbr.lt;
-        if (lossy) { /* background 1 % */
-            lt->bg_lost_pkts = 1;
-            lt->bg_total_pkts = 100;
-            lt->bg_rounds = 1;
-        }
+        if (lossy) lt_set_lossy(lt);
         assert_true(qk_bbr_lt_lossy(&d.cc) == (lossy == 1));
         lt->fair_cap_bytes = 90 * MDS;
         ack_ex(&d, RATE, 100 * MDS, RTT + 10 * MS, false, true);

@@ -99,10 +99,6 @@ static uint64_t min_pipe(const qk_cc *cc)
 {
     return BBR_MIN_PIPE_PKTS * cc->max_datagram_bytes;
 }
-static bool in_probe_bw(const bbr_t *b)
-{
-    return b->mode >= QK_BBR_PROBE_BW_DOWN && b->mode <= QK_BBR_PROBE_BW_UP;
-}
 /* §5.3.3.9 IsProbingBW */
 static bool is_probing_bw(const bbr_t *b)
 {
@@ -646,9 +642,9 @@ static bool adapt_long_term_model(qk_cc *cc, const qk_rate_sample *rs)
     if (b->ack_phase == QK_BBR_ACKS_PROBE_STOPPING && b->round_start) {
         b->is_bw_probe_sample = false; /* end of the probe's samples */
         b->ack_phase = QK_BBR_ACKS_INIT;
-        if (in_probe_bw(b) && !rs->is_app_limited) advance_max_bw_filter(b);
+        if (qk_bbr_in_probe_bw(b) && !rs->is_app_limited) advance_max_bw_filter(b);
         /* §5.3.3.6 precautionary probing: accelerate. */
-        if (in_probe_bw(b) && b->prev_probe_precautionary && !b->prev_probe_too_high) {
+        if (qk_bbr_in_probe_bw(b) && b->prev_probe_precautionary && !b->prev_probe_too_high) {
             start_probe_bw_refill(cc);
             return true;
         }
@@ -691,6 +687,14 @@ static bool is_time_to_cruise(const qk_cc *cc)
     return b->inflight <= inflight_at(cc, b->max_bw, 100); /* at most the BDP */
 }
 
+/* cwnd-limited at inflight_longterm (§5.3.3.9 IsTimeToGoDown: bw limited
+ * by inflight_longterm, not by the path). */
+static bool held_at_longterm(const qk_cc *cc)
+{
+    const bbr_t *b = &cc->u.bbr;
+    return b->cwnd_limited && cc->cwnd_bytes >= b->inflight_longterm;
+}
+
 /* §5.3.3.9 IsTimeToGoDown */
 static bool is_time_to_go_down(qk_cc *cc, const qk_rate_sample *rs)
 {
@@ -699,7 +703,7 @@ static bool is_time_to_go_down(qk_cc *cc, const qk_rate_sample *rs)
         b->prev_probe_precautionary = true; /* §5.3.3.6 deceleration */
         return true;
     }
-    if (b->cwnd_limited && cc->cwnd_bytes >= b->inflight_longterm) {
+    if (held_at_longterm(cc)) {
         reset_full_bw(b); /* bw limited by inflight_longterm */
         b->full_bw = rs->delivery_rate_bytes_per_s;
     } else if (b->full_bw_now) {
@@ -732,8 +736,7 @@ static bool lt_probe_queued(qk_cc *cc)
 {
     const bbr_t *b = &cc->u.bbr;
     if (!b->lt.on || b->ack_phase != QK_BBR_ACKS_PROBE_FEEDBACK) return false;
-    bool held = b->cwnd_limited && cc->cwnd_bytes >= b->inflight_longterm;
-    return (b->full_bw_count >= 1 || held) && qk_bbr_lt_probe_queue_up(cc);
+    return (b->full_bw_count >= 1 || held_at_longterm(cc)) && qk_bbr_lt_probe_queue_up(cc);
 }
 
 /* §5.3.3.9 UpdateProbeBWCyclePhase */
@@ -941,7 +944,7 @@ static void set_cwnd(qk_cc *cc, const qk_rate_sample *rs)
     if (b->mode == QK_BBR_PROBE_RTT) cwnd = min_u64(cwnd, probe_rtt_cwnd(cc)); /* §5.6.4.5 */
     /* §5.6.4.7 BoundCwndForModel */
     uint64_t bound = QK_BBR_INF;
-    if (in_probe_bw(b) && b->mode != QK_BBR_PROBE_BW_CRUISE)
+    if (qk_bbr_in_probe_bw(b) && b->mode != QK_BBR_PROBE_BW_CRUISE)
         bound = b->inflight_longterm;
     else if (b->mode == QK_BBR_PROBE_RTT || b->mode == QK_BBR_PROBE_BW_CRUISE)
         bound = inflight_with_headroom(cc);
@@ -1100,7 +1103,7 @@ static void bbr_on_transmit(qk_cc *cc, const qk_cc_sent *s)
     if (s->bytes_in_flight_before != 0 || !s->conn_app_limited) return;
     b->idle_restart = true;
     b->extra_acked_interval_start = s->now;
-    if (in_probe_bw(b))
+    if (qk_bbr_in_probe_bw(b))
         set_pacing_rate_with_gain(cc, 100);
     else if (b->mode == QK_BBR_PROBE_RTT)
         check_probe_rtt_done(cc, s->now);

@@ -186,4 +186,10 @@ struct qk_cc_bbr_state {
     qk_bbr_lt lt; /* loss-tolerant mode (bbr_lt.c); off = the draft */
 };
 
+/* In ProbeBW (DOWN, CRUISE, REFILL or UP): draft §5.3.3. */
+static inline bool qk_bbr_in_probe_bw(const struct qk_cc_bbr_state *b)
+{
+    return b->mode >= QK_BBR_PROBE_BW_DOWN && b->mode <= QK_BBR_PROBE_BW_UP;
+}
+
 #endif

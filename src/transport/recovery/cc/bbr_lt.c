@@ -198,11 +198,6 @@ static void learn_background(qk_cc *cc, double lost, double n)
     if (lt->bg_rounds < UINT32_MAX) lt->bg_rounds++;
 }
 
-static bool probe_bw_mode(const struct qk_cc_bbr_state *b)
-{
-    return b->mode >= QK_BBR_PROBE_BW_DOWN && b->mode <= QK_BBR_PROBE_BW_UP;
-}
-
 static bool quiet_mode(const struct qk_cc_bbr_state *b)
 {
     if (b->mode == QK_BBR_PROBE_BW_CRUISE) return true;
@@ -277,10 +272,9 @@ static void fair_share(qk_cc *cc, const qk_rate_sample *rs)
      * lossy path (qk_bbr_lt_lossy) CRUISE rounds alone: on a buffer of a
      * few packets whose overflow is learnt as background loss, one of two
      * flows then kept 84 % (60 Mbit/s x 10 ms, 0.5 BDP, 1 s late). */
-    bool probe_round =
-        !lt->round_cruise && lt->round_probe_bw && lt->fair_cap_bytes && !qk_bbr_lt_lossy(cc);
-    if ((!lt->round_cruise && !probe_round) || !lt->round_time_start || dt < b->min_rtt_ns / 2)
-        return;
+    bool moves =
+        lt->round_cruise || (lt->round_probe_bw && lt->fair_cap_bytes && !qk_bbr_lt_lossy(cc));
+    if (!moves || !lt->round_time_start || dt < b->min_rtt_ns / 2) return;
     /* A new bound: after a round whose every ACK saw min_rtt / 16 of queue
      * (round_fair_queue), or one that never saw that much (a pipe kept full
      * at no queue, where a small flow's probes are invisible); not after a
@@ -494,7 +488,7 @@ void qk_bbr_lt_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs)
     if (!round_end) {
         if (!quiet_mode(b)) lt->round_quiet = false;
         if (b->mode != QK_BBR_PROBE_BW_CRUISE) lt->round_cruise = false;
-        if (!probe_bw_mode(b)) lt->round_probe_bw = false;
+        if (!qk_bbr_in_probe_bw(b)) lt->round_probe_bw = false;
         return;
     }
     fair_share(cc, rs);
@@ -537,7 +531,7 @@ void qk_bbr_lt_on_rate_sample(qk_cc *cc, const qk_rate_sample *rs)
     lt->round_max_rtt_ns = 0;
     lt->round_min_rtt_ns = 0;
     lt->round_cruise = b->mode == QK_BBR_PROBE_BW_CRUISE;
-    lt->round_probe_bw = probe_bw_mode(b);
+    lt->round_probe_bw = qk_bbr_in_probe_bw(b);
     lt->round_quiet = quiet_mode(b);
     lt->round_congested = false;
     lt->round_ce = false;
