@@ -1,0 +1,119 @@
+# SPDX-License-Identifier: MIT
+"""Where an urgent frame's excess over its floor comes from, for one member of
+bench/media.sh's schedule family (called by its member()).
+
+usage: media_ahead.py INI OUT FRAMES_CSV QLOG_DIR > member.ahead
+
+The forward link is modelled as a FIFO at the ini's rate (each datagram
+its UDP payload, as the simulator's link counts it), closed during the suspensions
+that `quack sim` printed in OUT, fed with the client's packets at their qlog
+times. For each audio and LD-video frame, the packet that first carried its
+last byte is found; what that packet waited behind in the link (datagrams
+enqueued before it that leave after the link could first have served it) is
+split by what it carried and, for non-urgent data (HD video, the bulk
+neighbour), by when it was sent relative to the suspension holding the
+frame:
+
+  urgent  audio / LD video written earlier (the urgent-only reference's part)
+  pre     non-urgent data already in the link when that suspension began
+  first   non-urgent data sent in the suspension's first one-way delay: no
+          acknowledgement can yet have told any sender that the link stopped
+  after   non-urgent data sent later in the suspension: what a sender that
+          detected the suspension as early as physics allows would hold
+  open    non-urgent data queued ahead of a frame written while the link was open
+  sender  time from the write to the first transmission of the last byte
+
+Prints one line: rate owd frames excess model urgent pre first after open
+sender (ms, averages over the frames; model = the FIFO's excess, for
+comparison with the measured one)."""
+import csv, glob, json, re, sys
+
+ini, out, frames, qdir = sys.argv[1:5]
+txt = open(ini).read()
+rate = float(re.search(r'rate = (\d+)mbit', txt).group(1)) * 1e6
+owd = float(re.search(r'delay = (\d+)ms', txt).group(1)) / 1e3
+sl = re.search(r'^suspend_list forward = (.*)$', open(out).read(), re.M).group(1)
+susp = sorted(tuple(float(x[:-2]) / 1e3 for x in p.strip().split('-')) for p in sl.split(','))
+
+
+def holding(t):
+    """The suspension (a, b) holding time t, or None."""
+    for a, b in susp:
+        if a <= t < b:
+            return a, b
+        if a > t:
+            break
+    return None
+
+
+def resume(t):
+    s = holding(t)
+    return s[1] if s else t
+
+
+# Stream ids of the media flow (src/sim/flow_media.c: client-initiated
+# unidirectional streams in this order).
+URGENT, HD, BULK = {2, 6}, 10, 14
+pk = []
+for fn in glob.glob(f"{qdir}/*client*"):
+    for line in open(fn):
+        if 'packet_sent' not in line:
+            continue
+        e = json.loads(line.strip().lstrip('\x1e'))
+        st = [(x['stream_id'], x['offset'], x.get('length', 0))
+              for x in e['data'].get('frames', []) if x['frame_type'] == 'stream']
+        pk.append((e['time'] / 1e3, e['data']['raw']['length'], st))
+pk.sort(key=lambda p: p[0])
+free, link = 0.0, []
+for t, size, st in pk:
+    free = resume(max(t, free)) + size * 8 / rate
+    by = {}
+    for sid, _, n in st:
+        k = 'u' if sid in URGENT else 'n' if sid in (HD, BULK) else 'c'
+        by[k] = by.get(k, 0) + n
+    link.append((t, free, size, max(by, key=by.get) if by else 'c'))
+first_tx = {}
+for i, (_, _, st) in enumerate(pk):
+    for sid, off, n in st:
+        first_tx.setdefault((sid, off + n), i)
+
+flow_sid = {'audio': 2, 'ld-video': 6}
+end, n = {}, 0
+acc = dict(excess=0.0, model=0.0, urgent=0.0, pre=0.0, first=0.0, after=0.0, open=0.0, sender=0.0)
+rows = sorted(csv.DictReader(open(frames)), key=lambda r: (r['flow'], int(r['frame'])))
+for r in rows:
+    f = r['flow']
+    end[f] = end.get(f, 0) + int(r['bytes'])
+    if f not in flow_sid or (flow_sid[f], end[f]) not in first_tx:
+        continue
+    i = first_tx[(flow_sid[f], end[f])]
+    t, dep, _, _ = link[i]
+    s, recv = float(r['sent_s']), float(r['recv_s'])
+    floor = resume(s) - s + owd
+    n += 1
+    acc['excess'] += recv - s - floor
+    acc['model'] += dep + owd - s - floor
+    acc['sender'] += t - s
+    sp = holding(t)
+    ready = resume(t)
+    j = i - 1
+    while j >= 0:  # FIFO: departures grow with enqueue order
+        tq, dq, sq, kind = link[j]
+        j -= 1
+        if dq <= ready:
+            break
+        w = sq * 8 / rate
+        if kind == 'u':
+            acc['urgent'] += w
+        elif kind == 'n':
+            if sp is None:
+                acc['open'] += w
+            elif tq < sp[0]:
+                acc['pre'] += w
+            elif tq < sp[0] + owd:
+                acc['first'] += w
+            else:
+                acc['after'] += w
+n = max(n, 1)
+print(int(rate / 1e6), int(owd * 1e3), n,
+      ' '.join(f"{acc[k] / n * 1e3:.3f}" for k in ('excess', 'model', 'urgent', 'pre', 'first', 'after', 'open', 'sender')))
