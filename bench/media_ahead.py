@@ -8,23 +8,31 @@ The forward link is modelled as a FIFO at the ini's rate (each datagram
 its UDP payload, as the simulator's link counts it), closed during the suspensions
 that `quack sim` printed in OUT, fed with the client's packets at their qlog
 times. For each audio and LD-video frame, the packet that first carried its
-last byte is found; what that packet waited behind in the link (datagrams
+last byte is found (frames of a stream are read in order: one waiting for
+credit or behind a late frame shows as time in the sender); what that packet waited behind in the link (datagrams
 enqueued before it that leave after the link could first have served it) is
 split by what it carried and, for non-urgent data (HD video, the bulk
 neighbour), by when it was sent relative to the suspension holding the
 frame:
 
-  urgent  audio / LD video written earlier (the urgent-only reference's part)
+  urgent  audio / LD video written earlier, and the frame's own packets
+          (the urgent-only reference's part)
   pre     non-urgent data already in the link when that suspension began
   first   non-urgent data sent in the suspension's first one-way delay: no
           acknowledgement can yet have told any sender that the link stopped
   after   non-urgent data sent later in the suspension: what a sender that
           detected the suspension as early as physics allows would hold
   open    non-urgent data queued ahead of a frame written while the link was open
-  sender  time from the write to the first transmission of the last byte
+  sender  time from the write (or from the end of the suspension it was
+          written in, which the floor counts) to the first transmission of
+          the last byte (pacing, the bypass bucket, stream and connection credit, and the
+          frames of the same stream written before it)
+  missed  the wait for the end of a later suspension than the one the
+          frame was written in (or of one, for a frame written while the
+          link was open), when its last byte went out that late
 
 Prints one line: rate owd frames excess model urgent pre first after open
-sender (ms, averages over the frames; model = the FIFO's excess, for
+sender missed (ms, averages over the frames; model = the FIFO's excess, for
 comparison with the measured one)."""
 import csv, glob, json, re, sys
 
@@ -72,30 +80,53 @@ for t, size, st in pk:
         k = 'u' if sid in URGENT else 'n' if sid in (HD, BULK) else 'c'
         by[k] = by.get(k, 0) + n
     link.append((t, free, size, max(by, key=by.get) if by else 'c'))
-first_tx = {}
+# Per stream, the segments of bytes sent for the first time: (first byte,
+# end, packet index), increasing (a stream's new data goes out in order;
+# what is sent again lies below its highest end so far).
+first_tx, high = {}, {}
 for i, (_, _, st) in enumerate(pk):
     for sid, off, n in st:
-        first_tx.setdefault((sid, off + n), i)
+        lo = max(off, high.get(sid, 0))
+        if off + n > lo:
+            first_tx.setdefault(sid, []).append((lo, off + n, i))
+            high[sid] = off + n
+
+
+def first_sent(sid, end):
+    """The packet that first carried byte end - 1 of stream sid, or None."""
+    seg = first_tx.get(sid, [])
+    lo, hi = 0, len(seg)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if seg[mid][1] < end:
+            lo = mid + 1
+        else:
+            hi = mid
+    return seg[lo][2] if lo < len(seg) and seg[lo][0] < end else None
+
 
 flow_sid = {'audio': 2, 'ld-video': 6}
 end, n = {}, 0
-acc = dict(excess=0.0, model=0.0, urgent=0.0, pre=0.0, first=0.0, after=0.0, open=0.0, sender=0.0)
+acc = dict(excess=0.0, model=0.0, urgent=0.0, pre=0.0, first=0.0, after=0.0, open=0.0, sender=0.0, missed=0.0)
 rows = sorted(csv.DictReader(open(frames)), key=lambda r: (r['flow'], int(r['frame'])))
 for r in rows:
     f = r['flow']
     end[f] = end.get(f, 0) + int(r['bytes'])
-    if f not in flow_sid or (flow_sid[f], end[f]) not in first_tx:
+    i = first_sent(flow_sid[f], end[f]) if f in flow_sid else None
+    if i is None:
         continue
-    i = first_tx[(flow_sid[f], end[f])]
     t, dep, _, _ = link[i]
     s, recv = float(r['sent_s']), float(r['recv_s'])
     floor = resume(s) - s + owd
     n += 1
     acc['excess'] += recv - s - floor
     acc['model'] += dep + owd - s - floor
-    acc['sender'] += t - s
+    acc['sender'] += max(0.0, t - resume(s))  # beyond the floor's own wait
+    acc['urgent'] += link[i][2] * 8 / rate  # its own last packet
     sp = holding(t)
     ready = resume(t)
+    if sp is not None and sp != holding(s):
+        acc['missed'] += ready - t
     j = i - 1
     while j >= 0:  # FIFO: departures grow with enqueue order
         tq, dq, sq, kind = link[j]
@@ -116,4 +147,4 @@ for r in rows:
                 acc['after'] += w
 n = max(n, 1)
 print(int(rate / 1e6), int(owd * 1e3), n,
-      ' '.join(f"{acc[k] / n * 1e3:.3f}" for k in ('excess', 'model', 'urgent', 'pre', 'first', 'after', 'open', 'sender')))
+      ' '.join(f"{acc[k] / n * 1e3:.3f}" for k in ('excess', 'model', 'urgent', 'pre', 'first', 'after', 'open', 'sender', 'missed')))
