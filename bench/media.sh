@@ -80,6 +80,12 @@ member() { # rate owd seed bulk cc
     # what each urgent frame waited behind (bench/media_ahead.py), then drop the qlog (~3 MB)
     python3 bench/media_ahead.py "$tmp/$n.ini" "$tmp/$n.out" "$tmp/$n.frames.csv" "$tmp/$n.qlog" >"$tmp/$n.ahead"
     rm -rf "$tmp/$n.qlog"
+    # The same member with the simulator's oracle (flow key oracle, docs/sim.md):
+    # non-urgent data waits from one one-way delay + 0.5 ms after each
+    # forward suspension begins, the earliest any ACK could say so.
+    sed -e "s|^frames = .*|frames = $tmp/orc-${n#fam-}.frames.csv|" -e '/^qlog = /d' \
+        -e 's/^bulk = .*/&\noracle = forward/' "$tmp/$n.ini" >"$tmp/orc-${n#fam-}.ini"
+    "$build/quack" sim "$tmp/orc-${n#fam-}.ini" >"$tmp/orc-${n#fam-}.out"
 }
 export -f member fam_gen
 export build tmp
@@ -244,11 +250,14 @@ def family(w):
                 if a <= s < b: return b
             return s
         fr = list(csv.DictReader(open(f"{tmp}/fam-{name}.frames.csv")))
-        ex, mx, ref = {}, {}, {}
+        ex, mx, ref, oex = {}, {}, {}, {}
+        ofr = list(csv.DictReader(open(f"{tmp}/orc-{name}.frames.csv")))
         for f_ in ('audio', 'ld-video'):
             rs = [r for r in fr if r['flow'] == f_]
             ex[f_] = sum(float(r['recv_s']) - float(r['sent_s']) - fl(float(r['sent_s'])) for r in rs) / len(rs) * 1e3
             mx[f_] = max(float(r['recv_s']) - float(r['sent_s']) for r in rs) * 1e3
+            rs = [r for r in ofr if r['flow'] == f_]
+            oex[f_] = sum(float(r['recv_s']) - float(r['sent_s']) - fl(float(r['sent_s'])) for r in rs) / len(rs) * 1e3
         free, acc = 0.0, {}
         for r in sorted((r for r in fr if r['flow'] != 'hd-video'), key=lambda r: float(r['sent_s'])):
             s_, by = float(r['sent_s']), int(r['bytes'])
@@ -264,7 +273,9 @@ def family(w):
                          au=ex['audio'], ld=ex['ld-video'], au_ref=ref['audio'], ld_ref=ref['ld-video'],
                          au_max=mx['audio'], bound=bound, tgt=tgt, hd_recv=int(hd.group(1)), hd_sent=int(hd.group(2)),
                          avg_ok=ex['audio'] <= tgt and ex['ld-video'] <= tgt, max_ok=mx['audio'] <= bound,
-                         hd_ok=hd.group(1) == hd.group(2), **{'ah_' + k: v for k, v in ah.items()}))
+                         hd_ok=hd.group(1) == hd.group(2), **{'ah_' + k: v for k, v in ah.items()},
+                         orc_au=oex['audio'], orc_ld=oex['ld-video'],
+                         orc_ok=oex['audio'] <= tgt and oex['ld-video'] <= tgt))
     with open(f"{out}/media-family.csv", 'w') as f:
         cw = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
         cw.writeheader()
@@ -297,16 +308,18 @@ def family(w):
       "enters nearly every suspension, and more when the suspension begins while the HD backlog "
       "of the last one is still being released (short gaps). Most of it goes in the first one-way "
       "delay, which no sender can know about (the first column of the split); an earlier hold "
-      "would take only the after column. Tried while investigating (not run by this script): the "
-      "simulator holding the sender's non-urgent data from one one-way delay + 0.5 ms after each "
-      "suspension began until as long after it ended (an oracle no acknowledgement-driven "
-      "detector can beat) left 16 of 180 members meeting the averages, the count without it; holding "
-      "non-urgent data as soon as the second unacknowledged packet's ACK was one min RTT + 1 ms "
-      "late (and the in-flight queue's serialization) held HD video on false alarms and raised "
-      "the excess (11 of 180); a pipe limit at a fraction of the BDP met more averages (24 at "
-      "0.75, 29 at 0.5, 35 at 0.35) by starving HD video (HD delivered in 117 / 96 / 83 "
-      "members, from 167): the delivery-rate samples then measure the limit and the limit "
-      "shrinks with them. HD video needs about two thirds of the open time at 10 Mbit/s. "
+      "would take only the after column. The simulator's oracle (flow key `oracle`, docs/sim.md: "
+      "non-urgent data waits from one one-way delay + 0.5 ms after each suspension begins until as "
+      f"long after it ends, which no acknowledgement-driven detector can beat) meets the averages "
+      f"in {cnt('orc_ok')} of {n} members (the last columns of the split). Tried while "
+      "investigating (not run by this script): holding non-urgent data as soon as an ACK was one "
+      "min RTT + 1 ms late for the packet that should have drawn it (the first beyond the "
+      "ack-eliciting threshold asked of the peer) held HD video on false alarms and met fewer "
+      "averages (11 of 180); a pipe limit at a fraction of the BDP met more averages (24 at 0.75, "
+      "29 at 0.5, 35 at 0.35) by starving HD video (HD delivered in 117 / 96 / 83 members, from "
+      "167): the delivery-rate samples then measure the limit and the limit shrinks with them; "
+      "no slack above the BDP in that limit (QK_PIPE_SLACK_PKTS 0 instead of 2) met 24, HD in 128. "
+      "HD video needs about two thirds of the open time at 10 Mbit/s. "
       "(3) With a "
       "bulk neighbour, the standing queue it builds: CUBIC's window and BBR's recent RTT both "
       "include it; the pipe limit now also applies the delivery-rate BDP "
@@ -343,14 +356,15 @@ def family(w):
       "same stream, which the receiver reads in order), and the wait for the end of a later suspension "
       "when its last byte went out that late (missed). Averages over audio and LD frames and "
       "the 5 seeds, ms; model = the replay's excess, for comparison with the measured one:\n\n"
-      "| Mbit/s | one way (ms) | bulk | cc | tgt | excess | model | urgent | pre | first | after | open | sender | missed | urgent + first |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+      "| Mbit/s | one way (ms) | bulk | cc | tgt | excess | model | urgent | pre | first | after | open | sender | missed | urgent + first | oracle: audio / LD excess | avg met: oracle / own rule |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
     for k in keys:
         g = [r for r in rows if (r['rate'], r['owd'], r['bulk'], r['cc']) == k]
         m = lambda f: sum(r[f] for r in g) / len(g)
         w(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {g[0]['tgt']:.2f} | " +
           " | ".join(f"{m('ah_' + f):.2f}" for f in ('excess', 'model', 'urgent', 'pre', 'first', 'after', 'open', 'sender', 'missed')) +
-          f" | {m('ah_urgent') + m('ah_first'):.2f} |\n")
+          f" | {m('ah_urgent') + m('ah_first'):.2f} | {m('orc_au'):+.2f} / {m('orc_ld'):+.2f} | "
+          f"{sum(r['orc_ok'] for r in g)} / {sum(r['avg_ok'] for r in g)} |\n")
     w(f"\nIn {unk} of {n} members urgent + first alone exceeds the target: with the HD video and bulk "
       "this sender put into the link in each suspension's first one-way delay, no detector, however "
       "early, brings those members within it; what is left is to send less non-urgent data at the "

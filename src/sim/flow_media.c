@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "sim/sim_int.h"
+#include "transport/conn/timers.h"
 
 #define HDR_BYTES QK_MEDIA_HDR_BYTES
 
@@ -198,8 +199,29 @@ static void tune(void *ctx, qk_config *cfg, bool server)
     if (m->cfg.path_failed_ns) cfg->path_failed_ns = m->cfg.path_failed_ns;
 }
 
+/* qk_simm_cfg.oracle_link: was the link suspended one one-way delay + the
+ * margin ago? When it was, *until says when that stops (else INFINITE). */
+static bool oracle_held(const qk_simm *m, qk_time now, qk_time *until)
+{
+    const qk_sim_link_cfg *l = m->cfg.oracle_link;
+    qk_time lag = l->delay_ns + QK_SIMM_ORACLE_MARGIN_NS;
+    *until = QK_TIME_INFINITE;
+    if (now < lag) return false;
+    qk_time end = qk_sim_link_unsuspend(l, now - lag);
+    if (end == now - lag) return false;
+    *until = end + lag;
+    return true;
+}
+
+static bool oracle_late(void *ctx, qk_time now)
+{
+    qk_time until;
+    return oracle_held(ctx, now, &until);
+}
+
 static void open_streams(qk_simm *m, qk_conn *c, qk_time now)
 {
+    if (m->cfg.oracle_link) qk_conn_set_feedback_oracle(c, oracle_late, m);
     for (int i = 0; i < QK_SIMM_FLOWS; i++) {
         media_flow *f = &m->f[i];
         if (!f->on) continue;
@@ -255,10 +277,13 @@ static qk_time clock_next(void *ctx)
         qk_time now = qk_sim_now(m->sim);
         return (now > m->cfg.start_ns ? now : m->cfg.start_ns) + QK_NS_PER_MS; /* poll */
     }
-    qk_time t = QK_TIME_INFINITE;
+    qk_time t = QK_TIME_INFINITE, until;
     for (int i = 0; i < QK_SIMM_FLOWS; i++)
         if (m->f[i].on && m->f[i].next_ns < t) t = m->f[i].next_ns;
-    return t < stop_ns(m) ? t : QK_TIME_INFINITE;
+    if (t >= stop_ns(m)) t = QK_TIME_INFINITE;
+    /* The oracle's hold ends: wake the sender then (clock_fire kicks it). */
+    if (m->cfg.oracle_link && oracle_held(m, qk_sim_now(m->sim), &until) && until < t) t = until;
+    return t;
 }
 
 static void clock_fire(void *ctx, qk_sim *sim, qk_time now)
@@ -433,8 +458,8 @@ static int media_bad(const qk_sim_flow_args *a, const char *k, const char *v, co
     return QK_ERR_CONFIG;
 }
 
-static int media_key(const qk_sim_flow_args *a, const char *k, const char *v, qk_simm_cfg *c,
-                     const char **csv)
+static int media_key(qk_sim *sim, const qk_sim_flow_args *a, const char *k, const char *v,
+                     qk_simm_cfg *c, const char **csv)
 {
     if (!strcmp(k, "cc")) {
         if (qk_cc_kind_parse(v, &c->cc)) return media_bad(a, k, v, qk_cc_kind_names());
@@ -466,6 +491,10 @@ static int media_key(const qk_sim_flow_args *a, const char *k, const char *v, qk
         else if (strcasecmp(v, "off"))
             return media_bad(a, k, v,
                              "on (a bulk upload at urgency 7 on the same connection) or off");
+    } else if (!strcmp(k, "oracle")) {
+        int l = qk_sim_link_find(sim, v);
+        if (l < 0) return media_bad(a, k, v, "the name of a link (its suspensions)");
+        c->oracle_link = qk_sim_link_cfg_get(sim, l);
     } else if (!strcmp(k, "frames")) {
         *csv = v;
     } else if (!strcmp(k, "qlog")) {
@@ -473,7 +502,7 @@ static int media_key(const qk_sim_flow_args *a, const char *k, const char *v, qk
     } else {
         snprintf(a->err, a->err_cap,
                  "%s: unknown key for type media; use cc, start, duration, flows, bypass, "
-                 "bulk, path_failed, frames, qlog",
+                 "bulk, path_failed, oracle, frames, qlog",
                  k);
         return QK_ERR_CONFIG;
     }
@@ -488,7 +517,7 @@ int qk_sim_media_factory(qk_sim *sim, const qk_sim_flow_args *a, void **out,
     for (size_t i = 0; i < a->n_kv; i++) {
         const char *k = a->kv[i].key, *v = a->kv[i].value;
         if (!strcmp(k, "type") || !strcmp(k, "from") || !strcmp(k, "to")) continue;
-        int rc = media_key(a, k, v, &c, &csv);
+        int rc = media_key(sim, a, k, v, &c, &csv);
         if (rc) return rc;
     }
     media_scn *s = calloc(1, sizeof *s);

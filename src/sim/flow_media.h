@@ -21,6 +21,7 @@
  * how much of it the sender keeps written ahead. */
 #define QK_SIMM_BULK_URGENCY     7
 #define QK_SIMM_BULK_AHEAD_BYTES (1l << 20)
+#define QK_SIMM_ORACLE_MARGIN_NS (QK_NS_PER_MS / 2) /* qk_simm_cfg.oracle_link */
 
 typedef struct qk_simm qk_simm;
 
@@ -34,7 +35,12 @@ typedef struct qk_simm_cfg {
     bool no_bucket;           /**< bypass without the cap (rate and bucket unbounded) */
     bool bulk; /**< a bulk upload on a fourth stream of the same connection, urgency 7 */
     qk_time path_failed_ns; /**< qk_config.path_failed_ns (0 = default) */
-    FILE *frames_csv;       /**< per-frame rows "flow,frame,bytes,sent_s,recv_s", or NULL */
+    /** Research (key oracle): the sender's non-urgent data waits, in place of
+     * its ACK-silence rule, while this link was suspended one one-way delay +
+     * QK_SIMM_ORACLE_MARGIN_NS ago: the earliest any acknowledgement could
+     * say so (both directions suspended). NULL = the sender's own rule. */
+    const qk_sim_link_cfg *oracle_link;
+    FILE *frames_csv; /**< per-frame rows "flow,frame,bytes,sent_s,recv_s", or NULL */
     const char *qlog_dir;
     qk_simq_send_fn on_send; /**< observer of every datagram (tests), or NULL */
     void *send_ctx;          /**< for on_send */
@@ -70,7 +76,8 @@ const qk_simm_result *qk_simm_result_get(qk_simm *m);
 /** The underlying QUIC flow. */
 qk_simq *qk_simm_quic(qk_simm *m);
 
-/** Scenario factory of type "media" (keys: cc, start, duration, flows, bypass, bulk, frames). */
+/** Scenario factory of type "media" (keys: cc, start, duration, flows, bypass, bulk,
+ * path_failed, oracle, frames, qlog). */
 int qk_sim_media_factory(qk_sim *sim, const qk_sim_flow_args *args, void **flow,
                          const qk_sim_flow_ops **ops);
 

@@ -151,7 +151,7 @@ static qk_time unsuspend_periodic(const qk_sim_link_cfg *c, qk_time t)
     return t;
 }
 
-static qk_time unsuspend(const qk_sim_link_cfg *c, qk_time t)
+qk_time qk_sim_link_unsuspend(const qk_sim_link_cfg *c, qk_time t)
 {
     t = unsuspend_periodic(c, t);
     /* The explicit list is sorted: one pass moves t past every interval
@@ -213,7 +213,7 @@ static void drop(qk_link *l, qk_pkt *p, qk_sim_drop why)
 
 static void start_service(qk_link *l, qk_pkt *p, qk_time t)
 {
-    qk_time start = unsuspend(&l->cfg, t > l->tx_free_ns ? t : l->tx_free_ns);
+    qk_time start = qk_sim_link_unsuspend(&l->cfg, t > l->tx_free_ns ? t : l->tx_free_ns);
     p->tx_end_ns =
         start + qk_link_tx_ns((uint64_t)p->len + l->cfg.overhead_bytes, rate_at(&l->cfg, start));
     l->tx_free_ns = p->tx_end_ns;

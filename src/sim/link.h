@@ -76,6 +76,10 @@ qk_time qk_link_next(const qk_link *l);
  */
 qk_pkt *qk_link_poll(qk_link *l, qk_time now, uint64_t *events);
 
+/** The first time >= t at which the link is not suspended (suspend_* keys
+ * and suspend_list). Never fails. */
+qk_time qk_sim_link_unsuspend(const qk_sim_link_cfg *c, qk_time t);
+
 /** Serialization time of len bytes at rate (0 = infinite). */
 qk_time qk_link_tx_ns(uint64_t len, uint64_t rate_bps);
 

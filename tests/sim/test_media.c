@@ -415,13 +415,32 @@ typedef struct family_member {
     uint64_t rate_mbit, owd_ms, seed;
     bool bulk;
     qk_cc_kind cc;
+    bool oracle; /* qk_simm_cfg.oracle_link = the forward link */
 } family_member;
 
 typedef struct family_result {
     double excess_ms[2]; /* audio, LD: average over the floor */
     double max_ms, bound_ms, target_ms;
     uint64_t hd_sent, hd_received;
+    uint64_t held_bytes; /* the sender's datagrams while the oracle would hold */
+    qk_time held_ns;     /* how long it would hold, in all */
 } family_result;
+
+/* Bytes the client sends while the forward link was suspended one one-way
+ * delay + QK_SIMM_ORACLE_MARGIN_NS ago (the oracle's hold). */
+typedef struct held_count {
+    const qk_sim_link_cfg *l;
+    uint64_t bytes;
+} held_count;
+
+static void count_held(void *ctx, qk_simq *q, bool server, const qk_datagram *d, qk_time now)
+{
+    (void)q;
+    held_count *h = ctx;
+    qk_time lag = h->l->delay_ns + QK_SIMM_ORACLE_MARGIN_NS;
+    if (server || now < lag) return;
+    if (qk_sim_link_unsuspend(h->l, now - lag) != now - lag) h->bytes += d->len;
+}
 
 static family_result run_member(const family_member *fm)
 {
@@ -439,11 +458,15 @@ static family_result run_member(const family_member *fm)
     assert_int_equal(quic_env_init(&e, fm->seed, &l, &l), 0);
     FILE *csv = tmpfile();
     assert_non_null(csv);
+    held_count hc = {.l = &l};
     qk_simm_cfg c = {.cc = fm->cc,
                      .duration_ns = 10 * SEC,
                      .bypass_limit = 5,
                      .bulk = fm->bulk,
-                     .frames_csv = csv};
+                     .oracle_link = fm->oracle ? &l : NULL,
+                     .frames_csv = csv,
+                     .on_send = count_held,
+                     .send_ctx = &hc};
     int err = 0;
     qk_simm *m = qk_simm_new(e.sim, e.a, e.b, 4433, &c, &err);
     assert_non_null(m);
@@ -454,9 +477,12 @@ static family_result run_member(const family_member *fm)
                         .hd_received = r->f[2].frames_received,
                         .target_ms = 1.5 + 2 * 1452 * 8 * 1e3 / (double)l.rate_bps};
     qk_time longest = 0;
-    for (size_t i = 0; i < l.n_suspend_list; i++)
+    for (size_t i = 0; i < l.n_suspend_list; i++) {
         if (l.suspend_list[i][1] - l.suspend_list[i][0] > longest)
             longest = l.suspend_list[i][1] - l.suspend_list[i][0];
+        fr.held_ns += l.suspend_list[i][1] - l.suspend_list[i][0];
+    }
+    fr.held_bytes = hc.bytes;
     fr.bound_ms = (double)(longest + l.delay_ns) / 1e6 + 5;
     const char *names[2] = {"audio", "ld-video"};
     for (int f = 0; f < 2; f++) {
@@ -477,12 +503,14 @@ static family_result run_member(const family_member *fm)
         fr.excess_ms[f] = n ? sum / n : 1e9;
     }
     printf("member %llu Mbit/s %llu ms seed %llu%s %s: audio %+.2f LD %+.2f ms over the floor "
-           "(target %.2f), audio max %.1f ms (bound %.1f), HD %llu/%llu\n",
+           "(target %.2f), audio max %.1f ms (bound %.1f), HD %llu/%llu%s, %llu B sent while "
+           "an oracle holds\n",
            (unsigned long long)fm->rate_mbit, (unsigned long long)fm->owd_ms,
            (unsigned long long)fm->seed, fm->bulk ? " bulk" : "",
            fm->cc == QK_CONFIG_CC_BBR ? "bbr" : "cubic", fr.excess_ms[0], fr.excess_ms[1],
            fr.target_ms, fr.max_ms, fr.bound_ms, (unsigned long long)fr.hd_received,
-           (unsigned long long)fr.hd_sent);
+           (unsigned long long)fr.hd_sent, fm->oracle ? " (oracle)" : "",
+           (unsigned long long)fr.held_bytes);
     assert_false(r->mismatch);
     assert_int_equal(r->path_failed, 0);
     for (int f = 0; f < 2; f++) assert_int_equal(r->f[f].frames_received, r->f[f].frames_sent);
@@ -500,10 +528,10 @@ static family_result run_member(const family_member *fm)
 static void test_family_targets(void **state)
 {
     (void)state;
-    const family_member ms[] = {{50, 2, 2, false, QK_CONFIG_CC_CUBIC},
-                                {50, 2, 2, false, QK_CONFIG_CC_BBR},
-                                {50, 15, 3, false, QK_CONFIG_CC_CUBIC},
-                                {50, 15, 3, false, QK_CONFIG_CC_BBR}};
+    const family_member ms[] = {{50, 2, 2, false, QK_CONFIG_CC_CUBIC, false},
+                                {50, 2, 2, false, QK_CONFIG_CC_BBR, false},
+                                {50, 15, 3, false, QK_CONFIG_CC_CUBIC, false},
+                                {50, 15, 3, false, QK_CONFIG_CC_BBR, false}};
     for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
         family_result r = run_member(&ms[i]);
         assert_true(r.excess_ms[0] <= r.target_ms && r.excess_ms[1] <= r.target_ms);
@@ -524,14 +552,37 @@ static void test_family_targets(void **state)
 static void test_family_bulk_neighbour(void **state)
 {
     (void)state;
-    const family_member ms[] = {{20, 15, 1, true, QK_CONFIG_CC_CUBIC},
-                                {20, 15, 1, true, QK_CONFIG_CC_BBR}};
+    const family_member ms[] = {{20, 15, 1, true, QK_CONFIG_CC_CUBIC, false},
+                                {20, 15, 1, true, QK_CONFIG_CC_BBR, false}};
     for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
         family_result r = run_member(&ms[i]);
         assert_true(r.excess_ms[0] <= 10 && r.excess_ms[1] <= 10);
         assert_true(r.max_ms <= r.bound_ms);
         assert_int_equal(r.hd_received, r.hd_sent);
     }
+}
+
+/* The oracle (flow_media.c, key oracle; bench/media.sh's family runs it to
+ * bound what any detector could do): while the forward link was suspended
+ * one one-way delay + the margin ago, the sender sends only what the bypass
+ * bucket lets through (1 Mbit/s, 2,560 B per suspension) and ACKs. Its own
+ * rule lets HD video in until half a min RTT + 1 ms after the last ACK, so
+ * it sends more in those windows (525 kB against 336 kB here, most of the
+ * latter audio and LD video). */
+static void test_family_oracle_holds(void **state)
+{
+    (void)state;
+    const family_member own = {20, 15, 1, false, QK_CONFIG_CC_BBR, false};
+    const family_member orc = {20, 15, 1, false, QK_CONFIG_CC_BBR, true};
+    family_result a = run_member(&own), b = run_member(&orc);
+    uint64_t windows = 30, bucket = 2560, mtu = 1500;
+    uint64_t allow = (uint64_t)((double)b.held_ns / 1e9 * 1e6 / 8) + windows * (bucket + mtu);
+    printf("held: own rule %llu B, oracle %llu B, bucket allowance %llu B\n",
+           (unsigned long long)a.held_bytes, (unsigned long long)b.held_bytes,
+           (unsigned long long)allow);
+    assert_true(b.held_bytes <= allow);
+    assert_true(b.held_bytes * 5 < a.held_bytes * 4); /* at least a fifth less */
+    assert_int_equal(b.hd_received, b.hd_sent);
 }
 
 int main(void)
@@ -545,6 +596,7 @@ int main(void)
         cmocka_unit_test(test_bbr_media_wifi_near_floor),
         cmocka_unit_test(test_family_targets),
         cmocka_unit_test(test_family_bulk_neighbour),
+        cmocka_unit_test(test_family_oracle_holds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -243,6 +243,10 @@ struct qk_conn {
     /* Lost-feedback detection (path/feedback.c). While degraded, packets are
      * sent as not cwnd-limited: their ACKs do not grow the window. */
     qk_feedback fb;
+    /* A simulator's oracle (qk_conn_set_feedback_oracle): when set, it says
+     * whether non-urgent data waits, in place of feedback_late's rule. */
+    bool (*fb_oracle)(void *ctx, qk_time now);
+    void *fb_oracle_ctx;
 
     qk_conn_stats stats;
     void *user;

@@ -876,6 +876,7 @@ static bool cc_allows(qk_conn *c, qk_time now)
  * alarm costs non-urgent data the wait for the next ACK. */
 static bool feedback_late(const qk_conn *c, qk_time now)
 {
+    if (c->bypass_limit && c->fb_oracle) return c->fb_oracle(c->fb_oracle_ctx, now);
     if (!c->bypass_limit || c->fb.wait_since == QK_TIME_INFINITE || !c->rtt.min_rtt_ns)
         return false;
     return now >= c->fb.wait_since + c->rtt.min_rtt_ns / 2 + QK_RTT_GRANULARITY_NS;

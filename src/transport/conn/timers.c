@@ -52,6 +52,12 @@ static qk_time feedback_deadline(const qk_conn *c)
     return qk_feedback_next_timeout(&c->fb, &fp);
 }
 
+void qk_conn_set_feedback_oracle(qk_conn *c, bool (*fn)(void *ctx, qk_time now), void *ctx)
+{
+    c->fb_oracle = fn;
+    c->fb_oracle_ctx = ctx;
+}
+
 void qk_conn_feedback_on_ack(qk_conn *c, qk_time now)
 {
     uint64_t out = 0;

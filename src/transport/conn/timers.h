@@ -28,5 +28,10 @@ qk_time qk_conn_pto_ns(const qk_conn *c);
 void qk_conn_touch_idle(qk_conn *c, qk_time now);
 /* Lost-feedback detection: an ACK arrived (path/feedback.h). */
 void qk_conn_feedback_on_ack(qk_conn *c, qk_time now);
+/* Simulator only (src/sim/flow_media.c, key oracle): fn(ctx, now) decides,
+ * with a bypass configured, whether feedback counts as late (conn_send.c
+ * feedback_late) instead of the ACK silence: an experiment's bound on what
+ * any detector could do. NULL fn restores the rule. */
+void qk_conn_set_feedback_oracle(qk_conn *c, bool (*fn)(void *ctx, qk_time now), void *ctx);
 
 #endif
