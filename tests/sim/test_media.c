@@ -422,8 +422,9 @@ typedef struct family_result {
     double excess_ms[2]; /* audio, LD: average over the floor */
     double max_ms, bound_ms, target_ms;
     uint64_t hd_sent, hd_received;
-    uint64_t held_bytes; /* the sender's datagrams while the oracle would hold */
-    qk_time held_ns;     /* how long it would hold, in all */
+    uint64_t held_bytes;   /* the sender's datagrams while the oracle would hold */
+    qk_time held_ns;       /* how long it would hold, in all */
+    uint64_t held_windows; /* suspensions */
 } family_result;
 
 /* Bytes the client sends while the forward link was suspended one one-way
@@ -483,6 +484,7 @@ static family_result run_member(const family_member *fm)
         fr.held_ns += l.suspend_list[i][1] - l.suspend_list[i][0];
     }
     fr.held_bytes = hc.bytes;
+    fr.held_windows = l.n_suspend_list;
     fr.bound_ms = (double)(longest + l.delay_ns) / 1e6 + 5;
     const char *names[2] = {"audio", "ld-video"};
     for (int f = 0; f < 2; f++) {
@@ -575,8 +577,9 @@ static void test_family_oracle_holds(void **state)
     const family_member own = {20, 15, 1, false, QK_CONFIG_CC_BBR, false};
     const family_member orc = {20, 15, 1, false, QK_CONFIG_CC_BBR, true};
     family_result a = run_member(&own), b = run_member(&orc);
-    uint64_t windows = 30, bucket = 2560, mtu = 1500;
-    uint64_t allow = (uint64_t)((double)b.held_ns / 1e9 * 1e6 / 8) + windows * (bucket + mtu);
+    uint64_t bucket = 2560, mtu = 1500; /* a full bucket and a datagram past it per window */
+    uint64_t allow =
+        (uint64_t)((double)b.held_ns / 1e9 * 1e6 / 8) + b.held_windows * (bucket + mtu);
     printf("held: own rule %llu B, oracle %llu B, bucket allowance %llu B\n",
            (unsigned long long)a.held_bytes, (unsigned long long)b.held_bytes,
            (unsigned long long)allow);
