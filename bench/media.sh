@@ -249,15 +249,15 @@ def family(w):
             for a, b in sp:
                 if a <= s < b: return b
             return s
+        def excess(rows, f_):  # a flow's average delay over the floor, ms
+            rs = [r for r in rows if r['flow'] == f_]
+            return sum(float(r['recv_s']) - float(r['sent_s']) - fl(float(r['sent_s'])) for r in rs) / len(rs) * 1e3
         fr = list(csv.DictReader(open(f"{tmp}/fam-{name}.frames.csv")))
-        ex, mx, ref, oex = {}, {}, {}, {}
         ofr = list(csv.DictReader(open(f"{tmp}/orc-{name}.frames.csv")))
+        ex, mx, ref, oex = {}, {}, {}, {}
         for f_ in ('audio', 'ld-video'):
-            rs = [r for r in fr if r['flow'] == f_]
-            ex[f_] = sum(float(r['recv_s']) - float(r['sent_s']) - fl(float(r['sent_s'])) for r in rs) / len(rs) * 1e3
-            mx[f_] = max(float(r['recv_s']) - float(r['sent_s']) for r in rs) * 1e3
-            rs = [r for r in ofr if r['flow'] == f_]
-            oex[f_] = sum(float(r['recv_s']) - float(r['sent_s']) - fl(float(r['sent_s'])) for r in rs) / len(rs) * 1e3
+            ex[f_], oex[f_] = excess(fr, f_), excess(ofr, f_)
+            mx[f_] = max(float(r['recv_s']) - float(r['sent_s']) for r in fr if r['flow'] == f_) * 1e3
         free, acc = 0.0, {}
         for r in sorted((r for r in fr if r['flow'] != 'hd-video'), key=lambda r: float(r['sent_s'])):
             s_, by = float(r['sent_s']), int(r['bytes'])

@@ -199,11 +199,8 @@ static void tune(void *ctx, qk_config *cfg, bool server)
     if (m->cfg.path_failed_ns) cfg->path_failed_ns = m->cfg.path_failed_ns;
 }
 
-/* qk_simm_cfg.oracle_link: was the link suspended one one-way delay + the
- * margin ago? When it was, *until says when that stops (else INFINITE). */
-static bool oracle_held(const qk_simm *m, qk_time now, qk_time *until)
+bool qk_simm_oracle_held(const qk_sim_link_cfg *l, qk_time now, qk_time *until)
 {
-    const qk_sim_link_cfg *l = m->cfg.oracle_link;
     qk_time lag = l->delay_ns + QK_SIMM_ORACLE_MARGIN_NS;
     *until = QK_TIME_INFINITE;
     if (now < lag) return false;
@@ -215,8 +212,9 @@ static bool oracle_held(const qk_simm *m, qk_time now, qk_time *until)
 
 static bool oracle_late(void *ctx, qk_time now)
 {
+    const qk_simm *m = ctx;
     qk_time until;
-    return oracle_held(ctx, now, &until);
+    return qk_simm_oracle_held(m->cfg.oracle_link, now, &until);
 }
 
 static void open_streams(qk_simm *m, qk_conn *c, qk_time now)
@@ -282,7 +280,9 @@ static qk_time clock_next(void *ctx)
         if (m->f[i].on && m->f[i].next_ns < t) t = m->f[i].next_ns;
     if (t >= stop_ns(m)) t = QK_TIME_INFINITE;
     /* The oracle's hold ends: wake the sender then (clock_fire kicks it). */
-    if (m->cfg.oracle_link && oracle_held(m, qk_sim_now(m->sim), &until) && until < t) t = until;
+    if (m->cfg.oracle_link && qk_simm_oracle_held(m->cfg.oracle_link, qk_sim_now(m->sim), &until) &&
+        until < t)
+        t = until;
     return t;
 }
 

@@ -73,6 +73,10 @@ qk_simm *qk_simm_new(qk_sim *sim, int client_host, int server_host, uint16_t por
 void qk_simm_del(qk_simm *m);
 /** Current results (delay statistics computed on each call). */
 const qk_simm_result *qk_simm_result_get(qk_simm *m);
+/** The oracle's hold (qk_simm_cfg.oracle_link l): was l suspended one
+ * one-way delay + QK_SIMM_ORACLE_MARGIN_NS before now? When it was, *until
+ * says when the hold ends (else QK_TIME_INFINITE). Never fails. */
+bool qk_simm_oracle_held(const qk_sim_link_cfg *l, qk_time now, qk_time *until);
 /** The underlying QUIC flow. */
 qk_simq *qk_simm_quic(qk_simm *m);
 

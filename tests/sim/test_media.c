@@ -427,8 +427,7 @@ typedef struct family_result {
     uint64_t held_windows; /* suspensions */
 } family_result;
 
-/* Bytes the client sends while the forward link was suspended one one-way
- * delay + QK_SIMM_ORACLE_MARGIN_NS ago (the oracle's hold). */
+/* Bytes the client sends while the oracle would hold (qk_simm_oracle_held). */
 typedef struct held_count {
     const qk_sim_link_cfg *l;
     uint64_t bytes;
@@ -438,9 +437,8 @@ static void count_held(void *ctx, qk_simq *q, bool server, const qk_datagram *d,
 {
     (void)q;
     held_count *h = ctx;
-    qk_time lag = h->l->delay_ns + QK_SIMM_ORACLE_MARGIN_NS;
-    if (server || now < lag) return;
-    if (qk_sim_link_unsuspend(h->l, now - lag) != now - lag) h->bytes += d->len;
+    qk_time until;
+    if (!server && qk_simm_oracle_held(h->l, now, &until)) h->bytes += d->len;
 }
 
 static family_result run_member(const family_member *fm)
