@@ -228,6 +228,49 @@ static void test_losses(void **state)
     teardown(f);
 }
 
+/* qk_recovery_max_delivery_rate (the pipe limit's path estimate,
+ * conn_send.c pipe_limit_bytes): the max of this window's samples and the
+ * last one's, 4 s windows. App-limited samples below it are not taken, and
+ * a window that took none does not age it: a sender that holds data back
+ * must not come to measure its own limit as the path (media family at
+ * 20 Mbit/s, 30 ms one way: the estimate fell from 9.4 to 3.5 Mbit/s 20 s
+ * in and HD video lagged 4-9 s). Samples that are not app-limited age it
+ * within two windows. */
+static void test_max_rate_ages_only_on_samples(void **state)
+{
+    (void)state;
+    fx *f = setup();
+    for (uint64_t pn = 0; pn < 10; pn++) send_at(f, pn, pn * MS);
+    ack_range(f, 0, 4, 100 * MS);
+    ack_range(f, 5, 9, 105 * MS); /* 60000, then 114285 B/s (test_first_flight) */
+    assert_int_equal(qk_recovery_max_delivery_rate(&f->rec), 114285);
+    /* One app-limited packet every 3 s from idle, acked 100 ms later: a
+     * sample of 1200 B in 100 ms (from idle the interval starts at the
+     * send), 12000 B/s, below the max.
+     * Windows turn at 6.1 s and 12.1 s (the second took no sample). */
+    uint64_t pn = 10;
+    for (qk_time t = 3000 * MS; t <= 15000 * MS; t += 3000 * MS, pn++) {
+        qk_recovery_mark_app_limited(&f->rec);
+        send_at(f, pn, t);
+        ack_range(f, pn, pn, t + 100 * MS);
+        const qk_rate_sample *rs = &f->cc.rs[f->cc.n_rs - 1];
+        assert_true(rs->is_app_limited);
+        assert_int_equal(rs->delivery_rate_bytes_per_s, 12000);
+        assert_int_equal(qk_recovery_max_delivery_rate(&f->rec), 114285);
+    }
+    /* The same packets not app-limited: taken (window from 18.1 s), and
+     * at the turn at 24.1 s the old max is gone. */
+    for (qk_time t = 18000 * MS; t <= 24000 * MS; t += 3000 * MS, pn++) {
+        send_at(f, pn, t);
+        ack_range(f, pn, pn, t + 100 * MS);
+        const qk_rate_sample *rs = &f->cc.rs[f->cc.n_rs - 1];
+        assert_false(rs->is_app_limited);
+        assert_int_equal(qk_recovery_max_delivery_rate(&f->rec), t < 24000 * MS ? 114285 : 12000);
+    }
+    assert_true(f->cc.n_rs < 16);
+    teardown(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -235,6 +278,7 @@ int main(void)
         cmocka_unit_test(test_pipelined),
         cmocka_unit_test(test_app_limited),
         cmocka_unit_test(test_losses),
+        cmocka_unit_test(test_max_rate_ages_only_on_samples),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

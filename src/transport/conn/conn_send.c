@@ -394,7 +394,8 @@ static bool urgent_active(const qk_conn *c, qk_time now)
  * headroom (a bulk download at urgency 6 on a bypass connection took 11 %
  * longer under the limit, tests/sim/test_media.c). For any controller the
  * limit is also the path's BDP as the delivery-rate samples give it (their
- * max over the last 4-8 s, qk_recovery_max_delivery_rate, times min_rtt)
+ * max over the last 4-8 s that were not held back by this limit,
+ * qk_recovery_max_delivery_rate, times min_rtt)
  * plus QK_PIPE_SLACK_PKTS: CUBIC's window, and BBR's recent RTT, include
  * the standing queue that a bulk stream of the same connection builds, and
  * every urgent frame waited behind it (bench/media.sh's family with a bulk

@@ -324,7 +324,10 @@ static void bw_max_update(qk_recovery *r, const qk_rate_sample *rs)
     if (!rs->delivery_rate_bytes_per_s) return;
     if (rs->now >= r->bw_window_start + QK_RECOVERY_BW_WINDOW_NS) {
         bool adjacent = rs->now < r->bw_window_start + 2 * QK_RECOVERY_BW_WINDOW_NS;
-        r->bw_max_prev = adjacent ? r->bw_max_cur : 0;
+        /* A window whose samples were all app-limited below the max (the
+         * sender held data back) measured nothing: the max stands, as in a
+         * filter that only ages on samples it takes. */
+        if (r->bw_max_cur || !adjacent) r->bw_max_prev = adjacent ? r->bw_max_cur : 0;
         r->bw_max_cur = 0;
         r->bw_window_start = rs->now;
     }

@@ -348,7 +348,10 @@ void qk_recovery_mark_app_limited(qk_recovery *r);
 
 /** The largest delivery rate sampled over the last 4-8 s, bytes per
  * second (0 = none yet): application-limited samples count only where they
- * exceed it (draft-ietf-ccwg-bbr §4.1.2.4, as BBR.max_bw). Any controller's
+ * exceed it (draft-ietf-ccwg-bbr §4.1.2.4, as BBR.max_bw), and a 4 s window
+ * that took no sample (all application-limited below it) leaves the one
+ * before in place instead of aging it out; a sample that comes more than
+ * 8 s after the current window began starts afresh. Any controller's
  * estimate of what the path delivers, for the pipe limit of the CC bypass
  * (conn_send.c pipe_limit_bytes). */
 uint64_t qk_recovery_max_delivery_rate(const qk_recovery *r);
