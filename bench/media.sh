@@ -18,7 +18,8 @@
 # neighbour on the media connection; table "The schedule family" and
 # media-family.csv (one row per member); per member bench/media_ahead.py
 # splits what the urgent frames waited behind (table "Where the excess
-# comes from").
+# comes from"). It and ahead() below replay the sender's qlog through the
+# same model of the forward link, bench/media_link.py.
 # usage: bench/media.sh [BUILD_DIR (build/release, else build/debug)] [--cc cubic]
 set -euo pipefail
 build=build/release
@@ -116,6 +117,8 @@ cc=${ccs%% *}
 
 python3 - "$ini" "$tmp" "$out" "$ccs" "$(git rev-parse --short HEAD)" "$rates" <<'PY'
 import sys, re, csv, glob, json
+sys.path.insert(0, 'bench')  # run from the top of the tree, as bench/media_ahead.py above
+import media_link
 ini, tmp, out, ccs, rev, rates = sys.argv[1:]
 rates = rates.split()
 ccs = ccs.split()
@@ -195,34 +198,25 @@ def ahead(c):
     frame. Also the sender's pacing rate (median after 4 s; 0 = cwnd/srtt
     pacing, not a controller-set rate) and the longest run of data packets
     (>= 1000 B) sent at one instant after 4 s."""
-    pk, rates = [], []
+    rates = []
     for fn in glob.glob(f"{tmp}/qlog-bucket-{c}/*client*"):
         for line in open(fn):
-            if 'packet_sent' not in line and 'pacing_rate' not in line: continue
+            if 'pacing_rate' not in line: continue
             e = json.loads(line.strip().lstrip('\x1e'))
-            t = e['time'] / 1e3
-            if e['name'] == 'transport:packet_sent':
-                sid = {}
-                for x in e['data'].get('frames', []):
-                    if x['frame_type'] == 'stream':
-                        sid[x['stream_id']] = sid.get(x['stream_id'], 0) + x.get('length', 0)
-                pk.append((t, e['data']['raw']['length'], sid))
-            elif t >= 4 and 'pacing_rate' in e['data']:
+            if e['time'] / 1e3 >= 4 and 'pacing_rate' in e['data']:
                 rates.append(e['data']['pacing_rate'])
-    pk.sort(key=lambda x: x[0])
+    pk = media_link.sent_packets(f"{tmp}/qlog-bucket-{c}")
     tot = {}
-    for _, _, sid in pk:
-        for k, v in sid.items(): tot[k] = tot.get(k, 0) + v
+    for _, _, st in pk:
+        for k, _, v in st: tot[k] = tot.get(k, 0) + v
     hd = max(tot, key=tot.get)  # HD video carries the most bytes
     def resume(t):
         for a, b in susp:
             if a <= t < b: return b
         return t
-    free, ent, run, maxrun, last = 0.0, [], 0, 0, -1.0
-    for t, l, sid in pk:
-        st = resume(max(t, free))
-        free = st + l * 8 / 50e6
-        ent.append((t, st, sid.get(hd, 0)))
+    ent, run, maxrun, last = [], 0, 0, -1.0
+    for (t, l, st), (start, _) in zip(pk, media_link.service(pk, 50e6, resume)):
+        ent.append((t, start, sum(v for k, _, v in st if k == hd)))
         if t >= 4 and l >= 1000:
             run = run + 1 if t == last else 1
             last, maxrun = t, max(maxrun, run)

@@ -34,14 +34,16 @@ frame:
 Prints one line: rate owd frames excess model urgent pre first after open
 sender missed (ms, averages over the frames; model = the FIFO's excess, for
 comparison with the measured one)."""
-import csv, glob, json, re, sys
+import csv, os, re, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from media_link import sent_packets, service, suspensions  # noqa: E402
 
 ini, out, frames, qdir = sys.argv[1:5]
 txt = open(ini).read()
 rate = float(re.search(r'rate = (\d+)mbit', txt).group(1)) * 1e6
 owd = float(re.search(r'delay = (\d+)ms', txt).group(1)) / 1e3
-sl = re.search(r'^suspend_list forward = (.*)$', open(out).read(), re.M).group(1)
-susp = sorted(tuple(float(x[:-2]) / 1e3 for x in p.strip().split('-')) for p in sl.split(','))
+susp = suspensions(open(out).read())
 
 
 def holding(t):
@@ -62,19 +64,9 @@ def resume(t):
 # Stream ids of the media flow (src/sim/flow_media.c: client-initiated
 # unidirectional streams in this order).
 URGENT, HD, BULK = {2, 6}, 10, 14
-pk = []
-for fn in glob.glob(f"{qdir}/*client*"):
-    for line in open(fn):
-        if 'packet_sent' not in line:
-            continue
-        e = json.loads(line.strip().lstrip('\x1e'))
-        st = [(x['stream_id'], x['offset'], x.get('length', 0))
-              for x in e['data'].get('frames', []) if x['frame_type'] == 'stream']
-        pk.append((e['time'] / 1e3, e['data']['raw']['length'], st))
-pk.sort(key=lambda p: p[0])
-free, link = 0.0, []
-for t, size, st in pk:
-    free = resume(max(t, free)) + size * 8 / rate
+pk = sent_packets(qdir)
+link = []
+for (t, size, st), (_, free) in zip(pk, service(pk, rate, resume)):
     by = {}
     for sid, _, n in st:
         k = 'u' if sid in URGENT else 'n' if sid in (HD, BULK) else 'c'
