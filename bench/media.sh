@@ -131,11 +131,7 @@ for line in open(ini):
             susp.append((float(a[:-2]) / 1e3, float(b[:-2]) / 1e3))
 susp = sorted(set(susp))
 owd = 0.002
-def floor(s):
-    for a, b in susp:
-        if a <= s < b:
-            return b - s + owd
-    return owd
+def floor(s): return media_link.floor(susp, owd, s)
 longest = max(b - a for a, b in susp)
 def stats(name):
     rows = {}
@@ -210,12 +206,8 @@ def ahead(c):
     for _, _, st in pk:
         for k, _, v in st: tot[k] = tot.get(k, 0) + v
     hd = max(tot, key=tot.get)  # HD video carries the most bytes
-    def resume(t):
-        for a, b in susp:
-            if a <= t < b: return b
-        return t
     ent, run, maxrun, last = [], 0, 0, -1.0
-    for (t, l, st), (start, _) in zip(pk, media_link.service(pk, 50e6, resume)):
+    for (t, l, st), (start, _) in zip(pk, media_link.service(pk, 50e6, lambda t: media_link.resume(susp, t))):
         ent.append((t, start, sum(v for k, _, v in st if k == hd)))
         if t >= 4 and l >= 1000:
             run = run + 1 if t == last else 1
@@ -246,10 +238,7 @@ def alone(fr, f_, sp, rate, owd, slack, fl):
     before a suspension finishes in it: up to `slack` bytes (one datagram: 1,500
     on an Ethernet path, 65,527 the largest QUIC allows, RFC 9000 §18.2) per
     suspension."""
-    def res(t):
-        for a, b in sp:
-            if a <= t < b: return b
-        return t
+    res = lambda t: media_link.resume(sp, t)
     free, acc = 0.0, []
     for r in sorted((r for r in fr if r['flow'] == f_), key=lambda r: float(r['sent_s'])):
         s_ = float(r['sent_s'])
@@ -280,16 +269,9 @@ def family(w):
         rate, owd, seed, bulk, c = name.split('-')
         rate, owd = int(rate[1:]) * 1e6, int(owd[1:]) / 1e3
         txt = open(fn).read()
-        sl = re.search(r'^suspend_list forward = (.*)$', txt, re.M).group(1)
-        sp = [tuple(float(x[:-2]) / 1e3 for x in p.strip().split('-')) for p in sl.split(',')]
-        def fl(s):
-            for a, b in sp:
-                if a <= s < b: return b - s + owd
-            return owd
-        def res(s):
-            for a, b in sp:
-                if a <= s < b: return b
-            return s
+        sp = media_link.suspensions(txt)
+        fl = lambda s: media_link.floor(sp, owd, s)
+        res = lambda s: media_link.resume(sp, s)
         def excess(rows, f_):  # a flow's average delay over the floor, ms
             rs = [r for r in rows if r['flow'] == f_]
             return sum(float(r['recv_s']) - float(r['sent_s']) - fl(float(r['sent_s'])) for r in rs) / len(rs) * 1e3
@@ -636,12 +618,8 @@ def long_call(w):
         name = fn.split('/')[-1][:-4]
         rate, seed = (int(x[1:]) for x in name.split('-')[1:])
         txt = open(fn).read()
-        sl = re.search(r'^suspend_list forward = (.*)$', txt, re.M).group(1)
-        sp = [tuple(float(x[:-2]) / 1e3 for x in p.strip().split('-')) for p in sl.split(',')]
-        def fl(s):
-            for a, b in sp:
-                if a <= s < b: return b - s + 0.03
-            return 0.03
+        sp = media_link.suspensions(txt)
+        fl = lambda s: media_link.floor(sp, 0.03, s)
         fr = list(csv.DictReader(open(f"{tmp}/{name}.frames.csv")))
         ex = {}
         for f_ in ('audio', 'ld-video'):

@@ -19,6 +19,21 @@ def suspensions(out_text, direction='forward'):
     raise ValueError(f"no suspend_list {direction} in the simulator's output")
 
 
+def resume(sp, t):
+    """The first time >= t the link is open: the end of the suspension of sp
+    (increasing (start, end) pairs) that holds t, else t."""
+    for a, b in sp:
+        if a <= t < b:
+            return b
+    return t
+
+
+def floor(sp, owd, s):
+    """The floor of a frame written at s: the wait until the suspension
+    holding it ends plus the one-way delay (what a perfect sender sees)."""
+    return resume(sp, s) - s + owd
+
+
 def sent_packets(qdir):
     """The client's packets from its qlog in qdir, by send time: (t s, UDP
     payload bytes, [(stream id, offset, length) of each STREAM frame])."""
