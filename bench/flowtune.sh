@@ -3,11 +3,11 @@
 # Flow-control auto-tuning experiments (docs/experiments/flow-control.md).
 # Runs bench_flowtune (Release build) for each experiment, writes CSV series
 # and summary lines to OUT, and PNG plots with gnuplot.
-# usage: bench/flowtune.sh [BUILD_DIR (build/release)] [OUT (build/flowtune)] [EXPERIMENTS (1 2 3 4)]
+# usage: bench/flowtune.sh [BUILD_DIR (build/release)] [OUT (build/flowtune)] [EXPERIMENTS (1 2 3 4 5)]
 set -euo pipefail
 build=${1:-build/release}
 out=${2:-build/flowtune}
-which=${3:-1 2 3 4}
+which=${3:-1 2 3 4 5}
 here=$(cd "$(dirname "$0")" && pwd)
 b="$build/bench_flowtune"
 [ -x "$b" ] || { echo "flowtune.sh: $b missing; run 'make release' first" >&2; exit 1; }
@@ -58,6 +58,15 @@ for e in $which; do
         done
         plot "$out/e3.png" "100 streams, 64 MiB budget, 1 Gbit/s, 60 ms" \
             "$out/e3-100streams-2500MB.csv $out/e3-unlimited-2500MB.csv" "100-streams unlimited-windows"
+        ;;
+    5) # 30 streams under the 64 MiB budget on a long path, 1 Gbit/s, 150 ms
+        # (BDP 18.75 MB): the budget must bound memory, not the link's use.
+        run e5-30streams --rate 1gbit --rtt 150ms --streams 30 --size 1000MB \
+            --window 64KiB --conn-window 256KiB --budget 64MiB
+        run e5-unlimited --rate 1gbit --rtt 150ms --streams 30 --size 1000MB \
+            --autotune off --window 16MiB --conn-window 1600MiB
+        plot "$out/e5.png" "30 streams, 64 MiB budget, 1 Gbit/s, 150 ms" \
+            "$out/e5-30streams.csv $out/e5-unlimited.csv" "30-streams unlimited-windows"
         ;;
     4) # A reader draining 10 Mbit/s from a 1 Gbit/s, 60 ms path.
         run e4-slowreader --rate 1gbit --rtt 60ms --duration 20s --read-rate 10mbit --window 64KiB \

@@ -347,8 +347,14 @@ static int init_feedback(qk_conn *c, qk_time now)
                                 qk_conn_cc_scalable(cfg) ? QK_PACER_BURST_INTERVAL_NS / 8
                                                          : QK_PACER_BURST_INTERVAL_NS,
                                 QK_PACER_MAX_BURST_BYTES);
+    /* The connection window is not charged to the endpoint budget: the peer
+     * can make us hold only min(connection credit, sum of stream credit),
+     * and the streams' growth is charged. Charging both counted a
+     * connection's memory about twice, and 30 streams on 1 Gbit/s x 150 ms
+     * under a 64 MiB budget got 41 % of the link (73 % now; bench/flowtune.sh
+     * experiment 5, docs/experiments/flow-control.md "Budget"). */
     qk_flow_rx_init(&c->flow_rx, cfg->initial_max_data_bytes, cfg->max_conn_window_bytes,
-                    cfg->autotune, c->env.budget);
+                    cfg->autotune, NULL);
     c->flow_rx.rule = (cfg->autotune_rule & 1) ? QK_FLOW_RULE_EPOCH : QK_FLOW_RULE_RTT2;
     c->flow_rx.plain_doubling = (cfg->autotune_rule & 2) != 0;
     c->flow_rx.climb_doubling = true; /* flow.h: must not lag slow start */

@@ -24,7 +24,8 @@ static void keep_conn_above(qk_conn *c, uint64_t stream_window_bytes)
 {
     uint64_t want = stream_window_bytes + stream_window_bytes / 2;
     if (c->flow_rx.min_window_bytes < want) c->flow_rx.min_window_bytes = want;
-    /* Growth is charged to the endpoint budget like any other (it may refuse). */
+    /* Not charged to the endpoint budget (conn.c init_feedback): the
+     * streams' credit it covers is. */
     if (c->flow_rx.window_bytes < want && qk_flow_rx_raise(&c->flow_rx, want))
         c->pend |= QK_PEND_MAX_DATA;
 }
