@@ -163,52 +163,17 @@ static void test_slow_reader(void **s)
     quic_env_free(&e);
 }
 
-/* Twenty streams of 2 MB on one connection under an 8 MiB endpoint budget:
- * the transfer completes, windows grew, and the budget is never exceeded
- * (its peak is tracked at every grant). Shortened experiment 3. */
-static void test_streams_under_budget(void **s)
+/* `streams` downloads, size_bytes in all, over the path e was set up with:
+ * auto-tuned from 64 KiB / 256 KiB under an endpoint budget of budget_bytes,
+ * or (budget_bytes 0) with windows that never limit (no tuning, no budget).
+ * Asserts that every byte arrives intact by deadline_ns and that the budget
+ * is never exceeded (its peak, tracked at every grant, goes to *peak_bytes);
+ * returns the time from connect to the last FIN read. Frees e. */
+static qk_time streams_download(quic_env *e, int streams, uint64_t size_bytes,
+                                uint64_t budget_bytes, qk_time deadline_ns, uint64_t *peak_bytes)
 {
-    (void)s;
-    quic_env e;
-    path(&e, 23);
-    const uint64_t budget = 8u << 20;
-    qk_simq_cfg c = {.streams = 20,
-                     .size_bytes = 40000000,
-                     .cc = QK_CONFIG_CC_CUBIC,
-                     .autotune = 1,
-                     .window_bytes = 64u << 10,
-                     .conn_window_bytes = 256u << 10,
-                     .budget_bytes = budget,
-                     .udp_payload_bytes = 1452,
-                     .no_protection = true};
-    qk_simq *q = quic_env_flow(&e, 4433, &c);
-    assert_non_null(q);
-    quic_env_run_done(&e, q, 20 * QK_NS_PER_S);
-    const qk_simq_result *r = qk_simq_result_get(q);
-    uint64_t peak = 0;
-    qk_simq_budget_used(q, &peak);
-    fprintf(stderr, "budget: peak %llu of %llu, conn window %llu, %.2f s\n",
-            (unsigned long long)peak, (unsigned long long)budget,
-            (unsigned long long)r->client_stats.conn_rx_window_bytes,
-            (double)(r->completion_ns - r->connected_ns) / 1e9);
-    assert_true(r->done);
-    assert_false(r->mismatch);
-    assert_int_equal(r->read_bytes, 40000000);
-    assert_true(peak > 0);       /* windows grew, charged to the budget */
-    assert_true(peak <= budget); /* and never beyond it */
-    assert_false(r->client_closed && r->client_close.reason_err);
-    quic_env_free(&e);
-}
-
-/* Thirty streams, 100 MB in all, on 100 Mbit/s x 150 ms (BDP 1.9 MB).
- * budget_bytes 0: windows that never limit (no tuning, no budget). Returns
- * the time from connect to the last FIN read. */
-static qk_time thirty_streams(uint64_t budget_bytes)
-{
-    quic_env e;
-    path_at(&e, 29, 100000000ull, 150 * MS);
-    qk_simq_cfg c = {.streams = 30,
-                     .size_bytes = 100000000,
+    qk_simq_cfg c = {.streams = streams,
+                     .size_bytes = size_bytes,
                      .cc = QK_CONFIG_CC_CUBIC,
                      .autotune = budget_bytes ? 1 : -1,
                      .window_bytes = budget_bytes ? 64u << 10 : 16u << 20,
@@ -216,36 +181,54 @@ static qk_time thirty_streams(uint64_t budget_bytes)
                      .budget_bytes = budget_bytes,
                      .udp_payload_bytes = 1452,
                      .no_protection = true};
-    qk_simq *q = quic_env_flow(&e, 4433, &c);
+    qk_simq *q = quic_env_flow(e, 4433, &c);
     assert_non_null(q);
-    quic_env_run_done(&e, q, 30 * QK_NS_PER_S);
+    quic_env_run_done(e, q, deadline_ns);
     const qk_simq_result *r = qk_simq_result_get(q);
+    uint64_t peak = 0;
+    qk_simq_budget_used(q, &peak);
+    qk_time t = r->completion_ns - r->connected_ns;
+    fprintf(stderr, "%d streams: budget peak %llu of %llu, conn window %llu, %.3f s\n", streams,
+            (unsigned long long)peak, (unsigned long long)budget_bytes,
+            (unsigned long long)r->client_stats.conn_rx_window_bytes, (double)t / 1e9);
     assert_true(r->done);
     assert_false(r->mismatch);
-    assert_int_equal(r->read_bytes, 100000000);
-    if (budget_bytes) {
-        uint64_t peak = 0;
-        qk_simq_budget_used(q, &peak);
-        assert_true(peak <= budget_bytes);
-    }
-    qk_time t = r->completion_ns - r->connected_ns;
-    quic_env_free(&e);
+    assert_int_equal(r->read_bytes, size_bytes);
+    if (budget_bytes) assert_true(peak <= budget_bytes); /* never beyond it */
+    assert_false(r->client_closed && r->client_close.reason_err);
+    if (peak_bytes) *peak_bytes = peak;
+    quic_env_free(e);
     return t;
 }
 
+/* Twenty streams of 2 MB on one connection under an 8 MiB endpoint budget:
+ * the transfer completes, windows grew, and the budget is never exceeded.
+ * Shortened experiment 3. */
+static void test_streams_under_budget(void **s)
+{
+    (void)s;
+    quic_env e;
+    path(&e, 23);
+    uint64_t peak = 0;
+    streams_download(&e, 20, 40000000, 8u << 20, 20 * QK_NS_PER_S, &peak);
+    assert_true(peak > 0); /* windows grew, charged to the budget */
+}
+
 /* A 7 MiB endpoint budget (3.7 BDP) bounds memory, not the link's use:
- * the thirty streams finish at most 5 % after windows that never limit.
- * With the connection window charged to the budget as well as its
- * streams' (before 0650310), the connection held most of it, the streams'
- * windows shrank to fit the rest and the transfer took 8.8 % longer
- * (docs/experiments/flow-control.md "The budget counts the streams
- * once"; 1 % now). */
+ * thirty streams, 100 MB in all, on 100 Mbit/s x 150 ms (BDP 1.9 MB) finish
+ * at most 5 % after windows that never limit. With the connection window
+ * charged to the budget as well as its streams' (before 0650310), the
+ * connection held most of it, the streams' windows shrank to fit the rest
+ * and the transfer took 8.8 % longer (docs/experiments/flow-control.md "The
+ * budget counts the streams once"; 1 % now). */
 static void test_budget_counts_streams_once(void **s)
 {
     (void)s;
-    qk_time budget = thirty_streams(7u << 20), free_ = thirty_streams(0);
-    fprintf(stderr, "thirty streams: %.3f s under the budget, %.3f s without\n",
-            (double)budget / 1e9, (double)free_ / 1e9);
+    quic_env e;
+    path_at(&e, 29, 100000000ull, 150 * MS);
+    qk_time budget = streams_download(&e, 30, 100000000, 7u << 20, 30 * QK_NS_PER_S, NULL);
+    path_at(&e, 29, 100000000ull, 150 * MS);
+    qk_time free_ = streams_download(&e, 30, 100000000, 0, 30 * QK_NS_PER_S, NULL);
     assert_true(budget * 100 <= free_ * 105);
 }
 
