@@ -394,7 +394,10 @@ typedef struct qk_config {
     /** Auto-tuning cap per connection.
      * @default{96 * 1024 * 1024} */
     uint64_t max_conn_window_bytes;
-    /** Endpoint-wide cap on receive-window growth; 0 = none.
+    /** Endpoint-wide cap on receive-window growth: the bytes stream windows
+     * hold above their initial size, over all connections (a connection
+     * window is not charged: the peer can fill at most its streams'
+     * credit). 0 = none.
      * @default{0} */
     uint64_t recv_budget_bytes;
     /** Send-side memory, per connection: stream bytes written and not yet
