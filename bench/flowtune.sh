@@ -59,6 +59,11 @@ for e in $which; do
         plot "$out/e3.png" "100 streams, 64 MiB budget, 1 Gbit/s, 60 ms" \
             "$out/e3-100streams-2500MB.csv $out/e3-unlimited-2500MB.csv" "100-streams unlimited-windows"
         ;;
+    4) # A reader draining 10 Mbit/s from a 1 Gbit/s, 60 ms path.
+        run e4-slowreader --rate 1gbit --rtt 60ms --duration 20s --read-rate 10mbit --window 64KiB \
+            --conn-window 256KiB
+        plot "$out/e4.png" "slow reader (10 Mbit/s) on 1 Gbit/s, 60 ms" "$out/e4-slowreader.csv" "slow-reader"
+        ;;
     5) # 30 streams under the 64 MiB budget on a long path, 1 Gbit/s, 150 ms
         # (BDP 18.75 MB): the budget must bound memory, not the link's use.
         run e5-30streams --rate 1gbit --rtt 150ms --streams 30 --size 1000MB \
@@ -67,11 +72,6 @@ for e in $which; do
             --autotune off --window 16MiB --conn-window 1600MiB
         plot "$out/e5.png" "30 streams, 64 MiB budget, 1 Gbit/s, 150 ms" \
             "$out/e5-30streams.csv $out/e5-unlimited.csv" "30-streams unlimited-windows"
-        ;;
-    4) # A reader draining 10 Mbit/s from a 1 Gbit/s, 60 ms path.
-        run e4-slowreader --rate 1gbit --rtt 60ms --duration 20s --read-rate 10mbit --window 64KiB \
-            --conn-window 256KiB
-        plot "$out/e4.png" "slow reader (10 Mbit/s) on 1 Gbit/s, 60 ms" "$out/e4-slowreader.csv" "slow-reader"
         ;;
     esac
 done

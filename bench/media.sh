@@ -272,9 +272,7 @@ def family(w):
         sp = media_link.suspensions(txt)
         fl = lambda s: media_link.floor(sp, owd, s)
         res = lambda s: media_link.resume(sp, s)
-        def excess(rows, f_):  # a flow's average delay over the floor, ms
-            rs = [r for r in rows if r['flow'] == f_]
-            return sum(float(r['recv_s']) - float(r['sent_s']) - fl(float(r['sent_s'])) for r in rs) / len(rs) * 1e3
+        excess = lambda rows, f_: media_link.excess_ms(rows, f_, sp, owd)
         fr = list(csv.DictReader(open(f"{tmp}/fam-{name}.frames.csv")))
         ofr = list(csv.DictReader(open(f"{tmp}/orc-{name}.frames.csv")))
         ex, mx, ref, oex = {}, {}, {}, {}
@@ -629,12 +627,9 @@ def long_call(w):
         rate, seed = (int(x[1:]) for x in name.split('-')[1:])
         txt = open(fn).read()
         sp = media_link.suspensions(txt)
-        fl = lambda s: media_link.floor(sp, 0.03, s)
+        owd = int(re.search(r'^delay = (\d+)ms$', open(f"{tmp}/{name}.ini").read(), re.M).group(1)) / 1e3
         fr = list(csv.DictReader(open(f"{tmp}/{name}.frames.csv")))
-        ex = {}
-        for f_ in ('audio', 'ld-video'):
-            rs = [r for r in fr if r['flow'] == f_]
-            ex[f_] = sum(float(r['recv_s']) - float(r['sent_s']) - fl(float(r['sent_s'])) for r in rs) / len(rs) * 1e3
+        ex = {f_: media_link.excess_ms(fr, f_, sp, owd) for f_ in ('audio', 'ld-video')}
         q = []
         for k in range(4):
             d = [float(r['recv_s']) - float(r['sent_s']) for r in fr

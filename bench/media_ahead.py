@@ -37,13 +37,13 @@ comparison with the measured one)."""
 import csv, os, re, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from media_link import sent_packets, service, suspensions  # noqa: E402
+import media_link  # noqa: E402
 
 ini, out, frames, qdir = sys.argv[1:5]
 txt = open(ini).read()
 rate = float(re.search(r'rate = (\d+)mbit', txt).group(1)) * 1e6
 owd = float(re.search(r'delay = (\d+)ms', txt).group(1)) / 1e3
-susp = suspensions(open(out).read())
+susp = media_link.suspensions(open(out).read())
 
 
 def holding(t):
@@ -57,16 +57,15 @@ def holding(t):
 
 
 def resume(t):
-    s = holding(t)
-    return s[1] if s else t
+    return media_link.resume(susp, t)
 
 
 # Stream ids of the media flow (src/sim/flow_media.c: client-initiated
 # unidirectional streams in this order).
 URGENT, HD, BULK = {2, 6}, 10, 14
-pk = sent_packets(qdir)
+pk = media_link.sent_packets(qdir)
 link = []
-for (t, size, st), (_, free) in zip(pk, service(pk, rate, resume)):
+for (t, size, st), (_, free) in zip(pk, media_link.service(pk, rate, resume)):
     by = {}
     for sid, _, n in st:
         k = 'u' if sid in URGENT else 'n' if sid in (HD, BULK) else 'c'

@@ -34,6 +34,13 @@ def floor(sp, owd, s):
     return resume(sp, s) - s + owd
 
 
+def excess_ms(frames, flow, sp, owd):
+    """A flow's average delay over the floor, ms, from frames.csv rows."""
+    rs = [r for r in frames if r['flow'] == flow]
+    return sum(float(r['recv_s']) - float(r['sent_s']) - floor(sp, owd, float(r['sent_s']))
+               for r in rs) / len(rs) * 1e3
+
+
 def sent_packets(qdir):
     """The client's packets from its qlog in qdir, by send time: (t s, UDP
     payload bytes, [(stream id, offset, length) of each STREAM frame])."""

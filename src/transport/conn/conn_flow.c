@@ -2,8 +2,9 @@
 /* Flow control applied to one connection. Receive side: flow.c's window
  * tuning for the connection's streams and its connection window (grow a
  * stream window when its MAX_STREAM_DATA goes out, keep the connection
- * window >= 1.5x the largest stream window through the budget, once per srtt
- * let unused windows shrink back and return their budget). Send side: the
+ * window >= 1.5x the largest stream window (the streams' growth, not the
+ * connection's, is charged to the endpoint budget), once per srtt let
+ * unused windows shrink back and return their budget). Send side: the
  * memory the streams' send buffers hold, charged to the connection and the
  * endpoint budget, and the writers woken when room returns. */
 #include "transport/conn/conn.h"
